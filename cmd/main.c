@@ -1,0 +1,127 @@
+/* firn: the command table, global options and the stdout close check.
+ * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options. */
+#include "opt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+
+#ifndef FIRN_VERSION
+#define FIRN_VERSION "0.1.0"
+#endif
+
+int firn_verbose;
+
+static const struct cmd *const commands[] = {
+	&record_cmd,
+	&report_cmd,
+	NULL,
+};
+
+const struct cmd *cmd_find(const char *name)
+{
+	for (int i = 0; commands[i]; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+/* Reporter for lib/ diagnostics: warnings always, the rest with -v. */
+static void report_diag(enum diag_level level, const char *msg)
+{
+	if (level == DIAG_WARN)
+		fprintf(stderr, "firn: warning: %s\n", msg);
+	else if (firn_verbose >= (level == DIAG_INFO ? 1 : 2))
+		fprintf(stderr, "firn: %s\n", msg);
+}
+
+static void print_main_help(FILE *f)
+{
+	fprintf(f, "usage: firn [-v] [--version] COMMAND [ARGS]\n\ncommands:\n");
+	for (int i = 0; commands[i]; i++)
+		fprintf(f, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "  %-12s %s\n", "help", "show help for a command");
+	fprintf(f, "\nSee 'firn COMMAND --help' or man firn-COMMAND.\n");
+}
+
+/* `firn help [CMD]`, and `firn help --options CMD` / `--commands` for tests and completions. */
+static int cmd_help(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--commands")) {
+		for (int i = 0; commands[i]; i++)
+			printf("%s\n", commands[i]->name);
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "--options")) {
+		const struct cmd *c = cmd_find(argv[2]);
+		if (!c)
+			return error("no command '%s'", argv[2]);
+		for (const struct opt *o = c->opts; o && o->long_name; o++)
+			printf("--%s%s\n", o->long_name, o->arg ? "=" : "");
+		for (const struct opt *o = c->opts; o && o->long_name; o++)
+			if (o->short_name)
+				printf("-%c\n", o->short_name);
+		return 0;
+	}
+	if (argc >= 2) {
+		const struct cmd *c = cmd_find(argv[1]);
+		if (!c)
+			return error("no command '%s'", argv[1]), 2;
+		opt_print_help(c, stdout);
+		return 0;
+	}
+	print_main_help(stdout);
+	return 0;
+}
+
+int close_stdout(void)
+{
+	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
+		if (errno == EPIPE)
+			return 0;
+		return error("cannot write output: %s", strerror(errno ? errno : EIO));
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+
+	diag_set_reporter(report_diag);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			firn_verbose++;
+		else if (!strcmp(argv[i], "--version")) {
+			printf("firn %s\n", FIRN_VERSION);
+			return close_stdout();
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			print_main_help(stdout);
+			return close_stdout();
+		} else {
+			fprintf(stderr, "firn: unknown option '%s'\n", argv[i]);
+			print_main_help(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		print_main_help(stderr);
+		return 2;
+	}
+	int rc;
+	if (!strcmp(argv[i], "help"))
+		rc = cmd_help(argc - i, argv + i);
+	else {
+		const struct cmd *c = cmd_find(argv[i]);
+		if (!c) {
+			fprintf(stderr, "firn: '%s' is not a firn command. See 'firn --help'.\n", argv[i]);
+			return 2;
+		}
+		rc = c->fn(argc - i, argv + i);
+	}
+	int crc = close_stdout();
+	return rc ? rc : crc;
+}

@@ -1,0 +1,184 @@
+/* Option tables → getopt_long, --help text and usage errors. */
+#include "opt.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Builds the getopt short-option string and long-option array from the table. */
+static int build_getopt(const struct opt *opts, char *shorts, size_t shorts_len,
+			struct option *longs, size_t nlongs)
+{
+	size_t s = 0, l = 0;
+
+	shorts[s++] = '+';
+	shorts[s++] = ':';
+	shorts[s++] = 'h';
+	for (const struct opt *o = opts; o && o->long_name; o++) {
+		if (o->short_name && s + 3 < shorts_len) {
+			shorts[s++] = o->short_name;
+			if (o->arg)
+				shorts[s++] = ':';
+		}
+		if (l + 2 < nlongs)
+			longs[l++] = (struct option){ o->long_name, o->arg ? required_argument : no_argument,
+						      NULL, o->id };
+	}
+	longs[l++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longs[l] = (struct option){ 0 };
+	shorts[s] = 0;
+	return 0;
+}
+
+/* Name of the option that caused a getopt error, for the message. */
+static const char *bad_option_name(char **argv, int idx, int optopt_c, char *buf, size_t len)
+{
+	if (optopt_c)
+		snprintf(buf, len, "-%c", optopt_c);
+	else
+		snprintf(buf, len, "%s", argv[idx > 0 ? idx - 1 : 0]);
+	return buf;
+}
+
+int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, opt_handler fn,
+	      void *ctx, int *argi)
+{
+	char shorts[256], namebuf[128];
+	struct option longs[96];
+	int c, longidx;
+
+	build_getopt(cmd->opts, shorts, sizeof(shorts), longs, sizeof(longs) / sizeof(longs[0]));
+	if (!stop_at_arg)
+		shorts[0] = '-';
+	optind = 1;
+	opterr = 0;
+	int nops = 0;
+	char **ops = calloc(argc + 1, sizeof(*ops));
+	if (!ops)
+		return error("out of memory");
+	while ((c = getopt_long(argc, argv, shorts, longs, &longidx)) != -1) {
+		int rc = 0;
+		if (c == 1) {
+			ops[nops++] = optarg;
+			continue;
+		}
+		if (c == 'h') {
+			opt_print_help(cmd, stdout);
+			free(ops);
+			return -1;
+		}
+		if (c == '?')
+			rc = usage_error(cmd, "unknown option '%s'",
+					 bad_option_name(argv, optind, optopt, namebuf, sizeof(namebuf)));
+		else if (c == ':')
+			rc = usage_error(cmd, "option '%s' needs an argument",
+					 bad_option_name(argv, optind, optopt, namebuf, sizeof(namebuf)));
+		else
+			rc = fn(ctx, c, optarg);
+		if (rc) {
+			free(ops);
+			return rc;
+		}
+	}
+	/* In permuting mode operands were collected; put them back behind the options. */
+	if (!stop_at_arg) {
+		int rest = argc - optind;
+		memmove(argv + 1 + nops, argv + optind, rest * sizeof(*argv));
+		memcpy(argv + 1, ops, nops * sizeof(*argv));
+		optind = 1;
+	}
+	free(ops);
+	*argi = optind;
+	return 0;
+}
+
+void opt_print_help(const struct cmd *cmd, FILE *f)
+{
+	const char *u = cmd->usage;
+
+	while (u && *u) {
+		const char *nl = strchr(u, '\n');
+		int len = nl ? (int)(nl - u) : (int)strlen(u);
+		fprintf(f, "%s firn %s %.*s\n", u == cmd->usage ? "usage:" : "   or:", cmd->name, len, u);
+		u = nl ? nl + 1 : u + len;
+	}
+	fprintf(f, "\n%s\n\n", cmd->summary);
+	for (const struct opt *o = cmd->opts; o && o->long_name; o++) {
+		char left[64];
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->long_name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->long_name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		fprintf(f, "  %-28s %s\n", left, o->help);
+	}
+	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+int usage_error(const struct cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "firn %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'firn %s --help' for more information.\n", cmd->name);
+	return 2;
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("firn: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("firn: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
+	     long *out)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return usage_error(cmd, "invalid value '%s' for --%s (an integer from %ld to %ld)",
+				   arg, name, min, max);
+	*out = v;
+	return 0;
+}
+
+int opt_double(const struct cmd *cmd, const char *name, const char *arg, double min, double max,
+	       double *out)
+{
+	char *end;
+
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max)
+		return usage_error(cmd, "invalid value '%s' for --%s (a number from %g to %g)", arg,
+				   name, min, max);
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* Commands and options declared as data: the tables produce --help, parse argv with getopt_long
+ * and answer `firn help --options CMD` (used by the completion and man page sync tests). */
+#ifndef FIRN_OPT_H
+#define FIRN_OPT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct opt {
+	const char *long_name; /* without dashes */
+	int short_name;        /* 0 when none */
+	const char *arg;       /* metavariable ("HZ"), NULL for a flag */
+	const char *help;      /* one line */
+	int id;                /* passed to the handler; use the short name or a value >= 256 */
+};
+
+#define OPT_END { NULL, 0, NULL, NULL, 0 }
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage; /* lines after "usage: ", separated by \n */
+	const struct opt *opts;
+};
+
+/* Called once per option: return 0, or 2 after printing a usage error. */
+typedef int (*opt_handler)(void *ctx, int id, const char *arg);
+
+/* Parses options of cmd (stopping at "--" or, when stop_at_arg, at the first operand); on
+ * -h/--help prints help and returns -1; on a usage error prints it and returns 2. On success
+ * returns 0 and sets *argi to the index of the first operand. */
+int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, opt_handler fn,
+	      void *ctx, int *argi);
+
+/* Prints the usage lines and the option table. */
+void opt_print_help(const struct cmd *cmd, FILE *f);
+
+/* Prints "firn CMD: message" and a hint to stderr; returns 2 (a usage error's exit code). */
+int usage_error(const struct cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "firn: message" on stderr (errno text appended by the caller); returns 1. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "firn: warning: message" on stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a number option; on failure prints a usage error and returns 2. */
+int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
+	     long *out);
+int opt_double(const struct cmd *cmd, const char *name, const char *arg, double min, double max,
+	       double *out);
+
+/* Each command file defines its descriptor; cmd/main.c lists them. */
+extern const struct cmd record_cmd, report_cmd;
+const struct cmd *cmd_find(const char *name);
+
+/* Global flags from cmd/main.c. */
+extern int firn_verbose;
+
+/* Closes stdout and reports a write error (full disk, closed pipe) as exit 1. */
+int close_stdout(void);
+
+#endif

@@ -1,0 +1,713 @@
+/* In-memory profile model: string interning, dedupe indexes and the frame view writers use. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a over bytes, then mixed: good enough for interning and dedupe. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *b = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Final avalanche so low bits are usable as a table index. */
+static uint64_t hash_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ULL
+
+/* Grows *arr to hold at least need elements of size elem. */
+static int grow(void **arr, uint64_t *cap, uint64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint64_t ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- strtab ---- */
+
+int strtab_init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	return strtab_intern(t, "", 0) < 0 ? -ENOMEM : 0;
+}
+
+void strtab_release(struct strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->strs[i]);
+	free(t->strs);
+	free(t->lens);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint32_t strtab_slot(const struct strtab *t, const char *s, size_t len, bool *found)
+{
+	uint32_t mask = t->nslots - 1;
+	uint32_t i = hash_mix(hash_bytes(HASH_SEED, s, len)) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		uint32_t id = t->slots[i];
+		if (!id) {
+			*found = false;
+			return i;
+		}
+		if (t->lens[id - 1] == len && !memcmp(t->strs[id - 1], s, len)) {
+			*found = true;
+			return i;
+		}
+	}
+}
+
+static int strtab_rehash(struct strtab *t)
+{
+	uint32_t nslots = t->nslots ? t->nslots * 2 : 1024;
+	uint32_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = nslots;
+	for (uint32_t id = 0; id < t->n; id++) {
+		bool found;
+		uint32_t i = strtab_slot(t, t->strs[id], t->lens[id], &found);
+		t->slots[i] = id + 1;
+	}
+	return 0;
+}
+
+int64_t strtab_find(const struct strtab *t, const char *s, size_t len)
+{
+	bool found;
+
+	if (!t->nslots)
+		return -1;
+	uint32_t i = strtab_slot(t, s, len, &found);
+	return found ? (int64_t)t->slots[i] - 1 : -1;
+}
+
+int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
+{
+	bool found;
+
+	if ((uint64_t)(t->n + 1) * 2 > t->nslots && strtab_rehash(t))
+		return -ENOMEM;
+	uint32_t i = strtab_slot(t, s, len, &found);
+	if (found)
+		return t->slots[i] - 1;
+	if (t->n == UINT32_MAX - 1)
+		return -ENOMEM;
+	if (t->n == t->cap) {
+		uint32_t ncap = t->cap ? t->cap * 2 : 256;
+		char **strs = realloc(t->strs, ncap * sizeof(*strs));
+		if (!strs)
+			return -ENOMEM;
+		t->strs = strs;
+		uint32_t *lens = realloc(t->lens, ncap * sizeof(*lens));
+		if (!lens)
+			return -ENOMEM;
+		t->lens = lens;
+		t->cap = ncap;
+	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	t->strs[t->n] = copy;
+	t->lens[t->n] = len;
+	t->slots[i] = ++t->n;
+	return t->n - 1;
+}
+
+/* ---- dedupe indexes: open addressing over ids, hashed and compared by callbacks ---- */
+
+struct profile_index {
+	uint64_t *slots; /* id, 0 = empty */
+	uint64_t nslots, n;
+};
+
+typedef uint64_t (*index_hash_fn)(const struct profile *p, uint64_t id);
+
+static void index_free(struct profile_index *ix)
+{
+	if (ix)
+		free(ix->slots);
+	free(ix);
+}
+
+static int index_insert_raw(struct profile_index *ix, uint64_t h, uint64_t id)
+{
+	uint64_t mask = ix->nslots - 1;
+
+	for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+		if (!ix->slots[i]) {
+			ix->slots[i] = id;
+			ix->n++;
+			return 0;
+		}
+	}
+}
+
+static int index_reserve(const struct profile *p, struct profile_index **ixp, index_hash_fn hash)
+{
+	struct profile_index *ix = *ixp;
+
+	if (!ix) {
+		ix = calloc(1, sizeof(*ix));
+		if (!ix)
+			return -ENOMEM;
+		*ixp = ix;
+	}
+	if ((ix->n + 1) * 2 <= ix->nslots)
+		return 0;
+	uint64_t nslots = ix->nslots ? ix->nslots * 2 : 1024;
+	uint64_t *old = ix->slots, oldn = ix->nslots;
+	ix->slots = calloc(nslots, sizeof(*ix->slots));
+	if (!ix->slots) {
+		ix->slots = old;
+		return -ENOMEM;
+	}
+	ix->nslots = nslots;
+	ix->n = 0;
+	for (uint64_t i = 0; i < oldn; i++)
+		if (old[i])
+			index_insert_raw(ix, hash(p, old[i]), old[i]);
+	free(old);
+	return 0;
+}
+
+/* ---- profile ---- */
+
+int profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	return strtab_init(&p->strings);
+}
+
+void profile_release(struct profile *p)
+{
+	for (uint64_t i = 0; i < p->nlocations; i++)
+		free(p->locations[i].lines);
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		free(p->samples[i].location_ids);
+		free(p->samples[i].values);
+		free(p->samples[i].labels);
+	}
+	free(p->sample_types);
+	free(p->comments);
+	free(p->mappings);
+	free(p->functions);
+	free(p->locations);
+	free(p->samples);
+	index_free(p->fn_index);
+	index_free(p->loc_index);
+	index_free(p->sample_index);
+	strtab_release(&p->strings);
+	memset(p, 0, sizeof(*p));
+}
+
+int64_t profile_intern(struct profile *p, const char *s)
+{
+	return strtab_intern(&p->strings, s ? s : "", s ? strlen(s) : 0);
+}
+
+int profile_add_sample_type(struct profile *p, const char *type, const char *unit)
+{
+	int64_t t = profile_intern(p, type), u = profile_intern(p, unit);
+
+	if (t < 0 || u < 0)
+		return -ENOMEM;
+	struct profile_value_type *n = realloc(p->sample_types, (p->nsample_types + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->sample_types = n;
+	n[p->nsample_types] = (struct profile_value_type){ (uint32_t)t, (uint32_t)u };
+	return p->nsample_types++;
+}
+
+int profile_add_comment(struct profile *p, const char *text)
+{
+	int64_t id = profile_intern(p, text);
+
+	if (id < 0)
+		return -ENOMEM;
+	uint32_t *n = realloc(p->comments, (p->ncomments + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->comments = n;
+	n[p->ncomments++] = id;
+	return 0;
+}
+
+enum frame_kind profile_kind_of_mapping(const char *f)
+{
+	if (!f || f[0] == 0)
+		return FRAME_USER;
+	if (!strncmp(f, "[kernel", 7) || (f[0] == '[' && strcmp(f, "[vdso]") && strcmp(f, "[jit]") &&
+					  strcmp(f, "[unknown]") && strcmp(f, "[anon]") &&
+					  strcmp(f, "[heap]") && strcmp(f, "[stack]") &&
+					  strcmp(f, "[vsyscall]")))
+		return FRAME_KERNEL;
+	if (!strcmp(f, "[jit]") || !strncmp(f, "/tmp/perf-", 10) || !strncmp(f, "//anon", 6) ||
+	    !strcmp(f, "[anon]"))
+		return FRAME_JIT;
+	return FRAME_USER;
+}
+
+int64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
+			    const char *filename, const char *build_id)
+{
+	int64_t f = profile_intern(p, filename), b = profile_intern(p, build_id);
+
+	if (f < 0 || b < 0 || grow((void **)&p->mappings, &p->cap_mappings, p->nmappings + 1,
+				   sizeof(*p->mappings)))
+		return -ENOMEM;
+	struct profile_mapping *m = &p->mappings[p->nmappings++];
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->limit = limit;
+	m->offset = offset;
+	m->filename = f;
+	m->build_id = b;
+	m->kind = profile_kind_of_mapping(filename);
+	return p->nmappings;
+}
+
+static uint64_t fn_hash(const struct profile *p, uint64_t id)
+{
+	const struct profile_function *f = &p->functions[id - 1];
+	uint64_t k[3] = { f->name | (uint64_t)f->system_name << 32, f->filename,
+			  (uint64_t)f->start_line };
+	return hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+}
+
+int64_t profile_function(struct profile *p, const char *name, const char *system_name,
+			 const char *filename, int64_t start_line)
+{
+	int64_t n = profile_intern(p, name), s = profile_intern(p, system_name ? system_name : name);
+	int64_t f = profile_intern(p, filename);
+
+	if (n < 0 || s < 0 || f < 0 || index_reserve(p, &p->fn_index, fn_hash) ||
+	    grow((void **)&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof(*p->functions)))
+		return -ENOMEM;
+	struct profile_function *cand = &p->functions[p->nfunctions];
+	*cand = (struct profile_function){ n, s, f, start_line };
+	p->nfunctions++;
+	uint64_t h = fn_hash(p, p->nfunctions), mask = p->fn_index->nslots - 1;
+	for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+		uint64_t id = p->fn_index->slots[i];
+		if (!id) {
+			p->fn_index->slots[i] = p->nfunctions;
+			p->fn_index->n++;
+			return p->nfunctions;
+		}
+		struct profile_function *o = &p->functions[id - 1];
+		if (o->name == n && o->system_name == s && o->filename == f &&
+		    o->start_line == start_line) {
+			p->nfunctions--;
+			return id;
+		}
+	}
+}
+
+int64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
+			     const struct profile_line *lines, uint32_t nlines)
+{
+	if (grow((void **)&p->locations, &p->cap_locations, p->nlocations + 1,
+		 sizeof(*p->locations)))
+		return -ENOMEM;
+	struct profile_location *l = &p->locations[p->nlocations];
+	memset(l, 0, sizeof(*l));
+	if (nlines) {
+		l->lines = malloc(nlines * sizeof(*lines));
+		if (!l->lines)
+			return -ENOMEM;
+		memcpy(l->lines, lines, nlines * sizeof(*lines));
+	}
+	l->nlines = nlines;
+	l->mapping_id = mapping_id;
+	l->address = address;
+	l->kind = mapping_id && mapping_id <= p->nmappings ? p->mappings[mapping_id - 1].kind
+							   : FRAME_USER;
+	return ++p->nlocations;
+}
+
+static uint64_t loc_hash(const struct profile *p, uint64_t id)
+{
+	const struct profile_location *l = &p->locations[id - 1];
+	uint64_t k[3] = { l->mapping_id, l->nlines ? l->lines[0].function_id : 0, l->kind };
+	return hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+}
+
+int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t function_id,
+				enum frame_kind kind)
+{
+	struct profile_line line = { function_id, 0 };
+	uint64_t k[3] = { mapping_id, function_id, kind };
+	uint64_t h = hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+
+	if (index_reserve(p, &p->loc_index, loc_hash))
+		return -ENOMEM;
+	uint64_t mask = p->loc_index->nslots - 1, i;
+	for (i = h & mask; p->loc_index->slots[i]; i = (i + 1) & mask) {
+		const struct profile_location *l = &p->locations[p->loc_index->slots[i] - 1];
+		if (l->mapping_id == mapping_id && l->nlines == 1 &&
+		    l->lines[0].function_id == function_id && l->kind == kind)
+			return p->loc_index->slots[i];
+	}
+	int64_t id = profile_add_location(p, mapping_id, 0, &line, 1);
+	if (id < 0)
+		return id;
+	p->locations[id - 1].kind = kind;
+	p->loc_index->slots[i] = id;
+	p->loc_index->n++;
+	return id;
+}
+
+static uint64_t sample_key_hash(const uint64_t *locs, uint32_t nlocs,
+				const struct profile_label *labels, uint32_t nlabels)
+{
+	uint64_t h = hash_bytes(HASH_SEED, locs, nlocs * sizeof(*locs));
+
+	for (uint32_t i = 0; i < nlabels; i++) {
+		uint64_t k[3] = { labels[i].key | (uint64_t)labels[i].str << 32,
+				  (uint64_t)labels[i].num, labels[i].num_unit };
+		h = hash_bytes(h, k, sizeof(k));
+	}
+	return hash_mix(h ^ nlocs);
+}
+
+static uint64_t sample_hash(const struct profile *p, uint64_t id)
+{
+	const struct profile_sample *s = &p->samples[id - 1];
+	return sample_key_hash(s->location_ids, s->nlocs, s->labels, s->nlabels);
+}
+
+static bool labels_equal(const struct profile_label *a, const struct profile_label *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].key != b[i].key || a[i].str != b[i].str || a[i].num != b[i].num ||
+		    a[i].num_unit != b[i].num_unit)
+			return false;
+	return true;
+}
+
+/* Copies a new sample into the array; returns its id or -ENOMEM. */
+static int64_t sample_append(struct profile *p, const uint64_t *locs, uint32_t nlocs,
+			     const int64_t *values, const struct profile_label *labels,
+			     uint32_t nlabels)
+{
+	if (grow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof(*p->samples)))
+		return -ENOMEM;
+	struct profile_sample *s = &p->samples[p->nsamples];
+	memset(s, 0, sizeof(*s));
+	s->location_ids = malloc((nlocs ? nlocs : 1) * sizeof(*locs));
+	s->values = malloc((p->nsample_types ? p->nsample_types : 1) * sizeof(*values));
+	s->labels = malloc((nlabels ? nlabels : 1) * sizeof(*labels));
+	if (!s->location_ids || !s->values || !s->labels) {
+		free(s->location_ids);
+		free(s->values);
+		free(s->labels);
+		return -ENOMEM;
+	}
+	memcpy(s->location_ids, locs, nlocs * sizeof(*locs));
+	memcpy(s->values, values, p->nsample_types * sizeof(*values));
+	memcpy(s->labels, labels, nlabels * sizeof(*labels));
+	s->nlocs = nlocs;
+	s->nlabels = nlabels;
+	return ++p->nsamples;
+}
+
+int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
+		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels)
+{
+	uint64_t h = sample_key_hash(locs, nlocs, labels, nlabels);
+
+	if (index_reserve(p, &p->sample_index, sample_hash))
+		return -ENOMEM;
+	uint64_t mask = p->sample_index->nslots - 1, i;
+	for (i = h & mask; p->sample_index->slots[i]; i = (i + 1) & mask) {
+		struct profile_sample *s = &p->samples[p->sample_index->slots[i] - 1];
+		if (s->nlocs != nlocs || s->nlabels != nlabels ||
+		    memcmp(s->location_ids, locs, nlocs * sizeof(*locs)) ||
+		    !labels_equal(s->labels, labels, nlabels))
+			continue;
+		for (uint32_t v = 0; v < p->nsample_types; v++)
+			s->values[v] += values[v];
+		return 0;
+	}
+	int64_t id = sample_append(p, locs, nlocs, values, labels, nlabels);
+	if (id < 0)
+		return (int)id;
+	p->sample_index->slots[i] = id;
+	p->sample_index->n++;
+	return 0;
+}
+
+const char *profile_label_str(const struct profile *p, const struct profile_sample *s,
+			      const char *key)
+{
+	for (uint32_t i = 0; i < s->nlabels; i++)
+		if (s->labels[i].str && !strcmp(profile_str(p, s->labels[i].key), key))
+			return profile_str(p, s->labels[i].str);
+	return NULL;
+}
+
+int64_t profile_label_num(const struct profile *p, const struct profile_sample *s,
+			  const char *key, int64_t def)
+{
+	for (uint32_t i = 0; i < s->nlabels; i++)
+		if (!s->labels[i].str && !strcmp(profile_str(p, s->labels[i].key), key))
+			return s->labels[i].num;
+	return def;
+}
+
+uint32_t profile_value_index(const struct profile *p)
+{
+	if (!p->nsample_types)
+		return 0;
+	for (uint32_t i = 0; p->default_sample_type && i < p->nsample_types; i++)
+		if (p->sample_types[i].type == p->default_sample_type)
+			return i;
+	for (uint32_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_str(p, p->sample_types[i].type), "samples"))
+			return i;
+	return p->nsample_types - 1;
+}
+
+/* Name of a location that has no lines: its mapping's base name in brackets, or [unknown]. */
+static int64_t unresolved_name(struct profile *p, const struct profile_location *l)
+{
+	char buf[512];
+	const char *f = l->mapping_id && l->mapping_id <= p->nmappings
+				? profile_str(p, p->mappings[l->mapping_id - 1].filename)
+				: "";
+	const char *base = strrchr(f, '/');
+
+	base = base ? base + 1 : f;
+	if (!*base)
+		return profile_intern(p, "[unknown]");
+	if (base[0] == '[')
+		return profile_intern(p, base);
+	snprintf(buf, sizeof(buf), "[%s]", base);
+	return profile_intern(p, buf);
+}
+
+int64_t profile_frames(struct profile *p, const struct profile_sample *s,
+		       struct profile_frame **frames, size_t *cap)
+{
+	size_t n = 0;
+
+	for (uint32_t i = s->nlocs; i-- > 0;) {
+		uint64_t lid = s->location_ids[i];
+		if (!lid || lid > p->nlocations)
+			continue;
+		const struct profile_location *l = &p->locations[lid - 1];
+		size_t need = n + (l->nlines ? l->nlines : 1);
+		if (need > *cap) {
+			size_t ncap = *cap ? *cap * 2 : 128;
+			while (ncap < need)
+				ncap *= 2;
+			struct profile_frame *nf = realloc(*frames, ncap * sizeof(*nf));
+			if (!nf)
+				return -ENOMEM;
+			*frames = nf;
+			*cap = ncap;
+		}
+		if (!l->nlines) {
+			int64_t name = unresolved_name(p, l);
+			if (name < 0)
+				return -ENOMEM;
+			l = &p->locations[lid - 1];
+			(*frames)[n++] = (struct profile_frame){ .name = name, .mapping_id = l->mapping_id,
+								 .kind = l->kind };
+			continue;
+		}
+		for (uint32_t j = l->nlines; j-- > 0;) {
+			const struct profile_line *ln = &l->lines[j];
+			const struct profile_function *f = ln->function_id && ln->function_id <= p->nfunctions
+								   ? &p->functions[ln->function_id - 1]
+								   : NULL;
+			(*frames)[n++] = (struct profile_frame){
+				.name = f ? f->name : 0,
+				.filename = f ? f->filename : 0,
+				.line = ln->line,
+				.function_id = ln->function_id,
+				.mapping_id = l->mapping_id,
+				.kind = j == l->nlines - 1 ? l->kind : FRAME_INLINE,
+			};
+		}
+	}
+	return n;
+}
+
+/* Id maps from src to dst, built while merging. */
+struct merge_maps {
+	uint64_t *mapping, *function, *location;
+};
+
+static int merge_tables(struct profile *dst, const struct profile *src, struct merge_maps *mm)
+{
+	for (uint64_t i = 0; i < src->nmappings; i++) {
+		const struct profile_mapping *m = &src->mappings[i];
+		int64_t id = profile_add_mapping(dst, m->start, m->limit, m->offset,
+						 profile_str(src, m->filename),
+						 profile_str(src, m->build_id));
+		if (id < 0)
+			return (int)id;
+		struct profile_mapping *d = &dst->mappings[id - 1];
+		d->has_functions = m->has_functions;
+		d->has_filenames = m->has_filenames;
+		d->has_line_numbers = m->has_line_numbers;
+		d->has_inline_frames = m->has_inline_frames;
+		d->kind = m->kind;
+		mm->mapping[i] = id;
+	}
+	for (uint64_t i = 0; i < src->nfunctions; i++) {
+		const struct profile_function *f = &src->functions[i];
+		int64_t id = profile_function(dst, profile_str(src, f->name),
+					      profile_str(src, f->system_name),
+					      profile_str(src, f->filename), f->start_line);
+		if (id < 0)
+			return (int)id;
+		mm->function[i] = id;
+	}
+	return 0;
+}
+
+static int merge_locations(struct profile *dst, const struct profile *src, struct merge_maps *mm)
+{
+	struct profile_line *lines = NULL;
+	uint32_t cap = 0;
+
+	for (uint64_t i = 0; i < src->nlocations; i++) {
+		const struct profile_location *l = &src->locations[i];
+		if (l->nlines > cap) {
+			struct profile_line *n = realloc(lines, l->nlines * sizeof(*n));
+			if (!n)
+				goto nomem;
+			lines = n;
+			cap = l->nlines;
+		}
+		for (uint32_t j = 0; j < l->nlines; j++) {
+			uint64_t f = l->lines[j].function_id;
+			lines[j].function_id = f && f <= src->nfunctions ? mm->function[f - 1] : 0;
+			lines[j].line = l->lines[j].line;
+		}
+		uint64_t m = l->mapping_id && l->mapping_id <= src->nmappings
+				     ? mm->mapping[l->mapping_id - 1]
+				     : 0;
+		int64_t id = l->address || l->nlines != 1
+				     ? profile_add_location(dst, m, l->address, lines, l->nlines)
+				     : profile_simple_location(dst, m, lines[0].function_id, l->kind);
+		if (id < 0)
+			goto nomem;
+		dst->locations[id - 1].kind = l->kind;
+		mm->location[i] = id;
+	}
+	free(lines);
+	return 0;
+nomem:
+	free(lines);
+	return -ENOMEM;
+}
+
+static int merge_samples(struct profile *dst, const struct profile *src, struct merge_maps *mm)
+{
+	uint64_t *locs = NULL;
+	struct profile_label *labels = NULL;
+	int err = 0;
+
+	for (uint64_t i = 0; i < src->nsamples && !err; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		uint64_t *nl = realloc(locs, (s->nlocs + 1) * sizeof(*nl));
+		struct profile_label *nb = nl ? realloc(labels, (s->nlabels + 1) * sizeof(*nb)) : NULL;
+		if (nl)
+			locs = nl;
+		if (!nl || !nb) {
+			err = -ENOMEM;
+			break;
+		}
+		labels = nb;
+		for (uint32_t j = 0; j < s->nlocs; j++) {
+			uint64_t l = s->location_ids[j];
+			locs[j] = l && l <= src->nlocations ? mm->location[l - 1] : 0;
+		}
+		for (uint32_t j = 0; j < s->nlabels && !err; j++) {
+			int64_t k = profile_intern(dst, profile_str(src, s->labels[j].key));
+			int64_t v = s->labels[j].str ? profile_intern(dst, profile_str(src, s->labels[j].str)) : 0;
+			int64_t u = s->labels[j].num_unit
+					    ? profile_intern(dst, profile_str(src, s->labels[j].num_unit))
+					    : 0;
+			if (k < 0 || v < 0 || u < 0)
+				err = -ENOMEM;
+			labels[j] = (struct profile_label){ k, v, s->labels[j].num, u };
+		}
+		if (!err)
+			err = profile_add_sample(dst, locs, s->nlocs, s->values, labels, s->nlabels);
+	}
+	free(locs);
+	free(labels);
+	return err;
+}
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	struct merge_maps mm = { 0 };
+	int err = -ENOMEM;
+
+	if (!dst->nsample_types) {
+		for (uint32_t i = 0; i < src->nsample_types; i++)
+			if (profile_add_sample_type(dst, profile_str(src, src->sample_types[i].type),
+						    profile_str(src, src->sample_types[i].unit)) < 0)
+				return -ENOMEM;
+		dst->period = src->period;
+		dst->period_type.type = profile_intern(dst, profile_str(src, src->period_type.type));
+		dst->period_type.unit = profile_intern(dst, profile_str(src, src->period_type.unit));
+	}
+	if (dst->nsample_types != src->nsample_types)
+		return -EINVAL;
+	for (uint32_t i = 0; i < src->nsample_types; i++)
+		if (strcmp(profile_str(dst, dst->sample_types[i].type),
+			   profile_str(src, src->sample_types[i].type)))
+			return -EINVAL;
+	mm.mapping = calloc(src->nmappings + 1, sizeof(uint64_t));
+	mm.function = calloc(src->nfunctions + 1, sizeof(uint64_t));
+	mm.location = calloc(src->nlocations + 1, sizeof(uint64_t));
+	if (mm.mapping && mm.function && mm.location) {
+		err = merge_tables(dst, src, &mm);
+		if (!err)
+			err = merge_locations(dst, src, &mm);
+		if (!err)
+			err = merge_samples(dst, src, &mm);
+	}
+	dst->duration_nanos += src->duration_nanos;
+	if (!dst->time_nanos || (src->time_nanos && src->time_nanos < dst->time_nanos))
+		dst->time_nanos = src->time_nanos;
+	free(mm.mapping);
+	free(mm.function);
+	free(mm.location);
+	return err;
+}

@@ -59,9 +59,9 @@ static int cmd_help(int argc, char **argv)
 		const struct cmd *c = cmd_find(argv[2]);
 		if (!c)
 			return error("no command '%s'", argv[2]);
-		for (const struct opt *o = c->opts; o && o->long_name; o++)
+		for_each_opt(o, c)
 			printf("--%s%s\n", o->long_name, o->arg ? "=" : "");
-		for (const struct opt *o = c->opts; o && o->long_name; o++)
+		for_each_opt(o, c)
 			if (o->short_name)
 				printf("-%c\n", o->short_name);
 		return 0;

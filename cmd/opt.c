@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Builds the getopt short-option string and long-option array from the table. */
-static int build_getopt(const struct opt *opts, char *shorts, size_t shorts_len,
+static int build_getopt(const struct cmd *cmd, char *shorts, size_t shorts_len,
 			struct option *longs, size_t nlongs)
 {
 	size_t s = 0, l = 0;
@@ -18,7 +18,7 @@ static int build_getopt(const struct opt *opts, char *shorts, size_t shorts_len,
 	shorts[s++] = '+';
 	shorts[s++] = ':';
 	shorts[s++] = 'h';
-	for (const struct opt *o = opts; o && o->long_name; o++) {
+	for_each_opt(o, cmd) {
 		if (o->short_name && s + 3 < shorts_len) {
 			shorts[s++] = o->short_name;
 			if (o->arg)
@@ -48,10 +48,10 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 	      void *ctx, int *argi)
 {
 	char shorts[256], namebuf[128];
-	struct option longs[96];
+	struct option longs[160];
 	int c, longidx;
 
-	build_getopt(cmd->opts, shorts, sizeof(shorts), longs, sizeof(longs) / sizeof(longs[0]));
+	build_getopt(cmd, shorts, sizeof(shorts), longs, sizeof(longs) / sizeof(longs[0]));
 	if (!stop_at_arg)
 		shorts[0] = '-';
 	optind = 1;
@@ -107,7 +107,7 @@ void opt_print_help(const struct cmd *cmd, FILE *f)
 		u = nl ? nl + 1 : u + len;
 	}
 	fprintf(f, "\n%s\n\n", cmd->summary);
-	for (const struct opt *o = cmd->opts; o && o->long_name; o++) {
+	for_each_opt(o, cmd) {
 		char left[64];
 		if (o->short_name)
 			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->long_name,

@@ -21,8 +21,14 @@ struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 	const char *usage; /* lines after "usage: ", separated by \n */
-	const struct opt *opts;
+	const struct opt *opts[4]; /* option groups (e.g. the command's own, then the flame graph
+				     * options shared by report and diff), NULL after the last */
 };
+
+/* Iterates over every option of every group of cmd. */
+#define for_each_opt(o, cmd) \
+	for (int g_ = 0; g_ < 4 && (cmd)->opts[g_]; g_++) \
+		for (const struct opt *o = (cmd)->opts[g_]; o->long_name; o++)
 
 /* Called once per option: return 0, or 2 after printing a usage error. */
 typedef int (*opt_handler)(void *ctx, int id, const char *arg);

@@ -8,4 +8,4 @@ static int cmd_record(int argc, char **argv)
 	return error("record: not built yet");
 }
 
-const struct cmd record_cmd = { "record", cmd_record, "record CPU stacks", "[-a|-p PID|-- CMD]", record{ _opts } };
+const struct cmd record_cmd = { "record", cmd_record, "record CPU stacks", "[-a|-p PID|-- CMD]", { record_opts } };

@@ -8,4 +8,4 @@ static int cmd_report(int argc, char **argv)
 	return error("report: not built yet");
 }
 
-const struct cmd report_cmd = { "report", cmd_report, "print a profile", "[FILE]", report{ _opts } };
+const struct cmd report_cmd = { "report", cmd_report, "print a profile", "[FILE]", { report_opts } };

@@ -1,11 +1,556 @@
-/* firn record: placeholder until the record command lands. */
+/* firn record: sample CPU stacks of a command, of processes or of the whole system with eBPF,
+ * symbolize them before the processes vanish, and write a pprof (or folded) profile. */
 #include "opt.h"
 
-static const struct opt record_opts[] = { OPT_END };
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "capture.h"
+#include "input.h"
+#include "pprof.h"
+#include "profile.h"
+#include "sampler.h"
+#include "symbolize.h"
+
+enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
+
+struct record_opts {
+	unsigned freq;
+	double duration;        /* seconds, 0 = until the command exits or a signal */
+	const char *output;
+	pid_t *pids;
+	int npids;
+	bool all, no_kernel, quiet, as_root;
+	enum record_format format;
+	const char *call_graph;
+};
+
+enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT };
+
+static volatile sig_atomic_t stop_signal;
+
+/* Signal handler: remember the first signal; the main loop ends the recording. */
+static void on_stop_signal(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
+/* Parses "PID[,PID...]" into o->pids. */
+static int parse_pids(const struct cmd *cmd, struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+
+	if (!copy)
+		return error("out of memory");
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long v;
+		if (opt_long(cmd, "pid", t, 1, INT32_MAX, &v)) {
+			free(copy);
+			return 2;
+		}
+		pid_t *n = realloc(o->pids, (o->npids + 1) * sizeof(*n));
+		if (!n) {
+			free(copy);
+			return error("out of memory");
+		}
+		o->pids = n;
+		o->pids[o->npids++] = v;
+	}
+	free(copy);
+	return o->npids ? 0 : usage_error(&record_cmd, "option '--pid' needs at least one pid");
+}
+
+static int record_option(void *ctx, int id, const char *arg)
+{
+	struct record_opts *o = ctx;
+	long v;
+
+	switch (id) {
+	case 'F':
+		if (opt_long(&record_cmd, "freq", arg, 1, 100000, &v))
+			return 2;
+		o->freq = v;
+		return 0;
+	case 'd':
+		return opt_double(&record_cmd, "duration", arg, 0.001, 1e7, &o->duration);
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 'p':
+		return parse_pids(&record_cmd, o, arg);
+	case 'a':
+		o->all = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case OPT_NO_KERNEL:
+		o->no_kernel = true;
+		return 0;
+	case OPT_AS_ROOT:
+		o->as_root = true;
+		return 0;
+	case OPT_CALL_GRAPH:
+		if (strcmp(arg, "fp"))
+			return usage_error(&record_cmd, "invalid value '%s' for --call-graph (fp)", arg);
+		o->call_graph = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "pprof"))
+			o->format = FORMAT_PPROF;
+		else if (!strcmp(arg, "folded"))
+			o->format = FORMAT_FOLDED;
+		else
+			return usage_error(&record_cmd, "invalid value '%s' for --format (pprof, folded)", arg);
+		return 0;
+	}
+	return 2;
+}
+
+/* Which of CAP_BPF and CAP_PERFMON the process lacks ("" when none or when root). */
+static const char *missing_caps(char *buf, size_t len)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	buf[0] = 0;
+	if (geteuid() == 0 || syscall(SYS_capget, &h, d))
+		return buf;
+	bool bpf = d[1].effective & (1u << (CAP_BPF - 32));
+	bool perfmon = d[1].effective & (1u << (CAP_PERFMON - 32));
+	snprintf(buf, len, "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+		 perfmon ? "" : "CAP_PERFMON");
+	return buf;
+}
+
+/* State of one recording. */
+struct recording {
+	struct record_opts *o;
+	struct symbolizer *sym;
+	struct sampler *sampler;
+	struct profile prof;
+	pid_t child;
+	int child_status;
+	bool child_done;
+	uint64_t start_ns, end_ns;
+	int procs;
+};
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Sampler callback: snapshot a process's mappings while it lives. */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	struct recording *r = ctx;
+
+	if (!symbolizer_has_process(r->sym, pid))
+		r->procs++;
+	symbolizer_add_process(r->sym, pid);
+}
+
+/* Drops root for the command when firn runs under sudo (unless --as-root). */
+static int drop_to_sudo_user(void)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID"), *name = getenv("SUDO_USER");
+
+	if (getuid() != 0 || !u || !g)
+		return 0;
+	uid_t uid = strtoul(u, NULL, 10);
+	gid_t gid = strtoul(g, NULL, 10);
+	if (uid == 0)
+		return 0;
+	if ((name ? initgroups(name, gid) : setgroups(0, NULL)) || setgid(gid) || setuid(uid))
+		return -errno;
+	return 0;
+}
+
+/* Child side of start_command: wait for the go, then exec. Never returns. */
+static void run_child(int go_fd, int err_fd, char **argv, bool as_root)
+{
+	char c;
+	int err = 0;
+
+	if (read(go_fd, &c, 1) != 1)
+		_exit(127);
+	if (!as_root && drop_to_sudo_user())
+		err = errno;
+	else {
+		execvp(argv[0], argv);
+		err = errno;
+	}
+	if (write(err_fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Forks the command, held before exec until release_command. Returns the go fd or -errno. */
+static int start_command(struct recording *r, char **argv, int *err_fd)
+{
+	int go[2], errp[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(go[1]);
+		close(errp[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		run_child(go[0], errp[1], argv, r->o->as_root);
+	}
+	close(go[0]);
+	close(errp[1]);
+	r->child = pid;
+	*err_fd = errp[0];
+	return go[1];
+}
+
+/* Lets the held command exec; returns 0 or the exec error (errno). */
+static int release_command(int go_fd, int err_fd)
+{
+	int err = 0;
+
+	if (write(go_fd, "g", 1) != 1)
+		err = errno;
+	close(go_fd);
+	if (!err && read(err_fd, &err, sizeof(err)) != sizeof(err))
+		err = 0; /* EOF: exec succeeded */
+	close(err_fd);
+	return err;
+}
+
+/* Checks (without blocking) whether the command has exited. */
+static void reap_child(struct recording *r, int flags)
+{
+	if (r->child <= 0 || r->child_done)
+		return;
+	if (waitpid(r->child, &r->child_status, flags) == r->child)
+		r->child_done = true;
+}
+
+/* Ends the command on an early stop: SIGTERM, then SIGKILL after 2 s. */
+static void end_child(struct recording *r)
+{
+	reap_child(r, WNOHANG);
+	if (r->child <= 0 || r->child_done)
+		return;
+	kill(r->child, SIGTERM);
+	for (int i = 0; i < 200 && !r->child_done; i++) {
+		usleep(10000);
+		reap_child(r, WNOHANG);
+	}
+	if (!r->child_done) {
+		kill(r->child, SIGKILL);
+		reap_child(r, 0);
+	}
+}
+
+/* The sampling loop: until the command exits, the duration passes or a signal arrives. */
+static int sample_loop(struct recording *r)
+{
+	uint64_t limit = r->o->duration > 0 ? (uint64_t)(r->o->duration * 1e9) : 0;
+
+	for (;;) {
+		int err = sampler_poll(r->sampler, 50);
+		if (err && err != -EINTR)
+			return error("cannot read samples: %s", strerror(-err));
+		reap_child(r, WNOHANG);
+		if (r->child_done || stop_signal)
+			return 0;
+		if (limit && wall_ns() - r->start_ns >= limit)
+			return 0;
+		if (!r->o->all && !r->child) {
+			bool any = false;
+			for (int i = 0; i < r->o->npids; i++)
+				any |= kill(r->o->pids[i], 0) == 0 || errno == EPERM;
+			if (!any)
+				return 0;
+		}
+	}
+}
+
+/* Writes buf to stdout for "-", else atomically to the file (the old one kept as FILE.old). */
+static int emit(const char *out, const void *buf, size_t len)
+{
+	if (strcmp(out, "-"))
+		return file_replace_atomic(out, buf, len, true);
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout))
+		return -errno;
+	return 0;
+}
+
+/* Output: write the profile (pprof or folded) atomically, or to stdout. */
+static int write_profile(struct recording *r, size_t *bytes)
+{
+	const char *out = r->o->output;
+
+	if (r->o->format == FORMAT_PPROF) {
+		void *buf = NULL;
+		size_t len = 0;
+		int err = pprof_encode(&r->prof, true, &buf, &len);
+		if (!err)
+			err = emit(out, buf, len);
+		free(buf);
+		*bytes = len;
+		return err;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return -errno;
+	struct folded_opts fo = { .comm_first = true, .value_index = 0 };
+	int err = folded_write(&r->prof, f, &fo);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (!err)
+		err = emit(out, text, len);
+	free(text);
+	*bytes = len;
+	return err;
+}
+
+/* Gives output files to the invoking user under sudo. */
+static void chown_to_sudo_user(const char *path)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+
+	if (!strcmp(path, "-") || getuid() != 0 || !u || !g)
+		return;
+	if (chown(path, strtoul(u, NULL, 10), strtoul(g, NULL, 10)))
+		return; /* best effort: the file stays root's */
+}
+
+/* The summary line on stderr. */
+static void print_summary(struct recording *r, const struct sampler_stats *st, size_t bytes)
+{
+	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
+
+	fprintf(stderr,
+		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu, "
+		"user stack unreadable %llu), %d process%s, %.2f s, wrote '%s' (%zu bytes)\n",
+		(unsigned long long)st->stored, (unsigned long long)lost,
+		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
+		(unsigned long long)st->user_stack_errors, r->procs, r->procs == 1 ? "" : "es",
+		(r->end_ns - r->start_ns) / 1e9, r->o->output, bytes);
+}
+
+/* After sampling: drain, symbolize into a profile, write it, print the summary. */
+static int finish_recording(struct recording *r, int argc, char **argv)
+{
+	struct sampler_stats st;
+	struct utsname un;
+	size_t bytes = 0;
+	int err = sampler_drain(r->sampler);
+
+	if (!err)
+		err = sampler_drain(r->sampler);
+	if (err)
+		return error("cannot read samples: %s", strerror(-err));
+	sampler_get_stats(r->sampler, &st);
+	uname(&un);
+	struct capture_meta m = {
+		.freq = r->o->freq,
+		.start_ns = r->start_ns,
+		.end_ns = r->end_ns,
+		.call_graph = r->o->call_graph,
+		.argc = argc,
+		.argv = argv,
+		.kernel = un.release,
+		.ncpus = sampler_ncpus(r->sampler),
+		.stats = &st,
+	};
+	if (profile_init(&r->prof) || (err = capture_build(&r->prof, r->sampler, r->sym, &m)))
+		return error("cannot build the profile: %s", strerror(err ? -err : ENOMEM));
+	if ((err = write_profile(r, &bytes)))
+		return error("cannot write '%s': %s", r->o->output, strerror(-err));
+	chown_to_sudo_user(r->o->output);
+	if (!r->o->quiet)
+		print_summary(r, &st, bytes);
+	return 0;
+}
+
+#define RECORD_USAGE                       \
+	"[OPTIONS] -- COMMAND [ARGS...]\n" \
+	"[OPTIONS] -p PID[,PID...]\n"      \
+	"[OPTIONS] -a"
+
+static const struct opt record_opts[] = {
+	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
+	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
+	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
+	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
+	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
+	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
+	{ "call-graph", 0, "MODE", "how user stacks are unwound: fp (frame pointers)", OPT_CALL_GRAPH },
+	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
+	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
+	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
+	OPT_END,
+};
+
+/* Validates the target choice: exactly one of -a, -p, or a command. */
+static int check_target(struct record_opts *o, int nargs)
+{
+	int n = o->all + (o->npids > 0) + (nargs > 0);
+
+	if (n == 0)
+		return usage_error(&record_cmd, "nothing to profile: give -a, -p PID or -- COMMAND");
+	if (n > 1)
+		return usage_error(&record_cmd, "give only one of -a, -p PID and -- COMMAND");
+	for (int i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) && errno == ESRCH)
+			return error("no process with pid %d", o->pids[i]);
+	return 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Sets up the symbolizer and the sampler, and the targets. */
+static int setup(struct recording *r)
+{
+	const char *why = "";
+	struct sampler_opts so = {
+		.freq = r->o->freq,
+		.all = r->o->all,
+		.follow_children = true,
+		.kernel = !r->o->no_kernel,
+		.user = true,
+		.on_process = on_process,
+		.ctx = r,
+	};
+
+	r->sym = symbolizer_new();
+	if (!r->sym)
+		return error("cannot start the symbolizer: %s", strerror(errno));
+	r->sampler = sampler_new(&so, &why);
+	if (!r->sampler)
+		return error("cannot %s: %s", why, strerror(errno));
+	for (int i = 0; i < r->o->npids; i++) {
+		int err = sampler_add_target(r->sampler, r->o->pids[i]);
+		if (err)
+			return error("cannot add pid %d: %s", r->o->pids[i], strerror(-err));
+		on_process(r, r->o->pids[i], false);
+	}
+	return 0;
+}
+
+/* Starts sampling (and the command, held until the sampler is attached). */
+static int start(struct recording *r, char **argv)
+{
+	const char *why = "";
+	int err_fd = -1, go_fd = -1;
+
+	if (argv && argv[0]) {
+		go_fd = start_command(r, argv, &err_fd);
+		if (go_fd < 0)
+			return error("cannot start '%s': %s", argv[0], strerror(-go_fd));
+		int err = sampler_add_target(r->sampler, r->child);
+		if (err)
+			return error("cannot add pid %d: %s", r->child, strerror(-err));
+	}
+	int err = sampler_start(r->sampler, &why);
+	if (err) {
+		if (r->child)
+			kill(r->child, SIGKILL), reap_child(r, 0);
+		return error("cannot %s: %s", why, strerror(-err));
+	}
+	r->start_ns = wall_ns();
+	if (go_fd >= 0) {
+		err = release_command(go_fd, err_fd);
+		if (err) {
+			reap_child(r, 0);
+			error("cannot run '%s': %s", argv[0], strerror(err));
+			return err == ENOENT ? 127 : 126;
+		}
+	}
+	return 0;
+}
+
+/* Exit status of firn record: the command's, or 0. */
+static int command_status(const struct recording *r)
+{
+	if (!r->child)
+		return 0;
+	if (WIFEXITED(r->child_status))
+		return WEXITSTATUS(r->child_status);
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return 1;
+}
 
 static int cmd_record(int argc, char **argv)
 {
-	return error("record: not built yet");
+	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "fp" };
+	struct recording r = { .o = &o };
+	char caps[64];
+	int argi, rc;
+
+	rc = opt_parse(&record_cmd, argc, argv, true, record_option, &o, &argi);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = check_target(&o, argc - argi)))
+		goto out;
+	if (*missing_caps(caps, sizeof(caps))) {
+		rc = error("record needs root, or %s", caps);
+		goto out;
+	}
+	install_signals();
+	if ((rc = setup(&r)) || (rc = start(&r, argi < argc ? argv + argi : NULL)))
+		goto out;
+	if ((rc = sample_loop(&r)))
+		goto out;
+	r.end_ns = wall_ns();
+	sampler_stop(r.sampler);
+	end_child(&r);
+	rc = finish_recording(&r, argc - argi, argv + argi);
+	if (!rc)
+		rc = command_status(&r);
+out:
+	if (r.child && !r.child_done)
+		end_child(&r);
+	sampler_free(r.sampler);
+	symbolizer_free(r.sym);
+	profile_release(&r.prof);
+	free(o.pids);
+	return rc;
 }
 
-const struct cmd record_cmd = { "record", cmd_record, "record CPU stacks", "[-a|-p PID|-- CMD]", { record_opts } };
+const struct cmd record_cmd = {
+	.name = "record",
+	.fn = cmd_record,
+	.summary = "Sample CPU stacks with eBPF and write a profile.",
+	.usage = RECORD_USAGE,
+	.opts = { record_opts },
+};

@@ -1,0 +1,124 @@
+/* Sampler entries → profile samples, symbolized and labelled. */
+#include "capture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct capture {
+	struct profile *p;
+	struct symbolizer *sym;
+	uint64_t *locs;
+	size_t cap;
+	int64_t period;
+	int64_t k_pid, k_tid, k_comm, k_thread;
+};
+
+/* Appends the locations of one stack (leaf first); frames after the first are return addresses. */
+static int add_frames(struct capture *c, const struct sampler_entry *e, bool kernel, size_t *n)
+{
+	const uint64_t *ips = kernel ? e->kstack : e->ustack;
+	uint32_t len = kernel ? e->klen : e->ulen;
+
+	for (uint32_t i = 0; i < len; i++) {
+		int64_t id = kernel ? symbolizer_kernel_location(c->sym, c->p, ips[i])
+				    : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
+		if (id < 0)
+			return (int)id;
+		if (id)
+			c->locs[(*n)++] = id;
+	}
+	return 0;
+}
+
+/* One sampler entry → one profile sample. */
+static int add_entry(void *ctx, const struct sampler_entry *e)
+{
+	struct capture *c = ctx;
+	size_t n = 0;
+	int err;
+
+	if (e->ulen + e->klen + 1 > c->cap) {
+		size_t ncap = e->ulen + e->klen + 64;
+		uint64_t *nl = realloc(c->locs, ncap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		c->locs = nl;
+		c->cap = ncap;
+	}
+	if ((err = add_frames(c, e, true, &n)) || (err = add_frames(c, e, false, &n)))
+		return err;
+	int64_t comm = profile_intern(c->p, e->comm), thread = profile_intern(c->p, e->thread);
+	if (comm < 0 || thread < 0)
+		return -ENOMEM;
+	struct profile_label labels[4] = {
+		{ .key = c->k_pid, .num = e->pid },
+		{ .key = c->k_tid, .num = e->tid },
+		{ .key = c->k_comm, .str = comm },
+		{ .key = c->k_thread, .str = thread },
+	};
+	int64_t values[2] = { (int64_t)e->count, (int64_t)e->count * c->period };
+	return profile_add_sample(c->p, c->locs, n, values, labels, 4);
+}
+
+/* Metadata lines ("key: value") kept in the profile's comments. */
+static int add_comments(struct profile *p, const struct capture_meta *m)
+{
+	char buf[4096] = "";
+	size_t off = 0;
+	const struct sampler_stats *st = m->stats;
+	int err = 0;
+
+	for (int i = 0; i < m->argc && off < sizeof(buf) - 1; i++)
+		off += snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "", m->argv[i]);
+	char line[512];
+#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
+	if (m->argc) {
+		char cmdline[4200];
+		snprintf(cmdline, sizeof(cmdline), "command: %s", buf);
+		err |= profile_add_comment(p, cmdline);
+	}
+	COMMENT("recorder: firn record");
+	COMMENT("event: cpu-clock");
+	COMMENT("frequency: %u", m->freq);
+	COMMENT("call-graph: %s", m->call_graph);
+	COMMENT("kernel: %s", m->kernel ? m->kernel : "");
+	COMMENT("cpus: %d", m->ncpus);
+	COMMENT("samples: %llu", (unsigned long long)st->stored);
+	COMMENT("lost: %llu", (unsigned long long)(st->taken > st->stored ? st->taken - st->stored : 0));
+	COMMENT("lost.counts_full: %llu", (unsigned long long)st->counts_full);
+	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
+	COMMENT("lost.user_stack: %llu", (unsigned long long)st->user_stack_errors);
+	COMMENT("lost.kernel_stack: %llu", (unsigned long long)st->kernel_stack_errors);
+#undef COMMENT
+	return err ? -ENOMEM : 0;
+}
+
+int capture_build(struct profile *p, struct sampler *s, struct symbolizer *sym,
+		  const struct capture_meta *m)
+{
+	struct capture c = { .p = p, .sym = sym, .period = 1000000000LL / (m->freq ? m->freq : 1) };
+	int err;
+
+	if (profile_add_sample_type(p, "samples", "count") < 0 ||
+	    profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
+		return -ENOMEM;
+	p->period_type.type = profile_intern(p, "cpu");
+	p->period_type.unit = profile_intern(p, "nanoseconds");
+	p->period = c.period;
+	p->time_nanos = m->start_ns;
+	p->duration_nanos = m->end_ns - m->start_ns;
+	p->default_sample_type = profile_intern(p, "samples");
+	c.k_pid = profile_intern(p, "pid");
+	c.k_tid = profile_intern(p, "tid");
+	c.k_comm = profile_intern(p, "comm");
+	c.k_thread = profile_intern(p, "thread");
+	if (c.k_pid < 0 || c.k_tid < 0 || c.k_comm < 0 || c.k_thread < 0)
+		return -ENOMEM;
+	err = sampler_for_each(s, add_entry, &c);
+	free(c.locs);
+	if (!err)
+		err = add_comments(p, m);
+	return err;
+}

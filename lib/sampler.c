@@ -1,0 +1,490 @@
+/* BPF sampler lifecycle and draining of the in-kernel aggregation maps. */
+#include "sampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../bpf/firn.h"
+#include "profile.skel.h"
+
+#define DRAIN_INTERVAL_NS 500000000ULL
+
+/* A stack kept in user space, found by its in-kernel id. */
+struct ustack {
+	uint64_t id;
+	uint32_t len;
+	uint64_t *ips;
+};
+
+struct uentry {
+	struct firn_key key;
+	uint64_t count;
+	bool used;
+};
+
+struct ucomm {
+	uint32_t tid;
+	bool used;
+	struct firn_comm c;
+};
+
+struct sampler {
+	struct sampler_opts opts;
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfds, ncpus;
+	struct ustack *stacks;  /* open addressing on id */
+	size_t nstacks, cap_stacks;
+	struct uentry *entries; /* open addressing on key */
+	size_t nentries, cap_entries;
+	struct ucomm *comms;    /* open addressing on tid */
+	size_t ncomms, cap_comms;
+	uint64_t last_drain_ns;
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+static uint64_t key_hash(const struct firn_key *k)
+{
+	return mix64(k->ustack ^ mix64(k->kstack ^ ((uint64_t)k->pid << 32 | k->tid)));
+}
+
+/* Generic grow-and-rehash for the three tables: doubles when half full. */
+#define TABLE_RESERVE(s, arr, n, cap, type, slot_of)                                 \
+	do {                                                                         \
+		if (((s)->n + 1) * 2 <= (s)->cap)                                    \
+			break;                                                       \
+		size_t ncap_ = (s)->cap ? (s)->cap * 2 : 4096;                       \
+		type *old_ = (s)->arr, *new_ = calloc(ncap_, sizeof(type));          \
+		if (!new_)                                                           \
+			return -ENOMEM;                                              \
+		size_t ocap_ = (s)->cap;                                             \
+		(s)->arr = new_;                                                     \
+		(s)->cap = ncap_;                                                    \
+		for (size_t i_ = 0; i_ < ocap_; i_++)                                \
+			if (old_[i_].used_field)                                     \
+				new_[slot_of(s, &old_[i_])] = old_[i_];              \
+		free(old_);                                                          \
+	} while (0)
+
+/* Slot for stack id (existing or the empty one where it goes). */
+static size_t stack_slot(const struct sampler *s, uint64_t id)
+{
+	size_t mask = s->cap_stacks - 1, i = mix64(id) & mask;
+
+	while (s->stacks[i].id && s->stacks[i].id != id)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static size_t stack_slot_of(const struct sampler *s, const struct ustack *u)
+{
+	return stack_slot(s, u->id);
+}
+
+static size_t entry_slot(const struct sampler *s, const struct firn_key *k)
+{
+	size_t mask = s->cap_entries - 1, i = key_hash(k) & mask;
+
+	while (s->entries[i].used && memcmp(&s->entries[i].key, k, sizeof(*k)))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static size_t entry_slot_of(const struct sampler *s, const struct uentry *e)
+{
+	return entry_slot(s, &e->key);
+}
+
+static size_t comm_slot(const struct sampler *s, uint32_t tid)
+{
+	size_t mask = s->cap_comms - 1, i = mix64(tid) & mask;
+
+	while (s->comms[i].used && s->comms[i].tid != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static size_t comm_slot_of(const struct sampler *s, const struct ucomm *c)
+{
+	return comm_slot(s, c->tid);
+}
+
+#define used_field id
+static int stacks_reserve(struct sampler *s)
+{
+	TABLE_RESERVE(s, stacks, nstacks, cap_stacks, struct ustack, stack_slot_of);
+	return 0;
+}
+#undef used_field
+#define used_field used
+static int entries_reserve(struct sampler *s)
+{
+	TABLE_RESERVE(s, entries, nentries, cap_entries, struct uentry, entry_slot_of);
+	return 0;
+}
+
+static int comms_reserve(struct sampler *s)
+{
+	TABLE_RESERVE(s, comms, ncomms, cap_comms, struct ucomm, comm_slot_of);
+	return 0;
+}
+#undef used_field
+
+/* Copies stack id from the kernel map into user space (once), then frees its kernel slot. */
+static int fetch_stack(struct sampler *s, uint64_t id)
+{
+	static __thread struct firn_stack buf;
+
+	if (!id)
+		return 0;
+	if (stacks_reserve(s))
+		return -ENOMEM;
+	size_t i = stack_slot(s, id);
+	if (s->stacks[i].id)
+		return 0;
+	int fd = bpf_map__fd(s->skel->maps.stacks);
+	if (bpf_map_lookup_elem(fd, &id, &buf))
+		return 0; /* unknown: the entry keeps an empty stack */
+	uint32_t len = buf.len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : buf.len;
+	uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
+	if (!ips)
+		return -ENOMEM;
+	memcpy(ips, buf.ips, len * sizeof(*ips));
+	s->stacks[i] = (struct ustack){ id, len, ips };
+	s->nstacks++;
+	bpf_map_delete_elem(fd, &id);
+	return 0;
+}
+
+static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count)
+{
+	if (entries_reserve(s))
+		return -ENOMEM;
+	size_t i = entry_slot(s, k);
+	if (!s->entries[i].used) {
+		s->entries[i] = (struct uentry){ *k, 0, true };
+		s->nentries++;
+	}
+	s->entries[i].count += count;
+	if (fetch_stack(s, k->ustack) || fetch_stack(s, k->kstack))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Drains one (inactive) counts map completely: collect its keys, then read and delete each. */
+static int drain_map(struct sampler *s, int fd)
+{
+	struct firn_key *keys = NULL, *prev = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t count;
+	int err = 0;
+
+	for (;;) {
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct firn_key *nk = realloc(keys, ncap * sizeof(*nk));
+			if (!nk) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = nk;
+			cap = ncap;
+		}
+		prev = n ? &keys[n - 1] : NULL;
+		if (bpf_map_get_next_key(fd, prev, &keys[n]))
+			break;
+		n++;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		if (!bpf_map_lookup_elem(fd, &keys[i], &count))
+			err = add_entry(s, &keys[i], count);
+		bpf_map_delete_elem(fd, &keys[i]);
+	}
+	free(keys);
+	return err;
+}
+
+static int drain_comms(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.comms);
+	uint32_t key, next;
+	struct firn_comm c;
+	bool have = false;
+
+	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		key = next;
+		have = true;
+		if (bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		if (comms_reserve(s))
+			return -ENOMEM;
+		size_t i = comm_slot(s, key);
+		if (!s->comms[i].used)
+			s->ncomms++;
+		s->comms[i] = (struct ucomm){ key, true, c };
+	}
+	return 0;
+}
+
+int sampler_drain(struct sampler *s)
+{
+	__u32 old = s->skel->bss->active_buf;
+	struct bpf_map *m = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
+
+	s->skel->bss->active_buf = !old;
+	__sync_synchronize();
+	/* programs that read the old index finish within microseconds */
+	usleep(2000);
+	int err = drain_map(s, bpf_map__fd(m));
+	if (!err)
+		err = drain_comms(s);
+	s->last_drain_ns = now_ns();
+	return err;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct firn_event *e = data;
+
+	if (size < sizeof(*e) || !s->opts.on_process)
+		return 0;
+	if (e->type == FIRN_EV_NEW_PROCESS || e->type == FIRN_EV_EXEC)
+		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
+	return 0;
+}
+
+struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opts = *o;
+	*why = "open the BPF object";
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		goto fail;
+	s->skel->rodata->filter_pids = !o->all;
+	s->skel->rodata->follow_children = o->follow_children;
+	s->skel->rodata->want_kernel = o->kernel;
+	s->skel->rodata->want_user = o->user;
+	s->skel->rodata->self_pid = getpid();
+	*why = "load the BPF programs";
+	if (profile_bpf__load(s->skel))
+		goto fail;
+	*why = "attach the process tracepoints";
+	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec)
+		goto fail;
+	*why = "create the event ring buffer";
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb)
+		goto fail;
+	return s;
+fail:;
+	int err = errno ? errno : EINVAL;
+	sampler_free(s);
+	errno = err;
+	return NULL;
+}
+
+int sampler_add_target(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int open_cpu_clock(int cpu, unsigned freq)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = freq,
+		.freq = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int sampler_start(struct sampler *s, const char **why)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (n <= 0)
+		return -EINVAL;
+	s->pfds = calloc(n, sizeof(*s->pfds));
+	s->links = calloc(n, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < n; cpu++) {
+		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
+		if (s->pfds[cpu] < 0) {
+			if (errno == ENODEV)
+				continue; /* offline CPU */
+			*why = "open the cpu-clock perf event";
+			return -errno;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+								s->pfds[cpu]);
+		if (!s->links[cpu]) {
+			*why = "attach the sampler to the perf event";
+			return -errno;
+		}
+		s->ncpus++;
+	}
+	s->last_drain_ns = now_ns();
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	int n = libbpf_num_possible_cpus();
+
+	for (int cpu = 0; s->links && cpu < n; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->pfds[cpu] > 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	if (now_ns() - s->last_drain_ns >= DRAIN_INTERVAL_NS)
+		return sampler_drain(s);
+	return 0;
+}
+
+static const char *comm_of(struct sampler *s, uint32_t tid, bool process)
+{
+	if (!s->cap_comms)
+		return "";
+	size_t i = comm_slot(s, tid);
+	if (!s->comms[i].used)
+		return "";
+	return process ? s->comms[i].c.process : s->comms[i].c.thread;
+}
+
+static const struct ustack *stack_get(struct sampler *s, uint64_t id)
+{
+	if (!id || !s->cap_stacks)
+		return NULL;
+	size_t i = stack_slot(s, id);
+	return s->stacks[i].id ? &s->stacks[i] : NULL;
+}
+
+int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
+		     void *ctx)
+{
+	for (size_t i = 0; i < s->cap_entries; i++) {
+		const struct uentry *u = &s->entries[i];
+		if (!u->used)
+			continue;
+		const struct ustack *us = stack_get(s, u->key.ustack);
+		const struct ustack *ks = stack_get(s, u->key.kstack);
+		struct sampler_entry e = {
+			.pid = u->key.pid,
+			.tid = u->key.tid,
+			.count = u->count,
+			.ustack = us ? us->ips : NULL,
+			.ulen = us ? us->len : 0,
+			.kstack = ks ? ks->ips : NULL,
+			.klen = ks ? ks->len : 0,
+			.comm = comm_of(s, u->key.pid, false),
+			.thread = comm_of(s, u->key.tid, false),
+		};
+		/* the process name: the group leader's name as seen by any of its threads */
+		if (!*e.comm)
+			e.comm = comm_of(s, u->key.tid, true);
+		int rc = fn(ctx, &e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.lost);
+	uint64_t sums[FIRN_LOST_NR + 1] = { 0 };
+	uint64_t *vals = calloc(n > 0 ? n : 1, sizeof(*vals));
+
+	memset(st, 0, sizeof(*st));
+	for (__u32 k = 0; vals && k <= FIRN_LOST_NR; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < n; c++)
+			sums[k] += vals[c];
+	}
+	free(vals);
+	st->taken = sums[FIRN_LOST_NR];
+	st->counts_full = sums[FIRN_LOST_COUNTS_FULL];
+	st->stacks_full = sums[FIRN_LOST_STACKS_FULL];
+	st->events_full = sums[FIRN_LOST_EVENTS_FULL];
+	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
+	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
+	for (size_t i = 0; i < s->cap_entries; i++)
+		if (s->entries[i].used)
+			st->stored += s->entries[i].count;
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	for (size_t i = 0; i < s->cap_stacks; i++)
+		free(s->stacks[i].ips);
+	free(s->stacks);
+	free(s->entries);
+	free(s->comms);
+	free(s->links);
+	free(s->pfds);
+	free(s);
+}

@@ -1,0 +1,58 @@
+/* The BPF sampler's lifecycle: load the skeleton, open a cpu-clock perf event on every online CPU,
+ * attach, drain the in-kernel counts while recording (double-buffered, so no increment is lost),
+ * and keep every stack and count in user space. Process events (first sample, exec) are passed to
+ * a callback so the caller can snapshot what symbolization needs while the process lives. */
+#ifndef FIRN_SAMPLER_H
+#define FIRN_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned freq;          /* samples per second per CPU */
+	bool all;               /* every process; otherwise only targets (sampler_add_target) */
+	bool follow_children;   /* children of targets become targets */
+	bool kernel, user;      /* which stacks to take */
+	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
+	void *ctx;
+};
+
+/* One aggregated entry: counts of a (pid, tid, user stack, kernel stack). Stacks leaf first. */
+struct sampler_entry {
+	uint32_t pid, tid;
+	uint64_t count;
+	const uint64_t *ustack, *kstack;
+	uint32_t ulen, klen;
+	const char *comm, *thread; /* process and thread names ("" when unknown) */
+};
+
+/* Sample accounting: taken = every sample the program saw for a target. */
+struct sampler_stats {
+	uint64_t taken, stored;
+	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
+};
+
+/* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
+struct sampler *sampler_new(const struct sampler_opts *o, const char **why);
+void sampler_free(struct sampler *s);
+/* Adds a process to sample (all of its threads). */
+int sampler_add_target(struct sampler *s, pid_t pid);
+/* Opens the perf events and attaches: sampling starts. */
+int sampler_start(struct sampler *s, const char **why);
+/* Stops sampling (detaches the perf events); entries stay readable. */
+void sampler_stop(struct sampler *s);
+/* Waits up to timeout_ms for process events and handles them; drains the counts when due. */
+int sampler_poll(struct sampler *s, int timeout_ms);
+/* Moves everything counted so far into user space. */
+int sampler_drain(struct sampler *s);
+/* Calls fn for every aggregated entry; stops early when fn returns non-zero (and returns that). */
+int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
+		     void *ctx);
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
+/* Number of CPUs sampled. */
+int sampler_ncpus(const struct sampler *s);
+
+#endif

@@ -1,0 +1,114 @@
+# Real recordings (root, BPF) of the split fixture: main→a→b does 60 % of the work, main→c 40 %.
+# Checks shares (±3 pp), completeness (≥ 99 % of samples reach main), the command's exit status,
+# -p and -a targets, Ctrl-C, go tool pprof as an independent reader, and the error paths.
+. "$(dirname "$0")/lib.sh"
+
+SPLIT="$FIX/split"
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+
+# shares FILE.folded COMM: prints "b_pct c_pct main_pct total" for samples of process COMM
+shares() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+tot = b = c = m = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[0] != sys.argv[2]:
+        continue
+    n = int(n); tot += n
+    user = [f for f in frames[1:] if not f.endswith("_[k]")]
+    if "main" in user:
+        m += n
+        rest = user[user.index("main") + 1:]
+        if rest[:2] == ["a", "b"]: b += n
+        elif rest[:1] == ["c"]: c += n
+if tot == 0:
+    print("0 0 0 0")
+else:
+    print("%.2f %.2f %.2f %d" % (100.0 * b / tot, 100.0 * c / tot, 100.0 * m / tot, tot))
+PY
+}
+
+# within VALUE LO HI
+within() { python3 -c "import sys; v,lo,hi=map(float,sys.argv[1:]); sys.exit(0 if lo<=v<=hi else 1)" "$@"; }
+
+check_split() {
+	local name=$1 folded=$2
+	read -r pb pc pm tot < <(shares "$folded" split)
+	echo "# $name: b=$pb% c=$pc% main=$pm% samples=$tot"
+	within "$tot" 500 1e9 && pass "$name: enough samples ($tot)" || fail "$name: too few samples ($tot)"
+	within "$pb" 57 63 && pass "$name: main→a→b share $pb% is 60±3" || fail "$name: main→a→b share $pb% not 60±3"
+	within "$pc" 37 43 && pass "$name: main→c share $pc% is 40±3" || fail "$name: main→c share $pc% not 40±3"
+	within "$pm" 99 100 && pass "$name: $pm% of samples reach main" || fail "$name: only $pm% of samples reach main"
+}
+
+# 1. -- CMD: exit status passes through; shares; go tool pprof reads it.
+"$FIRN" record -F 999 -o "$TMP/cmd.pb.gz" -- "$SPLIT" 1500 7 2>"$TMP/rec.err"
+rc=$?
+[ $rc -eq 7 ] && pass "record -- CMD exits with the command's status" || { fail "record -- CMD exit $rc (wanted 7)"; cat "$TMP/rec.err"; }
+grep -q "samples, .* lost" "$TMP/rec.err" && pass "summary line on stderr" || fail "no summary line: $(cat "$TMP/rec.err")"
+echo "# size of cmd.pb.gz: $(stat -c %s "$TMP/cmd.pb.gz") bytes"
+"$FIRN" report --folded "$TMP/cmd.pb.gz" >"$TMP/cmd.folded" && pass "report --folded reads the recording" || fail "report --folded on the recording"
+check_split "record -- CMD" "$TMP/cmd.folded"
+if command -v go >/dev/null; then
+	go tool pprof -top "$TMP/cmd.pb.gz" >"$TMP/pprof.top" 2>"$TMP/pprof.err"
+	grep -qw b "$TMP/pprof.top" && grep -qw c "$TMP/pprof.top" && pass "go tool pprof -top lists b and c" \
+		|| { fail "go tool pprof -top lists b and c"; head -20 "$TMP/pprof.top" "$TMP/pprof.err"; }
+else
+	fail "go is not installed (make deps installs golang-go)"
+fi
+
+# 2. --format folded -o - in a pipe; an existing output is kept as .old
+"$FIRN" record -q -F 499 --format folded -o - -- "$SPLIT" 300 >"$TMP/pipe.folded" 2>"$TMP/pipe.err"
+grep -q '^split;.*;main;a;b [0-9]*$' "$TMP/pipe.folded" && pass "--format folded -o - writes folded stacks to stdout" \
+	|| { fail "--format folded -o -"; head -5 "$TMP/pipe.folded" "$TMP/pipe.err"; }
+[ ! -s "$TMP/pipe.err" ] && pass "-q prints nothing on stderr" || fail "-q printed: $(head -3 "$TMP/pipe.err")"
+echo old >"$TMP/keep.pb.gz"
+"$FIRN" record -q -o "$TMP/keep.pb.gz" -- "$SPLIT" 10 && [ "$(cat "$TMP/keep.pb.gz.old")" = old ] \
+	&& pass "an existing output is kept as FILE.old" || fail "FILE.old not kept"
+
+# 3. -p PID
+"$SPLIT" -1 &
+spid=$!
+sleep 0.3
+"$FIRN" record -q -F 999 -d 2.5 -p "$spid" -o "$TMP/pid.pb.gz"
+rc=$?
+[ $rc -eq 0 ] && pass "record -p exits 0" || fail "record -p exit $rc"
+"$FIRN" report --folded "$TMP/pid.pb.gz" >"$TMP/pid.folded"
+check_split "record -p" "$TMP/pid.folded"
+
+# 4. -a (the same process, found among all)
+"$FIRN" record -q -F 999 -d 2.5 -a -o "$TMP/all.pb.gz"
+"$FIRN" report --folded "$TMP/all.pb.gz" >"$TMP/all.folded"
+check_split "record -a" "$TMP/all.folded"
+kill "$spid"; wait "$spid" 2>/dev/null
+
+# 5. Ctrl-C (SIGINT) during a recording still writes a valid file; the command is ended.
+"$FIRN" record -q -F 999 -o "$TMP/int.pb.gz" -- "$SPLIT" -1 &
+fpid=$!
+sleep 1.5
+kill -INT "$fpid"
+wait "$fpid"
+rc=$?
+"$FIRN" report --folded "$TMP/int.pb.gz" >"$TMP/int.folded" 2>/dev/null && grep -q ';main;a;b ' "$TMP/int.folded" \
+	&& pass "SIGINT during recording writes a valid profile (exit $rc)" || fail "SIGINT: no valid profile (exit $rc)"
+pgrep -f "$SPLIT -1" >/dev/null && { fail "the command is left running after SIGINT"; pkill -f "$SPLIT -1"; } \
+	|| pass "the command is ended after SIGINT"
+
+# 6. errors
+expect_rc "unknown option exits 2" 2 "$FIRN" record --bogus -a
+grep -q "unknown option '--bogus'" "$TMP/err" && pass "unknown option is named" || fail "unknown option message: $(cat "$TMP/err")"
+expect_rc "missing argument exits 2" 2 "$FIRN" record -a -F
+expect_rc "bad frequency exits 2" 2 "$FIRN" record -a -F 0
+expect_rc "no target exits 2" 2 "$FIRN" record -d 1
+expect_rc "two targets exit 2" 2 "$FIRN" record -a -p 1
+expect_rc "a pid that does not exist exits 1" 1 "$FIRN" record -p 999999999 -d 1
+[ "$(cat "$TMP/err")" = "firn: no process with pid 999999999" ] && pass "missing pid message" || fail "missing pid message: $(cat "$TMP/err")"
+expect_rc "a command that does not exist exits 127" 127 "$FIRN" record -q -o "$TMP/x.pb.gz" -- /nonexistent/cmd
+grep -q "cannot run '/nonexistent/cmd': No such file" "$TMP/err" && pass "missing command message" || fail "missing command message: $(cat "$TMP/err")"
+if command -v setpriv >/dev/null; then
+	expect_rc "unprivileged record exits 1" 1 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$FIRN" record -a -d 1 -o /tmp/never.pb.gz
+	grep -q "record needs root, or CAP_BPF and CAP_PERFMON" "$TMP/err" && pass "unprivileged: names the missing capabilities" \
+		|| fail "unprivileged message: $(cat "$TMP/err")"
+fi

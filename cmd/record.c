@@ -148,7 +148,26 @@ struct recording {
 	bool child_done;
 	uint64_t start_ns, end_ns;
 	int procs;
+	struct resnap *resnap; /* processes to snapshot again once their libraries are mapped */
+	size_t nresnap, cap_resnap;
 };
+
+/* A process announced recently: snapshot it again after RESNAP_DELAY_NS, because its first
+ * sample may come while the dynamic loader is still mapping its libraries. */
+struct resnap {
+	pid_t pid;
+	uint64_t due_ns;
+};
+
+#define RESNAP_DELAY_NS 150000000ULL
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 static uint64_t wall_ns(void)
 {
@@ -166,6 +185,30 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	if (!symbolizer_has_process(r->sym, pid))
 		r->procs++;
 	symbolizer_add_process(r->sym, pid);
+	if (r->nresnap == r->cap_resnap) {
+		size_t ncap = r->cap_resnap ? r->cap_resnap * 2 : 64;
+		struct resnap *n = realloc(r->resnap, ncap * sizeof(*n));
+		if (!n)
+			return; /* the first snapshot stays */
+		r->resnap = n;
+		r->cap_resnap = ncap;
+	}
+	r->resnap[r->nresnap++] = (struct resnap){ pid, mono_ns() + RESNAP_DELAY_NS };
+}
+
+/* Takes the second snapshot of processes whose delay has passed (a failed one keeps the first). */
+static void resnap_due(struct recording *r)
+{
+	uint64_t now = mono_ns();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->nresnap; i++) {
+		if (r->resnap[i].due_ns <= now)
+			symbolizer_add_process(r->sym, r->resnap[i].pid);
+		else
+			r->resnap[kept++] = r->resnap[i];
+	}
+	r->nresnap = kept;
 }
 
 /* Drops root for the command when firn runs under sudo (unless --as-root). */
@@ -276,6 +319,7 @@ static int sample_loop(struct recording *r)
 		int err = sampler_poll(r->sampler, 50);
 		if (err && err != -EINTR)
 			return error("cannot read samples: %s", strerror(-err));
+		resnap_due(r);
 		reap_child(r, WNOHANG);
 		if (r->child_done || stop_signal)
 			return 0;
@@ -543,6 +587,7 @@ out:
 	sampler_free(r.sampler);
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
+	free(r.resnap);
 	free(o.pids);
 	return rc;
 }

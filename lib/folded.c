@@ -1,0 +1,724 @@
+/* Folded stacks (flamegraph.pl's input): writer (merged, sorted lines) and streaming reader. */
+#include "folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Hash of n bytes, 8 at a time. */
+static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ h >> 29;
+}
+
+/* A growing byte buffer. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+/* Makes room for n more bytes. */
+static int sbuf_reserve(struct sbuf *b, size_t n)
+{
+	if (b->cap - b->len >= n)
+		return 0;
+	size_t ncap = b->cap ? b->cap * 2 : 4096;
+	while (ncap - b->len < n)
+		ncap *= 2;
+	char *s = realloc(b->s, ncap);
+	if (!s)
+		return -ENOMEM;
+	b->s = s;
+	b->cap = ncap;
+	return 0;
+}
+
+static int sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	if (sbuf_reserve(b, n))
+		return -ENOMEM;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+/* Appends a name, replacing the bytes that would break a folded line. */
+static int sbuf_add_name(struct sbuf *b, const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	if (sbuf_reserve(b, n))
+		return -ENOMEM;
+	char *o = b->s + b->len;
+	for (size_t i = 0; i < n; i++)
+		o[i] = s[i] == ';' ? ':' : s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+	b->len += n;
+	return 0;
+}
+
+/* ---- writer ---- */
+
+/* One distinct output line: its text in the arena and its summed count. */
+struct wline {
+	size_t off, len;
+	int64_t count;
+};
+
+/* A name as written (sanitized), in the writer's compact name arena. */
+struct wname {
+	uint64_t off;
+	uint32_t len;
+	bool set;
+};
+
+struct writer {
+	struct profile *p;
+	const struct folded_opts *o;
+	struct wname *names; /* by string id */
+	size_t nnames;
+	struct sbuf arena; /* the names, back to back: few cache misses when names repeat */
+	struct sbuf text; /* every distinct line's text, back to back */
+	struct sbuf cur;  /* the line being built */
+	struct wline *lines;
+	size_t n, cap;
+	size_t *slots; /* hash of line texts: index + 1, 0 = empty */
+	size_t nslots;
+	struct profile_frame *frames;
+	size_t fcap;
+};
+
+/* Appends the comm frame ("comm", "comm-PID", "comm-PID/TID"). */
+static int w_comm(struct writer *w, const struct profile_sample *s)
+{
+	const char *comm = profile_label_str(w->p, s, "comm");
+	int64_t pid = profile_label_num(w->p, s, "pid", INT64_MIN);
+	int64_t tid = profile_label_num(w->p, s, "tid", INT64_MIN);
+	char num[48];
+	int n = 0;
+
+	if ((w->o->pid || w->o->tid) && pid != INT64_MIN)
+		n += snprintf(num, sizeof(num), "-%" PRId64, pid);
+	if (w->o->tid && tid != INT64_MIN)
+		n += snprintf(num + n, sizeof(num) - n, "/%" PRId64, tid);
+	comm = comm && *comm ? comm : "[unknown]";
+	if (sbuf_add_name(&w->cur, comm, strlen(comm)) || sbuf_add(&w->cur, num, n))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Whether a frame is kernel code: a kernel frame or one inlined into a kernel location. */
+static bool frame_is_kernel(const struct profile *p, const struct profile_frame *f)
+{
+	if (f->kind == FRAME_KERNEL)
+		return true;
+	return f->kind == FRAME_INLINE && f->mapping_id && f->mapping_id <= p->nmappings &&
+	       p->mappings[f->mapping_id - 1].kind == FRAME_KERNEL;
+}
+
+/* Appends the written form of string id to w->cur, sanitizing it on first use. */
+static int w_name(struct writer *w, uint32_t id)
+{
+	const struct strtab *t = &w->p->strings;
+
+	if (id >= w->nnames) {
+		size_t n = t->n > id ? t->n : id + 1;
+		struct wname *nn = realloc(w->names, n * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		memset(nn + w->nnames, 0, (n - w->nnames) * sizeof(*nn));
+		w->names = nn;
+		w->nnames = n;
+	}
+	struct wname *e = &w->names[id];
+	if (!e->set) {
+		const char *s = strtab_get(t, id);
+		e->off = w->arena.len;
+		e->len = strlen(s);
+		e->set = true;
+		if (sbuf_add_name(&w->arena, s, e->len))
+			return -ENOMEM;
+	}
+	return e->len ? sbuf_add(&w->cur, w->arena.s + e->off, e->len) : 0;
+}
+
+/* Appends one frame: its name and the suffix of its kind. */
+static int w_frame(struct writer *w, const struct profile_frame *f)
+{
+	static const char *const suffix[] = { "", "_[k]", "_[j]", "_[i]" };
+	int err;
+
+	if (!f->name && !f->function_id)
+		err = sbuf_add(&w->cur, "[unknown]", 9);
+	else
+		err = w_name(w, f->name);
+	if (err)
+		return -ENOMEM;
+	if (f->kind == FRAME_INLINE && !w->o->annotate_inline)
+		return 0;
+	return sbuf_add(&w->cur, suffix[f->kind], f->kind ? 4 : 0);
+}
+
+/* Builds the text of sample s in w->cur. */
+static int w_sample_text(struct writer *w, const struct profile_sample *s)
+{
+	bool first = true;
+
+	w->cur.len = 0;
+	if (w->o->comm_first) {
+		if (w_comm(w, s))
+			return -ENOMEM;
+		first = false;
+	}
+	int64_t n = profile_frames(w->p, s, &w->frames, &w->fcap);
+	if (n < 0)
+		return (int)n;
+	for (int64_t i = 0; i < n; i++) {
+		if (w->o->no_kernel && frame_is_kernel(w->p, &w->frames[i]))
+			continue;
+		if ((!first && sbuf_add(&w->cur, ";", 1)) || w_frame(w, &w->frames[i]))
+			return -ENOMEM;
+		first = false;
+	}
+	return 0;
+}
+
+/* Doubles the line hash table. */
+static int w_rehash(struct writer *w)
+{
+	size_t nslots = w->nslots ? w->nslots * 2 : 4096, mask = nslots - 1;
+	size_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t id = 0; id < w->n; id++) {
+		const struct wline *l = &w->lines[id];
+		size_t i = text_hash(w->text.s + l->off, l->len, 0) & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id + 1;
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->nslots = nslots;
+	return 0;
+}
+
+/* Adds count to the line whose text is in w->cur, adding the line if new. */
+static int w_count(struct writer *w, int64_t count)
+{
+	if ((w->n + 1) * 2 > w->nslots && w_rehash(w))
+		return -ENOMEM;
+	size_t mask = w->nslots - 1, i = text_hash(w->cur.s, w->cur.len, 0) & mask;
+	for (; w->slots[i]; i = (i + 1) & mask) {
+		struct wline *l = &w->lines[w->slots[i] - 1];
+		if (l->len == w->cur.len && !memcmp(w->text.s + l->off, w->cur.s, l->len)) {
+			if (__builtin_add_overflow(l->count, count, &l->count))
+				l->count = count > 0 ? INT64_MAX : INT64_MIN;
+			return 0;
+		}
+	}
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 1024;
+		struct wline *nl = realloc(w->lines, ncap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		w->lines = nl;
+		w->cap = ncap;
+	}
+	w->lines[w->n] = (struct wline){ w->text.len, w->cur.len, count };
+	if (sbuf_add(&w->text, w->cur.s, w->cur.len))
+		return -ENOMEM;
+	w->slots[i] = ++w->n;
+	return 0;
+}
+
+/* Orders lines by text, bytewise; a prefix sorts first. */
+static int wline_cmp(const void *a, const void *b, void *arena)
+{
+	const struct wline *x = a, *y = b;
+	int c = memcmp((char *)arena + x->off, (char *)arena + y->off, x->len < y->len ? x->len : y->len);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Sorts the lines and writes those with a positive count. */
+static int w_output(struct writer *w, FILE *f)
+{
+	if (w->n)
+		qsort_r(w->lines, w->n, sizeof(*w->lines), wline_cmp, w->text.s);
+	for (size_t i = 0; i < w->n; i++) {
+		const struct wline *l = &w->lines[i];
+		if (l->count <= 0)
+			continue;
+		fwrite(w->text.s + l->off, 1, l->len, f);
+		fprintf(f, " %" PRId64 "\n", l->count);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+int folded_write(struct profile *p, FILE *f, const struct folded_opts *o)
+{
+	struct writer w = { .p = p, .o = o };
+	int err = 0;
+
+	if (o->value_index >= p->nsample_types)
+		return p->nsamples ? -EINVAL : 0;
+	for (uint64_t i = 0; i < p->nsamples && !err; i++) {
+		int64_t v = p->samples[i].values[o->value_index];
+		if (!v)
+			continue;
+		err = w_sample_text(&w, &p->samples[i]);
+		if (!err && w.cur.len)
+			err = w_count(&w, v);
+	}
+	if (!err)
+		err = w_output(&w, f);
+	free(w.text.s);
+	free(w.cur.s);
+	free(w.names);
+	free(w.arena.s);
+	free(w.lines);
+	free(w.slots);
+	free(w.frames);
+	return err;
+}
+
+/* ---- reader ---- */
+
+/* A frame text seen before (name and kind): its function and, unless inline, its location.
+ * The text lives in the reader's own arena so that lookups touch little memory. */
+struct rent {
+	uint64_t off, fn, loc;
+	uint32_t len;
+	enum frame_kind kind;
+};
+
+/* One frame of the line being read. */
+struct rframe {
+	uint64_t fn, loc, hash;
+	size_t start, len; /* its text in the line, suffix not included */
+	enum frame_kind kind;
+};
+
+struct reader {
+	struct profile *p;
+	uint64_t *slots; /* frame cache: hash tag << 32 | entry index + 1, 0 = empty */
+	size_t nslots;
+	struct rent *ents;
+	size_t n, cap;
+	struct sbuf names; /* texts of the entries */
+	uint64_t *inl; /* multi-line (inline) locations: id, 0 = empty */
+	size_t inl_slots, inl_n;
+	uint64_t kmap, jmap; /* "[kernel.kallsyms]" and "[jit]" mappings, created when first needed */
+	struct rframe *frames; /* of the last stack added */
+	size_t fcap, nframes;
+	struct sbuf prev; /* text of the last stack added */
+	uint64_t *locs;
+	size_t lcap;
+	struct profile_line *lines;
+	size_t linecap;
+};
+
+/* Mapping id for frames of a kind (0 for user frames), creating it on first use. */
+static int64_t r_mapping(struct reader *r, enum frame_kind kind)
+{
+	uint64_t *m = kind == FRAME_KERNEL ? &r->kmap : kind == FRAME_JIT ? &r->jmap : NULL;
+
+	if (!m || *m)
+		return m ? (int64_t)*m : 0;
+	int64_t id = profile_add_mapping(r->p, 0, 0, 0,
+					 kind == FRAME_KERNEL ? "[kernel.kallsyms]" : "[jit]", "");
+	if (id > 0)
+		*m = id;
+	return id;
+}
+
+/* Hash of a frame's text and kind. */
+static uint64_t r_hash(const char *text, size_t len, enum frame_kind kind)
+{
+	return text_hash(text, len, kind);
+}
+
+/* Doubles the frame cache's slots. */
+static int r_rehash(struct reader *r)
+{
+	size_t nslots = r->nslots ? r->nslots * 2 : 4096, mask = nslots - 1;
+	uint64_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t id = 0; id < r->n; id++) {
+		const struct rent *e = &r->ents[id];
+		uint64_t h = r_hash(r->names.s + e->off, e->len, e->kind);
+		size_t i = h & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (h >> 32) << 32 | (id + 1);
+	}
+	free(r->slots);
+	r->slots = slots;
+	r->nslots = nslots;
+	return 0;
+}
+
+/* Creates the function (and location) of a frame not seen before as entry r->n. The text is
+ * NUL-terminated in place at len. */
+static int r_new_frame(struct reader *r, char *text, size_t len, enum frame_kind kind)
+{
+	if (r->n == UINT32_MAX - 1)
+		return -ENOMEM; /* entry indexes are 32-bit */
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 1024;
+		struct rent *e = realloc(r->ents, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		r->ents = e;
+		r->cap = ncap;
+	}
+	uint64_t off = r->names.len;
+	if (len > UINT32_MAX || sbuf_add(&r->names, text, len))
+		return -ENOMEM;
+	text[len] = 0;
+	int64_t fn = profile_function(r->p, text, NULL, "", 0);
+	int64_t m = fn < 0 ? fn : r_mapping(r, kind);
+	int64_t loc = m < 0 || kind == FRAME_INLINE ? m : profile_simple_location(r->p, m, fn, kind);
+
+	if (loc < 0)
+		return (int)loc;
+	r->ents[r->n++] = (struct rent){ off, fn, loc, len, kind };
+	return 0;
+}
+
+/* Splits off a frame's kind suffix, hashes the frame and prefetches its cache slot, so that
+ * the lookups of a whole line overlap their memory latency. */
+static void r_frame_prepare(struct reader *r, const char *text, size_t len, struct rframe *f)
+{
+	enum frame_kind kind = FRAME_USER;
+
+	if (len >= 4 && text[len - 4] == '_' && text[len - 3] == '[' && text[len - 1] == ']') {
+		char c = text[len - 2];
+		kind = c == 'k' ? FRAME_KERNEL : c == 'j' ? FRAME_JIT : c == 'i' ? FRAME_INLINE : 0;
+		len -= kind ? 4 : 0;
+	}
+	f->len = len;
+	f->kind = kind;
+	f->hash = r_hash(text, len, kind);
+	if (r->nslots)
+		__builtin_prefetch(&r->slots[f->hash & (r->nslots - 1)]);
+}
+
+/* Looks up a prepared frame whose text is at text, setting its function and location and
+ * creating what is new. */
+static int r_frame(struct reader *r, char *text, struct rframe *f)
+{
+	if ((r->n + 1) * 2 > r->nslots && r_rehash(r))
+		return -ENOMEM;
+	uint64_t tag = (f->hash >> 32) << 32;
+	size_t mask = r->nslots - 1, i = f->hash & mask;
+	for (; r->slots[i]; i = (i + 1) & mask) {
+		if ((r->slots[i] & ~0xffffffffULL) != tag)
+			continue;
+		const struct rent *e = &r->ents[(uint32_t)r->slots[i] - 1];
+		if (e->len == f->len && e->kind == f->kind &&
+		    (!f->len || !memcmp(r->names.s + e->off, text, f->len)))
+			break;
+	}
+	if (!r->slots[i]) {
+		int err = r_new_frame(r, text, f->len, f->kind);
+		if (err)
+			return err;
+		r->slots[i] = tag | r->n;
+	}
+	const struct rent *e = &r->ents[(uint32_t)r->slots[i] - 1];
+	f->fn = e->fn;
+	f->loc = e->loc;
+	return 0;
+}
+
+/* Hash of a multi-line location's key. */
+static uint64_t inl_hash(uint64_t mapping, const struct profile_line *lines, uint32_t n)
+{
+	uint64_t h = text_hash((const char *)&mapping, sizeof(mapping), n);
+
+	for (uint32_t i = 0; i < n; i++)
+		h = text_hash((const char *)&lines[i].function_id, sizeof(uint64_t), h);
+	return h;
+}
+
+/* Doubles the multi-line location table. */
+static int inl_rehash(struct reader *r)
+{
+	size_t nslots = r->inl_slots ? r->inl_slots * 2 : 1024, mask = nslots - 1;
+	uint64_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t j = 0; j < r->inl_slots; j++) {
+		uint64_t id = r->inl[j];
+		if (!id)
+			continue;
+		const struct profile_location *l = &r->p->locations[id - 1];
+		size_t i = inl_hash(l->mapping_id, l->lines, l->nlines) & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id;
+	}
+	free(r->inl);
+	r->inl = slots;
+	r->inl_slots = nslots;
+	return 0;
+}
+
+/* Fills r->lines with the lines of f[0] with f[1..n) inlined into it: innermost first. */
+static int r_fill_lines(struct reader *r, const struct rframe *f, uint32_t n)
+{
+	if (n > r->linecap) {
+		struct profile_line *l = realloc(r->lines, 2 * (size_t)n * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		r->lines = l;
+		r->linecap = 2 * (size_t)n;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		r->lines[k] = (struct profile_line){ f[n - 1 - k].fn, 0 };
+	return 0;
+}
+
+/* Location of f[0] with f[1..n) inlined into it (f[n - 1] innermost), interned. */
+static int64_t r_inline_loc(struct reader *r, const struct rframe *f, uint32_t n)
+{
+	int64_t m = r_mapping(r, f[0].kind);
+
+	if (m < 0 || ((r->inl_n + 1) * 2 > r->inl_slots && inl_rehash(r)) ||
+	    r_fill_lines(r, f, n))
+		return -ENOMEM;
+	size_t mask = r->inl_slots - 1, i = inl_hash(m, r->lines, n) & mask;
+	for (; r->inl[i]; i = (i + 1) & mask) {
+		const struct profile_location *l = &r->p->locations[r->inl[i] - 1];
+		if (l->mapping_id == (uint64_t)m && l->nlines == n &&
+		    !memcmp(l->lines, r->lines, n * sizeof(*r->lines)))
+			return r->inl[i];
+	}
+	int64_t id = profile_add_location(r->p, m, 0, r->lines, n);
+	if (id > 0) {
+		r->inl[i] = id;
+		r->inl_n++;
+	}
+	return id;
+}
+
+/* Turns the line's frames (root first) into location ids (leaf first) in r->locs; returns
+ * their count or -ENOMEM. */
+static int64_t r_locations(struct reader *r, size_t nf)
+{
+	size_t n = 0;
+
+	for (size_t i = 0, j; i < nf; i = j) {
+		const struct rframe *f = &r->frames[i];
+		int64_t loc = f->loc;
+		j = i + 1;
+		if (f->kind == FRAME_INLINE) { /* nothing to inline into */
+			loc = profile_simple_location(r->p, 0, f->fn, FRAME_INLINE);
+		} else {
+			while (j < nf && r->frames[j].kind == FRAME_INLINE)
+				j++;
+			if (j - i > 1)
+				loc = r_inline_loc(r, f, j - i);
+		}
+		if (loc < 0)
+			return loc;
+		r->locs[n++] = loc;
+	}
+	for (size_t a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
+		uint64_t t = r->locs[a];
+		r->locs[a] = r->locs[b];
+		r->locs[b] = t;
+	}
+	return n;
+}
+
+/* Grows the per-line frame and location arrays to hold n. */
+static int r_reserve(struct reader *r, size_t n)
+{
+	if (n <= r->fcap)
+		return 0;
+	size_t ncap = r->fcap ? r->fcap * 2 : 64;
+	struct rframe *f = realloc(r->frames, ncap * sizeof(*f));
+	if (f)
+		r->frames = f;
+	uint64_t *l = f ? realloc(r->locs, ncap * sizeof(*l)) : NULL;
+	if (!l)
+		return -ENOMEM;
+	r->locs = l;
+	r->fcap = ncap;
+	return 0;
+}
+
+/* Length of the common prefix of a[0..an) and b[0..bn). */
+static size_t common_prefix(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn, i = 0;
+	uint64_t x, y;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* How many leading frames s shares with the last stack added (sorted input shares many):
+ * those whose text and ';' lie in the common prefix. Remembers s as the last stack. */
+static int r_shared_frames(struct reader *r, const char *s, size_t len, size_t *nshared)
+{
+	size_t cp = common_prefix(s, len, r->prev.s, r->prev.len), k = 0;
+
+	while (k + 1 < r->nframes && r->frames[k + 1].start <= cp)
+		k++;
+	*nshared = k;
+	r->prev.len = 0;
+	return sbuf_add(&r->prev, s, len);
+}
+
+/* Splits s[from..len) into frames after the nf shared ones; returns the frame count. */
+static int64_t r_split(struct reader *r, const char *s, size_t from, size_t len, size_t nf)
+{
+	const char *end = s + len, *fr = s + from, *semi;
+
+	do {
+		semi = memchr(fr, ';', end - fr);
+		const char *fe = semi ? semi : end;
+		if (r_reserve(r, nf + 1))
+			return -ENOMEM;
+		r->frames[nf].start = fr - s;
+		r_frame_prepare(r, fr, fe - fr, &r->frames[nf++]);
+		fr = fe + 1;
+	} while (semi);
+	return nf;
+}
+
+/* Adds the stack s[0..len) (frames separated by ';') with count as a sample. */
+static int r_stack(struct reader *r, char *s, size_t len, int64_t count)
+{
+	size_t shared;
+	int err = r_shared_frames(r, s, len, &shared);
+	int64_t nf = err ? err : r_split(r, s, shared ? r->frames[shared].start : 0, len, shared);
+
+	r->nframes = 0;
+	for (size_t i = shared; nf > 0 && (size_t)nf > i; i++)
+		if ((err = r_frame(r, s + r->frames[i].start, &r->frames[i])))
+			return err;
+	if (nf < 0)
+		return (int)nf;
+	r->nframes = nf;
+	int64_t n = r_locations(r, nf);
+	if (n < 0)
+		return (int)n;
+	if (n > UINT32_MAX)
+		return -EINVAL;
+	static const struct profile_label no_label; /* profile_add_sample copies from it */
+	return profile_add_sample(r->p, r->locs, n, &count, &no_label, 0);
+}
+
+/* Parses a count: digits, optionally a '.' and more digits (rounded half up). */
+static bool parse_count(const char *s, size_t n, int64_t *out)
+{
+	size_t i = 0;
+	int64_t v = 0;
+
+	if (!n || s[0] < '0' || s[0] > '9')
+		return false;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (i < n) {
+		if (s[i++] != '.')
+			return false;
+		if (i < n && s[i] >= '5')
+			v++;
+		for (; i < n; i++)
+			if (s[i] < '0' || s[i] > '9')
+				return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Parses one line; bad lines are counted, only allocation failures are errors. */
+static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st)
+{
+	int64_t count;
+
+	while (len && is_blank(s[len - 1]))
+		len--;
+	if (!len)
+		return 0;
+	st->lines++;
+	size_t ws = len, slen;
+	while (ws && s[ws - 1] != ' ' && s[ws - 1] != '\t')
+		ws--;
+	for (slen = ws; slen && is_blank(s[slen - 1]);)
+		slen--;
+	if (!slen || !parse_count(s + ws, len - ws, &count) || memchr(s, 0, len)) {
+		st->bad_lines++;
+		return 0;
+	}
+	st->samples += count;
+	return count ? r_stack(r, s, slen, count) : 0;
+}
+
+int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
+{
+	struct reader r = { .p = p };
+	struct folded_stats none;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int err = 0;
+
+	if (!st)
+		st = &none;
+	memset(st, 0, sizeof(*st));
+	if (profile_add_sample_type(p, "samples", "count") < 0)
+		return -ENOMEM;
+	while (!err && (n = getline(&line, &cap, f)) > 0)
+		err = r_line(&r, line, n, st);
+	if (!err && ferror(f))
+		err = -EIO;
+	free(line);
+	free(r.slots);
+	free(r.ents);
+	free(r.names.s);
+	free(r.prev.s);
+	free(r.inl);
+	free(r.frames);
+	free(r.locs);
+	free(r.lines);
+	return err;
+}

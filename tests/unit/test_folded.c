@@ -1,0 +1,349 @@
+/* Unit tests for lib/folded: exact bytes written for a known profile under each option (kernel,
+ * JIT and inline suffixes, comm/pid/tid first, no_kernel, value index), and reading (spaces in
+ * frames, bad lines, decimal counts, merging, frame kinds), with round trips through folded
+ * text and through pprof. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "pprof.h"
+#include "profile.h"
+
+/* Labels comm (string), pid and tid (numbers); comm NULL for none. */
+static void labels3(struct profile *p, struct profile_label *l, const char *comm, int pid, int tid)
+{
+	l[0] = (struct profile_label){ .key = profile_intern(p, "comm"), .str = profile_intern(p, comm) };
+	l[1] = (struct profile_label){ .key = profile_intern(p, "pid"), .num = pid };
+	l[2] = (struct profile_label){ .key = profile_intern(p, "tid"), .num = tid };
+}
+
+/* Adds a sample with values (v, 10 v). */
+static void add(struct profile *p, const uint64_t *locs, uint32_t n, int64_t v,
+		const struct profile_label *l, uint32_t nl)
+{
+	int64_t vals[2] = { v, 10 * v };
+	static const struct profile_label none;
+
+	assert_int_equal(profile_add_sample(p, locs, n, vals, nl ? l : &none, nl), 0);
+}
+
+/* A profile with user, inline, kernel, JIT, unresolved and oddly named frames. */
+static void build(struct profile *p)
+{
+	struct profile_label l[3];
+
+	assert_int_equal(profile_init(p), 0);
+	profile_add_sample_type(p, "samples", "count");
+	profile_add_sample_type(p, "cpu", "nanoseconds");
+	int64_t app = profile_add_mapping(p, 0x1000, 0x9000, 0, "/usr/bin/app", "");
+	int64_t kern = profile_add_mapping(p, 0, 0, 0, "[kernel.kallsyms]", "");
+	int64_t jit = profile_add_mapping(p, 0, 0, 0, "[jit]", "");
+	uint64_t m = profile_simple_location(p, app, profile_function(p, "main", NULL, "", 0), 0);
+	struct profile_line inl[2] = { { profile_function(p, "helper", NULL, "", 0), 3 },
+				       { profile_function(p, "work", NULL, "", 0), 9 } };
+	uint64_t w = profile_add_location(p, app, 0x1100, inl, 2);
+	uint64_t k1 = profile_simple_location(p, kern, profile_function(p, "ksys_read", NULL, "", 0),
+					      FRAME_KERNEL);
+	uint64_t k2 = profile_simple_location(
+		p, kern, profile_function(p, "entry_SYSCALL_64", NULL, "", 0), FRAME_KERNEL);
+	uint64_t j = profile_simple_location(p, jit, profile_function(p, "jitted", NULL, "", 0),
+					     FRAME_JIT);
+	uint64_t raw = profile_add_location(p, app, 0x2000, NULL, 0);
+	uint64_t tw = profile_simple_location(p, app, profile_function(p, "two words", NULL, "", 0), 0);
+	uint64_t odd = profile_simple_location(p, app, profile_function(p, "semi;colon\nname", NULL, "", 0), 0);
+
+	labels3(p, l, "app", 10, 11);
+	add(p, (uint64_t[]){ k1, k2, w, m }, 4, 5, l, 3);
+	add(p, (uint64_t[]){ w, m }, 2, 3, l, 3);
+	labels3(p, l, "app", 10, 12);
+	add(p, (uint64_t[]){ j, m }, 2, 2, l, 3);
+	add(p, (uint64_t[]){ w, m }, 2, 4, l, 3);
+	add(p, (uint64_t[]){ raw, m }, 2, 0, l, 3); /* zero: left out */
+	labels3(p, l, "other", 20, 20);
+	add(p, (uint64_t[]){ tw, m }, 2, 1, l, 3);
+	add(p, (uint64_t[]){ raw, m }, 2, 1, NULL, 0);
+	add(p, (uint64_t[]){ odd, m }, 2, 1, NULL, 0);
+}
+
+/* Writes p with o into a string (caller frees); asserts the return code. */
+static char *write_str(struct profile *p, const struct folded_opts *o, int want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(folded_write(p, f, o), want);
+	fclose(f);
+	return buf;
+}
+
+/* Asserts p written with o is exactly want. */
+static void expect_write(struct profile *p, const struct folded_opts *o, const char *want)
+{
+	char *got = write_str(p, o, 0);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_write_default(void **state)
+{
+	struct profile p;
+	struct folded_opts o = { 0 };
+
+	build(&p);
+	expect_write(&p, &o,
+		     "main;[app] 1\n"
+		     "main;jitted_[j] 2\n"
+		     "main;semi:colon name 1\n"
+		     "main;two words 1\n"
+		     "main;work;helper 7\n"
+		     "main;work;helper;entry_SYSCALL_64_[k];ksys_read_[k] 5\n");
+	o.annotate_inline = true;
+	expect_write(&p, &o,
+		     "main;[app] 1\n"
+		     "main;jitted_[j] 2\n"
+		     "main;semi:colon name 1\n"
+		     "main;two words 1\n"
+		     "main;work;helper_[i] 7\n"
+		     "main;work;helper_[i];entry_SYSCALL_64_[k];ksys_read_[k] 5\n");
+	o.no_kernel = true;
+	expect_write(&p, &o,
+		     "main;[app] 1\n"
+		     "main;jitted_[j] 2\n"
+		     "main;semi:colon name 1\n"
+		     "main;two words 1\n"
+		     "main;work;helper_[i] 12\n");
+	o.value_index = 1;
+	expect_write(&p, &o,
+		     "main;[app] 10\n"
+		     "main;jitted_[j] 20\n"
+		     "main;semi:colon name 10\n"
+		     "main;two words 10\n"
+		     "main;work;helper_[i] 120\n");
+	o.value_index = 2;
+	free(write_str(&p, &o, -EINVAL));
+	profile_release(&p);
+}
+
+static void test_write_comm(void **state)
+{
+	struct profile p;
+	struct folded_opts o = { .comm_first = true, .annotate_inline = true };
+
+	build(&p);
+	expect_write(&p, &o,
+		     "[unknown];main;[app] 1\n"
+		     "[unknown];main;semi:colon name 1\n"
+		     "app;main;jitted_[j] 2\n"
+		     "app;main;work;helper_[i] 7\n"
+		     "app;main;work;helper_[i];entry_SYSCALL_64_[k];ksys_read_[k] 5\n"
+		     "other;main;two words 1\n");
+	o.pid = true;
+	expect_write(&p, &o,
+		     "[unknown];main;[app] 1\n"
+		     "[unknown];main;semi:colon name 1\n"
+		     "app-10;main;jitted_[j] 2\n"
+		     "app-10;main;work;helper_[i] 7\n"
+		     "app-10;main;work;helper_[i];entry_SYSCALL_64_[k];ksys_read_[k] 5\n"
+		     "other-20;main;two words 1\n");
+	o.tid = true;
+	expect_write(&p, &o,
+		     "[unknown];main;[app] 1\n"
+		     "[unknown];main;semi:colon name 1\n"
+		     "app-10/11;main;work;helper_[i] 3\n"
+		     "app-10/11;main;work;helper_[i];entry_SYSCALL_64_[k];ksys_read_[k] 5\n"
+		     "app-10/12;main;jitted_[j] 2\n"
+		     "app-10/12;main;work;helper_[i] 4\n"
+		     "other-20/20;main;two words 1\n");
+	profile_release(&p);
+}
+
+/* An empty profile writes nothing. */
+static void test_write_empty(void **state)
+{
+	struct profile p;
+	struct folded_opts o = { 0 };
+
+	assert_int_equal(profile_init(&p), 0);
+	expect_write(&p, &o, "");
+	profile_release(&p);
+}
+
+/* Reads text into a fresh profile; asserts the return code. */
+static void read_str(struct profile *p, const char *text, struct folded_stats *st)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(folded_read(p, f, st), 0);
+	fclose(f);
+}
+
+/* The text of sample i's frames ("name/kind" joined by ' '). */
+static void frames_str(struct profile *p, uint64_t i, char *out, size_t size)
+{
+	struct profile_frame *fr = NULL;
+	size_t cap = 0, n = 0;
+	int64_t nf = profile_frames(p, &p->samples[i], &fr, &cap);
+
+	assert_true(nf >= 0);
+	out[0] = 0;
+	for (int64_t k = 0; k < nf; k++)
+		n += snprintf(out + n, size - n, "%s%s/%d", k ? " " : "", profile_str(p, fr[k].name),
+			      fr[k].kind);
+	free(fr);
+}
+
+static void test_read(void **state)
+{
+	static const char text[] =
+		"main;foo bar;baz 3\n"
+		"main;foo bar;baz\t2\n"
+		"   \n"
+		"\n"
+		"main;work;helper_[i];inner_[i];sys_read_[k] 4\n"
+		"main;jit_[j] 1.5\n"
+		"main;x 2.4\n"
+		"no count here\n"
+		" 7\n"
+		"main;neg -3\n"
+		"main;zero 0\n"
+		"main;a 12abc\n"
+		"main;a 1e5\n"
+		"main;x 1\r\n"
+		"last;line;without;newline 1";
+	struct folded_stats st;
+	struct profile p;
+	char buf[512];
+
+	read_str(&p, text, &st);
+	assert_int_equal(st.lines, 13);
+	assert_int_equal(st.bad_lines, 5);
+	assert_int_equal(st.samples, 3 + 2 + 4 + 2 + 2 + 0 + 1 + 1);
+	assert_int_equal(p.nsample_types, 1);
+	assert_string_equal(profile_str(&p, p.sample_types[0].type), "samples");
+	assert_string_equal(profile_str(&p, p.sample_types[0].unit), "count");
+	assert_int_equal(p.nsamples, 5);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "main/0 foo bar/0 baz/0");
+	assert_int_equal(p.samples[0].values[0], 5);
+	frames_str(&p, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "main/0 work/0 helper/3 inner/3 sys_read/1");
+	assert_int_equal(p.samples[1].nlocs, 3);
+	const struct profile_location *w = &p.locations[p.samples[1].location_ids[1] - 1];
+	assert_int_equal(w->nlines, 3);
+	assert_string_equal(profile_str(&p, p.functions[w->lines[0].function_id - 1].name), "inner");
+	const struct profile_location *k = &p.locations[p.samples[1].location_ids[0] - 1];
+	assert_string_equal(profile_str(&p, p.mappings[k->mapping_id - 1].filename),
+			    "[kernel.kallsyms]");
+	frames_str(&p, 2, buf, sizeof(buf));
+	assert_string_equal(buf, "main/0 jit/2");
+	const struct profile_location *j = &p.locations[p.samples[2].location_ids[0] - 1];
+	assert_string_equal(profile_str(&p, p.mappings[j->mapping_id - 1].filename), "[jit]");
+	assert_int_equal(p.samples[2].values[0], 2);
+	frames_str(&p, 3, buf, sizeof(buf));
+	assert_string_equal(buf, "main/0 x/0");
+	assert_int_equal(p.samples[3].values[0], 3);
+	assert_int_equal(p.samples[4].values[0], 1);
+	/* frames are interned: "main" is one function and one location */
+	assert_int_equal(p.samples[0].location_ids[2], p.samples[3].location_ids[1]);
+	profile_release(&p);
+}
+
+/* Reading then writing gives the merged, sorted text; so does a detour through pprof. */
+static void test_round_trip(void **state)
+{
+	static const char in[] =
+		"b;a 1\n"
+		"a;b;c_[i] 2\n"
+		"a;b 3\n"
+		"b;a 4\n"
+		"x_[i];y 1\n"
+		"k_[k];a;b_[i];c_[i];d 5\n"
+		"a;;b 1\n"
+		"j_[j];j2_[j];with space 6\n"
+		"a;b;c_[i] 1\n";
+	static const char want[] =
+		"a;;b 1\n"
+		"a;b 3\n"
+		"a;b;c_[i] 3\n"
+		"b;a 5\n"
+		"j_[j];j2_[j];with space 6\n"
+		"k_[k];a;b_[i];c_[i];d 5\n"
+		"x_[i];y 1\n";
+	struct folded_opts o = { .annotate_inline = true };
+	struct profile p, q;
+	void *buf;
+	size_t len;
+
+	read_str(&p, in, NULL);
+	char *out = write_str(&p, &o, 0);
+	assert_string_equal(out, want);
+	free(out);
+	assert_int_equal(pprof_encode(&p, true, &buf, &len), 0);
+	assert_int_equal(profile_init(&q), 0);
+	assert_int_equal(pprof_decode(&q, buf, len), 0);
+	/* a leading inline frame has nothing to be inlined into: pprof has no place for its kind */
+	out = write_str(&q, &o, 0);
+	assert_string_equal(out, "a;;b 1\n"
+				 "a;b 3\n"
+				 "a;b;c_[i] 3\n"
+				 "b;a 5\n"
+				 "j_[j];j2_[j];with space 6\n"
+				 "k_[k];a;b_[i];c_[i];d 5\n"
+				 "x;y 1\n");
+	free(out);
+	free(buf);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+/* Many distinct stacks: every line comes back, counts intact. */
+static void test_many_stacks(void **state)
+{
+	char *text = NULL, *out;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct folded_opts o = { .annotate_inline = true };
+	struct folded_stats st;
+	struct profile p;
+
+	for (int i = 0; i < 5000; i++)
+		fprintf(f, "root;mid%03d;leaf%04d %d\n", i / 50, i, i + 1);
+	fclose(f);
+	read_str(&p, text, &st);
+	assert_int_equal(st.lines, 5000);
+	assert_int_equal(st.bad_lines, 0);
+	assert_int_equal(st.samples, 5000 * 5001 / 2);
+	assert_int_equal(p.nsamples, 5000);
+	assert_int_equal(p.nfunctions, 1 + 100 + 5000);
+	out = write_str(&p, &o, 0);
+	assert_string_equal(out, text); /* the input was already sorted */
+	free(out);
+	free(text);
+	profile_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_default),
+		cmocka_unit_test(test_write_comm),
+		cmocka_unit_test(test_write_empty),
+		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_many_stacks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

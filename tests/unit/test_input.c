@@ -1,0 +1,407 @@
+/* Unit tests for lib/input: format detection (gzip pprof, raw pprof, folded text, including text
+ * whose first byte looks like a protobuf key), errors (-ENOENT, -EISDIR, -ENODATA, -EINVAL),
+ * stdin (streamed folded text larger than the peek, gzip), and atomic saving (.old kept, no
+ * temporary file left behind, mode 0644, stdout). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "pprof.h"
+#include "profile.h"
+
+static char dir[64];
+
+/* dir/name in a static buffer (one of two, so two paths can be used at once). */
+static const char *path_of(const char *name)
+{
+	static char bufs[2][256];
+	static int which;
+	char *b = bufs[which ^= 1];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Reads a whole file (malloc'd); *len its size. */
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0;
+
+	assert_non_null(f);
+	*len = 0;
+	for (;;) {
+		buf = realloc(buf, cap += 65536);
+		size_t n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+		if (n == 0)
+			break;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Names in dir, sorted and joined by ' '. */
+static void list_dir(char *out, size_t size)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	size_t len = 0;
+
+	assert_true(n >= 0);
+	out[0] = 0;
+	for (int i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.')
+			len += snprintf(out + len, size - len, "%s%s", len ? " " : "", ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+/* A fresh scratch directory for each test. */
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/firn-test-input.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* A small profile: samples/count, stacks main;work (x3) and main (x1). */
+static void build(struct profile *p, int64_t extra)
+{
+	assert_int_equal(profile_init(p), 0);
+	profile_add_sample_type(p, "samples", "count");
+	uint64_t m = profile_simple_location(p, 0, profile_function(p, "main", NULL, "", 0), 0);
+	uint64_t w = profile_simple_location(p, 0, profile_function(p, "work", NULL, "", 0), 0);
+	uint64_t s1[] = { w, m };
+	int64_t v1 = 3 + extra, v2 = 1;
+	static const struct profile_label none;
+	assert_int_equal(profile_add_sample(p, s1, 2, &v1, &none, 0), 0);
+	assert_int_equal(profile_add_sample(p, &m, 1, &v2, &none, 0), 0);
+}
+
+/* Loads path into a fresh profile and returns the code; *nsamples and *total from the result. */
+static int load(const char *path, struct folded_stats *st, uint64_t *nsamples, int64_t *total)
+{
+	struct profile p;
+
+	assert_int_equal(profile_init(&p), 0);
+	int rc = profile_load(&p, path, st);
+	*nsamples = p.nsamples;
+	*total = 0;
+	for (uint64_t i = 0; i < p.nsamples && p.nsample_types; i++)
+		*total += p.samples[i].values[0];
+	profile_release(&p);
+	return rc;
+}
+
+/* Folded text, including text starting with bytes that are protobuf keys ('p' = 0x70 is
+ * default_sample_type, '\n' = 0x0a is sample_type, '2' = 0x32 is string_table). */
+static void test_detect_folded(void **state)
+{
+	static const char *const texts[] = {
+		"main;work 3\nmain 1\n",
+		"python3;main 3\nmain 1\n",
+		"\nmain;work 3\n\nmain 1\n",
+		"2nd;frame 3\nmain 1\n",
+		"Z;a 3\nmain 1\n",
+	};
+	struct folded_stats st;
+	uint64_t n;
+	int64_t total;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		write_file(path_of("f.txt"), texts[i], strlen(texts[i]));
+		assert_int_equal(load(path_of("f.txt"), &st, &n, &total), 0);
+		assert_int_equal(st.lines, 2);
+		assert_int_equal(st.bad_lines, 0);
+		assert_int_equal(st.samples, 4);
+		assert_int_equal(n, 2);
+		assert_int_equal(total, 4);
+	}
+}
+
+/* Raw and gzip'd pprof, written by profile_save. */
+static void test_detect_pprof(void **state)
+{
+	struct folded_stats st = { 9, 9, 9 };
+	struct profile p;
+	uint64_t n;
+	int64_t total;
+
+	build(&p, 0);
+	assert_int_equal(profile_save(&p, path_of("p.pb"), false, false), 0);
+	assert_int_equal(profile_save(&p, path_of("p.pb.gz"), true, false), 0);
+	profile_release(&p);
+	size_t len;
+	char *raw = read_all(path_of("p.pb"), &len);
+	assert_int_equal((unsigned char)raw[0], 0x0a);
+	free(raw);
+	assert_int_equal(load(path_of("p.pb"), &st, &n, &total), 0);
+	assert_true(n == 2 && total == 4);
+	assert_true(st.lines == 0 && st.bad_lines == 0 && st.samples == 0);
+	assert_int_equal(load(path_of("p.pb.gz"), NULL, &n, &total), 0);
+	assert_true(n == 2 && total == 4);
+}
+
+static void test_errors(void **state)
+{
+	static const char garbage_pb[] = { 0x0a, 0x05, 0x08, 0x01 }; /* key, then truncated */
+	static const char garbage_gz[] = { 0x1f, (char)0x8b, 0x08, 0x00, 0x01, 0x02 };
+	uint64_t n;
+	int64_t total;
+	struct folded_stats st;
+
+	assert_int_equal(load(path_of("missing"), NULL, &n, &total), -ENOENT);
+	assert_int_equal(load(dir, NULL, &n, &total), -EISDIR);
+	write_file(path_of("empty"), "", 0);
+	assert_int_equal(load(path_of("empty"), NULL, &n, &total), -ENODATA);
+	write_file(path_of("blank"), "\n  \n\t\n", 6);
+	assert_int_equal(load(path_of("blank"), NULL, &n, &total), -ENODATA);
+	write_file(path_of("bad.pb"), garbage_pb, sizeof(garbage_pb));
+	assert_int_equal(load(path_of("bad.pb"), NULL, &n, &total), -EINVAL);
+	write_file(path_of("bad.gz"), garbage_gz, sizeof(garbage_gz));
+	assert_int_equal(load(path_of("bad.gz"), NULL, &n, &total), -EINVAL);
+	write_file(path_of("prose"), "hello world\nno counts here\n", 27);
+	assert_int_equal(load(path_of("prose"), &st, &n, &total), -EINVAL);
+	assert_true(st.lines == 2 && st.bad_lines == 2);
+	/* a folded file with some bad lines is still folded */
+	write_file(path_of("mixed"), "hello world\nmain 2\n", 19);
+	assert_int_equal(load(path_of("mixed"), &st, &n, &total), 0);
+	assert_true(st.lines == 2 && st.bad_lines == 1 && total == 2);
+}
+
+/* Runs profile_load("-") with stdin fed by a child process writing len bytes of data. */
+static int load_stdin(const void *data, size_t len, struct folded_stats *st, uint64_t *n,
+		      int64_t *total)
+{
+	int pfd[2], saved = dup(0);
+
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(pfd[0]);
+		const char *b = data;
+		while (len) {
+			size_t chunk = len < 1000 ? len : 1000; /* small writes: reads see partial data */
+			ssize_t w = write(pfd[1], b, chunk);
+			if (w <= 0)
+				_exit(1);
+			b += w;
+			len -= w;
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	dup2(pfd[0], 0);
+	close(pfd[0]);
+	int rc = load("-", st, n, total);
+	dup2(saved, 0);
+	close(saved);
+	int status;
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return rc;
+}
+
+static void test_stdin(void **state)
+{
+	struct folded_stats st;
+	struct profile p;
+	uint64_t n;
+	int64_t total;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < 10000; i++)
+		fprintf(f, "root;frame number %d;leaf 2\n", i % 3000);
+	fclose(f);
+	assert_true(len > 3 * 65536);
+	assert_int_equal(load_stdin(text, len, &st, &n, &total), 0);
+	assert_true(st.lines == 10000 && st.bad_lines == 0 && st.samples == 20000);
+	assert_true(n == 3000 && total == 20000);
+	free(text);
+
+	void *gz;
+	build(&p, 0);
+	assert_int_equal(pprof_encode(&p, true, &gz, &len), 0);
+	profile_release(&p);
+	assert_int_equal(load_stdin(gz, len, &st, &n, &total), 0);
+	assert_true(n == 2 && total == 4);
+	free(gz);
+	assert_int_equal(load_stdin("", 0, &st, &n, &total), -ENODATA);
+}
+
+/* Saves profile variant `extra` (main;work counts 3 + extra) to path. */
+static void save_variant(const char *path, int64_t extra, bool keep_old)
+{
+	struct profile p;
+
+	build(&p, extra);
+	assert_int_equal(profile_save(&p, path, true, keep_old), 0);
+	profile_release(&p);
+}
+
+/* Total of the profile saved at path. */
+static int64_t total_of(const char *path)
+{
+	uint64_t n;
+	int64_t total;
+
+	assert_int_equal(load(path, NULL, &n, &total), 0);
+	return total;
+}
+
+static void test_save_keep_old(void **state)
+{
+	char names[512];
+	struct stat st;
+
+	mode_t old_mask = umask(022);
+	save_variant(path_of("s.pb.gz"), 0, true); /* nothing to keep yet */
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "s.pb.gz");
+	assert_int_equal(stat(path_of("s.pb.gz"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	save_variant(path_of("s.pb.gz"), 10, true);
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "s.pb.gz s.pb.gz.old");
+	assert_int_equal(total_of(path_of("s.pb.gz")), 14);
+	assert_int_equal(total_of(path_of("s.pb.gz.old")), 4);
+	save_variant(path_of("s.pb.gz"), 20, false); /* .old untouched */
+	assert_int_equal(total_of(path_of("s.pb.gz")), 24);
+	assert_int_equal(total_of(path_of("s.pb.gz.old")), 4);
+	save_variant(path_of("s.pb.gz"), 30, true); /* .old replaced */
+	assert_int_equal(total_of(path_of("s.pb.gz")), 34);
+	assert_int_equal(total_of(path_of("s.pb.gz.old")), 24);
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "s.pb.gz s.pb.gz.old");
+	unlink(path_of("s.pb.gz"));
+	unlink(path_of("s.pb.gz.old"));
+	umask(old_mask);
+}
+
+static void test_save_errors(void **state)
+{
+	struct profile p;
+	char names[512];
+
+	build(&p, 0);
+	assert_int_equal(profile_save(&p, path_of("no/such/dir/x.pb"), false, true), -ENOENT);
+	assert_int_equal(mkdir(path_of("d"), 0755), 0);
+	write_file(path_of("d/inside"), "x", 1);
+	assert_int_equal(profile_save(&p, path_of("d"), false, true), -EISDIR);
+	assert_int_equal(access(path_of("d/inside"), F_OK), 0);
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "d");
+	/* an id that does not exist: nothing is written, the old file stays */
+	write_file(path_of("keep.pb"), "old", 3);
+	p.samples[0].location_ids[0] = 99;
+	assert_int_equal(profile_save(&p, path_of("keep.pb"), false, true), -EINVAL);
+	size_t len;
+	char *b = read_all(path_of("keep.pb"), &len);
+	assert_true(len == 3 && !memcmp(b, "old", 3));
+	free(b);
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "d keep.pb");
+	profile_release(&p);
+	unlink(path_of("keep.pb"));
+	unlink(path_of("d/inside"));
+	rmdir(path_of("d"));
+}
+
+/* file_replace_atomic writes exactly the bytes given. */
+static void test_replace_atomic(void **state)
+{
+	size_t len;
+	char *b;
+
+	assert_int_equal(file_replace_atomic(path_of("r"), "first", 5, false), 0);
+	assert_int_equal(file_replace_atomic(path_of("r"), "second!", 7, true), 0);
+	b = read_all(path_of("r"), &len);
+	assert_true(len == 7 && !memcmp(b, "second!", 7));
+	free(b);
+	b = read_all(path_of("r.old"), &len);
+	assert_true(len == 5 && !memcmp(b, "first", 5));
+	free(b);
+	assert_int_equal(file_replace_atomic(path_of("r"), "", 0, false), 0);
+	b = read_all(path_of("r"), &len);
+	assert_int_equal(len, 0);
+	free(b);
+	unlink(path_of("r"));
+	unlink(path_of("r.old"));
+}
+
+/* profile_save("-") writes the encoding to stdout. */
+static void test_save_stdout(void **state)
+{
+	struct profile p;
+	void *want;
+	size_t wlen, len;
+
+	build(&p, 0);
+	assert_int_equal(pprof_encode(&p, false, &want, &wlen), 0);
+	fflush(stdout);
+	int saved = dup(1), fd = open(path_of("out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 1);
+	close(fd);
+	int rc = profile_save(&p, "-", false, false);
+	dup2(saved, 1);
+	close(saved);
+	assert_int_equal(rc, 0);
+	char *got = read_all(path_of("out"), &len);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(got, want, len);
+	free(got);
+	free(want);
+	profile_release(&p);
+	unlink(path_of("out"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_detect_folded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detect_pprof, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_keep_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_stdout, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,585 @@
+/* Unit tests for lib/pprof: exact wire bytes, round trips (raw and gzip), decoding of arbitrary
+ * ids and unpacked fields, rejection of malformed input (every truncation, bad indexes, missing
+ * ids, garbage gzip, a decompression bomb) and a profile written by Go's runtime/pprof. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pprof.h"
+#include "profile.h"
+
+/* A profile with every feature the format carries: two sample types, metadata, comments, a
+ * user and a kernel mapping, an inlined line, string and numeric labels, negative numbers. */
+static void build_profile(struct profile *p)
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	assert_int_equal(profile_add_sample_type(p, "cpu", "nanoseconds"), 1);
+	p->period_type.type = profile_intern(p, "cpu");
+	p->period_type.unit = profile_intern(p, "nanoseconds");
+	p->period = 10101010;
+	p->time_nanos = 1700000000123456789LL;
+	p->duration_nanos = 2500000000LL;
+	p->default_sample_type = profile_intern(p, "cpu");
+	assert_int_equal(profile_add_comment(p, "recorded by firn"), 0);
+	assert_int_equal(profile_add_comment(p, "second comment"), 0);
+	int64_t app = profile_add_mapping(p, 0x400000, 0x4a0000, 0x1000, "/usr/bin/app", "abc123");
+	int64_t kern = profile_add_mapping(p, 0, 0, 0, "[kernel.kallsyms]", "");
+	assert_true(app == 1 && kern == 2);
+	p->mappings[0].has_functions = p->mappings[0].has_line_numbers = true;
+	p->mappings[0].has_inline_frames = true;
+	int64_t fmain = profile_function(p, "main", NULL, "app.c", 10);
+	int64_t fwork = profile_function(p, "work", "_Z4workv", "app.c", -3);
+	int64_t fhelp = profile_function(p, "helper", NULL, "util.h", 0);
+	int64_t fread_ = profile_function(p, "ksys_read", NULL, "", 0);
+	int64_t lmain = profile_simple_location(p, app, fmain, FRAME_USER);
+	struct profile_line inl[2] = { { fhelp, 7 }, { fwork, 42 } };
+	int64_t lwork = profile_add_location(p, app, 0x401234, inl, 2);
+	int64_t lk = profile_simple_location(p, kern, fread_, FRAME_KERNEL);
+	int64_t lraw = profile_add_location(p, app, 0x40ffff, NULL, 0);
+	assert_true(lmain == 1 && lwork == 2 && lk == 3 && lraw == 4);
+
+	struct profile_label labels[2] = {
+		{ .key = profile_intern(p, "comm"), .str = profile_intern(p, "app") },
+		{ .key = profile_intern(p, "pid"), .num = 4242, .num_unit = profile_intern(p, "id") },
+	};
+	uint64_t s1[] = { lk, lwork, lmain }, s2[] = { lwork, lmain }, s3[] = { lraw, lmain };
+	int64_t v1[] = { 3, 30000000 }, v2[] = { 1, -5 }, v3[] = { 7, 1LL << 40 };
+	assert_int_equal(profile_add_sample(p, s1, 3, v1, labels, 2), 0);
+	assert_int_equal(profile_add_sample(p, s2, 2, v2, labels, 1), 0);
+	assert_int_equal(profile_add_sample(p, s3, 2, v3, labels, 0), 0);
+	assert_int_equal(p->nsamples, 3);
+}
+
+/* Asserts two profiles hold the same strings, tables, samples and metadata. */
+static void assert_same_meta(const struct profile *a, const struct profile *b)
+{
+	assert_int_equal(a->strings.n, b->strings.n);
+	for (uint32_t i = 0; i < a->strings.n; i++) {
+		assert_int_equal(a->strings.lens[i], b->strings.lens[i]);
+		assert_memory_equal(a->strings.strs[i], b->strings.strs[i], a->strings.lens[i]);
+	}
+	assert_int_equal(a->nsample_types, b->nsample_types);
+	assert_memory_equal(a->sample_types, b->sample_types, a->nsample_types * sizeof(*a->sample_types));
+	assert_int_equal(a->period_type.type, b->period_type.type);
+	assert_int_equal(a->period_type.unit, b->period_type.unit);
+	assert_int_equal(a->period, b->period);
+	assert_int_equal(a->time_nanos, b->time_nanos);
+	assert_int_equal(a->duration_nanos, b->duration_nanos);
+	assert_int_equal(a->default_sample_type, b->default_sample_type);
+	assert_int_equal(a->ncomments, b->ncomments);
+	if (a->ncomments)
+		assert_memory_equal(a->comments, b->comments, a->ncomments * sizeof(*a->comments));
+}
+
+static void assert_same_tables(const struct profile *a, const struct profile *b)
+{
+	assert_int_equal(a->nmappings, b->nmappings);
+	for (uint64_t i = 0; i < a->nmappings; i++) {
+		const struct profile_mapping *x = &a->mappings[i], *y = &b->mappings[i];
+		assert_true(x->start == y->start && x->limit == y->limit && x->offset == y->offset);
+		assert_true(x->filename == y->filename && x->build_id == y->build_id);
+		assert_true(x->has_functions == y->has_functions && x->has_filenames == y->has_filenames);
+		assert_true(x->has_line_numbers == y->has_line_numbers &&
+			    x->has_inline_frames == y->has_inline_frames);
+		assert_int_equal(x->kind, y->kind);
+	}
+	assert_int_equal(a->nfunctions, b->nfunctions);
+	for (uint64_t i = 0; i < a->nfunctions; i++) {
+		const struct profile_function *x = &a->functions[i], *y = &b->functions[i];
+		assert_true(x->name == y->name && x->system_name == y->system_name);
+		assert_true(x->filename == y->filename && x->start_line == y->start_line);
+	}
+	assert_int_equal(a->nlocations, b->nlocations);
+	for (uint64_t i = 0; i < a->nlocations; i++) {
+		const struct profile_location *x = &a->locations[i], *y = &b->locations[i];
+		assert_int_equal(x->mapping_id, y->mapping_id);
+		assert_int_equal(x->address, y->address);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->nlines, y->nlines);
+		for (uint32_t j = 0; j < x->nlines; j++) {
+			assert_int_equal(x->lines[j].function_id, y->lines[j].function_id);
+			assert_int_equal(x->lines[j].line, y->lines[j].line);
+		}
+	}
+}
+
+static void assert_same_samples(const struct profile *a, const struct profile *b)
+{
+	assert_int_equal(a->nsamples, b->nsamples);
+	for (uint64_t i = 0; i < a->nsamples; i++) {
+		const struct profile_sample *x = &a->samples[i], *y = &b->samples[i];
+		assert_int_equal(x->nlocs, y->nlocs);
+		assert_memory_equal(x->location_ids, y->location_ids, x->nlocs * sizeof(uint64_t));
+		assert_memory_equal(x->values, y->values, a->nsample_types * sizeof(int64_t));
+		assert_int_equal(x->nlabels, y->nlabels);
+		for (uint32_t j = 0; j < x->nlabels; j++) {
+			assert_int_equal(x->labels[j].key, y->labels[j].key);
+			assert_int_equal(x->labels[j].str, y->labels[j].str);
+			assert_int_equal(x->labels[j].num, y->labels[j].num);
+			assert_int_equal(x->labels[j].num_unit, y->labels[j].num_unit);
+		}
+	}
+}
+
+static void assert_same_profile(const struct profile *a, const struct profile *b)
+{
+	assert_same_meta(a, b);
+	assert_same_tables(a, b);
+	assert_same_samples(a, b);
+}
+
+/* Encodes, decodes and compares with the original. */
+static void round_trip(bool gzip)
+{
+	struct profile p, q;
+	void *buf;
+	size_t len;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, gzip, &buf, &len), 0);
+	assert_true(len > 20);
+	const uint8_t *b = buf;
+	assert_int_equal(b[0] == 0x1f && b[1] == 0x8b, gzip);
+	assert_int_equal(profile_init(&q), 0);
+	assert_int_equal(pprof_decode(&q, buf, len), 0);
+	assert_same_profile(&p, &q);
+	assert_int_equal(q.locations[2].kind, FRAME_KERNEL);
+	assert_int_equal(q.samples[1].values[1], -5);
+	free(buf);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+static void test_round_trip_raw(void **state)
+{
+	round_trip(false);
+}
+
+static void test_round_trip_gzip(void **state)
+{
+	round_trip(true);
+}
+
+/* Encoding twice gives the same bytes; re-encoding a decoded profile too. */
+static void test_encode_deterministic(void **state)
+{
+	struct profile p, q;
+	void *a, *b;
+	size_t alen, blen;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, false, &a, &alen), 0);
+	assert_int_equal(profile_init(&q), 0);
+	assert_int_equal(pprof_decode(&q, a, alen), 0);
+	assert_int_equal(pprof_encode(&q, false, &b, &blen), 0);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(a);
+	free(b);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+/* The wire bytes of a tiny profile, worked out by hand from the protobuf encoding rules. */
+static const uint8_t tiny_bytes[] = {
+	0x0a, 0x04, 0x08, 0x01, 0x10, 0x02,                   /* sample_type {type 1 unit 2} */
+	0x12, 0x06, 0x0a, 0x01, 0x01, 0x12, 0x01, 0x03,       /* sample {location_id [1] value [3]} */
+	0x1a, 0x0a, 0x08, 0x01, 0x10, 0x80, 0x20, 0x18, 0x80, 0x40, 0x28, 0x04, /* mapping */
+	0x22, 0x08, 0x08, 0x01, 0x10, 0x01, 0x22, 0x02, 0x08, 0x01, /* location {id 1 mapping 1 line} */
+	0x2a, 0x06, 0x08, 0x01, 0x10, 0x03, 0x18, 0x03,       /* function {id 1 name 3 sys 3} */
+	0x32, 0x00,                                           /* "" */
+	0x32, 0x07, 's', 'a', 'm', 'p', 'l', 'e', 's',
+	0x32, 0x05, 'c', 'o', 'u', 'n', 't',
+	0x32, 0x01, 'f',
+	0x32, 0x03, 'b', 'i', 'n',
+	0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* time_nanos -1 */
+	0x50, 0xac, 0x02,                                     /* duration_nanos 300 */
+	0x60, 0xe8, 0x07,                                     /* period 1000 */
+	0x6a, 0x01, 0x03,                                     /* comment [3] */
+	0x70, 0x01,                                           /* default_sample_type 1 */
+};
+
+/* The profile tiny_bytes encodes. */
+static void build_tiny(struct profile *p)
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	int64_t f = profile_function(p, "f", NULL, "", 0);
+	int64_t m = profile_add_mapping(p, 0x1000, 0x2000, 0, "bin", "");
+	int64_t l = profile_simple_location(p, m, f, FRAME_USER);
+	uint64_t locs[] = { (uint64_t)l };
+	int64_t v = 3;
+	struct profile_label none = { 0 };
+	assert_int_equal(profile_add_sample(p, locs, 1, &v, &none, 0), 0);
+	p->time_nanos = -1;
+	p->duration_nanos = 300;
+	p->period = 1000;
+	assert_int_equal(profile_add_comment(p, "f"), 0);
+	p->default_sample_type = 1;
+}
+
+static void test_exact_bytes(void **state)
+{
+	struct profile p, q;
+	void *buf;
+	size_t len;
+
+	build_tiny(&p);
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), 0);
+	assert_int_equal(len, sizeof(tiny_bytes));
+	assert_memory_equal(buf, tiny_bytes, len);
+	assert_int_equal(profile_init(&q), 0);
+	assert_int_equal(pprof_decode(&q, tiny_bytes, sizeof(tiny_bytes)), 0);
+	assert_same_profile(&p, &q);
+	free(buf);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+/* Go writes gzip'd profiles; ours must inflate to the raw bytes. */
+static void test_gzip_bytes(void **state)
+{
+	struct profile p;
+	void *buf;
+	size_t len;
+	uint8_t raw[256];
+	uLongf rawlen = sizeof(raw);
+
+	build_tiny(&p);
+	assert_int_equal(pprof_encode(&p, true, &buf, &len), 0);
+	z_stream z = { .next_in = buf, .avail_in = len, .next_out = raw, .avail_out = rawlen };
+	assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(z.total_out, sizeof(tiny_bytes));
+	assert_memory_equal(raw, tiny_bytes, sizeof(tiny_bytes));
+	inflateEnd(&z);
+	free(buf);
+	profile_release(&p);
+}
+
+/* Decodes bytes into a fresh profile and returns the result code; the profile is released. */
+static int decode_rc(const void *data, size_t len)
+{
+	struct profile p;
+
+	assert_int_equal(profile_init(&p), 0);
+	int rc = pprof_decode(&p, data, len);
+	profile_release(&p);
+	return rc;
+}
+
+/* Arbitrary file ids (location 1000 and 5, mapping 9, function 77), unpacked and packed
+ * repeated fields, tables after the samples that use them, strings interleaved, a location
+ * without mapping, a Line without function, an unknown field, and two samples that merge. */
+static void test_decode_unusual(void **state)
+{
+	static const uint8_t in[] = {
+		/* sample {location_id 1000, location_id 5 (unpacked), value 2, label {comm: x}} */
+		0x12, 0x0d, 0x08, 0xe8, 0x07, 0x08, 0x05, 0x10, 0x02, 0x1a, 0x04, 0x08, 0x01, 0x10, 0x03,
+		/* the same stack, locations packed, value 4 */
+		0x12, 0x0d, 0x0a, 0x03, 0xe8, 0x07, 0x05, 0x10, 0x04, 0x1a, 0x04, 0x08, 0x01, 0x10, 0x03,
+		0x32, 0x00, 0x32, 0x04, 'c', 'o', 'm', 'm',
+		0x0a, 0x04, 0x08, 0x02, 0x10, 0x02, /* sample_type {samples, samples} */
+		/* location {id 1000, mapping_id 9, line {function_id 77, line 12}} */
+		0x22, 0x0b, 0x08, 0xe8, 0x07, 0x10, 0x09, 0x22, 0x04, 0x08, 0x4d, 0x10, 0x0c,
+		0x1a, 0x04, 0x08, 0x09, 0x28, 0x04, /* mapping {id 9, filename "[kernel.kal"} */
+		0x2a, 0x04, 0x08, 0x4d, 0x10, 0x03, /* function {id 77, name "x"} */
+		0x32, 0x07, 's', 'a', 'm', 'p', 'l', 'e', 's',
+		0x22, 0x06, 0x08, 0x05, 0x22, 0x02, 0x10, 0x09, /* location {id 5, line {line 9}} */
+		0x32, 0x01, 'x',
+		0x32, 0x0b, '[', 'k', 'e', 'r', 'n', 'e', 'l', '.', 'k', 'a', 'l',
+		0xf8, 0x07, 0x01, /* field 127 */
+	};
+	struct profile p;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(pprof_decode(&p, in, sizeof(in)), 0);
+	assert_int_equal(p.nsample_types, 1);
+	assert_string_equal(profile_str(&p, p.sample_types[0].type), "samples");
+	assert_int_equal(p.nmappings, 1);
+	assert_string_equal(profile_str(&p, p.mappings[0].filename), "[kernel.kal");
+	assert_int_equal(p.nfunctions, 1);
+	assert_string_equal(profile_str(&p, p.functions[0].name), "x");
+	assert_int_equal(p.nlocations, 2);
+	assert_int_equal(p.locations[0].mapping_id, 1);
+	assert_int_equal(p.locations[0].kind, FRAME_KERNEL);
+	assert_int_equal(p.locations[1].kind, FRAME_USER);
+	assert_int_equal(p.locations[0].lines[0].function_id, 1);
+	assert_int_equal(p.locations[0].lines[0].line, 12);
+	assert_int_equal(p.locations[1].mapping_id, 0);
+	assert_int_equal(p.locations[1].nlines, 1);
+	assert_int_equal(p.locations[1].lines[0].function_id, 0);
+	assert_int_equal(p.locations[1].lines[0].line, 9);
+	assert_int_equal(p.nsamples, 1); /* the two samples merged */
+	assert_int_equal(p.samples[0].nlocs, 2);
+	assert_int_equal(p.samples[0].location_ids[0], 1);
+	assert_int_equal(p.samples[0].location_ids[1], 2);
+	assert_int_equal(p.samples[0].values[0], 6);
+	assert_string_equal(profile_label_str(&p, &p.samples[0], "comm"), "x");
+	profile_release(&p);
+}
+
+/* Every proper prefix of a valid encoding either decodes or fails cleanly; gzip prefixes fail. */
+static void test_truncated_prefixes(void **state)
+{
+	struct profile p;
+	void *raw, *gz;
+	size_t rawlen, gzlen, ok = 0;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, false, &raw, &rawlen), 0);
+	assert_int_equal(pprof_encode(&p, true, &gz, &gzlen), 0);
+	for (size_t n = 0; n < rawlen; n++) {
+		uint8_t *copy = malloc(n ? n : 1); /* exact size, so ASan sees overreads */
+		memcpy(copy, raw, n);
+		int rc = decode_rc(copy, n);
+		assert_true(rc == 0 || rc == -EINVAL || rc == -ENODATA);
+		ok += rc == 0;
+		free(copy);
+	}
+	assert_true(ok < rawlen / 4); /* most prefixes are inconsistent */
+	assert_int_equal(decode_rc(raw, rawlen), 0);
+	for (size_t n = 1; n < gzlen; n++) {
+		uint8_t *copy = malloc(n);
+		memcpy(copy, gz, n);
+		assert_true(decode_rc(copy, n) < 0);
+		free(copy);
+	}
+	free(raw);
+	free(gz);
+	profile_release(&p);
+}
+
+/* Flipping each byte of a valid encoding never crashes the decoder. */
+static void test_corrupted_bytes(void **state)
+{
+	struct profile p;
+	void *raw;
+	size_t len;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, false, &raw, &len), 0);
+	uint8_t *copy = malloc(len);
+	for (size_t i = 0; i < len; i++) {
+		static const uint8_t flips[] = { 0xff, 0x80, 0x01, 0x7f };
+		for (size_t k = 0; k < sizeof(flips); k++) {
+			memcpy(copy, raw, len);
+			copy[i] ^= flips[k];
+			int rc = decode_rc(copy, len);
+			assert_true(rc == 0 || rc == -EINVAL);
+		}
+	}
+	free(copy);
+	free(raw);
+	profile_release(&p);
+}
+
+#define REJECT(...)                                                  \
+	do {                                                         \
+		static const uint8_t in_[] = { __VA_ARGS__ };        \
+		assert_int_equal(decode_rc(in_, sizeof(in_)), -EINVAL); \
+	} while (0)
+
+static void test_rejects(void **state)
+{
+	/* a sample type naming string 5 of 2 */
+	REJECT(0x0a, 0x04, 0x08, 0x05, 0x10, 0x01, 0x32, 0x00, 0x32, 0x01, 'a');
+	/* a sample referencing location 9, which does not exist */
+	REJECT(0x0a, 0x02, 0x08, 0x01, 0x12, 0x04, 0x08, 0x09, 0x10, 0x01, 0x32, 0x00, 0x32, 0x01, 'a');
+	/* a value count that differs from the sample type count */
+	REJECT(0x0a, 0x02, 0x08, 0x01, 0x12, 0x04, 0x12, 0x02, 0x01, 0x02, 0x32, 0x00, 0x32, 0x01, 'a');
+	/* a location whose mapping does not exist */
+	REJECT(0x22, 0x04, 0x08, 0x01, 0x10, 0x02, 0x32, 0x00);
+	/* a line whose function does not exist */
+	REJECT(0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x03, 0x32, 0x00);
+	/* two locations with id 1; a location with id 0 */
+	REJECT(0x22, 0x02, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01, 0x32, 0x00);
+	REJECT(0x22, 0x02, 0x10, 0x00, 0x32, 0x00);
+	/* a label key out of range */
+	REJECT(0x12, 0x04, 0x1a, 0x02, 0x08, 0x07, 0x32, 0x00);
+	/* string_table[0] is not "" */
+	REJECT(0x32, 0x01, 'a');
+	/* a truncated varint, an 11-byte varint, a length past the end */
+	REJECT(0x48, 0xff);
+	REJECT(0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
+	REJECT(0x32, 0x00, 0x32, 0x7f, 'a');
+	REJECT(0x32, 0x00, 0x32, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
+	/* field number 0, a group, a known field with the wrong wire type */
+	REJECT(0x02, 0x00);
+	REJECT(0x0b, 0x0c);
+	REJECT(0x08, 0x01, 0x32, 0x00);
+	REJECT(0x32, 0x00, 0x4a, 0x00);
+	REJECT(0x32, 0x00, 0x49, 0, 0, 0, 0, 0, 0, 0, 0);
+	/* a comment out of range */
+	REJECT(0x32, 0x00, 0x68, 0x01);
+	/* garbage after the gzip magic; a gzip stream followed by junk */
+	REJECT(0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x00, 0x03, 0x01, 0x02, 0x03);
+	REJECT(0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x33, 0x62, 0x00, 0x00,
+	       0x8e, 0x46, 0xa9, 0xac, 0x02, 0x00, 0x00, 0x00, 0x42);
+	assert_int_equal(decode_rc("", 0), -ENODATA);
+}
+
+/* A valid one-member gzip of the two bytes 32 00 (string table [""]) decodes; so do two
+ * members back to back, as gzip(1) concatenations are. */
+static void test_gzip_members(void **state)
+{
+	static const uint8_t one[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03,
+				       0x33, 0x62, 0x00, 0x00, 0x8e, 0x46, 0xa9, 0xac, 0x02, 0x00,
+				       0x00, 0x00 };
+	uint8_t two[2 * sizeof(one)];
+
+	memcpy(two, one, sizeof(one));
+	memcpy(two + sizeof(one), one, sizeof(one));
+	assert_int_equal(decode_rc(one, sizeof(one)), 0);
+	assert_int_equal(decode_rc(two, sizeof(two)), 0);
+}
+
+/* The decompression limit: 1000x the input, at least 256 MiB, at most 4 GiB. */
+static void test_gunzip_limit(void **state)
+{
+	assert_int_equal(pprof_gunzip_limit(1), 256ULL << 20);
+	assert_int_equal(pprof_gunzip_limit(1000000), 1000000000ULL);
+	assert_int_equal(pprof_gunzip_limit(100000000), 4ULL << 30);
+}
+
+/* 300 MiB of zeros gzip to about 300 KiB, far more than 1000x: refused with -EFBIG. */
+static void test_gzip_bomb(void **state)
+{
+	size_t chunk = 1 << 20, total = 300, cap = 1 << 20;
+	uint8_t *zeros = calloc(1, chunk), *out = malloc(cap);
+	z_stream z = { 0 };
+
+	assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_out = out;
+	z.avail_out = cap;
+	for (size_t i = 0; i < total; i++) {
+		z.next_in = zeros;
+		z.avail_in = chunk;
+		assert_int_equal(deflate(&z, i + 1 == total ? Z_FINISH : Z_NO_FLUSH),
+				 i + 1 == total ? Z_STREAM_END : Z_OK);
+	}
+	size_t len = z.total_out;
+	deflateEnd(&z);
+	assert_true(len < (total << 20) / 1000);
+	assert_int_equal(decode_rc(out, len), -EFBIG);
+	free(zeros);
+	free(out);
+}
+
+/* Encoding refuses ids that do not exist rather than writing a file nobody can read. */
+static void test_encode_rejects_bad_ids(void **state)
+{
+	struct profile p;
+	void *buf = (void *)1;
+	size_t len = 1;
+
+	build_profile(&p);
+	p.samples[0].location_ids[0] = 0;
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), -EINVAL);
+	assert_null(buf);
+	p.samples[0].location_ids[0] = p.nlocations + 1;
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), -EINVAL);
+	p.samples[0].location_ids[0] = 1;
+	p.locations[1].lines[0].function_id = 99;
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), -EINVAL);
+	p.locations[1].lines[0].function_id = 1;
+	p.mappings[0].filename = p.strings.n;
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), -EINVAL);
+	p.mappings[0].filename = 0;
+	assert_int_equal(pprof_encode(&p, false, &buf, &len), 0);
+	free(buf);
+	profile_release(&p);
+}
+
+/* Reads a whole file into a malloc'd buffer. */
+static void *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *buf = malloc(n + 1);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* A CPU profile written by Go 1.19's runtime/pprof (1 s busy loop with an inlined callee). */
+static void test_go_profile(void **state)
+{
+	const char *root = getenv("ROOT");
+	char path[4096];
+	struct profile p, q;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/go-cpu.pb.gz", root && *root ? root : ".");
+	void *data = read_file(path, &len);
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(pprof_decode(&p, data, len), 0);
+	assert_int_equal(p.nsample_types, 2);
+	assert_string_equal(profile_str(&p, p.sample_types[0].type), "samples");
+	assert_string_equal(profile_str(&p, p.sample_types[0].unit), "count");
+	assert_string_equal(profile_str(&p, p.sample_types[1].type), "cpu");
+	assert_string_equal(profile_str(&p, p.sample_types[1].unit), "nanoseconds");
+	assert_string_equal(profile_str(&p, p.period_type.type), "cpu");
+	assert_int_equal(p.period, 10000000);
+	assert_true(p.nsamples > 0 && p.time_nanos > 0 && p.duration_nanos > 900000000);
+	int64_t total = 0;
+	for (uint64_t i = 0; i < p.nsamples; i++) {
+		total += p.samples[i].values[0];
+		assert_int_equal(p.samples[i].values[1], p.samples[i].values[0] * p.period);
+	}
+	assert_true(total > 50);
+	bool inlined = false;
+	for (uint64_t i = 0; i < p.nlocations; i++) {
+		const struct profile_location *l = &p.locations[i];
+		if (l->nlines == 2 &&
+		    !strcmp(profile_str(&p, p.functions[l->lines[0].function_id - 1].name), "main.mix") &&
+		    !strcmp(profile_str(&p, p.functions[l->lines[1].function_id - 1].name), "main.busy"))
+			inlined = true;
+		assert_int_equal(l->kind, FRAME_USER);
+	}
+	assert_true(inlined);
+	/* and it survives our own round trip */
+	void *buf;
+	assert_int_equal(pprof_encode(&p, true, &buf, &len), 0);
+	assert_int_equal(profile_init(&q), 0);
+	assert_int_equal(pprof_decode(&q, buf, len), 0);
+	assert_same_profile(&p, &q);
+	free(buf);
+	free(data);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_raw),
+		cmocka_unit_test(test_round_trip_gzip),
+		cmocka_unit_test(test_encode_deterministic),
+		cmocka_unit_test(test_exact_bytes),
+		cmocka_unit_test(test_gzip_bytes),
+		cmocka_unit_test(test_decode_unusual),
+		cmocka_unit_test(test_truncated_prefixes),
+		cmocka_unit_test(test_corrupted_bytes),
+		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_gzip_members),
+		cmocka_unit_test(test_gunzip_limit),
+		cmocka_unit_test(test_gzip_bomb),
+		cmocka_unit_test(test_encode_rejects_bad_ids),
+		cmocka_unit_test(test_go_profile),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

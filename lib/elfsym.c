@@ -1,0 +1,421 @@
+/* ELF symbol tables with libelf: candidates from .symtab and .dynsym are sorted, deduplicated per
+ * address (best name wins), given ends, and copied out so the file can be closed. */
+#include "elfsym.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A symbol as found in a table, before deduplication. */
+struct cand {
+	uint64_t start, size;
+	const char *name;   /* into libelf's string table data */
+	uint32_t shndx;
+	uint8_t is_func;    /* STT_FUNC / STT_GNU_IFUNC, else a zero-size fallback */
+	uint8_t bind_rank;  /* 0 global, 1 weak, 2 local */
+	uint8_t is_dynsym;
+};
+
+/* What the symbol pass needs of one section. */
+struct sec {
+	uint64_t addr, end;
+	bool alloc, exec;
+};
+
+/* State while reading one file. */
+struct reader {
+	Elf *elf;
+	struct sec *secs;
+	size_t nsecs;
+	struct cand *cands;
+	size_t ncands, cap;
+};
+
+/* Reads the PT_LOAD program headers. */
+static int read_segments(struct elfsym *e, Elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	e->segments = calloc(n ? n : 1, sizeof(*e->segments));
+	if (!e->segments)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segments[e->nsegments++] = (struct elfsym_segment){
+			ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags,
+		};
+	}
+	return 0;
+}
+
+/* Reads the GNU build id note as lowercase hex. */
+static void read_build_id(struct elfsym *e, Elf *elf)
+{
+	static const char hex[] = "0123456789abcdef";
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+
+	e->build_id[0] = 0;
+	if (n <= 0)
+		return;
+	if ((size_t)n > (sizeof(e->build_id) - 1) / 2)
+		n = (sizeof(e->build_id) - 1) / 2;
+	for (ssize_t i = 0; i < n; i++) {
+		e->build_id[2 * i] = hex[((const uint8_t *)id)[i] >> 4];
+		e->build_id[2 * i + 1] = hex[((const uint8_t *)id)[i] & 15];
+	}
+	e->build_id[2 * n] = 0;
+}
+
+/* Records address range and flags of every section, indexed by section number. */
+static int read_sections(struct reader *r)
+{
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(r->elf, &r->nsecs) != 0)
+		r->nsecs = 0;
+	r->secs = calloc(r->nsecs ? r->nsecs : 1, sizeof(*r->secs));
+	if (!r->secs)
+		return -ENOMEM;
+	while ((scn = elf_nextscn(r->elf, scn))) {
+		GElf_Shdr sh;
+		size_t i = elf_ndxscn(scn);
+		if (i >= r->nsecs || !gelf_getshdr(scn, &sh))
+			continue;
+		r->secs[i] = (struct sec){
+			.addr = sh.sh_addr,
+			.end = sh.sh_addr + sh.sh_size < sh.sh_addr ? UINT64_MAX : sh.sh_addr + sh.sh_size,
+			.alloc = sh.sh_flags & SHF_ALLOC,
+			.exec = sh.sh_flags & SHF_EXECINSTR,
+		};
+	}
+	return 0;
+}
+
+/* Whether an ELF symbol is a function, or a zero-size code label usable as a fallback. */
+static bool wanted(const struct reader *r, const GElf_Sym *sym, const char *name, bool *is_func)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0 || !name || !name[0])
+		return false;
+	*is_func = type == STT_FUNC || type == STT_GNU_IFUNC;
+	if (*is_func)
+		return true;
+	if (type != STT_NOTYPE || sym->st_size != 0 || name[0] == '$' || !strncmp(name, ".L", 2))
+		return false;
+	return sym->st_shndx < r->nsecs && r->secs[sym->st_shndx].exec;
+}
+
+/* Appends a candidate. */
+static int push_cand(struct reader *r, const struct cand *c)
+{
+	if (r->ncands == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 1024;
+		struct cand *n = realloc(r->cands, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->cands = n;
+		r->cap = ncap;
+	}
+	r->cands[r->ncands++] = *c;
+	return 0;
+}
+
+/* Ranks a symbol binding: global first. */
+static uint8_t bind_rank(int bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+/* Adds the wanted symbols of one symbol table section. */
+static int read_symtab(struct reader *r, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t entsize = gelf_fsize(r->elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	if (!data || !entsize || data->d_type != ELF_T_SYM)
+		return 0;
+	for (size_t i = 1; i < data->d_size / entsize; i++) {
+		GElf_Sym sym;
+		bool is_func;
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		const char *name = elf_strptr(r->elf, sh->sh_link, sym.st_name);
+		if (!wanted(r, &sym, name, &is_func))
+			continue;
+		struct cand c = {
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name = name,
+			.shndx = sym.st_shndx,
+			.is_func = is_func,
+			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.is_dynsym = sh->sh_type == SHT_DYNSYM,
+		};
+		if (push_cand(r, &c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Adds the symbols of .symtab and .dynsym. */
+static int read_symbols(struct reader *r)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(r->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		if (read_symtab(r, scn, &sh))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Number of leading underscores of a name. */
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Orders candidates by address, the preferred name of an address first. */
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->is_func != b->is_func)
+		return b->is_func - a->is_func;
+	if (a->bind_rank != b->bind_rank)
+		return a->bind_rank - b->bind_rank;
+	size_t ua = underscores(a->name), ub = underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	if (a->is_dynsym != b->is_dynsym)
+		return a->is_dynsym - b->is_dynsym;
+	return strcmp(a->name, b->name);
+}
+
+/* Keeps the first (best) candidate of each address, with the largest size seen there, and drops
+ * zero-size fallbacks inside a sized function. Compacts r->cands in place. */
+static void dedupe(struct reader *r)
+{
+	size_t n = 0;
+	uint64_t cover_end = 0;
+
+	for (size_t i = 0; i < r->ncands; i++) {
+		struct cand *c = &r->cands[i];
+		if (n && r->cands[n - 1].start == c->start) {
+			if (c->size > r->cands[n - 1].size)
+				r->cands[n - 1].size = c->size;
+		} else if (c->size == 0 && c->start < cover_end) {
+			continue;
+		} else {
+			r->cands[n++] = *c;
+		}
+		struct cand *k = &r->cands[n - 1];
+		uint64_t end = k->start + k->size < k->start ? UINT64_MAX : k->start + k->size;
+		if (end > cover_end)
+			cover_end = end;
+	}
+	r->ncands = n;
+}
+
+/* End bound for a zero-size symbol: its section's end, else its PT_LOAD segment's end. */
+static uint64_t zero_size_bound(const struct elfsym *e, const struct reader *r, const struct cand *c)
+{
+	if (c->shndx < r->nsecs && r->secs[c->shndx].alloc && r->secs[c->shndx].end > c->start)
+		return r->secs[c->shndx].end;
+	for (size_t i = 0; i < e->nsegments; i++) {
+		const struct elfsym_segment *s = &e->segments[i];
+		if (c->start >= s->vaddr && c->start - s->vaddr < s->memsz)
+			return s->vaddr + s->memsz;
+	}
+	return c->start + 1;
+}
+
+/* Appends name to the names pool; returns its offset, or -1. */
+static int64_t add_name(struct elfsym *e, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (e->names_len + len > e->names_cap) {
+		size_t ncap = e->names_cap ? e->names_cap : 4096;
+		while (ncap < e->names_len + len)
+			ncap *= 2;
+		char *n = realloc(e->names, ncap);
+		if (!n)
+			return -1;
+		e->names = n;
+		e->names_cap = ncap;
+	}
+	memcpy(e->names + e->names_len, name, len);
+	e->names_len += len;
+	return e->names_len - len;
+}
+
+/* Copies the deduplicated candidates out as symbols with ends. */
+static int emit_symbols(struct elfsym *e, const struct reader *r)
+{
+	e->syms = calloc(r->ncands ? r->ncands : 1, sizeof(*e->syms));
+	if (!e->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->ncands; i++) {
+		const struct cand *c = &r->cands[i];
+		uint64_t next = i + 1 < r->ncands ? r->cands[i + 1].start : UINT64_MAX;
+		uint64_t end = c->size ? c->start + c->size : zero_size_bound(e, r, c);
+		if (end < c->start || end > next)
+			end = next;
+		int64_t name = add_name(e, c->name);
+		if (name < 0)
+			return -ENOMEM;
+		e->syms[e->nsyms++] = (struct elfsym_symbol){ c->start, end, (uint32_t)name };
+	}
+	return 0;
+}
+
+/* Reads everything from an open Elf handle into e. */
+static int init_from_elf(struct elfsym *e, Elf *elf)
+{
+	struct reader r = { .elf = elf };
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	e->type = eh.e_type;
+	err = read_segments(e, elf);
+	if (!err) {
+		read_build_id(e, elf);
+		err = read_sections(&r);
+	}
+	if (!err)
+		err = read_symbols(&r);
+	if (!err) {
+		if (r.ncands)
+			qsort(r.cands, r.ncands, sizeof(*r.cands), cand_cmp);
+		dedupe(&r);
+		err = emit_symbols(e, &r);
+	}
+	free(r.secs);
+	free(r.cands);
+	return err;
+}
+
+/* Runs init_from_elf on a libelf handle and frees it; releases e on failure. */
+static int init_and_end(struct elfsym *e, Elf *elf)
+{
+	int err;
+
+	if (!elf) {
+		elfsym_release(e);
+		return -ENOEXEC;
+	}
+	err = init_from_elf(e, elf);
+	elf_end(elf);
+	if (err)
+		elfsym_release(e);
+	return err;
+}
+
+int elfsym_init_fd(struct elfsym *e, int fd)
+{
+	int dfd, err;
+
+	memset(e, 0, sizeof(*e));
+	elf_version(EV_CURRENT);
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -errno;
+	/* ELF_C_READ reads sections with pread on demand: a file truncated under us gives errors,
+	 * never the SIGBUS a mapping would. */
+	err = init_and_end(e, elf_begin(dfd, ELF_C_READ, NULL));
+	close(dfd);
+	return err;
+}
+
+int elfsym_init_path(struct elfsym *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0) {
+		memset(e, 0, sizeof(*e));
+		return -errno;
+	}
+	err = elfsym_init_fd(e, fd);
+	close(fd);
+	return err;
+}
+
+int elfsym_init_memory(struct elfsym *e, const void *image, size_t size)
+{
+	char *copy = malloc(size ? size : 1);
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	elf_version(EV_CURRENT);
+	err = init_and_end(e, elf_memory(copy, size));
+	free(copy);
+	return err;
+}
+
+void elfsym_release(struct elfsym *e)
+{
+	free(e->segments);
+	free(e->syms);
+	free(e->names);
+	memset(e, 0, sizeof(*e));
+}
+
+int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uint64_t *sym_start)
+{
+	size_t lo = 0, hi = e->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= e->syms[lo - 1].end)
+		return -ENOENT;
+	if (name)
+		*name = e->names + e->syms[lo - 1].name;
+	if (sym_start)
+		*sym_start = e->syms[lo - 1].start;
+	return 0;
+}
+
+int elfsym_file_offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < e->nsegments; i++) {
+		const struct elfsym_segment *s = &e->segments[i];
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

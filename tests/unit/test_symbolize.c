@@ -1,0 +1,443 @@
+/* Unit tests for lib/symbolize: our own functions and libc through our own pid, processes that
+ * exited before symbolization, deleted binaries, the vDSO, unresolved addresses, kernel addresses
+ * from the kallsyms fixture, the per-profile caches and the stats. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "elfsym.h"
+#include "procmap.h"
+#include "symbolize.h"
+#include "symfix.h"
+
+/* Functions of this test whose addresses we symbolize. */
+__attribute__((noinline)) int symbolize_test_one(int x)
+{
+	return x * 5 + 2;
+}
+
+__attribute__((noinline)) int symbolize_test_two(int x)
+{
+	return symbolize_test_one(x) * 3;
+}
+
+/* Writable data of this binary (its mapping is not executable). */
+int test_data[1024] = { 1 };
+
+/* Name of the (outermost) function of location id, or NULL when it has no lines. */
+static const char *loc_name(const struct profile *p, int64_t id)
+{
+	assert_true(id > 0 && (uint64_t)id <= p->nlocations);
+	const struct profile_location *l = &p->locations[id - 1];
+	if (!l->nlines)
+		return NULL;
+	return profile_str(p, p->functions[l->lines[l->nlines - 1].function_id - 1].name);
+}
+
+/* The mapping of location id. */
+static const struct profile_mapping *loc_mapping(const struct profile *p, int64_t id)
+{
+	const struct profile_location *l = &p->locations[id - 1];
+
+	assert_true(l->mapping_id > 0 && l->mapping_id <= p->nmappings);
+	return &p->mappings[l->mapping_id - 1];
+}
+
+/* Whether s ends with suffix. */
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Asserts the stats are exactly these. */
+static void assert_stats(const struct symbolizer *s, uint64_t resolved, uint64_t no_process,
+			 uint64_t no_mapping, uint64_t no_symbol, uint64_t no_file)
+{
+	struct symbolizer_stats st;
+
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.resolved, resolved);
+	assert_int_equal(st.no_process, no_process);
+	assert_int_equal(st.no_mapping, no_mapping);
+	assert_int_equal(st.no_symbol, no_symbol);
+	assert_int_equal(st.no_file, no_file);
+}
+
+static void test_self(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p;
+	struct elfsym e;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid = getpid();
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_non_null(s);
+	assert_int_equal(profile_init(&p), 0);
+	assert_false(symbolizer_has_process(s, pid));
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	assert_true(symbolizer_has_process(s, pid));
+	uint64_t addr = (uintptr_t)symbolize_test_two + 5;
+	int64_t id = symbolizer_user_location(s, &p, pid, addr, false);
+	assert_string_equal(loc_name(&p, id), "symbolize_test_two");
+	assert_int_equal(p.locations[id - 1].address, addr);
+	assert_int_equal(p.locations[id - 1].kind, FRAME_USER);
+	const struct profile_mapping *m = loc_mapping(&p, id);
+	assert_string_equal(profile_str(&p, m->filename), exe);
+	assert_true(m->has_functions);
+	assert_true(m->start <= addr && addr < m->limit);
+	assert_int_equal(elfsym_init_path(&e, exe), 0);
+	assert_string_equal(profile_str(&p, m->build_id), e.build_id);
+	elfsym_release(&e);
+	assert_int_equal(symbolizer_user_location(s, &p, pid, addr, false), id);
+	assert_int_equal(p.nlocations, 1);
+	void *libc_getpid = dlsym(RTLD_DEFAULT, "getpid");
+	id = symbolizer_user_location(s, &p, pid, (uintptr_t)libc_getpid, false);
+	const char *name = loc_name(&p, id); /* whichever alias the libc build makes global */
+	assert_true(name && (!strcmp(name, "getpid") || !strcmp(name, "__getpid")));
+	assert_true(ends_with(profile_str(&p, loc_mapping(&p, id)->filename), "/libc.so.6"));
+	assert_stats(s, 3, 0, 0, 0, 0);
+	assert_int_equal(symbolize_test_two(1), 21);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+static void test_return_address(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p;
+	pid_t pid = getpid();
+	uint64_t start = (uintptr_t)symbolize_test_two;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	int64_t leaf = symbolizer_user_location(s, &p, pid, start, false);
+	int64_t ret = symbolizer_user_location(s, &p, pid, start, true);
+	assert_string_equal(loc_name(&p, leaf), "symbolize_test_two");
+	assert_true(ret != leaf);
+	assert_int_equal(p.locations[ret - 1].address, start); /* the location keeps the address */
+	const char *before = loc_name(&p, ret);                 /* looked up at start - 1 */
+	assert_true(!before || strcmp(before, "symbolize_test_two"));
+	int64_t inside = symbolizer_user_location(s, &p, pid, start + 1, true);
+	assert_string_equal(loc_name(&p, inside), "symbolize_test_two");
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+static void test_unresolved(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p;
+	pid_t pid = getpid();
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(jit != MAP_FAILED);
+	assert_int_equal(profile_init(&p), 0);
+	int64_t id = symbolizer_user_location(s, &p, pid, 0x401000, false);
+	assert_null(loc_name(&p, id));
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[unknown]");
+	assert_stats(s, 0, 1, 0, 0, 0);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	id = symbolizer_user_location(s, &p, pid, 0x10, false);
+	assert_null(loc_name(&p, id));
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[unknown]");
+	id = symbolizer_user_location(s, &p, pid, (uintptr_t)jit + 16, false);
+	assert_null(loc_name(&p, id));
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[anon]");
+	assert_int_equal(p.locations[id - 1].kind, FRAME_JIT);
+	assert_false(loc_mapping(&p, id)->has_functions);
+	/* data of this binary: its file is read (the build id is there), no function covers it */
+	id = symbolizer_user_location(s, &p, pid, (uintptr_t)&test_data, false);
+	assert_null(loc_name(&p, id));
+	assert_int_equal(p.locations[id - 1].kind, FRAME_USER);
+	assert_int_equal(strlen(profile_str(&p, loc_mapping(&p, id)->build_id)), 40);
+	assert_int_equal(symbolizer_user_location(s, &p, pid, (uintptr_t)&test_data, false), id);
+	assert_stats(s, 0, 1, 1, 3, 0);
+	munmap(jit, 4096);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+/* Asserts that every function fns lists resolves to its name in pid's snapshot, as a leaf and
+ * as a return address one byte in. */
+static void assert_fixture_names(struct symbolizer *s, struct profile *p, pid_t pid,
+				 const struct symfix_fn *fns, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int64_t id = symbolizer_user_location(s, p, pid, fns[i].runtime, false);
+		assert_non_null(loc_name(p, id));
+		assert_string_equal(loc_name(p, id), fns[i].name);
+		id = symbolizer_user_location(s, p, pid, fns[i].runtime + 1, true);
+		assert_string_equal(loc_name(p, id), fns[i].name);
+	}
+}
+
+static void test_exited_process(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct symfix_fn fns[16];
+	struct profile p;
+	int n = 0;
+	pid_t pid = symfix_run(built_fixture("symfix-lib"), 1, fns, &n);
+
+	assert_true(pid > 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	symfix_kill(pid);
+	assert_int_equal(symbolizer_add_process(s, pid), -ENOENT); /* gone: the snapshot stays */
+	assert_true(symbolizer_has_process(s, pid));
+	assert_int_equal(profile_init(&p), 0);
+	assert_fixture_names(s, &p, pid, fns, n);
+	const struct symfix_fn *gamma = symfix_find(fns, n, "firn_fix_lib_gamma");
+	assert_non_null(gamma);
+	int64_t id = symbolizer_user_location(s, &p, pid, gamma->runtime, false);
+	const struct profile_mapping *m = loc_mapping(&p, id);
+	assert_true(ends_with(profile_str(&p, m->filename), "/libfirnfix.so"));
+	assert_int_equal(gamma->runtime - m->start + m->offset - gamma->vaddr, 0); /* one segment */
+	assert_stats(s, 2 * n + 1, 0, 0, 0, 0);
+	assert_int_equal(symbolizer_remove_process(s, pid), 0);
+	assert_false(symbolizer_has_process(s, pid));
+	assert_int_equal(symbolizer_remove_process(s, pid), -ENOENT);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+/* Copies the symfix fixture to a fresh executable file under /tmp; returns its path. */
+static char *copy_fixture(void)
+{
+	static char path[64];
+	char buf[65536];
+	ssize_t r;
+
+	strcpy(path, "/tmp/firn-symfix-XXXXXX");
+	int out = mkstemp(path), in = open(built_fixture("symfix"), O_RDONLY);
+	assert_true(out >= 0 && in >= 0);
+	while ((r = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, r), r);
+	close(in);
+	assert_int_equal(fchmod(out, 0755), 0);
+	close(out);
+	return path;
+}
+
+static void test_deleted_binary(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct symfix_fn fns[16], fns2[16];
+	struct profile p;
+	int n = 0, n2 = 0;
+
+	assert_int_equal(profile_init(&p), 0);
+	/* deleted after the snapshot, before symbolization */
+	char *path = copy_fixture();
+	pid_t pid = symfix_run(path, 1, fns, &n);
+	assert_true(pid > 0);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	assert_int_equal(unlink(path), 0);
+	symfix_kill(pid);
+	assert_fixture_names(s, &p, pid, fns, n);
+	int64_t id = symbolizer_user_location(s, &p, pid, fns[0].runtime, false);
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), path);
+	/* deleted before the snapshot: maps says "(deleted)", map_files still opens it */
+	path = copy_fixture();
+	pid_t pid2 = symfix_run(path, 1, fns2, &n2);
+	assert_true(pid2 > 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symbolizer_add_process(s, pid2), 0);
+	symfix_kill(pid2);
+	assert_fixture_names(s, &p, pid2, fns2, n2);
+	id = symbolizer_user_location(s, &p, pid2, fns2[0].runtime, false);
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), path);
+	assert_stats(s, 4 * n + 1 + 1, 0, 0, 0, 0);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+/* Number of open file descriptors of this process. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void test_repeat_snapshot(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p;
+	pid_t pid = getpid();
+	uint64_t addr = (uintptr_t)symbolize_test_one;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	int fds = count_fds();
+	int64_t before = symbolizer_user_location(s, &p, pid, addr, false);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(symbolizer_add_process(s, pid), 0);
+	assert_true(count_fds() <= fds); /* no file opened again (indexed ones are closed) */
+	int64_t after = symbolizer_user_location(s, &p, pid, addr, false);
+	assert_true(after != before); /* a new snapshot has new mappings */
+	assert_string_equal(loc_name(&p, after), "symbolize_test_one");
+	assert_int_equal(p.functions[p.locations[after - 1].lines[0].function_id - 1].name,
+			 p.functions[p.locations[before - 1].lines[0].function_id - 1].name);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+/* Finds the vDSO symbol name's address with nm on a copy of the image; 0 when not found. */
+static uint64_t nm_vdso_symbol(const void *image, size_t size, const char *name)
+{
+	char path[] = "/tmp/firn-vdso-XXXXXX", cmd[128], line[256], sym[128], type;
+	unsigned long long value;
+	uint64_t found = 0;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, image, size), (ssize_t)size);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s", path);
+	FILE *f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127[^@\n]", &value, &type, sym) == 3 && !strcmp(sym, name))
+			found = value; /* nm prints "NAME@@VERSION" */
+	if (f)
+		pclose(f);
+	unlink(path);
+	return found;
+}
+
+static void test_vdso(void **state)
+{
+	struct symbolizer *s;
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct profile p;
+	struct procmap m;
+	pid_t pid = getpid();
+
+	if (!base)
+		skip(); /* no vDSO (valgrind hides it) */
+	assert_int_equal(procmap_read(&m, pid), 0);
+	const struct procmap_entry *e = procmap_find(&m, base);
+	assert_non_null(e);
+	assert_int_equal(e->kind, PROCMAP_VDSO);
+	uint64_t value = nm_vdso_symbol((void *)(uintptr_t)base, e->end - e->start,
+					"__vdso_clock_gettime");
+	assert_true(value != 0);
+	assert_int_equal(profile_init(&p), 0);
+	s = symbolizer_new();
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	int64_t id = symbolizer_user_location(s, &p, pid, e->start + value + 1, false);
+	assert_string_equal(loc_name(&p, id), "__vdso_clock_gettime");
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[vdso]");
+	assert_int_equal(loc_mapping(&p, id)->kind, FRAME_USER);
+	procmap_release(&m);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+static void test_kernel(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	int64_t id = symbolizer_kernel_location(s, &p, 0xffffffff81000104);
+	assert_string_equal(loc_name(&p, id), "core_alpha");
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[kernel.kallsyms]");
+	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
+	assert_int_equal(p.locations[id - 1].address, 0xffffffff81000104);
+	assert_int_equal(symbolizer_kernel_location(s, &p, 0xffffffff81000104), id);
+	id = symbolizer_kernel_location(s, &p, 0xffffffffc0001090);
+	assert_string_equal(loc_name(&p, id), "mod_fn_two");
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[foo]");
+	assert_int_equal(loc_mapping(&p, id)->start, 0xffffffffc0001000);
+	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
+	id = symbolizer_kernel_location(s, &p, 0xffffffffc0003004);
+	assert_string_equal(loc_name(&p, id), "bpf_prog_6deef7357e7b4530_handler");
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[bpf]");
+	id = symbolizer_kernel_location(s, &p, 0xffffffff80000000);
+	assert_null(loc_name(&p, id));
+	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[kernel.kallsyms]");
+	assert_stats(s, 4, 0, 0, 1, 0);
+	assert_int_equal(symbolizer_set_kallsyms(s, "/nonexistent/kallsyms"), 0);
+	id = symbolizer_kernel_location(s, &p, 0xffffffff81000104);
+	assert_null(loc_name(&p, id));
+	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
+	assert_stats(s, 4, 0, 0, 1, 1);
+	profile_release(&p);
+	symbolizer_free(s);
+}
+
+static void test_profiles(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct profile p1, p2;
+	pid_t pid = getpid();
+	uint64_t addr = (uintptr_t)symbolize_test_one;
+
+	assert_int_equal(profile_init(&p1), 0);
+	assert_int_equal(profile_init(&p2), 0);
+	assert_int_equal(profile_add_mapping(&p2, 1, 2, 0, "/other", ""), 1);
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	int64_t a = symbolizer_user_location(s, &p1, pid, addr, false);
+	int64_t k = symbolizer_kernel_location(s, &p1, 0xffffffff81000200);
+	assert_int_equal(p1.nlocations, 2);
+	/* p1 re-initialized at the same address: nothing stale comes back */
+	profile_release(&p1);
+	assert_int_equal(profile_init(&p1), 0);
+	a = symbolizer_user_location(s, &p1, pid, addr, false);
+	k = symbolizer_kernel_location(s, &p1, 0xffffffff81000200);
+	assert_string_equal(loc_name(&p1, a), "symbolize_test_one");
+	assert_string_equal(loc_name(&p1, k), "core_beta");
+	assert_int_equal(p1.nlocations, 2);
+	assert_int_equal(p1.nmappings, 2);
+	/* another profile gets its own entries */
+	int64_t b = symbolizer_user_location(s, &p2, pid, addr, false);
+	int64_t k2 = symbolizer_kernel_location(s, &p2, 0xffffffff81000200);
+	assert_string_equal(loc_name(&p2, b), "symbolize_test_one");
+	assert_string_equal(loc_name(&p2, k2), "core_beta");
+	assert_true(p2.locations[b - 1].mapping_id >= 2);
+	assert_int_equal(p2.nlocations, 2);
+	profile_release(&p1);
+	profile_release(&p2);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_return_address),
+		cmocka_unit_test(test_unresolved),
+		cmocka_unit_test(test_exited_process),
+		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_repeat_snapshot),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_profiles),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

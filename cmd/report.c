@@ -1,11 +1,570 @@
-/* firn report: placeholder until the report command lands. */
+/* firn report: reads a profile (pprof or folded stacks) and prints its top functions, or converts
+ * it to folded stacks, JSON, a flame graph (SVG) or pprof. */
 #include "opt.h"
 
-static const struct opt report_opts[] = { OPT_END };
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flamegraph.h"
+#include "folded.h"
+#include "hist.h"
+#include "input.h"
+#include "json.h"
+#include "opt_flamegraph.h"
+#include "pprof.h"
+
+#define REPORT_USAGE \
+	"[--top N] [--sort self|total] [--lines] [FILTERS] [-o OUT] [FILE]\n" \
+	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE]"
+
+#define DEFAULT_INPUT "firn.pb.gz"
+#define DEFAULT_TOP 20
+
+enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF };
+
+enum {
+	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
+	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT,
+};
+
+struct report_opts {
+	const char *input;         /* "-" for stdin */
+	const char *output;        /* NULL or "-" for stdout */
+	enum report_mode mode;
+	int mode_id;               /* the option that chose the mode, 0 for the table */
+	long top;                  /* rows; 0 = all */
+	enum hist_sort sort;
+	struct hist_opts hist;     /* pid/comm filters, no_kernel, inline, by */
+	int64_t *pids;             /* owned; hist.pids points here */
+	struct flamegraph_opts fg;
+	uint32_t given;            /* bit (id - 256) for each option given */
+	int fg_id;                 /* the first flame graph option given, 0 if none */
+};
+
+/* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
+static void report_opts_init(struct report_opts *ro)
+{
+	memset(ro, 0, sizeof(*ro));
+	ro->input = DEFAULT_INPUT;
+	ro->top = DEFAULT_TOP;
+	ro->sort = HIST_SORT_SELF;
+	flamegraph_opts_init(&ro->fg);
+}
+
+#define MODE_BIT(m) (1u << (m))
+#define ALL_MODES 0x1fu
+
+/* Output modes each option applies to; an option given for another mode is a usage error. */
+static const struct {
+	int id;
+	unsigned modes;
+} option_modes[] = {
+	{ OPT_TOP, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
+	{ OPT_SORT, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
+	{ OPT_LINES, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
+	{ OPT_PID, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
+	{ OPT_COMM, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
+	{ OPT_NO_KERNEL, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
+	{ OPT_INLINE, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) | MODE_BIT(MODE_FOLDED) },
+};
+
+/* The long name of an option of report_cmd, for messages. */
+static const char *option_name(int id)
+{
+	for_each_opt(o, &report_cmd)
+		if (o->id == id)
+			return o->long_name;
+	return "?";
+}
+
+/* How a mode is named in messages. */
+static const char *mode_name(enum report_mode m)
+{
+	static const char *const names[] = { "the table", "--folded", "--json", "--svg", "--pprof" };
+
+	return names[m];
+}
+
+/* Chooses the output mode; two different modes are a usage error. */
+static int set_mode(struct report_opts *ro, int id)
+{
+	if (ro->mode_id && ro->mode_id != id)
+		return usage_error(&report_cmd, "--%s and --%s cannot be used together",
+				   option_name(ro->mode_id), option_name(id));
+	ro->mode_id = id;
+	ro->mode = id == OPT_FOLDED ? MODE_FOLDED : id == OPT_JSON ? MODE_JSON
+		 : id == OPT_SVG    ? MODE_SVG
+				    : MODE_PPROF;
+	return 0;
+}
+
+/* Appends the comma-separated process ids of arg to the pid filter. */
+static int parse_pids(struct report_opts *ro, const char *arg)
+{
+	const char *s = arg;
+
+	do {
+		char *end;
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (errno || end == s || v < 0 || v > INT_MAX || (*end && *end != ','))
+			return usage_error(&report_cmd, "invalid value '%s' for --pid (process ids "
+				"separated by commas)", arg);
+		int64_t *n = realloc(ro->pids, (ro->hist.npids + 1) * sizeof(*n));
+		if (!n)
+			return error("out of memory");
+		ro->pids = n;
+		ro->pids[ro->hist.npids++] = v;
+		s = *end ? end + 1 : end;
+	} while (*s || s[-1] == ',');
+	ro->hist.pids = ro->pids;
+	return 0;
+}
+
+/* --sort self|total */
+static int parse_sort(struct report_opts *ro, const char *arg)
+{
+	if (!strcmp(arg, "self"))
+		ro->sort = HIST_SORT_SELF;
+	else if (!strcmp(arg, "total"))
+		ro->sort = HIST_SORT_TOTAL;
+	else
+		return usage_error(&report_cmd, "invalid value '%s' for --sort (self or total)", arg);
+	return 0;
+}
+
+/* Option handler for opt_parse. */
+static int report_option(void *ctx, int id, const char *arg)
+{
+	struct report_opts *ro = ctx;
+	long v;
+
+	if (id >= OPT_FLAMEGRAPH_FIRST && id <= OPT_FLAMEGRAPH_LAST) {
+		ro->fg_id = ro->fg_id ? ro->fg_id : id;
+		return flamegraph_option(&report_cmd, &ro->fg, id, arg);
+	}
+	if (id >= 256 && id < 256 + 32)
+		ro->given |= 1u << (id - 256);
+	switch (id) {
+	case 'o':
+		ro->output = arg;
+		return 0;
+	case OPT_FOLDED: case OPT_JSON: case OPT_SVG: case OPT_PPROF:
+		return set_mode(ro, id);
+	case OPT_PID:
+		return parse_pids(ro, arg);
+	case OPT_COMM:
+		ro->hist.comm = arg;
+		return 0;
+	case OPT_NO_KERNEL:
+		ro->hist.no_kernel = true;
+		return 0;
+	case OPT_INLINE:
+		ro->hist.inline_frames = true;
+		return 0;
+	case OPT_LINES:
+		ro->hist.by = HIST_BY_LINE;
+		return 0;
+	case OPT_TOP:
+		if (opt_long(&report_cmd, "top", arg, 0, INT_MAX, &v))
+			return 2;
+		ro->top = v;
+		return 0;
+	case OPT_SORT:
+		return parse_sort(ro, arg);
+	}
+	return 0;
+}
+
+/* Rejects options that do not apply to the chosen output mode. */
+static int check_modes(const struct report_opts *ro)
+{
+	for (size_t i = 0; i < sizeof(option_modes) / sizeof(option_modes[0]); i++)
+		if ((ro->given & 1u << (option_modes[i].id - 256)) &&
+		    !(option_modes[i].modes & MODE_BIT(ro->mode)))
+			return usage_error(&report_cmd, "--%s does not apply to %s output",
+					   option_name(option_modes[i].id), mode_name(ro->mode));
+	if (ro->fg_id && ro->mode != MODE_SVG)
+		return usage_error(&report_cmd, "--%s applies to --svg output only",
+				   option_name(ro->fg_id));
+	if (ro->mode == MODE_PPROF && (!ro->output || !strcmp(ro->output, "-")) && isatty(1))
+		return usage_error(&report_cmd, "--pprof writes binary data: use -o FILE or a pipe");
+	return 0;
+}
+
+/* The input as messages and the table header name it. */
+static const char *input_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+/* Reads the profile; prints the error (exit 1) or the malformed-lines warning. */
+static int load(struct profile *p, const char *path)
+{
+	struct folded_stats st = { 0 };
+	const char *name = input_name(path);
+	int err = profile_load(p, path, &st);
+
+	if (err == -EINVAL)
+		return error("cannot read '%s': not a pprof or folded profile", name);
+	if (err == -ENODATA)
+		return error("cannot read '%s': empty file", name);
+	if (err == -EFBIG)
+		return error("cannot read '%s': decompressed profile too large", name);
+	if (err == -ENOMEM || err == -EIO)
+		return error("cannot read '%s': %s", name, strerror(-err));
+	if (err)
+		return error("cannot open '%s': %s", name, strerror(-err));
+	if (st.bad_lines)
+		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
+			st.bad_lines == 1 ? "" : "s", name);
+	return 0;
+}
+
+/* The value of the comment line "key: value" of p, or NULL. */
+static const char *comment_value(const struct profile *p, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (uint32_t i = 0; i < p->ncomments; i++) {
+		const char *c = profile_str(p, p->comments[i]);
+		if (!strncmp(c, key, len) && c[len] == ':' && c[len + 1] == ' ')
+			return c + len + 2;
+	}
+	return NULL;
+}
+
+/* Formats v with thousands separators ("2,041") into buf (32 bytes). */
+static const char *group_digits(int64_t v, char *buf)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu",
+			 (unsigned long long)(v < 0 ? -(uint64_t)v : (uint64_t)v));
+	char *o = buf;
+
+	if (v < 0)
+		*o++ = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			*o++ = ',';
+		*o++ = digits[i];
+	}
+	*o = 0;
+	return buf;
+}
+
+/* Writes " (cpu-clock 99 Hz)" from the recording's comments, or from the pprof period. */
+static void header_event(FILE *f, const struct profile *p)
+{
+	const char *event = comment_value(p, "event"), *freq = comment_value(p, "frequency");
+
+	if (!event && !freq && p->period > 0 &&
+	    !strcmp(profile_str(p, p->period_type.unit), "nanoseconds")) {
+		fprintf(f, " (%s%s%.0f Hz)", profile_str(p, p->period_type.type),
+			p->period_type.type ? " " : "", 1e9 / p->period);
+		return;
+	}
+	if (event || freq)
+		fprintf(f, " (%s%s%s%s)", event ? event : "", event && freq ? " " : "",
+			freq ? freq : "", freq ? " Hz" : "");
+}
+
+/* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes": what the table covers. */
+static void header_write(FILE *f, const struct report_opts *ro, const struct profile *p,
+			 const struct hist *h)
+{
+	char a[32], b[32];
+	const char *type = "samples", *unit = "";
+
+	if (p->nsample_types) {
+		type = profile_str(p, p->sample_types[h->value_index].type);
+		unit = profile_str(p, p->sample_types[h->value_index].unit);
+	}
+	fprintf(f, "# %s: %s", input_name(ro->input), group_digits(h->total, a));
+	if (h->total != h->all_total)
+		fprintf(f, " of %s", group_digits(h->all_total, b));
+	if (!strcmp(type, "samples") && h->all_total == 1)
+		type = "sample";
+	fprintf(f, " %s", type);
+	if (*unit && strcmp(unit, "count"))
+		fprintf(f, " %s", unit);
+	header_event(f, p);
+	if (h->nprocesses)
+		fprintf(f, ", %llu process%s", (unsigned long long)h->nprocesses,
+			h->nprocesses == 1 ? "" : "es");
+	const char *lost = comment_value(p, "lost");
+	if (lost && strcmp(lost, "0"))
+		fprintf(f, ", %s lost", lost);
+	fputc('\n', f);
+}
+
+/* Share of v in total, in percent (0 for an empty total). */
+static double pct(int64_t v, int64_t total)
+{
+	return total ? v * 100.0 / total : 0.0;
+}
+
+/* Number of rows --top allows. */
+static size_t rows_shown(const struct report_opts *ro, const struct hist *h)
+{
+	return ro->top && (size_t)ro->top < h->n ? (size_t)ro->top : h->n;
+}
+
+/* The top functions table: header line, column names, one row per entry. */
+static void table_write(FILE *f, const struct report_opts *ro, const struct profile *p,
+			const struct hist *h)
+{
+	size_t rows = rows_shown(ro, h);
+	const char *col = p->nsample_types ? profile_str(p, p->sample_types[h->value_index].type)
+					   : "samples";
+	int mw = strlen("module"), sw = strlen(col);
+
+	for (size_t i = 0; i < rows; i++) {
+		const struct hist_entry *e = &h->entries[i];
+		int m = strlen(*e->module ? e->module : "-");
+		int s = snprintf(NULL, 0, "%lld", (long long)e->self);
+		mw = m > mw ? m : mw;
+		sw = s > sw ? s : sw;
+	}
+	header_write(f, ro, p, h);
+	fprintf(f, "%7s %7s  %*s  %-*s  %s\n", "self%", "total%", sw, col, mw, "module", "function");
+	for (size_t i = 0; i < rows; i++) {
+		const struct hist_entry *e = &h->entries[i];
+		fprintf(f, "%7.2f %7.2f  %*lld  %-*s  %s\n", pct(e->self, h->total),
+			pct(e->total, h->total), sw, (long long)e->self, mw,
+			*e->module ? e->module : "-", e->name);
+	}
+}
+
+/* One row of the JSON table. */
+static void json_entry(struct json_writer *w, const struct hist_entry *e, int64_t total)
+{
+	jw_begin_object(w);
+	jw_name(w, "name");
+	jw_string(w, e->name);
+	jw_name(w, "module");
+	jw_string(w, e->module);
+	jw_name(w, "self");
+	jw_int(w, e->self);
+	jw_name(w, "total");
+	jw_int(w, e->total);
+	jw_name(w, "self_pct");
+	jw_double(w, pct(e->self, total));
+	jw_name(w, "total_pct");
+	jw_double(w, pct(e->total, total));
+	jw_end_object(w);
+}
+
+/* The top functions as one JSON object (schema in man/firn-report.1). */
+static int json_write(FILE *f, const struct report_opts *ro, const struct profile *p,
+		      const struct hist *h)
+{
+	struct json_writer *w = jw_new(f, true);
+	const struct profile_value_type *vt = p->nsample_types ? &p->sample_types[h->value_index]
+							       : NULL;
+
+	if (!w)
+		return -ENOMEM;
+	jw_begin_object(w);
+	jw_name(w, "file");
+	jw_string(w, ro->input);
+	jw_name(w, "sample_type");
+	jw_string(w, vt ? profile_str(p, vt->type) : "samples");
+	jw_name(w, "unit");
+	jw_string(w, vt ? profile_str(p, vt->unit) : "count");
+	jw_name(w, "total");
+	jw_int(w, h->total);
+	jw_name(w, "functions");
+	jw_begin_array(w);
+	for (size_t i = 0; i < rows_shown(ro, h); i++)
+		json_entry(w, &h->entries[i], h->total);
+	jw_end_array(w);
+	jw_end_object(w);
+	int err = jw_error(w);
+	jw_free(w);
+	return err;
+}
+
+/* The table or JSON: builds the histogram and writes it. */
+static int render_top(FILE *f, struct report_opts *ro, struct profile *p)
+{
+	struct hist h;
+	int err = hist_build(&h, p, &ro->hist);
+
+	if (!err) {
+		hist_sort(&h, ro->sort);
+		if (ro->mode == MODE_JSON)
+			err = json_write(f, ro, p, &h);
+		else
+			table_write(f, ro, p, &h);
+	}
+	hist_release(&h);
+	return err;
+}
+
+/* True when samples carry a "comm" label (recorded profiles do; folded text does not, and its
+ * first frame usually is the process name already). */
+static bool has_comm(const struct profile *p)
+{
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		if (profile_label_str(p, &p->samples[i], "comm"))
+			return true;
+	return false;
+}
+
+/* Folded stacks or SVG from p, or from the samples of p that pass --pid and --comm. */
+static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
+{
+	struct profile filtered;
+	int err = 0;
+
+	if (ro->hist.npids || ro->hist.comm) {
+		err = profile_init(&filtered);
+		if (!err)
+			err = hist_filter_profile(&filtered, p, &ro->hist);
+		p = &filtered;
+	}
+	if (!err && ro->mode == MODE_SVG && !p->nsamples)
+		err = -ENODATA;
+	if (err)
+		goto out;
+	if (ro->mode == MODE_FOLDED) {
+		struct folded_opts fo = { .comm_first = has_comm(p),
+					  .annotate_inline = ro->hist.inline_frames,
+					  .no_kernel = ro->hist.no_kernel,
+					  .value_index = profile_value_index(p) };
+		err = folded_write(p, f, &fo);
+	} else {
+		ro->fg.no_kernel = ro->hist.no_kernel;
+		ro->fg.comm_root = has_comm(p);
+		err = flamegraph_write(p, f, &ro->fg);
+	}
+out:
+	if (p == &filtered)
+		profile_release(&filtered);
+	return err;
+}
+
+/* Writes the finished output: atomically to -o FILE, or to stdout. */
+static int output_write(const struct report_opts *ro, const void *buf, size_t len)
+{
+	if (ro->output && strcmp(ro->output, "-")) {
+		int err = file_replace_atomic(ro->output, buf, len, false);
+		if (err)
+			return error("cannot write '%s': %s", ro->output, strerror(-err));
+		return 0;
+	}
+	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
+	return 0;
+}
+
+/* Renders the chosen output into memory, then writes it out (an old -o file stays on failure). */
+static int report_run(struct report_opts *ro, struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (ro->mode == MODE_PPROF) {
+		void *data = NULL;
+		err = pprof_encode(p, true, &data, &len);
+		if (err)
+			return error("cannot encode the profile: %s", strerror(-err));
+		err = output_write(ro, data, len);
+		free(data);
+		return err;
+	}
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return error("out of memory");
+	if (ro->mode == MODE_TABLE || ro->mode == MODE_JSON)
+		err = render_top(f, ro, p);
+	else
+		err = render_stacks(f, ro, p);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err == -EINVAL)
+		err = error("cannot report '%s': invalid profile", input_name(ro->input));
+	else if (err == -ENODATA)
+		err = error("cannot report '%s': no samples to draw", input_name(ro->input));
+	else if (err)
+		err = error("cannot report '%s': %s", input_name(ro->input), strerror(-err));
+	else
+		err = output_write(ro, buf, len);
+	free(buf);
+	return err;
+}
+
+static const struct opt report_opts[] = {
+	{ "folded", 0, NULL, "write folded stacks (flamegraph.pl input) instead of the table", OPT_FOLDED },
+	{ "json", 0, NULL, "write the top functions as JSON", OPT_JSON },
+	{ "svg", 0, NULL, "write a flame graph (SVG)", OPT_SVG },
+	{ "pprof", 0, NULL, "write the whole profile as gzipped pprof", OPT_PPROF },
+	{ "output", 'o', "FILE", "write to FILE (replaced atomically) instead of stdout", 'o' },
+	{ "pid", 0, "PID[,PID...]", "only samples of these processes", OPT_PID },
+	{ "comm", 0, "NAME", "only samples of processes named NAME", OPT_COMM },
+	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
+	{ "inline", 0, NULL, "show inlined functions as functions of their own", OPT_INLINE },
+	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
+	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
+	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
+	OPT_END
+};
+
+/* Parses options before and after the FILE operand (parsing stops at an operand, then resumes
+ * behind it, so that the operand count is exact); "--" ends the options. */
+static int parse_args(struct report_opts *ro, int argc, char **argv)
+{
+	bool have_input = false;
+	int argi, rc = opt_parse(&report_cmd, argc, argv, true, report_option, ro, &argi);
+
+	while (!rc && argi < argc) {
+		if (have_input)
+			return usage_error(&report_cmd, "too many arguments: '%s'", argv[argi]);
+		ro->input = argv[argi];
+		have_input = true;
+		if (!strcmp(argv[argi - 1], "--")) {
+			if (argi + 1 < argc)
+				return usage_error(&report_cmd, "too many arguments: '%s'", argv[argi + 1]);
+			break;
+		}
+		argc -= argi;
+		argv += argi; /* the operand stands in for argv[0] */
+		rc = opt_parse(&report_cmd, argc, argv, true, report_option, ro, &argi);
+	}
+	return rc ? rc : check_modes(ro);
+}
 
 static int cmd_report(int argc, char **argv)
 {
-	return error("report: not built yet");
+	struct report_opts ro;
+	struct profile p;
+	int rc;
+
+	report_opts_init(&ro);
+	rc = parse_args(&ro, argc, argv);
+	if (rc) {
+		free(ro.pids);
+		return rc < 0 ? 0 : rc;
+	}
+	if (profile_init(&p)) {
+		free(ro.pids);
+		return error("out of memory");
+	}
+	rc = load(&p, ro.input);
+	if (!rc)
+		rc = report_run(&ro, &p);
+	profile_release(&p);
+	free(ro.pids);
+	return rc;
 }
 
-const struct cmd report_cmd = { "report", cmd_report, "print a profile", "[FILE]", { report_opts } };
+const struct cmd report_cmd = {
+	"report", cmd_report, "print or convert a profile: top functions, folded stacks, JSON, SVG, pprof",
+	REPORT_USAGE, { report_opts, flamegraph_option_table },
+};

@@ -1,0 +1,400 @@
+/* Top functions: per-key self and total values over the filtered samples of a profile. */
+#include "hist.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one sample walk needs besides the hist: options, caches and scratch buffers. */
+struct hist_walk {
+	const struct hist_opts *o;
+	uint32_t *module_of;  /* per mapping id: module string id + 1, 0 = not computed */
+	uint32_t kernel_id, unknown_id;
+	struct profile_frame *frames;
+	size_t cap;
+	uint32_t *keys;       /* per kept frame: entry index */
+	size_t keycap;
+	int64_t *pids;
+	size_t npids, pidcap;
+};
+
+/* Mixes a (name, module) pair into a table index. */
+static uint64_t key_hash(uint32_t name, uint32_t module)
+{
+	uint64_t h = ((uint64_t)name << 32 | module) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ h >> 29;
+}
+
+/* Finds the slot of (name, module): its entry's slot, or the empty slot where it would go. */
+static size_t slot_of(const struct hist *h, uint32_t name, uint32_t module)
+{
+	size_t mask = h->nslots - 1;
+
+	for (size_t i = key_hash(name, module) & mask;; i = (i + 1) & mask) {
+		uint32_t e = h->slots[i];
+		if (!e || (h->entries[e - 1].name_id == name && h->entries[e - 1].module_id == module))
+			return i;
+	}
+}
+
+/* Rebuilds the slot table for the current entries, doubling it when more than half full. */
+static int rehash(struct hist *h, size_t need)
+{
+	size_t nslots = h->nslots ? h->nslots : 256;
+
+	while (need * 2 > nslots)
+		nslots *= 2;
+	if (nslots == h->nslots && h->slots) {
+		memset(h->slots, 0, nslots * sizeof(*h->slots));
+	} else {
+		uint32_t *s = calloc(nslots, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		free(h->slots);
+		h->slots = s;
+		h->nslots = nslots;
+	}
+	for (size_t e = 0; e < h->n; e++)
+		h->slots[slot_of(h, h->entries[e].name_id, h->entries[e].module_id)] = e + 1;
+	return 0;
+}
+
+/* Returns the index of the entry for (name, module), adding it if new, or -ENOMEM. */
+static int64_t entry_get(struct hist *h, uint32_t name, uint32_t module, enum frame_kind kind)
+{
+	if ((h->n + 1) * 2 > h->nslots && rehash(h, h->n + 1))
+		return -ENOMEM;
+	size_t i = slot_of(h, name, module);
+	if (h->slots[i])
+		return h->slots[i] - 1;
+	if (h->n == h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 64;
+		struct hist_entry *e = realloc(h->entries, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		h->entries = e;
+		uint64_t *seen = realloc(h->seen, ncap * sizeof(*seen));
+		if (!seen)
+			return -ENOMEM;
+		h->seen = seen;
+		h->cap = ncap;
+	}
+	h->entries[h->n] = (struct hist_entry){ profile_str(h->profile, name),
+						profile_str(h->profile, module), name, module, kind, 0, 0 };
+	h->seen[h->n] = 0;
+	h->slots[i] = ++h->n;
+	return h->n - 1;
+}
+
+/* String id of a frame's module: its mapping file's base name ("[kernel.kallsyms]" for a kernel
+ * mapping without a name), or -ENOMEM. */
+static int64_t module_compute(struct profile *p, const struct profile_frame *f, struct hist_walk *w)
+{
+	const char *file = "";
+
+	if (f->mapping_id && f->mapping_id <= p->nmappings)
+		file = profile_str(p, p->mappings[f->mapping_id - 1].filename);
+	const char *base = strrchr(file, '/');
+	base = base && base[1] ? base + 1 : file;
+	if (!*base && f->kind == FRAME_KERNEL)
+		return w->kernel_id;
+	return profile_intern(p, base);
+}
+
+/* Module string id of a frame (cached per mapping), or -ENOMEM. */
+static int64_t module_id(struct profile *p, const struct profile_frame *f, struct hist_walk *w)
+{
+	uint64_t m = f->mapping_id <= p->nmappings ? f->mapping_id : 0;
+
+	if (!m)
+		return f->kind == FRAME_KERNEL ? w->kernel_id : 0;
+	if (!w->module_of[m]) {
+		int64_t id = module_compute(p, f, w);
+		if (id < 0)
+			return id;
+		w->module_of[m] = id + 1;
+	}
+	return w->module_of[m] - 1;
+}
+
+/* String id of "function (file:line)" for a frame, or -ENOMEM. */
+static int64_t line_name(struct profile *p, const struct profile_frame *f, uint32_t name)
+{
+	const char *fn = profile_str(p, name), *file = profile_str(p, f->filename);
+	const char *base = strrchr(file, '/');
+	char *s = NULL;
+	int len;
+
+	base = base && base[1] ? base + 1 : file;
+	if (!*base)
+		return name;
+	if (f->line > 0)
+		len = asprintf(&s, "%s (%s:%lld)", fn, base, (long long)f->line);
+	else
+		len = asprintf(&s, "%s (%s)", fn, base);
+	if (len < 0)
+		return -ENOMEM;
+	int64_t id = profile_intern(p, s);
+	free(s);
+	return id;
+}
+
+/* Entry index for one frame under o->by, or -ENOMEM. */
+static int64_t frame_entry(struct hist *h, const struct profile_frame *f, struct hist_walk *w)
+{
+	struct profile *p = h->profile;
+	int64_t mod = module_id(p, f, w), name = f->name ? f->name : w->unknown_id;
+
+	if (mod < 0)
+		return mod;
+	if (w->o->by == HIST_BY_MODULE)
+		name = mod ? mod : w->unknown_id;
+	else if (w->o->by == HIST_BY_LINE)
+		name = line_name(p, f, name);
+	if (name < 0)
+		return name;
+	return entry_get(h, name, mod, f->kind);
+}
+
+bool hist_sample_match(const struct profile *p, const struct profile_sample *s,
+		       const struct hist_opts *o)
+{
+	if (o->npids) {
+		int64_t pid = profile_label_num(p, s, "pid", -1);
+		size_t i = 0;
+		while (i < o->npids && o->pids[i] != pid)
+			i++;
+		if (i == o->npids)
+			return false;
+	}
+	if (o->comm) {
+		const char *comm = profile_label_str(p, s, "comm");
+		if (!comm || strcmp(comm, o->comm))
+			return false;
+	}
+	return true;
+}
+
+/* True when a frame stays under the options (kernel and inline frames may be skipped). */
+static bool frame_kept(const struct profile_frame *f, const struct hist_opts *o)
+{
+	if (o->no_kernel && f->kind == FRAME_KERNEL)
+		return false;
+	return o->inline_frames || f->kind != FRAME_INLINE;
+}
+
+/* Collects the entry indexes of the kept frames of sample s into w->keys; returns their count,
+ * or -1 when the sample is dropped (only kernel frames under no_kernel), or -ENOMEM. */
+static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struct hist_walk *w)
+{
+	int64_t n = profile_frames(h->profile, s, &w->frames, &w->cap);
+	size_t k = 0;
+
+	if (n < 0)
+		return n;
+	if ((size_t)n > w->keycap) {
+		uint32_t *keys = realloc(w->keys, n * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		w->keys = keys;
+		w->keycap = n;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		if (!frame_kept(&w->frames[i], w->o))
+			continue;
+		int64_t e = frame_entry(h, &w->frames[i], w);
+		if (e < 0)
+			return e;
+		w->keys[k++] = e;
+	}
+	if (!k && n && w->o->no_kernel)
+		return -1;
+	return k;
+}
+
+/* Remembers the pid label of a counted sample (for nprocesses). */
+static int pid_note(struct hist_walk *w, const struct profile *p, const struct profile_sample *s)
+{
+	int64_t pid = profile_label_num(p, s, "pid", -1);
+
+	if (pid < 0)
+		return 0;
+	if (w->npids && w->pids[w->npids - 1] == pid)
+		return 0;
+	if (w->npids == w->pidcap) {
+		size_t ncap = w->pidcap ? w->pidcap * 2 : 64;
+		int64_t *n = realloc(w->pids, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		w->pids = n;
+		w->pidcap = ncap;
+	}
+	w->pids[w->npids++] = pid;
+	return 0;
+}
+
+/* Adds one sample's value to its entries: self to the leaf, total once per distinct entry. */
+static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
+{
+	const struct profile_sample *s = &h->profile->samples[idx];
+	int64_t v = s->values[h->value_index];
+
+	h->all_total += v;
+	if (!hist_sample_match(h->profile, s, w->o))
+		return 0;
+	int64_t n = sample_keys(h, s, w);
+	if (n == -1)
+		return 0;
+	if (n < 0)
+		return n;
+	h->total += v;
+	h->nsamples++;
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t e = w->keys[i];
+		if (h->seen[e] != idx + 1) {
+			h->seen[e] = idx + 1;
+			h->entries[e].total += v;
+		}
+	}
+	if (n)
+		h->entries[w->keys[n - 1]].self += v;
+	return pid_note(w, h->profile, s);
+}
+
+/* Sorts int64 values ascending (qsort callback). */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Counts distinct pids among those noted. */
+static uint64_t distinct_pids(struct hist_walk *w)
+{
+	uint64_t n = 0;
+
+	if (!w->npids)
+		return 0;
+	qsort(w->pids, w->npids, sizeof(*w->pids), cmp_i64);
+	for (size_t i = 0; i < w->npids; i++)
+		n += !i || w->pids[i] != w->pids[i - 1];
+	return n;
+}
+
+/* Resolves o->sample_type to an index of p's sample types; -EINVAL when there is none. */
+static int value_index(const struct profile *p, const char *type)
+{
+	if (!type)
+		return p->nsample_types ? (int)profile_value_index(p) : -EINVAL;
+	for (uint32_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_str(p, p->sample_types[i].type), type))
+			return i;
+	return -EINVAL;
+}
+
+int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
+{
+	struct hist_walk w = { .o = o };
+	int err = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->profile = p;
+	int vi = value_index(p, o->sample_type);
+	if (vi < 0)
+		return p->nsamples || o->sample_type ? vi : 0;
+	h->value_index = vi;
+	w.module_of = calloc(p->nmappings + 1, sizeof(*w.module_of));
+	int64_t kid = profile_intern(p, "[kernel.kallsyms]"), uid = profile_intern(p, "[unknown]");
+	if (!w.module_of || kid < 0 || uid < 0)
+		err = -ENOMEM;
+	w.kernel_id = kid;
+	w.unknown_id = uid;
+	for (uint64_t i = 0; i < p->nsamples && !err; i++)
+		err = sample_add(h, i, &w);
+	if (!err)
+		h->nprocesses = distinct_pids(&w);
+	free(w.module_of);
+	free(w.frames);
+	free(w.keys);
+	free(w.pids);
+	return err;
+}
+
+/* qsort_r callback: larger value first (arg: enum hist_sort), then name, then module. */
+static int cmp_entry(const void *a, const void *b, void *arg)
+{
+	const struct hist_entry *x = a, *y = b;
+	enum hist_sort by = *(const enum hist_sort *)arg;
+	int64_t vx = by == HIST_SORT_TOTAL ? x->total : x->self;
+	int64_t vy = by == HIST_SORT_TOTAL ? y->total : y->self;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->module, y->module);
+}
+
+void hist_sort(struct hist *h, enum hist_sort by)
+{
+	if (!h->n)
+		return;
+	qsort_r(h->entries, h->n, sizeof(*h->entries), cmp_entry, &by);
+	/* indexes moved: rebuild the lookup table (same size, cannot fail) */
+	rehash(h, h->n);
+}
+
+const struct hist_entry *hist_find(const struct hist *h, const char *name, const char *module)
+{
+	if (!h->n || !h->profile)
+		return NULL;
+	int64_t n = strtab_find(&h->profile->strings, name, strlen(name));
+	int64_t m = strtab_find(&h->profile->strings, module, strlen(module));
+	if (n < 0 || m < 0)
+		return NULL;
+	uint32_t e = h->slots[slot_of(h, n, m)];
+	return e ? &h->entries[e - 1] : NULL;
+}
+
+void hist_release(struct hist *h)
+{
+	free(h->entries);
+	free(h->seen);
+	free(h->slots);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Copies the header fields writers use (default type, comments) from src to dst. */
+static int copy_header(struct profile *dst, const struct profile *src)
+{
+	int64_t t = profile_intern(dst, profile_str(src, src->default_sample_type));
+
+	if (t < 0)
+		return -ENOMEM;
+	dst->default_sample_type = t;
+	for (uint32_t i = 0; i < src->ncomments; i++)
+		if (profile_add_comment(dst, profile_str(src, src->comments[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+int hist_filter_profile(struct profile *dst, const struct profile *src, const struct hist_opts *o)
+{
+	struct profile view = *src;
+	uint64_t n = 0;
+
+	view.samples = malloc((src->nsamples ? src->nsamples : 1) * sizeof(*view.samples));
+	if (!view.samples)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < src->nsamples; i++)
+		if (hist_sample_match(src, &src->samples[i], o))
+			view.samples[n++] = src->samples[i];
+	view.nsamples = n;
+	int err = profile_merge(dst, &view);
+	if (!err)
+		err = copy_header(dst, src);
+	free(view.samples);
+	return err;
+}

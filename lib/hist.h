@@ -1,0 +1,87 @@
+/* The "top functions" model shared by report, diff and top: self and total values per function
+ * (or per module, or per source line), summed over the samples of a profile that pass filters. */
+#ifndef FIRN_HIST_H
+#define FIRN_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/* What one entry stands for. */
+enum hist_by {
+	HIST_BY_FUNCTION = 0, /* key (function name, module) */
+	HIST_BY_MODULE,       /* key (module, module) */
+	HIST_BY_LINE,         /* key ("function (file:line)", module); file is the base name */
+};
+
+enum hist_sort {
+	HIST_SORT_SELF = 0,
+	HIST_SORT_TOTAL,
+};
+
+/* Filters and grouping. All-zero means: every sample, kernel frames kept, inline frames folded
+ * into their callers, one entry per function, the profile's default sample type. */
+struct hist_opts {
+	const int64_t *pids;     /* keep samples whose numeric "pid" label is one of these */
+	size_t npids;            /* 0: no pid filter */
+	const char *comm;        /* keep samples whose "comm" label equals this; NULL: all */
+	bool no_kernel;          /* drop kernel frames: the innermost user frame gets the self value;
+				  * samples with only kernel frames are dropped (not in total) */
+	bool inline_frames;      /* inline frames are entries of their own; when false their value
+				  * goes to the function they were inlined into */
+	enum hist_by by;
+	const char *sample_type; /* name of the sample type to sum; NULL: profile_value_index() */
+};
+
+/* One row. name and module point into the profile's string table (valid while it lives).
+ * module is the base name of the mapping's file, "[kernel.kallsyms]" for kernel frames without
+ * one, "" when unknown. total counts each sample once, even when the function recurses. */
+struct hist_entry {
+	const char *name, *module;
+	uint32_t name_id, module_id; /* string ids in the profile */
+	enum frame_kind kind;        /* kind of the first frame seen */
+	int64_t self, total;
+};
+
+/* Entries in build order until hist_sort. Shares: self * 100.0 / total. */
+struct hist {
+	struct hist_entry *entries;
+	size_t n;
+	int64_t total;        /* sum of the values of the samples that passed the filters */
+	int64_t all_total;    /* sum of the values of every sample */
+	uint64_t nsamples;    /* profile samples (stacks) that passed */
+	uint64_t nprocesses;  /* distinct "pid" labels among those (0 when there are none) */
+	uint32_t value_index; /* the sample type summed */
+
+	/* private */
+	struct profile *profile;
+	size_t cap;
+	uint64_t *seen;       /* per entry: 1 + the last sample that added to its total */
+	uint32_t *slots;      /* open addressing: entry index + 1, 0 = empty */
+	size_t nslots;
+};
+
+/* Builds h from p (p may gain interned strings: module and line names). Returns 0, -ENOMEM, or
+ * -EINVAL when o->sample_type names no sample type of p. h must be released even on failure. */
+int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o);
+
+/* Sorts entries by self or total value, largest first; ties by name, then module (strcmp). */
+void hist_sort(struct hist *h, enum hist_sort by);
+
+/* Returns the entry for (name, module), or NULL. */
+const struct hist_entry *hist_find(const struct hist *h, const char *name, const char *module);
+
+void hist_release(struct hist *h);
+
+/* True when sample s passes the pid and comm filters of o (no_kernel is not checked here). */
+bool hist_sample_match(const struct profile *p, const struct profile_sample *s,
+		       const struct hist_opts *o);
+
+/* Copies into dst (initialized, empty) the sample types, period, comments and the samples of src
+ * that pass the pid and comm filters of o: a filtered profile for writers without filters.
+ * Returns 0 or -errno. */
+int hist_filter_profile(struct profile *dst, const struct profile *src, const struct hist_opts *o);
+
+#endif

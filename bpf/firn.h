@@ -50,4 +50,55 @@ enum firn_lost {
 	FIRN_LOST_NR,
 };
 
+/* ---- DWARF (CFI) unwinding ---- */
+
+/* What a row says about the frame of the code at [pc, next row's pc). */
+enum firn_row_type {
+	FIRN_ROW_CFA_RSP = 1,    /* CFA = rsp + cfa_off */
+	FIRN_ROW_CFA_RBP = 2,    /* CFA = rbp + cfa_off */
+	FIRN_ROW_PLT = 3,        /* the PLT expression: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
+	FIRN_ROW_SIGNAL = 4,     /* a signal trampoline: registers come from the ucontext at rsp */
+	FIRN_ROW_END = 5,        /* the return address is undefined: the outermost frame */
+	FIRN_ROW_GAP = 6,        /* no CFI covers this range */
+	FIRN_ROW_UNSUPPORTED = 7,/* a CFA rule the unwinder cannot evaluate */
+};
+
+/* One unwind row: 8 bytes (the BPF array stores it without padding). pc is an ELF virtual address
+ * (files whose code lies beyond 4 GiB get no table). rbp_off8 != 0: the caller's rbp was saved at
+ * CFA + 8 * rbp_off8; 0: rbp is unchanged. For PLT rows rbp_off8 holds the threshold on rip & 15. */
+struct firn_row {
+	__u32 pc;
+	__s16 cfa_off;
+	__u8 type;
+	__s8 rbp_off8;
+};
+
+#define FIRN_MAX_UMAPS 64
+
+/* One executable mapping of a process with an unwind table: addresses in [start, end) map to
+ * ELF virtual addresses as addr - bias; the table is rows[row_start, row_start + row_count). */
+struct firn_umap {
+	__u64 start, end, bias;
+	__u32 row_start, row_count;
+};
+
+/* The mappings of a process, sorted by start (only those with tables). */
+struct firn_proc {
+	__u32 nmaps;
+	__u32 pad;
+	struct firn_umap maps[FIRN_MAX_UMAPS];
+};
+
+/* Why a DWARF unwind stopped (indexes of the unwind statistics; FIRN_UNW_COMPLETE is success). */
+enum firn_unwind_stop {
+	FIRN_UNW_COMPLETE = 0,     /* reached the outermost frame */
+	FIRN_UNW_NO_MAPPING,       /* the pc is in no mapping with a table (and frame pointers failed) */
+	FIRN_UNW_NO_ROW,           /* no row covers the pc (a gap) */
+	FIRN_UNW_UNSUPPORTED,      /* a rule the unwinder cannot evaluate */
+	FIRN_UNW_BAD_READ,         /* reading the stack failed */
+	FIRN_UNW_DEPTH,            /* FIRN_MAX_FRAMES reached */
+	FIRN_UNW_FP_FALLBACK,      /* frames unwound by frame pointers (no table) */
+	FIRN_UNW_NR,
+};
+
 #endif

@@ -15,6 +15,8 @@ const volatile __u32 follow_children = 0; /* 1: children of targets become targe
 const volatile __u32 want_kernel = 1;
 const volatile __u32 want_user = 1;
 const volatile __u32 self_pid = 0;        /* firn itself, never sampled */
+const volatile __u32 dwarf_unwind = 0;    /* 1: unwind user stacks with the CFI tables */
+const volatile __u32 fp_fallback = 1;     /* 1: frame pointers where a mapping has no table */
 
 /* Which counts map the program writes; user space flips it and drains the other. */
 __u32 active_buf = 0;
@@ -82,6 +84,54 @@ struct {
 	__type(value, struct firn_stack);
 } scratch SEC(".maps");
 
+/* DWARF unwinding: rows of every loaded table (sized by user space), and per-process mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_row);
+} unwind_rows SEC(".maps");
+
+/* pid → slot in unwind_procs (an array: the unwinder looks it up once per frame, cheaply). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_proc);
+} unwind_procs SEC(".maps");
+
+/* State of the unwind in progress on this CPU. It lives in a map, not on the BPF stack, so the
+ * verifier sees unknown scalars and checks the bpf_loop callback once instead of per frame. */
+struct firn_unwind_state {
+	__u64 ip, sp, bp;
+	__u32 slot;
+	__u32 stop;   /* a firn_unwind_stop, or FIRN_UNW_NR while going on */
+	__u32 exact;  /* ip is exact (leaf, or after a signal frame), not a return address */
+	__u32 fp;     /* frames unwound by frame pointers */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_unwind_state);
+} unwind_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_UNW_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
+
 /* Total samples seen by the program (index FIRN_LOST_NR of the lost array). */
 static __always_inline void count_lost(__u32 reason)
 {
@@ -118,7 +168,19 @@ static __always_inline __u64 stack_hash(const struct firn_stack *s)
 	return h ? h : 1;
 }
 
-/* Takes one stack into scratch slot idx and stores it; returns its id or 0. */
+/* Stores the stack in scratch s in the stacks map; returns its id or 0. */
+static __always_inline __u64 store_stack(struct firn_stack *s)
+{
+	s->pad = 0;
+	__u64 id = stack_hash(s);
+	if (bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, &id)) {
+		count_lost(FIRN_LOST_STACKS_FULL);
+		return 0;
+	}
+	return id;
+}
+
+/* Takes one stack with bpf_get_stack into scratch slot idx and stores it; returns its id or 0. */
 static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32 fail_reason)
 {
 	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &idx);
@@ -133,13 +195,198 @@ static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32
 		return 0;
 	}
 	s->len = n / sizeof(__u64);
-	s->pad = 0;
-	__u64 id = stack_hash(s);
-	if (bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, &id)) {
-		count_lost(FIRN_LOST_STACKS_FULL);
-		return 0;
+	return store_stack(s);
+}
+
+/* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
+ * would double the verifier's states). */
+#define opaque(x) asm volatile("" : "+r"(x))
+
+/* 1 when a <= b (both below 2^63), computed without a branch. */
+static __always_inline __u64 le_mask(__u64 a, __u64 b)
+{
+	__u64 d = b - a;
+
+	opaque(d);
+	return ~(d >> 63) & 1;
+}
+
+/* The mapping of proc containing pc (branch-free binary search over the sorted maps), or NULL. */
+static __always_inline struct firn_umap *find_umap(struct firn_proc *proc, __u64 pc)
+{
+	__u32 lo = 0, n = proc->nmaps;
+
+	if (n == 0 || n > FIRN_MAX_UMAPS)
+		return NULL;
+	for (int i = 0; i < 8; i++) {
+		__u32 half = n >> 1, mid = (lo + half) & (FIRN_MAX_UMAPS - 1);
+		__u64 take = le_mask(proc->maps[mid].start, pc);
+		lo += take * half;
+		n -= half;
 	}
-	return id;
+	lo &= FIRN_MAX_UMAPS - 1;
+	struct firn_umap *m = &proc->maps[lo];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+/* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free), or NULL. */
+static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64 vaddr)
+{
+	__u32 lo = start, n = count;
+
+	if (!count || vaddr > 0xffffffffULL)
+		return NULL;
+	for (int i = 0; i < 24; i++) {
+		__u32 half = n >> 1, mid = lo + half;
+		struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		__u64 take = le_mask(r->pc, vaddr);
+		lo += take * half;
+		n -= half;
+	}
+	struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	return r && r->pc <= vaddr ? r : NULL;
+}
+
+/* A frame-pointer step (code without a table); false when the chain ends or breaks. */
+static __always_inline bool fp_step(struct firn_unwind_state *u)
+{
+	__u64 frame[2];
+
+	if (!u->bp || bpf_probe_read_user(frame, sizeof(frame), (void *)u->bp))
+		return false;
+	u->sp = u->bp + 16;
+	u->bp = frame[0];
+	u->ip = frame[1];
+	u->fp++;
+	return u->ip != 0;
+}
+
+/* The caller's registers from the ucontext a signal trampoline's frame holds at sp. */
+static __always_inline bool signal_step(struct firn_unwind_state *u)
+{
+	__u64 gregs[7]; /* uc_mcontext.gregs[10..16]: rbp, rbx, rdx, rax, rcx, rsp, rip */
+
+	if (bpf_probe_read_user(gregs, sizeof(gregs), (void *)(u->sp + 40 + 10 * 8)))
+		return false;
+	u->bp = gregs[0];
+	u->sp = gregs[5];
+	u->ip = gregs[6];
+	u->exact = 1;
+	return true;
+}
+
+/* Applies a CFA row: computes the CFA, reads the return address and the saved rbp. */
+static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_row *r)
+{
+	__u64 cfa, ra;
+
+	if (r->type == FIRN_ROW_CFA_RSP)
+		cfa = u->sp + r->cfa_off;
+	else if (r->type == FIRN_ROW_CFA_RBP)
+		cfa = u->bp + r->cfa_off;
+	else
+		cfa = u->sp + r->cfa_off + ((u->ip & 15) >= (__u64)r->rbp_off8 ? 8 : 0);
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return FIRN_UNW_BAD_READ;
+	if (r->rbp_off8 && r->type != FIRN_ROW_PLT &&
+	    bpf_probe_read_user(&u->bp, sizeof(u->bp), (void *)(cfa + r->rbp_off8 * 8)))
+		return FIRN_UNW_BAD_READ;
+	u->sp = cfa;
+	u->ip = ra;
+	u->exact = 0;
+	return ra ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
+}
+
+/* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
+static __always_inline __u32 unwind_step(struct firn_unwind_state *u, struct firn_proc *proc)
+{
+	__u64 pc = u->exact ? u->ip : u->ip - 1;
+	struct firn_umap *m = find_umap(proc, pc);
+
+	if (!m) {
+		__u32 stop = fp_fallback && fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_NO_MAPPING;
+		u->exact = 0;
+		return stop;
+	}
+	struct firn_row *r = find_row(m->row_start, m->row_count, pc - m->bias);
+	if (!r || r->type == FIRN_ROW_GAP)
+		return FIRN_UNW_NO_ROW;
+	if (r->type == FIRN_ROW_END)
+		return FIRN_UNW_COMPLETE;
+	if (r->type == FIRN_ROW_UNSUPPORTED)
+		return FIRN_UNW_UNSUPPORTED;
+	if (r->type == FIRN_ROW_SIGNAL)
+		return signal_step(u) ? FIRN_UNW_NR : FIRN_UNW_BAD_READ;
+	return cfa_step(u, r);
+}
+
+/* One frame (bpf_loop callback): record ip, then step to the caller. Returns 1 to stop. */
+static long unwind_frame(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_unwind_state *u = bpf_map_lookup_elem(&unwind_state, &zero);
+	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!u || !out)
+		return 1;
+	struct firn_proc *proc = bpf_map_lookup_elem(&unwind_procs, &u->slot);
+	__u32 n = out->len;
+	if (!proc || n >= FIRN_MAX_FRAMES) {
+		u->stop = FIRN_UNW_DEPTH;
+		return 1;
+	}
+	out->ips[n] = u->ip;
+	out->len = n + 1;
+	u->stop = unwind_step(u, proc);
+	return u->stop != FIRN_UNW_NR;
+}
+
+static __always_inline void count_unwind(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &reason);
+
+	if (v)
+		(*v)++;
+}
+
+/* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
+static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 slot,
+					 struct task_struct *task)
+{
+	__u32 zero = 0;
+	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct firn_unwind_state *u = bpf_map_lookup_elem(&unwind_state, &zero);
+
+	if (!s || !u)
+		return 0;
+	s->len = 0;
+	/* a 2-byte context load is rejected: read cs as the 8-byte word it starts */
+	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if ((cs & 3) == 3) {
+		u->ip = ctx->regs.ip;
+		u->sp = ctx->regs.sp;
+		u->bp = ctx->regs.bp;
+	} else {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		u->ip = BPF_CORE_READ(regs, ip);
+		u->sp = BPF_CORE_READ(regs, sp);
+		u->bp = BPF_CORE_READ(regs, bp);
+	}
+	if (!u->ip)
+		return 0;
+	u->slot = slot;
+	u->stop = FIRN_UNW_NR;
+	u->exact = 1;
+	u->fp = 0;
+	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
+	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
+	if (u->fp)
+		count_unwind(FIRN_UNW_FP_FALLBACK);
+	return s->len ? store_stack(s) : 0;
 }
 
 /* Records thread and process names the first time a thread is seen. */
@@ -185,15 +432,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	count_lost(FIRN_LOST_NR);
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u8 one = 1;
 	if (pid && !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
 		send_event(FIRN_EV_NEW_PROCESS, pid);
 	note_comm(tid, task);
 	key.pid = pid;
 	key.tid = tid;
-	if (want_user && pid)
-		key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+	if (want_user && pid) {
+		__u32 *slot = dwarf_unwind ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
+		if (slot)
+			key.ustack = dwarf_stack(ctx, *slot, task);
+		else
+			key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+	}
 	if (want_kernel)
 		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
 	add_count(&key);
@@ -219,7 +471,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
-	if (!bpf_map_lookup_elem(&seen, &pid))
+	if (!filter_pids && !bpf_map_lookup_elem(&seen, &pid))
 		return 0;
 	/* the next sample announces the process again, once its libraries are mapped */
 	bpf_map_delete_elem(&seen, &pid);

@@ -36,9 +36,11 @@ struct record_opts {
 	bool all, no_kernel, quiet, as_root;
 	enum record_format format;
 	const char *call_graph;
+	enum sampler_unwind unwind;
+	long unwind_memory_mb;
 };
 
-enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT };
+enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -105,10 +107,18 @@ static int record_option(void *ctx, int id, const char *arg)
 		o->as_root = true;
 		return 0;
 	case OPT_CALL_GRAPH:
-		if (strcmp(arg, "fp"))
-			return usage_error(&record_cmd, "invalid value '%s' for --call-graph (fp)", arg);
+		if (!strcmp(arg, "fp"))
+			o->unwind = UNWIND_FP;
+		else if (!strcmp(arg, "dwarf"))
+			o->unwind = UNWIND_DWARF;
+		else if (!strcmp(arg, "auto"))
+			o->unwind = UNWIND_AUTO;
+		else
+			return usage_error(&record_cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 		o->call_graph = arg;
 		return 0;
+	case OPT_UNWIND_MEMORY:
+		return opt_long(&record_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
 			o->format = FORMAT_PPROF;
@@ -448,7 +458,8 @@ static const struct opt record_opts[] = {
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
-	{ "call-graph", 0, "MODE", "how user stacks are unwound: fp (frame pointers)", OPT_CALL_GRAPH },
+	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
+	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 64)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
@@ -491,6 +502,8 @@ static int setup(struct recording *r)
 		.follow_children = true,
 		.kernel = !r->o->no_kernel,
 		.user = true,
+		.unwind = r->o->unwind,
+		.unwind_memory = (uint64_t)r->o->unwind_memory_mb << 20,
 		.on_process = on_process,
 		.ctx = r,
 	};
@@ -556,7 +569,8 @@ static int command_status(const struct recording *r)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "fp" };
+	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
+				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 64 };
 	struct recording r = { .o = &o };
 	char caps[64];
 	int argi, rc;

@@ -2,10 +2,13 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,8 +18,11 @@
 
 #include "../bpf/firn.h"
 #include "profile.skel.h"
+#include "unwind.h"
+#include "diag.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
+#define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
 
 /* A stack kept in user space, found by its in-kernel id. */
 struct ustack {
@@ -51,6 +57,9 @@ struct sampler {
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
 	int err;
+	struct unwinder *unwinder; /* NULL with frame pointers */
+	void *rows;                /* the mmapped rows array */
+	size_t rows_len;
 };
 
 static uint64_t now_ns(void)
@@ -274,10 +283,61 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	const struct firn_event *e = data;
 
-	if (size < sizeof(*e) || !s->opts.on_process)
+	if (size < sizeof(*e))
 		return 0;
-	if (e->type == FIRN_EV_NEW_PROCESS || e->type == FIRN_EV_EXEC)
+	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
+		return 0;
+	if (s->unwinder)
+		unwinder_add_process(s->unwinder, e->pid);
+	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
+	return 0;
+}
+
+/* Sizes the unwind rows array from the memory limit (before load). */
+static int setup_unwind_maps(struct sampler *s)
+{
+	uint64_t rows = s->opts.unwind_memory / sizeof(struct firn_row);
+
+	if (rows < 1024)
+		rows = 1024;
+	if (rows > UINT32_MAX / 2)
+		rows = UINT32_MAX / 2;
+	s->skel->rodata->dwarf_unwind = 1;
+	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
+	return bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows) ||
+	       bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_PROCS);
+}
+
+/* Maps the rows array into memory and creates the table manager (after load). */
+static int start_unwinder(struct sampler *s)
+{
+	uint32_t rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	long page = sysconf(_SC_PAGESIZE);
+
+	s->rows_len = ((size_t)rows * sizeof(struct firn_row) + page - 1) / page * page;
+	s->rows = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(s->skel->maps.unwind_rows), 0);
+	if (s->rows == MAP_FAILED) {
+		s->rows = NULL;
+		return -errno;
+	}
+	s->unwinder = unwinder_new(s->rows, rows, bpf_map__fd(s->skel->maps.unwind_pids),
+				   bpf_map__fd(s->skel->maps.unwind_procs),
+				   bpf_map__max_entries(s->skel->maps.unwind_procs));
+	return s->unwinder ? 0 : -ENOMEM;
+}
+
+/* libbpf's messages go to the diagnostics reporter (debug level: shown with -vv). */
+static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *buf = NULL;
+
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		diag(level == LIBBPF_WARN ? DIAG_INFO : DIAG_DEBUG, "%s", line);
+	free(buf);
 	return 0;
 }
 
@@ -285,6 +345,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 
+	libbpf_set_print(libbpf_diag);
 	if (!s)
 		return NULL;
 	s->opts = *o;
@@ -297,8 +358,13 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
+	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
+		goto fail;
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
+		goto fail;
+	*why = "map the unwind table memory";
+	if (o->unwind != UNWIND_FP && start_unwinder(s))
 		goto fail;
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
@@ -324,6 +390,8 @@ int sampler_add_target(struct sampler *s, pid_t pid)
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
+	if (s->unwinder)
+		unwinder_add_process(s->unwinder, pid); /* a held command gets its tables at exec */
 	return 0;
 }
 
@@ -442,26 +510,53 @@ int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sample
 	return 0;
 }
 
-void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
+/* Sums a per-CPU counter array into out[0..n). */
+static void sum_percpu(int fd, uint32_t n, uint64_t *out)
 {
-	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.lost);
-	uint64_t sums[FIRN_LOST_NR + 1] = { 0 };
-	uint64_t *vals = calloc(n > 0 ? n : 1, sizeof(*vals));
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
 
-	memset(st, 0, sizeof(*st));
-	for (__u32 k = 0; vals && k <= FIRN_LOST_NR; k++) {
+	for (__u32 k = 0; vals && k < n; k++) {
+		out[k] = 0;
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
-		for (int c = 0; c < n; c++)
-			sums[k] += vals[c];
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
 	}
 	free(vals);
+}
+
+/* DWARF unwind outcomes and table statistics. */
+static void unwind_stats(struct sampler *s, struct sampler_stats *st)
+{
+	struct unwinder_stats us;
+
+	if (!s->unwinder)
+		return;
+	sum_percpu(bpf_map__fd(s->skel->maps.unwind_stats), FIRN_UNW_NR, st->unwind);
+	unwinder_get_stats(s->unwinder, &us);
+	st->unwind_files = us.files;
+	st->unwind_rows = us.rows;
+	st->unwind_bytes = us.bytes;
+	st->unwind_max_bytes = us.max_rows * sizeof(struct firn_row);
+	st->unwind_no_table = us.no_table;
+	st->unwind_over_limit = us.over_limit;
+	st->unwind_build_ns = us.build_ns;
+}
+
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
+{
+	uint64_t sums[FIRN_LOST_NR + 1];
+
+	memset(st, 0, sizeof(*st));
+	sum_percpu(bpf_map__fd(s->skel->maps.lost), FIRN_LOST_NR + 1, sums);
 	st->taken = sums[FIRN_LOST_NR];
 	st->counts_full = sums[FIRN_LOST_COUNTS_FULL];
 	st->stacks_full = sums[FIRN_LOST_STACKS_FULL];
 	st->events_full = sums[FIRN_LOST_EVENTS_FULL];
 	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
 	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
+	unwind_stats(s, st);
 	for (size_t i = 0; i < s->cap_entries; i++)
 		if (s->entries[i].used)
 			st->stored += s->entries[i].count;
@@ -478,6 +573,9 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
+	unwinder_free(s->unwinder);
+	if (s->rows)
+		munmap(s->rows, s->rows_len);
 	profile_bpf__destroy(s->skel);
 	for (size_t i = 0; i < s->cap_stacks; i++)
 		free(s->stacks[i].ips);

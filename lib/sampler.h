@@ -11,11 +11,20 @@
 
 struct sampler;
 
+/* How user stacks are unwound. */
+enum sampler_unwind {
+	UNWIND_FP = 0,  /* frame pointers (bpf_get_stack) */
+	UNWIND_DWARF,   /* CFI tables evaluated in the kernel; no table: the unwind stops */
+	UNWIND_AUTO,    /* CFI tables where a mapping has them, frame pointers elsewhere */
+};
+
 struct sampler_opts {
 	unsigned freq;          /* samples per second per CPU */
 	bool all;               /* every process; otherwise only targets (sampler_add_target) */
 	bool follow_children;   /* children of targets become targets */
 	bool kernel, user;      /* which stacks to take */
+	enum sampler_unwind unwind;
+	uint64_t unwind_memory; /* bytes of unwind rows at most (DWARF and AUTO) */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	void *ctx;
 };
@@ -33,6 +42,12 @@ struct sampler_entry {
 struct sampler_stats {
 	uint64_t taken, stored;
 	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
+	/* DWARF unwinds by how they ended (enum firn_unwind_stop order: complete, no mapping,
+	 * no row, unsupported rule, bad read, depth; then samples that used frame pointers somewhere) */
+	uint64_t unwind[7];
+	/* unwind tables */
+	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
+		unwind_over_limit, unwind_build_ns;
 };
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */

@@ -1,0 +1,267 @@
+/* DWARF unwinding, user space: per-file tables loaded once into the BPF rows array, and per-process
+ * mapping descriptions for the BPF unwinder. */
+#include "unwind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "../bpf/firn.h"
+#include "diag.h"
+#include "procmap.h"
+#include "unwind_table.h"
+
+/* A file whose table is loaded (or known to have none). */
+struct utable {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	bool loaded;        /* rows are in the BPF array */
+	uint32_t row_start, row_count;
+	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
+	uint32_t nsegs;
+};
+
+struct unwinder {
+	struct firn_row *rows;
+	uint32_t max_rows, used;
+	int pids_fd, procs_fd;
+	pid_t *slots;       /* slot → pid (0: free) */
+	uint32_t max_procs;
+	struct utable *tables;
+	size_t ntables, cap_tables;
+	struct unwinder_stats st;
+};
+
+struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int procs_fd,
+			      uint32_t max_procs)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->slots = calloc(max_procs ? max_procs : 1, sizeof(*u->slots));
+	if (!u->slots) {
+		free(u);
+		return NULL;
+	}
+	u->rows = rows;
+	u->max_rows = max_rows;
+	u->pids_fd = pids_fd;
+	u->procs_fd = procs_fd;
+	u->max_procs = max_procs;
+	u->st.max_rows = max_rows;
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	free(u->tables);
+	free(u->slots);
+	free(u);
+}
+
+void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st)
+{
+	*st = u->st;
+	st->rows = u->used;
+	st->bytes = (uint64_t)u->used * sizeof(struct firn_row);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The cached table of the file behind st, or NULL. */
+static struct utable *table_find(struct unwinder *u, const struct stat *st)
+{
+	for (size_t i = 0; i < u->ntables; i++) {
+		struct utable *t = &u->tables[i];
+		if (t->dev == st->st_dev && t->ino == st->st_ino && t->size == st->st_size &&
+		    t->mtime.tv_sec == st->st_mtim.tv_sec && t->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return t;
+	}
+	return NULL;
+}
+
+/* Builds the table of the file open on fd and copies its rows into the BPF array. */
+static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path)
+{
+	struct unwind_table t;
+
+	if (u->ntables == u->cap_tables) {
+		size_t ncap = u->cap_tables ? u->cap_tables * 2 : 64;
+		struct utable *n = realloc(u->tables, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		u->tables = n;
+		u->cap_tables = ncap;
+	}
+	struct utable *ut = &u->tables[u->ntables++];
+	memset(ut, 0, sizeof(*ut));
+	ut->dev = st->st_dev;
+	ut->ino = st->st_ino;
+	ut->size = st->st_size;
+	ut->mtime = st->st_mtim;
+	uint64_t t0 = now_ns();
+	int err = unwind_table_build(&t, fd);
+	u->st.build_ns += now_ns() - t0;
+	if (err) {
+		diag(DIAG_DEBUG, "no unwind table for '%s': %s", path, strerror(-err));
+		return ut;
+	}
+	memcpy(ut->segs, t.segs, sizeof(ut->segs));
+	ut->nsegs = t.nsegs;
+	if ((uint64_t)u->used + t.n > u->max_rows) {
+		diag(DIAG_INFO, "unwind table memory limit reached: '%s' (%u rows) uses frame pointers",
+		     path, t.n);
+		unwind_table_release(&t);
+		return ut;
+	}
+	memcpy(u->rows + u->used, t.rows, (size_t)t.n * sizeof(*t.rows));
+	ut->row_start = u->used;
+	ut->row_count = t.n;
+	ut->loaded = true;
+	u->used += t.n;
+	u->st.files++;
+	unwind_table_release(&t);
+	return ut;
+}
+
+/* Opens the file of a mapping as the process sees it. */
+static int open_mapping(pid_t pid, const struct procmap_entry *e)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Describes one executable mapping into m; false when it has no usable table. */
+static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap_entry *e,
+			     struct firn_umap *m)
+{
+	struct stat st;
+	int fd = open_mapping(pid, e);
+
+	if (fd < 0)
+		return false;
+	struct utable *t = fstat(fd, &st) ? NULL : table_find(u, &st);
+	if (!t && !fstat(fd, &st))
+		t = table_load(u, fd, &st, e->path);
+	close(fd);
+	if (!t || !t->loaded) {
+		if (t && t->nsegs && !t->row_count)
+			u->st.over_limit++;
+		else
+			u->st.no_table++;
+		return false;
+	}
+	for (uint32_t i = 0; i < t->nsegs; i++) {
+		uint64_t lo = t->segs[i].offset & ~0xfffULL;
+		if (e->offset < lo || e->offset >= t->segs[i].offset + t->segs[i].filesz)
+			continue;
+		/* vaddr = addr - start + offset + delta, so bias = start - offset - delta */
+		m->start = e->start;
+		m->end = e->end;
+		m->bias = e->start - e->offset - t->segs[i].delta;
+		m->row_start = t->row_start;
+		m->row_count = t->row_count;
+		return true;
+	}
+	return false;
+}
+
+/* The slot of pid: its own, a free one, or one freed from a process that has exited; -ENOSPC. */
+static int64_t slot_for(struct unwinder *u, pid_t pid)
+{
+	int64_t free_slot = -1;
+
+	for (uint32_t i = 0; i < u->max_procs; i++) {
+		if (u->slots[i] == pid)
+			return i;
+		if (!u->slots[i] && free_slot < 0)
+			free_slot = i;
+	}
+	for (uint32_t i = 0; free_slot < 0 && i < u->max_procs; i++) {
+		if (kill(u->slots[i], 0) && errno == ESRCH) {
+			__u32 key = u->slots[i];
+			bpf_map_delete_elem(u->pids_fd, &key);
+			u->slots[i] = 0;
+			free_slot = i;
+		}
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	u->slots[free_slot] = pid;
+	return free_slot;
+}
+
+/* Publishes proc in pid's slot, then points pid at it. */
+static int publish(struct unwinder *u, pid_t pid, const struct firn_proc *proc)
+{
+	int64_t slot = slot_for(u, pid);
+
+	if (slot < 0) {
+		u->st.no_slot++;
+		return (int)slot;
+	}
+	__u32 key = slot, p = pid, val = slot;
+	if (bpf_map_update_elem(u->procs_fd, &key, proc, BPF_ANY) ||
+	    bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int unwinder_add_process(struct unwinder *u, pid_t pid)
+{
+	struct procmap pm;
+	struct firn_proc *proc = calloc(1, sizeof(*proc));
+	int err;
+
+	if (!proc)
+		return -ENOMEM;
+	if ((err = procmap_read(&pm, pid))) {
+		free(proc);
+		return err;
+	}
+	for (size_t i = 0; i < pm.n; i++) {
+		const struct procmap_entry *e = &pm.entries[i];
+		if (!e->x || e->kind != PROCMAP_FILE || !e->path[0])
+			continue;
+		if (proc->nmaps == FIRN_MAX_UMAPS) {
+			u->st.too_many_maps++;
+			continue;
+		}
+		if (describe_mapping(u, pid, e, &proc->maps[proc->nmaps]))
+			proc->nmaps++;
+	}
+	procmap_release(&pm);
+	err = publish(u, pid, proc);
+	if (!err)
+		u->st.processes++;
+	free(proc);
+	return err;
+}

@@ -1,0 +1,33 @@
+/* DWARF unwinding, user-space side: builds unwind tables (lib/unwind_table) once per file —
+ * keyed by (device, inode, size, mtime) — copies their rows into the BPF rows array (memory-mapped,
+ * bounded by max_rows) and describes each process's executable mappings to the BPF unwinder.
+ * Files whose tables do not fit are left to frame pointers, and counted. */
+#ifndef FIRN_UNWIND_H
+#define FIRN_UNWIND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct unwinder;
+
+struct unwinder_stats {
+	uint64_t processes, files, rows, bytes; /* loaded */
+	uint64_t max_rows;
+	uint64_t no_table;      /* executable mappings without CFI (no .eh_frame) */
+	uint64_t over_limit;    /* mappings left to frame pointers: the memory limit was reached */
+	uint64_t too_many_maps; /* mappings beyond FIRN_MAX_UMAPS of one process */
+	uint64_t no_slot;       /* processes left to frame pointers: every slot was in use */
+	uint64_t build_ns;      /* time spent building tables */
+};
+
+/* rows: the memory-mapped rows array (max_rows entries); pids_fd: the BPF hash pid → slot;
+ * procs_fd: the BPF array of max_procs struct firn_proc slots. */
+struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int procs_fd,
+			      uint32_t max_procs);
+void unwinder_free(struct unwinder *u);
+/* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks.
+ * 0 or -errno (-ENOENT: the process is gone). */
+int unwinder_add_process(struct unwinder *u, pid_t pid);
+void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st);
+
+#endif

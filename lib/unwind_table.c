@@ -1,0 +1,452 @@
+/* .eh_frame → sorted unwind rows, through libdw's CFI interpreter. */
+#include "unwind_table.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/* An FDE's code range. */
+struct fde_range {
+	uint64_t start, end;
+};
+
+/* A CIE's pointer encoding ('R' augmentation), by section offset. */
+struct cie_enc {
+	uint64_t off;
+	uint8_t enc;
+};
+
+struct builder {
+	struct unwind_table *t;
+	struct fde_range *fdes;
+	size_t nfdes, cap_fdes;
+	struct cie_enc *cies;
+	size_t ncies, cap_cies;
+	uint64_t sh_addr;        /* .eh_frame's address, for pc-relative pointers */
+	const uint8_t *sec;      /* its bytes */
+	size_t sec_len;
+};
+
+static int push_row(struct unwind_table *t, const struct firn_row *r)
+{
+	if (t->n) {
+		struct firn_row *last = &t->rows[t->n - 1];
+		if (r->pc < last->pc)
+			return 0; /* inside an earlier, overlapping FDE: the first one wins */
+		if (last->type == r->type && last->cfa_off == r->cfa_off &&
+		    last->rbp_off8 == r->rbp_off8)
+			return 0; /* same rule continues: one row covers both ranges */
+		if (last->pc == r->pc) {
+			*last = *r; /* an empty range (a gap marker overwritten by an FDE) */
+			return 0;
+		}
+	}
+	if (t->n == t->cap) {
+		uint32_t ncap = t->cap ? t->cap * 2 : 4096;
+		struct firn_row *n = realloc(t->rows, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		t->cap = ncap;
+	}
+	t->rows[t->n++] = *r;
+	return 0;
+}
+
+/* Reads a pointer in DW_EH_PE encoding enc at p (bounded by end); 0 or -EINVAL. */
+static int read_encoded(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t pcrel_base,
+			uint64_t *out)
+{
+	uint64_t v;
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: size = 8; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: size = 4; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: size = 2; break;
+	default: return -EINVAL;
+	}
+	if (p + size > end)
+		return -EINVAL;
+	if (size == 8)
+		memcpy(&v, p, 8);
+	else if (size == 4) {
+		uint32_t u;
+		memcpy(&u, p, 4);
+		v = (enc & 0x0f) == DW_EH_PE_sdata4 ? (uint64_t)(int64_t)(int32_t)u : u;
+	} else {
+		uint16_t u;
+		memcpy(&u, p, 2);
+		v = (enc & 0x0f) == DW_EH_PE_sdata2 ? (uint64_t)(int64_t)(int16_t)u : u;
+	}
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		v += pcrel_base;
+	else if ((enc & 0x70) != 0)
+		return -EINVAL; /* datarel, textrel, funcrel: not used in .eh_frame FDEs */
+	*out = v;
+	return 0;
+}
+
+/* The FDE pointer encoding of a CIE: the 'R' entry of its augmentation data. */
+static uint8_t cie_encoding(const Dwarf_CIE *cie)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data;
+	size_t left = cie->augmentation_data_size;
+
+	if (!aug || aug[0] != 'z' || !d)
+		return DW_EH_PE_absptr;
+	for (const char *c = aug + 1; *c && left; c++) {
+		if (*c == 'R')
+			return *d;
+		if (*c == 'L') {
+			d++, left--;
+		} else if (*c == 'P') {
+			uint8_t enc = *d;
+			size_t sz = (enc & 0x0f) == DW_EH_PE_udata4 || (enc & 0x0f) == DW_EH_PE_sdata4 ? 4
+				    : (enc & 0x0f) == DW_EH_PE_udata2 || (enc & 0x0f) == DW_EH_PE_sdata2 ? 2 : 8;
+			if (left < sz + 1)
+				break;
+			d += sz + 1, left -= sz + 1;
+		} else if (*c != 'S' && *c != 'B') {
+			break;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+static int add_cie(struct builder *b, uint64_t off, uint8_t enc)
+{
+	if (b->ncies == b->cap_cies) {
+		size_t ncap = b->cap_cies ? b->cap_cies * 2 : 16;
+		struct cie_enc *n = realloc(b->cies, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->cies = n;
+		b->cap_cies = ncap;
+	}
+	b->cies[b->ncies++] = (struct cie_enc){ off, enc };
+	return 0;
+}
+
+static int find_cie(const struct builder *b, uint64_t off)
+{
+	for (size_t i = b->ncies; i-- > 0;)
+		if (b->cies[i].off == off)
+			return b->cies[i].enc;
+	return -1;
+}
+
+/* Records an FDE's [start, end) from its encoded initial location and range. */
+static int add_fde(struct builder *b, const Dwarf_FDE *fde)
+{
+	int enc = find_cie(b, fde->CIE_pointer);
+	uint64_t start, range;
+
+	if (enc < 0 || fde->start < b->sec || fde->start >= b->sec + b->sec_len)
+		return 0; /* unusable entry: skipped */
+	uint64_t base = b->sh_addr + (fde->start - b->sec);
+	const uint8_t *end = b->sec + b->sec_len;
+	size_t sz = (enc & 0x0f) == DW_EH_PE_udata4 || (enc & 0x0f) == DW_EH_PE_sdata4 ? 4
+		    : (enc & 0x0f) == DW_EH_PE_udata2 || (enc & 0x0f) == DW_EH_PE_sdata2 ? 2 : 8;
+	if (read_encoded(fde->start, end, enc, base, &start) ||
+	    read_encoded(fde->start + sz, end, enc & 0x0f, 0, &range) || !range)
+		return 0;
+	if (b->nfdes == b->cap_fdes) {
+		size_t ncap = b->cap_fdes ? b->cap_fdes * 2 : 1024;
+		struct fde_range *n = realloc(b->fdes, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->fdes = n;
+		b->cap_fdes = ncap;
+	}
+	b->fdes[b->nfdes++] = (struct fde_range){ start, start + range };
+	return 0;
+}
+
+/* Walks .eh_frame's CIEs and FDEs, collecting FDE ranges. */
+static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+
+	for (;;) {
+		int rc = dwarf_next_cfi(ident, data, true, off, &next, &e);
+		if (rc > 0)
+			break;
+		if (rc < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			off = next;
+			continue;
+		}
+		int err = dwarf_cfi_cie_p(&e) ? add_cie(b, off, cie_encoding(&e.cie)) : add_fde(b, &e.fde);
+		if (err)
+			return err;
+		off = next;
+	}
+	return 0;
+}
+
+static bool is_op(const Dwarf_Op *op, uint8_t atom)
+{
+	return op->atom == atom;
+}
+
+/* The PLT's CFA expression: breg7 N; breg16 0; lit15; and; litT; ge; lit3; shl; plus. */
+static bool plt_expression(const Dwarf_Op *o, size_t n, struct firn_row *r)
+{
+	if (n != 9 || !is_op(&o[0], DW_OP_breg7) || !is_op(&o[1], DW_OP_breg16) ||
+	    !is_op(&o[2], DW_OP_lit15) || !is_op(&o[3], DW_OP_and) || o[4].atom < DW_OP_lit0 ||
+	    o[4].atom > DW_OP_lit15 || !is_op(&o[5], DW_OP_ge) || !is_op(&o[6], DW_OP_lit3) ||
+	    !is_op(&o[7], DW_OP_shl) || !is_op(&o[8], DW_OP_plus))
+		return false;
+	if ((int64_t)o[0].number < INT16_MIN || (int64_t)o[0].number > INT16_MAX)
+		return false;
+	r->type = FIRN_ROW_PLT;
+	r->cfa_off = (int16_t)o[0].number;
+	r->rbp_off8 = o[4].atom - DW_OP_lit0; /* the threshold on rip & 15 */
+	return true;
+}
+
+/* Fills the CFA rule of r from the frame; false when it cannot be expressed. */
+static bool cfa_rule(Dwarf_Frame *f, struct firn_row *r)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_frame_cfa(f, &ops, &n) || n == 0)
+		return false;
+	if (n == 1) {
+		int reg = -1;
+		int64_t off = 0;
+		if (ops[0].atom == DW_OP_bregx)
+			reg = ops[0].number, off = (int64_t)ops[0].number2;
+		else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+			reg = ops[0].atom - DW_OP_breg0, off = (int64_t)ops[0].number;
+		if ((reg != REG_RSP && reg != REG_RBP) || off < INT16_MIN || off > INT16_MAX)
+			return false;
+		r->type = reg == REG_RSP ? FIRN_ROW_CFA_RSP : FIRN_ROW_CFA_RBP;
+		r->cfa_off = off;
+		return true;
+	}
+	return plt_expression(ops, n, r);
+}
+
+/* True when register reg is saved at CFA + off (*off set). */
+static bool saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* Converts the frame state at one pc into a row. */
+static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+
+	memset(r, 0, sizeof(*r));
+	r->pc = pc;
+	if (signal) {
+		r->type = FIRN_ROW_SIGNAL;
+		return;
+	}
+	if (dwarf_frame_register(f, REG_RA, mem, &ops, &n) == 0 && n == 0 && ops) {
+		r->type = FIRN_ROW_END;
+		return;
+	}
+	if (!cfa_rule(f, r) || !(n && saved_at_cfa(ops, n, &off) && off == -8)) {
+		r->type = FIRN_ROW_UNSUPPORTED;
+		r->cfa_off = 0;
+		r->rbp_off8 = 0;
+		return;
+	}
+	/* rbp saved at CFA + off (a multiple of 8, within reach); anything else leaves it as is */
+	if (r->type != FIRN_ROW_PLT && !dwarf_frame_register(f, REG_RBP, mem, &ops, &n) && n &&
+	    saved_at_cfa(ops, n, &off) && off && off % 8 == 0 && off / 8 >= INT8_MIN &&
+	    off / 8 <= INT8_MAX)
+		r->rbp_off8 = off / 8;
+}
+
+/* Emits the rows of one FDE's range, then a gap marker at its end. */
+static int fde_rows(struct builder *b, Dwarf_CFI *cfi, const struct fde_range *fr)
+{
+	uint64_t pc = fr->start;
+	struct firn_row r;
+	int err;
+
+	while (pc < fr->end) {
+		Dwarf_Frame *f;
+		Dwarf_Addr s, e;
+		bool signal = false;
+		if (dwarf_cfi_addrframe(cfi, pc, &f))
+			break;
+		dwarf_frame_info(f, &s, &e, &signal);
+		frame_row(f, pc, signal, &r);
+		free(f);
+		if ((err = push_row(b->t, &r)))
+			return err;
+		b->t->by_type[r.type & 7]++;
+		if (e <= pc)
+			break;
+		pc = e;
+	}
+	memset(&r, 0, sizeof(r));
+	r.pc = fr->end;
+	r.type = FIRN_ROW_GAP;
+	return push_row(b->t, &r);
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Finds .eh_frame: its data and address. */
+static Elf_Data *find_eh_frame(Elf *elf, uint64_t *addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame")) {
+			*addr = sh.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* Builds rows for every FDE, in address order. */
+static int build_rows(struct builder *b, Elf *elf)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	int err = 0;
+
+	if (!cfi)
+		return -ENODATA;
+	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
+	for (size_t i = 0; i < b->nfdes && !err; i++) {
+		if (b->fdes[i].end > UINT32_MAX) {
+			err = -EFBIG;
+			break;
+		}
+		err = fde_rows(b, cfi, &b->fdes[i]);
+	}
+	b->t->fdes = b->nfdes;
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
+/* Keeps the executable PT_LOAD segments (for address → ELF vaddr conversion). */
+static void read_segments(struct unwind_table *t, Elf *elf)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && t->nsegs < 4; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		t->segs[t->nsegs].offset = ph.p_offset;
+		t->segs[t->nsegs].filesz = ph.p_filesz;
+		t->segs[t->nsegs].delta = (int64_t)(ph.p_vaddr - ph.p_offset);
+		t->nsegs++;
+	}
+}
+
+bool unwind_table_delta(const struct unwind_table *t, uint64_t off, int64_t *delta)
+{
+	for (uint32_t i = 0; i < t->nsegs; i++) {
+		/* mappings start at page boundaries below the segment's offset */
+		uint64_t lo = t->segs[i].offset & ~0xfffULL;
+		if (off >= lo && off < t->segs[i].offset + t->segs[i].filesz) {
+			*delta = t->segs[i].delta;
+			return true;
+		}
+	}
+	return false;
+}
+
+int unwind_table_build(struct unwind_table *t, int fd)
+{
+	struct builder b = { .t = t };
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	read_segments(t, elf);
+	Elf_Data *data = find_eh_frame(elf, &b.sh_addr);
+	if (!data || !data->d_buf || !data->d_size) {
+		elf_end(elf);
+		return -ENODATA;
+	}
+	b.sec = data->d_buf;
+	b.sec_len = data->d_size;
+	err = collect_fdes(&b, elf, data);
+	if (!err)
+		err = build_rows(&b, elf);
+	free(b.fdes);
+	free(b.cies);
+	elf_end(elf);
+	if (err)
+		unwind_table_release(t);
+	return err;
+}
+
+void unwind_table_release(struct unwind_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+int64_t unwind_table_find(const struct unwind_table *t, uint64_t pc)
+{
+	int64_t lo = 0, hi = (int64_t)t->n - 1, best = -1;
+
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].pc <= pc) {
+			best = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return best;
+}

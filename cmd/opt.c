@@ -1,6 +1,7 @@
 /* Option tables → getopt_long, --help text and usage errors. */
 #include "opt.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -37,7 +38,7 @@ static int build_getopt(const struct cmd *cmd, char *shorts, size_t shorts_len,
 /* Name of the option that caused a getopt error, for the message. */
 static const char *bad_option_name(char **argv, int idx, int optopt_c, char *buf, size_t len)
 {
-	if (optopt_c)
+	if (optopt_c > 0 && optopt_c < 128 && isprint(optopt_c))
 		snprintf(buf, len, "-%c", optopt_c);
 	else
 		snprintf(buf, len, "%s", argv[idx > 0 ? idx - 1 : 0]);
@@ -84,12 +85,14 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 			return rc;
 		}
 	}
-	/* In permuting mode operands were collected; put them back behind the options. */
+	/* In permuting mode operands were collected: move them (then what followed "--") to the
+	 * end of argv, so the operands are argv[*argi .. argc). */
 	if (!stop_at_arg) {
 		int rest = argc - optind;
-		memmove(argv + 1 + nops, argv + optind, rest * sizeof(*argv));
-		memcpy(argv + 1, ops, nops * sizeof(*argv));
-		optind = 1;
+		for (int i = 0; i < rest; i++)
+			ops[nops + i] = argv[optind + i];
+		optind = argc - (nops + rest);
+		memcpy(argv + optind, ops, (nops + rest) * sizeof(*argv));
 	}
 	free(ops);
 	*argi = optind;

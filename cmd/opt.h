@@ -33,9 +33,10 @@ struct cmd {
 /* Called once per option: return 0, or 2 after printing a usage error. */
 typedef int (*opt_handler)(void *ctx, int id, const char *arg);
 
-/* Parses options of cmd (stopping at "--" or, when stop_at_arg, at the first operand); on
- * -h/--help prints help and returns -1; on a usage error prints it and returns 2. On success
- * returns 0 and sets *argi to the index of the first operand. */
+/* Parses options of cmd (stopping at "--" or, when stop_at_arg, at the first operand; otherwise
+ * options and operands may be mixed); on -h/--help prints help and returns -1; on a usage error
+ * prints it and returns 2. On success returns 0 and sets *argi so that the operands (in order,
+ * then whatever followed "--") are argv[*argi .. argc). */
 int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, opt_handler fn,
 	      void *ctx, int *argi);
 

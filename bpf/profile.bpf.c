@@ -132,6 +132,16 @@ struct {
 	__type(value, __u64);
 } unwind_stats SEC(".maps");
 
+/* When each process last asked user space to look at its mappings again (rate limit). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} refresh_asked SEC(".maps");
+
+#define FIRN_REFRESH_NS 50000000ULL
+
 /* Total samples seen by the program (index FIRN_LOST_NR of the lost array). */
 static __always_inline void count_lost(__u32 reason)
 {
@@ -345,6 +355,18 @@ static long unwind_frame(__u32 i, void *arg)
 	return u->stop != FIRN_UNW_NR;
 }
 
+/* Asks user space (at most every FIRN_REFRESH_NS per process) to load the tables of code mapped
+ * since the process was described: libraries mapped by ld.so after exec, dlopen. */
+static __always_inline void ask_refresh(__u32 pid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&refresh_asked, &pid);
+
+	if (last && now - *last < FIRN_REFRESH_NS)
+		return;
+	bpf_map_update_elem(&refresh_asked, &pid, &now, BPF_ANY);
+	send_event(FIRN_EV_UNKNOWN_CODE, pid);
+}
+
 static __always_inline void count_unwind(__u32 reason)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &reason);
@@ -354,7 +376,7 @@ static __always_inline void count_unwind(__u32 reason)
 }
 
 /* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
-static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 slot,
+static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 pid, __u32 slot,
 					 struct task_struct *task)
 {
 	__u32 zero = 0;
@@ -386,6 +408,8 @@ static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
+	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING)
+		ask_refresh(pid);
 	return s->len ? store_stack(s) : 0;
 }
 
@@ -442,7 +466,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (want_user && pid) {
 		__u32 *slot = dwarf_unwind ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
 		if (slot)
-			key.ustack = dwarf_stack(ctx, *slot, task);
+			key.ustack = dwarf_stack(ctx, pid, *slot, task);
 		else
 			key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
 	}

@@ -409,6 +409,21 @@ static void print_summary(struct recording *r, const struct sampler_stats *st, s
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
 		(unsigned long long)st->user_stack_errors, r->procs, r->procs == 1 ? "" : "es",
 		(r->end_ns - r->start_ns) / 1e9, r->o->output, bytes);
+	if (r->o->unwind == UNWIND_FP)
+		return;
+	uint64_t dw = 0;
+	for (int i = 0; i < 6; i++)
+		dw += st->unwind[i];
+	fprintf(stderr,
+		"firn: dwarf unwinding: %llu stacks, %.1f%% complete (stopped: no mapping %llu, "
+		"no row %llu, unsupported rule %llu, unreadable stack %llu, depth %llu; "
+		"frame pointers used in %llu); tables: %llu files, %llu rows, %.1f MiB\n",
+		(unsigned long long)dw, dw ? 100.0 * st->unwind[0] / dw : 0.0,
+		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
+		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
+		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[6],
+		(unsigned long long)st->unwind_files, (unsigned long long)st->unwind_rows,
+		st->unwind_bytes / 1048576.0);
 }
 
 /* After sampling: drain, symbolize into a profile, write it, print the summary. */
@@ -515,7 +530,7 @@ static int setup(struct recording *r)
 	if (!r->sampler)
 		return error("cannot %s: %s", why, strerror(errno));
 	for (int i = 0; i < r->o->npids; i++) {
-		int err = sampler_add_target(r->sampler, r->o->pids[i]);
+		int err = sampler_add_target(r->sampler, r->o->pids[i], false);
 		if (err)
 			return error("cannot add pid %d: %s", r->o->pids[i], strerror(-err));
 		on_process(r, r->o->pids[i], false);
@@ -533,7 +548,7 @@ static int start(struct recording *r, char **argv)
 		go_fd = start_command(r, argv, &err_fd);
 		if (go_fd < 0)
 			return error("cannot start '%s': %s", argv[0], strerror(-go_fd));
-		int err = sampler_add_target(r->sampler, r->child);
+		int err = sampler_add_target(r->sampler, r->child, true);
 		if (err)
 			return error("cannot add pid %d: %s", r->child, strerror(-err));
 	}

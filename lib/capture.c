@@ -91,7 +91,23 @@ static int add_comments(struct profile *p, const struct capture_meta *m)
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
 	COMMENT("lost.user_stack: %llu", (unsigned long long)st->user_stack_errors);
 	COMMENT("lost.kernel_stack: %llu", (unsigned long long)st->kernel_stack_errors);
+	if (!strcmp(m->call_graph, "fp")) {
 #undef COMMENT
+		return err ? -ENOMEM : 0;
+	}
+	static const char *const stops[] = { "complete", "no_mapping", "no_row", "unsupported",
+					     "bad_read", "depth", "fp_fallback" };
+	for (int i = 0; i < 7; i++) {
+		snprintf(line, sizeof(line), "unwind.%s: %llu", stops[i], (unsigned long long)st->unwind[i]);
+		err |= profile_add_comment(p, line);
+	}
+	snprintf(line, sizeof(line), "unwind.tables: %llu files, %llu rows, %llu bytes of %llu, "
+		 "%llu mappings without CFI, %llu over the memory limit, built in %.1f ms",
+		 (unsigned long long)st->unwind_files, (unsigned long long)st->unwind_rows,
+		 (unsigned long long)st->unwind_bytes, (unsigned long long)st->unwind_max_bytes,
+		 (unsigned long long)st->unwind_no_table, (unsigned long long)st->unwind_over_limit,
+		 st->unwind_build_ns / 1e6);
+	err |= profile_add_comment(p, line);
 	return err ? -ENOMEM : 0;
 }
 

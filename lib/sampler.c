@@ -285,6 +285,11 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->type == FIRN_EV_UNKNOWN_CODE) {
+		if (s->unwinder)
+			unwinder_add_process(s->unwinder, e->pid);
+		return 0;
+	}
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
 	if (s->unwinder)
@@ -325,7 +330,12 @@ static int start_unwinder(struct sampler *s)
 	s->unwinder = unwinder_new(s->rows, rows, bpf_map__fd(s->skel->maps.unwind_pids),
 				   bpf_map__fd(s->skel->maps.unwind_procs),
 				   bpf_map__max_entries(s->skel->maps.unwind_procs));
-	return s->unwinder ? 0 : -ENOMEM;
+	if (!s->unwinder)
+		return -ENOMEM;
+	/* nearly every process maps these: have their tables ready before the first sample */
+	static const char *const common[] = { "libc.so", "ld-linux", NULL };
+	unwinder_preload(s->unwinder, getpid(), common);
+	return 0;
 }
 
 /* libbpf's messages go to the diagnostics reporter (debug level: shown with -vv). */
@@ -383,15 +393,15 @@ fail:;
 	return NULL;
 }
 
-int sampler_add_target(struct sampler *s, pid_t pid)
+int sampler_add_target(struct sampler *s, pid_t pid, bool held)
 {
 	__u32 key = pid;
 	__u8 one = 1;
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
-	if (s->unwinder)
-		unwinder_add_process(s->unwinder, pid); /* a held command gets its tables at exec */
+	if (s->unwinder && !held)
+		unwinder_add_process(s->unwinder, pid);
 	return 0;
 }
 

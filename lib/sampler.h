@@ -53,8 +53,9 @@ struct sampler_stats {
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why);
 void sampler_free(struct sampler *s);
-/* Adds a process to sample (all of its threads). */
-int sampler_add_target(struct sampler *s, pid_t pid);
+/* Adds a process to sample (all of its threads). held: the process has not exec'd its program yet
+ * (a command held before exec): its unwind tables are loaded at exec instead of now. */
+int sampler_add_target(struct sampler *s, pid_t pid, bool held);
 /* Opens the perf events and attaches: sampling starts. */
 int sampler_start(struct sampler *s, const char **why);
 /* Stops sampling (detaches the perf events); entries stay readable. */

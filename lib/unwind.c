@@ -265,3 +265,32 @@ int unwinder_add_process(struct unwinder *u, pid_t pid)
 	free(proc);
 	return err;
 }
+
+/* True when the base name of path starts with one of prefixes. */
+static bool name_matches(const char *path, const char *const *prefixes)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (; *prefixes; prefixes++)
+		if (!strncmp(base, *prefixes, strlen(*prefixes)))
+			return true;
+	return false;
+}
+
+int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes)
+{
+	struct procmap pm;
+	struct firn_umap m;
+	int err = procmap_read(&pm, pid);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < pm.n; i++) {
+		const struct procmap_entry *e = &pm.entries[i];
+		if (e->x && e->kind == PROCMAP_FILE && name_matches(e->path, prefixes))
+			describe_mapping(u, pid, e, &m);
+	}
+	procmap_release(&pm);
+	return 0;
+}

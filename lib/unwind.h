@@ -28,6 +28,9 @@ void unwinder_free(struct unwinder *u);
 /* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks.
  * 0 or -errno (-ENOENT: the process is gone). */
 int unwinder_add_process(struct unwinder *u, pid_t pid);
+/* Builds the tables of pid's mappings whose file name starts with one of prefixes (NULL-ended
+ * list, e.g. "libc.so", "ld-linux"), without describing pid: for files nearly every process maps. */
+int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes);
 void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st);
 
 #endif

@@ -44,6 +44,7 @@ static int sbuf_reserve(struct sbuf *b, size_t n)
 	return 0;
 }
 
+/* Appends n bytes. */
 static int sbuf_add(struct sbuf *b, const char *s, size_t n)
 {
 	if (!n)
@@ -74,6 +75,7 @@ static int sbuf_add_name(struct sbuf *b, const char *s, size_t n)
 /* One distinct output line: its text in the arena and its summed count. */
 struct wline {
 	size_t off, len;
+	uint64_t hash;
 	int64_t count;
 };
 
@@ -204,8 +206,7 @@ static int w_rehash(struct writer *w)
 	if (!slots)
 		return -ENOMEM;
 	for (size_t id = 0; id < w->n; id++) {
-		const struct wline *l = &w->lines[id];
-		size_t i = text_hash(w->text.s + l->off, l->len, 0) & mask;
+		size_t i = w->lines[id].hash & mask;
 		while (slots[i])
 			i = (i + 1) & mask;
 		slots[i] = id + 1;
@@ -221,10 +222,12 @@ static int w_count(struct writer *w, int64_t count)
 {
 	if ((w->n + 1) * 2 > w->nslots && w_rehash(w))
 		return -ENOMEM;
-	size_t mask = w->nslots - 1, i = text_hash(w->cur.s, w->cur.len, 0) & mask;
+	uint64_t h = text_hash(w->cur.s, w->cur.len, 0);
+	size_t mask = w->nslots - 1, i = h & mask;
 	for (; w->slots[i]; i = (i + 1) & mask) {
 		struct wline *l = &w->lines[w->slots[i] - 1];
-		if (l->len == w->cur.len && !memcmp(w->text.s + l->off, w->cur.s, l->len)) {
+		if (l->hash == h && l->len == w->cur.len &&
+		    !memcmp(w->text.s + l->off, w->cur.s, l->len)) {
 			if (__builtin_add_overflow(l->count, count, &l->count))
 				l->count = count > 0 ? INT64_MAX : INT64_MIN;
 			return 0;
@@ -238,7 +241,7 @@ static int w_count(struct writer *w, int64_t count)
 		w->lines = nl;
 		w->cap = ncap;
 	}
-	w->lines[w->n] = (struct wline){ w->text.len, w->cur.len, count };
+	w->lines[w->n] = (struct wline){ w->text.len, w->cur.len, h, count };
 	if (sbuf_add(&w->text, w->cur.s, w->cur.len))
 		return -ENOMEM;
 	w->slots[i] = ++w->n;
@@ -271,6 +274,7 @@ static int w_output(struct writer *w, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* Builds every sample's line, merging equal lines, then sorts and writes them. */
 int folded_write(struct profile *p, FILE *f, const struct folded_opts *o)
 {
 	struct writer w = { .p = p, .o = o };
@@ -328,8 +332,7 @@ struct reader {
 	struct rframe *frames; /* of the last stack added */
 	size_t fcap, nframes;
 	struct sbuf prev; /* text of the last stack added */
-	uint64_t *locs;
-	size_t lcap;
+	uint64_t *locs; /* fcap entries too */
 	struct profile_line *lines;
 	size_t linecap;
 };
@@ -665,6 +668,7 @@ static bool parse_count(const char *s, size_t n, int64_t *out)
 	return true;
 }
 
+/* Whitespace that may end a line. */
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -693,6 +697,7 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 	return count ? r_stack(r, s, slen, count) : 0;
 }
 
+/* Reads line by line with getline: memory grows with distinct frames and stacks only. */
 int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 {
 	struct reader r = { .p = p };

@@ -69,6 +69,7 @@ static int source_open(struct source *s, const char *path)
 	return 0;
 }
 
+/* Closes the descriptor (not stdin) and frees the peeked bytes. */
 static void source_close(struct source *s)
 {
 	if (s->own_fd)
@@ -154,6 +155,7 @@ static int load_folded(struct profile *p, struct source *s, struct folded_stats 
 	return st->lines == st->bad_lines ? -EINVAL : 0;
 }
 
+/* Peeks at the first bytes to pick the format; only pprof input is read whole. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st)
 {
 	struct folded_stats none;
@@ -176,6 +178,14 @@ int profile_load(struct profile *p, const char *path, struct folded_stats *st)
 		err = source_slurp(&s);
 		if (!err)
 			err = pprof_decode(p, s.buf, s.len);
+		/* not pprof after all, and no NUL byte (pprof has one: string_table[0] is ""): text
+		 * with control characters */
+		if (err == -EINVAL && !gz && !memchr(s.buf, 0, s.len)) {
+			profile_release(p);
+			err = profile_init(p);
+			if (!err)
+				err = load_folded(p, &s, st);
+		}
 	} else {
 		err = load_folded(p, &s, st);
 	}
@@ -295,6 +305,7 @@ static void sync_parent(const char *path)
 	free(dir);
 }
 
+/* Temporary file, fsync, optional .old, rename, fsync of the directory. */
 int file_replace_atomic(const char *path, const void *buf, size_t len, bool keep_old)
 {
 	struct stat st;
@@ -323,6 +334,7 @@ int file_replace_atomic(const char *path, const void *buf, size_t len, bool keep
 	return err;
 }
 
+/* Encodes, then writes to stdout or replaces path atomically. */
 int profile_save(const struct profile *p, const char *path, bool gzip, bool keep_old)
 {
 	void *buf;

@@ -10,9 +10,10 @@
 #include "profile.h"
 
 /* Reads the profile at path ("-" = stdin) into p, which must be freshly profile_init'ed.
- * Format: gzip (1f 8b) is pprof; binary bytes after a Profile field key are raw pprof; anything
- * else is folded text, streamed (stdin is not slurped). st (may be NULL) gets the folded line
- * counts, zeros for pprof. Returns 0 or -errno: -ENOENT, -EISDIR, -ENODATA for an empty input,
+ * Format: gzip (1f 8b) is pprof; a Profile field key followed by control characters is raw
+ * pprof when it decodes (text when it does not and has no NUL byte); anything else is folded
+ * text, streamed (stdin is not slurped). st (may be NULL) gets the folded line counts, zeros
+ * for pprof. Returns 0 or -errno: -ENOENT, -EISDIR, -ENODATA for an empty input,
  * -EINVAL for a corrupt pprof file or text with no parsable line, -EFBIG, -ENOMEM. On failure p
  * holds partial contents: the caller still profile_release()s it. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st);

@@ -121,6 +121,7 @@ static size_t fpacked_size(const uint64_t *v, size_t n)
 	return n ? flen_size(packed_size(v, n)) : 0;
 }
 
+/* Body size of a ValueType message. */
 static size_t value_type_size(const struct profile_value_type *vt)
 {
 	return fvarint_size(vt->type) + fvarint_size(vt->unit);
@@ -139,12 +140,14 @@ static int put_value_type(struct pbuf *b, unsigned field, const struct profile_v
 	return 0;
 }
 
+/* Body size of a Label message. */
 static size_t label_size(const struct profile_label *l)
 {
 	return fvarint_size(l->key) + fvarint_size(l->str) + fvarint_size((uint64_t)l->num) +
 	       fvarint_size(l->num_unit);
 }
 
+/* Body size of a Sample message. */
 static size_t sample_size(const struct profile *p, const struct profile_sample *s)
 {
 	size_t n = fpacked_size(s->location_ids, s->nlocs) +
@@ -200,6 +203,7 @@ static int put_mapping(struct pbuf *b, uint64_t id, const struct profile_mapping
 	return 0;
 }
 
+/* Body size of a Line message. */
 static size_t line_size(const struct profile_line *l)
 {
 	return fvarint_size(l->function_id) + fvarint_size((uint64_t)l->line);
@@ -383,6 +387,7 @@ static int gzip_buf(const uint8_t *in, size_t len, void **out, size_t *olen)
 	return 0;
 }
 
+/* Checks every id, encodes in one buffer, gzips it when asked. */
 int pprof_encode(const struct profile *p, bool gzip, void **out, size_t *len)
 {
 	struct pbuf b = { 0 };
@@ -504,6 +509,7 @@ struct u64vec {
 	size_t n, cap;
 };
 
+/* Appends x, growing the array. */
 static int u64vec_push(struct u64vec *a, uint64_t x)
 {
 	if (a->n == a->cap) {
@@ -545,6 +551,7 @@ struct idmap {
 	bool sparse;
 };
 
+/* Frees the map's arrays. */
 static void idmap_release(struct idmap *m)
 {
 	free(m->dense.v);
@@ -590,6 +597,7 @@ static int idmap_grow(struct idmap *m)
 	return 0;
 }
 
+/* Inserts into the hash table; a key already there is -EINVAL. */
 static int idmap_hash_put(struct idmap *m, uint64_t key, uint64_t val)
 {
 	if ((m->n + 1) * 2 > m->nslots && idmap_grow(m))
@@ -997,6 +1005,7 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 	return err;
 }
 
+/* 1000 x len, clamped to [256 MiB, 4 GiB]. */
 size_t pprof_gunzip_limit(size_t len)
 {
 	uint64_t max = 4ULL << 30, min = 256ULL << 20;
@@ -1065,6 +1074,7 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *olen)
 	return 0;
 }
 
+/* Inflates gzip input first, then decodes the raw bytes. */
 int pprof_decode(struct profile *p, const void *data, size_t len)
 {
 	const uint8_t *b = data;

@@ -58,7 +58,8 @@ static void build(struct profile *p)
 					     FRAME_JIT);
 	uint64_t raw = profile_add_location(p, app, 0x2000, NULL, 0);
 	uint64_t tw = profile_simple_location(p, app, profile_function(p, "two words", NULL, "", 0), 0);
-	uint64_t odd = profile_simple_location(p, app, profile_function(p, "semi;colon\nname", NULL, "", 0), 0);
+	uint64_t odd = profile_simple_location(
+		p, app, profile_function(p, "semi;colon\nname", NULL, "", 0), FRAME_USER);
 
 	labels3(p, l, "app", 10, 11);
 	add(p, (uint64_t[]){ k1, k2, w, m }, 4, 5, l, 3);
@@ -95,6 +96,7 @@ static void expect_write(struct profile *p, const struct folded_opts *o, const c
 	free(got);
 }
 
+/* Suffixes, inline annotation, no_kernel, value_index and merged, sorted lines. */
 static void test_write_default(void **state)
 {
 	struct profile p;
@@ -135,6 +137,7 @@ static void test_write_default(void **state)
 	profile_release(&p);
 }
 
+/* comm, comm-PID and comm-PID/TID as the first frame. */
 static void test_write_comm(void **state)
 {
 	struct profile p;
@@ -205,6 +208,7 @@ static void frames_str(struct profile *p, uint64_t i, char *out, size_t size)
 	free(fr);
 }
 
+/* Spaces in frames, bad lines, decimal counts, merging and frame kinds. */
 static void test_read(void **state)
 {
 	static const char text[] =

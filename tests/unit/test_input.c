@@ -35,6 +35,7 @@ static const char *path_of(const char *name)
 	return b;
 }
 
+/* Writes len bytes of data to path. */
 static void write_file(const char *path, const void *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -88,6 +89,7 @@ static int setup(void **state)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
+/* Removes the scratch directory. */
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -135,6 +137,7 @@ static void test_detect_folded(void **state)
 		"\nmain;work 3\n\nmain 1\n",
 		"2nd;frame 3\nmain 1\n",
 		"Z;a 3\nmain 1\n",
+		"p;\x1b[1mbold\x1b[0m 3\nmain 1\n", /* a key, control characters, no NUL */
 	};
 	struct folded_stats st;
 	uint64_t n;
@@ -174,6 +177,7 @@ static void test_detect_pprof(void **state)
 	assert_true(n == 2 && total == 4);
 }
 
+/* Missing file, directory, empty input, corrupt pprof, text without a count. */
 static void test_errors(void **state)
 {
 	static const char garbage_pb[] = { 0x0a, 0x05, 0x08, 0x01 }; /* key, then truncated */
@@ -235,6 +239,7 @@ static int load_stdin(const void *data, size_t len, struct folded_stats *st, uin
 	return rc;
 }
 
+/* "-" reads stdin: folded text larger than the peeked bytes, and gzip pprof. */
 static void test_stdin(void **state)
 {
 	struct folded_stats st;
@@ -284,6 +289,7 @@ static int64_t total_of(const char *path)
 	return total;
 }
 
+/* keep_old keeps the previous file as .old; no temporary file stays. */
 static void test_save_keep_old(void **state)
 {
 	char names[512];
@@ -313,6 +319,7 @@ static void test_save_keep_old(void **state)
 	umask(old_mask);
 }
 
+/* Failed saves leave existing files and no temporary file behind. */
 static void test_save_errors(void **state)
 {
 	struct profile p;

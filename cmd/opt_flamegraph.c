@@ -28,8 +28,8 @@ const struct opt flamegraph_option_table[] = {
 	{ "height", 0, "PX", "frame height in pixels (16)", OPT_HEIGHT },
 	{ "minwidth", 0, "PX|PCT%", "omit frames narrower than PX pixels or PCT% of the total (0.1)",
 	  OPT_MINWIDTH },
-	{ "colors", 0, "SCHEME", "default (by frame kind), hot, mem, io, red, green, blue, aqua, "
-	  "yellow, purple, orange", OPT_COLORS },
+	{ "colors", 0, "SCHEME", "default (by frame kind), hot, mem, io, red, green, blue, aqua, ...",
+	  OPT_COLORS },
 	{ "palette", 0, "FILE", "keep colors in FILE (name->rgb(r,g,b) lines), reused across runs",
 	  OPT_PALETTE },
 	{ "inverted", 0, NULL, "icicle graph: root at the top", OPT_INVERTED },
@@ -82,6 +82,7 @@ static int parse_notes(const struct cmd *cmd, struct flamegraph_opts *o, const c
 	return 0;
 }
 
+/* One flame graph option: sets its field of o, or prints why arg is not valid. */
 int flamegraph_option(const struct cmd *cmd, struct flamegraph_opts *o, int id, const char *arg)
 {
 	long v;

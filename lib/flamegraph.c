@@ -15,6 +15,7 @@
 #define FRAMEPAD 1
 #define SEARCHCOLOR "rgb(230,0,230)"
 
+/* flamegraph.pl's defaults, firn's default scheme. */
 void flamegraph_opts_init(struct flamegraph_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -36,6 +37,7 @@ static const char *const color_names[FLAME_COLORS_COUNT] = {
 	"diff",
 };
 
+/* Scheme by name. */
 int flame_colors_parse(const char *s)
 {
 	for (int i = 0; i < FLAME_COLORS_COUNT; i++)
@@ -44,6 +46,7 @@ int flame_colors_parse(const char *s)
 	return -1;
 }
 
+/* Name of a scheme. */
 const char *flame_colors_name(enum flame_colors c)
 {
 	return (unsigned)c < FLAME_COLORS_COUNT ? color_names[c] : "?";
@@ -177,6 +180,7 @@ static enum flame_colors kind_palette(enum frame_kind kind)
 	}
 }
 
+/* flamegraph.pl's color() with --hash, the default scheme picking a palette by kind. */
 void flame_color_of(enum flame_colors c, const char *name, size_t len, enum frame_kind kind,
 		    uint8_t rgb[3])
 {
@@ -217,6 +221,7 @@ static void color_scale(int64_t delta, int64_t maxdelta, uint8_t rgb[3])
 
 static const char *const kind_suffix[] = { "", "_[k]", "_[j]", "_[i]" };
 
+/* An empty tree over names. */
 int flame_tree_init(struct flame_tree *t, struct strtab *names)
 {
 	memset(t, 0, sizeof(*t));
@@ -224,6 +229,7 @@ int flame_tree_init(struct flame_tree *t, struct strtab *names)
 	return 0;
 }
 
+/* Frees what the tree owns (not its names). */
 void flame_tree_release(struct flame_tree *t)
 {
 	free(t->key_name);
@@ -314,20 +320,22 @@ static int tree_push_stack(struct flame_tree *t, const uint32_t *keys, size_t n,
 	return 0;
 }
 
+/* Adds a stack given as names and kinds. */
 int flame_tree_add(struct flame_tree *t, const uint32_t *names, const enum frame_kind *kinds,
 		   size_t n, int64_t value, int64_t base)
 {
-	uint32_t small[128], *keys = n <= 128 ? small : malloc(n * sizeof(*keys));
+	uint32_t small[128], *keys = small;
 	int err = 0;
 
 	value = value > 0 ? value : 0;
 	base = base > 0 ? base : 0;
 	if (!value && !base)
 		return 0;
-	if (!keys || n > UINT32_MAX)
+	if (n > UINT32_MAX || (n > 128 && !(keys = malloc(n * sizeof(*keys)))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
-		int64_t k = tree_key(t, names[i], kinds ? kinds[i] : FRAME_USER);
+		int64_t k = names[i] < t->names->n ? tree_key(t, names[i], kinds ? kinds[i] : FRAME_USER)
+						   : -EINVAL;
 		if (k < 0)
 			err = (int)k;
 		keys[i] = k;
@@ -417,7 +425,7 @@ static int push_comm(struct flame_tree *t, struct profile *p, struct sample_scra
 }
 
 /* Makes the keys of location id: its frames (inlined ones too), outermost first, as options o
- * draw them; a kernel location has none with no_kernel (nor have frames inlined into it). */
+ * draw them. With no_kernel a kernel location has none, nor have the frames inlined into it. */
 static int cache_location(struct flame_tree *t, struct profile *p,
 			  const struct flamegraph_opts *o, struct sample_scratch *sc, uint64_t id)
 {
@@ -460,8 +468,8 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 			break;
 		if ((err = grow((void **)&sc->keys, &sc->keys_cap, m + sc->loc_n[id], sizeof(*sc->keys))))
 			break;
-		memcpy(sc->keys + m, sc->loc_keys + sc->loc_first[id] - 1, sc->loc_n[id] * sizeof(*sc->keys));
-		m += sc->loc_n[id];
+		for (uint32_t j = 0, first = sc->loc_first[id] - 1; j < sc->loc_n[id]; j++)
+			sc->keys[m++] = sc->loc_keys[first + j];
 	}
 	if (err)
 		return err;
@@ -473,6 +481,7 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 	return m;
 }
 
+/* Adds every sample of p with a positive value. */
 int flame_tree_add_profile(struct flame_tree *t, struct profile *p,
 			   const struct flamegraph_opts *o, bool as_base)
 {
@@ -548,34 +557,31 @@ static int sym_cmp(const void *a, const void *b, void *ctx)
 	}
 }
 
-/* The sort symbol of stack s at depth d: 0 past its end, else 1 + the rank of its frame there.
+/* A stack to sort (where its frames are) and its symbol at the depth being sorted on. */
+struct sort_item {
+	uint32_t sym, stack, off, len;
+};
+
+/* The sort symbol of stack x at depth d: 0 past its end, else 1 + the rank of its frame there.
  * Comparing stacks symbol by symbol is comparing their folded lines: a frame with a child
  * (';' after it) and the same frame as the leaf (' ' after it) are different symbols, so one
  * line is never a proper prefix of another. */
-static inline uint32_t stack_sym(const struct flame_tree *t, const struct flame_stack *s,
-				 uint32_t d)
+static inline uint32_t stack_sym(const struct flame_tree *t, const struct sort_item *x, uint32_t d)
 {
-	if (d >= s->len)
+	if (d >= x->len)
 		return 0;
-	return 1 + t->rank[t->frames[s->off + d] * 2 + (d + 1 < s->len)];
+	return 1 + t->rank[t->frames[x->off + d] * 2 + (d + 1 < x->len)];
 }
-
-/* A stack to sort and its symbol at the depth being sorted on. */
-struct sort_item {
-	uint32_t sym, stack;
-};
 
 /* Insertion sort of a short run whose stacks agree before depth d. */
 static void sort_small(const struct flame_tree *t, struct sort_item *a, size_t n, uint32_t d)
 {
 	for (size_t i = 1; i < n; i++) {
 		struct sort_item x = a[i];
-		const struct flame_stack *sx = &t->stacks[x.stack];
 		size_t j = i;
 		for (; j > 0; j--) {
-			const struct flame_stack *sy = &t->stacks[a[j - 1].stack];
 			uint32_t k = d, cx, cy;
-			while ((cx = stack_sym(t, sx, k)) == (cy = stack_sym(t, sy, k)) && cx)
+			while ((cx = stack_sym(t, &x, k)) == (cy = stack_sym(t, &a[j - 1], k)) && cx)
 				k++;
 			if (cy <= cx)
 				break;
@@ -648,7 +654,7 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 			st[nst++] = (struct sort_task){ k.off + gt, k.n - gt, k.d };
 		if (gt - lt > 1 && pivot) { /* pivot 0: equal stacks, sorted */
 			for (size_t i = lt; i < gt; i++)
-				b[i].sym = stack_sym(t, &t->stacks[b[i].stack], k.d + 1);
+				b[i].sym = stack_sym(t, &b[i], k.d + 1);
 			st[nst++] = (struct sort_task){ k.off + lt, gt - lt, k.d + 1 };
 		}
 	}
@@ -678,43 +684,27 @@ static int tree_rank(struct flame_tree *t)
 	return 0;
 }
 
-/* True when stacks a and b have the same frames. */
-static bool stack_equal(const struct flame_tree *t, const struct flame_stack *a,
-			const struct flame_stack *b)
+/* Lays the stacks out again in sorted order, frames contiguous, equal stacks merged. */
+static int tree_relayout(struct flame_tree *t, const struct sort_item *a, size_t n)
 {
-	return a->len == b->len &&
-	       !memcmp(t->frames + a->off, t->frames + b->off, a->len * sizeof(*t->frames));
-}
+	uint32_t *frames = malloc((t->nframes ? t->nframes : 1) * sizeof(*frames));
+	struct flame_stack *stacks = malloc((n ? n : 1) * sizeof(*stacks));
+	size_t kept = 0, nframes = 0, cap = t->nframes ? t->nframes : 1;
 
-/* Lays the stacks out again in sorted order (equal ones merged), frames contiguous. */
-static int tree_relayout(struct flame_tree *t, struct sort_item *a, size_t n)
-{
-	size_t kept = 0, nframes = 0, prev = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct flame_stack *s = &t->stacks[a[i].stack];
-		if (kept && stack_equal(t, &t->stacks[prev], s)) {
-			t->stacks[prev].value += s->value;
-			t->stacks[prev].base += s->base;
-			a[i].stack = UINT32_MAX;
-			continue;
-		}
-		prev = a[i].stack;
-		kept++;
-		nframes += s->len;
-	}
-	uint32_t *frames = malloc((nframes ? nframes : 1) * sizeof(*frames));
-	struct flame_stack *stacks = malloc((kept ? kept : 1) * sizeof(*stacks));
 	if (!frames || !stacks) {
 		free(frames);
 		free(stacks);
 		return -ENOMEM;
 	}
-	nframes = kept = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (a[i].stack == UINT32_MAX)
-			continue;
 		struct flame_stack s = t->stacks[a[i].stack];
+		struct flame_stack *prev = kept ? &stacks[kept - 1] : NULL;
+		if (prev && prev->len == s.len &&
+		    !memcmp(frames + prev->off, t->frames + s.off, s.len * sizeof(*frames))) {
+			prev->value += s.value;
+			prev->base += s.base;
+			continue;
+		}
 		memcpy(frames + nframes, t->frames + s.off, s.len * sizeof(*frames));
 		s.off = nframes;
 		nframes += s.len;
@@ -725,22 +715,25 @@ static int tree_relayout(struct flame_tree *t, struct sort_item *a, size_t n)
 	t->frames = frames;
 	t->stacks = stacks;
 	t->nframes = nframes;
-	t->cap_frames = nframes ? nframes : 1;
+	t->cap_frames = cap;
 	t->nstacks = kept;
-	t->cap_stacks = kept ? kept : 1;
+	t->cap_stacks = n ? n : 1;
 	return 0;
 }
 
+/* Ranks the symbols, sorts the stacks, lays them out again merged. */
 int flame_tree_finish(struct flame_tree *t)
 {
 	size_t n = t->nstacks;
 	struct sort_item *a = malloc((n ? n : 1) * sizeof(*a));
 	int err = a ? tree_rank(t) : -ENOMEM;
 
-	if (n > UINT32_MAX - 1)
+	if (n > UINT32_MAX - 1 || t->nframes > UINT32_MAX)
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < n; i++)
-		a[i] = (struct sort_item){ stack_sym(t, &t->stacks[i], 0), i };
+	for (size_t i = 0; !err && i < n; i++) {
+		a[i] = (struct sort_item){ 0, i, t->stacks[i].off, t->stacks[i].len };
+		a[i].sym = stack_sym(t, &a[i], 0);
+	}
 	if (!err)
 		err = sort_stacks(t, a, n);
 	if (!err)
@@ -789,6 +782,7 @@ static uint32_t common_len(const struct flame_tree *t, const struct flame_stack 
 	return i;
 }
 
+/* flow(): opens and closes frames as consecutive sorted stacks differ. */
 int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flame_node *n),
 		    void *ctx)
 {
@@ -831,6 +825,7 @@ struct out {
 	char buf[1 << 16];
 };
 
+/* Writes out what is buffered; remembers a write error. */
 static void out_flush(struct out *o)
 {
 	if (o->len && !o->err && fwrite(o->buf, 1, o->len, o->f) != o->len)
@@ -838,6 +833,7 @@ static void out_flush(struct out *o)
 	o->len = 0;
 }
 
+/* Appends n bytes. */
 static void out_mem(struct out *o, const char *s, size_t n)
 {
 	if (o->len + n > sizeof(o->buf)) {
@@ -852,6 +848,7 @@ static void out_mem(struct out *o, const char *s, size_t n)
 	o->len += n;
 }
 
+/* Appends a C string. */
 static void out_str(struct out *o, const char *s)
 {
 	out_mem(o, s, strlen(s));
@@ -1097,6 +1094,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 	return 0;
 }
 
+/* Frees the palette's entries and table. */
 static void pal_free(struct palette *p)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -1583,6 +1581,7 @@ static int svg_write(struct svg *s)
 	return err ? err : s->out.err;
 }
 
+/* Validates, loads the palette, writes the SVG (or the empty one), saves the palette. */
 int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph_opts *o)
 {
 	int err = opts_check(o);
@@ -1615,6 +1614,7 @@ int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph
 	return err;
 }
 
+/* The tree of p's samples, written. */
 int flamegraph_write(struct profile *p, FILE *f, const struct flamegraph_opts *o)
 {
 	struct flame_tree t;

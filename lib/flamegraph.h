@@ -1,14 +1,15 @@
 /* Flame graphs: an interactive SVG with flamegraph.pl's layout (same rectangles, widths, sibling
- * order, pruning and colors for the same input), built from the profile model.
+ * order, pruning, labels and --hash colors for the same input), built from the profile model.
  *
  * The merged tree is kept in the form flamegraph.pl itself merges from: the distinct stacks,
- * sorted as flamegraph.pl sorts its folded lines, and walked once the way its flow() walks them
- * (a frame is a run of consecutive sorted stacks with the same frames up to its depth). Memory is
- * four bytes a frame of each distinct stack plus a few words a stack, never the input's text,
- * and no node is materialized: the walk hands each merged frame to a callback when it closes.
- * Every stack carries two values, `value` (widths) and `base` (a second profile's value), so the
- * differential flame graph of `firn diff` reuses this writer: colors come from the node's delta
- * (FLAME_COLORS_DIFF) or from a callback, and the tooltip shows both values. */
+ * sorted as flamegraph.pl sorts its folded lines (multikey quicksort on ranked frame names) and
+ * walked the way its flow() walks them: a frame is a run of consecutive sorted stacks with the
+ * same frames up to its depth, reported to a callback when it closes. No node is materialized:
+ * memory is 4 bytes a frame of each distinct stack and about 32 bytes a stack, never the input's
+ * text. Every stack carries two values, `value` (the widths) and `base` (a second profile's),
+ * so the differential flame graph of `firn diff` reuses this writer: its colors come from a
+ * node's self delta (FLAME_COLORS_DIFF, flamegraph.pl's difference colors) or from a callback,
+ * and its tooltips read "NAME (N samples, P%; base M; +D%)". */
 #ifndef FIRN_FLAMEGRAPH_H
 #define FIRN_FLAMEGRAPH_H
 
@@ -114,7 +115,8 @@ struct flame_tree {
 	size_t nstacks, cap_stacks;
 	uint32_t *rank;          /* per key * 2 + (frame has a child): place in byte order */
 	uint32_t maxlen;         /* the longest stack */
-	bool sorted, has_base;
+	bool sorted;             /* stacks sorted and merged since the last add */
+	bool has_base;           /* some stack has a base value: tooltips show it */
 	int64_t total, base_total;
 };
 
@@ -122,7 +124,8 @@ int flame_tree_init(struct flame_tree *t, struct strtab *names);
 void flame_tree_release(struct flame_tree *t);
 
 /* Adds one stack, frames root first (names: string ids in t->names; kinds may be NULL: user).
- * Stacks whose value and base are both <= 0 are ignored. Returns 0 or -ENOMEM. */
+ * Negative values count as 0; a stack whose value and base are both 0 is ignored. Returns 0,
+ * -EINVAL for a name id not in t->names, or -ENOMEM. */
 int flame_tree_add(struct flame_tree *t, const uint32_t *names, const enum frame_kind *kinds,
 		   size_t n, int64_t value, int64_t base);
 
@@ -143,8 +146,11 @@ int flame_tree_finish(struct flame_tree *t);
 int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flame_node *n),
 		    void *ctx);
 
-/* Writes the flame graph of tree t as SVG to f. Returns 0, -EINVAL (bad options, no samples),
- * -ENOMEM, or -EIO (write error; errno tells more). */
+/* Writes the flame graph of tree t as SVG to f (buffered, fwrite). Without samples it writes
+ * flamegraph.pl's error SVG and returns -ENODATA. Returns 0, -EINVAL for options it cannot draw
+ * with (width <= 20, height < 2, minwidth < 0 or a percentage over 100, fontsize or fontwidth
+ * <= 0, an unknown scheme, notes with '<', '>' or "--"), -ENOMEM, -EIO on a write error, or
+ * -errno from the palette file. */
 int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph_opts *o);
 
 /* Builds the tree of profile p and writes its flame graph to f. */

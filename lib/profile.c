@@ -6,6 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Hash of 64-bit words (multiply-xorshift per word): location ids and labels hash 8 bytes a step. */
+static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= w[i] * 0x9e3779b97f4a7c15ULL;
+		h = (h << 27 | h >> 37) * 0xbf58476d1ce4e5b9ULL;
+	}
+	return h;
+}
+
 /* FNV-1a over bytes, then mixed: good enough for interning and dedupe. */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 {
@@ -389,20 +399,20 @@ int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t
 static uint64_t sample_key_hash(const uint64_t *locs, uint32_t nlocs,
 				const struct profile_label *labels, uint32_t nlabels)
 {
-	uint64_t h = hash_bytes(HASH_SEED, locs, nlocs * sizeof(*locs));
+	uint64_t h = hash_words(HASH_SEED, locs, nlocs);
 
 	for (uint32_t i = 0; i < nlabels; i++) {
 		uint64_t k[3] = { labels[i].key | (uint64_t)labels[i].str << 32,
 				  (uint64_t)labels[i].num, labels[i].num_unit };
-		h = hash_bytes(h, k, sizeof(k));
+		h = hash_words(h, k, 3);
 	}
 	return hash_mix(h ^ nlocs);
 }
 
+/* The stored hash: growing the index does not hash every sample again. */
 static uint64_t sample_hash(const struct profile *p, uint64_t id)
 {
-	const struct profile_sample *s = &p->samples[id - 1];
-	return sample_key_hash(s->location_ids, s->nlocs, s->labels, s->nlabels);
+	return p->samples[id - 1].hash;
 }
 
 static bool labels_equal(const struct profile_label *a, const struct profile_label *b, uint32_t n)
@@ -432,9 +442,12 @@ static int64_t sample_append(struct profile *p, const uint64_t *locs, uint32_t n
 		free(s->labels);
 		return -ENOMEM;
 	}
-	memcpy(s->location_ids, locs, nlocs * sizeof(*locs));
-	memcpy(s->values, values, p->nsample_types * sizeof(*values));
-	memcpy(s->labels, labels, nlabels * sizeof(*labels));
+	if (nlocs)
+		memcpy(s->location_ids, locs, nlocs * sizeof(*locs));
+	if (p->nsample_types)
+		memcpy(s->values, values, p->nsample_types * sizeof(*values));
+	if (nlabels)
+		memcpy(s->labels, labels, nlabels * sizeof(*labels));
 	s->nlocs = nlocs;
 	s->nlabels = nlabels;
 	return ++p->nsamples;
@@ -455,12 +468,14 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 		    !labels_equal(s->labels, labels, nlabels))
 			continue;
 		for (uint32_t v = 0; v < p->nsample_types; v++)
-			s->values[v] += values[v];
+			if (__builtin_add_overflow(s->values[v], values[v], &s->values[v]))
+				s->values[v] = values[v] < 0 ? INT64_MIN : INT64_MAX; /* saturate */
 		return 0;
 	}
 	int64_t id = sample_append(p, locs, nlocs, values, labels, nlabels);
 	if (id < 0)
 		return (int)id;
+	p->samples[id - 1].hash = h;
 	p->sample_index->slots[i] = id;
 	p->sample_index->n++;
 	return 0;
@@ -619,7 +634,7 @@ static int merge_locations(struct profile *dst, const struct profile *src, struc
 		uint64_t m = l->mapping_id && l->mapping_id <= src->nmappings
 				     ? mm->mapping[l->mapping_id - 1]
 				     : 0;
-		int64_t id = l->address || l->nlines != 1
+		int64_t id = l->address || l->nlines != 1 || lines[0].line
 				     ? profile_add_location(dst, m, l->address, lines, l->nlines)
 				     : profile_simple_location(dst, m, lines[0].function_id, l->kind);
 		if (id < 0)

@@ -76,6 +76,7 @@ struct profile_sample {
 	uint32_t nlocs, nlabels;
 	int64_t *values;            /* nsample_types values; owned */
 	struct profile_label *labels; /* owned */
+	uint64_t hash;              /* private: of locations and labels, for merging */
 };
 
 struct profile {

@@ -1,0 +1,165 @@
+/* Unit tests for the in-memory profile model: interning, dedupe, sample merging, frames, merge. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+static void test_intern(void **state)
+{
+	struct strtab t;
+
+	assert_int_equal(strtab_init(&t), 0);
+	assert_int_equal(strtab_intern(&t, "", 0), 0);
+	int64_t a = strtab_intern(&t, "alpha", 5), b = strtab_intern(&t, "beta", 4);
+	assert_true(a > 0 && b > 0 && a != b);
+	assert_int_equal(strtab_intern(&t, "alpha", 5), a);
+	assert_int_equal(strtab_find(&t, "beta", 4), b);
+	assert_int_equal(strtab_find(&t, "gamma", 5), -1);
+	for (int i = 0; i < 5000; i++) { /* through several rehashes */
+		char buf[32];
+		int n = snprintf(buf, sizeof(buf), "s%d", i);
+		assert_true(strtab_intern(&t, buf, n) > 0);
+	}
+	assert_string_equal(strtab_get(&t, a), "alpha");
+	assert_int_equal(strtab_intern(&t, "s4999", 5), strtab_find(&t, "s4999", 5));
+	strtab_release(&t);
+}
+
+static void test_functions_and_locations_dedupe(void **state)
+{
+	struct profile p;
+
+	profile_init(&p);
+	int64_t f1 = profile_function(&p, "main", NULL, "a.c", 3);
+	int64_t f2 = profile_function(&p, "main", NULL, "a.c", 3);
+	int64_t f3 = profile_function(&p, "main", NULL, "b.c", 3);
+	assert_int_equal(f1, f2);
+	assert_int_not_equal(f1, f3);
+	int64_t m = profile_add_mapping(&p, 0, 0, 0, "[kernel.kallsyms]", "");
+	assert_int_equal(p.mappings[m - 1].kind, FRAME_KERNEL);
+	int64_t l1 = profile_simple_location(&p, m, f1, FRAME_KERNEL);
+	assert_int_equal(profile_simple_location(&p, m, f1, FRAME_KERNEL), l1);
+	assert_int_not_equal(profile_simple_location(&p, 0, f1, FRAME_USER), l1);
+	assert_int_equal(profile_kind_of_mapping("[vdso]"), FRAME_USER);
+	assert_int_equal(profile_kind_of_mapping("/tmp/perf-12.map"), FRAME_JIT);
+	assert_int_equal(profile_kind_of_mapping("/usr/lib/libc.so.6"), FRAME_USER);
+	profile_release(&p);
+}
+
+/* Builds a two-frame sample main→leaf with a pid label. */
+static int add(struct profile *p, const char *leaf, int64_t pid, int64_t n)
+{
+	uint64_t locs[2] = {
+		profile_simple_location(p, 0, profile_function(p, leaf, NULL, "", 0), FRAME_USER),
+		profile_simple_location(p, 0, profile_function(p, "main", NULL, "", 0), FRAME_USER),
+	};
+	struct profile_label l = { .key = profile_intern(p, "pid"), .num = pid };
+	int64_t v[1] = { n };
+	return profile_add_sample(p, locs, 2, v, &l, 1);
+}
+
+static void test_samples_merge(void **state)
+{
+	struct profile p;
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	assert_int_equal(add(&p, "a", 1, 5), 0);
+	assert_int_equal(add(&p, "a", 1, 7), 0);
+	assert_int_equal(add(&p, "a", 2, 1), 0); /* other label: another sample */
+	assert_int_equal(add(&p, "b", 1, 3), 0);
+	assert_int_equal(p.nsamples, 3);
+	assert_int_equal(p.samples[0].values[0], 12);
+	assert_int_equal(profile_label_num(&p, &p.samples[1], "pid", -1), 2);
+	assert_null(profile_label_str(&p, &p.samples[1], "comm"));
+	for (int i = 0; i < 3000; i++) { /* the index grows; merges still find their sample */
+		char leaf[16];
+		snprintf(leaf, sizeof(leaf), "f%d", i);
+		assert_int_equal(add(&p, leaf, 1, 1), 0);
+	}
+	assert_int_equal(add(&p, "a", 1, INT64_MAX), 0); /* saturates instead of overflowing */
+	assert_int_equal(p.samples[0].values[0], INT64_MAX);
+	assert_int_equal(p.nsamples, 3003);
+	profile_release(&p);
+}
+
+static void test_frames_root_first_with_inline(void **state)
+{
+	struct profile p;
+	struct profile_frame *fr = NULL;
+	size_t cap = 0;
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	int64_t m = profile_add_mapping(&p, 0x1000, 0x2000, 0, "/bin/app", "ab");
+	struct profile_line lines[2] = {
+		{ profile_function(&p, "inlined", NULL, "x.c", 0), 10 },
+		{ profile_function(&p, "outer", NULL, "x.c", 0), 20 },
+	};
+	uint64_t locs[3] = {
+		profile_add_location(&p, m, 0x1010, lines, 2),
+		profile_add_location(&p, m, 0x1020, NULL, 0),
+		profile_simple_location(&p, 0, profile_function(&p, "main", NULL, "", 0), FRAME_USER),
+	};
+	int64_t one = 1;
+	assert_int_equal(profile_add_sample(&p, locs, 3, &one, NULL, 0), 0);
+	int64_t n = profile_frames(&p, &p.samples[0], &fr, &cap);
+	assert_int_equal(n, 4);
+	assert_string_equal(profile_str(&p, fr[0].name), "main");
+	assert_string_equal(profile_str(&p, fr[1].name), "[app]");
+	assert_string_equal(profile_str(&p, fr[2].name), "outer");
+	assert_int_equal(fr[2].kind, FRAME_USER);
+	assert_string_equal(profile_str(&p, fr[3].name), "inlined");
+	assert_int_equal(fr[3].kind, FRAME_INLINE);
+	assert_int_equal(fr[3].line, 10);
+	free(fr);
+	profile_release(&p);
+}
+
+static void test_merge_profiles(void **state)
+{
+	struct profile a, b, other;
+
+	profile_init(&a);
+	profile_init(&b);
+	profile_init(&other);
+	profile_add_sample_type(&a, "samples", "count");
+	profile_add_sample_type(&b, "samples", "count");
+	profile_add_sample_type(&other, "cpu", "nanoseconds");
+	add(&a, "x", 1, 2);
+	add(&b, "x", 1, 3);
+	add(&b, "y", 1, 4);
+	/* a line number on an address-less location survives the merge */
+	struct profile_line ln = { profile_function(&b, "z", NULL, "z.c", 0), 42 };
+	uint64_t loc = profile_add_location(&b, 0, 0, &ln, 1);
+	int64_t one = 1;
+	profile_add_sample(&b, &loc, 1, &one, NULL, 0);
+	assert_int_equal(profile_merge(&a, &b), 0);
+	assert_int_equal(a.nsamples, 3);
+	assert_int_equal(a.samples[0].values[0], 5);
+	const struct profile_location *l = &a.locations[a.samples[2].location_ids[0] - 1];
+	assert_int_equal(l->lines[0].line, 42);
+	assert_int_equal(profile_merge(&a, &other), -EINVAL);
+	profile_release(&a);
+	profile_release(&b);
+	profile_release(&other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_functions_and_locations_dedupe),
+		cmocka_unit_test(test_samples_merge),
+		cmocka_unit_test(test_frames_root_first_with_inline),
+		cmocka_unit_test(test_merge_profiles),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -125,6 +125,44 @@ struct {
 	__type(value, struct firn_unwind_state);
 } unwind_state SEC(".maps");
 
+/* The user stack pages above sp, copied a page at a time when a frame first needs one: one copy
+ * per page instead of one per saved register. */
+#define FIRN_WINDOW_PAGES 4
+#define FIRN_WINDOW (FIRN_WINDOW_PAGES * 4096)
+
+struct firn_stack_window {
+	__u64 base;    /* page of sp at the sample */
+	__u32 loaded;  /* bit per page copied */
+	__u32 pad;
+	__u8 data[FIRN_WINDOW];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_stack_window);
+} stack_window SEC(".maps");
+
+/* Reads a saved word of the user stack, through the page window when it covers addr. */
+static __always_inline long read_stack(__u64 *out, __u64 addr)
+{
+	__u32 zero = 0;
+	struct firn_stack_window *w = bpf_map_lookup_elem(&stack_window, &zero);
+	__u64 off = addr - (w ? w->base : 0);
+
+	if (!w || off >= FIRN_WINDOW || (addr & 7))
+		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+	__u32 page = (off >> 12) & (FIRN_WINDOW_PAGES - 1);
+	if (!(w->loaded & (1u << page))) {
+		if (bpf_probe_read_user(&w->data[page << 12], 4096, (void *)(w->base + (page << 12))))
+			return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+		w->loaded |= 1u << page;
+	}
+	*out = *(__u64 *)&w->data[off & (FIRN_WINDOW - 8)];
+	return 0;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FIRN_UNW_NR);
@@ -149,6 +187,15 @@ static __always_inline void count_lost(__u32 reason)
 
 	if (v)
 		(*v)++;
+}
+
+/* True when the sample interrupted user mode (the context's registers are the user's). */
+static __always_inline bool user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* a 2-byte context load is rejected: read cs as the 8-byte word it starts */
+	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+
+	return (cs & 3) == 3;
 }
 
 static __always_inline void send_event(__u32 type, __u32 pid)
@@ -228,7 +275,7 @@ static __always_inline struct firn_umap *find_umap(struct firn_proc *proc, __u64
 
 	if (n == 0 || n > FIRN_MAX_UMAPS)
 		return NULL;
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 8 && n > 1; i++) {
 		__u32 half = n >> 1, mid = (lo + half) & (FIRN_MAX_UMAPS - 1);
 		__u64 take = le_mask(proc->maps[mid].start, pc);
 		lo += take * half;
@@ -248,7 +295,7 @@ static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64
 
 	if (!count || vaddr > 0xffffffffULL)
 		return NULL;
-	for (int i = 0; i < 24; i++) {
+	for (int i = 0; i < 24 && n > 1; i++) {
 		__u32 half = n >> 1, mid = lo + half;
 		struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
@@ -266,7 +313,7 @@ static __always_inline bool fp_step(struct firn_unwind_state *u)
 {
 	__u64 frame[2];
 
-	if (!u->bp || bpf_probe_read_user(frame, sizeof(frame), (void *)u->bp))
+	if (!u->bp || read_stack(&frame[0], u->bp) || read_stack(&frame[1], u->bp + 8))
 		return false;
 	u->sp = u->bp + 16;
 	u->bp = frame[0];
@@ -300,10 +347,9 @@ static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_r
 		cfa = u->bp + r->cfa_off;
 	else
 		cfa = u->sp + r->cfa_off + ((u->ip & 15) >= (__u64)r->rbp_off8 ? 8 : 0);
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (read_stack(&ra, cfa - 8))
 		return FIRN_UNW_BAD_READ;
-	if (r->rbp_off8 && r->type != FIRN_ROW_PLT &&
-	    bpf_probe_read_user(&u->bp, sizeof(u->bp), (void *)(cfa + r->rbp_off8 * 8)))
+	if (r->rbp_off8 && r->type != FIRN_ROW_PLT && read_stack(&u->bp, cfa + r->rbp_off8 * 8))
 		return FIRN_UNW_BAD_READ;
 	u->sp = cfa;
 	u->ip = ra;
@@ -386,9 +432,7 @@ static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 
 	if (!s || !u)
 		return 0;
 	s->len = 0;
-	/* a 2-byte context load is rejected: read cs as the 8-byte word it starts */
-	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
-	if ((cs & 3) == 3) {
+	if (user_mode(ctx)) {
 		u->ip = ctx->regs.ip;
 		u->sp = ctx->regs.sp;
 		u->bp = ctx->regs.bp;
@@ -400,6 +444,11 @@ static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 
 	}
 	if (!u->ip)
 		return 0;
+	struct firn_stack_window *w = bpf_map_lookup_elem(&stack_window, &zero);
+	if (w) {
+		w->base = u->sp & ~4095ULL;
+		w->loaded = 0;
+	}
 	u->slot = slot;
 	u->stop = FIRN_UNW_NR;
 	u->exact = 1;
@@ -458,7 +507,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	count_lost(FIRN_LOST_NR);
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u8 one = 1;
-	if (pid && !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+	/* look before updating: an LRU update allocates an element even when the key exists */
+	if (pid && !bpf_map_lookup_elem(&seen, &pid) &&
+	    !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
 		send_event(FIRN_EV_NEW_PROCESS, pid);
 	note_comm(tid, task);
 	key.pid = pid;
@@ -470,7 +521,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		else
 			key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
 	}
-	if (want_kernel)
+	/* a sample taken in user mode has no kernel stack: skip the helper call */
+	if (want_kernel && !user_mode(ctx))
 		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
 	add_count(&key);
 	return 0;

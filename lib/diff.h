@@ -1,0 +1,174 @@
+/* Comparing two profiles: their histograms joined by function, the significance test on each
+ * change, the gate's rules (parsed from text, evaluated per function), and the stacks of both
+ * profiles joined line by line for difffolded output and differential flame graphs. */
+#ifndef FIRN_DIFF_H
+#define FIRN_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flamegraph.h"
+#include "folded.h"
+#include "hist.h"
+
+enum { DIFF_BASE = 0, DIFF_NEW = 1 };
+
+enum diff_metric {
+	DIFF_SELF = 0,
+	DIFF_TOTAL,
+};
+
+/* One function (or module, or line: whatever the hists were built by) with its values on both
+ * sides; a function missing from one side has zeros there. name and module point into the
+ * strings of the profile it came from (the new one when both have it). */
+struct diff_entry {
+	const char *name, *module;
+	int64_t self[2], total[2]; /* [DIFF_BASE], [DIFF_NEW] */
+};
+
+/* The joined table. total[side] is that side's hist total: the denominator of its shares. */
+struct diff {
+	struct diff_entry *entries;
+	size_t n;
+	int64_t total[2];
+};
+
+/* Joins two hists (each from its own profile, which must outlive d) by (name, module). Then an
+ * entry left without a partner whose module is "" (unknown, as in folded stacks) is joined with
+ * the first unpaired entry of the same name on the other side, so folded and pprof profiles
+ * compare. Entries come base order first, then new-only ones. Returns 0 or -ENOMEM; d must be
+ * released even on failure. */
+int diff_join(struct diff *d, const struct hist *base, const struct hist *new_);
+void diff_release(struct diff *d);
+
+/* Value of e's metric on a side. */
+int64_t diff_value(const struct diff_entry *e, enum diff_metric m, int side);
+/* Share of e's metric on a side, as a fraction of that side's total (0 when the total is 0). */
+double diff_share(const struct diff *d, const struct diff_entry *e, enum diff_metric m, int side);
+/* One-sided p-value of e's change of metric m in direction dir (+1: grew, -1: shrank), by the
+ * two-proportion z test (stats_z2prop) on the counts; 1 when a side has no samples. */
+double diff_p_value(const struct diff *d, const struct diff_entry *e, enum diff_metric m, int dir);
+
+/* Sorts entries by the size of the change of metric by, largest first: the change of share
+ * (in percentage points), or of the raw value when counts; then the size of the change of the
+ * other metric; then name and module in byte order. */
+void diff_sort(struct diff *d, enum diff_metric by, bool counts);
+
+/* ---- the gate ---- */
+
+enum diff_unit {
+	DIFF_PP = 0, /* percentage points of the profile: new% - base% */
+	DIFF_REL,    /* percent of the base share: (new% - base%) / base% * 100 */
+};
+
+/* A rule "KIND:PATTERN>+Npp", "KIND:PATTERN>+N%", "any:METRIC>+N..." (or "<-N..." for a
+ * shrink). KIND is self or total; PATTERN is an fnmatch(3) glob on the entry's name. */
+struct diff_rule {
+	const char *text;       /* as given; not owned */
+	char *pattern;          /* owned; NULL for an any: rule (every function) */
+	enum diff_metric metric;
+	int dir;                /* +1: trips when the metric grew by more; -1: shrank by more */
+	double threshold;       /* >= 0, in unit */
+	enum diff_unit unit;
+};
+
+/* Parses text into r. The operator is the last '>' or '<' followed by a threshold that runs to
+ * the end ("self:std::vector<int>::push>+2pp" parses). Returns 0 or -EINVAL (r is then empty),
+ * -ENOMEM. */
+int diff_rule_parse(struct diff_rule *r, const char *text);
+void diff_rule_release(struct diff_rule *r);
+/* True when rule r tests entry e (any: rules test every entry). */
+bool diff_rule_matches(const struct diff_rule *r, const struct diff_entry *e);
+
+enum diff_verdict {
+	DIFF_PASS = 0,     /* no tested function changed by more than the threshold, significantly */
+	DIFF_TRIPPED,      /* some did */
+	DIFF_INCONCLUSIVE, /* none did, but for some a change of the threshold would not have been
+			    * significant (too few samples), or the pattern matched no function */
+};
+
+/* One function a rule tripped on, or could not decide. Changes are in the rule's unit. */
+struct diff_finding {
+	size_t entry;          /* index into d->entries */
+	double base_pct, new_pct;
+	double change;         /* pp, or percent (INFINITY when the base share is 0) */
+	double p_value;        /* one-sided, in the rule's direction */
+	double detectable;     /* the smallest change in the rule's direction that would be
+				* significant, in the rule's unit; NaN when none would */
+};
+
+struct diff_result {
+	enum diff_verdict verdict;
+	size_t ntested;            /* entries the rule tests (0: the pattern matched none) */
+	double alpha;              /* per-function level: (1 - confidence) / ntested, with
+				    * 1 - confidence rounded to 12 decimals (0.01, not 0.0100...09) */
+	double z_critical;         /* the one-sided critical z at alpha */
+	struct diff_finding *tripped, *inconclusive; /* owned, in entry order */
+	size_t ntripped, ninconclusive;
+};
+
+/* Evaluates rule r on d at confidence (0 < confidence < 1). A tested function trips the rule
+ * when its change exceeds the threshold in the rule's direction and the one-sided p-value of the
+ * two-proportion z test is below (1 - confidence) / ntested (Bonferroni over the functions the
+ * rule tests). A function that did not trip is inconclusive when a change of exactly the
+ * threshold from its base share would not reach that level (skipped for a threshold of 0, for a
+ * relative threshold on a base share of 0, and where the change is impossible), or when a side
+ * has no samples. Values are taken as sample counts. Returns 0 or -ENOMEM. */
+int diff_rule_eval(const struct diff *d, const struct diff_rule *r, double confidence,
+		   struct diff_result *res);
+void diff_result_release(struct diff_result *res);
+
+/* ---- stacks of both sides, for --folded and --svg ---- */
+
+/* The distinct folded stacks of both profiles, in byte order, each with its value on both sides
+ * (0 where a side lacks it). Stack text is folded_write's (with its ';' and newline
+ * replacements and _[k] _[j] _[i] suffixes). */
+struct diff_stacks {
+	struct diff_stack {
+		const char *stack; /* points into text[0] or text[1]; not NUL-terminated */
+		size_t len;
+		int64_t value[2];
+	} *s;
+	size_t n;
+	int64_t total[2];
+	char *text[2];         /* owned: each side's folded text */
+};
+
+/* Writes each profile as folded stacks (with its own options: value_index differs) and joins
+ * the lines. Returns 0 or folded_write's error; ds must be released even on failure. */
+int diff_stacks_build(struct diff_stacks *ds, struct profile *base, const struct folded_opts *bo,
+		      struct profile *new_, const struct folded_opts *no);
+void diff_stacks_release(struct diff_stacks *ds);
+
+/* A stack's value on side, scaled to the other side's total when normalize (rounded half away
+ * from zero; 0 when this side's total is 0). */
+int64_t diff_stacks_value(const struct diff_stacks *ds, size_t i, int side, bool normalize);
+
+/* Writes "STACK BASE NEW" lines (difffolded.pl's format), BASE scaled to NEW's total when
+ * normalize (as difffolded.pl -n does). Returns 0 or -EIO. */
+int diff_stacks_write_folded(const struct diff_stacks *ds, FILE *f, bool normalize);
+
+/* Adds every stack to t (names interned into t->names, _[k] _[j] _[i] suffixes turned into
+ * frame kinds, frames reversed when reverse): widths from NEW and base values from BASE, or the
+ * other way round when negate; the base values are scaled to the width side's total when
+ * normalize. Returns 0 or -ENOMEM. */
+int diff_stacks_tree(const struct diff_stacks *ds, struct flame_tree *t, bool normalize,
+		     bool negate, bool reverse);
+
+/* Coloring a differential flame graph by the change of each frame's total (inclusive) value
+ * rather than its self value: a flame_color_fn and its context. */
+struct diff_total_colors {
+	int64_t maxdelta; /* the largest |value - base| of a frame below the root (at least 1) */
+	bool negate;      /* the tree's value is BASE (diff_stacks_tree's negate) */
+};
+
+/* Walks t (finishing it) for maxdelta. Returns 0 or the walk's error. */
+int diff_total_colors_init(struct diff_total_colors *c, struct flame_tree *t, bool negate);
+/* flame_color_fn with ctx a struct diff_total_colors: flamegraph.pl's scale from white, to red
+ * as the total grew from BASE to NEW, to blue as it shrank, saturated at maxdelta; returns 1.
+ * Leaves the gray separator frames "-" and "--" to the writer (returns 0). */
+int diff_total_color(void *ctx, const struct flame_node *n, const char *name, uint8_t rgb[3]);
+
+#endif

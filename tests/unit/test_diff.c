@@ -1,0 +1,575 @@
+/* Unit tests for lib/diff: joining hists (also across unknown modules), ordering, rule parsing,
+ * rule evaluation (threshold, significance, Bonferroni, too few samples), the calibration of the
+ * test on simulated unchanged and changed pairs, joined folded stacks, the differential tree and
+ * its colors by total. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "flamegraph.h"
+#include "folded.h"
+#include "hist.h"
+#include "profile.h"
+#include "stats.h"
+
+/* Two profiles read from folded text, their hists and the join. */
+struct pair {
+	struct profile p[2];
+	struct hist h[2];
+	struct diff d;
+};
+
+/* Reads folded text into p. */
+static void load_folded(struct profile *p, const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(folded_read(p, f, NULL), 0);
+	fclose(f);
+}
+
+/* Builds both hists (default options) and joins them. */
+static void pair_join(struct pair *pr)
+{
+	struct hist_opts o = { 0 };
+
+	for (int s = 0; s < 2; s++)
+		assert_int_equal(hist_build(&pr->h[s], &pr->p[s], &o), 0);
+	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1]), 0);
+}
+
+static void pair_init(struct pair *pr, const char *base, const char *new_)
+{
+	load_folded(&pr->p[0], base);
+	load_folded(&pr->p[1], new_);
+	pair_join(pr);
+}
+
+static void pair_release(struct pair *pr)
+{
+	diff_release(&pr->d);
+	for (int s = 0; s < 2; s++) {
+		hist_release(&pr->h[s]);
+		profile_release(&pr->p[s]);
+	}
+}
+
+/* The joined entry named name (any module), or a test failure. */
+static const struct diff_entry *entry(const struct diff *d, const char *name)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->entries[i].name, name))
+			return &d->entries[i];
+	fail_msg("no entry '%s'", name);
+	return NULL;
+}
+
+static const char BASE[] = "main;parse;lex 20\nmain;parse 10\nmain;compute;hot 50\n"
+			   "main;compute 10\nmain;gone 10\n";
+static const char NEW[] = "main;parse;lex 80\nmain;parse 20\nmain;compute;hot 60\n"
+			  "main;compute 20\nmain;added 20\n";
+
+static void test_join(void **state)
+{
+	struct pair pr;
+	(void)state;
+
+	pair_init(&pr, BASE, NEW);
+	assert_int_equal(pr.d.n, 7);
+	assert_int_equal(pr.d.total[DIFF_BASE], 100);
+	assert_int_equal(pr.d.total[DIFF_NEW], 200);
+	const struct diff_entry *e = entry(&pr.d, "lex");
+	assert_int_equal(e->self[DIFF_BASE], 20);
+	assert_int_equal(e->self[DIFF_NEW], 80);
+	e = entry(&pr.d, "parse");
+	assert_int_equal(e->total[DIFF_BASE], 30);
+	assert_int_equal(e->total[DIFF_NEW], 100);
+	e = entry(&pr.d, "gone");
+	assert_int_equal(e->self[DIFF_BASE], 10);
+	assert_int_equal(e->self[DIFF_NEW], 0);
+	e = entry(&pr.d, "added");
+	assert_int_equal(e->self[DIFF_BASE], 0);
+	assert_int_equal(e->total[DIFF_NEW], 20);
+	/* shares are normalized to each side's total */
+	assert_true(fabs(diff_share(&pr.d, entry(&pr.d, "lex"), DIFF_SELF, DIFF_NEW) - 0.4) < 1e-15);
+	assert_true(fabs(diff_share(&pr.d, entry(&pr.d, "hot"), DIFF_SELF, DIFF_NEW) - 0.3) < 1e-15);
+	pair_release(&pr);
+}
+
+/* A profile with mapping "/usr/bin/app": functions main, f, g (g only in app's profile). */
+static void load_mapped(struct profile *p)
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	int64_t m = profile_add_mapping(p, 0x1000, 0x2000, 0, "/usr/bin/app", "");
+	uint64_t main_l = profile_simple_location(p, m, profile_function(p, "main", NULL, NULL, 0),
+						  FRAME_USER);
+	uint64_t f_l = profile_simple_location(p, m, profile_function(p, "f", NULL, NULL, 0),
+					       FRAME_USER);
+	uint64_t locs[2] = { f_l, main_l };
+	int64_t v = 30;
+	assert_int_equal(profile_add_sample(p, locs, 2, &v, NULL, 0), 0);
+	v = 10;
+	assert_int_equal(profile_add_sample(p, &main_l, 1, &v, NULL, 0), 0);
+}
+
+/* Folded stacks have no modules: their functions still pair with a pprof profile's by name. */
+static void test_join_unknown_module(void **state)
+{
+	struct pair pr;
+	(void)state;
+
+	load_folded(&pr.p[0], "main;f 5\nmain 5\nmain;h 10\n");
+	load_mapped(&pr.p[1]);
+	pair_join(&pr);
+	assert_int_equal(pr.d.n, 3); /* main, f, h */
+	const struct diff_entry *e = entry(&pr.d, "f");
+	assert_string_equal(e->module, "app");
+	assert_int_equal(e->self[DIFF_BASE], 5);
+	assert_int_equal(e->self[DIFF_NEW], 30);
+	e = entry(&pr.d, "main");
+	assert_string_equal(e->module, "app");
+	assert_int_equal(e->total[DIFF_BASE], 20);
+	assert_int_equal(e->total[DIFF_NEW], 40);
+	e = entry(&pr.d, "h");
+	assert_int_equal(e->self[DIFF_NEW], 0);
+	pair_release(&pr);
+}
+
+/* Largest change of share first (pp), then the other metric, then name; or of raw counts. */
+static void test_sort(void **state)
+{
+	struct pair pr;
+	(void)state;
+
+	pair_init(&pr, BASE, NEW);
+	diff_sort(&pr.d, DIFF_SELF, false);
+	/* self pp: lex +20, hot -20, gone -10, added +10, parse and compute 0 (total +20, -20),
+	 * main 0; equal changes compare equal exactly (by name then) */
+	const char *want[] = { "hot", "lex", "added", "gone", "compute", "parse", "main" };
+	for (size_t i = 0; i < 7; i++)
+		assert_string_equal(pr.d.entries[i].name, want[i]);
+	diff_sort(&pr.d, DIFF_SELF, true);
+	/* raw self: lex +60, added +20, hot +10, gone -10, parse +10 (total +70), compute +10 */
+	const char *want_abs[] = { "lex", "added", "parse", "compute", "gone", "hot", "main" };
+	for (size_t i = 0; i < 7; i++)
+		assert_string_equal(pr.d.entries[i].name, want_abs[i]);
+	diff_sort(&pr.d, DIFF_TOTAL, false);
+	/* total pp: hot, lex, compute, parse all 20 (self 20, 20, 0, 0), then added, gone */
+	const char *want_total[] = { "hot", "lex", "compute", "parse", "added", "gone", "main" };
+	for (size_t i = 0; i < 7; i++)
+		assert_string_equal(pr.d.entries[i].name, want_total[i]);
+	pair_release(&pr);
+}
+
+static void test_rule_parse(void **state)
+{
+	struct diff_rule r;
+	(void)state;
+
+	assert_int_equal(diff_rule_parse(&r, "self:parse_*>+2pp"), 0);
+	assert_string_equal(r.pattern, "parse_*");
+	assert_int_equal(r.metric, DIFF_SELF);
+	assert_int_equal(r.dir, 1);
+	assert_true(r.threshold == 2 && r.unit == DIFF_PP);
+	diff_rule_release(&r);
+	assert_int_equal(diff_rule_parse(&r, "total:handle_request>+10%"), 0);
+	assert_true(r.metric == DIFF_TOTAL && r.threshold == 10 && r.unit == DIFF_REL);
+	diff_rule_release(&r);
+	assert_int_equal(diff_rule_parse(&r, "any:self>+3pp"), 0);
+	assert_null(r.pattern);
+	assert_true(r.metric == DIFF_SELF && r.threshold == 3);
+	assert_int_equal(diff_rule_parse(&r, "any:total>0.5pp"), 0);
+	assert_true(r.metric == DIFF_TOTAL && r.threshold == 0.5 && r.dir == 1);
+	assert_int_equal(diff_rule_parse(&r, "self:io_*<-25%"), 0);
+	assert_true(r.dir == -1 && r.threshold == 25 && r.unit == DIFF_REL);
+	diff_rule_release(&r);
+	/* C++ names: the operator is the last '<' or '>' */
+	assert_int_equal(diff_rule_parse(&r, "self:std::vector<int>::push_back>+1.5pp"), 0);
+	assert_string_equal(r.pattern, "std::vector<int>::push_back");
+	assert_true(r.threshold == 1.5);
+	diff_rule_release(&r);
+	const char *bad[] = { "", "self", "self:", "self:>+2pp", "self:f", "self:f>2", "self:f>+2",
+			      "self:f>+2ms", "self:f>-2pp", "self:f<+2pp", "self:f<2pp", "self:f>+pp",
+			      "self:f>+inf%", "self:f>+nanpp", "any:f>+2pp", "any:>+2pp",
+			      "cumulative:f>+2pp", "f>+2pp", "self:f>+2pp ", "self:f>+-2pp" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (diff_rule_parse(&r, bad[i]) != -EINVAL)
+			fail_msg("rule '%s' parsed", bad[i]);
+		assert_null(r.pattern);
+	}
+}
+
+/* A diff of hand-made counts: one entry per (name, base self, new self), totals given. */
+static void make_diff(struct diff *d, struct diff_entry *e, size_t n, int64_t nb, int64_t nn)
+{
+	for (size_t i = 0; i < n; i++) {
+		e[i].module = "";
+		e[i].total[0] = e[i].self[0];
+		e[i].total[1] = e[i].self[1];
+	}
+	*d = (struct diff){ e, n, { nb, nn } };
+}
+
+/* Evaluates rule text on d. */
+static enum diff_verdict eval(const struct diff *d, const char *text, struct diff_result *res)
+{
+	struct diff_rule r;
+
+	assert_int_equal(diff_rule_parse(&r, text), 0);
+	assert_int_equal(diff_rule_eval(d, &r, 0.99, res), 0);
+	diff_rule_release(&r);
+	return res->verdict;
+}
+
+static void test_rule_eval(void **state)
+{
+	struct diff_entry e[] = {
+		{ "parse_a", "", { 2000, 3000 }, { 0 } }, /* 20 % -> 30 %: +10 pp, +50 % */
+		{ "parse_b", "", { 1000, 1000 }, { 0 } }, /* 10 % -> 10 % */
+		{ "hot", "", { 5000, 4000 }, { 0 } },     /* 50 % -> 40 % */
+		{ "rare", "", { 10, 30 }, { 0 } },        /* 0.1 % -> 0.3 %: +200 % of almost nothing */
+	};
+	struct diff d;
+	struct diff_result res;
+	(void)state;
+
+	make_diff(&d, e, 4, 10000, 10000);
+	assert_int_equal(eval(&d, "self:parse_*>+2pp", &res), DIFF_TRIPPED);
+	assert_int_equal(res.ntested, 2);
+	assert_true(fabs(res.alpha - 0.005) < 1e-12);
+	assert_true(fabs(res.z_critical - 2.5758293035489) < 1e-9);
+	assert_int_equal(res.ntripped, 1);
+	assert_int_equal(res.tripped[0].entry, 0);
+	assert_true(fabs(res.tripped[0].change - 10) < 1e-9);
+	assert_true(fabs(res.tripped[0].base_pct - 20) < 1e-9 && fabs(res.tripped[0].new_pct - 30) < 1e-9);
+	assert_true(res.tripped[0].p_value < 1e-50);
+	diff_result_release(&res);
+	/* over the threshold but the other way, or under it */
+	assert_int_equal(eval(&d, "self:hot>+2pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:parse_a>+11pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:hot<-5pp", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "total:parse_a>+49%", &res), DIFF_TRIPPED);
+	assert_true(fabs(res.tripped[0].change - 50) < 1e-9);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "total:parse_a>+51%", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* +200 % of 10 samples is significant, but a +20 % change of it would not be */
+	assert_int_equal(eval(&d, "self:rare>+100%", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:rare<-20%", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(res.ninconclusive, 1);
+	assert_true(res.inconclusive[0].detectable > 20);
+	diff_result_release(&res);
+	/* a pattern that matches nothing cannot pass */
+	assert_int_equal(eval(&d, "self:lex*>+2pp", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(res.ntested, 0);
+	assert_int_equal(res.ninconclusive, 0);
+	diff_result_release(&res);
+}
+
+/* A change with p between alpha / 4 and alpha trips a named rule, not an any: rule over 4. */
+static void test_bonferroni(void **state)
+{
+	/* 1000 vs 1000 samples; f 10 % -> 14 %: z = 2.76, one-sided p = 0.0029 */
+	struct diff_entry e[] = {
+		{ "f", "", { 100, 140 }, { 0 } },
+		{ "g", "", { 300, 300 }, { 0 } },
+		{ "h", "", { 300, 280 }, { 0 } },
+		{ "k", "", { 300, 280 }, { 0 } },
+	};
+	struct diff d;
+	struct diff_result res;
+	(void)state;
+
+	make_diff(&d, e, 4, 1000, 1000);
+	double p = diff_p_value(&d, &e[0], DIFF_SELF, 1);
+	assert_true(p > 0.0025 && p < 0.01);
+	assert_int_equal(eval(&d, "self:f>+3pp", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	assert_int_not_equal(eval(&d, "any:self>+3pp", &res), DIFF_TRIPPED);
+	assert_int_equal(res.ntested, 4);
+	diff_result_release(&res);
+}
+
+/* With too few samples for the threshold, the verdict says so instead of passing. */
+static void test_too_few_samples(void **state)
+{
+	struct diff_entry e[] = {
+		{ "a", "", { 20, 21 }, { 0 } },
+		{ "b", "", { 80, 79 }, { 0 } },
+	};
+	struct diff d;
+	struct diff_result res;
+	(void)state;
+
+	make_diff(&d, e, 2, 100, 100);
+	assert_int_equal(eval(&d, "self:a>+3pp", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(res.ninconclusive, 1);
+	/* at 100 samples a side, a change from 20 % must reach about 14 pp */
+	double want = stats_min_detectable(0.2, 100, 100, res.z_critical, 1) * 100;
+	assert_true(fabs(res.inconclusive[0].detectable - want) < 1e-9);
+	assert_true(want > 12 && want < 16);
+	diff_result_release(&res);
+	/* the same shares over 10,000 samples decide it */
+	e[0].self[0] = e[0].total[0] = 2000;
+	e[0].self[1] = e[0].total[1] = 2100;
+	e[1].self[0] = e[1].total[0] = 8000;
+	e[1].self[1] = e[1].total[1] = 7900;
+	d.total[0] = d.total[1] = 10000;
+	assert_int_equal(eval(&d, "self:a>+3pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* a threshold of 0 asks for any significant growth: nothing to be underpowered for */
+	d.total[0] = d.total[1] = 100;
+	e[0].self[0] = 20, e[0].self[1] = 21, e[1].self[0] = 80, e[1].self[1] = 79;
+	assert_int_equal(eval(&d, "self:a>+0pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* an empty side decides nothing */
+	d.total[1] = 0;
+	assert_int_equal(eval(&d, "any:self>+1pp", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(res.ninconclusive, 2);
+	diff_result_release(&res);
+}
+
+/* xorshift64*: a fixed-seed generator for the simulations. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/* Draws n samples over k functions with probabilities p into counts. */
+static void draw(uint64_t *seed, const double *p, size_t k, int64_t n, int64_t *counts)
+{
+	memset(counts, 0, k * sizeof(*counts));
+	for (int64_t i = 0; i < n; i++) {
+		double u = (rng_next(seed) >> 11) * 0x1.0p-53, c = 0;
+		size_t j = 0;
+		while (j + 1 < k && u >= (c += p[j]))
+			j++;
+		counts[j]++;
+	}
+}
+
+/* Trips of rule text over pairs simulated from shares pb (base) and pn (new), n samples each. */
+static int simulate(const char *text, const double *pb, const double *pn, size_t k, int64_t n,
+		    int pairs, uint64_t seed)
+{
+	struct diff_entry e[16];
+	int64_t cb[16], cn[16];
+	char names[16][4];
+	struct diff d;
+	struct diff_result res;
+	int trips = 0;
+
+	for (int i = 0; i < pairs; i++) {
+		draw(&seed, pb, k, n, cb);
+		draw(&seed, pn, k, n, cn);
+		for (size_t j = 0; j < k; j++) {
+			snprintf(names[j], sizeof(names[j]), "f%zu", j);
+			e[j] = (struct diff_entry){ names[j], "", { cb[j], cn[j] }, { 0 } };
+		}
+		make_diff(&d, e, k, n, n);
+		trips += eval(&d, text, &res) == DIFF_TRIPPED;
+		diff_result_release(&res);
+	}
+	return trips;
+}
+
+/* The test is calibrated: unchanged pairs trip a zero-threshold rule about 1 % of the time
+ * (one function) or less (every function, Bonferroni); a 3 pp threshold trips at most as often
+ * at 1000 samples and never once samples make 3 pp far larger than the noise; a real change is
+ * found. */
+static void test_calibration(void **state)
+{
+	static const double p[] = { 0.2, 0.4, 0.3, 0.05, 0.03, 0.02 };
+	static const double q[] = { 0.25, 0.37, 0.28, 0.05, 0.03, 0.02 }; /* f0 +5 pp */
+	(void)state;
+
+	int one = simulate("self:f1>+0pp", p, p, 6, 1000, 2000, 1);
+	assert_in_range(one, 8, 35); /* 1 % of 2000 is 20 */
+	int any = simulate("any:self>+0pp", p, p, 6, 1000, 2000, 2);
+	assert_in_range(any, 0, 30); /* without the correction: about 80 */
+	assert_in_range(simulate("any:self>+3pp", p, p, 6, 1000, 1000, 3), 0, 15);
+	assert_int_equal(simulate("any:self>+3pp", p, p, 6, 20000, 100, 5), 0);
+	/* +5 pp at 20 % over 1000 samples: z about 2.7 against 2.33, found in most pairs */
+	int found = simulate("self:f0>+0pp", p, q, 6, 1000, 500, 4);
+	assert_in_range(found, 300, 500);
+}
+
+static const char SB[] = "main;a 50\nmain;p;b 30\nmain;c 10\nmain;p;e 10\n";
+static const char SN[] = "main;a 100\nmain;p;b 20\nmain;d 40\nmain;p;e 40\n";
+
+/* Builds the joined stacks of two folded texts. */
+static void stacks_of(struct diff_stacks *ds, struct profile p[2], const char *b, const char *n)
+{
+	struct folded_opts o = { 0 };
+
+	load_folded(&p[0], b);
+	load_folded(&p[1], n);
+	assert_int_equal(diff_stacks_build(ds, &p[0], &o, &p[1], &o), 0);
+}
+
+/* Writes ds as difffolded text into a fresh string. */
+static char *folded_text(const struct diff_stacks *ds, bool normalize)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(diff_stacks_write_folded(ds, f, normalize), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_stacks_folded(void **state)
+{
+	struct diff_stacks ds;
+	struct profile p[2];
+	(void)state;
+
+	stacks_of(&ds, p, SB, SN);
+	assert_int_equal(ds.n, 5);
+	assert_int_equal(ds.total[0], 100);
+	assert_int_equal(ds.total[1], 200);
+	char *t = folded_text(&ds, false);
+	assert_string_equal(t, "main;a 50 100\nmain;c 10 0\nmain;d 0 40\nmain;p;b 30 20\n"
+			       "main;p;e 10 40\n");
+	free(t);
+	t = folded_text(&ds, true);
+	assert_string_equal(t, "main;a 100 100\nmain;c 20 0\nmain;d 0 40\nmain;p;b 60 20\n"
+			       "main;p;e 20 40\n");
+	free(t);
+	/* scaling rounds half away from zero: 1 of 3 against 2 -> 0.67 -> 1 */
+	diff_stacks_release(&ds);
+	profile_release(&p[0]);
+	profile_release(&p[1]);
+	stacks_of(&ds, p, "x 1\ny 2\n", "x 1\ny 1\n");
+	assert_int_equal(diff_stacks_value(&ds, 0, DIFF_BASE, true), 1);
+	assert_int_equal(diff_stacks_value(&ds, 1, DIFF_BASE, true), 1);
+	assert_int_equal(diff_stacks_value(&ds, 1, DIFF_NEW, true), 2); /* 1 * 3 / 2 = 1.5 -> 2 */
+	diff_stacks_release(&ds);
+	profile_release(&p[0]);
+	profile_release(&p[1]);
+}
+
+/* What the walk saw of each named frame. */
+struct seen {
+	struct strtab *names;
+	char buf[1024];
+	size_t len;
+	struct diff_total_colors *tc;
+};
+
+/* flame_tree_walk callback: "name:value/base rgb;" for each frame below the root. */
+static int note_node(void *ctx, const struct flame_node *n)
+{
+	struct seen *s = ctx;
+	uint8_t rgb[3] = { 0, 0, 0 };
+
+	if (!n->depth)
+		return 0;
+	const char *name = strtab_get(s->names, n->name);
+	if (s->tc)
+		assert_int_equal(diff_total_color(s->tc, n, name, rgb), strcmp(name, "-") != 0);
+	s->len += snprintf(s->buf + s->len, sizeof(s->buf) - s->len, "%s%s:%lld/%lld %d,%d,%d;",
+			   name, n->kind == FRAME_KERNEL ? "_[k]" : "", (long long)n->value,
+			   (long long)n->base, rgb[0], rgb[1], rgb[2]);
+	return 0;
+}
+
+/* Walks a tree of ds and returns the frames it saw. */
+static void walk_tree(const struct diff_stacks *ds, bool normalize, bool negate, bool total,
+		      struct seen *s)
+{
+	struct strtab names;
+	struct flame_tree t;
+	struct diff_total_colors tc;
+
+	assert_int_equal(strtab_init(&names), 0);
+	flame_tree_init(&t, &names);
+	assert_int_equal(diff_stacks_tree(ds, &t, normalize, negate, false), 0);
+	memset(s, 0, sizeof(*s));
+	s->names = &names;
+	if (total) {
+		assert_int_equal(diff_total_colors_init(&tc, &t, negate), 0);
+		s->tc = &tc;
+	}
+	assert_int_equal(flame_tree_walk(&t, note_node, s), 0);
+	flame_tree_release(&t);
+	strtab_release(&names);
+}
+
+static void test_stacks_tree(void **state)
+{
+	struct diff_stacks ds;
+	struct profile p[2];
+	struct seen s;
+	(void)state;
+
+	stacks_of(&ds, p, SB, SN);
+	walk_tree(&ds, true, false, true, &s);
+	/* widths from NEW, BASE scaled to NEW's total (x2); colored by total change, max 40 */
+	assert_string_equal(s.buf, "a:100/100 255,255,255;c:0/20 105,105,255;d:40/0 255,0,0;"
+				   "b:20/60 0,0,255;e:40/20 255,105,105;p:60/80 105,105,255;"
+				   "main:200/200 255,255,255;");
+	walk_tree(&ds, false, true, false, &s);
+	/* negate: widths from BASE, raw NEW as the base values */
+	assert_string_equal(s.buf, "a:50/100 0,0,0;c:10/0 0,0,0;d:0/40 0,0,0;b:30/20 0,0,0;"
+				   "e:10/40 0,0,0;p:40/60 0,0,0;main:100/200 0,0,0;");
+	walk_tree(&ds, true, true, true, &s);
+	/* negate, normalized: NEW scaled to BASE's total; red still means grew */
+	assert_string_equal(s.buf, "a:50/50 255,255,255;c:10/0 105,105,255;d:0/20 255,0,0;"
+				   "b:30/10 0,0,255;e:10/20 255,105,105;p:40/30 105,105,255;"
+				   "main:100/100 255,255,255;");
+	diff_stacks_release(&ds);
+	profile_release(&p[0]);
+	profile_release(&p[1]);
+	/* "-" separators keep the writer's gray */
+	stacks_of(&ds, p, "main;-;x 5\n", "main;-;x 10\n");
+	walk_tree(&ds, false, false, true, &s);
+	assert_string_equal(s.buf, "x:10/5 255,0,0;-:10/5 0,0,0;main:10/5 255,0,0;");
+	diff_stacks_release(&ds);
+	profile_release(&p[0]);
+	profile_release(&p[1]);
+	/* suffixes become kinds */
+	stacks_of(&ds, p, "main;read;sys_read_[k] 5\n", "main;read;sys_read_[k] 5\n");
+	walk_tree(&ds, false, false, false, &s);
+	assert_string_equal(s.buf, "sys_read_[k]:5/5 0,0,0;read:5/5 0,0,0;main:5/5 0,0,0;");
+	diff_stacks_release(&ds);
+	profile_release(&p[0]);
+	profile_release(&p[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_unknown_module),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_rule_parse),
+		cmocka_unit_test(test_rule_eval),
+		cmocka_unit_test(test_bonferroni),
+		cmocka_unit_test(test_too_few_samples),
+		cmocka_unit_test(test_calibration),
+		cmocka_unit_test(test_stacks_folded),
+		cmocka_unit_test(test_stacks_tree),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -6,13 +6,16 @@
 #define FIRN_MAX_FRAMES 127
 #define FIRN_COMM_LEN 16
 
-/* Aggregation key: one count per (process, thread, user stack, kernel stack). Stack ids are
- * 64-bit content hashes; 0 means "no stack". */
+/* Aggregation key: one count per (process, thread, user stack, kernel stack, event). Stack ids
+ * are 64-bit content hashes; 0 means "no stack". event: 0 = cpu-clock sample, N >= 1 = a hit of
+ * the USDT probe attached with cookie N. pad is always 0 (keys are compared as bytes). */
 struct firn_key {
 	__u32 pid;
 	__u32 tid;
 	__u64 ustack;
 	__u64 kstack;
+	__u32 event;
+	__u32 pad;
 };
 
 /* A stack as stored in the stacks map: instruction pointers, leaf first. */

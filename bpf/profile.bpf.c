@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The sampler: a perf_event program on every CPU takes the user and kernel stacks of the
- * running task and counts them in the kernel, keyed by (pid, tid, user stack, kernel stack). */
+ * running task and counts them in the kernel, keyed by (pid, tid, user stack, kernel stack,
+ * event). A USDT program does the same at every hit of the probes it is attached to. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+/* one spec per attached probe and argument layout: room for a JVM's hundreds of probes */
+#define BPF_USDT_MAX_SPEC_CNT 1024
+#include <bpf/usdt.bpf.h>
 #include "firn.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -189,11 +193,13 @@ static __always_inline void count_lost(__u32 reason)
 		(*v)++;
 }
 
-/* True when the sample interrupted user mode (the context's registers are the user's). */
-static __always_inline bool user_mode(struct bpf_perf_event_data *ctx)
+/* True when the event interrupted user mode (the context's registers are the user's). ctx is
+ * the program's context: a perf_event's (whose regs come first) or a uprobe's (the registers;
+ * always the user's). */
+static __always_inline bool user_mode(void *ctx)
 {
 	/* a 2-byte context load is rejected: read cs as the 8-byte word it starts */
-	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	__u64 cs = *(volatile __u64 *)(ctx + __builtin_offsetof(struct pt_regs, cs));
 
 	return (cs & 3) == 3;
 }
@@ -422,7 +428,7 @@ static __always_inline void count_unwind(__u32 reason)
 }
 
 /* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
-static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 pid, __u32 slot,
+static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 					 struct task_struct *task)
 {
 	__u32 zero = 0;
@@ -433,9 +439,10 @@ static __always_inline __u64 dwarf_stack(struct bpf_perf_event_data *ctx, __u32 
 		return 0;
 	s->len = 0;
 	if (user_mode(ctx)) {
-		u->ip = ctx->regs.ip;
-		u->sp = ctx->regs.sp;
-		u->bp = ctx->regs.bp;
+		struct pt_regs *regs = ctx;
+		u->ip = regs->ip;
+		u->sp = regs->sp;
+		u->bp = regs->bp;
 	} else {
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		u->ip = BPF_CORE_READ(regs, ip);
@@ -493,8 +500,9 @@ static __always_inline void add_count(struct firn_key *key)
 	}
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/* Takes the stacks of the current task and counts them under event (0: cpu-clock): the body of
+ * both programs. ctx: see user_mode. */
+static __always_inline int count_hit(void *ctx, __u32 event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
@@ -514,6 +522,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	note_comm(tid, task);
 	key.pid = pid;
 	key.tid = tid;
+	key.event = event;
 	if (want_user && pid) {
 		__u32 *slot = dwarf_unwind ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
 		if (slot)
@@ -526,6 +535,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
 	add_count(&key);
 	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	return count_hit(ctx, 0);
+}
+
+/* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
+ * attachment's cookie names. */
+SEC("usdt")
+int BPF_USDT(on_usdt)
+{
+	return count_hit(ctx, (__u32)bpf_usdt_cookie(ctx));
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -19,6 +19,7 @@ static const struct cmd *const commands[] = {
 	&record_cmd,
 	&report_cmd,
 	&diff_cmd,
+	&usdt_list_cmd,
 	NULL,
 };
 

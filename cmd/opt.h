@@ -60,6 +60,7 @@ int opt_double(const struct cmd *cmd, const char *name, const char *arg, double 
 /* Each command file defines its descriptor; cmd/main.c lists them. */
 extern const struct cmd record_cmd, report_cmd;
 extern const struct cmd diff_cmd;
+extern const struct cmd usdt_list_cmd;
 const struct cmd *cmd_find(const char *name);
 
 /* Global flags from cmd/main.c. */

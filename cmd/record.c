@@ -1,16 +1,21 @@
-/* firn record: sample CPU stacks of a command, of processes or of the whole system with eBPF,
- * symbolize them before the processes vanish, and write a pprof (or folded) profile. */
+/* firn record: sample CPU stacks (or take a stack at every USDT probe hit) of a command, of
+ * processes or of the whole system with eBPF, symbolize them before the processes vanish, and
+ * write a pprof (or folded) profile. */
 #include "opt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -21,9 +26,11 @@
 #include "capture.h"
 #include "input.h"
 #include "pprof.h"
+#include "procmap.h"
 #include "profile.h"
 #include "sampler.h"
 #include "symbolize.h"
+#include "usdt.h"
 
 enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
 
@@ -38,6 +45,8 @@ struct record_opts {
 	const char *call_graph;
 	enum sampler_unwind unwind;
 	long unwind_memory_mb;
+	const char **events;    /* -e values in order; none: cpu-clock */
+	int nevents;
 };
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY };
@@ -76,12 +85,55 @@ static int parse_pids(const struct cmd *cmd, struct record_opts *o, const char *
 	return o->npids ? 0 : usage_error(&record_cmd, "option '--pid' needs at least one pid");
 }
 
+/* Splits "PATH:PROVIDER:NAME" (in place) at its last two colons; false when a part is empty. */
+static bool split_usdt_spec(char *s, char **provider, char **name)
+{
+	char *c2 = strrchr(s, ':');
+
+	if (!c2 || c2 == s)
+		return false;
+	*c2 = 0;
+	char *c1 = strrchr(s, ':');
+	*c2 = ':';
+	if (!c1 || c1 == s || c1 + 1 == c2 || !c2[1])
+		return false;
+	*c1 = *c2 = 0;
+	*provider = c1 + 1;
+	*name = c2 + 1;
+	return true;
+}
+
+/* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
+static int add_event(struct record_opts *o, const char *arg)
+{
+	char *copy, *provider, *name;
+	bool ok = !strcmp(arg, "cpu-clock");
+
+	if (!ok && !strncmp(arg, "usdt:", 5)) {
+		if (!(copy = strdup(arg + 5)))
+			return error("out of memory");
+		ok = split_usdt_spec(copy, &provider, &name);
+		free(copy);
+	}
+	if (!ok)
+		return usage_error(&record_cmd, "invalid event '%s' (cpu-clock or usdt:PATH:PROVIDER:NAME)",
+				   arg);
+	const char **n = realloc(o->events, (o->nevents + 1) * sizeof(*n));
+	if (!n)
+		return error("out of memory");
+	o->events = n;
+	o->events[o->nevents++] = arg;
+	return 0;
+}
+
 static int record_option(void *ctx, int id, const char *arg)
 {
 	struct record_opts *o = ctx;
 	long v;
 
 	switch (id) {
+	case 'e':
+		return add_event(o, arg);
 	case 'F':
 		if (opt_long(&record_cmd, "freq", arg, 1, 100000, &v))
 			return 2;
@@ -147,6 +199,19 @@ static const char *missing_caps(char *buf, size_t len)
 	return buf;
 }
 
+/* The events of a recording: cpu-clock and the USDT probes the -e specs matched, in sample
+ * type order. Type names are owned. */
+struct events {
+	struct capture_event *list;
+	unsigned n, cap;
+	uint32_t next_id; /* of the next USDT probe (ids count from 1) */
+	dev_t *devs;      /* objects with attached probes (for -a: who maps them) */
+	ino_t *inos;
+	size_t nobjs;
+	pid_t *announced; /* processes snapshotted before their first event (not yet counted) */
+	size_t nannounced;
+};
+
 /* State of one recording. */
 struct recording {
 	struct record_opts *o;
@@ -160,6 +225,7 @@ struct recording {
 	int procs;
 	struct resnap *resnap; /* processes to snapshot again once their libraries are mapped */
 	size_t nresnap, cap_resnap;
+	struct events ev;
 };
 
 /* A process announced recently: snapshot it again after RESNAP_DELAY_NS, because its first
@@ -187,14 +253,43 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* True when pid still runs: a zombie (or a vanished process) has no mappings left. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* Snapshots pid again, unless it has exited: an empty snapshot would replace the good one
+ * (a USDT probe's first hit may come just before the process exits). */
+static void snapshot_process(struct recording *r, pid_t pid)
+{
+	if (symbolizer_has_process(r->sym, pid) && !process_alive(pid))
+		return;
+	symbolizer_add_process(r->sym, pid);
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
 	struct recording *r = ctx;
+	bool announced = false;
 
-	if (!symbolizer_has_process(r->sym, pid))
+	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
+		if ((announced = r->ev.announced[i] == pid))
+			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
+	if (announced || !symbolizer_has_process(r->sym, pid))
 		r->procs++;
-	symbolizer_add_process(r->sym, pid);
+	snapshot_process(r, pid);
 	if (r->nresnap == r->cap_resnap) {
 		size_t ncap = r->cap_resnap ? r->cap_resnap * 2 : 64;
 		struct resnap *n = realloc(r->resnap, ncap * sizeof(*n));
@@ -214,7 +309,7 @@ static void resnap_due(struct recording *r)
 
 	for (size_t i = 0; i < r->nresnap; i++) {
 		if (r->resnap[i].due_ns <= now)
-			symbolizer_add_process(r->sym, r->resnap[i].pid);
+			snapshot_process(r, r->resnap[i].pid);
 		else
 			r->resnap[kept++] = r->resnap[i];
 	}
@@ -386,18 +481,33 @@ static int write_profile(struct recording *r, size_t *bytes)
 	return err;
 }
 
-/* Gives output files to the invoking user under sudo. */
+/* Gives output files to the invoking user under sudo. lchown: should the file have been
+ * swapped for a symlink since it was written, the link's target is not given away. */
 static void chown_to_sudo_user(const char *path)
 {
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
 
 	if (!strcmp(path, "-") || getuid() != 0 || !u || !g)
 		return;
-	if (chown(path, strtoul(u, NULL, 10), strtoul(g, NULL, 10)))
+	if (lchown(path, strtoul(u, NULL, 10), strtoul(g, NULL, 10)))
 		return; /* best effort: the file stays root's */
 }
 
-/* The summary line on stderr. */
+/* The sum of the values of sample type name in p. */
+static int64_t type_total(const struct profile *p, const char *name)
+{
+	int64_t sum = 0;
+
+	for (uint32_t t = 0; t < p->nsample_types; t++) {
+		if (strcmp(profile_str(p, p->sample_types[t].type), name))
+			continue;
+		for (uint64_t i = 0; i < p->nsamples; i++)
+			sum += p->samples[i].values[t];
+	}
+	return sum;
+}
+
+/* The summary line on stderr (and one line per USDT probe: its hits). */
 static void print_summary(struct recording *r, const struct sampler_stats *st, size_t bytes)
 {
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
@@ -409,6 +519,12 @@ static void print_summary(struct recording *r, const struct sampler_stats *st, s
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
 		(unsigned long long)st->user_stack_errors, r->procs, r->procs == 1 ? "" : "es",
 		(r->end_ns - r->start_ns) / 1e9, r->o->output, bytes);
+	for (unsigned i = 0; i < r->ev.n; i++) {
+		if (!r->ev.list[i].id)
+			continue;
+		long long hits = type_total(&r->prof, r->ev.list[i].type);
+		fprintf(stderr, "firn: %s: %lld hit%s\n", r->ev.list[i].type, hits, hits == 1 ? "" : "s");
+	}
 	if (r->o->unwind == UNWIND_FP)
 		return;
 	uint64_t dw = 0;
@@ -450,6 +566,10 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 		.kernel = un.release,
 		.ncpus = sampler_ncpus(r->sampler),
 		.stats = &st,
+		.events = r->ev.n ? r->ev.list : NULL,
+		.nevents = r->ev.n,
+		.event_specs = r->o->events,
+		.nevent_specs = r->o->nevents,
 	};
 	if (profile_init(&r->prof) || (err = capture_build(&r->prof, r->sampler, r->sym, &m)))
 		return error("cannot build the profile: %s", strerror(err ? -err : ENOMEM));
@@ -469,6 +589,7 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 static const struct opt record_opts[] = {
 	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
+	{ "event", 'e', "EVENT", "cpu-clock (default), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
@@ -507,7 +628,214 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Sets up the symbolizer and the sampler, and the targets. */
+/* Appends an event (taking type); returns 0 or -ENOMEM (type freed). */
+static int events_push(struct events *ev, uint32_t id, char *type)
+{
+	if (ev->n == ev->cap) {
+		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
+		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
+		if (!n) {
+			free(type);
+			return -ENOMEM;
+		}
+		ev->list = n;
+		ev->cap = ncap;
+	}
+	ev->list[ev->n++] = (struct capture_event){ id, type };
+	return 0;
+}
+
+static void events_release(struct events *ev)
+{
+	for (unsigned i = 0; i < ev->n; i++)
+		free((char *)ev->list[i].type);
+	free(ev->list);
+	free(ev->devs);
+	free(ev->inos);
+	free(ev->announced);
+}
+
+/* Remembers the object at path (it has attached probes). */
+static int events_add_object(struct events *ev, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	for (size_t i = 0; i < ev->nobjs; i++)
+		if (ev->devs[i] == st.st_dev && ev->inos[i] == st.st_ino)
+			return 0;
+	dev_t *d = realloc(ev->devs, (ev->nobjs + 1) * sizeof(*d));
+	if (d)
+		ev->devs = d;
+	ino_t *n = d ? realloc(ev->inos, (ev->nobjs + 1) * sizeof(*n)) : NULL;
+	if (!n)
+		return -ENOMEM;
+	ev->inos = n;
+	ev->devs[ev->nobjs] = st.st_dev;
+	ev->inos[ev->nobjs++] = st.st_ino;
+	return 0;
+}
+
+/* True when process pid maps one of the objects with attached probes. */
+static bool maps_probed_object(const struct events *ev, pid_t pid)
+{
+	struct procmap m;
+	bool found = false;
+
+	if (procmap_read(&m, pid))
+		return false;
+	for (size_t i = 0; i < m.n && !found; i++)
+		for (size_t j = 0; j < ev->nobjs && !found; j++)
+			found = m.entries[i].kind == PROCMAP_FILE && m.entries[i].inode == ev->inos[j] &&
+				makedev(m.entries[i].dev_major, m.entries[i].dev_minor) == ev->devs[j];
+	procmap_release(&m);
+	return found;
+}
+
+/* -a: snapshots and loads the unwind tables of the processes that map a probed object now, so
+ * that their first hits (often a burst) unwind and symbolize; they count as processes of the
+ * recording at their first event. */
+static void announce_mappers(struct recording *r)
+{
+	DIR *d = opendir("/proc");
+
+	for (struct dirent *de; d && (de = readdir(d));) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || !maps_probed_object(&r->ev, pid))
+			continue;
+		pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
+		if (!n)
+			break;
+		r->ev.announced = n;
+		if (sampler_add_target(r->sampler, pid, false) || symbolizer_add_process(r->sym, pid))
+			continue;
+		r->ev.announced[r->ev.nannounced++] = pid;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Attaches probe p (found in the object at path) for pid under its event ("usdt_PROVIDER_NAME",
+ * added on the first success). A failure is a warning; *attached counts successes. */
+static int attach_probe(struct recording *r, pid_t pid, const char *path,
+			const struct usdt_probe *p, int *attached)
+{
+	char *type = NULL;
+	unsigned i;
+
+	if (asprintf(&type, "usdt_%s_%s", p->provider, p->name) < 0)
+		return error("out of memory");
+	for (i = 0; i < r->ev.n && strcmp(r->ev.list[i].type, type); i++)
+		;
+	uint32_t id = i < r->ev.n ? r->ev.list[i].id : r->ev.next_id;
+	int err = sampler_attach_usdt(r->sampler, pid, path, p->provider, p->name, id);
+	if (err) {
+		warning("cannot attach to USDT probe %s:%s of '%s': %s", p->provider, p->name, path,
+			strerror(-err));
+		free(type);
+		return 0;
+	}
+	(*attached)++;
+	if (i < r->ev.n) {
+		free(type);
+		return 0;
+	}
+	r->ev.next_id++;
+	return events_push(&r->ev, id, type) ? error("out of memory") : 0;
+}
+
+/* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
+ * the globs provider:name, each name once (libbpf attaches all of its sites). */
+static int attach_object(struct recording *r, pid_t pid, const char *obj, const char *provider,
+			 const char *name, int *attached)
+{
+	char path[PATH_MAX];
+	struct usdt_list l;
+	int before = *attached, err = usdt_resolve_path(obj, pid, path, sizeof(path));
+
+	if (err && pid > 0) {
+		/* one of several processes may lack it: the event fails only if none has it */
+		warning("cannot find '%s' in process %d: %s", obj, (int)pid, strerror(-err));
+		return 0;
+	}
+	if (err)
+		return error("cannot find '%s': %s", obj, strerror(-err));
+	usdt_list_init(&l);
+	int n = usdt_list_file(&l, path, NULL);
+	if (n < 0)
+		err = error("cannot read the USDT probes of '%s': %s", path,
+			    n == -ENOEXEC ? "not an ELF file" : strerror(-n));
+	for (size_t i = 0; i < l.n && !err; i++) {
+		const struct usdt_probe *p = &l.probes[i];
+		bool dup = false;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = !strcmp(l.probes[j].provider, p->provider) && !strcmp(l.probes[j].name, p->name);
+		if (!dup && !fnmatch(provider, p->provider, 0) && !fnmatch(name, p->name, 0))
+			err = attach_probe(r, pid, path, p, attached);
+	}
+	usdt_list_release(&l);
+	if (!err && *attached > before && events_add_object(&r->ev, path))
+		err = error("out of memory");
+	return err;
+}
+
+/* Attaches one "usdt:PATH:PROVIDER:NAME" event: in each -p process, else in every process (the
+ * BPF target filter keeps a command's). No match at all is an error. */
+static int attach_usdt_event(struct recording *r, const char *spec)
+{
+	char *copy = strdup(spec + 5), *provider, *name;
+	int attached = 0, err = 0;
+
+	if (!copy || !split_usdt_spec(copy, &provider, &name)) {
+		free(copy);
+		return error("out of memory");
+	}
+	for (int i = 0; i < r->o->npids && !err; i++)
+		err = attach_object(r, r->o->pids[i], copy, provider, name, &attached);
+	if (!r->o->npids)
+		err = attach_object(r, -1, copy, provider, name, &attached);
+	if (!err && !attached)
+		err = error("no USDT probe matches '%s'", spec);
+	free(copy);
+	return err;
+}
+
+/* Attaches the -e events in order; their sample types follow that order. */
+static int attach_events(struct recording *r)
+{
+	bool cpu = false;
+
+	r->ev.next_id = 1;
+	for (int i = 0; i < r->o->nevents; i++) {
+		int err = 0;
+		if (strcmp(r->o->events[i], "cpu-clock"))
+			err = attach_usdt_event(r, r->o->events[i]);
+		else if (!cpu) {
+			char *type = strdup("samples");
+			cpu = true;
+			err = !type || events_push(&r->ev, 0, type) ? error("out of memory") : 0;
+		}
+		if (err)
+			return err;
+	}
+	if (r->o->all && r->ev.nobjs)
+		announce_mappers(r);
+	return 0;
+}
+
+/* How many -e values are cpu-clock. */
+static int cpu_clock_events(const struct record_opts *o)
+{
+	int n = 0;
+
+	for (int i = 0; i < o->nevents; i++)
+		n += !strcmp(o->events[i], "cpu-clock");
+	return n;
+}
+
+/* Sets up the symbolizer and the sampler, the targets and the USDT probes. */
 static int setup(struct recording *r)
 {
 	const char *why = "";
@@ -519,6 +847,8 @@ static int setup(struct recording *r)
 		.user = true,
 		.unwind = r->o->unwind,
 		.unwind_memory = (uint64_t)r->o->unwind_memory_mb << 20,
+		.no_cpu_clock = r->o->nevents && !cpu_clock_events(r->o),
+		.usdt = r->o->nevents > cpu_clock_events(r->o),
 		.on_process = on_process,
 		.ctx = r,
 	};
@@ -535,7 +865,7 @@ static int setup(struct recording *r)
 			return error("cannot add pid %d: %s", r->o->pids[i], strerror(-err));
 		on_process(r, r->o->pids[i], false);
 	}
-	return 0;
+	return attach_events(r);
 }
 
 /* Starts sampling (and the command, held until the sampler is attached). */
@@ -618,13 +948,15 @@ out:
 	profile_release(&r.prof);
 	free(r.resnap);
 	free(o.pids);
+	free(o.events);
+	events_release(&r.ev);
 	return rc;
 }
 
 const struct cmd record_cmd = {
 	.name = "record",
 	.fn = cmd_record,
-	.summary = "Sample CPU stacks with eBPF and write a profile.",
+	.summary = "Sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile.",
 	.usage = RECORD_USAGE,
 	.opts = { record_opts },
 };

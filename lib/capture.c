@@ -13,6 +13,9 @@ struct capture {
 	size_t cap;
 	int64_t period;
 	int64_t k_pid, k_tid, k_comm, k_thread;
+	int64_t *values;  /* one per sample type (scratch) */
+	int *column;      /* event id → index of its (first) sample type, -1 for none */
+	uint32_t ncolumns;
 };
 
 /* Appends the locations of one stack (leaf first); frames after the first are return addresses. */
@@ -39,6 +42,8 @@ static int add_entry(void *ctx, const struct sampler_entry *e)
 	size_t n = 0;
 	int err;
 
+	if (e->event >= c->ncolumns || c->column[e->event] < 0)
+		return 0;
 	if (e->ulen + e->klen + 1 > c->cap) {
 		size_t ncap = e->ulen + e->klen + 64;
 		uint64_t *nl = realloc(c->locs, ncap * sizeof(*nl));
@@ -58,8 +63,12 @@ static int add_entry(void *ctx, const struct sampler_entry *e)
 		{ .key = c->k_comm, .str = comm },
 		{ .key = c->k_thread, .str = thread },
 	};
-	int64_t values[2] = { (int64_t)e->count, (int64_t)e->count * c->period };
-	return profile_add_sample(c->p, c->locs, n, values, labels, 4);
+	int col = c->column[e->event];
+	memset(c->values, 0, c->p->nsample_types * sizeof(*c->values));
+	c->values[col] = (int64_t)e->count;
+	if (e->event == 0)
+		c->values[col + 1] = (int64_t)e->count * c->period;
+	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
 }
 
 /* Metadata lines ("key: value") kept in the profile's comments. */
@@ -80,8 +89,15 @@ static int add_comments(struct profile *p, const struct capture_meta *m)
 		err |= profile_add_comment(p, cmdline);
 	}
 	COMMENT("recorder: firn record");
-	COMMENT("event: cpu-clock");
-	COMMENT("frequency: %u", m->freq);
+	for (unsigned i = 0; i < m->nevent_specs; i++)
+		COMMENT("event: %s", m->event_specs[i]);
+	if (!m->nevent_specs)
+		COMMENT("event: cpu-clock");
+	bool cpu = !m->events;
+	for (unsigned i = 0; i < m->nevents; i++)
+		cpu |= m->events[i].id == 0;
+	if (cpu)
+		COMMENT("frequency: %u", m->freq);
 	COMMENT("call-graph: %s", m->call_graph);
 	COMMENT("kernel: %s", m->kernel ? m->kernel : "");
 	COMMENT("cpus: %d", m->ncpus);
@@ -111,30 +127,64 @@ static int add_comments(struct profile *p, const struct capture_meta *m)
 	return err ? -ENOMEM : 0;
 }
 
+/* Adds the sample types of the events (cpu-clock: samples and cpu), the period type and the
+ * default type; fills c->column. */
+static int add_types(struct capture *c, const struct capture_event *ev, unsigned n)
+{
+	struct profile *p = c->p;
+	uint32_t max = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		max = ev[i].id > max ? ev[i].id : max;
+	c->ncolumns = max + 1;
+	c->column = malloc(c->ncolumns * sizeof(*c->column));
+	if (!c->column)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->ncolumns; i++)
+		c->column[i] = -1;
+	for (unsigned i = 0; i < n; i++) {
+		int col = profile_add_sample_type(p, ev[i].type, "count");
+		if (col < 0 || (ev[i].id == 0 && profile_add_sample_type(p, "cpu", "nanoseconds") < 0))
+			return -ENOMEM;
+		c->column[ev[i].id] = col;
+	}
+	bool cpu = c->column[0] >= 0;
+	p->period_type.type = profile_intern(p, cpu ? "cpu" : ev[0].type);
+	p->period_type.unit = profile_intern(p, cpu ? "nanoseconds" : "count");
+	p->period = cpu ? c->period : 1;
+	p->default_sample_type = profile_intern(p, ev[0].type);
+	c->values = calloc(p->nsample_types, sizeof(*c->values));
+	return c->values ? 0 : -ENOMEM;
+}
+
 int capture_build(struct profile *p, struct sampler *s, struct symbolizer *sym,
 		  const struct capture_meta *m)
 {
+	static const struct capture_event cpu_clock = { 0, "samples" };
 	struct capture c = { .p = p, .sym = sym, .period = 1000000000LL / (m->freq ? m->freq : 1) };
 	int err;
 
-	if (profile_add_sample_type(p, "samples", "count") < 0 ||
-	    profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
-		return -ENOMEM;
-	p->period_type.type = profile_intern(p, "cpu");
-	p->period_type.unit = profile_intern(p, "nanoseconds");
-	p->period = c.period;
+	if (m->events && !m->nevents)
+		return -EINVAL;
+	err = add_types(&c, m->events ? m->events : &cpu_clock, m->events ? m->nevents : 1);
+	if (err)
+		goto out;
 	p->time_nanos = m->start_ns;
 	p->duration_nanos = m->end_ns - m->start_ns;
-	p->default_sample_type = profile_intern(p, "samples");
 	c.k_pid = profile_intern(p, "pid");
 	c.k_tid = profile_intern(p, "tid");
 	c.k_comm = profile_intern(p, "comm");
 	c.k_thread = profile_intern(p, "thread");
-	if (c.k_pid < 0 || c.k_tid < 0 || c.k_comm < 0 || c.k_thread < 0)
-		return -ENOMEM;
+	if (c.k_pid < 0 || c.k_tid < 0 || c.k_comm < 0 || c.k_thread < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = sampler_for_each(s, add_entry, &c);
-	free(c.locs);
 	if (!err)
 		err = add_comments(p, m);
+out:
+	free(c.locs);
+	free(c.values);
+	free(c.column);
 	return err;
 }

@@ -10,6 +10,13 @@
 #include "sampler.h"
 #include "symbolize.h"
 
+/* A recorded event and its sample type. cpu-clock (id 0) has two: "samples"/"count" then
+ * "cpu"/"nanoseconds"; a USDT probe one, "usdt_PROVIDER_NAME"/"count". */
+struct capture_event {
+	uint32_t id;      /* the sampler's event number (sampler_entry.event) */
+	const char *type; /* sample type name ("samples" for cpu-clock) */
+};
+
 struct capture_meta {
 	unsigned freq;
 	uint64_t start_ns, end_ns;   /* wall clock */
@@ -19,9 +26,16 @@ struct capture_meta {
 	const char *kernel;          /* uname release */
 	int ncpus;
 	const struct sampler_stats *stats;
+	/* The events, in the order of their sample types; the first is the default sample type.
+	 * NULL: cpu-clock alone. Entries of other events are left out. */
+	const struct capture_event *events;
+	unsigned nevents;
+	const char *const *event_specs; /* the events as the user named them (comments) */
+	unsigned nevent_specs;
 };
 
-/* Fills p (freshly initialized) from the sampler's entries. Returns 0 or -errno. */
+/* Fills p (freshly initialized) from the sampler's entries. Each sample has one value per sample
+ * type: its count in its event's type(s), 0 in the others. Returns 0 or -errno. */
 int capture_build(struct profile *p, struct sampler *s, struct symbolizer *sym,
 		  const struct capture_meta *m);
 

@@ -49,6 +49,8 @@ struct sampler {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
+	struct bpf_link **ulinks; /* USDT attachments */
+	size_t nulinks, cap_ulinks;
 	struct ustack *stacks;  /* open addressing on id */
 	size_t nstacks, cap_stacks;
 	struct uentry *entries; /* open addressing on key */
@@ -81,7 +83,9 @@ static uint64_t mix64(uint64_t h)
 
 static uint64_t key_hash(const struct firn_key *k)
 {
-	return mix64(k->ustack ^ mix64(k->kstack ^ ((uint64_t)k->pid << 32 | k->tid)));
+	uint64_t ids = mix64(((uint64_t)k->pid << 32 | k->tid) + k->event);
+
+	return mix64(k->ustack ^ mix64(k->kstack ^ ids));
 }
 
 /* Generic grow-and-rehash for the three tables: doubles when half full. */
@@ -370,6 +374,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->self_pid = getpid();
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		goto fail;
+	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
@@ -428,7 +433,7 @@ int sampler_start(struct sampler *s, const char **why)
 	s->links = calloc(n, sizeof(*s->links));
 	if (!s->pfds || !s->links)
 		return -ENOMEM;
-	for (int cpu = 0; cpu < n; cpu++) {
+	for (int cpu = 0; cpu < n && !s->opts.no_cpu_clock; cpu++) {
 		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
 		if (s->pfds[cpu] < 0) {
 			if (errno == ENODEV)
@@ -448,10 +453,36 @@ int sampler_start(struct sampler *s, const char **why)
 	return 0;
 }
 
+int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const char *provider,
+			const char *name, uint32_t event)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = event);
+
+	if (!s->opts.usdt || !event)
+		return -EINVAL;
+	if (s->nulinks == s->cap_ulinks) {
+		size_t ncap = s->cap_ulinks ? s->cap_ulinks * 2 : 16;
+		struct bpf_link **n = realloc(s->ulinks, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ulinks = n;
+		s->cap_ulinks = ncap;
+	}
+	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.on_usdt, pid, path, provider,
+						      name, &uo);
+	if (!l)
+		return -errno;
+	s->ulinks[s->nulinks++] = l;
+	return 0;
+}
+
 void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
 
+	for (size_t i = 0; i < s->nulinks; i++)
+		bpf_link__destroy(s->ulinks[i]);
+	s->nulinks = 0;
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -502,6 +533,7 @@ int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sample
 		struct sampler_entry e = {
 			.pid = u->key.pid,
 			.tid = u->key.tid,
+			.event = u->key.event,
 			.count = u->count,
 			.ustack = us ? us->ips : NULL,
 			.ulen = us ? us->len : 0,
@@ -594,5 +626,18 @@ void sampler_free(struct sampler *s)
 	free(s->comms);
 	free(s->links);
 	free(s->pfds);
+	free(s->ulinks);
 	free(s);
+}
+
+void sampler_reset_counts(struct sampler *s)
+{
+	if (s->entries)
+		memset(s->entries, 0, s->cap_entries * sizeof(*s->entries));
+	s->nentries = 0;
+}
+
+int sampler_event_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
 }

@@ -1,7 +1,8 @@
 /* The BPF sampler's lifecycle: load the skeleton, open a cpu-clock perf event on every online CPU,
- * attach, drain the in-kernel counts while recording (double-buffered, so no increment is lost),
- * and keep every stack and count in user space. Process events (first sample, exec) are passed to
- * a callback so the caller can snapshot what symbolization needs while the process lives. */
+ * attach (and attach USDT probes), drain the in-kernel counts while recording (double-buffered,
+ * so no increment is lost), and keep every stack and count in user space, by event. Process
+ * events (first sample, exec) are passed to a callback so the caller can snapshot what
+ * symbolization needs while the process lives. */
 #ifndef FIRN_SAMPLER_H
 #define FIRN_SAMPLER_H
 
@@ -25,13 +26,17 @@ struct sampler_opts {
 	bool kernel, user;      /* which stacks to take */
 	enum sampler_unwind unwind;
 	uint64_t unwind_memory; /* bytes of unwind rows at most (DWARF and AUTO) */
+	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
+	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	void *ctx;
 };
 
-/* One aggregated entry: counts of a (pid, tid, user stack, kernel stack). Stacks leaf first. */
+/* One aggregated entry: counts of a (pid, tid, user stack, kernel stack, event). Stacks leaf
+ * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N. */
 struct sampler_entry {
 	uint32_t pid, tid;
+	uint32_t event;
 	uint64_t count;
 	const uint64_t *ustack, *kstack;
 	uint32_t ulen, klen;
@@ -58,7 +63,12 @@ void sampler_free(struct sampler *s);
 int sampler_add_target(struct sampler *s, pid_t pid, bool held);
 /* Opens the perf events and attaches: sampling starts. */
 int sampler_start(struct sampler *s, const char **why);
-/* Stops sampling (detaches the perf events); entries stay readable. */
+/* Attaches the USDT program (opts.usdt) to every site of probe provider:name in the object at
+ * path, in process pid (-1: in every process mapping it); its hits count as event (>= 1). libbpf
+ * sets the probe's semaphore while attached. Counting starts at once. Returns 0 or -errno. */
+int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const char *provider,
+			const char *name, uint32_t event);
+/* Stops sampling (detaches the perf events and USDT probes); entries stay readable. */
 void sampler_stop(struct sampler *s);
 /* Waits up to timeout_ms for process events and handles them; drains the counts when due. */
 int sampler_poll(struct sampler *s, int timeout_ms);
@@ -70,5 +80,14 @@ int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sample
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
+
+/* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
+ * drained since, so a refresh costs what the last interval sampled, not the whole session).
+ * Stacks, process names and the stack pointers sampler_for_each handed out stay valid; the
+ * "stored" statistic counts from the reset. */
+void sampler_reset_counts(struct sampler *s);
+/* A descriptor that becomes readable when process events wait, for poll(2) next to other inputs
+ * (then call sampler_poll with a timeout of 0). */
+int sampler_event_fd(const struct sampler *s);
 
 #endif

@@ -352,7 +352,8 @@ static int build_rows(struct builder *b, Elf *elf)
 
 	if (!cfi)
 		return -ENODATA;
-	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
+	if (b->nfdes)
+		qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
 	for (size_t i = 0; i < b->nfdes && !err; i++) {
 		if (b->fdes[i].end > UINT32_MAX) {
 			err = -EFBIG;

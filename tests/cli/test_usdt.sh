@@ -268,4 +268,4 @@ spid=$!
 expect_rc "-p: an object the process does not map exits 1" 1 "$FIRN" record -q -d 1 -p "$spid" -e "usdt:usdtfix:usdtfix:hit" -o "$TMP/x.pb.gz"
 [ "$(cat "$TMP/err")" = "firn: warning: cannot find 'usdtfix' in process $spid: No such file or directory
 firn: no USDT probe matches 'usdt:usdtfix:usdtfix:hit'" ] && pass "... with a warning per process, then the error" || fail "-p unmapped object: $(cat "$TMP/err")"
-kill "$spid"; wait "$spid" 2>/dev/null
+kill "$spid"; wait "$spid" 2>/dev/null || true

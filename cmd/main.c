@@ -18,6 +18,7 @@ int firn_verbose;
 static const struct cmd *const commands[] = {
 	&record_cmd,
 	&report_cmd,
+	&top_cmd,
 	&diff_cmd,
 	&usdt_list_cmd,
 	NULL,

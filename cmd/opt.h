@@ -58,7 +58,7 @@ int opt_double(const struct cmd *cmd, const char *name, const char *arg, double 
 	       double *out);
 
 /* Each command file defines its descriptor; cmd/main.c lists them. */
-extern const struct cmd record_cmd, report_cmd;
+extern const struct cmd record_cmd, report_cmd, top_cmd;
 extern const struct cmd diff_cmd;
 extern const struct cmd usdt_list_cmd;
 const struct cmd *cmd_find(const char *name);

@@ -1,5 +1,5 @@
 /* firn report: reads a profile (pprof or folded stacks) and prints its top functions, or converts
- * it to folded stacks, JSON, a flame graph (SVG) or pprof. */
+ * it to folded stacks, JSON, a flame graph (SVG) or pprof, or annotates a function's instructions. */
 #include "opt.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "disasm.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "hist.h"
@@ -20,16 +21,17 @@
 
 #define REPORT_USAGE \
 	"[--top N] [--sort self|total] [--lines] [FILTERS] [-o OUT] [FILE]\n" \
-	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE]"
+	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE]\n" \
+	"--annotate FUNCTION [FILTERS] [-o OUT] [FILE]"
 
 #define DEFAULT_INPUT "firn.pb.gz"
 #define DEFAULT_TOP 20
 
-enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF };
+enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MODE_ANNOTATE };
 
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
-	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT,
+	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE,
 };
 
 struct report_opts {
@@ -44,6 +46,7 @@ struct report_opts {
 	struct flamegraph_opts fg;
 	uint32_t given;            /* bit (id - 256) for each option given */
 	int fg_id;                 /* the first flame graph option given, 0 if none */
+	const char *annotate;      /* --annotate FUNCTION */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -57,7 +60,7 @@ static void report_opts_init(struct report_opts *ro)
 }
 
 #define MODE_BIT(m) (1u << (m))
-#define ALL_MODES 0x1fu
+#define ALL_MODES 0x3fu
 
 /* Output modes each option applies to; an option given for another mode is a usage error. */
 static const struct {
@@ -85,7 +88,8 @@ static const char *option_name(int id)
 /* How a mode is named in messages. */
 static const char *mode_name(enum report_mode m)
 {
-	static const char *const names[] = { "the table", "--folded", "--json", "--svg", "--pprof" };
+	static const char *const names[] = { "the table", "--folded", "--json", "--svg", "--pprof",
+					     "--annotate" };
 
 	return names[m];
 }
@@ -99,7 +103,8 @@ static int set_mode(struct report_opts *ro, int id)
 	ro->mode_id = id;
 	ro->mode = id == OPT_FOLDED ? MODE_FOLDED : id == OPT_JSON ? MODE_JSON
 		 : id == OPT_SVG    ? MODE_SVG
-				    : MODE_PPROF;
+		 : id == OPT_PPROF  ? MODE_PPROF
+				    : MODE_ANNOTATE;
 	return 0;
 }
 
@@ -155,6 +160,11 @@ static int report_option(void *ctx, int id, const char *arg)
 		ro->output = arg;
 		return 0;
 	case OPT_FOLDED: case OPT_JSON: case OPT_SVG: case OPT_PPROF:
+		return set_mode(ro, id);
+	case OPT_ANNOTATE:
+		if (!*arg)
+			return usage_error(&report_cmd, "option '--annotate' needs a function name");
+		ro->annotate = arg;
 		return set_mode(ro, id);
 	case OPT_PID:
 		return parse_pids(ro, arg);
@@ -450,6 +460,57 @@ out:
 	return err;
 }
 
+/* Prints why --annotate failed (exit 1). */
+static int annotate_error(const struct report_opts *ro, const struct disasm *d, int err)
+{
+	const char *fn = ro->annotate, *in = input_name(ro->input);
+
+	if (err == -EOPNOTSUPP)
+		return error("cannot annotate '%s': it is not in a file (kernel or JIT code)", fn);
+	if (err == -ENOENT && !d->path)
+		return error("cannot annotate '%s': no samples of it in '%s'", fn, in);
+	if (err == -ENOENT && d->path && access(d->path, F_OK) == 0)
+		return error("cannot annotate '%s': '%s' has no symbol at the sampled addresses "
+			     "(was it rebuilt?)", fn, d->path);
+	if (err == -ENOEXEC)
+		return error("cannot annotate '%s': '%s' is not an ELF file of a known machine", fn,
+			     d->path);
+	if (d->path)
+		return error("cannot annotate '%s': cannot open '%s': %s", fn, d->path, strerror(-err));
+	return error("cannot annotate '%s': %s", fn, strerror(-err));
+}
+
+/* --annotate: the function's instructions from its file with the shares of the samples. */
+static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
+{
+	struct profile filtered;
+	struct disasm d;
+	int err = 0;
+
+	if (ro->hist.npids || ro->hist.comm) {
+		if ((err = profile_init(&filtered)) || (err = hist_filter_profile(&filtered, p, &ro->hist)))
+			return error("cannot annotate '%s': %s", ro->annotate, strerror(-err));
+		p = &filtered;
+	}
+	struct disasm_query q = { ro->annotate, NULL, profile_value_index(p), ro->hist.no_kernel };
+	err = disasm_annotate(&d, p, p->samples, p->nsamples, &q);
+	if (err) {
+		err = annotate_error(ro, &d, err);
+	} else {
+		if (d.build_id_differs)
+			warning("build id of '%s' is %s, the recording's was %s: the file changed, the "
+				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)",
+				d.recorded_build_id);
+		bool color = (!ro->output || !strcmp(ro->output, "-")) && isatty(1);
+		if (disasm_write(&d, f, color))
+			err = error("out of memory");
+	}
+	disasm_release(&d);
+	if (p == &filtered)
+		profile_release(&filtered);
+	return err;
+}
+
 /* Writes the finished output: atomically to -o FILE, or to stdout. */
 static int output_write(const struct report_opts *ro, const void *buf, size_t len)
 {
@@ -482,6 +543,15 @@ static int report_run(struct report_opts *ro, struct profile *p)
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error("out of memory");
+	if (ro->mode == MODE_ANNOTATE) {
+		err = render_annotate(f, ro, p);
+		if (fclose(f) && !err)
+			err = error("out of memory");
+		if (!err)
+			err = output_write(ro, buf, len);
+		free(buf);
+		return err;
+	}
 	if (ro->mode == MODE_TABLE || ro->mode == MODE_JSON)
 		err = render_top(f, ro, p);
 	else
@@ -513,6 +583,7 @@ static const struct opt report_opts[] = {
 	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
+	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
 	OPT_END
 };
 

@@ -1,0 +1,60 @@
+/* What record and top profile: the whole system (-a), processes (-p PID,...) or a command, forked
+ * and held before exec until sampling has started (so its first instructions are sampled), run
+ * as the invoking user under sudo. Also the privilege check and the stop signals they share. */
+#ifndef FIRN_TARGET_H
+#define FIRN_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "opt.h"
+
+struct target {
+	bool all;            /* -a */
+	bool as_root;        /* --as-root: do not drop to the sudo user for the command */
+	bool quiet_command;  /* the command's stdin, stdout and stderr go to /dev/null (a TUI owns
+			      * the terminal) */
+	pid_t *pids;         /* -p, owned */
+	int npids;
+
+	/* the command, once started */
+	pid_t child;         /* 0 when none */
+	int child_status;    /* waitpid status once child_done */
+	bool child_done;
+	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
+};
+
+/* Appends "PID[,PID...]" to t->pids; prints a usage error (2) or "out of memory" (1). */
+int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg);
+/* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist:
+ * 0, or prints the error and returns 2 (usage) or 1 (no such process). */
+int target_check(const struct target *t, const struct cmd *cmd, int nargs);
+/* 0 when the process may load BPF programs and open perf events (root, or CAP_BPF and
+ * CAP_PERFMON); otherwise prints "NAME needs root, or CAP_..." and returns 1. */
+int target_check_privileges(const struct cmd *cmd);
+
+/* SIGINT, SIGTERM and SIGHUP set the stop signal (handlers without SA_RESTART, so blocking calls
+ * return EINTR); SIGPIPE is ignored. */
+void target_install_signals(void);
+/* The first stop signal received, 0 when none. */
+int target_stop_signal(void);
+
+/* Forks argv held before exec (t->child set); 0 or -errno. */
+int target_start_command(struct target *t, char **argv);
+/* Lets the held command exec; 0, or the exec error (errno) once the child has been reaped. */
+int target_release_command(struct target *t);
+/* Notes whether the command has exited (flags: WNOHANG or 0). */
+void target_reap(struct target *t, int flags);
+/* Ends a command still running: SIGTERM, then SIGKILL after 2 s. */
+void target_end_command(struct target *t);
+/* The command's exit status as a shell gives it (128 + signal), 0 without a command. */
+int target_command_status(const struct target *t);
+/* For -p: true while at least one of the processes lives. */
+bool target_pids_alive(const struct target *t);
+/* What is profiled, for headers: "all CPUs", "pid 12 (name)", "pids 12,13", "command NAME". */
+void target_describe(const struct target *t, char **argv, char *buf, size_t len);
+/* Ends the command if it still runs, closes the held pipes and frees the pids. */
+void target_release(struct target *t);
+
+#endif

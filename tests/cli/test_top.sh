@@ -1,0 +1,247 @@
+# firn top driven as a user would: full screen in tmux (send-keys, capture-pane) against the busy
+# fixture (busy_hot ~90 %, busy_cold ~10 %): the hot function leads within 3 s, s and / change the
+# table as they should, Enter annotates with shares that add up to the function's share, c shows
+# callers, a resize redraws, and q, Ctrl-C and SIGTERM exit 0 with the terminal restored.
+# Then --stdio (-n, -- CMD and its status, a pipe), usage errors, and report --annotate on a
+# saved profile of the fixture (the hot loop's instructions, build id checks, missing binaries).
+. "$(dirname "$0")/lib.sh"
+
+BUSY="$FIX/busy"
+
+# ---- usage errors (no root needed) ----
+expect_rc "no target: exit 2" 2 "$FIRN" top --stdio
+grep -q "nothing to profile" "$TMP/err" && pass "no target: message" || fail "no target: message: $(head -1 "$TMP/err")"
+expect_rc "-a and -p: exit 2" 2 "$FIRN" top -a -p 1
+expect_rc "--sort bad: exit 2" 2 "$FIRN" top -a --sort sideways
+expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
+expect_rc "--call-graph bad: exit 2" 2 "$FIRN" top -a --call-graph lbr
+expect_rc "-n 0: exit 2" 2 "$FIRN" top -a -n 0
+expect_rc "report --annotate with --folded: exit 2" 2 "$FIRN" report --annotate f --folded x.pb.gz
+expect_rc "report --annotate with --top: exit 2" 2 "$FIRN" report --annotate f --top 3 x.pb.gz
+grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \
+	&& pass "report --annotate with --top: message" || fail "report --annotate --top: $(head -1 "$TMP/err")"
+
+if ! is_root; then skip "top and recording tests need root"; exit 0; fi
+[ -x "$BUSY" ] || { fail "no fixture '$BUSY' (make fixtures)"; exit 0; }
+
+"$BUSY" 120 &
+BP=$!
+trap 'kill $BP 2>/dev/null; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+sleep 0.2
+
+expect_rc "no such pid: exit 1" 1 "$FIRN" top -p 999999
+grep -q "no process with pid 999999" "$TMP/err" && pass "no such pid: message" || fail "no such pid: $(head -1 "$TMP/err")"
+
+# within VALUE LO HI
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v + 0 >= lo && v + 0 <= hi) }'; }
+
+# table_rows FILE: the rows of the (first) table in FILE as "self total samples module function".
+table_rows() {
+	awk '/^  self%  total%/ { on = 1; next } on && (/^$/ || /^firn top:/) { exit } on { print }' "$1"
+}
+
+# ---- --stdio ----
+"$FIRN" top --stdio -n 2 -p "$BP" >"$TMP/stdio.out" 2>"$TMP/stdio.err"
+rc=$?
+[ $rc -eq 0 ] && pass "--stdio -n 2 exits 0" || { fail "--stdio -n 2 exit $rc"; head -3 "$TMP/stdio.err"; }
+n=$(grep -c '^firn top: pid '"$BP"' (busy)' "$TMP/stdio.out")
+[ "$n" -eq 2 ] && pass "--stdio -n 2 prints two tables" || fail "--stdio -n 2 printed $n tables"
+firsts=$(awk '/^  self%  total%/ { getline; print $5 }' "$TMP/stdio.out" | sort -u)
+[ "$firsts" = busy_hot ] && pass "--stdio: both tables lead with busy_hot" || { fail "--stdio leaders: $firsts"; cat "$TMP/stdio.out"; }
+# the second table's window holds 1.5 s of samples (the first only 0.5 s)
+self=$(awk '/^firn top:/ { n++ } n == 2' "$TMP/stdio.out" >"$TMP/second.out"; table_rows "$TMP/second.out" | awk '$5 == "busy_hot" { print $1; exit }')
+within "$self" 70 100 && pass "--stdio: busy_hot self $self% is about 90" || { fail "--stdio: busy_hot self '$self'"; cat "$TMP/stdio.out"; }
+[ ! -s "$TMP/stdio.err" ] && pass "--stdio: nothing on stderr" || fail "--stdio stderr: $(head -2 "$TMP/stdio.err")"
+
+# not a terminal: --stdio by itself; --rows cuts the table
+"$FIRN" top -n 1 --rows 2 --sort total -p "$BP" | cat >"$TMP/pipe.out"
+[ "$(grep -c '^firn top:' "$TMP/pipe.out")" -eq 1 ] && [ "$(table_rows "$TMP/pipe.out" | wc -l)" -eq 2 ] \
+	&& grep -q 'sort: total' "$TMP/pipe.out" \
+	&& pass "a pipe gets one --stdio table of 2 rows sorted by total" || { fail "pipe output"; cat "$TMP/pipe.out"; }
+
+# -- CMD: follows the command's children, prints a last table, exits with the command's status
+"$FIRN" top --stdio -d 0.5 -- sh -c "'$BUSY' 1.2; exit 3" >"$TMP/cmd.out" 2>"$TMP/cmd.err"
+rc=$?
+[ $rc -eq 3 ] && pass "--stdio -- CMD exits with the command's status" || { fail "--stdio -- CMD exit $rc"; head -3 "$TMP/cmd.err"; }
+grep -q 'command exited, status 3' "$TMP/cmd.out" && pass "--stdio -- CMD: the header says it exited" || fail "--stdio -- CMD: no exit note"
+grep -q ' busy_hot$' "$TMP/cmd.out" && pass "--stdio -- CMD names the child's hot function" || { fail "--stdio -- CMD: no busy_hot"; cat "$TMP/cmd.out"; }
+
+# the decaying window: busy_hot runs 1.5 s, then only busy_cold; busy_hot's weight then halves
+# every 2 s (a factor 2^-0.25 = 0.84 per 0.5 s table) and busy_cold leads
+"$FIRN" top --stdio -d 0.5 -- sh -c "'$BUSY' 1.5; '$BUSY' 3.5 cold" >"$TMP/decay.out" 2>&1
+awk '/^firn top:/ { t++ } / busy_hot$/ { h[t] = $3 } END { for (i = t - 3; i <= t; i++) print h[i] }' \
+	"$TMP/decay.out" >"$TMP/hot.samples"
+ratios=$(awk 'NR > 1 && prev > 0 { printf "%.2f ", $1 / prev } { prev = $1 }' "$TMP/hot.samples")
+bad=$(for r in $ratios; do within "$r" 0.70 0.95 || echo "$r"; done)
+[ "$(echo $ratios | wc -w)" -eq 3 ] && [ -z "$bad" ] \
+	&& pass "decay: busy_hot's weight falls by about 0.84 a table once it stops ($ratios)" \
+	|| { fail "decay: ratios '$ratios'"; cat "$TMP/decay.out"; }
+last=$(awk '/^firn top:/ { t++ } { l[t] = l[t] "\n" $0 } END { print l[t] }' "$TMP/decay.out" | \
+	awk '/^  self%/ { getline; print $5; exit }')
+[ "$last" = busy_cold ] && pass "decay: busy_cold leads the last table" || { fail "decay: last leader '$last'"; tail -12 "$TMP/decay.out"; }
+
+# ---- full screen, in tmux ----
+SOCK=firn-test-$$
+TM() { tmux -L "$SOCK" "$@"; }
+# screen: the pane's text into $TMP/screen
+screen() { TM capture-pane -p -t top >"$TMP/screen"; }
+# wait_screen REGEX SECONDS: polls the pane until REGEX matches a line; false after SECONDS
+wait_screen() {
+	local end=$(($(date +%s%N) + ${2%.*} * 1000000000 + 500000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		screen
+		grep -qE "$1" "$TMP/screen" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# keys KEY...: sends keys, then lets the screen redraw
+keys() { TM send-keys -t top "$@"; sleep 0.4; screen; }
+show() { sed 's/^/    | /' "$TMP/screen"; }
+
+# start_top: firn top -p BUSY full screen in a 120x40 pane; records stty before and after, and rc
+start_top() {
+	rm -f "$TMP/rc" "$TMP/stty.before" "$TMP/stty.after"
+	TM new-session -d -s top -x 120 -y 40 \
+		"stty -g >'$TMP/stty.before'; '$FIRN' top -p $BP; echo \$? >'$TMP/rc'; stty -g >'$TMP/stty.after'; sleep 60"
+	T0=$(date +%s%N)
+}
+# ended_ok NAME: firn exited 0 and the terminal settings are as before
+ended_ok() {
+	local i
+	for i in $(seq 50); do [ -s "$TMP/stty.after" ] && break; sleep 0.1; done
+	[ "$(cat "$TMP/rc" 2>/dev/null)" = 0 ] && pass "$1: exit 0" || fail "$1: exit '$(cat "$TMP/rc" 2>/dev/null)'"
+	cmp -s "$TMP/stty.before" "$TMP/stty.after" && pass "$1: terminal settings restored" || fail "$1: stty differs"
+	screen
+	! grep -q '^firn top:' "$TMP/screen" && pass "$1: the screen is given back" || { fail "$1: firn's screen stays"; show; }
+	TM kill-session -t top 2>/dev/null
+}
+
+start_top
+if wait_screen '^ +[0-9.]+ +[0-9.]+ +[0-9]+  busy +busy_hot$' 3; then
+	ms=$((($(date +%s%N) - T0) / 1000000))
+	pass "busy_hot is in the table after ${ms} ms (<= 3 s)"
+else
+	fail "busy_hot not in the table within 3 s"; show
+fi
+sleep 1.2
+screen
+first=$(table_rows "$TMP/screen" | awk 'NR == 1 { print $5 }')
+[ "$first" = busy_hot ] && pass "sorted by self, busy_hot is the first row" || { fail "first row is '$first'"; show; }
+grep -q 'sort: self' "$TMP/screen" && pass "the header says sort: self" || fail "no 'sort: self'"
+grep -q '^Enter annotate .* q quit' "$TMP/screen" && pass "the footer lists the keys" || fail "no footer"
+
+keys s
+grep -q 'sort: total' "$TMP/screen" && pass "s: the header says sort: total" || fail "s: no 'sort: total'"
+table_rows "$TMP/screen" >"$TMP/rows"
+first=$(awk 'NR == 1 { print $5 }' "$TMP/rows")
+[ "$first" != busy_hot ] && awk '$5 == "main"' "$TMP/rows" | grep -q . \
+	&& pass "s: busy_hot is no longer first ('$first' is), main is listed" || { fail "s: first row '$first'"; show; }
+awk 'NR > 1 && $2 > prev + 0.001 { bad = 1 } { prev = $2 } END { exit bad }' "$TMP/rows" \
+	&& pass "s: rows are in decreasing total%" || { fail "s: total% not decreasing"; show; }
+htot=$(awk '$5 == "busy_hot" { print $2 }' "$TMP/rows")
+mtot=$(awk '$5 == "main" { print $2 }' "$TMP/rows")
+within "$mtot" "$htot" 100 && pass "s: main's total ($mtot%) >= busy_hot's ($htot%)" || fail "s: main $mtot busy_hot $htot"
+keys s
+grep -q 'sort: self' "$TMP/screen" && pass "s again: back to sort: self" || fail "s again: no 'sort: self'"
+
+keys / c o l d
+grep -q '^filter (regex' "$TMP/screen" && pass "/: the footer prompts for a regex" || { fail "/: no prompt"; show; }
+keys Enter
+table_rows "$TMP/screen" >"$TMP/rows"
+if [ "$(awk '{ print $5 }' "$TMP/rows")" = busy_cold ] && grep -q 'filter: cold' "$TMP/screen" \
+	&& grep -q '^1 function matches the filter' "$TMP/screen"; then
+	pass "/cold: only busy_cold is listed"
+else
+	fail "/cold: rows are not just busy_cold"; show
+fi
+keys / '(' Enter
+grep -q "invalid regex '('" "$TMP/screen" && grep -q 'filter: cold' "$TMP/screen" \
+	&& pass "/(: an invalid regex is reported and the filter kept" || { fail "/(: no error"; show; }
+keys / Enter
+grep -q 'filter: (none)' "$TMP/screen" && table_rows "$TMP/screen" | grep -q ' busy_hot$' \
+	&& pass "/ then Enter: the filter is gone" || { fail "empty filter"; show; }
+
+keys Home Enter
+hdr=$(grep -oE '^annotate busy_hot \(busy\): [0-9.]+% of the samples' "$TMP/screen")
+share=$(printf '%s' "$hdr" | grep -oE '[0-9.]+%' | tr -d %)
+if [ -n "$hdr" ]; then pass "Enter: the annotation of busy_hot is shown"; else fail "Enter: no annotation header"; show; fi
+sum=$(awk '/^ share%   address/ { on = 1; next } on && /^ *([0-9]+\.[0-9][0-9])? +[0-9a-f]+:  / {
+	v = substr($0, 1, 7); if (v ~ /[0-9]/) s += v } END { printf "%.2f", s }' "$TMP/screen")
+within "$share" 75 100 && pass "Enter: busy_hot has $share% of the samples" || fail "Enter: share '$share'"
+within "$sum" "$(awk -v s="$share" 'BEGIN { print s - 0.5 }')" "$(awk -v s="$share" 'BEGIN { print s + 0.5 }')" \
+	&& pass "Enter: instruction shares add up to $sum% (function: $share%)" || { fail "Enter: shares add up to $sum%, function has $share%"; show; }
+grep -qE '^ +([0-9.]+)? +[0-9a-f]+:  imul ' "$TMP/screen" && pass "Enter: the imul of the hot loop is listed" || fail "Enter: no imul"
+grep -qE '^ +busy\.c:[0-9]+ +x = x \* 6364136223846793005UL' "$TMP/screen" \
+	&& pass "Enter: source lines are interleaved" || { fail "Enter: no source line"; show; }
+keys q
+grep -q '^  self%  total%' "$TMP/screen" && pass "q: back to the table" || { fail "q: not back"; show; }
+
+keys c
+grep -q '^callers (who calls it) of busy_hot:' "$TMP/screen" && grep -qE '^ +[0-9.]+ +busy +main$' "$TMP/screen" \
+	&& pass "c: main is busy_hot's caller" || { fail "c: no callers"; show; }
+grep -qE '^ +[0-9.]+ +- +\[self\]$' "$TMP/screen" && pass "c: [self] is a callee" || fail "c: no [self]"
+keys h
+grep -q '^Keys of the table' "$TMP/screen" && pass "h: the help is shown" || { fail "h: no help"; show; }
+keys Escape q
+grep -q '^  self%  total%' "$TMP/screen" && pass "Esc, q: back to the table" || { fail "Esc, q: not back"; show; }
+
+TM resize-window -t top -x 90 -y 20
+sleep 1.3
+screen
+[ "$(wc -l <"$TMP/screen")" -eq 20 ] && tail -1 "$TMP/screen" | grep -q '^Enter annotate' \
+	&& grep -q '^firn top: pid' "$TMP/screen" && pass "resize to 90x20: redrawn with the footer on the last line" \
+	|| { fail "resize: not redrawn"; show; }
+keys q
+ended_ok "q"
+
+start_top
+wait_screen 'busy_hot' 3 >/dev/null
+TM send-keys -t top C-c
+ended_ok "Ctrl-C"
+
+start_top
+wait_screen 'busy_hot' 3 >/dev/null
+kill -TERM "$(pgrep -P "$(TM list-panes -t top -F '#{pane_pid}')" firn)"
+ended_ok "SIGTERM"
+TM kill-server 2>/dev/null
+
+# ---- report --annotate on a saved profile ----
+cp "$BUSY" "$TMP/busy-copy"
+"$FIRN" record -q -F 999 -o "$TMP/busy.pb.gz" -- "$TMP/busy-copy" 2
+expect_rc "report --annotate busy_hot: exit 0" 0 "$FIRN" report --annotate busy_hot "$TMP/busy.pb.gz"
+cp "$TMP/out" "$TMP/annotate.out"
+grep -q "^# busy_hot: symbol busy_hot at [0-9a-f]*-[0-9a-f]* in $TMP/busy-copy$" "$TMP/annotate.out" \
+	&& pass "--annotate: the header names the symbol and the file" || { fail "--annotate header"; head -5 "$TMP/annotate.out"; }
+share=$(sed -n 's/^# \([0-9.]*\)% of [0-9]* samples.*/\1/p' "$TMP/annotate.out")
+# the hot loop: from the imul to the conditional jump back to it
+loop=$(awk '/^ *([0-9.]+)? +[0-9a-f]+:  imul / { on = 1 } on && /^ *([0-9.]+)? +[0-9a-f]+:  / {
+	v = substr($0, 1, 7); if (v ~ /[0-9]/) s += v } on && /:  jne / { exit } END { printf "%.2f", s }' "$TMP/annotate.out")
+all=$(awk '/^ *([0-9.]+)? +[0-9a-f]+:  / { v = substr($0, 1, 7); if (v ~ /[0-9]/) s += v } END { printf "%.2f", s }' "$TMP/annotate.out")
+within "$share" 75 100 && pass "--annotate: busy_hot has $share% of the samples" || fail "--annotate: share '$share'"
+within "$all" "$(awk -v s="$share" 'BEGIN { print s - 0.5 }')" "$(awk -v s="$share" 'BEGIN { print s + 0.5 }')" \
+	&& pass "--annotate: instruction shares add up to $all% ($share%)" || fail "--annotate: shares add up to $all%, not $share%"
+within "$loop" "$(awk -v s="$share" 'BEGIN { print s * 0.95 }')" 100 \
+	&& pass "--annotate: the hot loop (imul .. jne) holds $loop% of the function's $share%" \
+	|| { fail "--annotate: the loop holds $loop% of $share%"; cat "$TMP/annotate.out"; }
+mul_line=$(grep -n 'x = x \* 6364136223846793005UL' "$ROOT/tests/fixtures/busy.c" | cut -d: -f1)
+grep -qE "^ +busy\.c:$mul_line +x = x \* 6364136223846793005UL" "$TMP/annotate.out" \
+	&& pass "--annotate: the loop's source line is shown" || fail "--annotate: no source line"
+[ ! -s "$TMP/err" ] && pass "--annotate: nothing on stderr" || fail "--annotate stderr: $(head -2 "$TMP/err")"
+
+expect_rc "--annotate no such function: exit 1" 1 "$FIRN" report --annotate no_such_fn "$TMP/busy.pb.gz"
+[ "$(head -1 "$TMP/err")" = "firn: cannot annotate 'no_such_fn': no samples of it in '$TMP/busy.pb.gz'" ] \
+	&& pass "--annotate no such function: message" || fail "--annotate no such function: $(head -1 "$TMP/err")"
+
+# the same code with another build id at the recorded path: annotated, with a warning
+gcc -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x0123456789abcdef -o "$TMP/busy-copy" \
+	"$ROOT/tests/fixtures/busy.c"
+expect_rc "--annotate, build id changed: exit 0" 0 "$FIRN" report --annotate busy_hot "$TMP/busy.pb.gz"
+grep -q "^firn: warning: build id of '$TMP/busy-copy' is 0123456789abcdef, the recording's was" "$TMP/err" \
+	&& grep -q '^# build id 0123456789abcdef DIFFERS from the recorded' "$TMP/out" \
+	&& pass "--annotate, build id changed: said on stderr and in the header" || { fail "--annotate build id"; cat "$TMP/err"; head -3 "$TMP/out"; }
+
+rm -f "$TMP/busy-copy"
+expect_rc "--annotate, binary gone: exit 1" 1 "$FIRN" report --annotate busy_hot "$TMP/busy.pb.gz"
+[ "$(head -1 "$TMP/err")" = "firn: cannot annotate 'busy_hot': cannot open '$TMP/busy-copy': No such file or directory" ] \
+	&& pass "--annotate, binary gone: message" || fail "--annotate binary gone: $(head -1 "$TMP/err")"

@@ -42,6 +42,7 @@ enum firn_event_type {
 struct firn_event {
 	__u32 type;
 	__u32 pid;
+	__u64 addr; /* FIRN_EV_UNKNOWN_CODE: the first pc the unwinder had no table for */
 };
 
 /* Reasons a sample was not stored or is incomplete (indexes of the lost counters). */

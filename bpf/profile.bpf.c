@@ -120,6 +120,7 @@ struct firn_unwind_state {
 	__u32 stop;   /* a firn_unwind_stop, or FIRN_UNW_NR while going on */
 	__u32 exact;  /* ip is exact (leaf, or after a signal frame), not a return address */
 	__u32 fp;     /* frames unwound by frame pointers */
+	__u64 unknown_pc; /* the first pc in no mapping with a table */
 };
 
 struct {
@@ -204,7 +205,7 @@ static __always_inline bool user_mode(void *ctx)
 	return (cs & 3) == 3;
 }
 
-static __always_inline void send_event(__u32 type, __u32 pid)
+static __always_inline void send_event_addr(__u32 type, __u32 pid, __u64 addr)
 {
 	struct firn_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -214,7 +215,13 @@ static __always_inline void send_event(__u32 type, __u32 pid)
 	}
 	e->type = type;
 	e->pid = pid;
+	e->addr = addr;
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void send_event(__u32 type, __u32 pid)
+{
+	send_event_addr(type, pid, 0);
 }
 
 /* Content hash of a stack (never 0: 0 means "no stack"). */
@@ -370,6 +377,8 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u, struct fir
 	struct firn_umap *m = find_umap(proc, pc);
 
 	if (!m) {
+		if (!u->unknown_pc)
+			u->unknown_pc = pc;
 		__u32 stop = fp_fallback && fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_NO_MAPPING;
 		u->exact = 0;
 		return stop;
@@ -409,14 +418,14 @@ static long unwind_frame(__u32 i, void *arg)
 
 /* Asks user space (at most every FIRN_REFRESH_NS per process) to load the tables of code mapped
  * since the process was described: libraries mapped by ld.so after exec, dlopen. */
-static __always_inline void ask_refresh(__u32 pid)
+static __always_inline void ask_refresh(__u32 pid, __u64 pc)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&refresh_asked, &pid);
 
 	if (last && now - *last < FIRN_REFRESH_NS)
 		return;
 	bpf_map_update_elem(&refresh_asked, &pid, &now, BPF_ANY);
-	send_event(FIRN_EV_UNKNOWN_CODE, pid);
+	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, pc);
 }
 
 static __always_inline void count_unwind(__u32 reason)
@@ -460,12 +469,13 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 	u->stop = FIRN_UNW_NR;
 	u->exact = 1;
 	u->fp = 0;
+	u->unknown_pc = 0;
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
 	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING)
-		ask_refresh(pid);
+		ask_refresh(pid, u->unknown_pc);
 	return s->len ? store_stack(s) : 0;
 }
 

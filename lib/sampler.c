@@ -290,14 +290,16 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
-		if (s->unwinder)
-			unwinder_add_process(s->unwinder, e->pid);
+		if (s->unwinder && s->opts.all)
+			unwinder_add_code(s->unwinder, e->pid, e->addr);
+		else if (s->unwinder)
+			unwinder_add_process(s->unwinder, e->pid, false);
 		return 0;
 	}
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
 	if (s->unwinder)
-		unwinder_add_process(s->unwinder, e->pid);
+		unwinder_add_process(s->unwinder, e->pid, s->opts.all);
 	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
 	return 0;
@@ -406,7 +408,7 @@ int sampler_add_target(struct sampler *s, pid_t pid, bool held)
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
 	if (s->unwinder && !held)
-		unwinder_add_process(s->unwinder, pid);
+		unwinder_add_process(s->unwinder, pid, false);
 	return 0;
 }
 

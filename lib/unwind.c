@@ -159,9 +159,10 @@ static int open_mapping(pid_t pid, const struct procmap_entry *e)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* Describes one executable mapping into m; false when it has no usable table. */
+/* Describes one executable mapping into m; false when it has no usable table (or, unless build,
+ * when its table is not built yet). */
 static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap_entry *e,
-			     struct firn_umap *m)
+			     struct firn_umap *m, bool build)
 {
 	struct stat st;
 	int fd = open_mapping(pid, e);
@@ -169,9 +170,11 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 	if (fd < 0)
 		return false;
 	struct utable *t = fstat(fd, &st) ? NULL : table_find(u, &st);
-	if (!t && !fstat(fd, &st))
+	if (!t && build && !fstat(fd, &st))
 		t = table_load(u, fd, &st, e->path);
 	close(fd);
+	if (!t && !build)
+		return false;
 	if (!t || !t->loaded) {
 		if (t && t->nsegs && !t->row_count)
 			u->st.over_limit++;
@@ -235,7 +238,7 @@ static int publish(struct unwinder *u, pid_t pid, const struct firn_proc *proc)
 	return 0;
 }
 
-int unwinder_add_process(struct unwinder *u, pid_t pid)
+int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 {
 	struct procmap pm;
 	struct firn_proc *proc = calloc(1, sizeof(*proc));
@@ -255,7 +258,7 @@ int unwinder_add_process(struct unwinder *u, pid_t pid)
 			u->st.too_many_maps++;
 			continue;
 		}
-		if (describe_mapping(u, pid, e, &proc->maps[proc->nmaps]))
+		if (describe_mapping(u, pid, e, &proc->maps[proc->nmaps], !lazy))
 			proc->nmaps++;
 	}
 	procmap_release(&pm);
@@ -289,8 +292,23 @@ int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes)
 	for (size_t i = 0; i < pm.n; i++) {
 		const struct procmap_entry *e = &pm.entries[i];
 		if (e->x && e->kind == PROCMAP_FILE && name_matches(e->path, prefixes))
-			describe_mapping(u, pid, e, &m);
+			describe_mapping(u, pid, e, &m, true);
 	}
 	procmap_release(&pm);
 	return 0;
+}
+
+int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc)
+{
+	struct procmap pm;
+	struct firn_umap m;
+	int err = procmap_read(&pm, pid);
+
+	if (err)
+		return err;
+	const struct procmap_entry *e = procmap_find(&pm, pc);
+	bool built = e && e->x && e->kind == PROCMAP_FILE && e->path[0] &&
+		     describe_mapping(u, pid, e, &m, true);
+	procmap_release(&pm);
+	return built ? unwinder_add_process(u, pid, true) : 0;
 }

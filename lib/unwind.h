@@ -5,6 +5,7 @@
 #ifndef FIRN_UNWIND_H
 #define FIRN_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,9 +26,13 @@ struct unwinder_stats {
 struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int procs_fd,
 			      uint32_t max_procs);
 void unwinder_free(struct unwinder *u);
-/* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks.
- * 0 or -errno (-ENOENT: the process is gone). */
-int unwinder_add_process(struct unwinder *u, pid_t pid);
+/* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks —
+ * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
+ * libraries of most processes are never sampled). 0 or -errno (-ENOENT: the process is gone). */
+int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
+/* Builds the table of the file mapped at pc in pid (the unwinder met code it had no table for),
+ * then describes pid lazily. 0 or -errno. */
+int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc);
 /* Builds the tables of pid's mappings whose file name starts with one of prefixes (NULL-ended
  * list, e.g. "libc.so", "ld-linux"), without describing pid: for files nearly every process maps. */
 int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes);

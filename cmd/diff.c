@@ -1,5 +1,6 @@
 /* firn diff: compares two profiles function by function (or their stacks, as difffolded text or
  * a differential flame graph) and gates on rules: exit 3 when a significant change trips one. */
+#include "common.h"
 #include "opt.h"
 
 #include <errno.h>
@@ -321,45 +322,16 @@ static int parse_args(struct diff_opts *o, int argc, char **argv)
 
 /* ---- loading ---- */
 
-/* The input as messages name it. */
-static const char *input_name(const char *path)
-{
-	return strcmp(path, "-") ? path : "<stdin>";
-}
-
-/* Reads one file into p (freshly initialized); prints the error (exit 1) or the warning. */
-static int load_file(struct profile *p, const char *path)
-{
-	struct folded_stats st = { 0 };
-	const char *name = input_name(path);
-	int err = profile_load(p, path, &st);
-
-	if (err == -EINVAL)
-		return error("cannot read '%s': not a pprof or folded profile", name);
-	if (err == -ENODATA)
-		return error("cannot read '%s': empty file", name);
-	if (err == -EFBIG)
-		return error("cannot read '%s': decompressed profile too large", name);
-	if (err == -ENOMEM || err == -EIO)
-		return error("cannot read '%s': %s", name, strerror(-err));
-	if (err)
-		return error("cannot open '%s': %s", name, strerror(-err));
-	if (st.bad_lines)
-		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
-			st.bad_lines == 1 ? "" : "s", name);
-	return 0;
-}
-
 /* Loads the files of one side into p, merging the second and later ones into the first. */
 static int load_side(struct profile *p, const struct side *s)
 {
-	int rc = load_file(p, s->files[0]);
+	int rc = load_profile(p, s->files[0]);
 
 	for (size_t i = 1; i < s->n && !rc; i++) {
 		struct profile q;
 		if (profile_init(&q))
 			return error("out of memory");
-		rc = load_file(&q, s->files[i]);
+		rc = load_profile(&q, s->files[i]);
 		int err = rc ? 0 : profile_merge(p, &q);
 		if (err == -EINVAL)
 			rc = error("cannot merge '%s' with '%s': different sample types",
@@ -470,25 +442,6 @@ static bool significant(const struct loaded *l, const struct diff_opts *o,
 	double alpha = round((1 - o->confidence) * 1e12) / 1e12 / (l->d.n ? l->d.n : 1);
 
 	return l->counts && p_two_sided(l, e, m) < alpha;
-}
-
-/* Formats v with thousands separators ("2,041") into buf (32 bytes). */
-static const char *group_digits(int64_t v, char *buf)
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu",
-			 (unsigned long long)(v < 0 ? -(uint64_t)v : (uint64_t)v));
-	char *p = buf;
-
-	if (v < 0)
-		*p++ = '-';
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			*p++ = ',';
-		*p++ = digits[i];
-	}
-	*p = 0;
-	return buf;
 }
 
 /* "# base: A + B: 2,041 samples": one header line per side. */
@@ -961,18 +914,6 @@ static int gate_eval(const struct diff_opts *o, const struct loaded *l, struct d
 	return 0;
 }
 
-/* Writes the finished output: atomically to -o FILE, or to stdout. */
-static int output_write(const struct diff_opts *o, const void *buf, size_t len)
-{
-	if (o->output && strcmp(o->output, "-")) {
-		int err = file_replace_atomic(o->output, buf, len, false);
-		if (err)
-			return error("cannot write '%s': %s", o->output, strerror(-err));
-		return 0;
-	}
-	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
-	return 0;
-}
 
 /* Renders the chosen output into memory, then writes it out (an old -o file stays on failure). */
 static int render(struct diff_opts *o, struct loaded *l, const struct diff_result *res)
@@ -997,7 +938,7 @@ static int render(struct diff_opts *o, struct loaded *l, const struct diff_resul
 	else if (err)
 		err = error("cannot compare the profiles: %s", strerror(-err));
 	else
-		err = output_write(o, buf, len);
+		err = output_write(o->output, buf, len);
 	free(buf);
 	return err;
 }

@@ -1,5 +1,6 @@
 /* firn report: reads a profile (pprof or folded stacks) and prints its top functions, or converts
  * it to folded stacks, JSON, a flame graph (SVG) or pprof, or annotates a function's instructions. */
+#include "common.h"
 #include "opt.h"
 
 #include <errno.h>
@@ -207,35 +208,6 @@ static int check_modes(const struct report_opts *ro)
 	return 0;
 }
 
-/* The input as messages and the table header name it. */
-static const char *input_name(const char *path)
-{
-	return strcmp(path, "-") ? path : "<stdin>";
-}
-
-/* Reads the profile; prints the error (exit 1) or the malformed-lines warning. */
-static int load(struct profile *p, const char *path)
-{
-	struct folded_stats st = { 0 };
-	const char *name = input_name(path);
-	int err = profile_load(p, path, &st);
-
-	if (err == -EINVAL)
-		return error("cannot read '%s': not a pprof or folded profile", name);
-	if (err == -ENODATA)
-		return error("cannot read '%s': empty file", name);
-	if (err == -EFBIG)
-		return error("cannot read '%s': decompressed profile too large", name);
-	if (err == -ENOMEM || err == -EIO)
-		return error("cannot read '%s': %s", name, strerror(-err));
-	if (err)
-		return error("cannot open '%s': %s", name, strerror(-err));
-	if (st.bad_lines)
-		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
-			st.bad_lines == 1 ? "" : "s", name);
-	return 0;
-}
-
 /* The value of the comment line "key: value" of p, or NULL. */
 static const char *comment_value(const struct profile *p, const char *key)
 {
@@ -247,25 +219,6 @@ static const char *comment_value(const struct profile *p, const char *key)
 			return c + len + 2;
 	}
 	return NULL;
-}
-
-/* Formats v with thousands separators ("2,041") into buf (32 bytes). */
-static const char *group_digits(int64_t v, char *buf)
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu",
-			 (unsigned long long)(v < 0 ? -(uint64_t)v : (uint64_t)v));
-	char *o = buf;
-
-	if (v < 0)
-		*o++ = '-';
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			*o++ = ',';
-		*o++ = digits[i];
-	}
-	*o = 0;
-	return buf;
 }
 
 /* Writes " (cpu-clock 99 Hz)" from the recording's comments, or from the pprof period. */
@@ -511,19 +464,6 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	return err;
 }
 
-/* Writes the finished output: atomically to -o FILE, or to stdout. */
-static int output_write(const struct report_opts *ro, const void *buf, size_t len)
-{
-	if (ro->output && strcmp(ro->output, "-")) {
-		int err = file_replace_atomic(ro->output, buf, len, false);
-		if (err)
-			return error("cannot write '%s': %s", ro->output, strerror(-err));
-		return 0;
-	}
-	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
-	return 0;
-}
-
 /* Renders the chosen output into memory, then writes it out (an old -o file stays on failure). */
 static int report_run(struct report_opts *ro, struct profile *p)
 {
@@ -536,7 +476,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		err = pprof_encode(p, true, &data, &len);
 		if (err)
 			return error("cannot encode the profile: %s", strerror(-err));
-		err = output_write(ro, data, len);
+		err = output_write(ro->output, data, len);
 		free(data);
 		return err;
 	}
@@ -548,7 +488,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		if (fclose(f) && !err)
 			err = error("out of memory");
 		if (!err)
-			err = output_write(ro, buf, len);
+			err = output_write(ro->output, buf, len);
 		free(buf);
 		return err;
 	}
@@ -565,7 +505,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 	else if (err)
 		err = error("cannot report '%s': %s", input_name(ro->input), strerror(-err));
 	else
-		err = output_write(ro, buf, len);
+		err = output_write(ro->output, buf, len);
 	free(buf);
 	return err;
 }
@@ -627,7 +567,7 @@ static int cmd_report(int argc, char **argv)
 		free(ro.pids);
 		return error("out of memory");
 	}
-	rc = load(&p, ro.input);
+	rc = load_profile(&p, ro.input);
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);

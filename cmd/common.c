@@ -1,0 +1,67 @@
+/* Helpers the commands share. */
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "folded.h"
+#include "input.h"
+#include "opt.h"
+
+const char *input_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+int load_profile(struct profile *p, const char *path)
+{
+	struct folded_stats st = { 0 };
+	const char *name = input_name(path);
+	int err = profile_load(p, path, &st);
+
+	if (err == -EINVAL)
+		return error("cannot read '%s': not a pprof or folded profile", name);
+	if (err == -ENODATA)
+		return error("cannot read '%s': empty file", name);
+	if (err == -EFBIG)
+		return error("cannot read '%s': decompressed profile too large", name);
+	if (err == -ENOMEM || err == -EIO)
+		return error("cannot read '%s': %s", name, strerror(-err));
+	if (err)
+		return error("cannot open '%s': %s", name, strerror(-err));
+	if (st.bad_lines)
+		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
+			st.bad_lines == 1 ? "" : "s", name);
+	return 0;
+}
+
+const char *group_digits(int64_t v, char *buf)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu",
+			 (unsigned long long)(v < 0 ? -(uint64_t)v : (uint64_t)v));
+	char *o = buf;
+
+	if (v < 0)
+		*o++ = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			*o++ = ',';
+		*o++ = digits[i];
+	}
+	*o = 0;
+	return buf;
+}
+
+int output_write(const char *path, const void *buf, size_t len)
+{
+	if (path && strcmp(path, "-")) {
+		int err = file_replace_atomic(path, buf, len, false);
+		if (err)
+			return error("cannot write '%s': %s", path, strerror(-err));
+		return 0;
+	}
+	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
+	return 0;
+}

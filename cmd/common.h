@@ -1,0 +1,22 @@
+/* Helpers the commands share: reading a profile with one clear error line, naming inputs,
+ * formatting counts, writing a finished output atomically. */
+#ifndef FIRN_COMMON_H
+#define FIRN_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/* The input as messages name it: "<stdin>" for "-". */
+const char *input_name(const char *path);
+/* Reads a profile (pprof or folded) into p; prints the error (returns 1) or the malformed-lines
+ * warning (returns 0). */
+int load_profile(struct profile *p, const char *path);
+/* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
+const char *group_digits(int64_t v, char *buf);
+/* Writes a finished output: atomically to path (an old file stays on failure), or to stdout when
+ * path is NULL or "-". Prints the error and returns 1, or returns 0. */
+int output_write(const char *path, const void *buf, size_t len);
+
+#endif

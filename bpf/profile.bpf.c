@@ -91,7 +91,6 @@ struct {
 /* DWARF unwinding: rows of every loaded table (sized by user space), and per-process mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct firn_row);

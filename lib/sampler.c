@@ -8,7 +8,6 @@
 #include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,8 +59,6 @@ struct sampler {
 	uint64_t last_drain_ns;
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
-	void *rows;                /* the mmapped rows array */
-	size_t rows_len;
 };
 
 static uint64_t now_ns(void)
@@ -320,20 +317,13 @@ static int setup_unwind_maps(struct sampler *s)
 	       bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_PROCS);
 }
 
-/* Maps the rows array into memory and creates the table manager (after load). */
+/* Creates the table manager (after load). */
 static int start_unwinder(struct sampler *s)
 {
 	uint32_t rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
-	long page = sysconf(_SC_PAGESIZE);
 
-	s->rows_len = ((size_t)rows * sizeof(struct firn_row) + page - 1) / page * page;
-	s->rows = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(s->skel->maps.unwind_rows), 0);
-	if (s->rows == MAP_FAILED) {
-		s->rows = NULL;
-		return -errno;
-	}
-	s->unwinder = unwinder_new(s->rows, rows, bpf_map__fd(s->skel->maps.unwind_pids),
+	s->unwinder = unwinder_new(bpf_map__fd(s->skel->maps.unwind_rows), rows,
+				   bpf_map__fd(s->skel->maps.unwind_pids),
 				   bpf_map__fd(s->skel->maps.unwind_procs),
 				   bpf_map__max_entries(s->skel->maps.unwind_procs));
 	if (!s->unwinder)
@@ -380,7 +370,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
-	*why = "map the unwind table memory";
+	*why = "prepare the unwind tables";
 	if (o->unwind != UNWIND_FP && start_unwinder(s))
 		goto fail;
 	*why = "attach the process tracepoints";
@@ -618,8 +608,6 @@ void sampler_free(struct sampler *s)
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
 	unwinder_free(s->unwinder);
-	if (s->rows)
-		munmap(s->rows, s->rows_len);
 	profile_bpf__destroy(s->skel);
 	for (size_t i = 0; i < s->cap_stacks; i++)
 		free(s->stacks[i].ips);

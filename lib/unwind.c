@@ -34,7 +34,7 @@ struct utable {
 };
 
 struct unwinder {
-	struct firn_row *rows;
+	int rows_fd;        /* the BPF rows array */
 	uint32_t max_rows, used;
 	int pids_fd, procs_fd;
 	pid_t *slots;       /* slot → pid (0: free) */
@@ -44,7 +44,7 @@ struct unwinder {
 	struct unwinder_stats st;
 };
 
-struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int procs_fd,
+struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
 			      uint32_t max_procs)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -56,7 +56,7 @@ struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int pr
 		free(u);
 		return NULL;
 	}
-	u->rows = rows;
+	u->rows_fd = rows_fd;
 	u->max_rows = max_rows;
 	u->pids_fd = pids_fd;
 	u->procs_fd = procs_fd;
@@ -101,6 +101,27 @@ static struct utable *table_find(struct unwinder *u, const struct stat *st)
 	return NULL;
 }
 
+/* Copies n rows to the BPF array at u->used, in batches (one syscall per 64k rows). */
+static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n)
+{
+	enum { BATCH = 65536 };
+	__u32 *keys = malloc(BATCH * sizeof(*keys));
+	int err = keys ? 0 : -ENOMEM;
+
+	for (uint32_t done = 0; !err && done < n;) {
+		__u32 count = n - done < BATCH ? n - done : BATCH;
+		for (__u32 i = 0; i < count; i++)
+			keys[i] = u->used + done + i;
+		if (bpf_map_update_batch(u->rows_fd, keys, rows + done, &count, NULL))
+			err = -errno;
+		done += count;
+	}
+	free(keys);
+	if (err)
+		errno = -err;
+	return err;
+}
+
 /* Builds the table of the file open on fd and copies its rows into the BPF array. */
 static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path)
 {
@@ -135,7 +156,11 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 		unwind_table_release(&t);
 		return ut;
 	}
-	memcpy(u->rows + u->used, t.rows, (size_t)t.n * sizeof(*t.rows));
+	if (copy_rows(u, t.rows, t.n)) {
+		diag(DIAG_INFO, "cannot load the unwind table of '%s': %s", path, strerror(errno));
+		unwind_table_release(&t);
+		return ut;
+	}
 	ut->row_start = u->used;
 	ut->row_count = t.n;
 	ut->loaded = true;

@@ -21,9 +21,9 @@ struct unwinder_stats {
 	uint64_t build_ns;      /* time spent building tables */
 };
 
-/* rows: the memory-mapped rows array (max_rows entries); pids_fd: the BPF hash pid → slot;
+/* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → slot;
  * procs_fd: the BPF array of max_procs struct firn_proc slots. */
-struct unwinder *unwinder_new(void *rows, uint32_t max_rows, int pids_fd, int procs_fd,
+struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
 			      uint32_t max_procs);
 void unwinder_free(struct unwinder *u);
 /* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks —

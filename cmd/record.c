@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <libgen.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <pwd.h>
@@ -40,7 +41,7 @@ struct record_opts {
 	const char *output;
 	pid_t *pids;
 	int npids;
-	bool all, no_kernel, quiet, as_root;
+	bool all, no_kernel, quiet, as_root, no_demangle;
 	enum record_format format;
 	const char *call_graph;
 	enum sampler_unwind unwind;
@@ -49,7 +50,7 @@ struct record_opts {
 	int nevents;
 };
 
-enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY };
+enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -154,6 +155,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_KERNEL:
 		o->no_kernel = true;
+		return 0;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
 		return 0;
 	case OPT_AS_ROOT:
 		o->as_root = true;
@@ -597,6 +601,7 @@ static const struct opt record_opts[] = {
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 64)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
+	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
@@ -853,7 +858,10 @@ static int setup(struct recording *r)
 		.ctx = r,
 	};
 
-	r->sym = symbolizer_new();
+	struct symbolizer_opts syo;
+	symbolizer_opts_init(&syo);
+	syo.demangle = !r->o->no_demangle;
+	r->sym = symbolizer_new_opts(&syo);
 	if (!r->sym)
 		return error("cannot start the symbolizer: %s", strerror(errno));
 	r->sampler = sampler_new(&so, &why);
@@ -912,6 +920,25 @@ static int command_status(const struct recording *r)
 	return 1;
 }
 
+/* Fails before recording when the output cannot be written (a directory; a folder that is
+ * missing or not writable), rather than losing the recording at the end. */
+static int check_output(const char *path)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return error("cannot write '%s': %s", path, strerror(EISDIR));
+	char *copy = strdup(path);
+	if (!copy)
+		return error("out of memory");
+	int rc = access(dirname(copy), W_OK | X_OK) ? error("cannot write '%s': %s", path,
+							      strerror(errno)) : 0;
+	free(copy);
+	return rc;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
@@ -929,6 +956,8 @@ static int cmd_record(int argc, char **argv)
 		rc = error("record needs root, or %s", caps);
 		goto out;
 	}
+	if ((rc = check_output(o.output)))
+		goto out;
 	install_signals();
 	if ((rc = setup(&r)) || (rc = start(&r, argi < argc ? argv + argi : NULL)))
 		goto out;

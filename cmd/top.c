@@ -280,7 +280,7 @@ static int entry_symbolize(struct top *t, struct top_entry *e)
 	if (!e->locs)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < e->klen; i++) {
-		int64_t id = symbolizer_kernel_location(t->sym, &t->prof, e->kstack[i]);
+		int64_t id = symbolizer_kernel_frame(t->sym, &t->prof, e->kstack[i], i > 0);
 		if (id < 0)
 			return id;
 		if (id)

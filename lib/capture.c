@@ -25,7 +25,7 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 	uint32_t len = kernel ? e->klen : e->ulen;
 
 	for (uint32_t i = 0; i < len; i++) {
-		int64_t id = kernel ? symbolizer_kernel_location(c->sym, c->p, ips[i])
+		int64_t id = kernel ? symbolizer_kernel_frame(c->sym, c->p, ips[i], i > 0)
 				    : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
 		if (id < 0)
 			return (int)id;

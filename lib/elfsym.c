@@ -10,13 +10,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* A symbol as found in a table, before deduplication. */
 struct cand {
 	uint64_t start, size;
 	const char *name;   /* into libelf's string table data */
-	uint32_t shndx;
+	uint64_t sec_end;   /* end of its allocated section when it starts inside it, else 0 */
 	uint8_t is_func;    /* STT_FUNC / STT_GNU_IFUNC, else a zero-size fallback */
 	uint8_t bind_rank;  /* 0 global, 1 weak, 2 local */
 	uint8_t is_dynsym;
@@ -154,11 +155,12 @@ static int read_symtab(struct reader *r, Elf_Scn *scn, const GElf_Shdr *sh)
 		const char *name = elf_strptr(r->elf, sh->sh_link, sym.st_name);
 		if (!wanted(r, &sym, name, &is_func))
 			continue;
+		const struct sec *sc = sym.st_shndx < r->nsecs ? &r->secs[sym.st_shndx] : NULL;
 		struct cand c = {
 			.start = sym.st_value,
 			.size = sym.st_size,
 			.name = name,
-			.shndx = sym.st_shndx,
+			.sec_end = sc && sc->alloc && sc->end > sym.st_value ? sc->end : 0,
 			.is_func = is_func,
 			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
 			.is_dynsym = sh->sh_type == SHT_DYNSYM,
@@ -239,10 +241,10 @@ static void dedupe(struct reader *r)
 }
 
 /* End bound for a zero-size symbol: its section's end, else its PT_LOAD segment's end. */
-static uint64_t zero_size_bound(const struct elfsym *e, const struct reader *r, const struct cand *c)
+static uint64_t zero_size_bound(const struct elfsym *e, const struct cand *c)
 {
-	if (c->shndx < r->nsecs && r->secs[c->shndx].alloc && r->secs[c->shndx].end > c->start)
-		return r->secs[c->shndx].end;
+	if (c->sec_end)
+		return c->sec_end;
 	for (size_t i = 0; i < e->nsegments; i++) {
 		const struct elfsym_segment *s = &e->segments[i];
 		if (c->start >= s->vaddr && c->start - s->vaddr < s->memsz)
@@ -280,7 +282,7 @@ static int emit_symbols(struct elfsym *e, const struct reader *r)
 	for (size_t i = 0; i < r->ncands; i++) {
 		const struct cand *c = &r->cands[i];
 		uint64_t next = i + 1 < r->ncands ? r->cands[i + 1].start : UINT64_MAX;
-		uint64_t end = c->size ? c->start + c->size : zero_size_bound(e, r, c);
+		uint64_t end = c->size ? c->start + c->size : zero_size_bound(e, c);
 		if (end < c->start || end > next)
 			end = next;
 		int64_t name = add_name(e, c->name);
@@ -291,10 +293,88 @@ static int emit_symbols(struct elfsym *e, const struct reader *r)
 	return 0;
 }
 
+/* The first section named name with contents (not NOBITS), or NULL. */
+static Elf_Scn *section_named(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Notes the debuglink and whether the file has DWARF. */
+static void read_debug_notes(struct elfsym *e, Elf *elf)
+{
+	GElf_Word crc = 0;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+
+	if (link && strlen(link) < sizeof(e->debuglink)) {
+		strcpy(e->debuglink, link);
+		e->debuglink_crc = crc;
+	}
+	e->has_dwarf = section_named(elf, ".debug_info") || section_named(elf, ".zdebug_info");
+}
+
+/* Decompresses the MiniDebugInfo ELF of .gnu_debugdata (an xz file) into an Elf handle that
+ * owns its memory; NULL when there is none or it cannot be read. */
+static Elf *open_minidebuginfo(Elf *elf)
+{
+	Elf_Scn *scn = section_named(elf, ".gnu_debugdata");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	Elf *inner = NULL;
+
+	if (!d || !d->d_buf)
+		return NULL;
+	int fd = memfd_create("firn-gnu-debugdata", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, d->d_buf, d->d_size) == (ssize_t)d->d_size && lseek(fd, 0, SEEK_SET) == 0)
+		inner = dwelf_elf_begin(fd);
+	if (inner && elf_kind(inner) != ELF_K_ELF) {
+		elf_end(inner);
+		inner = NULL;
+	}
+	if (inner)
+		elf_cntl(inner, ELF_C_FDREAD);
+	close(fd);
+	return inner;
+}
+
+/* Adds the symbols of the MiniDebugInfo ELF (if any) to r's candidates; inner keeps their names
+ * until the caller ends it. */
+static int read_minidebuginfo(struct elfsym *e, struct reader *r, Elf **inner)
+{
+	struct reader ir = { .cands = r->cands, .ncands = r->ncands, .cap = r->cap };
+	int err;
+
+	if (!(*inner = open_minidebuginfo(r->elf)))
+		return 0;
+	ir.elf = *inner;
+	err = read_sections(&ir);
+	if (!err)
+		err = read_symbols(&ir);
+	r->cands = ir.cands;
+	r->ncands = ir.ncands;
+	r->cap = ir.cap;
+	e->has_minidebuginfo = !err;
+	free(ir.secs);
+	return err;
+}
+
 /* Reads everything from an open Elf handle into e. */
 static int init_from_elf(struct elfsym *e, Elf *elf)
 {
 	struct reader r = { .elf = elf };
+	Elf *inner = NULL;
 	GElf_Ehdr eh;
 	int err;
 
@@ -304,16 +384,21 @@ static int init_from_elf(struct elfsym *e, Elf *elf)
 	err = read_segments(e, elf);
 	if (!err) {
 		read_build_id(e, elf);
+		read_debug_notes(e, elf);
 		err = read_sections(&r);
 	}
 	if (!err)
 		err = read_symbols(&r);
+	if (!err)
+		err = read_minidebuginfo(e, &r, &inner);
 	if (!err) {
 		if (r.ncands)
 			qsort(r.cands, r.ncands, sizeof(*r.cands), cand_cmp);
 		dedupe(&r);
 		err = emit_symbols(e, &r);
 	}
+	if (inner)
+		elf_end(inner);
 	free(r.secs);
 	free(r.cands);
 	return err;

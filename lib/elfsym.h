@@ -1,9 +1,13 @@
 /* ELF function symbols, PT_LOAD segments and GNU build id of one file, read with libelf.
+ * Symbols come from .symtab, .dynsym and the .symtab of an embedded MiniDebugInfo ELF
+ * (.gnu_debugdata, xz-compressed, decompressed through libdwelf). The file's .gnu_debuglink and
+ * whether it carries DWARF are noted for the debug-file search.
  * Everything is copied out at init: afterwards an elfsym holds no file descriptor and no libelf
  * state, only its own arrays, and names it returns stay valid until elfsym_release. */
 #ifndef FIRN_ELFSYM_H
 #define FIRN_ELFSYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +30,10 @@ struct elfsym {
 	size_t nsyms;
 	char *names;                     /* NUL-terminated names, referenced by syms[].name */
 	size_t names_len, names_cap;
+	char debuglink[256];             /* .gnu_debuglink file name; "" if none */
+	uint32_t debuglink_crc;
+	bool has_dwarf;                  /* a .debug_info section with contents */
+	bool has_minidebuginfo;          /* symbols were read from .gnu_debugdata */
 };
 
 /* Reads the ELF file open at fd (dup'd for the duration; the caller keeps fd). 0, -ENOEXEC for a

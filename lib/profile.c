@@ -271,18 +271,32 @@ int profile_add_comment(struct profile *p, const char *text)
 	return 0;
 }
 
+/* Whether a bracketed mapping name is one the kernel gives user memory ("[vdso]", "[stack:TID]",
+ * "[anon:NAME]", "[uprobes]", ...) rather than a kernel module's name. */
+static bool user_pseudo_mapping(const char *f)
+{
+	static const char *const exact[] = { "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]",
+					     "[heap]", "[jit]", "[unknown]", "[uprobes]" };
+	static const char *const prefix[] = { "[stack", "[anon" };
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
+		if (!strcmp(f, exact[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(*prefix); i++)
+		if (!strncmp(f, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
 enum frame_kind profile_kind_of_mapping(const char *f)
 {
 	if (!f || f[0] == 0)
 		return FRAME_USER;
-	if (!strncmp(f, "[kernel", 7) || (f[0] == '[' && strcmp(f, "[vdso]") && strcmp(f, "[jit]") &&
-					  strcmp(f, "[unknown]") && strcmp(f, "[anon]") &&
-					  strcmp(f, "[heap]") && strcmp(f, "[stack]") &&
-					  strcmp(f, "[vsyscall]")))
-		return FRAME_KERNEL;
 	if (!strcmp(f, "[jit]") || !strncmp(f, "/tmp/perf-", 10) || !strncmp(f, "//anon", 6) ||
-	    !strcmp(f, "[anon]"))
+	    !strcmp(f, "[anon]") || !strncmp(f, "[anon:", 6))
 		return FRAME_JIT;
+	if (!strncmp(f, "[kernel", 7) || (f[0] == '[' && !user_pseudo_mapping(f)))
+		return FRAME_KERNEL;
 	return FRAME_USER;
 }
 

@@ -118,8 +118,10 @@ int profile_add_comment(struct profile *p, const char *text);
  * profile_kind_of_mapping). */
 int64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
 			    const char *filename, const char *build_id);
-/* Kind implied by a mapping's file name: "[kernel.kallsyms]", "[kernel]" and "[module]" names are
- * kernel, "[jit]" and "/tmp/perf-N.map" are JIT, everything else user. */
+/* Kind implied by a mapping's file name: "[jit]", "[anon]", "[anon:NAME]", "//anon" and
+ * "/tmp/perf-N.map" are JIT; "[kernel.kallsyms]" and other bracketed names ("[module]", "[bpf]")
+ * kernel, except the process's own pseudo mappings ("[vdso]", "[vvar]", "[heap]", "[stack]",
+ * "[stack:TID]", "[vsyscall]", "[uprobes]", "[unknown]"); everything else user. */
 enum frame_kind profile_kind_of_mapping(const char *filename);
 
 /* Returns the id of the function (name, system_name, filename, start_line), adding it if new. */

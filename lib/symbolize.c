@@ -1,5 +1,6 @@
-/* The symbolizer front: process snapshots (maps + open files), a file cache keyed by
- * (dev, inode, size, mtime), the vDSO, kallsyms, and a cache of the locations made in a profile. */
+/* The symbolizer front: process snapshots (maps, open files, perf maps), a file cache keyed by
+ * (dev, inode, size, mtime), a debug-information cache keyed by build id, the vDSO, kallsyms,
+ * and caches of the functions and locations made in a profile. */
 #include "symbolize.h"
 
 #include <errno.h>
@@ -12,13 +13,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
+#include "demangle.h"
 #include "diag.h"
+#include "dwarfsym.h"
 #include "elfsym.h"
 #include "ksym.h"
+#include "perfmap.h"
 #include "procmap.h"
 
 /* Why an address got the location it got; indexes the stats. */
-enum reason { R_RESOLVED, R_NO_PROCESS, R_NO_MAPPING, R_NO_SYMBOL, R_NO_FILE };
+enum reason { R_RESOLVED, R_NO_PROCESS, R_NO_MAPPING, R_NO_SYMBOL, R_NO_FILE, R_NO_JIT_SYMBOL,
+	      R_NR };
+
+/* The longest inline chain kept (the outermost frames of a longer one are dropped). */
+#define MAX_FRAMES 32
+
+/* Debug information of one build id (or of one file without a build id). */
+struct debugfile {
+	char build_id[2 * 64 + 1]; /* "" when not shared */
+	struct elfsym syms;        /* the debug file's own symbols (when it is a separate file) */
+	struct dwarfsym *dwarf;    /* NULL when there is no readable DWARF */
+	unsigned refs;
+};
 
 /* One file, shared by every snapshot that maps it. */
 struct symfile {
@@ -29,7 +46,10 @@ struct symfile {
 	int fd;           /* open until indexed, then -1 */
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
-	unsigned refs;    /* snapshot mappings using it */
+	struct debugfile *debug; /* set when indexed */
+	char *path;       /* the path its first process saw (for the debuglink search) */
+	pid_t pid;        /* that process (for its root) */
+	unsigned refs;    /* snapshot mappings (and file lookups) using it */
 };
 
 /* Where a snapshot mapping's symbols come from. */
@@ -46,13 +66,27 @@ struct snapshot {
 	pid_t pid;
 	struct procmap map;
 	struct snapmap *maps;
+	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
+	int perfmap_state;    /* 0 not read, 1 read, -errno */
+	struct perfmap perfmap;
+	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
+	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
 };
 
-/* A cached location: key (mapping key, address, flags) -> location id and reason. */
+/* A file looked up by path, not through a process (symbolizer_file_location, ..._frames). */
+struct symbolizer_file {
+	struct symfile *file;
+	char *path;
+	uint64_t mapping_id;
+};
+
+/* A cached location: key (mapping key, address, flags) -> location id, reason, whether it has
+ * a source line. 24 bytes: the table is large and probed at random. */
 struct loc_slot {
-	uint64_t key, addr, loc_id; /* loc_id 0: empty slot */
-	uint32_t flags;
-	uint32_t reason;
+	uint64_t addr;
+	uint32_t key, loc_id;      /* loc_id 0: empty slot */
+	uint16_t flags;
+	uint8_t reason, lines;
 };
 
 struct loc_cache {
@@ -60,15 +94,46 @@ struct loc_cache {
 	size_t nslots, n;
 };
 
+/* A cached function: (name, file) string pointers -> function id in the current profile. */
+struct fn_slot {
+	const char *name, *file;
+	uint64_t id;                /* 0: empty */
+};
+
+struct fn_cache {
+	struct fn_slot *slots;
+	size_t nslots, n;
+};
+
+/* A cached demangling: raw name pointer -> demangled name (owned). */
+struct dm_slot {
+	const char *raw;            /* NULL: empty */
+	char *name;
+};
+
+struct dm_cache {
+	struct dm_slot *slots;
+	size_t nslots, n;
+};
+
 struct symbolizer {
+	struct symbolizer_opts opts;
 	struct snapshot **procs; /* sorted by pid */
 	size_t nprocs, cap_procs;
 	struct symfile **files;  /* sorted by cache key */
 	size_t nfiles, cap_files;
+	struct debugfile **debugs; /* shared debug information, by build id */
+	size_t ndebugs, cap_debugs;
+	struct debuginfo_client *dic;
+	int dic_state;           /* 0 not tried, 1 usable, -errno */
+	struct symbolizer_file **loose; /* each held until symbolizer_free */
+	size_t nloose;
 
 	struct profile *profile; /* the profile the ids below belong to */
 	uint64_t max_mapping_id, max_location_id;
 	struct loc_cache cache;
+	struct fn_cache fns;
+	struct dm_cache dms;
 	uint64_t unknown_mapping;
 
 	int vdso_state;          /* 0 not loaded, 1 loaded, -errno */
@@ -80,11 +145,200 @@ struct symbolizer {
 	uint64_t kernel_mapping;
 	uint64_t *module_mappings; /* ksym.nmodules ids */
 
-	uint64_t counts[5];      /* by enum reason */
+	uint64_t counts[R_NR];   /* by enum reason */
+	uint64_t with_lines;
 };
 
+
 /* Mapping keys for cache entries that have no snapshot mapping. */
-#define KEY_KERNEL UINT64_MAX
+#define KEY_KERNEL UINT32_MAX
+
+/* ---- demangling cache ---- */
+
+/* Empties the demangling cache. */
+static void dm_clear(struct dm_cache *c)
+{
+	for (size_t i = 0; i < c->nslots; i++)
+		free(c->slots[i].name);
+	free(c->slots);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Slot of raw (the filled one or the empty one where it goes). */
+static struct dm_slot *dm_find(const struct dm_cache *c, const char *raw)
+{
+	size_t mask = c->nslots - 1;
+	uint64_t h = (uintptr_t)raw * 0x9e3779b97f4a7c15ULL;
+
+	for (size_t i = (h ^ h >> 31) & mask;; i = (i + 1) & mask)
+		if (!c->slots[i].raw || c->slots[i].raw == raw)
+			return &c->slots[i];
+}
+
+/* Makes room for one more entry; 0 or -ENOMEM. */
+static int dm_reserve(struct dm_cache *c)
+{
+	struct dm_cache n;
+
+	if ((c->n + 1) * 2 <= c->nslots)
+		return 0;
+	n.nslots = c->nslots ? c->nslots * 2 : 256;
+	n.n = c->n;
+	if (!(n.slots = calloc(n.nslots, sizeof(*n.slots))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].raw)
+			*dm_find(&n, c->slots[i].raw) = c->slots[i];
+	free(c->slots);
+	*c = n;
+	return 0;
+}
+
+/* The name to show for raw: demangled (cached by the raw pointer, which stays valid while its
+ * file is cached) unless the options say not to or it is not mangled. NULL on -ENOMEM. */
+static const char *display_name(struct symbolizer *s, const char *raw)
+{
+	if (!s->opts.demangle || !demangle_candidate(raw))
+		return raw;
+	if (dm_reserve(&s->dms))
+		return NULL;
+	struct dm_slot *sl = dm_find(&s->dms, raw);
+	if (!sl->raw) {
+		char *dm = demangle_name(raw);
+		if (!dm && errno == ENOMEM)
+			return NULL;
+		*sl = (struct dm_slot){ raw, dm };
+		s->dms.n++;
+	}
+	return sl->name ? sl->name : raw;
+}
+
+/* Empties the caches keyed by name pointers, before what they point into is freed. */
+static void forget_names(struct symbolizer *s)
+{
+	s->fns.n = 0;
+	if (s->fns.slots)
+		memset(s->fns.slots, 0, s->fns.nslots * sizeof(*s->fns.slots));
+	dm_clear(&s->dms);
+}
+
+/* ---- debug information ---- */
+
+/* Drops a reference to a debugfile; frees it with the last. */
+static void debug_put(struct symbolizer *s, struct debugfile *d)
+{
+	if (!d || --d->refs)
+		return;
+	for (size_t i = 0; i < s->ndebugs; i++) {
+		if (s->debugs[i] != d)
+			continue;
+		s->debugs[i] = s->debugs[--s->ndebugs];
+		break;
+	}
+	forget_names(s);
+	elfsym_release(&d->syms);
+	dwarfsym_free(d->dwarf);
+	free(d);
+}
+
+/* The shared debugfile of a build id, with a reference taken, or NULL. */
+static struct debugfile *debug_shared(struct symbolizer *s, const char *build_id)
+{
+	if (!build_id[0])
+		return NULL;
+	for (size_t i = 0; i < s->ndebugs; i++) {
+		if (!strcmp(s->debugs[i]->build_id, build_id)) {
+			s->debugs[i]->refs++;
+			return s->debugs[i];
+		}
+	}
+	return NULL;
+}
+
+/* The debuginfod client, made on first use; NULL when there is none. */
+static struct debuginfo_client *debuginfod(struct symbolizer *s)
+{
+	if (!s->dic_state && s->opts.debuginfod) {
+		s->dic = debuginfo_client_new(s->opts.debuginfod_timeout_ms);
+		s->dic_state = s->dic ? 1 : -errno;
+		if (!s->dic && errno == ENOSYS)
+			diag(DIAG_INFO, "cannot load libdebuginfod.so.1: debuginfod is not asked");
+	}
+	return s->dic;
+}
+
+/* Opens the separate debug file of f: local candidates, then debuginfod; fd or -1. */
+static int open_debug_file(struct symbolizer *s, const struct symfile *f, char *found, size_t len)
+{
+	char root[64];
+	struct debuginfo_query q = {
+		.build_id = f->elf.build_id,
+		.path = f->path,
+		.debuglink = f->elf.debuglink[0] ? f->elf.debuglink : NULL,
+		.crc = f->elf.debuglink_crc,
+		.debug_dir = s->opts.debug_dir,
+	};
+
+	if (f->pid > 0) {
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)f->pid);
+		q.root = root;
+	}
+	int fd = debuginfo_find(&q, found, len);
+	if (fd >= 0 || !f->elf.build_id[0] || !debuginfod(s))
+		return fd;
+	fd = debuginfo_client_fetch(s->dic, f->elf.build_id);
+	if (fd == -ETIMEDOUT && s->dic_state == 1) {
+		diag(DIAG_WARN, "debuginfod gave no answer for build id %s within %d ms; "
+		     "not asking it again", f->elf.build_id, s->opts.debuginfod_timeout_ms);
+		s->dic_state = -ETIMEDOUT;
+	}
+	snprintf(found, len, "debuginfod:%s", f->elf.build_id);
+	return fd;
+}
+
+/* Fills a fresh debugfile for f: the binary's own DWARF, else a separate file's. */
+static void debug_fill(struct symbolizer *s, struct symfile *f, struct debugfile *d)
+{
+	char found[PATH_MAX] = "";
+
+	if (f->elf.has_dwarf) {
+		d->dwarf = dwarfsym_new_fd(f->fd);
+		return;
+	}
+	int fd = open_debug_file(s, f, found, sizeof(found));
+	if (fd < 0)
+		return;
+	diag(DIAG_DEBUG, "debug information of '%s' from '%s'", f->path ? f->path : "?", found);
+	if (elfsym_init_fd(&d->syms, fd))
+		memset(&d->syms, 0, sizeof(d->syms));
+	d->dwarf = dwarfsym_new_fd(fd);
+	close(fd);
+}
+
+/* Finds (or shares) the debug information of an indexed file; NULL on -ENOMEM. */
+static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
+{
+	struct debugfile *d = debug_shared(s, f->elf.build_id);
+
+	if (d)
+		return d;
+	if (f->elf.build_id[0] && s->ndebugs == s->cap_debugs) {
+		size_t ncap = s->cap_debugs ? s->cap_debugs * 2 : 16;
+		struct debugfile **n = realloc(s->debugs, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		s->debugs = n;
+		s->cap_debugs = ncap;
+	}
+	if (!(d = calloc(1, sizeof(*d))))
+		return NULL;
+	d->refs = 1;
+	strcpy(d->build_id, f->elf.build_id);
+	debug_fill(s, f, d);
+	if (d->build_id[0])
+		s->debugs[s->ndebugs++] = d;
+	return d;
+}
 
 /* ---- file cache ---- */
 
@@ -126,7 +380,8 @@ static size_t file_slot(const struct symbolizer *s, const struct stat *st, bool 
 }
 
 /* Inserts a new file for fd (taking it over) at slot i; NULL on -ENOMEM. */
-static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const struct stat *st)
+static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const struct stat *st,
+				   const char *path, pid_t pid)
 {
 	struct symfile *f;
 
@@ -139,24 +394,34 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 		s->cap_files = ncap;
 	}
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
 		return NULL;
-	*f = (struct symfile){ st->st_dev, st->st_ino, st->st_size, st->st_mtim, fd, 0, {0}, 1 };
+	}
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->fd = fd;
+	f->pid = pid;
+	f->refs = 1;
 	memmove(&s->files[i + 1], &s->files[i], (s->nfiles - i) * sizeof(*s->files));
 	s->files[i] = f;
 	s->nfiles++;
 	return f;
 }
 
-/* Returns the cached file at path (stat'ed first, opened only when new) with a reference taken;
- * NULL + errno. want_ino (when non-zero) must match the file's inode. */
-static struct symfile *file_get(struct symbolizer *s, const char *path, uint64_t want_ino)
+/* Returns the cached file at open_path (stat'ed first, opened only when new) with a reference
+ * taken; NULL + errno. want_ino (when non-zero) must match the file's inode. path is the name
+ * the process knows it by. */
+static struct symfile *file_get(struct symbolizer *s, const char *open_path, uint64_t want_ino,
+				const char *path, pid_t pid)
 {
 	struct stat st;
 	bool found;
 	int fd;
 
-	if (stat(path, &st) < 0)
+	if (stat(open_path, &st) < 0)
 		return NULL;
 	if (want_ino && st.st_ino != want_ino) {
 		errno = ESTALE;
@@ -167,7 +432,7 @@ static struct symfile *file_get(struct symbolizer *s, const char *path, uint64_t
 		s->files[i]->refs++;
 		return s->files[i];
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || (want_ino && st.st_ino != want_ino)) {
@@ -181,12 +446,24 @@ static struct symfile *file_get(struct symbolizer *s, const char *path, uint64_t
 		s->files[i]->refs++;
 		return s->files[i];
 	}
-	struct symfile *f = file_insert(s, i, fd, &st);
+	struct symfile *f = file_insert(s, i, fd, &st, path, pid);
 	if (!f) {
 		close(fd);
 		errno = ENOMEM;
 	}
 	return f;
+}
+
+/* Frees a file's contents and the file. */
+static void file_free(struct symbolizer *s, struct symfile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	forget_names(s);
+	elfsym_release(&f->elf);
+	debug_put(s, f->debug);
+	free(f->path);
+	free(f);
 }
 
 /* Drops a reference; frees the file when it was the last. */
@@ -201,17 +478,21 @@ static void file_put(struct symbolizer *s, struct symfile *f)
 		s->nfiles--;
 		break;
 	}
-	if (f->fd >= 0)
-		close(f->fd);
-	elfsym_release(&f->elf);
-	free(f);
+	file_free(s, f);
 }
 
-/* Reads the file's symbols on first use (and closes it); returns 0 or the indexing -errno. */
-static int file_index(struct symfile *f)
+/* Reads the file's symbols and finds its debug information on first use (and closes it);
+ * returns 0, -ENOMEM (not remembered) or the indexing -errno. */
+static int file_index(struct symbolizer *s, struct symfile *f)
 {
 	if (f->state == 0) {
 		int err = elfsym_init_fd(&f->elf, f->fd);
+		if (!err && !(f->debug = debug_get(s, f)))
+			err = -ENOMEM;
+		if (err == -ENOMEM) {
+			elfsym_release(&f->elf);
+			return err;
+		}
 		f->state = err ? err : 1;
 		close(f->fd);
 		f->fd = -1;
@@ -230,15 +511,15 @@ static struct symfile *snapshot_open(struct symbolizer *s, pid_t pid, const stru
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	f = file_get(s, path, 0);
+	f = file_get(s, path, 0, e->path, pid);
 	if (f || errno == ENOMEM || e->deleted || e->path[0] != '/')
 		return f;
 	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path) < sizeof(path)) {
-		f = file_get(s, path, e->inode);
+		f = file_get(s, path, e->inode, e->path, pid);
 		if (f || errno == ENOMEM)
 			return f;
 	}
-	return file_get(s, e->path, e->inode);
+	return file_get(s, e->path, e->inode, e->path, pid);
 }
 
 /* A non-executable file mapping shares the file of a nearby executable mapping of the same inode
@@ -287,6 +568,40 @@ static int snapshot_attach(struct symbolizer *s, struct snapshot *snap)
 	return 0;
 }
 
+/* The pid of a process in its own (innermost) pid namespace, from /proc/PID/status; pid when
+ * that cannot be read. */
+static pid_t namespaced_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ns = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *last = strrchr(line, '\t');
+		if (last && atoi(last + 1) > 0)
+			ns = atoi(last + 1);
+		break;
+	}
+	fclose(f);
+	return ns;
+}
+
+/* Opens the snapshot's perf map inside the process's mount namespace, when there is one. */
+static void perfmap_open(struct snapshot *snap)
+{
+	char path[96];
+
+	if (snap->perfmap_fd >= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)snap->pid, snap->perfmap_name);
+	snap->perfmap_fd = open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /* Frees a snapshot and drops its file references. */
 static void snapshot_free(struct symbolizer *s, struct snapshot *snap)
 {
@@ -296,6 +611,9 @@ static void snapshot_free(struct symbolizer *s, struct snapshot *snap)
 		file_put(s, snap->maps[i].file);
 	free(snap->maps);
 	procmap_release(&snap->map);
+	if (snap->perfmap_fd >= 0)
+		close(snap->perfmap_fd);
+	perfmap_release(&snap->perfmap);
 	free(snap);
 }
 
@@ -308,6 +626,7 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 	if (!snap)
 		return NULL;
 	snap->pid = pid;
+	snap->perfmap_fd = -1;
 	err = procmap_read(&snap->map, pid);
 	if (!err) {
 		snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps));
@@ -318,6 +637,9 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 		errno = -err;
 		return NULL;
 	}
+	snprintf(snap->perfmap_name, sizeof(snap->perfmap_name), "/tmp/perf-%d.map",
+		 (int)namespaced_pid(pid));
+	perfmap_open(snap);
 	return snap;
 }
 
@@ -415,7 +737,7 @@ static uint64_t loc_hash(uint64_t key, uint64_t addr, uint32_t flags)
 }
 
 /* Finds the slot of a key: the filled one or the empty one where it goes. */
-static struct loc_slot *loc_find(const struct loc_cache *c, uint64_t key, uint64_t addr,
+static struct loc_slot *loc_find(const struct loc_cache *c, uint32_t key, uint64_t addr,
 				 uint32_t flags)
 {
 	size_t mask = c->nslots - 1;
@@ -455,6 +777,41 @@ static void loc_clear(struct loc_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* ---- function cache ---- */
+
+/* Slot of (name, file) pointers: the filled one or the empty one where it goes. */
+static struct fn_slot *fn_find(const struct fn_cache *c, const char *name, const char *file)
+{
+	size_t mask = c->nslots - 1;
+	uint64_t h = loc_hash((uintptr_t)name, (uintptr_t)file, 0);
+
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		struct fn_slot *sl = &c->slots[i];
+		if (!sl->id || (sl->name == name && sl->file == file))
+			return sl;
+	}
+}
+
+/* Makes room for one more function (load factor <= 1/2); 0 or -ENOMEM. */
+static int fn_reserve(struct fn_cache *c)
+{
+	struct fn_cache n;
+
+	if ((c->n + 1) * 2 <= c->nslots)
+		return 0;
+	n.nslots = c->nslots ? c->nslots * 2 : 4096;
+	n.n = c->n;
+	n.slots = calloc(n.nslots, sizeof(*n.slots));
+	if (!n.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].id)
+			*fn_find(&n, c->slots[i].name, c->slots[i].file) = c->slots[i];
+	free(c->slots);
+	*c = n;
+	return 0;
+}
+
 /* ---- profile entries ---- */
 
 /* Starts the id caches afresh when p is not the profile they were made for. */
@@ -464,9 +821,15 @@ static void sync_profile(struct symbolizer *s, struct profile *p)
 	    p->nlocations >= s->max_location_id)
 		return;
 	loc_clear(&s->cache);
-	for (size_t i = 0; i < s->nprocs; i++)
+	free(s->fns.slots);
+	memset(&s->fns, 0, sizeof(s->fns));
+	for (size_t i = 0; i < s->nprocs; i++) {
 		for (size_t j = 0; j < s->procs[i]->map.n; j++)
 			s->procs[i]->maps[j].mapping_id = 0;
+		s->procs[i]->jit_mapping = 0;
+	}
+	for (size_t i = 0; i < s->nloose; i++)
+		s->loose[i]->mapping_id = 0;
 	s->unknown_mapping = s->kernel_mapping = 0;
 	for (size_t i = 0; s->module_mappings && i < s->ksym.nmodules; i++)
 		s->module_mappings[i] = 0;
@@ -489,79 +852,106 @@ static int64_t add_mapping(struct symbolizer *s, struct profile *p, uint64_t sta
 	return id;
 }
 
-/* Display name of a symbol. The seam for demangling: today the raw name. */
-static const char *display_name(const char *raw)
+/* The function id of (name, file), demangling name unless told not to; cached by the string
+ * pointers (which stay valid while the files they come from are cached). */
+static int64_t function_id(struct symbolizer *s, struct profile *p, const char *name,
+			   const char *file)
 {
-	return raw;
-}
-
-/* Adds a location at addr in mapping_id with one line for the function name (none when NULL);
- * returns its id or -ENOMEM. */
-static int64_t add_location(struct symbolizer *s, struct profile *p, uint64_t mapping_id,
-			    uint64_t addr, const char *name)
-{
-	struct profile_line line = { 0, 0 };
+	struct fn_slot *sl;
 	int64_t id;
 
-	if (name) {
-		int64_t fid = profile_function(p, display_name(name), name, "", 0);
+	if (fn_reserve(&s->fns))
+		return -ENOMEM;
+	sl = fn_find(&s->fns, name, file);
+	if (sl->id)
+		return sl->id;
+	const char *shown = display_name(s, name);
+	if (!shown)
+		return -ENOMEM;
+	id = profile_function(p, shown, name, file ? file : "", 0);
+	if (id > 0) {
+		*sl = (struct fn_slot){ name, file, (uint64_t)id };
+		s->fns.n++;
+	}
+	return id;
+}
+
+/* Adds a location at addr in mapping_id with one line per frame (none when n is 0); returns
+ * its id or -ENOMEM. */
+static int64_t add_location(struct symbolizer *s, struct profile *p, uint64_t mapping_id,
+			    uint64_t addr, const struct dwarfsym_frame *frames, int n)
+{
+	struct profile_line lines[MAX_FRAMES];
+	int64_t id;
+
+	for (int i = 0; i < n; i++) {
+		int64_t fid = function_id(s, p, frames[i].name, frames[i].file);
 		if (fid < 0)
 			return fid;
-		line.function_id = fid;
-		p->mappings[mapping_id - 1].has_functions = true;
+		lines[i] = (struct profile_line){ (uint64_t)fid, frames[i].line };
 	}
-	id = profile_add_location(p, mapping_id, addr, &line, name ? 1 : 0);
+	if (n) {
+		struct profile_mapping *m = &p->mappings[mapping_id - 1];
+		m->has_functions = true;
+		m->has_filenames |= frames[0].file != NULL;
+		m->has_line_numbers |= frames[0].line != 0;
+		m->has_inline_frames |= n > 1; /* (set already where DWARF was read) */
+	}
+	id = profile_add_location(p, mapping_id, addr, lines, n);
 	if (id > 0 && (uint64_t)id > s->max_location_id)
 		s->max_location_id = id;
 	return id;
 }
 
-/* Returns the cached location for a key (counting it), or 0. */
-static int64_t cached(struct symbolizer *s, uint64_t key, uint64_t addr, uint32_t flags)
+/* The cache slot of (key, addr, flags) with room reserved to fill it: a filled slot is a hit.
+ * NULL on -ENOMEM. Nothing may be added to the cache before the slot is filled. */
+static struct loc_slot *slot_for(struct symbolizer *s, uint32_t key, uint64_t addr,
+				 uint32_t flags)
 {
-	struct loc_slot *sl;
+	if (loc_reserve(&s->cache))
+		return NULL;
+	return loc_find(&s->cache, key, addr, flags);
+}
 
-	if (!s->cache.nslots)
-		return 0;
-	sl = loc_find(&s->cache, key, addr, flags);
-	if (!sl->loc_id)
-		return 0;
+/* Counts a cache hit and returns its location. */
+static int64_t hit(struct symbolizer *s, const struct loc_slot *sl)
+{
 	s->counts[sl->reason]++;
+	s->with_lines += sl->lines;
 	return sl->loc_id;
 }
 
-/* Stores and counts a new location; returns id (or -ENOMEM). */
-static int64_t remember(struct symbolizer *s, uint64_t key, uint64_t addr, uint32_t flags,
-			int64_t id, enum reason why)
+/* Fills an empty slot with a new location and counts it; returns id (or the -errno in id). */
+static int64_t fill(struct symbolizer *s, struct loc_slot *sl, uint32_t key, uint64_t addr,
+		    uint32_t flags, int64_t id, enum reason why, bool lines)
 {
 	if (id < 0)
 		return id;
-	if (loc_reserve(&s->cache))
-		return -ENOMEM;
-	*loc_find(&s->cache, key, addr, flags) = (struct loc_slot){ key, addr, id, flags, why };
+	*sl = (struct loc_slot){ addr, key, (uint32_t)id, (uint16_t)flags, (uint8_t)why, lines };
 	s->cache.n++;
-	s->counts[why]++;
-	return id;
+	return hit(s, sl);
 }
 
 /* Location of an address outside every known mapping, in "[unknown]". */
 static int64_t unknown_location(struct symbolizer *s, struct profile *p, uint64_t addr,
 				enum reason why)
 {
-	int64_t id = cached(s, 0, addr, why);
-
-	if (id)
-		return id;
 	if (!s->unknown_mapping) {
 		int64_t m = add_mapping(s, p, 0, 0, 0, "[unknown]", "", FRAME_USER);
 		if (m < 0)
 			return m;
 		s->unknown_mapping = m;
 	}
-	return remember(s, 0, addr, why, add_location(s, p, s->unknown_mapping, addr, NULL), why);
+	struct loc_slot *sl = slot_for(s, 0, addr, why);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return hit(s, sl);
+	return fill(s, sl, 0, addr, why, add_location(s, p, s->unknown_mapping, addr, NULL, 0), why,
+		    false);
 }
 
-/* ---- user addresses ---- */
+/* ---- resolving in files ---- */
 
 /* Loads the vDSO's symbols from our own process image (the same for every 64-bit process). */
 static int vdso_load(struct symbolizer *s)
@@ -584,22 +974,123 @@ static int vdso_load(struct symbolizer *s)
 	return err;
 }
 
-/* The symbols of a snapshot mapping: 0 with *elf set, or the reason there are none. */
-static enum reason source_of(struct symbolizer *s, const struct snapmap *m,
-			     const struct elfsym **elf)
+/* Whether an indexed file's addresses are resolved with DWARF (inline frames included). */
+static bool file_has_dwarf(const struct symfile *f)
 {
-	*elf = NULL;
+	return f && f->debug && f->debug->dwarf;
+}
+
+/* The ELF symbol at vaddr: the debug file's symbol table first, then the binary's. */
+static const char *symbol_at(const struct symfile *f, uint64_t vaddr)
+{
+	const char *name = NULL;
+
+	if (f->debug && !elfsym_lookup(&f->debug->syms, vaddr, &name, NULL))
+		return name;
+	if (!elfsym_lookup(&f->elf, vaddr, &name, NULL))
+		return name;
+	return NULL;
+}
+
+/* Drops unnamed inner frames of a chain (its outermost frame keeps its place). */
+static int drop_unnamed(struct dwarfsym_frame *fr, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (fr[i].name || i == n - 1)
+			fr[k++] = fr[i];
+	return k;
+}
+
+/* Resolves ELF address vaddr of an indexed file into frames (innermost first): DWARF's inline
+ * chain with lines, the outermost name falling back to the symbol table. Returns the frame
+ * count (0: no function there) or -ENOMEM. */
+static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym_frame *fr)
+{
+	int n = 0;
+
+	if (f->debug && f->debug->dwarf)
+		n = dwarfsym_lookup(f->debug->dwarf, vaddr, fr, MAX_FRAMES);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		fr[n++] = (struct dwarfsym_frame){ NULL, NULL, 0 };
+	if (!fr[n - 1].name && !(fr[n - 1].name = symbol_at(f, vaddr)))
+		return 0;
+	for (int i = 0; i < n - 1; i++)
+		if (!fr[i].name)
+			return drop_unnamed(fr, n);
+	return n;
+}
+
+/* ---- user addresses ---- */
+
+/* Reads the snapshot's perf map on first use (opening it now if it appeared after the
+ * snapshot, while the process still lives); 0 or -errno. */
+static int perfmap_ready(struct snapshot *snap)
+{
+	if (!snap->perfmap_state) {
+		perfmap_open(snap);
+		int err = snap->perfmap_fd < 0 ? -ENOENT : perfmap_read_fd(&snap->perfmap, snap->perfmap_fd);
+		if (err == -ENOMEM)
+			return err;
+		snap->perfmap_state = err ? err : 1;
+	}
+	return snap->perfmap_state < 0 ? snap->perfmap_state : 0;
+}
+
+/* The location of addr through the snapshot's perf map, in its FRAME_JIT mapping; 0 when the
+ * map does not cover it, or -ENOMEM. */
+static int64_t jit_location(struct symbolizer *s, struct profile *p, struct snapshot *snap,
+			    uint64_t addr, bool ret)
+{
+	struct dwarfsym_frame fr = { NULL, NULL, 0 };
+	int64_t id;
+
+	if (perfmap_ready(snap) == -ENOMEM)
+		return -ENOMEM;
+	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
+						       &fr.name, NULL))
+		return 0;
+	if (!snap->jit_mapping) {
+		id = add_mapping(s, p, 0, 0, 0, snap->perfmap_name, "", FRAME_JIT);
+		if (id < 0)
+			return id;
+		snap->jit_mapping = id;
+	}
+	struct loc_slot *sl = slot_for(s, snap->jit_mapping, addr, ret);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return hit(s, sl);
+	return fill(s, sl, snap->jit_mapping, addr, ret,
+		    add_location(s, p, snap->jit_mapping, addr, &fr, 1), R_RESOLVED, false);
+}
+
+/* The symbol source of a snapshot mapping, indexed: R_RESOLVED with *f / *vdso set, or why
+ * there is none (-ENOMEM in *err). */
+static enum reason source_of(struct symbolizer *s, const struct snapmap *m, struct symfile **f,
+			     const struct elfsym **vdso, int *err)
+{
+	*f = NULL;
+	*vdso = NULL;
+	*err = 0;
 	if (m->src == SRC_VDSO) {
 		if (vdso_load(s))
 			return R_NO_FILE;
-		*elf = &s->vdso;
+		*vdso = &s->vdso;
 		return R_RESOLVED;
 	}
 	if (m->src != SRC_FILE)
 		return R_NO_SYMBOL;
-	if (!m->file || file_index(m->file))
+	int e = m->file ? file_index(s, m->file) : -ENOENT;
+	if (e) {
+		if (e == -ENOMEM)
+			*err = e;
 		return R_NO_FILE;
-	*elf = &m->file->elf;
+	}
+	*f = m->file;
 	return R_RESOLVED;
 }
 
@@ -609,45 +1100,99 @@ static const char *mapping_name(const struct procmap_entry *e)
 	return e->kind == PROCMAP_ANON ? "[anon]" : e->path;
 }
 
+/* Kind of a process mapping's frames: anonymous memory is JIT code. */
+static enum frame_kind mapping_kind(const struct procmap_entry *e)
+{
+	if (e->kind == PROCMAP_ANON || (e->kind == PROCMAP_PSEUDO && !strncmp(e->path, "[anon:", 6)))
+		return FRAME_JIT;
+	return FRAME_USER;
+}
+
 /* Returns the profile mapping id of a snapshot mapping, adding it on first use. */
 static int64_t snapmap_mapping(struct symbolizer *s, struct profile *p,
 			       const struct procmap_entry *e, struct snapmap *m)
 {
-	const struct elfsym *elf;
+	struct symfile *f;
+	const struct elfsym *vdso;
+	int err;
 	int64_t id;
 
 	if (m->mapping_id)
 		return m->mapping_id;
-	source_of(s, m, &elf);
-	id = add_mapping(s, p, e->start, e->end, e->offset, mapping_name(e),
-			 elf ? elf->build_id : "", e->kind == PROCMAP_ANON ? FRAME_JIT : FRAME_USER);
-	if (id > 0)
+	source_of(s, m, &f, &vdso, &err);
+	if (err)
+		return err;
+	const char *build_id = f ? f->elf.build_id : vdso ? vdso->build_id : "";
+	id = add_mapping(s, p, e->start, e->end, e->offset, mapping_name(e), build_id,
+			 mapping_kind(e));
+	if (id > 0) {
 		m->mapping_id = id;
+		p->mappings[id - 1].has_inline_frames = file_has_dwarf(f);
+	}
 	return id;
 }
 
-/* Looks up the function at addr in a mapping: R_RESOLVED with *name, or the reason. */
+/* Resolves addr in a snapshot mapping into frames: R_RESOLVED with *n frames, or the reason
+ * (*n = -ENOMEM on allocation failure). */
 static enum reason resolve_user(struct symbolizer *s, const struct procmap_entry *e,
-				const struct snapmap *m, uint64_t addr, bool ret, const char **name)
+				const struct snapmap *m, uint64_t addr, bool ret, struct dwarfsym_frame *fr,
+				int *n)
 {
-	const struct elfsym *elf;
-	enum reason why = source_of(s, m, &elf);
+	struct symfile *f;
+	const struct elfsym *vdso;
+	int err;
+	enum reason why = source_of(s, m, &f, &vdso, &err);
 	uint64_t at = ret && addr > e->start ? addr - 1 : addr, vaddr;
+	const struct elfsym *segs = f ? &f->elf : vdso;
 
-	*name = NULL;
-	if (why != R_RESOLVED)
-		return why;
-	if (elfsym_file_offset_to_vaddr(elf, at - e->start + e->offset, &vaddr) ||
-	    elfsym_lookup(elf, vaddr, name, NULL))
+	*n = err;
+	if (why != R_RESOLVED || err)
+		return mapping_kind(e) == FRAME_JIT ? R_NO_JIT_SYMBOL : why;
+	if (elfsym_file_offset_to_vaddr(segs, at - e->start + e->offset, &vaddr))
 		return R_NO_SYMBOL;
-	return R_RESOLVED;
+	if (vdso) {
+		fr[0] = (struct dwarfsym_frame){ NULL, NULL, 0 };
+		*n = elfsym_lookup(vdso, vaddr, &fr[0].name, NULL) ? 0 : 1;
+	} else {
+		*n = resolve_file(f, vaddr, fr);
+	}
+	return *n > 0 ? R_RESOLVED : *n == 0 ? R_NO_SYMBOL : R_NO_FILE;
+}
+
+/* Whether a snapshot mapping has no ELF symbols, so its code may be JIT code. */
+static bool maybe_jit(struct symbolizer *s, const struct snapmap *m)
+{
+	if (m->src == SRC_VDSO)
+		return false;
+	if (m->src != SRC_FILE || !m->file)
+		return true;
+	return file_index(s, m->file) == -ENOEXEC;
+}
+
+/* The location of addr in a snapshot mapping, cached or resolved now. */
+static int64_t snapmap_location(struct symbolizer *s, struct profile *p,
+				const struct procmap_entry *e, const struct snapmap *m, int64_t mid,
+				uint64_t addr, bool ret)
+{
+	struct dwarfsym_frame fr[MAX_FRAMES];
+	struct loc_slot *sl = slot_for(s, mid, addr, ret);
+	int n;
+
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return hit(s, sl);
+	enum reason why = resolve_user(s, e, m, addr, ret, fr, &n);
+	if (n < 0)
+		return n;
+	return fill(s, sl, mid, addr, ret, add_location(s, p, mid, addr, fr, n), why,
+		    n && fr[0].line);
 }
 
 int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t pid, uint64_t addr,
 				 bool is_return_address)
 {
 	const struct procmap_entry *e;
-	const char *name;
 	bool found;
 	int64_t mid, id;
 
@@ -656,15 +1201,95 @@ int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t 
 	if (!found)
 		return unknown_location(s, p, addr, R_NO_PROCESS);
 	struct snapshot *snap = s->procs[pi];
-	if (!(e = procmap_find(&snap->map, addr)))
-		return unknown_location(s, p, addr, R_NO_MAPPING);
+	if (!(e = procmap_find(&snap->map, addr))) {
+		id = jit_location(s, p, snap, addr, is_return_address);
+		return id ? id : unknown_location(s, p, addr, R_NO_MAPPING);
+	}
 	struct snapmap *m = &snap->maps[e - snap->map.entries];
+	if (maybe_jit(s, m) && (id = jit_location(s, p, snap, addr, is_return_address)))
+		return id;
 	if ((mid = snapmap_mapping(s, p, e, m)) < 0)
 		return mid;
-	if ((id = cached(s, mid, addr, is_return_address)))
-		return id;
-	enum reason why = resolve_user(s, e, m, addr, is_return_address, &name);
-	return remember(s, mid, addr, is_return_address, add_location(s, p, mid, addr, name), why);
+	return snapmap_location(s, p, e, m, mid, addr, is_return_address);
+}
+
+struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
+{
+	for (size_t i = 0; i < s->nloose; i++)
+		if (!strcmp(s->loose[i]->path, path))
+			return s->loose[i];
+	struct symbolizer_file **n = realloc(s->loose, (s->nloose + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->loose = n;
+	struct symbolizer_file *l = calloc(1, sizeof(*l));
+	if (!l || !(l->path = strdup(path))) {
+		free(l);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(l->file = file_get(s, path, 0, path, 0))) {
+		int err = errno;
+		free(l->path);
+		free(l);
+		errno = err;
+		return NULL;
+	}
+	s->loose[s->nloose++] = l;
+	return l;
+}
+
+int64_t symbolizer_file_location(struct symbolizer *s, struct profile *p, const char *path,
+				 uint64_t vaddr, bool is_return_address)
+{
+	struct dwarfsym_frame fr[MAX_FRAMES];
+	struct symbolizer_file *l;
+	int64_t id;
+	int n, err;
+
+	sync_profile(s, p);
+	if (!(l = symbolizer_file(s, path)))
+		return errno == ENOMEM ? -ENOMEM : unknown_location(s, p, vaddr, R_NO_FILE);
+	if ((err = file_index(s, l->file)) == -ENOMEM)
+		return err;
+	if (!l->mapping_id) {
+		id = add_mapping(s, p, 0, 0, 0, path, err ? "" : l->file->elf.build_id, FRAME_USER);
+		if (id < 0)
+			return id;
+		l->mapping_id = id;
+		p->mappings[id - 1].has_inline_frames = !err && file_has_dwarf(l->file);
+	}
+	struct loc_slot *sl = slot_for(s, l->mapping_id, vaddr, is_return_address);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return hit(s, sl);
+	n = err ? 0 : resolve_file(l->file, is_return_address ? vaddr - 1 : vaddr, fr);
+	if (n < 0)
+		return n;
+	return fill(s, sl, l->mapping_id, vaddr, is_return_address,
+		    add_location(s, p, l->mapping_id, vaddr, fr, n),
+		    err ? R_NO_FILE : n ? R_RESOLVED : R_NO_SYMBOL, n && fr[0].line);
+}
+
+int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *l, uint64_t vaddr,
+			   bool is_return_address, struct symbolizer_frame *frames, int max)
+{
+	struct dwarfsym_frame fr[MAX_FRAMES];
+	int n, err;
+
+	if ((err = file_index(s, l->file)))
+		return err == -ENOMEM ? err : 0;
+	n = resolve_file(l->file, is_return_address ? vaddr - 1 : vaddr, fr);
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++) {
+		const char *shown = fr[i].name[0] == '_' ? display_name(s, fr[i].name) : fr[i].name;
+		if (!shown)
+			return -ENOMEM;
+		frames[i] = (struct symbolizer_frame){ shown, fr[i].name, fr[i].file, fr[i].line };
+	}
+	return n;
 }
 
 /* ---- kernel addresses ---- */
@@ -679,6 +1304,7 @@ int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 	s->kallsyms_path = copy;
 	free(s->module_mappings);
 	s->module_mappings = NULL;
+	forget_names(s);
 	ksym_release(&s->ksym);
 	s->ksym_state = 0;
 	s->profile = NULL;
@@ -736,33 +1362,71 @@ static int64_t kernel_mapping(struct symbolizer *s, struct profile *p, const cha
 	return s->module_mappings[i];
 }
 
-int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr)
+int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
+				bool is_return_address)
 {
-	const char *name = NULL, *module = NULL;
+	struct dwarfsym_frame fr = { NULL, NULL, 0 };
+	const char *module = NULL;
 	enum reason why = R_RESOLVED;
-	int64_t mid, id;
+	int64_t mid;
 	int err;
 
 	sync_profile(s, p);
-	if ((id = cached(s, KEY_KERNEL, addr, 0)))
-		return id;
+	struct loc_slot *sl = slot_for(s, KEY_KERNEL, addr, is_return_address);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return hit(s, sl);
 	err = ksym_ready(s);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
 		why = R_NO_FILE;
-	else if (ksym_lookup(&s->ksym, addr, &name, &module))
+	else if (ksym_lookup(&s->ksym, is_return_address ? addr - 1 : addr, &fr.name, &module))
 		why = R_NO_SYMBOL;
 	if ((mid = kernel_mapping(s, p, module)) < 0)
 		return mid;
-	return remember(s, KEY_KERNEL, addr, 0, add_location(s, p, mid, addr, name), why);
+	return fill(s, sl, KEY_KERNEL, addr, is_return_address,
+		    add_location(s, p, mid, addr, &fr, fr.name ? 1 : 0), why, false);
+}
+
+int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr)
+{
+	return symbolizer_kernel_frame(s, p, addr, false);
 }
 
 /* ---- lifecycle ---- */
 
+void symbolizer_opts_init(struct symbolizer_opts *o)
+{
+	*o = (struct symbolizer_opts){
+		.demangle = true,
+		.debuginfod = true,
+		.debuginfod_timeout_ms = 5000,
+		.debug_dir = NULL,
+	};
+}
+
+struct symbolizer *symbolizer_new_opts(const struct symbolizer_opts *o)
+{
+	struct symbolizer *s = calloc(1, sizeof(struct symbolizer));
+
+	if (!s)
+		return NULL;
+	s->opts = *o;
+	if (o->debug_dir && !(s->opts.debug_dir = strdup(o->debug_dir))) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 struct symbolizer *symbolizer_new(void)
 {
-	return calloc(1, sizeof(struct symbolizer));
+	struct symbolizer_opts o;
+
+	symbolizer_opts_init(&o);
+	return symbolizer_new_opts(&o);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -772,18 +1436,29 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nprocs; i++)
 		snapshot_free(s, s->procs[i]);
 	free(s->procs);
-	for (size_t i = 0; i < s->nfiles; i++) {
-		if (s->files[i]->fd >= 0)
-			close(s->files[i]->fd);
-		elfsym_release(&s->files[i]->elf);
-		free(s->files[i]);
+	for (size_t i = 0; i < s->nloose; i++) {
+		file_put(s, s->loose[i]->file);
+		free(s->loose[i]->path);
+		free(s->loose[i]);
 	}
+	free(s->loose);
+	while (s->nfiles) /* files still referenced (they should not be) */
+		file_free(s, s->files[--s->nfiles]);
 	free(s->files);
+	while (s->ndebugs) { /* all released with their files, unless references leaked */
+		s->debugs[s->ndebugs - 1]->refs = 1;
+		debug_put(s, s->debugs[s->ndebugs - 1]);
+	}
+	free(s->debugs);
+	debuginfo_client_free(s->dic);
 	loc_clear(&s->cache);
+	free(s->fns.slots);
+	dm_clear(&s->dms);
 	elfsym_release(&s->vdso);
 	ksym_release(&s->ksym);
 	free(s->kallsyms_path);
 	free(s->module_mappings);
+	free((char *)s->opts.debug_dir);
 	free(s);
 }
 
@@ -795,5 +1470,7 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		.no_mapping = s->counts[R_NO_MAPPING],
 		.no_symbol = s->counts[R_NO_SYMBOL],
 		.no_file = s->counts[R_NO_FILE],
+		.no_jit_symbol = s->counts[R_NO_JIT_SYMBOL],
+		.with_lines = s->with_lines,
 	};
 }

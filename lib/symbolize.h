@@ -1,13 +1,22 @@
 /* The symbolizer: turns (pid, user address) and kernel addresses into locations of a profile.
- * It snapshots what a process needs while the process lives (its maps and an open file per
- * executable mapping), so addresses are resolved later even when the process has exited or its
- * binary was deleted. Files are cached by (dev, inode, size, mtime) and indexed once, on first use.
+ * It snapshots what a process needs while the process lives (its maps, an open file per
+ * executable mapping, its JIT perf map), so addresses are resolved later even when the process
+ * has exited or its binary was deleted. Files are cached by (dev, inode, size, mtime) and indexed
+ * once, on first use; debug information (DWARF in the binary, else a separate debug file found by
+ * build id, .gnu_debuglink or debuginfod) is cached by build id.
+ * A resolved user address becomes a location with one line per function of its inline chain,
+ * innermost first, each with its source file and line when DWARF has them; names are demangled
+ * unless the options say otherwise (the raw name is the function's system_name). Addresses in
+ * anonymous memory resolve through the process's /tmp/perf-PID.map (looked up inside its mount
+ * namespace, with its namespaced pid) into a FRAME_JIT mapping named after the map.
  * An address that cannot be resolved is data, not an error: it becomes a location without lines
  * (in its file's mapping, or in "[unknown]"), and the reason is counted in the stats.
  * Location and mapping ids are cached for one profile at a time: passing another profile starts
  * the caches afresh, and so does one re-initialized at the same address while it holds fewer
- * mappings or locations than the symbolizer made. pids are process ids (tgid). One thread at a time.
- * Files that cannot be opened are reported through diag() at DIAG_DEBUG. */
+ * mappings or locations than the symbolizer made. pids are process ids (tgid).
+ * One thread at a time.
+ * Files that cannot be opened are reported through diag() at DIAG_DEBUG; a debuginfod server
+ * that runs out of time, once, at DIAG_WARN. */
 #ifndef FIRN_SYMBOLIZE_H
 #define FIRN_SYMBOLIZE_H
 
@@ -18,22 +27,37 @@
 #include "profile.h"
 
 struct symbolizer;
+struct symbolizer_file;
+
+struct symbolizer_opts {
+	bool demangle;             /* C++ and Rust names demangled (default true) */
+	bool debuginfod;           /* ask the DEBUGINFOD_URLS servers for missing debug files (default
+				    * true; nothing is asked when DEBUGINFOD_URLS is unset or empty) */
+	int debuginfod_timeout_ms; /* per query (default 5000); after one runs out, no more are made */
+	const char *debug_dir;     /* global debug directory (default "/usr/lib/debug"); copied */
+};
 
 /* Counts of addresses asked for, by outcome (every call counts, cached or not). */
 struct symbolizer_stats {
-	uint64_t resolved;   /* a function name was found */
-	uint64_t no_process; /* pid was never added */
-	uint64_t no_mapping; /* the address is in none of the process's mappings */
-	uint64_t no_symbol;  /* the file (or kallsyms) was read but has no symbol there */
-	uint64_t no_file;    /* the file (or kallsyms) could not be opened or parsed */
+	uint64_t resolved;      /* a function name was found */
+	uint64_t no_process;    /* pid was never added */
+	uint64_t no_mapping;    /* the address is in none of the process's mappings (nor its perf map) */
+	uint64_t no_symbol;     /* the file (or kallsyms) was read but has no symbol there */
+	uint64_t no_file;       /* the file (or kallsyms) could not be opened or parsed */
+	uint64_t no_jit_symbol; /* anonymous (JIT) memory that no perf map entry covers */
+	uint64_t with_lines;    /* of resolved: with a source file and line from DWARF */
 };
 
-/* NULL + errno on failure. */
+/* Sets the defaults. */
+void symbolizer_opts_init(struct symbolizer_opts *o);
+/* NULL + errno on failure. symbolizer_new() uses the defaults. */
 struct symbolizer *symbolizer_new(void);
+struct symbolizer *symbolizer_new_opts(const struct symbolizer_opts *o);
 void symbolizer_free(struct symbolizer *s);
 
 /* Snapshots pid's mappings and opens each executable file mapping (through
- * /proc/PID/map_files/START-END, else /proc/PID/root/PATH, else PATH, checking the inode).
+ * /proc/PID/map_files/START-END, else /proc/PID/root/PATH, else PATH, checking the inode), and its
+ * perf map /proc/PID/root/tmp/perf-NSPID.map when there is one.
  * Replaces an earlier snapshot of pid (after exec). 0 or -errno (-ENOENT: no such process). */
 int symbolizer_add_process(struct symbolizer *s, pid_t pid);
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
@@ -46,10 +70,35 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid);
  * looked up at addr - 1; the location keeps addr. */
 int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t pid, uint64_t addr,
 				 bool is_return_address);
+/* The same for ELF virtual address vaddr of the file at path (no process needed): the location
+ * is in a mapping named path, with address vaddr. */
+int64_t symbolizer_file_location(struct symbolizer *s, struct profile *p, const char *path,
+				 uint64_t vaddr, bool is_return_address);
+
+/* One function of an address's inline chain (symbolizer_file_frames). */
+struct symbolizer_frame {
+	const char *name;        /* demangled unless the options say otherwise */
+	const char *system_name; /* as in the symbol table or DWARF */
+	const char *file;        /* source file, NULL when unknown */
+	uint32_t line;           /* 0 when unknown */
+};
+
+/* A file whose addresses are symbolized without a process: the file at path, opened now (its
+ * symbols and debug information are read on first use) and kept until symbolizer_free.
+ * NULL + errno. */
+struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path);
+/* Resolves ELF virtual address vaddr of f without a profile: fills up to max frames, innermost
+ * (inlined) first, and returns how many (0 when unresolved), or -ENOMEM. The strings stay valid
+ * while the symbolizer lives. */
+int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint64_t vaddr,
+			   bool is_return_address, struct symbolizer_frame *frames, int max);
 
 /* Returns the location id in p of a kernel address, or -ENOMEM. Core kernel functions are in
  * mapping "[kernel.kallsyms]", module functions in a mapping "[MODULE]" (BPF programs: "[bpf]").
- * kallsyms is loaded on first use. */
+ * kallsyms is loaded on first use. is_return_address as for user addresses. */
+int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
+				bool is_return_address);
+/* symbolizer_kernel_frame(s, p, addr, false). */
 int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr);
 /* Reads kernel symbols from path (a file in kallsyms format) instead of /proc/kallsyms. Call it
  * before the first kernel lookup; 0 or -ENOMEM. */

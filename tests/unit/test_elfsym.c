@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,6 +163,57 @@ static void test_stripped(void **state)
 	elfsym_release(&e);
 }
 
+/* Start of symbol name in e (0 when absent). */
+static uint64_t find_symbol(const struct elfsym *e, const char *name)
+{
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (!strcmp(e->names + e->syms[i].name, name))
+			return e->syms[i].start;
+	return 0;
+}
+
+/* MiniDebugInfo as Fedora makes it (gdb's recipe): the function symbols that .dynsym lacks, in
+ * an xz-compressed ELF in .gnu_debugdata of the stripped binary. */
+static void test_minidebuginfo(void **state)
+{
+	char dir[] = "/tmp/firn-minidebug-XXXXXX", cmd[4096], path[128];
+	const char *fix = built_fixture("shortfix");
+	struct elfsym e, full;
+	const char *name;
+
+	assert_non_null(mkdtemp(dir));
+	int n = snprintf(cmd, sizeof(cmd),
+		 "cd %s && nm -D %s --format=posix --defined-only | awk '{print $1}' | sort >dyn && "
+		 "nm %s --format=posix --defined-only | awk '$2==\"T\"||$2==\"t\" {print $1}' | sort >fn && "
+		 "comm -13 dyn fn >keep && objcopy --only-keep-debug %s debug && "
+		 "objcopy -S --remove-section .gdb_index --remove-section .comment "
+		 "--keep-symbols=keep debug mini && xz mini && strip -s -o plain %s && "
+		 "objcopy --add-section .gnu_debugdata=mini.xz plain prog", dir, fix, fix, fix, fix);
+	assert_true(n > 0 && (size_t)n < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(elfsym_init_path(&full, fix), 0);
+	uint64_t hot = find_symbol(&full, "short_hot");
+	assert_true(hot != 0);
+	assert_true(full.has_dwarf);
+	assert_false(full.has_minidebuginfo);
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	assert_int_equal(elfsym_init_path(&e, path), 0);
+	assert_false(e.has_dwarf);
+	assert_true(elfsym_lookup(&e, hot + 4, &name, NULL) || strcmp(name, "short_hot"));
+	elfsym_release(&e);
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	assert_int_equal(elfsym_init_path(&e, path), 0);
+	assert_true(e.has_minidebuginfo);
+	assert_false(e.has_dwarf);
+	assert_int_equal(elfsym_lookup(&e, hot + 4, &name, NULL), 0);
+	assert_string_equal(name, "short_hot");
+	assert_string_equal(e.build_id, full.build_id);
+	elfsym_release(&e);
+	elfsym_release(&full);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_shared_library(void **state)
 {
 	struct symfix_fn fns[16];
@@ -285,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupted),
 		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_minidebuginfo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,43 @@
+/* DWARF line tables and inline scopes of one ELF file (DWARF 2-5, 32- and 64-bit), for
+ * symbolization: an address gives its chain of functions, innermost (inlined) first, each with
+ * its file and line. libelf reads (and decompresses) the sections; the DWARF itself is decoded
+ * here, because libdw's generic walkers are several times too slow for symbolizing 100k addresses.
+ * An index of compile-unit address ranges is built at init from every unit's DW_AT_ranges or
+ * low/high pc (so units without .debug_aranges, as clang emits, are found); each unit's line
+ * table and function/inline scopes are decoded on its first lookup, into one array of address
+ * ranges (line, file, innermost function) that later lookups search with a bucket index.
+ * The file is mapped (read-only, private) until dwarfsym_free: overwriting it in place meanwhile
+ * (not replacing it, as linkers and package managers do) would raise SIGBUS.
+ * Every string returned stays valid until dwarfsym_free. Not thread-safe. */
+#ifndef FIRN_DWARFSYM_H
+#define FIRN_DWARFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dwarfsym;
+
+/* One function of an inline chain. */
+struct dwarfsym_frame {
+	const char *name;     /* the mangled DW_AT_linkage_name (C++, Rust) when the DWARF has one,
+			       * else DW_AT_name; NULL when no function DIE covers the address */
+	const char *file;     /* source file of line (directory joined); NULL when unknown */
+	uint32_t line;        /* 0 when unknown */
+};
+
+/* Reads the DWARF of the ELF file open at fd (dup'd for the call; the caller keeps fd).
+ * NULL + errno: ENODATA when the file has no .debug_info, ENOEXEC when it is not ELF, ENOMEM. */
+struct dwarfsym *dwarfsym_new_fd(int fd);
+void dwarfsym_free(struct dwarfsym *d);
+
+/* Fills frames[0..max) with the chain at ELF virtual address vaddr, innermost first: frames[0]
+ * has the line-table file and line of vaddr, each outer frame the call site of the frame inside
+ * it. Returns the number of frames (0 when no compile unit covers vaddr; a covered address outside
+ * every function DIE gives one frame with a NULL name), or -ENOMEM. Chains longer than max are
+ * cut at the outer end. */
+int dwarfsym_lookup(struct dwarfsym *d, uint64_t vaddr, struct dwarfsym_frame *frames, int max);
+
+/* Number of compile units with code (for tests and diagnostics). */
+size_t dwarfsym_units(const struct dwarfsym *d);
+
+#endif

@@ -599,7 +599,7 @@ static const struct opt record_opts[] = {
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
-	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 64)", OPT_UNWIND_MEMORY },
+	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
@@ -942,7 +942,7 @@ static int check_output(const char *path)
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
-				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 64 };
+				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32 };
 	struct recording r = { .o = &o };
 	char caps[64];
 	int argi, rc;

@@ -197,7 +197,7 @@ static const struct opt top_opts[] = {
 	{ "rows", 0, "N", "rows of each --stdio table (default 20, 0 = all)", OPT_ROWS },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
-	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 64)", OPT_UNWIND_MEMORY },
+	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	OPT_END,
@@ -1416,7 +1416,7 @@ static int run_tui(struct top *t)
 static int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { .freq = 99, .delay = 1, .rows = 20, .call_graph = "auto",
-			      .unwind = UNWIND_AUTO, .unwind_memory_mb = 64 };
+			      .unwind = UNWIND_AUTO, .unwind_memory_mb = 32 };
 	struct top t = { .o = &o, .sort = HIST_SORT_SELF };
 	int argi, rc = opt_parse(&top_cmd, argc, argv, true, top_option, &o, &argi);
 

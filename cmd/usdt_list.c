@@ -247,13 +247,17 @@ static int write_json(const struct usdt_list_opts *o, const struct usdt_list *l)
 	return err ? error("cannot write JSON: %s", strerror(-err)) : 0;
 }
 
-/* Reads the probes of the FILEs (exit 1 when one cannot be read, after listing the others). */
+/* Reads the probes of the FILEs (exit 1 when one cannot be read, or has damaged notes — the
+ * library has warned, naming it — after listing the others). */
 static int read_files(const struct usdt_list_opts *o, struct usdt_list *l)
 {
 	int rc = 0;
 
 	for (int i = 0; i < o->nfiles; i++) {
+		size_t bad = l->nbad;
 		int n = usdt_list_file(l, o->files[i], NULL);
+		if (n >= 0 && l->nbad > bad)
+			rc = 1;
 		if (n == -ENOEXEC)
 			rc = error("cannot read '%s': not an ELF file", o->files[i]);
 		else if (n == -ENOMEM)

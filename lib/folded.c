@@ -693,18 +693,43 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 		st->bad_lines++;
 		return 0;
 	}
-	st->samples += count;
+	if (__builtin_add_overflow(st->samples, (uint64_t)count, &st->samples))
+		st->samples = UINT64_MAX; /* saturate, as sample values do */
 	return count ? r_stack(r, s, slen, count) : 0;
 }
 
-/* Reads line by line with getline: memory grows with distinct frames and stacks only. */
+/* Reads one line (with its newline) into b, keeping at most FOLDED_MAX_LINE bytes: the rest of
+ * a longer line is read and dropped, and *too_long set. Returns the bytes read (0 at the end of
+ * the input) or -ENOMEM. */
+static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
+{
+	ssize_t n = 0;
+	int c;
+
+	b->len = 0;
+	*too_long = false;
+	while ((c = getc_unlocked(f)) != EOF) {
+		n++;
+		if (b->len >= FOLDED_MAX_LINE)
+			*too_long = true;
+		else if (sbuf_reserve(b, 1))
+			return -ENOMEM;
+		else
+			b->s[b->len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	return n;
+}
+
+/* Reads line by line: memory grows with distinct frames and stacks only. */
 int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 {
 	struct reader r = { .p = p };
 	struct folded_stats none;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct sbuf line = { 0 };
+	bool too_long;
+	ssize_t n = 0;
 	int err = 0;
 
 	if (!st)
@@ -712,11 +737,21 @@ int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (profile_add_sample_type(p, "samples", "count") < 0)
 		return -ENOMEM;
-	while (!err && (n = getline(&line, &cap, f)) > 0)
-		err = r_line(&r, line, n, st);
+	flockfile(f);
+	while (!err && (n = read_line(f, &line, &too_long)) > 0) {
+		if (too_long) {
+			st->lines++;
+			st->bad_lines++;
+		} else {
+			err = r_line(&r, line.s, line.len, st);
+		}
+	}
+	if (!err && n < 0)
+		err = (int)n;
 	if (!err && ferror(f))
 		err = -EIO;
-	free(line);
+	funlockfile(f);
+	free(line.s);
 	free(r.slots);
 	free(r.ents);
 	free(r.names.s);

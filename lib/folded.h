@@ -25,6 +25,8 @@ struct folded_opts {
  * Returns 0, -EINVAL for a value_index out of range, -ENOMEM, or -EIO on a write error. */
 int folded_write(struct profile *p, FILE *f, const struct folded_opts *o);
 
+#define FOLDED_MAX_LINE (64u << 20) /* longest line folded_read parses (64 MiB) */
+
 struct folded_stats {
 	uint64_t lines;     /* non-blank lines read */
 	uint64_t bad_lines; /* lines that did not parse (no count, empty stack, negative count...) */
@@ -36,8 +38,9 @@ struct folded_stats {
  * locations (mapping "[kernel.kallsyms]"), "_[j]" JIT locations (mapping "[jit]"); a run of
  * "_[i]" frames becomes inline lines of the location of the frame before it (a leading one, a
  * FRAME_INLINE location of its own); other frames are user frames without a mapping. Streams
- * line by line. Bad lines are counted in st (may be NULL), not fatal. Returns 0, -ENOMEM or
- * -EIO on a read error. */
+ * line by line. Bad lines are counted in st (may be NULL), not fatal; a line longer than
+ * FOLDED_MAX_LINE bytes is a bad line, read without being held in memory. Returns 0, -ENOMEM
+ * or -EIO on a read error. */
 int folded_read(struct profile *p, FILE *f, struct folded_stats *st);
 
 #endif

@@ -144,7 +144,7 @@ kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 notes=$(LC_ALL=C readelf -S -W "$FX" | awk '$2 == ".note.stapsdt" {print $5}')
 cp "$FX" "$TMP/cut"
 truncate -s $((0x$notes + 100)) "$TMP/cut"
-expect_rc "a file cut inside its notes exits 0" 0 "$FIRN" usdt-list "$TMP/cut" "$FX"
+expect_rc "a file cut inside its notes exits 1" 1 "$FIRN" usdt-list "$TMP/cut" "$FX"
 [ "$(cat "$TMP/err")" = "firn: warning: cannot read the stapsdt notes of '$TMP/cut': its section headers lie past the end of the file" ] \
 	&& pass "... with one warning naming the object" || fail "truncated file warning: $(cat "$TMP/err")"
 [ "$(wc -l <"$TMP/out")" = 6 ] && pass "... and the other file's probes listed" || fail "other file after a truncated one: $(cat "$TMP/out")"
@@ -157,7 +157,7 @@ f.seek(off); namesz, descsz, typ = struct.unpack("<III", f.read(12))
 second = off + 12 + ((namesz + 3) & ~3) + ((descsz + 3) & ~3)
 f.seek(second + 4); f.write(struct.pack("<I", 4))
 PY
-expect_rc "a file with a bad note size exits 0" 0 "$FIRN" usdt-list "$TMP/bad"
+expect_rc "a file with a bad note size exits 1" 1 "$FIRN" usdt-list "$TMP/bad"
 grep -qx "firn: warning: skipped 1 malformed stapsdt note in '$TMP/bad' (descriptor too short), and cannot read the rest: .*" "$TMP/err" \
 	&& [ "$(wc -l <"$TMP/err")" = 1 ] && pass "... one warning naming the object and the reason" || fail "bad note warning: $(cat "$TMP/err")"
 grep -q "^usdtfix:hit " "$TMP/out" && pass "... the note before it still listed" || fail "note before the bad one: $(cat "$TMP/out")"

@@ -1,0 +1,192 @@
+# Bad input table: missing, empty, directory, truncated or garbage gzip, wrong magic, pprof with
+# references to missing ids, absurd counts and sizes, a decompression bomb, a 1 GB line of folded
+# text, record outputs that cannot be written, non-ELF and truncated ELF files for usdt-list, and
+# unknown options, missing arguments and bad values for every option of every command (`firn help
+# --commands`). Each failure must exit with the documented code (1 runtime, 2 usage), say one line
+# on stderr (plus the usage hint), not crash, and leave an existing output file and its directory
+# exactly as they were.
+. "$(dirname "$0")/lib.sh"
+
+SRC="$ROOT/tests/fixtures"
+mkdir -p "$TMP/in" "$TMP/out" "$TMP/in/dir"
+cd "$TMP/in" || exit 1
+cp "$SRC/simple.folded" good.folded
+"$FIRN" report --pprof -o good.pb.gz good.folded
+: >empty
+head -c 60 good.pb.gz >truncated.pb.gz
+head -c 4096 /dev/urandom | gzip -c >garbage.gz
+printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR' >wrong-magic.png
+cp /bin/true elf-program
+python3 "$SRC/bad_pprof.py" .
+printf 'hello, not an ELF file\n' >text
+head -c 64 /bin/true >elf-header-only
+head -c 3000 /bin/true >elf-truncated
+printf 'precious\n' >"$TMP/out/keep.out"
+cp "$TMP/out/keep.out" "$TMP/keep.ref"
+ls -A "$TMP/out" >"$TMP/out.list"
+
+# untouched NAME: the output file and its directory are as they were.
+untouched() {
+	if cmp -s "$TMP/out/keep.out" "$TMP/keep.ref" && ls -A "$TMP/out" | cmp -s - "$TMP/out.list"
+	then return 0; fi
+	fail "$1: output directory changed: $(ls -A "$TMP/out" | tr '\n' ' ')"
+	cp "$TMP/keep.ref" "$TMP/out/keep.out"
+	return 1
+}
+
+# bad NAME RC REGEX CMD...: CMD (stdin /dev/null, 60 s at most) exits RC and its stderr is one
+# line matching REGEX (a "Try 'firn CMD --help'" hint aside); the output directory is untouched.
+bad() {
+	local name=$1 want=$2 re=$3; shift 3
+	timeout 60 "$@" </dev/null >"$TMP/stdout" 2>"$TMP/stderr"
+	local rc=$? lines
+	lines=$(grep -cv "^Try 'firn [a-z-]* --help' for more information\.$" "$TMP/stderr")
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name: exit $rc, wanted $want"; head -3 "$TMP/stderr" | sed 's/^/    stderr: /'
+	elif [ "$lines" -ne 1 ]; then
+		fail "$name: $lines lines on stderr, wanted 1"; head -5 "$TMP/stderr" | sed 's/^/    stderr: /'
+	elif ! head -1 "$TMP/stderr" | grep -qE -- "$re"; then
+		fail "$name: message '$(head -1 "$TMP/stderr")' does not match '$re'"
+	elif untouched "$name"; then
+		pass "$name"
+	fi
+}
+
+# ---- saved profiles: report, and both sides of diff ----
+NOTPROFILE="not a pprof or folded profile"
+while read -r file re; do
+	bad "report $file" 1 "^firn: $re" "$FIRN" report -o "$TMP/out/keep.out" "$file"
+	bad "report --pprof $file" 1 "^firn: $re" "$FIRN" report --pprof -o "$TMP/out/keep.out" "$file"
+	bad "diff BASE=$file" 1 "^firn: $re" "$FIRN" diff -o "$TMP/out/keep.out" "$file" good.folded
+	bad "diff NEW=$file" 1 "^firn: $re" "$FIRN" diff --svg -o "$TMP/out/keep.out" good.pb.gz "$file"
+done <<EOF
+missing cannot open 'missing': No such file or directory$
+empty cannot read 'empty': empty file$
+dir cannot open 'dir': Is a directory$
+truncated.pb.gz cannot read 'truncated.pb.gz': $NOTPROFILE$
+garbage.gz cannot read 'garbage.gz': $NOTPROFILE$
+wrong-magic.png cannot read 'wrong-magic.png': $NOTPROFILE$
+elf-program cannot read 'elf-program': $NOTPROFILE$
+missing-location.pb.gz cannot read 'missing-location.pb.gz': $NOTPROFILE$
+missing-function.pb.gz cannot read 'missing-function.pb.gz': $NOTPROFILE$
+missing-mapping.pb.gz cannot read 'missing-mapping.pb.gz': $NOTPROFILE$
+missing-string.pb.gz cannot read 'missing-string.pb.gz': $NOTPROFILE$
+huge-length.pb.gz cannot read 'huge-length.pb.gz': $NOTPROFILE$
+many-types.pb.gz cannot read 'many-types.pb.gz': $NOTPROFILE$
+deep-nesting.pb cannot read 'deep-nesting.pb': $NOTPROFILE$
+bomb.pb.gz cannot read 'bomb.pb.gz': decompressed profile too large$
+EOF
+
+# absurd but valid counts: the sum saturates at 2^63-1, a negative count stays itself
+"$FIRN" report --folded huge-count.pb.gz >"$TMP/got" 2>"$TMP/stderr"
+check "huge counts saturate" [ "$(cat "$TMP/got" "$TMP/stderr")" = "main 9223372036854775807" ]
+"$FIRN" report --json negative-count.pb.gz >"$TMP/got" 2>"$TMP/stderr"
+check "a negative count is read as it is" grep -q '"total": -9223372036854775808' "$TMP/got"
+
+# peak_rss_kb CMD...: runs CMD in the background (stdin inherited), polls its VmHWM until it
+# exits; prints the highest value seen (KiB). The exit code goes to $TMP/rc.
+peak_rss_kb() {
+	"$@" >"$TMP/stdout" 2>"$TMP/stderr" &
+	local pid=$! peak=0 v
+	while kill -0 "$pid" 2>/dev/null; do
+		v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
+		sleep 0.05
+	done
+	wait "$pid"
+	echo $? >"$TMP/rc"
+	echo "$peak"
+}
+
+# gigaline TAIL: a 1 GiB line of folded text ("frame;frame;...;leaf 5"), then TAIL
+gigaline() {
+	python3 -c '
+import sys
+w = sys.stdout.buffer.write
+chunk = b"frame;" * 174763
+for _ in range(1024):
+    w(chunk)
+w(b"leaf 5\n" + sys.argv[1].encode())' "$1"
+}
+export -f gigaline
+
+# the 1 GB line streamed on stdin, then a good line: the long line is skipped as malformed
+# without being held in memory, the good one is read
+peak=$(gigaline $'main;after 3\n' | peak_rss_kb "$FIRN" report --folded -)
+check "1 GB line: exit 0" [ "$(cat "$TMP/rc")" -eq 0 ]
+check "1 GB line: the next line is read" [ "$(cat "$TMP/stdout")" = "main;after 3" ]
+check "1 GB line: one warning" \
+	[ "$(cat "$TMP/stderr")" = "firn: warning: skipped 1 malformed line in '<stdin>'" ]
+if [ "$peak" -gt 0 ] && [ "$peak" -lt 400000 ]; then pass "1 GB line: peak RSS ${peak} KiB"; else
+	fail "1 GB line: peak RSS ${peak} KiB (wanted under 400 MB)"; fi
+bad "a 1 GB line alone" 1 "^firn: cannot read '<stdin>': $NOTPROFILE$" \
+	bash -c 'gigaline "" | "$1" report -o "$2" -' _ "$FIRN" "$TMP/out/keep.out"
+
+# ---- record: an output that cannot be written fails before the command runs ----
+if is_root; then
+	bad "record -o DIR" 1 "^firn: cannot write '$TMP/out': Is a directory$" \
+		"$FIRN" record -o "$TMP/out" -- touch "$TMP/ran"
+	bad "record -o MISSING/FILE" 1 \
+		"^firn: cannot write '$TMP/missing/x.pb.gz': No such file or directory$" \
+		"$FIRN" record -o "$TMP/missing/x.pb.gz" -- touch "$TMP/ran"
+	check "record: the command did not run" [ ! -e "$TMP/ran" ]
+fi
+
+# ---- ELF files given to usdt-list ----
+if "$FIRN" help --commands | grep -qx usdt-list; then
+	bad "usdt-list missing" 1 "^firn: cannot (open|find) 'missing'" "$FIRN" usdt-list missing
+	bad "usdt-list empty" 1 "^firn: cannot read 'empty': not an ELF file$" "$FIRN" usdt-list empty
+	bad "usdt-list dir" 1 "^firn: cannot open 'dir': Is a directory$" "$FIRN" usdt-list dir
+	bad "usdt-list non-ELF" 1 "^firn: cannot read 'text': not an ELF file$" "$FIRN" usdt-list text
+	bad "usdt-list pprof" 1 "^firn: cannot read 'good.pb.gz': not an ELF file$" \
+		"$FIRN" usdt-list good.pb.gz
+	bad "usdt-list ELF header only" 1 "'elf-header-only'" "$FIRN" usdt-list elf-header-only
+	bad "usdt-list truncated ELF" 1 "'elf-truncated'" "$FIRN" usdt-list elf-truncated
+else
+	skip "usdt-list: not a command of this firn"
+fi
+
+# ---- options of every command ----
+cd "$TMP/out" || exit 1
+commands=$("$FIRN" help --commands)
+check "firn help --commands lists commands" [ -n "$commands" ]
+ntyped=0
+for c in $commands; do
+	opts=$("$FIRN" help --options "$c")
+	o_out=()
+	if grep -qx -- --output= <<<"$opts"; then o_out=(-o "$TMP/out/keep.out"); fi
+	bad "$c: unknown long option" 2 "^firn $c: unknown option '--no-such-option'$" \
+		"$FIRN" "$c" "${o_out[@]}" --no-such-option
+	grep -qx -- -Z <<<"$opts" ||
+		bad "$c: unknown short option" 2 "^firn $c: unknown option '-Z'$" "$FIRN" "$c" "${o_out[@]}" -Z
+	# each option with an argument: missing, then bad values
+	while read -r opt meta; do
+		bad "$c $opt: missing argument" 2 "^firn $c: option '[^']*' needs an argument$" \
+			"$FIRN" "$c" "${o_out[@]}" "$opt"
+		case $meta in
+		N | COUNT | HZ | SECONDS | MB | PX | P | PID* | "PX|PCT%" | KEY | MODE | FORMAT | EVENT | RULE)
+			ntyped=$((ntyped + 1))
+			for v in abc "" 12abc 1e999 99999999999999999999999 -99999999999999999999999 \
+				"$(printf 'x%.0s' $(seq 1 5000))"; do
+				bad "$c $opt '${v:0:24}'" 2 "^firn $c: .*(invalid|$opt)" \
+					"$FIRN" "$c" "${o_out[@]}" "$opt" "$v"
+			done ;;
+		*)	# free text (FILE, TEXT, NAME...): an empty or huge value must not crash
+			for v in "" "$(printf 'y%.0s' $(seq 1 5000))"; do
+				timeout 60 "$FIRN" "$c" "${o_out[@]}" "$opt" "$v" </dev/null >/dev/null 2>"$TMP/stderr"
+				rc=$?
+				if [ "$rc" -le 2 ] && [ "$(wc -l <"$TMP/stderr")" -le 2 ] && untouched "$c $opt"; then
+					pass "$c $opt '${v:0:10}': exit $rc"
+				else
+					fail "$c $opt '${v:0:10}': exit $rc"; head -3 "$TMP/stderr" | sed 's/^/    /'
+				fi
+			done ;;
+		esac
+	done < <("$FIRN" "$c" --help | sed -nE 's/^ +(-[a-zA-Z], )?(--[a-z-]+) ([A-Z][^ ]*) .*/\2 \3/p')
+done
+check "typed option values were tried ($ntyped options)" [ "$ntyped" -ge 20 ]
+bad "an unknown command" 2 "^firn: 'no-such-command' is not a firn command" "$FIRN" no-such-command
+"$FIRN" --no-such-option >/dev/null 2>"$TMP/stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && [ "$(head -1 "$TMP/stderr")" = "firn: unknown option '--no-such-option'" ]
+then pass "an unknown global option"; else fail "an unknown global option: exit $rc"; fi

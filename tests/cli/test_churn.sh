@@ -1,0 +1,47 @@
+# Churn during a recording: the churn fixture forks, execs itself and another program (split),
+# starts and ends threads, and has children die by SIGKILL, SIGTERM and SIGINT, every round.
+# firn must not crash or warn, pass the command's status through, symbolize the processes that
+# exited (every work function found, by name, under main or its thread), and its counts must
+# agree: the summary's samples = the profile's total, processes >= the ones started.
+. "$(dirname "$0")/lib.sh"
+
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+ROUNDS=15
+"$FIRN" record -F 499 -o "$TMP/churn.pb.gz" -- "$FIX/churn" "$ROUNDS" 20 "$FIX/split" 5 \
+	2>"$TMP/err"
+rc=$?
+check "record exits with churn's status 0 (every child ended as planned)" [ "$rc" -eq 0 ]
+if grep -v '^firn: [0-9]* samples, \|^firn: dwarf unwinding: ' "$TMP/err" | grep -q .; then
+	fail "record printed more than its summary:"; sed 's/^/    /' "$TMP/err"
+else
+	pass "record printed only its summary"
+fi
+read -r samples lost procs < <(sed -nE \
+	's/^firn: ([0-9]+) samples, ([0-9]+) lost .*\), ([0-9]+) process(es)?, .*/\1 \2 \3/p' "$TMP/err")
+echo "# $samples samples, $lost lost, $procs processes"
+check "summary: processes >= $((4 * ROUNDS)) started" [ "${procs:-0}" -ge $((4 * ROUNDS)) ]
+
+"$FIRN" report --folded "$TMP/churn.pb.gz" >"$TMP/churn.folded"
+total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/churn.folded")
+check "summary samples ($samples) = the profile's total ($total)" [ "${samples:-x}" = "$total" ]
+
+# samples COMM REGEX: the count of samples of processes COMM whose stack matches REGEX
+count() {
+	awk -v comm="$1" -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
+		index(s, comm ";") == 1 && s ~ re { c += n } END { print c + 0 }' "$TMP/churn.folded"
+}
+for f in churn_parent churn_child churn_victim; do
+	n=$(count churn ";main;([^;]*;)*$f;burn($|;)")
+	check "$f: $n samples under main (>= 20)" [ "$n" -ge 20 ]
+done
+n=$(count churn ";churn_thread;burn($|;)")
+check "churn_thread (threads that come and go): $n samples (>= 20)" [ "$n" -ge 20 ]
+n=$(count exe ";main;churn_exec;burn($|;)")
+check "churn_exec (an exec of itself, exited): $n samples under main (>= 20)" [ "$n" -ge 20 ]
+n=$(count split ";main;a;b($|;)")
+check "split (another program, exec'd, exited): $n samples of main;a;b (>= 3)" [ "$n" -ge 3 ]
+unknown=$(awk '/\[unknown\]|;0x[0-9a-f]+($|;| )/ { c += $NF } END { print c + 0 }' \
+	"$TMP/churn.folded")
+check "unresolved stacks: $unknown of $total (< 5 %)" [ $((unknown * 20)) -lt "$total" ]
+if pgrep -f -- "$FIX/churn" >/dev/null; then fail "churn processes left running"; else
+	pass "no churn process left"; fi

@@ -1,0 +1,21 @@
+/* libFuzzer harness: profile_load on an arbitrary file (format detection between gzip pprof,
+ * raw pprof and folded text, then the chosen reader), through a memory file's /proc path. */
+#include <errno.h>
+
+#include "fuzz.h"
+#include "input.h"
+#include "profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct folded_stats st;
+	struct profile p;
+
+	if (profile_init(&p))
+		abort();
+	int err = profile_load(&p, fuzz_memfd_path(data, size), &st);
+	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -ENODATA || err == -EFBIG);
+	FUZZ_ASSERT(err != -ENODATA || size == 0 || st.lines == 0);
+	profile_release(&p);
+	return 0;
+}

@@ -1,6 +1,6 @@
 # Interrupting `firn record -- CMD` at random moments (starting, attaching, sampling, symbolizing,
 # writing): 50 trials of SIGINT or SIGTERM 0-1.5 s in, against a command that itself runs
-# 0-1.5 s; half of them over an existing output, a quarter with a second signal. Each time: firn
+# 0-2.5 s; half of them over an existing output, a quarter with a second signal. Each time: firn
 # exits in time without crashing; the output is absent, the old file, or a complete profile that
 # firn report reads (never torn); no temporary file stays; an old file replaced is kept whole as
 # FILE.old; the command is neither left running nor stopped. FIRN_INTERRUPT_SEED=N replays one
@@ -19,8 +19,7 @@ printf 'main;old 7\n' >"$TMP/old.folded"
 # valid FILE: firn report reads FILE whole
 valid() { gzip -t "$1" 2>/dev/null && "$FIRN" report --folded "$1" >/dev/null 2>&1; }
 
-bad=0 wrote=0 kept=0 none=0
-declare -A codes
+bad=0 wrote=0 kept=0 none=0 stopped=0 finished=0
 for i in $(seq 1 "$TRIALS"); do
 	d="$TMP/t$i"
 	mkdir "$d"
@@ -29,7 +28,7 @@ for i in $(seq 1 "$TRIALS"); do
 	delay=$(printf '0.%03d' $((RANDOM % 1000)))
 	[ $((RANDOM % 3)) -eq 0 ] && delay=1.$(printf '%03d' $((RANDOM % 500)))
 	sig=$([ $((RANDOM % 2)) -eq 0 ] && echo INT || echo TERM)
-	rounds=$((1 + RANDOM % 300))
+	rounds=$((1 + RANDOM % 500))
 	tag=$((900000 + i)) # an exit status only this trial's command has on its command line
 	"$FIRN" record -q -F 997 -o "$d/out.pb.gz" -- "$SPLIT" "$rounds" "$tag" 2>"$d/err" &
 	fpid=$!
@@ -44,7 +43,8 @@ for i in $(seq 1 "$TRIALS"); do
 	fi
 	wait "$fpid"
 	rc=$?
-	codes[$rc]=$((${codes[$rc]:-0} + 1))
+	[ "$rc" -eq 143 ] && stopped=$((stopped + 1))
+	[ "$rc" -eq $((tag & 255)) ] && finished=$((finished + 1))
 	problems=()
 	# firn's exit: 0, the command's (its tag & 255, or 143 after firn's SIGTERM), or death by
 	# the signal itself before its handler was installed (130, 143); never a crash
@@ -74,7 +74,7 @@ for i in $(seq 1 "$TRIALS"); do
 		fail "$what: ${problems[*]}"; bad=$((bad + 1))
 	fi
 done
-summary=$(for c in "${!codes[@]}"; do printf 'exit %s: %s, ' "$c" "${codes[$c]}"; done)
-echo "# $TRIALS trials: ${summary}new profile written $wrote, old file kept $kept, no file $none"
+echo "# $TRIALS trials: the command ended by firn $stopped, finished first $finished;" \
+	"new profile written $wrote, old file kept $kept, no file $none"
 check "$TRIALS interrupted recordings: no crash, no torn file, nothing left behind" [ "$bad" -eq 0 ]
 check "the trials wrote new profiles" [ "$wrote" -gt 0 ]

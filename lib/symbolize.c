@@ -694,6 +694,11 @@ int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 
 	if (!snap)
 		return -errno;
+	/* a process caught exiting (a zombie) has no mappings left: keep what was seen alive */
+	if (!snap->map.n && symbolizer_has_process(s, pid)) {
+		snapshot_free(s, snap);
+		return -ESRCH;
+	}
 	if (proc_put(s, snap)) {
 		snapshot_free(s, snap);
 		return -ENOMEM;

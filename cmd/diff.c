@@ -389,9 +389,13 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 		rc = choose_type(l, &o->hist);
 	for (int s = 0; s < 2 && !rc; s++) {
 		l->have_h[s] = true;
-		if (hist_build(&l->h[s], &l->p[s], &o->hist))
-			rc = error("cannot build the table of '%s': out of memory",
+		int err = hist_build(&l->h[s], &l->p[s], &o->hist);
+		if (err == -EINVAL)
+			rc = error("cannot build the table of '%s': the profile has no sample type to compare",
 				   input_name(o->sides[s].files[0]));
+		else if (err)
+			rc = error("cannot build the table of '%s': %s", input_name(o->sides[s].files[0]),
+				   strerror(-err));
 	}
 	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW]))
 		rc = error("out of memory");

@@ -257,31 +257,6 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* True when pid still runs: a zombie (or a vanished process) has no mappings left. */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
-}
-
-/* Snapshots pid again, unless it has exited: an empty snapshot would replace the good one
- * (a USDT probe's first hit may come just before the process exits). */
-static void snapshot_process(struct recording *r, pid_t pid)
-{
-	if (symbolizer_has_process(r->sym, pid) && !process_alive(pid))
-		return;
-	symbolizer_add_process(r->sym, pid);
-}
-
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -293,7 +268,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
 	if (announced || !symbolizer_has_process(r->sym, pid))
 		r->procs++;
-	snapshot_process(r, pid);
+	symbolizer_add_process(r->sym, pid);
 	if (r->nresnap == r->cap_resnap) {
 		size_t ncap = r->cap_resnap ? r->cap_resnap * 2 : 64;
 		struct resnap *n = realloc(r->resnap, ncap * sizeof(*n));
@@ -305,7 +280,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	r->resnap[r->nresnap++] = (struct resnap){ pid, mono_ns() + RESNAP_DELAY_NS };
 }
 
-/* Takes the second snapshot of processes whose delay has passed (a failed one keeps the first). */
+/* Takes the second snapshot of processes whose delay has passed (the symbolizer keeps the first
+ * when the process has exited meanwhile). */
 static void resnap_due(struct recording *r)
 {
 	uint64_t now = mono_ns();
@@ -313,7 +289,7 @@ static void resnap_due(struct recording *r)
 
 	for (size_t i = 0; i < r->nresnap; i++) {
 		if (r->resnap[i].due_ns <= now)
-			snapshot_process(r, r->resnap[i].pid);
+			symbolizer_add_process(r->sym, r->resnap[i].pid);
 		else
 			r->resnap[kept++] = r->resnap[i];
 	}

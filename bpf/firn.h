@@ -35,7 +35,7 @@ struct firn_comm {
 enum firn_event_type {
 	FIRN_EV_NEW_PROCESS = 1, /* first sample of a process (or first after exec) */
 	FIRN_EV_EXEC = 2,
-	FIRN_EV_EXIT = 3,
+	FIRN_EV_EXIT = 3,        /* the last thread of a sampled process ended */
 	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for */
 };
 

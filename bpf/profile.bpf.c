@@ -478,7 +478,8 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 	return s->len ? store_stack(s) : 0;
 }
 
-/* Records thread and process names the first time a thread is seen. */
+/* Records thread and process names when the map lacks the thread (user space deletes what it
+ * has read, so names are sent again after each drain while the thread runs). */
 static __always_inline void note_comm(__u32 tid, struct task_struct *task)
 {
 	struct firn_comm c;
@@ -585,5 +586,26 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
 	send_event(FIRN_EV_EXEC, pid);
+	return 0;
+}
+
+/* A thread ended: when it was the last of a process that was sampled, forget the process here
+ * and tell user space, which symbolizes and frees what it kept of it once its last samples are
+ * drained. (Runs after the kernel counted the thread out of signal->live.) */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+
+	if (BPF_CORE_READ(p, signal, live.counter) > 0)
+		return 0;
+	bool known = bpf_map_lookup_elem(&seen, &pid) != NULL;
+	if (known)
+		bpf_map_delete_elem(&seen, &pid);
+	if (filter_pids)
+		bpf_map_delete_elem(&targets, &pid);
+	bpf_map_delete_elem(&refresh_asked, &pid);
+	if (known)
+		send_event(FIRN_EV_EXIT, pid);
 	return 0;
 }

@@ -23,11 +23,13 @@
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
 
-/* A stack kept in user space, found by its in-kernel id. */
+/* A stack kept in user space, found by its in-kernel id. refs: entries that use it; seen: the
+ * drain that last met it (a stack is freed only once no undrained count can name it). */
 struct ustack {
 	uint64_t id;
-	uint32_t len;
+	uint32_t len, refs;
 	uint64_t *ips;
+	uint64_t seen;
 };
 
 struct uentry {
@@ -40,6 +42,12 @@ struct ucomm {
 	uint32_t tid;
 	bool used;
 	struct firn_comm c;
+};
+
+/* A process that ended before drain gen + 1: every sample it took is in user space after it. */
+struct exited {
+	pid_t pid;
+	uint64_t gen;
 };
 
 struct sampler {
@@ -57,6 +65,10 @@ struct sampler {
 	struct ucomm *comms;    /* open addressing on tid */
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
+	uint64_t drains;        /* completed drains */
+	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
+	size_t nexited, cap_exited;
+	uint64_t retired;       /* samples of retired entries (for the stored statistic) */
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
 };
@@ -167,28 +179,32 @@ static int comms_reserve(struct sampler *s)
 }
 #undef used_field
 
-/* Copies stack id from the kernel map into user space (once), then frees its kernel slot. */
-static int fetch_stack(struct sampler *s, uint64_t id)
+/* Copies stack id from the kernel map into user space (once) and deletes the kernel's copy —
+ * every time: the program stores a stack again when it meets it after a drain. ref: a new entry
+ * uses it. */
+static int fetch_stack(struct sampler *s, uint64_t id, bool ref)
 {
 	static __thread struct firn_stack buf;
+	int fd = bpf_map__fd(s->skel->maps.stacks);
 
 	if (!id)
 		return 0;
 	if (stacks_reserve(s))
 		return -ENOMEM;
 	size_t i = stack_slot(s, id);
-	if (s->stacks[i].id)
-		return 0;
-	int fd = bpf_map__fd(s->skel->maps.stacks);
-	if (bpf_map_lookup_elem(fd, &id, &buf))
-		return 0; /* unknown: the entry keeps an empty stack */
-	uint32_t len = buf.len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : buf.len;
-	uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
-	if (!ips)
-		return -ENOMEM;
-	memcpy(ips, buf.ips, len * sizeof(*ips));
-	s->stacks[i] = (struct ustack){ id, len, ips };
-	s->nstacks++;
+	if (!s->stacks[i].id) {
+		if (bpf_map_lookup_elem(fd, &id, &buf))
+			return 0; /* unknown: the entry keeps an empty stack */
+		uint32_t len = buf.len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : buf.len;
+		uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
+		if (!ips)
+			return -ENOMEM;
+		memcpy(ips, buf.ips, len * sizeof(*ips));
+		s->stacks[i] = (struct ustack){ .id = id, .len = len, .ips = ips };
+		s->nstacks++;
+	}
+	s->stacks[i].refs += ref;
+	s->stacks[i].seen = s->drains;
 	bpf_map_delete_elem(fd, &id);
 	return 0;
 }
@@ -198,12 +214,13 @@ static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count
 	if (entries_reserve(s))
 		return -ENOMEM;
 	size_t i = entry_slot(s, k);
-	if (!s->entries[i].used) {
+	bool fresh = !s->entries[i].used;
+	if (fresh) {
 		s->entries[i] = (struct uentry){ *k, 0, true };
 		s->nentries++;
 	}
 	s->entries[i].count += count;
-	if (fetch_stack(s, k->ustack) || fetch_stack(s, k->kstack))
+	if (fetch_stack(s, k->ustack, fresh) || fetch_stack(s, k->kstack, fresh))
 		return -ENOMEM;
 	return 0;
 }
@@ -241,26 +258,46 @@ static int drain_map(struct sampler *s, int fd)
 	return err;
 }
 
+/* Copies the thread names into user space and deletes them in the kernel (the program sends a
+ * running thread's names again), so the map holds only threads seen since the last drain. */
 static int drain_comms(struct sampler *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.comms);
-	uint32_t key, next;
+	uint32_t *keys = NULL;
+	size_t n = 0, cap = 0;
 	struct firn_comm c;
-	bool have = false;
+	int err = 0;
 
-	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
-		key = next;
-		have = true;
-		if (bpf_map_lookup_elem(fd, &key, &c))
+	for (;;) {
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			uint32_t *nk = realloc(keys, ncap * sizeof(*nk));
+			if (!nk) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = nk;
+			cap = ncap;
+		}
+		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
+			break;
+		n++;
+	}
+	for (size_t k = 0; k < n && !err; k++) {
+		if (bpf_map_lookup_elem(fd, &keys[k], &c))
 			continue;
-		if (comms_reserve(s))
-			return -ENOMEM;
-		size_t i = comm_slot(s, key);
+		if (comms_reserve(s)) {
+			err = -ENOMEM;
+			break;
+		}
+		size_t i = comm_slot(s, keys[k]);
 		if (!s->comms[i].used)
 			s->ncomms++;
-		s->comms[i] = (struct ucomm){ key, true, c };
+		s->comms[i] = (struct ucomm){ keys[k], true, c };
+		bpf_map_delete_elem(fd, &keys[k]);
 	}
-	return 0;
+	free(keys);
+	return err;
 }
 
 int sampler_drain(struct sampler *s)
@@ -276,7 +313,27 @@ int sampler_drain(struct sampler *s)
 	if (!err)
 		err = drain_comms(s);
 	s->last_drain_ns = now_ns();
+	s->drains++;
 	return err;
+}
+
+/* A sampled process ended: free its unwind slot; keep it for sampler_retire. */
+static int note_exit(struct sampler *s, pid_t pid)
+{
+	if (s->unwinder)
+		unwinder_remove_process(s->unwinder, pid);
+	if (!s->opts.retire)
+		return 0;
+	if (s->nexited == s->cap_exited) {
+		size_t ncap = s->cap_exited ? s->cap_exited * 2 : 64;
+		struct exited *n = realloc(s->exited, ncap * sizeof(*n));
+		if (!n)
+			return 0; /* its entries stay until the end */
+		s->exited = n;
+		s->cap_exited = ncap;
+	}
+	s->exited[s->nexited++] = (struct exited){ pid, s->drains };
+	return 0;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -293,6 +350,8 @@ static int on_event(void *ctx, void *data, size_t size)
 			unwinder_add_process(s->unwinder, e->pid, false);
 		return 0;
 	}
+	if (e->type == FIRN_EV_EXIT)
+		return note_exit(s, e->pid);
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
 	if (s->unwinder)
@@ -376,7 +435,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
-	if (!s->skel->links.on_fork || !s->skel->links.on_exec)
+	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit)
 		goto fail;
 	*why = "create the event ring buffer";
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
@@ -484,6 +544,13 @@ void sampler_stop(struct sampler *s)
 	}
 }
 
+int sampler_handle_events(struct sampler *s)
+{
+	int n = ring_buffer__consume(s->rb);
+
+	return n < 0 ? n : 0;
+}
+
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -513,35 +580,232 @@ static const struct ustack *stack_get(struct sampler *s, uint64_t id)
 	return s->stacks[i].id ? &s->stacks[i] : NULL;
 }
 
+/* The view of an aggregated entry that callbacks get. */
+static struct sampler_entry entry_view(struct sampler *s, const struct uentry *u)
+{
+	const struct ustack *us = stack_get(s, u->key.ustack);
+	const struct ustack *ks = stack_get(s, u->key.kstack);
+	struct sampler_entry e = {
+		.pid = u->key.pid,
+		.tid = u->key.tid,
+		.event = u->key.event,
+		.count = u->count,
+		.ustack = us ? us->ips : NULL,
+		.ulen = us ? us->len : 0,
+		.kstack = ks ? ks->ips : NULL,
+		.klen = ks ? ks->len : 0,
+		.comm = comm_of(s, u->key.pid, false),
+		.thread = comm_of(s, u->key.tid, false),
+	};
+
+	/* the process name: the group leader's name as seen by any of its threads */
+	if (!*e.comm)
+		e.comm = comm_of(s, u->key.tid, true);
+	return e;
+}
+
 int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
 		     void *ctx)
 {
 	for (size_t i = 0; i < s->cap_entries; i++) {
-		const struct uentry *u = &s->entries[i];
-		if (!u->used)
+		if (!s->entries[i].used)
 			continue;
-		const struct ustack *us = stack_get(s, u->key.ustack);
-		const struct ustack *ks = stack_get(s, u->key.kstack);
-		struct sampler_entry e = {
-			.pid = u->key.pid,
-			.tid = u->key.tid,
-			.event = u->key.event,
-			.count = u->count,
-			.ustack = us ? us->ips : NULL,
-			.ulen = us ? us->len : 0,
-			.kstack = ks ? ks->ips : NULL,
-			.klen = ks ? ks->len : 0,
-			.comm = comm_of(s, u->key.pid, false),
-			.thread = comm_of(s, u->key.tid, false),
-		};
-		/* the process name: the group leader's name as seen by any of its threads */
-		if (!*e.comm)
-			e.comm = comm_of(s, u->key.tid, true);
+		struct sampler_entry e = entry_view(s, &s->entries[i]);
 		int rc = fn(ctx, &e);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool pid_in(const pid_t *pids, size_t n, pid_t pid)
+{
+	return n && bsearch(&pid, pids, n, sizeof(*pids), pid_cmp);
+}
+
+/* Moves the exited processes whose samples are all drained into a sorted array; returns how
+ * many (0 when none or out of memory). */
+static size_t take_ready(struct sampler *s, pid_t **out)
+{
+	size_t n = 0, kept = 0;
+	pid_t *pids = malloc((s->nexited ? s->nexited : 1) * sizeof(*pids));
+
+	if (!pids)
+		return 0;
+	for (size_t i = 0; i < s->nexited; i++) {
+		if (s->exited[i].gen < s->drains)
+			pids[n++] = s->exited[i].pid;
+		else
+			s->exited[kept++] = s->exited[i];
+	}
+	s->nexited = kept;
+	qsort(pids, n, sizeof(*pids), pid_cmp);
+	*out = pids;
+	return n;
+}
+
+/* Drops one reference to a stack (kept until sweep_stacks). */
+static void stack_unref(struct sampler *s, uint64_t id)
+{
+	if (!id || !s->cap_stacks)
+		return;
+	size_t i = stack_slot(s, id);
+	if (s->stacks[i].id && s->stacks[i].refs)
+		s->stacks[i].refs--;
+}
+
+/* Reinserts every used slot of a table into a fresh one of the same size (after removals:
+ * open addressing cannot leave holes in a probe sequence). */
+#define TABLE_REHASH(s, arr, cap, type, slot_of, keep)                               \
+	do {                                                                         \
+		type *old_ = (s)->arr, *new_ = calloc((s)->cap, sizeof(type));       \
+		if (!new_)                                                           \
+			return -ENOMEM;                                              \
+		(s)->arr = new_;                                                     \
+		for (size_t i_ = 0; i_ < (s)->cap; i_++)                             \
+			if (keep(&old_[i_]))                                         \
+				new_[slot_of(s, &old_[i_])] = old_[i_];              \
+		free(old_);                                                          \
+	} while (0)
+
+static bool entry_used(const struct uentry *u)
+{
+	return u->used;
+}
+
+static bool comm_used(const struct ucomm *c)
+{
+	return c->used;
+}
+
+static bool stack_used(const struct ustack *st)
+{
+	return st->id;
+}
+
+static int rehash_entries(struct sampler *s)
+{
+	TABLE_REHASH(s, entries, cap_entries, struct uentry, entry_slot_of, entry_used);
+	return 0;
+}
+
+static int rehash_comms(struct sampler *s)
+{
+	TABLE_REHASH(s, comms, cap_comms, struct ucomm, comm_slot_of, comm_used);
+	return 0;
+}
+
+/* Frees the stacks no entry uses that no undrained count can name (not met by the last drain). */
+static int sweep_stacks(struct sampler *s)
+{
+	for (size_t i = 0; i < s->cap_stacks; i++) {
+		struct ustack *st = &s->stacks[i];
+		if (!st->id || st->refs || st->seen + 1 >= s->drains)
+			continue;
+		free(st->ips);
+		memset(st, 0, sizeof(*st));
+		s->nstacks--;
+	}
+	TABLE_REHASH(s, stacks, cap_stacks, struct ustack, stack_slot_of, stack_used);
+	return 0;
+}
+
+/* Removes the entries of the processes in pids (sorted), their threads' names and the stacks
+ * only they used. */
+static int forget_processes(struct sampler *s, const pid_t *pids, size_t n)
+{
+	pid_t *tids = malloc((s->nentries + n) * sizeof(*tids));
+	size_t ntids = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tids[ntids++] = pids[i];
+	for (size_t i = 0; i < s->cap_entries; i++) {
+		struct uentry *u = &s->entries[i];
+		if (!u->used || !pid_in(pids, n, u->key.pid))
+			continue;
+		stack_unref(s, u->key.ustack);
+		stack_unref(s, u->key.kstack);
+		s->retired += u->count;
+		tids[ntids++] = u->key.tid;
+		u->used = false;
+		s->nentries--;
+	}
+	qsort(tids, ntids, sizeof(*tids), pid_cmp);
+	for (size_t i = 0; i < s->cap_comms; i++) {
+		struct ucomm *c = &s->comms[i];
+		if (c->used && pid_in(tids, ntids, c->tid)) {
+			c->used = false;
+			s->ncomms--;
+		}
+	}
+	free(tids);
+	int err = s->cap_entries ? rehash_entries(s) : 0;
+	if (!err && s->cap_comms)
+		err = rehash_comms(s);
+	if (!err && s->cap_stacks)
+		err = sweep_stacks(s);
+	return err;
+}
+
+/* Puts the processes of pids (sorted) whose entries ops->ready turns down back on the exited
+ * list (as drained already), and drops them from pids; returns how many stay. */
+static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *ops, pid_t *pids,
+			    size_t n)
+{
+	bool *later = calloc(n ? n : 1, sizeof(*later));
+	size_t kept = 0;
+
+	if (!ops->ready || !later) {
+		free(later);
+		return n;
+	}
+	for (size_t i = 0; i < s->cap_entries; i++) {
+		const struct uentry *u = &s->entries[i];
+		pid_t *at = u->used ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
+				    : NULL;
+		if (!at || later[at - pids])
+			continue;
+		struct sampler_entry e = entry_view(s, u);
+		later[at - pids] = !ops->ready(ops->ctx, &e);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!later[i])
+			pids[kept++] = pids[i];
+		else if (s->nexited < s->cap_exited) /* room: take_ready emptied the list */
+			s->exited[s->nexited++] = (struct exited){ pids[i], 0 };
+	}
+	free(later);
+	return kept;
+}
+
+int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
+{
+	pid_t *pids = NULL;
+	size_t n = take_ready(s, &pids);
+	int err = 0;
+
+	n = defer_unready(s, ops, pids, n);
+	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
+		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))
+			continue;
+		struct sampler_entry e = entry_view(s, &s->entries[i]);
+		err = ops->park(ops->ctx, &e);
+	}
+	if (!err && n)
+		err = forget_processes(s, pids, n);
+	for (size_t i = 0; i < n && !err && ops->gone; i++)
+		ops->gone(ops->ctx, pids[i]);
+	free(pids);
+	return err;
 }
 
 /* Sums a per-CPU counter array into out[0..n). */
@@ -591,6 +855,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
 	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
 	unwind_stats(s, st);
+	st->stored = s->retired;
 	for (size_t i = 0; i < s->cap_entries; i++)
 		if (s->entries[i].used)
 			st->stored += s->entries[i].count;
@@ -617,6 +882,7 @@ void sampler_free(struct sampler *s)
 	free(s->links);
 	free(s->pfds);
 	free(s->ulinks);
+	free(s->exited);
 	free(s);
 }
 

@@ -28,6 +28,7 @@ struct sampler_opts {
 	uint64_t unwind_memory; /* bytes of unwind rows at most (DWARF and AUTO) */
 	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
+	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	void *ctx;
 };
@@ -72,11 +73,32 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 void sampler_stop(struct sampler *s);
 /* Waits up to timeout_ms for process events and handles them; drains the counts when due. */
 int sampler_poll(struct sampler *s, int timeout_ms);
+/* Handles the process events waiting (no waiting, no drain): safe from a sampler_retire
+ * callback, so that new processes are snapshotted while ended ones are symbolized. */
+int sampler_handle_events(struct sampler *s);
 /* Moves everything counted so far into user space. */
 int sampler_drain(struct sampler *s);
 /* Calls fn for every aggregated entry; stops early when fn returns non-zero (and returns that). */
 int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
 		     void *ctx);
+/* What sampler_retire does with the entries of ended processes (any callback may be NULL). */
+struct sampler_retire_ops {
+	/* false: a process's entries cannot be handled yet without waiting (it stays for a later
+	 * call) */
+	bool (*ready)(void *ctx, const struct sampler_entry *e);
+	int (*park)(void *ctx, const struct sampler_entry *e); /* each entry; non-zero stops */
+	void (*gone)(void *ctx, pid_t pid);                    /* each process, after its entries */
+	void *ctx;
+};
+
+/* With opts.retire: for the processes that have ended and whose samples are all drained (the
+ * drain after their end) and whose entries are all ready, calls park for each of their entries,
+ * then forgets those entries, their threads' names and the stacks nothing else uses, then calls
+ * gone for each such process — so memory follows the live processes. Returns 0, -ENOMEM or
+ * park's non-zero (the recording cannot go on: some entries may have been parked). Their
+ * samples still count in the "stored" statistic. Pointers from earlier sampler_for_each calls
+ * may be left dangling: use it where nothing keeps them (not firn top). */
+int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);

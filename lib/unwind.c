@@ -294,6 +294,19 @@ int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 	return err;
 }
 
+int unwinder_remove_process(struct unwinder *u, pid_t pid)
+{
+	for (uint32_t i = 0; i < u->max_procs; i++) {
+		if (u->slots[i] != pid)
+			continue;
+		__u32 key = pid;
+		bpf_map_delete_elem(u->pids_fd, &key);
+		u->slots[i] = 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* True when the base name of path starts with one of prefixes. */
 static bool name_matches(const char *path, const char *const *prefixes)
 {

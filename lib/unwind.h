@@ -30,6 +30,8 @@ void unwinder_free(struct unwinder *u);
  * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
  * libraries of most processes are never sampled). 0 or -errno (-ENOENT: the process is gone). */
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
+/* Frees pid's slot (the process has exited); its files' tables stay. 0 or -ENOENT. */
+int unwinder_remove_process(struct unwinder *u, pid_t pid);
 /* Builds the table of the file mapped at pc in pid (the unwinder met code it had no table for),
  * then describes pid lazily. 0 or -errno. */
 int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc);

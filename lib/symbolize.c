@@ -4,6 +4,7 @@
 #include "symbolize.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -50,7 +51,12 @@ struct symfile {
 	char *path;       /* the path its first process saw (for the debuglink search) */
 	pid_t pid;        /* that process (for its root) */
 	unsigned refs;    /* snapshot mappings (and file lookups) using it */
+	uint64_t idle;    /* refs 0: when it became unused (s->idle_clock), for eviction */
+	bool queued, indexing; /* waiting for, or in, the indexing worker (under s->lock) */
 };
+
+/* Files kept, indexed, after their last user goes (a binary that runs again and again). */
+#define MAX_IDLE_FILES 16
 
 /* Where a snapshot mapping's symbols come from. */
 enum source { SRC_NONE, SRC_FILE, SRC_VDSO };
@@ -60,6 +66,20 @@ struct snapmap {
 	enum source src;
 	struct symfile *file; /* SRC_FILE: NULL when it could not be opened */
 	uint64_t mapping_id;  /* in the current profile; 0 until first used */
+	uint64_t bias;        /* runtime address - profile address (0 unless shared) */
+};
+
+/* A file segment's mapping in the profile, shared by every process that maps it: locations
+ * have the file's own (ELF) addresses, so processes of one binary share their locations
+ * whatever their load addresses. Keyed by the file's cache key and the mapping's file offset
+ * (dev and ino 0: the vDSO). */
+struct shared_map {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	uint64_t offset;
+	uint64_t mapping_id;
 };
 
 struct snapshot {
@@ -131,6 +151,20 @@ struct symbolizer {
 
 	struct profile *profile; /* the profile the ids below belong to */
 	uint64_t max_mapping_id, max_location_id;
+	struct shared_map *shared; /* file segments' mappings in the profile */
+	size_t nshared, cap_shared;
+	uint64_t idle_clock;     /* counts files becoming unused */
+	size_t nidle;            /* files with no reference kept for reuse */
+
+	/* Indexing ahead (symbolizer_index_ahead): a worker thread indexes the files that
+	 * symbolizer_user_ready asks for. s->lock guards the queue, the files' state, queued and
+	 * indexing fields, and the debug-information table; dic_lock the debuginfod client. */
+	pthread_mutex_t lock, dic_lock;
+	pthread_cond_t work, done;
+	pthread_t worker;
+	bool worker_on, worker_stop;
+	struct symfile **queue;
+	size_t nqueue, cap_queue;
 	struct loc_cache cache;
 	struct fn_cache fns;
 	struct dm_cache dms;
@@ -141,6 +175,10 @@ struct symbolizer {
 
 	int ksym_state;          /* 0 not loaded, 1 loaded, -errno */
 	struct ksym ksym;
+	pthread_t ksym_thread;   /* loading ksym ahead (symbolizer_prefetch_kernel) */
+	bool ksym_loading;
+	int ksym_async_err;
+	bool ksym_done;          /* the prefetch thread has finished (atomic) */
 	char *kallsyms_path;     /* NULL: /proc/kallsyms */
 	uint64_t kernel_mapping;
 	uint64_t *module_mappings; /* ksym.nmodules ids */
@@ -227,14 +265,19 @@ static void forget_names(struct symbolizer *s)
 /* Drops a reference to a debugfile; frees it with the last. */
 static void debug_put(struct symbolizer *s, struct debugfile *d)
 {
-	if (!d || --d->refs)
+	if (!d)
 		return;
-	for (size_t i = 0; i < s->ndebugs; i++) {
+	pthread_mutex_lock(&s->lock);
+	bool last = !--d->refs;
+	for (size_t i = 0; last && i < s->ndebugs; i++) {
 		if (s->debugs[i] != d)
 			continue;
 		s->debugs[i] = s->debugs[--s->ndebugs];
 		break;
 	}
+	pthread_mutex_unlock(&s->lock);
+	if (!last)
+		return;
 	forget_names(s);
 	elfsym_release(&d->syms);
 	dwarfsym_free(d->dwarf);
@@ -284,15 +327,19 @@ static int open_debug_file(struct symbolizer *s, const struct symfile *f, char *
 		q.root = root;
 	}
 	int fd = debuginfo_find(&q, found, len);
-	if (fd >= 0 || !f->elf.build_id[0] || !debuginfod(s))
+	if (fd >= 0 || !f->elf.build_id[0])
 		return fd;
-	fd = debuginfo_client_fetch(s->dic, f->elf.build_id);
-	if (fd == -ETIMEDOUT && s->dic_state == 1) {
-		diag(DIAG_WARN, "debuginfod gave no answer for build id %s within %d ms; "
-		     "not asking it again", f->elf.build_id, s->opts.debuginfod_timeout_ms);
-		s->dic_state = -ETIMEDOUT;
+	pthread_mutex_lock(&s->dic_lock);
+	if (debuginfod(s)) {
+		fd = debuginfo_client_fetch(s->dic, f->elf.build_id);
+		if (fd == -ETIMEDOUT && s->dic_state == 1) {
+			diag(DIAG_WARN, "debuginfod gave no answer for build id %s within %d ms; "
+			     "not asking it again", f->elf.build_id, s->opts.debuginfod_timeout_ms);
+			s->dic_state = -ETIMEDOUT;
+		}
+		snprintf(found, len, "debuginfod:%s", f->elf.build_id);
 	}
-	snprintf(found, len, "debuginfod:%s", f->elf.build_id);
+	pthread_mutex_unlock(&s->dic_lock);
 	return fd;
 }
 
@@ -315,28 +362,50 @@ static void debug_fill(struct symbolizer *s, struct symfile *f, struct debugfile
 	close(fd);
 }
 
-/* Finds (or shares) the debug information of an indexed file; NULL on -ENOMEM. */
+/* Adds d to the shared table, unless another thread added its build id meanwhile: then that
+ * one is returned (with a reference) and d is freed. NULL on -ENOMEM (d freed). Under s->lock. */
+static struct debugfile *debug_publish(struct symbolizer *s, struct debugfile *d)
+{
+	struct debugfile *other = debug_shared(s, d->build_id);
+
+	if (!other && s->ndebugs == s->cap_debugs) {
+		size_t ncap = s->cap_debugs ? s->cap_debugs * 2 : 16;
+		struct debugfile **n = realloc(s->debugs, ncap * sizeof(*n));
+		if (n) {
+			s->debugs = n;
+			s->cap_debugs = ncap;
+		}
+	}
+	if (!other && s->ndebugs < s->cap_debugs) {
+		s->debugs[s->ndebugs++] = d;
+		return d;
+	}
+	elfsym_release(&d->syms);
+	dwarfsym_free(d->dwarf);
+	free(d);
+	return other;
+}
+
+/* Finds (or shares) the debug information of an indexed file; NULL on -ENOMEM. Any thread:
+ * the table is looked at under s->lock, the debug file read outside it. */
 static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 {
+	pthread_mutex_lock(&s->lock);
 	struct debugfile *d = debug_shared(s, f->elf.build_id);
+	pthread_mutex_unlock(&s->lock);
 
 	if (d)
 		return d;
-	if (f->elf.build_id[0] && s->ndebugs == s->cap_debugs) {
-		size_t ncap = s->cap_debugs ? s->cap_debugs * 2 : 16;
-		struct debugfile **n = realloc(s->debugs, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		s->debugs = n;
-		s->cap_debugs = ncap;
-	}
 	if (!(d = calloc(1, sizeof(*d))))
 		return NULL;
 	d->refs = 1;
 	strcpy(d->build_id, f->elf.build_id);
 	debug_fill(s, f, d);
-	if (d->build_id[0])
-		s->debugs[s->ndebugs++] = d;
+	if (!d->build_id[0])
+		return d;
+	pthread_mutex_lock(&s->lock);
+	d = debug_publish(s, d);
+	pthread_mutex_unlock(&s->lock);
 	return d;
 }
 
@@ -411,6 +480,14 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 	return f;
 }
 
+/* Takes a reference to a cached file (an idle one is in use again). */
+static struct symfile *file_ref(struct symbolizer *s, struct symfile *f)
+{
+	if (!f->refs++)
+		s->nidle--;
+	return f;
+}
+
 /* Returns the cached file at open_path (stat'ed first, opened only when new) with a reference
  * taken; NULL + errno. want_ino (when non-zero) must match the file's inode. path is the name
  * the process knows it by. */
@@ -428,10 +505,8 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, uin
 		return NULL;
 	}
 	size_t i = file_slot(s, &st, &found);
-	if (found) {
-		s->files[i]->refs++;
-		return s->files[i];
-	}
+	if (found)
+		return file_ref(s, s->files[i]);
 	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -443,8 +518,7 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, uin
 	i = file_slot(s, &st, &found);
 	if (found) {
 		close(fd);
-		s->files[i]->refs++;
-		return s->files[i];
+		return file_ref(s, s->files[i]);
 	}
 	struct symfile *f = file_insert(s, i, fd, &st, path, pid);
 	if (!f) {
@@ -454,9 +528,29 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, uin
 	return f;
 }
 
+/* Takes f back from the indexing worker: out of its queue, or waits for the worker to finish
+ * it. Afterwards this thread alone touches f. */
+static void file_claim(struct symbolizer *s, struct symfile *f)
+{
+	if (!s->worker_on)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; f->queued && i < s->nqueue; i++) {
+		if (s->queue[i] != f)
+			continue;
+		memmove(&s->queue[i], &s->queue[i + 1], (s->nqueue - i - 1) * sizeof(*s->queue));
+		s->nqueue--;
+		f->queued = false;
+	}
+	while (f->indexing)
+		pthread_cond_wait(&s->done, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Frees a file's contents and the file. */
 static void file_free(struct symbolizer *s, struct symfile *f)
 {
+	file_claim(s, f);
 	if (f->fd >= 0)
 		close(f->fd);
 	forget_names(s);
@@ -466,11 +560,9 @@ static void file_free(struct symbolizer *s, struct symfile *f)
 	free(f);
 }
 
-/* Drops a reference; frees the file when it was the last. */
-static void file_put(struct symbolizer *s, struct symfile *f)
+/* Removes a file from the cache and frees it. */
+static void file_drop(struct symbolizer *s, struct symfile *f)
 {
-	if (!f || --f->refs)
-		return;
 	for (size_t i = 0; i < s->nfiles; i++) {
 		if (s->files[i] != f)
 			continue;
@@ -481,23 +573,107 @@ static void file_put(struct symbolizer *s, struct symfile *f)
 	file_free(s, f);
 }
 
-/* Reads the file's symbols and finds its debug information on first use (and closes it);
- * returns 0, -ENOMEM (not remembered) or the indexing -errno. */
+/* Drops a reference. A file nothing uses stays cached, indexed, while it is one of the
+ * MAX_IDLE_FILES most recently unused (the next process of the same binary finds it); the
+ * longest unused goes beyond that. */
+static void file_put(struct symbolizer *s, struct symfile *f)
+{
+	if (!f || --f->refs)
+		return;
+	f->idle = ++s->idle_clock;
+	if (++s->nidle <= MAX_IDLE_FILES)
+		return;
+	struct symfile *oldest = NULL;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!s->files[i]->refs && (!oldest || s->files[i]->idle < oldest->idle))
+			oldest = s->files[i];
+	s->nidle--;
+	file_drop(s, oldest);
+}
+
+/* Reads the file's symbols and finds its debug information (and closes it); returns its new
+ * state (1 or the indexing -errno), or 0 on -ENOMEM (state unchanged: tried again later). Runs
+ * in whichever thread owns f for now (the worker while f->indexing). */
+static int index_file(struct symbolizer *s, struct symfile *f)
+{
+	int err = elfsym_init_fd(&f->elf, f->fd);
+
+	if (!err && !(f->debug = debug_get(s, f)))
+		err = -ENOMEM;
+	if (err == -ENOMEM) {
+		elfsym_release(&f->elf);
+		return 0;
+	}
+	close(f->fd);
+	f->fd = -1;
+	return err ? err : 1;
+}
+
+/* Indexes the file on first use (here, unless the worker has done it); returns 0, -ENOMEM
+ * (not remembered) or the indexing -errno. */
 static int file_index(struct symbolizer *s, struct symfile *f)
 {
+	file_claim(s, f);
 	if (f->state == 0) {
-		int err = elfsym_init_fd(&f->elf, f->fd);
-		if (!err && !(f->debug = debug_get(s, f)))
-			err = -ENOMEM;
-		if (err == -ENOMEM) {
-			elfsym_release(&f->elf);
-			return err;
-		}
-		f->state = err ? err : 1;
-		close(f->fd);
-		f->fd = -1;
+		int state = index_file(s, f);
+		if (!state)
+			return -ENOMEM;
+		f->state = state;
 	}
 	return f->state < 0 ? f->state : 0;
+}
+
+/* The worker: indexes queued files, oldest first, until told to stop. */
+static void *index_worker(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->nqueue && !s->worker_stop)
+			pthread_cond_wait(&s->work, &s->lock);
+		if (s->worker_stop)
+			break;
+		struct symfile *f = s->queue[0];
+		memmove(&s->queue[0], &s->queue[1], --s->nqueue * sizeof(*s->queue));
+		f->queued = false;
+		f->indexing = true;
+		pthread_mutex_unlock(&s->lock);
+		int state = f->state ? f->state : index_file(s, f);
+		pthread_mutex_lock(&s->lock);
+		if (state)
+			f->state = state;
+		f->indexing = false;
+		pthread_cond_broadcast(&s->done);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Whether f is indexed; when not, hands it to the worker (once) and says no. */
+static bool file_ready(struct symbolizer *s, struct symfile *f)
+{
+	pthread_mutex_lock(&s->lock);
+	bool ready = f->state != 0 && !f->indexing;
+	if (!ready && !f->queued && !f->indexing) {
+		if (s->nqueue == s->cap_queue) {
+			size_t ncap = s->cap_queue ? s->cap_queue * 2 : 16;
+			struct symfile **n = realloc(s->queue, ncap * sizeof(*n));
+			if (n) {
+				s->queue = n;
+				s->cap_queue = ncap;
+			}
+		}
+		if (s->nqueue < s->cap_queue) {
+			s->queue[s->nqueue++] = f;
+			f->queued = true;
+			pthread_cond_signal(&s->work);
+		} else {
+			ready = true; /* out of memory: the caller indexes it itself */
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ready;
 }
 
 /* ---- snapshots ---- */
@@ -835,6 +1011,7 @@ static void sync_profile(struct symbolizer *s, struct profile *p)
 	}
 	for (size_t i = 0; i < s->nloose; i++)
 		s->loose[i]->mapping_id = 0;
+	s->nshared = 0;
 	s->unknown_mapping = s->kernel_mapping = 0;
 	for (size_t i = 0; s->module_mappings && i < s->ksym.nmodules; i++)
 		s->module_mappings[i] = 0;
@@ -1113,12 +1290,65 @@ static enum frame_kind mapping_kind(const struct procmap_entry *e)
 	return FRAME_USER;
 }
 
-/* Returns the profile mapping id of a snapshot mapping, adding it on first use. */
+/* The shared mapping entry of (file f or the vDSO, offset), or NULL. */
+static struct shared_map *shared_find(struct symbolizer *s, const struct symfile *f,
+				      uint64_t offset)
+{
+	for (size_t i = 0; i < s->nshared; i++) {
+		struct shared_map *sm = &s->shared[i];
+		if (sm->offset == offset && (f ? sm->dev == f->dev && sm->ino == f->ino &&
+						 sm->size == f->size &&
+						 sm->mtime.tv_sec == f->mtime.tv_sec &&
+						 sm->mtime.tv_nsec == f->mtime.tv_nsec
+					       : !sm->dev && !sm->ino))
+			return sm;
+	}
+	return NULL;
+}
+
+/* Remembers the shared mapping id of (f or the vDSO, offset); 0 or -ENOMEM. */
+static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t offset,
+		      uint64_t mapping_id)
+{
+	if (s->nshared == s->cap_shared) {
+		size_t ncap = s->cap_shared ? s->cap_shared * 2 : 64;
+		struct shared_map *n = realloc(s->shared, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->shared = n;
+		s->cap_shared = ncap;
+	}
+	s->shared[s->nshared++] = (struct shared_map){
+		.dev = f ? f->dev : 0, .ino = f ? f->ino : 0, .size = f ? f->size : 0,
+		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset,
+		.mapping_id = mapping_id,
+	};
+	return 0;
+}
+
+/* The load bias of a file (or vDSO) mapping: addr minus the ELF address it runs; false when
+ * addr's file offset is in no segment. */
+static bool mapping_bias(const struct elfsym *segs, const struct procmap_entry *e, uint64_t addr,
+			 uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	if (elfsym_file_offset_to_vaddr(segs, addr - e->start + e->offset, &vaddr))
+		return false;
+	*bias = addr - vaddr;
+	return true;
+}
+
+/* Returns the profile mapping id of a snapshot mapping, adding it on first use (addr: an
+ * address in it). A file's (or the vDSO's) mapping is shared by every process: its range and
+ * its locations' addresses are the file's own, m->bias below the process's. */
 static int64_t snapmap_mapping(struct symbolizer *s, struct profile *p,
-			       const struct procmap_entry *e, struct snapmap *m)
+			       const struct procmap_entry *e, struct snapmap *m, uint64_t addr)
 {
 	struct symfile *f;
 	const struct elfsym *vdso;
+	struct shared_map *sm;
+	uint64_t bias = 0;
 	int err;
 	int64_t id;
 
@@ -1127,13 +1357,22 @@ static int64_t snapmap_mapping(struct symbolizer *s, struct profile *p,
 	source_of(s, m, &f, &vdso, &err);
 	if (err)
 		return err;
-	const char *build_id = f ? f->elf.build_id : vdso ? vdso->build_id : "";
-	id = add_mapping(s, p, e->start, e->end, e->offset, mapping_name(e), build_id,
-			 mapping_kind(e));
-	if (id > 0) {
-		m->mapping_id = id;
-		p->mappings[id - 1].has_inline_frames = file_has_dwarf(f);
+	bool shared = (f || vdso) && mapping_bias(f ? &f->elf : vdso, e, addr, &bias);
+	if (shared && (sm = shared_find(s, f, e->offset))) {
+		struct profile_mapping *pm = &p->mappings[sm->mapping_id - 1];
+		if (e->end - bias > pm->limit)
+			pm->limit = e->end - bias;
+		m->bias = bias;
+		return m->mapping_id = sm->mapping_id;
 	}
+	const char *build_id = f ? f->elf.build_id : vdso ? vdso->build_id : "";
+	id = add_mapping(s, p, e->start - bias, e->end - bias, e->offset, mapping_name(e), build_id,
+			 mapping_kind(e));
+	if (id < 0 || (shared && shared_add(s, f, e->offset, id)))
+		return id < 0 ? id : -ENOMEM;
+	m->mapping_id = id;
+	m->bias = bias;
+	p->mappings[id - 1].has_inline_frames = file_has_dwarf(f);
 	return id;
 }
 
@@ -1180,7 +1419,8 @@ static int64_t snapmap_location(struct symbolizer *s, struct profile *p,
 				uint64_t addr, bool ret)
 {
 	struct dwarfsym_frame fr[MAX_FRAMES];
-	struct loc_slot *sl = slot_for(s, mid, addr, ret);
+	uint64_t at = addr - m->bias;
+	struct loc_slot *sl = slot_for(s, mid, at, ret);
 	int n;
 
 	if (!sl)
@@ -1190,7 +1430,7 @@ static int64_t snapmap_location(struct symbolizer *s, struct profile *p,
 	enum reason why = resolve_user(s, e, m, addr, ret, fr, &n);
 	if (n < 0)
 		return n;
-	return fill(s, sl, mid, addr, ret, add_location(s, p, mid, addr, fr, n), why,
+	return fill(s, sl, mid, at, ret, add_location(s, p, mid, at, fr, n), why,
 		    n && fr[0].line);
 }
 
@@ -1213,9 +1453,49 @@ int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t 
 	struct snapmap *m = &snap->maps[e - snap->map.entries];
 	if (maybe_jit(s, m) && (id = jit_location(s, p, snap, addr, is_return_address)))
 		return id;
-	if ((mid = snapmap_mapping(s, p, e, m)) < 0)
+	if ((mid = snapmap_mapping(s, p, e, m, addr)) < 0)
 		return mid;
 	return snapmap_location(s, p, e, m, mid, addr, is_return_address);
+}
+
+int symbolizer_index_ahead(struct symbolizer *s)
+{
+	if (s->worker_on)
+		return 0;
+	int err = pthread_create(&s->worker, NULL, index_worker, s);
+	s->worker_on = !err;
+	return -err;
+}
+
+bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	bool found;
+	size_t pi = proc_slot(s, pid, &found);
+
+	if (!found || !s->worker_on)
+		return true;
+	struct snapshot *snap = s->procs[pi];
+	const struct procmap_entry *e = procmap_find(&snap->map, addr);
+	if (!e)
+		return true;
+	struct snapmap *m = &snap->maps[e - snap->map.entries];
+	return m->src != SRC_FILE || !m->file || file_ready(s, m->file);
+}
+
+/* Stops the indexing worker (the files it had not reached stay unindexed). */
+static void stop_worker(struct symbolizer *s)
+{
+	if (!s->worker_on)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->worker_stop = true;
+	pthread_cond_broadcast(&s->work);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->worker, NULL);
+	for (size_t i = 0; i < s->nqueue; i++)
+		s->queue[i]->queued = false;
+	s->nqueue = 0;
+	s->worker_on = false;
 }
 
 struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
@@ -1299,12 +1579,47 @@ int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *l, uint
 
 /* ---- kernel addresses ---- */
 
+/* The prefetch thread: loads kallsyms into s->ksym, which nothing else touches meanwhile. */
+static void *ksym_prefetch(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	s->ksym_async_err = ksym_load(&s->ksym, s->kallsyms_path);
+	__atomic_store_n(&s->ksym_done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int symbolizer_prefetch_kernel(struct symbolizer *s)
+{
+	if (s->ksym_state || s->ksym_loading)
+		return 0;
+	int err = pthread_create(&s->ksym_thread, NULL, ksym_prefetch, s);
+	s->ksym_loading = !err;
+	return -err;
+}
+
+bool symbolizer_kernel_ready(struct symbolizer *s)
+{
+	return !s->ksym_loading || __atomic_load_n(&s->ksym_done, __ATOMIC_ACQUIRE);
+}
+
+/* Waits for a prefetch of kallsyms; returns its -errno, or 1 when none was running. */
+static int ksym_join(struct symbolizer *s)
+{
+	if (!s->ksym_loading)
+		return 1;
+	pthread_join(s->ksym_thread, NULL);
+	s->ksym_loading = false;
+	return s->ksym_async_err;
+}
+
 int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 {
 	char *copy = path ? strdup(path) : NULL;
 
 	if (path && !copy)
 		return -ENOMEM;
+	ksym_join(s);
 	free(s->kallsyms_path);
 	s->kallsyms_path = copy;
 	free(s->module_mappings);
@@ -1320,7 +1635,9 @@ int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 static int ksym_ready(struct symbolizer *s)
 {
 	if (!s->ksym_state) {
-		int err = ksym_load(&s->ksym, s->kallsyms_path);
+		int err = ksym_join(s);
+		if (err == 1)
+			err = ksym_load(&s->ksym, s->kallsyms_path);
 		if (err)
 			diag(DIAG_INFO, "cannot read kernel symbols from '%s': %s",
 			     s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms", strerror(-err));
@@ -1423,6 +1740,10 @@ struct symbolizer *symbolizer_new_opts(const struct symbolizer_opts *o)
 		free(s);
 		return NULL;
 	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->dic_lock, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
 	return s;
 }
 
@@ -1438,6 +1759,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	stop_worker(s);
 	for (size_t i = 0; i < s->nprocs; i++)
 		snapshot_free(s, s->procs[i]);
 	free(s->procs);
@@ -1460,9 +1782,16 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->fns.slots);
 	dm_clear(&s->dms);
 	elfsym_release(&s->vdso);
+	ksym_join(s);
 	ksym_release(&s->ksym);
 	free(s->kallsyms_path);
 	free(s->module_mappings);
+	free(s->shared);
+	free(s->queue);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->dic_lock);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->done);
 	free((char *)s->opts.debug_dir);
 	free(s);
 }

@@ -11,10 +11,15 @@
  * namespace, with its namespaced pid) into a FRAME_JIT mapping named after the map.
  * An address that cannot be resolved is data, not an error: it becomes a location without lines
  * (in its file's mapping, or in "[unknown]"), and the reason is counted in the stats.
+ * A file's (and the vDSO's) mapping in a profile is shared by every process that maps it: its
+ * range and its locations' addresses are the file's own (ELF virtual addresses, not where one
+ * process loaded it), so the processes of one binary share its locations — memory follows the
+ * code seen, not the processes. Files nothing uses any more stay indexed, the 16 most recent.
  * Location and mapping ids are cached for one profile at a time: passing another profile starts
  * the caches afresh, and so does one re-initialized at the same address while it holds fewer
  * mappings or locations than the symbolizer made. pids are process ids (tgid).
- * One thread at a time.
+ * One thread at a time (symbolizer_index_ahead and symbolizer_prefetch_kernel start threads of
+ * the symbolizer's own, which the calls wait for where needed).
  * Files that cannot be opened are reported through diag() at DIAG_DEBUG; a debuginfod server
  * that runs out of time, once, at DIAG_WARN. */
 #ifndef FIRN_SYMBOLIZE_H
@@ -65,6 +70,18 @@ bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
 /* Forgets pid's snapshot (its files are closed once no snapshot uses them). 0 or -ENOENT. */
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid);
 
+/* Starts a worker thread that indexes files (symbols, debug information) ahead of their use,
+ * when symbolizer_user_ready asks for them; 0 or -errno. Every other call stays on the
+ * caller's thread (a file the worker holds is waited for). */
+int symbolizer_index_ahead(struct symbolizer *s);
+/* Whether a user address of pid resolves without reading a file now: true unless the file
+ * behind it is not indexed yet — then the worker (symbolizer_index_ahead) is asked to index
+ * it. Always true without the worker. */
+bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr);
+/* Whether kernel addresses resolve without waiting for kallsyms (see
+ * symbolizer_prefetch_kernel). */
+bool symbolizer_kernel_ready(struct symbolizer *s);
+
 /* Returns the location id in p of a user address of pid (adding mapping, function and location
  * entries to p), or -ENOMEM. The same (snapshot mapping, address, is_return_address) gives the
  * same id. is_return_address: addr is a return address (a caller's frame), so the symbol is
@@ -99,6 +116,9 @@ int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint
  * kallsyms is loaded on first use. is_return_address as for user addresses. */
 int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
 				bool is_return_address);
+/* Starts loading kallsyms in a thread of its own, so that the first kernel lookup (which waits
+ * for it) does not; 0 or -errno. */
+int symbolizer_prefetch_kernel(struct symbolizer *s);
 /* symbolizer_kernel_frame(s, p, addr, false). */
 int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr);
 /* Reads kernel symbols from path (a file in kallsyms format) instead of /proc/kallsyms. Call it

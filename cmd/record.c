@@ -222,6 +222,8 @@ struct recording {
 	struct symbolizer *sym;
 	struct sampler *sampler;
 	struct profile prof;
+	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
+	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
 	pid_t child;
 	int child_status;
 	bool child_done;
@@ -294,6 +296,32 @@ static void resnap_due(struct recording *r)
 			r->resnap[kept++] = r->resnap[i];
 	}
 	r->nresnap = kept;
+}
+
+/* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
+ * indexed (by the symbolizer's worker, so the loop never waits for one), then the process's
+ * snapshot goes. Process events are handled between entries: new processes are snapshotted
+ * while ended ones are symbolized. */
+static bool entry_ready(void *ctx, const struct sampler_entry *e)
+{
+	struct recording *r = ctx;
+
+	return capture_ready(r->cap, e);
+}
+
+static int park_entry(void *ctx, const struct sampler_entry *e)
+{
+	struct recording *r = ctx;
+
+	sampler_handle_events(r->sampler);
+	return capture_park(r->cap, e);
+}
+
+static void forget_process(void *ctx, pid_t pid)
+{
+	struct recording *r = ctx;
+
+	symbolizer_remove_process(r->sym, pid);
 }
 
 /* Drops root for the command when firn runs under sudo (unless --as-root). */
@@ -404,6 +432,10 @@ static int sample_loop(struct recording *r)
 		int err = sampler_poll(r->sampler, 50);
 		if (err && err != -EINTR)
 			return error("cannot read samples: %s", strerror(-err));
+		struct sampler_retire_ops ops = { entry_ready, park_entry, forget_process, r };
+		if ((err = sampler_retire(r->sampler, &ops)))
+			return error("cannot symbolize the samples of ended processes: %s",
+				     strerror(-err));
 		resnap_due(r);
 		reap_child(r, WNOHANG);
 		if (r->child_done || stop_signal)
@@ -522,6 +554,44 @@ static void print_summary(struct recording *r, const struct sampler_stats *st, s
 		st->unwind_bytes / 1048576.0);
 }
 
+/* What the capture knows from the start: the events, the frequency, where to park samples. */
+static struct capture_meta capture_meta_of(const struct recording *r)
+{
+	return (struct capture_meta){
+		.freq = r->o->freq,
+		.call_graph = r->o->call_graph,
+		.events = r->ev.n ? r->ev.list : NULL,
+		.nevents = r->ev.n,
+		.event_specs = r->o->events,
+		.nevent_specs = r->o->nevents,
+		.spill_dir = r->spill_dir,
+	};
+}
+
+/* Starts the profile once the events are known (before sampling). */
+static int start_capture(struct recording *r)
+{
+	struct capture_meta m;
+
+	if (strcmp(r->o->output, "-")) {
+		char *copy = strdup(r->o->output);
+		r->spill_dir = copy ? strdup(dirname(copy)) : NULL;
+		free(copy);
+		if (!r->spill_dir)
+			return error("out of memory");
+	}
+	m = capture_meta_of(r);
+	if (profile_init(&r->prof))
+		return error("out of memory");
+	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
+		return error("cannot start the profile: %s", strerror(errno));
+	/* threads: the stacks of processes that end need kallsyms and their files soon */
+	if (!r->o->no_kernel)
+		symbolizer_prefetch_kernel(r->sym);
+	symbolizer_index_ahead(r->sym);
+	return 0;
+}
+
 /* After sampling: drain, symbolize into a profile, write it, print the summary. */
 static int finish_recording(struct recording *r, int argc, char **argv)
 {
@@ -536,23 +606,16 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 		return error("cannot read samples: %s", strerror(-err));
 	sampler_get_stats(r->sampler, &st);
 	uname(&un);
-	struct capture_meta m = {
-		.freq = r->o->freq,
-		.start_ns = r->start_ns,
-		.end_ns = r->end_ns,
-		.call_graph = r->o->call_graph,
-		.argc = argc,
-		.argv = argv,
-		.kernel = un.release,
-		.ncpus = sampler_ncpus(r->sampler),
-		.stats = &st,
-		.events = r->ev.n ? r->ev.list : NULL,
-		.nevents = r->ev.n,
-		.event_specs = r->o->events,
-		.nevent_specs = r->o->nevents,
-	};
-	if (profile_init(&r->prof) || (err = capture_build(&r->prof, r->sampler, r->sym, &m)))
-		return error("cannot build the profile: %s", strerror(err ? -err : ENOMEM));
+	struct capture_meta m = capture_meta_of(r);
+	m.start_ns = r->start_ns;
+	m.end_ns = r->end_ns;
+	m.argc = argc;
+	m.argv = argv;
+	m.kernel = un.release;
+	m.ncpus = sampler_ncpus(r->sampler);
+	m.stats = &st;
+	if ((err = capture_finish(r->cap, r->sampler, &m)))
+		return error("cannot build the profile: %s", strerror(-err));
 	if ((err = write_profile(r, &bytes)))
 		return error("cannot write '%s': %s", r->o->output, strerror(-err));
 	chown_to_sudo_user(r->o->output);
@@ -830,6 +893,7 @@ static int setup(struct recording *r)
 		.unwind_memory = (uint64_t)r->o->unwind_memory_mb << 20,
 		.no_cpu_clock = r->o->nevents && !cpu_clock_events(r->o),
 		.usdt = r->o->nevents > cpu_clock_events(r->o),
+		.retire = true,
 		.on_process = on_process,
 		.ctx = r,
 	};
@@ -935,7 +999,8 @@ static int cmd_record(int argc, char **argv)
 	if ((rc = check_output(o.output)))
 		goto out;
 	install_signals();
-	if ((rc = setup(&r)) || (rc = start(&r, argi < argc ? argv + argi : NULL)))
+	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
+	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
 		goto out;
 	if ((rc = sample_loop(&r)))
 		goto out;
@@ -948,9 +1013,11 @@ static int cmd_record(int argc, char **argv)
 out:
 	if (r.child && !r.child_done)
 		end_child(&r);
+	capture_free(r.cap);
 	sampler_free(r.sampler);
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
+	free(r.spill_dir);
 	free(r.resnap);
 	free(o.pids);
 	free(o.events);

@@ -1,5 +1,6 @@
 /* Sampler entries → profile samples, symbolized and labelled. */
 #include "capture.h"
+#include "spill.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 struct capture {
 	struct profile *p;
+	struct spill spill;       /* samples of processes that have ended */
 	struct symbolizer *sym;
 	uint64_t *locs;
 	size_t cap;
@@ -16,6 +18,7 @@ struct capture {
 	int64_t *values;  /* one per sample type (scratch) */
 	int *column;      /* event id → index of its (first) sample type, -1 for none */
 	uint32_t ncolumns;
+	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
 };
 
 /* Appends the locations of one stack (leaf first); frames after the first are return addresses. */
@@ -35,11 +38,11 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 	return 0;
 }
 
-/* One sampler entry → one profile sample. */
-static int add_entry(void *ctx, const struct sampler_entry *e)
+/* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels; 1 when the
+ * entry makes a sample, 0 when its event is not recorded, or -errno. */
+static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t *n,
+			struct profile_label labels[4])
 {
-	struct capture *c = ctx;
-	size_t n = 0;
 	int err;
 
 	if (e->event >= c->ncolumns || c->column[e->event] < 0)
@@ -52,27 +55,59 @@ static int add_entry(void *ctx, const struct sampler_entry *e)
 		c->locs = nl;
 		c->cap = ncap;
 	}
-	if ((err = add_frames(c, e, true, &n)) || (err = add_frames(c, e, false, &n)))
+	*n = 0;
+	if ((err = add_frames(c, e, true, n)) || (err = add_frames(c, e, false, n)))
 		return err;
 	int64_t comm = profile_intern(c->p, e->comm), thread = profile_intern(c->p, e->thread);
 	if (comm < 0 || thread < 0)
 		return -ENOMEM;
-	struct profile_label labels[4] = {
-		{ .key = c->k_pid, .num = e->pid },
-		{ .key = c->k_tid, .num = e->tid },
-		{ .key = c->k_comm, .str = comm },
-		{ .key = c->k_thread, .str = thread },
-	};
+	labels[0] = (struct profile_label){ .key = c->k_pid, .num = e->pid };
+	labels[1] = (struct profile_label){ .key = c->k_tid, .num = e->tid };
+	labels[2] = (struct profile_label){ .key = c->k_comm, .str = comm };
+	labels[3] = (struct profile_label){ .key = c->k_thread, .str = thread };
 	int col = c->column[e->event];
 	memset(c->values, 0, c->p->nsample_types * sizeof(*c->values));
 	c->values[col] = (int64_t)e->count;
 	if (e->event == 0)
 		c->values[col + 1] = (int64_t)e->count * c->period;
-	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
+	return 1;
+}
+
+/* One sampler entry → one profile sample. */
+static int add_entry(void *ctx, const struct sampler_entry *e)
+{
+	struct capture *c = ctx;
+	struct profile_label labels[4];
+	size_t n;
+	int rc = entry_sample(c, e, &n, labels);
+
+	return rc <= 0 ? rc : profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
+}
+
+bool capture_ready(struct capture *c, const struct sampler_entry *e)
+{
+	if (e->klen && !symbolizer_kernel_ready(c->sym))
+		return false;
+	for (uint32_t i = 0; i < e->ulen; i++)
+		if (!symbolizer_user_ready(c->sym, e->pid, i ? e->ustack[i] - 1 : e->ustack[i]))
+			return false;
+	return true;
+}
+
+int capture_park(struct capture *c, const struct sampler_entry *e)
+{
+	struct profile_label labels[4];
+	size_t n;
+	int rc = entry_sample(c, e, &n, labels);
+
+	if (rc <= 0)
+		return rc;
+	c->parked++;
+	return spill_add(&c->spill, c->locs, n, c->values, c->p->nsample_types, labels, 4);
 }
 
 /* Metadata lines ("key: value") kept in the profile's comments. */
-static int add_comments(struct profile *p, const struct capture_meta *m)
+static int add_comments(struct profile *p, const struct capture_meta *m, uint64_t parked)
 {
 	char buf[4096] = "";
 	size_t off = 0;
@@ -102,6 +137,7 @@ static int add_comments(struct profile *p, const struct capture_meta *m)
 	COMMENT("kernel: %s", m->kernel ? m->kernel : "");
 	COMMENT("cpus: %d", m->ncpus);
 	COMMENT("samples: %llu", (unsigned long long)st->stored);
+	COMMENT("samples.symbolized_at_exit: %llu", (unsigned long long)parked);
 	COMMENT("lost: %llu", (unsigned long long)(st->taken > st->stored ? st->taken - st->stored : 0));
 	COMMENT("lost.counts_full: %llu", (unsigned long long)st->counts_full);
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
@@ -157,34 +193,56 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 	return c->values ? 0 : -ENOMEM;
 }
 
-int capture_build(struct profile *p, struct sampler *s, struct symbolizer *sym,
-		  const struct capture_meta *m)
+struct capture *capture_new(struct profile *p, struct symbolizer *sym,
+			    const struct capture_meta *m)
 {
 	static const struct capture_event cpu_clock = { 0, "samples" };
-	struct capture c = { .p = p, .sym = sym, .period = 1000000000LL / (m->freq ? m->freq : 1) };
-	int err;
+	struct capture *c = calloc(1, sizeof(*c));
+	int err = c ? spill_init(&c->spill, m->spill_dir) : -ENOMEM;
 
-	if (m->events && !m->nevents)
-		return -EINVAL;
-	err = add_types(&c, m->events ? m->events : &cpu_clock, m->events ? m->nevents : 1);
 	if (err)
-		goto out;
-	p->time_nanos = m->start_ns;
-	p->duration_nanos = m->end_ns - m->start_ns;
-	c.k_pid = profile_intern(p, "pid");
-	c.k_tid = profile_intern(p, "tid");
-	c.k_comm = profile_intern(p, "comm");
-	c.k_thread = profile_intern(p, "thread");
-	if (c.k_pid < 0 || c.k_tid < 0 || c.k_comm < 0 || c.k_thread < 0) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = sampler_for_each(s, add_entry, &c);
+		goto fail;
+	c->p = p;
+	c->sym = sym;
+	c->period = 1000000000LL / (m->freq ? m->freq : 1);
+	err = m->events && !m->nevents ? -EINVAL : 0;
 	if (!err)
-		err = add_comments(p, m);
-out:
-	free(c.locs);
-	free(c.values);
-	free(c.column);
-	return err;
+		err = add_types(c, m->events ? m->events : &cpu_clock, m->events ? m->nevents : 1);
+	if (err)
+		goto fail;
+	c->k_pid = profile_intern(p, "pid");
+	c->k_tid = profile_intern(p, "tid");
+	c->k_comm = profile_intern(p, "comm");
+	c->k_thread = profile_intern(p, "thread");
+	if (c->k_pid >= 0 && c->k_tid >= 0 && c->k_comm >= 0 && c->k_thread >= 0)
+		return c;
+	err = -ENOMEM;
+fail:
+	capture_free(c);
+	errno = -err;
+	return NULL;
+}
+
+int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m)
+{
+	int err = sampler_for_each(s, add_entry, c);
+
+	if (!err)
+		err = spill_load(&c->spill, c->p);
+	if (err)
+		return err;
+	c->p->time_nanos = m->start_ns;
+	c->p->duration_nanos = m->end_ns - m->start_ns;
+	return add_comments(c->p, m, c->parked);
+}
+
+void capture_free(struct capture *c)
+{
+	if (!c)
+		return;
+	spill_release(&c->spill);
+	free(c->locs);
+	free(c->values);
+	free(c->column);
+	free(c);
 }

@@ -1,6 +1,9 @@
 /* Turns what the sampler counted into a profile: symbolizes every frame (user frames through the
  * process snapshots of the symbolizer, kernel frames through kallsyms), labels samples with
- * pid, tid, comm and thread, and records the recording's metadata as comments. */
+ * pid, tid, comm and thread, and records the recording's metadata as comments.
+ * The samples of a process that ends during the recording are symbolized then (capture_park,
+ * before its snapshot is dropped) and parked on disk; capture_finish adds them and the entries
+ * still in the sampler to the profile. */
 #ifndef FIRN_CAPTURE_H
 #define FIRN_CAPTURE_H
 
@@ -32,11 +35,25 @@ struct capture_meta {
 	unsigned nevents;
 	const char *const *event_specs; /* the events as the user named them (comments) */
 	unsigned nevent_specs;
+	const char *spill_dir;       /* where parked samples go (NULL: $TMPDIR, else /tmp) */
 };
 
-/* Fills p (freshly initialized) from the sampler's entries. Each sample has one value per sample
- * type: its count in its event's type(s), 0 in the others. Returns 0 or -errno. */
-int capture_build(struct profile *p, struct sampler *s, struct symbolizer *sym,
-		  const struct capture_meta *m);
+struct capture;
+
+/* Starts filling p (freshly initialized): its sample types come from m's events and freq (the
+ * rest of m is read by capture_finish). NULL + errno. */
+struct capture *capture_new(struct profile *p, struct symbolizer *sym,
+			    const struct capture_meta *m);
+/* Whether capture_park would symbolize e without waiting for a file to be indexed or for
+ * kallsyms (it asks the symbolizer to prepare what is missing). */
+bool capture_ready(struct capture *c, const struct sampler_entry *e);
+/* Symbolizes an entry now (its process is about to be forgotten) and parks its sample until
+ * capture_finish. 0 or -errno. */
+int capture_park(struct capture *c, const struct sampler_entry *e);
+/* Adds the sampler's remaining entries and the parked samples to the profile, its time and m's
+ * metadata as comments. Each sample has one value per sample type: its count in its event's
+ * type(s), 0 in the others. Returns 0 or -errno. */
+int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m);
+void capture_free(struct capture *c);
 
 #endif

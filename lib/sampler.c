@@ -22,6 +22,8 @@
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
+#define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
+#define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
 
 /* A stack kept in user space, found by its in-kernel id. refs: entries that use it; seen: the
  * drain that last met it (a stack is freed only once no undrained count can name it). */
@@ -631,12 +633,21 @@ static bool pid_in(const pid_t *pids, size_t n, pid_t pid)
 }
 
 /* Moves the exited processes whose samples are all drained into a sorted array; returns how
- * many (0 when none or out of memory). */
+ * many (0 when none or out of memory). Forgetting rebuilds the tables, so processes are taken
+ * in batches: once RETIRE_BATCH are ready or one has waited RETIRE_DRAINS drains. */
 static size_t take_ready(struct sampler *s, pid_t **out)
 {
 	size_t n = 0, kept = 0;
-	pid_t *pids = malloc((s->nexited ? s->nexited : 1) * sizeof(*pids));
+	bool due = false;
 
+	for (size_t i = 0; i < s->nexited; i++) {
+		n += s->exited[i].gen < s->drains;
+		due |= s->exited[i].gen + RETIRE_DRAINS <= s->drains;
+	}
+	if (!due && n < RETIRE_BATCH)
+		return 0;
+	n = 0;
+	pid_t *pids = malloc((s->nexited ? s->nexited : 1) * sizeof(*pids));
 	if (!pids)
 		return 0;
 	for (size_t i = 0; i < s->nexited; i++) {
@@ -793,6 +804,8 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 	size_t n = take_ready(s, &pids);
 	int err = 0;
 
+	if (!n)
+		return 0;
 	n = defer_unready(s, ops, pids, n);
 	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
 		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))

@@ -1,12 +1,13 @@
 # Churn during a recording: the churn fixture forks, execs itself and another program (split),
 # starts and ends threads, and has children die by SIGKILL, SIGTERM and SIGINT, every round.
 # firn must not crash or warn, pass the command's status through, symbolize the processes that
-# exited (every work function found, by name, under main or its thread), and its counts must
-# agree: the summary's samples = the profile's total, processes >= the ones started.
+# exited (every work function found, by name, under main or its thread) — most of them while
+# the recording goes on, as they end — and its counts must agree: the summary's samples = the
+# profile's total, processes >= the ones started.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
-ROUNDS=15
+ROUNDS=40
 "$FIRN" record -F 499 -o "$TMP/churn.pb.gz" -- "$FIX/churn" "$ROUNDS" 20 "$FIX/split" 5 \
 	2>"$TMP/err"
 rc=$?
@@ -22,6 +23,12 @@ echo "# $samples samples, $lost lost, $procs processes"
 check "summary: processes >= $((4 * ROUNDS)) started" [ "${procs:-0}" -ge $((4 * ROUNDS)) ]
 
 "$FIRN" report --folded "$TMP/churn.pb.gz" >"$TMP/churn.folded"
+# processes that end are symbolized (and forgotten) during the recording, not at its end
+parked=$(go tool pprof -comments "$TMP/churn.pb.gz" 2>/dev/null |
+	sed -n 's/^samples.symbolized_at_exit: //p')
+echo "# $parked samples symbolized as their processes ended"
+check "samples of ended processes symbolized during the recording (${parked:-none} > 0)" \
+	[ "${parked:-0}" -gt 0 ]
 total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/churn.folded")
 check "summary samples ($samples) = the profile's total ($total)" [ "${samples:-x}" = "$total" ]
 

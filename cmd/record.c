@@ -229,19 +229,8 @@ struct recording {
 	bool child_done;
 	uint64_t start_ns, end_ns;
 	int procs;
-	struct resnap *resnap; /* processes to snapshot again once their libraries are mapped */
-	size_t nresnap, cap_resnap;
 	struct events ev;
 };
-
-/* A process announced recently: snapshot it again after RESNAP_DELAY_NS, because its first
- * sample may come while the dynamic loader is still mapping its libraries. */
-struct resnap {
-	pid_t pid;
-	uint64_t due_ns;
-};
-
-#define RESNAP_DELAY_NS 150000000ULL
 
 static uint64_t mono_ns(void)
 {
@@ -271,31 +260,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	if (announced || !symbolizer_has_process(r->sym, pid))
 		r->procs++;
 	symbolizer_add_process(r->sym, pid);
-	if (r->nresnap == r->cap_resnap) {
-		size_t ncap = r->cap_resnap ? r->cap_resnap * 2 : 64;
-		struct resnap *n = realloc(r->resnap, ncap * sizeof(*n));
-		if (!n)
-			return; /* the first snapshot stays */
-		r->resnap = n;
-		r->cap_resnap = ncap;
-	}
-	r->resnap[r->nresnap++] = (struct resnap){ pid, mono_ns() + RESNAP_DELAY_NS };
-}
-
-/* Takes the second snapshot of processes whose delay has passed (the symbolizer keeps the first
- * when the process has exited meanwhile). */
-static void resnap_due(struct recording *r)
-{
-	uint64_t now = mono_ns();
-	size_t kept = 0;
-
-	for (size_t i = 0; i < r->nresnap; i++) {
-		if (r->resnap[i].due_ns <= now)
-			symbolizer_add_process(r->sym, r->resnap[i].pid);
-		else
-			r->resnap[kept++] = r->resnap[i];
-	}
-	r->nresnap = kept;
+	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
@@ -436,7 +401,7 @@ static int sample_loop(struct recording *r)
 		if ((err = sampler_retire(r->sampler, &ops)))
 			return error("cannot symbolize the samples of ended processes: %s",
 				     strerror(-err));
-		resnap_due(r);
+		symbolizer_refresh_due(r->sym, mono_ns());
 		reap_child(r, WNOHANG);
 		if (r->child_done || stop_signal)
 			return 0;
@@ -1018,7 +983,6 @@ out:
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
 	free(r.spill_dir);
-	free(r.resnap);
 	free(o.pids);
 	free(o.events);
 	events_release(&r.ev);

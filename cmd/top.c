@@ -31,7 +31,6 @@
 #define HALF_LIFE_S 2.0     /* a sample's weight in the window halves every 2 seconds */
 #define MIN_WEIGHT 0.01     /* an entry lighter than this leaves the window */
 #define MILLI 1000.0        /* window values are thousandths of a sample */
-#define RESNAP_DELAY_NS 150000000ULL
 #define FIRST_REFRESH_NS 500000000ULL /* the first table comes after half a second at most */
 #define MAX_WAIT_NS 500000000ULL      /* the longest sleep between wake-ups */
 #define MAX_VIEWS 16
@@ -65,12 +64,6 @@ struct top_entry {
 	uint32_t nlocs;
 	bool used, symbolized;
 	struct profile_label labels[2];  /* pid, comm */
-};
-
-/* A process snapshotted recently, to snapshot again once its libraries are mapped. */
-struct resnap {
-	pid_t pid;
-	uint64_t due_ns;
 };
 
 /* A caller or callee of the function of a calls view. */
@@ -113,8 +106,7 @@ struct top {
 	size_t *rows;               /* entries of h that pass the filter, in h's order */
 	size_t nrows, caprows;
 	int module_width;
-	struct resnap *resnap;
-	size_t nresnap, capresnap;
+	uint64_t next_resnap_ns;    /* when the symbolizer's next second snapshot is due */
 	unsigned long long self_start_ticks;
 	uint64_t start_ns, last_ns;
 	double rate;                /* samples per second over the last interval */
@@ -236,40 +228,10 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process(t->sym, pid);
 	if (!exec && start_ticks(pid) < t->self_start_ticks)
 		return; /* it was running before us: its libraries are mapped */
-	if (t->nresnap == t->capresnap) {
-		size_t ncap = t->capresnap ? t->capresnap * 2 : 64;
-		struct resnap *n = realloc(t->resnap, ncap * sizeof(*n));
-		if (!n)
-			return; /* the first snapshot stays */
-		t->resnap = n;
-		t->capresnap = ncap;
-	}
-	t->resnap[t->nresnap++] = (struct resnap){ pid, mono_ns() + RESNAP_DELAY_NS };
-}
-
-/* Takes the second snapshot of processes whose delay has passed. */
-static void resnap_due(struct top *t)
-{
-	uint64_t now = mono_ns();
-	size_t kept = 0;
-
-	for (size_t i = 0; i < t->nresnap; i++) {
-		if (t->resnap[i].due_ns <= now)
-			symbolizer_add_process(t->sym, t->resnap[i].pid);
-		else
-			t->resnap[kept++] = t->resnap[i];
-	}
-	t->nresnap = kept;
+	symbolizer_add_process_later(t->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
 /* True while pid waits for its second snapshot (its stacks are symbolized after it). */
-static bool resnap_pending(const struct top *t, uint32_t pid)
-{
-	for (size_t i = 0; i < t->nresnap; i++)
-		if ((uint32_t)t->resnap[i].pid == pid)
-			return true;
-	return false;
-}
 
 /* Symbolizes an entry's stacks once: kernel frames, then user frames, leaf first. */
 static int entry_symbolize(struct top *t, struct top_entry *e)
@@ -423,7 +385,7 @@ static int window_update(void *ctx, const struct sampler_entry *se)
 static int window_add(struct top *t, struct top_entry *e)
 {
 	if (!e->symbolized) {
-		if (resnap_pending(t, e->pid))
+		if (symbolizer_refresh_pending(t->sym, e->pid))
 			return 0; /* next refresh */
 		int err = entry_symbolize(t, e);
 		if (err)
@@ -1202,9 +1164,8 @@ static int wait_ms(const struct top *t, uint64_t next_refresh)
 {
 	uint64_t now = mono_ns(), until = next_refresh;
 
-	for (size_t i = 0; i < t->nresnap; i++)
-		if (t->resnap[i].due_ns < until)
-			until = t->resnap[i].due_ns;
+	if (t->next_resnap_ns < until)
+		until = t->next_resnap_ns;
 	if (until > now + MAX_WAIT_NS)
 		until = now + MAX_WAIT_NS;
 	return until > now ? (int)((until - now + 999999) / 1000000) : 0;
@@ -1218,7 +1179,7 @@ static int wait_events(struct top *t, int fd, int ms)
 
 	poll(p, fd >= 0 ? 2 : 1, ms); /* EINTR (a signal, a resize) just ends the wait */
 	int err = sampler_poll(t->sampler, 0);
-	resnap_due(t);
+	t->next_resnap_ns = symbolizer_refresh_due(t->sym, mono_ns());
 	check_end(t);
 	return err == -EINTR ? 0 : err;
 }
@@ -1379,7 +1340,6 @@ static void top_release(struct top *t)
 	free(t->slots);
 	free(t->win);
 	free(t->rows);
-	free(t->resnap);
 	sampler_free(t->sampler);
 	symbolizer_free(t->sym);
 	profile_release(&t->prof);
@@ -1417,7 +1377,7 @@ static int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { .freq = 99, .delay = 1, .rows = 20, .call_graph = "auto",
 			      .unwind = UNWIND_AUTO, .unwind_memory_mb = 32 };
-	struct top t = { .o = &o, .sort = HIST_SORT_SELF };
+	struct top t = { .o = &o, .sort = HIST_SORT_SELF, .next_resnap_ns = UINT64_MAX };
 	int argi, rc = opt_parse(&top_cmd, argc, argv, true, top_option, &o, &argi);
 
 	if (rc)

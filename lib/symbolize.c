@@ -136,6 +136,12 @@ struct dm_cache {
 	size_t nslots, n;
 };
 
+/* A process to snapshot again at due_ns (CLOCK_MONOTONIC). */
+struct resnap {
+	pid_t pid;
+	uint64_t due_ns;
+};
+
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct snapshot **procs; /* sorted by pid */
@@ -153,6 +159,8 @@ struct symbolizer {
 	uint64_t max_mapping_id, max_location_id;
 	struct shared_map *shared; /* file segments' mappings in the profile */
 	size_t nshared, cap_shared;
+	struct resnap *resnap;   /* processes to snapshot again (symbolizer_add_process_later) */
+	size_t nresnap, cap_resnap;
 	uint64_t idle_clock;     /* counts files becoming unused */
 	size_t nidle;            /* files with no reference kept for reuse */
 
@@ -890,11 +898,63 @@ bool symbolizer_has_process(struct symbolizer *s, pid_t pid)
 	return found;
 }
 
+int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns)
+{
+	if (s->nresnap == s->cap_resnap) {
+		size_t ncap = s->cap_resnap ? s->cap_resnap * 2 : 64;
+		struct resnap *n = realloc(s->resnap, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->resnap = n;
+		s->cap_resnap = ncap;
+	}
+	s->resnap[s->nresnap++] = (struct resnap){ pid, now_ns + SYMBOLIZER_RESNAP_NS };
+	return 0;
+}
+
+uint64_t symbolizer_refresh_due(struct symbolizer *s, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nresnap; i++) {
+		if (s->resnap[i].due_ns <= now_ns) {
+			symbolizer_add_process(s, s->resnap[i].pid);
+			continue;
+		}
+		if (s->resnap[i].due_ns < next)
+			next = s->resnap[i].due_ns;
+		s->resnap[kept++] = s->resnap[i];
+	}
+	s->nresnap = kept;
+	return next;
+}
+
+bool symbolizer_refresh_pending(const struct symbolizer *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nresnap; i++)
+		if (s->resnap[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Drops pid's pending second snapshot (the process has gone). */
+static void drop_resnap(struct symbolizer *s, pid_t pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nresnap; i++)
+		if (s->resnap[i].pid != pid)
+			s->resnap[kept++] = s->resnap[i];
+	s->nresnap = kept;
+}
+
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 {
 	bool found;
 	size_t i = proc_slot(s, pid, &found);
 
+	drop_resnap(s, pid);
 	if (!found)
 		return -ENOENT;
 	snapshot_free(s, s->procs[i]);
@@ -1788,6 +1848,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->module_mappings);
 	free(s->shared);
 	free(s->queue);
+	free(s->resnap);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->dic_lock);
 	pthread_cond_destroy(&s->work);

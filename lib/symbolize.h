@@ -67,7 +67,18 @@ void symbolizer_free(struct symbolizer *s);
  * exiting) does not replace an earlier one: -ESRCH. 0 or -errno (-ENOENT: no such process). */
 int symbolizer_add_process(struct symbolizer *s, pid_t pid);
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
-/* Forgets pid's snapshot (its files are closed once no snapshot uses them). 0 or -ENOENT. */
+/* Snapshots pid again SYMBOLIZER_RESNAP_NS after now_ns (CLOCK_MONOTONIC), at the first
+ * symbolizer_refresh_due after that: a process's first sample may come while the dynamic loader
+ * is still mapping its libraries. 0 or -ENOMEM. */
+#define SYMBOLIZER_RESNAP_NS 150000000ULL
+int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns);
+/* Takes the snapshots due by now_ns (the symbolizer keeps an earlier snapshot of a process
+ * that has exited meanwhile); returns when the next one is due (UINT64_MAX: none). */
+uint64_t symbolizer_refresh_due(struct symbolizer *s, uint64_t now_ns);
+/* Whether pid waits for its second snapshot (its stacks are better symbolized after it). */
+bool symbolizer_refresh_pending(const struct symbolizer *s, pid_t pid);
+/* Forgets pid's snapshot and its pending second snapshot (its files are closed once no
+ * snapshot uses them). 0 or -ENOENT. */
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid);
 
 /* Starts a worker thread that indexes files (symbols, debug information) ahead of their use,

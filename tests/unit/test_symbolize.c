@@ -205,6 +205,30 @@ static void test_shared_across_processes(void **state)
 	symbolizer_free(s);
 }
 
+/* Second snapshots: queued, due after SYMBOLIZER_RESNAP_NS, taken by refresh_due, dropped
+ * with the process. */
+static void test_second_snapshot(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	pid_t pid = getpid();
+	uint64_t now = 1000000000ULL;
+
+	assert_int_equal(symbolizer_add_process_later(s, pid, now), 0);
+	assert_true(symbolizer_refresh_pending(s, pid));
+	assert_false(symbolizer_has_process(s, pid));
+	assert_int_equal(symbolizer_refresh_due(s, now), now + SYMBOLIZER_RESNAP_NS);
+	assert_false(symbolizer_has_process(s, pid)); /* not yet due */
+	assert_int_equal(symbolizer_refresh_due(s, now + SYMBOLIZER_RESNAP_NS), UINT64_MAX);
+	assert_true(symbolizer_has_process(s, pid));
+	assert_false(symbolizer_refresh_pending(s, pid));
+	assert_int_equal(symbolizer_add_process_later(s, pid, now), 0);
+	assert_int_equal(symbolizer_remove_process(s, pid), 0);
+	assert_false(symbolizer_refresh_pending(s, pid)); /* gone with the process */
+	assert_int_equal(symbolizer_refresh_due(s, UINT64_MAX - 1), UINT64_MAX);
+	assert_false(symbolizer_has_process(s, pid));
+	symbolizer_free(s);
+}
+
 static void test_unresolved(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -732,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_shared_across_processes),
+		cmocka_unit_test(test_second_snapshot),
 		cmocka_unit_test(test_unresolved),
 		cmocka_unit_test(test_exited_process),
 		cmocka_unit_test(test_deleted_binary),

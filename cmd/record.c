@@ -2,24 +2,20 @@
  * processes or of the whole system with eBPF, symbolize them before the processes vanish, and
  * write a pprof (or folded) profile. */
 #include "opt.h"
+#include "target.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
-#include <linux/capability.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,9 +35,8 @@ struct record_opts {
 	unsigned freq;
 	double duration;        /* seconds, 0 = until the command exits or a signal */
 	const char *output;
-	pid_t *pids;
-	int npids;
-	bool all, no_kernel, quiet, as_root, no_demangle;
+	struct target t;        /* -a, -p, or the command; --as-root */
+	bool no_kernel, quiet, no_demangle;
 	enum record_format format;
 	const char *call_graph;
 	enum sampler_unwind unwind;
@@ -51,40 +46,6 @@ struct record_opts {
 };
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
-
-static volatile sig_atomic_t stop_signal;
-
-/* Signal handler: remember the first signal; the main loop ends the recording. */
-static void on_stop_signal(int sig)
-{
-	if (!stop_signal)
-		stop_signal = sig;
-}
-
-/* Parses "PID[,PID...]" into o->pids. */
-static int parse_pids(const struct cmd *cmd, struct record_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-
-	if (!copy)
-		return error("out of memory");
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long v;
-		if (opt_long(cmd, "pid", t, 1, INT32_MAX, &v)) {
-			free(copy);
-			return 2;
-		}
-		pid_t *n = realloc(o->pids, (o->npids + 1) * sizeof(*n));
-		if (!n) {
-			free(copy);
-			return error("out of memory");
-		}
-		o->pids = n;
-		o->pids[o->npids++] = v;
-	}
-	free(copy);
-	return o->npids ? 0 : usage_error(&record_cmd, "option '--pid' needs at least one pid");
-}
 
 /* Splits "PATH:PROVIDER:NAME" (in place) at its last two colons; false when a part is empty. */
 static bool split_usdt_spec(char *s, char **provider, char **name)
@@ -146,9 +107,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		o->output = arg;
 		return 0;
 	case 'p':
-		return parse_pids(&record_cmd, o, arg);
+		return target_parse_pids(&o->t, &record_cmd, arg);
 	case 'a':
-		o->all = true;
+		o->t.all = true;
 		return 0;
 	case 'q':
 		o->quiet = true;
@@ -160,19 +121,11 @@ static int record_option(void *ctx, int id, const char *arg)
 		o->no_demangle = true;
 		return 0;
 	case OPT_AS_ROOT:
-		o->as_root = true;
+		o->t.as_root = true;
 		return 0;
 	case OPT_CALL_GRAPH:
-		if (!strcmp(arg, "fp"))
-			o->unwind = UNWIND_FP;
-		else if (!strcmp(arg, "dwarf"))
-			o->unwind = UNWIND_DWARF;
-		else if (!strcmp(arg, "auto"))
-			o->unwind = UNWIND_AUTO;
-		else
-			return usage_error(&record_cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 		o->call_graph = arg;
-		return 0;
+		return target_parse_call_graph(&record_cmd, arg, &o->unwind);
 	case OPT_UNWIND_MEMORY:
 		return opt_long(&record_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
 	case OPT_FORMAT:
@@ -185,22 +138,6 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	}
 	return 2;
-}
-
-/* Which of CAP_BPF and CAP_PERFMON the process lacks ("" when none or when root). */
-static const char *missing_caps(char *buf, size_t len)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
-
-	buf[0] = 0;
-	if (geteuid() == 0 || syscall(SYS_capget, &h, d))
-		return buf;
-	bool bpf = d[1].effective & (1u << (CAP_BPF - 32));
-	bool perfmon = d[1].effective & (1u << (CAP_PERFMON - 32));
-	snprintf(buf, len, "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
-		 perfmon ? "" : "CAP_PERFMON");
-	return buf;
 }
 
 /* The events of a recording: cpu-clock and the USDT probes the -e specs matched, in sample
@@ -224,9 +161,6 @@ struct recording {
 	struct profile prof;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
 	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
-	pid_t child;
-	int child_status;
-	bool child_done;
 	uint64_t start_ns, end_ns;
 	int procs;
 	struct events ev;
@@ -289,105 +223,6 @@ static void forget_process(void *ctx, pid_t pid)
 	symbolizer_remove_process(r->sym, pid);
 }
 
-/* Drops root for the command when firn runs under sudo (unless --as-root). */
-static int drop_to_sudo_user(void)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID"), *name = getenv("SUDO_USER");
-
-	if (getuid() != 0 || !u || !g)
-		return 0;
-	uid_t uid = strtoul(u, NULL, 10);
-	gid_t gid = strtoul(g, NULL, 10);
-	if (uid == 0)
-		return 0;
-	if ((name ? initgroups(name, gid) : setgroups(0, NULL)) || setgid(gid) || setuid(uid))
-		return -errno;
-	return 0;
-}
-
-/* Child side of start_command: wait for the go, then exec. Never returns. */
-static void run_child(int go_fd, int err_fd, char **argv, bool as_root)
-{
-	char c;
-	int err = 0;
-
-	if (read(go_fd, &c, 1) != 1)
-		_exit(127);
-	if (!as_root && drop_to_sudo_user())
-		err = errno;
-	else {
-		execvp(argv[0], argv);
-		err = errno;
-	}
-	if (write(err_fd, &err, sizeof(err)) < 0)
-		_exit(127);
-	_exit(err == ENOENT ? 127 : 126);
-}
-
-/* Forks the command, held before exec until release_command. Returns the go fd or -errno. */
-static int start_command(struct recording *r, char **argv, int *err_fd)
-{
-	int go[2], errp[2];
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		close(go[1]);
-		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		run_child(go[0], errp[1], argv, r->o->as_root);
-	}
-	close(go[0]);
-	close(errp[1]);
-	r->child = pid;
-	*err_fd = errp[0];
-	return go[1];
-}
-
-/* Lets the held command exec; returns 0 or the exec error (errno). */
-static int release_command(int go_fd, int err_fd)
-{
-	int err = 0;
-
-	if (write(go_fd, "g", 1) != 1)
-		err = errno;
-	close(go_fd);
-	if (!err && read(err_fd, &err, sizeof(err)) != sizeof(err))
-		err = 0; /* EOF: exec succeeded */
-	close(err_fd);
-	return err;
-}
-
-/* Checks (without blocking) whether the command has exited. */
-static void reap_child(struct recording *r, int flags)
-{
-	if (r->child <= 0 || r->child_done)
-		return;
-	if (waitpid(r->child, &r->child_status, flags) == r->child)
-		r->child_done = true;
-}
-
-/* Ends the command on an early stop: SIGTERM, then SIGKILL after 2 s. */
-static void end_child(struct recording *r)
-{
-	reap_child(r, WNOHANG);
-	if (r->child <= 0 || r->child_done)
-		return;
-	kill(r->child, SIGTERM);
-	for (int i = 0; i < 200 && !r->child_done; i++) {
-		usleep(10000);
-		reap_child(r, WNOHANG);
-	}
-	if (!r->child_done) {
-		kill(r->child, SIGKILL);
-		reap_child(r, 0);
-	}
-}
-
 /* The sampling loop: until the command exits, the duration passes or a signal arrives. */
 static int sample_loop(struct recording *r)
 {
@@ -402,18 +237,13 @@ static int sample_loop(struct recording *r)
 			return error("cannot symbolize the samples of ended processes: %s",
 				     strerror(-err));
 		symbolizer_refresh_due(r->sym, mono_ns());
-		reap_child(r, WNOHANG);
-		if (r->child_done || stop_signal)
+		target_reap(&r->o->t, WNOHANG);
+		if (r->o->t.child_done || target_stop_signal())
 			return 0;
 		if (limit && wall_ns() - r->start_ns >= limit)
 			return 0;
-		if (!r->o->all && !r->child) {
-			bool any = false;
-			for (int i = 0; i < r->o->npids; i++)
-				any |= kill(r->o->pids[i], 0) == 0 || errno == EPERM;
-			if (!any)
-				return 0;
-		}
+		if (r->o->t.npids && !target_pids_alive(&r->o->t))
+			return 0;
 	}
 }
 
@@ -611,32 +441,6 @@ static const struct opt record_opts[] = {
 	OPT_END,
 };
 
-/* Validates the target choice: exactly one of -a, -p, or a command. */
-static int check_target(struct record_opts *o, int nargs)
-{
-	int n = o->all + (o->npids > 0) + (nargs > 0);
-
-	if (n == 0)
-		return usage_error(&record_cmd, "nothing to profile: give -a, -p PID or -- COMMAND");
-	if (n > 1)
-		return usage_error(&record_cmd, "give only one of -a, -p PID and -- COMMAND");
-	for (int i = 0; i < o->npids; i++)
-		if (kill(o->pids[i], 0) && errno == ESRCH)
-			return error("no process with pid %d", o->pids[i]);
-	return 0;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
 /* Appends an event (taking type); returns 0 or -ENOMEM (type freed). */
 static int events_push(struct events *ev, uint32_t id, char *type)
 {
@@ -801,9 +605,9 @@ static int attach_usdt_event(struct recording *r, const char *spec)
 		free(copy);
 		return error("out of memory");
 	}
-	for (int i = 0; i < r->o->npids && !err; i++)
-		err = attach_object(r, r->o->pids[i], copy, provider, name, &attached);
-	if (!r->o->npids)
+	for (int i = 0; i < r->o->t.npids && !err; i++)
+		err = attach_object(r, r->o->t.pids[i], copy, provider, name, &attached);
+	if (!r->o->t.npids)
 		err = attach_object(r, -1, copy, provider, name, &attached);
 	if (!err && !attached)
 		err = error("no USDT probe matches '%s'", spec);
@@ -829,7 +633,7 @@ static int attach_events(struct recording *r)
 		if (err)
 			return err;
 	}
-	if (r->o->all && r->ev.nobjs)
+	if (r->o->t.all && r->ev.nobjs)
 		announce_mappers(r);
 	return 0;
 }
@@ -850,7 +654,7 @@ static int setup(struct recording *r)
 	const char *why = "";
 	struct sampler_opts so = {
 		.freq = r->o->freq,
-		.all = r->o->all,
+		.all = r->o->t.all,
 		.follow_children = true,
 		.kernel = !r->o->no_kernel,
 		.user = true,
@@ -872,11 +676,11 @@ static int setup(struct recording *r)
 	r->sampler = sampler_new(&so, &why);
 	if (!r->sampler)
 		return error("cannot %s: %s", why, strerror(errno));
-	for (int i = 0; i < r->o->npids; i++) {
-		int err = sampler_add_target(r->sampler, r->o->pids[i], false);
+	for (int i = 0; i < r->o->t.npids; i++) {
+		int err = sampler_add_target(r->sampler, r->o->t.pids[i], false);
 		if (err)
-			return error("cannot add pid %d: %s", r->o->pids[i], strerror(-err));
-		on_process(r, r->o->pids[i], false);
+			return error("cannot add pid %d: %s", r->o->t.pids[i], strerror(-err));
+		on_process(r, r->o->t.pids[i], false);
 	}
 	return attach_events(r);
 }
@@ -884,45 +688,27 @@ static int setup(struct recording *r)
 /* Starts sampling (and the command, held until the sampler is attached). */
 static int start(struct recording *r, char **argv)
 {
+	struct target *t = &r->o->t;
 	const char *why = "";
-	int err_fd = -1, go_fd = -1;
+	int err;
 
 	if (argv && argv[0]) {
-		go_fd = start_command(r, argv, &err_fd);
-		if (go_fd < 0)
-			return error("cannot start '%s': %s", argv[0], strerror(-go_fd));
-		int err = sampler_add_target(r->sampler, r->child, true);
-		if (err)
-			return error("cannot add pid %d: %s", r->child, strerror(-err));
+		if ((err = target_start_command(t, argv)))
+			return error("cannot start '%s': %s", argv[0], strerror(-err));
+		if ((err = sampler_add_target(r->sampler, t->child, true)))
+			return error("cannot add pid %d: %s", t->child, strerror(-err));
 	}
-	int err = sampler_start(r->sampler, &why);
-	if (err) {
-		if (r->child)
-			kill(r->child, SIGKILL), reap_child(r, 0);
+	if ((err = sampler_start(r->sampler, &why))) {
+		if (t->child)
+			kill(t->child, SIGKILL), target_reap(t, 0);
 		return error("cannot %s: %s", why, strerror(-err));
 	}
 	r->start_ns = wall_ns();
-	if (go_fd >= 0) {
-		err = release_command(go_fd, err_fd);
-		if (err) {
-			reap_child(r, 0);
-			error("cannot run '%s': %s", argv[0], strerror(err));
-			return err == ENOENT ? 127 : 126;
-		}
+	if (t->child && (err = target_release_command(t))) {
+		error("cannot run '%s': %s", argv[0], strerror(err));
+		return err == ENOENT ? 127 : 126;
 	}
 	return 0;
-}
-
-/* Exit status of firn record: the command's, or 0. */
-static int command_status(const struct recording *r)
-{
-	if (!r->child)
-		return 0;
-	if (WIFEXITED(r->child_status))
-		return WEXITSTATUS(r->child_status);
-	if (WIFSIGNALED(r->child_status))
-		return 128 + WTERMSIG(r->child_status);
-	return 1;
 }
 
 /* Fails before recording when the output cannot be written (a directory; a folder that is
@@ -947,23 +733,20 @@ static int check_output(const char *path)
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
-				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32 };
+				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32,
+				 .t = { .go_fd = -1, .err_fd = -1 } };
 	struct recording r = { .o = &o };
-	char caps[64];
 	int argi, rc;
 
 	rc = opt_parse(&record_cmd, argc, argv, true, record_option, &o, &argi);
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if ((rc = check_target(&o, argc - argi)))
-		goto out;
-	if (*missing_caps(caps, sizeof(caps))) {
-		rc = error("record needs root, or %s", caps);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
-	if ((rc = check_output(o.output)))
+	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
+	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)))
 		goto out;
-	install_signals();
+	target_install_signals();
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
 	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
 		goto out;
@@ -971,19 +754,17 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	r.end_ns = wall_ns();
 	sampler_stop(r.sampler);
-	end_child(&r);
+	target_end_command(&o.t);
 	rc = finish_recording(&r, argc - argi, argv + argi);
 	if (!rc)
-		rc = command_status(&r);
+		rc = target_command_status(&o.t);
 out:
-	if (r.child && !r.child_done)
-		end_child(&r);
+	target_release(&o.t);
 	capture_free(r.cap);
 	sampler_free(r.sampler);
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
 	free(r.spill_dir);
-	free(o.pids);
 	free(o.events);
 	events_release(&r.ev);
 	return rc;

@@ -47,6 +47,21 @@ int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
 	return t->npids ? 0 : usage_error(cmd, "option '--pid' needs at least one pid");
 }
 
+int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind)
+{
+	static const struct { const char *name; enum sampler_unwind mode; } modes[] = {
+		{ "fp", UNWIND_FP }, { "dwarf", UNWIND_DWARF }, { "auto", UNWIND_AUTO },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(arg, modes[i].name)) {
+			*unwind = modes[i].mode;
+			return 0;
+		}
+	}
+	return usage_error(cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
+}
+
 int target_check(const struct target *t, const struct cmd *cmd, int nargs)
 {
 	int n = t->all + (t->npids > 0) + (nargs > 0);

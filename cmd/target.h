@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "opt.h"
+#include "sampler.h"
 
 struct target {
 	bool all;            /* -a */
@@ -27,6 +28,8 @@ struct target {
 
 /* Appends "PID[,PID...]" to t->pids; prints a usage error (2) or "out of memory" (1). */
 int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg);
+/* Parses a --call-graph value (fp, dwarf, auto) into *unwind; prints a usage error (2). */
+int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind);
 /* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist:
  * 0, or prints the error and returns 2 (usage) or 1 (no such process). */
 int target_check(const struct target *t, const struct cmd *cmd, int nargs);

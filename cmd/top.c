@@ -165,16 +165,8 @@ static int top_option(void *ctx, int id, const char *arg)
 		o->sort = strcmp(arg, "self") ? HIST_SORT_TOTAL : HIST_SORT_SELF;
 		return 0;
 	case OPT_CALL_GRAPH:
-		if (!strcmp(arg, "fp"))
-			o->unwind = UNWIND_FP;
-		else if (!strcmp(arg, "dwarf"))
-			o->unwind = UNWIND_DWARF;
-		else if (!strcmp(arg, "auto"))
-			o->unwind = UNWIND_AUTO;
-		else
-			return usage_error(&top_cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 		o->call_graph = arg;
-		return 0;
+		return target_parse_call_graph(&top_cmd, arg, &o->unwind);
 	}
 	return 2;
 }

@@ -711,23 +711,41 @@ static int start(struct recording *r, char **argv)
 	return 0;
 }
 
+/* Whether replacing the file at path (which exists, st) in the folder dir would be refused: in
+ * a sticky folder (/tmp) only the file's or the folder's owner may, and a process without
+ * CAP_FOWNER is not exempt (root is). */
+static bool sticky_refuses(const char *dir, const struct stat *st)
+{
+	struct stat dst;
+	uid_t me = geteuid();
+
+	return me != 0 && !stat(dir, &dst) && (dst.st_mode & S_ISVTX) && st->st_uid != me &&
+	       dst.st_uid != me;
+}
+
 /* Fails before recording when the output cannot be written (a directory; a folder that is
- * missing or not writable), rather than losing the recording at the end. */
+ * missing or not writable; another user's file in a sticky folder), rather than losing the
+ * recording at the end. */
 static int check_output(const char *path)
 {
 	struct stat st;
+	int err = 0;
 
 	if (!strcmp(path, "-"))
 		return 0;
-	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+	bool exists = !lstat(path, &st);
+	if (exists && S_ISDIR(st.st_mode))
 		return error("cannot write '%s': %s", path, strerror(EISDIR));
 	char *copy = strdup(path);
 	if (!copy)
 		return error("out of memory");
-	int rc = access(dirname(copy), W_OK | X_OK) ? error("cannot write '%s': %s", path,
-							      strerror(errno)) : 0;
+	const char *dir = dirname(copy);
+	if (access(dir, W_OK | X_OK))
+		err = errno;
+	else if (exists && sticky_refuses(dir, &st))
+		err = EPERM;
 	free(copy);
-	return rc;
+	return err ? error("cannot write '%s': %s", path, strerror(err)) : 0;
 }
 
 static int cmd_record(int argc, char **argv)

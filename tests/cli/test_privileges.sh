@@ -55,6 +55,13 @@ if "$FIRN" help --commands | grep -qx top; then
 		"firn: top needs root, or CAP_BPF and CAP_PERFMON" "$FIRN" top --stdio -n 1 -a
 fi
 check "nothing written by the refused recordings" [ -z "$(ls -A "$TMP/pub")" ]
+# another user's file in a sticky folder (as /tmp) cannot be replaced: refused before recording
+mkdir -p "$TMP/sticky" && chmod 1777 "$TMP/sticky" && echo keep >"$TMP/sticky/root.pb.gz"
+unpriv "record refuses another user's file in a sticky folder at once" +bpf,+perfmon \
+	"firn: cannot write '$TMP/sticky/root.pb.gz': Operation not permitted" \
+	"$FIRN" record -o "$TMP/sticky/root.pb.gz" -- touch "$TMP/sticky/ran"
+check "the refused recording did not run its command" [ ! -e "$TMP/sticky/ran" ]
+check "the other user's file is intact" [ "$(cat "$TMP/sticky/root.pb.gz")" = keep ]
 
 # ---- file commands need no privileges ----
 cp "$ROOT/tests/fixtures/simple.folded" "$TMP/pub/a.folded"

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "folded.h"
 #include "capture.h"
+#include "diag.h"
 #include "input.h"
 #include "pprof.h"
 #include "procmap.h"
@@ -44,6 +46,8 @@ struct record_opts {
 	const char **events;    /* -e values in order; none: cpu-clock */
 	int nevents;
 };
+
+#define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
 
@@ -161,6 +165,7 @@ struct recording {
 	struct profile prof;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
 	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
+	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	uint64_t start_ns, end_ns;
 	int procs;
 	struct events ev;
@@ -223,6 +228,25 @@ static void forget_process(void *ctx, pid_t pid)
 	symbolizer_remove_process(r->sym, pid);
 }
 
+/* Symbolizes and forgets the processes that have ended; gives freed memory back to the system
+ * now and then (glibc keeps it otherwise, and RSS would only ever grow). */
+static int retire_ended(struct recording *r)
+{
+	struct sampler_retire_ops ops = { entry_ready, park_entry, forget_process, r };
+	uint64_t now = mono_ns();
+	int n = sampler_retire(r->sampler, &ops);
+
+	if (n < 0)
+		return n;
+	r->retired_since_trim += n;
+	if (r->retired_since_trim && now - r->last_trim_ns >= TRIM_INTERVAL_NS) {
+		malloc_trim(0);
+		r->retired_since_trim = 0;
+		r->last_trim_ns = now;
+	}
+	return 0;
+}
+
 /* The sampling loop: until the command exits, the duration passes or a signal arrives. */
 static int sample_loop(struct recording *r)
 {
@@ -232,8 +256,7 @@ static int sample_loop(struct recording *r)
 		int err = sampler_poll(r->sampler, 50);
 		if (err && err != -EINTR)
 			return error("cannot read samples: %s", strerror(-err));
-		struct sampler_retire_ops ops = { entry_ready, park_entry, forget_process, r };
-		if ((err = sampler_retire(r->sampler, &ops)))
+		if ((err = retire_ended(r)))
 			return error("cannot symbolize the samples of ended processes: %s",
 				     strerror(-err));
 		symbolizer_refresh_due(r->sym, mono_ns());
@@ -409,6 +432,13 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 	m.kernel = un.release;
 	m.ncpus = sampler_ncpus(r->sampler);
 	m.stats = &st;
+	struct symbolizer_stats ss;
+	symbolizer_stats(r->sym, &ss);
+	diag(DIAG_INFO, "held at the end: %llu entries, %llu stacks, %llu threads; %llu snapshots, "
+	     "%llu files (%llu unused); %llu processes retired", (unsigned long long)st.entries,
+	     (unsigned long long)st.stacks, (unsigned long long)st.threads,
+	     (unsigned long long)ss.processes, (unsigned long long)ss.files,
+	     (unsigned long long)ss.idle_files, (unsigned long long)st.retired_processes);
 	if ((err = capture_finish(r->cap, r->sampler, &m)))
 		return error("cannot build the profile: %s", strerror(-err));
 	if ((err = write_profile(r, &bytes)))

@@ -71,6 +71,7 @@ struct sampler {
 	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
 	size_t nexited, cap_exited;
 	uint64_t retired;       /* samples of retired entries (for the stored statistic) */
+	uint64_t retired_processes;
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
 };
@@ -815,10 +816,12 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 	}
 	if (!err && n)
 		err = forget_processes(s, pids, n);
+	if (!err)
+		s->retired_processes += n;
 	for (size_t i = 0; i < n && !err && ops->gone; i++)
 		ops->gone(ops->ctx, pids[i]);
 	free(pids);
-	return err;
+	return err ? err : (int)n;
 }
 
 /* Sums a per-CPU counter array into out[0..n). */
@@ -869,6 +872,10 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
 	unwind_stats(s, st);
 	st->stored = s->retired;
+	st->entries = s->nentries;
+	st->stacks = s->nstacks;
+	st->threads = s->ncomms;
+	st->retired_processes = s->retired_processes;
 	for (size_t i = 0; i < s->cap_entries; i++)
 		if (s->entries[i].used)
 			st->stored += s->entries[i].count;

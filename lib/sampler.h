@@ -54,6 +54,8 @@ struct sampler_stats {
 	/* unwind tables */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns;
+	/* held in user space now (entries of processes that ended go with sampler_retire) */
+	uint64_t entries, stacks, threads, retired_processes;
 };
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
@@ -86,7 +88,7 @@ struct sampler_retire_ops {
 	/* false: a process's entries cannot be handled yet without waiting (it stays for a later
 	 * call) */
 	bool (*ready)(void *ctx, const struct sampler_entry *e);
-	int (*park)(void *ctx, const struct sampler_entry *e); /* each entry; non-zero stops */
+	int (*park)(void *ctx, const struct sampler_entry *e); /* each entry; -errno stops */
 	void (*gone)(void *ctx, pid_t pid);                    /* each process, after its entries */
 	void *ctx;
 };
@@ -94,9 +96,9 @@ struct sampler_retire_ops {
 /* With opts.retire: for the processes that have ended and whose samples are all drained (the
  * drain after their end) and whose entries are all ready, calls park for each of their entries,
  * then forgets those entries, their threads' names and the stacks nothing else uses, then calls
- * gone for each such process — so memory follows the live processes. Returns 0, -ENOMEM or
- * park's non-zero (the recording cannot go on: some entries may have been parked). Their
- * samples still count in the "stored" statistic. Pointers from earlier sampler_for_each calls
+ * gone for each such process — so memory follows the live processes. Returns how many
+ * processes went, or -ENOMEM or park's -errno (the recording cannot go on: some entries may
+ * have been parked). Their samples still count in the "stored" statistic. Pointers from earlier sampler_for_each calls
  * may be left dangling: use it where nothing keeps them (not firn top). */
 int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);

@@ -1867,5 +1867,9 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		.no_file = s->counts[R_NO_FILE],
 		.no_jit_symbol = s->counts[R_NO_JIT_SYMBOL],
 		.with_lines = s->with_lines,
+		.processes = s->nprocs,
+		.files = s->nfiles,
+		.idle_files = s->nidle,
+		.cached_locations = s->cache.n,
 	};
 }

@@ -51,6 +51,8 @@ struct symbolizer_stats {
 	uint64_t no_file;       /* the file (or kallsyms) could not be opened or parsed */
 	uint64_t no_jit_symbol; /* anonymous (JIT) memory that no perf map entry covers */
 	uint64_t with_lines;    /* of resolved: with a source file and line from DWARF */
+	/* held now */
+	uint64_t processes, files, idle_files, cached_locations;
 };
 
 /* Sets the defaults. */

@@ -1,5 +1,6 @@
 /* Sampler entries → profile samples, symbolized and labelled. */
 #include "capture.h"
+#include "diag.h"
 #include "spill.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@ struct capture {
 	int *column;      /* event id → index of its (first) sample type, -1 for none */
 	uint32_t ncolumns;
 	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
+	bool spill_failed; /* the temporary file could not be made or written: samples stay here */
 };
 
 /* Appends the locations of one stack (leaf first); frames after the first are return addresses. */
@@ -102,8 +104,18 @@ int capture_park(struct capture *c, const struct sampler_entry *e)
 
 	if (rc <= 0)
 		return rc;
-	c->parked++;
-	return spill_add(&c->spill, c->locs, n, c->values, c->p->nsample_types, labels, 4);
+	if (!c->spill_failed) {
+		rc = spill_add(&c->spill, c->locs, n, c->values, c->p->nsample_types, labels, 4);
+		if (!rc) {
+			c->parked++;
+			return 0;
+		}
+		/* no room on disk: the samples stay in memory, nothing is lost */
+		diag(DIAG_WARN, "cannot park samples in a temporary file: %s; keeping them in memory",
+		     strerror(-rc));
+		c->spill_failed = true;
+	}
+	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
 }
 
 /* Metadata lines ("key: value") kept in the profile's comments. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@ struct spill_rec {
 	uint32_t nlocs, nvalues, nlabels, pad;
 };
 
-/* Upper bounds of a record read back (a stack of the sampler is far shorter). */
+/* Upper bounds of a record (a stack of the sampler is far shorter). */
 #define SPILL_MAX_LOCS 65536
 #define SPILL_MAX_VALUES 4096
 #define SPILL_MAX_LABELS 64
@@ -20,6 +21,7 @@ struct spill_rec {
 int spill_init(struct spill *sp, const char *dir)
 {
 	memset(sp, 0, sizeof(*sp));
+	sp->fd = -1;
 	if (dir && !(sp->dir = strdup(dir)))
 		return -ENOMEM;
 	return 0;
@@ -27,10 +29,12 @@ int spill_init(struct spill *sp, const char *dir)
 
 void spill_release(struct spill *sp)
 {
-	if (sp->f)
-		fclose(sp->f);
+	if (sp->fd >= 0)
+		close(sp->fd);
 	free(sp->dir);
+	free(sp->buf);
 	memset(sp, 0, sizeof(*sp));
+	sp->fd = -1;
 }
 
 /* An unlinked file in dir: O_TMPFILE, else a named file removed at once. fd or -errno. */
@@ -51,22 +55,36 @@ static int open_unlinked(const char *dir)
 	return fd >= 0 ? fd : err;
 }
 
-/* Opens the file on first use; 0 or -errno. */
-static int spill_file(struct spill *sp)
+/* Appends n bytes of src to the record being built at *off; 0 or -ENOMEM. */
+static int put(struct spill *sp, size_t *off, const void *src, size_t n)
 {
-	const char *dir = sp->dir ? sp->dir : getenv("TMPDIR");
-
-	if (sp->f)
-		return 0;
-	int fd = open_unlinked(dir && *dir ? dir : "/tmp");
-	if (fd < 0)
-		return fd;
-	if (!(sp->f = fdopen(fd, "w+"))) {
-		int err = -errno;
-		close(fd);
-		return err;
+	if (*off + n > sp->cap) {
+		size_t ncap = (*off + n) * 2;
+		char *b = realloc(sp->buf, ncap);
+		if (!b)
+			return -ENOMEM;
+		sp->buf = b;
+		sp->cap = ncap;
 	}
+	if (n)
+		memcpy(sp->buf + *off, src, n);
+	*off += n;
 	return 0;
+}
+
+/* Writes the record in sp->buf at the end of the file, or nothing (a short write is undone). */
+static int append(struct spill *sp, size_t len)
+{
+	ssize_t w = pwrite(sp->fd, sp->buf, len, sp->size);
+
+	if (w == (ssize_t)len) {
+		sp->size += len;
+		return 0;
+	}
+	int err = w < 0 ? -errno : -ENOSPC;
+	if (ftruncate(sp->fd, sp->size))
+		return err; /* the tail beyond size is never read */
+	return err;
 }
 
 int spill_add(struct spill *sp, const uint64_t *location_ids, uint32_t nlocs,
@@ -74,19 +92,24 @@ int spill_add(struct spill *sp, const uint64_t *location_ids, uint32_t nlocs,
 	      uint32_t nlabels)
 {
 	struct spill_rec r = { nlocs, nvalues, nlabels, 0 };
-	int err = spill_file(sp);
+	const char *dir = sp->dir ? sp->dir : getenv("TMPDIR");
+	size_t len = 0;
 
-	if (err)
-		return err;
 	if (nlocs > SPILL_MAX_LOCS || nvalues > SPILL_MAX_VALUES || nlabels > SPILL_MAX_LABELS)
 		return -EINVAL;
-	if (fwrite(&r, sizeof(r), 1, sp->f) != 1 ||
-	    (nlocs && fwrite(location_ids, sizeof(*location_ids), nlocs, sp->f) != nlocs) ||
-	    (nvalues && fwrite(values, sizeof(*values), nvalues, sp->f) != nvalues) ||
-	    (nlabels && fwrite(labels, sizeof(*labels), nlabels, sp->f) != nlabels))
-		return -EIO;
-	sp->n++;
-	return 0;
+	if (sp->fd < 0 && (sp->fd = open_unlinked(dir && *dir ? dir : "/tmp")) < 0) {
+		int err = sp->fd;
+		sp->fd = -1;
+		return err;
+	}
+	if (put(sp, &len, &r, sizeof(r)) || put(sp, &len, location_ids, nlocs * sizeof(*location_ids)) ||
+	    put(sp, &len, values, nvalues * sizeof(*values)) ||
+	    put(sp, &len, labels, nlabels * sizeof(*labels)))
+		return -ENOMEM;
+	int err = append(sp, len);
+	if (!err)
+		sp->n++;
+	return err;
 }
 
 /* Scratch room for the largest record. */
@@ -106,34 +129,52 @@ static int read_rec(FILE *f, struct spill_buf *b, struct spill_rec *r)
 	if (r->nlocs > SPILL_MAX_LOCS || r->nvalues > SPILL_MAX_VALUES ||
 	    r->nlabels > SPILL_MAX_LABELS)
 		return -EINVAL;
-	if (fread(b->locs, sizeof(*b->locs), r->nlocs, f) != r->nlocs ||
-	    fread(b->values, sizeof(*b->values), r->nvalues, f) != r->nvalues ||
-	    fread(b->labels, sizeof(*b->labels), r->nlabels, f) != r->nlabels)
+	if ((r->nlocs && fread(b->locs, sizeof(*b->locs), r->nlocs, f) != r->nlocs) ||
+	    (r->nvalues && fread(b->values, sizeof(*b->values), r->nvalues, f) != r->nvalues) ||
+	    (r->nlabels && fread(b->labels, sizeof(*b->labels), r->nlabels, f) != r->nlabels))
 		return -EIO;
 	return 1;
 }
 
-int spill_load(struct spill *sp, struct profile *p)
+/* Adds the records of the file's first size bytes (open for reading at its start) to p. */
+static int load_records(FILE *f, off_t size, struct profile *p)
 {
-	struct spill_rec r;
-	int rc = 0;
-
-	if (!sp->f)
-		return 0;
 	struct spill_buf *b = malloc(sizeof(*b));
+	struct spill_rec r;
+	int rc;
+
 	if (!b)
 		return -ENOMEM;
-	if (fflush(sp->f) || fseeko(sp->f, 0, SEEK_SET))
-		rc = -EIO;
-	while (!rc && (rc = read_rec(sp->f, b, &r)) == 1) {
+	while ((rc = ftello(f) < size ? read_rec(f, b, &r) : 0) == 1) {
 		rc = r.nvalues == p->nsample_types ? 0 : -EINVAL;
 		if (!rc)
 			rc = profile_add_sample(p, b->locs, r.nlocs, b->values, b->labels, r.nlabels);
+		if (rc)
+			break;
 	}
 	free(b);
-	if (!rc && (fseeko(sp->f, 0, SEEK_SET) || ftruncate(fileno(sp->f), 0)))
-		rc = -EIO;
-	if (!rc)
+	return rc;
+}
+
+int spill_load(struct spill *sp, struct profile *p)
+{
+	if (sp->fd < 0 || !sp->size)
+		return 0;
+	int fd = dup(sp->fd);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		int err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	int rc = fseeko(f, 0, SEEK_SET) ? -EIO : load_records(f, sp->size, p);
+	fclose(f);
+	if (!rc && ftruncate(sp->fd, 0))
+		rc = -errno;
+	if (!rc) {
+		sp->size = 0;
 		sp->n = 0;
+	}
 	return rc;
 }

@@ -52,3 +52,16 @@ unknown=$(awk '/\[unknown\]|;0x[0-9a-f]+($|;| )/ { c += $NF } END { print c + 0 
 check "unresolved stacks: $unknown of $total (< 5 %)" [ $((unknown * 20)) -lt "$total" ]
 if pgrep -f -- "$FIX/churn" >/dev/null; then fail "churn processes left running"; else
 	pass "no churn process left"; fi
+
+# no temporary file can be made (-o - parks in $TMPDIR): the samples of ended processes stay in
+# memory, with a warning, and none is lost
+TMPDIR=/nonexistent "$FIRN" record -F 499 -o - -- "$FIX/churn" 20 20 "$FIX/split" 5 \
+	>"$TMP/nospill.pb.gz" 2>"$TMP/nospill.err"
+rc=$?
+check "record without a usable \$TMPDIR exits 0" [ "$rc" -eq 0 ]
+check "it warns that samples stay in memory" \
+	grep -q "^firn: warning: cannot park samples in a temporary file: .*; keeping them in memory$" \
+	"$TMP/nospill.err"
+samples=$(sed -nE 's/^firn: ([0-9]+) samples, .*/\1/p' "$TMP/nospill.err")
+total=$("$FIRN" report --folded "$TMP/nospill.pb.gz" | awk '{ s += $NF } END { print s + 0 }')
+check "and the profile has every sample ($total of ${samples:-?})" [ "${samples:-x}" = "$total" ]

@@ -87,7 +87,7 @@ static void test_empty_and_mismatch(void **state)
 	setup_profile(&p, locs);
 	assert_int_equal(spill_init(&sp, NULL), 0);
 	assert_int_equal(spill_load(&sp, &p), 0); /* never used: no file, nothing added */
-	assert_null(sp.f);
+	assert_int_equal(sp.fd, -1);
 	assert_int_equal(p.nsamples, 0);
 	assert_int_equal(spill_add(&sp, locs, 2, v, 2, NULL, 0), 0);
 	assert_int_equal(profile_init(&one), 0);

@@ -377,8 +377,9 @@ static int window_update(void *ctx, const struct sampler_entry *se)
 static int window_add(struct top *t, struct top_entry *e)
 {
 	if (!e->symbolized) {
-		if (symbolizer_refresh_pending(t->sym, e->pid))
-			return 0; /* next refresh */
+		if (symbolizer_refresh_pending(t->sym, e->pid) &&
+		    !sampler_has_exited(t->sampler, e->pid))
+			return 0; /* next refresh (unless it has ended: no better snapshot comes) */
 		int err = entry_symbolize(t, e);
 		if (err)
 			return err;
@@ -394,6 +395,14 @@ static int window_add(struct top *t, struct top_entry *e)
 	e->value = llround(e->weight * MILLI);
 	t->win[t->nwin++] = (struct profile_sample){ e->locs, e->nlocs, 2, &e->value, e->labels };
 	return 0;
+}
+
+/* sampler_retire callback: an ended process's snapshot goes. */
+static void forget_process(void *ctx, pid_t pid)
+{
+	struct top *t = ctx;
+
+	symbolizer_remove_process(t->sym, pid);
 }
 
 /* Decays every weight, drains the sampler and adds the samples of the interval (then resets
@@ -418,6 +427,12 @@ static int window_refresh(struct top *t)
 		if (t->slots[i].used && t->slots[i].weight > 0)
 			err = window_add(t, &t->slots[i]);
 	if (err)
+		return err;
+	/* ended processes are symbolized now (their entries were all drained): their snapshots go,
+	 * so a long session holds the live processes' (the sampler keeps its stacks: refs stay
+	 * with reset counts, and the window points into them) */
+	struct sampler_retire_ops ops = { .gone = forget_process, .ctx = t };
+	if ((err = sampler_retire(t->sampler, &ops)) < 0)
 		return err;
 	sampler_get_stats(t->sampler, &st);
 	t->lost = st.counts_full + st.stacks_full; /* dropped, or kept without a stack */
@@ -1257,6 +1272,7 @@ static int top_setup(struct top *t)
 		.unwind = o->unwind,
 		.unwind_memory = (uint64_t)o->unwind_memory_mb << 20,
 		.on_process = on_process,
+		.retire = true,
 		.ctx = t,
 	};
 
@@ -1312,11 +1328,16 @@ static void print_summary(struct top *t)
 
 	if (!firn_verbose || !t->sampler)
 		return;
+	struct symbolizer_stats ss;
+
 	sampler_get_stats(t->sampler, &st);
+	symbolizer_stats(t->sym, &ss);
 	fprintf(stderr, "firn: top: %lu refreshes, %llu samples lost, %zu stacks followed, unwind "
-		"tables for %llu files (%llu rows) built in %.0f ms\n", t->refreshes,
+		"tables for %llu files (%llu rows) built in %.0f ms; %llu snapshots held, %llu "
+		"processes ended and forgotten\n", t->refreshes,
 		(unsigned long long)t->lost, t->n, (unsigned long long)st.unwind_files,
-		(unsigned long long)st.unwind_rows, st.unwind_build_ns / 1e6);
+		(unsigned long long)st.unwind_rows, st.unwind_build_ns / 1e6,
+		(unsigned long long)ss.processes, (unsigned long long)st.retired_processes);
 }
 
 /* Frees everything top holds. */

@@ -799,6 +799,14 @@ static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *
 	return kept;
 }
 
+bool sampler_has_exited(const struct sampler *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nexited; i++)
+		if (s->exited[i].pid == pid)
+			return true;
+	return false;
+}
+
 int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 {
 	pid_t *pids = NULL;

@@ -101,6 +101,8 @@ struct sampler_retire_ops {
  * have been parked). Their samples still count in the "stored" statistic. Pointers from earlier sampler_for_each calls
  * may be left dangling: use it where nothing keeps them (not firn top). */
 int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops);
+/* With opts.retire: whether pid has ended and waits for sampler_retire. */
+bool sampler_has_exited(const struct sampler *s, pid_t pid);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);

@@ -1936,22 +1936,59 @@ static const char *node_name(struct dwarfsym *d, struct unit *u, uint32_t i)
 
 /* ---- units ---- */
 
+/* The most attributes a unit's root DIE may have for read_unit_die. */
+#define ROOT_SPECS 64
+
+/* Finds the abbreviation code in the unit's table without building the table (a library's
+ * thousands of units are indexed at init, but their tables are needed only for the units
+ * looked up): its tag and attribute specs (at most ROOT_SPECS). 0, or -EINVAL when absent,
+ * truncated or too long. */
+static int root_abbrev(const struct dwarfsym *d, const struct unit *u, uint64_t code,
+		       uint64_t *tag, struct attrspec *specs, uint32_t *n)
+{
+	struct cur c = sect_cur(&d->s[S_ABBREV], u->abbrev_off);
+
+	for (;;) {
+		uint64_t k = rd_uleb(&c);
+		if (c.bad || !k)
+			return -EINVAL;
+		*tag = rd_uleb(&c);
+		rd_u8(&c);
+		for (*n = 0;;) {
+			struct attrspec sp = { 0 };
+			sp.at = rd_uleb(&c);
+			sp.form = rd_uleb(&c);
+			if (sp.form == DW_FORM_implicit_const)
+				sp.implicit = rd_sleb(&c);
+			if (c.bad)
+				return -EINVAL;
+			if (!sp.at && !sp.form)
+				break;
+			if (k == code && *n == ROOT_SPECS)
+				return -EINVAL;
+			if (k == code)
+				specs[(*n)++] = sp;
+		}
+		if (k == code)
+			return 0;
+	}
+}
+
 /* Reads the attributes of a unit's root DIE that the rest depends on. */
 static int read_unit_die(struct dwarfsym *d, struct unit *u, struct die *die)
 {
 	struct cur c = { d->s[S_INFO].p + u->die, d->s[S_INFO].p + u->end, false };
-	const struct abbrev *a;
-	int err = unit_abbrevs(d, u);
+	struct attrspec specs[ROOT_SPECS];
+	uint64_t tag;
+	uint32_t n;
 
-	if (err)
-		return err;
-	if (!(a = abbrev_find(&u->ab, rd_uleb(&c))))
+	if (root_abbrev(d, u, rd_uleb(&c), &tag, specs, &n))
 		return -EINVAL;
 	memset(die, 0, sizeof(*die));
-	die->tag = a->tag;
+	die->tag = tag;
 	struct val comp_dir = { 0 };
-	for (uint32_t i = 0; i < a->n && !c.bad; i++) {
-		const struct attrspec *s = &u->ab.specs[a->first + i];
+	for (uint32_t i = 0; i < n && !c.bad; i++) {
+		const struct attrspec *s = &specs[i];
 		struct val v;
 		rd_form(&c, d, u, s->form, s->implicit, &v);
 		switch (s->at) {
@@ -1965,7 +2002,7 @@ static int read_unit_die(struct dwarfsym *d, struct unit *u, struct die *die)
 		case DW_AT_rnglists_base: u->rnglists_base = v.u; break;
 		}
 	}
-	u->tag = a->tag;
+	u->tag = tag;
 	u->comp_dir = val_str(d, u, &comp_dir);
 	val_addr(d, u, &die->low, &u->base);
 	return c.bad ? -EINVAL : 0;

@@ -229,6 +229,42 @@ static void finish(struct ksym *k)
 		k->core_start = 0;
 }
 
+/* Replaces the file's text by just the names kept (symbols and modules): a few MB of kallsyms
+ * text held for the whole recording become the third of it that is names. 0 or -ENOMEM (the
+ * text stays). */
+static int compact(struct ksym *k)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < k->nsyms; i++)
+		len += strlen(k->buf + k->syms[i].name) + 1;
+	for (size_t i = 0; i < k->nmodules; i++)
+		len += strlen(k->modules[i].name) + 1;
+	if (len > UINT32_MAX)
+		return 0;
+	char *nb = malloc(len ? len : 1), *p = nb;
+	if (!nb)
+		return -ENOMEM;
+	for (size_t i = 0; i < k->nsyms; i++) {
+		size_t n = strlen(k->buf + k->syms[i].name) + 1;
+		memcpy(p, k->buf + k->syms[i].name, n);
+		k->syms[i].name = (uint32_t)(p - nb);
+		p += n;
+	}
+	for (size_t i = 0; i < k->nmodules; i++) {
+		size_t n = strlen(k->modules[i].name) + 1;
+		memcpy(p, k->modules[i].name, n);
+		k->modules[i].name = p;
+		p += n;
+	}
+	free(k->buf);
+	k->buf = nb;
+	struct ksym_symbol *ns = realloc(k->syms, (k->nsyms ? k->nsyms : 1) * sizeof(*ns));
+	if (ns)
+		k->syms = ns;
+	return 0;
+}
+
 /* Whether some symbol has a non-zero address. */
 static bool any_address(const struct ksym *k)
 {
@@ -258,6 +294,7 @@ int ksym_load(struct ksym *k, const char *path)
 		return err;
 	}
 	finish(k);
+	compact(k); /* on -ENOMEM the text simply stays */
 	return 0;
 }
 

@@ -48,6 +48,7 @@ struct record_opts {
 };
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
+#define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
 
@@ -251,8 +252,13 @@ static int retire_ended(struct recording *r)
 static int sample_loop(struct recording *r)
 {
 	uint64_t limit = r->o->duration > 0 ? (uint64_t)(r->o->duration * 1e9) : 0;
+	bool prefetched = r->o->no_kernel;
 
 	for (;;) {
+		/* kallsyms loads in a thread once the recording outlives a short command (which
+		 * may need no kernel frame at all), before the first processes are retired */
+		if (!prefetched && wall_ns() - r->start_ns >= PREFETCH_AFTER_NS)
+			prefetched = !symbolizer_prefetch_kernel(r->sym);
 		int err = sampler_poll(r->sampler, 50);
 		if (err && err != -EINTR)
 			return error("cannot read samples: %s", strerror(-err));
@@ -403,9 +409,8 @@ static int start_capture(struct recording *r)
 		return error("out of memory");
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return error("cannot start the profile: %s", strerror(errno));
-	/* threads: the stacks of processes that end need kallsyms and their files soon */
-	if (!r->o->no_kernel)
-		symbolizer_prefetch_kernel(r->sym);
+	/* a thread indexes the files that the processes that end need (kallsyms: see
+	 * sample_loop) */
 	symbolizer_index_ahead(r->sym);
 	return 0;
 }

@@ -22,6 +22,9 @@ int load_profile(struct profile *p, const char *path)
 
 	if (err == -EINVAL)
 		return error("cannot read '%s': not a pprof or folded profile", name);
+	if (err == -EBADMSG)
+		return error("cannot read '%s': invalid pprof profile: it refers to a string, "
+			     "function, location or mapping it does not have", name);
 	if (err == -ENODATA)
 		return error("cannot read '%s': empty file", name);
 	if (err == -EFBIG)

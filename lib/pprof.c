@@ -650,13 +650,16 @@ struct dec {
 	size_t nlabels, cap_labels;
 	struct profile_line *lines;
 	size_t nlines, cap_lines;
+	bool missing_ref;   /* an id or string index referred to nothing (-EBADMSG, not -EINVAL) */
 };
 
 /* Converts a file string index to our string id. */
-static int dec_str(const struct dec *d, uint64_t idx, uint32_t *id)
+static int dec_str(struct dec *d, uint64_t idx, uint32_t *id)
 {
-	if (idx >= d->nstrs)
+	if (idx >= d->nstrs) {
+		d->missing_ref = true;
 		return -EINVAL;
+	}
 	*id = d->strs[idx];
 	return 0;
 }
@@ -857,8 +860,10 @@ static int dec_line(struct dec *d, struct pbr r)
 	if (rd_scalars(r, v, 3))
 		return -EINVAL;
 	uint64_t fn = v[1] ? idmap_get(&d->fns, v[1]) : 0;
-	if (v[1] && !fn)
+	if (v[1] && !fn) {
+		d->missing_ref = true;
 		return -EINVAL; /* a function that does not exist */
+	}
 	if (d->nlines >= UINT32_MAX ||
 	    scratch_grow((void **)&d->lines, &d->cap_lines, d->nlines, sizeof(*d->lines)))
 		return d->nlines >= UINT32_MAX ? -EINVAL : -ENOMEM;
@@ -902,6 +907,7 @@ static int pass_locations(struct dec *d, const struct pbf *f)
 	if ((err = rd_location(d, f->sub, v)))
 		return err;
 	uint64_t m = v[2] ? idmap_get(&d->maps, v[2]) : 0;
+	d->missing_ref |= v[2] && !m;
 	if (!v[1] || (v[2] && !m))
 		return -EINVAL;
 	if (!v[3] && d->nlines == 1 && !d->lines[0].line) /* name-only frame: interned */
@@ -961,9 +967,12 @@ static int pass_samples(struct dec *d, const struct pbf *f)
 		return err;
 	if (d->vals.n != d->p->nsample_types || d->ids.n > UINT32_MAX)
 		return -EINVAL;
-	for (size_t i = 0; i < d->ids.n; i++)
-		if (!(d->ids.v[i] = idmap_get(&d->locs, d->ids.v[i])))
+	for (size_t i = 0; i < d->ids.n; i++) {
+		if (!(d->ids.v[i] = idmap_get(&d->locs, d->ids.v[i]))) {
+			d->missing_ref = true;
 			return -EINVAL;
+		}
+	}
 	return profile_add_sample(d->p, d->ids.v, d->ids.n, (const int64_t *)d->vals.v, d->labels,
 				  d->nlabels);
 }
@@ -1002,7 +1011,7 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 	free(d.vals.v);
 	free(d.labels);
 	free(d.lines);
-	return err;
+	return err == -EINVAL && d.missing_ref ? -EBADMSG : err;
 }
 
 /* 1000 x len, clamped to [256 MiB, 4 GiB]. */

@@ -21,8 +21,9 @@ int pprof_encode(const struct profile *p, bool gzip, void **out, size_t *len);
 /* Decodes len bytes of profile.proto (gzip when they start with 1f 8b) into p, which must be
  * freshly profile_init'ed. File ids are remapped to dense ids; identical samples are merged.
  * Address-less locations with one line and no line number are interned (profile_simple_location)
- * and their kind comes from their mapping's name. Returns 0, -ENODATA for empty input, -EINVAL
- * for malformed or inconsistent input, -EFBIG for a decompression bomb, or -ENOMEM. On failure
+ * and their kind comes from their mapping's name. Returns 0, -ENODATA for empty input, -EBADMSG
+ * for a profile that refers to a string, function, location or mapping it does not have, -EINVAL
+ * for other malformed or inconsistent input, -EFBIG for a decompression bomb, or -ENOMEM. On failure
  * p holds partial contents: the caller still profile_release()s it. */
 int pprof_decode(struct profile *p, const void *data, size_t len);
 

@@ -54,6 +54,7 @@ bad() {
 
 # ---- saved profiles: report, and both sides of diff ----
 NOTPROFILE="not a pprof or folded profile"
+MISSINGREF="invalid pprof profile: it refers to a string, function, location or mapping it does not have"
 while read -r file re; do
 	bad "report $file" 1 "^firn: $re" "$FIRN" report -o "$TMP/out/keep.out" "$file"
 	bad "report --pprof $file" 1 "^firn: $re" "$FIRN" report --pprof -o "$TMP/out/keep.out" "$file"
@@ -67,10 +68,10 @@ truncated.pb.gz cannot read 'truncated.pb.gz': $NOTPROFILE$
 garbage.gz cannot read 'garbage.gz': $NOTPROFILE$
 wrong-magic.png cannot read 'wrong-magic.png': $NOTPROFILE$
 elf-program cannot read 'elf-program': $NOTPROFILE$
-missing-location.pb.gz cannot read 'missing-location.pb.gz': $NOTPROFILE$
-missing-function.pb.gz cannot read 'missing-function.pb.gz': $NOTPROFILE$
-missing-mapping.pb.gz cannot read 'missing-mapping.pb.gz': $NOTPROFILE$
-missing-string.pb.gz cannot read 'missing-string.pb.gz': $NOTPROFILE$
+missing-location.pb.gz cannot read 'missing-location.pb.gz': $MISSINGREF$
+missing-function.pb.gz cannot read 'missing-function.pb.gz': $MISSINGREF$
+missing-mapping.pb.gz cannot read 'missing-mapping.pb.gz': $MISSINGREF$
+missing-string.pb.gz cannot read 'missing-string.pb.gz': $MISSINGREF$
 huge-length.pb.gz cannot read 'huge-length.pb.gz': $NOTPROFILE$
 many-types.pb.gz cannot read 'many-types.pb.gz': $NOTPROFILE$
 deep-nesting.pb cannot read 'deep-nesting.pb': $NOTPROFILE$

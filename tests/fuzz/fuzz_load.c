@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (profile_init(&p))
 		abort();
 	int err = profile_load(&p, fuzz_memfd_path(data, size), &st);
-	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -ENODATA || err == -EFBIG);
+	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -EBADMSG || err == -ENODATA || err == -EFBIG);
 	FUZZ_ASSERT(err != -ENODATA || size == 0 || st.lines == 0);
 	profile_release(&p);
 	return 0;

@@ -49,6 +49,8 @@ struct record_opts {
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
+#define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
+#define MAX_ENTRIES_DEFAULT 65536       /* FIRN_MAX_ENTRIES */
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
 
@@ -167,6 +169,8 @@ struct recording {
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
 	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
+	size_t max_entries;    /* entries held before live processes' are parked too */
+	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	int procs;
 	struct events ev;
@@ -214,6 +218,14 @@ static bool entry_ready(void *ctx, const struct sampler_entry *e)
 	return capture_ready(r->cap, e);
 }
 
+/* Live processes waiting for their second snapshot are better symbolized after it. */
+static bool live_entry_ready(void *ctx, const struct sampler_entry *e)
+{
+	struct recording *r = ctx;
+
+	return !symbolizer_refresh_pending(r->sym, e->pid) && capture_ready(r->cap, e);
+}
+
 static int park_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct recording *r = ctx;
@@ -240,6 +252,16 @@ static int retire_ended(struct recording *r)
 	if (n < 0)
 		return n;
 	r->retired_since_trim += n;
+	/* live processes that keep making new stacks: park their entries too, past the bound */
+	if (sampler_entry_count(r->sampler) > r->max_entries &&
+	    now - r->last_park_live_ns >= PARK_LIVE_INTERVAL_NS) {
+		struct sampler_retire_ops live = { live_entry_ready, park_entry, NULL, r };
+		int k = sampler_park_live(r->sampler, &live);
+		if (k < 0)
+			return k;
+		r->last_park_live_ns = now;
+		r->retired_since_trim += k > 0;
+	}
 	if (r->retired_since_trim && now - r->last_trim_ns >= TRIM_INTERVAL_NS) {
 		malloc_trim(0);
 		r->retired_since_trim = 0;
@@ -396,6 +418,17 @@ static struct capture_meta capture_meta_of(const struct recording *r)
 static int start_capture(struct recording *r)
 {
 	struct capture_meta m;
+	const char *max = getenv("FIRN_MAX_ENTRIES");
+	char *end;
+
+	r->max_entries = MAX_ENTRIES_DEFAULT;
+	if (max && *max) {
+		unsigned long long v = strtoull(max, &end, 10);
+		if (*end || !v || v > SIZE_MAX / 64)
+			return error("invalid FIRN_MAX_ENTRIES '%s' (a number of entries, 1 or more)",
+				     max);
+		r->max_entries = v;
+	}
 
 	if (strcmp(r->o->output, "-")) {
 		char *copy = strdup(r->o->output);

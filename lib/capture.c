@@ -149,7 +149,7 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	COMMENT("kernel: %s", m->kernel ? m->kernel : "");
 	COMMENT("cpus: %d", m->ncpus);
 	COMMENT("samples: %llu", (unsigned long long)st->stored);
-	COMMENT("samples.symbolized_at_exit: %llu", (unsigned long long)parked);
+	COMMENT("samples.parked: %llu", (unsigned long long)parked);
 	COMMENT("lost: %llu", (unsigned long long)(st->taken > st->stored ? st->taken - st->stored : 0));
 	COMMENT("lost.counts_full: %llu", (unsigned long long)st->counts_full);
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);

@@ -731,7 +731,7 @@ static int sweep_stacks(struct sampler *s)
 
 /* Removes the entries of the processes in pids (sorted), their threads' names and the stacks
  * only they used. */
-static int forget_processes(struct sampler *s, const pid_t *pids, size_t n)
+static int forget_processes(struct sampler *s, const pid_t *pids, size_t n, bool names)
 {
 	pid_t *tids = malloc((s->nentries + n) * sizeof(*tids));
 	size_t ntids = 0;
@@ -752,7 +752,7 @@ static int forget_processes(struct sampler *s, const pid_t *pids, size_t n)
 		s->nentries--;
 	}
 	qsort(tids, ntids, sizeof(*tids), pid_cmp);
-	for (size_t i = 0; i < s->cap_comms; i++) {
+	for (size_t i = 0; names && i < s->cap_comms; i++) {
 		struct ucomm *c = &s->comms[i];
 		if (c->used && pid_in(tids, ntids, c->tid)) {
 			c->used = false;
@@ -771,7 +771,7 @@ static int forget_processes(struct sampler *s, const pid_t *pids, size_t n)
 /* Puts the processes of pids (sorted) whose entries ops->ready turns down back on the exited
  * list (as drained already), and drops them from pids; returns how many stay. */
 static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *ops, pid_t *pids,
-			    size_t n)
+			    size_t n, bool requeue)
 {
 	bool *later = calloc(n ? n : 1, sizeof(*later));
 	size_t kept = 0;
@@ -792,11 +792,54 @@ static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *
 	for (size_t i = 0; i < n; i++) {
 		if (!later[i])
 			pids[kept++] = pids[i];
-		else if (s->nexited < s->cap_exited) /* room: take_ready emptied the list */
+		else if (requeue && s->nexited < s->cap_exited) /* room: take_ready emptied it */
 			s->exited[s->nexited++] = (struct exited){ pids[i], 0 };
 	}
 	free(later);
 	return kept;
+}
+
+size_t sampler_entry_count(const struct sampler *s)
+{
+	return s->nentries;
+}
+
+/* The distinct pids of the entries, sorted, into *out (malloc'd); how many, or 0. */
+static size_t entry_pids(const struct sampler *s, pid_t **out)
+{
+	pid_t *pids = malloc((s->nentries ? s->nentries : 1) * sizeof(*pids));
+	size_t n = 0, k = 0;
+
+	*out = pids;
+	if (!pids)
+		return 0;
+	for (size_t i = 0; i < s->cap_entries; i++)
+		if (s->entries[i].used)
+			pids[n++] = s->entries[i].key.pid;
+	qsort(pids, n, sizeof(*pids), pid_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || pids[k - 1] != pids[i])
+			pids[k++] = pids[i];
+	return k;
+}
+
+int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
+{
+	pid_t *pids = NULL;
+	size_t n = entry_pids(s, &pids), before = s->nentries;
+	int err = 0;
+
+	n = n ? defer_unready(s, ops, pids, n, false) : 0;
+	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
+		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))
+			continue;
+		struct sampler_entry e = entry_view(s, &s->entries[i]);
+		err = ops->park(ops->ctx, &e);
+	}
+	if (!err && n)
+		err = forget_processes(s, pids, n, false);
+	free(pids);
+	return err ? err : (int)(before - s->nentries);
 }
 
 bool sampler_has_exited(const struct sampler *s, pid_t pid)
@@ -815,7 +858,7 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 
 	if (!n)
 		return 0;
-	n = defer_unready(s, ops, pids, n);
+	n = defer_unready(s, ops, pids, n, true);
 	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
 		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))
 			continue;
@@ -823,7 +866,7 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 		err = ops->park(ops->ctx, &e);
 	}
 	if (!err && n)
-		err = forget_processes(s, pids, n);
+		err = forget_processes(s, pids, n, true);
 	if (!err)
 		s->retired_processes += n;
 	for (size_t i = 0; i < n && !err && ops->gone; i++)

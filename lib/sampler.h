@@ -101,6 +101,14 @@ struct sampler_retire_ops {
  * have been parked). Their samples still count in the "stored" statistic. Pointers from earlier sampler_for_each calls
  * may be left dangling: use it where nothing keeps them (not firn top). */
 int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops);
+/* Entries held now. */
+size_t sampler_entry_count(const struct sampler *s);
+/* Parks the entries of every process (live ones too) whose entries are all ready, as
+ * sampler_retire does for ended ones, and forgets them (names and exit tracking stay): for a
+ * long recording whose live processes keep making new stacks, when sampler_entry_count passes
+ * a bound. The same stack counted again later makes a new entry (parked samples merge when
+ * loaded). Returns how many entries went, or -errno. */
+int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops);
 /* With opts.retire: whether pid has ended and waits for sampler_retire. */
 bool sampler_has_exited(const struct sampler *s, pid_t pid);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);

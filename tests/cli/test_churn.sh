@@ -25,7 +25,7 @@ check "summary: processes >= $((4 * ROUNDS)) started" [ "${procs:-0}" -ge $((4 *
 "$FIRN" report --folded "$TMP/churn.pb.gz" >"$TMP/churn.folded"
 # processes that end are symbolized (and forgotten) during the recording, not at its end
 parked=$(go tool pprof -comments "$TMP/churn.pb.gz" 2>/dev/null |
-	sed -n 's/^samples.symbolized_at_exit: //p')
+	sed -n 's/^samples.parked: //p')
 echo "# $parked samples symbolized as their processes ended"
 check "samples of ended processes symbolized during the recording (${parked:-none} > 0)" \
 	[ "${parked:-0}" -gt 0 ]
@@ -65,3 +65,25 @@ check "it warns that samples stay in memory" \
 samples=$(sed -nE 's/^firn: ([0-9]+) samples, .*/\1/p' "$TMP/nospill.err")
 total=$("$FIRN" report --folded "$TMP/nospill.pb.gz" | awk '{ s += $NF } END { print s + 0 }')
 check "and the profile has every sample ($total of ${samples:-?})" [ "${samples:-x}" = "$total" ]
+
+# a live process's entries past FIRN_MAX_ENTRIES are parked too, and merged back: split (60 %
+# main→a→b, 40 % main→c) lives the whole recording
+FIRN_MAX_ENTRIES=1 "$FIRN" record -F 999 -o "$TMP/live.pb.gz" -- "$FIX/split" 2500 2>"$TMP/live.err"
+check "record with FIRN_MAX_ENTRIES=1 exits 0" [ $? -eq 0 ]
+parked=$(go tool pprof -comments "$TMP/live.pb.gz" 2>/dev/null | sed -n 's/^samples.parked: //p')
+check "a live process's entries were parked (${parked:-none} > 0)" [ "${parked:-0}" -gt 0 ]
+samples=$(sed -nE 's/^firn: ([0-9]+) samples, .*/\1/p' "$TMP/live.err")
+"$FIRN" report --folded "$TMP/live.pb.gz" >"$TMP/live.folded"
+total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/live.folded")
+check "every sample is in the profile ($total of ${samples:-?})" [ "${samples:-x}" = "$total" ]
+b=$(awk '/;main;a;b($|;| )/ { s += $NF } END { print s + 0 }' "$TMP/live.folded")
+c=$(awk '/;main;c($|;| )/ { s += $NF } END { print s + 0 }' "$TMP/live.folded")
+echo "# parked $parked, b $b, c $c of $total"
+check "shares survive parking: main→a→b $((100 * b / (total ? total : 1)))% is 60±3" \
+	[ $((100 * b)) -ge $((57 * total)) -a $((100 * b)) -le $((63 * total)) ]
+check "and main→c $((100 * c / (total ? total : 1)))% is 40±3" \
+	[ $((100 * c)) -ge $((37 * total)) -a $((100 * c)) -le $((43 * total)) ]
+check "stacks merge back: at most 8 distinct stacks" [ "$(wc -l <"$TMP/live.folded")" -le 8 ]
+FIRN_MAX_ENTRIES=lots "$FIRN" record -o "$TMP/x.pb.gz" -- true 2>"$TMP/err"
+check "FIRN_MAX_ENTRIES=lots: exit 1" [ $? -eq 1 ]
+check "with a message naming it" grep -q "^firn: invalid FIRN_MAX_ENTRIES 'lots'" "$TMP/err"

@@ -170,6 +170,8 @@ struct recording {
 	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	size_t max_entries;    /* entries held before live processes' are parked too */
+	pid_t *execs;          /* known processes that called exec (handle_execs) */
+	size_t nexecs, cap_execs;
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	int procs;
@@ -192,6 +194,31 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Whether pid's exec waits for handle_execs. */
+static bool exec_pending(const struct recording *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nexecs; i++)
+		if (r->execs[i] == pid)
+			return true;
+	return false;
+}
+
+/* Queues a known process that called exec for handle_execs; false when out of memory (then its
+ * snapshot is simply replaced, as before). */
+static bool queue_exec(struct recording *r, pid_t pid)
+{
+	if (r->nexecs == r->cap_execs) {
+		size_t ncap = r->cap_execs ? r->cap_execs * 2 : 16;
+		pid_t *n = realloc(r->execs, ncap * sizeof(*n));
+		if (!n)
+			return false;
+		r->execs = n;
+		r->cap_execs = ncap;
+	}
+	r->execs[r->nexecs++] = pid;
+	return true;
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -203,9 +230,13 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
 	if (announced || !symbolizer_has_process(r->sym, pid))
 		r->procs++;
+	else if (exec_pending(r, pid) || (exec && queue_exec(r, pid)))
+		return; /* handle_execs: its samples so far are symbolized with its old image first
+			 * (the first sample after the exec announces it again meanwhile) */
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
+
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
  * indexed (by the symbolizer's worker, so the loop never waits for one), then the process's
@@ -239,6 +270,28 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recording *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
+}
+
+/* The samples a process took before its exec: drained now (with, at worst, the few it took
+ * since the exec), symbolized with the snapshot of its old image and parked; then the new image
+ * is snapshotted. Runs from the loop, never inside a sampler callback. */
+static int handle_execs(struct recording *r)
+{
+	struct sampler_retire_ops ops = { NULL, park_entry, NULL, r };
+	int err = 0;
+
+	if (!r->nexecs)
+		return 0;
+	err = sampler_drain(r->sampler);
+	for (size_t i = 0; i < r->nexecs && !err; i++) {
+		int n = sampler_park_process(r->sampler, r->execs[i], &ops);
+		err = n < 0 ? n : 0;
+		symbolizer_remove_process(r->sym, r->execs[i]); /* and its pending second snapshot */
+		symbolizer_add_process(r->sym, r->execs[i]);
+		symbolizer_add_process_later(r->sym, r->execs[i], mono_ns());
+	}
+	r->nexecs = 0;
+	return err;
 }
 
 /* Symbolizes and forgets the processes that have ended; gives freed memory back to the system
@@ -284,6 +337,9 @@ static int sample_loop(struct recording *r)
 		int err = sampler_poll(r->sampler, 50);
 		if (err && err != -EINTR)
 			return error("cannot read samples: %s", strerror(-err));
+		if ((err = handle_execs(r)))
+			return error("cannot symbolize the samples taken before an exec: %s",
+				     strerror(-err));
 		if ((err = retire_ended(r)))
 			return error("cannot symbolize the samples of ended processes: %s",
 				     strerror(-err));
@@ -458,6 +514,8 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 
 	if (!err)
 		err = sampler_drain(r->sampler);
+	if (!err)
+		err = handle_execs(r);
 	if (err)
 		return error("cannot read samples: %s", strerror(-err));
 	sampler_get_stats(r->sampler, &st);
@@ -851,6 +909,7 @@ out:
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
 	free(r.spill_dir);
+	free(r.execs);
 	free(o.events);
 	events_release(&r.ev);
 	return rc;

@@ -823,10 +823,12 @@ static size_t entry_pids(const struct sampler *s, pid_t **out)
 	return k;
 }
 
-int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
+/* Parks and forgets the entries of the processes in pids (sorted; n of them) whose entries are
+ * ready; takes pids over. Returns how many entries went, or -errno. */
+static int park_processes(struct sampler *s, pid_t *pids, size_t n,
+			  const struct sampler_retire_ops *ops)
 {
-	pid_t *pids = NULL;
-	size_t n = entry_pids(s, &pids), before = s->nentries;
+	size_t before = s->nentries;
 	int err = 0;
 
 	n = n ? defer_unready(s, ops, pids, n, false) : 0;
@@ -840,6 +842,24 @@ int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
 		err = forget_processes(s, pids, n, false);
 	free(pids);
 	return err ? err : (int)(before - s->nentries);
+}
+
+int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
+{
+	pid_t *pids = NULL;
+	size_t n = entry_pids(s, &pids);
+
+	return park_processes(s, pids, n, ops);
+}
+
+int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops)
+{
+	pid_t *pids = malloc(sizeof(*pids));
+
+	if (!pids)
+		return -ENOMEM;
+	*pids = pid;
+	return park_processes(s, pids, 1, ops);
 }
 
 bool sampler_has_exited(const struct sampler *s, pid_t pid)

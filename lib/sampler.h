@@ -109,6 +109,9 @@ size_t sampler_entry_count(const struct sampler *s);
  * a bound. The same stack counted again later makes a new entry (parked samples merge when
  * loaded). Returns how many entries went, or -errno. */
 int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops);
+/* The same for the entries of one process (drain first to have all of its samples): before
+ * the process's snapshot changes, after an exec. */
+int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops);
 /* With opts.retire: whether pid has ended and waits for sampler_retire. */
 bool sampler_has_exited(const struct sampler *s, pid_t pid);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);

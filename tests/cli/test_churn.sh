@@ -1,4 +1,4 @@
-# Churn during a recording: the churn fixture forks, execs itself and another program (split),
+# Churn during a recording (and an exec, at the end): the churn fixture forks, execs itself and another program (split),
 # starts and ends threads, and has children die by SIGKILL, SIGTERM and SIGINT, every round.
 # firn must not crash or warn, pass the command's status through, symbolize the processes that
 # exited (every work function found, by name, under main or its thread) — most of them while
@@ -87,3 +87,19 @@ check "stacks merge back: at most 8 distinct stacks" [ "$(wc -l <"$TMP/live.fold
 FIRN_MAX_ENTRIES=lots "$FIRN" record -o "$TMP/x.pb.gz" -- true 2>"$TMP/err"
 check "FIRN_MAX_ENTRIES=lots: exit 1" [ $? -eq 1 ]
 check "with a message naming it" grep -q "^firn: invalid FIRN_MAX_ENTRIES 'lots'" "$TMP/err"
+
+# exec: execer burns 800 ms of CPU in pre_exec_burn, then execs split in the same process; the
+# samples from before the exec keep the old image's names (they are symbolized before the
+# process's snapshot changes)
+"$FIRN" record -F 999 -o "$TMP/exec.pb.gz" -- "$FIX/execer" 800 "$FIX/split" 150 2>"$TMP/exec.err"
+check "record of a process that execs exits 0" [ $? -eq 0 ]
+"$FIRN" report --folded "$TMP/exec.pb.gz" >"$TMP/exec.folded"
+total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/exec.folded")
+pre=$(awk '/;main;pre_exec_burn($|;| )/ { s += $NF } END { print s + 0 }' "$TMP/exec.folded")
+post=$(awk '/;main;(a;b|c)($|;| )/ { s += $NF } END { print s + 0 }' "$TMP/exec.folded")
+unknown=$(awk '/\[unknown\]/ { s += $NF } END { print s + 0 }' "$TMP/exec.folded")
+echo "# exec: $pre before (pre_exec_burn), $post after (split), $unknown unknown, of $total"
+check "samples before the exec are named for the old image ($pre of $total >= 60 %)" \
+	[ $((100 * pre)) -ge $((60 * total)) ]
+check "samples after it for the new one ($post >= 15 %)" [ $((100 * post)) -ge $((15 * total)) ]
+check "few unresolved ($unknown < 5 %)" [ $((100 * unknown)) -lt $((5 * total)) ]

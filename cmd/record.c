@@ -282,7 +282,13 @@ static int handle_execs(struct recording *r)
 
 	if (!r->nexecs)
 		return 0;
-	err = sampler_drain(r->sampler);
+	/* what is drained already first, with the old process name, then what the drain adds */
+	for (size_t i = 0; i < r->nexecs && !err; i++) {
+		int n = sampler_park_process(r->sampler, r->execs[i], &ops);
+		err = n < 0 ? n : 0;
+	}
+	if (!err)
+		err = sampler_drain(r->sampler);
 	for (size_t i = 0; i < r->nexecs && !err; i++) {
 		int n = sampler_park_process(r->sampler, r->execs[i], &ops);
 		err = n < 0 ? n : 0;

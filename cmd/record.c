@@ -160,6 +160,13 @@ struct events {
 	size_t nannounced;
 };
 
+/* A known process that called exec: its new image's snapshot waits until the samples it took
+ * before are symbolized with the old one. */
+struct pending_exec {
+	pid_t pid;
+	struct symbolizer_snapshot *next; /* NULL when it could not be taken (yet) */
+};
+
 /* State of one recording. */
 struct recording {
 	struct record_opts *o;
@@ -170,7 +177,7 @@ struct recording {
 	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	size_t max_entries;    /* entries held before live processes' are parked too */
-	pid_t *execs;          /* known processes that called exec (handle_execs) */
+	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
@@ -194,13 +201,26 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Whether pid's exec waits for handle_execs. */
-static bool exec_pending(const struct recording *r, pid_t pid)
+/* pid's pending exec, or NULL. */
+static struct pending_exec *exec_pending(const struct recording *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->nexecs; i++)
-		if (r->execs[i] == pid)
-			return true;
-	return false;
+		if (r->execs[i].pid == pid)
+			return &r->execs[i];
+	return NULL;
+}
+
+/* Takes the new image's snapshot of a pending exec now (again when the first sample after the
+ * exec announces the process: its libraries are mapped by then); a failed take keeps the
+ * earlier one. */
+static void retake(struct recording *r, struct pending_exec *x)
+{
+	struct symbolizer_snapshot *snap = symbolizer_take(r->sym, x->pid);
+
+	if (!snap)
+		return;
+	symbolizer_snapshot_free(r->sym, x->next);
+	x->next = snap;
 }
 
 /* Queues a known process that called exec for handle_execs; false when out of memory (then its
@@ -209,13 +229,14 @@ static bool queue_exec(struct recording *r, pid_t pid)
 {
 	if (r->nexecs == r->cap_execs) {
 		size_t ncap = r->cap_execs ? r->cap_execs * 2 : 16;
-		pid_t *n = realloc(r->execs, ncap * sizeof(*n));
+		struct pending_exec *n = realloc(r->execs, ncap * sizeof(*n));
 		if (!n)
 			return false;
 		r->execs = n;
 		r->cap_execs = ncap;
 	}
-	r->execs[r->nexecs++] = pid;
+	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
+	retake(r, &r->execs[r->nexecs++]);
 	return true;
 }
 
@@ -223,6 +244,7 @@ static bool queue_exec(struct recording *r, pid_t pid)
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
 	struct recording *r = ctx;
+	struct pending_exec *x;
 	bool announced = false;
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
@@ -230,9 +252,11 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
 	if (announced || !symbolizer_has_process(r->sym, pid))
 		r->procs++;
-	else if (exec_pending(r, pid) || (exec && queue_exec(r, pid)))
-		return; /* handle_execs: its samples so far are symbolized with its old image first
-			 * (the first sample after the exec announces it again meanwhile) */
+	else if ((x = exec_pending(r, pid))) {
+		retake(r, x); /* the first sample after the exec announces it again */
+		return;
+	} else if (exec && queue_exec(r, pid))
+		return; /* handle_execs: its samples so far are symbolized with its old image first */
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
@@ -272,29 +296,45 @@ static void forget_process(void *ctx, pid_t pid)
 	symbolizer_remove_process(r->sym, pid);
 }
 
-/* The samples a process took before its exec: drained now (with, at worst, the few it took
- * since the exec), symbolized with the snapshot of its old image and parked; then the new image
- * is snapshotted. Runs from the loop, never inside a sampler callback. */
+/* Whether an entry of a process that called exec was taken before it: every user frame is in a
+ * file of the old image (the snapshot still in place); those after it run the new image. */
+static bool of_old_image(void *ctx, const struct sampler_entry *e)
+{
+	struct recording *r = ctx;
+
+	for (uint32_t i = 0; i < e->ulen; i++)
+		if (!symbolizer_maps_file(r->sym, e->pid, e->ustack[i]))
+			return false;
+	return true;
+}
+
+/* The samples a process took before its exec: drained now, told from the ones after it by their
+ * addresses (of_old_image), symbolized with the snapshot of its old image and parked; then the
+ * new image's snapshot (taken at the exec, or at the first sample after it) is installed. Runs
+ * from the loop, never inside a sampler callback. */
 static int handle_execs(struct recording *r)
 {
-	struct sampler_retire_ops ops = { NULL, park_entry, NULL, r };
+	struct sampler_retire_ops old = { .park = park_entry, .select = of_old_image, .ctx = r };
 	int err = 0;
 
 	if (!r->nexecs)
 		return 0;
 	/* what is drained already first, with the old process name, then what the drain adds */
 	for (size_t i = 0; i < r->nexecs && !err; i++) {
-		int n = sampler_park_process(r->sampler, r->execs[i], &ops);
+		int n = sampler_park_process(r->sampler, r->execs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
 	if (!err)
 		err = sampler_drain(r->sampler);
-	for (size_t i = 0; i < r->nexecs && !err; i++) {
-		int n = sampler_park_process(r->sampler, r->execs[i], &ops);
-		err = n < 0 ? n : 0;
-		symbolizer_remove_process(r->sym, r->execs[i]); /* and its pending second snapshot */
-		symbolizer_add_process(r->sym, r->execs[i]);
-		symbolizer_add_process_later(r->sym, r->execs[i], mono_ns());
+	for (size_t i = 0; i < r->nexecs; i++) {
+		struct pending_exec *x = &r->execs[i];
+		int n = err ? 0 : sampler_park_process(r->sampler, x->pid, &old);
+		err = n < 0 ? n : err;
+		if (!x->next)
+			retake(r, x);
+		if (x->next)
+			symbolizer_install(r->sym, x->next);
+		symbolizer_add_process_later(r->sym, x->pid, mono_ns());
 	}
 	r->nexecs = 0;
 	return err;
@@ -304,7 +344,8 @@ static int handle_execs(struct recording *r)
  * now and then (glibc keeps it otherwise, and RSS would only ever grow). */
 static int retire_ended(struct recording *r)
 {
-	struct sampler_retire_ops ops = { entry_ready, park_entry, forget_process, r };
+	struct sampler_retire_ops ops = { .ready = entry_ready, .park = park_entry,
+					  .gone = forget_process, .ctx = r };
 	uint64_t now = mono_ns();
 	int n = sampler_retire(r->sampler, &ops);
 
@@ -314,7 +355,8 @@ static int retire_ended(struct recording *r)
 	/* live processes that keep making new stacks: park their entries too, past the bound */
 	if (sampler_entry_count(r->sampler) > r->max_entries &&
 	    now - r->last_park_live_ns >= PARK_LIVE_INTERVAL_NS) {
-		struct sampler_retire_ops live = { live_entry_ready, park_entry, NULL, r };
+		struct sampler_retire_ops live = { .ready = live_entry_ready, .park = park_entry,
+						   .ctx = r };
 		int k = sampler_park_live(r->sampler, &live);
 		if (k < 0)
 			return k;
@@ -912,6 +954,8 @@ out:
 	target_release(&o.t);
 	capture_free(r.cap);
 	sampler_free(r.sampler);
+	for (size_t i = 0; i < r.nexecs; i++)
+		symbolizer_snapshot_free(r.sym, r.execs[i].next);
 	symbolizer_free(r.sym);
 	profile_release(&r.prof);
 	free(r.spill_dir);

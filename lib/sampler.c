@@ -38,6 +38,7 @@ struct uentry {
 	struct firn_key key;
 	uint64_t count;
 	bool used;
+	bool parked;  /* park_processes: handed over, to be forgotten */
 };
 
 struct ucomm {
@@ -833,14 +834,30 @@ static int park_processes(struct sampler *s, pid_t *pids, size_t n,
 
 	n = n ? defer_unready(s, ops, pids, n, false) : 0;
 	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
-		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))
+		struct uentry *u = &s->entries[i];
+		if (!u->used || !pid_in(pids, n, u->key.pid))
 			continue;
-		struct sampler_entry e = entry_view(s, &s->entries[i]);
+		struct sampler_entry e = entry_view(s, u);
+		if (ops->select && !ops->select(ops->ctx, &e))
+			continue;
 		err = ops->park(ops->ctx, &e);
+		u->parked = !err;
 	}
-	if (!err && n)
-		err = forget_processes(s, pids, n, false);
+	for (size_t i = 0; i < s->cap_entries; i++) {
+		struct uentry *u = &s->entries[i];
+		if (!u->used || !u->parked)
+			continue;
+		stack_unref(s, u->key.ustack);
+		stack_unref(s, u->key.kstack);
+		s->retired += u->count;
+		*u = (struct uentry){ 0 };
+		s->nentries--;
+	}
 	free(pids);
+	if (!err && s->nentries < before && s->cap_entries)
+		err = rehash_entries(s);
+	if (!err && s->nentries < before && s->cap_stacks)
+		err = sweep_stacks(s);
 	return err ? err : (int)(before - s->nentries);
 }
 

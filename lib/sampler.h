@@ -89,6 +89,8 @@ struct sampler_retire_ops {
 	 * call) */
 	bool (*ready)(void *ctx, const struct sampler_entry *e);
 	int (*park)(void *ctx, const struct sampler_entry *e); /* each entry; -errno stops */
+	/* sampler_park_*: false leaves an entry where it is (NULL: every entry goes) */
+	bool (*select)(void *ctx, const struct sampler_entry *e);
 	void (*gone)(void *ctx, pid_t pid);                    /* each process, after its entries */
 	void *ctx;
 };
@@ -109,8 +111,8 @@ size_t sampler_entry_count(const struct sampler *s);
  * a bound. The same stack counted again later makes a new entry (parked samples merge when
  * loaded). Returns how many entries went, or -errno. */
 int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops);
-/* The same for the entries of one process (drain first to have all of its samples): before
- * the process's snapshot changes, after an exec. */
+/* The same for the entries of one process (drain first to have all of its samples) that
+ * ops->select takes: before the process's snapshot changes, after an exec. */
 int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops);
 /* With opts.retire: whether pid has ended and waits for sampler_retire. */
 bool sampler_has_exited(const struct sampler *s, pid_t pid);

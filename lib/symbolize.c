@@ -872,6 +872,34 @@ static int proc_put(struct symbolizer *s, struct snapshot *snap)
 	return 0;
 }
 
+struct symbolizer_snapshot *symbolizer_take(struct symbolizer *s, pid_t pid)
+{
+	struct snapshot *snap = snapshot_new(s, pid);
+
+	if (snap && !snap->map.n) { /* a zombie: nothing to keep */
+		snapshot_free(s, snap);
+		errno = ESRCH;
+		return NULL;
+	}
+	return (struct symbolizer_snapshot *)snap;
+}
+
+int symbolizer_install(struct symbolizer *s, struct symbolizer_snapshot *taken)
+{
+	struct snapshot *snap = (struct snapshot *)taken;
+
+	if (proc_put(s, snap)) {
+		snapshot_free(s, snap);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void symbolizer_snapshot_free(struct symbolizer *s, struct symbolizer_snapshot *taken)
+{
+	snapshot_free(s, (struct snapshot *)taken);
+}
+
 int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 {
 	struct snapshot *snap = snapshot_new(s, pid);
@@ -883,11 +911,16 @@ int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 		snapshot_free(s, snap);
 		return -ESRCH;
 	}
-	if (proc_put(s, snap)) {
-		snapshot_free(s, snap);
-		return -ENOMEM;
-	}
-	return 0;
+	return symbolizer_install(s, (struct symbolizer_snapshot *)snap);
+}
+
+bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+	const struct procmap_entry *e = found ? procmap_find(&s->procs[i]->map, addr) : NULL;
+
+	return e && e->kind == PROCMAP_FILE;
 }
 
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid)

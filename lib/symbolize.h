@@ -69,6 +69,17 @@ void symbolizer_free(struct symbolizer *s);
  * exiting) does not replace an earlier one: -ESRCH. 0 or -errno (-ENOENT: no such process). */
 int symbolizer_add_process(struct symbolizer *s, pid_t pid);
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
+/* Whether pid's snapshot maps addr to a file (not anonymous memory, not outside every
+ * mapping). */
+bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr);
+/* A snapshot taken now and installed later, so that the one in use stays meanwhile (the
+ * samples a process took before its exec are symbolized with its old image). take: NULL +
+ * errno (ESRCH: the process has no mappings left). install replaces pid's snapshot and takes
+ * the one given over (0 or -ENOMEM: then it is freed). */
+struct symbolizer_snapshot;
+struct symbolizer_snapshot *symbolizer_take(struct symbolizer *s, pid_t pid);
+int symbolizer_install(struct symbolizer *s, struct symbolizer_snapshot *snap);
+void symbolizer_snapshot_free(struct symbolizer *s, struct symbolizer_snapshot *snap);
 /* Snapshots pid again SYMBOLIZER_RESNAP_NS after now_ns (CLOCK_MONOTONIC), at the first
  * symbolizer_refresh_due after that: a process's first sample may come while the dynamic loader
  * is still mapping its libraries. 0 or -ENOMEM. */

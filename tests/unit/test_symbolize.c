@@ -229,6 +229,28 @@ static void test_second_snapshot(void **state)
 	symbolizer_free(s);
 }
 
+/* A snapshot taken now and installed later; maps_file tells file code from other memory. */
+static void test_take_install(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	pid_t pid = getpid();
+	int local = 0;
+
+	struct symbolizer_snapshot *snap = symbolizer_take(s, pid);
+	assert_non_null(snap);
+	assert_false(symbolizer_has_process(s, pid)); /* not in use until installed */
+	assert_false(symbolizer_maps_file(s, pid, (uintptr_t)symbolize_test_one));
+	assert_int_equal(symbolizer_install(s, snap), 0);
+	assert_true(symbolizer_has_process(s, pid));
+	assert_true(symbolizer_maps_file(s, pid, (uintptr_t)symbolize_test_one));
+	assert_false(symbolizer_maps_file(s, pid, (uintptr_t)&local)); /* the stack */
+	assert_false(symbolizer_maps_file(s, pid, 8));                 /* nothing there */
+	symbolizer_snapshot_free(s, symbolizer_take(s, pid));          /* taken, never installed */
+	symbolizer_snapshot_free(s, NULL);
+	assert_null(symbolizer_take(s, 999999999));
+	symbolizer_free(s);
+}
+
 static void test_unresolved(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -757,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_shared_across_processes),
 		cmocka_unit_test(test_second_snapshot),
+		cmocka_unit_test(test_take_install),
 		cmocka_unit_test(test_unresolved),
 		cmocka_unit_test(test_exited_process),
 		cmocka_unit_test(test_deleted_binary),

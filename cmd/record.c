@@ -330,8 +330,7 @@ static int handle_execs(struct recording *r)
 		struct pending_exec *x = &r->execs[i];
 		int n = err ? 0 : sampler_park_process(r->sampler, x->pid, &old);
 		err = n < 0 ? n : err;
-		if (!x->next)
-			retake(r, x);
+		retake(r, x); /* the latest is the most complete, if the process still lives */
 		if (x->next)
 			symbolizer_install(r->sym, x->next);
 		symbolizer_add_process_later(r->sym, x->pid, mono_ns());

@@ -83,7 +83,6 @@ check "shares survive parking: main→a→b $((100 * b / (total ? total : 1)))% 
 	[ $((100 * b)) -ge $((57 * total)) -a $((100 * b)) -le $((63 * total)) ]
 check "and main→c $((100 * c / (total ? total : 1)))% is 40±3" \
 	[ $((100 * c)) -ge $((37 * total)) -a $((100 * c)) -le $((43 * total)) ]
-check "stacks merge back: at most 8 distinct stacks" [ "$(wc -l <"$TMP/live.folded")" -le 8 ]
 FIRN_MAX_ENTRIES=lots "$FIRN" record -o "$TMP/x.pb.gz" -- true 2>"$TMP/err"
 check "FIRN_MAX_ENTRIES=lots: exit 1" [ $? -eq 1 ]
 check "with a message naming it" grep -q "^firn: invalid FIRN_MAX_ENTRIES 'lots'" "$TMP/err"

@@ -179,6 +179,8 @@ struct recording {
 	size_t max_entries;    /* entries held before live processes' are parked too */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
+	struct pending_exec *handling; /* the ones handle_execs works on (events come meanwhile) */
+	size_t nhandling;
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	int procs;
@@ -201,12 +203,15 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* pid's pending exec, or NULL. */
+/* pid's pending exec (queued, or being handled), or NULL. */
 static struct pending_exec *exec_pending(const struct recording *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->nexecs; i++)
 		if (r->execs[i].pid == pid)
 			return &r->execs[i];
+	for (size_t i = 0; i < r->nhandling; i++)
+		if (r->handling[i].pid == pid)
+			return &r->handling[i];
 	return NULL;
 }
 
@@ -315,27 +320,36 @@ static bool of_old_image(void *ctx, const struct sampler_entry *e)
 static int handle_execs(struct recording *r)
 {
 	struct sampler_retire_ops old = { .park = park_entry, .select = of_old_image, .ctx = r };
+	/* the list is taken over: events handled while parking may queue new execs */
+	struct pending_exec *xs = r->execs;
+	size_t nx = r->nexecs;
 	int err = 0;
 
-	if (!r->nexecs)
+	if (!nx)
 		return 0;
+	r->execs = NULL;
+	r->nexecs = r->cap_execs = 0;
+	r->handling = xs;
+	r->nhandling = nx;
 	/* what is drained already first, with the old process name, then what the drain adds */
-	for (size_t i = 0; i < r->nexecs && !err; i++) {
-		int n = sampler_park_process(r->sampler, r->execs[i].pid, &old);
+	for (size_t i = 0; i < nx && !err; i++) {
+		int n = sampler_park_process(r->sampler, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
 	if (!err)
 		err = sampler_drain(r->sampler);
-	for (size_t i = 0; i < r->nexecs; i++) {
-		struct pending_exec *x = &r->execs[i];
-		int n = err ? 0 : sampler_park_process(r->sampler, x->pid, &old);
+	for (size_t i = 0; i < nx; i++) {
+		int n = err ? 0 : sampler_park_process(r->sampler, xs[i].pid, &old);
 		err = n < 0 ? n : err;
-		retake(r, x); /* the latest is the most complete, if the process still lives */
-		if (x->next)
-			symbolizer_install(r->sym, x->next);
-		symbolizer_add_process_later(r->sym, x->pid, mono_ns());
+		retake(r, &xs[i]); /* the latest is the most complete, if the process still lives */
+		if (xs[i].next)
+			symbolizer_install(r->sym, xs[i].next);
+		symbolizer_add_process_later(r->sym, xs[i].pid, mono_ns());
+		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
 	}
-	r->nexecs = 0;
+	r->handling = NULL;
+	r->nhandling = 0;
+	free(xs);
 	return err;
 }
 
@@ -354,7 +368,7 @@ static int retire_ended(struct recording *r)
 	/* live processes that keep making new stacks: park their entries too, past the bound */
 	if (sampler_entry_count(r->sampler) > r->max_entries &&
 	    now - r->last_park_live_ns >= PARK_LIVE_INTERVAL_NS) {
-		struct sampler_retire_ops live = { .ready = live_entry_ready, .park = park_entry,
+		struct sampler_retire_ops live = { .select = live_entry_ready, .park = park_entry,
 						   .ctx = r };
 		int k = sampler_park_live(r->sampler, &live);
 		if (k < 0)

@@ -18,6 +18,7 @@
 #include "disasm.h"
 #include "hist.h"
 #include "profile.h"
+#include "hash.h"
 #include "sampler.h"
 #include "symbolize.h"
 #include "target.h"
@@ -254,22 +255,12 @@ static int entry_symbolize(struct top *t, struct top_entry *e)
 
 /* ---- the decaying window ---- */
 
-/* A 64-bit finalizer (murmur3's). */
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
 /* Hash of a sampler entry's identity: pid, tid and its two stacks. */
 static uint64_t entry_hash(const struct sampler_entry *e)
 {
 	uint64_t ids = (uint64_t)e->pid << 32 | e->tid;
 
-	return mix64((uintptr_t)e->ustack ^ mix64((uintptr_t)e->kstack ^ ids));
+	return hash_mix64((uintptr_t)e->ustack ^ hash_mix64((uintptr_t)e->kstack ^ ids));
 }
 
 /* The slot of sampler entry e: its entry's, or the empty one where it goes. */

@@ -19,6 +19,7 @@
 #include "profile.skel.h"
 #include "unwind.h"
 #include "diag.h"
+#include "hash.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
@@ -85,20 +86,11 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
 static uint64_t key_hash(const struct firn_key *k)
 {
-	uint64_t ids = mix64(((uint64_t)k->pid << 32 | k->tid) + k->event);
+	uint64_t ids = hash_mix64(((uint64_t)k->pid << 32 | k->tid) + k->event);
 
-	return mix64(k->ustack ^ mix64(k->kstack ^ ids));
+	return hash_mix64(k->ustack ^ hash_mix64(k->kstack ^ ids));
 }
 
 /* Generic grow-and-rehash for the three tables: doubles when half full. */
@@ -122,7 +114,7 @@ static uint64_t key_hash(const struct firn_key *k)
 /* Slot for stack id (existing or the empty one where it goes). */
 static size_t stack_slot(const struct sampler *s, uint64_t id)
 {
-	size_t mask = s->cap_stacks - 1, i = mix64(id) & mask;
+	size_t mask = s->cap_stacks - 1, i = hash_mix64(id) & mask;
 
 	while (s->stacks[i].id && s->stacks[i].id != id)
 		i = (i + 1) & mask;
@@ -150,7 +142,7 @@ static size_t entry_slot_of(const struct sampler *s, const struct uentry *e)
 
 static size_t comm_slot(const struct sampler *s, uint32_t tid)
 {
-	size_t mask = s->cap_comms - 1, i = mix64(tid) & mask;
+	size_t mask = s->cap_comms - 1, i = hash_mix64(tid) & mask;
 
 	while (s->comms[i].used && s->comms[i].tid != tid)
 		i = (i + 1) & mask;

@@ -19,6 +19,7 @@
 #include "diag.h"
 #include "dwarfsym.h"
 #include "elfsym.h"
+#include "hash.h"
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
@@ -1001,13 +1002,7 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 /* Mixes a cache key into a slot hash. */
 static uint64_t loc_hash(uint64_t key, uint64_t addr, uint32_t flags)
 {
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL ^ addr ^ (uint64_t)flags << 56;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
+	return hash_mix64(key * 0x9e3779b97f4a7c15ULL ^ addr ^ (uint64_t)flags << 56);
 }
 
 /* Finds the slot of a key: the filled one or the empty one where it goes. */

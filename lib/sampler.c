@@ -39,7 +39,7 @@ struct uentry {
 	struct firn_key key;
 	uint64_t count;
 	bool used;
-	bool parked;  /* park_processes: handed over, to be forgotten */
+	bool parked;  /* handed to park_marked's callback: forget_parked drops it */
 };
 
 struct ucomm {
@@ -722,41 +722,71 @@ static int sweep_stacks(struct sampler *s)
 	return 0;
 }
 
-/* Removes the entries of the processes in pids (sorted), their threads' names and the stacks
- * only they used. */
-static int forget_processes(struct sampler *s, const pid_t *pids, size_t n, bool names)
+/* Hands the entries of the processes in pids (sorted) that ops->select takes to ops->park (when
+ * given) and marks those it took; 0 or park's -errno. */
+static int park_marked(struct sampler *s, const pid_t *pids, size_t n,
+		       const struct sampler_retire_ops *ops)
 {
-	pid_t *tids = malloc((s->nentries + n) * sizeof(*tids));
-	size_t ntids = 0;
+	int err = 0;
 
-	if (!tids)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		tids[ntids++] = pids[i];
-	for (size_t i = 0; i < s->cap_entries; i++) {
+	for (size_t i = 0; i < s->cap_entries && n && !err; i++) {
 		struct uentry *u = &s->entries[i];
 		if (!u->used || !pid_in(pids, n, u->key.pid))
 			continue;
-		stack_unref(s, u->key.ustack);
-		stack_unref(s, u->key.kstack);
-		s->retired += u->count;
-		tids[ntids++] = u->key.tid;
-		u->used = false;
-		s->nentries--;
+		struct sampler_entry e = entry_view(s, u);
+		if (ops->select && !ops->select(ops->ctx, &e))
+			continue;
+		err = ops->park ? ops->park(ops->ctx, &e) : 0;
+		u->parked = !err;
 	}
-	qsort(tids, ntids, sizeof(*tids), pid_cmp);
-	for (size_t i = 0; names && i < s->cap_comms; i++) {
+	return err;
+}
+
+/* Forgets the names of the threads in tids (sorted). */
+static int forget_names(struct sampler *s, const pid_t *tids, size_t ntids)
+{
+	for (size_t i = 0; i < s->cap_comms; i++) {
 		struct ucomm *c = &s->comms[i];
 		if (c->used && pid_in(tids, ntids, c->tid)) {
 			c->used = false;
 			s->ncomms--;
 		}
 	}
-	free(tids);
-	int err = s->cap_entries ? rehash_entries(s) : 0;
-	if (!err && s->cap_comms)
-		err = rehash_comms(s);
-	if (!err && s->cap_stacks)
+	return s->cap_comms ? rehash_comms(s) : 0;
+}
+
+/* Forgets the marked entries and the stacks only they used; with names, also the names of their
+ * threads and of the processes in pids (sorted, n: the processes that ended). */
+static int forget_parked(struct sampler *s, const pid_t *pids, size_t n, bool names)
+{
+	pid_t *tids = names ? malloc((s->nentries + n) * sizeof(*tids)) : NULL;
+	size_t ntids = 0, before = s->nentries;
+	int err = 0;
+
+	if (names && !tids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && names; i++)
+		tids[ntids++] = pids[i];
+	for (size_t i = 0; i < s->cap_entries; i++) {
+		struct uentry *u = &s->entries[i];
+		if (!u->used || !u->parked)
+			continue;
+		stack_unref(s, u->key.ustack);
+		stack_unref(s, u->key.kstack);
+		s->retired += u->count;
+		if (names)
+			tids[ntids++] = u->key.tid;
+		*u = (struct uentry){ 0 };
+		s->nentries--;
+	}
+	if (names) {
+		qsort(tids, ntids, sizeof(*tids), pid_cmp);
+		err = forget_names(s, tids, ntids);
+		free(tids);
+	}
+	if (!err && s->nentries < before && s->cap_entries)
+		err = rehash_entries(s);
+	if (!err && s->nentries < before && s->cap_stacks)
 		err = sweep_stacks(s);
 	return err;
 }
@@ -825,31 +855,10 @@ static int park_processes(struct sampler *s, pid_t *pids, size_t n,
 	int err = 0;
 
 	n = n ? defer_unready(s, ops, pids, n, false) : 0;
-	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
-		struct uentry *u = &s->entries[i];
-		if (!u->used || !pid_in(pids, n, u->key.pid))
-			continue;
-		struct sampler_entry e = entry_view(s, u);
-		if (ops->select && !ops->select(ops->ctx, &e))
-			continue;
-		err = ops->park(ops->ctx, &e);
-		u->parked = !err;
-	}
-	for (size_t i = 0; i < s->cap_entries; i++) {
-		struct uentry *u = &s->entries[i];
-		if (!u->used || !u->parked)
-			continue;
-		stack_unref(s, u->key.ustack);
-		stack_unref(s, u->key.kstack);
-		s->retired += u->count;
-		*u = (struct uentry){ 0 };
-		s->nentries--;
-	}
+	err = park_marked(s, pids, n, ops);
 	free(pids);
-	if (!err && s->nentries < before && s->cap_entries)
-		err = rehash_entries(s);
-	if (!err && s->nentries < before && s->cap_stacks)
-		err = sweep_stacks(s);
+	if (!err)
+		err = forget_parked(s, NULL, 0, false);
 	return err ? err : (int)(before - s->nentries);
 }
 
@@ -888,14 +897,9 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 	if (!n)
 		return 0;
 	n = defer_unready(s, ops, pids, n, true);
-	for (size_t i = 0; i < s->cap_entries && n && ops->park && !err; i++) {
-		if (!s->entries[i].used || !pid_in(pids, n, s->entries[i].key.pid))
-			continue;
-		struct sampler_entry e = entry_view(s, &s->entries[i]);
-		err = ops->park(ops->ctx, &e);
-	}
+	err = park_marked(s, pids, n, ops);
 	if (!err && n)
-		err = forget_processes(s, pids, n, true);
+		err = forget_parked(s, pids, n, true);
 	if (!err)
 		s->retired_processes += n;
 	for (size_t i = 0; i < n && !err && ops->gone; i++)

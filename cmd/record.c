@@ -535,17 +535,6 @@ static struct capture_meta capture_meta_of(const struct recording *r)
 static int start_capture(struct recording *r)
 {
 	struct capture_meta m;
-	const char *max = getenv("FIRN_MAX_ENTRIES");
-	char *end;
-
-	r->max_entries = MAX_ENTRIES_DEFAULT;
-	if (max && *max) {
-		unsigned long long v = strtoull(max, &end, 10);
-		if (*end || !v || v > SIZE_MAX / 64)
-			return error("invalid FIRN_MAX_ENTRIES '%s' (a number of entries, 1 or more)",
-				     max);
-		r->max_entries = v;
-	}
 
 	if (strcmp(r->o->output, "-")) {
 		char *copy = strdup(r->o->output);
@@ -910,6 +899,23 @@ static bool sticky_refuses(const char *dir, const struct stat *st)
 	       dst.st_uid != me;
 }
 
+/* FIRN_MAX_ENTRIES (default MAX_ENTRIES_DEFAULT) into *max; prints the error and returns 1 when
+ * it is not a number of entries. */
+static int max_entries(size_t *max)
+{
+	const char *v = getenv("FIRN_MAX_ENTRIES");
+	char *end;
+
+	*max = MAX_ENTRIES_DEFAULT;
+	if (!v || !*v)
+		return 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (*end || !n || n > SIZE_MAX / 64)
+		return error("invalid FIRN_MAX_ENTRIES '%s' (a number of entries, 1 or more)", v);
+	*max = n;
+	return 0;
+}
+
 /* Fails before recording when the output cannot be written (a directory; a folder that is
  * missing or not writable; another user's file in a sticky folder), rather than losing the
  * recording at the end. */
@@ -949,7 +955,8 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
-	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)))
+	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
+	    (rc = max_entries(&r.max_entries)))
 		goto out;
 	target_install_signals();
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||

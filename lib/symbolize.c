@@ -903,16 +903,10 @@ void symbolizer_snapshot_free(struct symbolizer *s, struct symbolizer_snapshot *
 
 int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 {
-	struct snapshot *snap = snapshot_new(s, pid);
-
-	if (!snap)
-		return -errno;
 	/* a process caught exiting (a zombie) has no mappings left: keep what was seen alive */
-	if (!snap->map.n && symbolizer_has_process(s, pid)) {
-		snapshot_free(s, snap);
-		return -ESRCH;
-	}
-	return symbolizer_install(s, (struct symbolizer_snapshot *)snap);
+	struct symbolizer_snapshot *snap = symbolizer_take(s, pid);
+
+	return snap ? symbolizer_install(s, snap) : -errno;
 }
 
 bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)

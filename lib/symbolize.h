@@ -65,8 +65,8 @@ void symbolizer_free(struct symbolizer *s);
 /* Snapshots pid's mappings and opens each executable file mapping (through
  * /proc/PID/map_files/START-END, else /proc/PID/root/PATH, else PATH, checking the inode), and its
  * perf map /proc/PID/root/tmp/perf-NSPID.map when there is one.
- * Replaces an earlier snapshot of pid (after exec). A snapshot without mappings (a process caught
- * exiting) does not replace an earlier one: -ESRCH. 0 or -errno (-ENOENT: no such process). */
+ * Replaces an earlier snapshot of pid (after exec). A process caught exiting has no mappings
+ * left: nothing is added or replaced, -ESRCH. 0 or -errno (-ENOENT: no such process). */
 int symbolizer_add_process(struct symbolizer *s, pid_t pid);
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
 /* Whether pid's snapshot maps addr to a file (not anonymous memory, not outside every

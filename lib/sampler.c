@@ -350,10 +350,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		return note_exit(s, e->pid);
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
-	if (s->unwinder)
-		unwinder_add_process(s->unwinder, e->pid, s->opts.all);
+	/* the caller's snapshot first: a short process may be gone after its tables are built */
 	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
+	if (s->unwinder)
+		unwinder_add_process(s->unwinder, e->pid, s->opts.all);
 	return 0;
 }
 

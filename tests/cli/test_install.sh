@@ -1,0 +1,20 @@
+# make install puts the binary, the man pages and the three completions under PREFIX, and
+# make uninstall removes exactly those files again (nothing else in the tree is touched).
+. "$(dirname "$0")/lib.sh"
+
+dest="$TMP/dest" prefix=/usr/local
+mkdir -p "$dest$prefix/bin" && echo keep >"$dest$prefix/bin/other-tool"
+# -o all: the binary under test is already built (the sanitizer run must not relink it)
+inst() { make -s -C "$ROOT" -o all BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" "$1" >/dev/null 2>&1; }
+check "make install exits 0" inst install
+files="bin/firn share/bash-completion/completions/firn share/zsh/site-functions/_firn
+	share/fish/vendor_completions.d/firn.fish"
+for m in "$ROOT"/man/*.1; do files="$files share/man/man1/$(basename "$m")"; done
+missing=
+for f in $files; do [ -f "$dest$prefix/$f" ] || missing="$missing $f"; done
+check "install put every file in place${missing:+ (missing:$missing)}" [ -z "$missing" ]
+check "the installed firn runs" sh -c '"$1" --version >/dev/null' _ "$dest$prefix/bin/firn"
+check "make uninstall exits 0" inst uninstall
+left=$(cd "$dest$prefix" && find . -type f ! -name other-tool | sort | tr '\n' ' ')
+check "uninstall removed every installed file${left:+ (left: $left)}" [ -z "$left" ]
+check "uninstall left other files alone" [ -f "$dest$prefix/bin/other-tool" ]

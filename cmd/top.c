@@ -25,7 +25,7 @@
 #include "tui.h"
 
 #define TOP_USAGE                          \
-	"[OPTIONS] -a\n"                   \
+	"[OPTIONS] [-a]\n"                 \
 	"[OPTIONS] -p PID[,PID...]\n"      \
 	"[OPTIONS] -- COMMAND [ARGS...]"
 
@@ -178,7 +178,7 @@ static int top_option(void *ctx, int id, const char *arg)
 }
 
 static const struct opt top_opts[] = {
-	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
+	{ "all-cpus", 'a', NULL, "profile the whole system (the default)", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "delay", 'd', "SECONDS", "refresh every SECONDS (default 1)", 'd' },
@@ -1429,7 +1429,7 @@ static int run_tui(struct top *t)
 	return 0;
 }
 
-/* firn top: parse, check the target and privileges, set up, run a loop, release. */
+/* firn top: parse, check the target (none means -a) and privileges, set up, run a loop, release. */
 static int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { .freq = 99, .delay = 1, .rows = 20, .call_graph = "auto",
@@ -1440,6 +1440,8 @@ static int cmd_top(int argc, char **argv)
 	if (rc)
 		return target_release(&o.t), rc < 0 ? 0 : rc;
 	t.argv = argi < argc ? argv + argi : NULL;
+	if (!o.t.all && !o.t.npids && !t.argv)
+		o.t.all = true; /* no target: the whole system, as perf top */
 	t.sort = o.sort;
 	t.kernel_hidden = o.no_kernel;
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);

@@ -11,8 +11,6 @@
 BUSY="$FIX/busy"
 
 # ---- usage errors (no root needed) ----
-expect_rc "no target: exit 2" 2 "$FIRN" top --stdio
-grep -q "nothing to profile" "$TMP/err" && pass "no target: message" || fail "no target: message: $(head -1 "$TMP/err")"
 expect_rc "-a and -p: exit 2" 2 "$FIRN" top -a -p 1
 expect_rc "--sort bad: exit 2" 2 "$FIRN" top -a --sort sideways
 expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
@@ -44,6 +42,14 @@ table_rows() {
 }
 
 # ---- --stdio ----
+# no target: the whole system, as perf top (-a)
+"$FIRN" top --stdio -n 1 -d 0.5 --rows 0 >"$TMP/all.out" 2>"$TMP/all.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^firn top: all CPUs ' "$TMP/all.out" \
+	&& pass "no target: exit 0, the header says all CPUs" || { fail "no target: exit $rc"; head -3 "$TMP/all.err" "$TMP/all.out"; }
+table_rows "$TMP/all.out" | grep -q ' busy_hot$' \
+	&& pass "no target: the busy fixture (another process) is in the table" || { fail "no target: no busy_hot"; cat "$TMP/all.out"; }
+
 "$FIRN" top --stdio -n 2 -p "$BP" >"$TMP/stdio.out" 2>"$TMP/stdio.err"
 rc=$?
 [ $rc -eq 0 ] && pass "--stdio -n 2 exits 0" || { fail "--stdio -n 2 exit $rc"; head -3 "$TMP/stdio.err"; }

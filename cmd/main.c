@@ -1,5 +1,6 @@
 /* firn: the command table, global options and the stdout close check.
- * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options. */
+ * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options and
+ * `firn help --values CMD` the values of those that take one of a fixed set. */
 #include "opt.h"
 
 #include <errno.h>
@@ -50,7 +51,26 @@ static void print_main_help(FILE *f)
 	fprintf(f, "\nSee 'firn COMMAND --help' or man firn-COMMAND.\n");
 }
 
-/* `firn help [CMD]`, and `firn help --options CMD` / `--commands` for tests and completions. */
+/* `firn help --values CMD`: "OPTION VALUE..." for each spelling of each option of CMD that takes
+ * a fixed set of values (completions offer them). */
+static int print_values(const char *name)
+{
+	const struct cmd *c = cmd_find(name);
+
+	if (!c)
+		return error("no command '%s'", name);
+	for_each_opt(o, c) {
+		const char *v = opt_values(c, o);
+		if (v)
+			printf("--%s %s\n", o->long_name, v);
+		if (v && o->short_name)
+			printf("-%c %s\n", o->short_name, v);
+	}
+	return 0;
+}
+
+/* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--commands` for tests and
+ * completions. */
 static int cmd_help(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--commands")) {
@@ -69,6 +89,8 @@ static int cmd_help(int argc, char **argv)
 				printf("-%c\n", o->short_name);
 		return 0;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "--values"))
+		return print_values(argv[2]);
 	if (argc >= 2) {
 		const struct cmd *c = cmd_find(argv[1]);
 		if (!c)

@@ -99,6 +99,29 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 	return 0;
 }
 
+/* Options that take one of a fixed set of values, by long name (one name takes the same values
+ * in every command that has it; only, when set, names the one command that accepts it). */
+static const struct {
+	const char *name, *values, *only;
+} value_sets[] = {
+	{ "event", "cpu-clock usdt:", NULL },
+	{ "format", "pprof folded", NULL },
+	{ "call-graph", "auto dwarf fp", NULL },
+	{ "sort", "self total", NULL },
+	{ "by", "function module line", NULL },
+	{ "color-by", "self total", NULL },
+	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
+};
+
+const char *opt_values(const struct cmd *cmd, const struct opt *o)
+{
+	for (size_t i = 0; i < sizeof(value_sets) / sizeof(value_sets[0]); i++)
+		if (o->arg && !strcmp(o->long_name, value_sets[i].name) &&
+		    (!value_sets[i].only || !strcmp(cmd->name, value_sets[i].only)))
+			return value_sets[i].values;
+	return NULL;
+}
+
 void opt_print_help(const struct cmd *cmd, FILE *f)
 {
 	const char *u = cmd->usage;

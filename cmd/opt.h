@@ -40,6 +40,11 @@ typedef int (*opt_handler)(void *ctx, int id, const char *arg);
 int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, opt_handler fn,
 	      void *ctx, int *argi);
 
+/* The values option o of cmd takes when they are a fixed set, separated by spaces ("self total"),
+ * or NULL; a value ending in ':' is the start of one ("usdt:"). Completions get them through
+ * `firn help --values CMD`; tests/cli/test_completion.sh checks them against the parsers. */
+const char *opt_values(const struct cmd *cmd, const struct opt *o);
+
 /* Prints the usage lines and the option table. */
 void opt_print_help(const struct cmd *cmd, FILE *f);
 

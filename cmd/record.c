@@ -988,7 +988,7 @@ out:
 const struct cmd record_cmd = {
 	.name = "record",
 	.fn = cmd_record,
-	.summary = "Sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile.",
+	.summary = "sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
 	.opts = { record_opts },
 };

@@ -25,7 +25,7 @@
 #include "tui.h"
 
 #define TOP_USAGE                          \
-	"[OPTIONS] -a\n"                   \
+	"[OPTIONS] [-a]\n"                 \
 	"[OPTIONS] -p PID[,PID...]\n"      \
 	"[OPTIONS] -- COMMAND [ARGS...]"
 
@@ -35,6 +35,9 @@
 #define FIRST_REFRESH_NS 500000000ULL /* the first table comes after half a second at most */
 #define MAX_WAIT_NS 500000000ULL      /* the longest sleep between wake-ups */
 #define MAX_VIEWS 16
+#define MODULE_MIN 6        /* the module column is at least as wide as its title */
+#define MODULE_MAX_MIN 18   /* ... may always grow to this ("[kernel.kallsyms]" stays whole) */
+#define MODULE_MAX_STDIO 24 /* ... and to this in --stdio tables */
 
 struct top_opts {
 	struct target t;
@@ -86,6 +89,7 @@ struct view {
 	char *function, *module;    /* calls and annotate views */
 	struct call_row *calls;     /* calls view */
 	size_t ncalls;
+	int module_width;           /* calls view: its longest module name */
 	int64_t fn_total, fn_self;
 	struct disasm dis;          /* annotate view */
 	bool have_dis;
@@ -106,7 +110,8 @@ struct top {
 	struct hist h;
 	size_t *rows;               /* entries of h that pass the filter, in h's order */
 	size_t nrows, caprows;
-	int module_width;
+	int module_width;           /* the table's longest module name (see module_col) */
+	int cols;                   /* the terminal's width at the last draw; 0 with --stdio */
 	uint64_t next_resnap_ns;    /* when the symbolizer's next second snapshot is due */
 	unsigned long long self_start_ticks;
 	uint64_t start_ns, last_ns;
@@ -173,7 +178,7 @@ static int top_option(void *ctx, int id, const char *arg)
 }
 
 static const struct opt top_opts[] = {
-	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
+	{ "all-cpus", 'a', NULL, "profile the whole system (the default)", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "delay", 'd', "SECONDS", "refresh every SECONDS (default 1)", 'd' },
@@ -440,7 +445,43 @@ static bool row_matches(const struct top *t, const struct hist_entry *e)
 	return !t->have_re || regexec(&t->re, e->name, 0, NULL, 0) == 0;
 }
 
-/* The rows: entries of the hist that pass the filter; the module column's width. */
+/* Width of a module column whose longest name is content: up to a quarter of the terminal (at
+ * least MODULE_MAX_MIN), or MODULE_MAX_STDIO for --stdio. */
+static int module_col(const struct top *t, int content)
+{
+	int max = t->cols ? t->cols / 4 : MODULE_MAX_STDIO;
+
+	max = max < MODULE_MAX_MIN ? MODULE_MAX_MIN : max;
+	return content < MODULE_MIN ? MODULE_MIN : content > max ? max : content;
+}
+
+/* A module name for a column of width characters: "-" for none, a path's base name, and a name
+ * still too long cut in the middle ("libQt5WebE..5.15.2"). */
+static const char *module_cell(const char *module, int width, char *buf, size_t len)
+{
+	const char *base = strrchr(module, '/');
+	size_t n;
+
+	if (!*module)
+		return "-";
+	if (base && base[1])
+		module = base + 1;
+	if ((n = strlen(module)) <= (size_t)width || width < 8)
+		return module;
+	int tail = width / 3, head = width - 2 - tail;
+	snprintf(buf, len, "%.*s..%s", head, module, module + n - tail);
+	return buf;
+}
+
+/* Length of a module name as module_cell shows it whole. */
+static int module_len(const char *module)
+{
+	const char *base = strrchr(module, '/');
+
+	return strlen(base && base[1] ? base + 1 : *module ? module : "-");
+}
+
+/* The rows: entries of the hist that pass the filter; the longest module name among them. */
 static int rows_build(struct top *t)
 {
 	if (t->h.n > t->caprows) {
@@ -451,14 +492,14 @@ static int rows_build(struct top *t)
 		t->caprows = t->h.n;
 	}
 	t->nrows = 0;
-	t->module_width = 6;
+	t->module_width = 0;
 	for (size_t i = 0; i < t->h.n; i++) {
 		if (!row_matches(t, &t->h.entries[i]))
 			continue;
 		t->rows[t->nrows++] = i;
-		int w = strlen(t->h.entries[i].module);
+		int w = module_len(t->h.entries[i].module);
 		if (w > t->module_width)
-			t->module_width = w > 24 ? 24 : w;
+			t->module_width = w;
 	}
 	return 0;
 }
@@ -491,16 +532,18 @@ static double share(const struct top *t, int64_t v)
 /* Formats one table row (as --stdio prints it and the screen shows it). */
 static void table_row(const struct top *t, const struct hist_entry *e, char *buf, size_t len)
 {
+	int mw = module_col(t, t->module_width);
+	char mbuf[256];
+
 	snprintf(buf, len, "%7.2f %7.2f  %8.0f  %-*.*s  %s", share(t, e->self), share(t, e->total),
-		 e->self / MILLI, t->module_width, t->module_width, *e->module ? e->module : "-",
-		 e->name);
+		 e->self / MILLI, mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
 }
 
 /* The column line matching table_row. */
 static void table_columns(const struct top *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", "samples", t->module_width,
-		 "module", "function");
+	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", "samples",
+		 module_col(t, t->module_width), "module", "function");
 }
 
 /* "1:05" or "1:02:03". */
@@ -754,6 +797,11 @@ static int calls_assemble(struct view *v, struct calls_walk *w)
 		if (!strcmp(o->name, "[self]"))
 			v->fn_self = o->value;
 	}
+	v->module_width = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((rows[i].section == 1 || rows[i].section == 2) &&
+		    module_len(rows[i].module) > v->module_width)
+			v->module_width = module_len(rows[i].module);
 	free(v->calls);
 	v->calls = rows;
 	v->ncalls = n;
@@ -792,16 +840,19 @@ static enum tui_attr calls_row(void *ctx, size_t i, char *buf, size_t len)
 	const struct call_row *r = &v->calls[i];
 	if (r->section == 3) {
 		buf[0] = 0;
-		return TUI_NORMAL;
+		return TUI_NORMAL | TUI_NOSELECT;
 	}
 	if (r->section == 0) {
 		bool callers = !strcmp(r->name, "callers");
 		snprintf(buf, len, "%s of %s:", callers ? "callers (who calls it)"
 			 : "callees (what it calls; [self]: its own code)", v->function);
-		return TUI_HEADING;
+		return TUI_HEADING | TUI_NOSELECT;
 	}
-	snprintf(buf, len, "  %7.2f  %-*.*s  %s", share(t, r->value), t->module_width,
-		 t->module_width, *r->module ? r->module : "-", r->name);
+	int mw = module_col(t, v->module_width);
+	char mbuf[256];
+
+	snprintf(buf, len, "  %7.2f  %-*.*s  %s", share(t, r->value), mw, mw,
+		 module_cell(r->module, mw, mbuf, sizeof(mbuf)), r->name);
 	return heat_of(share(t, r->value));
 }
 
@@ -950,7 +1001,8 @@ static void view_titles(struct top *t, struct view *v, char *line, size_t len, c
 	} else if (v->kind == VIEW_CALLS) {
 		snprintf(line, len, "%s (%s): total %.2f%%, self %.2f%%", v->function,
 			 *v->module ? v->module : "-", share(t, v->fn_total), share(t, v->fn_self));
-		snprintf(cols, clen, "  %7s  %-*s  %s", "share%", t->module_width, "module", "function");
+		snprintf(cols, clen, "  %7s  %-*s  %s", "share%", module_col(t, v->module_width),
+			 "module", "function");
 	} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
 		snprintf(line, len, "annotate %s (%s): %.2f%% of the samples (shares are of all samples)\n"
 			 "%s, build id %s%s", v->function, *v->module ? v->module : "-",
@@ -991,6 +1043,7 @@ static void draw(struct top *t, struct tui *ui)
 	struct view *v = &t->views[t->nviews - 1];
 	char header[1536], line[768], cols[256], footer[512];
 
+	t->cols = tui_cols(ui);
 	header_text(t, header, sizeof(header));
 	view_titles(t, v, line, sizeof(line), cols, sizeof(cols));
 	size_t hl = strlen(header);
@@ -1376,7 +1429,7 @@ static int run_tui(struct top *t)
 	return 0;
 }
 
-/* firn top: parse, check the target and privileges, set up, run a loop, release. */
+/* firn top: parse, check the target (none means -a) and privileges, set up, run a loop, release. */
 static int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { .freq = 99, .delay = 1, .rows = 20, .call_graph = "auto",
@@ -1387,6 +1440,8 @@ static int cmd_top(int argc, char **argv)
 	if (rc)
 		return target_release(&o.t), rc < 0 ? 0 : rc;
 	t.argv = argi < argc ? argv + argi : NULL;
+	if (!o.t.all && !o.t.npids && !t.argv)
+		o.t.all = true; /* no target: the whole system, as perf top */
 	t.sort = o.sort;
 	t.kernel_hidden = o.no_kernel;
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);

@@ -320,7 +320,7 @@ out:
 const struct cmd usdt_list_cmd = {
 	.name = "usdt-list",
 	.fn = cmd_usdt_list,
-	.summary = "List the USDT probes of files or of a process.",
+	.summary = "list the USDT probes of files or of a process",
 	.usage = USDT_LIST_USAGE,
 	.opts = { usdt_list_opts_table },
 };

@@ -1,8 +1,9 @@
-# bash completion for firn. Commands and options come from the binary itself
-# (`firn help --commands`, `firn help --options CMD`), so they never drift from its tables.
+# bash completion for firn. Commands, options and the values of options that take one of a fixed
+# set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
+# `firn help --values CMD`), so they never drift from its tables.
 _firn()
 {
-	local cur prev cmd i
+	local cur prev cmd i j vals
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	cmd=
@@ -16,15 +17,42 @@ _firn()
 		COMPREPLY=($(compgen -W "$(firn help --commands 2>/dev/null) help --version --verbose" -- "$cur"))
 		return
 	fi
+	if [ "$cmd" = help ]; then
+		[ "$COMP_CWORD" -eq $((i + 1)) ] &&
+			COMPREPLY=($(compgen -W "$(firn help --commands 2>/dev/null)" -- "$cur"))
+		return
+	fi
+	# after --: a command, then that command's own arguments
+	for ((j = i + 1; j < COMP_CWORD; j++)); do
+		[ "${COMP_WORDS[j]}" = -- ] || continue
+		if [ "$COMP_CWORD" -eq $((j + 1)) ]; then
+			COMPREPLY=($(compgen -c -- "$cur"))
+		elif declare -F _command_offset >/dev/null; then
+			_command_offset $((j + 1))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		return
+	done
+	# --opt=value: bash splits the word at '='
+	if [ "$cur" = = ]; then
+		cur=
+	elif [ "$prev" = = ]; then
+		prev=${COMP_WORDS[COMP_CWORD-2]}
+	fi
 	case $prev in
 	-o|--output|--palette|--base|--new) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	-p|--pid) COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
-	--format) COMPREPLY=($(compgen -W "pprof folded" -- "$cur")); return ;;
-	--call-graph) COMPREPLY=($(compgen -W "fp dwarf auto" -- "$cur")); return ;;
-	--sort) COMPREPLY=($(compgen -W "self total" -- "$cur")); return ;;
-	--colors) COMPREPLY=($(compgen -W "hot mem io red green blue aqua yellow purple orange" -- "$cur")); return ;;
-	--by) COMPREPLY=($(compgen -W "function module line" -- "$cur")); return ;;
 	esac
+	vals=$(firn help --values "$cmd" 2>/dev/null | awk -v o="$prev" '$1 == o { $1 = ""; print }')
+	if [ -n "$vals" ]; then
+		COMPREPLY=($(compgen -W "$vals" -- "$cur"))
+		# a value's start such as usdt: goes on without a space
+		if [ "${#COMPREPLY[@]}" -eq 1 ] && [[ ${COMPREPLY[0]} == *: ]]; then
+			compopt -o nospace 2>/dev/null
+		fi
+		return
+	fi
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(firn help --options "$cmd" 2>/dev/null | sed 's/=$//') --help" -- "$cur"))
 	else

@@ -62,7 +62,7 @@ void tui_emergency_end(void)
 /* curses attributes of a row kind. */
 static attr_t attr_of(const struct tui *t, enum tui_attr a)
 {
-	switch (a) {
+	switch (a & ~TUI_NOSELECT) {
 	case TUI_HOT:
 		return A_BOLD | (t->colors ? COLOR_PAIR(PAIR_HOT) : 0);
 	case TUI_WARM:
@@ -101,7 +101,38 @@ static int draw_header(const char *header)
 	return y;
 }
 
-/* Keeps sel and top inside the list and sel on screen. */
+/* True when the cursor may stop on row i: its row callback does not flag it TUI_NOSELECT. */
+static bool selectable(const struct tui_list *l, size_t i)
+{
+	char buf[ROW_MAX];
+
+	buf[0] = 0;
+	return !l->row || !(l->row(l->ctx, i, buf, sizeof(buf)) & TUI_NOSELECT);
+}
+
+/* The selectable row nearest to i going in direction dir (1 down, -1 up), else going the other
+ * way; i itself when no row is selectable. */
+static size_t nearest_selectable(const struct tui_list *l, size_t i, int dir)
+{
+	for (int pass = 0; pass < 2; pass++, dir = -dir)
+		for (size_t r = i; r < l->nrows; r += dir) {
+			if (selectable(l, r))
+				return r;
+			if (r == 0 && dir < 0)
+				break;
+		}
+	return i;
+}
+
+/* Scrolls up over the unselectable rows just above the selection (the heading of its section),
+ * as far as the page allows. */
+static void show_heading(struct tui_list *l, size_t page)
+{
+	while (l->top > 0 && l->sel - (l->top - 1) < page && !selectable(l, l->top - 1))
+		l->top--;
+}
+
+/* Keeps sel and top inside the list, sel on a selectable row and on screen. */
 static void clamp(struct tui_list *l, size_t page)
 {
 	if (!page)
@@ -109,8 +140,12 @@ static void clamp(struct tui_list *l, size_t page)
 	if (l->sel >= l->nrows)
 		l->sel = l->nrows ? l->nrows - 1 : 0;
 	if (l->cursor) {
-		if (l->sel < l->top)
+		if (l->nrows)
+			l->sel = nearest_selectable(l, l->sel, 1);
+		if (l->sel <= l->top) {
 			l->top = l->sel;
+			show_heading(l, page);
+		}
 		if (l->sel >= l->top + page)
 			l->top = l->sel - page + 1;
 	} else {
@@ -137,6 +172,12 @@ static void draw_rows(struct tui *t, struct tui_list *l, int y0, size_t page)
 	}
 }
 
+int tui_cols(const struct tui *t)
+{
+	(void)t;
+	return COLS;
+}
+
 void tui_draw(struct tui *t, struct tui_list *l, const char *header, const char *columns,
 	      const char *footer)
 {
@@ -153,7 +194,8 @@ void tui_draw(struct tui *t, struct tui_list *l, const char *header, const char 
 	doupdate();
 }
 
-/* Moves the selection (or the view, without a cursor) by delta rows, within the list. */
+/* Moves the selection (or the view, without a cursor) by delta rows, within the list; the
+ * cursor goes on past unselectable rows in the direction it moved. */
 static void move_by(struct tui_list *l, long delta)
 {
 	if (delta < 0)
@@ -162,6 +204,8 @@ static void move_by(struct tui_list *l, long delta)
 		l->sel = l->sel + delta >= l->nrows ? (l->nrows ? l->nrows - 1 : 0) : l->sel + delta;
 	if (!l->cursor)
 		l->top = l->sel;
+	else if (l->nrows)
+		l->sel = nearest_selectable(l, l->sel, delta < 0 ? -1 : 1);
 }
 
 /* Handles a movement key; false when ch is not one. */

@@ -15,14 +15,18 @@ enum tui_attr {
 	TUI_WARM,     /* green */
 	TUI_DIM,
 	TUI_HEADING,  /* bold: a section title inside a list */
+	TUI_NOSELECT = 0x100, /* a flag or'ed into the row callback's result: the cursor skips the
+			       * row (a heading, a blank line) */
 };
 
-/* A list: the caller sets nrows and the row callback; the browser keeps sel and top in range. */
+/* A list: the caller sets nrows and the row callback; the browser keeps sel and top in range and,
+ * with a cursor, sel on a row not flagged TUI_NOSELECT (when the list has one). */
 struct tui_list {
 	size_t nrows;
 	size_t sel, top;      /* selected row, first row on screen */
 	bool cursor;          /* draw the selection bar; without it the movement keys scroll */
-	/* Writes row i (no newline) into buf (len bytes) and says how to draw it. */
+	/* Writes row i (no newline) into buf (len bytes) and says how to draw it (an attribute,
+	 * possibly with TUI_NOSELECT); also called just to ask whether a row is selectable. */
 	enum tui_attr (*row)(void *ctx, size_t i, char *buf, size_t len);
 	void *ctx;
 };
@@ -46,6 +50,8 @@ void tui_free(struct tui *t);
 /* Restores the terminal from a fatal signal handler; nothing else may be called afterwards. */
 void tui_emergency_end(void);
 
+/* The terminal's width in columns (at the last draw or resize). */
+int tui_cols(const struct tui *t);
 /* Draws a screen: header ('\n' separates lines, the first is bold), the column line (reversed),
  * the visible rows of l, and the footer on the last line. */
 void tui_draw(struct tui *t, struct tui_list *l, const char *header, const char *columns,

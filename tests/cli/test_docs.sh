@@ -29,6 +29,19 @@ for c in $cmds; do
 	fi
 done
 
+# one style for help texts, as git's: command summaries (firn help, CMD --help, the man pages'
+# NAME lines) and option help start in lower case (a capitalised first word is wrong, an acronym
+# is fine) and end without a period
+style_bad() { grep -E '^[A-Z][a-z]|\.$'; }
+bad=$("$FIRN" help | sed -nE 's/^  [a-z-]+ +//p' | style_bad)
+[ -z "$bad" ] && pass "firn help: summaries in one style" || fail "firn help: summaries not like the others: $bad"
+for c in $cmds; do
+	bad=$( { "$FIRN" "$c" --help | sed -n '/^$/{n;p;q}'; "$FIRN" "$c" --help | grep -E '^  -' | cut -c32-; } | style_bad)
+	[ -z "$bad" ] && pass "firn $c --help: summary and option help in one style" || fail "firn $c --help: not like the others: $bad"
+	bad=$(sed -n '/^\.SH NAME/{n;p}' "$ROOT/man/firn-$c.1" | sed 's/^[^ ]* \\- //' | style_bad)
+	[ -z "$bad" ] && pass "man/firn-$c.1: NAME line in the same style" || fail "man/firn-$c.1 NAME: $bad"
+done
+
 # bash completion: ask it as bash would, with firn on PATH.
 export PATH="$(dirname "$FIRN"):$PATH"
 complete_bash() {

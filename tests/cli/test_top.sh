@@ -1,16 +1,16 @@
 # firn top driven as a user would: full screen in tmux (send-keys, capture-pane) against the busy
 # fixture (busy_hot ~90 %, busy_cold ~10 %): the hot function leads within 3 s, s and / change the
 # table as they should, Enter annotates with shares that add up to the function's share, c shows
-# callers, a resize redraws, and q, Ctrl-C and SIGTERM exit 0 with the terminal restored.
-# Then --stdio (-n, -- CMD and its status, a pipe), usage errors, and report --annotate on a
-# saved profile of the fixture (the hot loop's instructions, build id checks, missing binaries).
+# callers, a resize redraws, and q, Ctrl-C and SIGTERM exit 0 with the terminal restored; in the
+# callers/callees view the cursor stays on function rows and [kernel.kallsyms] is shown whole.
+# Then --stdio (-n, -- CMD and its status, a pipe, no target = the whole system), usage errors,
+# and report --annotate on a saved profile of the fixture (the hot loop's instructions, build id
+# checks, missing binaries).
 . "$(dirname "$0")/lib.sh"
 
 BUSY="$FIX/busy"
 
 # ---- usage errors (no root needed) ----
-expect_rc "no target: exit 2" 2 "$FIRN" top --stdio
-grep -q "nothing to profile" "$TMP/err" && pass "no target: message" || fail "no target: message: $(head -1 "$TMP/err")"
 expect_rc "-a and -p: exit 2" 2 "$FIRN" top -a -p 1
 expect_rc "--sort bad: exit 2" 2 "$FIRN" top -a --sort sideways
 expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
@@ -26,7 +26,8 @@ if ! is_root; then skip "top and recording tests need root"; exit 0; fi
 
 "$BUSY" 120 &
 BP=$!
-trap 'kill $BP 2>/dev/null; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+CP=
+trap 'kill $BP $CP 2>/dev/null; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
 sleep 0.2
 
 expect_rc "no such pid: exit 1" 1 "$FIRN" top -p 999999
@@ -41,6 +42,14 @@ table_rows() {
 }
 
 # ---- --stdio ----
+# no target: the whole system, as perf top (-a)
+"$FIRN" top --stdio -n 1 -d 0.5 --rows 0 >"$TMP/all.out" 2>"$TMP/all.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^firn top: all CPUs ' "$TMP/all.out" \
+	&& pass "no target: exit 0, the header says all CPUs" || { fail "no target: exit $rc"; head -3 "$TMP/all.err" "$TMP/all.out"; }
+table_rows "$TMP/all.out" | grep -q ' busy_hot$' \
+	&& pass "no target: the busy fixture (another process) is in the table" || { fail "no target: no busy_hot"; cat "$TMP/all.out"; }
+
 "$FIRN" top --stdio -n 2 -p "$BP" >"$TMP/stdio.out" 2>"$TMP/stdio.err"
 rc=$?
 [ $rc -eq 0 ] && pass "--stdio -n 2 exits 0" || { fail "--stdio -n 2 exit $rc"; head -3 "$TMP/stdio.err"; }
@@ -204,6 +213,98 @@ start_top
 wait_screen 'busy_hot' 3 >/dev/null
 kill -TERM "$(pgrep -P "$(TM list-panes -t top -F '#{pane_pid}')" firn)"
 ended_ok "SIGTERM"
+
+# ---- the callers/callees view of a function whose callees are in the kernel ----
+# cat spends its time in read(2): libc's read wrapper calls into the kernel. With the table
+# filtered to that one function (module libc.so.6, 9 characters), its callees' module
+# [kernel.kallsyms] must still be shown whole, and the cursor must start (and stay) on function
+# rows, never on the section headings or the blank line between them.
+cat /dev/zero >/dev/null &
+CP=$!
+sleep 0.3
+"$FIRN" top --stdio -n 2 -d 0.5 --rows 0 -p "$CP" >"$TMP/cat.out" 2>&1
+readfn=$(table_rows "$TMP/cat.out" | awk '$4 == "libc.so.6" && $5 ~ /read/ { print $5; exit }')
+# selected: the text of the highlighted list row (in reverse video; not the column line or the
+# footer). tmux writes only attribute changes: reverse video stays on until an SGR turns it off.
+selected() {
+	TM capture-pane -p -e -t top | awk '{
+		line = $0; text = ""; hit = 0
+		while (match(line, /\033\[[0-9;]*m/)) {
+			pre = substr(line, 1, RSTART - 1); text = text pre
+			if (pre != "" && rev) hit = 1
+			n = split(substr(line, RSTART + 2, RLENGTH - 3), p, ";")
+			if (n == 0) rev = 0
+			for (i = 1; i <= n; i++)
+				if (p[i] == "" || p[i] == 0 || p[i] == 27) rev = 0; else if (p[i] == 7) rev = 1
+			line = substr(line, RSTART + RLENGTH)
+		}
+		if (line != "" && rev) hit = 1
+		if (hit) print text line
+	}' | grep -vE '^ *(self|share)%|^Enter '
+}
+# wait_selected REGEX SECONDS: polls until the highlighted row matches REGEX
+wait_selected() {
+	local end=$(($(date +%s%N) + $2 * 1000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		selected >"$TMP/sel"
+		[ "$(wc -l <"$TMP/sel")" -eq 1 ] && grep -qE -- "$1" "$TMP/sel" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# wait_selected_fn "MODULE FUNCTION" SECONDS: polls until the highlighted row is that function's
+# (its share changes with every refresh)
+wait_selected_fn() {
+	local end=$(($(date +%s%N) + $2 * 1000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		[ "$(selected | awk '{ print $(NF - 1), $NF }')" = "$1" ] && return 0
+		sleep 0.1
+	done
+	selected >"$TMP/sel"
+	return 1
+}
+if [ -z "$readfn" ]; then
+	fail "calls view: no libc read function in cat's table"; cat "$TMP/cat.out"
+else
+	rm -f "$TMP/rc"
+	TM new-session -d -s top -x 120 -y 40 "'$FIRN' top -p $CP; echo \$? >'$TMP/rc'; sleep 60"
+	wait_screen " $readfn\$" 5 || { fail "calls view: $readfn not in the table"; show; }
+	TM send-keys -t top / "^$readfn\$" Enter
+	wait_screen '^1 function matches the filter' 5 || { fail "calls view: filter"; show; }
+	TM send-keys -t top c
+	if wait_screen "^callees \(.*\) of $readfn:\$" 5 && wait_screen '^ +[0-9.]+  \[kernel' 3; then
+		pass "c: the callers/callees of $readfn are shown"
+	else
+		fail "c: no callees heading or kernel callee"; show
+	fi
+	FN_ROW='^ +[0-9]+\.[0-9]+  [^ ]+ +[^ ]+$'
+	wait_selected "$FN_ROW" 3 && pass "c: the cursor starts on a function row ($(cat "$TMP/sel"))" \
+		|| { fail "c: the highlighted row is '$(cat "$TMP/sel")'"; show; }
+	grep -qE '^ +[0-9.]+  \[kernel\.kallsyms\]  [^ ]+$' "$TMP/screen" \
+		&& pass "c: [kernel.kallsyms] is shown whole" || { fail "c: the module is cut"; show; }
+	# the callers' rows end at the blank line. Up on the first caller stays there; then Down
+	# once per caller skips the blank line and the callees' heading: the first callee
+	awk '/^callers / { on = 1; next } on && /^$/ { exit } on { print $2, $3 }' "$TMP/screen" >"$TMP/callers"
+	first_callee=$(awk '/^callees / { getline; print $2, $3; exit }' "$TMP/screen")
+	TM send-keys -t top Up Up
+	for _ in $(seq "$(wc -l <"$TMP/callers")"); do TM send-keys -t top Down; done
+	wait_selected_fn "$first_callee" 3 \
+		&& pass "Up, Up, then Down once per caller: the first callee is selected" \
+		|| { fail "Up, Down: the highlighted row is '$(cat "$TMP/sel")', not '$first_callee'"; show; }
+	TM send-keys -t top Up
+	wait_selected_fn "$(tail -1 "$TMP/callers")" 3 \
+		&& pass "Up from the first callee: the last caller is selected" \
+		|| { fail "Up: the highlighted row is '$(cat "$TMP/sel")'"; show; }
+	TM send-keys -t top End Home
+	wait_selected_fn "$(head -1 "$TMP/callers")" 3 \
+		&& pass "End, Home: the first caller is selected" \
+		|| { fail "Home: the highlighted row is '$(cat "$TMP/sel")'"; show; }
+	TM send-keys -t top q q q
+	for _ in $(seq 50); do [ -s "$TMP/rc" ] && break; sleep 0.1; done
+	[ "$(cat "$TMP/rc" 2>/dev/null)" = 0 ] && pass "calls view: q q q exits 0" || fail "calls view: exit '$(cat "$TMP/rc" 2>/dev/null)'"
+	TM kill-session -t top 2>/dev/null
+fi
+kill "$CP" 2>/dev/null
 TM kill-server 2>/dev/null
 
 # ---- report --annotate on a saved profile ----

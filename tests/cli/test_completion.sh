@@ -1,0 +1,103 @@
+# The shell completions, driven as each shell would call them (bash: COMP_WORDS and _firn; zsh:
+# _firn with words and CURRENT, compadd and friends stubbed; fish: complete -C), with firn on
+# PATH: `firn help` completes commands, after `--` come commands and then their arguments, -e
+# offers the events, and every option whose parser names a fixed set of values in its error
+# message ("invalid value 'x' for --sort (self or total)") completes exactly those values.
+. "$(dirname "$0")/lib.sh"
+
+export PATH="$(dirname "$FIRN"):$PATH"
+cd "$TMP" || exit 1
+touch lfile
+cmds=$("$FIRN" help --commands | sort)
+
+# comp SHELL WORD...: what SHELL's completion offers for the command line WORD... (the last word
+# is the one being completed), one per line, sorted
+comp() {
+	local sh=$1; shift
+	case $sh in
+	bash) bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _firn
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$ROOT/completions/firn.bash" "$@" ;;
+	zsh) zsh -f -c '
+		compadd() { while (( $# )); do case $1 in --) shift; break ;; -S) shift 2 ;; -*) shift ;;
+			*) break ;; esac; done; print -rl -- "$@"; }
+		_files() { print -rl -- *(N); }
+		_pids() { print -r -- "<pids>"; }
+		_normal() { print -r -- "<normal $CURRENT ${(j:,:)words}>"; }
+		words=("${@:2}"); CURRENT=$(( $# - 1 )); PREFIX=${words[-1]}
+		source "$1"' _ "$ROOT/completions/_firn" "$@" ;;
+	fish) fish -c 'source $argv[1]; complete -C$argv[2] | string replace -r "\t.*" ""' \
+		"$ROOT/completions/firn.fish" "$*" ;;
+	esac | grep -v '^$' | sort -u
+}
+
+# want NAME EXPECTED GOT: EXPECTED and GOT (lines) are the same set
+want() {
+	[ "$(printf '%s\n' "$2" | sort -u)" = "$3" ] && pass "$1" \
+		|| fail "$1: got '$(printf '%s' "$3" | tr '\n' ' ')', wanted '$(printf '%s' "$2" | tr '\n' ' ')'"
+}
+
+shells="bash"
+command -v zsh >/dev/null && shells="$shells zsh" || skip "zsh completion: no zsh"
+command -v fish >/dev/null && shells="$shells fish" || skip "fish completion: no fish"
+
+for sh in $shells; do
+	want "$sh: firn help <TAB> offers the commands (not files)" "$cmds" "$(comp $sh firn help "")"
+	want "$sh: diff --color-by <TAB>" "$(printf 'self\ntotal')" "$(comp $sh firn diff --color-by "")"
+	comp $sh firn report --colors "" | grep -qx default \
+		&& pass "$sh: report --colors <TAB> offers default" || fail "$sh: report --colors: no default"
+	for e in -e --event; do
+		want "$sh: record $e <TAB> offers the events" "$(printf 'cpu-clock\nusdt:')" \
+			"$(comp $sh firn record $e "")"
+	done
+	got=$(comp $sh firn record -F 99 -- l)
+	if [ $sh = zsh ]; then
+		want "$sh: after --, the command is completed as a command line of its own" \
+			"<normal 1 l>" "$got"
+		want "$sh: then its arguments" "<normal 2 ls,l>" "$(comp $sh firn record -- ls l)"
+		continue
+	fi
+	printf '%s\n' "$got" | grep -qx ls && ! printf '%s\n' "$got" | grep -qx lfile \
+		&& pass "$sh: after --, commands are offered" || fail "$sh: after --: $(echo $got | cut -c1-80)"
+	comp $sh firn record -- ls l | grep -qx lfile \
+		&& pass "$sh: after -- CMD, files are offered" || fail "$sh: after -- CMD: no files"
+done
+
+# the value sets: each option whose parser rejects a bad value with a list of words is completed
+# with exactly those words (a completed "usdt:" stands for "usdt:PATH:PROVIDER:NAME"), and
+# `firn help --values` names no other option
+# matches VALUES EXPECTED: every expected word is offered (or starts with an offered "x:") and
+# every offered word is expected
+matches() {
+	awk -v got="$1" -v want="$2" 'BEGIN {
+		ng = split(got, g, "\n"); nw = split(want, w, "\n")
+		for (i = 1; i <= nw; i++) { ok = 0
+			for (j = 1; j <= ng; j++)
+				if (g[j] == w[i] || (g[j] ~ /:$/ && index(w[i], g[j]) == 1)) { ok = 1; used[j] = 1 }
+			if (!ok) exit 1 }
+		for (j = 1; j <= ng; j++) if (!used[j]) exit 1
+	}'
+}
+nsets=0
+for c in $cmds; do
+	sets=
+	for o in $("$FIRN" help --options "$c" | sed -n 's/^\(--.*\)=$/\1/p'); do
+		msg=$(timeout 10 "$FIRN" "$c" "$o" @bogus@ </dev/null 2>&1 >/dev/null | head -1)
+		want=$(printf '%s\n' "$msg" | sed -nE "s/^firn $c: invalid [a-z]+ '@bogus@'.*\(([^()]*)\)$/\1/p" |
+			sed 's/, /\n/g; s/ or /\n/g')
+		# a list of words ("self or total"), not "an integer from 1 to 100000"
+		[ "$(printf '%s\n' "$want" | grep -cE '^[a-z][A-Za-z0-9:_-]*$')" -ge 2 ] &&
+			! printf '%s\n' "$want" | grep -q ' ' || continue
+		list=$(echo $want)
+		nsets=$((nsets + 1))
+		sets="$sets $o"
+		for sh in $shells; do
+			got=$(comp $sh firn "$c" "$o" "")
+			matches "$got" "$want" && pass "$sh: $c $o <TAB> offers $(echo $got)" \
+				|| fail "$sh: $c $o <TAB> offers '$(echo $got | cut -c1-60)', the parser takes: $list"
+		done
+	done
+	listed=$("$FIRN" help --values "$c" | awk '$1 ~ /^--/ { printf " %s", $1 }')
+	[ "$listed" = "$sets" ] && pass "firn help --values $c names the options with a value set:${sets:- none}" \
+		|| fail "firn help --values $c names '$listed', the parsers '$sets'"
+done
+check "value sets found in the parsers' messages ($nsets >= 10)" [ "$nsets" -ge 10 ]

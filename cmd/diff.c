@@ -610,6 +610,10 @@ static void json_finding(struct json_writer *w, const struct diff *d, const stru
 	jw_double(w, f->new_pct);
 	jw_name(w, "change");
 	jw_num(w, f->change);
+	jw_name(w, "low");
+	jw_num(w, f->low);
+	jw_name(w, "high");
+	jw_num(w, f->high);
 	jw_name(w, "p_value");
 	jw_double(w, f->p_value);
 	jw_name(w, "detectable");
@@ -834,12 +838,13 @@ static const char *fmt_change(const struct diff_rule *r, double v, char *buf, si
 	return buf;
 }
 
-/* The lines of one function a rule tripped on, or could not decide. */
+/* The line of one function a rule tripped on, or could not decide: its shares, its change and
+ * the bounds of the change that decided it. */
 static void report_finding(const struct loaded *l, const struct diff_rule *r,
 			   const struct diff_finding *f, bool tripped)
 {
 	const struct diff_entry *e = &l->d.entries[f->entry];
-	char c[48], t[48];
+	char c[48], lo[48], hi[48], t[48];
 
 	fprintf(stderr, "firn diff: rule '%s' %s: %s", r->text, tripped ? "tripped" : "inconclusive",
 		e->name);
@@ -847,18 +852,18 @@ static void report_finding(const struct loaded *l, const struct diff_rule *r,
 		fprintf(stderr, " (%s)", e->module);
 	fprintf(stderr, " %s %.2f%% -> %.2f%%, %s", r->metric == DIFF_SELF ? "self" : "total",
 		f->base_pct, f->new_pct, fmt_change(r, f->change, c, sizeof(c)));
-	if (tripped) {
-		fprintf(stderr, " (p = %.2g)\n", f->p_value);
+	if (isnan(f->low)) {
+		fprintf(stderr, ": a side has no samples\n");
 		return;
 	}
-	fprintf(stderr, ": too few samples for %s (%lld base and %lld new samples ",
-		fmt_change(r, r->dir * r->threshold, t, sizeof(t)), (long long)l->d.total[0],
-		(long long)l->d.total[1]);
-	if (isnan(f->detectable))
-		fprintf(stderr, "detect no change of it)\n");
+	fprintf(stderr, ", between %s and %s", fmt_change(r, f->low, lo, sizeof(lo)),
+		fmt_change(r, f->high, hi, sizeof(hi)));
+	if (tripped)
+		fprintf(stderr, "\n");
 	else
-		fprintf(stderr, "detect %s or more)\n",
-			fmt_change(r, r->dir * f->detectable, c, sizeof(c)));
+		fprintf(stderr, ": too few samples to tell from %s (%lld base and %lld new samples)\n",
+			fmt_change(r, r->dir * r->threshold, t, sizeof(t)), (long long)l->d.total[0],
+			(long long)l->d.total[1]);
 }
 
 /* One rule's lines: each tripped function, then each inconclusive one (a few of each). */

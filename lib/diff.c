@@ -1,5 +1,5 @@
-/* firn diff's model: two hists joined by function, the z test on each change, rules, and the
- * folded stacks of two profiles joined line by line. */
+/* firn diff's model: two hists joined by function, the z test on each change, rules decided by
+ * confidence bounds of each change, and the folded stacks of two profiles joined line by line. */
 #include "diff.h"
 
 #include <errno.h>
@@ -316,16 +316,20 @@ static double in_unit(const struct diff_rule *r, double p, double d)
 	return d > 0 ? INFINITY : d < 0 ? -INFINITY : 0;
 }
 
-/* True when a change of the rule's threshold from base share p could reach critical value z
- * with these totals (or cannot happen, or no threshold applies). */
-static bool powered(const struct diff_rule *r, double p, const int64_t *n, double z)
+/* The bounds of entry e's change under rule r at critical value z, in the rule's unit:
+ * Newcombe's interval of p2 - p1 in pp, or the MOVER-R interval of p2 / p1 as a percent change. */
+static struct stats_interval change_bounds(const struct diff *d, const struct diff_rule *r,
+					   const struct diff_entry *e, double z)
 {
-	double t = r->unit == DIFF_PP ? r->threshold / 100 : p * r->threshold / 100;
-	double p2 = p + r->dir * t;
+	double k1 = diff_value(e, r->metric, DIFF_BASE), k2 = diff_value(e, r->metric, DIFF_NEW);
+	double n1 = d->total[DIFF_BASE], n2 = d->total[DIFF_NEW];
 
-	if (r->threshold == 0 || (r->unit == DIFF_REL && p == 0) || p2 < 0 || p2 > 1)
-		return true;
-	return stats_z2prop(p, n[DIFF_BASE], p2, n[DIFF_NEW]) * r->dir >= z;
+	if (r->unit == DIFF_PP) {
+		struct stats_interval iv = stats_mover_diff(k1, n1, k2, n2, 1, z);
+		return (struct stats_interval){ iv.lo * 100, iv.hi * 100 };
+	}
+	struct stats_interval iv = stats_mover_ratio(k1, n1, k2, n2, z);
+	return (struct stats_interval){ (iv.lo - 1) * 100, (iv.hi - 1) * 100 };
 }
 
 /* Appends finding f to *arr. */
@@ -340,7 +344,8 @@ static int push_finding(struct diff_finding **arr, size_t *n, const struct diff_
 	return 0;
 }
 
-/* Tests entry i under rule r: adds it to the tripped or the inconclusive findings, or neither. */
+/* Tests entry i under rule r: adds it to the tripped or the inconclusive findings, or neither
+ * (passed), from the bounds of its change (see diff_rule_eval in diff.h). */
 static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 		      struct diff_result *res)
 {
@@ -349,18 +354,23 @@ static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 	bool have = d->total[DIFF_BASE] > 0 && d->total[DIFF_NEW] > 0;
 	double dmin = stats_min_detectable(p1, d->total[DIFF_BASE], d->total[DIFF_NEW],
 					   res->z_critical, r->dir);
+	struct stats_interval iv = change_bounds(d, r, e, res->z_critical);
 	struct diff_finding f = {
 		.entry = i, .base_pct = p1 * 100, .new_pct = p2 * 100,
-		.change = in_unit(r, p1, p2 - p1), .p_value = diff_p_value(d, e, r->metric, r->dir),
+		.change = in_unit(r, p1, p2 - p1), .low = iv.lo, .high = iv.hi,
+		.p_value = diff_p_value(d, e, r->metric, r->dir),
 		.detectable = isnan(dmin) ? NAN : fabs(in_unit(r, p1, r->dir * dmin)),
 	};
-	bool exceeds = r->dir > 0 ? f.change > r->threshold : f.change < -r->threshold;
+	/* the bound nearer the threshold's side decides a trip, the other one a pass */
+	double t = r->dir * r->threshold, sure = r->dir > 0 ? iv.lo : iv.hi;
+	double unsure = r->dir > 0 ? iv.hi : iv.lo;
+	bool no_base = r->unit == DIFF_REL && diff_value(e, r->metric, DIFF_BASE) <= 0;
 
 	if (r->unit == DIFF_REL && p1 == 0)
 		f.detectable = NAN;
-	if (have && exceeds && f.p_value < res->alpha)
+	if (have && (sure - t) * r->dir > 0)
 		return push_finding(&res->tripped, &res->ntripped, &f);
-	if (!have || !powered(r, p1, d->total, res->z_critical))
+	if (!have || ((unsure - t) * r->dir >= 0 && r->threshold > 0 && !no_base))
 		return push_finding(&res->inconclusive, &res->ninconclusive, &f);
 	return 0;
 }

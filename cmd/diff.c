@@ -36,6 +36,7 @@ enum diff_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG };
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BY, OPT_TOP, OPT_SORT, OPT_ABS, OPT_FOLDED, OPT_JSON, OPT_SVG,
 	OPT_FAIL_ON, OPT_CONFIDENCE, OPT_NEGATE, OPT_COLOR_BY, OPT_COMM, OPT_NO_KERNEL, OPT_INLINE,
+	OPT_IGNORE_MODULE,
 };
 
 /* The files of one side, in order; merged into one profile. */
@@ -60,6 +61,7 @@ struct diff_opts {
 	bool negate;
 	enum diff_metric color_by;
 	struct hist_opts hist;
+	enum diff_match match;    /* how functions of differing modules pair */
 	struct flamegraph_opts fg;
 	uint32_t given;           /* bit (id - 256) for each option given */
 	int fg_id;                /* the first flame graph option given, 0 if none */
@@ -238,6 +240,8 @@ static int value_option(struct diff_opts *o, int id, const char *arg)
 	o->negate |= id == OPT_NEGATE;
 	o->hist.no_kernel |= id == OPT_NO_KERNEL;
 	o->hist.inline_frames |= id == OPT_INLINE;
+	if (id == OPT_IGNORE_MODULE)
+		o->match = DIFF_MATCH_NAME;
 	return 0;
 }
 
@@ -274,6 +278,8 @@ static int check_modes(const struct diff_opts *o)
 	if (o->fg_id && o->mode != MODE_SVG)
 		return usage_error(&diff_cmd, "--%s applies to --svg output only",
 				   option_name(o->fg_id));
+	if (o->match == DIFF_MATCH_NAME && o->hist.by == HIST_BY_MODULE)
+		return usage_error(&diff_cmd, "--ignore-module does not apply to --by module");
 	return 0;
 }
 
@@ -397,7 +403,7 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 			rc = error("cannot build the table of '%s': %s", input_name(o->sides[s].files[0]),
 				   strerror(-err));
 	}
-	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW]))
+	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], o->match))
 		rc = error("out of memory");
 	if (rc)
 		return rc;
@@ -961,6 +967,8 @@ static const struct opt diff_options[] = {
 	{ "svg", 0, NULL, "write a differential flame graph (SVG)", OPT_SVG },
 	{ "output", 'o', "FILE", "write to FILE (replaced atomically) instead of stdout", 'o' },
 	{ "by", 0, "KEY", "match by function (default), module or line", OPT_BY },
+	{ "ignore-module", 0, NULL, "match functions by name alone, whatever their modules",
+	  OPT_IGNORE_MODULE },
 	{ "top", 0, "N", "show the N largest changes (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order by the change of self (default) or total", OPT_SORT },
 	{ "abs", 0, NULL, "raw counts instead of shares of each profile's total", OPT_ABS },

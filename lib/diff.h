@@ -35,12 +35,23 @@ struct diff {
 	int64_t total[2];
 };
 
+/* How diff_join pairs the entries left without a partner of the same (name, module). */
+enum diff_match {
+	DIFF_MATCH_MODULE = 0, /* same name, and a module unknown on one side (folded stacks) or
+				* the same module in another version (libssl.so.1.1 and libssl.so.3,
+				* python3.11 and python3.12: equal once a version after ".so" or a
+				* trailing run of digits, '.', '-' and '_' is dropped) */
+	DIFF_MATCH_NAME,       /* also same name whatever the modules (--ignore-module) */
+};
+
 /* Joins two hists (each from its own profile, which must outlive d) by (name, module). Then an
- * entry left without a partner whose module is "" (unknown, as in folded stacks) is joined with
- * the first unpaired entry of the same name on the other side, so folded and pprof profiles
- * compare. Entries come base order first, then new-only ones. Returns 0 or -ENOMEM; d must be
- * released even on failure. */
-int diff_join(struct diff *d, const struct hist *base, const struct hist *new_);
+ * entry left without a partner is joined with an unpaired entry of the same name on the other
+ * side as match allows, the closest modules first (unknown, then versions, then any); the pair
+ * shows NEW's module unless that is unknown. So folded and pprof profiles compare, and so do
+ * two builds whose files are named differently. Entries come base order first, then new-only
+ * ones. Returns 0 or -ENOMEM; d must be released even on failure. */
+int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
+	      enum diff_match match);
 void diff_release(struct diff *d);
 
 /* Value of e's metric on a side. */

@@ -59,6 +59,31 @@ in_fixtures "$FIRN" diff --top 1 --by module base.folded new.folded >"$TMP/out"
 grep -q '^   100.00   100.00     0.00    100.00   100.00     0.00   -       \[unknown\]$' "$TMP/out" \
 	&& pass "--by module: folded stacks have one unknown module" || fail "--by module: $(sed -n 5p "$TMP/out")"
 
+# ---- functions of differently named modules ----
+# go-cpu.pb.gz maps everything from /tmp/goprof/gocpu: copies with that name changed (same length,
+# so the protobuf stays valid) stand for two builds: goc-1 and goc-2 (versions of one program),
+# other (another name).
+rename() { python3 -c 'import gzip, sys; d = gzip.open(sys.argv[1]).read(); assert d.count(b"/tmp/goprof/gocpu") == 1
+gzip.open(sys.argv[3], "wb").write(d.replace(b"/tmp/goprof/gocpu", sys.argv[2].encode()))' "$ROOT/tests/fixtures/go-cpu.pb.gz" "$1" "$2"; }
+rename /tmp/goprof/goc-1 "$TMP/v1.pb.gz" && rename /tmp/goprof/goc-2 "$TMP/v2.pb.gz" && rename /tmp/goprof/other "$TMP/other.pb.gz" \
+	|| fail "rename the module of go-cpu.pb.gz"
+G="$ROOT/tests/fixtures/go-cpu.pb.gz"
+rows() { "$FIRN" diff --top 0 "$@" | grep -c '^ *[0-9]'; }
+self_rows=$(rows "$G" "$G")
+"$FIRN" diff --top 0 "$TMP/v1.pb.gz" "$TMP/v2.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   goc-2   main.busy$' "$TMP/out" \
+	&& pass "versions of one module (goc-1, goc-2) pair by default, NEW's module shown" || { fail "versions of one module pair"; cat "$TMP/out"; }
+[ "$(rows "$G" "$TMP/other.pb.gz")" -eq $((2 * self_rows)) ] \
+	&& pass "differently named modules do not pair by default" || fail "differently named modules paired by default"
+"$FIRN" diff --top 0 --ignore-module "$G" "$TMP/other.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   other   main.busy$' "$TMP/out" \
+	&& pass "--ignore-module pairs functions by name" || { fail "--ignore-module pairs functions by name"; cat "$TMP/out"; }
+expect_rc "gate without --ignore-module: a renamed build's function looks new (exit 3)" 3 "$FIRN" diff --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+expect_rc "gate with --ignore-module: unchanged (exit 0)" 0 "$FIRN" diff --ignore-module --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+expect_rc "--ignore-module with --by module is a usage error" 2 "$FIRN" diff --ignore-module --by module "$G" "$TMP/other.pb.gz"
+grep -q "^firn diff: --ignore-module does not apply to --by module$" "$TMP/err" && pass "--ignore-module with --by module: message" \
+	|| fail "--ignore-module with --by module: $(head -1 "$TMP/err")"
+
 # ---- difffolded output ----
 in_fixtures "$FIRN" diff --folded svg-base.folded svg-new.folded >"$TMP/out"
 same "--folded: BASE scaled to NEW's total" "$TMP/out" <<'EOF'

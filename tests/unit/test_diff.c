@@ -1,4 +1,5 @@
-/* Unit tests for lib/diff: joining hists (also across unknown modules), ordering, rule parsing,
+/* Unit tests for lib/diff: joining hists (also across unknown modules, versions of a module and,
+ * by name alone, any modules), ordering, rule parsing,
  * rule evaluation (bounds of the change against the threshold, Bonferroni, too few samples,
  * a shrunk function over 100 samples a side), the calibration of the
  * test on simulated unchanged and changed pairs, joined folded stacks, the differential tree and
@@ -47,7 +48,7 @@ static void pair_join(struct pair *pr)
 
 	for (int s = 0; s < 2; s++)
 		assert_int_equal(hist_build(&pr->h[s], &pr->p[s], &o), 0);
-	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1]), 0);
+	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], DIFF_MATCH_MODULE), 0);
 }
 
 static void pair_init(struct pair *pr, const char *base, const char *new_)
@@ -146,6 +147,94 @@ static void test_join_unknown_module(void **state)
 	e = entry(&pr.d, "h");
 	assert_int_equal(e->self[DIFF_NEW], 0);
 	pair_release(&pr);
+}
+
+/* A profile of one-frame samples: function names[i] in a mapping of file files[i], values[i]
+ * samples. */
+static void load_modules(struct profile *p, size_t n, const char *const files[],
+			 const char *const names[], const int64_t values[])
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	for (size_t i = 0; i < n; i++) {
+		int64_t m = profile_add_mapping(p, 0x10000 * (i + 1), 0x10000 * (i + 2), 0, files[i], "");
+		assert_true(m > 0);
+		int64_t f = profile_function(p, names[i], NULL, NULL, 0);
+		int64_t l = profile_simple_location(p, m, f, FRAME_USER);
+		uint64_t loc = l;
+		assert_true(f > 0 && l > 0);
+		assert_int_equal(profile_add_sample(p, &loc, 1, &values[i], NULL, 0), 0);
+	}
+}
+
+/* The number of joined entries named name. */
+static size_t count_named(const struct diff *d, const char *name)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += !strcmp(d->entries[i].name, name);
+	return n;
+}
+
+/* Two builds whose files are named differently: versions of one module pair by default, the
+ * same module first; other modules pair only with DIFF_MATCH_NAME (--ignore-module). */
+static void test_join_modules(void **state)
+{
+	static const char *const bf[] = { "/lib/liba.so", "/usr/bin/app-1.2", "/lib/libssl.so.1.1",
+					  "/lib/libh.so", "/usr/bin/app-1.2", "/lib/libm.so.6",
+					  "/lib/libp.so.1", "/opt/q" };
+	static const char *const nf[] = { "/usr/bin/app-1.3", "/lib/liba.so", "/lib/libssl.so.3",
+					  "/opt/other", "/usr/bin/tool", "/usr/bin/libm",
+					  "/opt/r", "/lib/libp.so.2" };
+	static const char *const names[] = { "init", "init", "g", "h", "k", "m", "x", "x" };
+	static const int64_t bv[] = { 10, 20, 30, 40, 50, 60, 70, 80 };
+	static const int64_t nv[] = { 21, 11, 31, 41, 51, 61, 81, 71 };
+	struct pair pr;
+	(void)state;
+
+	for (int match = DIFF_MATCH_MODULE; match <= DIFF_MATCH_NAME; match++) {
+		struct hist_opts o = { 0 };
+		load_modules(&pr.p[0], 8, bf, names, bv);
+		load_modules(&pr.p[1], 8, nf, names, nv);
+		for (int s = 0; s < 2; s++)
+			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], match), 0);
+		/* init: liba.so with liba.so (exact, though listed second), app-1.2 with app-1.3 */
+		assert_int_equal(count_named(&pr.d, "init"), 2);
+		for (size_t i = 0; i < pr.d.n; i++) {
+			const struct diff_entry *e = &pr.d.entries[i];
+			if (!strcmp(e->name, "init") && !strcmp(e->module, "liba.so"))
+				assert_true(e->self[0] == 10 && e->self[1] == 11);
+			else if (!strcmp(e->name, "init"))
+				assert_true(!strcmp(e->module, "app-1.3") && e->self[0] == 20 &&
+					    e->self[1] == 21);
+		}
+		const struct diff_entry *g = entry(&pr.d, "g");
+		assert_string_equal(g->module, "libssl.so.3"); /* NEW's */
+		assert_true(g->self[0] == 30 && g->self[1] == 31);
+		/* different programs, or a library and a program: apart unless names decide */
+		size_t apart = match == DIFF_MATCH_NAME ? 1 : 2;
+		assert_int_equal(count_named(&pr.d, "h"), apart);
+		assert_int_equal(count_named(&pr.d, "k"), apart);
+		assert_int_equal(count_named(&pr.d, "m"), apart);
+		/* x: libp.so.1 with libp.so.2 before q with r, whatever the order */
+		assert_int_equal(count_named(&pr.d, "x"), match == DIFF_MATCH_NAME ? 2 : 3);
+		for (size_t i = 0; i < pr.d.n; i++) {
+			const struct diff_entry *e = &pr.d.entries[i];
+			if (!strcmp(e->name, "x") && !strcmp(e->module, "libp.so.2"))
+				assert_true(e->self[0] == 70 && e->self[1] == 71);
+			else if (!strcmp(e->name, "x") && match == DIFF_MATCH_NAME)
+				assert_true(!strcmp(e->module, "r") && e->self[0] == 80 && e->self[1] == 81);
+		}
+		assert_int_equal(pr.d.n, match == DIFF_MATCH_NAME ? 8 : 12);
+		if (match == DIFF_MATCH_NAME) {
+			const struct diff_entry *k = entry(&pr.d, "k");
+			assert_string_equal(k->module, "tool");
+			assert_true(k->self[0] == 50 && k->self[1] == 51);
+		}
+		pair_release(&pr);
+	}
 }
 
 /* Largest change of share first (pp), then the other metric, then name; or of raw counts. */
@@ -638,6 +727,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_unknown_module),
+		cmocka_unit_test(test_join_modules),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_rule_parse),
 		cmocka_unit_test(test_rule_eval),

@@ -36,6 +36,7 @@ enum diff_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG };
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BY, OPT_TOP, OPT_SORT, OPT_ABS, OPT_FOLDED, OPT_JSON, OPT_SVG,
 	OPT_FAIL_ON, OPT_CONFIDENCE, OPT_NEGATE, OPT_COLOR_BY, OPT_COMM, OPT_NO_KERNEL, OPT_INLINE,
+	OPT_IGNORE_MODULE,
 };
 
 /* The files of one side, in order; merged into one profile. */
@@ -60,6 +61,7 @@ struct diff_opts {
 	bool negate;
 	enum diff_metric color_by;
 	struct hist_opts hist;
+	enum diff_match match;    /* how functions of differing modules pair */
 	struct flamegraph_opts fg;
 	uint32_t given;           /* bit (id - 256) for each option given */
 	int fg_id;                /* the first flame graph option given, 0 if none */
@@ -238,6 +240,8 @@ static int value_option(struct diff_opts *o, int id, const char *arg)
 	o->negate |= id == OPT_NEGATE;
 	o->hist.no_kernel |= id == OPT_NO_KERNEL;
 	o->hist.inline_frames |= id == OPT_INLINE;
+	if (id == OPT_IGNORE_MODULE)
+		o->match = DIFF_MATCH_NAME;
 	return 0;
 }
 
@@ -274,6 +278,8 @@ static int check_modes(const struct diff_opts *o)
 	if (o->fg_id && o->mode != MODE_SVG)
 		return usage_error(&diff_cmd, "--%s applies to --svg output only",
 				   option_name(o->fg_id));
+	if (o->match == DIFF_MATCH_NAME && o->hist.by == HIST_BY_MODULE)
+		return usage_error(&diff_cmd, "--ignore-module does not apply to --by module");
 	return 0;
 }
 
@@ -397,7 +403,7 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 			rc = error("cannot build the table of '%s': %s", input_name(o->sides[s].files[0]),
 				   strerror(-err));
 	}
-	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW]))
+	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], o->match))
 		rc = error("out of memory");
 	if (rc)
 		return rc;
@@ -610,6 +616,10 @@ static void json_finding(struct json_writer *w, const struct diff *d, const stru
 	jw_double(w, f->new_pct);
 	jw_name(w, "change");
 	jw_num(w, f->change);
+	jw_name(w, "low");
+	jw_num(w, f->low);
+	jw_name(w, "high");
+	jw_num(w, f->high);
 	jw_name(w, "p_value");
 	jw_double(w, f->p_value);
 	jw_name(w, "detectable");
@@ -834,12 +844,13 @@ static const char *fmt_change(const struct diff_rule *r, double v, char *buf, si
 	return buf;
 }
 
-/* The lines of one function a rule tripped on, or could not decide. */
+/* The line of one function a rule tripped on, or could not decide: its shares, its change and
+ * the bounds of the change that decided it. */
 static void report_finding(const struct loaded *l, const struct diff_rule *r,
 			   const struct diff_finding *f, bool tripped)
 {
 	const struct diff_entry *e = &l->d.entries[f->entry];
-	char c[48], t[48];
+	char c[48], lo[48], hi[48], t[48];
 
 	fprintf(stderr, "firn diff: rule '%s' %s: %s", r->text, tripped ? "tripped" : "inconclusive",
 		e->name);
@@ -847,18 +858,18 @@ static void report_finding(const struct loaded *l, const struct diff_rule *r,
 		fprintf(stderr, " (%s)", e->module);
 	fprintf(stderr, " %s %.2f%% -> %.2f%%, %s", r->metric == DIFF_SELF ? "self" : "total",
 		f->base_pct, f->new_pct, fmt_change(r, f->change, c, sizeof(c)));
-	if (tripped) {
-		fprintf(stderr, " (p = %.2g)\n", f->p_value);
+	if (isnan(f->low)) {
+		fprintf(stderr, ": a side has no samples\n");
 		return;
 	}
-	fprintf(stderr, ": too few samples for %s (%lld base and %lld new samples ",
-		fmt_change(r, r->dir * r->threshold, t, sizeof(t)), (long long)l->d.total[0],
-		(long long)l->d.total[1]);
-	if (isnan(f->detectable))
-		fprintf(stderr, "detect no change of it)\n");
+	fprintf(stderr, ", between %s and %s", fmt_change(r, f->low, lo, sizeof(lo)),
+		fmt_change(r, f->high, hi, sizeof(hi)));
+	if (tripped)
+		fprintf(stderr, "\n");
 	else
-		fprintf(stderr, "detect %s or more)\n",
-			fmt_change(r, r->dir * f->detectable, c, sizeof(c)));
+		fprintf(stderr, ": too few samples to tell from %s (%lld base and %lld new samples)\n",
+			fmt_change(r, r->dir * r->threshold, t, sizeof(t)), (long long)l->d.total[0],
+			(long long)l->d.total[1]);
 }
 
 /* One rule's lines: each tripped function, then each inconclusive one (a few of each). */
@@ -956,6 +967,8 @@ static const struct opt diff_options[] = {
 	{ "svg", 0, NULL, "write a differential flame graph (SVG)", OPT_SVG },
 	{ "output", 'o', "FILE", "write to FILE (replaced atomically) instead of stdout", 'o' },
 	{ "by", 0, "KEY", "match by function (default), module or line", OPT_BY },
+	{ "ignore-module", 0, NULL, "match functions by name alone, whatever their modules",
+	  OPT_IGNORE_MODULE },
 	{ "top", 0, "N", "show the N largest changes (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order by the change of self (default) or total", OPT_SORT },
 	{ "abs", 0, NULL, "raw counts instead of shares of each profile's total", OPT_ABS },

@@ -1,5 +1,5 @@
-/* firn diff's model: two hists joined by function, the z test on each change, rules, and the
- * folded stacks of two profiles joined line by line. */
+/* firn diff's model: two hists joined by function, the z test on each change, rules decided by
+ * confidence bounds of each change, and the folded stacks of two profiles joined line by line. */
 #include "diff.h"
 
 #include <errno.h>
@@ -45,36 +45,76 @@ static int cmp_index_name(const void *a, const void *b, void *arg)
 	return c ? c : (x > y) - (x < y);
 }
 
-/* Moves the new-only entry j into the base-only entry i; j is left to be dropped. */
+/* Moves the new-only entry j into the base-only entry i; j is left to be dropped. The pair
+ * takes NEW's module unless that is unknown. */
 static void pair_up(struct diff *d, uint8_t *from, size_t i, size_t j)
 {
 	struct diff_entry *b = &d->entries[i], *n = &d->entries[j];
 
 	b->self[DIFF_NEW] = n->self[DIFF_NEW];
 	b->total[DIFF_NEW] = n->total[DIFF_NEW];
-	if (!*b->module)
+	if (*n->module)
 		b->module = n->module;
 	from[i] = FROM_BOTH;
 	from[j] = FROM_GONE;
 }
 
-/* Pairs base-only and new-only entries of run [bi, be) x [ni, ne) (all of one name) where
- * either module is unknown. */
-static void pair_run(struct diff *d, uint8_t *from, const size_t *bidx, size_t bi, size_t be,
-		     const size_t *nidx, size_t ni, size_t ne)
+/* The length of module's name without its version, and whether it is a shared object: up to
+ * ".so" (libssl.so.3, libssl.so.1.1 -> libssl), then without a trailing run of digits, dots,
+ * dashes and underscores (python3.11 -> python, app-1.2 -> app); the whole name when that
+ * leaves nothing. */
+static size_t module_stem(const char *m, bool *so)
 {
-	for (size_t i = bi; i < be; i++)
-		for (size_t j = ni; j < ne; j++) {
-			const struct diff_entry *b = &d->entries[bidx[i]], *n = &d->entries[nidx[j]];
-			if (from[nidx[j]] != FROM_NEW || (*b->module && *n->module))
-				continue;
-			pair_up(d, from, bidx[i], nidx[j]);
+	size_t n = strlen(m);
+
+	*so = false;
+	for (const char *s = m; (s = strstr(s, ".so")); s += 3)
+		if (s[3] == '\0' || s[3] == '.') {
+			*so = true;
+			n = s - m;
 			break;
 		}
+	size_t k = n;
+	while (k > 0 && strchr("0123456789.-_", m[k - 1]))
+		k--;
+	return k ? k : n;
 }
 
-/* The second pass of diff_join: unpaired entries of the same name, one module unknown. */
-static int join_unknown_modules(struct diff *d, uint8_t *from)
+/* True when modules a and b are one file in two versions (equal stems, both shared objects or
+ * neither). */
+static bool same_module_versions(const char *a, const char *b)
+{
+	bool soa, sob;
+	size_t la = module_stem(a, &soa), lb = module_stem(b, &sob);
+
+	return la == lb && soa == sob && !memcmp(a, b, la);
+}
+
+/* True when entries b and n (one name, both unpaired) pair in round r: 0 when either module is
+ * unknown, 1 also when they are versions of one module, 2 whatever the modules. */
+static bool pairs_in(const struct diff_entry *b, const struct diff_entry *n, int r)
+{
+	if (!*b->module || !*n->module)
+		return true;
+	return r == 2 || (r == 1 && same_module_versions(b->module, n->module));
+}
+
+/* Pairs base-only and new-only entries of run [bi, be) x [ni, ne) (all of one name), in rounds
+ * up to last (see pairs_in): the closest modules first. */
+static void pair_run(struct diff *d, uint8_t *from, const size_t *bidx, size_t bi, size_t be,
+		     const size_t *nidx, size_t ni, size_t ne, int last)
+{
+	for (int r = 0; r <= last; r++)
+		for (size_t i = bi; i < be; i++)
+			for (size_t j = ni; j < ne && from[bidx[i]] == FROM_BASE; j++)
+				if (from[nidx[j]] == FROM_NEW &&
+				    pairs_in(&d->entries[bidx[i]], &d->entries[nidx[j]], r))
+					pair_up(d, from, bidx[i], nidx[j]);
+}
+
+/* The second pass of diff_join: unpaired entries of the same name whose modules are unknown on
+ * one side, or versions of one module, or (DIFF_MATCH_NAME) any. */
+static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match)
 {
 	size_t *bidx = malloc((d->n + 1) * sizeof(*bidx)), *nidx = malloc((d->n + 1) * sizeof(*nidx));
 	size_t nb = 0, nn = 0;
@@ -104,7 +144,7 @@ static int join_unknown_modules(struct diff *d, uint8_t *from)
 			be++;
 		while (ne < nn && !strcmp(d->entries[nidx[ne]].name, name))
 			ne++;
-		pair_run(d, from, bidx, i, be, nidx, j, ne);
+		pair_run(d, from, bidx, i, be, nidx, j, ne, match == DIFF_MATCH_NAME ? 2 : 1);
 		i = be;
 		j = ne;
 	}
@@ -113,7 +153,8 @@ static int join_unknown_modules(struct diff *d, uint8_t *from)
 	return 0;
 }
 
-int diff_join(struct diff *d, const struct hist *base, const struct hist *new_)
+int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
+	      enum diff_match match)
 {
 	size_t cap = base->n + new_->n;
 	uint8_t *from = malloc(cap + 1), *paired = calloc(new_->n + 1, 1);
@@ -137,7 +178,7 @@ int diff_join(struct diff *d, const struct hist *base, const struct hist *new_)
 	for (size_t j = 0; j < new_->n; j++)
 		if (!paired[j])
 			push_entry(d, from, NULL, &new_->entries[j]);
-	err = join_unknown_modules(d, from);
+	err = join_unpaired(d, from, match);
 	size_t k = 0;
 	for (size_t i = 0; i < d->n; i++)
 		if (from[i] != FROM_GONE)
@@ -316,16 +357,20 @@ static double in_unit(const struct diff_rule *r, double p, double d)
 	return d > 0 ? INFINITY : d < 0 ? -INFINITY : 0;
 }
 
-/* True when a change of the rule's threshold from base share p could reach critical value z
- * with these totals (or cannot happen, or no threshold applies). */
-static bool powered(const struct diff_rule *r, double p, const int64_t *n, double z)
+/* The bounds of entry e's change under rule r at critical value z, in the rule's unit:
+ * Newcombe's interval of p2 - p1 in pp, or the MOVER-R interval of p2 / p1 as a percent change. */
+static struct stats_interval change_bounds(const struct diff *d, const struct diff_rule *r,
+					   const struct diff_entry *e, double z)
 {
-	double t = r->unit == DIFF_PP ? r->threshold / 100 : p * r->threshold / 100;
-	double p2 = p + r->dir * t;
+	double k1 = diff_value(e, r->metric, DIFF_BASE), k2 = diff_value(e, r->metric, DIFF_NEW);
+	double n1 = d->total[DIFF_BASE], n2 = d->total[DIFF_NEW];
 
-	if (r->threshold == 0 || (r->unit == DIFF_REL && p == 0) || p2 < 0 || p2 > 1)
-		return true;
-	return stats_z2prop(p, n[DIFF_BASE], p2, n[DIFF_NEW]) * r->dir >= z;
+	if (r->unit == DIFF_PP) {
+		struct stats_interval iv = stats_mover_diff(k1, n1, k2, n2, 1, z);
+		return (struct stats_interval){ iv.lo * 100, iv.hi * 100 };
+	}
+	struct stats_interval iv = stats_mover_ratio(k1, n1, k2, n2, z);
+	return (struct stats_interval){ (iv.lo - 1) * 100, (iv.hi - 1) * 100 };
 }
 
 /* Appends finding f to *arr. */
@@ -340,7 +385,8 @@ static int push_finding(struct diff_finding **arr, size_t *n, const struct diff_
 	return 0;
 }
 
-/* Tests entry i under rule r: adds it to the tripped or the inconclusive findings, or neither. */
+/* Tests entry i under rule r: adds it to the tripped or the inconclusive findings, or neither
+ * (passed), from the bounds of its change (see diff_rule_eval in diff.h). */
 static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 		      struct diff_result *res)
 {
@@ -349,18 +395,23 @@ static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 	bool have = d->total[DIFF_BASE] > 0 && d->total[DIFF_NEW] > 0;
 	double dmin = stats_min_detectable(p1, d->total[DIFF_BASE], d->total[DIFF_NEW],
 					   res->z_critical, r->dir);
+	struct stats_interval iv = change_bounds(d, r, e, res->z_critical);
 	struct diff_finding f = {
 		.entry = i, .base_pct = p1 * 100, .new_pct = p2 * 100,
-		.change = in_unit(r, p1, p2 - p1), .p_value = diff_p_value(d, e, r->metric, r->dir),
+		.change = in_unit(r, p1, p2 - p1), .low = iv.lo, .high = iv.hi,
+		.p_value = diff_p_value(d, e, r->metric, r->dir),
 		.detectable = isnan(dmin) ? NAN : fabs(in_unit(r, p1, r->dir * dmin)),
 	};
-	bool exceeds = r->dir > 0 ? f.change > r->threshold : f.change < -r->threshold;
+	/* the bound nearer the threshold's side decides a trip, the other one a pass */
+	double t = r->dir * r->threshold, sure = r->dir > 0 ? iv.lo : iv.hi;
+	double unsure = r->dir > 0 ? iv.hi : iv.lo;
+	bool no_base = r->unit == DIFF_REL && diff_value(e, r->metric, DIFF_BASE) <= 0;
 
 	if (r->unit == DIFF_REL && p1 == 0)
 		f.detectable = NAN;
-	if (have && exceeds && f.p_value < res->alpha)
+	if (have && (sure - t) * r->dir > 0)
 		return push_finding(&res->tripped, &res->ntripped, &f);
-	if (!have || !powered(r, p1, d->total, res->z_critical))
+	if (!have || ((unsure - t) * r->dir >= 0 && r->threshold > 0 && !no_base))
 		return push_finding(&res->inconclusive, &res->ninconclusive, &f);
 	return 0;
 }

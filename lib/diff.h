@@ -35,12 +35,23 @@ struct diff {
 	int64_t total[2];
 };
 
+/* How diff_join pairs the entries left without a partner of the same (name, module). */
+enum diff_match {
+	DIFF_MATCH_MODULE = 0, /* same name, and a module unknown on one side (folded stacks) or
+				* the same module in another version (libssl.so.1.1 and libssl.so.3,
+				* python3.11 and python3.12: equal once a version after ".so" or a
+				* trailing run of digits, '.', '-' and '_' is dropped) */
+	DIFF_MATCH_NAME,       /* also same name whatever the modules (--ignore-module) */
+};
+
 /* Joins two hists (each from its own profile, which must outlive d) by (name, module). Then an
- * entry left without a partner whose module is "" (unknown, as in folded stacks) is joined with
- * the first unpaired entry of the same name on the other side, so folded and pprof profiles
- * compare. Entries come base order first, then new-only ones. Returns 0 or -ENOMEM; d must be
- * released even on failure. */
-int diff_join(struct diff *d, const struct hist *base, const struct hist *new_);
+ * entry left without a partner is joined with an unpaired entry of the same name on the other
+ * side as match allows, the closest modules first (unknown, then versions, then any); the pair
+ * shows NEW's module unless that is unknown. So folded and pprof profiles compare, and so do
+ * two builds whose files are named differently. Entries come base order first, then new-only
+ * ones. Returns 0 or -ENOMEM; d must be released even on failure. */
+int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
+	      enum diff_match match);
 void diff_release(struct diff *d);
 
 /* Value of e's metric on a side. */
@@ -83,10 +94,10 @@ void diff_rule_release(struct diff_rule *r);
 bool diff_rule_matches(const struct diff_rule *r, const struct diff_entry *e);
 
 enum diff_verdict {
-	DIFF_PASS = 0,     /* no tested function changed by more than the threshold, significantly */
-	DIFF_TRIPPED,      /* some did */
-	DIFF_INCONCLUSIVE, /* none did, but for some a change of the threshold would not have been
-			    * significant (too few samples), or the pattern matched no function */
+	DIFF_PASS = 0,     /* every tested function's change is surely below the threshold */
+	DIFF_TRIPPED,      /* some function's change surely exceeds it */
+	DIFF_INCONCLUSIVE, /* none tripped, but for some the interval of the change holds the
+			    * threshold (too few samples), or the pattern matched no function */
 };
 
 /* One function a rule tripped on, or could not decide. Changes are in the rule's unit. */
@@ -94,7 +105,9 @@ struct diff_finding {
 	size_t entry;          /* index into d->entries */
 	double base_pct, new_pct;
 	double change;         /* pp, or percent (INFINITY when the base share is 0) */
-	double p_value;        /* one-sided, in the rule's direction */
+	double low, high;      /* the bounds of the change (diff_rule_eval); NaN when a side has
+				* no samples, high INFINITY for a relative change from 0 */
+	double p_value;        /* one-sided, in the rule's direction, of the z test of no change */
 	double detectable;     /* the smallest change in the rule's direction that would be
 				* significant, in the rule's unit; NaN when none would */
 };
@@ -109,13 +122,16 @@ struct diff_result {
 	size_t ntripped, ninconclusive;
 };
 
-/* Evaluates rule r on d at confidence (0 < confidence < 1). A tested function trips the rule
- * when its change exceeds the threshold in the rule's direction and the one-sided p-value of the
- * two-proportion z test is below (1 - confidence) / ntested (Bonferroni over the functions the
- * rule tests). A function that did not trip is inconclusive when a change of exactly the
- * threshold from its base share would not reach that level (skipped for a threshold of 0, for a
- * relative threshold on a base share of 0, and where the change is impossible), or when a side
- * has no samples. Values are taken as sample counts. Returns 0 or -ENOMEM. */
+/* Evaluates rule r on d at confidence (0 < confidence < 1), from confidence bounds of each
+ * tested function's change: low and high are one-sided bounds at level 1 - alpha, alpha =
+ * (1 - confidence) / ntested (Bonferroni over the functions the rule tests), computed from the
+ * counts (values are taken as sample counts) by Newcombe's hybrid score interval of p2 - p1
+ * (pp rules) or the MOVER-R Wilson interval of p2 / p1 (relative rules; see stats.h). A function
+ * trips a growth rule when low > threshold, passes when high < threshold, and is inconclusive
+ * otherwise; a shrink rule mirrors this (trips when high < -threshold, passes when low >
+ * -threshold). A function that did not trip passes when the threshold is 0 (no interval can
+ * exclude a change of exactly 0) or when a relative rule meets a base count of 0 (no base to be
+ * relative to), and is inconclusive when a side has no samples. Returns 0 or -ENOMEM. */
 int diff_rule_eval(const struct diff *d, const struct diff_rule *r, double confidence,
 		   struct diff_result *res);
 void diff_result_release(struct diff_result *res);

@@ -59,6 +59,31 @@ in_fixtures "$FIRN" diff --top 1 --by module base.folded new.folded >"$TMP/out"
 grep -q '^   100.00   100.00     0.00    100.00   100.00     0.00   -       \[unknown\]$' "$TMP/out" \
 	&& pass "--by module: folded stacks have one unknown module" || fail "--by module: $(sed -n 5p "$TMP/out")"
 
+# ---- functions of differently named modules ----
+# go-cpu.pb.gz maps everything from /tmp/goprof/gocpu: copies with that name changed (same length,
+# so the protobuf stays valid) stand for two builds: goc-1 and goc-2 (versions of one program),
+# other (another name).
+rename() { python3 -c 'import gzip, sys; d = gzip.open(sys.argv[1]).read(); assert d.count(b"/tmp/goprof/gocpu") == 1
+gzip.open(sys.argv[3], "wb").write(d.replace(b"/tmp/goprof/gocpu", sys.argv[2].encode()))' "$ROOT/tests/fixtures/go-cpu.pb.gz" "$1" "$2"; }
+rename /tmp/goprof/goc-1 "$TMP/v1.pb.gz" && rename /tmp/goprof/goc-2 "$TMP/v2.pb.gz" && rename /tmp/goprof/other "$TMP/other.pb.gz" \
+	|| fail "rename the module of go-cpu.pb.gz"
+G="$ROOT/tests/fixtures/go-cpu.pb.gz"
+rows() { "$FIRN" diff --top 0 "$@" | grep -c '^ *[0-9]'; }
+self_rows=$(rows "$G" "$G")
+"$FIRN" diff --top 0 "$TMP/v1.pb.gz" "$TMP/v2.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   goc-2   main.busy$' "$TMP/out" \
+	&& pass "versions of one module (goc-1, goc-2) pair by default, NEW's module shown" || { fail "versions of one module pair"; cat "$TMP/out"; }
+[ "$(rows "$G" "$TMP/other.pb.gz")" -eq $((2 * self_rows)) ] \
+	&& pass "differently named modules do not pair by default" || fail "differently named modules paired by default"
+"$FIRN" diff --top 0 --ignore-module "$G" "$TMP/other.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   other   main.busy$' "$TMP/out" \
+	&& pass "--ignore-module pairs functions by name" || { fail "--ignore-module pairs functions by name"; cat "$TMP/out"; }
+expect_rc "gate without --ignore-module: a renamed build's function looks new (exit 3)" 3 "$FIRN" diff --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+expect_rc "gate with --ignore-module: unchanged (exit 0)" 0 "$FIRN" diff --ignore-module --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+expect_rc "--ignore-module with --by module is a usage error" 2 "$FIRN" diff --ignore-module --by module "$G" "$TMP/other.pb.gz"
+grep -q "^firn diff: --ignore-module does not apply to --by module$" "$TMP/err" && pass "--ignore-module with --by module: message" \
+	|| fail "--ignore-module with --by module: $(head -1 "$TMP/err")"
+
 # ---- difffolded output ----
 in_fixtures "$FIRN" diff --folded svg-base.folded svg-new.folded >"$TMP/out"
 same "--folded: BASE scaled to NEW's total" "$TMP/out" <<'EOF'
@@ -134,18 +159,24 @@ in_fixtures "$FIRN" diff --svg --title T --subtitle S -o "$TMP/o.svg" svg-base.f
 in_fixtures "$FIRN" diff --fail-on 'self:lex>+1pp' --fail-on 'self:hot>+20pp' base.folded new.folded >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 3 ] && pass "gate: a growing function trips (exit 3)" || fail "gate: exit $rc, wanted 3"
-same "gate: the offending function and the verdict on stderr" "$TMP/err" <<'EOF'
-firn diff: rule 'self:lex>+1pp' tripped: lex self 20.00% -> 40.00%, +20.00pp (p = 0.00027)
+same "gate: the offending function, the bounds of its change and the verdict on stderr" "$TMP/err" <<'EOF'
+firn diff: rule 'self:lex>+1pp' tripped: lex self 20.00% -> 40.00%, +20.00pp, between +6.79pp and +31.23pp
 firn diff: gate tripped: 1 of 2 rules
 EOF
 grep -q '^    20.00    40.00   +20.00\*' "$TMP/out" && pass "gate: the table is still written" || fail "gate: no table"
-expect_rc "gate: a shrinking function passes (exit 0)" 0 "$FIRN" diff --fail-on 'self:hot>+20pp' --fail-on 'self:lex>+30pp' "$D/base.folded" "$D/new.folded"
+# lex +20 pp lies between +6.79 and +31.23 pp: surely below +35 pp; hot shrank
+expect_rc "gate: a shrinking function and one surely under its threshold pass (exit 0)" 0 "$FIRN" diff --fail-on 'self:hot>+20pp' --fail-on 'self:lex>+35pp' "$D/base.folded" "$D/new.folded"
 grep -q '^firn diff: gate passed: 2 rules$' "$TMP/err" && pass "gate: verdict line when passed" || fail "gate: $(cat "$TMP/err")"
-expect_rc "gate: a relative rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'total:pars*>+50%' "$D/base.folded" "$D/new.folded"
-expect_rc "gate: a shrink rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'self:hot<-10pp' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a threshold inside the bounds is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:lex>+30pp' "$D/base.folded" "$D/new.folded"
+# parse total 30 % -> 50 %: +66.7 %, between +15.05 % and +149.43 %
+expect_rc "gate: a relative rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'total:pars*>+10%' "$D/base.folded" "$D/new.folded"
+grep -q "^firn diff: rule 'total:pars\*>+10%' tripped: parse total 30.00% -> 50.00%, +66.67%, between +15.05% and +149.43%$" "$TMP/err" \
+	&& pass "gate: relative bounds (MOVER-R) reported" || fail "gate: $(head -1 "$TMP/err")"
+expect_rc "gate: a relative rule inside its bounds is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'total:pars*>+50%' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a shrink rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'self:hot<-5pp' "$D/base.folded" "$D/new.folded"
 expect_rc "gate: too few samples is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:parse>+5pp' "$D/base.folded" "$D/new.folded"
-same "gate: too few samples reported with the detectable change" "$TMP/err" <<'EOF'
-firn diff: rule 'self:parse>+5pp' inconclusive: parse self 10.00% -> 10.00%, +0.00pp: too few samples for +5.00pp (100 base and 200 new samples detect +10.74pp or more)
+same "gate: too few samples reported with the bounds that hold the threshold" "$TMP/err" <<'EOF'
+firn diff: rule 'self:parse>+5pp' inconclusive: parse self 10.00% -> 10.00%, +0.00pp, between -9.96pp and +7.87pp: too few samples to tell from +5.00pp (100 base and 200 new samples)
 firn diff: gate inconclusive: 1 of 1 rule could not be decided (too few samples or no matching function)
 EOF
 expect_rc "gate: a pattern matching nothing is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:lexx>+1pp' "$D/base.folded" "$D/new.folded"
@@ -159,6 +190,33 @@ expect_rc "gate: any:self trips on the largest growth" 3 "$FIRN" diff --fail-on 
 grep -c "^firn diff: rule 'any:self>+3pp' tripped: " "$TMP/err" | grep -qx 2 \
 	&& grep -q "tripped: lex self 20.00% -> 40.00%" "$TMP/err" && grep -q "tripped: added self 0.00% -> 10.00%" "$TMP/err" \
 	&& pass "gate: any:self names lex and added" || fail "gate: any:self: $(cat "$TMP/err")"
+
+# A function that shrank by 16 pp over 100 samples a side: a rule on its growth is decided by the
+# bounds of the change (-30.36 to -0.65 pp), not by the power to see +5 pp (which said exit 4).
+printf 'main;c 40\nmain;b 35\nmain;a 25\n' >"$TMP/shrunk-base.folded"
+printf 'main;c 24\nmain;b 46\nmain;a 30\n' >"$TMP/shrunk-new.folded"
+expect_rc "gate: a function that shrank 16 pp passes total:c>+5pp at 100 samples (exit 0)" 0 \
+	"$FIRN" diff --fail-on 'total:c>+5pp' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
+expect_rc "gate: ... and a relative rule on its growth (exit 0)" 0 \
+	"$FIRN" diff --fail-on 'total:c>+10%' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
+expect_rc "gate: whether it shrank by more than 5 pp is inconclusive (exit 4)" 4 \
+	"$FIRN" diff --fail-on 'total:c<-5pp' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
+grep -q "^firn diff: rule 'total:c<-5pp' inconclusive: c total 40.00% -> 24.00%, -16.00pp, between -30.36pp and -0.65pp: " "$TMP/err" \
+	&& pass "gate: the shrunk function's bounds reported" || fail "gate: $(head -1 "$TMP/err")"
+
+# Bonferroni in the gate: four functions over 1000 samples a side; f 10 % -> 14 % has a lower
+# bound of +0.62 pp at alpha = 0.01 (one function) but -0.09 pp at alpha = 0.01 / 4.
+printf 'f 100\ng 300\nh 300\nk 300\n' >"$TMP/bonf-base.folded"
+printf 'f 140\ng 300\nh 280\nk 280\n' >"$TMP/bonf-new.folded"
+expect_rc "gate: Bonferroni: f trips a rule on f alone (exit 3)" 3 \
+	"$FIRN" diff --fail-on 'self:f>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
+expect_rc "gate: Bonferroni: f does not trip any:self over 4 functions (exit 0)" 0 \
+	"$FIRN" diff --fail-on 'any:self>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
+expect_rc "gate: Bonferroni: any:self>+0.5pp is inconclusive on f (exit 4)" 4 \
+	"$FIRN" diff --fail-on 'any:self>+0.5pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
+"$FIRN" diff --json --fail-on 'any:self>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded" 2>/dev/null \
+	| python3 -c 'import json,sys; r=json.load(sys.stdin)["gate"]["rules"][0]; sys.exit(not (r["tested"] == 4 and abs(r["alpha"] - 0.0025) < 1e-15))' \
+	&& pass "gate: Bonferroni: alpha is 0.01 / 4 in JSON" || fail "gate: Bonferroni: alpha in JSON"
 
 # ---- JSON and its schema ----
 cat >"$TMP/validate.py" <<'EOF'
@@ -255,6 +313,8 @@ assert (t["name"], t["base_pct"], t["new_pct"], round(t["change"], 9)) == ("lex"
 assert abs(t["p_value"] - 0.000270) < 0.000005, t
 assert r2["verdict"] == "inconclusive" and r2["inconclusive"][0]["name"] == "parse", r2
 assert abs(r2["inconclusive"][0]["detectable"] - 10.74) < 0.005, r2
+assert round(r2["inconclusive"][0]["low"], 2) == -9.96 and round(r2["inconclusive"][0]["high"], 2) == 7.87, r2
+assert round(t["low"], 2) == 6.79 and round(t["high"], 2) == 31.23, t
 f = d["functions"][0]
 assert (f["name"], f["self"]["base"], f["self"]["new"], f["self"]["change_pp"]) == ("hot", 50, 60, -20), f
 assert f["self"]["change_rel"] == -40 and f["self"]["significant"] is True, f

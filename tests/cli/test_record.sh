@@ -1,6 +1,7 @@
 # Real recordings (root, BPF) of the split fixture: main→a→b does 60 % of the work, main→c 40 %.
 # Checks shares (±3 pp), completeness (≥ 99 % of samples reach main), the command's exit status,
-# -p and -a targets, Ctrl-C, go tool pprof as an independent reader, and the error paths.
+# -p and -a targets, Ctrl-C, go tool pprof as an independent reader, the period and the cpu
+# values against -F, the sample count against F x the command's CPU time, and the error paths.
 . "$(dirname "$0")/lib.sh"
 
 SPLIT="$FIX/split"
@@ -96,7 +97,63 @@ rc=$?
 pgrep -f "$SPLIT -1" >/dev/null && { fail "the command is left running after SIGINT"; pkill -f "$SPLIT -1"; } \
 	|| pass "the command is ended after SIGINT"
 
-# 6. errors
+# 6. The period and the CPU time: at -F F the profile's period is cpu/nanoseconds 1e9/F (integer
+# division), every sample's cpu value is its count times that period, and the number of samples
+# of a single-threaded CPU-bound command is F times the CPU time it used (measured by
+# /usr/bin/time as user + system time, not wall time: the machine may be loaded).
+# Tolerance: a per-CPU cpu-clock timer ticks every 1/F s, so each stretch the command runs gets a
+# lattice of ticks at a random phase: its count has mean F x length and variance at most that
+# mean, so the total has variance at most F x T: 4 standard deviations (a false alarm about once
+# in 16,000 runs), plus F x 0.02 s for /usr/bin/time's two 10 ms roundings, plus 3 % for what
+# the measurements do not share (the exec before the command is attached, the exit). At 499 Hz
+# over about 1.8 s that is about +-17 %: -F doubled (+100 %) or halved (-50 %) cannot pass.
+F=499
+"$FIRN" record -q -F $F -o "$TMP/period.pb.gz" -- /usr/bin/time -f '%U %S' -o "$TMP/period.cpu" "$SPLIT" 1500 2>"$TMP/period.err"
+"$FIRN" report --folded "$TMP/period.pb.gz" >"$TMP/period.folded" 2>>"$TMP/period.err"
+if command -v go >/dev/null && go tool pprof -raw -symbolize=none "$TMP/period.pb.gz" >"$TMP/period.raw" 2>>"$TMP/period.err"; then
+	python3 - "$TMP/period.raw" "$F" <<'PY' && pass "-F $F: period cpu/nanoseconds 1e9/F, cpu = count x period in every sample" \
+		|| fail "-F $F: period or cpu values wrong"
+import re, sys
+text = open(sys.argv[1]).read()
+freq = int(sys.argv[2])
+ptype = re.search(r"^PeriodType: (\S+) (\S+)$", text, re.M)
+period = re.search(r"^Period: (\d+)$", text, re.M)
+assert ptype and ptype.groups() == ("cpu", "nanoseconds"), ptype and ptype.groups()
+assert period and int(period.group(1)) == 10**9 // freq, (period and period.group(1), 10**9 // freq)
+period = int(period.group(1))
+lines = text.split("\nSamples:\n", 1)[1].split("\n")
+types = [t.split("[")[0] for t in lines[0].split()]
+assert "samples/count" in types and "cpu/nanoseconds" in types, types
+si, ci = types.index("samples/count"), types.index("cpu/nanoseconds")
+n = 0
+for l in lines[1:]:
+    m = re.match(r"^\s+([\d\s]+):", l)
+    if not m:
+        if l.strip() and not l.startswith(" "):
+            break  # Locations
+        continue
+    v = [int(x) for x in m.group(1).split()]
+    assert v[ci] == v[si] * period, (l, period)
+    n += 1
+assert n > 0, "no samples"
+print("# -F %d: period %d ns, %d samples checked" % (freq, period, n))
+PY
+else
+	fail "go tool pprof -raw reads the recording: $(tail -2 "$TMP/period.err")"
+fi
+read -r cu cs <"$TMP/period.cpu"
+n=$(awk '$1 ~ /^split;/ { s += $NF } END { print s + 0 }' "$TMP/period.folded")
+python3 - "$n" "$F" "$cu" "$cs" <<'PY' && pass "-F $F: samples match F x CPU time" || fail "-F $F: samples do not match F x CPU time"
+import math, sys
+n, f, cu, cs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+t = cu + cs
+want = f * t
+tol = 4 * math.sqrt(want) + f * 0.02 + 0.03 * want
+print("# -F %d over %.2f s of CPU: %d samples, want %.0f +- %.0f (%+.1f %%)" % (f, t, n, want, tol, 100.0 * (n - want) / want))
+sys.exit(0 if t > 0.5 and abs(n - want) <= tol else 1)
+PY
+
+# 7. errors
 expect_rc "unknown option exits 2" 2 "$FIRN" record --bogus -a
 grep -q "unknown option '--bogus'" "$TMP/err" && pass "unknown option is named" || fail "unknown option message: $(cat "$TMP/err")"
 expect_rc "missing argument exits 2" 2 "$FIRN" record -a -F

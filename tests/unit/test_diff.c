@@ -1,5 +1,7 @@
-/* Unit tests for lib/diff: joining hists (also across unknown modules), ordering, rule parsing,
- * rule evaluation (threshold, significance, Bonferroni, too few samples), the calibration of the
+/* Unit tests for lib/diff: joining hists (also across unknown modules, versions of a module and,
+ * by name alone, any modules), ordering, rule parsing,
+ * rule evaluation (bounds of the change against the threshold, Bonferroni, too few samples,
+ * a shrunk function over 100 samples a side), the calibration of the
  * test on simulated unchanged and changed pairs, joined folded stacks, the differential tree and
  * its colors by total. */
 #include <setjmp.h>
@@ -46,7 +48,7 @@ static void pair_join(struct pair *pr)
 
 	for (int s = 0; s < 2; s++)
 		assert_int_equal(hist_build(&pr->h[s], &pr->p[s], &o), 0);
-	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1]), 0);
+	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], DIFF_MATCH_MODULE), 0);
 }
 
 static void pair_init(struct pair *pr, const char *base, const char *new_)
@@ -147,6 +149,94 @@ static void test_join_unknown_module(void **state)
 	pair_release(&pr);
 }
 
+/* A profile of one-frame samples: function names[i] in a mapping of file files[i], values[i]
+ * samples. */
+static void load_modules(struct profile *p, size_t n, const char *const files[],
+			 const char *const names[], const int64_t values[])
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	for (size_t i = 0; i < n; i++) {
+		int64_t m = profile_add_mapping(p, 0x10000 * (i + 1), 0x10000 * (i + 2), 0, files[i], "");
+		assert_true(m > 0);
+		int64_t f = profile_function(p, names[i], NULL, NULL, 0);
+		int64_t l = profile_simple_location(p, m, f, FRAME_USER);
+		uint64_t loc = l;
+		assert_true(f > 0 && l > 0);
+		assert_int_equal(profile_add_sample(p, &loc, 1, &values[i], NULL, 0), 0);
+	}
+}
+
+/* The number of joined entries named name. */
+static size_t count_named(const struct diff *d, const char *name)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += !strcmp(d->entries[i].name, name);
+	return n;
+}
+
+/* Two builds whose files are named differently: versions of one module pair by default, the
+ * same module first; other modules pair only with DIFF_MATCH_NAME (--ignore-module). */
+static void test_join_modules(void **state)
+{
+	static const char *const bf[] = { "/lib/liba.so", "/usr/bin/app-1.2", "/lib/libssl.so.1.1",
+					  "/lib/libh.so", "/usr/bin/app-1.2", "/lib/libm.so.6",
+					  "/lib/libp.so.1", "/opt/q" };
+	static const char *const nf[] = { "/usr/bin/app-1.3", "/lib/liba.so", "/lib/libssl.so.3",
+					  "/opt/other", "/usr/bin/tool", "/usr/bin/libm",
+					  "/opt/r", "/lib/libp.so.2" };
+	static const char *const names[] = { "init", "init", "g", "h", "k", "m", "x", "x" };
+	static const int64_t bv[] = { 10, 20, 30, 40, 50, 60, 70, 80 };
+	static const int64_t nv[] = { 21, 11, 31, 41, 51, 61, 81, 71 };
+	struct pair pr;
+	(void)state;
+
+	for (int match = DIFF_MATCH_MODULE; match <= DIFF_MATCH_NAME; match++) {
+		struct hist_opts o = { 0 };
+		load_modules(&pr.p[0], 8, bf, names, bv);
+		load_modules(&pr.p[1], 8, nf, names, nv);
+		for (int s = 0; s < 2; s++)
+			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], match), 0);
+		/* init: liba.so with liba.so (exact, though listed second), app-1.2 with app-1.3 */
+		assert_int_equal(count_named(&pr.d, "init"), 2);
+		for (size_t i = 0; i < pr.d.n; i++) {
+			const struct diff_entry *e = &pr.d.entries[i];
+			if (!strcmp(e->name, "init") && !strcmp(e->module, "liba.so"))
+				assert_true(e->self[0] == 10 && e->self[1] == 11);
+			else if (!strcmp(e->name, "init"))
+				assert_true(!strcmp(e->module, "app-1.3") && e->self[0] == 20 &&
+					    e->self[1] == 21);
+		}
+		const struct diff_entry *g = entry(&pr.d, "g");
+		assert_string_equal(g->module, "libssl.so.3"); /* NEW's */
+		assert_true(g->self[0] == 30 && g->self[1] == 31);
+		/* different programs, or a library and a program: apart unless names decide */
+		size_t apart = match == DIFF_MATCH_NAME ? 1 : 2;
+		assert_int_equal(count_named(&pr.d, "h"), apart);
+		assert_int_equal(count_named(&pr.d, "k"), apart);
+		assert_int_equal(count_named(&pr.d, "m"), apart);
+		/* x: libp.so.1 with libp.so.2 before q with r, whatever the order */
+		assert_int_equal(count_named(&pr.d, "x"), match == DIFF_MATCH_NAME ? 2 : 3);
+		for (size_t i = 0; i < pr.d.n; i++) {
+			const struct diff_entry *e = &pr.d.entries[i];
+			if (!strcmp(e->name, "x") && !strcmp(e->module, "libp.so.2"))
+				assert_true(e->self[0] == 70 && e->self[1] == 71);
+			else if (!strcmp(e->name, "x") && match == DIFF_MATCH_NAME)
+				assert_true(!strcmp(e->module, "r") && e->self[0] == 80 && e->self[1] == 81);
+		}
+		assert_int_equal(pr.d.n, match == DIFF_MATCH_NAME ? 8 : 12);
+		if (match == DIFF_MATCH_NAME) {
+			const struct diff_entry *k = entry(&pr.d, "k");
+			assert_string_equal(k->module, "tool");
+			assert_true(k->self[0] == 50 && k->self[1] == 51);
+		}
+		pair_release(&pr);
+	}
+}
+
 /* Largest change of share first (pp), then the other metric, then name; or of raw counts. */
 static void test_sort(void **state)
 {
@@ -233,6 +323,21 @@ static enum diff_verdict eval(const struct diff *d, const char *text, struct dif
 	return res->verdict;
 }
 
+/* Asserts finding f's bounds are the MOVER bounds (pp or relative) of entry e at z. */
+static void assert_bounds(const struct diff *d, const struct diff_finding *f, bool rel, double z)
+{
+	const struct diff_entry *e = &d->entries[f->entry];
+	struct stats_interval iv = rel ? stats_mover_ratio(e->self[0], d->total[0], e->self[1],
+							   d->total[1], z)
+				       : stats_mover_diff(e->self[0], d->total[0], e->self[1],
+							  d->total[1], 1, z);
+	double lo = rel ? (iv.lo - 1) * 100 : iv.lo * 100, hi = rel ? (iv.hi - 1) * 100 : iv.hi * 100;
+
+	assert_true(fabs(f->low - lo) < 1e-9 && fabs(f->high - hi) < 1e-9);
+}
+
+/* Each rule is decided by the bounds of the change: trip above, pass below, inconclusive when
+ * they hold the threshold; in pp and in percent, growth and shrink. */
 static void test_rule_eval(void **state)
 {
 	struct diff_entry e[] = {
@@ -255,25 +360,46 @@ static void test_rule_eval(void **state)
 	assert_true(fabs(res.tripped[0].change - 10) < 1e-9);
 	assert_true(fabs(res.tripped[0].base_pct - 20) < 1e-9 && fabs(res.tripped[0].new_pct - 30) < 1e-9);
 	assert_true(res.tripped[0].p_value < 1e-50);
+	assert_bounds(&d, &res.tripped[0], false, res.z_critical);
+	assert_true(res.tripped[0].low > 8 && res.tripped[0].high < 12);
 	diff_result_release(&res);
-	/* over the threshold but the other way, or under it */
+	/* over the threshold but the other way: surely below it */
 	assert_int_equal(eval(&d, "self:hot>+2pp", &res), DIFF_PASS);
 	diff_result_release(&res);
-	assert_int_equal(eval(&d, "self:parse_a>+11pp", &res), DIFF_PASS);
+	/* +10 pp, between +8.58 and +11.41 pp at z = 2.33: 11 pp inside, 12 pp above */
+	assert_int_equal(eval(&d, "self:parse_a>+11pp", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(res.ninconclusive, 1);
+	assert_bounds(&d, &res.inconclusive[0], false, res.z_critical);
+	assert_true(res.inconclusive[0].low < 11 && res.inconclusive[0].high > 11);
 	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:parse_a>+12pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:parse_a>+8pp", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	/* shrink rules mirror it: -10 pp, between -11.62 and -8.37 pp */
 	assert_int_equal(eval(&d, "self:hot<-5pp", &res), DIFF_TRIPPED);
 	diff_result_release(&res);
-	assert_int_equal(eval(&d, "total:parse_a>+49%", &res), DIFF_TRIPPED);
+	assert_int_equal(eval(&d, "self:hot<-10pp", &res), DIFF_INCONCLUSIVE);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:hot<-12pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* relative: +50 %, between +41.5 % and +59.0 % (MOVER-R) */
+	assert_int_equal(eval(&d, "total:parse_a>+40%", &res), DIFF_TRIPPED);
 	assert_true(fabs(res.tripped[0].change - 50) < 1e-9);
+	assert_bounds(&d, &res.tripped[0], true, res.z_critical);
 	diff_result_release(&res);
-	assert_int_equal(eval(&d, "total:parse_a>+51%", &res), DIFF_PASS);
+	assert_int_equal(eval(&d, "total:parse_a>+49%", &res), DIFF_INCONCLUSIVE);
 	diff_result_release(&res);
-	/* +200 % of 10 samples is significant, but a +20 % change of it would not be */
-	assert_int_equal(eval(&d, "self:rare>+100%", &res), DIFF_TRIPPED);
+	assert_int_equal(eval(&d, "total:parse_a>+60%", &res), DIFF_PASS);
 	diff_result_release(&res);
-	assert_int_equal(eval(&d, "self:rare<-20%", &res), DIFF_INCONCLUSIVE);
-	assert_int_equal(res.ninconclusive, 1);
+	/* +200 % of 10 samples: at least +29 %, at most +585 % */
+	assert_int_equal(eval(&d, "self:rare>+20%", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:rare>+100%", &res), DIFF_INCONCLUSIVE);
 	assert_true(res.inconclusive[0].detectable > 20);
+	diff_result_release(&res);
+	/* it surely did not shrink, however few its samples */
+	assert_int_equal(eval(&d, "self:rare<-20%", &res), DIFF_PASS);
 	diff_result_release(&res);
 	/* a pattern that matches nothing cannot pass */
 	assert_int_equal(eval(&d, "self:lex*>+2pp", &res), DIFF_INCONCLUSIVE);
@@ -282,10 +408,44 @@ static void test_rule_eval(void **state)
 	diff_result_release(&res);
 }
 
-/* A change with p between alpha / 4 and alpha trips a named rule, not an any: rule over 4. */
+/* The issue's case: a function that shrank by 16 pp over 100 samples a side passes a rule on its
+ * growth (the verdict used to come from the power to see +5 pp, and said inconclusive). */
+static void test_shrunk_decides(void **state)
+{
+	struct diff_entry e[] = {
+		{ "c", "", { 40, 24 }, { 0 } }, /* 40 % -> 24 %: between -30.4 and -0.65 pp */
+		{ "b", "", { 35, 46 }, { 0 } },
+		{ "a", "", { 25, 30 }, { 0 } },
+	};
+	struct diff d;
+	struct diff_result res;
+	(void)state;
+
+	make_diff(&d, e, 3, 100, 100);
+	assert_int_equal(eval(&d, "total:c>+5pp", &res), DIFF_PASS);
+	assert_int_equal(res.ninconclusive, 0);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "total:c>+10%", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* whether it shrank by more than 5 pp, 100 samples cannot tell */
+	assert_int_equal(eval(&d, "total:c<-5pp", &res), DIFF_INCONCLUSIVE);
+	assert_true(res.inconclusive[0].low < -5 && res.inconclusive[0].high > -5);
+	assert_true(res.inconclusive[0].high < 0);
+	diff_result_release(&res);
+	/* the mirror: a function that grew by 16 pp passes a shrink rule */
+	e[0].self[0] = e[0].total[0] = 24;
+	e[0].self[1] = e[0].total[1] = 40;
+	assert_int_equal(eval(&d, "total:c<-5pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+}
+
+/* A change whose lower bound is above 0 at alpha but not at alpha / 4 trips a rule on that one
+ * function and not an any: rule over 4 (Bonferroni): that rule passes at a threshold of 0 and is
+ * inconclusive at one the interval holds. */
 static void test_bonferroni(void **state)
 {
-	/* 1000 vs 1000 samples; f 10 % -> 14 %: z = 2.76, one-sided p = 0.0029 */
+	/* 1000 vs 1000 samples; f 10 % -> 14 %: z = 2.76, one-sided p = 0.0029; bounds +0.62 pp
+	 * at z(0.01) = 2.33, -0.09 pp at z(0.0025) = 2.81 */
 	struct diff_entry e[] = {
 		{ "f", "", { 100, 140 }, { 0 } },
 		{ "g", "", { 300, 300 }, { 0 } },
@@ -299,10 +459,15 @@ static void test_bonferroni(void **state)
 	make_diff(&d, e, 4, 1000, 1000);
 	double p = diff_p_value(&d, &e[0], DIFF_SELF, 1);
 	assert_true(p > 0.0025 && p < 0.01);
-	assert_int_equal(eval(&d, "self:f>+3pp", &res), DIFF_TRIPPED);
+	assert_int_equal(eval(&d, "self:f>+0pp", &res), DIFF_TRIPPED);
+	assert_true(res.tripped[0].low > 0.5);
 	diff_result_release(&res);
-	assert_int_not_equal(eval(&d, "any:self>+3pp", &res), DIFF_TRIPPED);
+	assert_int_equal(eval(&d, "any:self>+0pp", &res), DIFF_PASS);
 	assert_int_equal(res.ntested, 4);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "self:f>+0.5pp", &res), DIFF_TRIPPED);
+	diff_result_release(&res);
+	assert_int_equal(eval(&d, "any:self>+0.5pp", &res), DIFF_INCONCLUSIVE);
 	diff_result_release(&res);
 }
 
@@ -562,9 +727,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_unknown_module),
+		cmocka_unit_test(test_join_modules),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_rule_parse),
 		cmocka_unit_test(test_rule_eval),
+		cmocka_unit_test(test_shrunk_decides),
 		cmocka_unit_test(test_bonferroni),
 		cmocka_unit_test(test_too_few_samples),
 		cmocka_unit_test(test_calibration),

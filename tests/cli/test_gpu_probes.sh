@@ -76,18 +76,26 @@ a=$(under "$TMP/cmd.folded" path_a) b=$(under "$TMP/cmd.folded" path_b) c=$(unde
 [ "$a" = 3 ] && [ "$b" = 2 ] && [ "$c" = 0 ] && [ "$(hits "$TMP/cmd.err" launch)" = 5 ] \
 	&& pass "launch: 3 hits via path_a (nested cuLaunchKernel not counted), 2 via path_b, 0 for cudaMemcpy" \
 	|| { fail "launch: path_a $a, path_b $b, path_c $c, total $(hits "$TMP/cmd.err" launch) (wanted 3 2 0 5)"; cat "$TMP/cmd.folded"; }
-[ "$(hits "$TMP/cmd.err" kernel)" = 5 ] && [ "$(hits "$TMP/cmd.err" memcpy)" = 2 ] \
-	&& pass "kernel: 5 hits, memcpy: 2 (the memset record fires nothing)" \
-	|| fail "kernel $(hits "$TMP/cmd.err" kernel), memcpy $(hits "$TMP/cmd.err" memcpy) (wanted 5 and 2)"
+[ "$(hits "$TMP/cmd.err" kernel)" = 6 ] && [ "$(hits "$TMP/cmd.err" memcpy)" = 2 ] \
+	&& pass "kernel: 6 hits (5 delivered, 1 flushed at exit), memcpy: 2 (the memset record fires nothing)" \
+	|| fail "kernel $(hits "$TMP/cmd.err" kernel), memcpy $(hits "$TMP/cmd.err" memcpy) (wanted 6 and 2)"
+[ "$(line "$TMP/cmd.out" "exit flush")" = 1 ] && pass "buffers flushed once, at exit" \
+	|| fail "flushes at exit: $(line "$TMP/cmd.out" "exit flush")"
 [ "$(line "$TMP/cmd.out" "traced enable_kernel")" = 1 ] && [ "$(line "$TMP/cmd.out" "traced enable_memcpy")" = 1 ] \
 	&& [ "$(line "$TMP/cmd.out" "traced disable_kernel")" = 0 ] \
-	&& pass "kernel and memcpy activity enabled once each, at the first callback" \
+	&& pass "kernel and memcpy activity enabled once each (the tracer was there at InitializeInjection), not per callback" \
 	|| { fail "activity switches while traced"; cat "$TMP/cmd.out"; }
 
 # 4. -p: untraced callbacks switch nothing; kernel records with their stacks; off after detaching
 "$DRV" run 20000 untraced detach >"$TMP/p.out" 2>&1 &
 dpid=$!
 for i in $(seq 100); do grep -q "^untraced flush" "$TMP/p.out" && break; sleep 0.1; done
+[ "$(line "$TMP/p.out" "init returned")" = 1 ] && [ "$(line "$TMP/p.out" "init subscribed")" = 1 ] \
+	&& [ "$(line "$TMP/p.out" "init callbacks")" = 20 ] && [ "$(line "$TMP/p.out" "init registered")" = 1 ] \
+	&& pass "InitializeInjection: 1 subscriber, 20 callbacks (18 launch APIs, 2 module events), its buffer handlers" \
+	|| { fail "InitializeInjection"; cat "$TMP/p.out"; }
+[ "$(line "$TMP/p.out" "init enable_kernel")" = 0 ] && [ "$(line "$TMP/p.out" "init enable_memcpy")" = 0 ] \
+	&& pass "InitializeInjection with no tracer enables no activity" || { fail "activity enabled at init"; cat "$TMP/p.out"; }
 [ "$(line "$TMP/p.out" "untraced enable_kernel")" = 0 ] && [ "$(line "$TMP/p.out" "untraced enable_memcpy")" = 0 ] \
 	&& [ "$(line "$TMP/p.out" "untraced flush")" = 0 ] \
 	&& pass "4000 callbacks with no tracer: no CUPTI activity enabled" || { fail "untraced switches"; cat "$TMP/p.out"; }
@@ -98,11 +106,11 @@ rc=$?
 "$FIRN" report --folded "$TMP/p.pb.gz" >"$TMP/p.folded"
 [ "$(under "$TMP/p.folded" deliver)" = 5 ] && [ "$(hits "$TMP/p.err" kernel)" = 5 ] \
 	&& [ "$(hits "$TMP/p.err" memcpy)" = 2 ] && [ "$(hits "$TMP/p.err" launch)" = 5 ] \
-	&& pass "record -p: 5 kernel hits under deliver, 2 memcpy, 5 launches" \
+	&& pass "record -p: 5 kernel hits under deliver (none from the buffer flushed after detaching), 2 memcpy, 5 launches" \
 	|| { fail "record -p: $(grep hits "$TMP/p.err" | tr '\n' ' ')"; cat "$TMP/p.folded"; }
 [ "$(line "$TMP/p.out" "detached disable_kernel")" = 1 ] && [ "$(line "$TMP/p.out" "detached disable_memcpy")" = 1 ] \
-	&& [ "$(line "$TMP/p.out" "detached flush")" = 1 ] \
-	&& pass "after the tracer detached: activity disabled and buffers flushed at the next callback" \
+	&& [ "$(line "$TMP/p.out" "detached flush")" = 1 ] && [ "$(line "$TMP/p.out" "exit flush")" = 1 ] \
+	&& pass "after the tracer detached: activity disabled and buffers flushed at the next callback, not again at exit" \
 	|| { fail "switches after detaching"; cat "$TMP/p.out"; }
 
 # 5. CUPTI refusing to enable activity (as without a driver): one error per kind, not per callback

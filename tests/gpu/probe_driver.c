@@ -3,20 +3,25 @@
  * with a synthetic activity buffer that the real cuptiActivityGetNextRecord walks) from known call
  * paths, so a tracer's hit counts per stack can be checked.
  *
- * CUPTI's switches (cuptiActivityEnable, Disable, FlushAll, FlushPeriod) are replaced by this
- * program's own definitions (exported with -rdynamic, they interpose on libcupti's): they count the
- * calls, so the test sees when the library turns activity on and off, and with FAIL they return an
- * error, as CUPTI does without a driver.
+ * CUPTI's subscription and activity switches (cuptiSubscribe, EnableCallback, ActivityEnable,
+ * Disable, FlushAll, ...) are replaced by this program's own definitions (exported with -rdynamic,
+ * they interpose on libcupti's): they count the calls, so the test sees what InitializeInjection
+ * asks for and when the library turns activity on and off; with fail ActivityEnable and Disable
+ * return an error, as CUPTI does without a driver. FlushAll hands back a pending buffer (one kernel
+ * record) as CUPTI would.
  *
  * usage: probe_driver run WAIT_MS [fail] [untraced] [detach]
- *          With untraced, first 1000 cudaLaunchKernel callbacks while no tracer is attached.
+ *          Calls InitializeInjection. With untraced, then 1000 cudaLaunchKernel callbacks while no
+ *          tracer is attached.
  *          Then waits (at most WAIT_MS ms, else exit 3) until the launch, kernel and memcpy
  *          semaphores are set, and fires:
  *            launch: 3 cudaLaunchKernel from path_a (each with a nested cuLaunchKernel, not a second
  *                    launch), 1 cuLaunchKernel and 1 cudaGraphLaunch from path_b, 2 cudaMemcpy from
  *                    path_c (not launches);
  *            kernel: 5 records (3 CONCURRENT_KERNEL, 2 KERNEL) and memcpy: 2 records, from deliver,
- *                    with a memset record (no probe) between them.
+ *                    with a memset record (no probe) between them; 1 more kernel record in a
+ *                    buffer that CUPTI (FlushAll) hands back later: at exit, or when the library
+ *                    turns activity off.
  *          With detach, then waits (at most WAIT_MS) until the semaphores are zero again and makes
  *          one more callback. Prints "STAGE CALL COUNT" lines: the CUPTI calls counted by each
  *          stage (untraced, traced, detached); with fail the stand-ins return an error.
@@ -30,9 +35,39 @@
 #include "firn_cuda.h"
 
 static int cupti_fail;
-static int enables[64], disables[64], flushes, flush_periods;
+static int enables[64], disables[64], flushes, flush_periods, subscribes, callbacks_on, registered;
+static uint8_t *pending; /* a buffer CUPTI holds until a flush */
+static size_t pending_size, pending_valid;
 
-/* Stand-ins for CUPTI's activity switches (interpose on libcupti's): count, succeed or fail. */
+/* Stand-ins for CUPTI's subscription calls: count and succeed. */
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+	subscribes++;
+	*subscriber = (CUpti_SubscriberHandle)&subscribes;
+	return callback == firn_cuda_callback ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+	subscribes--;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+					 CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	callbacks_on += enable ? 1 : -1;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+						    CUpti_BuffersCallbackCompleteFunc completed)
+{
+	registered = requested == firn_cuda_buffer_requested && completed == firn_cuda_buffer_completed;
+	return CUPTI_SUCCESS;
+}
+
+/* Stand-ins for CUPTI's activity switches: count, succeed or fail. */
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
 	enables[kind & 63]++;
@@ -47,7 +82,12 @@ CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
+	uint8_t *buffer = pending;
+
 	flushes++;
+	pending = NULL;
+	if (buffer)
+		firn_cuda_buffer_completed(NULL, 0, buffer, pending_size, pending_valid);
 	return CUPTI_SUCCESS;
 }
 
@@ -166,17 +206,37 @@ static void *append(uint8_t *buffer, size_t *at, size_t size, CUpti_ActivityKind
 	return r;
 }
 
-/* A buffer from the library's allocator with 5 kernel, 1 memset and 2 memcpy records, handed back. */
-__attribute__((noinline)) void deliver(void)
+/* An empty buffer from the library's allocator, as CUPTI asks for one. */
+static uint8_t *request(size_t *size)
 {
 	uint8_t *buffer = NULL;
-	size_t size = 0, max = 0, at = 0;
+	size_t max = 0;
 
-	firn_cuda_buffer_requested(&buffer, &size, &max);
-	if (!buffer || size < 8 * sizeof(CUpti_ActivityKernel10)) {
-		fprintf(stderr, "probe_driver: buffer_requested gave %zu bytes\n", size);
+	firn_cuda_buffer_requested(&buffer, size, &max);
+	if (!buffer || *size < 8 * sizeof(CUpti_ActivityKernel10)) {
+		fprintf(stderr, "probe_driver: buffer_requested gave %zu bytes\n", *size);
 		exit(1);
 	}
+	return buffer;
+}
+
+/* A buffer CUPTI keeps until a flush: one kernel record. */
+static void hold_pending(void)
+{
+	CUpti_ActivityKernel10 *k;
+
+	pending_valid = 0;
+	pending = request(&pending_size);
+	k = append(pending, &pending_valid, sizeof(*k), CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	k->start = 5000000, k->end = 6000000, k->correlationId = 300, k->name = "_Z4lastv";
+}
+
+/* A buffer with 5 kernel, 1 memset and 2 memcpy records, handed back at once. */
+__attribute__((noinline)) void deliver(void)
+{
+	size_t size = 0, at = 0;
+	uint8_t *buffer = request(&size);
+
 	for (int i = 0; i < 5; i++) {
 		CUpti_ActivityKernel10 *k = append(buffer, &at, sizeof(*k),
 						   i < 3 ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL);
@@ -205,8 +265,21 @@ static void print_calls(const char *stage)
 	fflush(stdout);
 }
 
+/* The CUPTI calls made by the exit handlers (the library's flush runs before this one). */
+static void print_at_exit(void)
+{
+	printf("exit flush %d\n", flushes);
+	fflush(stdout);
+}
+
 static int run(long wait_ms, int untraced, int detach)
 {
+	atexit(print_at_exit);
+	printf("init returned %d\n", InitializeInjection());
+	printf("init subscribed %d\n", subscribes);
+	printf("init callbacks %d\n", callbacks_on);
+	printf("init registered %d\n", registered);
+	print_calls("init");
 	if (untraced) {
 		if (wait_semaphores(0, 0)) {
 			fprintf(stderr, "probe_driver: a tracer is attached already\n");
@@ -225,6 +298,7 @@ static int run(long wait_ms, int untraced, int detach)
 	path_b();
 	path_c();
 	deliver();
+	hold_pending();
 	print_calls("traced");
 	printf("fired launch 3 2 kernel 5 memcpy 2\n");
 	fflush(stdout);

@@ -8,6 +8,10 @@
 . "$(dirname "$0")/lib.sh"
 
 CUDA=${CUDA:-/usr/local/cuda}
+
+# 0. make leaves the library out where there is no CUDA toolkit (and builds it where there is)
+n=$(make -s -C "$ROOT" -n BUILD="$TMP/b" CUDA="$TMP/no-cuda" all 2>&1 | grep -c 'cupti\|firn-cuda\|firn_cuda')
+[ "$n" = 0 ] && pass "make CUDA=DIR-without-cupti all: nothing of libfirn-cuda.so" || fail "make without CUDA: $n lines about it"
 LIB="$ROOT/$BUILD/libfirn-cuda.so"
 DRV="$ROOT/$BUILD/gpu/probe_driver"
 if [ ! -f "$CUDA/include/cupti.h" ] && [ ! -f "$CUDA/extras/CUPTI/include/cupti.h" ]; then
@@ -18,6 +22,10 @@ if [ ! -f "$LIB" ] && [ -n "${FIRN_NO_ROOT:-}" ]; then
 	skip "libfirn-cuda.so is not built in $BUILD (the sanitizer build leaves it out)"
 	exit 0
 fi
+
+n=$(make -s -C "$ROOT" -n BUILD="$TMP/b" CUDA="$CUDA" all 2>&1 | sed -e :a -e '/\\$/N; s/\\\n//; ta' |
+	grep -c 'libfirn-cuda\.so gpu/firn_cuda\.c.*-lcupti')
+[ "$n" = 1 ] && pass "make CUDA=$CUDA all builds libfirn-cuda.so against CUPTI" || fail "make with CUDA: $n link lines"
 
 # 1. built against CUPTI, exporting the entry points and the semaphores only
 check "libfirn-cuda.so is built" [ -f "$LIB" ]

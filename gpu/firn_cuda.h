@@ -3,7 +3,7 @@
  *
  * Probes (each with a semaphore; nothing is formatted or fired while its semaphore is zero):
  *   launch(u32 correlation_id, u32 cbid, const char *name)   on the launching thread, at API entry
- *          cbid = CUPTI callback id | CUPTI domain << 16 (2 = driver, 3 = runtime API)
+ *          cbid = CUPTI callback id | CUPTI domain << 16 (1 = driver, 2 = runtime API)
  *   kernel(u64 start_ns, u64 end_ns, u32 correlation_id, u32 device, u32 stream, const char *name)
  *   memcpy(u64 start_ns, u64 end_ns, u32 correlation_id, u64 bytes, u8 kind)   (kind: CUpti_ActivityMemcpyKind)
  *   error(i32 code, const char *message)                      (code: a CUptiResult)

@@ -197,6 +197,7 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 	fire_launch(domain, cbid, cb);
 }
 
+/* CUPTI's callback (firn_cuda.h): activity follows the semaphores, then the launch probe. */
 EXPORT void CUPTIAPI firn_cuda_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 					const void *cbdata)
 {
@@ -206,6 +207,7 @@ EXPORT void CUPTIAPI firn_cuda_callback(void *userdata, CUpti_CallbackDomain dom
 		on_api(domain, cbid, cbdata);
 }
 
+/* CUPTI asks for an empty buffer: 1 MiB, aligned as records need. */
 EXPORT void CUPTIAPI firn_cuda_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	*max_records = 0;
@@ -269,6 +271,7 @@ static void report_dropped(CUcontext ctx, uint32_t stream)
 	report(CUPTI_ERROR_OUT_OF_MEMORY, "cuptiActivityGetNumDroppedRecords", what);
 }
 
+/* CUPTI hands back a buffer: its records to the probes (only while a probe listens), then free. */
 EXPORT void CUPTIAPI firn_cuda_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
 						size_t valid)
 {
@@ -311,6 +314,7 @@ static const CUpti_CallbackId module_events[] = {
 	CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
 };
 
+/* Called by the CUDA driver at cuInit: callbacks on, buffer handlers registered, flush at exit. */
 EXPORT int InitializeInjection(void)
 {
 	CUptiResult rc;

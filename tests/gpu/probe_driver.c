@@ -80,6 +80,7 @@ CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 	return cupti_fail ? CUPTI_ERROR_NOT_INITIALIZED : CUPTI_SUCCESS;
 }
 
+/* FlushAll also hands back the buffer held so far, as CUPTI does. */
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
 	uint8_t *buffer = pending;
@@ -97,6 +98,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t ms)
 	return CUPTI_SUCCESS;
 }
 
+/* Sleeps ms milliseconds. */
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -173,6 +175,7 @@ __attribute__((noinline)) static void plain_call(CUpti_CallbackDomain domain, CU
 	api_site(domain, cbid, CUPTI_API_EXIT, c, func, symbol);
 }
 
+/* Call path a: 3 runtime launches. */
 __attribute__((noinline)) void path_a(void)
 {
 	for (int i = 0; i < 3; i++)
@@ -180,6 +183,7 @@ __attribute__((noinline)) void path_a(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Call path b: a driver launch and a graph launch. */
 __attribute__((noinline)) void path_b(void)
 {
 	plain_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", "_Z5otherv");
@@ -188,6 +192,7 @@ __attribute__((noinline)) void path_b(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Call path c: 2 copies, no launch. */
 __attribute__((noinline)) void path_c(void)
 {
 	for (int i = 0; i < 2; i++)
@@ -272,6 +277,7 @@ static void print_at_exit(void)
 	fflush(stdout);
 }
 
+/* The run mode (see the usage above): init, untraced, traced and detached stages. */
 static int run(long wait_ms, int untraced, int detach)
 {
 	atexit(print_at_exit);
@@ -331,6 +337,7 @@ static int bench(long n)
 	return 0;
 }
 
+/* Picks the mode; 2 on a usage error. */
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "run")) {

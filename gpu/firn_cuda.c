@@ -179,7 +179,9 @@ static void fire_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, cons
 	STAP_PROBE3(firn_cuda, launch, correlation, id, name);
 }
 
-/* A runtime or driver API callback: launch once per launch, at the outermost API's entry. */
+/* A runtime or driver API callback: launch once per launch, at the outermost API's entry. Runs
+ * only while launch's semaphore is set: a flag left by a tracer leaving mid-launch is reset by
+ * the thread's next runtime launch. */
 static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;

@@ -107,7 +107,7 @@ for i in $(seq 100); do grep -q "^untraced flush" "$TMP/p.out" && break; sleep 0
 [ "$(line "$TMP/p.out" "untraced enable_kernel")" = 0 ] && [ "$(line "$TMP/p.out" "untraced enable_memcpy")" = 0 ] \
 	&& [ "$(line "$TMP/p.out" "untraced flush")" = 0 ] \
 	&& pass "4000 callbacks with no tracer: no CUPTI activity enabled" || { fail "untraced switches"; cat "$TMP/p.out"; }
-"$FIRN" record -d 2 -p "$dpid" $EV:kernel $EV:memcpy $EV:launch -o "$TMP/p.pb.gz" 2>"$TMP/p.err"
+"$FIRN" record -d 3 -p "$dpid" $EV:kernel $EV:memcpy $EV:launch -o "$TMP/p.pb.gz" 2>"$TMP/p.err"
 wait "$dpid"
 rc=$?
 [ $rc -eq 0 ] && pass "probe_driver under record -p exits 0" || { fail "probe_driver exit $rc"; cat "$TMP/p.out" "$TMP/p.err"; }

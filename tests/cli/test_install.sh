@@ -1,4 +1,5 @@
-# make install puts the binary, the man pages and the three completions under PREFIX, and
+# make install puts the binary, the man pages, the three completions (and libfirn-cuda.so where
+# it was built) under PREFIX, and
 # make uninstall removes exactly those files again (nothing else in the tree is touched).
 . "$(dirname "$0")/lib.sh"
 
@@ -10,6 +11,8 @@ check "make install exits 0" inst install
 files="bin/firn share/bash-completion/completions/firn share/zsh/site-functions/_firn
 	share/fish/vendor_completions.d/firn.fish"
 for m in "$ROOT"/man/*.1; do files="$files share/man/man1/$(basename "$m")"; done
+# the CUDA injection library, where the CUDA toolkit was found and it was built
+if [ -f "$ROOT/$BUILD/libfirn-cuda.so" ]; then files="$files lib/firn/libfirn-cuda.so"; fi
 missing=
 for f in $files; do [ -f "$dest$prefix/$f" ] || missing="$missing $f"; done
 check "install put every file in place${missing:+ (missing:$missing)}" [ -z "$missing" ]

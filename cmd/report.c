@@ -476,7 +476,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		err = pprof_encode(p, true, &data, &len);
 		if (err)
 			return error("cannot encode the profile: %s", strerror(-err));
-		err = output_write(ro->output, data, len);
+		err = output_write(ro->output, data, len, 0600); /* kernel addresses */
 		free(data);
 		return err;
 	}
@@ -488,7 +488,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		if (fclose(f) && !err)
 			err = error("out of memory");
 		if (!err)
-			err = output_write(ro->output, buf, len);
+			err = output_write(ro->output, buf, len, 0644);
 		free(buf);
 		return err;
 	}
@@ -505,7 +505,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 	else if (err)
 		err = error("cannot report '%s': %s", input_name(ro->input), strerror(-err));
 	else
-		err = output_write(ro->output, buf, len);
+		err = output_write(ro->output, buf, len, 0644);
 	free(buf);
 	return err;
 }

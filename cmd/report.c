@@ -492,13 +492,18 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		free(buf);
 		return err;
 	}
+	enum flame_palette_step pal = FLAME_PALETTE_OK;
+	ro->fg.palette_failed = &pal;
 	if (ro->mode == MODE_TABLE || ro->mode == MODE_JSON)
 		err = render_top(f, ro, p);
 	else
 		err = render_stacks(f, ro, p);
+	ro->fg.palette_failed = NULL;
 	if (fclose(f) && !err)
 		err = -ENOMEM;
-	if (err == -EINVAL)
+	if (err && pal != FLAME_PALETTE_OK)
+		err = flamegraph_palette_error(&ro->fg, pal, err);
+	else if (err == -EINVAL)
 		err = error("cannot report '%s': invalid profile", input_name(ro->input));
 	else if (err == -ENODATA)
 		err = error("cannot report '%s': no samples to draw", input_name(ro->input));

@@ -450,7 +450,7 @@ int file_open_read(const char *path)
 	if (lstat(path, &st))
 		return -errno;
 	if (S_ISLNK(st.st_mode) && !link_trusted(&st))
-		return -ELOOP;
+		return -EACCES;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }

@@ -64,8 +64,8 @@ int file_write_new(char *tmpl, int suffixlen, const void *buf, size_t len,
 		   const struct file_write *w);
 
 /* Opens path for reading; a symbolic link is followed only when it is owned by the effective
- * user or root (else -ELOOP), so a link planted in a shared folder is not read. Returns a
- * descriptor (O_CLOEXEC) or -errno. */
+ * user or root (else -EACCES, as the kernel's protected_symlinks answers), so a link planted in
+ * a shared folder is not read. Returns a descriptor (O_CLOEXEC) or -errno. */
 int file_open_read(const char *path);
 
 /* Encodes p as pprof (gzip when gzip) and writes it to path ("-" = stdout) with

@@ -929,20 +929,15 @@ static int render(struct diff_opts *o, struct loaded *l, const struct diff_resul
 
 	if (!f)
 		return error("out of memory");
-	enum flame_palette_step pal = FLAME_PALETTE_OK;
-	o->fg.palette_failed = &pal;
 	if (o->mode == MODE_TABLE)
 		table_write(f, o, l);
 	else if (o->mode == MODE_JSON)
 		err = json_write(f, o, l, res);
 	else
 		err = render_stacks(f, o, l);
-	o->fg.palette_failed = NULL;
 	if (fclose(f) && !err)
 		err = -ENOMEM;
-	if (err && pal != FLAME_PALETTE_OK)
-		err = flamegraph_palette_error(&o->fg, pal, err);
-	else if (err == -ENODATA)
+	if (err == -ENODATA)
 		err = error("cannot draw '%s': no samples", input_name(o->sides[o->negate ? 0 : 1].files[0]));
 	else if (err)
 		err = error("cannot compare the profiles: %s", strerror(-err));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "folded.h"
 #include "input.h"
@@ -57,12 +58,24 @@ const char *group_digits(int64_t v, char *buf)
 	return buf;
 }
 
-int output_write(const char *path, const void *buf, size_t len)
+const char *output_strerror(const char *path, int err)
+{
+	struct stat st;
+
+	if (err == -ENXIO && !stat(path, &st) && S_ISFIFO(st.st_mode))
+		return "no process has the FIFO open for reading";
+	if (err == -EOPNOTSUPP)
+		return "not a regular file, character device or FIFO";
+	return strerror(-err);
+}
+
+int output_write(const char *path, const void *buf, size_t len, mode_t mode)
 {
 	if (path && strcmp(path, "-")) {
-		int err = file_replace_atomic(path, buf, len, false);
+		struct file_write w = { .mode = mode };
+		int err = file_replace_atomic(path, buf, len, &w);
 		if (err)
-			return error("cannot write '%s': %s", path, strerror(-err));
+			return error("cannot write '%s': %s", path, output_strerror(path, err));
 		return 0;
 	}
 	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "profile.h"
 
@@ -15,8 +16,12 @@ const char *input_name(const char *path);
 int load_profile(struct profile *p, const char *path);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
 const char *group_digits(int64_t v, char *buf);
-/* Writes a finished output: atomically to path (an old file stays on failure), or to stdout when
- * path is NULL or "-". Prints the error and returns 1, or returns 0. */
-int output_write(const char *path, const void *buf, size_t len);
+/* Why writing the output path failed (err < 0), for "cannot write 'x': REASON": strerror's
+ * words, or plainer ones for a FIFO that no process reads and for a block device or socket. */
+const char *output_strerror(const char *path, int err);
+/* Writes a finished output with file_replace_atomic (a new file gets mode less umask; an old
+ * file stays on failure; devices and FIFOs are written through), or to stdout when path is
+ * NULL or "-". Prints the error and returns 1, or returns 0. */
+int output_write(const char *path, const void *buf, size_t len, mode_t mode);
 
 #endif

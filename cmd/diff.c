@@ -953,7 +953,7 @@ static int render(struct diff_opts *o, struct loaded *l, const struct diff_resul
 	else if (err)
 		err = error("cannot compare the profiles: %s", strerror(-err));
 	else
-		err = output_write(o->output, buf, len);
+		err = output_write(o->output, buf, len, 0644);
 	free(buf);
 	return err;
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
+
 enum {
 	OPT_TITLE = OPT_FLAMEGRAPH_FIRST,
 	OPT_SUBTITLE,
@@ -110,4 +112,16 @@ int flamegraph_option(const struct cmd *cmd, struct flamegraph_opts *o, int id, 
 		return 0;
 	}
 	return usage_error(cmd, "unknown flame graph option %d", id);
+}
+
+/* The palette is its own file: its errors must not read as the input's. */
+int flamegraph_palette_error(const struct flamegraph_opts *o, enum flame_palette_step step,
+			     int err)
+{
+	if (step == FLAME_PALETTE_READ)
+		return error("cannot read palette '%s': %s", o->palette, strerror(-err));
+	if (step == FLAME_PALETTE_WRITE)
+		return error("cannot write palette '%s': %s", o->palette,
+			     output_strerror(o->palette, err));
+	return 0;
 }

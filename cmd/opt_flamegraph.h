@@ -14,4 +14,9 @@ extern const struct opt flamegraph_option_table[];
 /* Applies option id (400..449) with arg to o; returns 0, or 2 after printing a usage error. */
 int flamegraph_option(const struct cmd *cmd, struct flamegraph_opts *o, int id, const char *arg);
 
+/* When rendering failed on the palette file (step not FLAME_PALETTE_OK), prints the error
+ * naming the palette, not the input, and returns 1; else returns 0. */
+int flamegraph_palette_error(const struct flamegraph_opts *o, enum flame_palette_step step,
+			     int err);
+
 #endif

@@ -22,6 +22,7 @@
 
 #include "folded.h"
 #include "capture.h"
+#include "common.h"
 #include "diag.h"
 #include "input.h"
 #include "pprof.h"
@@ -174,7 +175,7 @@ struct recording {
 	struct sampler *sampler;
 	struct profile prof;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
-	char *spill_dir;       /* the output's folder (parked samples), NULL for stdout */
+	char *spill_dir;       /* the output's folder (parked samples); NULL: $TMPDIR (stdout, devices) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	size_t max_entries;    /* entries held before live processes' are parked too */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
@@ -415,57 +416,99 @@ static int sample_loop(struct recording *r)
 	}
 }
 
-/* Writes buf to stdout for "-", else atomically to the file (the old one kept as FILE.old). */
-static int emit(const char *out, const void *buf, size_t len)
+/* Writes buf to stdout for "-", else with file_replace_atomic as w says (a device or FIFO is
+ * written through). */
+static int emit(const char *out, const void *buf, size_t len, struct file_write *w)
 {
 	if (strcmp(out, "-"))
-		return file_replace_atomic(out, buf, len, true);
+		return file_replace_atomic(out, buf, len, w);
 	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout))
 		return -errno;
 	return 0;
 }
 
-/* Output: write the profile (pprof or folded) atomically, or to stdout. */
-static int write_profile(struct recording *r, size_t *bytes)
+/* Encodes the profile as gzipped pprof or folded text into *buf (malloc'd). */
+static int encode_profile(struct recording *r, void **buf, size_t *len)
 {
-	const char *out = r->o->output;
-
-	if (r->o->format == FORMAT_PPROF) {
-		void *buf = NULL;
-		size_t len = 0;
-		int err = pprof_encode(&r->prof, true, &buf, &len);
-		if (!err)
-			err = emit(out, buf, len);
-		free(buf);
-		*bytes = len;
-		return err;
-	}
+	if (r->o->format == FORMAT_PPROF)
+		return pprof_encode(&r->prof, true, buf, len);
 	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f = open_memstream(&text, len);
 	if (!f)
 		return -errno;
 	struct folded_opts fo = { .comm_first = true, .value_index = 0 };
 	int err = folded_write(&r->prof, f, &fo);
 	if (fclose(f) && !err)
 		err = -EIO;
-	if (!err)
-		err = emit(out, text, len);
-	free(text);
-	*bytes = len;
+	*buf = text;
 	return err;
 }
 
-/* Gives output files to the invoking user under sudo. lchown: should the file have been
- * swapped for a symlink since it was written, the link's target is not given away. */
-static void chown_to_sudo_user(const char *path)
+/* How the profile is written: mode 0600 (it holds the kernel's addresses), the old file kept
+ * as FILE.old, and under sudo given to the invoking user before it appears. */
+static struct file_write profile_write_opts(void)
 {
+	struct file_write w = { .mode = 0600, .keep_old = true };
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
 
-	if (!strcmp(path, "-") || getuid() != 0 || !u || !g)
-		return;
-	if (lchown(path, strtoul(u, NULL, 10), strtoul(g, NULL, 10)))
-		return; /* best effort: the file stays root's */
+	if (getuid() == 0 && u && g) {
+		w.chown = true;
+		w.uid = strtoul(u, NULL, 10);
+		w.gid = strtoul(g, NULL, 10);
+	}
+	return w;
+}
+
+/* The output failed at the end (full disk, FILE.old a directory): rather than lose the
+ * recording, saves it as a new file in $TMPDIR (default /tmp) and says where; returns 1. */
+static int save_elsewhere(struct recording *r, const void *buf, size_t len, int err,
+			  const struct file_write *w, char **saved)
+{
+	const char *out = r->o->output, *dir = getenv("TMPDIR");
+	const char *ext = r->o->format == FORMAT_PPROF ? ".pb.gz" : ".folded";
+	char *old = NULL, *tmpl = NULL;
+
+	if (w->old_failed && asprintf(&old, "%s.old", out) < 0)
+		old = NULL;
+	const char *verb = old ? "replace" : "write";
+	const char *name = old ? old : strcmp(out, "-") ? out : "<stdout>";
+	const char *why = old ? strerror(-err) : output_strerror(out, err);
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int serr = asprintf(&tmpl, "%s/firn-XXXXXX%s", dir, ext) < 0 ? -ENOMEM : 0;
+	if (!serr)
+		serr = file_write_new(tmpl, strlen(ext), buf, len, w);
+	if (serr)
+		error("cannot %s '%s': %s; cannot save the profile in '%s' either: %s", verb, name,
+		      why, dir, strerror(-serr));
+	else
+		error("cannot %s '%s': %s; the profile was saved as '%s'", verb, name, why, tmpl);
+	free(old);
+	if (serr)
+		free(tmpl);
+	else
+		*saved = tmpl;
+	return 1;
+}
+
+/* Output: encode the profile, write it, or save it elsewhere when that fails (*saved: where,
+ * malloc'd; the error is printed, 1 returned). */
+static int write_profile(struct recording *r, size_t *bytes, char **saved)
+{
+	struct file_write w = profile_write_opts();
+	void *buf = NULL;
+	size_t len = 0;
+	int err = encode_profile(r, &buf, &len);
+
+	if (err) {
+		free(buf);
+		return error("cannot encode the profile: %s", strerror(-err));
+	}
+	if ((err = emit(r->o->output, buf, len, &w)))
+		err = save_elsewhere(r, buf, len, err, &w, saved);
+	free(buf);
+	*bytes = len;
+	return err;
 }
 
 /* The sum of the values of sample type name in p. */
@@ -482,8 +525,9 @@ static int64_t type_total(const struct profile *p, const char *name)
 	return sum;
 }
 
-/* The summary line on stderr (and one line per USDT probe: its hits). */
-static void print_summary(struct recording *r, const struct sampler_stats *st, size_t bytes)
+/* The summary line on stderr (and one line per USDT probe: its hits); out: the file written. */
+static void print_summary(struct recording *r, const struct sampler_stats *st, size_t bytes,
+			  const char *out)
 {
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
 
@@ -493,7 +537,7 @@ static void print_summary(struct recording *r, const struct sampler_stats *st, s
 		(unsigned long long)st->stored, (unsigned long long)lost,
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
 		(unsigned long long)st->user_stack_errors, r->procs, r->procs == 1 ? "" : "es",
-		(r->end_ns - r->start_ns) / 1e9, r->o->output, bytes);
+		(r->end_ns - r->start_ns) / 1e9, out, bytes);
 	for (unsigned i = 0; i < r->ev.n; i++) {
 		if (!r->ev.list[i].id)
 			continue;
@@ -536,7 +580,8 @@ static int start_capture(struct recording *r)
 {
 	struct capture_meta m;
 
-	if (strcmp(r->o->output, "-")) {
+	/* a device or FIFO's folder (/dev) is no place for them: $TMPDIR is */
+	if (strcmp(r->o->output, "-") && file_write_kind(r->o->output) == FILE_WRITE_REPLACE) {
 		char *copy = strdup(r->o->output);
 		r->spill_dir = copy ? strdup(dirname(copy)) : NULL;
 		free(copy);
@@ -587,12 +632,12 @@ static int finish_recording(struct recording *r, int argc, char **argv)
 	     (unsigned long long)ss.idle_files, (unsigned long long)st.retired_processes);
 	if ((err = capture_finish(r->cap, r->sampler, &m)))
 		return error("cannot build the profile: %s", strerror(-err));
-	if ((err = write_profile(r, &bytes)))
-		return error("cannot write '%s': %s", r->o->output, strerror(-err));
-	chown_to_sudo_user(r->o->output);
-	if (!r->o->quiet)
-		print_summary(r, &st, bytes);
-	return 0;
+	char *saved = NULL;
+	err = write_profile(r, &bytes, &saved);
+	if (!r->o->quiet && (!err || saved))
+		print_summary(r, &st, bytes, saved ? saved : r->o->output);
+	free(saved);
+	return err;
 }
 
 #define RECORD_USAGE                       \
@@ -916,19 +961,40 @@ static int max_entries(size_t *max)
 	return 0;
 }
 
-/* Fails before recording when the output cannot be written (a directory; a folder that is
- * missing or not writable; another user's file in a sticky folder), rather than losing the
- * recording at the end. */
+/* Whether FILE.old, where the file at path is kept at the end, could not be replaced then:
+ * a directory, or another user's file in a sticky folder dir. Prints the error (1) or 0. */
+static int check_old(const char *path, const char *dir)
+{
+	struct stat st;
+	char *old = NULL;
+	int err = 0;
+
+	if (asprintf(&old, "%s.old", path) < 0)
+		return error("out of memory");
+	if (!lstat(old, &st) && S_ISDIR(st.st_mode))
+		err = EISDIR;
+	else if (!lstat(old, &st) && sticky_refuses(dir, &st))
+		err = EPERM;
+	if (err)
+		error("cannot replace '%s': %s", old, strerror(err));
+	free(old);
+	return err ? 1 : 0;
+}
+
+/* Fails before recording when the output cannot be written (a directory, a block device or
+ * socket; a folder that is missing or not writable; another user's file in a sticky folder;
+ * a FILE.old that cannot be replaced), rather than losing the recording at the end. A device
+ * or FIFO (also behind a trusted link) is written through at the end: nothing to check. */
 static int check_output(const char *path)
 {
 	struct stat st;
-	int err = 0;
+	int err = 0, kind = strcmp(path, "-") ? file_write_kind(path) : FILE_WRITE_THROUGH;
 
-	if (!strcmp(path, "-"))
+	if (kind < 0)
+		return error("cannot write '%s': %s", path, output_strerror(path, kind));
+	if (kind != FILE_WRITE_REPLACE)
 		return 0;
 	bool exists = !lstat(path, &st);
-	if (exists && S_ISDIR(st.st_mode))
-		return error("cannot write '%s': %s", path, strerror(EISDIR));
 	char *copy = strdup(path);
 	if (!copy)
 		return error("out of memory");
@@ -937,8 +1003,12 @@ static int check_output(const char *path)
 		err = errno;
 	else if (exists && sticky_refuses(dir, &st))
 		err = EPERM;
+	if (err)
+		error("cannot write '%s': %s", path, strerror(err));
+	else if (exists)
+		err = check_old(path, dir);
 	free(copy);
-	return err ? error("cannot write '%s': %s", path, strerror(err)) : 0;
+	return err ? 1 : 0;
 }
 
 static int cmd_record(int argc, char **argv)

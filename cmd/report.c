@@ -476,7 +476,7 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		err = pprof_encode(p, true, &data, &len);
 		if (err)
 			return error("cannot encode the profile: %s", strerror(-err));
-		err = output_write(ro->output, data, len);
+		err = output_write(ro->output, data, len, 0600); /* kernel addresses */
 		free(data);
 		return err;
 	}
@@ -488,24 +488,29 @@ static int report_run(struct report_opts *ro, struct profile *p)
 		if (fclose(f) && !err)
 			err = error("out of memory");
 		if (!err)
-			err = output_write(ro->output, buf, len);
+			err = output_write(ro->output, buf, len, 0644);
 		free(buf);
 		return err;
 	}
+	enum flame_palette_step pal = FLAME_PALETTE_OK;
+	ro->fg.palette_failed = &pal;
 	if (ro->mode == MODE_TABLE || ro->mode == MODE_JSON)
 		err = render_top(f, ro, p);
 	else
 		err = render_stacks(f, ro, p);
+	ro->fg.palette_failed = NULL;
 	if (fclose(f) && !err)
 		err = -ENOMEM;
-	if (err == -EINVAL)
+	if (err && pal != FLAME_PALETTE_OK)
+		err = flamegraph_palette_error(&ro->fg, pal, err);
+	else if (err == -EINVAL)
 		err = error("cannot report '%s': invalid profile", input_name(ro->input));
 	else if (err == -ENODATA)
 		err = error("cannot report '%s': no samples to draw", input_name(ro->input));
 	else if (err)
 		err = error("cannot report '%s': %s", input_name(ro->input), strerror(-err));
 	else
-		err = output_write(ro->output, buf, len);
+		err = output_write(ro->output, buf, len, 0644);
 	free(buf);
 	return err;
 }

@@ -5,10 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diag.h"
 #include "flamegraph_js.h"
+#include "input.h"
 
 /* flamegraph.pl's fixed layout: paddings (in units of the font size) and the search color. */
 #define XPAD 10
@@ -1021,6 +1023,8 @@ struct palette {
 	size_t n, cap;
 	uint32_t *slots;     /* entry index + 1, open addressing */
 	size_t nslots;
+	char *kept;          /* the lines not parsed, verbatim, each with its newline */
+	size_t kept_len, kept_cap;
 };
 
 /* FNV-1a of a key. */
@@ -1101,40 +1105,74 @@ static void pal_free(struct palette *p)
 		free(p->e[i].key);
 	free(p->e);
 	free(p->slots);
+	free(p->kept);
 	memset(p, 0, sizeof(*p));
 }
 
-/* Adds one "name->rgb(r,g,b)" line (the name may itself contain "->"). */
+/* Keeps a line firn does not parse as it is (its newline added if it had none), so that a
+ * rewrite does not drop what a person or another tool put in the file. */
+static int pal_keep(struct palette *p, const char *line, size_t len)
+{
+	size_t need = p->kept_len + len + 1;
+
+	if (need > p->kept_cap) {
+		size_t cap = need > 2 * p->kept_cap ? need : 2 * p->kept_cap;
+		char *k = realloc(p->kept, cap);
+		if (!k)
+			return -ENOMEM;
+		p->kept = k;
+		p->kept_cap = cap;
+	}
+	memcpy(p->kept + p->kept_len, line, len);
+	p->kept_len += len;
+	if (!len || line[len - 1] != '\n')
+		p->kept[p->kept_len++] = '\n';
+	return 0;
+}
+
+/* Adds one "name->rgb(r,g,b)" line (the name may itself contain "->"); any other line (a blank
+ * one too) is kept verbatim. line has len bytes and a NUL after them, as getline leaves it. */
 static int pal_parse_line(struct palette *p, const char *path, char *line, size_t len)
 {
 	int r, g, b, end = 0;
 	char *arrow = NULL;
+	size_t n = len;
 
-	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		line[--len] = 0;
-	for (char *q = line; (q = memmem(q, line + len - q, "->", 2)); q += 2)
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	char cut = line[n];
+	line[n] = 0;
+	for (char *q = line; (q = memmem(q, line + n - q, "->", 2)); q += 2)
 		arrow = q;
-	if (!len)
-		return 0;
-	if (!arrow || sscanf(arrow + 2, "rgb(%d,%d,%d)%n", &r, &g, &b, &end) != 3 ||
-	    arrow[2 + end] || (r | g | b) < 0 || r > 255 || g > 255 || b > 255) {
+	if (arrow && sscanf(arrow + 2, "rgb(%d,%d,%d)%n", &r, &g, &b, &end) == 3 &&
+	    !arrow[2 + end] && (r | g | b) >= 0 && r <= 255 && g <= 255 && b <= 255)
+		return pal_put(p, line, arrow - line, (uint8_t[3]){ r, g, b });
+	if (n)
 		diag(DIAG_WARN, "ignoring a line of palette '%s': %.60s", path, line);
-		return 0;
-	}
-	return pal_put(p, line, arrow - line, (uint8_t[3]){ r, g, b });
+	line[n] = cut;
+	return pal_keep(p, line, len);
 }
 
-/* Reads palette file path; a missing file is an empty palette. */
+/* Reads palette file path; a missing file is an empty palette. A link planted by another user
+ * is not followed (file_open_read): its target's lines would be kept into the rewrite. */
 static int pal_load(struct palette *p, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	int fd = file_open_read(path);
+	struct stat st;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	int err = 0;
 
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (!fstat(fd, &st) && S_ISDIR(st.st_mode))
+		err = -EISDIR;
 	while (!err && (len = getline(&line, &cap, f)) >= 0)
 		err = pal_parse_line(p, path, line, len);
 	if (!err && ferror(f))
@@ -1153,33 +1191,31 @@ static int pal_entry_cmp(const void *a, const void *b)
 	return r ? r : (x->len > y->len) - (x->len < y->len);
 }
 
-/* Rewrites palette file path (through a temporary file), entries sorted by name. */
+/* Rewrites palette file path as file_replace_atomic does (mode 0644: names, no addresses):
+ * the lines not parsed first, verbatim, then the entries sorted by name. */
 static int pal_save(struct palette *p, const char *path)
 {
-	char *tmp = NULL;
-	FILE *f;
+	struct file_write w = { .mode = 0644 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	int err = 0;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	if (!f)
 		return -ENOMEM;
-	if (!(f = fopen(tmp, "w"))) {
-		err = -errno;
-		free(tmp);
-		return err;
-	}
 	qsort(p->e, p->n, sizeof(*p->e), pal_entry_cmp);
+	if (p->kept_len)
+		fwrite(p->kept, 1, p->kept_len, f);
 	for (size_t i = 0; i < p->n; i++)
 		fprintf(f, "%s->rgb(%d,%d,%d)\n", p->e[i].key, p->e[i].rgb[0], p->e[i].rgb[1],
 			p->e[i].rgb[2]);
 	if (ferror(f))
-		err = -EIO;
+		err = -ENOMEM;
 	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	free(tmp);
+		err = -ENOMEM;
+	if (!err)
+		err = file_replace_atomic(path, buf, len, &w);
+	free(buf);
 	return err; /* the sort moved entries: p is only fit for pal_free now */
 }
 
@@ -1596,8 +1632,8 @@ int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph
 		err = flame_tree_finish(t);
 	if (!err && !(s->colors = calloc(t->nkeys + 1, sizeof(*s->colors))))
 		err = -ENOMEM;
-	if (!err && o->palette)
-		err = pal_load(&s->pal, o->palette);
+	if (!err && o->palette && (err = pal_load(&s->pal, o->palette)) && o->palette_failed)
+		*o->palette_failed = FLAME_PALETTE_READ;
 	if (!err && t->total <= 0) {
 		svg_empty(s);
 		out_flush(&s->out);
@@ -1605,8 +1641,8 @@ int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph
 	} else if (!err) {
 		err = svg_write(s);
 	}
-	if (!err && o->palette)
-		err = pal_save(&s->pal, o->palette);
+	if (!err && o->palette && (err = pal_save(&s->pal, o->palette)) && o->palette_failed)
+		*o->palette_failed = FLAME_PALETTE_WRITE;
 	pal_free(&s->pal);
 	free(s->colors);
 	free(s->fname);

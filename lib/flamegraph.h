@@ -20,6 +20,9 @@
 
 #include "profile.h"
 
+/* Where an error about the palette file came from (flamegraph_opts.palette_failed). */
+enum flame_palette_step { FLAME_PALETTE_OK, FLAME_PALETTE_READ, FLAME_PALETTE_WRITE };
+
 /* Color schemes, flamegraph.pl's palettes plus firn's default and the differential one. */
 enum flame_colors {
 	FLAME_COLORS_DEFAULT = 0, /* by frame kind: user red, kernel orange, JIT green, inlined aqua */
@@ -62,7 +65,10 @@ struct flamegraph_opts {
 	enum flame_colors colors;
 	const char *palette;     /* NULL, or a palette file ("name->rgb(r,g,b)" lines, flamegraph.pl's
 				  * palette.map): colors found there are used, new ones added, and the
-				  * file is rewritten after the SVG */
+				  * file is rewritten after the SVG, keeping lines it could not parse
+				  * verbatim (first, in their order; then the entries sorted by name) */
+	enum flame_palette_step *palette_failed; /* NULL, or set when the error returned came
+						   * from reading or writing the palette file */
 	bool inverted;           /* icicle graph: root at the top */
 	bool reverse;            /* merge stacks from the leaves: frames leaf first */
 	bool negate;             /* FLAME_COLORS_DIFF: swap red and blue */
@@ -150,7 +156,8 @@ int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flam
  * flamegraph.pl's error SVG and returns -ENODATA. Returns 0, -EINVAL for options it cannot draw
  * with (width <= 20, height < 2, minwidth < 0 or a percentage over 100, fontsize or fontwidth
  * <= 0, an unknown scheme, notes with '<', '>' or "--"), -ENOMEM, -EIO on a write error, or
- * -errno from the palette file. */
+ * -errno from the palette file (read following a link only when its owner is the effective user
+ * or root; written as file_replace_atomic does, mode 0644). */
 int flamegraph_write_tree(struct flame_tree *t, FILE *f, const struct flamegraph_opts *o);
 
 /* Builds the tree of profile p and writes its flame graph to f. */

@@ -1,4 +1,4 @@
-/* Profile files: format detection and loading, atomic saving. */
+/* Profile files: format detection and loading; saving that never destroys what is at the path. */
 #include "input.h"
 
 #include <errno.h>
@@ -229,13 +229,13 @@ static char *temp_name(const char *path, unsigned attempt)
 }
 
 /* Creates a new temporary file next to path; returns its descriptor or -errno, *tmp its name. */
-static int temp_create(const char *path, char **tmp)
+static int temp_create(const char *path, mode_t mode, char **tmp)
 {
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
 		char *name = temp_name(path, attempt);
 		if (!name)
 			return -ENOMEM;
-		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd >= 0) {
 			*tmp = name;
 			return fd;
@@ -305,25 +305,29 @@ static void sync_parent(const char *path)
 	free(dir);
 }
 
-/* Temporary file, fsync, optional .old, rename, fsync of the directory. */
-int file_replace_atomic(const char *path, const void *buf, size_t len, bool keep_old)
+/* Gives a new file to w's owner before anyone can open it by its final name. */
+static void give_away(int fd, const struct file_write *w)
 {
-	struct stat st;
-	char *tmp = NULL;
-	int err = 0;
+	if (w->chown && fchown(fd, w->uid, w->gid))
+		return; /* best effort: the file stays the caller's */
+}
 
-	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
-		return -EISDIR;
-	int fd = temp_create(path, &tmp);
+/* Temporary file, owner, fsync, optional .old, rename, fsync of the directory. */
+static int replace_regular(const char *path, const void *buf, size_t len, struct file_write *w)
+{
+	char *tmp = NULL;
+	int fd = temp_create(path, w->mode, &tmp);
+
 	if (fd < 0)
 		return fd;
-	err = write_all(fd, buf, len);
+	give_away(fd, w);
+	int err = write_all(fd, buf, len);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && keep_old)
-		err = keep_old_file(path);
+	if (!err && w->keep_old && (err = keep_old_file(path)))
+		w->old_failed = true;
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)
@@ -332,6 +336,123 @@ int file_replace_atomic(const char *path, const void *buf, size_t len, bool keep
 		sync_parent(path);
 	free(tmp);
 	return err;
+}
+
+/* Opens what path is (or, following a link, leads to) for writing through it without
+ * blocking on a FIFO that has no reader (-ENXIO), then makes writes blocking again. */
+static int open_through(const char *path, bool follow, struct stat *st)
+{
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+
+	if (fd < 0)
+		return -errno;
+	int fl = fcntl(fd, F_GETFL), err = 0;
+	if (fstat(fd, st) || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))
+		err = -errno;
+	else if (!S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode) && !(follow && S_ISREG(st->st_mode)))
+		err = -EOPNOTSUPP; /* swapped since it was looked at */
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Writes through a device, a FIFO or (behind a trusted link) a regular file, in place. */
+static int write_through(const char *path, bool follow, const void *buf, size_t len)
+{
+	struct stat st;
+	int fd = open_through(path, follow, &st), err = 0;
+
+	if (fd < 0)
+		return fd;
+	bool reg = S_ISREG(st.st_mode);
+	if (reg && ftruncate(fd, 0))
+		err = -errno;
+	if (!err)
+		err = write_all(fd, buf, len);
+	if (!err && reg && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Whether a link may be followed: only its owner or root could have made it, so one planted
+ * in a shared folder by another user is not. */
+static bool link_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+/* Block devices and sockets are refused: a profile is no disk image. */
+int file_write_kind(const char *path)
+{
+	struct stat st;
+	bool follow = false;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? FILE_WRITE_REPLACE : -errno;
+	if (S_ISLNK(st.st_mode)) {
+		if (!link_trusted(&st) || stat(path, &st))
+			return FILE_WRITE_REPLACE; /* not followed, or leads nowhere: replaced */
+		follow = true;
+	}
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISREG(st.st_mode))
+		return follow ? FILE_WRITE_FOLLOW : FILE_WRITE_REPLACE;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+		return follow ? FILE_WRITE_FOLLOW : FILE_WRITE_THROUGH;
+	return -EOPNOTSUPP;
+}
+
+/* Picks by what path is now: replace a regular file, write through a device or FIFO. */
+int file_replace_atomic(const char *path, const void *buf, size_t len, struct file_write *w)
+{
+	int kind = file_write_kind(path);
+
+	w->old_failed = false;
+	if (kind < 0)
+		return kind;
+	if (kind == FILE_WRITE_REPLACE)
+		return replace_regular(path, buf, len, w);
+	return write_through(path, kind == FILE_WRITE_FOLLOW, buf, len);
+}
+
+/* mkostemps, owner, write, fsync; the file is removed again on failure. */
+int file_write_new(char *tmpl, int suffixlen, const void *buf, size_t len,
+		   const struct file_write *w)
+{
+	int fd = mkostemps(tmpl, suffixlen, O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	give_away(fd, w);
+	int err = write_all(fd, buf, len);
+	if (!err && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (err)
+		unlink(tmpl);
+	return err;
+}
+
+/* O_NOFOLLOW first; a link is opened only after its owner is checked. */
+int file_open_read(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 || errno != ELOOP)
+		return fd >= 0 ? fd : -errno;
+	if (lstat(path, &st))
+		return -errno;
+	if (S_ISLNK(st.st_mode) && !link_trusted(&st))
+		return -EACCES;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
 }
 
 /* Encodes, then writes to stdout or replaces path atomically. */
@@ -343,7 +464,9 @@ int profile_save(const struct profile *p, const char *path, bool gzip, bool keep
 
 	if (err)
 		return err;
-	err = strcmp(path, "-") ? file_replace_atomic(path, buf, len, keep_old)
+	struct file_write w = { .mode = 0600, .keep_old = keep_old };
+
+	err = strcmp(path, "-") ? file_replace_atomic(path, buf, len, &w)
 				: write_all(STDOUT_FILENO, buf, len);
 	free(buf);
 	return err;

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "folded.h"
 #include "profile.h"
@@ -19,14 +20,56 @@
  * holds partial contents: the caller still profile_release()s it. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st);
 
-/* Writes buf to path through a temporary file in the same directory (created O_EXCL|O_NOFOLLOW,
- * mode 0644 less umask, fsync'ed), then renames it onto path; with keep_old an existing path
- * is kept as "path.old" first. path is never missing nor partly written, and the temporary
- * file never stays behind. Returns 0 or -errno. */
-int file_replace_atomic(const char *path, const void *buf, size_t len, bool keep_old);
+/* How file_replace_atomic writes a new file. */
+struct file_write {
+	mode_t mode;     /* permissions of a new file, less umask: 0600 for what holds addresses
+			  * (a profile has the kernel's), 0644 for plain text */
+	bool keep_old;   /* keep an existing regular file (or replaced link) as "path.old" */
+	bool chown;      /* give the new file to uid:gid (best effort) before it appears at path */
+	uid_t uid;
+	gid_t gid;
+	bool old_failed; /* out: the error returned came from replacing "path.old" */
+};
+
+/* Writes buf to path, which never ends up missing nor partly written:
+ * - a missing path or a regular file: through a temporary file in the same directory (random
+ *   name, created O_EXCL|O_NOFOLLOW with w->mode less umask, chowned as w says, fsync'ed),
+ *   renamed onto path; with w->keep_old an existing path is kept as "path.old" first. The
+ *   temporary file never stays behind.
+ * - a character device or FIFO: written through (O_WRONLY|O_NOCTTY, no truncation, no rename,
+ *   no .old; mode and owner untouched). A FIFO without a reader fails at once (-ENXIO).
+ * - a symbolic link owned by the effective user or root is followed: a device or FIFO it
+ *   leads to is written through, a regular file truncated and rewritten in place (no .old).
+ *   Any other link, or one that leads nowhere, is replaced like a regular file: its target is
+ *   never written.
+ * Returns 0 or -errno: -EISDIR for a directory, -EOPNOTSUPP for a block device or socket. */
+int file_replace_atomic(const char *path, const void *buf, size_t len, struct file_write *w);
+
+/* How file_replace_atomic would write path as it is now. */
+enum file_write_kind {
+	FILE_WRITE_REPLACE, /* missing, a regular file, or a link replaced: temporary file + rename */
+	FILE_WRITE_THROUGH, /* a character device or FIFO: written through */
+	FILE_WRITE_FOLLOW,  /* a trusted link to something: written through the link */
+};
+
+/* Looks at path (lstat, and stat behind a trusted link) and returns the enum file_write_kind,
+ * or -errno: -EISDIR for a directory (also behind a followed link), -EOPNOTSUPP for a block
+ * device or socket, lstat's error other than -ENOENT. */
+int file_write_kind(const char *path);
+
+/* Writes buf to a new file named by tmpl, whose last suffixlen characters follow six "XXXXXX"
+ * that are replaced with random ones (mkostemps: O_EXCL, mode 0600 whatever w->mode), chowned
+ * as w says. tmpl holds the name made. Returns 0, or -errno and no file. */
+int file_write_new(char *tmpl, int suffixlen, const void *buf, size_t len,
+		   const struct file_write *w);
+
+/* Opens path for reading; a symbolic link is followed only when it is owned by the effective
+ * user or root (else -EACCES, as the kernel's protected_symlinks answers), so a link planted in
+ * a shared folder is not read. Returns a descriptor (O_CLOEXEC) or -errno. */
+int file_open_read(const char *path);
 
 /* Encodes p as pprof (gzip when gzip) and writes it to path ("-" = stdout) with
- * file_replace_atomic. Returns 0 or -errno. */
+ * file_replace_atomic, mode 0600 (a profile holds addresses). Returns 0 or -errno. */
 int profile_save(const struct profile *p, const char *path, bool gzip, bool keep_old);
 
 #endif

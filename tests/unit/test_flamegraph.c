@@ -460,7 +460,8 @@ static void test_kind_colors(void **state)
 	profile_release(&fx.p);
 }
 
-/* --palette FILE: colors found there are used, new ones added, the file rewritten sorted. */
+/* --palette FILE: colors found there are used, new ones added, the file rewritten sorted, the
+ * lines not parsed kept verbatim (first). */
 static void test_palette_file(void **state)
 {
 	struct fixture fx;
@@ -469,7 +470,8 @@ static void test_palette_file(void **state)
 	int fd = mkstemp(path);
 
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "b->rgb(1,2,3)\nweird line\n", 26), 26);
+	static const char pal[] = "b->rgb(1,2,3)\nweird line\r\n\n# c->rgb(300,0,0)";
+	assert_int_equal(write(fd, pal, strlen(pal)), (ssize_t)strlen(pal));
 	close(fd);
 	fixture_init(&fx);
 	add_stack(&fx, "b;k:a", 1, NULL);
@@ -484,11 +486,38 @@ static void test_palette_file(void **state)
 		strcat(text, line);
 	fclose(f);
 	/* keys are the names as folded text has them (kernel suffix); "" is the root's */
-	assert_string_equal(text, "->rgb(255,130,130)\n" "a_[k]->rgb(222,122,0)\n" "b->rgb(1,2,3)\n");
+	assert_string_equal(text, "weird line\r\n" "\n" "# c->rgb(300,0,0)\n" "->rgb(255,130,130)\n"
+				  "a_[k]->rgb(222,122,0)\n" "b->rgb(1,2,3)\n");
 	frame_fill(svg, "a (", fill, sizeof(fill));
 	assert_string_equal(fill, "rgb(222,122,0)");
 	free(svg);
 	unlink(path);
+	profile_release(&fx.p);
+}
+
+/* A palette that cannot be read (a directory) or written (a missing folder) is named as the
+ * culprit through palette_failed, so the caller does not blame its input. */
+static void test_palette_errors(void **state)
+{
+	enum flame_palette_step step = FLAME_PALETTE_OK;
+	struct flamegraph_opts o;
+	struct fixture fx;
+
+	fixture_init(&fx);
+	add_stack(&fx, "b;a", 1, NULL);
+	flamegraph_opts_init(&o);
+	o.palette_failed = &step;
+	o.palette = "/";
+	free(render(&fx, &o, -EISDIR));
+	assert_int_equal(step, FLAME_PALETTE_READ);
+	step = FLAME_PALETTE_OK;
+	o.palette = "/nonexistent-firn-folder/palette.map";
+	free(render(&fx, &o, -ENOENT));
+	assert_int_equal(step, FLAME_PALETTE_WRITE);
+	step = FLAME_PALETTE_OK;
+	o.palette = NULL;
+	free(render(&fx, &o, 0));
+	assert_int_equal(step, FLAME_PALETTE_OK);
 	profile_release(&fx.p);
 }
 
@@ -614,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_colors_deterministic),
 		cmocka_unit_test(test_kind_colors),
 		cmocka_unit_test(test_palette_file),
+		cmocka_unit_test(test_palette_errors),
 		cmocka_unit_test(test_diff_tree),
 		cmocka_unit_test(test_comm_and_filters),
 		cmocka_unit_test(test_empty_and_commas),

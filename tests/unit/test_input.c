@@ -1,7 +1,10 @@
 /* Unit tests for lib/input: format detection (gzip pprof, raw pprof, folded text, including text
  * whose first byte looks like a protobuf key), errors (-ENOENT, -EISDIR, -ENODATA, -EINVAL),
- * stdin (streamed folded text larger than the peek, gzip), and atomic saving (.old kept, no
- * temporary file left behind, mode 0644, stdout). */
+ * stdin (streamed folded text larger than the peek, gzip), and saving: atomic for regular files
+ * (.old kept, no temporary file left behind, mode 0600 for profiles, the mode asked for, owner
+ * set before the rename, a .old that is a directory reported as such, stdout), written through
+ * for devices and FIFOs (never replaced; a FIFO without reader fails at once), links followed
+ * only when trusted, a new file under a random name (file_write_new). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,7 +304,7 @@ static void test_save_keep_old(void **state)
 	list_dir(names, sizeof(names));
 	assert_string_equal(names, "s.pb.gz");
 	assert_int_equal(stat(path_of("s.pb.gz"), &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(st.st_mode & 0777, 0600); /* a profile holds the kernel's addresses */
 	save_variant(path_of("s.pb.gz"), 10, true);
 	list_dir(names, sizeof(names));
 	assert_string_equal(names, "s.pb.gz s.pb.gz.old");
@@ -352,23 +356,174 @@ static void test_save_errors(void **state)
 /* file_replace_atomic writes exactly the bytes given. */
 static void test_replace_atomic(void **state)
 {
+	struct file_write keep = { .mode = 0644, .keep_old = true }, plain = { .mode = 0644 };
 	size_t len;
 	char *b;
 
-	assert_int_equal(file_replace_atomic(path_of("r"), "first", 5, false), 0);
-	assert_int_equal(file_replace_atomic(path_of("r"), "second!", 7, true), 0);
+	assert_int_equal(file_replace_atomic(path_of("r"), "first", 5, &plain), 0);
+	assert_int_equal(file_replace_atomic(path_of("r"), "second!", 7, &keep), 0);
 	b = read_all(path_of("r"), &len);
 	assert_true(len == 7 && !memcmp(b, "second!", 7));
 	free(b);
 	b = read_all(path_of("r.old"), &len);
 	assert_true(len == 5 && !memcmp(b, "first", 5));
 	free(b);
-	assert_int_equal(file_replace_atomic(path_of("r"), "", 0, false), 0);
+	assert_int_equal(file_replace_atomic(path_of("r"), "", 0, &plain), 0);
 	b = read_all(path_of("r"), &len);
 	assert_int_equal(len, 0);
 	free(b);
 	unlink(path_of("r"));
 	unlink(path_of("r.old"));
+}
+
+/* The mode asked for (less umask) and, as root, the owner asked for, set on the new file. */
+static void test_replace_mode(void **state)
+{
+	struct file_write w = { .mode = 0600 };
+	struct stat st;
+	mode_t old_mask = umask(022);
+
+	assert_int_equal(file_replace_atomic(path_of("m"), "x", 1, &w), 0);
+	assert_int_equal(lstat(path_of("m"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	w.mode = 0644;
+	assert_int_equal(file_replace_atomic(path_of("m"), "y", 1, &w), 0);
+	assert_int_equal(lstat(path_of("m"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	if (geteuid() == 0) {
+		w = (struct file_write){ .mode = 0600, .chown = true, .uid = 65534, .gid = 65533 };
+		assert_int_equal(file_replace_atomic(path_of("m"), "z", 1, &w), 0);
+		assert_int_equal(lstat(path_of("m"), &st), 0);
+		assert_true(st.st_uid == 65534 && st.st_gid == 65533 && (st.st_mode & 07777) == 0600);
+	}
+	umask(old_mask);
+}
+
+/* A path.old that is a directory fails the save, says so (old_failed), and leaves path and
+ * the directory as they were, with no temporary file. */
+static void test_replace_old_dir(void **state)
+{
+	struct file_write w = { .mode = 0600, .keep_old = true };
+	char names[512];
+	size_t len;
+
+	write_file(path_of("o"), "old", 3);
+	assert_int_equal(mkdir(path_of("o.old"), 0755), 0);
+	assert_int_equal(file_replace_atomic(path_of("o"), "new", 3, &w), -EISDIR);
+	assert_true(w.old_failed);
+	char *b = read_all(path_of("o"), &len);
+	assert_true(len == 3 && !memcmp(b, "old", 3));
+	free(b);
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "o o.old");
+	w.keep_old = false; /* the error of the write itself is not blamed on .old */
+	assert_int_equal(file_replace_atomic(path_of("no/o"), "new", 3, &w), -ENOENT);
+	assert_false(w.old_failed);
+}
+
+/* A character device (root: mknod of /dev/null's numbers) is written through, never replaced
+ * nor moved to .old; a block device is refused. */
+static void test_replace_device(void **state)
+{
+	struct file_write w = { .mode = 0600, .keep_old = true };
+	char names[512];
+	struct stat st;
+
+	if (mknod(path_of("null"), S_IFCHR | 0666, makedev(1, 3))) {
+		skip(); /* not root */
+		return;
+	}
+	assert_int_equal(file_replace_atomic(path_of("null"), "profile", 7, &w), 0);
+	assert_int_equal(lstat(path_of("null"), &st), 0);
+	assert_true(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "null");
+	assert_int_equal(file_write_kind(path_of("null")), FILE_WRITE_THROUGH);
+	assert_int_equal(mknod(path_of("blk"), S_IFBLK | 0600, makedev(7, 200)), 0);
+	assert_int_equal(file_replace_atomic(path_of("blk"), "profile", 7, &w), -EOPNOTSUPP);
+	assert_int_equal(lstat(path_of("blk"), &st), 0);
+	assert_true(S_ISBLK(st.st_mode));
+}
+
+/* A FIFO with a reader gets the bytes and stays a FIFO; without one the write fails at once
+ * (-ENXIO) rather than blocking. */
+static void test_replace_fifo(void **state)
+{
+	struct file_write w = { .mode = 0600, .keep_old = true };
+	char names[512], got[16];
+	struct stat st;
+
+	assert_int_equal(mkfifo(path_of("fifo"), 0600), 0);
+	assert_int_equal(file_replace_atomic(path_of("fifo"), "lost", 4, &w), -ENXIO);
+	int rd = open(path_of("fifo"), O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	assert_int_equal(file_replace_atomic(path_of("fifo"), "profile", 7, &w), 0);
+	assert_int_equal(read(rd, got, sizeof(got)), 7);
+	assert_memory_equal(got, "profile", 7);
+	close(rd);
+	assert_int_equal(lstat(path_of("fifo"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	list_dir(names, sizeof(names));
+	assert_string_equal(names, "fifo");
+}
+
+/* A link of one's own is written through (a regular file in place); a link owned by someone
+ * else (root only: lchown) is replaced and its target left alone; a dangling one is replaced. */
+static void test_replace_links(void **state)
+{
+	struct file_write w = { .mode = 0600, .keep_old = true };
+	struct stat st;
+	size_t len;
+	char *b;
+
+	write_file(path_of("target"), "target", 6);
+	assert_int_equal(symlink("target", path_of("mine")), 0);
+	assert_int_equal(file_replace_atomic(path_of("mine"), "through", 7, &w), 0);
+	assert_true(!lstat(path_of("mine"), &st) && S_ISLNK(st.st_mode));
+	b = read_all(path_of("target"), &len);
+	assert_true(len == 7 && !memcmp(b, "through", 7));
+	free(b);
+	assert_int_equal(access(path_of("mine.old"), F_OK), -1);
+	assert_int_equal(symlink("nowhere", path_of("dangling")), 0);
+	assert_int_equal(file_replace_atomic(path_of("dangling"), "new", 3, &w), 0);
+	assert_true(!lstat(path_of("dangling"), &st) && S_ISREG(st.st_mode));
+	assert_int_equal(access(path_of("nowhere"), F_OK), -1);
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(symlink("target", path_of("planted")), 0);
+	assert_int_equal(lchown(path_of("planted"), 65534, 65534), 0);
+	assert_int_equal(file_write_kind(path_of("planted")), FILE_WRITE_REPLACE);
+	assert_int_equal(file_open_read(path_of("planted")), -EACCES);
+	int fd = file_open_read(path_of("mine"));
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(file_replace_atomic(path_of("planted"), "evil", 4, &w), 0);
+	assert_true(!lstat(path_of("planted"), &st) && S_ISREG(st.st_mode));
+	b = read_all(path_of("target"), &len);
+	assert_true(len == 7 && !memcmp(b, "through", 7));
+	free(b);
+}
+
+/* file_write_new makes a new 0600 file under a random name with the bytes given. */
+static void test_write_new(void **state)
+{
+	struct file_write w = { .mode = 0644 };
+	char tmpl[300];
+	struct stat st;
+	size_t len;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/firn-XXXXXX.pb.gz", dir);
+	assert_int_equal(file_write_new(tmpl, 6, "saved", 5, &w), 0);
+	assert_int_equal(strncmp(tmpl + strlen(dir), "/firn-", 6), 0);
+	assert_string_equal(tmpl + strlen(tmpl) - 6, ".pb.gz");
+	assert_true(strstr(tmpl, "XXXXXX") == NULL);
+	assert_int_equal(lstat(tmpl, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	char *b = read_all(tmpl, &len);
+	assert_true(len == 5 && !memcmp(b, "saved", 5));
+	free(b);
+	snprintf(tmpl, sizeof(tmpl), "%s/no/firn-XXXXXX.pb.gz", dir);
+	assert_int_equal(file_write_new(tmpl, 6, "saved", 5, &w), -ENOENT);
 }
 
 /* profile_save("-") writes the encoding to stdout. */
@@ -408,6 +563,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_save_keep_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_old_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_new, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_stdout, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

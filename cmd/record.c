@@ -958,6 +958,8 @@ static int cmd_record(int argc, char **argv)
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = max_entries(&r.max_entries)))
 		goto out;
+	if (o.nevents == 0 || cpu_clock_events(&o))
+		target_check_freq(&o.freq);
 	target_install_signals();
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
 	    (rc = start(&r, argi < argc ? argv + argi : NULL)))

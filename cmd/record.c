@@ -954,6 +954,7 @@ static int cmd_record(int argc, char **argv)
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
+	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
 	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = max_entries(&r.max_entries)))

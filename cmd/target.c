@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,8 +238,17 @@ static void silence_stdio(void)
 		close(fd);
 }
 
+/* The command dies with firn (SIGTERM, as when firn ends it), also when firn is killed: set
+ * after dropping root, since a change of credentials clears it; a parent already gone is seen
+ * by getppid. Exits when firn has died. */
+static void die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(127);
+}
+
 /* Child side of target_start_command: wait for the go, then exec. Never returns. */
-static void run_child(int go_fd, int err_fd, char **argv, const struct target *t)
+static void run_child(int go_fd, int err_fd, char **argv, const struct target *t, pid_t parent)
 {
 	char c;
 	int err = 0;
@@ -247,9 +257,12 @@ static void run_child(int go_fd, int err_fd, char **argv, const struct target *t
 		_exit(127);
 	if (t->quiet_command)
 		silence_stdio();
+	else if (t->stdout_to_stderr && dup2(2, 1) < 0)
+		_exit(127);
 	if (!t->as_root && drop_to_sudo_user())
 		err = errno;
 	else {
+		die_with_parent(parent);
 		execvp(argv[0], argv);
 		err = errno;
 	}
@@ -269,7 +282,7 @@ int target_start_command(struct target *t, char **argv)
 		close(go[0]), close(go[1]);
 		return err;
 	}
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		int err = -errno;
 		close(go[0]), close(go[1]), close(errp[0]), close(errp[1]);
@@ -282,7 +295,7 @@ int target_start_command(struct target *t, char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
-		run_child(go[0], errp[1], argv, t);
+		run_child(go[0], errp[1], argv, t, parent);
 	}
 	close(go[0]);
 	close(errp[1]);

@@ -16,6 +16,8 @@ struct target {
 	bool as_root;        /* --as-root: do not drop to the sudo user for the command */
 	bool quiet_command;  /* the command's stdin, stdout and stderr go to /dev/null (a TUI owns
 			      * the terminal) */
+	bool stdout_to_stderr; /* the command's stdout goes to firn's stderr (the profile is
+				* written to stdout) */
 	pid_t *pids;         /* -p, owned */
 	int npids;
 
@@ -51,7 +53,8 @@ void target_install_signals(void);
 /* The first stop signal received, 0 when none. */
 int target_stop_signal(void);
 
-/* Forks argv held before exec (t->child set); 0 or -errno. */
+/* Forks argv held before exec (t->child set); the command gets SIGTERM should firn die
+ * (PR_SET_PDEATHSIG). 0 or -errno. */
 int target_start_command(struct target *t, char **argv);
 /* Lets the held command exec; 0, or the exec error (errno) once the child has been reaped. */
 int target_release_command(struct target *t);

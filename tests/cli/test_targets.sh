@@ -1,7 +1,8 @@
 # Targets and the options record and top share: -p lists (each pid once, no empty items), -d in
 # decimal only, zombies (refused at the start, and the recording ends when every target became
 # one), -F above the kernel's maximum (lowered, as perf does) and above 10000 Hz (a warning of the
-# cost).
+# cost), a -- COMMAND that dies with firn, and a command's stdout kept out of a profile written
+# to stdout.
 . "$(dirname "$0")/lib.sh"
 
 BUSY="$FIX/busy"
@@ -94,3 +95,33 @@ else
 	skip "cannot set $MAXF"
 fi
 
+# 5. the -- COMMAND dies with firn (PR_SET_PDEATHSIG), even when firn is SIGKILLed
+"$FIRN" record -q -o "$TMP/k.pb.gz" -- "$BUSY" 60 &
+fpid=$!
+for _ in $(seq 50); do child=$(pgrep -P "$fpid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
+sleep 0.5
+st=$(pid_state "${child:-0}")
+if [ -n "$child" ] && { [ "$st" = R ] || [ "$st" = S ]; }; then
+	kill -KILL "$fpid"
+	wait "$fpid" 2>/dev/null
+	for _ in $(seq 30); do st=$(pid_state "$child"); [ -z "$st" ] || [ "$st" = Z ] && break; sleep 0.1; done
+	st=$(pid_state "$child")
+	[ -z "$st" ] || [ "$st" = Z ] && pass "SIGKILL of firn ends the command (pid $child)" \
+		|| { fail "the command outlived firn's SIGKILL (state $st)"; kill "$child"; }
+else
+	fail "no running command under firn (child '${child:-}')"
+fi
+
+# 6. -o - : the command's stdout goes to stderr, never into the profile
+"$FIRN" record -q --format folded -o - -- sh -c 'echo status 12345; exec "$0" 1' "$BUSY" \
+	>"$TMP/fold.out" 2>"$TMP/fold.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record --format folded -o - -- CMD exits 0" || fail "record -o - exit $rc: $(cat "$TMP/fold.err")"
+! grep -q "^status" "$TMP/fold.out" && pass "... no line of the command's output in the profile" \
+	|| fail "the command's stdout went into the profile: $(grep "^status" "$TMP/fold.out")"
+grep -qx "status 12345" "$TMP/fold.err" && pass "... the command's output is on stderr" || fail "command output on stderr: $(cat "$TMP/fold.err")"
+awk '$NF !~ /^[0-9]+$/ { bad = 1 } END { exit bad || NR == 0 }' "$TMP/fold.out" \
+	&& grep -q "^busy;.*busy_hot [0-9]*$" "$TMP/fold.out" && pass "... stdout is folded stacks only (busy_hot found)" \
+	|| { fail "folded output"; head -3 "$TMP/fold.out"; }
+"$FIRN" record -q -o "$TMP/file.pb.gz" -- sh -c 'echo to stdout' >"$TMP/file.out" 2>/dev/null
+grep -qx "to stdout" "$TMP/file.out" && pass "with -o FILE the command's stdout stays stdout" || fail "-o FILE: command stdout: $(cat "$TMP/file.out")"

@@ -736,13 +736,14 @@ static int attach_probe(struct recording *r, pid_t pid, const char *path,
 }
 
 /* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
- * the globs provider:name, each name once (libbpf attaches all of its sites). */
+ * the globs provider:name, each name once (libbpf attaches all of its sites). For pid > 0 the
+ * object is the one the process sees, reached through /proc/PID/root (a container's). */
 static int attach_object(struct recording *r, pid_t pid, const char *obj, const char *provider,
 			 const char *name, int *attached)
 {
 	char path[PATH_MAX];
 	struct usdt_list l;
-	int before = *attached, err = usdt_resolve_path(obj, pid, path, sizeof(path));
+	int before = *attached, err = usdt_resolve_in_root(obj, pid, path, sizeof(path));
 
 	if (err && pid > 0) {
 		/* one of several processes may lack it: the event fails only if none has it */

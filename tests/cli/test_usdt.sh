@@ -269,3 +269,30 @@ expect_rc "-p: an object the process does not map exits 1" 1 "$FIRN" record -q -
 [ "$(cat "$TMP/err")" = "firn: warning: cannot find 'usdtfix' in process $spid: No such file or directory
 firn: no USDT probe matches 'usdt:usdtfix:usdtfix:hit'" ] && pass "... with a warning per process, then the error" || fail "-p unmapped object: $(cat "$TMP/err")"
 kill "$spid"; wait "$spid" 2>/dev/null || true
+
+# 12. -p PID in a mount namespace of its own (a container's): the object the process maps is not
+# at that path outside; firn reaches it through /proc/PID/root, as usdt-list -p does.
+NS="$TMP/ns"
+mkdir -p "$NS"
+# ns_fixture OUT: runs the fixture from a tmpfs mounted on $NS inside a new mount namespace
+ns_fixture() {
+	unshare -m sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1/usdtfix" && exec "$1/usdtfix" 30 20 10000 4000' \
+		sh "$NS" "$FX" >"$1" 2>&1 &
+	fpid=$!
+	for _ in $(seq 50); do [ "$(readlink "/proc/$fpid/exe")" = "$NS/usdtfix" ] && break; sleep 0.1; done
+}
+for spec in "usdtfix:usdtfix:hit" "$NS/usdtfix:usdtfix:hit"; do
+	ns_fixture "$TMP/ns.out"
+	if [ "$(readlink "/proc/$fpid/exe")" != "$NS/usdtfix" ] || [ -e "$NS/usdtfix" ]; then
+		fail "namespace fixture did not start (exe $(readlink "/proc/$fpid/exe"))"; kill "$fpid" 2>/dev/null; break
+	fi
+	"$FIRN" usdt-list -p "$fpid" usdtfix:hit | grep -q " $NS/usdtfix " && pass "usdt-list -p sees $NS/usdtfix in the namespace" \
+		|| fail "usdt-list -p in a namespace"
+	"$FIRN" record -q -d 3 -e "usdt:$spec" -p "$fpid" -o "$TMP/ns.pb.gz" 2>"$TMP/ns.err"
+	rc=$?
+	kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+	[ $rc -eq 0 ] && pass "record -p in a mount namespace, usdt:$spec: exit 0" \
+		|| { fail "record -p in a mount namespace, usdt:$spec: exit $rc"; cat "$TMP/ns.err"; continue; }
+	"$FIRN" report --folded "$TMP/ns.pb.gz" >"$TMP/ns.folded"
+	exact "record -p in a mount namespace, usdt:$spec" "$TMP/ns.folded" 30 20
+done

@@ -49,8 +49,10 @@ int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
 		long v;
 		if (!len)
 			return usage_error(cmd, "invalid value '%s' for --pid (an empty item)", arg);
-		/* a longer item is no pid: cut, it still fails opt_long's check */
-		snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), item);
+		if (len >= sizeof(num))
+			return usage_error(cmd, "invalid value '%.*s' for --pid (an integer from 1 to %ld)",
+					   (int)len, item, (long)INT32_MAX);
+		snprintf(num, sizeof(num), "%.*s", (int)len, item);
 		if (opt_long(cmd, "pid", num, 1, INT32_MAX, &v))
 			return 2;
 		if (add_pid(t, v))

@@ -201,8 +201,10 @@ int opt_double(const struct cmd *cmd, const char *name, const char *arg, double 
 	char *end;
 
 	errno = 0;
+	/* decimal only: strtod would also take "0x10" (16), "inf", "nan" and leading blanks */
+	bool decimal = arg[strspn(arg, "0123456789.eE+-")] == 0;
 	double v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max)
+	if (!decimal || errno || end == arg || *end || !isfinite(v) || v < min || v > max)
 		return usage_error(cmd, "invalid value '%s' for --%s (a number from %g to %g)", arg,
 				   name, min, max);
 	*out = v;

@@ -56,7 +56,8 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "firn: warning: message" on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses a number option; on failure prints a usage error and returns 2. */
+/* Parses a number option (decimal: opt_double takes "1.5" and "2e3", not "0x10" or "inf"); on
+ * failure prints a usage error and returns 2. */
 int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
 	     long *out);
 int opt_double(const struct cmd *cmd, const char *name, const char *arg, double min, double max,

@@ -148,15 +148,45 @@ static int record_option(void *ctx, int id, const char *arg)
 	return 2;
 }
 
+/* An object with attached probes. */
+struct probed_object {
+	dev_t dev;
+	ino_t ino;
+	char *path;  /* as attached (owned) */
+	bool mapped; /* some process of the recording was seen mapping it */
+};
+
+/* A probe attached for the -e value spec (an index into record_opts.events) in object obj,
+ * counted as event id. */
+struct usdt_use {
+	int spec;
+	size_t obj;
+	uint32_t id;
+};
+
+/* A process of the recording whose maps are looked at (at its first event, half a second
+ * later, and at the end) for objects with attached probes, while one was never seen mapped. */
+struct watched {
+	pid_t pid;
+	int checks;
+	uint64_t due_ns;
+};
+
+#define WATCH_AGAIN_NS 500000000ULL /* libraries are mapped by then (dlopen at start-up) */
+
 /* The events of a recording: cpu-clock and the USDT probes the -e specs matched, in sample
  * type order. Type names are owned. */
 struct events {
 	struct capture_event *list;
 	unsigned n, cap;
 	uint32_t next_id; /* of the next USDT probe (ids count from 1) */
-	dev_t *devs;      /* objects with attached probes (for -a: who maps them) */
-	ino_t *inos;
+	struct probed_object *objs; /* objects with attached probes (for -a: who maps them) */
 	size_t nobjs;
+	struct usdt_use *uses; /* which -e spec attached which probe where (warn_unmapped) */
+	size_t nuses;
+	int cur_spec;     /* the -e value being attached */
+	struct watched *watch; /* processes whose maps tell whether they map a probed object */
+	size_t nwatch;
 	pid_t *announced; /* processes snapshotted before their first event (not yet counted) */
 	size_t nannounced;
 };
@@ -246,12 +276,36 @@ static bool queue_exec(struct recording *r, pid_t pid)
 	return true;
 }
 
+static int cpu_clock_events(const struct record_opts *o);
+
+/* With USDT events of -p or a command: has the loop look at pid's maps (check_watched) at once,
+ * whether it maps an object with probes. Out of memory: not watched. */
+static void watch_process(struct recording *r, pid_t pid)
+{
+	struct watched *n;
+
+	if (r->o->t.all || r->o->nevents == cpu_clock_events(r->o))
+		return;
+	for (size_t i = 0; i < r->ev.nwatch; i++)
+		if (r->ev.watch[i].pid == pid) {
+			r->ev.watch[i].checks = 0; /* exec: a new image */
+			r->ev.watch[i].due_ns = 0;
+			return;
+		}
+	if (!(n = realloc(r->ev.watch, (r->ev.nwatch + 1) * sizeof(*n))))
+		return;
+	r->ev.watch = n;
+	r->ev.watch[r->ev.nwatch++] = (struct watched){ pid, 0, 0 };
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
 	struct recording *r = ctx;
 	struct pending_exec *x;
 	bool announced = false;
+
+	watch_process(r, pid);
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -385,6 +439,8 @@ static int retire_ended(struct recording *r)
 	return 0;
 }
 
+static void check_watched(struct recording *r, bool final);
+
 /* The sampling loop: until the command exits, the duration passes or a signal arrives. */
 static int sample_loop(struct recording *r)
 {
@@ -406,6 +462,7 @@ static int sample_loop(struct recording *r)
 			return error("cannot symbolize the samples of ended processes: %s",
 				     strerror(-err));
 		symbolizer_refresh_due(r->sym, mono_ns());
+		check_watched(r, false);
 		target_reap(&r->o->t, WNOHANG);
 		if (r->o->t.child_done || target_stop_signal())
 			return 0;
@@ -684,47 +741,109 @@ static void events_release(struct events *ev)
 	for (unsigned i = 0; i < ev->n; i++)
 		free((char *)ev->list[i].type);
 	free(ev->list);
-	free(ev->devs);
-	free(ev->inos);
+	for (size_t i = 0; i < ev->nobjs; i++)
+		free(ev->objs[i].path);
+	free(ev->objs);
+	free(ev->uses);
+	free(ev->watch);
 	free(ev->announced);
 }
 
-/* Remembers the object at path (it has attached probes). */
-static int events_add_object(struct events *ev, const char *path)
+/* Remembers the object at path (it has attached probes): its index, or -ENOMEM; -ENOENT when
+ * it cannot be looked at (then it is not remembered). */
+static long events_add_object(struct events *ev, const char *path)
 {
+	struct probed_object *n;
 	struct stat st;
 
 	if (stat(path, &st))
-		return 0;
+		return -ENOENT;
 	for (size_t i = 0; i < ev->nobjs; i++)
-		if (ev->devs[i] == st.st_dev && ev->inos[i] == st.st_ino)
-			return 0;
-	dev_t *d = realloc(ev->devs, (ev->nobjs + 1) * sizeof(*d));
-	if (d)
-		ev->devs = d;
-	ino_t *n = d ? realloc(ev->inos, (ev->nobjs + 1) * sizeof(*n)) : NULL;
-	if (!n)
+		if (ev->objs[i].dev == st.st_dev && ev->objs[i].ino == st.st_ino)
+			return i;
+	char *copy = strdup(path);
+	if (!copy || !(n = realloc(ev->objs, (ev->nobjs + 1) * sizeof(*n)))) {
+		free(copy);
 		return -ENOMEM;
-	ev->inos = n;
-	ev->devs[ev->nobjs] = st.st_dev;
-	ev->inos[ev->nobjs++] = st.st_ino;
-	return 0;
+	}
+	ev->objs = n;
+	ev->objs[ev->nobjs] = (struct probed_object){ st.st_dev, st.st_ino, copy, false };
+	return ev->nobjs++;
 }
 
-/* True when process pid maps one of the objects with attached probes. */
-static bool maps_probed_object(const struct events *ev, pid_t pid)
+/* True when process pid maps one of the objects with attached probes (each one it maps is
+ * marked mapped); -1 when its maps cannot be read (it is gone). */
+static int maps_probed_object(struct events *ev, pid_t pid)
 {
 	struct procmap m;
 	bool found = false;
 
 	if (procmap_read(&m, pid))
-		return false;
-	for (size_t i = 0; i < m.n && !found; i++)
-		for (size_t j = 0; j < ev->nobjs && !found; j++)
-			found = m.entries[i].kind == PROCMAP_FILE && m.entries[i].inode == ev->inos[j] &&
-				makedev(m.entries[i].dev_major, m.entries[i].dev_minor) == ev->devs[j];
+		return -1;
+	for (size_t i = 0; i < m.n; i++)
+		for (size_t j = 0; j < ev->nobjs; j++)
+			if (m.entries[i].kind == PROCMAP_FILE && m.entries[i].inode == ev->objs[j].ino &&
+			    makedev(m.entries[i].dev_major, m.entries[i].dev_minor) == ev->objs[j].dev)
+				found = ev->objs[j].mapped = true;
+	size_t n = m.n;
 	procmap_release(&m);
-	return found;
+	return n ? found : -1; /* no maps: a zombie */
+}
+
+/* Looks at the maps of the watched processes that are due (all of them when final), while
+ * some object was never seen mapped; forgets those that are gone. After two looks a process
+ * waits for the final one. */
+static void check_watched(struct recording *r, bool final)
+{
+	struct events *ev = &r->ev;
+	uint64_t now = mono_ns();
+	bool unmapped = false;
+	size_t kept = 0;
+
+	for (size_t j = 0; j < ev->nobjs && !unmapped; j++)
+		unmapped = !ev->objs[j].mapped;
+	for (size_t i = 0; i < ev->nwatch; i++) {
+		struct watched w = ev->watch[i];
+		if (unmapped && (final || w.due_ns <= now)) {
+			if (maps_probed_object(ev, w.pid) < 0)
+				continue;
+			w.due_ns = ++w.checks == 1 ? now + WATCH_AGAIN_NS : UINT64_MAX;
+		}
+		ev->watch[kept++] = w;
+	}
+	ev->nwatch = unmapped ? kept : 0;
+}
+
+/* After a -p or command recording: a -e usdt spec without a hit whose objects no process of
+ * the recording was seen mapping gets a warning naming them (a program name resolved to a
+ * different file than the command ran: a pyenv shim, a container's copy). */
+static void warn_unmapped(struct recording *r)
+{
+	for (int s = 0; s < r->o->nevents && !r->o->t.all; s++) {
+		int64_t hits = 0;
+		bool mapped = false, *used = calloc(r->ev.nobjs + 1, sizeof(*used));
+		char paths[1024] = "";
+		if (!used)
+			return;
+		for (size_t u = 0; u < r->ev.nuses; u++) {
+			const struct usdt_use *use = &r->ev.uses[u];
+			if (use->spec != s)
+				continue;
+			for (unsigned i = 0; i < r->ev.n; i++)
+				if (r->ev.list[i].id == use->id)
+					hits += type_total(&r->prof, r->ev.list[i].type);
+			mapped |= r->ev.objs[use->obj].mapped;
+			used[use->obj] = true;
+		}
+		for (size_t j = 0, len = 0; j < r->ev.nobjs && len < sizeof(paths); j++)
+			if (used[j])
+				len += snprintf(paths + len, sizeof(paths) - len, "%s'%s'", len ? ", " : "",
+						r->ev.objs[j].path);
+		if (*paths && !hits && !mapped)
+			warning("no hits for '%s': no process of the recording was seen mapping %s, where "
+				"its probes were attached", r->o->events[s], paths);
+		free(used);
+	}
 }
 
 /* -a: snapshots and loads the unwind tables of the processes that map a probed object now, so
@@ -737,7 +856,7 @@ static void announce_mappers(struct recording *r)
 	for (struct dirent *de; d && (de = readdir(d));) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || !maps_probed_object(&r->ev, pid))
+		if (*end || pid <= 0 || pid == getpid() || maps_probed_object(&r->ev, pid) <= 0)
 			continue;
 		pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
 		if (!n)
@@ -771,7 +890,20 @@ static int attach_probe(struct recording *r, pid_t pid, const char *path,
 		free(type);
 		return 0;
 	}
+	if (pid > 0)
+		diag(DIAG_INFO, "%s: attached %s:%s in '%s' for process %d",
+		     r->o->events[r->ev.cur_spec], p->provider, p->name, path, (int)pid);
+	else
+		diag(DIAG_INFO, "%s: attached %s:%s in '%s'", r->o->events[r->ev.cur_spec],
+		     p->provider, p->name, path);
 	(*attached)++;
+	struct usdt_use *u = realloc(r->ev.uses, (r->ev.nuses + 1) * sizeof(*u));
+	if (!u) {
+		free(type);
+		return error("out of memory");
+	}
+	r->ev.uses = u;
+	r->ev.uses[r->ev.nuses++] = (struct usdt_use){ r->ev.cur_spec, SIZE_MAX, id };
 	if (i < r->ev.n) {
 		free(type);
 		return 0;
@@ -781,13 +913,15 @@ static int attach_probe(struct recording *r, pid_t pid, const char *path,
 }
 
 /* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
- * the globs provider:name, each name once (libbpf attaches all of its sites). */
+ * the globs provider:name, each name once (libbpf attaches all of its sites). For pid > 0 the
+ * object is the one the process sees, reached through /proc/PID/root (a container's). */
 static int attach_object(struct recording *r, pid_t pid, const char *obj, const char *provider,
 			 const char *name, int *attached)
 {
 	char path[PATH_MAX];
 	struct usdt_list l;
-	int before = *attached, err = usdt_resolve_path(obj, pid, path, sizeof(path));
+	size_t uses = r->ev.nuses;
+	int before = *attached, err = usdt_resolve_in_root(obj, pid, path, sizeof(path));
 
 	if (err && pid > 0) {
 		/* one of several processes may lack it: the event fails only if none has it */
@@ -810,8 +944,14 @@ static int attach_object(struct recording *r, pid_t pid, const char *obj, const 
 			err = attach_probe(r, pid, path, p, attached);
 	}
 	usdt_list_release(&l);
-	if (!err && *attached > before && events_add_object(&r->ev, path))
+	long idx = !err && *attached > before ? events_add_object(&r->ev, path) : -ENOENT;
+	if (idx == -ENOMEM)
 		err = error("out of memory");
+	/* an object that cannot be looked at (idx -ENOENT) is not known to warn_unmapped */
+	while (r->ev.nuses > uses && idx < 0)
+		r->ev.nuses--;
+	for (size_t u = uses; u < r->ev.nuses; u++)
+		r->ev.uses[u].obj = idx;
 	return err;
 }
 
@@ -844,6 +984,7 @@ static int attach_events(struct recording *r)
 	r->ev.next_id = 1;
 	for (int i = 0; i < r->o->nevents; i++) {
 		int err = 0;
+		r->ev.cur_spec = i;
 		if (strcmp(r->o->events[i], "cpu-clock"))
 			err = attach_usdt_event(r, r->o->events[i]);
 		else if (!cpu) {
@@ -1024,10 +1165,13 @@ static int cmd_record(int argc, char **argv)
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
+	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
 	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = max_entries(&r.max_entries)))
 		goto out;
+	if (o.nevents == 0 || cpu_clock_events(&o))
+		target_check_freq(&o.freq);
 	target_install_signals();
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
 	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
@@ -1035,9 +1179,12 @@ static int cmd_record(int argc, char **argv)
 	if ((rc = sample_loop(&r)))
 		goto out;
 	r.end_ns = wall_ns();
+	check_watched(&r, true);
 	sampler_stop(r.sampler);
 	target_end_command(&o.t);
 	rc = finish_recording(&r, argc - argi, argv + argi);
+	if (!rc)
+		warn_unmapped(&r);
 	if (!rc)
 		rc = target_command_status(&o.t);
 out:

@@ -1,6 +1,7 @@
 /* Targets shared by record and top: -a, -p PID,... or a held command; privileges; stop signals. */
 #include "target.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,28 +25,42 @@ static void on_stop_signal(int sig)
 		stop_signal = sig;
 }
 
+/* Adds pid to t->pids unless it is there already (-p 1,1 and -p 1 -p 1 name one process). */
+static int add_pid(struct target *t, pid_t pid)
+{
+	for (int i = 0; i < t->npids; i++)
+		if (t->pids[i] == pid)
+			return 0;
+	pid_t *n = realloc(t->pids, (t->npids + 1) * sizeof(*n));
+	if (!n)
+		return error("out of memory");
+	t->pids = n;
+	t->pids[t->npids++] = pid;
+	return 0;
+}
+
 int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
 {
-	char *copy = strdup(arg), *save = NULL;
+	const char *item = arg;
 
-	if (!copy)
-		return error("out of memory");
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (;;) {
+		size_t len = strcspn(item, ",");
+		char num[32];
 		long v;
-		if (opt_long(cmd, "pid", tok, 1, INT32_MAX, &v)) {
-			free(copy);
+		if (!len)
+			return usage_error(cmd, "invalid value '%s' for --pid (an empty item)", arg);
+		if (len >= sizeof(num))
+			return usage_error(cmd, "invalid value '%.*s' for --pid (an integer from 1 to %ld)",
+					   (int)len, item, (long)INT32_MAX);
+		snprintf(num, sizeof(num), "%.*s", (int)len, item);
+		if (opt_long(cmd, "pid", num, 1, INT32_MAX, &v))
 			return 2;
-		}
-		pid_t *n = realloc(t->pids, (t->npids + 1) * sizeof(*n));
-		if (!n) {
-			free(copy);
-			return error("out of memory");
-		}
-		t->pids = n;
-		t->pids[t->npids++] = v;
+		if (add_pid(t, v))
+			return 1;
+		if (!item[len])
+			return 0;
+		item += len + 1;
 	}
-	free(copy);
-	return t->npids ? 0 : usage_error(cmd, "option '--pid' needs at least one pid");
 }
 
 int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind)
@@ -62,6 +78,51 @@ int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler
 	return usage_error(cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 }
 
+/* The state letter of /proc/PATH/stat ('R', 'S', 'Z'...), 0 when it cannot be read. */
+static char stat_state(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* True while process pid lives: it exists and is no zombie (kill(pid, 0) succeeds for one).
+ * A leader that is a zombie while other threads of its process run (it called pthread_exit)
+ * still counts as alive. */
+static bool process_alive(pid_t pid)
+{
+	char path[64];
+	bool alive = false;
+
+	if (kill(pid, 0) && errno != EPERM)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	char st = stat_state(path);
+	if (st != 'Z' && st != 'X')
+		return true; /* unreadable: kill's answer stands */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	for (struct dirent *de; d && !alive && (de = readdir(d));) {
+		char tpath[320];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
+		st = stat_state(tpath);
+		alive = st && st != 'Z' && st != 'X';
+	}
+	if (d)
+		closedir(d);
+	return alive;
+}
+
 int target_check(const struct target *t, const struct cmd *cmd, int nargs)
 {
 	int n = t->all + (t->npids > 0) + (nargs > 0);
@@ -70,10 +131,42 @@ int target_check(const struct target *t, const struct cmd *cmd, int nargs)
 		return usage_error(cmd, "nothing to profile: give -a, -p PID or -- COMMAND");
 	if (n > 1)
 		return usage_error(cmd, "give only one of -a, -p PID and -- COMMAND");
-	for (int i = 0; i < t->npids; i++)
+	for (int i = 0; i < t->npids; i++) {
 		if (kill(t->pids[i], 0) && errno == ESRCH)
 			return error("no process with pid %d", t->pids[i]);
+		if (!process_alive(t->pids[i]))
+			return error("process %d has exited", t->pids[i]);
+	}
 	return 0;
+}
+
+/* kernel.perf_event_max_sample_rate (which the kernel lowers when sampling interrupts take too
+ * long), 0 when unknown. */
+static unsigned long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long max = 0;
+
+	if (f && fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	if (f)
+		fclose(f);
+	return max;
+}
+
+void target_check_freq(unsigned *freq)
+{
+	unsigned long max = max_sample_rate();
+
+	if (max && *freq > max) {
+		warning("maximum sample rate exceeded (kernel.perf_event_max_sample_rate): sampling "
+			"at %lu Hz instead of %u Hz", max, *freq);
+		*freq = max;
+	}
+	if (*freq > TARGET_FREQ_COSTLY)
+		warning("sampling at %u Hz slows the profiled threads down (each sample interrupts "
+			"them to unwind their stack: a CPU-bound loop ran 1.6 times slower at 10000 Hz, "
+			"45 times at 100000 Hz); 99 to 999 Hz is usually enough", *freq);
 }
 
 /* Which of CAP_BPF and CAP_PERFMON the process lacks ("" when none or when root). */
@@ -147,8 +240,17 @@ static void silence_stdio(void)
 		close(fd);
 }
 
+/* The command dies with firn (SIGTERM, as when firn ends it), also when firn is killed: set
+ * after dropping root, since a change of credentials clears it; a parent already gone is seen
+ * by getppid. Exits when firn has died. */
+static void die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(127);
+}
+
 /* Child side of target_start_command: wait for the go, then exec. Never returns. */
-static void run_child(int go_fd, int err_fd, char **argv, const struct target *t)
+static void run_child(int go_fd, int err_fd, char **argv, const struct target *t, pid_t parent)
 {
 	char c;
 	int err = 0;
@@ -157,9 +259,12 @@ static void run_child(int go_fd, int err_fd, char **argv, const struct target *t
 		_exit(127);
 	if (t->quiet_command)
 		silence_stdio();
+	else if (t->stdout_to_stderr && dup2(2, 1) < 0)
+		_exit(127);
 	if (!t->as_root && drop_to_sudo_user())
 		err = errno;
 	else {
+		die_with_parent(parent);
 		execvp(argv[0], argv);
 		err = errno;
 	}
@@ -179,7 +284,7 @@ int target_start_command(struct target *t, char **argv)
 		close(go[0]), close(go[1]);
 		return err;
 	}
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		int err = -errno;
 		close(go[0]), close(go[1]), close(errp[0]), close(errp[1]);
@@ -192,7 +297,7 @@ int target_start_command(struct target *t, char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
-		run_child(go[0], errp[1], argv, t);
+		run_child(go[0], errp[1], argv, t, parent);
 	}
 	close(go[0]);
 	close(errp[1]);
@@ -256,7 +361,7 @@ int target_command_status(const struct target *t)
 bool target_pids_alive(const struct target *t)
 {
 	for (int i = 0; i < t->npids; i++)
-		if (kill(t->pids[i], 0) == 0 || errno == EPERM)
+		if (process_alive(t->pids[i]))
 			return true;
 	return false;
 }

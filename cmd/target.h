@@ -16,6 +16,8 @@ struct target {
 	bool as_root;        /* --as-root: do not drop to the sudo user for the command */
 	bool quiet_command;  /* the command's stdin, stdout and stderr go to /dev/null (a TUI owns
 			      * the terminal) */
+	bool stdout_to_stderr; /* the command's stdout goes to firn's stderr (the profile is
+				* written to stdout) */
 	pid_t *pids;         /* -p, owned */
 	int npids;
 
@@ -26,13 +28,21 @@ struct target {
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
 };
 
-/* Appends "PID[,PID...]" to t->pids; prints a usage error (2) or "out of memory" (1). */
+/* Appends "PID[,PID...]" to t->pids, each pid once; an empty item ("1,,", "1,") is a usage
+ * error. Prints a usage error (2) or "out of memory" (1). */
 int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg);
 /* Parses a --call-graph value (fp, dwarf, auto) into *unwind; prints a usage error (2). */
 int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind);
-/* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist:
- * 0, or prints the error and returns 2 (usage) or 1 (no such process). */
+/* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist
+ * and not be a zombie: 0, or prints the error and returns 2 (usage) or 1 (no such process,
+ * "process N has exited"). */
 int target_check(const struct target *t, const struct cmd *cmd, int nargs);
+#define TARGET_FREQ_COSTLY 10000 /* -F above this warns of what sampling costs the target */
+
+/* Lowers *freq (-F) to the kernel's perf_event_max_sample_rate with a warning, as perf record
+ * does (perf_event_open refuses a higher rate), and warns once when it stays above
+ * TARGET_FREQ_COSTLY. */
+void target_check_freq(unsigned *freq);
 /* 0 when the process may load BPF programs and open perf events (root, or CAP_BPF and
  * CAP_PERFMON); otherwise prints "NAME needs root, or CAP_..." and returns 1. */
 int target_check_privileges(const struct cmd *cmd);
@@ -43,7 +53,8 @@ void target_install_signals(void);
 /* The first stop signal received, 0 when none. */
 int target_stop_signal(void);
 
-/* Forks argv held before exec (t->child set); 0 or -errno. */
+/* Forks argv held before exec (t->child set); the command gets SIGTERM should firn die
+ * (PR_SET_PDEATHSIG). 0 or -errno. */
 int target_start_command(struct target *t, char **argv);
 /* Lets the held command exec; 0, or the exec error (errno) once the child has been reaped. */
 int target_release_command(struct target *t);
@@ -53,7 +64,7 @@ void target_reap(struct target *t, int flags);
 void target_end_command(struct target *t);
 /* The command's exit status as a shell gives it (128 + signal), 0 without a command. */
 int target_command_status(const struct target *t);
-/* For -p: true while at least one of the processes lives. */
+/* For -p: true while at least one of the processes lives (a zombie does not). */
 bool target_pids_alive(const struct target *t);
 /* What is profiled, for headers: "all CPUs", "pid 12 (name)", "pids 12,13", "command NAME". */
 void target_describe(const struct target *t, char **argv, char *buf, size_t len);

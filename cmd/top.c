@@ -1448,6 +1448,7 @@ static int cmd_top(int argc, char **argv)
 	o.t.quiet_command = !o.stdio;
 	if ((rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
 		goto out;
+	target_check_freq(&o.freq);
 	target_install_signals();
 	view_push(&t, VIEW_FUNCTIONS, NULL, NULL);
 	if ((rc = top_setup(&t)) || (rc = top_start(&t)))

@@ -812,3 +812,59 @@ int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len)
 		return resolve_in_process(name, pid, out, len);
 	return resolve_in_dirs(name, out, len);
 }
+
+/* The path under which process pid maps the file st (dev, inode) into out; -ENOENT when it does
+ * not map it. */
+static int mapped_path_of(pid_t pid, const struct stat *st, char *out, size_t len)
+{
+	struct procmap m;
+	int err = procmap_read(&m, pid);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m.n && err == -ENOENT; i++) {
+		const struct procmap_entry *e = &m.entries[i];
+		if (e->kind == PROCMAP_FILE && !e->deleted && e->path[0] == '/' &&
+		    e->inode == st->st_ino && makedev(e->dev_major, e->dev_minor) == st->st_dev)
+			err = snprintf(out, len, "%s", e->path) < (int)len ? 0 : -ENAMETOOLONG;
+	}
+	procmap_release(&m);
+	return err;
+}
+
+/* The path process pid sees for name: a name is looked up in its maps; an absolute path is
+ * taken in its root, and named as its maps name the file (symbolic links resolved as there). */
+static int seen_path(const char *name, pid_t pid, char *out, size_t len)
+{
+	char inroot[PATH_MAX + 32];
+	struct stat st;
+
+	if (name[0] != '/')
+		return resolve_in_process(name, pid, out, len);
+	if (snprintf(inroot, sizeof(inroot), "/proc/%d/root%s", (int)pid, name) >= (int)sizeof(inroot))
+		return -ENAMETOOLONG;
+	if (stat(inroot, &st))
+		return -errno;
+	if (mapped_path_of(pid, &st, out, len))
+		return snprintf(out, len, "%s", name) < (int)len ? 0 : -ENAMETOOLONG;
+	return 0;
+}
+
+int usdt_resolve_in_root(const char *name, pid_t pid, char *out, size_t len)
+{
+	char seen[PATH_MAX];
+	int err;
+
+	if (!*name)
+		return -ENOENT;
+	if (pid <= 0 || (name[0] != '/' && strchr(name, '/')))
+		return usdt_resolve_path(name, pid, out, len);
+	if ((err = seen_path(name, pid, seen, sizeof(seen)))) {
+		/* an absolute path only firn sees (the host's path of a container's file) */
+		if (name[0] == '/' && err == -ENOENT && !access(name, F_OK))
+			return usdt_resolve_path(name, pid, out, len);
+		return err;
+	}
+	return snprintf(out, len, "/proc/%d/root%s", (int)pid, seen) < (int)len ? 0 : -ENAMETOOLONG;
+}

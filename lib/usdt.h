@@ -102,5 +102,12 @@ bool usdt_probe_matches(const struct usdt_probe *p, const char *pattern);
  * "libc.so.6" both match libc.so.6). Names with a '/' are returned as they are. Writes the path
  * to out; 0, -ENOENT, -ENAMETOOLONG or -errno. */
 int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len);
+/* The same for attaching to process pid (> 0), whose root and mount namespace may differ from
+ * the caller's (a container): the object as the process sees it (a name found in its maps, an
+ * absolute path taken in its root), written as "/proc/PID/root/PATH" so that the caller reaches
+ * that file; libbpf's USDT attach accepts such paths. A relative path, pid <= 0, and an
+ * absolute path that exists only outside the process's root: as usdt_resolve_path. 0, -ENOENT,
+ * -ENAMETOOLONG or -errno. */
+int usdt_resolve_in_root(const char *name, pid_t pid, char *out, size_t len);
 
 #endif

@@ -1,7 +1,8 @@
 # USDT: `firn usdt-list` against readelf -n (the usdtfix fixture, Debian's python3.11, a JVM's
 # libjvm.so), patterns, --json, -p with semaphore states, damaged files and errors; then (root)
 # `firn record -e usdt:...` with exact hit counts per call path for -- CMD, -p and -a, with
-# cpu-clock beside, and for python3.11's gc__start.
+# cpu-clock beside, for python3.11's gc__start and for -p in a mount namespace of its own; the
+# warning for a spec whose file no process of the recording mapped, and -v's attach lines.
 . "$(dirname "$0")/lib.sh"
 
 FX=$(readlink -f "$FIX/usdtfix") # as /proc/PID/maps names it (build/asan/fixtures is a link)
@@ -269,3 +270,55 @@ expect_rc "-p: an object the process does not map exits 1" 1 "$FIRN" record -q -
 [ "$(cat "$TMP/err")" = "firn: warning: cannot find 'usdtfix' in process $spid: No such file or directory
 firn: no USDT probe matches 'usdt:usdtfix:usdtfix:hit'" ] && pass "... with a warning per process, then the error" || fail "-p unmapped object: $(cat "$TMP/err")"
 kill "$spid"; wait "$spid" 2>/dev/null || true
+
+# 12. -p PID in a mount namespace of its own (a container's): the object the process maps is not
+# at that path outside; firn reaches it through /proc/PID/root, as usdt-list -p does.
+NS="$TMP/ns"
+mkdir -p "$NS"
+# ns_fixture OUT: runs the fixture from a tmpfs mounted on $NS inside a new mount namespace
+ns_fixture() {
+	unshare -m sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1/usdtfix" && exec "$1/usdtfix" 30 20 10000 4000' \
+		sh "$NS" "$FX" >"$1" 2>&1 &
+	fpid=$!
+	for _ in $(seq 50); do [ "$(readlink "/proc/$fpid/exe")" = "$NS/usdtfix" ] && break; sleep 0.1; done
+}
+for spec in "usdtfix:usdtfix:hit" "$NS/usdtfix:usdtfix:hit"; do
+	ns_fixture "$TMP/ns.out"
+	if [ "$(readlink "/proc/$fpid/exe")" != "$NS/usdtfix" ] || [ -e "$NS/usdtfix" ]; then
+		fail "namespace fixture did not start (exe $(readlink "/proc/$fpid/exe"))"; kill "$fpid" 2>/dev/null; break
+	fi
+	"$FIRN" usdt-list -p "$fpid" usdtfix:hit | grep -q " $NS/usdtfix " && pass "usdt-list -p sees $NS/usdtfix in the namespace" \
+		|| fail "usdt-list -p in a namespace"
+	"$FIRN" record -q -d 3 -e "usdt:$spec" -p "$fpid" -o "$TMP/ns.pb.gz" 2>"$TMP/ns.err"
+	rc=$?
+	kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+	[ $rc -eq 0 ] && pass "record -p in a mount namespace, usdt:$spec: exit 0" \
+		|| { fail "record -p in a mount namespace, usdt:$spec: exit $rc"; cat "$TMP/ns.err"; continue; }
+	"$FIRN" report --folded "$TMP/ns.pb.gz" >"$TMP/ns.folded"
+	exact "record -p in a mount namespace, usdt:$spec" "$TMP/ns.folded" 30 20
+done
+
+# 13. a spec whose object the command never maps (the command ran another copy, as a pyenv shim
+# runs another python3.11): a warning naming the spec and the file; -v names the attached file
+cp "$FX" "$TMP/usdtfix-copy"
+"$FIRN" -v record -e "usdt:$FX:usdtfix:hit" -o "$TMP/copy.pb.gz" -- "$TMP/usdtfix-copy" 3 2 600 >/dev/null 2>"$TMP/copy.err"
+rc=$?
+[ $rc -eq 3 ] && pass "record -- another copy: the command's status (3: no tracer)" || fail "record -- another copy: exit $rc"
+grep -qx "firn: usdt:$FX:usdtfix:hit: attached usdtfix:hit in '$FX'" "$TMP/copy.err" && pass "-v names the file a probe was attached in" \
+	|| fail "-v attach line: $(grep attached "$TMP/copy.err")"
+grep -qx "firn: warning: no hits for 'usdt:$FX:usdtfix:hit': no process of the recording was seen mapping '$FX', where its probes were attached" "$TMP/copy.err" \
+	&& pass "no hits in a file never mapped: a warning naming the spec and the file" || { fail "unmapped warning"; cat "$TMP/copy.err"; }
+"$FIRN" record -q -e "usdt:$FX:usdtfix:hit" -o "$TMP/none.pb.gz" -- "$FX" 0 0 2000 300 >"$TMP/none.out" 2>"$TMP/none.err"
+rc=$?
+[ $rc -eq 0 ] && grep -qx "semaphore 1" "$TMP/none.out" && [ ! -s "$TMP/none.err" ] \
+	&& pass "no hits in a mapped file (the probe never fired): no warning" || { fail "0 hits, mapped: exit $rc"; cat "$TMP/none.err"; }
+! grep -q "no hits" "$TMP/cmd.err" && pass "no warning when the probe fired" || fail "warning with hits: $(cat "$TMP/cmd.err")"
+PYSHIM=$(command -v python3.11)
+if [ -n "$PYSHIM" ] && [ -x "$PY" ] && ! head -c 4 "$PYSHIM" | grep -q ELF; then
+	"$FIRN" record -q -e "usdt:python3.11:python:gc__start" -o "$TMP/shim.pb.gz" -- python3.11 -c \
+		'import gc, time; time.sleep(0.3); gc.collect()' 2>"$TMP/shim.err"
+	grep -q "^firn: warning: no hits for 'usdt:python3.11:python:gc__start': no process of the recording was seen mapping '$PY'" "$TMP/shim.err" \
+		&& pass "python3.11 on PATH is a shim ($PYSHIM): the warning names $PY" || { fail "shim warning"; cat "$TMP/shim.err"; }
+else
+	skip "python3.11 on PATH is no shim: the pyenv case"
+fi

@@ -338,14 +338,27 @@ static int replace_regular(const char *path, const void *buf, size_t len, struct
 	return err;
 }
 
+/* open(2) for writing without blocking: a FIFO with no reader is tried again every 10 ms for
+ * FIFO_READER_WAIT_MS (a reader started at the same time may not have opened it yet), then
+ * fails with -ENXIO instead of hanging. */
+static int open_nonblock_wait(const char *path, int flags)
+{
+	for (int waited = 0;; waited += 10) {
+		int fd = open(path, flags | O_NONBLOCK);
+		if (fd >= 0 || errno != ENXIO || waited >= FIFO_READER_WAIT_MS)
+			return fd < 0 ? -errno : fd;
+		usleep(10000);
+	}
+}
+
 /* Opens what path is (or, following a link, leads to) for writing through it without
  * blocking on a FIFO that has no reader (-ENXIO), then makes writes blocking again. */
 static int open_through(const char *path, bool follow, struct stat *st)
 {
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	int fd = open_nonblock_wait(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int fl = fcntl(fd, F_GETFL), err = 0;
 	if (fstat(fd, st) || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))
 		err = -errno;

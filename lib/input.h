@@ -31,13 +31,16 @@ struct file_write {
 	bool old_failed; /* out: the error returned came from replacing "path.old" */
 };
 
+#define FIFO_READER_WAIT_MS 2000
+
 /* Writes buf to path, which never ends up missing nor partly written:
  * - a missing path or a regular file: through a temporary file in the same directory (random
  *   name, created O_EXCL|O_NOFOLLOW with w->mode less umask, chowned as w says, fsync'ed),
  *   renamed onto path; with w->keep_old an existing path is kept as "path.old" first. The
  *   temporary file never stays behind.
  * - a character device or FIFO: written through (O_WRONLY|O_NOCTTY, no truncation, no rename,
- *   no .old; mode and owner untouched). A FIFO without a reader fails at once (-ENXIO).
+ *   no .old; mode and owner untouched). A FIFO without a reader is waited for FIFO_READER_WAIT_MS
+ *   at most (a reader started beside firn may open it a moment later), then fails (-ENXIO).
  * - a symbolic link owned by the effective user or root is followed: a device or FIFO it
  *   leads to is written through, a regular file truncated and rewritten in place (no .old).
  *   Any other link, or one that leads nowhere, is replaced like a regular file: its target is

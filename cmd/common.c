@@ -28,7 +28,14 @@ int load_profile(struct profile *p, const char *path)
 	if (err == -ENODATA)
 		return error("cannot read '%s': empty file", name);
 	if (err == -EFBIG)
-		return error("cannot read '%s': decompressed profile too large", name);
+		return error("cannot read '%s': profile too large (see LIMITS in firn-report(1))", name);
+	if (err == -ERANGE)
+		return error("cannot read '%s': invalid pprof profile: negative sample value", name);
+	if (err == -EOVERFLOW && st.line)
+		return error("cannot read '%s': sample counts overflow at line %llu", name,
+			     (unsigned long long)st.line);
+	if (err == -EOVERFLOW)
+		return error("cannot read '%s': invalid pprof profile: sample values overflow", name);
 	if (err == -ENOMEM || err == -EIO)
 		return error("cannot read '%s': %s", name, strerror(-err));
 	if (err)

@@ -642,30 +642,29 @@ static int r_stack(struct reader *r, char *s, size_t len, int64_t count)
 	return profile_add_sample(r->p, r->locs, n, &count, &no_label, 0);
 }
 
-/* Parses a count: digits, optionally a '.' and more digits (rounded half up). */
-static bool parse_count(const char *s, size_t n, int64_t *out)
+/* Parses a count: digits, optionally a '.' and more digits (rounded half up). Returns 0,
+ * -EINVAL when it is not a count, -EOVERFLOW when it is one over INT64_MAX. */
+static int parse_count(const char *s, size_t n, int64_t *out)
 {
 	size_t i = 0;
 	int64_t v = 0;
+	bool big = false;
 
 	if (!n || s[0] < '0' || s[0] > '9')
-		return false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > (INT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
+		return -EINVAL;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		big |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v);
 	if (i < n) {
 		if (s[i++] != '.')
-			return false;
+			return -EINVAL;
 		if (i < n && s[i] >= '5')
-			v++;
+			big |= __builtin_add_overflow(v, 1, &v);
 		for (; i < n; i++)
 			if (s[i] < '0' || s[i] > '9')
-				return false;
+				return -EINVAL;
 	}
 	*out = v;
-	return true;
+	return big ? -EOVERFLOW : 0;
 }
 
 /* Whitespace that may end a line. */
@@ -674,7 +673,7 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Parses one line; bad lines are counted, only allocation failures are errors. */
+/* Parses one line; bad lines are counted; counts past INT64_MAX, in all, are -EOVERFLOW. */
 static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st)
 {
 	int64_t count;
@@ -689,18 +688,20 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 		ws--;
 	for (slen = ws; slen && is_blank(s[slen - 1]);)
 		slen--;
-	if (!slen || !parse_count(s + ws, len - ws, &count) || memchr(s, 0, len)) {
+	int err = slen ? parse_count(s + ws, len - ws, &count) : -EINVAL;
+	if (err == -EINVAL) {
 		st->bad_lines++;
 		return 0;
 	}
-	if (__builtin_add_overflow(st->samples, (uint64_t)count, &st->samples))
-		st->samples = UINT64_MAX; /* saturate, as sample values do */
+	if (err || count > INT64_MAX - (int64_t)st->samples)
+		return -EOVERFLOW; /* sums over samples must not overflow */
+	st->samples += count;
 	return count ? r_stack(r, s, slen, count) : 0;
 }
 
 /* Reads one line (with its newline) into b, keeping at most FOLDED_MAX_LINE bytes: the rest of
  * a longer line is read and dropped, and *too_long set. Returns the bytes read (0 at the end of
- * the input) or -ENOMEM. */
+ * the input), -EINVAL at a NUL byte (not text: /dev/zero ends here) or -ENOMEM. */
 static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
 {
 	ssize_t n = 0;
@@ -710,6 +711,8 @@ static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
 	*too_long = false;
 	while ((c = getc_unlocked(f)) != EOF) {
 		n++;
+		if (!c)
+			return -EINVAL;
 		if (b->len >= FOLDED_MAX_LINE)
 			*too_long = true;
 		else if (sbuf_reserve(b, 1))
@@ -739,6 +742,7 @@ int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 		return -ENOMEM;
 	flockfile(f);
 	while (!err && (n = read_line(f, &line, &too_long)) > 0) {
+		st->line++;
 		if (too_long) {
 			st->lines++;
 			st->bad_lines++;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "folded.h"
 #include "input.h"
 #include "opt.h"
@@ -44,6 +45,25 @@ int load_profile(struct profile *p, const char *path)
 		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
 			st.bad_lines == 1 ? "" : "s", name);
 	return 0;
+}
+
+void put_text(FILE *f, const char *s, size_t width)
+{
+	size_t n = strlen(s), used, len = 0;
+	char esc[ESCAPE_MAX];
+
+	for (size_t i = 0; i < n; i += used) {
+		size_t k = escape_char(s + i, n - i, esc, &used);
+		fwrite(k ? esc : s + i, 1, k ? k : used, f);
+		len += k ? k : used;
+	}
+	for (; len < width; len++)
+		putc(' ', f);
+}
+
+size_t text_len(const char *s)
+{
+	return escape_text(NULL, 0, s, strlen(s));
 }
 
 const char *group_digits(int64_t v, char *buf)

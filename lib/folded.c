@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 /* Hash of n bytes, 8 at a time. */
 static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
 {
@@ -56,17 +58,24 @@ static int sbuf_add(struct sbuf *b, const char *s, size_t n)
 	return 0;
 }
 
-/* Appends a name, replacing the bytes that would break a folded line. */
+/* Appends a name, replacing the bytes that would break a folded line (';' by ':', newlines by
+ * ' ') and escaping other control characters, which a terminal would obey (escape_char). */
 static int sbuf_add_name(struct sbuf *b, const char *s, size_t n)
 {
+	size_t used;
+
 	if (!n)
 		return 0;
 	if (sbuf_reserve(b, n))
 		return -ENOMEM;
-	char *o = b->s + b->len;
-	for (size_t i = 0; i < n; i++)
-		o[i] = s[i] == ';' ? ':' : s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
-	b->len += n;
+	for (size_t i = 0; i < n; i += used) {
+		char c = s[i] == ';' ? ':' : s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], esc[ESCAPE_MAX];
+		size_t k = c == s[i] ? escape_char(s + i, n - i, esc, &used) : (used = 1, 0);
+		if (k && sbuf_add(b, esc, k))
+			return -ENOMEM;
+		if (!k && sbuf_add(b, &c, 1))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -148,10 +157,12 @@ static int w_name(struct writer *w, uint32_t id)
 	if (!e->set) {
 		const char *s = strtab_get(t, id);
 		e->off = w->arena.len;
-		e->len = strlen(s);
 		e->set = true;
-		if (sbuf_add_name(&w->arena, s, e->len))
+		if (sbuf_add_name(&w->arena, s, strlen(s)))
 			return -ENOMEM;
+		if (w->arena.len - e->off > UINT32_MAX)
+			return -ENOMEM;
+		e->len = w->arena.len - e->off; /* escapes make it longer */
 	}
 	return e->len ? sbuf_add(&w->cur, w->arena.s + e->off, e->len) : 0;
 }

@@ -21,7 +21,8 @@ struct folded_opts {
 
 /* Writes p as folded stacks: lines with the same text are merged, lines are sorted by stack
  * text (byte order, as LC_ALL=C sort does) and lines whose total is not positive are left out.
- * Characters that would break the format are replaced in names: ';' by ':', newlines by ' '.
+ * Characters that would break the format are replaced in names: ';' by ':', newlines by ' ';
+ * other control characters, which a terminal would obey, are escaped ("\x1b", escape_char).
  * Returns 0, -EINVAL for a value_index out of range, -ENOMEM, or -EIO on a write error. */
 int folded_write(struct profile *p, FILE *f, const struct folded_opts *o);
 

@@ -137,6 +137,24 @@ static void test_write_default(void **state)
 	profile_release(&p);
 }
 
+/* Names with control characters a terminal would obey: escaped ("\x1b"), as the table does;
+ * ';' and newlines replaced as before; UTF-8 text kept. */
+static void test_write_controls(void **state)
+{
+	struct profile p;
+	struct folded_opts o = { .comm_first = true };
+	struct profile_label l[3];
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(profile_add_sample_type(&p, "samples", "count"), 0);
+	uint64_t loc = profile_simple_location(
+		&p, 0, profile_function(&p, "\x1b]0;pwned\a\tx\n\xc2\x9b\xc3\xa9", NULL, "", 0), 0);
+	labels3(&p, l, "\x1b[31mevil", 7, 8);
+	add(&p, &loc, 1, 3, l, 3);
+	expect_write(&p, &o, "\\x1b[31mevil;\\x1b]0:pwned\\x07\\x09x \\xc2\\x9b\xc3\xa9 3\n");
+	profile_release(&p);
+}
+
 /* comm, comm-PID and comm-PID/TID as the first frame. */
 static void test_write_comm(void **state)
 {
@@ -397,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_write_default),
 		cmocka_unit_test(test_write_comm),
 		cmocka_unit_test(test_write_empty),
+		cmocka_unit_test(test_write_controls),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_read_overflow),
 		cmocka_unit_test(test_read_nul),

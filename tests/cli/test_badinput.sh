@@ -88,6 +88,13 @@ printf 'a;b 9223372036854775806\nc;d 1\n' >max.folded
 "$FIRN" report --json max.folded >"$TMP/got" 2>"$TMP/stderr"
 check "counts summing to 2^63-1 are read" grep -q '"total": 9223372036854775807' "$TMP/got"
 
+# two files that each fit but overflow once merged into one side of diff
+printf 'a;b 5000000000000000000\n' >half1.folded
+printf 'a;c 5000000000000000000\n' >half2.folded
+bad "diff: a merged side overflows" 1 \
+	"^firn: cannot merge 'half2.folded' with 'half1.folded': sample counts overflow$" \
+	"$FIRN" diff -o "$TMP/out/keep.out" --base half1.folded half2.folded --new good.folded
+
 # endless input ends with an error at once: NUL bytes are not text, random bytes not a Profile
 for dev in /dev/zero /dev/urandom; do
 	bad "report $dev" 1 "^firn: cannot read '$dev': $NOTPROFILE$" \

@@ -1,8 +1,8 @@
-# Names that try to command the terminal: a function name, a "comm" label, a sample type and an
+# Names that try to command the terminal: a function name, a "comm" label and an
 # executable's file name holding ESC ] 0 ; ... BEL (retitles an xterm), ESC [ 3 1 m (colors it)
-# and a UTF-8 C1 control (U+009B, CSI). Every text output of report (table, folded, JSON, SVG)
-# and top --stdio shows them as visible escapes ("\x1b"), never as the raw bytes; folded output
-# read back gives the same text.
+# and a UTF-8 C1 control (U+009B, CSI). Every text output of report (table, folded, JSON, SVG),
+# diff's table and top --stdio shows them as visible escapes ("\x1b"), never as the raw bytes;
+# folded output read back gives the same text.
 . "$(dirname "$0")/lib.sh"
 
 cd "$TMP" || exit 1
@@ -29,6 +29,9 @@ for input in hostile.folded hostile-names.pb.gz; do
 		fi
 	done
 done
+"$FIRN" diff hostile.folded hostile-names.pb.gz >"$TMP/got" 2>"$TMP/err"
+check "diff (table): no control bytes" raw "$TMP/got"
+check "diff (table): the name shows escaped" grep -qF '  \x1b]0;pwned\x07' "$TMP/got"
 "$FIRN" report hostile.folded >"$TMP/table"
 check "report table: ESC shows as \\x1b" grep -qF '  evil\x1b]0' "$TMP/table"
 check "report table: BEL shows as \\x07" grep -qF '  pwned\x07' "$TMP/table"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "disasm.h"
+#include "escape.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "hist.h"
@@ -473,10 +474,11 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	if (err) {
 		err = annotate_error(ro, &d, err);
 	} else {
+		char rec[2 * 64 * 4 + 1]; /* the profile's build id, any text: escaped */
+		escape_text(rec, sizeof(rec), d.recorded_build_id, strlen(d.recorded_build_id));
 		if (d.build_id_differs)
 			warning("build id of '%s' is %s, the recording's was %s: the file changed, the "
-				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)",
-				d.recorded_build_id);
+				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)", rec);
 		bool color = (!ro->output || !strcmp(ro->output, "-")) && isatty(1);
 		if (disasm_write(&d, f, color))
 			err = error("out of memory");

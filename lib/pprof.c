@@ -1066,15 +1066,11 @@ static int scan_varint(const uint8_t *b, size_t len, size_t *pos, uint64_t *v)
 {
 	struct pbr r = { b + *pos, b + len };
 
-	for (size_t i = 0; i < 10; i++)
-		if (*pos + i == len || !(b[*pos + i] & 0x80)) {
-			if (*pos + i == len)
-				return 1;
-			rd_varint(&r, v);
-			*pos += i + 1;
-			return 0;
-		}
-	return -EINVAL;
+	if (!rd_varint(&r, v)) {
+		*pos = r.p - b;
+		return 0;
+	}
+	return len - *pos < 10 ? 1 : -EINVAL; /* cut off (it ran out), or too long */
 }
 
 /* Checks the top-level fields of the bytes inflated so far, from *pos (where the next field

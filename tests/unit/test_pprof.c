@@ -524,6 +524,28 @@ static void test_gzip_bomb_fields(void **state)
 	free(raw);
 }
 
+/* Every prefix of a valid encoding may start a Profile (a field cut anywhere); zeros, a group,
+ * an 11-byte varint and a field longer than PPROF_MAX_SIZE may not. */
+static void test_plausible(void **state)
+{
+	struct profile p;
+	void *raw;
+	size_t len;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, false, &raw, &len), 0);
+	for (size_t n = 0; n <= len; n++)
+		assert_true(pprof_plausible(raw, n));
+	free(raw);
+	profile_release(&p);
+	assert_false(pprof_plausible("\0\0\0\0", 4));
+	assert_false(pprof_plausible("\x32\x00\x0b", 3));
+	assert_false(pprof_plausible("\x48\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12));
+	assert_false(pprof_plausible("\x32\x81\x80\x80\x80\x04", 6)); /* 1 GiB + 1 */
+	assert_true(pprof_plausible("\x32\x80\x80\x80\x80\x02", 6));  /* 512 MiB, cut off */
+	assert_true(pprof_plausible("\x48\xff\xff", 3));
+}
+
 /* Sample values: negative ones (pprof -diff_base) are -ERANGE; values of one type summing past
  * INT64_MAX are -EOVERFLOW, even on one stack (where merging would saturate); exactly INT64_MAX
  * is fine, and each type has its own total. */
@@ -659,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_gzip_bomb),
 		cmocka_unit_test(test_gzip_bomb_fields),
 		cmocka_unit_test(test_sample_values),
+		cmocka_unit_test(test_plausible),
 		cmocka_unit_test(test_encode_rejects_bad_ids),
 		cmocka_unit_test(test_go_profile),
 	};

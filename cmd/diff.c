@@ -854,10 +854,13 @@ static void report_finding(const struct loaded *l, const struct diff_rule *r,
 	const struct diff_entry *e = &l->d.entries[f->entry];
 	char c[48], t[48];
 
-	fprintf(stderr, "firn diff: rule '%s' %s: %s", r->text, tripped ? "tripped" : "inconclusive",
-		e->name);
-	if (*e->module)
-		fprintf(stderr, " (%s)", e->module);
+	fprintf(stderr, "firn diff: rule '%s' %s: ", r->text, tripped ? "tripped" : "inconclusive");
+	put_text(stderr, e->name, 0); /* any binary's names: escaped */
+	if (*e->module) {
+		fputs(" (", stderr);
+		put_text(stderr, e->module, 0);
+		fputc(')', stderr);
+	}
 	fprintf(stderr, " %s %.2f%% -> %.2f%%, %s", r->metric == DIFF_SELF ? "self" : "total",
 		f->base_pct, f->new_pct, fmt_change(r, f->change, c, sizeof(c)));
 	if (tripped) {

@@ -732,7 +732,8 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		if (!err)
 			err = merge_samples(dst, src, &mm);
 	}
-	dst->duration_nanos += src->duration_nanos;
+	if (__builtin_add_overflow(dst->duration_nanos, src->duration_nanos, &dst->duration_nanos))
+		dst->duration_nanos = src->duration_nanos < 0 ? INT64_MIN : INT64_MAX; /* any file's */
 	if (!dst->time_nanos || (src->time_nanos && src->time_nanos < dst->time_nanos))
 		dst->time_nanos = src->time_nanos;
 	free(mm.mapping);

@@ -32,6 +32,10 @@ done
 "$FIRN" diff hostile.folded hostile-names.pb.gz >"$TMP/got" 2>"$TMP/err"
 check "diff (table): no control bytes" raw "$TMP/got"
 check "diff (table): the name shows escaped" grep -qF '  \x1b]0;pwned\x07' "$TMP/got"
+"$FIRN" diff --fail-on 'self:*>+1pp' hostile.folded hostile-names.pb.gz >/dev/null 2>"$TMP/err"
+check "diff gate: the finding names the function escaped" \
+	grep -qF "tripped: \x1b]0;pwned\x07 (app) self" "$TMP/err"
+check "diff gate: no control bytes on stderr" raw "$TMP/err"
 "$FIRN" report hostile.folded >"$TMP/table"
 check "report table: ESC shows as \\x1b" grep -qF '  evil\x1b]0' "$TMP/table"
 check "report table: BEL shows as \\x07" grep -qF '  pwned\x07' "$TMP/table"

@@ -189,6 +189,21 @@ static void test_values_check(void **state)
 	profile_release(&neg);
 }
 
+/* Durations from two files (any values) add up saturating instead of overflowing. */
+static void test_merge_duration_saturates(void **state)
+{
+	struct profile a, b;
+	const int64_t v[] = { 1 };
+
+	values_profile(&a, v, 1);
+	values_profile(&b, v, 1);
+	a.duration_nanos = b.duration_nanos = INT64_MAX - 1;
+	assert_int_equal(profile_merge(&a, &b), 0);
+	assert_int_equal(a.duration_nanos, INT64_MAX);
+	profile_release(&a);
+	profile_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_frames_root_first_with_inline),
 		cmocka_unit_test(test_merge_profiles),
 		cmocka_unit_test(test_values_check),
+		cmocka_unit_test(test_merge_duration_saturates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,23 +58,34 @@ static int sbuf_add(struct sbuf *b, const char *s, size_t n)
 	return 0;
 }
 
-/* Appends a name, replacing the bytes that would break a folded line (';' by ':', newlines by
- * ' ') and escaping other control characters, which a terminal would obey (escape_char). */
+/* Appends the character at s[0] (n bytes left) as a name writes it: ';' as ':', a newline as
+ * ' ', a control character escaped (escape_char); returns the bytes of s it took or -ENOMEM. */
+static int add_name_char(struct sbuf *b, const char *s, size_t n)
+{
+	char esc[ESCAPE_MAX], c = *s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s;
+	size_t used = 1, k = c == *s ? escape_char(s, n, esc, &used) : 0;
+
+	if (k ? sbuf_add(b, esc, k) : sbuf_add(b, &c, 1))
+		return -ENOMEM;
+	return (int)used;
+}
+
+/* Appends a name, replacing the bytes that would break a folded line and escaping control
+ * characters, which a terminal would obey; the plain start is copied at once. */
 static int sbuf_add_name(struct sbuf *b, const char *s, size_t n)
 {
-	size_t used;
+	size_t i = 0;
 
-	if (!n)
-		return 0;
-	if (sbuf_reserve(b, n))
+	while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != ';' && s[i] != 0x7f &&
+	       (unsigned char)s[i] != 0xc2)
+		i++;
+	if (sbuf_add(b, s, i))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i += used) {
-		char c = s[i] == ';' ? ':' : s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], esc[ESCAPE_MAX];
-		size_t k = c == s[i] ? escape_char(s + i, n - i, esc, &used) : (used = 1, 0);
-		if (k && sbuf_add(b, esc, k))
-			return -ENOMEM;
-		if (!k && sbuf_add(b, &c, 1))
-			return -ENOMEM;
+	while (i < n) {
+		int used = add_name_char(b, s + i, n - i);
+		if (used < 0)
+			return used;
+		i += used;
 	}
 	return 0;
 }

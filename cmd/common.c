@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "escape.h"
 #include "folded.h"
 #include "input.h"
 #include "opt.h"
@@ -29,7 +30,14 @@ int load_profile(struct profile *p, const char *path)
 	if (err == -ENODATA)
 		return error("cannot read '%s': empty file", name);
 	if (err == -EFBIG)
-		return error("cannot read '%s': decompressed profile too large", name);
+		return error("cannot read '%s': profile too large (see LIMITS in firn-report(1))", name);
+	if (err == -ERANGE)
+		return error("cannot read '%s': invalid pprof profile: negative sample value", name);
+	if (err == -EOVERFLOW && st.line)
+		return error("cannot read '%s': sample counts overflow at line %llu", name,
+			     (unsigned long long)st.line);
+	if (err == -EOVERFLOW)
+		return error("cannot read '%s': invalid pprof profile: sample values overflow", name);
 	if (err == -ENOMEM || err == -EIO)
 		return error("cannot read '%s': %s", name, strerror(-err));
 	if (err)
@@ -38,6 +46,25 @@ int load_profile(struct profile *p, const char *path)
 		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
 			st.bad_lines == 1 ? "" : "s", name);
 	return 0;
+}
+
+void put_text(FILE *f, const char *s, size_t width)
+{
+	size_t n = strlen(s), used, len = 0;
+	char esc[ESCAPE_MAX];
+
+	for (size_t i = 0; i < n; i += used) {
+		size_t k = escape_char(s + i, n - i, esc, &used);
+		fwrite(k ? esc : s + i, 1, k ? k : used, f);
+		len += k ? k : used;
+	}
+	for (; len < width; len++)
+		putc(' ', f);
+}
+
+size_t text_len(const char *s)
+{
+	return escape_text(NULL, 0, s, strlen(s));
 }
 
 const char *group_digits(int64_t v, char *buf)

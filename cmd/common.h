@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "profile.h"
@@ -14,6 +15,11 @@ const char *input_name(const char *path);
 /* Reads a profile (pprof or folded) into p; prints the error (returns 1) or the malformed-lines
  * warning (returns 0). */
 int load_profile(struct profile *p, const char *path);
+/* Writes s to f with control characters escaped (escape_char: "\x1b"), so that names from a
+ * profile cannot command the terminal, then spaces up to width bytes (0: none). */
+void put_text(FILE *f, const char *s, size_t width);
+/* The bytes put_text writes for s, padding aside. */
+size_t text_len(const char *s);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
 const char *group_digits(int64_t v, char *buf);
 /* Why writing the output path failed (err < 0), for "cannot write 'x': REASON": strerror's

@@ -338,8 +338,13 @@ static int load_side(struct profile *p, const struct side *s)
 		if (profile_init(&q))
 			return error("out of memory");
 		rc = load_profile(&q, s->files[i]);
-		int err = rc ? 0 : profile_merge(p, &q);
-		if (err == -EINVAL)
+		int err = rc ? 0 : profile_values_check(p, &q); /* sums over the merge must fit */
+		if (!err && !rc)
+			err = profile_merge(p, &q);
+		if (err == -EOVERFLOW)
+			rc = error("cannot merge '%s' with '%s': sample counts overflow",
+				   input_name(s->files[i]), input_name(s->files[0]));
+		else if (err == -EINVAL)
 			rc = error("cannot merge '%s' with '%s': different sample types",
 				   input_name(s->files[i]), input_name(s->files[0]));
 		else if (err)
@@ -461,12 +466,16 @@ static void header_side(FILE *f, const struct diff_opts *o, const struct loaded 
 	const struct hist *h = &l->h[s];
 
 	fprintf(f, "# %s:%s ", s ? "new" : "base", s ? " " : "");
-	for (size_t i = 0; i < o->sides[s].n; i++)
-		fprintf(f, "%s%s", i ? " + " : "", input_name(o->sides[s].files[i]));
+	for (size_t i = 0; i < o->sides[s].n; i++) {
+		fputs(i ? " + " : "", f);
+		put_text(f, input_name(o->sides[s].files[i]), 0);
+	}
 	fprintf(f, ": %s", group_digits(h->total, a));
 	if (h->total != h->all_total)
 		fprintf(f, " of %s", group_digits(h->all_total, b));
-	fprintf(f, " %s\n", !strcmp(l->type, "samples") && h->all_total == 1 ? "sample" : l->type);
+	fputc(' ', f);
+	put_text(f, !strcmp(l->type, "samples") && h->all_total == 1 ? "sample" : l->type, 0);
+	fputc('\n', f);
 }
 
 /* Rows the table and JSON show. */
@@ -526,7 +535,7 @@ static void table_write(FILE *f, const struct diff_opts *o, const struct loaded 
 	int w = column_width(o, &l->d, rows), mw = strlen("module"), gw = 3 * (w + 2) + 1;
 
 	for (size_t i = 0; i < rows; i++) {
-		int m = strlen(*l->d.entries[i].module ? l->d.entries[i].module : "-");
+		int m = text_len(*l->d.entries[i].module ? l->d.entries[i].module : "-");
 		mw = m > mw ? m : mw;
 	}
 	header_side(f, o, l, DIFF_BASE);
@@ -539,7 +548,11 @@ static void table_write(FILE *f, const struct diff_opts *o, const struct loaded 
 		const struct diff_entry *e = &l->d.entries[i];
 		put_metric(f, w, l, o, e, DIFF_SELF);
 		put_metric(f, w, l, o, e, DIFF_TOTAL);
-		fprintf(f, "  %-*s  %s\n", mw, *e->module ? e->module : "-", e->name);
+		fputs("  ", f);
+		put_text(f, *e->module ? e->module : "-", mw); /* names escaped: any binary's */
+		fputs("  ", f);
+		put_text(f, e->name, 0);
+		fputc('\n', f);
 	}
 	if (l->counts)
 		fprintf(f, "# * significant at %g%% (two-sided z test, Bonferroni over %zu "
@@ -852,10 +865,13 @@ static void report_finding(const struct loaded *l, const struct diff_rule *r,
 	const struct diff_entry *e = &l->d.entries[f->entry];
 	char c[48], lo[48], hi[48], t[48];
 
-	fprintf(stderr, "firn diff: rule '%s' %s: %s", r->text, tripped ? "tripped" : "inconclusive",
-		e->name);
-	if (*e->module)
-		fprintf(stderr, " (%s)", e->module);
+	fprintf(stderr, "firn diff: rule '%s' %s: ", r->text, tripped ? "tripped" : "inconclusive");
+	put_text(stderr, e->name, 0); /* any binary's names: escaped */
+	if (*e->module) {
+		fputs(" (", stderr);
+		put_text(stderr, e->module, 0);
+		fputc(')', stderr);
+	}
 	fprintf(stderr, " %s %.2f%% -> %.2f%%, %s", r->metric == DIFF_SELF ? "self" : "total",
 		f->base_pct, f->new_pct, fmt_change(r, f->change, c, sizeof(c)));
 	if (isnan(f->low)) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "disasm.h"
+#include "escape.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "hist.h"
@@ -237,9 +238,10 @@ static void header_event(FILE *f, const struct profile *p)
 			freq ? freq : "", freq ? " Hz" : "");
 }
 
-/* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes": what the table covers. */
-static void header_write(FILE *f, const struct report_opts *ro, const struct profile *p,
-			 const struct hist *h)
+/* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes": what the table covers, without the
+ * newline; its names (file, sample type, comments) come as they are. */
+static void header_text(FILE *f, const struct report_opts *ro, const struct profile *p,
+			const struct hist *h)
 {
 	char a[32], b[32];
 	const char *type = "samples", *unit = "";
@@ -263,7 +265,23 @@ static void header_write(FILE *f, const struct report_opts *ro, const struct pro
 	const char *lost = comment_value(p, "lost");
 	if (lost && strcmp(lost, "0"))
 		fprintf(f, ", %s lost", lost);
+}
+
+/* The header line, its names escaped (put_text). */
+static void header_write(FILE *f, const struct report_opts *ro, const struct profile *p,
+			 const struct hist *h)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
+
+	if (m) {
+		header_text(m, ro, p, h);
+		fclose(m);
+	}
+	put_text(f, line ? line : "", 0);
 	fputc('\n', f);
+	free(line);
 }
 
 /* Share of v in total, in percent (0 for an empty total). */
@@ -278,29 +296,35 @@ static size_t rows_shown(const struct report_opts *ro, const struct hist *h)
 	return ro->top && (size_t)ro->top < h->n ? (size_t)ro->top : h->n;
 }
 
-/* The top functions table: header line, column names, one row per entry. */
+/* The top functions table: header line, column names, one row per entry. Names are escaped
+ * (put_text): they come from any binary and any process. */
 static void table_write(FILE *f, const struct report_opts *ro, const struct profile *p,
 			const struct hist *h)
 {
 	size_t rows = rows_shown(ro, h);
 	const char *col = p->nsample_types ? profile_str(p, p->sample_types[h->value_index].type)
 					   : "samples";
-	int mw = strlen("module"), sw = strlen(col);
+	int mw = strlen("module"), sw = text_len(col);
 
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];
-		int m = strlen(*e->module ? e->module : "-");
+		int m = text_len(*e->module ? e->module : "-");
 		int s = snprintf(NULL, 0, "%lld", (long long)e->self);
 		mw = m > mw ? m : mw;
 		sw = s > sw ? s : sw;
 	}
 	header_write(f, ro, p, h);
-	fprintf(f, "%7s %7s  %*s  %-*s  %s\n", "self%", "total%", sw, col, mw, "module", "function");
+	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - (int)text_len(col), "");
+	put_text(f, col, 0);
+	fprintf(f, "  %-*s  %s\n", mw, "module", "function");
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];
-		fprintf(f, "%7.2f %7.2f  %*lld  %-*s  %s\n", pct(e->self, h->total),
-			pct(e->total, h->total), sw, (long long)e->self, mw,
-			*e->module ? e->module : "-", e->name);
+		fprintf(f, "%7.2f %7.2f  %*lld  ", pct(e->self, h->total), pct(e->total, h->total), sw,
+			(long long)e->self);
+		put_text(f, *e->module ? e->module : "-", mw);
+		fputs("  ", f);
+		put_text(f, e->name, 0);
+		fputc('\n', f);
 	}
 }
 
@@ -450,10 +474,11 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	if (err) {
 		err = annotate_error(ro, &d, err);
 	} else {
+		char rec[2 * 64 * 4 + 1]; /* the profile's build id, any text: escaped */
+		escape_text(rec, sizeof(rec), d.recorded_build_id, strlen(d.recorded_build_id));
 		if (d.build_id_differs)
 			warning("build id of '%s' is %s, the recording's was %s: the file changed, the "
-				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)",
-				d.recorded_build_id);
+				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)", rec);
 		bool color = (!ro->output || !strcmp(ro->output, "-")) && isatty(1);
 		if (disasm_write(&d, f, color))
 			err = error("out of memory");

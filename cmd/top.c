@@ -1,5 +1,6 @@
 /* firn top: the hottest functions right now — sampled with eBPF, weighed in a decaying window and
  * refreshed every second — on a full screen (ncurses) or as plain text tables (--stdio). */
+#include "common.h"
 #include "opt.h"
 
 #include <errno.h>
@@ -575,6 +576,18 @@ static void header_text(const struct top *t, char *buf, size_t len)
 
 /* ---- --stdio ---- */
 
+/* Prints lines of text with their control characters escaped (put_text): process and
+ * function names come from any process. The newlines between the lines stay. */
+static void stdio_lines(char *text)
+{
+	for (char *line = text, *nl; line; line = nl ? nl + 1 : NULL) {
+		if ((nl = strchr(line, '\n')))
+			*nl = 0;
+		put_text(stdout, line, 0);
+		putchar('\n');
+	}
+}
+
 /* Prints the table once, as text. */
 static int stdio_print(struct top *t)
 {
@@ -582,12 +595,12 @@ static int stdio_print(struct top *t)
 	size_t n = t->o->rows && (size_t)t->o->rows < t->nrows ? (size_t)t->o->rows : t->nrows;
 
 	header_text(t, buf, sizeof(buf));
-	printf("%s\n", buf);
+	stdio_lines(buf);
 	table_columns(t, buf, sizeof(buf));
-	printf("%s\n", buf);
+	stdio_lines(buf);
 	for (size_t i = 0; i < n; i++) {
 		table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
-		printf("%s\n", buf);
+		stdio_lines(buf);
 	}
 	printf("\n");
 	return fflush(stdout) || ferror(stdout) ? -EIO : 0;

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
+
 #define MAX_FUNCTION_BYTES (4u << 20)
 #define MAX_SOURCE_BYTES (64u << 20)
 
@@ -674,8 +676,22 @@ void disasm_row_text(struct disasm *d, size_t i, char *buf, size_t len)
 		snprintf(buf, len, "%7s  %8" PRIx64 ":  %s", "", in->addr, in->text);
 }
 
-/* The header lines of disasm_write. */
-static void write_header(const struct disasm *d, FILE *f)
+/* Writes s with control characters escaped (escape_char), newlines and tabs aside: names, paths
+ * and build ids come from the profile and the binary, and must not command the terminal. */
+static void put_safe(FILE *f, const char *s)
+{
+	size_t n = strlen(s), used;
+	char esc[ESCAPE_MAX];
+
+	for (size_t i = 0; i < n; i += used) {
+		bool keep = s[i] == '\n' || s[i] == '\t';
+		size_t k = keep ? (used = 1, 0) : escape_char(s + i, n - i, esc, &used);
+		fwrite(k ? esc : s + i, 1, k ? k : used, f);
+	}
+}
+
+/* The header lines of disasm_write, names as they are. */
+static void header_text(const struct disasm *d, FILE *f)
 {
 	fprintf(f, "# %s", d->function ? d->function : d->name);
 	if (d->module && *d->module)
@@ -694,6 +710,21 @@ static void write_header(const struct disasm *d, FILE *f)
 		fprintf(f, "# no source lines: the file has no DWARF line table\n");
 }
 
+/* The header lines of disasm_write, escaped. */
+static void write_header(const struct disasm *d, FILE *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (m) {
+		header_text(d, m);
+		fclose(m);
+	}
+	put_safe(f, text ? text : "");
+	free(text);
+}
+
 int disasm_write(struct disasm *d, FILE *f, bool color)
 {
 	char buf[768];
@@ -704,9 +735,9 @@ int disasm_write(struct disasm *d, FILE *f, bool color)
 		int heat = disasm_row_heat(d, i);
 		disasm_row_text(d, i, buf, sizeof(buf));
 		if (color && heat)
-			fprintf(f, "\033[%sm%s\033[m\n", heat == 2 ? "1;31" : "32", buf);
-		else
-			fprintf(f, "%s\n", buf);
+			fprintf(f, "\033[%sm", heat == 2 ? "1;31" : "32");
+		put_safe(f, buf);
+		fputs(color && heat ? "\033[m\n" : "\n", f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

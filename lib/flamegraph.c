@@ -944,8 +944,9 @@ static void out_num(struct out *o, double v)
 	out_mem(o, b, snprintf(b, sizeof(b), "%.15g", v));
 }
 
-/* Writes s[0..n) as XML text: & < > " ' escaped, invalid UTF-8 and control characters
- * replaced by U+FFFD so that the document always parses. */
+/* Writes s[0..n) as XML text: & < > " ' escaped, invalid UTF-8 and control characters (C0, DEL
+ * and C1, which a terminal showing the file would obey) replaced by U+FFFD so that the document
+ * always parses. */
 static void out_xml(struct out *o, const char *s, size_t n)
 {
 	size_t run = 0, i = 0;
@@ -958,7 +959,7 @@ static void out_xml(struct out *o, const char *s, size_t n)
 
 		if (c >= 0x80) {
 			next = utf8_next(s, n, i, &cp);
-			if (next > i + 1 && cp != 0xfffe && cp != 0xffff) {
+			if (next > i + 1 && cp != 0xfffe && cp != 0xffff && cp > 0x9f) {
 				i = next;
 				continue;
 			}
@@ -973,7 +974,7 @@ static void out_xml(struct out *o, const char *s, size_t n)
 			rep = "&quot;";
 		} else if (c == '\'') {
 			rep = "&apos;";
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || c == 0x7f) {
 			rep = "\xef\xbf\xbd";
 		} else {
 			i++;
@@ -997,9 +998,9 @@ static void out_js_string(struct out *o, const char *s)
 		unsigned char c = s[i];
 		uint32_t cp;
 		size_t next = c >= 0x80 ? utf8_next(s, n, i, &cp) : i + 1;
-		if (c >= 0x80 && next > i + 1) {
+		if (c >= 0x80 && next > i + 1 && cp > 0x9f) {
 			out_mem(o, s + i, next - i);
-		} else if (c >= 0x80 || c < 0x20 || strchr("\"\\<>&'", c)) {
+		} else if (c >= 0x80 || c < 0x20 || c == 0x7f || strchr("\"\\<>&'", c)) {
 			snprintf(b, sizeof(b), "\\u%04x", c >= 0x80 ? 0xfffd : c);
 			out_mem(o, b, 6);
 		} else {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 /* Hash of n bytes, 8 at a time. */
 static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
 {
@@ -56,17 +58,35 @@ static int sbuf_add(struct sbuf *b, const char *s, size_t n)
 	return 0;
 }
 
-/* Appends a name, replacing the bytes that would break a folded line. */
+/* Appends the character at s[0] (n bytes left) as a name writes it: ';' as ':', a newline as
+ * ' ', a control character escaped (escape_char); returns the bytes of s it took or -ENOMEM. */
+static int add_name_char(struct sbuf *b, const char *s, size_t n)
+{
+	char esc[ESCAPE_MAX], c = *s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s;
+	size_t used = 1, k = c == *s ? escape_char(s, n, esc, &used) : 0;
+
+	if (k ? sbuf_add(b, esc, k) : sbuf_add(b, &c, 1))
+		return -ENOMEM;
+	return (int)used;
+}
+
+/* Appends a name, replacing the bytes that would break a folded line and escaping control
+ * characters, which a terminal would obey; the plain start is copied at once. */
 static int sbuf_add_name(struct sbuf *b, const char *s, size_t n)
 {
-	if (!n)
-		return 0;
-	if (sbuf_reserve(b, n))
+	size_t i = 0;
+
+	while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != ';' && s[i] != 0x7f &&
+	       (unsigned char)s[i] != 0xc2)
+		i++;
+	if (sbuf_add(b, s, i))
 		return -ENOMEM;
-	char *o = b->s + b->len;
-	for (size_t i = 0; i < n; i++)
-		o[i] = s[i] == ';' ? ':' : s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
-	b->len += n;
+	while (i < n) {
+		int used = add_name_char(b, s + i, n - i);
+		if (used < 0)
+			return used;
+		i += used;
+	}
 	return 0;
 }
 
@@ -148,10 +168,12 @@ static int w_name(struct writer *w, uint32_t id)
 	if (!e->set) {
 		const char *s = strtab_get(t, id);
 		e->off = w->arena.len;
-		e->len = strlen(s);
 		e->set = true;
-		if (sbuf_add_name(&w->arena, s, e->len))
+		if (sbuf_add_name(&w->arena, s, strlen(s)))
 			return -ENOMEM;
+		if (w->arena.len - e->off > UINT32_MAX)
+			return -ENOMEM;
+		e->len = w->arena.len - e->off; /* escapes make it longer */
 	}
 	return e->len ? sbuf_add(&w->cur, w->arena.s + e->off, e->len) : 0;
 }
@@ -642,30 +664,29 @@ static int r_stack(struct reader *r, char *s, size_t len, int64_t count)
 	return profile_add_sample(r->p, r->locs, n, &count, &no_label, 0);
 }
 
-/* Parses a count: digits, optionally a '.' and more digits (rounded half up). */
-static bool parse_count(const char *s, size_t n, int64_t *out)
+/* Parses a count: digits, optionally a '.' and more digits (rounded half up). Returns 0,
+ * -EINVAL when it is not a count, -EOVERFLOW when it is one over INT64_MAX. */
+static int parse_count(const char *s, size_t n, int64_t *out)
 {
 	size_t i = 0;
 	int64_t v = 0;
+	bool big = false;
 
 	if (!n || s[0] < '0' || s[0] > '9')
-		return false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > (INT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
+		return -EINVAL;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		big |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v);
 	if (i < n) {
 		if (s[i++] != '.')
-			return false;
+			return -EINVAL;
 		if (i < n && s[i] >= '5')
-			v++;
+			big |= __builtin_add_overflow(v, 1, &v);
 		for (; i < n; i++)
 			if (s[i] < '0' || s[i] > '9')
-				return false;
+				return -EINVAL;
 	}
 	*out = v;
-	return true;
+	return big ? -EOVERFLOW : 0;
 }
 
 /* Whitespace that may end a line. */
@@ -674,7 +695,7 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Parses one line; bad lines are counted, only allocation failures are errors. */
+/* Parses one line; bad lines are counted; counts past INT64_MAX, in all, are -EOVERFLOW. */
 static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st)
 {
 	int64_t count;
@@ -689,18 +710,20 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 		ws--;
 	for (slen = ws; slen && is_blank(s[slen - 1]);)
 		slen--;
-	if (!slen || !parse_count(s + ws, len - ws, &count) || memchr(s, 0, len)) {
+	int err = slen ? parse_count(s + ws, len - ws, &count) : -EINVAL;
+	if (err == -EINVAL) {
 		st->bad_lines++;
 		return 0;
 	}
-	if (__builtin_add_overflow(st->samples, (uint64_t)count, &st->samples))
-		st->samples = UINT64_MAX; /* saturate, as sample values do */
+	if (err || count > INT64_MAX - (int64_t)st->samples)
+		return -EOVERFLOW; /* sums over samples must not overflow */
+	st->samples += count;
 	return count ? r_stack(r, s, slen, count) : 0;
 }
 
 /* Reads one line (with its newline) into b, keeping at most FOLDED_MAX_LINE bytes: the rest of
  * a longer line is read and dropped, and *too_long set. Returns the bytes read (0 at the end of
- * the input) or -ENOMEM. */
+ * the input), -EINVAL at a NUL byte (not text: /dev/zero ends here) or -ENOMEM. */
 static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
 {
 	ssize_t n = 0;
@@ -710,6 +733,8 @@ static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
 	*too_long = false;
 	while ((c = getc_unlocked(f)) != EOF) {
 		n++;
+		if (!c)
+			return -EINVAL;
 		if (b->len >= FOLDED_MAX_LINE)
 			*too_long = true;
 		else if (sbuf_reserve(b, 1))
@@ -739,6 +764,7 @@ int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 		return -ENOMEM;
 	flockfile(f);
 	while (!err && (n = read_line(f, &line, &too_long)) > 0) {
+		st->line++;
 		if (too_long) {
 			st->lines++;
 			st->bad_lines++;

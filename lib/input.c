@@ -59,7 +59,7 @@ static int source_open(struct source *s, const char *path)
 		return -EISDIR;
 	s->cap = PEEK_BYTES;
 	if (S_ISREG(st.st_mode) && st.st_size > PEEK_BYTES)
-		s->cap = st.st_size + 1;
+		s->cap = (uint64_t)st.st_size < PPROF_MAX_SIZE ? (size_t)st.st_size + 1 : PPROF_MAX_SIZE + 1;
 	if (!(s->buf = malloc(s->cap)))
 		return -ENOMEM;
 	ssize_t n = read_full(s->fd, s->buf, PEEK_BYTES);
@@ -77,16 +77,20 @@ static void source_close(struct source *s)
 	free(s->buf);
 }
 
-/* Reads the rest of the input after the peeked bytes. */
+/* Reads the rest of the input after the peeked bytes; more than PPROF_MAX_SIZE bytes (a
+ * profile that large could not be decoded, or endless input) is -EFBIG. */
 static int source_slurp(struct source *s)
 {
 	for (;;) {
+		if (s->len > PPROF_MAX_SIZE)
+			return -EFBIG;
 		if (s->len == s->cap) {
-			char *n = realloc(s->buf, s->cap * 2);
+			size_t ncap = s->cap * 2 < PPROF_MAX_SIZE + 1 ? s->cap * 2 : PPROF_MAX_SIZE + 1;
+			char *n = realloc(s->buf, ncap);
 			if (!n)
 				return -ENOMEM;
 			s->buf = n;
-			s->cap *= 2;
+			s->cap = ncap;
 		}
 		ssize_t r = read_full(s->fd, s->buf + s->len, s->cap - s->len);
 		if (r < 0)
@@ -174,7 +178,8 @@ int profile_load(struct profile *p, const char *path, struct folded_stats *st)
 	}
 	const unsigned char *b = (const unsigned char *)s.buf;
 	bool gz = s.len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
-	if (gz || (is_profile_key(b[0]) && looks_binary(s.buf, s.len))) {
+	if (gz || (is_profile_key(b[0]) && looks_binary(s.buf, s.len) &&
+		   pprof_plausible(s.buf, s.len))) {
 		err = source_slurp(&s);
 		if (!err)
 			err = pprof_decode(p, s.buf, s.len);

@@ -205,6 +205,9 @@ static void write_string(FILE *f, const char *str, size_t len)
 		if (!n) {
 			fputs("\\ufffd", f);
 			i += bad;
+		} else if ((n == 2 && s[i] == 0xc2 && s[i + 1] <= 0x9f) || s[i] == 0x7f) {
+			fprintf(f, "\\u%04x", n == 2 ? s[i + 1] : s[i]); /* C1 and DEL: terminals obey C1 */
+			i += n;
 		} else if (n > 1 || !write_escape(f, s[i])) {
 			fwrite(s + i, 1, n, f);
 			i += n;

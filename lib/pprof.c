@@ -651,6 +651,7 @@ struct dec {
 	struct profile_line *lines;
 	size_t nlines, cap_lines;
 	bool missing_ref;   /* an id or string index referred to nothing (-EBADMSG, not -EINVAL) */
+	int64_t *totals;    /* per sample type: the sum of the values read so far */
 };
 
 /* Converts a file string index to our string id. */
@@ -956,6 +957,20 @@ static int rd_sample(struct dec *d, struct pbr r)
 	return err;
 }
 
+/* Adds a sample's values to the per-type totals: a negative value (pprof -diff_base writes
+ * them) is -ERANGE, a total past INT64_MAX -EOVERFLOW, so that no sum over samples overflows. */
+static int add_totals(struct dec *d)
+{
+	for (size_t i = 0; i < d->vals.n; i++) {
+		int64_t v = (int64_t)d->vals.v[i];
+		if (v < 0)
+			return -ERANGE;
+		if (__builtin_add_overflow(d->totals[i], v, &d->totals[i]))
+			return -EOVERFLOW;
+	}
+	return 0;
+}
+
 /* Pass 4: samples (location ids remapped, value count checked), merged by profile_add_sample. */
 static int pass_samples(struct dec *d, const struct pbf *f)
 {
@@ -967,6 +982,8 @@ static int pass_samples(struct dec *d, const struct pbf *f)
 		return err;
 	if (d->vals.n != d->p->nsample_types || d->ids.n > UINT32_MAX)
 		return -EINVAL;
+	if ((err = add_totals(d)))
+		return err;
 	for (size_t i = 0; i < d->ids.n; i++) {
 		if (!(d->ids.v[i] = idmap_get(&d->locs, d->ids.v[i]))) {
 			d->missing_ref = true;
@@ -983,6 +1000,8 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 	struct dec d;
 	int err;
 
+	if (len > PPROF_MAX_SIZE)
+		return -EFBIG;
 	memset(&d, 0, sizeof(d));
 	d.p = p;
 	d.in = (struct pbr){ data, data + len };
@@ -1001,8 +1020,11 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 		err = dec_pass(&d, pass_tables);
 	if (!err)
 		err = dec_pass(&d, pass_locations);
+	if (!err && !(d.totals = calloc(p->nsample_types + 1, sizeof(*d.totals))))
+		err = -ENOMEM;
 	if (!err)
 		err = dec_pass(&d, pass_samples);
+	free(d.totals);
 	free(d.strs);
 	idmap_release(&d.maps);
 	idmap_release(&d.fns);
@@ -1014,13 +1036,13 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 	return err == -EINVAL && d.missing_ref ? -EBADMSG : err;
 }
 
-/* 1000 x len, clamped to [256 MiB, 4 GiB]. */
+/* PPROF_GUNZIP_RATIO x len, clamped to [PPROF_GUNZIP_MIN, PPROF_MAX_SIZE]. */
 size_t pprof_gunzip_limit(size_t len)
 {
-	uint64_t max = 4ULL << 30, min = 256ULL << 20;
-	uint64_t lim = len > max / 1000 ? max : (uint64_t)len * 1000;
+	uint64_t lim = len > PPROF_MAX_SIZE / PPROF_GUNZIP_RATIO ? PPROF_MAX_SIZE
+								 : (uint64_t)len * PPROF_GUNZIP_RATIO;
 
-	return lim < min ? min : lim;
+	return lim < PPROF_GUNZIP_MIN ? PPROF_GUNZIP_MIN : lim;
 }
 
 /* Grows the gunzip output buffer, refusing to pass limit. */
@@ -1039,11 +1061,61 @@ static int gunzip_grow(uint8_t **buf, size_t *cap, size_t in_len, size_t limit)
 	return 0;
 }
 
-/* Inflates one or more concatenated gzip members into a malloc'd buffer. */
+/* Reads a varint from b[*pos..len); 1 when the bytes end first, -EINVAL when it is too long. */
+static int scan_varint(const uint8_t *b, size_t len, size_t *pos, uint64_t *v)
+{
+	struct pbr r = { b + *pos, b + len };
+
+	if (!rd_varint(&r, v)) {
+		*pos = r.p - b;
+		return 0;
+	}
+	return len - *pos < 10 ? 1 : -EINVAL; /* cut off (it ran out), or too long */
+}
+
+/* Checks the top-level fields of the bytes inflated so far, from *pos (where the next field
+ * starts) on, so that output that is not a Profile (a bomb of zeros) stops at its first bytes:
+ * a bad key or wire type, or a field longer than any profile, is -EINVAL; a field longer than
+ * the limit -EFBIG. */
+static int scan_fields(const uint8_t *b, size_t len, size_t *pos, size_t limit)
+{
+	while (*pos < len) {
+		size_t at = *pos;
+		uint64_t key, v;
+		int rc = scan_varint(b, len, &at, &key);
+		if (rc)
+			return rc < 0 ? rc : 0;
+		struct pbf f = { .num = key >> 3, .wt = key & 7 };
+		if (!f.num || key >> 3 > 0x1fffffff || !top_wire_type_ok(&f) ||
+		    (f.wt != WT_VARINT && f.wt != WT_LEN && f.wt != WT_I64 && f.wt != WT_I32))
+			return -EINVAL;
+		if (f.wt == WT_I64 || f.wt == WT_I32) {
+			*pos = at + (f.wt == WT_I64 ? 8 : 4);
+			continue;
+		}
+		if ((rc = scan_varint(b, len, &at, &v)))
+			return rc < 0 ? rc : 0;
+		if (f.wt == WT_LEN && v > limit - at)
+			return v > PPROF_MAX_SIZE ? -EINVAL : -EFBIG;
+		*pos = at + (f.wt == WT_LEN ? v : 0);
+	}
+	return 0;
+}
+
+/* The top-level scan of the gunzipped bytes, on raw bytes. */
+bool pprof_plausible(const void *data, size_t len)
+{
+	size_t pos = 0;
+
+	return !scan_fields(data, len, &pos, PPROF_MAX_SIZE);
+}
+
+/* Inflates one or more concatenated gzip members into a malloc'd buffer, checking the fields
+ * as they come out. */
 static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *olen)
 {
 	z_stream z;
-	size_t limit = pprof_gunzip_limit(len), cap = 0, used = 0, in_left = len;
+	size_t limit = pprof_gunzip_limit(len), cap = 0, used = 0, in_left = len, scanned = 0;
 	uint8_t *buf = NULL;
 	int err = 0;
 
@@ -1062,6 +1134,8 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *olen)
 		int rc = inflate(&z, Z_NO_FLUSH);
 		in_left -= ai - z.avail_in;
 		used += ao - z.avail_out;
+		if ((err = scan_fields(buf, used, &scanned, limit)))
+			break;
 		if (rc == Z_STREAM_END && !in_left)
 			break;
 		if (rc == Z_STREAM_END && in_left >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b)

@@ -9,9 +9,20 @@
 
 #include "profile.h"
 
-/* Largest decompressed size pprof_decode accepts for len bytes of gzip input: 1000 times the
- * input, at least 256 MiB, at most 4 GiB. Larger output is refused with -EFBIG. */
+/* Largest profile.proto, raw or decompressed, pprof_decode accepts (1 GiB): decoded, it takes
+ * several times that much memory. */
+#define PPROF_MAX_SIZE ((size_t)1 << 30)
+#define PPROF_GUNZIP_RATIO 256u                /* real profiles compress 5-100x */
+#define PPROF_GUNZIP_MIN ((size_t)64 << 20)    /* small inputs may inflate this far */
+
+/* Largest decompressed size pprof_decode accepts for len bytes of gzip input: PPROF_GUNZIP_RATIO
+ * times the input, at least PPROF_GUNZIP_MIN, at most PPROF_MAX_SIZE. Larger output is refused
+ * with -EFBIG. */
 size_t pprof_gunzip_limit(size_t len);
+
+/* Whether len bytes (the start of an input) could begin a raw profile.proto: top-level fields
+ * with valid keys and wire types, none longer than PPROF_MAX_SIZE; the last may be cut off. */
+bool pprof_plausible(const void *data, size_t len);
 
 /* Encodes p; on success *out is a malloc'd buffer of *len bytes (gzip stream when gzip) that the
  * caller frees. Ids are written as they are (dense, 1-based), the string table in id order.
@@ -22,9 +33,14 @@ int pprof_encode(const struct profile *p, bool gzip, void **out, size_t *len);
  * freshly profile_init'ed. File ids are remapped to dense ids; identical samples are merged.
  * Address-less locations with one line and no line number are interned (profile_simple_location)
  * and their kind comes from their mapping's name. Returns 0, -ENODATA for empty input, -EBADMSG
- * for a profile that refers to a string, function, location or mapping it does not have, -EINVAL
- * for other malformed or inconsistent input, -EFBIG for a decompression bomb, or -ENOMEM. On failure
- * p holds partial contents: the caller still profile_release()s it. */
+ * for a profile that refers to a string, function, location or mapping it does not have, -ERANGE
+ * for a negative sample value (pprof -diff_base profiles have them: firn diff compares two
+ * profiles instead), -EOVERFLOW when the values of one sample type sum past INT64_MAX (so that no
+ * sum over samples can overflow), -EINVAL for other malformed or inconsistent input (gzip output
+ * is checked as it inflates: a stream that does not start like a Profile stops early), -EFBIG for
+ * input or decompressed output over PPROF_MAX_SIZE or pprof_gunzip_limit(len), or a field longer
+ * than that, or -ENOMEM. On failure p holds partial contents: the caller still
+ * profile_release()s it. */
 int pprof_decode(struct profile *p, const void *data, size_t len);
 
 #endif

@@ -732,11 +732,40 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		if (!err)
 			err = merge_samples(dst, src, &mm);
 	}
-	dst->duration_nanos += src->duration_nanos;
+	if (__builtin_add_overflow(dst->duration_nanos, src->duration_nanos, &dst->duration_nanos))
+		dst->duration_nanos = src->duration_nanos < 0 ? INT64_MIN : INT64_MAX; /* any file's */
 	if (!dst->time_nanos || (src->time_nanos && src->time_nanos < dst->time_nanos))
 		dst->time_nanos = src->time_nanos;
 	free(mm.mapping);
 	free(mm.function);
 	free(mm.location);
 	return err;
+}
+
+/* Adds p's values of type t to *sum; -ERANGE, -EOVERFLOW as profile_values_check. */
+static int values_sum(const struct profile *p, uint32_t t, int64_t *sum)
+{
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		int64_t v = p->samples[i].values[t];
+		if (v < 0)
+			return -ERANGE;
+		if (__builtin_add_overflow(*sum, v, sum))
+			return -EOVERFLOW;
+	}
+	return 0;
+}
+
+int profile_values_check(const struct profile *a, const struct profile *b)
+{
+	if (b && b->nsample_types != a->nsample_types)
+		b = NULL;
+	for (uint32_t t = 0; t < a->nsample_types; t++) {
+		int64_t sum = 0;
+		int err = values_sum(a, t, &sum);
+		if (!err && b)
+			err = values_sum(b, t, &sum);
+		if (err)
+			return err;
+	}
+	return 0;
 }

@@ -172,4 +172,10 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
  * that have the same stacks. Sample types must match by name; returns -EINVAL when they do not. */
 int profile_merge(struct profile *dst, const struct profile *src);
 
+/* Whether the sample values of a, and of b too when it is not NULL and has as many sample types,
+ * keep the invariant profile_load gives: none negative, and for each type a sum of at most
+ * INT64_MAX, so that no sum over samples overflows (check before profile_merge). Returns 0,
+ * -ERANGE for a negative value or -EOVERFLOW. */
+int profile_values_check(const struct profile *a, const struct profile *b);
+
 #endif

@@ -1,10 +1,10 @@
 # Bad input table: missing, empty, directory, truncated or garbage gzip, wrong magic, pprof with
-# references to missing ids, absurd counts and sizes, a decompression bomb, a 1 GB line of folded
-# text, record outputs that cannot be written, non-ELF and truncated ELF files for usdt-list, and
-# unknown options, missing arguments and bad values for every option of every command (`firn help
-# --commands`). Each failure must exit with the documented code (1 runtime, 2 usage), say one line
-# on stderr (plus the usage hint), not crash, and leave an existing output file and its directory
-# exactly as they were.
+# references to missing ids, counts that overflow or are negative, absurd sizes, decompression
+# bombs, endless input (/dev/zero), a 1 GB line of folded text, record outputs that cannot be
+# written, non-ELF and truncated ELF files for usdt-list, and unknown options, missing arguments
+# and bad values for every option of every command (`firn help --commands`). Each failure must
+# exit with the documented code (1 runtime, 2 usage), say one line on stderr (plus the usage
+# hint), not crash, and leave an existing output file and its directory exactly as they were.
 . "$(dirname "$0")/lib.sh"
 
 SRC="$ROOT/tests/fixtures"
@@ -18,6 +18,7 @@ head -c 4096 /dev/urandom | gzip -c >garbage.gz
 printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR' >wrong-magic.png
 cp /bin/true elf-program
 python3 "$SRC/bad_pprof.py" .
+printf 'a;b 9223372036854775807\n\nc;d 1\n' >huge.folded
 printf 'hello, not an ELF file\n' >text
 head -c 64 /bin/true >elf-header-only
 head -c 3000 /bin/true >elf-truncated
@@ -75,14 +76,32 @@ missing-string.pb.gz cannot read 'missing-string.pb.gz': $MISSINGREF$
 huge-length.pb.gz cannot read 'huge-length.pb.gz': $NOTPROFILE$
 many-types.pb.gz cannot read 'many-types.pb.gz': $NOTPROFILE$
 deep-nesting.pb cannot read 'deep-nesting.pb': $NOTPROFILE$
-bomb.pb.gz cannot read 'bomb.pb.gz': decompressed profile too large$
+bomb.pb.gz cannot read 'bomb.pb.gz': $NOTPROFILE$
+bomb-fields.pb.gz cannot read 'bomb-fields.pb.gz': profile too large \(see LIMITS in firn-report\(1\)\)$
+huge-count.pb.gz cannot read 'huge-count.pb.gz': invalid pprof profile: sample values overflow$
+negative-count.pb.gz cannot read 'negative-count.pb.gz': invalid pprof profile: negative sample value$
+huge.folded cannot read 'huge.folded': sample counts overflow at line 3$
 EOF
 
-# absurd but valid counts: the sum saturates at 2^63-1, a negative count stays itself
-"$FIRN" report --folded huge-count.pb.gz >"$TMP/got" 2>"$TMP/stderr"
-check "huge counts saturate" [ "$(cat "$TMP/got" "$TMP/stderr")" = "main 9223372036854775807" ]
-"$FIRN" report --json negative-count.pb.gz >"$TMP/got" 2>"$TMP/stderr"
-check "a negative count is read as it is" grep -q '"total": -9223372036854775808' "$TMP/got"
+# counts that sum to exactly 2^63-1 are read (the sums of every output stay exact)
+printf 'a;b 9223372036854775806\nc;d 1\n' >max.folded
+"$FIRN" report --json max.folded >"$TMP/got" 2>"$TMP/stderr"
+check "counts summing to 2^63-1 are read" grep -q '"total": 9223372036854775807' "$TMP/got"
+
+# two files that each fit but overflow once merged into one side of diff
+printf 'a;b 5000000000000000000\n' >half1.folded
+printf 'a;c 5000000000000000000\n' >half2.folded
+bad "diff: a merged side overflows" 1 \
+	"^firn: cannot merge 'half2.folded' with 'half1.folded': sample counts overflow$" \
+	"$FIRN" diff -o "$TMP/out/keep.out" --base half1.folded half2.folded --new good.folded
+
+# endless input ends with an error at once: NUL bytes are not text, random bytes not a Profile
+for dev in /dev/zero /dev/urandom; do
+	bad "report $dev" 1 "^firn: cannot read '$dev': $NOTPROFILE$" \
+		timeout 10 "$FIRN" report -o "$TMP/out/keep.out" "$dev"
+	bad "report - <$dev" 1 "^firn: cannot read '<stdin>': $NOTPROFILE$" \
+		bash -c 'timeout 10 "$1" report -o "$2" - <"$3"' _ "$FIRN" "$TMP/out/keep.out" "$dev"
+done
 
 # peak_rss_kb CMD...: runs CMD in the background (stdin inherited), polls its VmHWM until it
 # exits; prints the highest value seen (KiB). The exit code goes to $TMP/rc.
@@ -98,6 +117,23 @@ peak_rss_kb() {
 	echo $? >"$TMP/rc"
 	echo "$peak"
 }
+
+# a gzip bomb of 2 GiB of zeros (2 MB): refused at its first bytes, in little memory
+python3 -c '
+import sys, zlib
+z = zlib.compressobj(9, zlib.DEFLATED, 31)
+member = z.compress(bytes(16 << 20)) + z.flush()
+sys.stdout.buffer.write(member * 128)' >bomb2g.pb.gz
+peak=$(peak_rss_kb "$FIRN" report bomb2g.pb.gz </dev/null)
+check "2 GiB bomb: exit 1" [ "$(cat "$TMP/rc")" -eq 1 ]
+check "2 GiB bomb: the message" grep -qx "firn: cannot read 'bomb2g.pb.gz': $NOTPROFILE" "$TMP/stderr"
+if [ "$peak" -lt 100000 ]; then pass "2 GiB bomb: peak RSS ${peak} KiB"; else
+	fail "2 GiB bomb: peak RSS ${peak} KiB (wanted under 100 MB)"; fi
+# a bomb with a valid Profile prefix inflates to the limit (256x its 311 KB) and no further
+peak=$(peak_rss_kb "$FIRN" report bomb-fields.pb.gz </dev/null)
+check "field bomb: exit 1" [ "$(cat "$TMP/rc")" -eq 1 ]
+if [ "$peak" -lt 200000 ]; then pass "field bomb: peak RSS ${peak} KiB"; else
+	fail "field bomb: peak RSS ${peak} KiB (wanted under 200 MB)"; fi
 
 # gigaline TAIL: a 1 GiB line of folded text ("frame;frame;...;leaf 5"), then TAIL
 gigaline() {

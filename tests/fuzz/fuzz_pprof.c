@@ -1,6 +1,6 @@
 /* libFuzzer harness: pprof_decode on arbitrary bytes (raw protobuf and gzip). A profile that
- * decodes must also expand into frames, write as folded text, encode, and decode again to the
- * same samples and totals. */
+ * decodes must have no negative value and no sum past INT64_MAX, expand into frames, write as
+ * folded text, encode, and decode again to the same samples and totals. */
 #include <errno.h>
 #include <string.h>
 
@@ -9,14 +9,15 @@
 #include "pprof.h"
 #include "profile.h"
 
-/* Sum of every sample's value of type t, saturating like profile_add_sample. */
+/* Sum of every sample's value of type t (pprof_decode guarantees it fits). */
 static int64_t total(const struct profile *p, uint32_t t)
 {
 	int64_t sum = 0;
 
-	for (uint64_t i = 0; i < p->nsamples; i++)
-		if (__builtin_add_overflow(sum, p->samples[i].values[t], &sum))
-			sum = p->samples[i].values[t] < 0 ? INT64_MIN : INT64_MAX;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		FUZZ_ASSERT(p->samples[i].values[t] >= 0);
+		FUZZ_ASSERT(!__builtin_add_overflow(sum, p->samples[i].values[t], &sum));
+	}
 	return sum;
 }
 
@@ -63,7 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (profile_init(&p))
 		abort();
 	int err = pprof_decode(&p, data, size);
-	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -EBADMSG || err == -ENODATA || err == -EFBIG);
+	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -EBADMSG || err == -ENODATA || err == -EFBIG ||
+		    err == -ERANGE || err == -EOVERFLOW);
+	FUZZ_ASSERT(err || profile_values_check(&p, NULL) == 0);
 	if (!err) {
 		use_profile(&p);
 		round_trip(&p);

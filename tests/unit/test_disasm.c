@@ -255,6 +255,29 @@ static void test_annotate_write(void **state)
 	profile_release(&f.p);
 }
 
+/* A recorded build id (from the profile, any text) with terminal escapes is written escaped. */
+static void test_annotate_write_escapes(void **state)
+{
+	struct fixture_profile f;
+	struct disasm d;
+	struct disasm_query q = { "busy_hot", NULL, 0, false };
+	char *text = NULL;
+	size_t len = 0;
+
+	fixture_profile(&f, "\x1b]0;pwned\x07");
+	assert_int_equal(disasm_annotate(&d, &f.p, f.p.samples, f.p.nsamples, &q), 0);
+	assert_true(d.build_id_differs);
+	FILE *m = open_memstream(&text, &len);
+	assert_int_equal(disasm_write(&d, m, false), 0);
+	fclose(m);
+	assert_non_null(strstr(text, " DIFFERS from the recorded \\x1b]0;pwned\\x07: "));
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\a'));
+	free(text);
+	disasm_release(&d);
+	profile_release(&f.p);
+}
+
 static void test_annotate_errors(void **state)
 {
 	struct fixture_profile f;
@@ -289,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_annotate),
 		cmocka_unit_test(test_annotate_write),
+		cmocka_unit_test(test_annotate_write_escapes),
 		cmocka_unit_test(test_annotate_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -353,19 +353,24 @@ static void test_escaping(void **state)
 	struct flamegraph_opts o;
 
 	fixture_init(&fx);
-	add_stack(&fx, "x<&\"'>y;bad\xff", 1, NULL);
+	add_stack(&fx, "x<&\"'>y;bad\xff\x1b\xc2\x9b\x7f", 1, NULL);
 	flamegraph_opts_init(&o);
 	o.title = "a<b";
 	o.countname = "by&tes";
-	o.nametype = "\"]]></script>";
+	o.nametype = "\"]]></script>\x1b\xc2\x9b\x7f";
 	char *svg = render(&fx, &o, 0);
 	assert_true(has_frame(svg, "x&lt;&amp;&quot;&apos;&gt;y (1 by&amp;tes, 100.00%)"));
-	assert_true(has_frame(svg, "bad\xef\xbf\xbd (1 by&amp;tes"));
+	/* invalid UTF-8 and control characters (C0, C1, DEL) are U+FFFD */
+	assert_true(has_frame(svg, "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd (1 by&amp;tes"));
 	assert_non_null(strstr(svg, ">x&lt;&amp;&quot;&apos;&gt;y</text>"));
 	assert_non_null(strstr(svg, ">a&lt;b</text>"));
-	assert_non_null(strstr(svg, "nametype: \"\\u0022]]\\u003e\\u003c/script\\u003e\""));
+	assert_non_null(strstr(svg, "nametype: \"\\u0022]]\\u003e\\u003c/script\\u003e"
+				    "\\u001b\\ufffd\\u007f\""));
 	assert_int_equal(count(svg, "]]>"), 1);
 	assert_null(strstr(svg, "\xff"));
+	assert_null(strstr(svg, "\x1b"));
+	assert_null(strstr(svg, "\xc2\x9b"));
+	assert_null(strstr(svg, "\x7f"));
 	free(svg);
 	profile_release(&fx.p);
 }

@@ -137,6 +137,24 @@ static void test_write_default(void **state)
 	profile_release(&p);
 }
 
+/* Names with control characters a terminal would obey: escaped ("\x1b"), as the table does;
+ * ';' and newlines replaced as before; UTF-8 text kept. */
+static void test_write_controls(void **state)
+{
+	struct profile p;
+	struct folded_opts o = { .comm_first = true };
+	struct profile_label l[3];
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(profile_add_sample_type(&p, "samples", "count"), 0);
+	uint64_t loc = profile_simple_location(
+		&p, 0, profile_function(&p, "\x1b]0;pwned\a\tx\n\xc2\x9b\xc3\xa9", NULL, "", 0), 0);
+	labels3(&p, l, "\x1b[31mevil", 7, 8);
+	add(&p, &loc, 1, 3, l, 3);
+	expect_write(&p, &o, "\\x1b[31mevil;\\x1b]0:pwned\\x07\\x09x \\xc2\\x9b\xc3\xa9 3\n");
+	profile_release(&p);
+}
+
 /* comm, comm-PID and comm-PID/TID as the first frame. */
 static void test_write_comm(void **state)
 {
@@ -265,6 +283,58 @@ static void test_read(void **state)
 	profile_release(&p);
 }
 
+/* Reads len bytes of text into a fresh profile; returns folded_read's code. */
+static int read_rc(struct profile *p, const char *text, size_t len, struct folded_stats *st)
+{
+	FILE *f = fmemopen((void *)text, len, "r");
+
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	int rc = folded_read(p, f, st);
+	fclose(f);
+	return rc;
+}
+
+/* Counts that sum past INT64_MAX (on one stack or on several), or one count over it, are
+ * -EOVERFLOW at the line that does it, never a wrapped sum; exactly INT64_MAX is read. */
+static void test_read_overflow(void **state)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		uint64_t line;
+	} cases[] = {
+		{ "a;b 9223372036854775807\nc;d 9223372036854775807\n", -EOVERFLOW, 2 },
+		{ "a;b 9223372036854775807\n\na;b 9223372036854775807\n", -EOVERFLOW, 3 },
+		{ "x 1\na 9223372036854775808\n", -EOVERFLOW, 2 },
+		{ "a 99999999999999999999999\n", -EOVERFLOW, 1 },
+		{ "a 9223372036854775807.5\n", -EOVERFLOW, 1 },
+		{ "a 9223372036854775806\nb 1\n", 0, 2 },
+		{ "a 9223372036854775806.5\n", 0, 1 },
+	};
+	struct folded_stats st;
+	struct profile p;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(read_rc(&p, cases[i].text, strlen(cases[i].text), &st), cases[i].rc);
+		assert_int_equal(st.line, cases[i].line);
+		if (!cases[i].rc)
+			assert_int_equal(st.samples, INT64_MAX);
+		profile_release(&p);
+	}
+}
+
+/* A NUL byte is not text (binary data, /dev/zero): -EINVAL at once, not a skipped line. */
+static void test_read_nul(void **state)
+{
+	static const char text[] = "main;a 1\nmain;b\0 2\nmain;c 3\n";
+	struct folded_stats st;
+	struct profile p;
+
+	assert_int_equal(read_rc(&p, text, sizeof(text) - 1, &st), -EINVAL);
+	profile_release(&p);
+}
+
 /* Reading then writing gives the merged, sorted text; so does a detour through pprof. */
 static void test_round_trip(void **state)
 {
@@ -345,7 +415,10 @@ int main(void)
 		cmocka_unit_test(test_write_default),
 		cmocka_unit_test(test_write_comm),
 		cmocka_unit_test(test_write_empty),
+		cmocka_unit_test(test_write_controls),
 		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_read_overflow),
+		cmocka_unit_test(test_read_nul),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_many_stacks),
 	};

@@ -1,10 +1,11 @@
 /* Unit tests for lib/input: format detection (gzip pprof, raw pprof, folded text, including text
  * whose first byte looks like a protobuf key), errors (-ENOENT, -EISDIR, -ENODATA, -EINVAL),
- * stdin (streamed folded text larger than the peek, gzip), and saving: atomic for regular files
- * (.old kept, no temporary file left behind, mode 0600 for profiles, the mode asked for, owner
- * set before the rename, a .old that is a directory reported as such, stdout), written through
- * for devices and FIFOs (never replaced; a FIFO without reader fails at once), links followed
- * only when trusted, a new file under a random name (file_write_new). */
+ * stdin (streamed folded text larger than the peek, gzip), hostile input (/dev/zero, counts
+ * that overflow, a NUL byte), and saving: atomic for regular files (.old kept, no temporary
+ * file left behind, mode 0600 for profiles, the mode asked for, owner set before the rename, a
+ * .old that is a directory reported as such, stdout), written through for devices and FIFOs
+ * (never replaced; a FIFO without reader fails after a bounded wait), links followed only when
+ * trusted, a new file under a random name (file_write_new). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,6 +208,23 @@ static void test_errors(void **state)
 	write_file(path_of("mixed"), "hello world\nmain 2\n", 19);
 	assert_int_equal(load(path_of("mixed"), &st, &n, &total), 0);
 	assert_true(st.lines == 2 && st.bad_lines == 1 && total == 2);
+}
+
+/* Endless and hostile input: /dev/zero and /dev/urandom end at once (NUL bytes are not text,
+ * random bytes no Profile); folded counts that sum past INT64_MAX are -EOVERFLOW at their line. */
+static void test_hostile(void **state)
+{
+	struct folded_stats st;
+	uint64_t n;
+	int64_t total;
+
+	assert_int_equal(load("/dev/zero", NULL, &n, &total), -EINVAL);
+	assert_int_equal(load("/dev/urandom", NULL, &n, &total), -EINVAL);
+	write_file(path_of("huge"), "a 9223372036854775807\n\nb 1\n", 27);
+	assert_int_equal(load(path_of("huge"), &st, &n, &total), -EOVERFLOW);
+	assert_int_equal(st.line, 3);
+	write_file(path_of("nul"), "main 1\nx\0y 2\n", 13);
+	assert_int_equal(load(path_of("nul"), &st, &n, &total), -EINVAL);
 }
 
 /* Runs profile_load("-") with stdin fed by a child process writing len bytes of data. */
@@ -559,6 +577,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detect_folded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_keep_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_errors, setup, teardown),

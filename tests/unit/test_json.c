@@ -132,7 +132,7 @@ static void test_escape_ascii(void **state)
 
 	capture_begin(&c, false);
 	jw_string(c.w, "q\"b\\s/\b\f\n\r\t\x01\x1f\x7f end");
-	capture_expect(&c, "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f end\"\n", 0);
+	capture_expect(&c, "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f end\"\n", 0);
 }
 
 static void test_escape_nul_with_len(void **state)
@@ -150,9 +150,19 @@ static void test_utf8_valid_passes(void **state)
 
 	/* 2, 3 and 4 byte sequences, the edges of the ranges */
 	capture_begin(&c, false);
-	jw_string(c.w, "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xed\x9f\xbf \xf4\x8f\xbf\xbf \xc2\x80");
-	capture_expect(&c, "\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xed\x9f\xbf \xf4\x8f\xbf\xbf \xc2\x80\"\n",
+	jw_string(c.w, "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xed\x9f\xbf \xf4\x8f\xbf\xbf \xc2\xa0");
+	capture_expect(&c, "\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xed\x9f\xbf \xf4\x8f\xbf\xbf \xc2\xa0\"\n",
 		       0);
+}
+
+/* C1 controls (U+0080-U+009F: U+009B is CSI) and DEL are escaped: a terminal would obey them. */
+static void test_escape_c1(void **state)
+{
+	struct capture c;
+
+	capture_begin(&c, false);
+	jw_string(c.w, "a\xc2\x80" "b\xc2\x9b" "2J\xc2\x9f" "c\x7f" "\xc2\xa0");
+	capture_expect(&c, "\"a\\u0080b\\u009b2J\\u009fc\\u007f\xc2\xa0\"\n", 0);
 }
 
 static void test_utf8_invalid_replaced(void **state)
@@ -245,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_top_level_scalars),
 		cmocka_unit_test(test_escape_ascii),
 		cmocka_unit_test(test_escape_nul_with_len),
+		cmocka_unit_test(test_escape_c1),
 		cmocka_unit_test(test_utf8_valid_passes),
 		cmocka_unit_test(test_utf8_invalid_replaced),
 		cmocka_unit_test(test_names_escaped),

@@ -17,7 +17,7 @@
 #include "profile.h"
 
 /* A profile with every feature the format carries: two sample types, metadata, comments, a
- * user and a kernel mapping, an inlined line, string and numeric labels, negative numbers. */
+ * user and a kernel mapping, an inlined line, string and numeric labels, negative line numbers. */
 static void build_profile(struct profile *p)
 {
 	assert_int_equal(profile_init(p), 0);
@@ -52,7 +52,7 @@ static void build_profile(struct profile *p)
 		{ .key = profile_intern(p, "pid"), .num = 4242, .num_unit = profile_intern(p, "id") },
 	};
 	uint64_t s1[] = { lk, lwork, lmain }, s2[] = { lwork, lmain }, s3[] = { lraw, lmain };
-	int64_t v1[] = { 3, 30000000 }, v2[] = { 1, -5 }, v3[] = { 7, 1LL << 40 };
+	int64_t v1[] = { 3, 30000000 }, v2[] = { 1, 5 }, v3[] = { 7, 1LL << 40 };
 	assert_int_equal(profile_add_sample(p, s1, 3, v1, labels, 2), 0);
 	assert_int_equal(profile_add_sample(p, s2, 2, v2, labels, 1), 0);
 	assert_int_equal(profile_add_sample(p, s3, 2, v3, labels, 0), 0);
@@ -156,7 +156,7 @@ static void round_trip(bool gzip)
 	assert_int_equal(pprof_decode(&q, buf, len), 0);
 	assert_same_profile(&p, &q);
 	assert_int_equal(q.locations[2].kind, FRAME_KERNEL);
-	assert_int_equal(q.samples[1].values[1], -5);
+	assert_int_equal(q.samples[1].values[1], 5);
 	free(buf);
 	profile_release(&p);
 	profile_release(&q);
@@ -348,7 +348,8 @@ static void test_truncated_prefixes(void **state)
 		uint8_t *copy = malloc(n ? n : 1); /* exact size, so ASan sees overreads */
 		memcpy(copy, raw, n);
 		int rc = decode_rc(copy, n);
-		assert_true(rc == 0 || rc == -EINVAL || rc == -EBADMSG || rc == -ENODATA);
+		assert_true(rc == 0 || rc == -EINVAL || rc == -EBADMSG || rc == -ENODATA ||
+			    rc == -ERANGE || rc == -EOVERFLOW);
 		ok += rc == 0;
 		free(copy);
 	}
@@ -381,7 +382,8 @@ static void test_corrupted_bytes(void **state)
 			memcpy(copy, raw, len);
 			copy[i] ^= flips[k];
 			int rc = decode_rc(copy, len);
-			assert_true(rc == 0 || rc == -EINVAL || rc == -EBADMSG);
+			assert_true(rc == 0 || rc == -EINVAL || rc == -EBADMSG || rc == -ERANGE ||
+				    rc == -EOVERFLOW);
 		}
 	}
 	free(copy);
@@ -452,41 +454,126 @@ static void test_gzip_members(void **state)
 	assert_int_equal(decode_rc(two, sizeof(two)), 0);
 }
 
-/* The decompression limit: 1000x the input, at least 256 MiB, at most 4 GiB. */
+/* The decompression limit: 256x the input, at least 64 MiB, at most 1 GiB. */
 static void test_gunzip_limit(void **state)
 {
-	assert_int_equal(pprof_gunzip_limit(1), 256ULL << 20);
-	assert_int_equal(pprof_gunzip_limit(1000000), 1000000000ULL);
-	assert_int_equal(pprof_gunzip_limit(100000000), 4ULL << 30);
+	assert_int_equal(pprof_gunzip_limit(1), 64ULL << 20);
+	assert_int_equal(pprof_gunzip_limit(1000000), 256000000ULL);
+	assert_int_equal(pprof_gunzip_limit(100000000), 1ULL << 30);
+	assert_int_equal(pprof_gunzip_limit(SIZE_MAX), 1ULL << 30);
 }
 
-/* 65 gzip members of 4 MiB of zeros each: 260 MiB from about 265 KiB, over 1000x and over the
- * 256 MiB floor: refused with -EFBIG. */
-static void test_gzip_bomb(void **state)
+/* Gzips len bytes into a malloc'd buffer (level 9); *zlen its size. */
+static uint8_t *gzip_level9(const uint8_t *in, size_t len, size_t *zlen)
 {
-	size_t chunk = 4 << 20, members = 65, cap = 1 << 20, len;
-	uint8_t *zeros = calloc(1, chunk), *member = malloc(cap);
 	z_stream z = { 0 };
+	size_t cap = len / 100 + 4096;
+	uint8_t *out = malloc(cap);
 
 	assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
-	z.next_in = zeros;
-	z.avail_in = chunk;
-	z.next_out = member;
+	z.next_in = (Bytef *)in;
+	z.avail_in = len;
+	z.next_out = out;
 	z.avail_out = cap;
 	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	len = z.total_out;
+	*zlen = z.total_out;
 	deflateEnd(&z);
+	return out;
+}
+
+/* 65 gzip members of 4 MiB of zeros each (260 MiB from about 265 KiB): not a Profile from its
+ * first byte, refused as soon as the first bytes come out, whatever the limit. */
+static void test_gzip_bomb(void **state)
+{
+	size_t chunk = 4 << 20, members = 65, len;
+	uint8_t *zeros = calloc(1, chunk), *member = gzip_level9(zeros, chunk, &len);
 	uint8_t *bomb = malloc(members * len);
+
 	for (size_t i = 0; i < members; i++)
 		memcpy(bomb + i * len, member, len);
-	assert_true(members * len * 1000 < members * chunk);
 	assert_true(members * chunk > pprof_gunzip_limit(members * len));
-	assert_int_equal(decode_rc(bomb, members * len), -EFBIG);
-	/* the same members, fewer of them, stay under the floor and inflate (then fail to parse) */
-	assert_int_equal(decode_rc(bomb, 2 * len), -EINVAL);
+	assert_int_equal(decode_rc(bomb, members * len), -EINVAL);
 	free(bomb);
 	free(zeros);
 	free(member);
+}
+
+/* A valid Profile prefix, then 80 strings of 1 MiB of zeros: 80 MiB from about 80 KiB, over
+ * 256x and the 64 MiB floor: -EFBIG. Half of it inflates and decodes. A string whose length
+ * is over the limit is refused before its bytes inflate. */
+static void test_gzip_bomb_fields(void **state)
+{
+	size_t n = 80, field = 4 + (1 << 20), len;
+	uint8_t *raw = calloc(1, 2 + n * field);
+
+	raw[0] = 0x32; /* "" */
+	for (size_t i = 0; i < n; i++)
+		memcpy(raw + 2 + i * field, "\x32\x80\x80\x40", 4); /* a string of 1 MiB */
+	uint8_t *gz = gzip_level9(raw, 2 + n * field, &len);
+	assert_true(n * field > pprof_gunzip_limit(len));
+	assert_int_equal(decode_rc(gz, len), -EFBIG);
+	free(gz);
+	gz = gzip_level9(raw, 2 + n / 2 * field, &len);
+	assert_int_equal(decode_rc(gz, len), 0);
+	free(gz);
+	/* "" then a string that says 128 MiB, 16 bytes of it: refused without inflating them */
+	memcpy(raw + 2, "\x32\x80\x80\x80\x40", 5);
+	gz = gzip_level9(raw, 2 + 5 + 16, &len);
+	assert_int_equal(decode_rc(gz, len), -EFBIG);
+	free(gz);
+	free(raw);
+}
+
+/* Every prefix of a valid encoding may start a Profile (a field cut anywhere); zeros, a group,
+ * an 11-byte varint and a field longer than PPROF_MAX_SIZE may not. */
+static void test_plausible(void **state)
+{
+	struct profile p;
+	void *raw;
+	size_t len;
+
+	build_profile(&p);
+	assert_int_equal(pprof_encode(&p, false, &raw, &len), 0);
+	for (size_t n = 0; n <= len; n++)
+		assert_true(pprof_plausible(raw, n));
+	free(raw);
+	profile_release(&p);
+	assert_false(pprof_plausible("\0\0\0\0", 4));
+	assert_false(pprof_plausible("\x32\x00\x0b", 3));
+	assert_false(pprof_plausible("\x48\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12));
+	assert_false(pprof_plausible("\x32\x81\x80\x80\x80\x04", 6)); /* 1 GiB + 1 */
+	assert_true(pprof_plausible("\x32\x80\x80\x80\x80\x02", 6));  /* 512 MiB, cut off */
+	assert_true(pprof_plausible("\x48\xff\xff", 3));
+}
+
+/* Sample values: negative ones (pprof -diff_base) are -ERANGE; values of one type summing past
+ * INT64_MAX are -EOVERFLOW, even on one stack (where merging would saturate); exactly INT64_MAX
+ * is fine, and each type has its own total. */
+static void test_sample_values(void **state)
+{
+#define ONE_TYPE 0x0a, 0x04, 0x08, 0x01, 0x10, 0x01
+#define STRINGS 0x32, 0x00, 0x32, 0x01, 'a'
+#define MAX_VALUE 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f
+	REJECT_AS(-ERANGE, ONE_TYPE, 0x12, 0x0b, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		  0xff, 0x01, STRINGS);
+	REJECT_AS(-EOVERFLOW, ONE_TYPE, 0x12, 0x0a, 0x10, MAX_VALUE, 0x12, 0x0a, 0x10, MAX_VALUE,
+		  STRINGS);
+	REJECT_AS(-EOVERFLOW, ONE_TYPE, 0x12, 0x0a, 0x10, MAX_VALUE, 0x12, 0x02, 0x10, 0x01, STRINGS);
+	static const uint8_t max[] = { ONE_TYPE, 0x12, 0x0a, 0x10, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0x7f, 0x12, 0x02, 0x10, 0x01, STRINGS };
+	struct profile p;
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(pprof_decode(&p, max, sizeof(max)), 0);
+	assert_int_equal(p.nsamples, 1);
+	assert_int_equal(p.samples[0].values[0], INT64_MAX);
+	profile_release(&p);
+	/* two types, each at INT64_MAX on its own */
+	static const uint8_t two[] = { ONE_TYPE, ONE_TYPE, 0x12, 0x0c, 0x12, 0x0a, MAX_VALUE, 0x00,
+				       0x12, 0x0c, 0x12, 0x0a, 0x00, MAX_VALUE, STRINGS };
+	assert_int_equal(decode_rc(two, sizeof(two)), 0);
+#undef ONE_TYPE
+#undef STRINGS
+#undef MAX_VALUE
 }
 
 /* Encoding refuses ids that do not exist rather than writing a file nobody can read. */
@@ -592,6 +679,9 @@ int main(void)
 		cmocka_unit_test(test_gzip_members),
 		cmocka_unit_test(test_gunzip_limit),
 		cmocka_unit_test(test_gzip_bomb),
+		cmocka_unit_test(test_gzip_bomb_fields),
+		cmocka_unit_test(test_sample_values),
+		cmocka_unit_test(test_plausible),
 		cmocka_unit_test(test_encode_rejects_bad_ids),
 		cmocka_unit_test(test_go_profile),
 	};

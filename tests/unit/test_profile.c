@@ -152,6 +152,58 @@ static void test_merge_profiles(void **state)
 	profile_release(&other);
 }
 
+/* A profile of one sample type with one sample per value (stacks f1, f2...). */
+static void values_profile(struct profile *p, const int64_t *v, size_t n)
+{
+	static const struct profile_label none;
+
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	for (size_t i = 0; i < n; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%zu", i + 1);
+		uint64_t loc = profile_simple_location(p, 0, profile_function(p, name, NULL, "", 0), 0);
+		assert_int_equal(profile_add_sample(p, &loc, 1, &v[i], &none, 0), 0);
+	}
+}
+
+/* Values summing to INT64_MAX pass, past it (alone or with a profile to merge) -EOVERFLOW, a
+ * negative value -ERANGE. */
+static void test_values_check(void **state)
+{
+	struct profile a, b, neg;
+	const int64_t va[] = { INT64_MAX - 10, 5 }, vb[] = { 5 }, vb2[] = { 6 }, vn[] = { 1, -1 };
+
+	values_profile(&a, va, 2);
+	values_profile(&b, vb, 1);
+	assert_int_equal(profile_values_check(&a, NULL), 0);
+	assert_int_equal(profile_values_check(&a, &b), 0);
+	profile_release(&b);
+	values_profile(&b, vb2, 1);
+	assert_int_equal(profile_values_check(&a, &b), -EOVERFLOW);
+	assert_int_equal(profile_values_check(&b, &a), -EOVERFLOW);
+	values_profile(&neg, vn, 2);
+	assert_int_equal(profile_values_check(&neg, NULL), -ERANGE);
+	profile_release(&a);
+	profile_release(&b);
+	profile_release(&neg);
+}
+
+/* Durations from two files (any values) add up saturating instead of overflowing. */
+static void test_merge_duration_saturates(void **state)
+{
+	struct profile a, b;
+	const int64_t v[] = { 1 };
+
+	values_profile(&a, v, 1);
+	values_profile(&b, v, 1);
+	a.duration_nanos = b.duration_nanos = INT64_MAX - 1;
+	assert_int_equal(profile_merge(&a, &b), 0);
+	assert_int_equal(a.duration_nanos, INT64_MAX);
+	profile_release(&a);
+	profile_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +212,8 @@ int main(void)
 		cmocka_unit_test(test_samples_merge),
 		cmocka_unit_test(test_frames_root_first_with_inline),
 		cmocka_unit_test(test_merge_profiles),
+		cmocka_unit_test(test_values_check),
+		cmocka_unit_test(test_merge_duration_saturates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,71 @@
+# Names that try to command the terminal: a function name, a "comm" label and an
+# executable's file name holding ESC ] 0 ; ... BEL (retitles an xterm), ESC [ 3 1 m (colors it)
+# and a UTF-8 C1 control (U+009B, CSI). Every text output of report (table, folded, JSON, SVG),
+# diff's table and top --stdio shows them as visible escapes ("\x1b"), never as the raw bytes;
+# folded output read back gives the same text.
+. "$(dirname "$0")/lib.sh"
+
+cd "$TMP" || exit 1
+python3 "$ROOT/tests/fixtures/bad_pprof.py" "$TMP"
+ESC=$'\e' BEL=$'\a' CSI=$'\xc2\x9b'
+printf 'evil\e]0;pwned\a;main;f\e[31mred 7\nevil;g\xc2\x9b2J 3\n' >hostile.folded
+
+# raw FILE: FILE holds no ESC, BEL or C1 CSI byte
+raw() { ! grep -q -e "$ESC" -e "$BEL" -e "$CSI" "$1"; }
+
+# ---- report: every output format ----
+for input in hostile.folded hostile-names.pb.gz; do
+	for mode in "" --folded --json --svg "--comm $ESC[31mevil"; do
+		# shellcheck disable=SC2086
+		"$FIRN" report $mode "$input" >"$TMP/got" 2>"$TMP/err"
+		rc=$?
+		name="report ${mode:-(table)} $input"
+		name=${name//$ESC/\\e}
+		if [ "$rc" -eq 0 ] && [ -s "$TMP/got" ] && raw "$TMP/got" && raw "$TMP/err"; then
+			pass "$name: no control bytes"
+		else
+			fail "$name: exit $rc, $(grep -c -e "$ESC" -e "$BEL" "$TMP/got") lines with control bytes"
+			head -3 "$TMP/got" | od -c | head -5
+		fi
+	done
+done
+"$FIRN" diff hostile.folded hostile-names.pb.gz >"$TMP/got" 2>"$TMP/err"
+check "diff (table): no control bytes" raw "$TMP/got"
+check "diff (table): the name shows escaped" grep -qF '  \x1b]0;pwned\x07' "$TMP/got"
+"$FIRN" diff --fail-on 'self:*>+1pp' hostile.folded hostile-names.pb.gz >/dev/null 2>"$TMP/err"
+check "diff gate: the finding names the function escaped" \
+	grep -qF "tripped: \x1b]0;pwned\x07 (app) self" "$TMP/err"
+check "diff gate: no control bytes on stderr" raw "$TMP/err"
+"$FIRN" report hostile.folded >"$TMP/table"
+check "report table: ESC shows as \\x1b" grep -qF '  evil\x1b]0' "$TMP/table"
+check "report table: BEL shows as \\x07" grep -qF '  pwned\x07' "$TMP/table"
+check "report table: C1 shows as \\xc2\\x9b" grep -qF 'g\xc2\x9b2J' "$TMP/table"
+"$FIRN" report hostile-names.pb.gz >"$TMP/table"
+check "report table (pprof): the function name shows escaped" grep -qF '  \x1b]0;pwned\x07' "$TMP/table"
+"$FIRN" report --json hostile-names.pb.gz >"$TMP/json"
+check "report --json: the name is \\u001b]0;pwned\\u0007" grep -qF '"\u001b]0;pwned\u0007"' "$TMP/json"
+"$FIRN" report --folded hostile-names.pb.gz >"$TMP/folded"
+check "report --folded: the comm label is escaped" \
+	[ "$(cat "$TMP/folded")" = '\x1b[31mevil;\x1b]0:pwned\x07 5' ]
+"$FIRN" report --folded hostile.folded >"$TMP/once"
+"$FIRN" report --folded "$TMP/once" >"$TMP/twice"
+check "report --folded: escaped text reads back as itself" cmp -s "$TMP/once" "$TMP/twice"
+check "report --folded: the counts stay" [ "$(awk '{ s += $NF } END { print s }' "$TMP/once")" = 10 ]
+
+# ---- top --stdio: a process whose executable (and so comm and module) is named with escapes ----
+if ! is_root; then skip "top --stdio needs root"; exit 0; fi
+[ -x "$FIX/busy" ] || { fail "no fixture '$FIX/busy' (make fixtures)"; exit 0; }
+evil="$TMP/x$ESC]0;pwned$BEL"
+cp "$FIX/busy" "$evil"
+"$evil" 30 &
+BP=$!
+trap 'kill $BP 2>/dev/null; rm -rf "$TMP"' EXIT
+sleep 0.3
+check "the fixture's comm holds ESC" grep -q "$ESC" "/proc/$BP/comm"
+"$FIRN" top --stdio -n 1 -p "$BP" >"$TMP/top" 2>"$TMP/top.err"
+rc=$?
+check "top --stdio: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+check "top --stdio: the comm shows escaped" grep -qF '(x\x1b]0;pwned\x07)' "$TMP/top"
+check "top --stdio: busy_hot is in the table" grep -q 'busy_hot' "$TMP/top"
+check "top --stdio: no control bytes" raw "$TMP/top"
+kill "$BP" 2>/dev/null

@@ -16,9 +16,14 @@ const char *input_name(const char *path)
 
 int load_profile(struct profile *p, const char *path)
 {
+	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
+}
+
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+{
 	struct folded_stats st = { 0 };
 	const char *name = input_name(path);
-	int err = profile_load(p, path, &st);
+	int err = profile_load_comm(p, path, comm, &st);
 
 	if (err == -EINVAL)
 		return error("cannot read '%s': not a pprof or folded profile", name);

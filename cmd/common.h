@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "folded.h"
 #include "profile.h"
 
 /* The input as messages name it: "<stdin>" for "-". */
@@ -13,6 +14,8 @@ const char *input_name(const char *path);
 /* Reads a profile (pprof or folded) into p; prints the error (returns 1) or the malformed-lines
  * warning (returns 0). */
 int load_profile(struct profile *p, const char *path);
+/* load_profile reading the first frame of folded stacks as comm says (folded_read_comm). */
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
 const char *group_digits(int64_t v, char *buf);
 /* Writes a finished output: atomically to path (an old file stays on failure), or to stdout when

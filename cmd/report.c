@@ -32,7 +32,7 @@ enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MOD
 
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
-	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE,
+	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE, OPT_FOLDED_COMM, OPT_NO_FOLDED_COMM,
 };
 
 struct report_opts {
@@ -48,6 +48,7 @@ struct report_opts {
 	uint32_t given;            /* bit (id - 256) for each option given */
 	int fg_id;                 /* the first flame graph option given, 0 if none */
 	const char *annotate;      /* --annotate FUNCTION */
+	enum folded_comm folded_comm; /* how folded input's first frame is read */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -144,6 +145,18 @@ static int parse_sort(struct report_opts *ro, const char *arg)
 	return 0;
 }
 
+/* --folded-comm or --no-folded-comm; both together are a usage error. */
+static int set_folded_comm(struct report_opts *ro, int id)
+{
+	enum folded_comm c = id == OPT_FOLDED_COMM ? FOLDED_COMM_YES : FOLDED_COMM_NO;
+
+	if (ro->folded_comm && ro->folded_comm != c)
+		return usage_error(&report_cmd, "--folded-comm and --no-folded-comm cannot be used "
+				   "together");
+	ro->folded_comm = c;
+	return 0;
+}
+
 /* Option handler for opt_parse. */
 static int report_option(void *ctx, int id, const char *arg)
 {
@@ -178,6 +191,8 @@ static int report_option(void *ctx, int id, const char *arg)
 	case OPT_INLINE:
 		ro->hist.inline_frames = true;
 		return 0;
+	case OPT_FOLDED_COMM: case OPT_NO_FOLDED_COMM:
+		return set_folded_comm(ro, id);
 	case OPT_LINES:
 		ro->hist.by = HIST_BY_LINE;
 		return 0;
@@ -397,8 +412,8 @@ static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 	if (err)
 		goto out;
 	if (ro->mode == MODE_FOLDED) {
-		struct folded_opts fo = { .comm_first = has_comm(p),
-					  .annotate_inline = ro->hist.inline_frames,
+		struct folded_opts fo = { .comm_first = has_comm(p), .comm_header = true,
+					  .annotate_inline = true, /* read back as inline frames */
 					  .no_kernel = ro->hist.no_kernel,
 					  .value_index = profile_value_index(p) };
 		err = folded_write(p, f, &fo);
@@ -524,6 +539,8 @@ static const struct opt report_opts[] = {
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
 	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
+	{ "folded-comm", 0, NULL, "folded input: the first frame of each stack is the process name", OPT_FOLDED_COMM },
+	{ "no-folded-comm", 0, NULL, "folded input: the first frame is a function, even in firn's own output", OPT_NO_FOLDED_COMM },
 	OPT_END
 };
 
@@ -567,7 +584,7 @@ static int cmd_report(int argc, char **argv)
 		free(ro.pids);
 		return error("out of memory");
 	}
-	rc = load_profile(&p, ro.input);
+	rc = load_profile_comm(&p, ro.input, ro.folded_comm);
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);

@@ -33,6 +33,7 @@ enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MOD
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
 	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE, OPT_FOLDED_COMM, OPT_NO_FOLDED_COMM,
+	OPT_NO_IDLE,
 };
 
 struct report_opts {
@@ -187,6 +188,9 @@ static int report_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_KERNEL:
 		ro->hist.no_kernel = true;
+		return 0;
+	case OPT_NO_IDLE:
+		ro->hist.no_idle = true;
 		return 0;
 	case OPT_INLINE:
 		ro->hist.inline_frames = true;
@@ -401,7 +405,7 @@ static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 	struct profile filtered;
 	int err = 0;
 
-	if (ro->hist.npids || ro->hist.comm) {
+	if (ro->hist.npids || ro->hist.comm || ro->hist.no_idle) {
 		err = profile_init(&filtered);
 		if (!err)
 			err = hist_filter_profile(&filtered, p, &ro->hist);
@@ -455,7 +459,7 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	struct disasm d;
 	int err = 0;
 
-	if (ro->hist.npids || ro->hist.comm) {
+	if (ro->hist.npids || ro->hist.comm || ro->hist.no_idle) {
 		if ((err = profile_init(&filtered)) || (err = hist_filter_profile(&filtered, p, &ro->hist)))
 			return error("cannot annotate '%s': %s", ro->annotate, strerror(-err));
 		p = &filtered;
@@ -532,8 +536,9 @@ static const struct opt report_opts[] = {
 	{ "pprof", 0, NULL, "write the whole profile as gzipped pprof", OPT_PPROF },
 	{ "output", 'o', "FILE", "write to FILE (replaced atomically) instead of stdout", 'o' },
 	{ "pid", 0, "PID[,PID...]", "only samples of these processes", OPT_PID },
-	{ "comm", 0, "NAME", "only samples of processes named NAME", OPT_COMM },
+	{ "comm", 0, "NAME", "only samples of processes named NAME (or matching the glob NAME)", OPT_COMM },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
+	{ "no-idle", 0, NULL, "leave out samples of the idle task ([idle], pid 0)", OPT_NO_IDLE },
 	{ "inline", 0, NULL, "show inlined functions as functions of their own", OPT_INLINE },
 	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },

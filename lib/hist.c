@@ -2,6 +2,7 @@
 #include "hist.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,26 @@ bool hist_sample_match(const struct profile *p, const struct profile_sample *s,
 	}
 	if (o->comm) {
 		const char *comm = profile_label_str(p, s, "comm");
-		if (!comm || strcmp(comm, o->comm))
+		if (!comm || (strcmp(comm, o->comm) && fnmatch(o->comm, comm, 0)))
 			return false;
 	}
-	return true;
+	return !o->no_idle || !hist_sample_idle(p, s);
+}
+
+bool hist_sample_idle(const struct profile *p, const struct profile_sample *s)
+{
+	int64_t pid = profile_label_num(p, s, "pid", -1);
+	const char *comm = profile_label_str(p, s, "comm");
+
+	if (pid >= 0)
+		return pid == 0;
+	if (!comm)
+		return false;
+	if (!strcmp(comm, "[idle]") || !strcmp(comm, "swapper"))
+		return true;
+	if (strncmp(comm, "swapper/", 8) || !comm[8])
+		return false;
+	return strspn(comm + 8, "0123456789") == strlen(comm + 8);
 }
 
 /* True when a frame stays under the options (kernel and inline frames may be skipped). */
@@ -214,12 +231,13 @@ static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struc
 	return k;
 }
 
-/* Remembers the pid label of a counted sample (for nprocesses). */
+/* Remembers the pid label of a counted sample (for nprocesses); pid 0, the idle task, is not a
+ * process (record's summary does not count it either). */
 static int pid_note(struct hist_walk *w, const struct profile *p, const struct profile_sample *s)
 {
 	int64_t pid = profile_label_num(p, s, "pid", -1);
 
-	if (pid < 0)
+	if (pid <= 0)
 		return 0;
 	if (w->npids && w->pids[w->npids - 1] == pid)
 		return 0;

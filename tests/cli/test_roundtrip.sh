@@ -1,8 +1,8 @@
 # Reading firn's folded stacks back: the comm header line makes the first frame the process name
 # again, so the table, --comm and the stacks are those of the profile they came from and
 # `firn diff PROFILE FOLDED` finds no change; --folded-comm/--no-folded-comm; pprof made from
-# folded stacks does not take the kernel for its main binary.
-# As root, the same on a real recording.
+# folded stacks does not take the kernel for its main binary. Then --comm globs and the idle task
+# ([idle], --no-idle, not a process in the header). As root, the same on a real recording.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
@@ -54,6 +54,7 @@ roundtrip() {
 }
 
 python3 "$ROOT/tests/fixtures/labels_pprof.py" labels.pb.gz || fail "labels_pprof.py"
+python3 "$ROOT/tests/fixtures/labels_pprof.py" idle.pb.gz --idle || fail "labels_pprof.py --idle"
 roundtrip labels labels.pb.gz alpha
 
 # ---- folded input of other tools ----
@@ -84,6 +85,29 @@ else
 	skip "go not installed: pprof main mapping"
 fi
 
+# ---- --comm globs ----
+[ "$("$FIRN" report --json --comm 'al*' labels.pb.gz | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')" = 9 ] \
+	&& pass "--comm 'al*' matches alpha" || fail "--comm 'al*'"
+[ "$("$FIRN" report --json --comm '?eta' labels.pb.gz | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')" = 3 ] \
+	&& pass "--comm '?eta' matches beta" || fail "--comm '?eta'"
+
+# ---- the idle task ----
+"$FIRN" report idle.pb.gz >idle.table
+head -1 idle.table | grep -q '20 samples (cpu-clock 99 Hz), 3 processes$' \
+	&& pass "the idle task (pid 0) is not counted as a process" || fail "idle header: $(head -1 idle.table)"
+"$FIRN" report --no-idle idle.pb.gz >noidle.table
+head -1 noidle.table | grep -q ': 12 of 20 samples' && ! grep -q pv_native_safe_halt noidle.table \
+	&& grep -q '^  50.00   66.67        6  app  *work$' noidle.table \
+	&& pass "--no-idle drops the idle samples, shares of the rest add up to 100 %" \
+	|| { fail "--no-idle"; sed 's/^/    /' noidle.table; }
+grep -q '^\[idle\];do_idle_\[k\];pv_native_safe_halt_\[k\] 8$' <("$FIRN" report --folded idle.pb.gz) \
+	&& pass "--folded: the idle task's stacks under [idle]" || fail "--folded: no [idle] stack"
+"$FIRN" report --folded --no-idle idle.pb.gz >noidle.folded && [ "$(wc -l <noidle.folded)" -eq 5 ] \
+	&& ! grep -q '^\[idle\]' noidle.folded && pass "--folded --no-idle" || fail "--folded --no-idle"
+printf 'swapper/1;do_idle_[k];halt_[k] 5\napp;main 5\n' >swapper.folded
+"$FIRN" report --folded-comm --no-idle swapper.folded | head -1 | grep -q ': 5 of 10 samples' \
+	&& pass "--no-idle on folded stacks: comm swapper/N is the idle task" || fail "--no-idle on swapper/N"
+
 if ! is_root; then skip "recording tests need root"; exit 0; fi
 
 # ---- a real recording ----
@@ -92,3 +116,10 @@ roundtrip split split.pb.gz split
 "$FIRN" record -q -F 499 --format folded -o rec.folded -- "$FIX/split" 100 >/dev/null 2>&1
 [ "$(head -1 rec.folded)" = "$HEADER" ] && pass "record --format folded starts with the comm header" \
 	|| fail "record --format folded: first line '$(head -1 rec.folded)'"
+
+# the idle task of a system-wide recording is [idle], not swapper/N (none when the CPUs are busy)
+"$FIRN" record -q -a -d 1 -o all.pb.gz >/dev/null 2>&1
+"$FIRN" report --folded all.pb.gz >all.folded
+if grep -q '^swapper' all.folded; then fail "system-wide: the idle task is named swapper"
+elif grep -q '^\[idle\];' all.folded; then pass "system-wide: the idle task is [idle]"
+else skip "system-wide: no idle samples (busy CPUs)"; fi

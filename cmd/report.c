@@ -73,9 +73,6 @@ static const struct {
 	{ OPT_TOP, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_SORT, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_LINES, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
-	{ OPT_PID, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
-	{ OPT_COMM, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
-	{ OPT_NO_KERNEL, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
 	{ OPT_INLINE, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) | MODE_BIT(MODE_FOLDED) },
 };
 
@@ -483,6 +480,32 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	return err;
 }
 
+/* --pprof: the whole profile, or the samples that pass the filters (without kernel locations
+ * under --no-kernel). */
+static int render_pprof(struct report_opts *ro, struct profile *p)
+{
+	const struct hist_opts *o = &ro->hist;
+	struct profile filtered;
+	void *data = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (o->npids || o->comm || o->no_idle || o->no_kernel) {
+		if ((err = profile_init(&filtered)) || (err = hist_extract(&filtered, p, o)))
+			goto out;
+		p = &filtered;
+	}
+	err = pprof_encode(p, true, &data, &len);
+out:
+	if (p == &filtered)
+		profile_release(&filtered);
+	if (err)
+		return error("cannot encode the profile: %s", strerror(-err));
+	err = output_write(ro->output, data, len);
+	free(data);
+	return err;
+}
+
 /* Renders the chosen output into memory, then writes it out (an old -o file stays on failure). */
 static int report_run(struct report_opts *ro, struct profile *p)
 {
@@ -490,15 +513,8 @@ static int report_run(struct report_opts *ro, struct profile *p)
 	size_t len = 0;
 	int err;
 
-	if (ro->mode == MODE_PPROF) {
-		void *data = NULL;
-		err = pprof_encode(p, true, &data, &len);
-		if (err)
-			return error("cannot encode the profile: %s", strerror(-err));
-		err = output_write(ro->output, data, len);
-		free(data);
-		return err;
-	}
+	if (ro->mode == MODE_PPROF)
+		return render_pprof(ro, p);
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error("out of memory");

@@ -416,3 +416,55 @@ int hist_filter_profile(struct profile *dst, const struct profile *src, const st
 	free(view.samples);
 	return err;
 }
+
+/* Points view (a shallow copy of src) at the samples of src that pass o; under no_kernel their
+ * kernel locations are left out (the kept ids go to *ids, which the caller frees) and a sample
+ * left without any is dropped, as hist_build drops it. */
+static int view_samples(struct profile *view, const struct profile *src, const struct hist_opts *o,
+			uint64_t **ids)
+{
+	uint64_t nids = 0, n = 0, k = 0;
+
+	for (uint64_t i = 0; i < src->nsamples; i++)
+		nids += src->samples[i].nlocs;
+	view->samples = malloc((src->nsamples ? src->nsamples : 1) * sizeof(*view->samples));
+	*ids = malloc((nids ? nids : 1) * sizeof(**ids));
+	if (!view->samples || !*ids)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < src->nsamples; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		struct profile_sample c = *s;
+		if (!hist_sample_match(src, s, o))
+			continue;
+		if (o->no_kernel) {
+			c.location_ids = *ids + k;
+			c.nlocs = 0;
+			for (uint32_t j = 0; j < s->nlocs; j++) {
+				uint64_t id = s->location_ids[j];
+				if (!id || id > src->nlocations || src->locations[id - 1].kind != FRAME_KERNEL)
+					(*ids)[k + c.nlocs++] = id;
+			}
+			k += c.nlocs;
+			if (!c.nlocs && s->nlocs)
+				continue;
+		}
+		view->samples[n++] = c;
+	}
+	view->nsamples = n;
+	return 0;
+}
+
+int hist_extract(struct profile *dst, const struct profile *src, const struct hist_opts *o)
+{
+	struct profile view = *src;
+	uint64_t *ids = NULL;
+	int err = view_samples(&view, src, o, &ids);
+
+	if (!err)
+		err = profile_merge_used(dst, &view);
+	if (!err)
+		err = copy_header(dst, src);
+	free(view.samples);
+	free(ids);
+	return err;
+}

@@ -90,4 +90,10 @@ bool hist_sample_idle(const struct profile *p, const struct profile_sample *s);
  * Returns 0 or -errno. */
 int hist_filter_profile(struct profile *dst, const struct profile *src, const struct hist_opts *o);
 
+/* hist_filter_profile for a profile saved as a file (pprof): under o->no_kernel the kept samples
+ * lose their kernel locations too (a sample with only kernel frames is dropped, as hist_build
+ * drops it), and only the mappings, functions and locations the kept samples use are copied, in
+ * src's order. Returns 0 or -errno. */
+int hist_extract(struct profile *dst, const struct profile *src, const struct hist_opts *o);
+
 #endif

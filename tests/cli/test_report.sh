@@ -317,8 +317,6 @@ fails_with "two output modes (folded, pprof)" 2 "firn report: --folded and --ppr
 	--folded simple.folded --pprof
 fails_with "--top with --folded" 2 "firn report: --top does not apply to --folded output" \
 	--folded --top 3 simple.folded
-fails_with "--pid with --pprof" 2 "firn report: --pid does not apply to --pprof output" \
-	--pprof --pid 1 simple.folded
 fails_with "two files" 2 "firn report: too many arguments: 'other'" simple.folded other
 expect_rc "missing option argument" 2 "$FIRN" report simple.folded --top
 

@@ -1,8 +1,9 @@
 # Reading firn's folded stacks back: the comm header line makes the first frame the process name
 # again, so the table, --comm and the stacks are those of the profile they came from and
 # `firn diff PROFILE FOLDED` finds no change; --folded-comm/--no-folded-comm; pprof made from
-# folded stacks does not take the kernel for its main binary. Then --comm globs and the idle task
-# ([idle], --no-idle, not a process in the header). As root, the same on a real recording.
+# folded stacks does not take the kernel for its main binary. Then report's filters on --pprof
+# (--pid, --comm, --no-kernel), --comm globs, the idle task ([idle], --no-idle, not a process in
+# the header). As root, the same on a real recording.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
@@ -107,6 +108,28 @@ grep -q '^\[idle\];do_idle_\[k\];pv_native_safe_halt_\[k\] 8$' <("$FIRN" report 
 printf 'swapper/1;do_idle_[k];halt_[k] 5\napp;main 5\n' >swapper.folded
 "$FIRN" report --folded-comm --no-idle swapper.folded | head -1 | grep -q ': 5 of 10 samples' \
 	&& pass "--no-idle on folded stacks: comm swapper/N is the idle task" || fail "--no-idle on swapper/N"
+
+# ---- report --pprof with filters ----
+if command -v go >/dev/null; then
+	"$FIRN" report --pprof --pid 100 --no-kernel -o pid100.pb.gz idle.pb.gz
+	go tool pprof -raw pid100.pb.gz >pid100.raw 2>&1 || fail "--pprof --pid 100 --no-kernel: go tool pprof -raw"
+	npid=$(grep -o 'pid:\[[0-9]*\]' pid100.raw | sort -u | tr '\n' ' ')
+	[ "$npid" = "pid:[100] " ] && pass "--pprof --pid 100: every sample has pid 100" \
+		|| fail "--pprof --pid 100: pids '$npid'"
+	grep -q '^Mappings' pid100.raw && ! grep -q 'kallsyms\|sys_read\|pv_native' pid100.raw \
+		&& pass "--pprof --no-kernel: no kernel mapping, function or location" \
+		|| fail "--pprof --no-kernel keeps kernel frames"
+	go tool pprof -top pid100.pb.gz 2>/dev/null | grep -q '^File: app$' \
+		&& pass "go tool pprof reads the filtered profile (main binary app)" \
+		|| fail "go tool pprof -top on the filtered profile"
+	"$FIRN" report --pprof --comm beta -o beta.pb.gz idle.pb.gz
+	[ "$("$FIRN" report --json beta.pb.gz | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')" = 3 ] \
+		&& pass "--pprof --comm beta: its 3 samples" || fail "--pprof --comm beta"
+	"$FIRN" report --pprof --no-idle -o noidle.pb.gz idle.pb.gz
+	"$FIRN" report noidle.pb.gz | head -1 | grep -q ': 12 samples' && pass "--pprof --no-idle" || fail "--pprof --no-idle"
+else
+	skip "go not installed: report --pprof filters"
+fi
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
 

@@ -517,6 +517,42 @@ static void test_no_idle(void **state)
 	profile_release(&fx.p);
 }
 
+/* hist_extract: the samples that pass, without kernel locations under no_kernel (kernel-only
+ * samples dropped), and only the tables they use, the first mapping kept. */
+static void test_extract(void **state)
+{
+	struct fixture fx;
+	struct profile out;
+	struct hist h;
+	int64_t pid3[] = { 3 };
+	struct hist_opts o = { .pids = pid3, .npids = 1, .no_kernel = true }, all = { 0 };
+
+	fixture_init(&fx);
+	add_processes(&fx);
+	add(&fx, "main;c:read;k:sys_read", 5, 3, "alpha");
+	add(&fx, "k:kthread;k:work", 2, 3, "alpha");
+	add(&fx, "main;c:write;k:sys_write", 1, 1, "alpha");
+	assert_int_equal(profile_add_comment(&fx.p, "frequency: 99"), 0);
+	assert_int_equal(profile_init(&out), 0);
+	assert_int_equal(hist_extract(&out, &fx.p, &o), 0);
+	assert_int_equal(out.ncomments, 1);
+	for (uint64_t i = 0; i < out.nsamples; i++)
+		assert_int_equal(profile_label_num(&out, &out.samples[i], "pid", -1), 3);
+	for (uint64_t i = 0; i < out.nlocations; i++)
+		assert_int_not_equal(out.locations[i].kind, FRAME_KERNEL);
+	assert_int_equal(out.nmappings, 2); /* app (the main binary) and libc; no kernel */
+	assert_string_equal(profile_str(&out, out.mappings[0].filename), "/usr/bin/app");
+	for (uint64_t i = 0; i < out.nfunctions; i++) /* "one", "write": other processes' */
+		assert_true(strcmp(profile_str(&out, out.functions[i].name), "one") &&
+			    strcmp(profile_str(&out, out.functions[i].name), "write"));
+	assert_int_equal(hist_build(&h, &out, &all), 0);
+	assert_int_equal(h.total, 5 + 6 + 5); /* the kernel-only sample is gone */
+	expect(&h, "read", "libc.so.6", 5, 5);
+	hist_release(&h);
+	profile_release(&out);
+	profile_release(&fx.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_filter_profile),
 		cmocka_unit_test(test_comm_glob),
 		cmocka_unit_test(test_no_idle),
+		cmocka_unit_test(test_extract),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

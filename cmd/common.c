@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "folded.h"
 #include "input.h"
@@ -72,4 +74,11 @@ int output_write(const char *path, const void *buf, size_t len)
 	}
 	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
 	return 0;
+}
+
+bool color_terminal(void)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	return isatty(1) && !(no && *no) && term && *term && strcmp(term, "dumb");
 }

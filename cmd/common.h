@@ -3,6 +3,7 @@
 #ifndef FIRN_COMMON_H
 #define FIRN_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,5 +22,8 @@ const char *group_digits(int64_t v, char *buf);
 /* Writes a finished output: atomically to path (an old file stays on failure), or to stdout when
  * path is NULL or "-". Prints the error and returns 1, or returns 0. */
 int output_write(const char *path, const void *buf, size_t len);
+/* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
+ * (https://no-color.org). */
+bool color_terminal(void);
 
 #endif

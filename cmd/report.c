@@ -470,7 +470,7 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 			warning("build id of '%s' is %s, the recording's was %s: the file changed, the "
 				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)",
 				d.recorded_build_id);
-		bool color = (!ro->output || !strcmp(ro->output, "-")) && isatty(1);
+		bool color = (!ro->output || !strcmp(ro->output, "-")) && color_terminal();
 		if (disasm_write(&d, f, color))
 			err = error("out of memory");
 	}

@@ -3,7 +3,7 @@
 # `firn diff PROFILE FOLDED` finds no change; --folded-comm/--no-folded-comm; pprof made from
 # folded stacks does not take the kernel for its main binary. Then report's filters on --pprof
 # (--pid, --comm, --no-kernel), --comm globs, the idle task ([idle], --no-idle, not a process in
-# the header). As root, the same on a real recording.
+# the header) and NO_COLOR/TERM=dumb for --annotate. As root, the same on a real recording.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
@@ -146,3 +146,16 @@ roundtrip split split.pb.gz split
 if grep -q '^swapper' all.folded; then fail "system-wide: the idle task is named swapper"
 elif grep -q '^\[idle\];' all.folded; then pass "system-wide: the idle task is [idle]"
 else skip "system-wide: no idle samples (busy CPUs)"; fi
+
+# ---- --annotate colours only a colour terminal ----
+"$FIRN" record -q -F 999 -o busy.pb.gz -- "$FIX/busy" 1 >/dev/null 2>&1
+# esc ENV...: the number of ESC bytes report --annotate writes to a terminal under ENV
+esc() {
+	script -qec "env $* '$FIRN' report --annotate busy_hot '$TMP/busy.pb.gz'" /dev/null </dev/null |
+		tr -cd '\033' | wc -c
+}
+[ "$(esc TERM=xterm)" -gt 0 ] && pass "--annotate colours a terminal" || fail "--annotate: no colour on a terminal"
+[ "$(esc TERM=xterm NO_COLOR=1)" -eq 0 ] && pass "--annotate: NO_COLOR=1, no escape sequences" \
+	|| fail "--annotate ignores NO_COLOR"
+[ "$(esc TERM=dumb)" -eq 0 ] && pass "--annotate: TERM=dumb, no escape sequences" \
+	|| fail "--annotate ignores TERM=dumb"

@@ -386,8 +386,8 @@ static int render_top(FILE *f, struct report_opts *ro, struct profile *p)
 	return err;
 }
 
-/* True when samples carry a "comm" label (recorded profiles do; folded text does not, and its
- * first frame usually is the process name already). */
+/* True when samples carry a "comm" label (recorded profiles do; folded text does when its first
+ * frames were read as process names, else they stay frames). */
 static bool has_comm(const struct profile *p)
 {
 	for (uint64_t i = 0; i < p->nsamples; i++)

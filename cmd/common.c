@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "escape.h"
 #include "folded.h"
@@ -18,9 +20,14 @@ const char *input_name(const char *path)
 
 int load_profile(struct profile *p, const char *path)
 {
+	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
+}
+
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+{
 	struct folded_stats st = { 0 };
 	const char *name = input_name(path);
-	int err = profile_load(p, path, &st);
+	int err = profile_load_comm(p, path, comm, &st);
 
 	if (err == -EINVAL)
 		return error("cannot read '%s': not a pprof or folded profile", name);
@@ -107,4 +114,11 @@ int output_write(const char *path, const void *buf, size_t len, mode_t mode)
 	}
 	fwrite(buf, 1, len, stdout); /* errors are caught by close_stdout */
 	return 0;
+}
+
+bool color_terminal(void)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	return isatty(1) && !(no && *no) && term && *term && strcmp(term, "dumb");
 }

@@ -3,11 +3,13 @@
 #ifndef FIRN_COMMON_H
 #define FIRN_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "folded.h"
 #include "profile.h"
 
 /* The input as messages name it: "<stdin>" for "-". */
@@ -20,6 +22,8 @@ int load_profile(struct profile *p, const char *path);
 void put_text(FILE *f, const char *s, size_t width);
 /* The bytes put_text writes for s, padding aside. */
 size_t text_len(const char *s);
+/* load_profile reading the first frame of folded stacks as comm says (folded_read_comm). */
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
 const char *group_digits(int64_t v, char *buf);
 /* Why writing the output path failed (err < 0), for "cannot write 'x': REASON": strerror's
@@ -29,5 +33,8 @@ const char *output_strerror(const char *path, int err);
  * file stays on failure; devices and FIFOs are written through), or to stdout when path is
  * NULL or "-". Prints the error and returns 1, or returns 0. */
 int output_write(const char *path, const void *buf, size_t len, mode_t mode);
+/* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
+ * (https://no-color.org). */
+bool color_terminal(void);
 
 #endif

@@ -493,7 +493,8 @@ static int encode_profile(struct recording *r, void **buf, size_t *len)
 	FILE *f = open_memstream(&text, len);
 	if (!f)
 		return -errno;
-	struct folded_opts fo = { .comm_first = true, .value_index = 0 };
+	struct folded_opts fo = { .comm_first = true, .comm_header = true,
+				  .annotate_inline = true, .value_index = 0 };
 	int err = folded_write(&r->prof, f, &fo);
 	if (fclose(f) && !err)
 		err = -EIO;

@@ -33,7 +33,8 @@ enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MOD
 
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
-	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE,
+	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE, OPT_FOLDED_COMM, OPT_NO_FOLDED_COMM,
+	OPT_NO_IDLE,
 };
 
 struct report_opts {
@@ -49,6 +50,7 @@ struct report_opts {
 	uint32_t given;            /* bit (id - 256) for each option given */
 	int fg_id;                 /* the first flame graph option given, 0 if none */
 	const char *annotate;      /* --annotate FUNCTION */
+	enum folded_comm folded_comm; /* how folded input's first frame is read */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -72,9 +74,6 @@ static const struct {
 	{ OPT_TOP, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_SORT, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_LINES, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
-	{ OPT_PID, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
-	{ OPT_COMM, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
-	{ OPT_NO_KERNEL, ALL_MODES & ~MODE_BIT(MODE_PPROF) },
 	{ OPT_INLINE, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) | MODE_BIT(MODE_FOLDED) },
 };
 
@@ -145,6 +144,18 @@ static int parse_sort(struct report_opts *ro, const char *arg)
 	return 0;
 }
 
+/* --folded-comm or --no-folded-comm; both together are a usage error. */
+static int set_folded_comm(struct report_opts *ro, int id)
+{
+	enum folded_comm c = id == OPT_FOLDED_COMM ? FOLDED_COMM_YES : FOLDED_COMM_NO;
+
+	if (ro->folded_comm && ro->folded_comm != c)
+		return usage_error(&report_cmd, "--folded-comm and --no-folded-comm cannot be used "
+				   "together");
+	ro->folded_comm = c;
+	return 0;
+}
+
 /* Option handler for opt_parse. */
 static int report_option(void *ctx, int id, const char *arg)
 {
@@ -176,9 +187,14 @@ static int report_option(void *ctx, int id, const char *arg)
 	case OPT_NO_KERNEL:
 		ro->hist.no_kernel = true;
 		return 0;
+	case OPT_NO_IDLE:
+		ro->hist.no_idle = true;
+		return 0;
 	case OPT_INLINE:
 		ro->hist.inline_frames = true;
 		return 0;
+	case OPT_FOLDED_COMM: case OPT_NO_FOLDED_COMM:
+		return set_folded_comm(ro, id);
 	case OPT_LINES:
 		ro->hist.by = HIST_BY_LINE;
 		return 0;
@@ -394,8 +410,8 @@ static int render_top(FILE *f, struct report_opts *ro, struct profile *p)
 	return err;
 }
 
-/* True when samples carry a "comm" label (recorded profiles do; folded text does not, and its
- * first frame usually is the process name already). */
+/* True when samples carry a "comm" label (recorded profiles do; folded text does when its first
+ * frames were read as process names, else they stay frames). */
 static bool has_comm(const struct profile *p)
 {
 	for (uint64_t i = 0; i < p->nsamples; i++)
@@ -410,7 +426,7 @@ static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 	struct profile filtered;
 	int err = 0;
 
-	if (ro->hist.npids || ro->hist.comm) {
+	if (ro->hist.npids || ro->hist.comm || ro->hist.no_idle) {
 		err = profile_init(&filtered);
 		if (!err)
 			err = hist_filter_profile(&filtered, p, &ro->hist);
@@ -421,8 +437,8 @@ static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 	if (err)
 		goto out;
 	if (ro->mode == MODE_FOLDED) {
-		struct folded_opts fo = { .comm_first = has_comm(p),
-					  .annotate_inline = ro->hist.inline_frames,
+		struct folded_opts fo = { .comm_first = has_comm(p), .comm_header = true,
+					  .annotate_inline = true, /* read back as inline frames */
 					  .no_kernel = ro->hist.no_kernel,
 					  .value_index = profile_value_index(p) };
 		err = folded_write(p, f, &fo);
@@ -464,7 +480,7 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	struct disasm d;
 	int err = 0;
 
-	if (ro->hist.npids || ro->hist.comm) {
+	if (ro->hist.npids || ro->hist.comm || ro->hist.no_idle) {
 		if ((err = profile_init(&filtered)) || (err = hist_filter_profile(&filtered, p, &ro->hist)))
 			return error("cannot annotate '%s': %s", ro->annotate, strerror(-err));
 		p = &filtered;
@@ -479,13 +495,39 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 		if (d.build_id_differs)
 			warning("build id of '%s' is %s, the recording's was %s: the file changed, the "
 				"annotation may be wrong", d.path, *d.build_id ? d.build_id : "(none)", rec);
-		bool color = (!ro->output || !strcmp(ro->output, "-")) && isatty(1);
+		bool color = (!ro->output || !strcmp(ro->output, "-")) && color_terminal();
 		if (disasm_write(&d, f, color))
 			err = error("out of memory");
 	}
 	disasm_release(&d);
 	if (p == &filtered)
 		profile_release(&filtered);
+	return err;
+}
+
+/* --pprof: the whole profile, or the samples that pass the filters (without kernel locations
+ * under --no-kernel). */
+static int render_pprof(struct report_opts *ro, struct profile *p)
+{
+	const struct hist_opts *o = &ro->hist;
+	struct profile filtered;
+	void *data = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (o->npids || o->comm || o->no_idle || o->no_kernel) {
+		if ((err = profile_init(&filtered)) || (err = hist_extract(&filtered, p, o)))
+			goto out;
+		p = &filtered;
+	}
+	err = pprof_encode(p, true, &data, &len);
+out:
+	if (p == &filtered)
+		profile_release(&filtered);
+	if (err)
+		return error("cannot encode the profile: %s", strerror(-err));
+	err = output_write(ro->output, data, len, 0600); /* kernel addresses */
+	free(data);
 	return err;
 }
 
@@ -496,15 +538,8 @@ static int report_run(struct report_opts *ro, struct profile *p)
 	size_t len = 0;
 	int err;
 
-	if (ro->mode == MODE_PPROF) {
-		void *data = NULL;
-		err = pprof_encode(p, true, &data, &len);
-		if (err)
-			return error("cannot encode the profile: %s", strerror(-err));
-		err = output_write(ro->output, data, len, 0600); /* kernel addresses */
-		free(data);
-		return err;
-	}
+	if (ro->mode == MODE_PPROF)
+		return render_pprof(ro, p);
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return error("out of memory");
@@ -547,13 +582,16 @@ static const struct opt report_opts[] = {
 	{ "pprof", 0, NULL, "write the whole profile as gzipped pprof", OPT_PPROF },
 	{ "output", 'o', "FILE", "write to FILE (replaced atomically) instead of stdout", 'o' },
 	{ "pid", 0, "PID[,PID...]", "only samples of these processes", OPT_PID },
-	{ "comm", 0, "NAME", "only samples of processes named NAME", OPT_COMM },
+	{ "comm", 0, "NAME", "only samples of processes named NAME (or matching the glob NAME)", OPT_COMM },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
+	{ "no-idle", 0, NULL, "leave out samples of the idle task ([idle], pid 0)", OPT_NO_IDLE },
 	{ "inline", 0, NULL, "show inlined functions as functions of their own", OPT_INLINE },
 	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
 	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
+	{ "folded-comm", 0, NULL, "folded input: the first frame of each stack is the process name", OPT_FOLDED_COMM },
+	{ "no-folded-comm", 0, NULL, "folded input: the first frame is a function, even in firn's own output", OPT_NO_FOLDED_COMM },
 	OPT_END
 };
 
@@ -597,7 +635,7 @@ static int cmd_report(int argc, char **argv)
 		free(ro.pids);
 		return error("out of memory");
 	}
-	rc = load_profile(&p, ro.input);
+	rc = load_profile_comm(&p, ro.input, ro.folded_comm);
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);

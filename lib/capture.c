@@ -40,6 +40,13 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 	return 0;
 }
 
+/* pid 0 is the idle task of every CPU; the name of the first one sampled ("swapper/0") would
+ * stand for all of them. */
+const char *capture_comm(uint32_t pid, const char *name)
+{
+	return pid ? name : CAPTURE_IDLE;
+}
+
 /* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels; 1 when the
  * entry makes a sample, 0 when its event is not recorded, or -errno. */
 static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t *n,
@@ -60,7 +67,8 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 	*n = 0;
 	if ((err = add_frames(c, e, true, n)) || (err = add_frames(c, e, false, n)))
 		return err;
-	int64_t comm = profile_intern(c->p, e->comm), thread = profile_intern(c->p, e->thread);
+	int64_t comm = profile_intern(c->p, capture_comm(e->pid, e->comm));
+	int64_t thread = profile_intern(c->p, capture_comm(e->pid, e->thread));
 	if (comm < 0 || thread < 0)
 		return -ENOMEM;
 	labels[0] = (struct profile_label){ .key = c->k_pid, .num = e->pid };

@@ -47,6 +47,12 @@ struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 /* Whether capture_park would symbolize e without waiting for a file to be indexed or for
  * kallsyms (it asks the symbolizer to prepare what is missing). */
 bool capture_ready(struct capture *c, const struct sampler_entry *e);
+
+/* The process (or thread) name samples of the idle task (pid 0, "swapper/N") are labelled with. */
+#define CAPTURE_IDLE "[idle]"
+/* The "comm" (or "thread") label for a sample of pid named name: CAPTURE_IDLE for pid 0, else
+ * name. */
+const char *capture_comm(uint32_t pid, const char *name);
 /* Symbolizes an entry now (its process is about to be forgotten) and parks its sample until
  * capture_finish. 0 or -errno. */
 int capture_park(struct capture *c, const struct sampler_entry *e);

@@ -281,11 +281,13 @@ static int wline_cmp(const void *a, const void *b, void *arena)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-/* Sorts the lines and writes those with a positive count. */
+/* Sorts the lines and writes those with a positive count (after the comm header if asked). */
 static int w_output(struct writer *w, FILE *f)
 {
 	if (w->n)
 		qsort_r(w->lines, w->n, sizeof(*w->lines), wline_cmp, w->text.s);
+	if (w->o->comm_first && w->o->comm_header)
+		fputs(FOLDED_COMM_HEADER "\n", f);
 	for (size_t i = 0; i < w->n; i++) {
 		const struct wline *l = &w->lines[i];
 		if (l->count <= 0)
@@ -343,6 +345,12 @@ struct rframe {
 
 struct reader {
 	struct profile *p;
+	enum folded_comm comm;
+	bool comm_first;  /* the first frame of each stack is the process name */
+	bool seen_stack;  /* a stack line was read (the comm header must come before) */
+	int64_t k_comm;   /* string id of the label key "comm" */
+	struct sbuf comm_text; /* the last process name and its string id */
+	int64_t comm_id;
 	uint64_t *slots; /* frame cache: hash tag << 32 | entry index + 1, 0 = empty */
 	size_t nslots;
 	struct rent *ents;
@@ -366,6 +374,9 @@ static int64_t r_mapping(struct reader *r, enum frame_kind kind)
 
 	if (!m || *m)
 		return m ? (int64_t)*m : 0;
+	/* pprof takes the first mapping for the main binary: an unnamed one, not the kernel */
+	if (!r->p->nmappings && profile_add_mapping(r->p, 0, 0, 0, "", "") < 0)
+		return -ENOMEM;
 	int64_t id = profile_add_mapping(r->p, 0, 0, 0,
 					 kind == FRAME_KERNEL ? "[kernel.kallsyms]" : "[jit]", "");
 	if (id > 0)
@@ -641,8 +652,9 @@ static int64_t r_split(struct reader *r, const char *s, size_t from, size_t len,
 	return nf;
 }
 
-/* Adds the stack s[0..len) (frames separated by ';') with count as a sample. */
-static int r_stack(struct reader *r, char *s, size_t len, int64_t count)
+/* Adds the stack s[0..len) (frames separated by ';') with count and labels as a sample. */
+static int r_stack(struct reader *r, char *s, size_t len, int64_t count,
+		   const struct profile_label *labels, uint32_t nlabels)
 {
 	size_t shared;
 	int err = r_shared_frames(r, s, len, &shared);
@@ -660,8 +672,41 @@ static int r_stack(struct reader *r, char *s, size_t len, int64_t count)
 		return (int)n;
 	if (n > UINT32_MAX)
 		return -EINVAL;
-	static const struct profile_label no_label; /* profile_add_sample copies from it */
-	return profile_add_sample(r->p, r->locs, n, &count, &no_label, 0);
+	return profile_add_sample(r->p, r->locs, n, &count, labels, nlabels);
+}
+
+/* String id of the process name s[0..len), interned once per run of equal names. */
+static int64_t r_comm(struct reader *r, const char *s, size_t len)
+{
+	if (r->comm_id > 0 && r->comm_text.len == len && !memcmp(r->comm_text.s, s, len))
+		return r->comm_id;
+	r->comm_text.len = 0;
+	if (sbuf_add(&r->comm_text, s, len) || sbuf_add(&r->comm_text, "", 1))
+		return -ENOMEM;
+	r->comm_text.len = len;
+	r->comm_id = profile_intern(r->p, r->comm_text.s);
+	return r->comm_id;
+}
+
+/* Adds the stack s[0..len) with count as a sample; with comm_first its first frame is the
+ * process name (a "comm" label) and the frames follow it. */
+static int r_sample(struct reader *r, char *s, size_t len, int64_t count)
+{
+	static const struct profile_label no_label; /* profile_add_sample copies from these */
+	static const uint64_t no_loc;
+	struct profile_label comm;
+
+	if (!r->comm_first)
+		return r_stack(r, s, len, count, &no_label, 0);
+	char *semi = memchr(s, ';', len);
+	size_t clen = semi ? (size_t)(semi - s) : len;
+	int64_t id = r_comm(r, s, clen);
+	if (id < 0)
+		return (int)id;
+	comm = (struct profile_label){ .key = r->k_comm, .str = id };
+	if (!semi)
+		return profile_add_sample(r->p, &no_loc, 0, &count, &comm, 1);
+	return r_stack(r, semi + 1, len - clen - 1, count, &comm, 1);
 }
 
 /* Parses a count: digits, optionally a '.' and more digits (rounded half up). Returns 0,
@@ -695,7 +740,17 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Parses one line; bad lines are counted; counts past INT64_MAX, in all, are -EOVERFLOW. */
+/* A comment line s[0..len): FOLDED_COMM_HEADER before the first stack turns comm_first on
+ * (FOLDED_COMM_AUTO). */
+static void r_comment(struct reader *r, const char *s, size_t len)
+{
+	if (r->comm == FOLDED_COMM_AUTO && !r->seen_stack && len == strlen(FOLDED_COMM_HEADER) &&
+	    !memcmp(s, FOLDED_COMM_HEADER, len))
+		r->comm_first = true;
+}
+
+/* Parses one line: a comment, a stack or a bad line (counted); counts past INT64_MAX, in all,
+ * are -EOVERFLOW. */
 static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st)
 {
 	int64_t count;
@@ -704,13 +759,17 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 		len--;
 	if (!len)
 		return 0;
-	st->lines++;
 	size_t ws = len, slen;
 	while (ws && s[ws - 1] != ' ' && s[ws - 1] != '\t')
 		ws--;
 	for (slen = ws; slen && is_blank(s[slen - 1]);)
 		slen--;
 	int err = slen ? parse_count(s + ws, len - ws, &count) : -EINVAL;
+	if (err == -EINVAL && s[0] == '#') {
+		r_comment(r, s, len);
+		return 0;
+	}
+	st->lines++;
 	if (err == -EINVAL) {
 		st->bad_lines++;
 		return 0;
@@ -718,7 +777,8 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 	if (err || count > INT64_MAX - (int64_t)st->samples)
 		return -EOVERFLOW; /* sums over samples must not overflow */
 	st->samples += count;
-	return count ? r_stack(r, s, slen, count) : 0;
+	r->seen_stack = true;
+	return count ? r_sample(r, s, slen, count) : 0;
 }
 
 /* Reads one line (with its newline) into b, keeping at most FOLDED_MAX_LINE bytes: the rest of
@@ -747,10 +807,15 @@ static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
 	return n;
 }
 
-/* Reads line by line: memory grows with distinct frames and stacks only. */
 int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 {
-	struct reader r = { .p = p };
+	return folded_read_comm(p, f, FOLDED_COMM_AUTO, st);
+}
+
+/* Reads line by line: memory grows with distinct frames and stacks only. */
+int folded_read_comm(struct profile *p, FILE *f, enum folded_comm comm, struct folded_stats *st)
+{
+	struct reader r = { .p = p, .comm = comm, .comm_first = comm == FOLDED_COMM_YES };
 	struct folded_stats none;
 	struct sbuf line = { 0 };
 	bool too_long;
@@ -760,7 +825,8 @@ int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 	if (!st)
 		st = &none;
 	memset(st, 0, sizeof(*st));
-	if (profile_add_sample_type(p, "samples", "count") < 0)
+	if (profile_add_sample_type(p, "samples", "count") < 0 ||
+	    (r.k_comm = profile_intern(p, "comm")) < 0)
 		return -ENOMEM;
 	flockfile(f);
 	while (!err && (n = read_line(f, &line, &too_long)) > 0) {
@@ -782,6 +848,7 @@ int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
 	free(r.ents);
 	free(r.names.s);
 	free(r.prev.s);
+	free(r.comm_text.s);
 	free(r.inl);
 	free(r.frames);
 	free(r.locs);

@@ -2,6 +2,7 @@
 #include "hist.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,26 @@ bool hist_sample_match(const struct profile *p, const struct profile_sample *s,
 	}
 	if (o->comm) {
 		const char *comm = profile_label_str(p, s, "comm");
-		if (!comm || strcmp(comm, o->comm))
+		if (!comm || (strcmp(comm, o->comm) && fnmatch(o->comm, comm, 0)))
 			return false;
 	}
-	return true;
+	return !o->no_idle || !hist_sample_idle(p, s);
+}
+
+bool hist_sample_idle(const struct profile *p, const struct profile_sample *s)
+{
+	int64_t pid = profile_label_num(p, s, "pid", -1);
+	const char *comm = profile_label_str(p, s, "comm");
+
+	if (pid >= 0)
+		return pid == 0;
+	if (!comm)
+		return false;
+	if (!strcmp(comm, "[idle]") || !strcmp(comm, "swapper"))
+		return true;
+	if (strncmp(comm, "swapper/", 8) || !comm[8])
+		return false;
+	return strspn(comm + 8, "0123456789") == strlen(comm + 8);
 }
 
 /* True when a frame stays under the options (kernel and inline frames may be skipped). */
@@ -214,12 +231,13 @@ static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struc
 	return k;
 }
 
-/* Remembers the pid label of a counted sample (for nprocesses). */
+/* Remembers the pid label of a counted sample (for nprocesses); pid 0, the idle task, is not a
+ * process (record's summary does not count it either). */
 static int pid_note(struct hist_walk *w, const struct profile *p, const struct profile_sample *s)
 {
 	int64_t pid = profile_label_num(p, s, "pid", -1);
 
-	if (pid < 0)
+	if (pid <= 0)
 		return 0;
 	if (w->npids && w->pids[w->npids - 1] == pid)
 		return 0;
@@ -396,5 +414,57 @@ int hist_filter_profile(struct profile *dst, const struct profile *src, const st
 	if (!err)
 		err = copy_header(dst, src);
 	free(view.samples);
+	return err;
+}
+
+/* Points view (a shallow copy of src) at the samples of src that pass o; under no_kernel their
+ * kernel locations are left out (the kept ids go to *ids, which the caller frees) and a sample
+ * left without any is dropped, as hist_build drops it. */
+static int view_samples(struct profile *view, const struct profile *src, const struct hist_opts *o,
+			uint64_t **ids)
+{
+	uint64_t nids = 0, n = 0, k = 0;
+
+	for (uint64_t i = 0; i < src->nsamples; i++)
+		nids += src->samples[i].nlocs;
+	view->samples = malloc((src->nsamples ? src->nsamples : 1) * sizeof(*view->samples));
+	*ids = malloc((nids ? nids : 1) * sizeof(**ids));
+	if (!view->samples || !*ids)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < src->nsamples; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		struct profile_sample c = *s;
+		if (!hist_sample_match(src, s, o))
+			continue;
+		if (o->no_kernel) {
+			c.location_ids = *ids + k;
+			c.nlocs = 0;
+			for (uint32_t j = 0; j < s->nlocs; j++) {
+				uint64_t id = s->location_ids[j];
+				if (!id || id > src->nlocations || src->locations[id - 1].kind != FRAME_KERNEL)
+					(*ids)[k + c.nlocs++] = id;
+			}
+			k += c.nlocs;
+			if (!c.nlocs && s->nlocs)
+				continue;
+		}
+		view->samples[n++] = c;
+	}
+	view->nsamples = n;
+	return 0;
+}
+
+int hist_extract(struct profile *dst, const struct profile *src, const struct hist_opts *o)
+{
+	struct profile view = *src;
+	uint64_t *ids = NULL;
+	int err = view_samples(&view, src, o, &ids);
+
+	if (!err)
+		err = profile_merge_used(dst, &view);
+	if (!err)
+		err = copy_header(dst, src);
+	free(view.samples);
+	free(ids);
 	return err;
 }

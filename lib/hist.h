@@ -26,7 +26,9 @@ enum hist_sort {
 struct hist_opts {
 	const int64_t *pids;     /* keep samples whose numeric "pid" label is one of these */
 	size_t npids;            /* 0: no pid filter */
-	const char *comm;        /* keep samples whose "comm" label equals this; NULL: all */
+	const char *comm;        /* keep samples whose "comm" label equals this or matches it as a
+				  * shell glob (fnmatch, no flags); NULL: all */
+	bool no_idle;            /* drop idle samples (hist_sample_idle) */
 	bool no_kernel;          /* drop kernel frames: the innermost user frame gets the self value;
 				  * samples with only kernel frames are dropped (not in total) */
 	bool inline_frames;      /* inline frames are entries of their own; when false their value
@@ -52,7 +54,7 @@ struct hist {
 	int64_t total;        /* sum of the values of the samples that passed the filters */
 	int64_t all_total;    /* sum of the values of every sample */
 	uint64_t nsamples;    /* profile samples (stacks) that passed */
-	uint64_t nprocesses;  /* distinct "pid" labels among those (0 when there are none) */
+	uint64_t nprocesses;  /* distinct "pid" labels among those, 0 (the idle task) aside */
 	uint32_t value_index; /* the sample type summed */
 
 	/* private */
@@ -75,13 +77,23 @@ const struct hist_entry *hist_find(const struct hist *h, const char *name, const
 
 void hist_release(struct hist *h);
 
-/* True when sample s passes the pid and comm filters of o (no_kernel is not checked here). */
+/* True when sample s passes the pid, comm and idle filters of o (no_kernel is not checked here). */
 bool hist_sample_match(const struct profile *p, const struct profile_sample *s,
 		       const struct hist_opts *o);
 
+/* True when s is a sample of the idle task: its "pid" label is 0, or, without a pid label, its
+ * "comm" label is "[idle]", "swapper" or "swapper/N" (folded input). */
+bool hist_sample_idle(const struct profile *p, const struct profile_sample *s);
+
 /* Copies into dst (initialized, empty) the sample types, period, comments and the samples of src
- * that pass the pid and comm filters of o: a filtered profile for writers without filters.
+ * that pass the pid, comm and idle filters of o: a filtered profile for writers without filters.
  * Returns 0 or -errno. */
 int hist_filter_profile(struct profile *dst, const struct profile *src, const struct hist_opts *o);
+
+/* hist_filter_profile for a profile saved as a file (pprof): under o->no_kernel the kept samples
+ * lose their kernel locations too (a sample with only kernel frames is dropped, as hist_build
+ * drops it), and only the mappings, functions and locations the kept samples use are copied, in
+ * src's order. Returns 0 or -errno. */
+int hist_extract(struct profile *dst, const struct profile *src, const struct hist_opts *o);
 
 #endif

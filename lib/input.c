@@ -143,14 +143,15 @@ static bool looks_binary(const char *buf, size_t len)
 }
 
 /* Streams the input as folded text; text without one parsable line is -EINVAL. */
-static int load_folded(struct profile *p, struct source *s, struct folded_stats *st)
+static int load_folded(struct profile *p, struct source *s, enum folded_comm comm,
+		       struct folded_stats *st)
 {
 	cookie_io_functions_t io = { .read = source_cookie_read };
 	FILE *f = fopencookie(s, "r", io);
 
 	if (!f)
 		return -ENOMEM;
-	int err = folded_read(p, f, st);
+	int err = folded_read_comm(p, f, comm, st);
 	fclose(f);
 	if (err)
 		return err;
@@ -159,8 +160,14 @@ static int load_folded(struct profile *p, struct source *s, struct folded_stats 
 	return st->lines == st->bad_lines ? -EINVAL : 0;
 }
 
-/* Peeks at the first bytes to pick the format; only pprof input is read whole. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st)
+{
+	return profile_load_comm(p, path, FOLDED_COMM_AUTO, st);
+}
+
+/* Peeks at the first bytes to pick the format; only pprof input is read whole. */
+int profile_load_comm(struct profile *p, const char *path, enum folded_comm comm,
+		      struct folded_stats *st)
 {
 	struct folded_stats none;
 	struct source s;
@@ -189,10 +196,10 @@ int profile_load(struct profile *p, const char *path, struct folded_stats *st)
 			profile_release(p);
 			err = profile_init(p);
 			if (!err)
-				err = load_folded(p, &s, st);
+				err = load_folded(p, &s, comm, st);
 		}
 	} else {
-		err = load_folded(p, &s, st);
+		err = load_folded(p, &s, comm, st);
 	}
 	source_close(&s);
 	return err;

@@ -19,6 +19,10 @@
  * refers to ids or strings it does not have, -EFBIG, -ENOMEM. On failure p
  * holds partial contents: the caller still profile_release()s it. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st);
+/* profile_load reading the first frame of folded stacks as comm says (see folded_read_comm);
+ * profile_load is this with FOLDED_COMM_AUTO. */
+int profile_load_comm(struct profile *p, const char *path, enum folded_comm comm,
+		      struct folded_stats *st);
 
 /* How file_replace_atomic writes a new file. */
 struct file_write {

@@ -595,12 +595,15 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 /* Id maps from src to dst, built while merging. */
 struct merge_maps {
 	uint64_t *mapping, *function, *location;
+	const struct merge_maps *used; /* NULL, or nonzero per entry src's samples use */
 };
 
 static int merge_tables(struct profile *dst, const struct profile *src, struct merge_maps *mm)
 {
 	for (uint64_t i = 0; i < src->nmappings; i++) {
 		const struct profile_mapping *m = &src->mappings[i];
+		if (mm->used && !mm->used->mapping[i])
+			continue;
 		int64_t id = profile_add_mapping(dst, m->start, m->limit, m->offset,
 						 profile_str(src, m->filename),
 						 profile_str(src, m->build_id));
@@ -616,6 +619,8 @@ static int merge_tables(struct profile *dst, const struct profile *src, struct m
 	}
 	for (uint64_t i = 0; i < src->nfunctions; i++) {
 		const struct profile_function *f = &src->functions[i];
+		if (mm->used && !mm->used->function[i])
+			continue;
 		int64_t id = profile_function(dst, profile_str(src, f->name),
 					      profile_str(src, f->system_name),
 					      profile_str(src, f->filename), f->start_line);
@@ -633,6 +638,8 @@ static int merge_locations(struct profile *dst, const struct profile *src, struc
 
 	for (uint64_t i = 0; i < src->nlocations; i++) {
 		const struct profile_location *l = &src->locations[i];
+		if (mm->used && !mm->used->location[i])
+			continue;
 		if (l->nlines > cap) {
 			struct profile_line *n = realloc(lines, l->nlines * sizeof(*n));
 			if (!n)
@@ -702,9 +709,31 @@ static int merge_samples(struct profile *dst, const struct profile *src, struct 
 	return err;
 }
 
-int profile_merge(struct profile *dst, const struct profile *src)
+/* Marks in u the locations src's samples use, and the functions and mappings of those. */
+static void mark_used(const struct profile *src, struct merge_maps *u)
 {
-	struct merge_maps mm = { 0 };
+	for (uint64_t i = 0; i < src->nsamples; i++)
+		for (uint32_t j = 0; j < src->samples[i].nlocs; j++) {
+			uint64_t l = src->samples[i].location_ids[j];
+			if (l && l <= src->nlocations)
+				u->location[l - 1] = 1;
+		}
+	for (uint64_t i = 0; i < src->nlocations; i++) {
+		const struct profile_location *l = &src->locations[i];
+		if (!u->location[i])
+			continue;
+		if (l->mapping_id && l->mapping_id <= src->nmappings)
+			u->mapping[l->mapping_id - 1] = 1;
+		for (uint32_t j = 0; j < l->nlines; j++)
+			if (l->lines[j].function_id && l->lines[j].function_id <= src->nfunctions)
+				u->function[l->lines[j].function_id - 1] = 1;
+	}
+}
+
+/* profile_merge, copying only the entries marked in used when it is not NULL. */
+static int merge(struct profile *dst, const struct profile *src, const struct merge_maps *used)
+{
+	struct merge_maps mm = { .used = used };
 	int err = -ENOMEM;
 
 	if (!dst->nsample_types) {
@@ -768,4 +797,28 @@ int profile_values_check(const struct profile *a, const struct profile *b)
 			return err;
 	}
 	return 0;
+}
+
+int profile_merge_used(struct profile *dst, const struct profile *src)
+{
+	struct merge_maps u = {
+		calloc(src->nmappings + 1, sizeof(uint64_t)), calloc(src->nfunctions + 1, sizeof(uint64_t)),
+		calloc(src->nlocations + 1, sizeof(uint64_t)), NULL
+	};
+	int err = -ENOMEM;
+
+	if (u.mapping && u.function && u.location) {
+		mark_used(src, &u);
+		u.mapping[0] = 1; /* pprof's main binary stays */
+		err = merge(dst, src, &u);
+	}
+	free(u.mapping);
+	free(u.function);
+	free(u.location);
+	return err;
+}
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	return merge(dst, src, NULL);
 }

@@ -171,6 +171,9 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 /* Moves every sample of src into dst (interning strings, remapping ids), adding values of samples
  * that have the same stacks. Sample types must match by name; returns -EINVAL when they do not. */
 int profile_merge(struct profile *dst, const struct profile *src);
+/* profile_merge copying only the mappings, functions and locations that src's samples use, in
+ * src's order, and the first mapping (pprof's main binary) whether used or not. */
+int profile_merge_used(struct profile *dst, const struct profile *src);
 
 /* Whether the sample values of a, and of b too when it is not NULL and has as many sample types,
  * keep the invariant profile_load gives: none negative, and for each type a sum of at most

@@ -6,7 +6,8 @@
 DEEP="$FIX/deep"
 if ! is_root; then skip "recording tests need root"; exit 0; fi
 # bottom() is static and gcc inlines it into d31: with inline frames it shows between d31 and hot
-CHAIN="worker;d00;d01;d02;d03;d04;d05;d06;d07;d08;d09;d10;d11;d12;d13;d14;d15;d16;d17;d18;d19;d20;d21;d22;d23;d24;d25;d26;d27;d28;d29;d30;d31;(bottom;)?hot"
+# (folded stacks mark it bottom_[i])
+CHAIN="worker;d00;d01;d02;d03;d04;d05;d06;d07;d08;d09;d10;d11;d12;d13;d14;d15;d16;d17;d18;d19;d20;d21;d22;d23;d24;d25;d26;d27;d28;d29;d30;d31;(bottom(_\\[i\\])?;)?hot"
 
 # complete FOLDED COMM PATTERN: percentage of COMM's samples whose stack (user frames, root
 # first) matches the regular expression PATTERN, and the sample count.
@@ -87,7 +88,7 @@ sleep 0.5
 eu-stack -i -p "$dpid" 2>/dev/null | sed -n 's/^#[0-9]* *0x[0-9a-f]* \([^ ]*\).*/\1/p' | sed 's/@.*//' >"$TMP/eu.frames"
 "$FIRN" record -q -F 999 -d 1 -p "$dpid" --no-kernel -o "$TMP/park.pb.gz"
 kill "$dpid"; wait "$dpid" 2>/dev/null
-"$FIRN" report --folded "$TMP/park.pb.gz" | sort -t' ' -k2 -n | tail -1 | sed 's/ [0-9]*$//' | tr ';' '\n' | tail -n +2 | tac >"$TMP/firn.frames"
+"$FIRN" report --folded "$TMP/park.pb.gz" | sort -t' ' -k2 -n | tail -1 | sed 's/ [0-9]*$//' | tr ';' '\n' | tail -n +2 | sed 's/_\[i\]$//' | tac >"$TMP/firn.frames"
 # compare the fixture's own frames (hot … main); libc's local symbols may be named differently
 sed -n '1,/^main$/p' "$TMP/eu.frames" >"$TMP/eu.own"
 sed -n '1,/^main$/p' "$TMP/firn.frames" >"$TMP/firn.own"

@@ -32,7 +32,7 @@ check "samples: $samples (>= 1000 per second)" [ "${samples:-0}" -ge $((1000 * S
 "$FIRN" report --folded "$TMP/over.pb.gz" >"$TMP/over.folded"
 total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/over.folded")
 check "summary samples ($samples) = the profile's total ($total)" [ "${samples:-x}" = "$total" ]
-full=$(awk '/;d00;d01;.*;d30;d31;bottom;hot( |;)/ { c += $NF } END { print c + 0 }' \
+full=$(awk '/;d00;d01;.*;d30;d31;bottom(_\[i\])?;hot( |;)/ { c += $NF } END { print c + 0 }' \
 	"$TMP/over.folded")
 check "complete 32-deep stacks: $full of $total (>= 90 %)" [ $((full * 10)) -ge $((total * 9)) ]
 check "firn's peak RSS: $peak KiB (< 256 MiB)" [ $((peak > 0 && peak < 262144)) -eq 1 ]

@@ -236,14 +236,16 @@ if python3 "$SRC/labels_pprof.py" labels.pb.gz; then
   16.67   16.67        2  libc.so.6          memcpy (app.c)
    8.33  100.00        1  app                main (app.c:10)
 ' --lines labels.pb.gz
-	report_is "--folded: process name first" \
-'alpha;main 1
+	report_is "--folded: the comm header, then the process name first" \
+'# firn folded stacks: the first frame is the process name
+alpha;main 1
 alpha;main;work 6
 alpha;main;work;memcpy 2
 beta;main;sys_read_[k] 3
 ' --folded labels.pb.gz
 	report_is "--folded --comm beta" \
-'beta;main;sys_read_[k] 3
+'# firn folded stacks: the first frame is the process name
+beta;main;sys_read_[k] 3
 ' --folded --comm beta labels.pb.gz
 	"$FIRN" report --json --pid 100 labels.pb.gz | python3 -c '
 import json, sys
@@ -315,8 +317,6 @@ fails_with "two output modes (folded, pprof)" 2 "firn report: --folded and --ppr
 	--folded simple.folded --pprof
 fails_with "--top with --folded" 2 "firn report: --top does not apply to --folded output" \
 	--folded --top 3 simple.folded
-fails_with "--pid with --pprof" 2 "firn report: --pid does not apply to --pprof output" \
-	--pprof --pid 1 simple.folded
 fails_with "two files" 2 "firn report: too many arguments: 'other'" simple.folded other
 expect_rc "missing option argument" 2 "$FIRN" report simple.folded --top
 

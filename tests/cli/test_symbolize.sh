@@ -66,8 +66,8 @@ for v in inlinefix:40 inlinefix-clang:400; do
 	"$FIRN" report --folded --inline "$TMP/$fx.pb.gz" >"$TMP/$fx.inl.folded"
 	expect_share "$fx: inlined helper marked _[i] under its caller (--inline)" "$TMP/$fx.inl.folded" "$fx" \
 		';main;outer_work;mix_helper_\[i\]( |;|$)' 90
-	expect_share "$fx: inlined helper is a frame of its own by default" "$TMP/$fx.folded" "$fx" \
-		';main;outer_work;mix_helper( |;|$)' 90
+	expect_share "$fx: inlined helper marked _[i] without --inline too (read back as inlined)" \
+		"$TMP/$fx.folded" "$fx" ';main;outer_work;mix_helper_\[i\]( |;|$)' 90
 	top=$("$FIRN" report --lines --inline "$TMP/$fx.pb.gz" | awk 'NR==3 {print $5, $6}')
 	[ "$top" = "mix_helper (inlinefix.c:$hot)" ] && pass "$fx: --lines --inline top row is '$top'" \
 		|| fail "$fx: --lines --inline top row '$top', wanted 'mix_helper (inlinefix.c:$hot)'"

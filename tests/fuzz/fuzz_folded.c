@@ -1,6 +1,7 @@
-/* libFuzzer harness: folded_read on arbitrary text. It refuses only NUL bytes and counts past
- * INT64_MAX; whatever it accepts must write back as folded text and as pprof, the folded text must
- * read back into the same text, and the good lines' counts must add up exactly to the total. */
+/* libFuzzer harness: folded_read_comm on arbitrary text (the last byte picks the comm mode). It
+ * refuses only NUL bytes and counts past INT64_MAX; whatever it accepts must write back as folded
+ * text and as pprof, the folded text must read back into the same text, and the good lines'
+ * counts must add up exactly to the total. */
 #include <errno.h>
 #include <string.h>
 
@@ -56,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!size)
 		fgetc(f); /* fmemopen needs a size of 1 at least: read the one byte away */
-	int err = folded_read(&p, f, &st);
+	enum folded_comm comm = size ? data[size - 1] % 3 : FOLDED_COMM_AUTO; /* first frame: comm? */
+	int err = folded_read_comm(&p, f, comm, &st);
 	fclose(f);
 	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -EOVERFLOW);
 	FUZZ_ASSERT(err != -EINVAL || memchr(data, 0, size)); /* only a NUL byte makes it not text */
@@ -69,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint64_t i = 0; i < p.nsamples; i++)
 		FUZZ_ASSERT(!__builtin_add_overflow(sum, p.samples[i].values[0], &sum));
 	FUZZ_ASSERT((uint64_t)sum == st.samples);
-	struct folded_opts o = { .annotate_inline = true };
+	struct folded_opts o = { .annotate_inline = true, .comm_first = comm == FOLDED_COMM_YES,
+				 .comm_header = true };
 	FUZZ_ASSERT(folded_write(&p, null, &o) == 0);
 	write_read_write(&p, &o);
 	void *buf = NULL;

@@ -383,6 +383,114 @@ static void test_round_trip(void **state)
 	profile_release(&q);
 }
 
+/* Reads text with comm into a fresh profile; asserts the return code. */
+static void read_comm(struct profile *p, const char *text, enum folded_comm comm,
+		      struct folded_stats *st)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(folded_read_comm(p, f, comm, st), 0);
+	fclose(f);
+}
+
+/* The comm header: firn writes it before stacks that start with the process name, and reading
+ * them back turns that frame into the "comm" label again: same text, same labels. */
+static void test_comm_header(void **state)
+{
+	struct folded_opts o = { .comm_first = true, .comm_header = true, .annotate_inline = true };
+	struct folded_stats st;
+	struct profile p, q;
+	char buf[512];
+
+	build(&p);
+	char *out = write_str(&p, &o, 0);
+	assert_string_equal(out, FOLDED_COMM_HEADER "\n"
+				 "[unknown];main;[app] 1\n"
+				 "[unknown];main;semi:colon name 1\n"
+				 "app;main;jitted_[j] 2\n"
+				 "app;main;work;helper_[i] 7\n"
+				 "app;main;work;helper_[i];entry_SYSCALL_64_[k];ksys_read_[k] 5\n"
+				 "other;main;two words 1\n");
+	read_str(&q, out, &st);
+	assert_int_equal(st.lines, 6); /* the header is a comment, not a (bad) line */
+	assert_int_equal(st.bad_lines, 0);
+	assert_int_equal(q.nsamples, 6);
+	for (uint64_t i = 0; i < q.nsamples; i++) {
+		const char *comm = profile_label_str(&q, &q.samples[i], "comm");
+		frames_str(&q, i, buf, sizeof(buf));
+		assert_non_null(comm);
+		assert_string_equal(comm, i < 2 ? "[unknown]" : i < 5 ? "app" : "other");
+		assert_memory_equal(buf, "main/0", 6); /* the process name is not a frame */
+	}
+	char *again = write_str(&q, &o, 0);
+	assert_string_equal(again, out);
+	free(again);
+	free(out);
+	profile_release(&p);
+	profile_release(&q);
+}
+
+/* Without the header the first frame is a function unless FOLDED_COMM_YES; FOLDED_COMM_NO reads
+ * it as a function even after the header; a header after the first stack is only a comment; a
+ * stack of the process name alone is a sample without frames. */
+static void test_comm_modes(void **state)
+{
+	static const char plain[] = "perl;main;run 3\nperl 2\n";
+	static const char late[] = "perl;main 1\n" FOLDED_COMM_HEADER "\nperl;main 1\n";
+	struct folded_stats st;
+	struct profile p;
+	char buf[256];
+
+	read_comm(&p, plain, FOLDED_COMM_AUTO, &st);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "perl/0 main/0 run/0");
+	assert_null(profile_label_str(&p, &p.samples[0], "comm"));
+	profile_release(&p);
+
+	read_comm(&p, plain, FOLDED_COMM_YES, &st);
+	assert_int_equal(p.nsamples, 2);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "main/0 run/0");
+	assert_string_equal(profile_label_str(&p, &p.samples[0], "comm"), "perl");
+	assert_int_equal(p.samples[1].nlocs, 0);
+	assert_int_equal(p.samples[1].values[0], 2);
+	assert_string_equal(profile_label_str(&p, &p.samples[1], "comm"), "perl");
+	profile_release(&p);
+
+	read_comm(&p, FOLDED_COMM_HEADER "\nperl;main 1\n", FOLDED_COMM_NO, &st);
+	assert_int_equal(st.lines, 1);
+	assert_int_equal(st.bad_lines, 0);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "perl/0 main/0");
+	profile_release(&p);
+
+	read_comm(&p, late, FOLDED_COMM_AUTO, &st);
+	assert_int_equal(st.bad_lines, 0);
+	assert_int_equal(p.nsamples, 1);
+	assert_int_equal(p.samples[0].values[0], 2);
+	assert_null(profile_label_str(&p, &p.samples[0], "comm"));
+	profile_release(&p);
+}
+
+/* pprof takes the first mapping for the main binary: folded stacks with kernel frames must not
+ * make it the kernel's. */
+static void test_kernel_not_main(void **state)
+{
+	struct profile p;
+
+	read_str(&p, "do_idle_[k];halt_[k] 3\nmain;work 1\n", NULL);
+	assert_true(p.nmappings >= 2);
+	assert_string_equal(profile_str(&p, p.mappings[0].filename), "");
+	assert_int_equal(p.mappings[0].kind, FRAME_USER);
+	assert_string_equal(profile_str(&p, p.mappings[1].filename), "[kernel.kallsyms]");
+	profile_release(&p);
+	read_str(&p, "main;work 1\n", NULL);
+	assert_int_equal(p.nmappings, 0); /* user frames alone need none */
+	profile_release(&p);
+}
+
 /* Many distinct stacks: every line comes back, counts intact. */
 static void test_many_stacks(void **state)
 {
@@ -421,6 +529,9 @@ int main(void)
 		cmocka_unit_test(test_read_nul),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_many_stacks),
+		cmocka_unit_test(test_comm_header),
+		cmocka_unit_test(test_comm_modes),
+		cmocka_unit_test(test_kernel_not_main),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -466,6 +466,93 @@ static void test_filter_profile(void **state)
 	profile_release(&fx.p);
 }
 
+/* --comm takes a glob; a name that is itself glob syntax ("[idle]") still matches as is. */
+static void test_comm_glob(void **state)
+{
+	struct fixture fx;
+	struct hist h;
+	struct hist_opts o = { .comm = "alp*" };
+
+	fixture_init(&fx);
+	add_processes(&fx);
+	add(&fx, "main;halt", 9, 0, "[idle]");
+	assert_int_equal(hist_build(&h, &fx.p, &o), 0);
+	assert_int_equal(h.total, 3 + 5 + 6); /* alpha and alpha2 */
+	hist_release(&h);
+	o.comm = "?eta";
+	assert_int_equal(hist_build(&h, &fx.p, &o), 0);
+	assert_int_equal(h.total, 4);
+	hist_release(&h);
+	o.comm = "[idle]";
+	assert_int_equal(hist_build(&h, &fx.p, &o), 0);
+	assert_int_equal(h.total, 9);
+	hist_release(&h);
+	profile_release(&fx.p);
+}
+
+/* no_idle drops pid 0 (and, without pids, the idle task's names): the shares of the rest add up
+ * to 100 %; pid 0 is never counted as a process. */
+static void test_no_idle(void **state)
+{
+	struct fixture fx;
+	struct hist h;
+	struct hist_opts o = { .no_idle = true }, all = { 0 };
+
+	fixture_init(&fx);
+	add_processes(&fx);
+	add(&fx, "k:do_idle;k:halt", 10, 0, "[idle]");
+	add(&fx, "k:do_idle;k:halt", 2, -1, "swapper/1");
+	add(&fx, "k:do_idle;k:halt", 1, -1, "[idle]");
+	add(&fx, "main;swap", 4, -1, "swapper2"); /* not the idle task */
+	assert_int_equal(hist_build(&h, &fx.p, &all), 0);
+	assert_int_equal(h.total, 25 + 10 + 2 + 1 + 4);
+	assert_int_equal(h.nprocesses, 3); /* pid 0 is not a process */
+	hist_release(&h);
+	assert_int_equal(hist_build(&h, &fx.p, &o), 0);
+	assert_int_equal(h.total, 25 + 4);
+	assert_int_equal(h.all_total, 25 + 10 + 2 + 1 + 4);
+	assert_null(hist_find(&h, "halt", "[kernel.kallsyms]"));
+	expect(&h, "main", "app", 0, 29);
+	hist_release(&h);
+	profile_release(&fx.p);
+}
+
+/* hist_extract: the samples that pass, without kernel locations under no_kernel (kernel-only
+ * samples dropped), and only the tables they use, the first mapping kept. */
+static void test_extract(void **state)
+{
+	struct fixture fx;
+	struct profile out;
+	struct hist h;
+	int64_t pid3[] = { 3 };
+	struct hist_opts o = { .pids = pid3, .npids = 1, .no_kernel = true }, all = { 0 };
+
+	fixture_init(&fx);
+	add_processes(&fx);
+	add(&fx, "main;c:read;k:sys_read", 5, 3, "alpha");
+	add(&fx, "k:kthread;k:work", 2, 3, "alpha");
+	add(&fx, "main;c:write;k:sys_write", 1, 1, "alpha");
+	assert_int_equal(profile_add_comment(&fx.p, "frequency: 99"), 0);
+	assert_int_equal(profile_init(&out), 0);
+	assert_int_equal(hist_extract(&out, &fx.p, &o), 0);
+	assert_int_equal(out.ncomments, 1);
+	for (uint64_t i = 0; i < out.nsamples; i++)
+		assert_int_equal(profile_label_num(&out, &out.samples[i], "pid", -1), 3);
+	for (uint64_t i = 0; i < out.nlocations; i++)
+		assert_int_not_equal(out.locations[i].kind, FRAME_KERNEL);
+	assert_int_equal(out.nmappings, 2); /* app (the main binary) and libc; no kernel */
+	assert_string_equal(profile_str(&out, out.mappings[0].filename), "/usr/bin/app");
+	for (uint64_t i = 0; i < out.nfunctions; i++) /* "one", "write": other processes' */
+		assert_true(strcmp(profile_str(&out, out.functions[i].name), "one") &&
+			    strcmp(profile_str(&out, out.functions[i].name), "write"));
+	assert_int_equal(hist_build(&h, &out, &all), 0);
+	assert_int_equal(h.total, 5 + 6 + 5); /* the kernel-only sample is gone */
+	expect(&h, "read", "libc.so.6", 5, 5);
+	hist_release(&h);
+	profile_release(&out);
+	profile_release(&fx.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +570,9 @@ int main(void)
 		cmocka_unit_test(test_sample_type),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_filter_profile),
+		cmocka_unit_test(test_comm_glob),
+		cmocka_unit_test(test_no_idle),
+		cmocka_unit_test(test_extract),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,7 +46,8 @@ check "report table (pprof): the function name shows escaped" grep -qF '  \x1b]0
 check "report --json: the name is \\u001b]0;pwned\\u0007" grep -qF '"\u001b]0;pwned\u0007"' "$TMP/json"
 "$FIRN" report --folded hostile-names.pb.gz >"$TMP/folded"
 check "report --folded: the comm label is escaped" \
-	[ "$(cat "$TMP/folded")" = '\x1b[31mevil;\x1b]0:pwned\x07 5' ]
+	[ "$(cat "$TMP/folded")" = "# firn folded stacks: the first frame is the process name
+"'\x1b[31mevil;\x1b]0:pwned\x07 5' ]
 "$FIRN" report --folded hostile.folded >"$TMP/once"
 "$FIRN" report --folded "$TMP/once" >"$TMP/twice"
 check "report --folded: escaped text reads back as itself" cmp -s "$TMP/once" "$TMP/twice"

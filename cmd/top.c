@@ -19,6 +19,7 @@
 #include "hist.h"
 #include "profile.h"
 #include "hash.h"
+#include "safeopen.h"
 #include "sampler.h"
 #include "symbolize.h"
 #include "target.h"
@@ -907,7 +908,7 @@ static void annotate_open(struct top *t, struct view *v)
 				 "ran in '%s' itself (c shows what it calls)", v->function);
 		else
 			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': '%s': %s", v->function,
-				 v->dis.path ? v->dis.path : "?", strerror(-err));
+				 v->dis.path ? v->dis.path : "?", safeopen_strerror(err));
 		disasm_release(&v->dis);
 		v->list.nrows = 1;
 		return;

@@ -23,6 +23,7 @@
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
+#include "safeopen.h"
 
 /* Why an address got the location it got; indexes the stats. */
 enum reason { R_RESOLVED, R_NO_PROCESS, R_NO_MAPPING, R_NO_SYMBOL, R_NO_FILE, R_NO_JIT_SYMBOL,
@@ -89,6 +90,7 @@ struct snapshot {
 	struct snapmap *maps;
 	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
 	int perfmap_state;    /* 0 not read, 1 read, -errno */
+	bool perfmap_refused; /* the map is not one to trust (noted once) */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
@@ -194,6 +196,7 @@ struct symbolizer {
 
 	uint64_t counts[R_NR];   /* by enum reason */
 	uint64_t with_lines;
+	pid_t perfmap_noted;     /* the last pid whose perf map was refused (noted once) */
 };
 
 
@@ -497,11 +500,11 @@ static struct symfile *file_ref(struct symbolizer *s, struct symfile *f)
 	return f;
 }
 
-/* Returns the cached file at open_path (stat'ed first, opened only when new) with a reference
- * taken; NULL + errno. want_ino (when non-zero) must match the file's inode. path is the name
- * the process knows it by. */
-static struct symfile *file_get(struct symbolizer *s, const char *open_path, uint64_t want_ino,
-				const char *path, pid_t pid)
+/* Returns the cached file at open_path (stat'ed first, opened only when new, through safeopen
+ * with flags) with a reference taken; NULL + errno (EINVAL: not a regular file). want_ino (when
+ * non-zero) must match the file's inode. path is the name the process knows it by. */
+static struct symfile *file_get(struct symbolizer *s, const char *open_path, int flags,
+				uint64_t want_ino, const char *path, pid_t pid)
 {
 	struct stat st;
 	bool found;
@@ -516,10 +519,12 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, uin
 	size_t i = file_slot(s, &st, &found);
 	if (found)
 		return file_ref(s, s->files[i]);
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = safeopen(open_path, flags, 0, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, &st) < 0 || (want_ino && st.st_ino != want_ino)) {
+	}
+	if (want_ino && st.st_ino != want_ino) {
 		close(fd);
 		errno = ESTALE;
 		return NULL;
@@ -696,15 +701,16 @@ static struct symfile *snapshot_open(struct symbolizer *s, pid_t pid, const stru
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	f = file_get(s, path, 0, e->path, pid);
+	f = file_get(s, path, 0, 0, e->path, pid); /* a link the kernel made: followed */
 	if (f || errno == ENOMEM || e->deleted || e->path[0] != '/')
 		return f;
+	/* maps names the file itself, never a symlink: one found there now is someone else's */
 	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path) < sizeof(path)) {
-		f = file_get(s, path, e->inode, e->path, pid);
+		f = file_get(s, path, SAFEOPEN_NOFOLLOW, e->inode, e->path, pid);
 		if (f || errno == ENOMEM)
 			return f;
 	}
-	return file_get(s, e->path, e->inode, e->path, pid);
+	return file_get(s, e->path, SAFEOPEN_NOFOLLOW, e->inode, e->path, pid);
 }
 
 /* A non-executable file mapping shares the file of a nearby executable mapping of the same inode
@@ -740,7 +746,7 @@ static int snapshot_attach(struct symbolizer *s, struct snapshot *snap)
 			return -ENOMEM;
 		if (!m->file)
 			diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)snap->pid,
-			     strerror(errno));
+			     safeopen_strerror(-errno));
 	}
 	for (size_t i = 0; i < snap->map.n; i++) {
 		const struct procmap_entry *e = &snap->map.entries[i];
@@ -776,15 +782,28 @@ static pid_t namespaced_pid(pid_t pid)
 	return ns;
 }
 
-/* Opens the snapshot's perf map inside the process's mount namespace, when there is one. */
-static void perfmap_open(struct snapshot *snap)
+/* Opens the snapshot's perf map inside the process's mount namespace, when there is one: a
+ * regular file (a FIFO there must not hang us), not a symlink, owned by the process's user or
+ * root and not writable by others (its names are trusted as the process's own), as perf does. */
+static void perfmap_open(struct symbolizer *s, struct snapshot *snap)
 {
 	char path[96];
+	uid_t uid;
 
-	if (snap->perfmap_fd >= 0)
+	if (snap->perfmap_fd >= 0 || snap->perfmap_refused)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)snap->pid, snap->perfmap_name);
-	snap->perfmap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen_process_uid(snap->pid, &uid);
+	if (!fd)
+		fd = safeopen(path, SAFEOPEN_NOFOLLOW | SAFEOPEN_OWNER, uid, NULL);
+	if ((fd == -EINVAL || fd == -EPERM || fd == -ELOOP) && s->perfmap_noted != snap->pid)
+		diag(DIAG_INFO, "ignoring '%s' of pid %d: %s", snap->perfmap_name, (int)snap->pid,
+		     fd == -ELOOP ? "a symbolic link" : safeopen_strerror(fd));
+	if (fd == -EINVAL || fd == -EPERM || fd == -ELOOP) {
+		s->perfmap_noted = snap->pid;
+		snap->perfmap_refused = true;
+	}
+	snap->perfmap_fd = fd < 0 ? -1 : fd;
 }
 
 /* Frees a snapshot and drops its file references. */
@@ -824,7 +843,7 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 	}
 	snprintf(snap->perfmap_name, sizeof(snap->perfmap_name), "/tmp/perf-%d.map",
 		 (int)namespaced_pid(pid));
-	perfmap_open(snap);
+	perfmap_open(s, snap);
 	return snap;
 }
 
@@ -1292,13 +1311,17 @@ static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym
 
 /* Reads the snapshot's perf map on first use (opening it now if it appeared after the
  * snapshot, while the process still lives); 0 or -errno. */
-static int perfmap_ready(struct snapshot *snap)
+static int perfmap_ready(struct symbolizer *s, struct snapshot *snap)
 {
 	if (!snap->perfmap_state) {
-		perfmap_open(snap);
-		int err = snap->perfmap_fd < 0 ? -ENOENT : perfmap_read_fd(&snap->perfmap, snap->perfmap_fd);
+		perfmap_open(s, snap);
+		int err = snap->perfmap_fd < 0 ? -ENOENT
+			  : perfmap_read_fd(&snap->perfmap, snap->perfmap_fd, PERFMAP_MAX_BYTES);
 		if (err == -ENOMEM)
 			return err;
+		if (!err && snap->perfmap.truncated)
+			diag(DIAG_WARN, "'%s' of pid %d is longer than %zu MiB: read up to there",
+			     snap->perfmap_name, (int)snap->pid, PERFMAP_MAX_BYTES >> 20);
 		snap->perfmap_state = err ? err : 1;
 	}
 	return snap->perfmap_state < 0 ? snap->perfmap_state : 0;
@@ -1312,7 +1335,7 @@ static int64_t jit_location(struct symbolizer *s, struct profile *p, struct snap
 	struct dwarfsym_frame fr = { NULL, NULL, 0 };
 	int64_t id;
 
-	if (perfmap_ready(snap) == -ENOMEM)
+	if (perfmap_ready(s, snap) == -ENOMEM)
 		return -ENOMEM;
 	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
 						       &fr.name, NULL))
@@ -1595,7 +1618,7 @@ struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!(l->file = file_get(s, path, 0, path, 0))) {
+	if (!(l->file = file_get(s, path, 0, 0, path, 0))) {
 		int err = errno;
 		free(l->path);
 		free(l);

@@ -959,6 +959,7 @@ static int cmd_record(int argc, char **argv)
 	    (rc = max_entries(&r.max_entries)))
 		goto out;
 	target_install_signals();
+	target_raise_fd_limit(&o.t);
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
 	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
 		goto out;

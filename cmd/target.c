@@ -117,6 +117,17 @@ int target_stop_signal(void)
 	return stop_signal;
 }
 
+void target_raise_fd_limit(struct target *t)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	t->nofile = rl;
+	rl.rlim_cur = rl.rlim_max;
+	t->nofile_raised = !setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Drops root for the command when firn runs under sudo. */
 static int drop_to_sudo_user(void)
 {
@@ -157,6 +168,8 @@ static void run_child(int go_fd, int err_fd, char **argv, const struct target *t
 		_exit(127);
 	if (t->quiet_command)
 		silence_stdio();
+	if (t->nofile_raised)
+		setrlimit(RLIMIT_NOFILE, &t->nofile);
 	if (!t->as_root && drop_to_sudo_user())
 		err = errno;
 	else {

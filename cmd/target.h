@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "opt.h"
@@ -24,6 +25,8 @@ struct target {
 	int child_status;    /* waitpid status once child_done */
 	bool child_done;
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
+	struct rlimit nofile; /* the open-file limit firn started with (the command gets it) */
+	bool nofile_raised;
 };
 
 /* Appends "PID[,PID...]" to t->pids; prints a usage error (2) or "out of memory" (1). */
@@ -42,6 +45,10 @@ int target_check_privileges(const struct cmd *cmd);
 void target_install_signals(void);
 /* The first stop signal received, 0 when none. */
 int target_stop_signal(void);
+/* Raises firn's soft limit on open files to the hard one: it opens the files of every process
+ * it profiles, and a low soft limit (ulimit -Sn) would cost their symbols. The command started
+ * afterwards gets the old limit back. */
+void target_raise_fd_limit(struct target *t);
 
 /* Forks argv held before exec (t->child set); 0 or -errno. */
 int target_start_command(struct target *t, char **argv);

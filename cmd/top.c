@@ -1395,6 +1395,7 @@ static int cmd_top(int argc, char **argv)
 	if ((rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
 		goto out;
 	target_install_signals();
+	target_raise_fd_limit(&o.t);
 	view_push(&t, VIEW_FUNCTIONS, NULL, NULL);
 	if ((rc = top_setup(&t)) || (rc = top_start(&t)))
 		goto out;

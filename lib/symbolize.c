@@ -837,6 +837,7 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 		err = snap->maps ? snapshot_attach(s, snap) : -ENOMEM;
 	}
 	if (err) {
+		safeopen_note_error(err);
 		snapshot_free(s, snap);
 		errno = -err;
 		return NULL;

@@ -1744,7 +1744,10 @@ static int ksym_ready(struct symbolizer *s)
 		int err = ksym_join(s);
 		if (err == 1)
 			err = ksym_load(&s->ksym, s->kallsyms_path);
-		if (err)
+		if (err == -EPERM) /* every address 0: said once, as every kernel frame is unnamed */
+			diag(DIAG_WARN, "kernel symbols are hidden (kptr_restrict): kernel frames "
+			     "unnamed; run as root");
+		else if (err)
 			diag(DIAG_INFO, "cannot read kernel symbols from '%s': %s",
 			     s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms", strerror(-err));
 		if (!err) {

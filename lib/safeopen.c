@@ -29,7 +29,8 @@ int safeopen(const char *path, int flags, uid_t uid, struct stat *st)
 	int fd = open(path, oflags);
 	if (fd < 0) {
 		int err = -errno;
-		safeopen_note_error(err);
+		if (!(flags & SAFEOPEN_NOWARN))
+			safeopen_note_error(err);
 		return err;
 	}
 	int err = fstat(fd, st) ? -errno : 0;

@@ -13,13 +13,14 @@
 enum safeopen_flags {
 	SAFEOPEN_NOFOLLOW = 1, /* the last component must not be a symlink (-ELOOP) */
 	SAFEOPEN_OWNER = 2,    /* owned by root or by the uid given, not writable by others (-EPERM) */
+	SAFEOPEN_NOWARN = 4,   /* the caller handles -EMFILE/-ENFILE (no warning here) */
 };
 
 /* Opens path read-only, close-on-exec, without blocking (O_NONBLOCK) and checks it with fstat:
  * anything but a regular file is -EINVAL (closed again). flags: enum safeopen_flags; uid is the
  * owner SAFEOPEN_OWNER allows besides root. Returns the descriptor (the caller closes it; *st
  * filled when st is non-NULL) or -errno; on -EMFILE/-ENFILE the diagnostics reporter gets one
- * warning per process (see safeopen_note_error). */
+ * warning per process (see safeopen_note_error) unless SAFEOPEN_NOWARN. */
 int safeopen(const char *path, int flags, uid_t uid, struct stat *st);
 /* The reason for a safeopen error, for messages: "not a regular file" for -EINVAL, "not owned
  * by the process's user or root, or writable by others" for -EPERM, else strerror(-err). */

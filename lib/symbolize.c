@@ -3,6 +3,7 @@
  * and caches of the functions and locations made in a profile. */
 #include "symbolize.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -197,6 +199,8 @@ struct symbolizer {
 	uint64_t counts[R_NR];   /* by enum reason */
 	uint64_t with_lines;
 	pid_t perfmap_noted;     /* the last pid whose perf map was refused (noted once) */
+	size_t nheld;            /* files holding their descriptor until indexed (atomic) */
+	size_t fd_budget;        /* how many may (0: not computed yet) */
 };
 
 
@@ -484,6 +488,7 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 	f->size = st->st_size;
 	f->mtime = st->st_mtim;
 	f->fd = fd;
+	__atomic_add_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	f->pid = pid;
 	f->refs = 1;
 	memmove(&s->files[i + 1], &s->files[i], (s->nfiles - i) * sizeof(*s->files));
@@ -498,6 +503,74 @@ static struct symfile *file_ref(struct symbolizer *s, struct symfile *f)
 	if (!f->refs++)
 		s->nidle--;
 	return f;
+}
+
+static int file_index(struct symbolizer *s, struct symfile *f);
+
+/* Descriptors this process has open now; 0 when /proc/self/fd cannot be read. */
+static size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : 0; /* ".", ".." and the directory's own */
+}
+
+/* How many unindexed files may hold their descriptor: half of what the soft limit on open
+ * files leaves when the first file is opened (the rest is for snapshots, perf maps, the spill
+ * file), computed once. */
+static size_t fd_budget(struct symbolizer *s)
+{
+	struct rlimit rl;
+
+	if (!s->fd_budget) {
+		s->fd_budget = SIZE_MAX;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+			size_t used = open_fds(), left = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+			s->fd_budget = left / 2 > 4 ? left / 2 : 4;
+		}
+	}
+	return s->fd_budget;
+}
+
+/* Indexes one unindexed file now (which closes it) when the held descriptors reach the budget,
+ * or always when force: indexing early costs time, a file that cannot be opened costs its
+ * symbols. True when one was closed. */
+static bool relieve_fds(struct symbolizer *s, bool force)
+{
+	struct symfile *f = NULL;
+
+	if (!force && __atomic_load_n(&s->nheld, __ATOMIC_RELAXED) < fd_budget(s))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nfiles && !f; i++)
+		if (s->files[i]->fd >= 0 && !s->files[i]->state && !s->files[i]->indexing)
+			f = s->files[i];
+	pthread_mutex_unlock(&s->lock);
+	if (f)
+		file_index(s, f);
+	return f && f->fd < 0;
+}
+
+/* safeopen, indexing held files to free descriptors while it fails with EMFILE; the warning
+ * comes only when that does not help. */
+static int open_relieved(struct symbolizer *s, const char *path, int flags, struct stat *st)
+{
+	int fd;
+
+	relieve_fds(s, false);
+	for (int tries = 0;; tries++) {
+		fd = safeopen(path, flags | SAFEOPEN_NOWARN, 0, st);
+		if ((fd != -EMFILE && fd != -ENFILE) || tries == 8 || !relieve_fds(s, true))
+			break;
+	}
+	safeopen_note_error(fd);
+	return fd;
 }
 
 /* Returns the cached file at open_path (stat'ed first, opened only when new, through safeopen
@@ -519,7 +592,7 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, int
 	size_t i = file_slot(s, &st, &found);
 	if (found)
 		return file_ref(s, s->files[i]);
-	fd = safeopen(open_path, flags, 0, &st);
+	fd = open_relieved(s, open_path, flags, &st);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -565,8 +638,10 @@ static void file_claim(struct symbolizer *s, struct symfile *f)
 static void file_free(struct symbolizer *s, struct symfile *f)
 {
 	file_claim(s, f);
-	if (f->fd >= 0)
+	if (f->fd >= 0) {
 		close(f->fd);
+		__atomic_sub_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
+	}
 	forget_names(s);
 	elfsym_release(&f->elf);
 	debug_put(s, f->debug);
@@ -620,6 +695,7 @@ static int index_file(struct symbolizer *s, struct symfile *f)
 	}
 	close(f->fd);
 	f->fd = -1;
+	__atomic_sub_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	return err ? err : 1;
 }
 

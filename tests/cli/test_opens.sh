@@ -4,7 +4,8 @@
 # note; `report --annotate` of a profile whose mapping names a FIFO, a directory or a symlink to
 # a FIFO ends at once with a clear message. File descriptors: under `ulimit -Sn 64` a recording
 # of 120 distinct binaries still names their frames (firn raises its soft limit; the command gets
-# the old limit back), and when the hard limit is 64 too, firn says so once.
+# the old limit back), and under `ulimit -n 64` too (it indexes files early to close them); at
+# the tightest limit it records under, frames that go unnamed are announced by one warning.
 . "$(dirname "$0")/lib.sh"
 
 SRC="$ROOT/tests/fixtures"
@@ -113,39 +114,54 @@ if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 1024 ]; then
 fi
 mkdir "$TMP/bins"
 for i in $(seq 1 120); do cp "$BUSY" "$TMP/bins/busy$i"; done
+# many.sh SECONDS: 120 distinct binaries at once, niced (so firn, not starved of CPU by them,
+# snapshots each while it runs); the soft limit the command got goes to child-limit
 cat >"$TMP/many.sh" <<EOS
 #!/bin/bash
 ulimit -Sn >"$TMP/child-limit"
-for i in \$(seq 1 120); do "$TMP/bins/busy\$i" 4 >/dev/null 2>&1 & done
+for i in \$(seq 1 120); do nice -n 19 "$TMP/bins/busy\$i" "\$1" >/dev/null 2>&1 & done
 wait
 EOS
 chmod +x "$TMP/many.sh"
 # named FILE: "NAMED TOTAL" samples of the busy copies, named when busy_hot or busy_cold is there
 named() {
-	"$FIRN" report --folded "$1" | awk '$1 ~ /^busy[0-9]+;/ { t += $NF; if ($0 ~ /;busy_(hot|cold)/) n += $NF }
-		END { print n + 0, t + 0 }'
+	"$FIRN" report --folded "$1" 2>/dev/null |
+		awk '$1 ~ /^busy[0-9]+;/ { t += $NF; if ($0 ~ /;busy_(hot|cold)/) n += $NF }
+			END { print n + 0, t + 0 }'
 }
-(ulimit -Sn 64 && "$FIRN" record -q -o "$TMP/soft.pb.gz" -- "$TMP/many.sh") 2>"$TMP/err"
-rc=$?
-read -r n t < <(named "$TMP/soft.pb.gz")
-# measured: 66-77 % named with the limit raised (the rest: processes sampled while starting,
-# on a loaded machine), 20 % when firn stays at 64
-if [ "$rc" -eq 0 ] && [ "$t" -ge 50 ] && [ $((100 * n)) -ge $((50 * t)) ]; then
-	pass "ulimit -Sn 64, 120 binaries: $n of $t samples named"
-else
-	fail "ulimit -Sn 64, 120 binaries: exit $rc, $n of $t samples named (want 50 % of 50 or more)"
-	sed 's/^/    stderr: /' "$TMP/err" | head -5
-fi
+# expect_named NAME FILE RC: exit 0 and at least half of 50 or more samples named
+expect_named() {
+	local n t
+	read -r n t < <(named "$2")
+	if [ "$3" -eq 0 ] && [ "$t" -ge 50 ] && [ $((100 * n)) -ge $((50 * t)) ]; then
+		pass "$1: $n of $t samples named"
+	else
+		fail "$1: exit $3, $n of $t samples named (want half of 50 or more)"
+		sed 's/^/    stderr: /' "$TMP/err" | head -5
+	fi
+}
+# measured (120 copies, 4 s): 83-96 % named; before: 12-22 % under either limit
+(ulimit -Sn 64 && "$FIRN" record -q -o "$TMP/soft.pb.gz" -- "$TMP/many.sh" 4) 2>"$TMP/err"
+expect_named "ulimit -Sn 64, 120 binaries (firn raises its soft limit)" "$TMP/soft.pb.gz" $?
 check "the command keeps the soft limit it was given (64)" [ "$(cat "$TMP/child-limit")" = 64 ]
 check "no warning about file descriptors when the limit could be raised" \
 	eval '! grep -q "file descriptors" "$TMP/err"'
-(ulimit -n 64 && "$FIRN" record -q -o "$TMP/hard.pb.gz" -- "$TMP/many.sh") 2>"$TMP/err"
-rc=$?
-want="firn: warning: out of file descriptors (limit 64): some symbols are missing"
-if [ "$rc" -eq 0 ] && [ "$(grep -c "file descriptors" "$TMP/err")" -eq 1 ] &&
-	grep -qxF "$want" "$TMP/err"; then
-	pass "ulimit -n 64 (hard too), 120 binaries: one warning about file descriptors"
+(ulimit -n 64 && "$FIRN" record -q -o "$TMP/hard.pb.gz" -- "$TMP/many.sh" 4) 2>"$TMP/err"
+expect_named "ulimit -n 64 (hard too), 120 binaries (firn indexes files early to close them)" \
+	"$TMP/hard.pb.gz" $?
+# the tightest hard limit firn records under (BPF and perf events take most of it): when the
+# frames go unnamed there, one warning says so
+for lim in $(seq 30 2 80); do
+	(ulimit -n "$lim" && "$FIRN" record -q -o "$TMP/tight.pb.gz" -- "$TMP/many.sh" 1) 2>"$TMP/err" &&
+		break
+done
+read -r n t < <(named "$TMP/tight.pb.gz")
+want="firn: warning: out of file descriptors (limit $lim): some symbols are missing"
+warned=$(grep -c "file descriptors" "$TMP/err")
+if { [ "$t" -gt 0 ] && [ $((100 * n)) -ge $((50 * t)) ] && [ "$warned" -eq 0 ]; } ||
+	{ [ "$warned" -eq 1 ] && grep -qxF "$want" "$TMP/err"; }; then
+	pass "ulimit -n $lim (the tightest that records): $n of $t named, $warned warning"
 else
-	fail "ulimit -n 64 (hard too), 120 binaries: exit $rc, no single warning"
+	fail "ulimit -n $lim (the tightest that records): $n of $t named, $warned warnings"
 	sed 's/^/    stderr: /' "$TMP/err" | head -5
 fi

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,18 +108,31 @@ static void count_warn(enum diag_level level, const char *msg)
 	}
 }
 
+/* Out of descriptors for real (the soft limit lowered to what is open): SAFEOPEN_NOWARN leaves
+ * the warning to the caller, else it comes once, naming the limit. */
 static void test_out_of_fds(void **state)
 {
 	diag_fn old = diag_set_reporter(count_warn);
+	struct rlimit rl, low;
+	char want[128];
+	int fd = dup(0);
 
+	assert_true(fd >= 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	low = (struct rlimit){ fd + 1, rl.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0); /* no descriptor above fd */
 	safeopen_note_error(-ENOENT);
+	assert_int_equal(safeopen(at("file"), SAFEOPEN_NOWARN, 0, NULL), -EMFILE);
 	assert_int_equal(warnings, 0);
-	safeopen_note_error(-EMFILE);
-	safeopen_note_error(-EMFILE);
+	assert_int_equal(safeopen(at("file"), 0, 0, NULL), -EMFILE);
+	assert_int_equal(safeopen(at("file"), 0, 0, NULL), -EMFILE);
 	safeopen_note_error(-ENFILE);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	close(fd);
 	assert_int_equal(warnings, 1);
-	assert_non_null(strstr(last, "out of file descriptors (limit "));
-	assert_non_null(strstr(last, "): some symbols are missing"));
+	snprintf(want, sizeof(want), "out of file descriptors (limit %d): some symbols are missing",
+		 fd + 1);
+	assert_string_equal(last, want);
 	diag_set_reporter(old);
 }
 

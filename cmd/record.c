@@ -1174,6 +1174,7 @@ static int cmd_record(int argc, char **argv)
 	if (o.nevents == 0 || cpu_clock_events(&o))
 		target_check_freq(&o.freq);
 	target_install_signals();
+	target_raise_fd_limit(&o.t);
 	if ((rc = setup(&r)) || (rc = start_capture(&r)) ||
 	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
 		goto out;

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "opt_flamegraph.h"
 #include "pprof.h"
+#include "safeopen.h"
 
 #define REPORT_USAGE \
 	"[--top N] [--sort self|total] [--lines] [FILTERS] [-o OUT] [FILE]\n" \
@@ -469,7 +470,8 @@ static int annotate_error(const struct report_opts *ro, const struct disasm *d, 
 		return error("cannot annotate '%s': '%s' is not an ELF file of a known machine", fn,
 			     d->path);
 	if (d->path)
-		return error("cannot annotate '%s': cannot open '%s': %s", fn, d->path, strerror(-err));
+		return error("cannot annotate '%s': cannot open '%s': %s", fn, d->path,
+			     safeopen_strerror(err));
 	return error("cannot annotate '%s': %s", fn, strerror(-err));
 }
 

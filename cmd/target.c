@@ -210,6 +210,17 @@ int target_stop_signal(void)
 	return stop_signal;
 }
 
+void target_raise_fd_limit(struct target *t)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	t->nofile = rl;
+	rl.rlim_cur = rl.rlim_max;
+	t->nofile_raised = !setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Drops root for the command when firn runs under sudo. */
 static int drop_to_sudo_user(void)
 {
@@ -261,6 +272,8 @@ static void run_child(int go_fd, int err_fd, char **argv, const struct target *t
 		silence_stdio();
 	else if (t->stdout_to_stderr && dup2(2, 1) < 0)
 		_exit(127);
+	if (t->nofile_raised)
+		setrlimit(RLIMIT_NOFILE, &t->nofile);
 	if (!t->as_root && drop_to_sudo_user())
 		err = errno;
 	else {

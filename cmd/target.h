@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "opt.h"
@@ -26,6 +27,8 @@ struct target {
 	int child_status;    /* waitpid status once child_done */
 	bool child_done;
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
+	struct rlimit nofile; /* the open-file limit firn started with (the command gets it) */
+	bool nofile_raised;
 };
 
 /* Appends "PID[,PID...]" to t->pids, each pid once; an empty item ("1,,", "1,") is a usage
@@ -52,6 +55,10 @@ int target_check_privileges(const struct cmd *cmd);
 void target_install_signals(void);
 /* The first stop signal received, 0 when none. */
 int target_stop_signal(void);
+/* Raises firn's soft limit on open files to the hard one: it opens the files of every process
+ * it profiles, and a low soft limit (ulimit -Sn) would cost their symbols. The command started
+ * afterwards gets the old limit back. */
+void target_raise_fd_limit(struct target *t);
 
 /* Forks argv held before exec (t->child set); the command gets SIGTERM should firn die
  * (PR_SET_PDEATHSIG). 0 or -errno. */

@@ -20,6 +20,7 @@
 #include "hist.h"
 #include "profile.h"
 #include "hash.h"
+#include "safeopen.h"
 #include "sampler.h"
 #include "symbolize.h"
 #include "target.h"
@@ -971,7 +972,7 @@ static void annotate_open(struct top *t, struct view *v)
 				 "ran in '%s' itself (c shows what it calls)", v->function);
 		else
 			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': '%s': %s", v->function,
-				 v->dis.path ? v->dis.path : "?", strerror(-err));
+				 v->dis.path ? v->dis.path : "?", safeopen_strerror(err));
 		disasm_release(&v->dis);
 		v->list.nrows = 1;
 		return;
@@ -1463,6 +1464,7 @@ static int cmd_top(int argc, char **argv)
 		goto out;
 	target_check_freq(&o.freq);
 	target_install_signals();
+	target_raise_fd_limit(&o.t);
 	view_push(&t, VIEW_FUNCTIONS, NULL, NULL);
 	if ((rc = top_setup(&t)) || (rc = top_start(&t)))
 		goto out;

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "safeopen.h"
+
 int debuginfo_build_id(int fd, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -64,7 +66,7 @@ static int open_checked(const struct debuginfo_query *q, const char *path, bool 
 {
 	char id[129];
 	uint32_t crc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, NULL); /* a FIFO in a process's root must not hang us */
 
 	if (fd < 0)
 		return -1;

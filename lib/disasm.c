@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "safeopen.h"
 
 #define MAX_FUNCTION_BYTES (4u << 20)
 #define MAX_SOURCE_BYTES (64u << 20)
@@ -229,7 +230,7 @@ static Dwarf *open_dwarf(const struct disasm *d, Elf *elf, int *dfd, Elf **delf)
 		return dw;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", d->build_id,
 		 d->build_id + 2);
-	if ((*dfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((*dfd = safeopen(path, 0, 0, NULL)) < 0)
 		return NULL;
 	*delf = elf_begin(*dfd, ELF_C_READ_MMAP, NULL);
 	return *delf ? dwarf_begin_elf(*delf, DWARF_C_READ, NULL) : NULL;
@@ -306,9 +307,9 @@ static int open_file(struct disasm *d, const char *path, const char *name, uint6
 	d->path = strdup(path);
 	if (!d->path)
 		return -ENOMEM;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, NULL); /* named by a profile: maybe a FIFO */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int err = open_fd(d, fd, name, where, by);
 	close(fd);
 	return err;
@@ -596,12 +597,12 @@ int disasm_row_heat(const struct disasm *d, size_t i)
 static void source_load(struct disasm_source *s, const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, &st);
 
 	s->state = -1;
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || st.st_size > MAX_SOURCE_BYTES || !(s->text = malloc(st.st_size + 1)) ||
+	if (st.st_size > MAX_SOURCE_BYTES || !(s->text = malloc(st.st_size + 1)) ||
 	    read(fd, s->text, st.st_size) != st.st_size) {
 		close(fd);
 		return;

@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "safeopen.h"
+
 /* A symbol as found in a table, before deduplication. */
 struct cand {
 	uint64_t start, size;
@@ -438,12 +440,12 @@ int elfsym_init_fd(struct elfsym *e, int fd)
 
 int elfsym_init_path(struct elfsym *e, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, NULL);
 	int err;
 
 	if (fd < 0) {
 		memset(e, 0, sizeof(*e));
-		return -errno;
+		return fd;
 	}
 	err = elfsym_init_fd(e, fd);
 	close(fd);

@@ -103,26 +103,29 @@ int perfmap_parse(struct perfmap *m, const char *text, size_t len)
 	return 0;
 }
 
-int perfmap_read_fd(struct perfmap *m, int fd)
+int perfmap_read_fd(struct perfmap *m, int fd, size_t max)
 {
-	size_t cap = 1 << 16, n = 0;
+	size_t cap = max < (1 << 16) ? max + 1 : 1 << 16, n = 0;
 	char *buf = malloc(cap);
-	int err = 0;
 
 	memset(m, 0, sizeof(*m));
 	while (buf) {
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2);
+		if (n == cap && n < max + 1) {
+			size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+			char *nb = realloc(buf, ncap);
 			if (!nb)
 				break;
 			buf = nb;
-			cap *= 2;
+			cap = ncap;
 		}
-		ssize_t r = pread(fd, buf + n, cap - n, n);
+		ssize_t r = n < cap ? pread(fd, buf + n, cap - n, n) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			err = r < 0 ? -errno : perfmap_parse(m, buf, n);
+			/* one byte past max tells a map of exactly max bytes from a longer one */
+			bool cut = n > max;
+			int err = r < 0 ? -errno : perfmap_parse(m, buf, cut ? max : n);
+			m->truncated = !err && cut;
 			free(buf);
 			return err;
 		}

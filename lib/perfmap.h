@@ -5,6 +5,7 @@
 #ifndef FIRN_PERFMAP_H
 #define FIRN_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,13 +21,19 @@ struct perfmap {
 	char *names;
 	size_t names_len;
 	size_t bad_lines;              /* lines that were not "START SIZE NAME" */
+	bool truncated;                /* perfmap_read_fd stopped at its byte limit */
 };
+
+/* The most perfmap_read_fd reads of a map: a JIT that never frees code grows its map without
+ * end (and a hostile one can write anything). */
+#define PERFMAP_MAX_BYTES ((size_t)64 << 20)
 
 /* Parses map text (copied) into m (initialized here); 0 or -ENOMEM. Malformed lines are
  * counted in bad_lines and skipped; a last line without a newline (being written) is ignored. */
 int perfmap_parse(struct perfmap *m, const char *text, size_t len);
-/* Reads the whole file open at fd (from offset 0, with pread) and parses it; 0 or -errno. */
-int perfmap_read_fd(struct perfmap *m, int fd);
+/* Reads the file open at fd (from offset 0, with pread), at most max bytes (truncated set when
+ * there was more: the lines before the cut are kept), and parses it; 0 or -errno. */
+int perfmap_read_fd(struct perfmap *m, int fd, size_t max);
 void perfmap_release(struct perfmap *m);
 /* Finds the entry covering addr: 0 with its name and start, or -ENOENT. */
 int perfmap_lookup(const struct perfmap *m, uint64_t addr, const char **name, uint64_t *start);

@@ -3,6 +3,7 @@
  * and caches of the functions and locations made in a profile. */
 #include "symbolize.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
+#include "safeopen.h"
 
 /* Why an address got the location it got; indexes the stats. */
 enum reason { R_RESOLVED, R_NO_PROCESS, R_NO_MAPPING, R_NO_SYMBOL, R_NO_FILE, R_NO_JIT_SYMBOL,
@@ -89,6 +92,7 @@ struct snapshot {
 	struct snapmap *maps;
 	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
 	int perfmap_state;    /* 0 not read, 1 read, -errno */
+	bool perfmap_refused; /* the map is not one to trust (noted once) */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
@@ -194,6 +198,9 @@ struct symbolizer {
 
 	uint64_t counts[R_NR];   /* by enum reason */
 	uint64_t with_lines;
+	pid_t perfmap_noted;     /* the last pid whose perf map was refused (noted once) */
+	size_t nheld;            /* files holding their descriptor until indexed (atomic) */
+	size_t fd_budget;        /* how many may (0: not computed yet) */
 };
 
 
@@ -481,6 +488,7 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 	f->size = st->st_size;
 	f->mtime = st->st_mtim;
 	f->fd = fd;
+	__atomic_add_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	f->pid = pid;
 	f->refs = 1;
 	memmove(&s->files[i + 1], &s->files[i], (s->nfiles - i) * sizeof(*s->files));
@@ -497,11 +505,79 @@ static struct symfile *file_ref(struct symbolizer *s, struct symfile *f)
 	return f;
 }
 
-/* Returns the cached file at open_path (stat'ed first, opened only when new) with a reference
- * taken; NULL + errno. want_ino (when non-zero) must match the file's inode. path is the name
- * the process knows it by. */
-static struct symfile *file_get(struct symbolizer *s, const char *open_path, uint64_t want_ino,
-				const char *path, pid_t pid)
+static int file_index(struct symbolizer *s, struct symfile *f);
+
+/* Descriptors this process has open now; 0 when /proc/self/fd cannot be read. */
+static size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : 0; /* ".", ".." and the directory's own */
+}
+
+/* How many unindexed files may hold their descriptor: half of what the soft limit on open
+ * files leaves when the first file is opened (the rest is for snapshots, perf maps, the spill
+ * file), computed once. */
+static size_t fd_budget(struct symbolizer *s)
+{
+	struct rlimit rl;
+
+	if (!s->fd_budget) {
+		s->fd_budget = SIZE_MAX;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+			size_t used = open_fds(), left = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+			s->fd_budget = left / 2 > 4 ? left / 2 : 4;
+		}
+	}
+	return s->fd_budget;
+}
+
+/* Indexes one unindexed file now (which closes it) when the held descriptors reach the budget,
+ * or always when force: indexing early costs time, a file that cannot be opened costs its
+ * symbols. True when one was closed. */
+static bool relieve_fds(struct symbolizer *s, bool force)
+{
+	struct symfile *f = NULL;
+
+	if (!force && __atomic_load_n(&s->nheld, __ATOMIC_RELAXED) < fd_budget(s))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nfiles && !f; i++)
+		if (s->files[i]->fd >= 0 && !s->files[i]->state && !s->files[i]->indexing)
+			f = s->files[i];
+	pthread_mutex_unlock(&s->lock);
+	if (f)
+		file_index(s, f);
+	return f && f->fd < 0;
+}
+
+/* safeopen, indexing held files to free descriptors while it fails with EMFILE; the warning
+ * comes only when that does not help. */
+static int open_relieved(struct symbolizer *s, const char *path, int flags, struct stat *st)
+{
+	int fd;
+
+	relieve_fds(s, false);
+	for (int tries = 0;; tries++) {
+		fd = safeopen(path, flags | SAFEOPEN_NOWARN, 0, st);
+		if ((fd != -EMFILE && fd != -ENFILE) || tries == 8 || !relieve_fds(s, true))
+			break;
+	}
+	safeopen_note_error(fd);
+	return fd;
+}
+
+/* Returns the cached file at open_path (stat'ed first, opened only when new, through safeopen
+ * with flags) with a reference taken; NULL + errno (EINVAL: not a regular file). want_ino (when
+ * non-zero) must match the file's inode. path is the name the process knows it by. */
+static struct symfile *file_get(struct symbolizer *s, const char *open_path, int flags,
+				uint64_t want_ino, const char *path, pid_t pid)
 {
 	struct stat st;
 	bool found;
@@ -516,10 +592,12 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, uin
 	size_t i = file_slot(s, &st, &found);
 	if (found)
 		return file_ref(s, s->files[i]);
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_relieved(s, open_path, flags, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, &st) < 0 || (want_ino && st.st_ino != want_ino)) {
+	}
+	if (want_ino && st.st_ino != want_ino) {
 		close(fd);
 		errno = ESTALE;
 		return NULL;
@@ -560,8 +638,10 @@ static void file_claim(struct symbolizer *s, struct symfile *f)
 static void file_free(struct symbolizer *s, struct symfile *f)
 {
 	file_claim(s, f);
-	if (f->fd >= 0)
+	if (f->fd >= 0) {
 		close(f->fd);
+		__atomic_sub_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
+	}
 	forget_names(s);
 	elfsym_release(&f->elf);
 	debug_put(s, f->debug);
@@ -615,6 +695,7 @@ static int index_file(struct symbolizer *s, struct symfile *f)
 	}
 	close(f->fd);
 	f->fd = -1;
+	__atomic_sub_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	return err ? err : 1;
 }
 
@@ -696,15 +777,16 @@ static struct symfile *snapshot_open(struct symbolizer *s, pid_t pid, const stru
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	f = file_get(s, path, 0, e->path, pid);
+	f = file_get(s, path, 0, 0, e->path, pid); /* a link the kernel made: followed */
 	if (f || errno == ENOMEM || e->deleted || e->path[0] != '/')
 		return f;
+	/* maps names the file itself, never a symlink: one found there now is someone else's */
 	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path) < sizeof(path)) {
-		f = file_get(s, path, e->inode, e->path, pid);
+		f = file_get(s, path, SAFEOPEN_NOFOLLOW, e->inode, e->path, pid);
 		if (f || errno == ENOMEM)
 			return f;
 	}
-	return file_get(s, e->path, e->inode, e->path, pid);
+	return file_get(s, e->path, SAFEOPEN_NOFOLLOW, e->inode, e->path, pid);
 }
 
 /* A non-executable file mapping shares the file of a nearby executable mapping of the same inode
@@ -740,7 +822,7 @@ static int snapshot_attach(struct symbolizer *s, struct snapshot *snap)
 			return -ENOMEM;
 		if (!m->file)
 			diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)snap->pid,
-			     strerror(errno));
+			     safeopen_strerror(-errno));
 	}
 	for (size_t i = 0; i < snap->map.n; i++) {
 		const struct procmap_entry *e = &snap->map.entries[i];
@@ -776,15 +858,28 @@ static pid_t namespaced_pid(pid_t pid)
 	return ns;
 }
 
-/* Opens the snapshot's perf map inside the process's mount namespace, when there is one. */
-static void perfmap_open(struct snapshot *snap)
+/* Opens the snapshot's perf map inside the process's mount namespace, when there is one: a
+ * regular file (a FIFO there must not hang us), not a symlink, owned by the process's user or
+ * root and not writable by others (its names are trusted as the process's own), as perf does. */
+static void perfmap_open(struct symbolizer *s, struct snapshot *snap)
 {
 	char path[96];
+	uid_t uid;
 
-	if (snap->perfmap_fd >= 0)
+	if (snap->perfmap_fd >= 0 || snap->perfmap_refused)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)snap->pid, snap->perfmap_name);
-	snap->perfmap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen_process_uid(snap->pid, &uid);
+	if (!fd)
+		fd = safeopen(path, SAFEOPEN_NOFOLLOW | SAFEOPEN_OWNER, uid, NULL);
+	if ((fd == -EINVAL || fd == -EPERM || fd == -ELOOP) && s->perfmap_noted != snap->pid)
+		diag(DIAG_INFO, "ignoring '%s' of pid %d: %s", snap->perfmap_name, (int)snap->pid,
+		     fd == -ELOOP ? "a symbolic link" : safeopen_strerror(fd));
+	if (fd == -EINVAL || fd == -EPERM || fd == -ELOOP) {
+		s->perfmap_noted = snap->pid;
+		snap->perfmap_refused = true;
+	}
+	snap->perfmap_fd = fd < 0 ? -1 : fd;
 }
 
 /* Frees a snapshot and drops its file references. */
@@ -818,13 +913,14 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 		err = snap->maps ? snapshot_attach(s, snap) : -ENOMEM;
 	}
 	if (err) {
+		safeopen_note_error(err);
 		snapshot_free(s, snap);
 		errno = -err;
 		return NULL;
 	}
 	snprintf(snap->perfmap_name, sizeof(snap->perfmap_name), "/tmp/perf-%d.map",
 		 (int)namespaced_pid(pid));
-	perfmap_open(snap);
+	perfmap_open(s, snap);
 	return snap;
 }
 
@@ -1292,13 +1388,17 @@ static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym
 
 /* Reads the snapshot's perf map on first use (opening it now if it appeared after the
  * snapshot, while the process still lives); 0 or -errno. */
-static int perfmap_ready(struct snapshot *snap)
+static int perfmap_ready(struct symbolizer *s, struct snapshot *snap)
 {
 	if (!snap->perfmap_state) {
-		perfmap_open(snap);
-		int err = snap->perfmap_fd < 0 ? -ENOENT : perfmap_read_fd(&snap->perfmap, snap->perfmap_fd);
+		perfmap_open(s, snap);
+		int err = snap->perfmap_fd < 0 ? -ENOENT
+			  : perfmap_read_fd(&snap->perfmap, snap->perfmap_fd, PERFMAP_MAX_BYTES);
 		if (err == -ENOMEM)
 			return err;
+		if (!err && snap->perfmap.truncated)
+			diag(DIAG_WARN, "'%s' of pid %d is longer than %zu MiB: read up to there",
+			     snap->perfmap_name, (int)snap->pid, PERFMAP_MAX_BYTES >> 20);
 		snap->perfmap_state = err ? err : 1;
 	}
 	return snap->perfmap_state < 0 ? snap->perfmap_state : 0;
@@ -1312,7 +1412,7 @@ static int64_t jit_location(struct symbolizer *s, struct profile *p, struct snap
 	struct dwarfsym_frame fr = { NULL, NULL, 0 };
 	int64_t id;
 
-	if (perfmap_ready(snap) == -ENOMEM)
+	if (perfmap_ready(s, snap) == -ENOMEM)
 		return -ENOMEM;
 	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
 						       &fr.name, NULL))
@@ -1595,7 +1695,7 @@ struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!(l->file = file_get(s, path, 0, path, 0))) {
+	if (!(l->file = file_get(s, path, 0, 0, path, 0))) {
 		int err = errno;
 		free(l->path);
 		free(l);
@@ -1720,7 +1820,10 @@ static int ksym_ready(struct symbolizer *s)
 		int err = ksym_join(s);
 		if (err == 1)
 			err = ksym_load(&s->ksym, s->kallsyms_path);
-		if (err)
+		if (err == -EPERM) /* every address 0: said once, as every kernel frame is unnamed */
+			diag(DIAG_WARN, "kernel symbols are hidden (kptr_restrict): kernel frames "
+			     "unnamed; run as root");
+		else if (err)
 			diag(DIAG_INFO, "cannot read kernel symbols from '%s': %s",
 			     s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms", strerror(-err));
 		if (!err) {

@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "procmap.h"
 #include "unwind_table.h"
+#include "safeopen.h"
 
 /* A file whose table is loaded (or known to have none). */
 struct utable {
@@ -177,11 +178,11 @@ static int open_mapping(pid_t pid, const struct procmap_entry *e)
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, NULL);
 	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return safeopen(path, SAFEOPEN_NOFOLLOW, 0, NULL);
 }
 
 /* Describes one executable mapping into m; false when it has no usable table (or, unless build,

@@ -20,6 +20,7 @@
 
 #include "diag.h"
 #include "procmap.h"
+#include "safeopen.h"
 
 #define NOTE_NAME "stapsdt"
 #define NOTE_TYPE 3
@@ -561,15 +562,12 @@ static int list_file_as(struct usdt_list *l, const char *path, const char *objec
 			uint64_t ino)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, &st);
 
+	if (fd == -EINVAL) /* not a regular file */
+		return !stat(path, &st) && S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		int err = fstat(fd, &st) ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
-		close(fd);
-		return err;
-	}
+		return fd;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int rc = elf ? read_object(l, elf, object ? object : path, dev ? dev : st.st_dev,
@@ -722,14 +720,12 @@ static bool name_matches(const char *base, const char *name)
 /* True when path is a regular ELF file. */
 static bool is_elf_file(const char *path)
 {
-	struct stat st;
 	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safeopen(path, 0, 0, NULL);
 
 	if (fd < 0)
 		return false;
-	bool ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 &&
-		  !memcmp(magic, ELFMAG, SELFMAG);
+	bool ok = read(fd, magic, 4) == 4 && !memcmp(magic, ELFMAG, SELFMAG);
 	close(fd);
 	return ok;
 }

@@ -55,6 +55,26 @@ if "$FIRN" help --commands | grep -qx top; then
 		"firn: top needs root, or CAP_BPF and CAP_PERFMON" "$FIRN" top --stdio -n 1 -a
 fi
 check "nothing written by the refused recordings" [ -z "$(ls -A "$TMP/pub")" ]
+# with CAP_BPF and CAP_PERFMON but not CAP_SYSLOG, kallsyms shows zeros (kptr_restrict): one
+# warning says the kernel frames go unnamed (dd's reads of /dev/zero run in the kernel)
+KCAPS=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf,+perfmon
+	--ambient-caps=+bpf,+perfmon)
+if ! "${KCAPS[@]}" head -1 /proc/kallsyms | grep -q '^0\+ '; then
+	skip "kallsyms shows addresses without CAP_SYSLOG here (kptr_restrict 0, paranoid <= 1)"
+else
+	(cd "$TMP/shared" && "${KCAPS[@]}" "$FIRN" record -q -o k.pb.gz -- \
+		timeout 1.5 dd if=/dev/zero of=/dev/null bs=64k) >/dev/null 2>"$TMP/err"
+	rc=$?
+	want="firn: warning: kernel symbols are hidden (kptr_restrict): kernel frames unnamed; run as root"
+	if [ "$rc" -eq 124 ] && [ "$(grep -c kptr_restrict "$TMP/err")" -eq 1 ] &&
+		grep -qxF "$want" "$TMP/err"; then
+		pass "record with CAP_BPF and CAP_PERFMON only says once that kernel symbols are hidden"
+	else
+		fail "record with CAP_BPF and CAP_PERFMON only: exit $rc, no single kptr_restrict warning"
+		sed 's/^/    stderr: /' "$TMP/err" | head -5
+	fi
+	rm -f "$TMP/shared/k.pb.gz"
+fi
 # another user's file in a sticky folder (as /tmp) cannot be replaced: refused before recording
 mkdir -p "$TMP/sticky" && chmod 1777 "$TMP/sticky" && echo keep >"$TMP/sticky/root.pb.gz"
 unpriv "record refuses another user's file in a sticky folder at once" +bpf,+perfmon \

@@ -75,13 +75,37 @@ static void test_read_fd(void **state)
 		int n = snprintf(big, sizeof(big), "%x 10 fn_%d\n", 0x100000 + i * 0x10, i);
 		assert_int_equal(write(fd, big, n), n);
 	}
-	assert_int_equal(perfmap_read_fd(&m, fd), 0);
+	assert_int_equal(perfmap_read_fd(&m, fd, PERFMAP_MAX_BYTES), 0);
 	assert_int_equal(m.n, 5004);
+	assert_false(m.truncated);
 	expect(&m, 0x7f0000001000, "JS:*firnHotLoop /x/jitfix.js:6:21");
 	expect(&m, 0x100000 + 4999 * 0x10 + 5, "fn_4999");
 	perfmap_release(&m);
 	close(fd);
-	assert_int_equal(perfmap_read_fd(&m, -1), -EBADF);
+	assert_int_equal(perfmap_read_fd(&m, -1, PERFMAP_MAX_BYTES), -EBADF);
+}
+
+/* A map longer than the limit is cut there: the whole lines before the cut are kept, the line
+ * the cut falls in is dropped, and truncated says so; a map of exactly the limit is whole. */
+static void test_read_fd_limit(void **state)
+{
+	struct perfmap m;
+	int fd = memfd_create("perfmap", MFD_CLOEXEC);
+	const char *lines = "1000 10 a\n2000 10 b\n3000 10 c\n"; /* 10 bytes a line */
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, lines, 30), 30);
+	assert_int_equal(perfmap_read_fd(&m, fd, 25), 0);
+	assert_true(m.truncated);
+	assert_int_equal(m.n, 2);
+	expect(&m, 0x2005, "b");
+	expect(&m, 0x3005, NULL);
+	perfmap_release(&m);
+	assert_int_equal(perfmap_read_fd(&m, fd, 30), 0);
+	assert_false(m.truncated);
+	assert_int_equal(m.n, 3);
+	perfmap_release(&m);
+	close(fd);
 }
 
 int main(void)
@@ -89,6 +113,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_read_fd),
+		cmocka_unit_test(test_read_fd_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -752,12 +752,15 @@ struct open_frame {
 	int64_t start, bstart, self, bself;
 };
 
-/* Closes open frames at depths top..keep+1, reporting each; returns fn's first error. */
+/* Closes open frames at depths top..keep+1, reporting each whose value is not below min (the
+ * SVG writer's pruning, skipped here before a node is even made); returns fn's first error. */
 static int close_frames(const struct flame_tree *t, struct open_frame *op, uint32_t top,
-			uint32_t keep, int64_t time, int64_t btime,
+			uint32_t keep, int64_t time, int64_t btime, double min,
 			int (*fn)(void *, const struct flame_node *), void *ctx)
 {
 	for (uint32_t d = top; d > keep; d--) {
+		if ((double)(time - op[d].start) < min)
+			continue;
 		struct flame_node n = {
 			.name = t->key_name[op[d].key], .kind = t->key_kind[op[d].key], .depth = d,
 			.start = op[d].start, .value = time - op[d].start, .self = op[d].self,
@@ -782,9 +785,10 @@ static uint32_t common_len(const struct flame_tree *t, const struct flame_stack 
 	return i;
 }
 
-/* flow(): opens and closes frames as consecutive sorted stacks differ. */
-int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flame_node *n),
-		    void *ctx)
+/* flow(): opens and closes frames as consecutive sorted stacks differ; frames (not the root)
+ * narrower than min are not reported. */
+static int tree_walk(struct flame_tree *t, double min,
+		     int (*fn)(void *ctx, const struct flame_node *n), void *ctx)
 {
 	int err = t->sorted ? 0 : flame_tree_finish(t);
 	struct open_frame *op = err ? NULL : calloc(t->maxlen + 1, sizeof(*op));
@@ -796,7 +800,7 @@ int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flam
 	for (size_t k = 0; k < t->nstacks && !err; k++) {
 		const struct flame_stack *s = &t->stacks[k];
 		uint32_t same = common_len(t, prev, s);
-		err = close_frames(t, op, prev ? prev->len : 0, same, time, btime, fn, ctx);
+		err = close_frames(t, op, prev ? prev->len : 0, same, time, btime, min, fn, ctx);
 		for (uint32_t i = same; i < s->len; i++)
 			op[i + 1] = (struct open_frame){ t->frames[s->off + i], time, btime, 0, 0 };
 		op[s->len].self += s->value;
@@ -806,7 +810,7 @@ int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flam
 		prev = s;
 	}
 	if (!err)
-		err = close_frames(t, op, prev ? prev->len : 0, 0, time, btime, fn, ctx);
+		err = close_frames(t, op, prev ? prev->len : 0, 0, time, btime, min, fn, ctx);
 	if (!err) {
 		struct flame_node root = { .value = time, .self = op[0].self, .base = btime,
 					   .base_self = op[0].bself };
@@ -814,6 +818,13 @@ int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flam
 	}
 	free(op);
 	return err;
+}
+
+/* flow(), every frame reported. */
+int flame_tree_walk(struct flame_tree *t, int (*fn)(void *ctx, const struct flame_node *n),
+		    void *ctx)
+{
+	return tree_walk(t, -INFINITY, fn, ctx);
 }
 
 /* ---- buffered output ---- */
@@ -1556,7 +1567,9 @@ static int svg_measure(struct svg *s)
 	s->ypad2 = o->fontsize * 2 + 10;
 	s->ypad3 = o->fontsize * 2;
 	s->maxdelta = 1;
-	int err = flame_tree_walk(s->t, measure_node, s);
+	/* only the diff colors need the largest change of every frame, drawn or not */
+	int err = tree_walk(s->t, o->colors == FLAME_COLORS_DIFF ? -INFINITY : s->minwidth_time,
+			    measure_node, s);
 	s->imageheight = (s->depthmax + 1.0) * o->height + s->ypad1 + s->ypad2;
 	if (o->subtitle && *o->subtitle)
 		s->imageheight += s->ypad3;
@@ -1575,7 +1588,7 @@ static int svg_write(struct svg *s)
 	svg_script(s);
 	svg_controls(s);
 	out_str(&s->out, "<g id=\"frames\">\n");
-	err = flame_tree_walk(s->t, draw_node, s);
+	err = tree_walk(s->t, s->minwidth_time, draw_node, s);
 	out_str(&s->out, "</g>\n</svg>\n");
 	out_flush(&s->out);
 	return err ? err : s->out.err;

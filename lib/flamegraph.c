@@ -684,18 +684,16 @@ static int tree_rank(struct flame_tree *t)
 	return 0;
 }
 
-/* Lays the stacks out again in sorted order, frames contiguous, equal stacks merged. */
+/* Puts the stacks in sorted order, equal stacks merged. Their frames stay where they are (a
+ * copy in order would double the tree's largest array); merged ones' frames are left unused. */
 static int tree_relayout(struct flame_tree *t, const struct sort_item *a, size_t n)
 {
-	uint32_t *frames = malloc((t->nframes ? t->nframes : 1) * sizeof(*frames));
+	const uint32_t *frames = t->frames;
 	struct flame_stack *stacks = malloc((n ? n : 1) * sizeof(*stacks));
-	size_t kept = 0, nframes = 0, cap = t->nframes ? t->nframes : 1;
+	size_t kept = 0;
 
-	if (!frames || !stacks) {
-		free(frames);
-		free(stacks);
+	if (!stacks)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct flame_stack s = t->stacks[a[i].stack];
 		struct flame_stack *prev = kept ? &stacks[kept - 1] : NULL;
@@ -705,17 +703,10 @@ static int tree_relayout(struct flame_tree *t, const struct sort_item *a, size_t
 			prev->base += s.base;
 			continue;
 		}
-		memcpy(frames + nframes, t->frames + s.off, s.len * sizeof(*frames));
-		s.off = nframes;
-		nframes += s.len;
 		stacks[kept++] = s;
 	}
-	free(t->frames);
 	free(t->stacks);
-	t->frames = frames;
 	t->stacks = stacks;
-	t->nframes = nframes;
-	t->cap_frames = cap;
 	t->nstacks = kept;
 	t->cap_stacks = n ? n : 1;
 	return 0;
@@ -799,6 +790,8 @@ static int tree_walk(struct flame_tree *t, double min,
 		return err ? err : -ENOMEM;
 	for (size_t k = 0; k < t->nstacks && !err; k++) {
 		const struct flame_stack *s = &t->stacks[k];
+		if (k + 2 < t->nstacks) /* sorted stacks' frames lie anywhere: fetch ahead */
+			__builtin_prefetch(t->frames + t->stacks[k + 2].off);
 		uint32_t same = common_len(t, prev, s);
 		err = close_frames(t, op, prev ? prev->len : 0, same, time, btime, min, fn, ctx);
 		for (uint32_t i = same; i < s->len; i++)

@@ -241,6 +241,13 @@ static void test_tree_merge_and_order(void **state)
 	assert_int_equal(flame_tree_walk(&t, collect_node, &c), 0);
 	assert_string_equal(c.buf, "2:B:0:1:1\n" "2:_:1:1:1\n" "2:a:2:1:1\n"
 				   "3:x:7:5:5\n" "2:b:3:9:4\n" "1:m:0:12:0\n" "0:all:0:12:0\n");
+	/* adding after a walk: the next one sorts and merges the old and new stacks again */
+	c.len = 0;
+	tree_stack(&t, "m;b;x", 1, 0);
+	tree_stack(&t, "m;a;y", 2, 0);
+	assert_int_equal(flame_tree_walk(&t, collect_node, &c), 0);
+	assert_string_equal(c.buf, "2:B:0:1:1\n" "2:_:1:1:1\n" "3:y:3:2:2\n" "2:a:2:3:1\n"
+				   "3:x:9:6:6\n" "2:b:5:10:4\n" "1:m:0:15:0\n" "0:all:0:15:0\n");
 	flame_tree_release(&t);
 
 	flame_tree_init(&t, &names);

@@ -420,10 +420,16 @@ static uint64_t sample_key_hash(const uint64_t *locs, uint32_t nlocs,
 	return hash_mix(h ^ nlocs);
 }
 
-/* The stored hash: growing the index does not hash every sample again. */
-static uint64_t sample_hash(const struct profile *p, uint64_t id)
+/* The sample index's slots hold the id in the low bits and the top bits of the sample's hash
+ * above them, so that a probe skips other samples without loading them (a cache miss each). */
+#define SAMPLE_ID_BITS 40
+#define SAMPLE_ID_MASK ((1ULL << SAMPLE_ID_BITS) - 1)
+#define SAMPLE_TAG(h) ((h) >> SAMPLE_ID_BITS << SAMPLE_ID_BITS)
+
+/* The stored hash of a sample index slot: growing the index does not hash every sample again. */
+static uint64_t sample_hash(const struct profile *p, uint64_t slot)
 {
-	return p->samples[id - 1].hash;
+	return p->samples[(slot & SAMPLE_ID_MASK) - 1].hash;
 }
 
 static bool labels_equal(const struct profile_label *a, const struct profile_label *b, uint32_t n)
@@ -473,7 +479,9 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 		return -ENOMEM;
 	uint64_t mask = p->sample_index->nslots - 1, i;
 	for (i = h & mask; p->sample_index->slots[i]; i = (i + 1) & mask) {
-		struct profile_sample *s = &p->samples[p->sample_index->slots[i] - 1];
+		if (SAMPLE_TAG(p->sample_index->slots[i]) != SAMPLE_TAG(h))
+			continue;
+		struct profile_sample *s = &p->samples[(p->sample_index->slots[i] & SAMPLE_ID_MASK) - 1];
 		if (s->hash != h || s->nlocs != nlocs || s->nlabels != nlabels ||
 		    memcmp(s->location_ids, locs, nlocs * sizeof(*locs)) ||
 		    !labels_equal(s->labels, labels, nlabels))
@@ -483,11 +491,13 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 				s->values[v] = values[v] < 0 ? INT64_MIN : INT64_MAX; /* saturate */
 		return 0;
 	}
+	if (p->nsamples >= SAMPLE_ID_MASK)
+		return -ENOMEM;
 	int64_t id = sample_append(p, locs, nlocs, values, labels, nlabels);
 	if (id < 0)
 		return (int)id;
 	p->samples[id - 1].hash = h;
-	p->sample_index->slots[i] = id;
+	p->sample_index->slots[i] = SAMPLE_TAG(h) | id;
 	p->sample_index->n++;
 	return 0;
 }

@@ -786,6 +786,18 @@ static uint32_t common_len(const struct flame_tree *t, const struct flame_stack 
 	return i;
 }
 
+/* Prefetches the frames of stack s, every cache line of them. (A first version, a loop and a
+ * prefetch of the last byte after it, compiled to no prefetch at all with gcc 12 -O2: check the
+ * object code for prefetcht0 after changing this.) */
+static inline void prefetch_frames(const struct flame_tree *t, const struct flame_stack *s)
+{
+	uintptr_t line = (uintptr_t)(t->frames + s->off) & ~(uintptr_t)63;
+	uintptr_t end = (uintptr_t)(t->frames + s->off + s->len);
+
+	for (; line < end; line += 64)
+		__builtin_prefetch((const void *)line);
+}
+
 /* flow(): opens and closes frames as consecutive sorted stacks differ; frames (not the root)
  * narrower than min are not reported. */
 static int tree_walk(struct flame_tree *t, double min,
@@ -800,8 +812,8 @@ static int tree_walk(struct flame_tree *t, double min,
 		return err ? err : -ENOMEM;
 	for (size_t k = 0; k < t->nstacks && !err; k++) {
 		const struct flame_stack *s = &t->stacks[k];
-		if (k + 2 < t->nstacks) /* sorted stacks' frames lie anywhere: fetch ahead */
-			__builtin_prefetch(t->frames + t->stacks[k + 2].off);
+		if (k + 4 < t->nstacks) /* sorted stacks' frames lie anywhere: fetch ahead */
+			prefetch_frames(t, &t->stacks[k + 4]);
 		uint32_t same = common_len(t, prev, s);
 		err = close_frames(t, op, prev ? prev->len : 0, same, time, btime, min, fn, ctx);
 		for (uint32_t i = same; i < s->len; i++)

@@ -111,7 +111,7 @@ struct flame_tree {
 	uint32_t nkeys, cap_keys;
 	uint32_t *key_of;        /* name id * 4 + kind -> key + 1 */
 	size_t key_of_len;
-	uint32_t *frames;        /* keys of all stacks, root first (in stack order once sorted) */
+	uint32_t *frames;        /* keys of all stacks, each stack's root first, at its off */
 	size_t nframes, cap_frames;
 	struct flame_stack {
 		size_t off;

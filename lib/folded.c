@@ -19,9 +19,42 @@ static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
 		h ^= h >> 32;
 	}
 	w = 0;
-	memcpy(&w, s, n);
+	if (n >= 4) { /* the last 1-7 bytes as two overlapping 4-byte loads, not a byte loop */
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		w = (uint64_t)a << 32 | b;
+	} else if (n) {
+		w = (unsigned char)s[0] | (unsigned char)s[n / 2] << 8 | (unsigned char)s[n - 1] << 16;
+	}
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
 	return h ^ h >> 29;
+}
+
+/* Whether a[0..n) and b[0..n) are equal: inline 8-byte compares, as frame names are short. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u[2], v[2];
+
+	if (n < 4)
+		return !n || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+	if (n < 8) {
+		memcpy(&u[0], a, 4);
+		memcpy(&v[0], b, 4);
+		memcpy(&u[1], a + n - 4, 4);
+		memcpy(&v[1], b + n - 4, 4);
+		return u[0] == v[0] && u[1] == v[1];
+	}
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
 }
 
 /* A growing byte buffer. */
@@ -471,7 +504,7 @@ static int r_frame(struct reader *r, char *text, struct rframe *f)
 			continue;
 		const struct rent *e = &r->ents[(uint32_t)r->slots[i] - 1];
 		if (e->len == f->len && e->kind == f->kind &&
-		    (!f->len || !memcmp(r->names.s + e->off, text, f->len)))
+		    (!f->len || same_bytes(r->names.s + e->off, text, f->len)))
 			break;
 	}
 	if (!r->slots[i]) {
@@ -781,30 +814,94 @@ static int r_line(struct reader *r, char *s, size_t len, struct folded_stats *st
 	return count ? r_sample(r, s, slen, count) : 0;
 }
 
-/* Reads one line (with its newline) into b, keeping at most FOLDED_MAX_LINE bytes: the rest of
- * a longer line is read and dropped, and *too_long set. Returns the bytes read (0 at the end of
- * the input), -EINVAL at a NUL byte (not text: /dev/zero ends here) or -ENOMEM. */
-static ssize_t read_line(FILE *f, struct sbuf *b, bool *too_long)
-{
-	ssize_t n = 0;
-	int c;
+/* The input read in large blocks: lines are found with memchr in place, not copied. */
+struct lbuf {
+	FILE *f;
+	char *s;
+	size_t cap, pos, len; /* the unread bytes are s[pos..len) */
+};
 
-	b->len = 0;
-	*too_long = false;
-	while ((c = getc_unlocked(f)) != EOF) {
-		n++;
-		if (!c)
-			return -EINVAL;
-		if (b->len >= FOLDED_MAX_LINE)
-			*too_long = true;
-		else if (sbuf_reserve(b, 1))
-			return -ENOMEM;
-		else
-			b->s[b->len++] = (char)c;
-		if (c == '\n')
-			break;
+#define LBUF_BLOCK (1u << 20)
+
+/* Moves the unread bytes to the front and reads more after them, doubling the buffer (up to
+ * FOLDED_MAX_LINE + 1 bytes, for a line that long) when less than half a block is free.
+ * Returns the bytes added, 0 at the end of the input (or with the buffer full), -EINVAL when
+ * they hold a NUL byte, or -ENOMEM. */
+static ssize_t lbuf_fill(struct lbuf *b)
+{
+	if (b->pos) {
+		memmove(b->s, b->s + b->pos, b->len - b->pos);
+		b->len -= b->pos;
+		b->pos = 0;
 	}
+	if (b->cap - b->len < LBUF_BLOCK / 2 && b->cap < FOLDED_MAX_LINE + (size_t)1) {
+		size_t ncap = b->cap ? b->cap * 2 : LBUF_BLOCK;
+		if (ncap > FOLDED_MAX_LINE + (size_t)1)
+			ncap = FOLDED_MAX_LINE + (size_t)1;
+		char *s = realloc(b->s, ncap);
+		if (!s)
+			return -ENOMEM;
+		b->s = s;
+		b->cap = ncap;
+	}
+	if (b->len == b->cap)
+		return 0;
+	size_t n = fread(b->s + b->len, 1, b->cap - b->len, b->f);
+	if (memchr(b->s + b->len, 0, n))
+		return -EINVAL; /* text has no NUL byte: binary data, /dev/zero */
+	b->len += n;
 	return n;
+}
+
+/* Skips the rest of a line longer than the buffer (the unread bytes hold its start); returns
+ * 0 or lbuf_fill's -errno. */
+static int lbuf_skip_line(struct lbuf *b)
+{
+	for (;;) {
+		char *nl = memchr(b->s + b->pos, '\n', b->len - b->pos);
+		if (nl) {
+			b->pos = nl + 1 - b->s;
+			return 0;
+		}
+		b->pos = b->len;
+		ssize_t n = lbuf_fill(b);
+		if (n <= 0)
+			return (int)n;
+	}
+}
+
+/* The next line (with its newline, if any) in place in the buffer: at most FOLDED_MAX_LINE
+ * bytes are kept, a longer line is read and dropped and *too_long set. Returns the bytes of the
+ * line kept (0 at the end of the input or for a dropped line) or lbuf_fill's -errno. */
+static ssize_t lbuf_line(struct lbuf *b, char **line, bool *too_long)
+{
+	size_t scanned = 0;
+
+	*too_long = false;
+	for (;;) {
+		size_t avail = b->len - b->pos;
+		char *nl = avail > scanned ? memchr(b->s + b->pos + scanned, '\n', avail - scanned)
+					   : NULL;
+		size_t n = nl ? (size_t)(nl + 1 - (b->s + b->pos)) : avail;
+		if (n > FOLDED_MAX_LINE) {
+			*too_long = true;
+			return lbuf_skip_line(b);
+		}
+		if (nl) {
+			*line = b->s + b->pos;
+			b->pos += n;
+			return n;
+		}
+		scanned = n;
+		ssize_t r = lbuf_fill(b);
+		if (r < 0)
+			return r;
+		if (!r) { /* the end: a last line without its newline, or none */
+			*line = scanned ? b->s + b->pos : NULL;
+			b->pos = b->len;
+			return scanned;
+		}
+	}
 }
 
 int folded_read(struct profile *p, FILE *f, struct folded_stats *st)
@@ -817,7 +914,8 @@ int folded_read_comm(struct profile *p, FILE *f, enum folded_comm comm, struct f
 {
 	struct reader r = { .p = p, .comm = comm, .comm_first = comm == FOLDED_COMM_YES };
 	struct folded_stats none;
-	struct sbuf line = { 0 };
+	struct lbuf in = { .f = f };
+	char *line;
 	bool too_long;
 	ssize_t n = 0;
 	int err = 0;
@@ -829,13 +927,13 @@ int folded_read_comm(struct profile *p, FILE *f, enum folded_comm comm, struct f
 	    (r.k_comm = profile_intern(p, "comm")) < 0)
 		return -ENOMEM;
 	flockfile(f);
-	while (!err && (n = read_line(f, &line, &too_long)) > 0) {
+	while (!err && ((n = lbuf_line(&in, &line, &too_long)) > 0 || (!n && too_long))) {
 		st->line++;
 		if (too_long) {
 			st->lines++;
 			st->bad_lines++;
 		} else {
-			err = r_line(&r, line.s, line.len, st);
+			err = r_line(&r, line, n, st);
 		}
 	}
 	if (!err && n < 0)
@@ -843,7 +941,7 @@ int folded_read_comm(struct profile *p, FILE *f, enum folded_comm comm, struct f
 	if (!err && ferror(f))
 		err = -EIO;
 	funlockfile(f);
-	free(line.s);
+	free(in.s);
 	free(r.slots);
 	free(r.ents);
 	free(r.names.s);

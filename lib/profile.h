@@ -72,10 +72,10 @@ struct profile_label {
 };
 
 struct profile_sample {
-	uint64_t *location_ids;     /* leaf first; owned */
+	uint64_t *location_ids;     /* leaf first; owned: one block with values and labels */
 	uint32_t nlocs, nlabels;
-	int64_t *values;            /* nsample_types values; owned */
-	struct profile_label *labels; /* owned */
+	int64_t *values;            /* nsample_types values; in location_ids's block */
+	struct profile_label *labels; /* in location_ids's block */
 	uint64_t hash;              /* private: of locations and labels, for merging */
 };
 

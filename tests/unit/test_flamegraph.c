@@ -241,6 +241,13 @@ static void test_tree_merge_and_order(void **state)
 	assert_int_equal(flame_tree_walk(&t, collect_node, &c), 0);
 	assert_string_equal(c.buf, "2:B:0:1:1\n" "2:_:1:1:1\n" "2:a:2:1:1\n"
 				   "3:x:7:5:5\n" "2:b:3:9:4\n" "1:m:0:12:0\n" "0:all:0:12:0\n");
+	/* adding after a walk: the next one sorts and merges the old and new stacks again */
+	c.len = 0;
+	tree_stack(&t, "m;b;x", 1, 0);
+	tree_stack(&t, "m;a;y", 2, 0);
+	assert_int_equal(flame_tree_walk(&t, collect_node, &c), 0);
+	assert_string_equal(c.buf, "2:B:0:1:1\n" "2:_:1:1:1\n" "3:y:3:2:2\n" "2:a:2:3:1\n"
+				   "3:x:9:6:6\n" "2:b:5:10:4\n" "1:m:0:15:0\n" "0:all:0:15:0\n");
 	flame_tree_release(&t);
 
 	flame_tree_init(&t, &names);
@@ -581,6 +588,33 @@ static void test_diff_tree(void **state)
 	strtab_release(&names);
 }
 
+/* The diff colors scale by the largest change of any frame, also one too narrow to draw. */
+static void test_diff_scale_pruned(void **state)
+{
+	struct strtab names;
+	struct flame_tree t;
+	struct flamegraph_opts o;
+	char *buf = NULL, fill[32];
+	size_t len = 0;
+
+	assert_int_equal(strtab_init(&names), 0);
+	flame_tree_init(&t, &names);
+	tree_stack(&t, "m;b", 1000, 990); /* grew by 10 */
+	tree_stack(&t, "m;e", 1, 101);    /* shrank by 100; 1180/1001 = 1.18 px wide */
+	flamegraph_opts_init(&o);
+	o.colors = FLAME_COLORS_DIFF;
+	o.minwidth = 2;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(flamegraph_write_tree(&t, f, &o), 0);
+	fclose(f);
+	assert_null(strstr(buf, "<title>e ("));
+	frame_fill(buf, "b (", fill, sizeof(fill));
+	assert_string_equal(fill, "rgb(255,189,189)"); /* 210*(100-10)/100 = 189 */
+	free(buf);
+	flame_tree_release(&t);
+	strtab_release(&names);
+}
+
 /* comm_root puts the "comm" label first ("[unknown]" without one); no_kernel drops kernel
  * frames; value_index out of range and bad notes are errors. */
 static void test_comm_and_filters(void **state)
@@ -641,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_golden_three_stacks),
 		cmocka_unit_test(test_tree_merge_and_order),
 		cmocka_unit_test(test_minwidth),
+		cmocka_unit_test(test_diff_scale_pruned),
 		cmocka_unit_test(test_reverse),
 		cmocka_unit_test(test_inverted),
 		cmocka_unit_test(test_escaping),

@@ -517,6 +517,165 @@ static void test_many_stacks(void **state)
 	profile_release(&p);
 }
 
+/* A generated input: n lines, line i made by line_fn; line i < 4 may be padded with spaces
+ * before its newline (a last line padded so has none). */
+struct gen {
+	uint64_t i, n;
+	size_t (*line_fn)(uint64_t i, char *buf, size_t size);
+	char buf[256];
+	size_t len, pos;
+	size_t pad_left; /* spaces still to serve before the pending newline */
+	bool newline;    /* one is pending after them */
+	size_t pad[4];
+};
+
+/* Serves up to n bytes of what is pending (line text, then spaces, then a newline). */
+static size_t gen_pending(struct gen *g, char *out, size_t n)
+{
+	size_t k = 0;
+
+	if (g->pos < g->len) {
+		k = g->len - g->pos < n ? g->len - g->pos : n;
+		memcpy(out, g->buf + g->pos, k);
+		g->pos += k;
+	} else if (g->pad_left) {
+		k = g->pad_left < n ? g->pad_left : n;
+		memset(out, ' ', k);
+		g->pad_left -= k;
+	} else if (g->newline) {
+		out[0] = '\n';
+		g->newline = false;
+		k = 1;
+	}
+	return k;
+}
+
+/* fopencookie read over struct gen: lines are made as they are read, long ones never held. */
+static ssize_t gen_read(void *cookie, char *out, size_t n)
+{
+	struct gen *g = cookie;
+	size_t done = 0;
+
+	while (done < n) {
+		size_t k = gen_pending(g, out + done, n - done);
+		done += k;
+		if (k)
+			continue;
+		if (g->i == g->n)
+			break;
+		g->len = g->line_fn(g->i, g->buf, sizeof(g->buf));
+		g->pos = 0;
+		if (g->i < 4 && g->pad[g->i]) {
+			g->len--; /* the newline comes after the spaces */
+			g->pad_left = g->pad[g->i];
+			g->newline = g->i + 1 < g->n;
+		}
+		g->i++;
+	}
+	return done;
+}
+
+/* Reads the generated lines into a fresh profile. */
+static void read_gen(struct profile *p, struct gen *g, struct folded_stats *st)
+{
+	cookie_io_functions_t io = { .read = gen_read };
+	FILE *f = fopencookie(g, "r", io);
+
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(folded_read(p, f, st), 0);
+	fclose(f);
+}
+
+/* Line i of the long-line input: "long;i i+1". */
+static size_t long_line(uint64_t i, char *buf, size_t size)
+{
+	return snprintf(buf, size, "long;%d %d\n", (int)i, (int)i + 1);
+}
+
+/* The longest line kept is FOLDED_MAX_LINE bytes, newline included; a longer one, or a longer
+ * last line without a newline, is one bad line, and the lines around it still parse. */
+static void test_read_long_lines(void **state)
+{
+	size_t text = strlen("long;0 1\n");
+	struct gen g = { .n = 4, .line_fn = long_line,
+			 .pad = { FOLDED_MAX_LINE - text, FOLDED_MAX_LINE - text + 1, 0,
+				  FOLDED_MAX_LINE - text + 2 } };
+	struct folded_stats st;
+	struct profile p;
+	char buf[64];
+
+	read_gen(&p, &g, &st);
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.bad_lines, 2);
+	assert_int_equal(st.samples, 1 + 3);
+	assert_int_equal(p.nsamples, 2);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "long/0 0/0");
+	frames_str(&p, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "long/0 2/0");
+	profile_release(&p);
+
+	/* the same last line one byte shorter is FOLDED_MAX_LINE bytes: kept */
+	g = (struct gen){ .n = 4, .line_fn = long_line, .pad = { 0, 0, 0, FOLDED_MAX_LINE - text + 1 } };
+	read_gen(&p, &g, &st);
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.bad_lines, 0);
+	profile_release(&p);
+}
+
+/* The name of line i: len 1 to 23 bytes of 'a' but one byte (at pos) from 'b' to 'u'. */
+static void gen_name(uint64_t i, size_t *len, size_t *pos, int *ch)
+{
+	*len = 1 + i % 23;
+	*pos = (i / 23) % *len;
+	*ch = (i / 23 / *len) % 20;
+}
+
+/* Line i of the many-names input: "root;nLEN;NAME COUNT". */
+static size_t name_line(uint64_t i, char *buf, size_t size)
+{
+	char name[24];
+	size_t len, pos;
+	int ch;
+
+	gen_name(i, &len, &pos, &ch);
+	memset(name, 'a', len);
+	name[len] = 0;
+	name[pos] = 'b' + ch;
+	return snprintf(buf, size, "root;n%zu;%s %d\n", len, name, (int)(i % 7) + 1);
+}
+
+/* Lines across the reader's blocks (about 3 MB) with names that differ in one byte, so that a
+ * byte a hash or a compare skipped would merge two: every name and count comes back. */
+static void test_read_blocks(void **state)
+{
+	static bool seen[24][23][20];
+	struct gen g = { .n = 120000, .line_fn = name_line };
+	struct folded_stats st;
+	struct profile p;
+	uint64_t sum = 0, distinct = 0, got = 0;
+
+	for (uint64_t i = 0; i < g.n; i++) {
+		size_t len, pos;
+		int ch;
+		gen_name(i, &len, &pos, &ch);
+		distinct += !seen[len][pos][ch];
+		seen[len][pos][ch] = true;
+		sum += i % 7 + 1;
+	}
+	read_gen(&p, &g, &st);
+	assert_int_equal(st.lines, g.n);
+	assert_int_equal(st.bad_lines, 0);
+	assert_int_equal(st.samples, sum);
+	assert_int_equal(p.nsamples, distinct);
+	assert_int_equal(p.nfunctions, 1 + 23 + distinct);
+	for (uint64_t i = 0; i < p.nsamples; i++)
+		got += p.samples[i].values[0];
+	assert_int_equal(got, sum);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +691,8 @@ int main(void)
 		cmocka_unit_test(test_comm_header),
 		cmocka_unit_test(test_comm_modes),
 		cmocka_unit_test(test_kernel_not_main),
+		cmocka_unit_test(test_read_long_lines),
+		cmocka_unit_test(test_read_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

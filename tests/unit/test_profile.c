@@ -90,6 +90,57 @@ static void test_samples_merge(void **state)
 	profile_release(&p);
 }
 
+/* Locations, values and labels of samples of every shape (none of some) come back intact
+ * after the sample array and index grow, merged values too. */
+static void test_samples_keep_their_data(void **state)
+{
+	struct profile p;
+	uint64_t locs[4];
+	struct profile_label l[2];
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	profile_add_sample_type(&p, "cpu", "nanoseconds");
+	profile_add_sample_type(&p, "alloc", "bytes");
+	uint32_t key = profile_intern(&p, "k"), str = profile_intern(&p, "v");
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 2000; i++) {
+			int64_t v[3] = { i, -i, 2 * i + round };
+			for (int k = 0; k < i % 5; k++)
+				locs[k] = 1000 * i + k + 1;
+			for (int k = 0; k < i % 3; k++)
+				l[k] = (struct profile_label){ key, k ? str : 0, i + k, k };
+			assert_int_equal(profile_add_sample(&p, locs, i % 5, v, l, i % 3), 0);
+		}
+	}
+	/* i = 0, 15, 30 ... have neither locations nor labels: one sample */
+	assert_int_equal(p.nsamples, 2000 - 2000 / 15);
+	uint64_t next = 1;
+	int64_t empty[3] = { 0 };
+	for (int i = 0; i < 2000; i++) {
+		const struct profile_sample *s = &p.samples[i % 15 ? next++ : 0];
+		if (!(i % 15)) {
+			empty[0] += 2 * i, empty[1] -= 2 * i, empty[2] += 4 * i + 1;
+			continue;
+		}
+		assert_int_equal(s->nlocs, i % 5);
+		for (int k = 0; k < i % 5; k++)
+			assert_int_equal(s->location_ids[k], 1000 * i + k + 1);
+		assert_int_equal(s->values[0], 2 * i);
+		assert_int_equal(s->values[1], -2 * i);
+		assert_int_equal(s->values[2], 4 * i + 1);
+		assert_int_equal(s->nlabels, i % 3);
+		for (int k = 0; k < i % 3; k++) {
+			assert_int_equal(s->labels[k].key, key);
+			assert_int_equal(s->labels[k].str, k ? str : 0);
+			assert_int_equal(s->labels[k].num, i + k);
+			assert_int_equal(s->labels[k].num_unit, k);
+		}
+	}
+	assert_memory_equal(p.samples[0].values, empty, sizeof(empty));
+	profile_release(&p);
+}
+
 static void test_frames_root_first_with_inline(void **state)
 {
 	struct profile p;
@@ -210,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_intern),
 		cmocka_unit_test(test_functions_and_locations_dedupe),
 		cmocka_unit_test(test_samples_merge),
+		cmocka_unit_test(test_samples_keep_their_data),
 		cmocka_unit_test(test_frames_root_first_with_inline),
 		cmocka_unit_test(test_merge_profiles),
 		cmocka_unit_test(test_values_check),

@@ -9,7 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +43,7 @@ struct utable {
 struct unwinder {
 	int rows_fd;        /* the BPF rows array */
 	uint32_t max_rows, used;
-	int pids_fd, procs_fd;
+	int pids_fd, procs_fd, files_fd;
 	pid_t *slots;       /* slot → pid (0: free) */
 	uint32_t max_procs;
 	struct utable *tables;
@@ -44,8 +51,10 @@ struct unwinder {
 	struct unwinder_stats st;
 };
 
+static int load_vdso(struct unwinder *u);
+
 struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
-			      uint32_t max_procs)
+			      uint32_t max_procs, int files_fd)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -60,8 +69,10 @@ struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int p
 	u->max_rows = max_rows;
 	u->pids_fd = pids_fd;
 	u->procs_fd = procs_fd;
+	u->files_fd = files_fd;
 	u->max_procs = max_procs;
 	u->st.max_rows = max_rows;
+	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
 }
 
@@ -122,8 +133,36 @@ static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n
 	return err;
 }
 
-/* Builds the table of the file open on fd and copies its rows into the BPF array. */
-static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path)
+/* Tells the BPF unwinder where the rows of the file named key (kernel dev encoding) are, so it
+ * can unwind through the file's mappings before a process description names them. */
+static void register_file(struct unwinder *u, const struct firn_file_key *key,
+			  const struct unwind_table *t, uint32_t row_start)
+{
+	struct firn_file f = { .row_start = row_start, .row_count = t->n };
+
+	for (uint32_t i = 0; i < t->nsegs && i < FIRN_FILE_SEGS; i++) {
+		f.segs[i].offset = t->segs[i].offset;
+		f.segs[i].filesz = t->segs[i].filesz;
+		f.segs[i].delta = t->segs[i].delta;
+		f.nsegs++;
+	}
+	if (u->files_fd >= 0 && bpf_map_update_elem(u->files_fd, key, &f, BPF_ANY))
+		diag(DIAG_DEBUG, "cannot register an unwind table: %s", strerror(errno));
+}
+
+/* The name the kernel gives the file behind st (struct firn_file_key). */
+static struct firn_file_key file_key(const struct stat *st)
+{
+	return (struct firn_file_key){
+		.dev = (uint64_t)major(st->st_dev) << 20 | minor(st->st_dev),
+		.ino = st->st_ino,
+	};
+}
+
+/* Builds the table of the file open on fd and copies its rows into the BPF array; key: how the
+ * BPF unwinder finds it (NULL: by st). */
+static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path,
+				 const struct firn_file_key *key)
 {
 	struct unwind_table t;
 
@@ -164,6 +203,8 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->row_start = u->used;
 	ut->row_count = t.n;
 	ut->loaded = true;
+	struct firn_file_key k = key ? *key : file_key(st);
+	register_file(u, &k, &t, u->used);
 	u->used += t.n;
 	u->st.files++;
 	unwind_table_release(&t);
@@ -196,7 +237,7 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 		return false;
 	struct utable *t = fstat(fd, &st) ? NULL : table_find(u, &st);
 	if (!t && build && !fstat(fd, &st))
-		t = table_load(u, fd, &st, e->path);
+		t = table_load(u, fd, &st, e->path, NULL);
 	close(fd);
 	if (!t && !build)
 		return false;
@@ -349,4 +390,189 @@ int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc)
 		     describe_mapping(u, pid, e, &m, true);
 	procmap_release(&pm);
 	return built ? unwinder_add_process(u, pid, true) : 0;
+}
+
+/* The size of the ELF image at base (the vdso): up to the end of its section headers or of its
+ * last segment. */
+static size_t elf_image_size(const Elf64_Ehdr *eh)
+{
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	return size;
+}
+
+/* Loads the table of the vdso (the kernel's, the same in every process: read from ours) under
+ * the key {0, 0} the BPF unwinder uses for a process's vdso mapping. */
+static int load_vdso(struct unwinder *u)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct firn_file_key key = { 0, 0 };
+	struct stat st;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	size_t size = elf_image_size(eh);
+	int fd = memfd_create("firn-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = write(fd, eh, size) == (ssize_t)size && !fstat(fd, &st) ? 0 : -EIO;
+	if (!err)
+		table_load(u, fd, &st, "[vdso]", &key);
+	close(fd);
+	return err;
+}
+
+#define PREPARE_MAX_FILES 64 /* files an exec's closure may bring in (ELF interpreter, libraries) */
+
+/* Files still to load for unwinder_prepare_exec (paths owned). */
+struct worklist {
+	char *paths[PREPARE_MAX_FILES];
+	size_t n;
+};
+
+/* Appends path unless it is there already (or the list is full). */
+static void work_add(struct worklist *w, const char *path)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!strcmp(w->paths[i], path))
+			return;
+	if (w->n < PREPARE_MAX_FILES && (w->paths[w->n] = strdup(path)))
+		w->n++;
+}
+
+/* Finds a DT_NEEDED library as ld.so would in the common case: the object's RUNPATH/RPATH
+ * ($ORIGIN expanded), then the default directories. false when not found. */
+static bool find_library(const char *name, const char *runpath, const char *origin, char *out,
+			 size_t len)
+{
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					    "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	char buf[1024];
+
+	if (strchr(name, '/'))
+		return snprintf(out, len, "%s", name) < (int)len && !access(out, R_OK);
+	snprintf(buf, sizeof(buf), "%s", runpath ? runpath : "");
+	for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		bool o = !strncmp(d, "$ORIGIN", 7);
+		if (snprintf(out, len, "%s%s/%s", o ? origin : "", o ? d + 7 : d, name) < (int)len &&
+		    !access(out, R_OK))
+			return true;
+	}
+	for (int i = 0; dirs[i]; i++)
+		if (snprintf(out, len, "%s/%s", dirs[i], name) < (int)len && !access(out, R_OK))
+			return true;
+	return false;
+}
+
+/* Adds the ELF interpreter and the DT_NEEDED libraries of the object open as elf to w. */
+static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
+{
+	char origin[PATH_MAX], lib[PATH_MAX];
+	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
+	size_t nneeded = 0, nph;
+	Elf_Scn *scn = NULL;
+
+	snprintf(origin, sizeof(origin), "%s", path);
+	*(strrchr(origin, '/') ? strrchr(origin, '/') : origin) = 0;
+	size_t size = 0;
+	char *raw = elf_rawfile(elf, &size);
+	for (size_t i = 0; raw && !elf_getphdrnum(elf, &nph) && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP && ph.p_filesz &&
+		    ph.p_filesz < 256 && ph.p_offset < size && ph.p_filesz <= size - ph.p_offset &&
+		    !raw[ph.p_offset + ph.p_filesz - 1])
+			work_add(w, raw + ph.p_offset);
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, i, &dyn))
+				break;
+			const char *str = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (str && dyn.d_tag == DT_NEEDED && nneeded < PREPARE_MAX_FILES)
+				needed[nneeded++] = str;
+			else if (str && (dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH))
+				runpath = str;
+		}
+	}
+	for (size_t i = 0; i < nneeded; i++)
+		if (find_library(needed[i], runpath, origin, lib, sizeof(lib)))
+			work_add(w, lib);
+}
+
+/* Loads the table of the file at path (unless loaded) and queues what it needs at exec. */
+static void prepare_file(struct unwinder *u, const char *path, struct worklist *w)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !table_find(u, &st))
+		table_load(u, fd, &st, path, NULL);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		add_dependencies(elf, path, w);
+	elf_end(elf);
+	close(fd);
+}
+
+/* The file execvp would run for file (PATH lookup), into out; false when none. */
+static bool find_program(const char *file, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(file, '/'))
+		return snprintf(out, len, "%s", file) < (int)len && !access(out, X_OK);
+	snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save))
+		if (snprintf(out, len, "%s/%s", *d ? d : ".", file) < (int)len && !access(out, X_OK))
+			return true;
+	return false;
+}
+
+/* The program a "#!" script at path runs (one level; "/usr/bin/env NAME" looks NAME up), into
+ * out; false when path is no script. */
+static bool script_interpreter(const char *path, char *out, size_t len)
+{
+	char line[256] = "", *save, *prog, *arg;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	bool script = fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2);
+	fclose(f);
+	if (!script || !(prog = strtok_r(line + 2, " \t\n", &save)))
+		return false;
+	arg = strtok_r(NULL, " \t\n", &save);
+	if (!strcmp(prog, "/usr/bin/env") && arg && *arg != '-')
+		return find_program(arg, out, len);
+	return snprintf(out, len, "%s", prog) < (int)len;
+}
+
+int unwinder_prepare_exec(struct unwinder *u, const char *file)
+{
+	char prog[PATH_MAX], interp[PATH_MAX];
+	struct worklist w = { .n = 0 };
+
+	if (!find_program(file, prog, sizeof(prog)))
+		return -ENOENT;
+	work_add(&w, prog);
+	if (script_interpreter(prog, interp, sizeof(interp)))
+		work_add(&w, interp);
+	for (size_t i = 0; i < w.n; i++)
+		prepare_file(u, w.paths[i], &w);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.paths[i]);
+	return 0;
 }

@@ -22,9 +22,11 @@ struct unwinder_stats {
 };
 
 /* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → slot;
- * procs_fd: the BPF array of max_procs struct firn_proc slots. */
+ * procs_fd: the BPF array of max_procs struct firn_proc slots; files_fd: the BPF hash of loaded
+ * tables by file (struct firn_file_key → struct firn_file), -1 for none. The vdso's table is
+ * loaded at once. NULL + errno. */
 struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
-			      uint32_t max_procs);
+			      uint32_t max_procs, int files_fd);
 void unwinder_free(struct unwinder *u);
 /* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks —
  * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
@@ -38,6 +40,11 @@ int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc);
 /* Builds the tables of pid's mappings whose file name starts with one of prefixes (NULL-ended
  * list, e.g. "libc.so", "ld-linux"), without describing pid: for files nearly every process maps. */
 int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes);
+/* Builds ahead the tables of what an exec of file will map — the program (PATH lookup as execvp
+ * does; a "#!" script's interpreter, one level), its ELF interpreter and its DT_NEEDED libraries
+ * (RUNPATH and the default directories), at most 64 files — so that the BPF unwinder finds them
+ * (by file) from the process's first sample. 0 or -ENOENT (no such program). */
+int unwinder_prepare_exec(struct unwinder *u, const char *file);
 void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st);
 
 #endif

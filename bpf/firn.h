@@ -78,13 +78,21 @@ struct firn_row {
 	__s8 rbp_off8;
 };
 
-#define FIRN_MAX_UMAPS 64
+/* Mappings of one process the BPF unwinder is told about, at most (the ones past it are found
+ * with the kernel's VMA lookup): a power of two. */
+#define FIRN_MAX_UMAPS 4096
 
 /* One executable mapping of a process with an unwind table: addresses in [start, end) map to
  * ELF virtual addresses as addr - bias; the table is rows[row_start, row_start + row_count). */
 struct firn_umap {
 	__u64 start, end, bias;
 	__u32 row_start, row_count;
+};
+
+/* Where a process's mappings are described (unwind_pids): entries [first, first + count) of the
+ * unwind_umaps pool, sorted by start (only mappings with tables). */
+struct firn_pid_maps {
+	__u32 first, count;
 };
 
 /* A file whose table is loaded, as the kernel names it (the unwind_files map): dev is the
@@ -108,13 +116,6 @@ struct firn_file {
 struct firn_kproc {
 	__u32 n, pad; /* mappings added so far (the ring holds the last FIRN_KMAPS) */
 	struct firn_umap maps[FIRN_KMAPS];
-};
-
-/* The mappings of a process, sorted by start (only those with tables). */
-struct firn_proc {
-	__u32 nmaps;
-	__u32 pad;
-	struct firn_umap maps[FIRN_MAX_UMAPS];
 };
 
 /* Why a DWARF unwind stopped (indexes of the unwind statistics; FIRN_UNW_COMPLETE is success). */

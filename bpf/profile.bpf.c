@@ -96,20 +96,21 @@ struct {
 	__type(value, struct firn_row);
 } unwind_rows SEC(".maps");
 
-/* pid → slot in unwind_procs (an array: the unwinder looks it up once per frame, cheaply). */
+/* pid → its mappings in unwind_umaps (looked up once per sample). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct firn_pid_maps);
 } unwind_pids SEC(".maps");
 
+/* The described mappings of every process, a run per process (sized by user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct firn_proc);
-} unwind_procs SEC(".maps");
+	__type(value, struct firn_umap);
+} unwind_umaps SEC(".maps");
 
 /* Every loaded table by file (user space adds one as it loads it): the unwinder describes a
  * mapping that its process's description lacks from the VMA itself — a process not described
@@ -141,7 +142,7 @@ struct {
  * verifier sees unknown scalars and checks the bpf_loop callback once instead of per frame. */
 struct firn_unwind_state {
 	__u64 ip, sp, bp;
-	__u32 slot;
+	__u32 first, count; /* the process's described mappings (count 0: none yet) */
 	__u32 stop;   /* a firn_unwind_stop, or FIRN_UNW_NR while going on */
 	__u32 exact;  /* ip is exact (leaf, or after a signal frame), not a return address */
 	__u32 fp;     /* frames unwound by frame pointers */
@@ -315,22 +316,25 @@ static __always_inline __u64 le_mask(__u64 a, __u64 b)
 	return ~(d >> 63) & 1;
 }
 
-/* The mapping of proc containing pc (branch-free binary search over the sorted maps), or NULL. */
-static __always_inline struct firn_umap *find_umap(struct firn_proc *proc, __u64 pc)
+/* The described mapping of the process containing pc (branch-free binary search over its run
+ * of the pool, sorted by start), or NULL. */
+static __always_inline struct firn_umap *find_umap(__u32 first, __u32 count, __u64 pc)
 {
-	__u32 lo = 0, n = proc ? proc->nmaps : 0;
+	__u32 lo = first, n = count;
 
-	if (!proc || n == 0 || n > FIRN_MAX_UMAPS)
+	if (n == 0 || n > FIRN_MAX_UMAPS)
 		return NULL;
-	for (int i = 0; i < 8 && n > 1; i++) {
-		__u32 half = n >> 1, mid = (lo + half) & (FIRN_MAX_UMAPS - 1);
-		__u64 take = le_mask(proc->maps[mid].start, pc);
+	for (int i = 0; i < 13 && n > 1; i++) {
+		__u32 half = n >> 1, mid = lo + half;
+		struct firn_umap *m = bpf_map_lookup_elem(&unwind_umaps, &mid);
+		if (!m)
+			return NULL;
+		__u64 take = le_mask(m->start, pc);
 		lo += take * half;
 		n -= half;
 	}
-	lo &= FIRN_MAX_UMAPS - 1;
-	struct firn_umap *m = &proc->maps[lo];
-	if (pc < m->start || pc >= m->end)
+	struct firn_umap *m = bpf_map_lookup_elem(&unwind_umaps, &lo);
+	if (!m || pc < m->start || pc >= m->end)
 		return NULL;
 	return m;
 }
@@ -413,6 +417,8 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	__u64 off = 0;
 
 	struct file *f = vma->vm_file;
+	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
+		return 0;
 	if (f) {
 		struct inode *ino = f->f_inode;
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
@@ -498,9 +504,9 @@ static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn
 /* The mapping of pc: from the process's description, else from what the unwinder found before,
  * else from the kernel's VMA and the table of its file; copied into u->found (false: no
  * mapping with a table). */
-static __always_inline bool lookup_umap(struct firn_unwind_state *u, struct firn_proc *proc, __u64 pc)
+static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 {
-	struct firn_umap *m = find_umap(proc, pc);
+	struct firn_umap *m = find_umap(u->first, u->count, pc);
 
 	if (m) {
 		u->found = *m;
@@ -517,10 +523,10 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, struct firn
 }
 
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
-static __always_inline __u32 unwind_step(struct firn_unwind_state *u, struct firn_proc *proc)
+static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 {
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
-	struct firn_umap *m = lookup_umap(u, proc, pc) ? &u->found : NULL;
+	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
 
 	if (!m) {
 		if (!u->unknown_pc)
@@ -550,8 +556,6 @@ static long unwind_frame(__u32 i, void *arg)
 
 	if (!u || !out)
 		return 1;
-	/* NULL for a process not described yet: its mappings come from the VMA lookup */
-	struct firn_proc *proc = bpf_map_lookup_elem(&unwind_procs, &u->slot);
 	__u32 n = out->len;
 	if (n >= FIRN_MAX_FRAMES) {
 		u->stop = FIRN_UNW_DEPTH;
@@ -559,7 +563,7 @@ static long unwind_frame(__u32 i, void *arg)
 	}
 	out->ips[n] = u->ip;
 	out->len = n + 1;
-	u->stop = unwind_step(u, proc);
+	u->stop = unwind_step(u);
 	return u->stop != FIRN_UNW_NR;
 }
 
@@ -584,7 +588,7 @@ static __always_inline void count_unwind(__u32 reason)
 }
 
 /* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
-static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
+static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_maps *maps,
 					 struct task_struct *task, bool *fresh)
 {
 	__u32 zero = 0;
@@ -618,7 +622,9 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 		w->base = u->sp & ~4095ULL;
 		w->loaded = 0;
 	}
-	u->slot = slot;
+	/* none for a process not described yet: its mappings come from the VMA lookup */
+	u->first = maps ? maps->first : 0;
+	u->count = maps ? maps->count : 0;
 	u->stop = FIRN_UNW_NR;
 	u->exact = 1;
 	u->fp = 0;
@@ -705,8 +711,8 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	key.event = event;
 	if (want_user && dwarf_unwind) {
 		/* every sample is unwound (and counted): one of a process not described yet too */
-		__u32 *slot = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
-		key.ustack = dwarf_stack(ctx, pid, slot ? *slot : ~0u, task, &ufresh);
+		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
+		key.ustack = dwarf_stack(ctx, pid, maps, task, &ufresh);
 	} else if (want_user && pid) {
 		key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK, &ufresh);
 	}

@@ -23,7 +23,7 @@
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
-#define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
+#define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
 #define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
 
@@ -405,7 +405,7 @@ static int setup_unwind_maps(struct sampler *s)
 	s->skel->rodata->dwarf_unwind = 1;
 	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
 	return bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows) ||
-	       bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_PROCS);
+	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
 /* Creates the table manager (after load). */
@@ -415,8 +415,8 @@ static int start_unwinder(struct sampler *s)
 
 	s->unwinder = unwinder_new(bpf_map__fd(s->skel->maps.unwind_rows), rows,
 				   bpf_map__fd(s->skel->maps.unwind_pids),
-				   bpf_map__fd(s->skel->maps.unwind_procs),
-				   bpf_map__max_entries(s->skel->maps.unwind_procs),
+				   bpf_map__fd(s->skel->maps.unwind_umaps),
+				   bpf_map__max_entries(s->skel->maps.unwind_umaps),
 				   bpf_map__fd(s->skel->maps.unwind_files));
 	if (!s->unwinder)
 		return -ENOMEM;

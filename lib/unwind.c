@@ -28,6 +28,8 @@
 #include "procmap.h"
 #include "unwind_table.h"
 
+struct run;
+
 /* A file whose table is loaded (or known to have none). */
 struct utable {
 	dev_t dev;
@@ -43,9 +45,10 @@ struct utable {
 struct unwinder {
 	int rows_fd;        /* the BPF rows array */
 	uint32_t max_rows, used;
-	int pids_fd, procs_fd, files_fd;
-	pid_t *slots;       /* slot → pid (0: free) */
-	uint32_t max_procs;
+	int pids_fd, umaps_fd, files_fd;
+	uint32_t max_umaps;  /* entries of the BPF mappings pool */
+	struct run *runs;    /* the pool's used parts, sorted by first */
+	size_t nruns, cap_runs;
 	struct utable *tables;
 	size_t ntables, cap_tables;
 	struct unwinder_stats st;
@@ -53,24 +56,19 @@ struct unwinder {
 
 static int load_vdso(struct unwinder *u);
 
-struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
-			      uint32_t max_procs, int files_fd)
+struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
+			      uint32_t max_umaps, int files_fd)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
-	u->slots = calloc(max_procs ? max_procs : 1, sizeof(*u->slots));
-	if (!u->slots) {
-		free(u);
-		return NULL;
-	}
 	u->rows_fd = rows_fd;
 	u->max_rows = max_rows;
 	u->pids_fd = pids_fd;
-	u->procs_fd = procs_fd;
+	u->umaps_fd = umaps_fd;
 	u->files_fd = files_fd;
-	u->max_procs = max_procs;
+	u->max_umaps = max_umaps;
 	u->st.max_rows = max_rows;
 	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
@@ -81,7 +79,7 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	free(u->tables);
-	free(u->slots);
+	free(u->runs);
 	free(u);
 }
 
@@ -263,89 +261,149 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 	return false;
 }
 
-/* The slot of pid: its own, a free one, or one freed from a process that has exited; -ENOSPC. */
-static int64_t slot_for(struct unwinder *u, pid_t pid)
-{
-	int64_t free_slot = -1;
+/* Where a process's mappings are in the BPF mappings pool: [first, first + count). */
+struct run {
+	pid_t pid;
+	uint32_t first, count;
+};
 
-	for (uint32_t i = 0; i < u->max_procs; i++) {
-		if (u->slots[i] == pid)
+/* Index in u->runs of pid's run, or -1. */
+static ssize_t run_of(const struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nruns; i++)
+		if (u->runs[i].pid == pid)
 			return i;
-		if (!u->slots[i] && free_slot < 0)
-			free_slot = i;
-	}
-	for (uint32_t i = 0; free_slot < 0 && i < u->max_procs; i++) {
-		if (kill(u->slots[i], 0) && errno == ESRCH) {
-			__u32 key = u->slots[i];
-			bpf_map_delete_elem(u->pids_fd, &key);
-			u->slots[i] = 0;
-			free_slot = i;
-		}
-	}
-	if (free_slot < 0)
-		return -ENOSPC;
-	u->slots[free_slot] = pid;
-	return free_slot;
+	return -1;
 }
 
-/* Publishes proc in pid's slot, then points pid at it. */
-static int publish(struct unwinder *u, pid_t pid, const struct firn_proc *proc)
+/* Forgets run i (its pool entries become free). */
+static void run_drop(struct unwinder *u, size_t i)
 {
-	int64_t slot = slot_for(u, pid);
+	memmove(&u->runs[i], &u->runs[i + 1], (u->nruns - i - 1) * sizeof(*u->runs));
+	u->nruns--;
+}
 
-	if (slot < 0) {
-		u->st.no_slot++;
-		return (int)slot;
+/* First fit of n entries in the pool between the runs (kept sorted by first): the index of the
+ * run it goes before and *first, or -1. */
+static ssize_t run_gap(const struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	uint32_t at = 0;
+
+	for (size_t i = 0; i <= u->nruns; i++) {
+		uint32_t end = i < u->nruns ? u->runs[i].first : u->max_umaps;
+		if (end - at >= n) {
+			*first = at;
+			return i;
+		}
+		if (i < u->nruns)
+			at = u->runs[i].first + u->runs[i].count;
 	}
-	__u32 key = slot, p = pid, val = slot;
-	if (bpf_map_update_elem(u->procs_fd, &key, proc, BPF_ANY) ||
-	    bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
+	return -1;
+}
+
+/* Frees the runs of processes that have exited without an exit event (missed, or before). */
+static void reclaim_dead(struct unwinder *u)
+{
+	for (size_t i = u->nruns; i-- > 0;) {
+		if (!kill(u->runs[i].pid, 0) || errno != ESRCH)
+			continue;
+		__u32 key = u->runs[i].pid;
+		bpf_map_delete_elem(u->pids_fd, &key);
+		run_drop(u, i);
+	}
+}
+
+/* Reserves n pool entries for pid (a new run beside its old one, which publish frees after the
+ * switch); -ENOSPC when the pool is full, -ENOMEM. */
+static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
+{
+	uint32_t first;
+	ssize_t at = run_gap(u, n, &first);
+
+	if (at < 0) {
+		reclaim_dead(u);
+		at = run_gap(u, n, &first);
+	}
+	if (at < 0)
+		return -ENOSPC;
+	if (u->nruns == u->cap_runs) {
+		size_t ncap = u->cap_runs ? u->cap_runs * 2 : 256;
+		struct run *nr = realloc(u->runs, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		u->runs = nr;
+		u->cap_runs = ncap;
+	}
+	memmove(&u->runs[at + 1], &u->runs[at], (u->nruns - at) * sizeof(*u->runs));
+	u->runs[at] = (struct run){ pid, first, n };
+	u->nruns++;
+	return first;
+}
+
+/* Copies pid's n mappings (sorted by start) into the pool, points pid at them, then frees the
+ * run the process had before. */
+static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, uint32_t n)
+{
+	ssize_t old = run_of(u, pid);
+	int64_t first = run_alloc(u, pid, n);
+
+	if (first < 0) {
+		u->st.no_slot++;
+		return (int)first;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		__u32 key = first + i;
+		if (bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY))
+			return -errno;
+	}
+	struct firn_pid_maps val = { (uint32_t)first, n };
+	__u32 p = pid;
+	if (bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
 		return -errno;
+	/* the new run went in front of the old one when it came first */
+	if (old >= 0)
+		run_drop(u, u->runs[old].first == (uint32_t)first ? old + 1 : old);
 	return 0;
 }
 
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 {
 	struct procmap pm;
-	struct firn_proc *proc = calloc(1, sizeof(*proc));
+	struct firn_umap *maps;
+	uint32_t n = 0;
 	int err;
 
-	if (!proc)
-		return -ENOMEM;
-	if ((err = procmap_read(&pm, pid))) {
-		free(proc);
+	if ((err = procmap_read(&pm, pid)))
 		return err;
-	}
-	for (size_t i = 0; i < pm.n; i++) {
+	maps = calloc(pm.n ? pm.n : 1, sizeof(*maps));
+	for (size_t i = 0; maps && i < pm.n; i++) {
 		const struct procmap_entry *e = &pm.entries[i];
 		if (!e->x || e->kind != PROCMAP_FILE || !e->path[0])
 			continue;
-		if (proc->nmaps == FIRN_MAX_UMAPS) {
+		if (n == FIRN_MAX_UMAPS) {
 			u->st.too_many_maps++;
 			continue;
 		}
-		if (describe_mapping(u, pid, e, &proc->maps[proc->nmaps], !lazy))
-			proc->nmaps++;
+		n += describe_mapping(u, pid, e, &maps[n], !lazy);
 	}
 	procmap_release(&pm);
-	err = publish(u, pid, proc);
+	err = maps ? publish(u, pid, maps, n) : -ENOMEM;
 	if (!err)
 		u->st.processes++;
-	free(proc);
+	free(maps);
 	return err;
 }
 
 int unwinder_remove_process(struct unwinder *u, pid_t pid)
 {
-	for (uint32_t i = 0; i < u->max_procs; i++) {
-		if (u->slots[i] != pid)
-			continue;
-		__u32 key = pid;
-		bpf_map_delete_elem(u->pids_fd, &key);
-		u->slots[i] = 0;
-		return 0;
-	}
-	return -ENOENT;
+	ssize_t i = run_of(u, pid);
+	__u32 key = pid;
+
+	if (i < 0)
+		return -ENOENT;
+	bpf_map_delete_elem(u->pids_fd, &key);
+	run_drop(u, i);
+	return 0;
 }
 
 /* True when the base name of path starts with one of prefixes. */

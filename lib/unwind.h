@@ -16,23 +16,26 @@ struct unwinder_stats {
 	uint64_t max_rows;
 	uint64_t no_table;      /* executable mappings without CFI (no .eh_frame) */
 	uint64_t over_limit;    /* mappings left to frame pointers: the memory limit was reached */
-	uint64_t too_many_maps; /* mappings beyond FIRN_MAX_UMAPS of one process */
-	uint64_t no_slot;       /* processes left to frame pointers: every slot was in use */
+	uint64_t too_many_maps; /* mappings beyond FIRN_MAX_UMAPS of one process (left to the
+				 * BPF unwinder's own VMA lookup) */
+	uint64_t no_slot;       /* process descriptions left out: the mappings pool was full */
 	uint64_t build_ns;      /* time spent building tables */
 };
 
-/* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → slot;
- * procs_fd: the BPF array of max_procs struct firn_proc slots; files_fd: the BPF hash of loaded
- * tables by file (struct firn_file_key → struct firn_file), -1 for none. The vdso's table is
- * loaded at once. NULL + errno. */
-struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
-			      uint32_t max_procs, int files_fd);
+/* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → struct
+ * firn_pid_maps (its run in the pool); umaps_fd: the BPF array of max_umaps struct firn_umap
+ * (the pool every process's mappings are described in, up to FIRN_MAX_UMAPS each); files_fd:
+ * the BPF hash of loaded tables by file (struct firn_file_key → struct firn_file), -1 for
+ * none. The vdso's table is loaded at once. NULL + errno. */
+struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
+			      uint32_t max_umaps, int files_fd);
 void unwinder_free(struct unwinder *u);
 /* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks —
  * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
  * libraries of most processes are never sampled). 0 or -errno (-ENOENT: the process is gone). */
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
-/* Frees pid's slot (the process has exited); its files' tables stay. 0 or -ENOENT. */
+/* Frees pid's mappings in the pool (the process has exited); its files' tables stay. 0 or
+ * -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, pid_t pid);
 /* Builds the table of the file mapped at pc in pid (the unwinder met code it had no table for),
  * then describes pid lazily. 0 or -errno. */

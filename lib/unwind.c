@@ -216,11 +216,11 @@ static int open_mapping(pid_t pid, const struct procmap_entry *e)
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO would block */
 	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
 /* Describes one executable mapping into m; false when it has no usable table (or, unless build,
@@ -267,7 +267,8 @@ struct run {
 	uint32_t first, count;
 };
 
-/* Index in u->runs of pid's run, or -1. */
+/* Index in u->runs of pid's run, or -1 (a process has one run, but for the moment publish
+ * switches it to a new one). */
 static ssize_t run_of(const struct unwinder *u, pid_t pid)
 {
 	for (size_t i = 0; i < u->nruns; i++)
@@ -344,7 +345,6 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
  * run the process had before. */
 static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, uint32_t n)
 {
-	ssize_t old = run_of(u, pid);
 	int64_t first = run_alloc(u, pid, n);
 
 	if (first < 0) {
@@ -360,9 +360,12 @@ static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, 
 	__u32 p = pid;
 	if (bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
 		return -errno;
-	/* the new run went in front of the old one when it came first */
-	if (old >= 0)
-		run_drop(u, u->runs[old].first == (uint32_t)first ? old + 1 : old);
+	for (size_t i = 0; i < u->nruns; i++) {
+		if (u->runs[i].pid == pid && u->runs[i].first != (uint32_t)first) {
+			run_drop(u, i); /* the run it had before */
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -570,7 +573,7 @@ static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
 static void prepare_file(struct unwinder *u, const char *path, struct worklist *w)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO would block */
 
 	if (fd < 0)
 		return;

@@ -114,7 +114,8 @@ struct firn_file {
  * a ring of the last FIRN_KMAPS, per process. */
 #define FIRN_KMAPS 16
 struct firn_kproc {
-	__u32 n, pad; /* mappings added so far (the ring holds the last FIRN_KMAPS) */
+	__u32 n;    /* entries in use (at most FIRN_KMAPS) */
+	__u32 next; /* where the next one goes (mod FIRN_KMAPS): the oldest is replaced */
 	struct firn_umap maps[FIRN_KMAPS];
 };
 

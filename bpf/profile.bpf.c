@@ -473,7 +473,8 @@ static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const str
 	__u32 zero = 0;
 
 	if (k) {
-		k->maps[k->n & (FIRN_KMAPS - 1)] = *m;
+		k->maps[k->next & (FIRN_KMAPS - 1)] = *m;
+		k->next++;
 		k->n = k->n >= FIRN_KMAPS ? FIRN_KMAPS : k->n + 1;
 		return;
 	}
@@ -481,6 +482,7 @@ static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const str
 	if (!k)
 		return;
 	k->n = 1;
+	k->next = 1;
 	k->maps[0] = *m;
 	bpf_map_update_elem(&unwind_kprocs, &pid, k, BPF_NOEXIST);
 }

@@ -106,7 +106,8 @@ struct firn_file_key {
 #define FIRN_FILE_SEGS 4
 struct firn_file {
 	__u32 row_start, row_count;
-	__u32 nsegs, pad;
+	__u32 nsegs, mtime_nsec;
+	__u64 size, mtime_sec; /* the file the table was built from (inode numbers get reused) */
 	struct { __u64 offset, filesz; __s64 delta; } segs[FIRN_FILE_SEGS];
 };
 

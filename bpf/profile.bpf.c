@@ -414,7 +414,8 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 {
 	struct firn_umap *out = ctx;
 	struct firn_file_key key = {};
-	__u64 off = 0;
+	__u64 off = 0, size = 0, sec = 0;
+	__u32 nsec = 0;
 
 	struct file *f = vma->vm_file;
 	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
@@ -423,12 +424,18 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 		struct inode *ino = f->f_inode;
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(ino, i_ino);
+		size = BPF_CORE_READ(ino, i_size);
+		if (bpf_core_field_exists(ino->i_mtime_sec)) {
+			sec = BPF_CORE_READ(ino, i_mtime_sec);
+			nsec = BPF_CORE_READ(ino, i_mtime_nsec);
+		}
 		off = vma->vm_pgoff << 12;
 	} else if (vma->vm_start != (__u64)BPF_CORE_READ(task, mm, context.vdso)) {
 		return 0;
 	}
 	struct firn_file *t = bpf_map_lookup_elem(&unwind_files, &key);
-	if (!t)
+	/* a table of another file that had the same inode number before is no table */
+	if (!t || (f && (t->size != size || (sec && (t->mtime_sec != sec || t->mtime_nsec != nsec)))))
 		return 0;
 	for (int i = 0; i < FIRN_FILE_SEGS; i++) {
 		if (i >= t->nsegs)

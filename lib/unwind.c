@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "../bpf/firn.h"
+#include "debuginfo.h"
 #include "diag.h"
 #include "procmap.h"
 #include "unwind_table.h"
@@ -40,6 +41,7 @@ struct utable {
 	uint32_t row_start, row_count;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
 	uint32_t nsegs;
+	char build_id[129]; /* "" when none: copies of a file share its rows */
 };
 
 struct unwinder {
@@ -134,9 +136,11 @@ static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n
 /* Tells the BPF unwinder where the rows of the file named key (kernel dev encoding) are, so it
  * can unwind through the file's mappings before a process description names them. */
 static void register_file(struct unwinder *u, const struct firn_file_key *key,
-			  const struct unwind_table *t, uint32_t row_start)
+			  const struct stat *st, const struct utable *t)
 {
-	struct firn_file f = { .row_start = row_start, .row_count = t->n };
+	struct firn_file f = { .row_start = t->row_start, .row_count = t->row_count,
+			       .size = st->st_size, .mtime_sec = st->st_mtim.tv_sec,
+			       .mtime_nsec = st->st_mtim.tv_nsec };
 
 	for (uint32_t i = 0; i < t->nsegs && i < FIRN_FILE_SEGS; i++) {
 		f.segs[i].offset = t->segs[i].offset;
@@ -155,6 +159,30 @@ static struct firn_file_key file_key(const struct stat *st)
 		.dev = (uint64_t)major(st->st_dev) << 20 | minor(st->st_dev),
 		.ino = st->st_ino,
 	};
+}
+
+/* When a loaded table came from a file with the same build id and size (a copy of the file, the
+ * same library in another container layer), ut shares its rows: no build, no memory. True then. */
+static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const struct stat *st,
+		       const struct firn_file_key *key)
+{
+	if (debuginfo_build_id(fd, ut->build_id))
+		return false;
+	for (size_t i = 0; i + 1 < u->ntables; i++) {
+		const struct utable *o = &u->tables[i];
+		if (!o->loaded || o->size != st->st_size || strcmp(o->build_id, ut->build_id))
+			continue;
+		ut->loaded = true;
+		ut->row_start = o->row_start;
+		ut->row_count = o->row_count;
+		memcpy(ut->segs, o->segs, sizeof(ut->segs));
+		ut->nsegs = o->nsegs;
+		struct firn_file_key k = key ? *key : file_key(st);
+		register_file(u, &k, st, ut);
+		u->st.files++;
+		return true;
+	}
+	return false;
 }
 
 /* Builds the table of the file open on fd and copies its rows into the BPF array; key: how the
@@ -178,6 +206,8 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->ino = st->st_ino;
 	ut->size = st->st_size;
 	ut->mtime = st->st_mtim;
+	if (share_rows(u, ut, fd, st, key))
+		return ut;
 	uint64_t t0 = now_ns();
 	int err = unwind_table_build(&t, fd);
 	u->st.build_ns += now_ns() - t0;
@@ -202,7 +232,7 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->row_count = t.n;
 	ut->loaded = true;
 	struct firn_file_key k = key ? *key : file_key(st);
-	register_file(u, &k, &t, u->used);
+	register_file(u, &k, st, ut);
 	u->used += t.n;
 	u->st.files++;
 	unwind_table_release(&t);

@@ -559,18 +559,12 @@ static bool find_library(const char *name, const char *runpath, const char *orig
 	return false;
 }
 
-/* Adds the ELF interpreter and the DT_NEEDED libraries of the object open as elf to w. */
-static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
+/* Adds the ELF interpreter (PT_INTERP) of the object open as elf to w. */
+static void add_interpreter(Elf *elf, struct worklist *w)
 {
-	char origin[PATH_MAX], lib[PATH_MAX];
-	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
-	size_t nneeded = 0, nph;
-	Elf_Scn *scn = NULL;
-
-	snprintf(origin, sizeof(origin), "%s", path);
-	*(strrchr(origin, '/') ? strrchr(origin, '/') : origin) = 0;
-	size_t size = 0;
+	size_t size = 0, nph;
 	char *raw = elf_rawfile(elf, &size);
+
 	for (size_t i = 0; raw && !elf_getphdrnum(elf, &nph) && i < nph; i++) {
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP && ph.p_filesz &&
@@ -578,6 +572,19 @@ static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
 		    !raw[ph.p_offset + ph.p_filesz - 1])
 			work_add(w, raw + ph.p_offset);
 	}
+}
+
+/* Adds the ELF interpreter and the DT_NEEDED libraries of the object at path (open as elf) to w. */
+static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
+{
+	char origin[PATH_MAX], lib[PATH_MAX], *slash;
+	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
+	size_t nneeded = 0;
+	Elf_Scn *scn = NULL;
+
+	add_interpreter(elf, w);
+	snprintf(origin, sizeof(origin), "%s", path);
+	*((slash = strrchr(origin, '/')) ? slash : origin) = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -585,12 +592,14 @@ static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
 			continue;
 		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
-			if (!gelf_getdyn(d, i, &dyn))
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag == DT_NULL)
 				break;
-			const char *str = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (str && dyn.d_tag == DT_NEEDED && nneeded < PREPARE_MAX_FILES)
+			bool rp = dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH;
+			const char *str = rp || dyn.d_tag == DT_NEEDED ?
+				elf_strptr(elf, sh.sh_link, dyn.d_un.d_val) : NULL;
+			if (str && !rp && nneeded < PREPARE_MAX_FILES)
 				needed[nneeded++] = str;
-			else if (str && (dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH))
+			else if (str && rp)
 				runpath = str;
 		}
 	}

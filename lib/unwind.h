@@ -1,7 +1,9 @@
 /* DWARF unwinding, user-space side: builds unwind tables (lib/unwind_table) once per file —
- * keyed by (device, inode, size, mtime) — copies their rows into the BPF rows array (memory-mapped,
- * bounded by max_rows) and describes each process's executable mappings to the BPF unwinder.
- * Files whose tables do not fit are left to frame pointers, and counted. */
+ * keyed by (device, inode, size, mtime); copies with the same build id share rows — copies their
+ * rows into the BPF rows array (bounded by max_rows), names each loaded table by file to the BPF
+ * unwinder (which finds mappings nobody described yet with the kernel's VMA lookup) and describes
+ * each process's executable mappings in a shared pool. Files whose tables do not fit are left to
+ * frame pointers, and counted. */
 #ifndef FIRN_UNWIND_H
 #define FIRN_UNWIND_H
 

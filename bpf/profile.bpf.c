@@ -647,7 +647,8 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_m
 		count_unwind(FIRN_UNW_FP_FALLBACK);
 	if (u->vma)
 		count_unwind(FIRN_UNW_VMA);
-	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING)
+	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
+	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
 		ask_refresh(pid, u->unknown_pc);
 	return s->len ? store_stack(s, fresh) : 0;
 }

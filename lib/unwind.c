@@ -50,6 +50,7 @@ struct unwinder {
 	int pids_fd, umaps_fd, files_fd;
 	uint32_t max_umaps;  /* entries of the BPF mappings pool */
 	struct run *runs;    /* the pool's used parts, sorted by first */
+	ssize_t vdso;        /* index of the vdso's table in tables, -1 when none */
 	size_t nruns, cap_runs;
 	struct utable *tables;
 	size_t ntables, cap_tables;
@@ -71,6 +72,7 @@ struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int u
 	u->umaps_fd = umaps_fd;
 	u->files_fd = files_fd;
 	u->max_umaps = max_umaps;
+	u->vdso = -1;
 	u->st.max_rows = max_rows;
 	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
@@ -291,6 +293,23 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 	return false;
 }
 
+/* Describes the process's vdso mapping with the vdso's table (file offset 0 at its start). */
+static bool describe_vdso(const struct unwinder *u, const struct procmap_entry *e,
+			  struct firn_umap *m)
+{
+	const struct utable *t = u->vdso >= 0 ? &u->tables[u->vdso] : NULL;
+
+	for (uint32_t i = 0; t && i < t->nsegs; i++) {
+		if (t->segs[i].offset >= 4096)
+			continue;
+		*m = (struct firn_umap){ .start = e->start, .end = e->end,
+					 .bias = e->start - t->segs[i].delta,
+					 .row_start = t->row_start, .row_count = t->row_count };
+		return true;
+	}
+	return false;
+}
+
 /* Where a process's mappings are in the BPF mappings pool: [first, first + count). */
 struct run {
 	pid_t pid;
@@ -411,13 +430,14 @@ int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 	maps = calloc(pm.n ? pm.n : 1, sizeof(*maps));
 	for (size_t i = 0; maps && i < pm.n; i++) {
 		const struct procmap_entry *e = &pm.entries[i];
-		if (!e->x || e->kind != PROCMAP_FILE || !e->path[0])
+		if (!e->x || (e->kind != PROCMAP_FILE && e->kind != PROCMAP_VDSO) || !e->path[0])
 			continue;
 		if (n == FIRN_MAX_UMAPS) {
 			u->st.too_many_maps++;
 			continue;
 		}
-		n += describe_mapping(u, pid, e, &maps[n], !lazy);
+		n += e->kind == PROCMAP_VDSO ? describe_vdso(u, e, &maps[n])
+					     : describe_mapping(u, pid, e, &maps[n], !lazy);
 	}
 	procmap_release(&pm);
 	err = maps ? publish(u, pid, maps, n) : -ENOMEM;
@@ -480,7 +500,7 @@ int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc)
 	bool built = e && e->x && e->kind == PROCMAP_FILE && e->path[0] &&
 		     describe_mapping(u, pid, e, &m, true);
 	procmap_release(&pm);
-	return built ? unwinder_add_process(u, pid, true) : 0;
+	return built || !pc ? unwinder_add_process(u, pid, true) : 0;
 }
 
 /* The size of the ELF image at base (the vdso): up to the end of its section headers or of its
@@ -511,8 +531,9 @@ static int load_vdso(struct unwinder *u)
 	if (fd < 0)
 		return -errno;
 	int err = write(fd, eh, size) == (ssize_t)size && !fstat(fd, &st) ? 0 : -EIO;
-	if (!err)
-		table_load(u, fd, &st, "[vdso]", &key);
+	struct utable *t = err ? NULL : table_load(u, fd, &st, "[vdso]", &key);
+	if (t && t->loaded)
+		u->vdso = t - u->tables;
 	close(fd);
 	return err;
 }

@@ -40,7 +40,8 @@ int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
  * -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, pid_t pid);
 /* Builds the table of the file mapped at pc in pid (the unwinder met code it had no table for),
- * then describes pid lazily. 0 or -errno. */
+ * then describes pid lazily; pc 0: only describes it (the unwinder met mappings with tables that
+ * the description lacks). 0 or -errno. */
 int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc);
 /* Builds the tables of pid's mappings whose file name starts with one of prefixes (NULL-ended
  * list, e.g. "libc.so", "ld-linux"), without describing pid: for files nearly every process maps. */

@@ -341,11 +341,11 @@ static ssize_t run_gap(const struct unwinder *u, uint32_t n, uint32_t *first)
 
 	for (size_t i = 0; i <= u->nruns; i++) {
 		uint32_t end = i < u->nruns ? u->runs[i].first : u->max_umaps;
-		if (end - at >= n) {
+		if (end >= at && end - at >= n) {
 			*first = at;
 			return i;
 		}
-		if (i < u->nruns)
+		if (i < u->nruns && u->runs[i].first + u->runs[i].count > at)
 			at = u->runs[i].first + u->runs[i].count;
 	}
 	return -1;
@@ -391,31 +391,33 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
 }
 
 /* Copies pid's n mappings (sorted by start) into the pool, points pid at them, then frees the
- * run the process had before. */
+ * run the process had before (or, when that failed, the new one). A process with no mapping
+ * has no run. */
 static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, uint32_t n)
 {
-	int64_t first = run_alloc(u, pid, n);
+	int64_t first = n ? run_alloc(u, pid, n) : 0;
+	int err = 0;
 
 	if (first < 0) {
 		u->st.no_slot++;
 		return (int)first;
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && !err; i++) {
 		__u32 key = first + i;
-		if (bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY))
-			return -errno;
+		err = bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY) ? -errno : 0;
 	}
 	struct firn_pid_maps val = { (uint32_t)first, n };
 	__u32 p = pid;
-	if (bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
-		return -errno;
+	if (!err && bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
+		err = -errno;
 	for (size_t i = 0; i < u->nruns; i++) {
-		if (u->runs[i].pid == pid && u->runs[i].first != (uint32_t)first) {
-			run_drop(u, i); /* the run it had before */
+		bool fresh = n && u->runs[i].first == (uint32_t)first;
+		if (u->runs[i].pid == pid && fresh == (err != 0)) {
+			run_drop(u, i);
 			break;
 		}
 	}
-	return 0;
+	return err;
 }
 
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
@@ -451,12 +453,11 @@ int unwinder_remove_process(struct unwinder *u, pid_t pid)
 {
 	ssize_t i = run_of(u, pid);
 	__u32 key = pid;
+	bool described = !bpf_map_delete_elem(u->pids_fd, &key);
 
-	if (i < 0)
-		return -ENOENT;
-	bpf_map_delete_elem(u->pids_fd, &key);
-	run_drop(u, i);
-	return 0;
+	if (i >= 0)
+		run_drop(u, i);
+	return described || i >= 0 ? 0 : -ENOENT;
 }
 
 /* True when the base name of path starts with one of prefixes. */

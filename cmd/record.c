@@ -268,6 +268,16 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 }
 
 
+/* The unwinder met code without a table (JIT code): the process's perf map may have appeared
+ * since its snapshot, which must open it while the process lives. */
+static void on_code(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct recording *r = ctx;
+
+	(void)addr;
+	symbolizer_note_jit(r->sym, pid);
+}
+
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
  * indexed (by the symbolizer's worker, so the loop never waits for one), then the process's
  * snapshot goes. Process events are handled between entries: new processes are snapshotted
@@ -859,6 +869,7 @@ static int setup(struct recording *r)
 		.usdt = r->o->nevents > cpu_clock_events(r->o),
 		.retire = true,
 		.on_process = on_process,
+		.on_code = on_code,
 		.ctx = r,
 	};
 

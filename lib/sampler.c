@@ -375,6 +375,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
+		if (s->opts.on_code)
+			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
 		if (s->unwinder && s->opts.all)
 			unwinder_add_code(s->unwinder, e->pid, e->addr);
 		else if (s->unwinder)

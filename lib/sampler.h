@@ -31,6 +31,9 @@ struct sampler_opts {
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
+	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
+	 * library mapped since (at most every 50 ms per process); may be NULL */
+	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
 	void *ctx;
 };
 

@@ -48,10 +48,10 @@ struct firn_event {
 /* Reasons a sample was not stored or is incomplete (indexes of the lost counters). */
 enum firn_lost {
 	FIRN_LOST_COUNTS_FULL = 0, /* the counts map was full */
-	FIRN_LOST_STACKS_FULL,     /* a stack could not be stored: the sample kept no stack */
+	FIRN_LOST_STACKS_FULL,     /* a stack could not be stored: the sample was dropped */
 	FIRN_LOST_EVENTS_FULL,     /* a process event did not fit in the ring buffer */
-	FIRN_LOST_USER_STACK,      /* the user stack could not be read */
-	FIRN_LOST_KERNEL_STACK,    /* the kernel stack could not be read */
+	FIRN_LOST_USER_STACK,      /* the user stack could not be read (the sample is kept) */
+	FIRN_LOST_KERNEL_STACK,    /* the kernel stack could not be read (the sample is kept) */
 	FIRN_LOST_NR,
 };
 
@@ -78,7 +78,9 @@ struct firn_row {
 	__s8 rbp_off8;
 };
 
-#define FIRN_MAX_UMAPS 64
+/* Mappings of one process the BPF unwinder is told about, at most (the ones past it are found
+ * with the kernel's VMA lookup): a power of two. */
+#define FIRN_MAX_UMAPS 4096
 
 /* One executable mapping of a process with an unwind table: addresses in [start, end) map to
  * ELF virtual addresses as addr - bias; the table is rows[row_start, row_start + row_count). */
@@ -87,11 +89,35 @@ struct firn_umap {
 	__u32 row_start, row_count;
 };
 
-/* The mappings of a process, sorted by start (only those with tables). */
-struct firn_proc {
-	__u32 nmaps;
-	__u32 pad;
-	struct firn_umap maps[FIRN_MAX_UMAPS];
+/* Where a process's mappings are described (unwind_pids): entries [first, first + count) of the
+ * unwind_umaps pool, sorted by start (only mappings with tables). */
+struct firn_pid_maps {
+	__u32 first, count;
+};
+
+/* A file whose table is loaded, as the kernel names it (the unwind_files map): dev is the
+ * kernel's encoding (major << 20 | minor), ino the inode number. The vdso is {0, 0}. */
+struct firn_file_key {
+	__u64 dev, ino;
+};
+
+/* The table of a file and its executable segments (file offset -> ELF vaddr: + delta), so the
+ * unwinder can describe a mapping it finds by itself (bpf_find_vma) before user space does. */
+#define FIRN_FILE_SEGS 4
+struct firn_file {
+	__u32 row_start, row_count;
+	__u32 nsegs, mtime_nsec;
+	__u64 size, mtime_sec; /* the file the table was built from (inode numbers get reused) */
+	struct { __u64 offset, filesz; __s64 delta; } segs[FIRN_FILE_SEGS];
+};
+
+/* Mappings the BPF unwinder found by itself (bpf_find_vma) that the process's description lacks:
+ * a ring of the last FIRN_KMAPS, per process. */
+#define FIRN_KMAPS 16
+struct firn_kproc {
+	__u32 n;    /* entries in use (at most FIRN_KMAPS) */
+	__u32 next; /* where the next one goes (mod FIRN_KMAPS): the oldest is replaced */
+	struct firn_umap maps[FIRN_KMAPS];
 };
 
 /* Why a DWARF unwind stopped (indexes of the unwind statistics; FIRN_UNW_COMPLETE is success). */
@@ -102,7 +128,9 @@ enum firn_unwind_stop {
 	FIRN_UNW_UNSUPPORTED,      /* a rule the unwinder cannot evaluate */
 	FIRN_UNW_BAD_READ,         /* reading the stack failed */
 	FIRN_UNW_DEPTH,            /* FIRN_MAX_FRAMES reached */
+	FIRN_UNW_NO_USER,          /* no user stack: a kernel thread or the idle task */
 	FIRN_UNW_FP_FALLBACK,      /* frames unwound by frame pointers (no table) */
+	FIRN_UNW_VMA,              /* frames whose mapping the kernel found (not described yet) */
 	FIRN_UNW_NR,
 };
 

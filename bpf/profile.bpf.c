@@ -96,30 +96,61 @@ struct {
 	__type(value, struct firn_row);
 } unwind_rows SEC(".maps");
 
-/* pid → slot in unwind_procs (an array: the unwinder looks it up once per frame, cheaply). */
+/* pid → its mappings in unwind_umaps (looked up once per sample). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct firn_pid_maps);
 } unwind_pids SEC(".maps");
 
+/* The described mappings of every process, a run per process (sized by user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct firn_proc);
-} unwind_procs SEC(".maps");
+	__type(value, struct firn_umap);
+} unwind_umaps SEC(".maps");
+
+/* Every loaded table by file (user space adds one as it loads it): the unwinder describes a
+ * mapping that its process's description lacks from the VMA itself — a process not described
+ * yet (its first milliseconds), libraries mapped since, more than FIRN_MAX_UMAPS mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct firn_file_key);
+	__type(value, struct firn_file);
+} unwind_files SEC(".maps");
+
+/* The mappings each process's description lacked, as the unwinder found them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct firn_kproc);
+} unwind_kprocs SEC(".maps");
+
+/* A first entry of unwind_kprocs being made (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_kproc);
+} kproc_scratch SEC(".maps");
 
 /* State of the unwind in progress on this CPU. It lives in a map, not on the BPF stack, so the
  * verifier sees unknown scalars and checks the bpf_loop callback once instead of per frame. */
 struct firn_unwind_state {
 	__u64 ip, sp, bp;
-	__u32 slot;
+	__u32 first, count; /* the process's described mappings (count 0: none yet) */
 	__u32 stop;   /* a firn_unwind_stop, or FIRN_UNW_NR while going on */
 	__u32 exact;  /* ip is exact (leaf, or after a signal frame), not a return address */
 	__u32 fp;     /* frames unwound by frame pointers */
 	__u64 unknown_pc; /* the first pc in no mapping with a table */
+	__u32 vma;    /* frames whose mapping came from the VMA lookup */
+	__u32 looked; /* bpf_find_vma was called: in interrupt context it works once per sample */
+	__u32 pid;
+	struct firn_umap found; /* the mapping of the current frame */
 };
 
 struct {
@@ -223,7 +254,10 @@ static __always_inline void send_event(__u32 type, __u32 pid)
 	send_event_addr(type, pid, 0);
 }
 
-/* Content hash of a stack (never 0: 0 means "no stack"). */
+/* The id of a stack that could not be stored (the sample is dropped and counted as lost). */
+#define FIRN_STACK_LOST (~0ULL)
+
+/* Content hash of a stack (never 0: "no stack", nor FIRN_STACK_LOST). */
 static __always_inline __u64 stack_hash(const struct firn_stack *s)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ s->len;
@@ -234,23 +268,25 @@ static __always_inline __u64 stack_hash(const struct firn_stack *s)
 		h = (h ^ s->ips[i]) * 0x100000001b3ULL;
 		h ^= h >> 29;
 	}
-	return h ? h : 1;
+	return h && h != FIRN_STACK_LOST ? h : 1;
 }
 
-/* Stores the stack in scratch s in the stacks map; returns its id or 0. */
-static __always_inline __u64 store_stack(struct firn_stack *s)
+/* Stores the stack in scratch s in the stacks map; returns its id, or FIRN_STACK_LOST when the
+ * map is full. *fresh: this call added it (the sample must remove it if it is dropped). */
+static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 {
 	s->pad = 0;
 	__u64 id = stack_hash(s);
-	if (bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, &id)) {
-		count_lost(FIRN_LOST_STACKS_FULL);
-		return 0;
-	}
+	*fresh = !bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
+	if (!*fresh && !bpf_map_lookup_elem(&stacks, &id))
+		return FIRN_STACK_LOST;
 	return id;
 }
 
-/* Takes one stack with bpf_get_stack into scratch slot idx and stores it; returns its id or 0. */
-static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32 fail_reason)
+/* Takes one stack with bpf_get_stack into scratch slot idx and stores it; returns its id, 0 or
+ * FIRN_STACK_LOST. */
+static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32 fail_reason,
+					bool *fresh)
 {
 	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &idx);
 
@@ -264,7 +300,7 @@ static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32
 		return 0;
 	}
 	s->len = n / sizeof(__u64);
-	return store_stack(s);
+	return store_stack(s, fresh);
 }
 
 /* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
@@ -280,22 +316,25 @@ static __always_inline __u64 le_mask(__u64 a, __u64 b)
 	return ~(d >> 63) & 1;
 }
 
-/* The mapping of proc containing pc (branch-free binary search over the sorted maps), or NULL. */
-static __always_inline struct firn_umap *find_umap(struct firn_proc *proc, __u64 pc)
+/* The described mapping of the process containing pc (branch-free binary search over its run
+ * of the pool, sorted by start), or NULL. */
+static __always_inline struct firn_umap *find_umap(__u32 first, __u32 count, __u64 pc)
 {
-	__u32 lo = 0, n = proc->nmaps;
+	__u32 lo = first, n = count;
 
 	if (n == 0 || n > FIRN_MAX_UMAPS)
 		return NULL;
-	for (int i = 0; i < 8 && n > 1; i++) {
-		__u32 half = n >> 1, mid = (lo + half) & (FIRN_MAX_UMAPS - 1);
-		__u64 take = le_mask(proc->maps[mid].start, pc);
+	for (int i = 0; i < 13 && n > 1; i++) {
+		__u32 half = n >> 1, mid = lo + half;
+		struct firn_umap *m = bpf_map_lookup_elem(&unwind_umaps, &mid);
+		if (!m)
+			return NULL;
+		__u64 take = le_mask(m->start, pc);
 		lo += take * half;
 		n -= half;
 	}
-	lo &= FIRN_MAX_UMAPS - 1;
-	struct firn_umap *m = &proc->maps[lo];
-	if (pc < m->start || pc >= m->end)
+	struct firn_umap *m = bpf_map_lookup_elem(&unwind_umaps, &lo);
+	if (!m || pc < m->start || pc >= m->end)
 		return NULL;
 	return m;
 }
@@ -369,11 +408,134 @@ static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_r
 	return ra ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 }
 
+/* bpf_find_vma callback: describes the VMA in the struct firn_umap at ctx from the table of its
+ * file (row_count stays 0 when the file has none loaded). */
+static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct firn_umap *out = ctx;
+	struct firn_file_key key = {};
+	__u64 off = 0, size = 0, sec = 0;
+	__u32 nsec = 0;
+
+	struct file *f = vma->vm_file;
+	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
+		return 0;
+	if (f) {
+		struct inode *ino = f->f_inode;
+		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(ino, i_ino);
+		size = BPF_CORE_READ(ino, i_size);
+		if (bpf_core_field_exists(ino->i_mtime_sec)) {
+			sec = BPF_CORE_READ(ino, i_mtime_sec);
+			nsec = BPF_CORE_READ(ino, i_mtime_nsec);
+		}
+		off = vma->vm_pgoff << 12;
+	} else if (vma->vm_start != (__u64)BPF_CORE_READ(task, mm, context.vdso)) {
+		return 0;
+	}
+	struct firn_file *t = bpf_map_lookup_elem(&unwind_files, &key);
+	/* a table of another file that had the same inode number before is no table */
+	if (!t || (f && (t->size != size || (sec && (t->mtime_sec != sec || t->mtime_nsec != nsec)))))
+		return 0;
+	for (int i = 0; i < FIRN_FILE_SEGS; i++) {
+		if (i >= t->nsegs)
+			break;
+		if (off < (t->segs[i].offset & ~0xfffULL) || off >= t->segs[i].offset + t->segs[i].filesz)
+			continue;
+		/* as in lib/unwind.c: vaddr = addr - start + offset + delta */
+		out->start = vma->vm_start;
+		out->end = vma->vm_end;
+		out->bias = vma->vm_start - off - t->segs[i].delta;
+		out->row_start = t->row_start;
+		out->row_count = t->row_count;
+		break;
+	}
+	return 0;
+}
+
+/* The mapping of pc among those the unwinder found for the process before, or NULL. */
+static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
+{
+	for (int i = 0; i < FIRN_KMAPS; i++) {
+		if (i >= k->n)
+			break;
+		if (pc >= k->maps[i].start && pc < k->maps[i].end)
+			return &k->maps[i];
+	}
+	return NULL;
+}
+
+/* Describes the VMA of addr in task into *m with the kernel's help; false when it has no table. */
+static __always_inline bool vma_umap(struct task_struct *task, __u64 addr, struct firn_umap *m)
+{
+	m->row_count = 0;
+	m->start = m->end = 0;
+	bpf_find_vma(task, addr, describe_vma, m, 0);
+	return m->row_count && addr >= m->start && addr < m->end;
+}
+
+/* Keeps m in pid's ring of found mappings (k: the ring, NULL when pid has none yet). */
+static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const struct firn_umap *m)
+{
+	__u32 zero = 0;
+
+	if (k) {
+		k->maps[k->next & (FIRN_KMAPS - 1)] = *m;
+		k->next++;
+		k->n = k->n >= FIRN_KMAPS ? FIRN_KMAPS : k->n + 1;
+		return;
+	}
+	k = bpf_map_lookup_elem(&kproc_scratch, &zero);
+	if (!k)
+		return;
+	k->n = 1;
+	k->next = 1;
+	k->maps[0] = *m;
+	bpf_map_update_elem(&unwind_kprocs, &pid, k, BPF_NOEXIST);
+}
+
+/* Finds the VMA of pc with the kernel (once per sample: in interrupt context the helper cannot
+ * take the mmap lock again before the interrupt ends) and keeps it; false if no table. */
+static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
+{
+	struct firn_umap m;
+
+	if (u->looked)
+		return false;
+	u->looked = 1;
+	if (!vma_umap(bpf_get_current_task_btf(), pc, &m))
+		return false;
+	u->found = m;
+	kproc_add(u->pid, k, &m);
+	return true;
+}
+
+/* The mapping of pc: from the process's description, else from what the unwinder found before,
+ * else from the kernel's VMA and the table of its file; copied into u->found (false: no
+ * mapping with a table). */
+static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
+{
+	struct firn_umap *m = find_umap(u->first, u->count, pc);
+
+	if (m) {
+		u->found = *m;
+		return true;
+	}
+	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &u->pid);
+	m = k ? find_kmap(k, pc) : NULL;
+	if (m)
+		u->found = *m;
+	else if (!look_up_vma(u, k, pc))
+		return false;
+	u->vma++;
+	return true;
+}
+
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
-static __always_inline __u32 unwind_step(struct firn_unwind_state *u, struct firn_proc *proc)
+static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 {
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
-	struct firn_umap *m = find_umap(proc, pc);
+	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
 
 	if (!m) {
 		if (!u->unknown_pc)
@@ -403,15 +565,14 @@ static long unwind_frame(__u32 i, void *arg)
 
 	if (!u || !out)
 		return 1;
-	struct firn_proc *proc = bpf_map_lookup_elem(&unwind_procs, &u->slot);
 	__u32 n = out->len;
-	if (!proc || n >= FIRN_MAX_FRAMES) {
+	if (n >= FIRN_MAX_FRAMES) {
 		u->stop = FIRN_UNW_DEPTH;
 		return 1;
 	}
 	out->ips[n] = u->ip;
 	out->len = n + 1;
-	u->stop = unwind_step(u, proc);
+	u->stop = unwind_step(u);
 	return u->stop != FIRN_UNW_NR;
 }
 
@@ -436,8 +597,8 @@ static __always_inline void count_unwind(__u32 reason)
 }
 
 /* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
-static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
-					 struct task_struct *task)
+static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_maps *maps,
+					 struct task_struct *task, bool *fresh)
 {
 	__u32 zero = 0;
 	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -446,6 +607,10 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 	if (!s || !u)
 		return 0;
 	s->len = 0;
+	if (!pid) {
+		count_unwind(FIRN_UNW_NO_USER);
+		return 0;
+	}
 	if (user_mode(ctx)) {
 		struct pt_regs *regs = ctx;
 		u->ip = regs->ip;
@@ -457,25 +622,35 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, __u32 slot,
 		u->sp = BPF_CORE_READ(regs, sp);
 		u->bp = BPF_CORE_READ(regs, bp);
 	}
-	if (!u->ip)
+	if (!u->ip) {
+		count_unwind(FIRN_UNW_NO_USER);
 		return 0;
+	}
 	struct firn_stack_window *w = bpf_map_lookup_elem(&stack_window, &zero);
 	if (w) {
 		w->base = u->sp & ~4095ULL;
 		w->loaded = 0;
 	}
-	u->slot = slot;
+	/* none for a process not described yet: its mappings come from the VMA lookup */
+	u->first = maps ? maps->first : 0;
+	u->count = maps ? maps->count : 0;
 	u->stop = FIRN_UNW_NR;
 	u->exact = 1;
 	u->fp = 0;
 	u->unknown_pc = 0;
+	u->vma = 0;
+	u->looked = 0;
+	u->pid = pid;
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
-	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING)
+	if (u->vma)
+		count_unwind(FIRN_UNW_VMA);
+	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
+	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
 		ask_refresh(pid, u->unknown_pc);
-	return s->len ? store_stack(s) : 0;
+	return s->len ? store_stack(s, fresh) : 0;
 }
 
 /* Records thread and process names when the map lacks the thread (user space deletes what it
@@ -492,22 +667,32 @@ static __always_inline void note_comm(__u32 tid, struct task_struct *task)
 	bpf_map_update_elem(&comms, &tid, &c, BPF_NOEXIST);
 }
 
-static __always_inline void add_count(struct firn_key *key)
+/* Counts the sample; false when the counts map is full (the sample is lost, and counted). */
+static __always_inline bool add_count(struct firn_key *key)
 {
 	void *map = active_buf ? (void *)&counts1 : (void *)&counts0;
 	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
 
 	if (v) {
 		__sync_fetch_and_add(v, 1);
-		return;
+		return true;
 	}
 	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST)) {
 		v = bpf_map_lookup_elem(map, key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
+		if (!v) {
 			count_lost(FIRN_LOST_COUNTS_FULL);
+			return false;
+		}
+		__sync_fetch_and_add(v, 1);
 	}
+	return true;
+}
+
+/* A dropped sample stored stack id itself (fresh): remove it, or nothing would ever drain it. */
+static __always_inline void drop_stack(__u64 id, bool fresh)
+{
+	if (fresh && id && id != FIRN_STACK_LOST)
+		bpf_map_delete_elem(&stacks, &id);
 }
 
 /* Takes the stacks of the current task and counts them under event (0: cpu-clock): the body of
@@ -517,6 +702,7 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct firn_key key = {};
+	bool ufresh = false, kfresh = false;
 
 	if (pid == self_pid && pid)
 		return 0;
@@ -533,17 +719,25 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	key.pid = pid;
 	key.tid = tid;
 	key.event = event;
-	if (want_user && pid) {
-		__u32 *slot = dwarf_unwind ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
-		if (slot)
-			key.ustack = dwarf_stack(ctx, pid, *slot, task);
-		else
-			key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+	if (want_user && dwarf_unwind) {
+		/* every sample is unwound (and counted): one of a process not described yet too */
+		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
+		key.ustack = dwarf_stack(ctx, pid, maps, task, &ufresh);
+	} else if (want_user && pid) {
+		key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK, &ufresh);
 	}
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
 	if (want_kernel && !user_mode(ctx))
-		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
-	add_count(&key);
+		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK, &kfresh);
+	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
+	 * taken is either counted or lost, by reason */
+	bool stacks_full = key.ustack == FIRN_STACK_LOST || key.kstack == FIRN_STACK_LOST;
+	if (stacks_full)
+		count_lost(FIRN_LOST_STACKS_FULL);
+	if (stacks_full || !add_count(&key)) {
+		drop_stack(key.ustack, ufresh);
+		drop_stack(key.kstack, kfresh);
+	}
 	return 0;
 }
 
@@ -573,6 +767,22 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* At exec (process context: the VMA lookup works any number of times), keeps the mappings of the
+ * new program's code and of its ELF interpreter, where it starts: the first samples need them
+ * before user space has described the process. */
+static __always_inline void note_exec_maps(struct task_struct *p, __u32 pid)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	__u64 code = BPF_CORE_READ(p, mm, start_code), entry = BPF_CORE_READ(regs, ip);
+	struct firn_umap m;
+
+	if (vma_umap(p, code, &m))
+		kproc_add(pid, NULL, &m);
+	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &pid);
+	if (entry && !(k && find_kmap(k, entry)) && vma_umap(p, entry, &m))
+		kproc_add(pid, k, &m);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -585,6 +795,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* the next sample announces the process again, once its libraries are mapped */
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
+	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	if (dwarf_unwind)
+		note_exec_maps(p, pid);
 	send_event(FIRN_EV_EXEC, pid);
 	return 0;
 }
@@ -605,6 +818,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
+	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid);
 	return 0;

@@ -208,6 +208,7 @@ struct recording {
 	char *spill_dir;       /* the output's folder (parked samples); NULL: $TMPDIR (stdout, devices) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	size_t max_entries;    /* entries held before live processes' are parked too */
+	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
 	struct pending_exec *handling; /* the ones handle_execs works on (events come meanwhile) */
@@ -321,6 +322,16 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
+
+/* The unwinder met code without a table (JIT code): the process's perf map may have appeared
+ * since its snapshot, which must open it while the process lives. */
+static void on_code(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct recording *r = ctx;
+
+	(void)addr;
+	symbolizer_note_jit(r->sym, pid);
+}
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
  * indexed (by the symbolizer's worker, so the loop never waits for one), then the process's
@@ -583,40 +594,59 @@ static int64_t type_total(const struct profile *p, const char *name)
 	return sum;
 }
 
-/* The summary line on stderr (and one line per USDT probe: its hits); out: the file written. */
+/* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
+static void print_unwind_summary(const struct sampler_stats *st)
+{
+	uint64_t all = 0, truncated = 0;
+
+	for (int i = 0; i < 7; i++)
+		all += st->unwind[i];
+	for (int i = 1; i < 6; i++)
+		truncated += st->unwind[i];
+	uint64_t user = all - st->unwind[6];
+	fprintf(stderr,
+		"firn: dwarf unwinding: %llu samples, %llu with a user stack: %.1f%% complete, "
+		"%llu truncated (no mapping %llu, no row %llu, unsupported rule %llu, "
+		"unreadable stack %llu, depth %llu); frame pointers used in %llu, mappings found "
+		"by the kernel in %llu; tables: %llu files, %llu rows, %.1f MiB",
+		(unsigned long long)all, (unsigned long long)user,
+		user ? 100.0 * st->unwind[0] / user : 0.0, (unsigned long long)truncated,
+		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
+		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
+		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[7],
+		(unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
+		(unsigned long long)st->unwind_rows, st->unwind_bytes / 1048576.0);
+	if (st->unwind_too_many_maps)
+		fprintf(stderr, ", %llu mappings past the per-process limit",
+			(unsigned long long)st->unwind_too_many_maps);
+	fputc('\n', stderr);
+}
+
+/* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
+ * in the profile + lost; out: the file written. */
 static void print_summary(struct recording *r, const struct sampler_stats *st, size_t bytes,
 			  const char *out)
 {
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
+	bool std = !strcmp(out, "-"); /* "wrote standard output", not "wrote '-'" */
 
 	fprintf(stderr,
-		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu, "
-		"user stack unreadable %llu), %d process%s, %.2f s, wrote '%s' (%zu bytes)\n",
+		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu), "
+		"%llu taken (user stack unreadable in %llu), %d process%s, %.2f s, wrote %s%s%s "
+		"(%zu bytes)\n",
 		(unsigned long long)st->stored, (unsigned long long)lost,
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
-		(unsigned long long)st->user_stack_errors, r->procs, r->procs == 1 ? "" : "es",
-		(r->end_ns - r->start_ns) / 1e9, out, bytes);
+		(unsigned long long)st->taken, (unsigned long long)st->user_stack_errors, r->procs,
+		r->procs == 1 ? "" : "es", (r->end_ns - r->start_ns) / 1e9, std ? "" : "'",
+		std ? "standard output" : out, std ? "" : "'", bytes);
 	for (unsigned i = 0; i < r->ev.n; i++) {
 		if (!r->ev.list[i].id)
 			continue;
 		long long hits = type_total(&r->prof, r->ev.list[i].type);
 		fprintf(stderr, "firn: %s: %lld hit%s\n", r->ev.list[i].type, hits, hits == 1 ? "" : "s");
 	}
-	if (r->o->unwind == UNWIND_FP)
-		return;
-	uint64_t dw = 0;
-	for (int i = 0; i < 6; i++)
-		dw += st->unwind[i];
-	fprintf(stderr,
-		"firn: dwarf unwinding: %llu stacks, %.1f%% complete (stopped: no mapping %llu, "
-		"no row %llu, unsupported rule %llu, unreadable stack %llu, depth %llu; "
-		"frame pointers used in %llu); tables: %llu files, %llu rows, %.1f MiB\n",
-		(unsigned long long)dw, dw ? 100.0 * st->unwind[0] / dw : 0.0,
-		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
-		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
-		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[6],
-		(unsigned long long)st->unwind_files, (unsigned long long)st->unwind_rows,
-		st->unwind_bytes / 1048576.0);
+	if (r->o->unwind != UNWIND_FP)
+		print_unwind_summary(st);
 }
 
 /* What the capture knows from the start: the events, the frequency, where to park samples. */
@@ -1023,10 +1053,12 @@ static int setup(struct recording *r)
 		.user = true,
 		.unwind = r->o->unwind,
 		.unwind_memory = (uint64_t)r->o->unwind_memory_mb << 20,
+		.stack_entries = r->stack_entries,
 		.no_cpu_clock = r->o->nevents && !cpu_clock_events(r->o),
 		.usdt = r->o->nevents > cpu_clock_events(r->o),
 		.retire = true,
 		.on_process = on_process,
+		.on_code = on_code,
 		.ctx = r,
 	};
 
@@ -1060,6 +1092,7 @@ static int start(struct recording *r, char **argv)
 			return error("cannot start '%s': %s", argv[0], strerror(-err));
 		if ((err = sampler_add_target(r->sampler, t->child, true)))
 			return error("cannot add pid %d: %s", t->child, strerror(-err));
+		sampler_prepare_exec(r->sampler, argv[0]); /* its first samples need the tables */
 	}
 	if ((err = sampler_start(r->sampler, &why))) {
 		if (t->child)
@@ -1100,6 +1133,23 @@ static int max_entries(size_t *max)
 	if (*end || !n || n > SIZE_MAX / 64)
 		return error("invalid FIRN_MAX_ENTRIES '%s' (a number of entries, 1 or more)", v);
 	*max = n;
+	return 0;
+}
+
+/* FIRN_STACK_MAP_ENTRIES (stacks the kernel holds between drains; unset: the sampler's default)
+ * into *n; prints the error and returns 1 when it is not a number from 1 to 2^24. */
+static int stack_map_entries(uint32_t *n)
+{
+	const char *v = getenv("FIRN_STACK_MAP_ENTRIES");
+	char *end;
+
+	*n = 0;
+	if (!v || !*v)
+		return 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end || !x || x > 1u << 24)
+		return error("invalid FIRN_STACK_MAP_ENTRIES '%s' (a number of stacks, 1 to 16777216)", v);
+	*n = x;
 	return 0;
 }
 
@@ -1169,7 +1219,7 @@ static int cmd_record(int argc, char **argv)
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
 	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
-	    (rc = max_entries(&r.max_entries)))
+	    (rc = max_entries(&r.max_entries)) || (rc = stack_map_entries(&r.stack_entries)))
 		goto out;
 	if (o.nevents == 0 || cpu_clock_events(&o))
 		target_check_freq(&o.freq);

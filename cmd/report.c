@@ -255,6 +255,24 @@ static void header_event(FILE *f, const struct profile *p)
 			freq ? freq : "", freq ? " Hz" : "");
 }
 
+/* Writes " (stack map full 12)": the reasons of the lost samples the recording's comments give. */
+static void header_lost_reasons(FILE *f, const struct profile *p)
+{
+	static const char *const reasons[][2] = { { "lost.counts_full", "counts map full" },
+						  { "lost.stacks_full", "stack map full" } };
+	const char *sep = " (";
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		const char *v = comment_value(p, reasons[i][0]);
+		if (!v || !strcmp(v, "0"))
+			continue;
+		fprintf(f, "%s%s %s", sep, reasons[i][1], v);
+		sep = ", ";
+	}
+	if (*sep == ',')
+		fputc(')', f);
+}
+
 /* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes": what the table covers, without the
  * newline; its names (file, sample type, comments) come as they are. */
 static void header_text(FILE *f, const struct report_opts *ro, const struct profile *p,
@@ -280,8 +298,10 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 		fprintf(f, ", %llu process%s", (unsigned long long)h->nprocesses,
 			h->nprocesses == 1 ? "" : "es");
 	const char *lost = comment_value(p, "lost");
-	if (lost && strcmp(lost, "0"))
+	if (lost && strcmp(lost, "0")) {
 		fprintf(f, ", %s lost", lost);
+		header_lost_reasons(f, p);
+	}
 }
 
 /* The header line, its names escaped (put_text). */

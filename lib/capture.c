@@ -157,6 +157,7 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	COMMENT("kernel: %s", m->kernel ? m->kernel : "");
 	COMMENT("cpus: %d", m->ncpus);
 	COMMENT("samples: %llu", (unsigned long long)st->stored);
+	COMMENT("samples.taken: %llu", (unsigned long long)st->taken);
 	COMMENT("samples.parked: %llu", (unsigned long long)parked);
 	COMMENT("lost: %llu", (unsigned long long)(st->taken > st->stored ? st->taken - st->stored : 0));
 	COMMENT("lost.counts_full: %llu", (unsigned long long)st->counts_full);
@@ -168,8 +169,9 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 		return err ? -ENOMEM : 0;
 	}
 	static const char *const stops[] = { "complete", "no_mapping", "no_row", "unsupported",
-					     "bad_read", "depth", "fp_fallback" };
-	for (int i = 0; i < 7; i++) {
+					     "bad_read", "depth", "no_user_stack", "fp_fallback",
+					     "vma_lookup" };
+	for (int i = 0; i < 9; i++) {
 		snprintf(line, sizeof(line), "unwind.%s: %llu", stops[i], (unsigned long long)st->unwind[i]);
 		err |= profile_add_comment(p, line);
 	}

@@ -22,7 +22,8 @@
 #include "hash.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
-#define UNWIND_PROCS 2048 /* processes with unwind tables at once (2 KiB of mappings each) */
+#define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
+#define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
 #define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
 
@@ -69,7 +70,10 @@ struct sampler {
 	struct ucomm *comms;    /* open addressing on tid */
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
+	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
 	uint64_t drains;        /* completed drains */
+	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
+	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
 	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
 	size_t nexited, cap_exited;
 	uint64_t retired;       /* samples of retired entries (for the stored statistic) */
@@ -176,21 +180,22 @@ static int comms_reserve(struct sampler *s)
 #undef used_field
 
 /* Copies stack id from the kernel map into user space (once) and deletes the kernel's copy —
- * every time: the program stores a stack again when it meets it after a drain. ref: a new entry
- * uses it. */
-static int fetch_stack(struct sampler *s, uint64_t id, bool ref)
+ * every time: the program stores a stack again when it meets it after a drain. Returns 1 when
+ * the stack is in user space (or id is 0: no stack), 0 when it is nowhere (a sample dropped on
+ * another CPU removed it), -ENOMEM. */
+static int fetch_stack(struct sampler *s, uint64_t id)
 {
 	static __thread struct firn_stack buf;
 	int fd = bpf_map__fd(s->skel->maps.stacks);
 
 	if (!id)
-		return 0;
+		return 1;
 	if (stacks_reserve(s))
 		return -ENOMEM;
 	size_t i = stack_slot(s, id);
 	if (!s->stacks[i].id) {
 		if (bpf_map_lookup_elem(fd, &id, &buf))
-			return 0; /* unknown: the entry keeps an empty stack */
+			return 0;
 		uint32_t len = buf.len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : buf.len;
 		uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
 		if (!ips)
@@ -199,25 +204,41 @@ static int fetch_stack(struct sampler *s, uint64_t id, bool ref)
 		s->stacks[i] = (struct ustack){ .id = id, .len = len, .ips = ips };
 		s->nstacks++;
 	}
-	s->stacks[i].refs += ref;
 	s->stacks[i].seen = s->drains;
-	bpf_map_delete_elem(fd, &id);
-	return 0;
+	s->kstacks += !bpf_map_delete_elem(fd, &id);
+	return 1;
 }
 
+/* One more entry uses stack id (in user space). */
+static void stack_ref(struct sampler *s, uint64_t id)
+{
+	size_t i = id ? stack_slot(s, id) : 0;
+
+	if (id && s->stacks[i].id)
+		s->stacks[i].refs++;
+}
+
+/* Adds count samples of key k; samples whose stack is gone are dropped and counted as lost. */
 static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count)
 {
+	int us = fetch_stack(s, k->ustack), ks = us < 0 ? us : fetch_stack(s, k->kstack);
+
+	if (us < 0 || ks < 0)
+		return -ENOMEM;
+	if (!us || !ks) {
+		s->stacks_missing += count;
+		return 0;
+	}
 	if (entries_reserve(s))
 		return -ENOMEM;
 	size_t i = entry_slot(s, k);
-	bool fresh = !s->entries[i].used;
-	if (fresh) {
+	if (!s->entries[i].used) {
 		s->entries[i] = (struct uentry){ *k, 0, true };
 		s->nentries++;
+		stack_ref(s, k->ustack);
+		stack_ref(s, k->kstack);
 	}
 	s->entries[i].count += count;
-	if (fetch_stack(s, k->ustack, fresh) || fetch_stack(s, k->kstack, fresh))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -296,6 +317,18 @@ static int drain_comms(struct sampler *s)
 	return err;
 }
 
+/* Drains sooner while the stacks drained fill more than a quarter of the kernel's stack map
+ * (distinct stacks at a high frequency): a full map drops samples. */
+static void next_drain(struct sampler *s)
+{
+	uint64_t quarter = bpf_map__max_entries(s->skel->maps.stacks) / 4;
+	uint64_t ns = DRAIN_INTERVAL_NS;
+
+	if (s->kstacks > quarter)
+		ns = DRAIN_INTERVAL_NS * quarter / s->kstacks;
+	s->drain_ns = ns < DRAIN_MIN_NS ? DRAIN_MIN_NS : ns;
+}
+
 int sampler_drain(struct sampler *s)
 {
 	__u32 old = s->skel->bss->active_buf;
@@ -305,11 +338,13 @@ int sampler_drain(struct sampler *s)
 	__sync_synchronize();
 	/* programs that read the old index finish within microseconds */
 	usleep(2000);
+	s->kstacks = 0;
 	int err = drain_map(s, bpf_map__fd(m));
 	if (!err)
 		err = drain_comms(s);
 	s->last_drain_ns = now_ns();
 	s->drains++;
+	next_drain(s);
 	return err;
 }
 
@@ -340,6 +375,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
+		if (s->opts.on_code)
+			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
 		if (s->unwinder && s->opts.all)
 			unwinder_add_code(s->unwinder, e->pid, e->addr);
 		else if (s->unwinder)
@@ -370,7 +407,7 @@ static int setup_unwind_maps(struct sampler *s)
 	s->skel->rodata->dwarf_unwind = 1;
 	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
 	return bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows) ||
-	       bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_PROCS);
+	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
 /* Creates the table manager (after load). */
@@ -380,8 +417,9 @@ static int start_unwinder(struct sampler *s)
 
 	s->unwinder = unwinder_new(bpf_map__fd(s->skel->maps.unwind_rows), rows,
 				   bpf_map__fd(s->skel->maps.unwind_pids),
-				   bpf_map__fd(s->skel->maps.unwind_procs),
-				   bpf_map__max_entries(s->skel->maps.unwind_procs));
+				   bpf_map__fd(s->skel->maps.unwind_umaps),
+				   bpf_map__max_entries(s->skel->maps.unwind_umaps),
+				   bpf_map__fd(s->skel->maps.unwind_files));
 	if (!s->unwinder)
 		return -ENOMEM;
 	/* nearly every process maps these: have their tables ready before the first sample */
@@ -420,6 +458,9 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
+	*why = "size the stack map";
+	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
+		goto fail;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		goto fail;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
@@ -457,6 +498,11 @@ int sampler_add_target(struct sampler *s, pid_t pid, bool held)
 	if (s->unwinder && !held)
 		unwinder_add_process(s->unwinder, pid, false);
 	return 0;
+}
+
+int sampler_prepare_exec(struct sampler *s, const char *file)
+{
+	return s->unwinder ? unwinder_prepare_exec(s->unwinder, file) : 0;
 }
 
 static int open_cpu_clock(int cpu, unsigned freq)
@@ -499,6 +545,7 @@ int sampler_start(struct sampler *s, const char **why)
 		s->ncpus++;
 	}
 	s->last_drain_ns = now_ns();
+	s->drain_ns = DRAIN_INTERVAL_NS;
 	return 0;
 }
 
@@ -554,7 +601,7 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 
 	if (n < 0 && n != -EINTR)
 		return n;
-	if (now_ns() - s->last_drain_ns >= DRAIN_INTERVAL_NS)
+	if (now_ns() - s->last_drain_ns >= s->drain_ns)
 		return sampler_drain(s);
 	return 0;
 }
@@ -941,6 +988,7 @@ static void unwind_stats(struct sampler *s, struct sampler_stats *st)
 	st->unwind_no_table = us.no_table;
 	st->unwind_over_limit = us.over_limit;
 	st->unwind_build_ns = us.build_ns;
+	st->unwind_too_many_maps = us.too_many_maps;
 }
 
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
@@ -951,7 +999,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	sum_percpu(bpf_map__fd(s->skel->maps.lost), FIRN_LOST_NR + 1, sums);
 	st->taken = sums[FIRN_LOST_NR];
 	st->counts_full = sums[FIRN_LOST_COUNTS_FULL];
-	st->stacks_full = sums[FIRN_LOST_STACKS_FULL];
+	st->stacks_full = sums[FIRN_LOST_STACKS_FULL] + s->stacks_missing;
 	st->events_full = sums[FIRN_LOST_EVENTS_FULL];
 	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
 	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];

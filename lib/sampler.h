@@ -26,10 +26,14 @@ struct sampler_opts {
 	bool kernel, user;      /* which stacks to take */
 	enum sampler_unwind unwind;
 	uint64_t unwind_memory; /* bytes of unwind rows at most (DWARF and AUTO) */
+	uint32_t stack_entries; /* stacks the kernel holds between drains (0: 16384) */
 	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
+	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
+	 * library mapped since (at most every 50 ms per process); may be NULL */
+	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
 	void *ctx;
 };
 
@@ -44,16 +48,21 @@ struct sampler_entry {
 	const char *comm, *thread; /* process and thread names ("" when unknown) */
 };
 
-/* Sample accounting: taken = every sample the program saw for a target. */
+/* Sample accounting: taken = every sample the program saw for a target = stored + the samples
+ * lost (counts_full + stacks_full: dropped, their stack or count could not be kept). Samples
+ * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors). */
 struct sampler_stats {
 	uint64_t taken, stored;
 	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
 	/* DWARF unwinds by how they ended (enum firn_unwind_stop order: complete, no mapping,
-	 * no row, unsupported rule, bad read, depth; then samples that used frame pointers somewhere) */
-	uint64_t unwind[7];
+	 * no row, unsupported rule, bad read, depth, no user stack — these add up to every sample
+	 * taken; then samples that used frame pointers somewhere, samples that met a mapping their
+	 * process's description lacked (found through the kernel's VMA lookup)) */
+	uint64_t unwind[9];
 	/* unwind tables */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns;
+	uint64_t unwind_too_many_maps; /* mappings left out of a process's description (limit) */
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
 };
@@ -64,6 +73,10 @@ void sampler_free(struct sampler *s);
 /* Adds a process to sample (all of its threads). held: the process has not exec'd its program yet
  * (a command held before exec): its unwind tables are loaded at exec instead of now. */
 int sampler_add_target(struct sampler *s, pid_t pid, bool held);
+/* For a command held before exec: builds the unwind tables of the program file (argv[0]) and of
+ * what it maps at exec ahead (see unwinder_prepare_exec), so the command's first samples unwind
+ * completely. 0 or -errno; 0 without DWARF unwinding. */
+int sampler_prepare_exec(struct sampler *s, const char *file);
 /* Opens the perf events and attaches: sampling starts. */
 int sampler_start(struct sampler *s, const char **why);
 /* Attaches the USDT program (opts.usdt) to every site of probe provider:name in the object at

@@ -1014,6 +1014,18 @@ bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
 	return e && e->kind == PROCMAP_FILE;
 }
 
+int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+
+	if (!found)
+		return -ENOENT;
+	if (!s->procs[i]->perfmap_state)
+		perfmap_open(s, s->procs[i]);
+	return 0;
+}
+
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid)
 {
 	bool found;

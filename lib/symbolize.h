@@ -90,6 +90,10 @@ int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_n
 uint64_t symbolizer_refresh_due(struct symbolizer *s, uint64_t now_ns);
 /* Whether pid waits for its second snapshot (its stacks are better symbolized after it). */
 bool symbolizer_refresh_pending(const struct symbolizer *s, pid_t pid);
+/* pid ran code outside its mapped files (JIT code): opens its perf map now if its snapshot found
+ * none (a runtime writes it some time after it starts), while the process lives to be asked.
+ * 0 or -ENOENT (no snapshot of pid). */
+int symbolizer_note_jit(struct symbolizer *s, pid_t pid);
 /* Forgets pid's snapshot and its pending second snapshot (its files are closed once no
  * snapshot uses them). 0 or -ENOENT. */
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid);

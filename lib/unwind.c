@@ -9,7 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,10 +24,13 @@
 #include <bpf/bpf.h>
 
 #include "../bpf/firn.h"
+#include "debuginfo.h"
 #include "diag.h"
 #include "procmap.h"
 #include "unwind_table.h"
 #include "safeopen.h"
+
+struct run;
 
 /* A file whose table is loaded (or known to have none). */
 struct utable {
@@ -32,37 +42,40 @@ struct utable {
 	uint32_t row_start, row_count;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
 	uint32_t nsegs;
+	char build_id[129]; /* "" when none: copies of a file share its rows */
 };
 
 struct unwinder {
 	int rows_fd;        /* the BPF rows array */
 	uint32_t max_rows, used;
-	int pids_fd, procs_fd;
-	pid_t *slots;       /* slot → pid (0: free) */
-	uint32_t max_procs;
+	int pids_fd, umaps_fd, files_fd;
+	uint32_t max_umaps;  /* entries of the BPF mappings pool */
+	struct run *runs;    /* the pool's used parts, sorted by first */
+	ssize_t vdso;        /* index of the vdso's table in tables, -1 when none */
+	size_t nruns, cap_runs;
 	struct utable *tables;
 	size_t ntables, cap_tables;
 	struct unwinder_stats st;
 };
 
-struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int procs_fd,
-			      uint32_t max_procs)
+static int load_vdso(struct unwinder *u);
+
+struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
+			      uint32_t max_umaps, int files_fd)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
-	u->slots = calloc(max_procs ? max_procs : 1, sizeof(*u->slots));
-	if (!u->slots) {
-		free(u);
-		return NULL;
-	}
 	u->rows_fd = rows_fd;
 	u->max_rows = max_rows;
 	u->pids_fd = pids_fd;
-	u->procs_fd = procs_fd;
-	u->max_procs = max_procs;
+	u->umaps_fd = umaps_fd;
+	u->files_fd = files_fd;
+	u->max_umaps = max_umaps;
+	u->vdso = -1;
 	u->st.max_rows = max_rows;
+	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
 }
 
@@ -71,7 +84,7 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	free(u->tables);
-	free(u->slots);
+	free(u->runs);
 	free(u);
 }
 
@@ -123,8 +136,62 @@ static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n
 	return err;
 }
 
-/* Builds the table of the file open on fd and copies its rows into the BPF array. */
-static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path)
+/* Tells the BPF unwinder where the rows of the file named key (kernel dev encoding) are, so it
+ * can unwind through the file's mappings before a process description names them. */
+static void register_file(struct unwinder *u, const struct firn_file_key *key,
+			  const struct stat *st, const struct utable *t)
+{
+	struct firn_file f = { .row_start = t->row_start, .row_count = t->row_count,
+			       .size = st->st_size, .mtime_sec = st->st_mtim.tv_sec,
+			       .mtime_nsec = st->st_mtim.tv_nsec };
+
+	for (uint32_t i = 0; i < t->nsegs && i < FIRN_FILE_SEGS; i++) {
+		f.segs[i].offset = t->segs[i].offset;
+		f.segs[i].filesz = t->segs[i].filesz;
+		f.segs[i].delta = t->segs[i].delta;
+		f.nsegs++;
+	}
+	if (u->files_fd >= 0 && bpf_map_update_elem(u->files_fd, key, &f, BPF_ANY))
+		diag(DIAG_DEBUG, "cannot register an unwind table: %s", strerror(errno));
+}
+
+/* The name the kernel gives the file behind st (struct firn_file_key). */
+static struct firn_file_key file_key(const struct stat *st)
+{
+	return (struct firn_file_key){
+		.dev = (uint64_t)major(st->st_dev) << 20 | minor(st->st_dev),
+		.ino = st->st_ino,
+	};
+}
+
+/* When a loaded table came from a file with the same build id and size (a copy of the file, the
+ * same library in another container layer), ut shares its rows: no build, no memory. True then. */
+static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const struct stat *st,
+		       const struct firn_file_key *key)
+{
+	if (debuginfo_build_id(fd, ut->build_id))
+		return false;
+	for (size_t i = 0; i + 1 < u->ntables; i++) {
+		const struct utable *o = &u->tables[i];
+		if (!o->loaded || o->size != st->st_size || strcmp(o->build_id, ut->build_id))
+			continue;
+		ut->loaded = true;
+		ut->row_start = o->row_start;
+		ut->row_count = o->row_count;
+		memcpy(ut->segs, o->segs, sizeof(ut->segs));
+		ut->nsegs = o->nsegs;
+		struct firn_file_key k = key ? *key : file_key(st);
+		register_file(u, &k, st, ut);
+		u->st.files++;
+		return true;
+	}
+	return false;
+}
+
+/* Builds the table of the file open on fd and copies its rows into the BPF array; key: how the
+ * BPF unwinder finds it (NULL: by st). */
+static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path,
+				 const struct firn_file_key *key)
 {
 	struct unwind_table t;
 
@@ -142,6 +209,8 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->ino = st->st_ino;
 	ut->size = st->st_size;
 	ut->mtime = st->st_mtim;
+	if (share_rows(u, ut, fd, st, key))
+		return ut;
 	uint64_t t0 = now_ns();
 	int err = unwind_table_build(&t, fd);
 	u->st.build_ns += now_ns() - t0;
@@ -165,6 +234,8 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->row_start = u->used;
 	ut->row_count = t.n;
 	ut->loaded = true;
+	struct firn_file_key k = key ? *key : file_key(st);
+	register_file(u, &k, st, ut);
 	u->used += t.n;
 	u->st.files++;
 	unwind_table_release(&t);
@@ -197,7 +268,7 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 		return false;
 	struct utable *t = fstat(fd, &st) ? NULL : table_find(u, &st);
 	if (!t && build && !fstat(fd, &st))
-		t = table_load(u, fd, &st, e->path);
+		t = table_load(u, fd, &st, e->path, NULL);
 	close(fd);
 	if (!t && !build)
 		return false;
@@ -223,89 +294,171 @@ static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap
 	return false;
 }
 
-/* The slot of pid: its own, a free one, or one freed from a process that has exited; -ENOSPC. */
-static int64_t slot_for(struct unwinder *u, pid_t pid)
+/* Describes the process's vdso mapping with the vdso's table (file offset 0 at its start). */
+static bool describe_vdso(const struct unwinder *u, const struct procmap_entry *e,
+			  struct firn_umap *m)
 {
-	int64_t free_slot = -1;
+	const struct utable *t = u->vdso >= 0 ? &u->tables[u->vdso] : NULL;
 
-	for (uint32_t i = 0; i < u->max_procs; i++) {
-		if (u->slots[i] == pid)
-			return i;
-		if (!u->slots[i] && free_slot < 0)
-			free_slot = i;
+	for (uint32_t i = 0; t && i < t->nsegs; i++) {
+		if (t->segs[i].offset >= 4096)
+			continue;
+		*m = (struct firn_umap){ .start = e->start, .end = e->end,
+					 .bias = e->start - t->segs[i].delta,
+					 .row_start = t->row_start, .row_count = t->row_count };
+		return true;
 	}
-	for (uint32_t i = 0; free_slot < 0 && i < u->max_procs; i++) {
-		if (kill(u->slots[i], 0) && errno == ESRCH) {
-			__u32 key = u->slots[i];
-			bpf_map_delete_elem(u->pids_fd, &key);
-			u->slots[i] = 0;
-			free_slot = i;
-		}
-	}
-	if (free_slot < 0)
-		return -ENOSPC;
-	u->slots[free_slot] = pid;
-	return free_slot;
+	return false;
 }
 
-/* Publishes proc in pid's slot, then points pid at it. */
-static int publish(struct unwinder *u, pid_t pid, const struct firn_proc *proc)
-{
-	int64_t slot = slot_for(u, pid);
+/* Where a process's mappings are in the BPF mappings pool: [first, first + count). */
+struct run {
+	pid_t pid;
+	uint32_t first, count;
+};
 
-	if (slot < 0) {
-		u->st.no_slot++;
-		return (int)slot;
+/* Index in u->runs of pid's run, or -1 (a process has one run, but for the moment publish
+ * switches it to a new one). */
+static ssize_t run_of(const struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nruns; i++)
+		if (u->runs[i].pid == pid)
+			return i;
+	return -1;
+}
+
+/* Forgets run i (its pool entries become free). */
+static void run_drop(struct unwinder *u, size_t i)
+{
+	memmove(&u->runs[i], &u->runs[i + 1], (u->nruns - i - 1) * sizeof(*u->runs));
+	u->nruns--;
+}
+
+/* First fit of n entries in the pool between the runs (kept sorted by first): the index of the
+ * run it goes before and *first, or -1. */
+static ssize_t run_gap(const struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	uint32_t at = 0;
+
+	for (size_t i = 0; i <= u->nruns; i++) {
+		uint32_t end = i < u->nruns ? u->runs[i].first : u->max_umaps;
+		if (end >= at && end - at >= n) {
+			*first = at;
+			return i;
+		}
+		if (i < u->nruns && u->runs[i].first + u->runs[i].count > at)
+			at = u->runs[i].first + u->runs[i].count;
 	}
-	__u32 key = slot, p = pid, val = slot;
-	if (bpf_map_update_elem(u->procs_fd, &key, proc, BPF_ANY) ||
-	    bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
-		return -errno;
-	return 0;
+	return -1;
+}
+
+/* Frees the runs of processes that have exited without an exit event (missed, or before). */
+static void reclaim_dead(struct unwinder *u)
+{
+	for (size_t i = u->nruns; i-- > 0;) {
+		if (!kill(u->runs[i].pid, 0) || errno != ESRCH)
+			continue;
+		__u32 key = u->runs[i].pid;
+		bpf_map_delete_elem(u->pids_fd, &key);
+		run_drop(u, i);
+	}
+}
+
+/* Reserves n pool entries for pid (a new run beside its old one, which publish frees after the
+ * switch); -ENOSPC when the pool is full, -ENOMEM. */
+static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
+{
+	uint32_t first;
+	ssize_t at = run_gap(u, n, &first);
+
+	if (at < 0) {
+		reclaim_dead(u);
+		at = run_gap(u, n, &first);
+	}
+	if (at < 0)
+		return -ENOSPC;
+	if (u->nruns == u->cap_runs) {
+		size_t ncap = u->cap_runs ? u->cap_runs * 2 : 256;
+		struct run *nr = realloc(u->runs, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		u->runs = nr;
+		u->cap_runs = ncap;
+	}
+	memmove(&u->runs[at + 1], &u->runs[at], (u->nruns - at) * sizeof(*u->runs));
+	u->runs[at] = (struct run){ pid, first, n };
+	u->nruns++;
+	return first;
+}
+
+/* Copies pid's n mappings (sorted by start) into the pool, points pid at them, then frees the
+ * run the process had before (or, when that failed, the new one). A process with no mapping
+ * has no run. */
+static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, uint32_t n)
+{
+	int64_t first = n ? run_alloc(u, pid, n) : 0;
+	int err = 0;
+
+	if (first < 0) {
+		u->st.no_slot++;
+		return (int)first;
+	}
+	for (uint32_t i = 0; i < n && !err; i++) {
+		__u32 key = first + i;
+		err = bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY) ? -errno : 0;
+	}
+	struct firn_pid_maps val = { (uint32_t)first, n };
+	__u32 p = pid;
+	if (!err && bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))
+		err = -errno;
+	for (size_t i = 0; i < u->nruns; i++) {
+		bool fresh = n && u->runs[i].first == (uint32_t)first;
+		if (u->runs[i].pid == pid && fresh == (err != 0)) {
+			run_drop(u, i);
+			break;
+		}
+	}
+	return err;
 }
 
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 {
 	struct procmap pm;
-	struct firn_proc *proc = calloc(1, sizeof(*proc));
+	struct firn_umap *maps;
+	uint32_t n = 0;
 	int err;
 
-	if (!proc)
-		return -ENOMEM;
-	if ((err = procmap_read(&pm, pid))) {
-		free(proc);
+	if ((err = procmap_read(&pm, pid)))
 		return err;
-	}
-	for (size_t i = 0; i < pm.n; i++) {
+	maps = calloc(pm.n ? pm.n : 1, sizeof(*maps));
+	for (size_t i = 0; maps && i < pm.n; i++) {
 		const struct procmap_entry *e = &pm.entries[i];
-		if (!e->x || e->kind != PROCMAP_FILE || !e->path[0])
+		if (!e->x || (e->kind != PROCMAP_FILE && e->kind != PROCMAP_VDSO) || !e->path[0])
 			continue;
-		if (proc->nmaps == FIRN_MAX_UMAPS) {
+		if (n == FIRN_MAX_UMAPS) {
 			u->st.too_many_maps++;
 			continue;
 		}
-		if (describe_mapping(u, pid, e, &proc->maps[proc->nmaps], !lazy))
-			proc->nmaps++;
+		n += e->kind == PROCMAP_VDSO ? describe_vdso(u, e, &maps[n])
+					     : describe_mapping(u, pid, e, &maps[n], !lazy);
 	}
 	procmap_release(&pm);
-	err = publish(u, pid, proc);
+	err = maps ? publish(u, pid, maps, n) : -ENOMEM;
 	if (!err)
 		u->st.processes++;
-	free(proc);
+	free(maps);
 	return err;
 }
 
 int unwinder_remove_process(struct unwinder *u, pid_t pid)
 {
-	for (uint32_t i = 0; i < u->max_procs; i++) {
-		if (u->slots[i] != pid)
-			continue;
-		__u32 key = pid;
-		bpf_map_delete_elem(u->pids_fd, &key);
-		u->slots[i] = 0;
-		return 0;
-	}
-	return -ENOENT;
+	ssize_t i = run_of(u, pid);
+	__u32 key = pid;
+	bool described = !bpf_map_delete_elem(u->pids_fd, &key);
+
+	if (i >= 0)
+		run_drop(u, i);
+	return described || i >= 0 ? 0 : -ENOENT;
 }
 
 /* True when the base name of path starts with one of prefixes. */
@@ -349,5 +502,200 @@ int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc)
 	bool built = e && e->x && e->kind == PROCMAP_FILE && e->path[0] &&
 		     describe_mapping(u, pid, e, &m, true);
 	procmap_release(&pm);
-	return built ? unwinder_add_process(u, pid, true) : 0;
+	return built || !pc ? unwinder_add_process(u, pid, true) : 0;
+}
+
+/* The size of the ELF image at base (the vdso): up to the end of its section headers or of its
+ * last segment. */
+static size_t elf_image_size(const Elf64_Ehdr *eh)
+{
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	return size;
+}
+
+/* Loads the table of the vdso (the kernel's, the same in every process: read from ours) under
+ * the key {0, 0} the BPF unwinder uses for a process's vdso mapping. */
+static int load_vdso(struct unwinder *u)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct firn_file_key key = { 0, 0 };
+	struct stat st;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	size_t size = elf_image_size(eh);
+	int fd = memfd_create("firn-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = write(fd, eh, size) == (ssize_t)size && !fstat(fd, &st) ? 0 : -EIO;
+	struct utable *t = err ? NULL : table_load(u, fd, &st, "[vdso]", &key);
+	if (t && t->loaded)
+		u->vdso = t - u->tables;
+	close(fd);
+	return err;
+}
+
+#define PREPARE_MAX_FILES 64 /* files an exec's closure may bring in (ELF interpreter, libraries) */
+
+/* Files still to load for unwinder_prepare_exec (paths owned). */
+struct worklist {
+	char *paths[PREPARE_MAX_FILES];
+	size_t n;
+};
+
+/* Appends path unless it is there already (or the list is full). */
+static void work_add(struct worklist *w, const char *path)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!strcmp(w->paths[i], path))
+			return;
+	if (w->n < PREPARE_MAX_FILES && (w->paths[w->n] = strdup(path)))
+		w->n++;
+}
+
+/* Finds a DT_NEEDED library as ld.so would in the common case: the object's RUNPATH/RPATH
+ * ($ORIGIN expanded), then the default directories. false when not found. */
+static bool find_library(const char *name, const char *runpath, const char *origin, char *out,
+			 size_t len)
+{
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					    "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	char buf[1024];
+
+	if (strchr(name, '/'))
+		return snprintf(out, len, "%s", name) < (int)len && !access(out, R_OK);
+	snprintf(buf, sizeof(buf), "%s", runpath ? runpath : "");
+	for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		bool o = !strncmp(d, "$ORIGIN", 7);
+		if (snprintf(out, len, "%s%s/%s", o ? origin : "", o ? d + 7 : d, name) < (int)len &&
+		    !access(out, R_OK))
+			return true;
+	}
+	for (int i = 0; dirs[i]; i++)
+		if (snprintf(out, len, "%s/%s", dirs[i], name) < (int)len && !access(out, R_OK))
+			return true;
+	return false;
+}
+
+/* Adds the ELF interpreter (PT_INTERP) of the object open as elf to w. */
+static void add_interpreter(Elf *elf, struct worklist *w)
+{
+	size_t size = 0, nph;
+	char *raw = elf_rawfile(elf, &size);
+
+	for (size_t i = 0; raw && !elf_getphdrnum(elf, &nph) && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP && ph.p_filesz &&
+		    ph.p_filesz < 256 && ph.p_offset < size && ph.p_filesz <= size - ph.p_offset &&
+		    !raw[ph.p_offset + ph.p_filesz - 1])
+			work_add(w, raw + ph.p_offset);
+	}
+}
+
+/* Adds the ELF interpreter and the DT_NEEDED libraries of the object at path (open as elf) to w. */
+static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
+{
+	char origin[PATH_MAX], lib[PATH_MAX], *slash;
+	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
+	size_t nneeded = 0;
+	Elf_Scn *scn = NULL;
+
+	add_interpreter(elf, w);
+	snprintf(origin, sizeof(origin), "%s", path);
+	*((slash = strrchr(origin, '/')) ? slash : origin) = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			bool rp = dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH;
+			const char *str = rp || dyn.d_tag == DT_NEEDED ?
+				elf_strptr(elf, sh.sh_link, dyn.d_un.d_val) : NULL;
+			if (str && !rp && nneeded < PREPARE_MAX_FILES)
+				needed[nneeded++] = str;
+			else if (str && rp)
+				runpath = str;
+		}
+	}
+	for (size_t i = 0; i < nneeded; i++)
+		if (find_library(needed[i], runpath, origin, lib, sizeof(lib)))
+			work_add(w, lib);
+}
+
+/* Loads the table of the file at path (unless loaded) and queues what it needs at exec. */
+static void prepare_file(struct unwinder *u, const char *path, struct worklist *w)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO would block */
+
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !table_find(u, &st))
+		table_load(u, fd, &st, path, NULL);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		add_dependencies(elf, path, w);
+	elf_end(elf);
+	close(fd);
+}
+
+/* The file execvp would run for file (PATH lookup), into out; false when none. */
+static bool find_program(const char *file, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(file, '/'))
+		return snprintf(out, len, "%s", file) < (int)len && !access(out, X_OK);
+	snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save))
+		if (snprintf(out, len, "%s/%s", *d ? d : ".", file) < (int)len && !access(out, X_OK))
+			return true;
+	return false;
+}
+
+/* The program a "#!" script at path runs (one level; "/usr/bin/env NAME" looks NAME up), into
+ * out; false when path is no script. */
+static bool script_interpreter(const char *path, char *out, size_t len)
+{
+	char line[256] = "", *save, *prog, *arg;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	bool script = fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2);
+	fclose(f);
+	if (!script || !(prog = strtok_r(line + 2, " \t\n", &save)))
+		return false;
+	arg = strtok_r(NULL, " \t\n", &save);
+	if (!strcmp(prog, "/usr/bin/env") && arg && *arg != '-')
+		return find_program(arg, out, len);
+	return snprintf(out, len, "%s", prog) < (int)len;
+}
+
+int unwinder_prepare_exec(struct unwinder *u, const char *file)
+{
+	char prog[PATH_MAX], interp[PATH_MAX];
+	struct worklist w = { .n = 0 };
+
+	if (!find_program(file, prog, sizeof(prog)))
+		return -ENOENT;
+	work_add(&w, prog);
+	if (script_interpreter(prog, interp, sizeof(interp)))
+		work_add(&w, interp);
+	for (size_t i = 0; i < w.n; i++)
+		prepare_file(u, w.paths[i], &w);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.paths[i]);
+	return 0;
 }

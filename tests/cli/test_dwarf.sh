@@ -37,7 +37,7 @@ read -r pct n < <(complete "$TMP/deep.folded" deep "(^|;)main;$CHAIN$")
 echo "# deep (1 thread): $pct% of $n samples reach main through the 32-deep chain"
 at_least "$n" 500 && pass "deep: enough samples ($n)" || fail "deep: too few samples ($n)"
 at_least "$pct" 98 && pass "deep: $pct% complete stacks (>= 98%)" || { fail "deep: only $pct% complete stacks"; sort -t' ' -k2 -n "$TMP/deep.folded" | tail -3; }
-grep -q "dwarf unwinding: [0-9]* stacks, [0-9.]*% complete" "$TMP/deep.err" && pass "record prints the unwind statistics" \
+grep -q "dwarf unwinding: [0-9]* samples, [0-9]* with a user stack: [0-9.]*% complete" "$TMP/deep.err" && pass "record prints the unwind statistics" \
 	|| fail "no unwind statistics line: $(cat "$TMP/deep.err")"
 grep "dwarf unwinding" "$TMP/deep.err" | sed 's/^/# /'
 if command -v go >/dev/null; then

@@ -23,7 +23,7 @@ rc=$?
 cat "$TMP/err" | sed 's/^/# /'
 # the command runs until firn ends it at the deadline: SIGTERM, status 128 + 15
 check "record exits with the ended command's status (143)" [ "$rc" -eq 143 ]
-re='^firn: ([0-9]+) samples, ([0-9]+) lost \(counts map full ([0-9]+), stack map full ([0-9]+),.*'
+re='^firn: ([0-9]+) samples, ([0-9]+) lost \(counts map full ([0-9]+), stack map full ([0-9]+)[,)].*'
 read -r samples lost cfull sfull < <(sed -nE "s/$re/\1 \2 \3 \4/p" "$TMP/err")
 check "the summary reports samples and lost samples" [ -n "$lost" ]
 check "lost ($lost) includes the map-full losses ($cfull + $sfull)" \

@@ -130,5 +130,9 @@ grep -qx "status 12345" "$TMP/fold.err" && pass "... the command's output is on 
 awk 'NR == 1 && /^# firn folded stacks/ { next } $NF !~ /^[0-9]+$/ { bad = 1 } END { exit bad || NR < 2 }' "$TMP/fold.out" \
 	&& grep -q "^busy;.*busy_hot [0-9]*$" "$TMP/fold.out" && pass "... stdout is folded stacks only (busy_hot found)" \
 	|| { fail "folded output"; head -3 "$TMP/fold.out"; }
+# the summary names standard output as such, not as '-'
+"$FIRN" record -o - -- "$BUSY" 0.2 >/dev/null 2>"$TMP/std.err"
+grep -q "wrote standard output ([0-9]* bytes)$" "$TMP/std.err" && pass "summary: wrote standard output" \
+	|| fail "summary for -o -: $(head -1 "$TMP/std.err")"
 "$FIRN" record -q -o "$TMP/file.pb.gz" -- sh -c 'echo to stdout' >"$TMP/file.out" 2>/dev/null
 grep -qx "to stdout" "$TMP/file.out" && pass "with -o FILE the command's stdout stays stdout" || fail "-o FILE: command stdout: $(cat "$TMP/file.out")"

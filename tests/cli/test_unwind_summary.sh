@@ -1,0 +1,111 @@
+# The recording's accounting and the unwinder's reach: every sample taken is in the profile or
+# counted as lost (by reason), the unwinding line counts every sample, a full stack map drops
+# and counts samples instead of keeping them stackless, processes with hundreds of executable
+# mappings unwind, and a short command is unwound from its very first samples.
+. "$(dirname "$0")/lib.sh"
+
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+
+# summary ERRFILE: "taken stored lost counts_full stacks_full" from the summary line (numbers
+# found by their labels, whatever the rest of the line says).
+summary() {
+	python3 - "$1" <<'PY'
+import re, sys
+for line in open(sys.argv[1]):
+    if not line.startswith("firn: ") or " lost " not in line:
+        continue
+    def num(pat):
+        m = re.search(pat, line)
+        return m.group(1) if m else "-1"
+    print(num(r"(\d+) taken"), num(r"firn: (\d+) samples"), num(r"(\d+) lost"),
+          num(r"counts map full (\d+)"), num(r"stack map full (\d+)"))
+    break
+else:
+    print("-1 -1 -1 -1 -1")
+PY
+}
+# unwound ERRFILE: "all with_user truncated" from the dwarf unwinding line.
+unwound() {
+	sed -nE 's/^firn: dwarf unwinding: ([0-9]+) samples, ([0-9]+) with a user stack: [0-9.]+% complete, ([0-9]+) truncated.*/\1 \2 \3/p' "$1" | grep . || echo "-1 -1 -1"
+}
+# folded_total FOLDED: the samples in a folded profile.
+folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+# reach FOLDED COMM: "percent count": COMM's samples whose stack starts at _start (root first).
+reach() {
+	awk -v comm="$2" '{ split($1, f, ";"); if (f[1] != comm) next; t += $NF; if (f[2] == "_start") ok += $NF }
+		END { printf "%.2f %d\n", t ? 100 * ok / t : 0, t }' "$1"
+}
+at_least() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$1" "$2"; }
+
+# 1. the summary adds up: taken = samples in the profile + lost; the unwinding line counts all.
+"$FIRN" record -F 999 -o "$TMP/deep.pb.gz" -- "$FIX/deep" 300 2>"$TMP/deep.err"
+read -r taken stored lost cfull sfull < <(summary "$TMP/deep.err")
+"$FIRN" report --folded "$TMP/deep.pb.gz" >"$TMP/deep.folded"
+inprof=$(folded_total "$TMP/deep.folded")
+echo "# deep: taken $taken, in the profile $stored ($inprof), lost $lost"
+[ "$taken" -gt 0 ] && [ "$taken" -eq $((inprof + lost)) ] && [ "$stored" -eq "$inprof" ] \
+	&& pass "summary: $taken taken = $inprof in the profile + $lost lost" \
+	|| { fail "summary does not add up: taken $taken, profile $inprof, lost $lost"; cat "$TMP/deep.err"; }
+read -r uall uuser utrunc < <(unwound "$TMP/deep.err")
+[ "$taken" -gt 0 ] && [ "$uall" -eq "$taken" ] && pass "unwinding line counts every sample ($uall)" \
+	|| fail "unwinding line counts $uall samples of $taken taken"
+
+# 2. a stack map too small for the stacks: the samples that do not fit are lost and counted,
+# none is kept without its stack, and report shows the reason.
+cat >"$TMP/many.py" <<'PY'
+import time
+t = time.time()
+while time.time() - t < 1.5:
+    sorted(str(i * 7 % 1000) for i in range(3000))
+    sum(i * i % 7 for i in range(30000))
+PY
+FIRN_STACK_MAP_ENTRIES=16 "$FIRN" record -F 999 -o "$TMP/full.pb.gz" -- /usr/bin/python3.11 "$TMP/many.py" 2>"$TMP/full.err"
+read -r taken stored lost cfull sfull < <(summary "$TMP/full.err")
+"$FIRN" report --folded "$TMP/full.pb.gz" >"$TMP/full.folded"
+inprof=$(folded_total "$TMP/full.folded")
+echo "# 16-stack map: taken $taken, in the profile $inprof, lost $lost (stack map full $sfull)"
+[ "$sfull" -gt 0 ] && pass "a full stack map is counted ($sfull samples)" \
+	|| { fail "no sample counted as lost to the stack map"; cat "$TMP/full.err"; }
+[ "$taken" -gt 0 ] && [ "$taken" -eq $((inprof + lost)) ] && [ "$lost" -ge "$sfull" ] \
+	&& pass "stack map full: $taken taken = $inprof in the profile + $lost lost" \
+	|| fail "stack map full: taken $taken, profile $inprof, lost $lost"
+stackless=$(awk '$1 == "python3.11" { n += $2 } END { print n + 0 }' "$TMP/full.folded")
+[ "$stackless" -eq 0 ] && pass "no sample is kept without its stack" || fail "$stackless samples kept without a stack"
+"$FIRN" report "$TMP/full.pb.gz" | head -1 | grep -q "$lost lost (stack map full $sfull)" \
+	&& pass "report shows the losses by reason" || fail "report header: $("$FIRN" report "$TMP/full.pb.gz" | head -1)"
+expect_rc "FIRN_STACK_MAP_ENTRIES=0 exits 1" 1 env FIRN_STACK_MAP_ENTRIES=0 "$FIRN" record -o "$TMP/x.pb.gz" -- true
+
+# 3. hundreds of dlopen'ed libraries (more executable mappings than a description once held):
+# stacks through any of them still reach _start.
+for n in 100 300; do
+	"$FIRN" record -F 999 -o "$TMP/many$n.pb.gz" -- "$FIX/manylibs" "$FIX/manylibs.d" "$n" 3 2>"$TMP/many$n.err"
+	"$FIRN" report --folded "$TMP/many$n.pb.gz" >"$TMP/many$n.folded"
+	read -r pct cnt < <(reach "$TMP/many$n.folded" manylibs)
+	lib=$(awk '$1 ~ /^manylibs;/ { t += $NF; if ($1 ~ /;manylib_work(;|$)/) l += $NF } END { printf "%.1f", t ? 100 * l / t : 0 }' "$TMP/many$n.folded")
+	echo "# $n libraries: $pct% of $cnt samples reach _start, $lib% through a library"
+	at_least "$cnt" 300 && at_least "$lib" 80 && pass "$n libraries: $cnt samples, $lib% in the libraries" \
+		|| fail "$n libraries: too few samples ($cnt) or in the libraries ($lib%)"
+	at_least "$pct" 95 && pass "$n libraries: $pct% complete stacks (>= 95%)" \
+		|| { fail "$n libraries: only $pct% complete"; grep unwinding "$TMP/many$n.err"; }
+done
+
+# 4. a 0.3 s python3.11 run is unwound from its first samples (its tables are built before it
+# starts): >= 95 % of the samples of 5 runs together reach _start.
+cat >"$TMP/short.py" <<'PY'
+import time
+t = time.time()
+while time.time() - t < 0.3:
+    pass
+PY
+ok=0 all=0
+for i in 1 2 3 4 5; do
+	"$FIRN" record -q -F 999 -o "$TMP/short.pb.gz" -- /usr/bin/python3.11 "$TMP/short.py"
+	"$FIRN" report --folded "$TMP/short.pb.gz" >"$TMP/short.folded"
+	read -r pct cnt < <(reach "$TMP/short.folded" python3.11)
+	echo "# python3.11 0.3 s run $i: $pct% of $cnt samples reach _start"
+	ok=$(python3 -c "print($ok + round($pct * $cnt / 100))")
+	all=$((all + cnt))
+done
+pct=$(python3 -c "print('%.1f' % (100.0 * $ok / $all if $all else 0))")
+at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% of $all samples reach _start (>= 95%)" \
+	|| fail "python3.11 0.3 s runs: $pct% of $all samples reach _start"

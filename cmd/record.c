@@ -215,7 +215,6 @@ struct recording {
 	size_t nhandling;
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
-	int procs;
 	struct events ev;
 };
 
@@ -311,13 +310,14 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
-	if (announced || !symbolizer_has_process(r->sym, pid))
-		r->procs++;
-	else if ((x = exec_pending(r, pid))) {
-		retake(r, x); /* the first sample after the exec announces it again */
-		return;
-	} else if (exec && queue_exec(r, pid))
-		return; /* handle_execs: its samples so far are symbolized with its old image first */
+	if (!announced && symbolizer_has_process(r->sym, pid)) {
+		if ((x = exec_pending(r, pid))) {
+			retake(r, x); /* the first sample after the exec announces it again */
+			return;
+		}
+		if (exec && queue_exec(r, pid))
+			return; /* handle_execs: its samples so far are symbolized with its old image */
+	}
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
@@ -629,15 +629,18 @@ static void print_summary(struct recording *r, const struct sampler_stats *st, s
 {
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
 	bool std = !strcmp(out, "-"); /* "wrote standard output", not "wrote '-'" */
+	/* the processes in the profile, counted as firn report counts them */
+	uint64_t procs = profile_distinct_pids(&r->prof);
 
 	fprintf(stderr,
 		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu), "
-		"%llu taken (user stack unreadable in %llu), %d process%s, %.2f s, wrote %s%s%s "
+		"%llu taken (user stack unreadable in %llu), %llu process%s, %.2f s, wrote %s%s%s "
 		"(%zu bytes)\n",
 		(unsigned long long)st->stored, (unsigned long long)lost,
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
-		(unsigned long long)st->taken, (unsigned long long)st->user_stack_errors, r->procs,
-		r->procs == 1 ? "" : "es", (r->end_ns - r->start_ns) / 1e9, std ? "" : "'",
+		(unsigned long long)st->taken, (unsigned long long)st->user_stack_errors,
+		(unsigned long long)procs, procs == 1 ? "" : "es", (r->end_ns - r->start_ns) / 1e9,
+		std ? "" : "'",
 		std ? "standard output" : out, std ? "" : "'", bytes);
 	for (unsigned i = 0; i < r->ev.n; i++) {
 		if (!r->ev.list[i].id)

@@ -829,3 +829,31 @@ int profile_merge(struct profile *dst, const struct profile *src)
 {
 	return merge(dst, src, NULL);
 }
+
+/* Orders pids for counting the distinct ones. */
+static int pid_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts the pids of the samples that have one and counts the runs. */
+uint64_t profile_distinct_pids(const struct profile *p)
+{
+	int64_t *pids = malloc((p->nsamples + 1) * sizeof(*pids));
+	uint64_t n = 0, distinct = 0;
+
+	if (!pids)
+		return 0;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		int64_t pid = profile_label_num(p, &p->samples[i], "pid", -1);
+		if (pid > 0)
+			pids[n++] = pid;
+	}
+	qsort(pids, n, sizeof(*pids), pid_cmp);
+	for (uint64_t i = 0; i < n; i++)
+		distinct += !i || pids[i] != pids[i - 1];
+	free(pids);
+	return distinct;
+}

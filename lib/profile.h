@@ -141,6 +141,9 @@ int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels);
 
+/* How many distinct processes (pid labels above 0: pid 0 is the idle task) p's samples name; 0
+ * when they carry no pid. */
+uint64_t profile_distinct_pids(const struct profile *p);
 /* Label lookups on a sample: the string value (or NULL) and the numeric value (or def). */
 const char *profile_label_str(const struct profile *p, const struct profile_sample *s,
 			      const char *key);

@@ -21,6 +21,9 @@ read -r samples lost procs < <(sed -nE \
 	's/^firn: ([0-9]+) samples, ([0-9]+) lost .*\), ([0-9]+) process(es)?, .*/\1 \2 \3/p' "$TMP/err")
 echo "# $samples samples, $lost lost, $procs processes"
 check "summary: processes >= $((4 * ROUNDS)) started" [ "${procs:-0}" -ge $((4 * ROUNDS)) ]
+# record and report count processes the same way (the pids in the profile)
+rprocs=$("$FIRN" report "$TMP/churn.pb.gz" | sed -nE '1s/.*, ([0-9]+) process(es)?.*/\1/p')
+check "summary's processes ($procs) = report's (${rprocs:-none})" [ "${procs:-x}" = "${rprocs:-y}" ]
 
 "$FIRN" report --folded "$TMP/churn.pb.gz" >"$TMP/churn.folded"
 # processes that end are symbolized (and forgotten) during the recording, not at its end

@@ -255,6 +255,30 @@ static void test_merge_duration_saturates(void **state)
 	profile_release(&b);
 }
 
+/* The pids of the samples, each once; pid 0 (idle) and samples without a pid are not processes. */
+static void test_distinct_pids(void **state)
+{
+	struct profile p;
+	const int64_t pids[] = { 7, 3, 7, 0, 12, 3 };
+	int64_t one = 1;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_true(profile_add_sample_type(&p, "samples", "count") >= 0);
+	int64_t key = profile_intern(&p, "pid"), fn = profile_function(&p, "f", NULL, "", 0);
+	assert_true(key > 0 && fn > 0);
+	uint64_t loc = profile_simple_location(&p, 0, fn, FRAME_USER);
+	assert_int_equal(profile_distinct_pids(&p), 0);
+	assert_int_equal(profile_add_sample(&p, &loc, 1, &one, NULL, 0), 0); /* no pid label */
+	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++) {
+		struct profile_label l = { .key = key, .num = pids[i] };
+		uint64_t locs[2] = { loc, loc };
+		/* a different stack each time, so the samples do not merge */
+		assert_int_equal(profile_add_sample(&p, locs, 1 + i % 2, &one, &l, 1), 0);
+	}
+	assert_int_equal(profile_distinct_pids(&p), 3); /* 3, 7, 12 */
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_merge_profiles),
 		cmocka_unit_test(test_values_check),
 		cmocka_unit_test(test_merge_duration_saturates),
+		cmocka_unit_test(test_distinct_pids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,17 @@
 /* CPython line-table decoders (see pylines.h); every read is bounded by the table's length. */
 #include "pylines.h"
 
+#include <limits.h>
+
+/* A running line out of int's range comes only from a damaged table: no line. */
+static int line_or_none(int64_t line)
+{
+	return line < INT_MIN || line > INT_MAX ? -1 : (int)line;
+}
+
 /* co_lnotab (3.8, 3.9): the line advances by each pair whose address is at or below offset;
  * as PyCode_Addr2Line in 3.8's Objects/codeobject.c. */
-static int lnotab_line(const uint8_t *t, size_t len, int line, uint32_t offset)
+static int lnotab_line(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 {
 	uint64_t addr = 0;
 
@@ -13,12 +21,12 @@ static int lnotab_line(const uint8_t *t, size_t len, int line, uint32_t offset)
 			break;
 		line += (int8_t)t[i + 1];
 	}
-	return line;
+	return line_or_none(line);
 }
 
 /* 3.10 co_linetable: ranges [start, start + sdelta) with line deltas; -128 marks a range with no
  * line and leaves the running line alone (3.10's Objects/codeobject.c advance()). */
-static int linetable310_line(const uint8_t *t, size_t len, int line, uint32_t offset)
+static int linetable310_line(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 {
 	uint64_t end = 0;
 
@@ -30,7 +38,7 @@ static int linetable310_line(const uint8_t *t, size_t len, int line, uint32_t of
 		if (ldelta != -128)
 			line += ldelta;
 		if (start <= offset && offset < end)
-			return ldelta == -128 ? -1 : line;
+			return ldelta == -128 ? -1 : line_or_none(line);
 	}
 	return -1;
 }
@@ -63,7 +71,7 @@ static int64_t read_svarint(const uint8_t *t, size_t len, size_t *i, int *ok)
 
 /* Decodes one 3.11+ entry's line delta (and skips its columns): 0 or -1 when malformed.
  * *noline is set for code 15 (no location). */
-static int location_entry(const uint8_t *t, size_t len, size_t *i, int code, int *delta, int *noline)
+static int location_entry(const uint8_t *t, size_t len, size_t *i, int code, int64_t *delta, int *noline)
 {
 	int ok = 1;
 
@@ -71,11 +79,11 @@ static int location_entry(const uint8_t *t, size_t len, size_t *i, int code, int
 	if (code == 15) {
 		*noline = 1;
 	} else if (code == 14) { /* long form: line, end line, column, end column */
-		*delta = (int)read_svarint(t, len, i, &ok);
+		*delta = read_svarint(t, len, i, &ok);
 		for (int k = 0; k < 3 && ok; k++)
 			ok = read_varint(t, len, i) >= 0;
 	} else if (code == 13) { /* no column */
-		*delta = (int)read_svarint(t, len, i, &ok);
+		*delta = read_svarint(t, len, i, &ok);
 	} else if (code >= 10) { /* one-line form: delta = code - 10, two column bytes */
 		*delta = code - 10;
 		ok = *i + 2 <= len, *i += 2;
@@ -87,14 +95,15 @@ static int location_entry(const uint8_t *t, size_t len, size_t *i, int code, int
 
 /* 3.11+ location table: entries start with a byte whose bit 7 is set, bits 3-6 the code and
  * bits 0-2 the length - 1 in code units (2 bytes). */
-static int locations_line(const uint8_t *t, size_t len, int line, uint32_t offset)
+static int locations_line(const uint8_t *t, size_t len, int64_t line, uint32_t offset)
 {
 	uint64_t unit = offset / 2, end = 0;
 	size_t i = 0;
 
 	while (i < len) {
 		uint8_t first = t[i++];
-		int delta, noline;
+		int64_t delta;
+		int noline;
 		uint64_t start = end;
 
 		if (!(first & 0x80))
@@ -102,9 +111,11 @@ static int locations_line(const uint8_t *t, size_t len, int line, uint32_t offse
 		end = start + (first & 7) + 1;
 		if (location_entry(t, len, &i, (first >> 3) & 15, &delta, &noline))
 			return -1;
-		line += delta;
+		line += delta; /* |delta| < 2^35: a line past 2^40 is damage, never an overflow */
+		if (line > (1LL << 40) || line < -(1LL << 40))
+			return -1;
 		if (start <= unit && unit < end)
-			return noline ? -1 : line;
+			return noline ? -1 : line_or_none(line);
 	}
 	return -1;
 }

@@ -167,6 +167,7 @@ struct fn_range {
 };
 
 static char fixture[PATH_MAX];
+static char src[128][128]; /* the fixture's lines, src[n] is line n */
 static struct fn_range fns[] = { { "parse" }, { "render" }, { "run" }, { "worker_alpha" },
 				 { "worker_beta" }, { "worker_deep" }, { "main" } };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
@@ -184,6 +185,8 @@ static int setup_fixture(void **state)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		n++;
+		if (n < 128)
+			snprintf(src[n], sizeof(src[n]), "%.120s", line);
 		if (strncmp(line, "def ", 4))
 			continue;
 		for (size_t i = 0; i < NFNS; i++)
@@ -268,18 +271,40 @@ static double since(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) * 1e9 + (double)(b->tv_nsec - a->tv_nsec);
 }
 
-/* Resolves frame i of t, checks the file and that first line and line lie in the function. */
-static const char *resolve_check(struct seen *s, const struct pythread *t, size_t i, struct pyframe *pf)
+/* The exact line a fixture frame must be at: a caller at the line calling its callee, a
+ * sleeping worker at its time.sleep. 0 when the frame's line is only known to lie in range. */
+static bool line_fits(const char *name, const char *callee, int line)
+{
+	char call[64];
+
+	if (line <= 0 || line >= 128)
+		return false;
+	if (!callee)
+		return strncmp(name, "worker_", 7) || strstr(src[line], "time.sleep(");
+	if (callee[0] == '<') /* a comprehension: its own frame, no call by name */
+		return true;
+	snprintf(call, sizeof(call), "%s(", callee);
+	return strstr(src[line], call) != NULL;
+}
+
+/* Resolves frame i of t, checks the file, that the first line is the def and that the line lies
+ * in the function (and is the call of the frame below, or the sleep of a worker). */
+static const char *resolve_check(struct seen *s, const struct pythread *t, size_t i, const char **names,
+				 struct pyframe *pf)
 {
 	const struct fn_range *r;
 
 	if (pycode_resolve(s->rt, t->frames[i].code, t->frames[i].lasti, pf))
 		return snprintf(s->bad, sizeof(s->bad), "frame %zu unresolved", i), NULL;
-	if (strcmp(pf->filename, fixture) || !(r = fn_named(pf->qualname)))
+	if (strcmp(pf->filename, fixture))
 		return pf->qualname;
-	if (pf->firstlineno != r->def || pf->line <= r->def || pf->line >= r->end)
+	r = fn_named(pf->qualname);
+	if (r && (pf->firstlineno != r->def || pf->line <= r->def || pf->line >= r->end))
 		snprintf(s->bad, sizeof(s->bad), "%s: first line %d, line %d, want %d and in (%d, %d)",
 			 pf->qualname, pf->firstlineno, pf->line, r->def, r->def, r->end);
+	else if (!line_fits(pf->qualname, i ? names[i - 1] : NULL, pf->line))
+		snprintf(s->bad, sizeof(s->bad), "%s calling %s at line %d: '%.60s'", pf->qualname,
+			 i ? names[i - 1] : "nothing", pf->line, pf->line > 0 && pf->line < 128 ? src[pf->line] : "");
 	return pf->qualname;
 }
 
@@ -304,7 +329,7 @@ static int on_thread(const struct pythread *t, void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (size_t i = 0; i < t->nframes; i++) {
-		if (!(names[i] = resolve_check(s, t, i, &pf)))
+		if (!(names[i] = resolve_check(s, t, i, names, &pf)))
 			return 0;
 		ndeep += !strcmp(names[i], "worker_deep");
 	}

@@ -246,10 +246,12 @@ static pid_t spawn(const char *python)
 }
 
 static pid_t child = -1; /* the running fixture, killed by the teardown even after a failure */
+static struct pyruntime rt; /* the attached runtime, released by the teardown */
 
-/* Teardown: ends the fixture process. */
+/* Teardown: ends the fixture process and releases the runtime. */
 static int reap(void **state)
 {
+	pyruntime_release(&rt);
 	if (child > 0)
 		kill(child, SIGKILL), waitpid(child, NULL, 0);
 	child = -1;
@@ -259,11 +261,14 @@ static int reap(void **state)
 /* What one round of stacks showed. */
 struct seen {
 	struct pyruntime *rt;
-	int main_base, main_hot, alpha, beta, deep, deep_frames, threads;
-	char odd[512];           /* a main-thread stack without the expected base, for the message */
+	int alpha, beta, deep, deep_frames, threads;
 	double deep_ns;          /* time spent reading the deep thread's stack */
 	struct timespec last;    /* end of the previous callback: a thread's walk starts there */
-	char bad[256];           /* the first assertion that failed (cmocka cannot fail in a callback) */
+	char tbad[256];          /* what was wrong with the thread being looked at */
+	char bad[256];           /* the first fault of a thread but the last */
+	/* the last thread state of the list is the main thread's (new ones are pushed at the head) */
+	int main_kind;           /* main_stack() of the last thread; -1 when its lines disagreed */
+	char main_desc[512];     /* the last thread's stack, for messages */
 };
 
 static double since(const struct timespec *a, const struct timespec *b)
@@ -281,6 +286,8 @@ static bool line_fits(const char *name, const char *callee, int line)
 		return false;
 	if (!callee)
 		return strncmp(name, "worker_", 7) || strstr(src[line], "time.sleep(");
+	if (strrchr(callee, '.'))
+		callee = strrchr(callee, '.') + 1; /* a 3.11+ qualname: render.<locals>.<genexpr> */
 	if (callee[0] == '<') /* a comprehension: its own frame, no call by name */
 		return true;
 	snprintf(call, sizeof(call), "%s(", callee);
@@ -295,15 +302,15 @@ static const char *resolve_check(struct seen *s, const struct pythread *t, size_
 	const struct fn_range *r;
 
 	if (pycode_resolve(s->rt, t->frames[i].code, t->frames[i].lasti, pf))
-		return snprintf(s->bad, sizeof(s->bad), "frame %zu unresolved", i), NULL;
+		return snprintf(s->tbad, sizeof(s->tbad), "frame %zu unresolved", i), NULL;
 	if (strcmp(pf->filename, fixture))
 		return pf->qualname;
 	r = fn_named(pf->qualname);
 	if (r && (pf->firstlineno != r->def || pf->line <= r->def || pf->line >= r->end))
-		snprintf(s->bad, sizeof(s->bad), "%s: first line %d, line %d, want %d and in (%d, %d)",
+		snprintf(s->tbad, sizeof(s->tbad), "%s: first line %d, line %d, want %d and in (%d, %d)",
 			 pf->qualname, pf->firstlineno, pf->line, r->def, r->def, r->end);
 	else if (!line_fits(pf->qualname, i ? names[i - 1] : NULL, pf->line))
-		snprintf(s->bad, sizeof(s->bad), "%s calling %s at line %d: '%.60s'", pf->qualname,
+		snprintf(s->tbad, sizeof(s->tbad), "%s calling %s at line %d: '%.60s'", pf->qualname,
 			 i ? names[i - 1] : "nothing", pf->line, pf->line > 0 && pf->line < 128 ? src[pf->line] : "");
 	return pf->qualname;
 }
@@ -318,45 +325,58 @@ static int main_stack(const char **names, size_t n)
 	return n > 3 && (!strcmp(names[n - 4], "parse") || !strcmp(names[n - 4], "render")) ? 2 : 1;
 }
 
-/* Callback: classifies one thread's stack. */
+/* Describes a stack as "leaf:line;...;root:line" into buf. */
+static void describe(const char **names, const int *lines, size_t n, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n && o + 64 < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s:%d;", names[i], lines[i]);
+}
+
+/* Callback: classifies one thread's stack. A fault of this thread is only a failure once a
+ * later thread shows it was not the main thread (the last one, which runs while read). */
 static int on_thread(const struct pythread *t, void *arg)
 {
 	struct seen *s = arg;
 	const char *names[PYRUNTIME_MAX_DEPTH];
+	int lines[PYRUNTIME_MAX_DEPTH];
 	struct pyframe pf;
 	struct timespec now;
-	int ndeep = 0, m;
+	int ndeep = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (s->tbad[0] && !s->bad[0]) /* the previous thread was not the last */
+		memcpy(s->bad, s->tbad, sizeof(s->bad));
+	s->tbad[0] = 0;
 	for (size_t i = 0; i < t->nframes; i++) {
-		if (!(names[i] = resolve_check(s, t, i, names, &pf)))
-			return 0;
+		names[i] = "?", lines[i] = -1;
+		if (!s->tbad[0] && (names[i] = resolve_check(s, t, i, names, &pf)))
+			lines[i] = pf.line;
+		names[i] = names[i] ? names[i] : "?";
 		ndeep += !strcmp(names[i], "worker_deep");
 	}
 	s->threads++;
-	m = main_stack(names, t->nframes);
-	s->main_base += m > 0, s->main_hot += m == 2;
-	if (!m && t->nframes && !strcmp(names[t->nframes - 1], "<module>"))
-		for (size_t i = 0, o = strlen(s->odd); i < t->nframes && o + 64 < sizeof(s->odd); i++)
-			o += (size_t)snprintf(s->odd + o, sizeof(s->odd) - o, "%s;", names[i]);
+	s->main_kind = s->tbad[0] ? -1 : main_stack(names, t->nframes);
+	describe(names, lines, t->nframes, s->main_desc, sizeof(s->main_desc));
 	s->alpha += t->nframes && !strcmp(names[0], "worker_alpha");
 	s->beta += t->nframes && !strcmp(names[0], "worker_beta");
-	if (ndeep == 27 && !strcmp(names[0], "worker_deep")) {
+	if (ndeep == 27 && !strcmp(names[0], "worker_deep"))
 		s->deep++, s->deep_frames = (int)t->nframes, s->deep_ns += since(&s->last, &now);
-	}
 	clock_gettime(CLOCK_MONOTONIC, &s->last);
 	return 0;
 }
 
 /* Attaches to pid, retrying while the interpreter is still starting. */
-static int attach(pid_t pid, struct pyruntime *rt)
+static int attach(pid_t pid, struct pyruntime *out)
 {
 	int err = -EAGAIN;
 
 	for (int i = 0; i < 50 && err == -EAGAIN; i++) {
 		if (i)
-			pyruntime_release(rt), usleep(20000);
-		err = pyruntime_find(pid, rt);
+			pyruntime_release(out), usleep(20000);
+		err = pyruntime_find(pid, out);
 	}
 	return err;
 }
@@ -372,10 +392,9 @@ static int cmp_double(const void *a, const void *b)
 static void test_live(void **state)
 {
 	const struct interp *ip = *state;
-	struct pyruntime rt;
 	struct seen s;
 	double ns[ROUNDS];
-	int base = 0, hot = 0;
+	int base = 0, hot = 0, torn = 0;
 	pid_t pid;
 	int err;
 
@@ -391,39 +410,43 @@ static void test_live(void **state)
 	assert_int_equal(rt.major, 3);
 	assert_int_equal(rt.minor, ip->minor);
 	for (int round = 0; round < ROUNDS; round++) {
+		/* spread the rounds over 100+ ms: back to back they all fit in one scheduler slice of
+		 * the fixture (caught right after its "ready", still in flush) */
+		usleep(2000);
 		memset(&s, 0, sizeof(s));
 		s.rt = &rt;
 		clock_gettime(CLOCK_MONOTONIC, &s.last);
 		assert_int_equal(pyruntime_stacks(&rt, on_thread, &s), 0);
 		if (s.bad[0])
 			fail_msg("%s round %d: %s", ip->path, round, s.bad);
-		if (s.alpha != 1 || s.beta != 1 || s.deep != 1 || s.main_base > 1)
-			fail_msg("%s round %d: main %d alpha %d beta %d deep %d of %d threads", ip->path, round,
-				 s.main_base, s.alpha, s.beta, s.deep, s.threads);
-		base += s.main_base, hot += s.main_hot;
-		if (!s.main_base)
-			print_message("%s round %d: main thread caught at %s\n", ip->path, round, s.odd);
+		if (s.alpha != 1 || s.beta != 1 || s.deep != 1 || s.threads != 4)
+			fail_msg("%s round %d: alpha %d beta %d deep %d of %d threads", ip->path, round,
+				 s.alpha, s.beta, s.deep, s.threads);
+		/* the main thread runs while read: a stack that changed under the walk is torn */
+		base += s.main_kind > 0, hot += s.main_kind == 2, torn += s.main_kind < 0;
+		if (s.main_kind < 2)
+			print_message("%s round %d: main thread read as %s%s\n", ip->path, round, s.main_desc,
+				      s.main_kind < 0 ? s.tbad : "");
 		assert_int_equal(s.deep_frames, 30);
 		ns[round] = s.deep_ns;
 	}
 	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_double);
 	/* the main thread spends most of its time in parse (a CPU loop) */
-	if (base < ROUNDS - ROUNDS / 10 || hot < ROUNDS / 2)
-		fail_msg("%s: main thread's base in %d of %d rounds, in parse/render in %d", ip->path, base,
-			 ROUNDS, hot);
-	print_message("python %d.%d.%d (%s, %s): %.1f us per 30-frame stack (median), %llu reads, %llu failed\n",
+	if (base + torn < ROUNDS - ROUNDS / 10 || torn > ROUNDS / 5 || hot < ROUNDS / 2)
+		fail_msg("%s: main thread's base in %d of %d rounds, in parse/render in %d, torn in %d",
+			 ip->path, base, ROUNDS, hot, torn);
+	print_message("python %d.%d.%d (%s, %s): %.1f us per 30-frame stack (median), %llu reads, %llu failed, %llu not code\n",
 		      rt.major, rt.minor, rt.micro, rt.elf_path, rt.offsets_source, ns[ROUNDS / 2] / 1000,
-		      (unsigned long long)rt.reads, (unsigned long long)rt.errors[PYRT_ERR_READ]);
-	assert_int_equal(rt.errors[PYRT_ERR_TYPE], 0);
-	assert_int_equal(rt.errors[PYRT_ERR_DEPTH], 0);
-	pyruntime_release(&rt);
+		      (unsigned long long)rt.reads, (unsigned long long)rt.errors[PYRT_ERR_READ],
+		      (unsigned long long)rt.errors[PYRT_ERR_TYPE]);
+	/* a frame freed under the walk can point anywhere: rare, never a steady state */
+	assert_in_range(rt.errors[PYRT_ERR_TYPE] + rt.errors[PYRT_ERR_DEPTH], 0, ROUNDS / 10);
 }
 
 /* 2.7, 3.6 and 3.7 are CPythons this module cannot read: refused with a reason naming them. */
 static void test_refused(void **state)
 {
 	const struct interp *ip = *state;
-	struct pyruntime rt;
 	pid_t pid;
 	int err;
 
@@ -436,14 +459,11 @@ static void test_refused(void **state)
 	print_message("%s: %s\n", ip->path, rt.reason);
 	assert_int_equal(err, -EPROTONOSUPPORT);
 	assert_non_null(strstr(rt.reason, ip->refused_note));
-	pyruntime_release(&rt);
 }
 
 /* A process without CPython (this test) is -ENOENT; a process that does not exist, -ESRCH. */
 static void test_not_python(void **state)
 {
-	struct pyruntime rt;
-
 	assert_int_equal(pyruntime_find(getpid(), &rt), -ENOENT);
 	pyruntime_release(&rt);
 	assert_int_equal(pyruntime_find(INT_MAX, &rt), -ESRCH);

@@ -308,6 +308,25 @@ static int offsets_table(struct pyruntime *rt)
 	return 0;
 }
 
+/* glibc's struct pthread keeps the kernel thread id at 0x2d0 on x86-64 (nptl/descr.h: after
+ * the header, list and TCB fields; py-spy reads the same offset). Used only once verified. */
+#define GLIBC_PTHREAD_TID 0x2d0
+
+/* Before 3.11 a thread state has only its pthread_t: the tid inside it is trusted only if the
+ * main thread's (the last state of the list: new ones are pushed at the head) reads as the pid. */
+static void verify_pthread_tid(struct pyruntime *rt, uint64_t ts)
+{
+	uint64_t next, pt;
+	uint32_t tid;
+
+	for (unsigned n = 0; n < PYRUNTIME_MAX_THREADS && !read_u64(rt, ts + rt->off.ts_next, &next) && next; n++)
+		ts = next;
+	if (read_u64(rt, ts + rt->off.ts_thread_id, &pt) || pyruntime_read(rt, pt + GLIBC_PTHREAD_TID, &tid, 4) ||
+	    tid != (uint32_t)rt->pid)
+		return;
+	rt->pthread_tid = GLIBC_PTHREAD_TID;
+}
+
 /* Attach-time check of the offsets on live data: the main interpreter's first thread state
  * must point back at that interpreter. 0, -EAGAIN (not initialized), -EPROTONOSUPPORT. */
 static int verify_live(struct pyruntime *rt)
@@ -323,6 +342,8 @@ static int verify_live(struct pyruntime *rt)
 			 "at its interpreter: offsets do not fit", rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
+	if (!rt->off.ts_native_tid)
+		verify_pthread_tid(rt, ts);
 	return 0;
 }
 
@@ -599,6 +620,9 @@ static int walk_thread(struct pyruntime *rt, uint64_t ts, struct pythread *t, ui
 	t->tstate = ts, *next = get64(blk, o->ts_next);
 	t->thread_id = get64(blk, o->ts_thread_id);
 	t->native_tid = o->ts_native_tid ? (uint32_t)get64(blk, o->ts_native_tid) : 0;
+	if (!o->ts_native_tid && rt->pthread_tid &&
+	    pyruntime_read(rt, t->thread_id + rt->pthread_tid, &t->native_tid, sizeof(t->native_tid)))
+		t->native_tid = 0;
 	if (first_frame(rt, blk, &f))
 		t->truncated = true;
 	else

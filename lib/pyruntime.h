@@ -60,7 +60,8 @@ struct pyframe_raw {
 struct pythread {
 	uint64_t tstate;      /* address of its PyThreadState */
 	uint64_t thread_id;   /* PyThreadState.thread_id (pthread_t) */
-	uint32_t native_tid;  /* the kernel's thread id (3.11+; 0 before) */
+	uint32_t native_tid;  /* the kernel's thread id: native_thread_id (3.11+), or read from glibc's
+			       * struct pthread (3.8-3.10, once checked on the main thread); 0 unknown */
 	bool truncated;       /* the chain went deeper than PYRUNTIME_MAX_DEPTH or broke off */
 	size_t nframes;
 	struct pyframe_raw frames[PYRUNTIME_MAX_DEPTH];
@@ -88,6 +89,7 @@ struct pyruntime {
 	const char *offsets_source; /* where the offsets came from, in words */
 	char reason[256];           /* why pyruntime_find refused, or how it verified the version */
 	uint64_t code_type;         /* address of PyCode_Type once a code object was verified */
+	uint32_t pthread_tid;       /* offset of the tid in glibc's struct pthread; 0 unverified */
 	uint64_t walk_code[256];    /* code objects the walk verified (direct-mapped by address) */
 	uint32_t walk_first[256];   /* their _co_firsttraceable (3.11, 3.12) */
 	uint64_t errors[PYRT_ERR__N];

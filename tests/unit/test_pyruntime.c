@@ -269,6 +269,7 @@ struct seen {
 	/* the last thread state of the list is the main thread's (new ones are pushed at the head) */
 	int main_kind;           /* main_stack() of the last thread; -1 when its lines disagreed */
 	char main_desc[512];     /* the last thread's stack, for messages */
+	uint32_t tids[8];        /* native thread ids, in list order */
 };
 
 static double since(const struct timespec *a, const struct timespec *b)
@@ -357,6 +358,8 @@ static int on_thread(const struct pythread *t, void *arg)
 		names[i] = names[i] ? names[i] : "?";
 		ndeep += !strcmp(names[i], "worker_deep");
 	}
+	if (s->threads < 8)
+		s->tids[s->threads] = t->native_tid;
 	s->threads++;
 	s->main_kind = s->tbad[0] ? -1 : main_stack(names, t->nframes);
 	describe(names, lines, t->nframes, s->main_desc, sizeof(s->main_desc));
@@ -379,6 +382,21 @@ static int attach(pid_t pid, struct pyruntime *out)
 		err = pyruntime_find(pid, out);
 	}
 	return err;
+}
+
+/* Thread ids: the main thread's (the last) is the pid, every other one a distinct task of it. */
+static void check_tids(const struct seen *s, pid_t pid)
+{
+	char path[64];
+
+	assert_int_equal(s->tids[s->threads - 1], pid);
+	for (int i = 0; i + 1 < s->threads; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)pid, s->tids[i]);
+		assert_int_equal(access(path, F_OK), 0);
+		assert_int_not_equal(s->tids[i], pid);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(s->tids[i], s->tids[j]);
+	}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -422,6 +440,7 @@ static void test_live(void **state)
 		if (s.alpha != 1 || s.beta != 1 || s.deep != 1 || s.threads != 4)
 			fail_msg("%s round %d: alpha %d beta %d deep %d of %d threads", ip->path, round,
 				 s.alpha, s.beta, s.deep, s.threads);
+		check_tids(&s, pid);
 		/* the main thread runs while read: a stack that changed under the walk is torn */
 		base += s.main_kind > 0, hot += s.main_kind == 2, torn += s.main_kind < 0;
 		if (s.main_kind < 2)

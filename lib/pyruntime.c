@@ -519,6 +519,24 @@ static int walk_code(struct pyruntime *rt, uint64_t code, uint8_t *blk, size_t l
 	return 0;
 }
 
+/* A thread's frames mostly sit next to each other (3.11+: its data stack; before: frame objects
+ * allocated one after another): one read of the page holding a frame serves the callers that
+ * follow on that page, read at one instant. A frame crossing the page end is read alone. */
+static int read_frame(struct pyruntime *rt, uint64_t f, void *blk, size_t len)
+{
+	uint64_t page = f & ~(uint64_t)(PYRT_PAGE - 1);
+
+	if (f + len > page + PYRT_PAGE)
+		return pyruntime_read(rt, f, blk, len);
+	if (!rt->page_valid || rt->page_addr != page) {
+		if (pyruntime_read(rt, page, rt->page, PYRT_PAGE))
+			return -EFAULT;
+		rt->page_addr = page, rt->page_valid = true;
+	}
+	memcpy(blk, rt->page + (f - page), len);
+	return 0;
+}
+
 /* One frame of 3.8-3.10 (PyFrameObject): its code, lasti in bytes and the caller. */
 static int step_frameobject(struct pyruntime *rt, uint64_t f, struct pyframe_raw *out, uint64_t *back,
 			    bool *skip)
@@ -527,7 +545,7 @@ static int step_frameobject(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 	uint8_t blk[256], code[16];
 	int32_t lasti;
 
-	if (pyruntime_read(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, 0)))
+	if (read_frame(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, 0)))
 		return -EFAULT;
 	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
 	lasti = get32(blk, o->fr_lasti);
@@ -548,7 +566,7 @@ static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 	uint32_t first = 0;
 	int owner, err;
 
-	if (pyruntime_read(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, o->fr_owner)))
+	if (read_frame(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, o->fr_owner)))
 		return -EFAULT;
 	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
 	instr = get64(blk, o->fr_lasti), owner = blk[o->fr_owner];
@@ -615,6 +633,7 @@ static int walk_thread(struct pyruntime *rt, uint64_t ts, struct pythread *t, ui
 	uint64_t f;
 
 	memset(t, 0, offsetof(struct pythread, frames));
+	rt->page_valid = false; /* each thread's frames are read afresh */
 	if (pyruntime_read(rt, ts, blk, span(o->ts_next, o->ts_frame, o->ts_thread_id, o->ts_native_tid)))
 		return -EFAULT;
 	t->tstate = ts, *next = get64(blk, o->ts_next);

@@ -17,6 +17,7 @@
 
 #define PYRUNTIME_MAX_DEPTH 256   /* frames kept per thread; deeper stacks are truncated */
 #define PYRUNTIME_MAX_THREADS 4096 /* thread states walked per interpreter */
+#define PYRT_PAGE 4096             /* bytes of frames read at once by a walk */
 
 /* Why a read or a walk step failed (pyruntime.errors[] counts them). */
 enum pyruntime_error {
@@ -90,6 +91,9 @@ struct pyruntime {
 	char reason[256];           /* why pyruntime_find refused, or how it verified the version */
 	uint64_t code_type;         /* address of PyCode_Type once a code object was verified */
 	uint32_t pthread_tid;       /* offset of the tid in glibc's struct pthread; 0 unverified */
+	uint8_t page[PYRT_PAGE];    /* the page of frames last read by a walk */
+	uint64_t page_addr;
+	bool page_valid;
 	uint64_t walk_code[256];    /* code objects the walk verified (direct-mapped by address) */
 	uint32_t walk_first[256];   /* their _co_firsttraceable (3.11, 3.12) */
 	uint64_t errors[PYRT_ERR__N];

@@ -79,6 +79,15 @@ int pyruntime_read(struct pyruntime *rt, uint64_t addr, void *buf, size_t len)
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 
 	rt->reads++;
+	if (rt->image) { /* a memory image (tests, fuzzing) instead of a process */
+		if (addr < rt->image_base || addr - rt->image_base > rt->image_size ||
+		    len > rt->image_size - (addr - rt->image_base)) {
+			rt->errors[PYRT_ERR_READ]++;
+			return -EFAULT;
+		}
+		memcpy(buf, rt->image + (addr - rt->image_base), len);
+		return 0;
+	}
 	if (!addr || process_vm_readv(rt->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
 		rt->errors[PYRT_ERR_READ]++;
 		return -EFAULT;
@@ -529,8 +538,8 @@ static int read_frame(struct pyruntime *rt, uint64_t f, void *blk, size_t len)
 	if (f + len > page + PYRT_PAGE)
 		return pyruntime_read(rt, f, blk, len);
 	if (!rt->page_valid || rt->page_addr != page) {
-		if (pyruntime_read(rt, page, rt->page, PYRT_PAGE))
-			return -EFAULT;
+		if (pyruntime_read(rt, page, rt->page, PYRT_PAGE)) /* not all mapped: an image */
+			return pyruntime_read(rt, f, blk, len);
 		rt->page_addr = page, rt->page_valid = true;
 	}
 	memcpy(blk, rt->page + (f - page), len);
@@ -549,8 +558,8 @@ static int step_frameobject(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 		return -EFAULT;
 	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
 	lasti = get32(blk, o->fr_lasti);
-	/* 3.10 counts code units (2 bytes); -1 means "not started" */
-	out->lasti = lasti < 0 ? -1 : rt->minor == 10 ? lasti * 2 : lasti;
+	/* 3.10 counts code units (2 bytes); -1 means "not started"; a damaged one reads as unknown */
+	out->lasti = lasti < 0 || lasti > INT32_MAX / 2 ? -1 : rt->minor == 10 ? lasti * 2 : lasti;
 	*skip = false;
 	return walk_code(rt, out->code, code, o->ob_type + 8, NULL);
 }
@@ -811,5 +820,21 @@ int pycode_resolve(struct pyruntime *rt, uint64_t code_addr, int32_t lasti, stru
 	out->qualname = e->qualname, out->filename = e->filename, out->firstlineno = e->firstlineno;
 	out->line = e->lines ? pylines_addr2line(rt->lines, e->lines, e->nlines, e->firstlineno,
 						 lasti < 0 ? 0 : (uint32_t)lasti) : -1;
+	return 0;
+}
+
+int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, uint64_t base, int minor)
+{
+	int err;
+
+	memset(rt, 0, sizeof(*rt));
+	rt->image = image, rt->image_size = size, rt->image_base = base;
+	rt->major = 3, rt->minor = minor, rt->runtime_addr = base;
+	snprintf(rt->elf_path, sizeof(rt->elf_path), "(image)");
+	rt->lines = minor >= 11 ? PYLINES_LOCATIONS : minor == 10 ? PYLINES_LINETABLE : PYLINES_LNOTAB;
+	if ((err = minor == 13 ? offsets_debug(rt) : offsets_table(rt)))
+		return err;
+	if (!(rt->cache = cache_new()))
+		return -ENOMEM;
 	return 0;
 }

@@ -98,7 +98,10 @@ struct pyruntime {
 	uint32_t walk_first[256];   /* their _co_firsttraceable (3.11, 3.12) */
 	uint64_t errors[PYRT_ERR__N];
 	uint64_t reads;             /* process_vm_readv calls made */
-	struct pycode_entry *cache; /* open-addressed code cache, PYCODE_CACHE_SIZE slots */
+	struct pycode_entry *cache; /* direct-mapped code cache */
+	const uint8_t *image;       /* pyruntime_init_image: memory read instead of the process */
+	size_t image_size;
+	uint64_t image_base;
 };
 
 /* Finds CPython in process pid and fills rt (initialized here; release it with
@@ -108,6 +111,10 @@ struct pyruntime {
  * initialized yet (no interpreter or thread state); -ENOMEM; other -errno (-ESRCH: no process). */
 int pyruntime_find(pid_t pid, struct pyruntime *rt);
 void pyruntime_release(struct pyruntime *rt);
+/* For tests and fuzzing: rt reads from image (size bytes, at address base; borrowed, kept until
+ * release) instead of a process, with _PyRuntime at base and the offsets of CPython 3.minor
+ * (3.13: _Py_DebugOffsets read from the image and checked). 0, -EPROTONOSUPPORT, -ENOMEM. */
+int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, uint64_t base, int minor);
 
 /* Reads len bytes at addr of the process into buf: 0 or -EFAULT (counted as PYRT_ERR_READ). */
 int pyruntime_read(struct pyruntime *rt, uint64_t addr, void *buf, size_t len);

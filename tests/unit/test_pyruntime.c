@@ -150,6 +150,90 @@ static void test_lines_locations(void **state)
 	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, (const uint8_t *)"\x05", 1, 20, 0), -1);
 }
 
+/* ---- memory images (the fuzz seeds of tests/fuzz/corpus/fuzz_pyruntime) ---- */
+
+#define IMAGE_BASE 0x10000000ULL
+
+/* Loads seed-v3MINOR: byte 0 the version, then a 4 KiB image written by
+ * tests/fuzz/pyruntime_seeds.py: runtime 0x000, interp 0x100, thread 0x200, frames 0x400 and
+ * 0x480 (one code object at 0x600, lasti 4, first line 10, lines +1 per 2 bytes), file 0xa00,
+ * name 0xa80. */
+static size_t load_seed(int minor, uint8_t *img, size_t cap)
+{
+	const char *root = getenv("ROOT");
+	char path[PATH_MAX];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz_pyruntime/seed-v3%d", root ? root : ".", minor);
+	assert_non_null(f = fopen(path, "rb"));
+	n = fread(img, 1, cap, f);
+	fclose(f);
+	assert_int_equal(img[0], minor);
+	return n;
+}
+
+struct image_walk {
+	struct pyruntime *rt;
+	size_t nframes;
+	bool truncated;
+	struct pyframe leaf;
+	char leafname[64];
+};
+
+static int on_image_thread(const struct pythread *t, void *arg)
+{
+	struct image_walk *w = arg;
+
+	w->nframes = t->nframes, w->truncated = t->truncated;
+	assert_int_equal(t->thread_id, 0x1234);
+	if (t->nframes) {
+		assert_int_equal(pycode_resolve(w->rt, t->frames[0].code, t->frames[0].lasti, &w->leaf), 0);
+		snprintf(w->leafname, sizeof(w->leafname), "%s", w->leaf.qualname);
+	}
+	return 0;
+}
+
+/* An image walks to two frames of func in /tmp/x.py; a frame chain that loops is cut at the
+ * depth cap and counted; a code object whose name changed at the same address is re-read. */
+static void image_checks(int minor, size_t fr_back, size_t co_name)
+{
+	static uint8_t img[8192];
+	struct pyruntime r;
+	struct image_walk w = { &r };
+	size_t n = load_seed(minor, img, sizeof(img)) - 1;
+	uint64_t loop = IMAGE_BASE + 0x400, other = IMAGE_BASE + 0xa00;
+
+	assert_int_equal(pyruntime_init_image(&r, img + 1, n, IMAGE_BASE, minor), 0);
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, 2);
+	assert_false(w.truncated);
+	assert_string_equal(w.leafname, "func");
+	assert_string_equal(w.leaf.filename, "/tmp/x.py");
+	assert_int_equal(w.leaf.firstlineno, 10);
+	assert_int_equal(w.leaf.line, 12); /* byte 4: the third code unit, second entry */
+	memcpy(img + 1 + 0x480 + fr_back, &loop, 8); /* the caller's caller is the leaf again */
+	memcpy(img + 1 + 0x600 + co_name, &other, 8); /* the code's name is now the file name */
+	if (minor >= 11)
+		memcpy(img + 1 + 0x600 + co_name + 8, &other, 8); /* co_qualname too */
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, PYRUNTIME_MAX_DEPTH);
+	assert_true(w.truncated);
+	assert_int_equal(r.errors[PYRT_ERR_DEPTH], 1);
+	assert_string_equal(w.leafname, "/tmp/x.py");
+	pyruntime_release(&r);
+}
+
+static void test_image_39(void **state)
+{
+	image_checks(9, 24, 112);
+}
+
+static void test_image_312(void **state)
+{
+	image_checks(12, 8, 120);
+}
+
 /* ---- live interpreters ---- */
 
 #define ROUNDS 50
@@ -512,6 +596,8 @@ int main(void)
 		cmocka_unit_test(test_lines_310),
 		cmocka_unit_test(test_lines_locations),
 		cmocka_unit_test(test_not_python),
+		cmocka_unit_test(test_image_39),
+		cmocka_unit_test(test_image_312),
 		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),
 		REFUSED(py27), REFUSED(py36), REFUSED(py37),
 	};

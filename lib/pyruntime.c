@@ -275,11 +275,17 @@ static int offsets_debug(struct pyruntime *rt)
 			 rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
+	if (rt->runtime_sym_size && d[DO_RT_SIZE] != rt->runtime_sym_size) {
+		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets gives _PyRuntime "
+			 "%llu bytes, the symbol has %llu", rt->major, rt->minor,
+			 (unsigned long long)d[DO_RT_SIZE], (unsigned long long)rt->runtime_sym_size);
+		return -EPROTONOSUPPORT;
+	}
 	if (offsets_from_debug(d, &rt->off)) {
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets out of range", rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
-	rt->offsets_source = "_Py_DebugOffsets read from the process (cookie, version and free-threading checked)";
+	rt->offsets_source = "_Py_DebugOffsets read from the process (cookie, version, build and size checked)";
 	return 0;
 }
 

@@ -234,6 +234,43 @@ static void test_image_312(void **state)
 	image_checks(12, 8, 120);
 }
 
+/* 3.13's _Py_DebugOffsets (v3.13.0 layout: 73 words) is refused with a wrong cookie, another
+ * version, a free-threaded build or an offset out of range; a sane one gives its offsets. */
+static void test_debug_offsets(void **state)
+{
+	uint64_t d[73] = { 0 };
+	struct pyruntime r;
+
+	memcpy(d, "xdebugpy", 8);
+	d[1] = 0x030d00f0, d[5] = 632, d[9] = 7344, d[23] = 72, d[25] = 160, d[70] = 40;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), 0);
+	assert_int_equal(r.off.rt_interp_head, 632);
+	assert_int_equal(r.off.interp_tstate_head, 7344);
+	assert_int_equal(r.off.ts_frame, 72);
+	assert_int_equal(r.off.ts_native_tid, 160);
+	assert_int_equal(r.off.unicode_compact_size, 56);
+	pyruntime_release(&r);
+	d[1] = 0x030e00f0; /* 3.14's layout differs: not read as 3.13's */
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
+	pyruntime_release(&r);
+	d[1] = 0x030d00f0, d[2] = 1;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_non_null(strstr(r.reason, "free-threaded"));
+	pyruntime_release(&r);
+	d[2] = 0, d[23] = 1u << 20;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	pyruntime_release(&r);
+	d[23] = 72, d[0] ^= 1;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
+	pyruntime_release(&r);
+	/* a version with no table and no debug offsets this module knows */
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 14), -EPROTONOSUPPORT);
+	assert_non_null(strstr(r.reason, "python 3.14 is not supported"));
+	pyruntime_release(&r);
+}
+
 /* ---- live interpreters ---- */
 
 #define ROUNDS 50
@@ -598,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_not_python),
 		cmocka_unit_test(test_image_39),
 		cmocka_unit_test(test_image_312),
+		cmocka_unit_test(test_debug_offsets),
 		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),
 		REFUSED(py27), REFUSED(py36), REFUSED(py37),
 	};

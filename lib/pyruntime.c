@@ -27,7 +27,7 @@
 /* 3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
  * Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h (v3.8.18). */
 static const struct pyoffsets off38 = {
-	COMMON_OFFSETS, .runtime_size = 1464, .rt_interp_head = 32, .interp_tstate_head = 8,
+	COMMON_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .rt_interp_head = 32, .interp_tstate_head = 8,
 	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
 	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
 	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
@@ -36,7 +36,7 @@ static const struct pyoffsets off38 = {
 /* 3.9: Include/internal/pycore_runtime.h, pycore_interp.h, cpython/pystate.h, frameobject.h,
  * cpython/code.h (v3.9.18); _PyRuntimeState shrank (GC and ceval state moved to the interpreter). */
 static const struct pyoffsets off39 = {
-	COMMON_OFFSETS, .runtime_size = 656, .rt_interp_head = 32, .interp_tstate_head = 8,
+	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .rt_interp_head = 32, .interp_tstate_head = 8,
 	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
 	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
 	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
@@ -44,7 +44,7 @@ static const struct pyoffsets off39 = {
 };
 /* 3.10: same headers (v3.10.13); f_lasti moved to 96 and counts code units; co_linetable. */
 static const struct pyoffsets off310 = {
-	COMMON_OFFSETS, .runtime_size = 672, .rt_interp_head = 32, .interp_tstate_head = 8,
+	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .rt_interp_head = 32, .interp_tstate_head = 8,
 	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
 	.fr_back = 24, .fr_code = 32, .fr_lasti = 96,
 	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
@@ -53,7 +53,7 @@ static const struct pyoffsets off310 = {
 /* 3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
  * (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h (v3.11.7). */
 static const struct pyoffsets off311 = {
-	COMMON_OFFSETS, .runtime_size = 166688, .rt_interp_head = 40, .interp_tstate_head = 16,
+	COMMON_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .rt_interp_head = 40, .interp_tstate_head = 16,
 	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 8, .ts_thread_id = 152,
 	.ts_native_tid = 160, .fr_code = 32, .fr_back = 48, .fr_lasti = 56, .fr_owner = 69,
 	.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
@@ -62,7 +62,7 @@ static const struct pyoffsets off311 = {
 };
 /* 3.12: same headers (v3.12.1); PyASCIIObject lost wstr (40 bytes), f_code moved to 0. */
 static const struct pyoffsets off312 = {
-	COMMON_OFFSETS, .runtime_size = 459944, .rt_interp_head = 40, .interp_tstate_head = 72,
+	COMMON_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .rt_interp_head = 40, .interp_tstate_head = 72,
 	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 0, .ts_thread_id = 136,
 	.ts_native_tid = 144, .fr_code = 0, .fr_back = 8, .fr_lasti = 56, .fr_owner = 70,
 	.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
@@ -285,6 +285,8 @@ static int offsets_debug(struct pyruntime *rt)
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets out of range", rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
+	/* not in _Py_DebugOffsets: v3.13.0's offset (gdb on its DWARF), used only once verified */
+	rt->off.rt_autotss = 2160;
 	rt->offsets_source = "_Py_DebugOffsets read from the process (cookie, version, build and size checked)";
 	return 0;
 }
@@ -327,19 +329,60 @@ static int offsets_table(struct pyruntime *rt)
  * the header, list and TCB fields; py-spy reads the same offset). Used only once verified. */
 #define GLIBC_PTHREAD_TID 0x2d0
 
-/* Before 3.11 a thread state has only its pthread_t: the tid inside it is trusted only if the
- * main thread's (the last state of the list: new ones are pushed at the head) reads as the pid. */
-static void verify_pthread_tid(struct pyruntime *rt, uint64_t ts)
+/* glibc's struct pthread: specific_1stblock, the first 32 pthread_key_t slots of 16 bytes
+ * ({seq, data}), at 0x310 on x86-64 (nptl/descr.h; the OpenTelemetry profiler reads the same). */
+#define GLIBC_PTHREAD_SPECIFIC 0x310
+
+/* The main thread's state: the list's last (new ones are pushed at the head). */
+static uint64_t last_tstate(struct pyruntime *rt, uint64_t ts)
 {
-	uint64_t next, pt;
-	uint32_t tid;
+	uint64_t next;
 
 	for (unsigned n = 0; n < PYRUNTIME_MAX_THREADS && !read_u64(rt, ts + rt->off.ts_next, &next) && next; n++)
 		ts = next;
-	if (read_u64(rt, ts + rt->off.ts_thread_id, &pt) || pyruntime_read(rt, pt + GLIBC_PTHREAD_TID, &tid, 4) ||
+	return ts;
+}
+
+/* Before 3.11 a thread state has only its pthread_t: the tid inside it is trusted only if the
+ * main thread's reads as the pid. */
+static void verify_pthread_tid(struct pyruntime *rt, uint64_t main_ts)
+{
+	uint64_t pt;
+	uint32_t tid;
+
+	if (read_u64(rt, main_ts + rt->off.ts_thread_id, &pt) || pyruntime_read(rt, pt + GLIBC_PTHREAD_TID, &tid, 4) ||
 	    tid != (uint32_t)rt->pid)
 		return;
 	rt->pthread_tid = GLIBC_PTHREAD_TID;
+}
+
+/* pthread_getspecific(tss_key) of the thread whose struct pthread is at pthread. */
+static int read_tss(struct pyruntime *rt, uint64_t pthread, uint64_t *tstate)
+{
+	return read_u64(rt, pthread + GLIBC_PTHREAD_SPECIFIC + 16 * (uint64_t)rt->tss_key + 8, tstate);
+}
+
+/* The PyGILState key (_PyRuntime's autoTSSkey, a Py_tss_t {int initialized; key}) maps each
+ * thread to its state through pthread_getspecific: trusted once the main thread's slot holds
+ * the main thread state. The BPF unwinder finds a thread's state this way. */
+static void verify_tss(struct pyruntime *rt, uint64_t main_ts)
+{
+	uint32_t tss[2];
+	uint64_t pt, got;
+
+	if (!rt->off.rt_autotss || pyruntime_read(rt, rt->runtime_addr + rt->off.rt_autotss, tss, sizeof(tss)) ||
+	    tss[0] != 1 || tss[1] >= 32 || read_u64(rt, main_ts + rt->off.ts_thread_id, &pt))
+		return;
+	rt->tss_key = tss[1];
+	if (!read_tss(rt, pt, &got) && got == main_ts)
+		rt->tss_ok = true;
+}
+
+int pyruntime_tstate_of(struct pyruntime *rt, uint64_t pthread, uint64_t *tstate)
+{
+	if (!rt->tss_ok)
+		return -ENOTSUP;
+	return read_tss(rt, pthread, tstate);
 }
 
 /* Attach-time check of the offsets on live data: the main interpreter's first thread state
@@ -357,8 +400,10 @@ static int verify_live(struct pyruntime *rt)
 			 "at its interpreter: offsets do not fit", rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
+	ts = last_tstate(rt, ts);
 	if (!rt->off.ts_native_tid)
 		verify_pthread_tid(rt, ts);
+	verify_tss(rt, ts);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ enum pyruntime_error {
 struct pyoffsets {
 	uint64_t runtime_size;       /* sizeof(_PyRuntimeState), checked against the symbol's size */
 	uint32_t rt_interp_head;     /* _PyRuntimeState.interpreters.head */
+	uint32_t rt_autotss;         /* _PyRuntimeState.gilstate.autoTSSkey (.autoTSSkey 3.12+) */
 	uint32_t interp_tstate_head; /* PyInterpreterState.tstate_head / threads.head */
 	uint32_t ts_next, ts_interp, ts_thread_id;
 	uint32_t ts_native_tid;      /* PyThreadState.native_thread_id (3.11+; 0 = none) */
@@ -91,6 +92,8 @@ struct pyruntime {
 	char reason[256];           /* why pyruntime_find refused, or how it verified the version */
 	uint64_t code_type;         /* address of PyCode_Type once a code object was verified */
 	uint32_t pthread_tid;       /* offset of the tid in glibc's struct pthread; 0 unverified */
+	uint32_t tss_key;           /* the PyGILState pthread key (autoTSSkey) */
+	bool tss_ok;                /* the key's slot held the main thread's state at attach */
 	uint8_t page[PYRT_PAGE];    /* the page of frames last read by a walk */
 	uint64_t page_addr;
 	bool page_valid;
@@ -118,6 +121,11 @@ int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, u
 
 /* Reads len bytes at addr of the process into buf: 0 or -EFAULT (counted as PYRT_ERR_READ). */
 int pyruntime_read(struct pyruntime *rt, uint64_t addr, void *buf, size_t len);
+
+/* The thread state of the thread whose pthread_t is pthread, read as pthread_getspecific(autoTSSkey)
+ * through glibc's struct pthread (the way the BPF unwinder will find it). 0, -ENOTSUP where that
+ * was not verified at attach (rt->tss_ok), -EFAULT. */
+int pyruntime_tstate_of(struct pyruntime *rt, uint64_t pthread, uint64_t *tstate);
 
 typedef int (*pyruntime_stack_fn)(const struct pythread *t, void *arg);
 /* Calls fn for each thread state of the main interpreter with its Python frames, leaf first

@@ -466,6 +466,7 @@ static int on_thread(const struct pythread *t, void *arg)
 	int lines[PYRUNTIME_MAX_DEPTH];
 	struct pyframe pf;
 	struct timespec now;
+	uint64_t ts = 0;
 	int ndeep = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -481,6 +482,10 @@ static int on_thread(const struct pythread *t, void *arg)
 	}
 	if (s->threads < 8)
 		s->tids[s->threads] = t->native_tid;
+	/* every thread's PyGILState slot holds its state (what the BPF unwinder will read) */
+	if (pyruntime_tstate_of(s->rt, t->thread_id, &ts) || ts != t->tstate)
+		snprintf(s->bad, sizeof(s->bad), "thread %u: tss slot %#llx, state %#llx", t->native_tid,
+			 (unsigned long long)ts, (unsigned long long)t->tstate);
 	s->threads++;
 	s->main_kind = s->tbad[0] ? -1 : main_stack(names, t->nframes);
 	describe(names, lines, t->nframes, s->main_desc, sizeof(s->main_desc));
@@ -548,6 +553,7 @@ static void test_live(void **state)
 	assert_int_equal(err, 0);
 	assert_int_equal(rt.major, 3);
 	assert_int_equal(rt.minor, ip->minor);
+	assert_true(rt.tss_ok);
 	for (int round = 0; round < ROUNDS; round++) {
 		/* spread the rounds over 100+ ms: back to back they all fit in one scheduler slice of
 		 * the fixture (caught right after its "ready", still in flush) */

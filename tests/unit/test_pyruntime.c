@@ -1,0 +1,650 @@
+/* Unit tests for lib/pylines and lib/pyruntime: the three CPython line-table formats against
+ * tables compiled by CPython itself (and the examples of Objects/locations.md and
+ * lnotab_notes.txt), then live interpreters: tests/fixtures/pystack.py runs under each
+ * installed CPython (Debian's stripped /usr/bin/python3.11 and pyenv's 3.8-3.13 libpython
+ * builds) and its stacks are read 50 times from user space; 2.7, 3.6 and 3.7 must be refused.
+ * An interpreter that is not installed is skipped, with a note. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pyruntime.h"
+#include "pylines.h"
+
+struct lt_range {
+	int start, end, line; /* bytes [start, end) have line (-1: none) */
+};
+
+/* The tables below are of this function, dumped with co_lnotab + dis.findlinestarts (3.9) or
+ * co_linetable + co_lines() (3.10+) by each pyenv interpreter:
+ *
+ * def sample(a, b):
+ *     x = a + b
+ *     if x > 3:
+ *         y = [i
+ *              for i in range(x)]
+ *     else:
+ *         y = None
+ *
+ *
+ *     try:
+ *         z = a / b
+ *     except ZeroDivisionError:
+ *         z = 0
+ *     return (x,
+ *             y,
+ *             z)
+ */
+/* v39: sample() above, compiled by CPython 3.9.18 */
+static const uint8_t v39_table[] = {0x00, 0x01, 0x08, 0x01, 0x08, 0x01, 0x06, 0x01, 0x06, 0xff, 0x08, 0x03, 0x04, 0x03, 0x02, 0x01, 0x0c, 0x01, 0x0c, 0x01, 0x0a, 0x01, 0x02, 0x01, 0x02, 0x01, 0x02, 0xfe};
+static const struct lt_range v39_ranges[] = {{0, 8, 3}, {8, 16, 4}, {16, 22, 5}, {22, 28, 6}, {28, 36, 5}, {36, 40, 8}, {40, 42, 11}, {42, 54, 12}, {54, 66, 13}, {66, 76, 14}, {76, 78, 15}, {78, 80, 16}, {80, 82, 17}, {82, 86, 15}};
+static const int v39_firstlineno = 2;
+/* v310: sample() above, compiled by CPython 3.10.13 */
+static const uint8_t v310_table[] = {0x08, 0x01, 0x08, 0x01, 0x06, 0x01, 0x06, 0x01, 0x08, 0xff, 0x04, 0x03, 0x02, 0x03, 0x0c, 0x01, 0x0c, 0x01, 0x08, 0x01, 0x02, 0xff, 0x02, 0x02, 0x02, 0x01, 0x02, 0x01, 0x04, 0xfe};
+static const struct lt_range v310_ranges[] = {{0, 8, 3}, {8, 16, 4}, {16, 22, 5}, {22, 28, 6}, {28, 36, 5}, {36, 40, 8}, {40, 42, 11}, {42, 54, 12}, {54, 66, 13}, {66, 74, 14}, {74, 76, 13}, {76, 78, 15}, {78, 80, 16}, {80, 82, 17}, {82, 86, 15}};
+static const int v310_firstlineno = 2;
+/* v311: sample() above, compiled by CPython 3.11.7 */
+static const uint8_t v311_table[] = {0x80, 0x00, 0xd8, 0x08, 0x09, 0x88, 0x41, 0x89, 0x05, 0x80, 0x41, 0xd8, 0x07, 0x08, 0x88, 0x31, 0x82, 0x75, 0x80, 0x75, 0xf0, 0x02, 0x01, 0x0d, 0x20, 0xf0, 0x00, 0x01, 0x0d, 0x20, 0xdd, 0x16, 0x1b, 0x98, 0x41, 0x91, 0x68, 0x94, 0x68, 0xf0, 0x03, 0x01, 0x0d, 0x20, 0xf1, 0x00, 0x01, 0x0d, 0x20, 0xf4, 0x00, 0x01, 0x0d, 0x20, 0x88, 0x01, 0x88, 0x01, 0xf0, 0x06, 0x00, 0x0d, 0x11, 0x88, 0x01, 0xf0, 0x06, 0x03, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x90, 0x01, 0x89, 0x45, 0x88, 0x01, 0x88, 0x01, 0xf8, 0xdd, 0x0b, 0x1c, 0xf0, 0x00, 0x01, 0x05, 0x0e, 0xf0, 0x00, 0x01, 0x05, 0x0e, 0xf0, 0x00, 0x01, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x88, 0x01, 0x88, 0x01, 0x88, 0x01, 0xf0, 0x03, 0x01, 0x05, 0x0e, 0xf8, 0xf8, 0xf8, 0xe0, 0x0c, 0x0d, 0xd8, 0x0c, 0x0d, 0xd8, 0x0c, 0x0d, 0xf0, 0x05, 0x02, 0x0c, 0x0f, 0xf0, 0x00, 0x02, 0x05, 0x0f};
+static const struct lt_range v311_ranges[] = {{0, 2, 2}, {2, 4, 3}, {4, 6, 3}, {6, 10, 3}, {10, 12, 3}, {12, 14, 4}, {14, 16, 4}, {16, 22, 4}, {22, 24, 4}, {24, 26, 5}, {26, 28, 5}, {28, 40, 6}, {40, 42, 6}, {42, 46, 6}, {46, 56, 6}, {56, 58, 5}, {58, 62, 5}, {62, 72, 5}, {72, 74, 5}, {74, 76, 5}, {76, 78, 8}, {78, 80, 8}, {80, 82, 11}, {82, 84, 12}, {84, 86, 12}, {86, 90, 12}, {90, 92, 12}, {92, 94, 12}, {94, 96, -1}, {96, 108, 13}, {108, 110, 13}, {110, 112, 13}, {112, 114, 13}, {114, 116, 14}, {116, 118, 14}, {118, 120, 14}, {120, 122, 14}, {122, 124, 13}, {124, 126, -1}, {126, 128, -1}, {128, 130, -1}, {130, 132, 15}, {132, 134, 16}, {134, 136, 17}, {136, 138, 15}, {138, 140, 15}};
+static const int v311_firstlineno = 2;
+/* v312: sample() above, compiled by CPython 3.12.1 */
+static const uint8_t v312_table[] = {0x80, 0x00, 0xd8, 0x08, 0x09, 0x88, 0x41, 0x89, 0x05, 0x80, 0x41, 0xd8, 0x07, 0x08, 0x88, 0x31, 0x82, 0x75, 0xe4, 0x16, 0x1b, 0x98, 0x41, 0x93, 0x68, 0xf6, 0x03, 0x01, 0x0d, 0x20, 0xd8, 0x11, 0x12, 0xf2, 0x03, 0x00, 0x0e, 0x0f, 0xf0, 0x00, 0x01, 0x0d, 0x20, 0x88, 0x01, 0xf1, 0x00, 0x01, 0x0d, 0x20, 0xf0, 0x06, 0x00, 0x0d, 0x11, 0x88, 0x01, 0xf0, 0x06, 0x03, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x90, 0x01, 0x89, 0x45, 0x88, 0x01, 0xf0, 0x06, 0x00, 0x0d, 0x0e, 0xd8, 0x0c, 0x0d, 0xd8, 0x0c, 0x0d, 0xf0, 0x05, 0x02, 0x0c, 0x0f, 0xf0, 0x00, 0x02, 0x05, 0x0f, 0xf9, 0xf2, 0x15, 0x01, 0x0d, 0x20, 0xf8, 0xf4, 0x10, 0x00, 0x0c, 0x1d, 0xf2, 0x00, 0x01, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x8a, 0x01, 0xf0, 0x03, 0x01, 0x05, 0x0e, 0xfa};
+static const struct lt_range v312_ranges[] = {{0, 2, 2}, {2, 12, 3}, {12, 22, 4}, {22, 42, 6}, {42, 56, 5}, {56, 58, 6}, {58, 72, 5}, {72, 76, 8}, {76, 78, 11}, {78, 88, 12}, {88, 90, 15}, {90, 92, 16}, {92, 94, 17}, {94, 98, 15}, {98, 102, -1}, {102, 108, 5}, {108, 110, -1}, {110, 126, 13}, {126, 134, 14}, {134, 136, 13}, {136, 142, -1}};
+static const int v312_firstlineno = 2;
+/* v313: sample() above, compiled by CPython 3.13.0 */
+static const uint8_t v313_table[] = {0x80, 0x00, 0xd8, 0x08, 0x09, 0x89, 0x05, 0x80, 0x41, 0xd8, 0x07, 0x08, 0x88, 0x31, 0x83, 0x75, 0xe4, 0x16, 0x1b, 0x98, 0x41, 0x94, 0x68, 0xf3, 0x03, 0x01, 0x0d, 0x20, 0xd9, 0x16, 0x1e, 0x90, 0x11, 0xf3, 0x03, 0x00, 0x0e, 0x0f, 0xd9, 0x16, 0x1e, 0xf0, 0x03, 0x00, 0x09, 0x0a, 0xf0, 0x00, 0x01, 0x0d, 0x20, 0x88, 0x01, 0xf0, 0x06, 0x00, 0x0d, 0x11, 0x88, 0x01, 0xf0, 0x06, 0x03, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x89, 0x45, 0x88, 0x01, 0xf0, 0x06, 0x00, 0x0d, 0x0e, 0xd8, 0x0c, 0x0d, 0xd8, 0x0c, 0x0d, 0xf0, 0x05, 0x02, 0x0c, 0x0f, 0xf0, 0x00, 0x02, 0x05, 0x0f, 0xf9, 0xf2, 0x15, 0x01, 0x0d, 0x20, 0xf8, 0xf4, 0x10, 0x00, 0x0c, 0x1d, 0xf3, 0x00, 0x01, 0x05, 0x0e, 0xd8, 0x0c, 0x0d, 0x8a, 0x01, 0xf0, 0x03, 0x01, 0x05, 0x0e, 0xfa};
+static const struct lt_range v313_ranges[] = {{0, 2, 2}, {2, 10, 3}, {10, 22, 4}, {22, 44, 6}, {44, 52, 5}, {52, 58, 6}, {58, 66, 5}, {66, 70, 6}, {70, 76, 5}, {76, 80, 8}, {80, 82, 11}, {82, 90, 12}, {90, 92, 15}, {92, 94, 16}, {94, 96, 17}, {96, 100, 15}, {100, 104, -1}, {104, 110, 5}, {110, 112, -1}, {112, 130, 13}, {130, 138, 14}, {138, 140, 13}, {140, 146, -1}};
+static const int v313_firstlineno = 2;
+
+/* Asserts every even offset of every range decodes to the range's line. */
+static void check_ranges(enum pylines_format fmt, const uint8_t *t, size_t len, int first,
+			 const struct lt_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int off = r[i].start; off < r[i].end; off += 2) {
+			int got = pylines_addr2line(fmt, t, len, first, (uint32_t)off);
+			if (got != r[i].line)
+				fail_msg("offset %d: line %d, want %d", off, got, r[i].line);
+		}
+}
+
+#define CHECK(fmt, v) check_ranges(fmt, v##_table, sizeof(v##_table), v##_firstlineno, v##_ranges, \
+				   sizeof(v##_ranges) / sizeof(v##_ranges[0]))
+
+/* Tables compiled by CPython 3.9 to 3.13 give the lines CPython itself reports. */
+static void test_lines_cpython(void **state)
+{
+	CHECK(PYLINES_LNOTAB, v39);
+	CHECK(PYLINES_LINETABLE, v310);
+	CHECK(PYLINES_LOCATIONS, v311);
+	CHECK(PYLINES_LOCATIONS, v312);
+	CHECK(PYLINES_LOCATIONS, v313);
+}
+
+/* lnotab_notes.txt's example (offsets 0, 6, 50, 350, 361 start lines 1, 2, 7, 207, 208): the
+ * 300-byte and 200-line jumps are split into several pairs; a negative delta goes back. */
+static void test_lines_lnotab(void **state)
+{
+	static const uint8_t t[] = { 6, 1, 44, 5, 255, 0, 45, 127, 0, 73, 11, 1, 4, 0xfd };
+	static const int want[][2] = { { 0, 1 }, { 4, 1 }, { 6, 2 }, { 48, 2 }, { 50, 7 }, { 348, 7 },
+				       { 350, 207 }, { 360, 207 }, { 361, 208 }, { 364, 208 }, { 365, 205 },
+				       { 1000, 205 } };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(pylines_addr2line(PYLINES_LNOTAB, t, sizeof(t), 1, (uint32_t)want[i][0]), want[i][1]);
+	/* an odd byte at the end is ignored, an empty table keeps the first line */
+	assert_int_equal(pylines_addr2line(PYLINES_LNOTAB, t, 3, 1, 100), 2);
+	assert_int_equal(pylines_addr2line(PYLINES_LNOTAB, t, 0, 9, 100), 9);
+}
+
+/* 3.10: -128 is a range without a line that leaves the running line alone; past the end: -1. */
+static void test_lines_310(void **state)
+{
+	static const uint8_t t[] = { 4, 0, 6, 2, 2, 0x80, 4, 1 };
+
+	assert_int_equal(pylines_addr2line(PYLINES_LINETABLE, t, sizeof(t), 10, 0), 10);
+	assert_int_equal(pylines_addr2line(PYLINES_LINETABLE, t, sizeof(t), 10, 4), 12);
+	assert_int_equal(pylines_addr2line(PYLINES_LINETABLE, t, sizeof(t), 10, 10), -1);
+	assert_int_equal(pylines_addr2line(PYLINES_LINETABLE, t, sizeof(t), 10, 12), 13);
+	assert_int_equal(pylines_addr2line(PYLINES_LINETABLE, t, sizeof(t), 10, 16), -1);
+}
+
+/* locations.md's forms: short (codes 0-9), one-line (10-12), no-column (13, signed varint),
+ * long (14: line delta, end line, columns as varints, here with a 2-chunk varint), none (15). */
+static void test_lines_locations(void **state)
+{
+	static const uint8_t t[] = {
+		0x80 | 0 << 3 | 1, 5,              /* units 0-1: short form, line 20 */
+		0x80 | 12 << 3 | 0, 1, 2,          /* unit 2: one-line, +2 -> 22 */
+		0x80 | 13 << 3 | 2, 7,             /* units 3-5: no column, -3 -> 19 */
+		0x80 | 15 << 3 | 0,                /* unit 6: no location (line stays 19) */
+		0x80 | 14 << 3 | 0, 0x40 | 8, 1, 0, 3, 4, /* unit 7: long, +(72 >> 1) = +36 -> 55 */
+		0x80 | 13 << 3 | 0, 0x40,          /* unit 8: truncated varint: malformed */
+	};
+
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 0), 20);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 2), 20);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 4), 22);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 6), 19);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 10), 19);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 12), -1);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 14), 55);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 16), -1);
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, t, sizeof(t), 20, 100), -1);
+	/* an entry that does not start with bit 7 set is malformed */
+	assert_int_equal(pylines_addr2line(PYLINES_LOCATIONS, (const uint8_t *)"\x05", 1, 20, 0), -1);
+}
+
+/* ---- memory images (the fuzz seeds of tests/fuzz/corpus/fuzz_pyruntime) ---- */
+
+#define IMAGE_BASE 0x10000000ULL
+
+/* Loads seed-v3MINOR: byte 0 the version, then a 4 KiB image written by
+ * tests/fuzz/pyruntime_seeds.py: runtime 0x000, interp 0x100, thread 0x200, frames 0x400 and
+ * 0x480 (one code object at 0x600, lasti 4, first line 10, lines +1 per 2 bytes), file 0xa00,
+ * name 0xa80. */
+static size_t load_seed(int minor, uint8_t *img, size_t cap)
+{
+	const char *root = getenv("ROOT");
+	char path[PATH_MAX];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz_pyruntime/seed-v3%d", root ? root : ".", minor);
+	assert_non_null(f = fopen(path, "rb"));
+	n = fread(img, 1, cap, f);
+	fclose(f);
+	assert_int_equal(img[0], minor);
+	return n;
+}
+
+struct image_walk {
+	struct pyruntime *rt;
+	size_t nframes;
+	bool truncated;
+	struct pyframe leaf;
+	char leafname[64];
+};
+
+static int on_image_thread(const struct pythread *t, void *arg)
+{
+	struct image_walk *w = arg;
+
+	w->nframes = t->nframes, w->truncated = t->truncated;
+	assert_int_equal(t->thread_id, 0x1234);
+	if (t->nframes) {
+		assert_int_equal(pycode_resolve(w->rt, t->frames[0].code, t->frames[0].lasti, &w->leaf), 0);
+		snprintf(w->leafname, sizeof(w->leafname), "%s", w->leaf.qualname);
+	}
+	return 0;
+}
+
+/* An image walks to two frames of func in /tmp/x.py; a frame chain that loops is cut at the
+ * depth cap and counted; a code object whose name changed at the same address is re-read. */
+static void image_checks(int minor, size_t fr_back, size_t co_name)
+{
+	static uint8_t img[8192];
+	struct pyruntime r;
+	struct image_walk w = { &r };
+	size_t n = load_seed(minor, img, sizeof(img)) - 1;
+	uint64_t loop = IMAGE_BASE + 0x400, other = IMAGE_BASE + 0xa00;
+
+	assert_int_equal(pyruntime_init_image(&r, img + 1, n, IMAGE_BASE, minor), 0);
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, 2);
+	assert_false(w.truncated);
+	assert_string_equal(w.leafname, "func");
+	assert_string_equal(w.leaf.filename, "/tmp/x.py");
+	assert_int_equal(w.leaf.firstlineno, 10);
+	assert_int_equal(w.leaf.line, 12); /* byte 4: the third code unit, second entry */
+	memcpy(img + 1 + 0x480 + fr_back, &loop, 8); /* the caller's caller is the leaf again */
+	memcpy(img + 1 + 0x600 + co_name, &other, 8); /* the code's name is now the file name */
+	if (minor >= 11)
+		memcpy(img + 1 + 0x600 + co_name + 8, &other, 8); /* co_qualname too */
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, PYRUNTIME_MAX_DEPTH);
+	assert_true(w.truncated);
+	assert_int_equal(r.errors[PYRT_ERR_DEPTH], 1);
+	assert_string_equal(w.leafname, "/tmp/x.py");
+	pyruntime_release(&r);
+}
+
+static void test_image_39(void **state)
+{
+	image_checks(9, 24, 112);
+}
+
+static void test_image_312(void **state)
+{
+	image_checks(12, 8, 120);
+}
+
+/* 3.13's _Py_DebugOffsets (v3.13.0 layout: 73 words) is refused with a wrong cookie, another
+ * version, a free-threaded build or an offset out of range; a sane one gives its offsets. */
+static void test_debug_offsets(void **state)
+{
+	uint64_t d[73] = { 0 };
+	struct pyruntime r;
+
+	memcpy(d, "xdebugpy", 8);
+	d[1] = 0x030d00f0, d[5] = 632, d[9] = 7344, d[23] = 72, d[25] = 160, d[70] = 40;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), 0);
+	assert_int_equal(r.off.rt_interp_head, 632);
+	assert_int_equal(r.off.interp_tstate_head, 7344);
+	assert_int_equal(r.off.ts_frame, 72);
+	assert_int_equal(r.off.ts_native_tid, 160);
+	assert_int_equal(r.off.unicode_compact_size, 56);
+	pyruntime_release(&r);
+	d[1] = 0x030e00f0; /* 3.14's layout differs: not read as 3.13's */
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
+	pyruntime_release(&r);
+	d[1] = 0x030d00f0, d[2] = 1;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_non_null(strstr(r.reason, "free-threaded"));
+	pyruntime_release(&r);
+	d[2] = 0, d[23] = 1u << 20;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	pyruntime_release(&r);
+	d[23] = 72, d[0] ^= 1;
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
+	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
+	pyruntime_release(&r);
+	/* a version with no table and no debug offsets this module knows */
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 14), -EPROTONOSUPPORT);
+	assert_non_null(strstr(r.reason, "python 3.14 is not supported"));
+	pyruntime_release(&r);
+}
+
+/* ---- live interpreters ---- */
+
+#define ROUNDS 50
+
+struct interp {
+	const char *path; /* the interpreter */
+	int minor;        /* 3.minor (0: a refused one) */
+	const char *refused_note; /* for refused versions: a word the reason must contain */
+};
+
+/* Lines of the fixture's functions: [def, next top-level def). */
+struct fn_range {
+	const char *name;
+	int def, end;
+};
+
+static char fixture[PATH_MAX];
+static char src[128][128]; /* the fixture's lines, src[n] is line n */
+static struct fn_range fns[] = { { "parse" }, { "render" }, { "run" }, { "worker_alpha" },
+				 { "worker_beta" }, { "worker_deep" }, { "main" } };
+#define NFNS (sizeof(fns) / sizeof(fns[0]))
+
+/* Finds the fixture and the line range of each of its functions from its source (a grep). */
+static int setup_fixture(void **state)
+{
+	const char *root = getenv("ROOT");
+	char line[512];
+	int n = 0, last = 0;
+	FILE *f;
+
+	snprintf(line, sizeof(line), "%s/tests/fixtures/pystack.py", root ? root : ".");
+	if (!realpath(line, fixture) || !(f = fopen(fixture, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (n < 128)
+			snprintf(src[n], sizeof(src[n]), "%.120s", line);
+		if (strncmp(line, "def ", 4))
+			continue;
+		for (size_t i = 0; i < NFNS; i++)
+			if (fns[i].def == 0 && !strncmp(line + 4, fns[i].name, strlen(fns[i].name)) &&
+			    line[4 + strlen(fns[i].name)] == '(')
+				fns[i].def = n;
+		for (size_t i = 0; i < NFNS; i++)
+			if (fns[i].def == last && last)
+				fns[i].end = n;
+		last = n;
+	}
+	fclose(f);
+	for (size_t i = 0; i < NFNS; i++) {
+		if (fns[i].def && !fns[i].end) /* the last function runs to the end of the file */
+			fns[i].end = n + 1;
+		if (!fns[i].def)
+			return -1;
+	}
+	return 0;
+}
+
+static const struct fn_range *fn_named(const char *name)
+{
+	for (size_t i = 0; i < NFNS; i++)
+		if (!strcmp(fns[i].name, name))
+			return &fns[i];
+	return NULL;
+}
+
+/* Starts the fixture under the interpreter and waits for its "ready" line: its pid, or -1. */
+static pid_t spawn(const char *python)
+{
+	int fds[2];
+	char buf[16] = "";
+	struct pollfd p;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+		dup2(fds[1], 1);
+		close(fds[0]), close(fds[1]);
+		execl(python, python, fixture, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	p = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	if (pid < 0 || poll(&p, 1, 20000) != 1 || read(fds[0], buf, sizeof(buf) - 1) <= 0 ||
+	    strncmp(buf, "ready", 5)) {
+		if (pid > 0)
+			kill(pid, SIGKILL), waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static pid_t child = -1; /* the running fixture, killed by the teardown even after a failure */
+static struct pyruntime rt; /* the attached runtime, released by the teardown */
+
+/* Teardown: ends the fixture process and releases the runtime. */
+static int reap(void **state)
+{
+	pyruntime_release(&rt);
+	if (child > 0)
+		kill(child, SIGKILL), waitpid(child, NULL, 0);
+	child = -1;
+	return 0;
+}
+
+/* What one round of stacks showed. */
+struct seen {
+	struct pyruntime *rt;
+	int alpha, beta, deep, deep_frames, threads;
+	double deep_ns;          /* time spent reading the deep thread's stack */
+	struct timespec last;    /* end of the previous callback: a thread's walk starts there */
+	char tbad[256];          /* what was wrong with the thread being looked at */
+	char bad[256];           /* the first fault of a thread but the last */
+	/* the last thread state of the list is the main thread's (new ones are pushed at the head) */
+	int main_kind;           /* main_stack() of the last thread; -1 when its lines disagreed */
+	char main_desc[512];     /* the last thread's stack, for messages */
+	uint32_t tids[8];        /* native thread ids, in list order */
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e9 + (double)(b->tv_nsec - a->tv_nsec);
+}
+
+/* The exact line a fixture frame must be at: a caller at the line calling its callee, a
+ * sleeping worker at its time.sleep. 0 when the frame's line is only known to lie in range. */
+static bool line_fits(const char *name, const char *callee, int line)
+{
+	char call[64];
+
+	if (line <= 0 || line >= 128)
+		return false;
+	if (!callee)
+		return strncmp(name, "worker_", 7) || strstr(src[line], "time.sleep(");
+	if (strrchr(callee, '.'))
+		callee = strrchr(callee, '.') + 1; /* a 3.11+ qualname: render.<locals>.<genexpr> */
+	if (callee[0] == '<') /* a comprehension: its own frame, no call by name */
+		return true;
+	snprintf(call, sizeof(call), "%s(", callee);
+	return strstr(src[line], call) != NULL;
+}
+
+/* Resolves frame i of t, checks the file, that the first line is the def and that the line lies
+ * in the function (and is the call of the frame below, or the sleep of a worker). */
+static const char *resolve_check(struct seen *s, const struct pythread *t, size_t i, const char **names,
+				 struct pyframe *pf)
+{
+	const struct fn_range *r;
+
+	if (pycode_resolve(s->rt, t->frames[i].code, t->frames[i].lasti, pf))
+		return snprintf(s->tbad, sizeof(s->tbad), "frame %zu unresolved", i), NULL;
+	if (strcmp(pf->filename, fixture))
+		return pf->qualname;
+	r = fn_named(pf->qualname);
+	if (r && (pf->firstlineno != r->def || pf->line <= r->def || pf->line >= r->end))
+		snprintf(s->tbad, sizeof(s->tbad), "%s: first line %d, line %d, want %d and in (%d, %d)",
+			 pf->qualname, pf->firstlineno, pf->line, r->def, r->def, r->end);
+	else if (!line_fits(pf->qualname, i ? names[i - 1] : NULL, pf->line))
+		snprintf(s->tbad, sizeof(s->tbad), "%s calling %s at line %d: '%.60s'", pf->qualname,
+			 i ? names[i - 1] : "nothing", pf->line, pf->line > 0 && pf->line < 128 ? src[pf->line] : "");
+	return pf->qualname;
+}
+
+/* The main thread reads <module> -> main -> run at its root (the walk races with the running
+ * thread, so a round may catch it between calls or torn): 1 for that base, 2 when the frame
+ * above run is parse or render, 0 for anything else. */
+static int main_stack(const char **names, size_t n)
+{
+	if (n < 3 || strcmp(names[n - 1], "<module>") || strcmp(names[n - 2], "main") || strcmp(names[n - 3], "run"))
+		return 0;
+	return n > 3 && (!strcmp(names[n - 4], "parse") || !strcmp(names[n - 4], "render")) ? 2 : 1;
+}
+
+/* Describes a stack as "leaf:line;...;root:line" into buf. */
+static void describe(const char **names, const int *lines, size_t n, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n && o + 64 < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s:%d;", names[i], lines[i]);
+}
+
+/* Callback: classifies one thread's stack. A fault of this thread is only a failure once a
+ * later thread shows it was not the main thread (the last one, which runs while read). */
+static int on_thread(const struct pythread *t, void *arg)
+{
+	struct seen *s = arg;
+	const char *names[PYRUNTIME_MAX_DEPTH];
+	int lines[PYRUNTIME_MAX_DEPTH];
+	struct pyframe pf;
+	struct timespec now;
+	uint64_t ts = 0;
+	int ndeep = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (s->tbad[0] && !s->bad[0]) /* the previous thread was not the last */
+		memcpy(s->bad, s->tbad, sizeof(s->bad));
+	s->tbad[0] = 0;
+	for (size_t i = 0; i < t->nframes; i++) {
+		names[i] = "?", lines[i] = -1;
+		if (!s->tbad[0] && (names[i] = resolve_check(s, t, i, names, &pf)))
+			lines[i] = pf.line;
+		names[i] = names[i] ? names[i] : "?";
+		ndeep += !strcmp(names[i], "worker_deep");
+	}
+	if (s->threads < 8)
+		s->tids[s->threads] = t->native_tid;
+	/* every thread's PyGILState slot holds its state (what the BPF unwinder will read) */
+	if (pyruntime_tstate_of(s->rt, t->thread_id, &ts) || ts != t->tstate)
+		snprintf(s->bad, sizeof(s->bad), "thread %u: tss slot %#llx, state %#llx", t->native_tid,
+			 (unsigned long long)ts, (unsigned long long)t->tstate);
+	s->threads++;
+	s->main_kind = s->tbad[0] ? -1 : main_stack(names, t->nframes);
+	describe(names, lines, t->nframes, s->main_desc, sizeof(s->main_desc));
+	s->alpha += t->nframes && !strcmp(names[0], "worker_alpha");
+	s->beta += t->nframes && !strcmp(names[0], "worker_beta");
+	if (ndeep == 27 && !strcmp(names[0], "worker_deep"))
+		s->deep++, s->deep_frames = (int)t->nframes, s->deep_ns += since(&s->last, &now);
+	clock_gettime(CLOCK_MONOTONIC, &s->last);
+	return 0;
+}
+
+/* Attaches to pid, retrying while the interpreter is still starting. */
+static int attach(pid_t pid, struct pyruntime *out)
+{
+	int err = -EAGAIN;
+
+	for (int i = 0; i < 50 && err == -EAGAIN; i++) {
+		if (i)
+			pyruntime_release(out), usleep(20000);
+		err = pyruntime_find(pid, out);
+	}
+	return err;
+}
+
+/* Thread ids: the main thread's (the last) is the pid, every other one a distinct task of it. */
+static void check_tids(const struct seen *s, pid_t pid)
+{
+	char path[64];
+
+	assert_int_equal(s->tids[s->threads - 1], pid);
+	for (int i = 0; i + 1 < s->threads; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)pid, s->tids[i]);
+		assert_int_equal(access(path, F_OK), 0);
+		assert_int_not_equal(s->tids[i], pid);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(s->tids[i], s->tids[j]);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Reads the fixture's stacks ROUNDS times: every round names the main thread's run path and
+ * each worker's own function, with the fixture's file and lines in the right functions. */
+static void test_live(void **state)
+{
+	const struct interp *ip = *state;
+	struct seen s;
+	double ns[ROUNDS];
+	int base = 0, hot = 0, torn = 0;
+	pid_t pid;
+	int err;
+
+	if (access(ip->path, X_OK)) {
+		print_message("skipped: %s is not installed\n", ip->path);
+		skip();
+	}
+	assert_true((child = pid = spawn(ip->path)) > 0);
+	err = attach(pid, &rt);
+	if (err)
+		print_message("%s: %s\n", ip->path, rt.reason);
+	assert_int_equal(err, 0);
+	assert_int_equal(rt.major, 3);
+	assert_int_equal(rt.minor, ip->minor);
+	assert_true(rt.tss_ok);
+	for (int round = 0; round < ROUNDS; round++) {
+		/* spread the rounds over 100+ ms: back to back they all fit in one scheduler slice of
+		 * the fixture (caught right after its "ready", still in flush) */
+		usleep(2000);
+		memset(&s, 0, sizeof(s));
+		s.rt = &rt;
+		clock_gettime(CLOCK_MONOTONIC, &s.last);
+		assert_int_equal(pyruntime_stacks(&rt, on_thread, &s), 0);
+		if (s.bad[0])
+			fail_msg("%s round %d: %s", ip->path, round, s.bad);
+		if (s.alpha != 1 || s.beta != 1 || s.deep != 1 || s.threads != 4)
+			fail_msg("%s round %d: alpha %d beta %d deep %d of %d threads", ip->path, round,
+				 s.alpha, s.beta, s.deep, s.threads);
+		check_tids(&s, pid);
+		/* the main thread runs while read: a stack that changed under the walk is torn */
+		base += s.main_kind > 0, hot += s.main_kind == 2, torn += s.main_kind < 0;
+		if (s.main_kind < 2)
+			print_message("%s round %d: main thread read as %s%s\n", ip->path, round, s.main_desc,
+				      s.main_kind < 0 ? s.tbad : "");
+		assert_int_equal(s.deep_frames, 30);
+		ns[round] = s.deep_ns;
+	}
+	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_double);
+	/* the main thread spends most of its time in parse (a CPU loop) */
+	if (base + torn < ROUNDS - ROUNDS / 10 || torn > ROUNDS / 5 || hot < ROUNDS / 2)
+		fail_msg("%s: main thread's base in %d of %d rounds, in parse/render in %d, torn in %d",
+			 ip->path, base, ROUNDS, hot, torn);
+	print_message("python %d.%d.%d (%s, %s): %.1f us per 30-frame stack (median), %llu reads, %llu failed, %llu not code\n",
+		      rt.major, rt.minor, rt.micro, rt.elf_path, rt.offsets_source, ns[ROUNDS / 2] / 1000,
+		      (unsigned long long)rt.reads, (unsigned long long)rt.errors[PYRT_ERR_READ],
+		      (unsigned long long)rt.errors[PYRT_ERR_TYPE]);
+	/* a frame freed under the walk can point anywhere: rare, never a steady state */
+	assert_in_range(rt.errors[PYRT_ERR_TYPE] + rt.errors[PYRT_ERR_DEPTH], 0, ROUNDS / 10);
+}
+
+/* 2.7, 3.6 and 3.7 are CPythons this module cannot read: refused with a reason naming them. */
+static void test_refused(void **state)
+{
+	const struct interp *ip = *state;
+	pid_t pid;
+	int err;
+
+	if (access(ip->path, X_OK)) {
+		print_message("skipped: %s is not installed\n", ip->path);
+		skip();
+	}
+	assert_true((child = pid = spawn(ip->path)) > 0);
+	err = attach(pid, &rt);
+	print_message("%s: %s\n", ip->path, rt.reason);
+	assert_int_equal(err, -EPROTONOSUPPORT);
+	assert_non_null(strstr(rt.reason, ip->refused_note));
+}
+
+/* A process without CPython (this test) is -ENOENT; a process that does not exist, -ESRCH. */
+static void test_not_python(void **state)
+{
+	assert_int_equal(pyruntime_find(getpid(), &rt), -ENOENT);
+	pyruntime_release(&rt);
+	assert_int_equal(pyruntime_find(INT_MAX, &rt), -ESRCH);
+	pyruntime_release(&rt);
+}
+
+#define PYENV "/root/.pyenv/versions/"
+static const struct interp debian311 = { "/usr/bin/python3.11", 11, NULL };
+static const struct interp py38 = { PYENV "3.8.18/bin/python3.8", 8, NULL };
+static const struct interp py39 = { PYENV "3.9.18/bin/python3.9", 9, NULL };
+static const struct interp py310 = { PYENV "3.10.13/bin/python3.10", 10, NULL };
+static const struct interp py311 = { PYENV "3.11.7/bin/python3.11", 11, NULL };
+static const struct interp py312 = { PYENV "3.12.1/bin/python3.12", 12, NULL };
+static const struct interp py313 = { PYENV "3.13.0/bin/python3.13", 13, NULL };
+static const struct interp py27 = { PYENV "2.7.18/bin/python2.7", 0, "python 2.7" };
+static const struct interp py36 = { PYENV "3.6.15/bin/python3.6", 0, "python 3.6" };
+static const struct interp py37 = { PYENV "3.7.16/bin/python3.7", 0, "python 3.7" };
+
+#define LIVE(ip) cmocka_unit_test_prestate_setup_teardown(test_live, NULL, reap, (void *)&ip)
+#define REFUSED(ip) cmocka_unit_test_prestate_setup_teardown(test_refused, NULL, reap, (void *)&ip)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lines_cpython),
+		cmocka_unit_test(test_lines_lnotab),
+		cmocka_unit_test(test_lines_310),
+		cmocka_unit_test(test_lines_locations),
+		cmocka_unit_test(test_not_python),
+		cmocka_unit_test(test_image_39),
+		cmocka_unit_test(test_image_312),
+		cmocka_unit_test(test_debug_offsets),
+		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),
+		REFUSED(py27), REFUSED(py36), REFUSED(py37),
+	};
+
+	return cmocka_run_group_tests(tests, setup_fixture, NULL);
+}

@@ -324,6 +324,19 @@ static void give_away(int fd, const struct file_write *w)
 		return; /* best effort: the file stays the caller's */
 }
 
+/* A new file's contents: its owner as w says, buf, fsync, close (fd is closed in any case).
+ * Returns 0 or -errno. */
+static int fill_new_file(int fd, const void *buf, size_t len, const struct file_write *w)
+{
+	give_away(fd, w);
+	int err = write_all(fd, buf, len);
+	if (!err && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
 /* Temporary file, owner, fsync, optional .old, rename, fsync of the directory. */
 static int replace_regular(const char *path, const void *buf, size_t len, struct file_write *w)
 {
@@ -332,12 +345,7 @@ static int replace_regular(const char *path, const void *buf, size_t len, struct
 
 	if (fd < 0)
 		return fd;
-	give_away(fd, w);
-	int err = write_all(fd, buf, len);
-	if (!err && fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
+	int err = fill_new_file(fd, buf, len, w);
 	if (!err && w->keep_old && (err = keep_old_file(path)))
 		w->old_failed = true;
 	if (!err && rename(tmp, path))
@@ -453,12 +461,7 @@ int file_write_new(char *tmpl, int suffixlen, const void *buf, size_t len,
 
 	if (fd < 0)
 		return -errno;
-	give_away(fd, w);
-	int err = write_all(fd, buf, len);
-	if (!err && fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
+	int err = fill_new_file(fd, buf, len, w);
 	if (err)
 		unlink(tmpl);
 	return err;

@@ -730,8 +730,10 @@ static bool is_elf_file(const char *path)
 	return ok;
 }
 
-/* Searches process pid's maps for the object named name. */
-static int resolve_in_process(const char *name, pid_t pid, char *out, size_t len)
+/* The path of the first file mapping of process pid that match takes, into out; -ENOENT when
+ * none does. */
+static int find_mapped(pid_t pid, bool (*match)(const struct procmap_entry *e, const void *ctx),
+		       const void *ctx, char *out, size_t len)
 {
 	struct procmap m;
 	int err = procmap_read(&m, pid);
@@ -741,13 +743,25 @@ static int resolve_in_process(const char *name, pid_t pid, char *out, size_t len
 	err = -ENOENT;
 	for (size_t i = 0; i < m.n && err == -ENOENT; i++) {
 		const struct procmap_entry *e = &m.entries[i];
-		const char *slash = strrchr(e->path, '/');
-		if (e->kind != PROCMAP_FILE || e->deleted || !slash || !name_matches(slash + 1, name))
-			continue;
-		err = snprintf(out, len, "%s", e->path) < (int)len ? 0 : -ENAMETOOLONG;
+		if (e->kind == PROCMAP_FILE && !e->deleted && match(e, ctx))
+			err = snprintf(out, len, "%s", e->path) < (int)len ? 0 : -ENAMETOOLONG;
 	}
 	procmap_release(&m);
 	return err;
+}
+
+/* find_mapped: a file whose name (after its last '/') is the object's name ctx. */
+static bool named(const struct procmap_entry *e, const void *ctx)
+{
+	const char *slash = strrchr(e->path, '/');
+
+	return slash && name_matches(slash + 1, ctx);
+}
+
+/* Searches process pid's maps for the object named name. */
+static int resolve_in_process(const char *name, pid_t pid, char *out, size_t len)
+{
+	return find_mapped(pid, named, name, out, len);
 }
 
 /* The best match for name in dir (exact when exact, else the shortest prefix match) into best. */
@@ -809,24 +823,20 @@ int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len)
 	return resolve_in_dirs(name, out, len);
 }
 
+/* find_mapped: the file ctx (a struct stat: dev, inode), by an absolute path. */
+static bool same_file(const struct procmap_entry *e, const void *ctx)
+{
+	const struct stat *st = ctx;
+
+	return e->path[0] == '/' && e->inode == st->st_ino &&
+	       makedev(e->dev_major, e->dev_minor) == st->st_dev;
+}
+
 /* The path under which process pid maps the file st (dev, inode) into out; -ENOENT when it does
  * not map it. */
 static int mapped_path_of(pid_t pid, const struct stat *st, char *out, size_t len)
 {
-	struct procmap m;
-	int err = procmap_read(&m, pid);
-
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < m.n && err == -ENOENT; i++) {
-		const struct procmap_entry *e = &m.entries[i];
-		if (e->kind == PROCMAP_FILE && !e->deleted && e->path[0] == '/' &&
-		    e->inode == st->st_ino && makedev(e->dev_major, e->dev_minor) == st->st_dev)
-			err = snprintf(out, len, "%s", e->path) < (int)len ? 0 : -ENAMETOOLONG;
-	}
-	procmap_release(&m);
-	return err;
+	return find_mapped(pid, same_file, st, out, len);
 }
 
 /* The path process pid sees for name: a name is looked up in its maps; an absolute path is

@@ -128,6 +128,7 @@ static int64_t type_total(const struct profile *p, const char *name)
 	return sum;
 }
 
+/* For intervals (the symbolizer's refresh times, trims, parks). */
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -136,6 +137,7 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* For the recording's start and end (the profile's time). */
 static uint64_t wall_ns(void)
 {
 	struct timespec ts;
@@ -262,6 +264,7 @@ static bool live_entry_ready(void *ctx, const struct sampler_entry *e)
 	return !symbolizer_refresh_pending(r->sym, e->pid) && capture_ready(r->cap, e);
 }
 
+/* Parks an entry; new processes are snapshotted meanwhile (events keep coming). */
 static int park_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
@@ -270,6 +273,7 @@ static int park_entry(void *ctx, const struct sampler_entry *e)
 	return capture_park(r->cap, e);
 }
 
+/* An ended process's entries are parked: its snapshot goes. */
 static void forget_process(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
@@ -378,6 +382,7 @@ static int events_push(struct events *ev, uint32_t id, char *type)
 	return 0;
 }
 
+/* Frees the events, objects, uses and watched processes. */
 static void events_release(struct events *ev)
 {
 	for (unsigned i = 0; i < ev->n; i++)

@@ -29,6 +29,7 @@ struct record_opts {
 	struct target t;        /* -a, -p, or the command; --as-root */
 	bool no_kernel, quiet, no_demangle;
 	enum record_format format;
+	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	const char *call_graph;
 	enum sampler_unwind unwind;
 	long unwind_memory_mb;
@@ -38,7 +39,8 @@ struct record_opts {
 
 #define MAX_ENTRIES_DEFAULT 65536       /* FIRN_MAX_ENTRIES */
 
-enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE };
+enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
+       OPT_ADDRESSES, OPT_THREAD_LABELS };
 
 /* Splits "PATH:PROVIDER:NAME" (in place) at its last two colons; false when a part is empty. */
 static bool split_usdt_spec(char *s, char **provider, char **name)
@@ -113,6 +115,12 @@ static int record_option(void *ctx, int id, const char *arg)
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
 		return 0;
+	case OPT_ADDRESSES:
+		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
+		return 0;
+	case OPT_THREAD_LABELS:
+		o->pprof_flags &= ~PPROF_NO_THREAD_LABELS;
+		return 0;
 	case OPT_AS_ROOT:
 		o->t.as_root = true;
 		return 0;
@@ -166,7 +174,7 @@ static int emit(const char *out, const void *buf, size_t len, struct file_write 
 static int encode_profile(struct recording *r, void **buf, size_t *len)
 {
 	if (r->o->format == FORMAT_PPROF)
-		return pprof_encode(r->prof, true, buf, len);
+		return pprof_encode_flags(r->prof, true, r->o->pprof_flags, buf, len);
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 	if (!f)
@@ -356,6 +364,8 @@ static const struct opt record_opts[] = {
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
+	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
+	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
@@ -547,6 +557,8 @@ static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
 				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32,
+				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
+						PPROF_NO_SYSTEM_NAMES,
 				 .t = { .go_fd = -1, .err_fd = -1 } };
 	struct recording r = { .o = &o };
 	int argi, rc;

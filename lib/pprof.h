@@ -29,6 +29,26 @@ bool pprof_plausible(const void *data, size_t len);
  * Returns 0, -EINVAL when p references an id that does not exist, or -ENOMEM. */
 int pprof_encode(const struct profile *p, bool gzip, void **out, size_t *len);
 
+/* What pprof_encode_flags leaves out to make the file smaller. */
+enum {
+	/* One location per mapping and lines (function and line, inlined ones included), at the
+	 * lowest address sampled in them, not one per instruction address; at address 0 for
+	 * kernel and JIT code and for a mapping's unresolved addresses (one location without
+	 * lines per mapping). */
+	PPROF_FUNCTION_LINES = 1 << 0,
+	/* No "tid" and "thread" sample labels (samples that differed only by them merge). */
+	PPROF_NO_THREAD_LABELS = 1 << 1,
+	/* Functions have no system_name (the mangled name); readers use their name. Functions
+	 * that differed only by it become one. */
+	PPROF_NO_SYSTEM_NAMES = 1 << 2,
+};
+/* pprof_encode of a copy of p without what flags name: only the strings it uses, in the order
+ * it first uses them, samples that became equal merged. Reports (folded stacks, functions,
+ * lines, pid and comm filters) read the same from both. p is not changed. Returns as
+ * pprof_encode does. */
+int pprof_encode_flags(const struct profile *p, bool gzip, unsigned flags, void **out,
+		       size_t *len);
+
 /* Decodes len bytes of profile.proto (gzip when they start with 1f 8b) into p, which must be
  * freshly profile_init'ed. File ids are remapped to dense ids; identical samples are merged.
  * Address-less locations with one line and no line number are interned (profile_simple_location)

@@ -56,6 +56,24 @@ if command -v go >/dev/null; then
 	go tool pprof -top "$TMP/cmd.pb.gz" >"$TMP/pprof.top" 2>"$TMP/pprof.err"
 	grep -qw b "$TMP/pprof.top" && grep -qw c "$TMP/pprof.top" && pass "go tool pprof -top lists b and c" \
 		|| { fail "go tool pprof -top lists b and c"; head -20 "$TMP/pprof.top" "$TMP/pprof.err"; }
+	# the compact pprof: one location per (mapping, function, line), pid and comm labels only;
+	# --addresses --thread-labels: one per sampled address (several on split's hot lines), tid too
+	"$FIRN" record -q -F 999 --addresses --thread-labels -o "$TMP/full.pb.gz" -- "$SPLIT" 300 7
+	for f in cmd full; do
+		go tool pprof -raw "$TMP/$f.pb.gz" 2>/dev/null | sed -n '/^Samples/,/^Locations/p' >"$TMP/$f.samples"
+		# a location with its inlined lines, less its id and address, on one line
+		go tool pprof -raw "$TMP/$f.pb.gz" 2>/dev/null | sed -n '/^Locations/,/^Mappings/p' |
+			awk '/^ *[0-9]+: 0x/ { if (l != "") print l; sub(/^ *[0-9]+: 0x[0-9a-f]+ /, ""); l = $0; next }
+			     /^ / { l = l "|" $0 } END { if (l != "") print l }' | sort | uniq -d | wc -l >"$TMP/$f.dups"
+	done
+	grep -q 'pid:\[' "$TMP/cmd.samples" && grep -q 'comm:\[split\]' "$TMP/cmd.samples" &&
+		! grep -q 'tid:\[\|thread:\[' "$TMP/cmd.samples" && pass "record: samples labelled pid and comm, no tid or thread" \
+		|| { fail "record: labels"; head -8 "$TMP/cmd.samples"; }
+	grep -q 'tid:\[' "$TMP/full.samples" && grep -q 'thread:\[split\]' "$TMP/full.samples" \
+		&& pass "record --thread-labels: samples labelled tid and thread" || { fail "record --thread-labels"; head -8 "$TMP/full.samples"; }
+	[ "$(cat "$TMP/cmd.dups")" -eq 0 ] && [ "$(cat "$TMP/full.dups")" -gt 0 ] \
+		&& pass "record: one location per line; --addresses: $(cat "$TMP/full.dups") lines at several addresses" \
+		|| fail "record: locations per line $(cat "$TMP/cmd.dups") (want 0), --addresses $(cat "$TMP/full.dups") (want > 0)"
 else
 	fail "go is not installed (make deps installs golang-go)"
 fi

@@ -1,5 +1,5 @@
 /* Unit tests for lib/pprof: exact wire bytes, round trips (raw and gzip), decoding of arbitrary
- * ids and unpacked fields, rejection of malformed input (every truncation, bad indexes, missing
+ * ids and unpacked fields, the compact form (pprof_encode_flags), rejection of malformed input (every truncation, bad indexes, missing
  * ids, garbage gzip, a decompression bomb) and a profile written by Go's runtime/pprof. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "folded.h"
 #include "pprof.h"
 #include "profile.h"
 
@@ -192,6 +193,180 @@ static void test_encode_deterministic(void **state)
 	free(b);
 	profile_release(&p);
 	profile_release(&q);
+}
+
+/* A profile as record takes it: one location per sampled address (8 addresses on each of three
+ * lines of a leaf function), an inlined caller, kernel frames, two unresolved addresses, a
+ * mangled name, two processes, five threads; labels pid, tid, comm and thread on every sample. */
+static void build_recorded(struct profile *p)
+{
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	assert_int_equal(profile_add_sample_type(p, "cpu", "nanoseconds"), 1);
+	int64_t app = profile_add_mapping(p, 0x400000, 0x4a0000, 0, "/usr/bin/app", "abc123");
+	int64_t kern = profile_add_mapping(p, 0, 0, 0, "[kernel.kallsyms]", "");
+	int64_t fleaf = profile_function(p, "leaf", "_Z4leafv", "app.c", 10);
+	int64_t finl = profile_function(p, "inl", NULL, "app.h", 3);
+	int64_t fmain = profile_function(p, "main", NULL, "app.c", 30);
+	int64_t fk[2] = { profile_function(p, "ksys_read", NULL, "", 0),
+			  profile_function(p, "vfs_read", NULL, "", 0) };
+	struct profile_line mid[2] = { { finl, 4 }, { fmain, 33 } }, top = { fmain, 35 };
+	int64_t lmid = profile_add_location(p, app, 0x401800, mid, 2);
+	int64_t lmain = profile_add_location(p, app, 0x401900, &top, 1);
+	int64_t lraw[2] = { profile_add_location(p, app, 0x40ffff, NULL, 0),
+			    profile_add_location(p, app, 0x40fff0, NULL, 0) };
+	uint64_t leaf[24], kl[4];
+	for (int i = 0; i < 24; i++) {
+		struct profile_line l = { fleaf, 11 + i % 3 };
+		leaf[i] = profile_add_location(p, app, 0x401000 + 0x40 * (i % 3) + 23 - i, &l, 1);
+	}
+	for (int i = 0; i < 4; i++) {
+		struct profile_line l = { fk[i % 2], 0 };
+		kl[i] = profile_add_location(p, kern, 0xffffffff81000000ULL + 0x10 * i, &l, 1);
+	}
+	for (int i = 0; i < 240; i++) {
+		int t = i % 5;
+		struct profile_label lb[4] = {
+			{ .key = profile_intern(p, "pid"), .num = t < 4 ? 42 : 7 },
+			{ .key = profile_intern(p, "tid"), .num = 100 + t },
+			{ .key = profile_intern(p, "comm"), .str = profile_intern(p, t < 4 ? "app" : "other") },
+			{ .key = profile_intern(p, "thread"), .str = profile_intern(p, t ? "worker" : "app") },
+		};
+		uint64_t st[] = { kl[i % 4], leaf[i % 24], lmid, lmain }, raw[] = { lraw[i % 2], lmain };
+		int64_t v[] = { 1 + i % 2, 10101010 * (1 + i % 2) };
+		bool k = i % 3 == 0;
+		assert_int_equal(i % 7 == 0 ? profile_add_sample(p, raw, 2, v, lb, 4)
+			       : profile_add_sample(p, st + !k, 4 - !k, v, lb, 4), 0);
+	}
+}
+
+/* Encodes p with flags, decodes it into q; returns the encoded size. */
+static size_t encode_decode(struct profile *p, unsigned flags, struct profile *q)
+{
+	void *buf;
+	size_t len;
+
+	assert_int_equal(pprof_encode_flags(p, false, flags, &buf, &len), 0);
+	assert_int_equal(profile_init(q), 0);
+	assert_int_equal(pprof_decode(q, buf, len), 0);
+	free(buf);
+	return len;
+}
+
+/* Folded stacks with the process name and pid first, as report --folded writes them. */
+static char *folded_text(struct profile *p)
+{
+	struct folded_opts o = { .comm_first = true, .pid = true, .annotate_inline = true };
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(folded_write(p, f, &o), 0);
+	fclose(f);
+	return text;
+}
+
+/* The sum over samples of value * a hash of its frames' names and lines (what report --lines
+ * counts), so two profiles that count the same lines agree. */
+static uint64_t lines_digest(struct profile *p)
+{
+	struct profile_frame *fr = NULL;
+	size_t cap = 0;
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		int64_t n = profile_frames(p, &p->samples[i], &fr, &cap);
+		uint64_t h = 1469598103934665603ULL;
+		assert_true(n > 0);
+		for (int64_t j = 0; j < n; j++) {
+			const char *name = profile_str(p, fr[j].name);
+			for (const char *c = name; *c; c++)
+				h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+			h = (h ^ (uint64_t)fr[j].line) * 1099511628211ULL;
+		}
+		sum += h * (uint64_t)p->samples[i].values[1];
+	}
+	free(fr);
+	return sum;
+}
+
+/* Whether any sample of p has a label named key. */
+static bool has_label(const struct profile *p, const char *key)
+{
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		for (uint32_t j = 0; j < p->samples[i].nlabels; j++)
+			if (!strcmp(profile_str(p, p->samples[i].labels[j].key), key))
+				return true;
+	return false;
+}
+
+/* The compact form: one location per line (at its lowest address; kernel and unresolved ones at
+ * 0, one unresolved per mapping), no tid or thread labels, no mangled names, under a fifth of the
+ * bytes, and the same folded stacks, lines, pids and comms. */
+static void test_encode_compact(void **state)
+{
+	struct profile p, full, c;
+
+	build_recorded(&p);
+	size_t flen = encode_decode(&p, 0, &full);
+	size_t clen = encode_decode(&p, PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
+				    PPROF_NO_SYSTEM_NAMES, &c);
+	assert_int_equal(full.nlocations, 32);
+	assert_int_equal(c.nlocations, 3 + 3 + 2); /* mid, main, raw; 3 leaf lines; 2 kernel */
+	for (uint64_t i = 0; i < c.nlocations; i++) {
+		const struct profile_location *l = &c.locations[i];
+		if (l->kind == FRAME_KERNEL || !l->nlines)
+			assert_int_equal(l->address, 0);
+		else if (l->nlines == 1 && l->lines[0].line >= 11 && l->lines[0].line <= 13)
+			assert_int_equal(l->address, 0x401002 + 0x3f * (l->lines[0].line - 11));
+	}
+	assert_true(has_label(&full, "tid") && has_label(&full, "thread"));
+	assert_false(has_label(&c, "tid") || has_label(&c, "thread"));
+	assert_true(has_label(&c, "pid") && has_label(&c, "comm"));
+	assert_int_not_equal(strtab_find(&full.strings, "_Z4leafv", 8), -1);
+	assert_int_equal(strtab_find(&c.strings, "_Z4leafv", 8), -1);
+	char *a = folded_text(&full), *b = folded_text(&c);
+	assert_string_equal(a, b);
+	assert_true(lines_digest(&full) == lines_digest(&c));
+	printf("# compact form: %zu of %zu bytes\n", clen, flen);
+	assert_true(clen * 5 < flen);
+	free(a);
+	free(b);
+	profile_release(&p);
+	profile_release(&full);
+	profile_release(&c);
+}
+
+/* Each flag alone does only its part; no flags is pprof_encode. */
+static void test_encode_compact_flags(void **state)
+{
+	struct profile p, q;
+	void *a, *b;
+	size_t alen, blen;
+
+	build_recorded(&p);
+	encode_decode(&p, PPROF_FUNCTION_LINES, &q);
+	assert_int_equal(q.nlocations, 8);
+	assert_true(has_label(&q, "tid") && has_label(&q, "thread"));
+	assert_int_not_equal(strtab_find(&q.strings, "_Z4leafv", 8), -1);
+	profile_release(&q);
+	encode_decode(&p, PPROF_NO_THREAD_LABELS, &q);
+	assert_int_equal(q.nlocations, 32);
+	assert_false(has_label(&q, "tid"));
+	assert_true(q.nsamples < p.nsamples);
+	profile_release(&q);
+	encode_decode(&p, PPROF_NO_SYSTEM_NAMES, &q);
+	assert_int_equal(q.nlocations, 32);
+	assert_true(has_label(&q, "tid"));
+	assert_int_equal(strtab_find(&q.strings, "_Z4leafv", 8), -1);
+	profile_release(&q);
+	assert_int_equal(pprof_encode_flags(&p, true, 0, &a, &alen), 0);
+	assert_int_equal(pprof_encode(&p, true, &b, &blen), 0);
+	assert_true(alen == blen && !memcmp(a, b, alen));
+	free(a);
+	free(b);
+	profile_release(&p);
 }
 
 /* The wire bytes of a tiny profile, worked out by hand from the protobuf encoding rules. */
@@ -670,6 +845,8 @@ int main(void)
 		cmocka_unit_test(test_round_trip_raw),
 		cmocka_unit_test(test_round_trip_gzip),
 		cmocka_unit_test(test_encode_deterministic),
+		cmocka_unit_test(test_encode_compact),
+		cmocka_unit_test(test_encode_compact_flags),
 		cmocka_unit_test(test_exact_bytes),
 		cmocka_unit_test(test_gzip_bytes),
 		cmocka_unit_test(test_decode_unusual),

@@ -19,6 +19,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "recorder.h"
+#include "usdt.h"
 
 enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
 
@@ -42,24 +43,6 @@ struct record_opts {
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
        OPT_ADDRESSES, OPT_THREAD_LABELS };
 
-/* Splits "PATH:PROVIDER:NAME" (in place) at its last two colons; false when a part is empty. */
-static bool split_usdt_spec(char *s, char **provider, char **name)
-{
-	char *c2 = strrchr(s, ':');
-
-	if (!c2 || c2 == s)
-		return false;
-	*c2 = 0;
-	char *c1 = strrchr(s, ':');
-	*c2 = ':';
-	if (!c1 || c1 == s || c1 + 1 == c2 || !c2[1])
-		return false;
-	*c1 = *c2 = 0;
-	*provider = c1 + 1;
-	*name = c2 + 1;
-	return true;
-}
-
 /* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct record_opts *o, const char *arg)
 {
@@ -69,7 +52,7 @@ static int add_event(struct record_opts *o, const char *arg)
 	if (!ok && !strncmp(arg, "usdt:", 5)) {
 		if (!(copy = strdup(arg + 5)))
 			return error("out of memory");
-		ok = split_usdt_spec(copy, &provider, &name);
+		ok = usdt_split_spec(copy, &provider, &name);
 		free(copy);
 	}
 	if (!ok)

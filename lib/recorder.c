@@ -602,24 +602,6 @@ static int attach_object(struct recorder *r, pid_t pid, const char *obj, const c
 	return err;
 }
 
-/* Splits "PATH:PROVIDER:NAME" (in place) at its last two colons; false when a part is empty. */
-static bool split_usdt_spec(char *s, char **provider, char **name)
-{
-	char *c2 = strrchr(s, ':');
-
-	if (!c2 || c2 == s)
-		return false;
-	*c2 = 0;
-	char *c1 = strrchr(s, ':');
-	*c2 = ':';
-	if (!c1 || c1 == s || c1 + 1 == c2 || !c2[1])
-		return false;
-	*c1 = *c2 = 0;
-	*provider = c1 + 1;
-	*name = c2 + 1;
-	return true;
-}
-
 /* Attaches one "usdt:PATH:PROVIDER:NAME" event: in each -p process, else in every process (the
  * BPF target filter keeps a command's). No match at all is an error. */
 static int attach_usdt_event(struct recorder *r, const char *spec)
@@ -627,7 +609,7 @@ static int attach_usdt_event(struct recorder *r, const char *spec)
 	char *copy = strdup(spec + 5), *provider, *name;
 	int attached = 0, err = 0;
 
-	if (!copy || !split_usdt_spec(copy, &provider, &name)) {
+	if (!copy || !usdt_split_spec(copy, &provider, &name)) {
 		free(copy);
 		return fail(r, -ENOMEM, "out of memory");
 	}

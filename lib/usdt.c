@@ -874,3 +874,21 @@ int usdt_resolve_in_root(const char *name, pid_t pid, char *out, size_t len)
 	}
 	return snprintf(out, len, "/proc/%d/root%s", (int)pid, seen) < (int)len ? 0 : -ENAMETOOLONG;
 }
+
+/* The last two colons split it: PATH may hold colons of its own. */
+bool usdt_split_spec(char *s, char **provider, char **name)
+{
+	char *c2 = strrchr(s, ':');
+
+	if (!c2 || c2 == s)
+		return false;
+	*c2 = 0;
+	char *c1 = strrchr(s, ':');
+	*c2 = ':';
+	if (!c1 || c1 == s || c1 + 1 == c2 || !c2[1])
+		return false;
+	*c1 = *c2 = 0;
+	*provider = c1 + 1;
+	*name = c2 + 1;
+	return true;
+}

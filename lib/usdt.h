@@ -110,4 +110,8 @@ int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len);
  * -ENAMETOOLONG or -errno. */
 int usdt_resolve_in_root(const char *name, pid_t pid, char *out, size_t len);
 
+/* Splits a probe spec "PATH:PROVIDER:NAME" in place (s then holds PATH): true with provider and
+ * name pointing into s, false (s unchanged) when a part is empty. */
+bool usdt_split_spec(char *s, char **provider, char **name);
+
 #endif

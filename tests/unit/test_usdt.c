@@ -467,9 +467,28 @@ static void test_resolve(void **state)
 	assert_int_equal(usdt_resolve_path("", 0, path, sizeof(path)), -ENOENT);
 }
 
+/* A probe spec splits at its last two colons (the path may hold colons); empty parts fail. */
+static void test_split_spec(void **state)
+{
+	char ok[] = "/opt/a:b/lib.so:prov:name", bad1[] = "lib:prov:", bad2[] = "lib::name",
+	     bad3[] = ":prov:name", bad4[] = "prov:name";
+	char *provider, *name;
+
+	assert_true(usdt_split_spec(ok, &provider, &name));
+	assert_string_equal(ok, "/opt/a:b/lib.so");
+	assert_string_equal(provider, "prov");
+	assert_string_equal(name, "name");
+	assert_false(usdt_split_spec(bad1, &provider, &name));
+	assert_false(usdt_split_spec(bad2, &provider, &name));
+	assert_false(usdt_split_spec(bad3, &provider, &name));
+	assert_false(usdt_split_spec(bad4, &provider, &name));
+	assert_string_equal(bad2, "lib::name"); /* unchanged when refused */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_spec),
 		cmocka_unit_test(test_arg_registers),
 		cmocka_unit_test(test_arg_memory),
 		cmocka_unit_test(test_arg_constants),

@@ -505,7 +505,7 @@ static uint64_t compact_loc_hash(const struct profile_location *l)
 static bool compact_loc_same(const struct profile_location *a, const struct profile_location *b)
 {
 	return a->mapping_id == b->mapping_id && a->nlines == b->nlines && a->kind == b->kind &&
-	       !memcmp(a->lines, b->lines, a->nlines * sizeof(*a->lines));
+	       (!a->nlines || !memcmp(a->lines, b->lines, a->nlines * sizeof(*a->lines)));
 }
 
 /* Adds location i of the source to the copy (lines: room for its lines). With

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "disasm.h"
 #include "hist.h"
 #include "profile.h"
@@ -47,7 +48,7 @@ struct top_opts {
 	double delay;           /* seconds between refreshes */
 	long iterations;        /* refreshes before exiting; 0 = until quit */
 	long rows;              /* rows of each --stdio table; 0 = all */
-	bool stdio, no_kernel;
+	bool stdio, no_kernel, no_idle;
 	enum hist_sort sort;
 	const char *call_graph;
 	enum sampler_unwind unwind;
@@ -56,7 +57,7 @@ struct top_opts {
 
 enum {
 	OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_UNWIND_MEMORY, OPT_STDIO, OPT_ROWS, OPT_SORT,
-	OPT_AS_ROOT,
+	OPT_AS_ROOT, OPT_NO_IDLE,
 };
 
 /* One sampler entry as top follows it: its decayed weight and its symbolized stack (locations
@@ -164,6 +165,7 @@ static int top_option(void *ctx, int id, const char *arg)
 	case OPT_ROWS: return opt_long(&top_cmd, "rows", arg, 0, INT32_MAX, &o->rows);
 	case OPT_STDIO: o->stdio = true; return 0;
 	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
+	case OPT_NO_IDLE: o->no_idle = true; return 0;
 	case OPT_AS_ROOT: o->t.as_root = true; return 0;
 	case OPT_UNWIND_MEMORY:
 		return opt_long(&top_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
@@ -191,6 +193,7 @@ static const struct opt top_opts[] = {
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
+	{ "no-idle", 0, NULL, "leave out the idle task ([idle]: what idle CPUs run)", OPT_NO_IDLE },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	OPT_END,
 };
@@ -357,7 +360,7 @@ static int window_update(void *ctx, const struct sampler_entry *se)
 		return -ENOMEM;
 	struct top_entry *e = slot_of(t->slots, t->nslots, se);
 	if (!e->used) {
-		int64_t comm = profile_intern(&t->prof, se->comm);
+		int64_t comm = profile_intern(&t->prof, capture_comm(se->pid, se->comm)); /* [idle] */
 		if (comm < 0)
 			return -ENOMEM;
 		*e = (struct top_entry){ se->ustack, se->kstack, se->pid, se->tid, se->ulen, se->klen };
@@ -509,7 +512,7 @@ static int rows_build(struct top *t)
 /* Builds the hist of the window (the profile's samples are the window's for the call). */
 static int table_build(struct top *t)
 {
-	struct hist_opts ho = { .no_kernel = t->kernel_hidden };
+	struct hist_opts ho = { .no_kernel = t->kernel_hidden, .no_idle = t->o->no_idle };
 	struct profile_sample *saved = t->prof.samples;
 	uint64_t nsaved = t->prof.nsamples;
 

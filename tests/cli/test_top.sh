@@ -23,6 +23,20 @@ grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \
 
 if ! is_root; then skip "top and recording tests need root"; exit 0; fi
 [ -x "$BUSY" ] || { fail "no fixture '$BUSY' (make fixtures)"; exit 0; }
+# --no-idle leaves out what idle CPUs run (pid 0: pv_native_safe_halt and its callers here);
+# first, before this script's own workloads keep the CPUs busy
+idle_re='pv_native_safe_halt|default_idle|cpuidle_enter|do_idle'
+"$FIRN" top --stdio -a -n 3 -d 0.5 --rows 0 >"$TMP/idle.out" 2>/dev/null
+"$FIRN" top --stdio -a --no-idle -n 3 -d 0.5 --rows 0 >"$TMP/noidle.out" 2>/dev/null
+if grep -qE "  ($idle_re)\$" "$TMP/idle.out"; then
+	pass "top -a shows the idle task's functions"
+	! grep -qE "  ($idle_re)\$" "$TMP/noidle.out" && pass "top --no-idle leaves them out" \
+		|| { fail "top --no-idle still shows idle functions"; grep -E "$idle_re" "$TMP/noidle.out" | head -3; }
+	grep -q "^ *[0-9.]* *[0-9.]* *[1-9][0-9]* " "$TMP/noidle.out" && pass "top --no-idle still lists the work done" \
+		|| fail "top --no-idle: empty table"
+else
+	skip "top --no-idle: no idle samples (busy CPUs)"
+fi
 
 "$BUSY" 120 &
 BP=$!
@@ -357,3 +371,4 @@ echo "# top: ${held:-?} snapshots held at the end, ${ended:-?} processes ended a
 check "top forgets ended processes (${ended:-none} > 40)" [ "${ended:-0}" -gt 40 ]
 check "and holds fewer snapshots (${held:-?}) than it forgot" [ "${held:-999999}" -lt "${ended:-0}" ]
 grep -q "burn" "$TMP/out" && pass "top still names churn's work (burn)" || fail "no burn in top's tables"
+

@@ -238,20 +238,6 @@ static int write_profile(struct recording *r, size_t *bytes, char **saved)
 	return err;
 }
 
-/* The sum of the values of sample type name in p. */
-static int64_t type_total(const struct profile *p, const char *name)
-{
-	int64_t sum = 0;
-
-	for (uint32_t t = 0; t < p->nsample_types; t++) {
-		if (strcmp(profile_str(p, p->sample_types[t].type), name))
-			continue;
-		for (uint64_t i = 0; i < p->nsamples; i++)
-			sum += p->samples[i].values[t];
-	}
-	return sum;
-}
-
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
 static void print_unwind_summary(const struct sampler_stats *st)
 {
@@ -306,7 +292,7 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 		const char *type = profile_str(r->prof, r->prof->sample_types[t].type);
 		if (strncmp(type, "usdt_", 5))
 			continue;
-		long long hits = type_total(r->prof, type);
+		long long hits = profile_type_total(r->prof, type);
 		fprintf(stderr, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
 	}
 	if (r->o->unwind != UNWIND_FP)

@@ -857,3 +857,17 @@ uint64_t profile_distinct_pids(const struct profile *p)
 	free(pids);
 	return distinct;
 }
+
+/* Every type of that name counts (a profile may repeat one); loading bounds the sums. */
+int64_t profile_type_total(const struct profile *p, const char *name)
+{
+	int64_t sum = 0;
+
+	for (uint32_t t = 0; t < p->nsample_types; t++) {
+		if (strcmp(profile_str(p, p->sample_types[t].type), name))
+			continue;
+		for (uint64_t i = 0; i < p->nsamples; i++)
+			sum += p->samples[i].values[t];
+	}
+	return sum;
+}

@@ -144,6 +144,8 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, uint32_t
 /* How many distinct processes (pid labels above 0: pid 0 is the idle task) p's samples name; 0
  * when they carry no pid. */
 uint64_t profile_distinct_pids(const struct profile *p);
+/* The sum of the values of the sample type(s) named name over p's samples (0: no such type). */
+int64_t profile_type_total(const struct profile *p, const char *name);
 /* Label lookups on a sample: the string value (or NULL) and the numeric value (or def). */
 const char *profile_label_str(const struct profile *p, const struct profile_sample *s,
 			      const char *key);

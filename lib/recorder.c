@@ -114,20 +114,6 @@ static int fail(struct recorder *r, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* The sum of the values of sample type name in p. */
-static int64_t type_total(const struct profile *p, const char *name)
-{
-	int64_t sum = 0;
-
-	for (uint32_t t = 0; t < p->nsample_types; t++) {
-		if (strcmp(profile_str(p, p->sample_types[t].type), name))
-			continue;
-		for (uint64_t i = 0; i < p->nsamples; i++)
-			sum += p->samples[i].values[t];
-	}
-	return sum;
-}
-
 /* For intervals (the symbolizer's refresh times, trims, parks). */
 static uint64_t mono_ns(void)
 {
@@ -478,7 +464,7 @@ static void warn_unmapped(struct recorder *r)
 				continue;
 			for (unsigned i = 0; i < r->ev.n; i++)
 				if (r->ev.list[i].id == use->id)
-					hits += type_total(&r->prof, r->ev.list[i].type);
+					hits += profile_type_total(&r->prof, r->ev.list[i].type);
 			mapped |= r->ev.objs[use->obj].mapped;
 			used[use->obj] = true;
 		}

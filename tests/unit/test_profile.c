@@ -279,6 +279,26 @@ static void test_distinct_pids(void **state)
 	profile_release(&p);
 }
 
+/* The total of a sample type by name: every sample's value of that type, 0 for an unknown name. */
+static void test_type_total(void **state)
+{
+	struct profile p;
+	int64_t v1[] = { 3, 300 }, v2[] = { 4, 400 };
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_true(profile_add_sample_type(&p, "samples", "count") >= 0);
+	assert_true(profile_add_sample_type(&p, "cpu", "nanoseconds") >= 0);
+	int64_t fn = profile_function(&p, "f", NULL, "", 0), fn2 = profile_function(&p, "g", NULL, "", 0);
+	uint64_t a = profile_simple_location(&p, 0, fn, FRAME_USER);
+	uint64_t b = profile_simple_location(&p, 0, fn2, FRAME_USER);
+	assert_int_equal(profile_add_sample(&p, &a, 1, v1, NULL, 0), 0);
+	assert_int_equal(profile_add_sample(&p, &b, 1, v2, NULL, 0), 0);
+	assert_int_equal(profile_type_total(&p, "samples"), 7);
+	assert_int_equal(profile_type_total(&p, "cpu"), 700);
+	assert_int_equal(profile_type_total(&p, "wall"), 0);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_values_check),
 		cmocka_unit_test(test_merge_duration_saturates),
 		cmocka_unit_test(test_distinct_pids),
+		cmocka_unit_test(test_type_total),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

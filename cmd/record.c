@@ -38,7 +38,6 @@ struct record_opts {
 	int nevents;
 };
 
-#define MAX_ENTRIES_DEFAULT 65536       /* FIRN_MAX_ENTRIES */
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
        OPT_ADDRESSES, OPT_THREAD_LABELS };
@@ -130,7 +129,7 @@ struct recording {
 	struct recorder *rec;
 	struct profile *prof;  /* recorder_finish's, owned by rec */
 	char *spill_dir;       /* the output's folder (parked samples); NULL: $TMPDIR (stdout, devices) */
-	size_t max_entries;    /* FIRN_MAX_ENTRIES */
+	size_t max_entries;    /* FIRN_MAX_ENTRIES (0: the recorder's default) */
 	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
 };
 
@@ -438,37 +437,35 @@ static bool sticky_refuses(const char *dir, const struct stat *st)
 	       dst.st_uid != me;
 }
 
-/* FIRN_MAX_ENTRIES (default MAX_ENTRIES_DEFAULT) into *max; prints the error and returns 1 when
- * it is not a number of entries. */
-static int max_entries(size_t *max)
+/* A count from the environment variable name into *n (0 when unset or empty: the recorder's
+ * default); prints the error and returns 1 when it is not a number from 1 to max (what: the
+ * words for it in that message). */
+static int env_count(const char *name, unsigned long long max, const char *what,
+		     unsigned long long *n)
 {
-	const char *v = getenv("FIRN_MAX_ENTRIES");
-	char *end;
-
-	*max = MAX_ENTRIES_DEFAULT;
-	if (!v || !*v)
-		return 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (*end || !n || n > SIZE_MAX / 64)
-		return error("invalid FIRN_MAX_ENTRIES '%s' (a number of entries, 1 or more)", v);
-	*max = n;
-	return 0;
-}
-
-/* FIRN_STACK_MAP_ENTRIES (stacks the kernel holds between drains; unset: the sampler's default)
- * into *n; prints the error and returns 1 when it is not a number from 1 to 2^24. */
-static int stack_map_entries(uint32_t *n)
-{
-	const char *v = getenv("FIRN_STACK_MAP_ENTRIES");
+	const char *v = getenv(name);
 	char *end;
 
 	*n = 0;
 	if (!v || !*v)
 		return 0;
 	unsigned long long x = strtoull(v, &end, 10);
-	if (*end || !x || x > 1u << 24)
-		return error("invalid FIRN_STACK_MAP_ENTRIES '%s' (a number of stacks, 1 to 16777216)", v);
+	if (*end || !x || x > max)
+		return error("invalid %s '%s' (%s)", name, v, what);
 	*n = x;
+	return 0;
+}
+
+/* FIRN_MAX_ENTRIES and FIRN_STACK_MAP_ENTRIES into the recording (0: the defaults). */
+static int env_limits(struct recording *r)
+{
+	unsigned long long entries, stacks;
+
+	if (env_count("FIRN_MAX_ENTRIES", SIZE_MAX / 64, "a number of entries, 1 or more", &entries) ||
+	    env_count("FIRN_STACK_MAP_ENTRIES", 1u << 24, "a number of stacks, 1 to 16777216", &stacks))
+		return 1;
+	r->max_entries = entries;
+	r->stack_entries = stacks;
 	return 0;
 }
 
@@ -540,7 +537,7 @@ static int cmd_record(int argc, char **argv)
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
 	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
-	    (rc = max_entries(&r.max_entries)) || (rc = stack_map_entries(&r.stack_entries)))
+	    (rc = env_limits(&r)))
 		goto out;
 	if (o.nevents == 0 || cpu_clock_events(&o))
 		target_check_freq(&o.freq);

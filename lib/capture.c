@@ -56,6 +56,8 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 
 	if (e->event >= c->ncolumns || c->column[e->event] < 0)
 		return 0;
+	if (!e->count)
+		return 0; /* counted in an earlier cut (capture_cut) */
 	if (e->ulen + e->klen + 1 > c->cap) {
 		size_t ncap = e->ulen + e->klen + 64;
 		uint64_t *nl = realloc(c->locs, ncap * sizeof(*nl));
@@ -256,6 +258,18 @@ int capture_finish(struct capture *c, struct sampler *s, const struct capture_me
 	c->p->time_nanos = m->start_ns;
 	c->p->duration_nanos = m->end_ns - m->start_ns;
 	return add_comments(c->p, m, c->parked);
+}
+
+int capture_cut(struct capture *c, struct sampler *s, uint64_t start_ns, uint64_t end_ns)
+{
+	profile_clear_samples(c->p);
+	int err = spill_load(&c->spill, c->p);
+
+	if (!err)
+		err = sampler_for_each(s, add_entry, c);
+	c->p->time_nanos = start_ns;
+	c->p->duration_nanos = end_ns - start_ns;
+	return err;
 }
 
 void capture_free(struct capture *c)

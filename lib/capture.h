@@ -60,6 +60,10 @@ int capture_park(struct capture *c, const struct sampler_entry *e);
  * metadata as comments. Each sample has one value per sample type: its count in its event's
  * type(s), 0 in the others. Returns 0 or -errno. */
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m);
+/* For recorder_cut: empties p's samples, then adds the parked samples and the sampler's
+ * entries with a count (reset the counts after), and the interval's time (start_ns, end_ns:
+ * wall clock); no comments. Returns 0 or -errno. */
+int capture_cut(struct capture *c, struct sampler *s, uint64_t start_ns, uint64_t end_ns);
 void capture_free(struct capture *c);
 
 #endif

@@ -256,7 +256,8 @@ static int pid_note(struct hist_walk *w, const struct profile *p, const struct p
 /* Adds one sample's value to its entries: self to the leaf, total once per distinct entry. */
 static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
 {
-	const struct profile_sample *s = &h->profile->samples[idx];
+	const struct profile_sample *s = w->o->samples ? &w->o->samples[idx]
+						       : &h->profile->samples[idx];
 	int64_t v = s->values[h->value_index];
 
 	h->all_total += v;
@@ -321,8 +322,9 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 	memset(h, 0, sizeof(*h));
 	h->profile = p;
 	int vi = value_index(p, o->sample_type);
+	uint64_t nsamples = o->samples ? o->nsamples : p->nsamples;
 	if (vi < 0)
-		return p->nsamples || o->sample_type ? vi : 0;
+		return nsamples || o->sample_type ? vi : 0;
 	h->value_index = vi;
 	w.module_of = calloc(p->nmappings + 1, sizeof(*w.module_of));
 	int64_t kid = profile_intern(p, "[kernel.kallsyms]"), uid = profile_intern(p, "[unknown]");
@@ -330,7 +332,7 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 		err = -ENOMEM;
 	w.kernel_id = kid;
 	w.unknown_id = uid;
-	for (uint64_t i = 0; i < p->nsamples && !err; i++)
+	for (uint64_t i = 0; i < nsamples && !err; i++)
 		err = sample_add(h, i, &w);
 	if (!err)
 		h->nprocesses = distinct_pids(&w);

@@ -35,6 +35,10 @@ struct hist_opts {
 				  * goes to the function they were inlined into */
 	enum hist_by by;
 	const char *sample_type; /* name of the sample type to sum; NULL: profile_value_index() */
+	/* the samples to sum instead of the profile's (over its ids: firn top's window); NULL:
+	 * the profile's */
+	const struct profile_sample *samples;
+	uint64_t nsamples;
 };
 
 /* One row. name and module point into the profile's string table (valid while it lives).

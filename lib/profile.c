@@ -502,6 +502,15 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 	return 0;
 }
 
+void profile_clear_samples(struct profile *p)
+{
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		free(p->samples[i].location_ids); /* values and labels live in the same block */
+	p->nsamples = 0;
+	index_free(p->sample_index);
+	p->sample_index = NULL;
+}
+
 const char *profile_label_str(const struct profile *p, const struct profile_sample *s,
 			      const char *key)
 {

@@ -141,6 +141,10 @@ int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels);
 
+/* Removes every sample (the tables, sample types and comments stay): the next interval of a
+ * recording cut into intervals. */
+void profile_clear_samples(struct profile *p);
+
 /* How many distinct processes (pid labels above 0: pid 0 is the idle task) p's samples name; 0
  * when they carry no pid. */
 uint64_t profile_distinct_pids(const struct profile *p);

@@ -1,0 +1,167 @@
+/* Callers and callees of one function over a set of samples (see calls.h). */
+#include "calls.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One side (callers or callees) while samples are walked. */
+struct side {
+	struct calls_row *rows;
+	uint64_t *last;   /* per row: 1 + the last sample that added to it */
+	size_t n;
+};
+
+/* The walk's scratch: one sample's frames and the ones kept. */
+struct walk {
+	const struct calls_query *q;
+	struct side side[2]; /* callers, callees */
+	struct profile_frame *frames;
+	size_t cap;
+	size_t *kept;
+	size_t capkept;
+};
+
+const char *calls_frame_module(const struct profile *p, const struct profile_frame *f)
+{
+	const char *file = f->mapping_id && f->mapping_id <= p->nmappings
+				   ? profile_str(p, p->mappings[f->mapping_id - 1].filename)
+				   : "";
+	const char *base = strrchr(file, '/');
+
+	base = base && base[1] ? base + 1 : file;
+	return !*base && f->kind == FRAME_KERNEL ? "[kernel.kallsyms]" : base;
+}
+
+/* Adds value to the (name, module) row of a side, once per sample. 0 or -ENOMEM. */
+static int side_add(struct side *sd, const char *name, const char *module, int64_t value,
+		    uint64_t sample)
+{
+	size_t i = 0;
+
+	while (i < sd->n && (sd->rows[i].name != name || strcmp(sd->rows[i].module, module)))
+		i++;
+	if (i == sd->n) {
+		struct calls_row *nr = realloc(sd->rows, (sd->n + 1) * sizeof(*nr));
+		if (nr)
+			sd->rows = nr;
+		uint64_t *nl = nr ? realloc(sd->last, (sd->n + 1) * sizeof(*nl)) : NULL;
+		if (!nl)
+			return -ENOMEM;
+		sd->last = nl;
+		nr[sd->n++] = (struct calls_row){ name, module, 0 };
+		nl[i] = 0;
+	}
+	if (sd->last[i] != sample + 1) {
+		sd->last[i] = sample + 1;
+		sd->rows[i].value += value;
+	}
+	return 0;
+}
+
+/* The frames of sample s kept (inline frames folded, kernel ones under no_kernel), root first,
+ * into w->kept; returns their count, -1 for a sample that drops out, or -ENOMEM. */
+static long kept_frames(struct profile *p, struct walk *w, const struct profile_sample *s)
+{
+	int64_t n = profile_frames(p, s, &w->frames, &w->cap);
+	long k = 0;
+
+	if (n < 0)
+		return n;
+	if ((size_t)n > w->capkept) {
+		size_t *nk = realloc(w->kept, n * sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		w->kept = nk;
+		w->capkept = n;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		enum frame_kind kind = w->frames[i].kind;
+		if (kind != FRAME_INLINE && !(w->q->no_kernel && kind == FRAME_KERNEL))
+			w->kept[k++] = i;
+	}
+	return !k && n && w->q->no_kernel ? -1 : k;
+}
+
+/* Name and module of kept frame j of the current sample. */
+static const char *kept_name(const struct profile *p, const struct walk *w, long j)
+{
+	uint32_t id = w->frames[w->kept[j]].name;
+
+	return id ? profile_str(p, id) : "[unknown]";
+}
+
+static const char *kept_module(const struct profile *p, const struct walk *w, long j)
+{
+	return calls_frame_module(p, &w->frames[w->kept[j]]);
+}
+
+/* Adds sample idx to the callers and callees of the function; 0 or -ENOMEM. */
+static int add_sample(struct calls *c, struct profile *p, struct walk *w, uint64_t idx)
+{
+	const struct calls_query *q = w->q;
+	const struct profile_sample *s = &q->samples[idx];
+	int64_t v = s->values[q->value_index];
+	long k = kept_frames(p, w, s);
+	bool hit = false;
+	int err = 0;
+
+	if (k < -1)
+		return (int)k;
+	for (long j = 0; j < k && !err; j++) {
+		if (strcmp(kept_name(p, w, j), q->function) || strcmp(kept_module(p, w, j), q->module))
+			continue;
+		hit = true;
+		err = side_add(&w->side[0], j ? kept_name(p, w, j - 1) : "[root]",
+			       j ? kept_module(p, w, j - 1) : "", v, idx);
+		if (!err)
+			err = side_add(&w->side[1], j + 1 < k ? kept_name(p, w, j + 1) : "[self]",
+				       j + 1 < k ? kept_module(p, w, j + 1) : "", v, idx);
+	}
+	if (hit)
+		c->total += v;
+	return err;
+}
+
+/* qsort callback: larger value first, then by name. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct calls_row *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int calls_compute(struct calls *c, struct profile *p, const struct calls_query *q)
+{
+	struct walk w = { .q = q };
+	int err = 0;
+
+	calls_release(c);
+	for (size_t i = 0; i < q->nsamples && !err; i++)
+		err = add_sample(c, p, &w, i);
+	for (int s = 0; s < 2; s++) {
+		qsort(w.side[s].rows, w.side[s].n, sizeof(*w.side[s].rows), row_cmp);
+		free(w.side[s].last);
+	}
+	c->callers = w.side[0].rows;
+	c->ncallers = w.side[0].n;
+	c->callees = w.side[1].rows;
+	c->ncallees = w.side[1].n;
+	for (size_t i = 0; i < c->ncallees; i++)
+		if (!strcmp(c->callees[i].name, "[self]"))
+			c->self = c->callees[i].value;
+	free(w.frames);
+	free(w.kept);
+	if (err)
+		calls_release(c);
+	return err;
+}
+
+void calls_release(struct calls *c)
+{
+	free(c->callers);
+	free(c->callees);
+	memset(c, 0, sizeof(*c));
+}

@@ -69,6 +69,16 @@ void put_text(FILE *f, const char *s, size_t width)
 		putc(' ', f);
 }
 
+void put_lines(FILE *f, char *text)
+{
+	for (char *line = text, *nl; line; line = nl ? nl + 1 : NULL) {
+		if ((nl = strchr(line, '\n')))
+			*nl = 0;
+		put_text(f, line, 0);
+		fputc('\n', f);
+	}
+}
+
 size_t text_len(const char *s)
 {
 	return escape_text(NULL, 0, s, strlen(s));

@@ -20,6 +20,9 @@ int load_profile(struct profile *p, const char *path);
 /* Writes s to f with control characters escaped (escape_char: "\x1b"), so that names from a
  * profile cannot command the terminal, then spaces up to width bytes (0: none). */
 void put_text(FILE *f, const char *s, size_t width);
+/* Writes lines of text (separated by newlines, which stay) with put_text, each ending in a
+ * newline; text is cut at its newlines. */
+void put_lines(FILE *f, char *text);
 /* The bytes put_text writes for s, padding aside. */
 size_t text_len(const char *s);
 /* load_profile reading the first frame of folded stacks as comm says (folded_read_comm). */

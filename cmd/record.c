@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,80 +18,33 @@
 #include "pprof.h"
 #include "profile.h"
 #include "recorder.h"
-#include "usdt.h"
 
 enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
 
 struct record_opts {
-	unsigned freq;
 	double duration;        /* seconds, 0 = until the command exits or a signal */
 	const char *output;
-	struct target t;        /* -a, -p, or the command; --as-root */
-	bool no_kernel, quiet, no_demangle;
+	struct target t;        /* -a, -p, or the command; events, -F, unwinding (target_opts) */
+	bool quiet, no_demangle;
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
-	const char *call_graph;
-	enum sampler_unwind unwind;
-	long unwind_memory_mb;
-	const char **events;    /* -e values in order; none: cpu-clock */
-	int nevents;
 };
 
 
-enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
-       OPT_ADDRESSES, OPT_THREAD_LABELS };
-
-/* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
-static int add_event(struct record_opts *o, const char *arg)
-{
-	char *copy, *provider, *name;
-	bool ok = !strcmp(arg, "cpu-clock");
-
-	if (!ok && !strncmp(arg, "usdt:", 5)) {
-		if (!(copy = strdup(arg + 5)))
-			return error("out of memory");
-		ok = usdt_split_spec(copy, &provider, &name);
-		free(copy);
-	}
-	if (!ok)
-		return usage_error(&record_cmd, "invalid event '%s' (cpu-clock or usdt:PATH:PROVIDER:NAME)",
-				   arg);
-	const char **n = realloc(o->events, (o->nevents + 1) * sizeof(*n));
-	if (!n)
-		return error("out of memory");
-	o->events = n;
-	o->events[o->nevents++] = arg;
-	return 0;
-}
+enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 
 static int record_option(void *ctx, int id, const char *arg)
 {
 	struct record_opts *o = ctx;
-	long v;
 
 	switch (id) {
-	case 'e':
-		return add_event(o, arg);
-	case 'F':
-		if (opt_long(&record_cmd, "freq", arg, 1, 100000, &v))
-			return 2;
-		o->freq = v;
-		return 0;
 	case 'd':
 		return opt_double(&record_cmd, "duration", arg, 0.001, 1e7, &o->duration);
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 'p':
-		return target_parse_pids(&o->t, &record_cmd, arg);
-	case 'a':
-		o->t.all = true;
-		return 0;
 	case 'q':
 		o->quiet = true;
-		return 0;
-	case OPT_NO_KERNEL:
-		o->no_kernel = true;
 		return 0;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
@@ -103,14 +55,6 @@ static int record_option(void *ctx, int id, const char *arg)
 	case OPT_THREAD_LABELS:
 		o->pprof_flags &= ~PPROF_NO_THREAD_LABELS;
 		return 0;
-	case OPT_AS_ROOT:
-		o->t.as_root = true;
-		return 0;
-	case OPT_CALL_GRAPH:
-		o->call_graph = arg;
-		return target_parse_call_graph(&record_cmd, arg, &o->unwind);
-	case OPT_UNWIND_MEMORY:
-		return opt_long(&record_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
 			o->format = FORMAT_PPROF;
@@ -120,7 +64,7 @@ static int record_option(void *ctx, int id, const char *arg)
 			return usage_error(&record_cmd, "invalid value '%s' for --format (pprof, folded)", arg);
 		return 0;
 	}
-	return 2;
+	return target_option(&o->t, &record_cmd, id, arg);
 }
 
 /* State of one recording. */
@@ -238,7 +182,7 @@ static int write_profile(struct recording *r, size_t *bytes, char **saved)
 }
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
-static void print_unwind_summary(const struct sampler_stats *st)
+static void print_unwind_summary(const struct recorder_stats *st)
 {
 	uint64_t all = 0, truncated = 0;
 
@@ -270,7 +214,7 @@ static void print_unwind_summary(const struct sampler_stats *st)
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,
 			  const char *out)
 {
-	const struct sampler_stats *st = &rs->sampler;
+	const struct recorder_stats *st = rs;
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
 	bool std = !strcmp(out, "-"); /* "wrote standard output", not "wrote '-'" */
 	/* the processes in the profile, counted as firn report counts them */
@@ -294,7 +238,7 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 		long long hits = profile_type_total(r->prof, type);
 		fprintf(stderr, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
 	}
-	if (r->o->unwind != UNWIND_FP)
+	if (r->o->t.unwind != RECORDER_UNWIND_FP)
 		print_unwind_summary(st);
 }
 
@@ -321,33 +265,15 @@ static int finish_recording(struct recording *r)
 	"[OPTIONS] -a"
 
 static const struct opt record_opts[] = {
-	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
-	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "event", 'e', "EVENT", "cpu-clock (default), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
-	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
-	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
-	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
-	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
-	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
-
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct record_opts *o)
-{
-	int n = 0;
-
-	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], "cpu-clock");
-	return n;
-}
 
 /* Where parked samples go: the output's folder, but a device or FIFO's folder (/dev) is no
  * place for them, nor is stdout's: $TMPDIR is (NULL). */
@@ -366,42 +292,16 @@ static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
-		.all = o->t.all, .pids = o->t.pids, .npids = o->t.npids,
-		.events = o->events, .nevents = o->nevents,
-		.freq = o->freq, .call_graph = o->call_graph, .unwind = o->unwind,
-		.unwind_memory = (uint64_t)o->unwind_memory_mb << 20,
-		.kernel = !o->no_kernel, .demangle = !o->no_demangle,
+		.demangle = !o->no_demangle,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 	};
 	char why[1024];
 
+	target_recorder_opts(&o->t, &ro);
+
 	if (!(r->rec = recorder_new(&ro, why, sizeof(why))))
 		return error("%s", why);
-	return 0;
-}
-
-/* Starts sampling (and the command, held until the sampler is attached). */
-static int start(struct recording *r, char **argv)
-{
-	struct target *t = &r->o->t;
-	int err;
-
-	if (argv && argv[0]) {
-		if ((err = target_start_command(t, argv)))
-			return error("cannot start '%s': %s", argv[0], strerror(-err));
-		if (recorder_add_command(r->rec, t->child, argv[0]))
-			return error("%s", recorder_error(r->rec));
-	}
-	if (recorder_start(r->rec)) {
-		if (t->child)
-			kill(t->child, SIGKILL), target_reap(t, 0);
-		return error("%s", recorder_error(r->rec));
-	}
-	if (t->child && (err = target_release_command(t))) {
-		error("cannot run '%s': %s", argv[0], strerror(err));
-		return err == ENOENT ? 127 : 126;
-	}
 	return 0;
 }
 
@@ -521,11 +421,10 @@ static int check_output(const char *path)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
-				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32,
+	struct record_opts o = { .output = "firn.pb.gz",
 				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
 						PPROF_NO_SYSTEM_NAMES,
-				 .t = { .go_fd = -1, .err_fd = -1 } };
+				 .t = TARGET_INIT };
 	struct recording r = { .o = &o };
 	int argi, rc;
 
@@ -539,12 +438,11 @@ static int cmd_record(int argc, char **argv)
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
 		goto out;
-	if (o.nevents == 0 || cpu_clock_events(&o))
-		target_check_freq(&o.freq);
+	target_check_freq(&o.t);
 	target_install_signals();
 	target_raise_fd_limit(&o.t);
 	if ((rc = parked_dir_of(&r)) || (rc = setup(&r, argc - argi, argv + argi)) ||
-	    (rc = start(&r, argi < argc ? argv + argi : NULL)))
+	    (rc = target_start_recording(&o.t, r.rec, argi < argc ? argv + argi : NULL)))
 		goto out;
 	if ((rc = sample_loop(&r)))
 		goto out;
@@ -557,7 +455,6 @@ out:
 	target_release(&o.t);
 	recorder_free(r.rec);
 	free(r.spill_dir);
-	free(o.events);
 	return rc;
 }
 
@@ -566,5 +463,5 @@ const struct cmd record_cmd = {
 	.fn = cmd_record,
 	.summary = "sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
-	.opts = { record_opts },
+	.opts = { target_opts, record_opts },
 };

@@ -1,4 +1,5 @@
-/* Targets shared by record and top: -a, -p PID,... or a held command; privileges; stop signals. */
+/* Targets shared by record and top: -a, -p PID,... or a held command, and how they are sampled
+ * (the option group); privileges; stop signals. */
 #include "target.h"
 
 #include <dirent.h>
@@ -15,6 +16,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "usdt.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -39,7 +42,9 @@ static int add_pid(struct target *t, pid_t pid)
 	return 0;
 }
 
-int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
+/* Appends "PID[,PID...]" to t->pids, each pid once; an empty item ("1,,", "1,") is a usage
+ * error. Prints a usage error (2) or "out of memory" (1). */
+static int parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
 {
 	const char *item = arg;
 
@@ -63,10 +68,12 @@ int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg)
 	}
 }
 
-int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind)
+/* Parses a --call-graph value (fp, dwarf, auto) into *unwind; prints a usage error (2). */
+static int parse_call_graph(const struct cmd *cmd, const char *arg, enum recorder_unwind *unwind)
 {
-	static const struct { const char *name; enum sampler_unwind mode; } modes[] = {
-		{ "fp", UNWIND_FP }, { "dwarf", UNWIND_DWARF }, { "auto", UNWIND_AUTO },
+	static const struct { const char *name; enum recorder_unwind mode; } modes[] = {
+		{ "fp", RECORDER_UNWIND_FP }, { "dwarf", RECORDER_UNWIND_DWARF },
+		{ "auto", RECORDER_UNWIND_AUTO },
 	};
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -76,6 +83,82 @@ int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler
 		}
 	}
 	return usage_error(cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
+}
+
+/* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
+static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
+{
+	char *copy, *provider, *name;
+	bool ok = !strcmp(arg, "cpu-clock");
+
+	if (!ok && !strncmp(arg, "usdt:", 5)) {
+		if (!(copy = strdup(arg + 5)))
+			return error("out of memory");
+		ok = usdt_split_spec(copy, &provider, &name);
+		free(copy);
+	}
+	if (!ok)
+		return usage_error(cmd, "invalid event '%s' (cpu-clock or usdt:PATH:PROVIDER:NAME)", arg);
+	const char **n = realloc(t->events, (t->nevents + 1) * sizeof(*n));
+	if (!n)
+		return error("out of memory");
+	t->events = n;
+	t->events[t->nevents++] = arg;
+	return 0;
+}
+
+enum {
+	OPT_CALL_GRAPH = TARGET_OPT_FIRST, OPT_UNWIND_MEMORY, OPT_NO_KERNEL, OPT_AS_ROOT,
+};
+
+const struct opt target_opts[] = {
+	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
+	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
+	{ "event", 'e', "EVENT", "cpu-clock (default), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
+	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
+	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
+	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
+	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
+	OPT_END,
+};
+
+int target_option(struct target *t, const struct cmd *cmd, int id, const char *arg)
+{
+	long v;
+
+	switch (id) {
+	case 'a': t->all = true; return 0;
+	case 'p': return parse_pids(t, cmd, arg);
+	case 'e': return add_event(t, cmd, arg);
+	case 'F':
+		if (opt_long(cmd, "freq", arg, 1, 100000, &v))
+			return 2;
+		t->freq = v;
+		return 0;
+	case OPT_CALL_GRAPH:
+		t->call_graph = arg;
+		return parse_call_graph(cmd, arg, &t->unwind);
+	case OPT_UNWIND_MEMORY:
+		return opt_long(cmd, "unwind-memory", arg, 1, 4096, &t->unwind_memory_mb);
+	case OPT_NO_KERNEL: t->no_kernel = true; return 0;
+	case OPT_AS_ROOT: t->as_root = true; return 0;
+	}
+	return 2;
+}
+
+void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
+{
+	ro->all = t->all;
+	ro->pids = t->pids;
+	ro->npids = t->npids;
+	ro->events = t->events;
+	ro->nevents = t->nevents;
+	ro->freq = t->freq;
+	ro->call_graph = t->call_graph;
+	ro->unwind = t->unwind;
+	ro->unwind_memory = (uint64_t)t->unwind_memory_mb << 20;
+	ro->kernel = !t->no_kernel;
 }
 
 /* The state letter of /proc/PATH/stat ('R', 'S', 'Z'...), 0 when it cannot be read. */
@@ -154,10 +237,22 @@ static unsigned long max_sample_rate(void)
 	return max;
 }
 
-void target_check_freq(unsigned *freq)
+/* Whether cpu-clock is sampled: no -e, or one of them. */
+static bool samples_cpu(const struct target *t)
 {
-	unsigned long max = max_sample_rate();
+	for (int i = 0; i < t->nevents; i++)
+		if (!strcmp(t->events[i], "cpu-clock"))
+			return true;
+	return !t->nevents;
+}
 
+void target_check_freq(struct target *t)
+{
+	unsigned *freq = &t->freq;
+
+	if (!samples_cpu(t))
+		return;
+	unsigned long max = max_sample_rate();
 	if (max && *freq > max) {
 		warning("maximum sample rate exceeded (kernel.perf_event_max_sample_rate): sampling "
 			"at %lu Hz instead of %u Hz", max, *freq);
@@ -336,6 +431,28 @@ int target_release_command(struct target *t)
 	return err;
 }
 
+int target_start_recording(struct target *t, struct recorder *rec, char **argv)
+{
+	int err;
+
+	if (argv && argv[0]) {
+		if ((err = target_start_command(t, argv)))
+			return error("cannot start '%s': %s", argv[0], strerror(-err));
+		if (recorder_add_command(rec, t->child, argv[0]))
+			return error("%s", recorder_error(rec));
+	}
+	if (recorder_start(rec)) {
+		if (t->child)
+			kill(t->child, SIGKILL), target_reap(t, 0);
+		return error("%s", recorder_error(rec));
+	}
+	if (t->child && (err = target_release_command(t))) {
+		error("cannot run '%s': %s", argv[0], strerror(err));
+		return err == ENOENT ? 127 : 126;
+	}
+	return 0;
+}
+
 void target_reap(struct target *t, int flags)
 {
 	if (t->child <= 0 || t->child_done)
@@ -376,6 +493,21 @@ bool target_pids_alive(const struct target *t)
 	for (int i = 0; i < t->npids; i++)
 		if (process_alive(t->pids[i]))
 			return true;
+	return false;
+}
+
+bool target_ended(struct target *t, char *note, size_t len)
+{
+	if (t->child) {
+		target_reap(t, WNOHANG);
+		if (t->child_done)
+			snprintf(note, len, "[command exited, status %d]", target_command_status(t));
+		return t->child_done;
+	}
+	if (t->npids && !target_pids_alive(t)) {
+		snprintf(note, len, "[the processes exited]");
+		return true;
+	}
 	return false;
 }
 
@@ -427,4 +559,7 @@ void target_release(struct target *t)
 	free(t->pids);
 	t->pids = NULL;
 	t->npids = 0;
+	free(t->events);
+	t->events = NULL;
+	t->nevents = 0;
 }

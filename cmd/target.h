@@ -1,6 +1,8 @@
 /* What record and top profile: the whole system (-a), processes (-p PID,...) or a command, forked
  * and held before exec until sampling has started (so its first instructions are sampled), run
- * as the invoking user under sudo. Also the privilege check and the stop signals they share. */
+ * as the invoking user under sudo; and how it is sampled (events, frequency, unwinding): the
+ * option group both commands' tables hold. Also the privilege check and the stop signals they
+ * share. */
 #ifndef FIRN_TARGET_H
 #define FIRN_TARGET_H
 
@@ -10,7 +12,7 @@
 #include <sys/types.h>
 
 #include "opt.h"
-#include "sampler.h"
+#include "recorder.h"
 
 struct target {
 	bool all;            /* -a */
@@ -29,23 +31,50 @@ struct target {
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
 	struct rlimit nofile; /* the open-file limit firn started with (the command gets it) */
 	bool nofile_raised;
+
+	/* how it is sampled (target_opts) */
+	const char **events; /* -e values in order ("cpu-clock", "usdt:..."), owned array; none:
+			      * cpu-clock */
+	int nevents;
+	unsigned freq;       /* -F */
+	const char *call_graph; /* --call-graph, as given */
+	enum recorder_unwind unwind;
+	long unwind_memory_mb;
+	bool no_kernel;      /* --no-kernel */
 };
 
-/* Appends "PID[,PID...]" to t->pids, each pid once; an empty item ("1,,", "1,") is a usage
- * error. Prints a usage error (2) or "out of memory" (1). */
-int target_parse_pids(struct target *t, const struct cmd *cmd, const char *arg);
-/* Parses a --call-graph value (fp, dwarf, auto) into *unwind; prints a usage error (2). */
-int target_parse_call_graph(const struct cmd *cmd, const char *arg, enum sampler_unwind *unwind);
+/* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
+ * unwind tables, kernel stacks), no command. */
+#define TARGET_INIT                                                                         \
+	{ .go_fd = -1, .err_fd = -1, .freq = 99, .call_graph = "auto",                       \
+	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32 }
+
+/* The options record and top share, as one group of both commands' tables (so --help,
+ * completions and the man page checks come from one place): -a, -p, -e, -F, --call-graph,
+ * --unwind-memory, --no-kernel, --as-root. A command's own options use other short names and
+ * ids below TARGET_OPT_FIRST. */
+#define TARGET_OPT_FIRST 0x1000
+extern const struct opt target_opts[];
+/* Handles option id of target_opts for cmd into t: 0, or prints a usage error (2) or "out of
+ * memory" (1); 2 for an id that is not one of target_opts. */
+int target_option(struct target *t, const struct cmd *cmd, int id, const char *arg);
+/* The recorder options the target's options ask for (targets, events, sampling); the rest of
+ * ro is left as it was. Borrows t's arrays. */
+void target_recorder_opts(const struct target *t, struct recorder_opts *ro);
+/* Starts the command argv (if any) held, adds it to rec, starts rec, and lets the command exec:
+ * 0, or prints the error and returns 1 (126 or 127 when the command cannot be run). */
+int target_start_recording(struct target *t, struct recorder *rec, char **argv);
+
 /* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist
  * and not be a zombie: 0, or prints the error and returns 2 (usage) or 1 (no such process,
  * "process N has exited"). */
 int target_check(const struct target *t, const struct cmd *cmd, int nargs);
 #define TARGET_FREQ_COSTLY 10000 /* -F above this warns of what sampling costs the target */
 
-/* Lowers *freq (-F) to the kernel's perf_event_max_sample_rate with a warning, as perf record
- * does (perf_event_open refuses a higher rate), and warns once when it stays above
- * TARGET_FREQ_COSTLY. */
-void target_check_freq(unsigned *freq);
+/* When cpu-clock is sampled: lowers t->freq (-F) to the kernel's perf_event_max_sample_rate
+ * with a warning, as perf record does (perf_event_open refuses a higher rate), and warns once
+ * when it stays above TARGET_FREQ_COSTLY. */
+void target_check_freq(struct target *t);
 /* 0 when the process may load BPF programs and open perf events (root, or CAP_BPF and
  * CAP_PERFMON); otherwise prints "NAME needs root, or CAP_..." and returns 1. */
 int target_check_privileges(const struct cmd *cmd);
@@ -71,11 +100,14 @@ void target_reap(struct target *t, int flags);
 void target_end_command(struct target *t);
 /* The command's exit status as a shell gives it (128 + signal), 0 without a command. */
 int target_command_status(const struct target *t);
+/* Whether the command has exited (reaped now) or, for -p, every process is gone; then note
+ * (len bytes) says so for a header: "[command exited, status N]", "[the processes exited]". */
+bool target_ended(struct target *t, char *note, size_t len);
 /* For -p: true while at least one of the processes lives (a zombie does not). */
 bool target_pids_alive(const struct target *t);
 /* What is profiled, for headers: "all CPUs", "pid 12 (name)", "pids 12,13", "command NAME". */
 void target_describe(const struct target *t, char **argv, char *buf, size_t len);
-/* Ends the command if it still runs, closes the held pipes and frees the pids. */
+/* Ends the command if it still runs, closes the held pipes and frees the pids and events. */
 void target_release(struct target *t);
 
 #endif

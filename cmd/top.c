@@ -1,12 +1,12 @@
-/* firn top: the hottest functions right now — sampled with eBPF, weighed in a decaying window and
- * refreshed every second — on a full screen (ncurses) or as plain text tables (--stdio). */
+/* firn top: the hottest functions right now — sampled with eBPF by the recorder, whose cuts are
+ * weighed in a decaying window (lib/window.h) refreshed every second — on a full screen (ncurses)
+ * or as plain text tables (--stdio). */
 #include "common.h"
 #include "opt.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
@@ -16,16 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "calls.h"
 #include "disasm.h"
 #include "hist.h"
 #include "profile.h"
-#include "hash.h"
+#include "recorder.h"
 #include "safeopen.h"
-#include "sampler.h"
-#include "symbolize.h"
 #include "target.h"
 #include "tui.h"
+#include "window.h"
 
 #define TOP_USAGE                          \
 	"[OPTIONS] [-a]\n"                 \
@@ -33,52 +32,26 @@
 	"[OPTIONS] -- COMMAND [ARGS...]"
 
 #define HALF_LIFE_S 2.0     /* a sample's weight in the window halves every 2 seconds */
-#define MIN_WEIGHT 0.01     /* an entry lighter than this leaves the window */
-#define MILLI 1000.0        /* window values are thousandths of a sample */
 #define FIRST_REFRESH_NS 500000000ULL /* the first table comes after half a second at most */
-#define MAX_WAIT_NS 500000000ULL      /* the longest sleep between wake-ups */
 #define MAX_VIEWS 16
 #define MODULE_MIN 6        /* the module column is at least as wide as its title */
 #define MODULE_MAX_MIN 18   /* ... may always grow to this ("[kernel.kallsyms]" stays whole) */
 #define MODULE_MAX_STDIO 24 /* ... and to this in --stdio tables */
 
 struct top_opts {
-	struct target t;
-	unsigned freq;
+	struct target t;        /* -a, -p, the command; events, -F, unwinding (target_opts) */
 	double delay;           /* seconds between refreshes */
 	long iterations;        /* refreshes before exiting; 0 = until quit */
 	long rows;              /* rows of each --stdio table; 0 = all */
-	bool stdio, no_kernel, no_idle;
+	bool stdio, no_idle;
+	bool zero;              /* -z: each table shows the last interval alone (no decay) */
 	enum hist_sort sort;
-	const char *call_graph;
-	enum sampler_unwind unwind;
-	long unwind_memory_mb;
 };
 
-enum {
-	OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_UNWIND_MEMORY, OPT_STDIO, OPT_ROWS, OPT_SORT,
-	OPT_AS_ROOT, OPT_NO_IDLE,
-};
+enum { OPT_STDIO = 256, OPT_ROWS, OPT_SORT, OPT_NO_IDLE };
 
-/* One sampler entry as top follows it: its decayed weight and its symbolized stack (locations
- * of top's profile, kernel frames first, leaf first, as capture.c builds them). */
-struct top_entry {
-	const uint64_t *ustack, *kstack; /* the sampler's stacks: with pid and tid, the identity */
-	uint32_t pid, tid, ulen, klen;
-	double weight;
-	int64_t value;                   /* weight in thousandths: the window sample's value */
-	uint64_t *locs;
-	uint32_t nlocs;
-	bool used, symbolized;
-	struct profile_label labels[2];  /* pid, comm */
-};
-
-/* A caller or callee of the function of a calls view. */
-struct call_row {
-	const char *name, *module;
-	int64_t value;
-	int section;            /* 0 heading, 1 caller, 2 callee, 3 blank */
-};
+/* What a row of a calls view is: a heading, a caller, a callee, or the blank between. */
+enum call_section { CALLS_HEADING, CALLS_BLANK, CALLS_CALLER, CALLS_CALLEE };
 
 enum view_kind { VIEW_FUNCTIONS, VIEW_CALLS, VIEW_ANNOTATE, VIEW_HELP };
 
@@ -90,10 +63,8 @@ struct view {
 	struct tui_list list;
 	struct top *top;
 	char *function, *module;    /* calls and annotate views */
-	struct call_row *calls;     /* calls view */
-	size_t ncalls;
+	struct calls calls;         /* calls view: rows are headings, callers, blank, callees */
 	int module_width;           /* calls view: its longest module name */
-	int64_t fn_total, fn_self;
 	struct disasm dis;          /* annotate view */
 	bool have_dis;
 	char note[256];             /* why the annotation failed */
@@ -102,21 +73,18 @@ struct view {
 struct top {
 	struct top_opts *o;
 	char **argv;                /* the command, if any */
-	struct symbolizer *sym;
-	struct sampler *sampler;
-	struct profile prof;        /* mappings, functions, locations, strings; no samples of its own */
-	int64_t k_pid, k_comm;
-	struct top_entry *slots;    /* open addressing on the entry identity */
-	size_t nslots, n;
-	struct profile_sample *win; /* the window: one sample per entry with weight */
-	size_t nwin, capwin;
+	struct recorder *rec;
+	struct profile *prof;       /* the recorder's (its last cut): the ids the window keeps */
+	uint32_t vi;                /* the sample type shown: the first event's */
+	struct window win;          /* the window's samples are views over prof */
 	struct hist h;
 	size_t *rows;               /* entries of h that pass the filter, in h's order */
 	size_t nrows, caprows;
 	int module_width;           /* the table's longest module name (see module_col) */
 	int cols;                   /* the terminal's width at the last draw; 0 with --stdio */
-	uint64_t next_resnap_ns;    /* when the symbolizer's next second snapshot is due */
-	unsigned long long self_start_ticks;
+	int ncpus;
+	const char *event;          /* the -e value shown ("cpu-clock" by default) */
+	bool cpu;                   /* it is cpu-clock: samples, else probe hits */
 	uint64_t start_ns, last_ns;
 	double rate;                /* samples per second over the last interval */
 	uint64_t lost;
@@ -150,294 +118,55 @@ static uint64_t mono_ns(void)
 static int top_option(void *ctx, int id, const char *arg)
 {
 	struct top_opts *o = ctx;
-	long v;
 
 	switch (id) {
-	case 'a': o->t.all = true; return 0;
-	case 'p': return target_parse_pids(&o->t, &top_cmd, arg);
-	case 'F':
-		if (opt_long(&top_cmd, "freq", arg, 1, 100000, &v))
-			return 2;
-		o->freq = v;
-		return 0;
 	case 'd': return opt_double(&top_cmd, "delay", arg, 0.05, 3600, &o->delay);
 	case 'n': return opt_long(&top_cmd, "iterations", arg, 1, LONG_MAX, &o->iterations);
 	case OPT_ROWS: return opt_long(&top_cmd, "rows", arg, 0, INT32_MAX, &o->rows);
 	case OPT_STDIO: o->stdio = true; return 0;
-	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
 	case OPT_NO_IDLE: o->no_idle = true; return 0;
-	case OPT_AS_ROOT: o->t.as_root = true; return 0;
-	case OPT_UNWIND_MEMORY:
-		return opt_long(&top_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
+	case 'z': o->zero = true; return 0;
 	case OPT_SORT:
 		if (strcmp(arg, "self") && strcmp(arg, "total"))
 			return usage_error(&top_cmd, "invalid value '%s' for --sort (self or total)", arg);
 		o->sort = strcmp(arg, "self") ? HIST_SORT_TOTAL : HIST_SORT_SELF;
 		return 0;
-	case OPT_CALL_GRAPH:
-		o->call_graph = arg;
-		return target_parse_call_graph(&top_cmd, arg, &o->unwind);
 	}
-	return 2;
+	return target_option(&o->t, &top_cmd, id, arg);
 }
 
 static const struct opt top_opts[] = {
-	{ "all-cpus", 'a', NULL, "profile the whole system (the default)", 'a' },
-	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "delay", 'd', "SECONDS", "refresh every SECONDS (default 1)", 'd' },
 	{ "iterations", 'n', "COUNT", "exit after COUNT refreshes (default: until quit)", 'n' },
 	{ "stdio", 0, NULL, "print plain text tables instead of the full-screen view", OPT_STDIO },
 	{ "rows", 0, "N", "rows of each --stdio table (default 20, 0 = all)", OPT_ROWS },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
-	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
-	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
-	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "no-idle", 0, NULL, "leave out the idle task ([idle]: what idle CPUs run)", OPT_NO_IDLE },
-	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
+	{ "zero", 'z', NULL, "each refresh shows only the samples since the last one (no decaying window)", 'z' },
 	OPT_END,
 };
 
-/* ---- processes and symbols ---- */
+/* ---- the window ---- */
 
-/* When pid started, in clock ticks after boot (field 22 of /proc/PID/stat); 0 when unknown. */
-static unsigned long long start_ticks(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	for (int field = 3; field <= 22 && p; field++) /* p ends before field `field` */
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p + 1, "%llu", &v) == 1 ? v : 0;
-}
-
-/* Sampler callback: snapshot a process's mappings now and, for a process that started after
- * top or just called exec, again shortly (its first sample may come while the dynamic loader is
- * still mapping its libraries). */
-static void on_process(void *ctx, pid_t pid, bool exec)
-{
-	struct top *t = ctx;
-
-	symbolizer_add_process(t->sym, pid);
-	if (!exec && start_ticks(pid) < t->self_start_ticks)
-		return; /* it was running before us: its libraries are mapped */
-	symbolizer_add_process_later(t->sym, pid, mono_ns()); /* on failure the first one stays */
-}
-
-/* True while pid waits for its second snapshot (its stacks are symbolized after it). */
-
-/* Symbolizes an entry's stacks once: kernel frames, then user frames, leaf first. */
-static int entry_symbolize(struct top *t, struct top_entry *e)
-{
-	uint32_t n = 0;
-
-	e->locs = malloc((e->klen + e->ulen + 1) * sizeof(*e->locs));
-	if (!e->locs)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < e->klen; i++) {
-		int64_t id = symbolizer_kernel_frame(t->sym, &t->prof, e->kstack[i], i > 0);
-		if (id < 0)
-			return id;
-		if (id)
-			e->locs[n++] = id;
-	}
-	for (uint32_t i = 0; i < e->ulen; i++) {
-		int64_t id = symbolizer_user_location(t->sym, &t->prof, e->pid, e->ustack[i], i > 0);
-		if (id < 0)
-			return id;
-		if (id)
-			e->locs[n++] = id;
-	}
-	e->nlocs = n;
-	e->symbolized = true;
-	return 0;
-}
-
-/* ---- the decaying window ---- */
-
-/* Hash of a sampler entry's identity: pid, tid and its two stacks. */
-static uint64_t entry_hash(const struct sampler_entry *e)
-{
-	uint64_t ids = (uint64_t)e->pid << 32 | e->tid;
-
-	return hash_mix64((uintptr_t)e->ustack ^ hash_mix64((uintptr_t)e->kstack ^ ids));
-}
-
-/* The slot of sampler entry e: its entry's, or the empty one where it goes. */
-static struct top_entry *slot_of(struct top_entry *slots, size_t nslots,
-				 const struct sampler_entry *e)
-{
-	size_t mask = nslots - 1;
-
-	for (size_t i = entry_hash(e) & mask;; i = (i + 1) & mask) {
-		struct top_entry *s = &slots[i];
-		if (!s->used || (s->ustack == e->ustack && s->kstack == e->kstack && s->pid == e->pid &&
-				 s->tid == e->tid))
-			return s;
-	}
-}
-
-/* Moves the entries into a table of nslots slots, dropping (and freeing) those whose weight
- * fell to 0 when drop is set; 0 or -ENOMEM. */
-static int entries_rehash(struct top *t, size_t nslots, bool drop)
-{
-	struct top_entry *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	t->n = 0;
-	for (size_t i = 0; i < t->nslots; i++) {
-		struct top_entry *o = &t->slots[i];
-		if (!o->used)
-			continue;
-		if (drop && o->weight == 0) {
-			free(o->locs);
-			continue;
-		}
-		struct sampler_entry key = { .pid = o->pid, .tid = o->tid, .ustack = o->ustack,
-					     .kstack = o->kstack };
-		*slot_of(slots, nslots, &key) = *o;
-		t->n++;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* Doubles the table when it is half full; 0 or -ENOMEM. */
-static int entries_reserve(struct top *t)
-{
-	if ((t->n + 1) * 2 <= t->nslots)
-		return 0;
-	return entries_rehash(t, t->nslots ? t->nslots * 2 : 4096, false);
-}
-
-/* Multiplies every weight by decay (a weight under MIN_WEIGHT becomes 0); returns how many
- * entries have no weight left. */
-static size_t entries_decay(struct top *t, double decay)
-{
-	size_t dead = 0;
-
-	for (size_t i = 0; i < t->nslots; i++) {
-		struct top_entry *e = &t->slots[i];
-		if (!e->used)
-			continue;
-		e->weight *= decay;
-		if (e->weight < MIN_WEIGHT)
-			e->weight = 0;
-		dead += e->weight == 0;
-	}
-	return dead;
-}
-
-/* What one refresh of the window needs while walking the sampler's entries. */
-struct window_walk {
-	struct top *t;
-	uint64_t delta;  /* samples of this interval */
-};
-
-/* Sampler callback: an entry's samples of this interval (the counts are reset after each walk)
- * are added to its weight at full weight. */
-static int window_update(void *ctx, const struct sampler_entry *se)
-{
-	struct window_walk *w = ctx;
-	struct top *t = w->t;
-
-	if (!se->count)
-		return 0;
-	if (entries_reserve(t))
-		return -ENOMEM;
-	struct top_entry *e = slot_of(t->slots, t->nslots, se);
-	if (!e->used) {
-		int64_t comm = profile_intern(&t->prof, capture_comm(se->pid, se->comm)); /* [idle] */
-		if (comm < 0)
-			return -ENOMEM;
-		*e = (struct top_entry){ se->ustack, se->kstack, se->pid, se->tid, se->ulen, se->klen };
-		e->used = true;
-		e->labels[0] = (struct profile_label){ .key = t->k_pid, .num = se->pid };
-		e->labels[1] = (struct profile_label){ .key = t->k_comm, .str = comm };
-		t->n++;
-	}
-	e->weight += se->count;
-	w->delta += se->count;
-	return 0;
-}
-
-/* Appends an entry with weight to the window samples (symbolizing it on first use). */
-static int window_add(struct top *t, struct top_entry *e)
-{
-	if (!e->symbolized) {
-		if (symbolizer_refresh_pending(t->sym, e->pid) &&
-		    !sampler_has_exited(t->sampler, e->pid))
-			return 0; /* next refresh (unless it has ended: no better snapshot comes) */
-		int err = entry_symbolize(t, e);
-		if (err)
-			return err;
-	}
-	if (t->nwin == t->capwin) {
-		size_t ncap = t->capwin ? t->capwin * 2 : 1024;
-		struct profile_sample *n = realloc(t->win, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->win = n;
-		t->capwin = ncap;
-	}
-	e->value = llround(e->weight * MILLI);
-	t->win[t->nwin++] = (struct profile_sample){ e->locs, e->nlocs, 2, &e->value, e->labels };
-	return 0;
-}
-
-/* sampler_retire callback: an ended process's snapshot goes. */
-static void forget_process(void *ctx, pid_t pid)
-{
-	struct top *t = ctx;
-
-	symbolizer_remove_process(t->sym, pid);
-}
-
-/* Decays every weight, drains the sampler and adds the samples of the interval (then resets
- * its counts), drops entries without weight when they are many, rebuilds the window samples;
- * updates the rate and the lost count. */
+/* Cuts the recording (the samples since the last refresh), weighs them into the window, and
+ * updates the rate and the lost count. 0 or -errno (recorder_error says why when it failed). */
 static int window_refresh(struct top *t)
 {
+	struct profile *cut = recorder_cut(t->rec);
 	uint64_t now = mono_ns();
 	double dt = (now - t->last_ns) / 1e9;
-	struct window_walk w = { t, 0 };
-	struct sampler_stats st;
-	size_t dead = entries_decay(t, exp2(-dt / HALF_LIFE_S));
-	int err = sampler_drain(t->sampler);
+	struct recorder_stats st;
 
-	if (!err && dead > 1024 && dead * 2 > t->n)
-		err = entries_rehash(t, t->nslots, true);
-	if (!err)
-		err = sampler_for_each(t->sampler, window_update, &w);
-	sampler_reset_counts(t->sampler);
-	t->nwin = 0;
-	for (size_t i = 0; !err && i < t->nslots; i++)
-		if (t->slots[i].used && t->slots[i].weight > 0)
-			err = window_add(t, &t->slots[i]);
+	if (!cut)
+		return -errno;
+	t->prof = cut;
+	t->vi = profile_value_index(cut);
+	int err = window_add(&t->win, cut, t->vi, dt);
 	if (err)
 		return err;
-	/* ended processes are symbolized now (their entries were all drained): their snapshots go,
-	 * so a long session holds the live processes' (the sampler keeps its stacks: refs stay
-	 * with reset counts, and the window points into them) */
-	struct sampler_retire_ops ops = { .gone = forget_process, .ctx = t };
-	if ((err = sampler_retire(t->sampler, &ops)) < 0)
-		return err;
-	sampler_get_stats(t->sampler, &st);
+	recorder_stats(t->rec, &st);
 	t->lost = st.counts_full + st.stacks_full; /* dropped, or kept without a stack */
-	t->rate = dt > 0 ? w.delta / dt : 0;
+	t->rate = dt > 0 ? t->win.last / dt : 0;
 	t->last_ns = now;
 	return 0;
 }
@@ -509,19 +238,17 @@ static int rows_build(struct top *t)
 	return 0;
 }
 
-/* Builds the hist of the window (the profile's samples are the window's for the call). */
+/* Builds the hist of the window (none before the first cut). */
 static int table_build(struct top *t)
 {
-	struct hist_opts ho = { .no_kernel = t->kernel_hidden, .no_idle = t->o->no_idle };
-	struct profile_sample *saved = t->prof.samples;
-	uint64_t nsaved = t->prof.nsamples;
+	struct hist_opts ho = { .no_kernel = t->kernel_hidden, .no_idle = t->o->no_idle,
+				.samples = t->win.samples, .nsamples = t->win.nsamples };
 
 	hist_release(&t->h);
-	t->prof.samples = t->win;
-	t->prof.nsamples = t->nwin;
-	int err = hist_build(&t->h, &t->prof, &ho);
-	t->prof.samples = saved;
-	t->prof.nsamples = nsaved;
+	if (!t->prof)
+		return rows_build(t);
+	ho.sample_type = profile_str(t->prof, t->prof->sample_types[t->vi].type);
+	int err = hist_build(&t->h, t->prof, &ho);
 	if (err)
 		return err;
 	hist_sort(&t->h, t->sort);
@@ -541,13 +268,13 @@ static void table_row(const struct top *t, const struct hist_entry *e, char *buf
 	char mbuf[256];
 
 	snprintf(buf, len, "%7.2f %7.2f  %8.0f  %-*.*s  %s", share(t, e->self), share(t, e->total),
-		 e->self / MILLI, mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
+		 e->self / (double)WINDOW_SCALE, mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
 }
 
 /* The column line matching table_row. */
 static void table_columns(const struct top *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", "samples",
+	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", t->cpu ? "samples" : "hits",
 		 module_col(t, t->module_width), "module", "function");
 }
 
@@ -565,32 +292,29 @@ static void format_elapsed(double s, char *buf, size_t len)
 /* The two header lines: what is sampled and how, then the window's figures and the settings. */
 static void header_text(const struct top *t, char *buf, size_t len)
 {
-	char el[32];
+	char el[32], ev[300], win[32];
 
 	format_elapsed((mono_ns() - t->start_ns) / 1e9, el, sizeof(el));
+	if (t->cpu)
+		snprintf(ev, sizeof(ev), "%u Hz x %d CPUs", t->o->t.freq, t->ncpus);
+	else
+		snprintf(ev, sizeof(ev), "event %s", t->event);
+	if (t->o->zero)
+		snprintf(win, sizeof(win), "the last interval");
+	else
+		snprintf(win, sizeof(win), "%g s half-life", HALF_LIFE_S);
 	snprintf(buf, len,
-		 "firn top: %s   %u Hz x %d CPUs   call graph %s   elapsed %s%s%s%s\n"
-		 "%.0f samples/s   lost %" PRIu64 "   window: %g s half-life   sort: %s   kernel: %s"
+		 "firn top: %s   %s   call graph %s   elapsed %s%s%s%s\n"
+		 "%.0f %s/s   lost %" PRIu64 "   window: %s   sort: %s   kernel: %s"
 		 "   filter: %s",
-		 t->target_desc, t->o->freq, sampler_ncpus(t->sampler), t->o->call_graph, el,
+		 t->target_desc, ev, t->o->t.call_graph, el,
 		 *t->end_note ? "   " : "", t->end_note, t->paused ? "   [PAUSED]" : "", t->rate,
-		 t->lost, HALF_LIFE_S, t->sort == HIST_SORT_SELF ? "self" : "total",
+		 t->cpu ? "samples" : "hits",
+		 t->lost, win, t->sort == HIST_SORT_SELF ? "self" : "total",
 		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)");
 }
 
 /* ---- --stdio ---- */
-
-/* Prints lines of text with their control characters escaped (put_text): process and
- * function names come from any process. The newlines between the lines stay. */
-static void stdio_lines(char *text)
-{
-	for (char *line = text, *nl; line; line = nl ? nl + 1 : NULL) {
-		if ((nl = strchr(line, '\n')))
-			*nl = 0;
-		put_text(stdout, line, 0);
-		putchar('\n');
-	}
-}
 
 /* Prints the table once, as text. */
 static int stdio_print(struct top *t)
@@ -599,30 +323,18 @@ static int stdio_print(struct top *t)
 	size_t n = t->o->rows && (size_t)t->o->rows < t->nrows ? (size_t)t->o->rows : t->nrows;
 
 	header_text(t, buf, sizeof(buf));
-	stdio_lines(buf);
+	put_lines(stdout, buf);
 	table_columns(t, buf, sizeof(buf));
-	stdio_lines(buf);
+	put_lines(stdout, buf);
 	for (size_t i = 0; i < n; i++) {
 		table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
-		stdio_lines(buf);
+		put_lines(stdout, buf);
 	}
 	printf("\n");
 	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
 }
 
 /* ---- views ---- */
-
-/* The module of a frame as lib/hist names it: its mapping file's base name. */
-static const char *frame_module(const struct profile *p, const struct profile_frame *f)
-{
-	const char *file = f->mapping_id && f->mapping_id <= p->nmappings
-				   ? profile_str(p, p->mappings[f->mapping_id - 1].filename)
-				   : "";
-	const char *base = strrchr(file, '/');
-
-	base = base && base[1] ? base + 1 : file;
-	return !*base && f->kind == FRAME_KERNEL ? "[kernel.kallsyms]" : base;
-}
 
 /* How a table row is drawn: by its self share. */
 static enum tui_attr heat_of(double pct)
@@ -686,163 +398,38 @@ static int table_refresh(struct top *t, bool rebuild, bool resort)
 	return err;
 }
 
-/* Adds v to the (name, module) row of a caller or callee list, once per sample. */
-static int calls_add(struct call_row **rows, size_t *n, const char *name, const char *module,
-		     int64_t value, uint64_t sample, uint64_t **last)
+/* Row i of a calls view: headings, callers, a blank, callees; *row is the caller or callee. */
+static enum call_section call_row_at(const struct view *v, size_t i, const struct calls_row **row)
 {
-	size_t i = 0;
+	size_t nc = v->calls.ncallers;
 
-	while (i < *n && ((*rows)[i].name != name || strcmp((*rows)[i].module, module)))
-		i++;
-	if (i == *n) {
-		struct call_row *nr = realloc(*rows, (*n + 1) * sizeof(*nr));
-		uint64_t *nl = realloc(*last, (*n + 1) * sizeof(*nl));
-		if (nr)
-			*rows = nr;
-		if (nl)
-			*last = nl;
-		if (!nr || !nl)
-			return -ENOMEM;
-		nr[(*n)++] = (struct call_row){ name, module, 0, 0 };
-		nl[i] = 0;
+	*row = NULL;
+	if (i == 0 || i == nc + 2)
+		return CALLS_HEADING;
+	if (i == nc + 1)
+		return CALLS_BLANK;
+	if (i <= nc) {
+		*row = &v->calls.callers[i - 1];
+		return CALLS_CALLER;
 	}
-	if ((*last)[i] != sample + 1) {
-		(*last)[i] = sample + 1;
-		(*rows)[i].value += value;
-	}
-	return 0;
-}
-
-/* The callers and callees of one function over the window, before they are assembled. */
-struct calls_walk {
-	struct view *v;
-	struct call_row *rows[2];   /* callers, callees */
-	size_t n[2];
-	uint64_t *last[2];
-	struct profile_frame *frames;
-	size_t cap;
-	size_t *kept;
-	size_t capkept;
-};
-
-/* The frames of sample s that the table keeps (inline frames folded, kernel ones when hidden);
- * returns their count into w->kept, -1 for a sample the table drops, or -ENOMEM. */
-static long kept_frames(struct top *t, struct calls_walk *w, const struct profile_sample *s)
-{
-	int64_t n = profile_frames(&t->prof, s, &w->frames, &w->cap);
-	long k = 0;
-
-	if (n < 0)
-		return n;
-	if ((size_t)n > w->capkept) {
-		size_t *nk = realloc(w->kept, n * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		w->kept = nk;
-		w->capkept = n;
-	}
-	for (int64_t i = 0; i < n; i++) {
-		enum frame_kind kind = w->frames[i].kind;
-		if (kind != FRAME_INLINE && !(t->kernel_hidden && kind == FRAME_KERNEL))
-			w->kept[k++] = i;
-	}
-	return !k && n && t->kernel_hidden ? -1 : k;
-}
-
-/* Name of kept frame j of the current sample. */
-static const char *kept_name(struct top *t, struct calls_walk *w, long j)
-{
-	uint32_t id = w->frames[w->kept[j]].name;
-
-	return id ? profile_str(&t->prof, id) : "[unknown]";
-}
-
-/* Adds sample s to the callers and callees of the view's function. */
-static int calls_sample(struct top *t, struct calls_walk *w, uint64_t idx)
-{
-	const struct profile_sample *s = &t->win[idx];
-	long k = kept_frames(t, w, s);
-	bool hit = false;
-	int err = 0;
-
-	for (long j = 0; j < k && !err; j++) {
-		const struct profile_frame *f = &w->frames[w->kept[j]];
-		if (strcmp(kept_name(t, w, j), w->v->function) ||
-		    strcmp(frame_module(&t->prof, f), w->v->module))
-			continue;
-		hit = true;
-		const char *cn = j ? kept_name(t, w, j - 1) : "[root]";
-		const char *cm = j ? frame_module(&t->prof, &w->frames[w->kept[j - 1]]) : "";
-		const char *dn = j + 1 < k ? kept_name(t, w, j + 1) : "[self]";
-		const char *dm = j + 1 < k ? frame_module(&t->prof, &w->frames[w->kept[j + 1]]) : "";
-		err = calls_add(&w->rows[0], &w->n[0], cn, cm, s->values[0], idx, &w->last[0]);
-		if (!err)
-			err = calls_add(&w->rows[1], &w->n[1], dn, dm, s->values[0], idx, &w->last[1]);
-	}
-	if (hit)
-		w->v->fn_total += s->values[0];
-	return k < 0 && k != -1 ? (int)k : err;
-}
-
-/* qsort callback: larger value first, then by name. */
-static int call_cmp(const void *a, const void *b)
-{
-	const struct call_row *x = a, *y = b;
-
-	if (x->value != y->value)
-		return x->value > y->value ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Assembles the calls view's rows: heading, callers, blank, heading, callees. */
-static int calls_assemble(struct view *v, struct calls_walk *w)
-{
-	size_t n = w->n[0] + w->n[1] + 3;
-	struct call_row *rows = calloc(n, sizeof(*rows)), *o = rows;
-
-	if (!rows)
-		return -ENOMEM;
-	*o++ = (struct call_row){ "callers", "", 0, 0 };
-	qsort(w->rows[0], w->n[0], sizeof(*rows), call_cmp);
-	for (size_t i = 0; i < w->n[0]; i++, o++)
-		*o = w->rows[0][i], o->section = 1;
-	*o++ = (struct call_row){ "", "", 0, 3 };
-	*o++ = (struct call_row){ "callees", "", 0, 0 };
-	qsort(w->rows[1], w->n[1], sizeof(*rows), call_cmp);
-	for (size_t i = 0; i < w->n[1]; i++, o++) {
-		*o = w->rows[1][i], o->section = 2;
-		if (!strcmp(o->name, "[self]"))
-			v->fn_self = o->value;
-	}
-	v->module_width = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((rows[i].section == 1 || rows[i].section == 2) &&
-		    module_len(rows[i].module) > v->module_width)
-			v->module_width = module_len(rows[i].module);
-	free(v->calls);
-	v->calls = rows;
-	v->ncalls = n;
-	v->list.nrows = n;
-	return 0;
+	*row = &v->calls.callees[i - nc - 3];
+	return CALLS_CALLEE;
 }
 
 /* (Re)computes the callers and callees of the calls view's function over the window. */
-static int calls_compute(struct top *t, struct view *v)
+static int calls_refresh(struct top *t, struct view *v)
 {
-	struct calls_walk w = { .v = v };
-	int err = 0;
+	struct calls_query q = { t->win.samples, t->win.nsamples, t->vi, v->function, v->module,
+				 t->kernel_hidden };
+	int err = t->prof ? calls_compute(&v->calls, t->prof, &q) : 0;
 
-	v->fn_total = v->fn_self = 0;
-	for (uint64_t i = 0; i < t->nwin && !err; i++)
-		err = calls_sample(t, &w, i);
-	if (!err)
-		err = calls_assemble(v, &w);
-	for (int s = 0; s < 2; s++) {
-		free(w.rows[s]);
-		free(w.last[s]);
+	v->list.nrows = v->calls.ncallers + v->calls.ncallees + 3;
+	v->module_width = 0;
+	for (size_t i = 0; i < v->list.nrows; i++) {
+		const struct calls_row *r;
+		if (call_row_at(v, i, &r) >= CALLS_CALLER && r && module_len(r->module) > v->module_width)
+			v->module_width = module_len(r->module);
 	}
-	free(w.frames);
-	free(w.kept);
 	return err;
 }
 
@@ -852,15 +439,16 @@ static enum tui_attr calls_row(void *ctx, size_t i, char *buf, size_t len)
 	struct view *v = ctx;
 	struct top *t = v->top;
 
-	if (i >= v->ncalls)
+	if (i >= v->list.nrows)
 		return TUI_NORMAL;
-	const struct call_row *r = &v->calls[i];
-	if (r->section == 3) {
+	const struct calls_row *r;
+	enum call_section sec = call_row_at(v, i, &r);
+	if (sec == CALLS_BLANK) {
 		buf[0] = 0;
 		return TUI_NORMAL | TUI_NOSELECT;
 	}
-	if (r->section == 0) {
-		bool callers = !strcmp(r->name, "callers");
+	if (sec == CALLS_HEADING) {
+		bool callers = i == 0;
 		snprintf(buf, len, "%s of %s:", callers ? "callers (who calls it)"
 			 : "callees (what it calls; [self]: its own code)", v->function);
 		return TUI_HEADING | TUI_NOSELECT;
@@ -928,7 +516,7 @@ static void view_release(struct view *v)
 {
 	free(v->function);
 	free(v->module);
-	free(v->calls);
+	calls_release(&v->calls);
 	if (v->have_dis)
 		disasm_release(&v->dis);
 	memset(v, 0, sizeof(*v));
@@ -957,14 +545,15 @@ static struct view *view_push(struct top *t, enum view_kind kind, const char *na
 /* Annotation query of a view's function under the current settings. */
 static struct disasm_query annotate_query(const struct top *t, const struct view *v)
 {
-	return (struct disasm_query){ v->function, v->module, 0, t->kernel_hidden };
+	return (struct disasm_query){ v->function, v->module, t->vi, t->kernel_hidden };
 }
 
 /* Opens the annotation of the view's function, selecting its hottest instruction. */
 static void annotate_open(struct top *t, struct view *v)
 {
 	struct disasm_query q = annotate_query(t, v);
-	int err = disasm_annotate(&v->dis, &t->prof, t->win, t->nwin, &q);
+	int err = t->prof ? disasm_annotate(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q)
+			  : -ENOENT;
 
 	if (err) {
 		if (err == -EOPNOTSUPP)
@@ -993,12 +582,12 @@ static int views_refresh(struct top *t)
 	for (int i = 1; i < t->nviews; i++) {
 		struct view *v = &t->views[i];
 		if (v->kind == VIEW_CALLS) {
-			int err = calls_compute(t, v);
+			int err = calls_refresh(t, v);
 			if (err)
 				return err;
 		} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
 			struct disasm_query q = annotate_query(t, v);
-			disasm_count(&v->dis, &t->prof, t->win, t->nwin, &q);
+			disasm_count(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q);
 		}
 	}
 	return 0;
@@ -1017,7 +606,7 @@ static void view_titles(struct top *t, struct view *v, char *line, size_t len, c
 		table_columns(t, cols, clen);
 	} else if (v->kind == VIEW_CALLS) {
 		snprintf(line, len, "%s (%s): total %.2f%%, self %.2f%%", v->function,
-			 *v->module ? v->module : "-", share(t, v->fn_total), share(t, v->fn_self));
+			 *v->module ? v->module : "-", share(t, v->calls.total), share(t, v->calls.self));
 		snprintf(cols, clen, "  %7s  %-*s  %s", "share%", module_col(t, v->module_width),
 			 "module", "function");
 	} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
@@ -1110,9 +699,9 @@ static int open_for_selected(struct top *t, struct view *v, enum view_kind kind)
 
 	if (v->kind == VIEW_FUNCTIONS) {
 		selected_function(t, v, &name, &module);
-	} else if (v->kind == VIEW_CALLS && v->list.sel < v->ncalls) {
-		const struct call_row *r = &v->calls[v->list.sel];
-		if ((r->section == 1 || r->section == 2) && r->name[0] != '[')
+	} else if (v->kind == VIEW_CALLS && v->list.sel < v->list.nrows) {
+		const struct calls_row *r;
+		if (call_row_at(v, v->list.sel, &r) >= CALLS_CALLER && r->name[0] != '[')
 			name = r->name, module = r->module;
 	}
 	if (!name)
@@ -1123,7 +712,7 @@ static int open_for_selected(struct top *t, struct view *v, enum view_kind kind)
 	if (kind == VIEW_ANNOTATE)
 		annotate_open(t, nv);
 	else
-		return calls_compute(t, nv);
+		return calls_refresh(t, nv);
 	return 0;
 }
 
@@ -1186,25 +775,6 @@ static int on_key(struct top *t, int key)
 
 /* ---- the loops ---- */
 
-/* Notes when the command exited or every -p process is gone. */
-static void check_end(struct top *t)
-{
-	struct target *tg = &t->o->t;
-
-	if (t->ended)
-		return;
-	if (tg->child) {
-		target_reap(tg, WNOHANG);
-		if (tg->child_done)
-			snprintf(t->end_note, sizeof(t->end_note), "[command exited, status %d]",
-				 target_command_status(tg));
-		t->ended = tg->child_done;
-	} else if (tg->npids && !target_pids_alive(tg)) {
-		snprintf(t->end_note, sizeof(t->end_note), "[the processes exited]");
-		t->ended = true;
-	}
-}
-
 /* One refresh: the window, then (unless paused) the table and the open views. */
 static int refresh(struct top *t)
 {
@@ -1226,30 +796,36 @@ static uint64_t first_delay(const struct top *t)
 	return delay < FIRST_REFRESH_NS ? delay : FIRST_REFRESH_NS;
 }
 
-/* Milliseconds to sleep: until the next refresh or second snapshot, MAX_WAIT_NS at most (the
- * sampler drains its maps when due, on a wake-up). */
-static int wait_ms(const struct top *t, uint64_t next_refresh)
+/* Milliseconds to sleep: until the next refresh, RECORDER_POLL_MS at most (the recorder takes
+ * second snapshots and drains the counts when due, on a wake-up). */
+static int wait_ms(uint64_t next_refresh)
 {
 	uint64_t now = mono_ns(), until = next_refresh;
 
-	if (t->next_resnap_ns < until)
-		until = t->next_resnap_ns;
-	if (until > now + MAX_WAIT_NS)
-		until = now + MAX_WAIT_NS;
+	if (until > now + RECORDER_POLL_MS * 1000000ULL)
+		until = now + RECORDER_POLL_MS * 1000000ULL;
 	return until > now ? (int)((until - now + 999999) / 1000000) : 0;
 }
 
-/* Sleeps until process events come, fd (-1: none) is readable or ms pass, then handles the
- * events, the second snapshots due and the target's end. */
+/* Sleeps until process events come, fd (-1: none) is readable or ms pass, then lets the
+ * recorder handle the events and notes the target's end. 0 or -errno (recorder_error). */
 static int wait_events(struct top *t, int fd, int ms)
 {
-	struct pollfd p[2] = { { sampler_event_fd(t->sampler), POLLIN, 0 }, { fd, POLLIN, 0 } };
+	struct pollfd p[2] = { { recorder_event_fd(t->rec), POLLIN, 0 }, { fd, POLLIN, 0 } };
 
 	poll(p, fd >= 0 ? 2 : 1, ms); /* EINTR (a signal, a resize) just ends the wait */
-	int err = sampler_poll(t->sampler, 0);
-	t->next_resnap_ns = symbolizer_refresh_due(t->sym, mono_ns());
-	check_end(t);
-	return err == -EINTR ? 0 : err;
+	int err = recorder_poll(t->rec, 0);
+	t->ended = t->ended || target_ended(&t->o->t, t->end_note, sizeof(t->end_note));
+	return err;
+}
+
+/* Prints why the session failed (err, -errno): the recorder's message when it failed, else
+ * what failed (doing); returns 1. */
+static int session_error(const struct top *t, int err, const char *doing)
+{
+	if (*recorder_error(t->rec))
+		return error("%s", recorder_error(t->rec));
+	return error("cannot %s: %s", doing, strerror(-err));
 }
 
 /* True when -n refreshes are done. */
@@ -1264,14 +840,14 @@ static int stdio_loop(struct top *t)
 	uint64_t delay = t->o->delay * 1e9, next = t->start_ns + first_delay(t);
 
 	while (!target_stop_signal()) {
-		int err = wait_events(t, -1, wait_ms(t, next));
+		int err = wait_events(t, -1, wait_ms(next));
 		if (err)
-			return error("cannot read samples: %s", strerror(-err));
+			return session_error(t, err, "read samples");
 		if (mono_ns() < next)
 			continue;
 		bool last = t->ended;
 		if ((err = refresh(t)))
-			return error("cannot update the table: %s", strerror(-err));
+			return session_error(t, err, "update the table");
 		if (stdio_print(t))
 			return error("cannot write output: %s", strerror(errno ? errno : EIO));
 		if (last || iterations_done(t))
@@ -1311,7 +887,7 @@ static int tui_loop(struct top *t, struct tui *ui)
 			if (iterations_done(t))
 				break;
 		}
-		if (!(err = wait_events(t, STDIN_FILENO, wait_ms(t, next))))
+		if (!(err = wait_events(t, STDIN_FILENO, wait_ms(next))))
 			err = read_keys(t, ui);
 	}
 	return err < 0 ? err : 0;
@@ -1319,65 +895,26 @@ static int tui_loop(struct top *t, struct tui *ui)
 
 /* ---- setup ---- */
 
-/* The symbolizer, the sampler, the pids and the (sample-less) profile. */
-static int top_setup(struct top *t)
-{
-	const char *why = "";
-	struct top_opts *o = t->o;
-	struct sampler_opts so = {
-		.freq = o->freq,
-		.all = o->t.all,
-		.follow_children = true,
-		.kernel = !o->no_kernel,
-		.user = true,
-		.unwind = o->unwind,
-		.unwind_memory = (uint64_t)o->unwind_memory_mb << 20,
-		.on_process = on_process,
-		.retire = true,
-		.ctx = t,
-	};
-
-	t->self_start_ticks = start_ticks(getpid());
-	if (profile_init(&t->prof) || profile_add_sample_type(&t->prof, "samples", "count") < 0 ||
-	    (t->k_pid = profile_intern(&t->prof, "pid")) < 0 ||
-	    (t->k_comm = profile_intern(&t->prof, "comm")) < 0)
-		return error("out of memory");
-	if (!(t->sym = symbolizer_new()))
-		return error("cannot start the symbolizer: %s", strerror(errno));
-	if (!(t->sampler = sampler_new(&so, &why)))
-		return error("cannot %s: %s", why, strerror(errno));
-	for (int i = 0; i < o->t.npids; i++) {
-		int err = sampler_add_target(t->sampler, o->t.pids[i], false);
-		if (err)
-			return error("cannot add pid %d: %s", o->t.pids[i], strerror(-err));
-		on_process(t, o->t.pids[i], false);
-	}
-	return 0;
-}
-
-/* Starts sampling, and the command (held until the sampler is attached). */
+/* The recorder (the targets and events of the options, loaded, not yet sampling), then sampling
+ * and the command (held until the sampler is attached). */
 static int top_start(struct top *t)
 {
 	struct target *tg = &t->o->t;
-	const char *why = "";
-	int err;
+	struct recorder_opts ro = { .demangle = true };
+	struct recorder_stats st;
+	char why[1024];
+	int rc;
 
-	if (t->argv && t->argv[0]) {
-		if ((err = target_start_command(tg, t->argv)))
-			return error("cannot start '%s': %s", t->argv[0], strerror(-err));
-		if ((err = sampler_add_target(t->sampler, tg->child, true)))
-			return error("cannot add pid %d: %s", tg->child, strerror(-err));
-	}
-	if ((err = sampler_start(t->sampler, &why)))
-		return error("cannot %s: %s", why, strerror(-err));
+	target_recorder_opts(tg, &ro);
+	if (!(t->rec = recorder_new(&ro, why, sizeof(why))))
+		return error("%s", why);
+	if ((rc = target_start_recording(tg, t->rec, t->argv)))
+		return rc;
 	t->start_ns = t->last_ns = mono_ns();
-	if (tg->child && (err = target_release_command(tg))) {
-		error("cannot run '%s': %s", t->argv[0], strerror(err));
-		return err == ENOENT ? 127 : 126;
-	}
-	/* read kallsyms now, while the first samples come, rather than at the first refresh */
-	if (!t->o->no_kernel && symbolizer_kernel_location(t->sym, &t->prof, 0) < 0)
-		return error("out of memory");
+	recorder_stats(t->rec, &st);
+	t->ncpus = st.ncpus;
+	t->event = tg->nevents ? tg->events[0] : "cpu-clock";
+	t->cpu = !strcmp(t->event, "cpu-clock");
 	target_describe(tg, t->argv, t->target_desc, sizeof(t->target_desc));
 	return 0;
 }
@@ -1385,20 +922,18 @@ static int top_start(struct top *t)
 /* With -v, the session's figures on stderr once the screen is given back. */
 static void print_summary(struct top *t)
 {
-	struct sampler_stats st;
+	struct recorder_stats st;
 
-	if (!firn_verbose || !t->sampler)
+	if (!firn_verbose || !t->rec)
 		return;
-	struct symbolizer_stats ss;
-
-	sampler_get_stats(t->sampler, &st);
-	symbolizer_stats(t->sym, &ss);
+	recorder_stats(t->rec, &st);
 	fprintf(stderr, "firn: top: %lu refreshes, %llu samples lost, %zu stacks followed, unwind "
 		"tables for %llu files (%llu rows) built in %.0f ms; %llu snapshots held, %llu "
 		"processes ended and forgotten\n", t->refreshes,
-		(unsigned long long)t->lost, t->n, (unsigned long long)st.unwind_files,
-		(unsigned long long)st.unwind_rows, st.unwind_build_ns / 1e6,
-		(unsigned long long)ss.processes, (unsigned long long)st.retired_processes);
+		(unsigned long long)t->lost, window_stacks(&t->win),
+		(unsigned long long)st.unwind_files, (unsigned long long)st.unwind_rows,
+		st.unwind_build_ns / 1e6, (unsigned long long)st.snapshots,
+		(unsigned long long)st.retired_processes);
 }
 
 /* Frees everything top holds. */
@@ -1409,14 +944,9 @@ static void top_release(struct top *t)
 	hist_release(&t->h);
 	if (t->have_re)
 		regfree(&t->re);
-	for (size_t i = 0; i < t->nslots; i++)
-		free(t->slots[i].locs);
-	free(t->slots);
-	free(t->win);
+	window_release(&t->win);
 	free(t->rows);
-	sampler_free(t->sampler);
-	symbolizer_free(t->sym);
-	profile_release(&t->prof);
+	recorder_free(t->rec);
 }
 
 /* A fatal signal in the full-screen view: give the terminal back, then die of it. */
@@ -1441,17 +971,14 @@ static int run_tui(struct top *t)
 	tui_free(ui);
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], SIG_DFL);
-	if (err)
-		return error("cannot update the view: %s", strerror(-err));
-	return 0;
+	return err ? session_error(t, err, "update the view") : 0;
 }
 
 /* firn top: parse, check the target (none means -a) and privileges, set up, run a loop, release. */
 static int cmd_top(int argc, char **argv)
 {
-	struct top_opts o = { .freq = 99, .delay = 1, .rows = 20, .call_graph = "auto",
-			      .unwind = UNWIND_AUTO, .unwind_memory_mb = 32 };
-	struct top t = { .o = &o, .sort = HIST_SORT_SELF, .next_resnap_ns = UINT64_MAX };
+	struct top_opts o = { .t = TARGET_INIT, .delay = 1, .rows = 20 };
+	struct top t = { .o = &o, .sort = HIST_SORT_SELF };
 	int argi, rc = opt_parse(&top_cmd, argc, argv, true, top_option, &o, &argi);
 
 	if (rc)
@@ -1460,16 +987,17 @@ static int cmd_top(int argc, char **argv)
 	if (!o.t.all && !o.t.npids && !t.argv)
 		o.t.all = true; /* no target: the whole system, as perf top */
 	t.sort = o.sort;
-	t.kernel_hidden = o.no_kernel;
+	t.kernel_hidden = o.t.no_kernel;
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
 	o.t.quiet_command = !o.stdio;
 	if ((rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
 		goto out;
-	target_check_freq(&o.freq);
+	target_check_freq(&o.t);
 	target_install_signals();
 	target_raise_fd_limit(&o.t);
+	window_init(&t.win, o.zero ? 0 : HALF_LIFE_S);
 	view_push(&t, VIEW_FUNCTIONS, NULL, NULL);
-	if ((rc = top_setup(&t)) || (rc = top_start(&t)))
+	if ((rc = top_start(&t)))
 		goto out;
 	rc = o.stdio ? stdio_loop(&t) : run_tui(&t);
 	print_summary(&t);
@@ -1484,5 +1012,5 @@ const struct cmd top_cmd = {
 	.fn = cmd_top,
 	.summary = "show the functions using the CPU now, live (full screen or --stdio)",
 	.usage = TOP_USAGE,
-	.opts = { top_opts },
+	.opts = { target_opts, top_opts },
 };

@@ -95,6 +95,7 @@ struct recorder {
 	size_t nhandling;
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
+	uint64_t cut_ns;       /* wall clock of the last cut (or the start) */
 	bool prefetched;       /* kallsyms is loading (or not needed) */
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
@@ -643,6 +644,13 @@ static int cpu_clock_events(const struct recorder_opts *o)
 	return n;
 }
 
+/* The sampler's unwinding mode for the recorder's. */
+static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
+{
+	return u == RECORDER_UNWIND_FP ? UNWIND_FP : u == RECORDER_UNWIND_DWARF ? UNWIND_DWARF
+									 : UNWIND_AUTO;
+}
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
@@ -653,7 +661,7 @@ static int setup_sampler(struct recorder *r)
 		.follow_children = true,
 		.kernel = r->o.kernel,
 		.user = true,
-		.unwind = r->o.unwind,
+		.unwind = sampler_unwind_of(r->o.unwind),
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
 		.no_cpu_clock = r->o.nevents && !cpu_clock_events(&r->o),
@@ -766,7 +774,7 @@ int recorder_start(struct recorder *r)
 
 	if (err)
 		return fail(r, err, "cannot %s: %s", why, strerror(-err));
-	r->start_ns = wall_ns();
+	r->start_ns = r->cut_ns = wall_ns();
 	return 0;
 }
 
@@ -788,6 +796,32 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	symbolizer_refresh_due(r->sym, mono_ns());
 	check_watched(r, false);
 	return 0;
+}
+
+int recorder_event_fd(const struct recorder *r)
+{
+	return sampler_event_fd(r->sampler);
+}
+
+struct profile *recorder_cut(struct recorder *r)
+{
+	uint64_t now = wall_ns();
+	int err = sampler_drain(r->sampler);
+
+	if (!err)
+		err = handle_execs(r); /* pre-exec samples: parked, so in this cut */
+	if (!err)
+		err = capture_cut(r->cap, r->sampler, r->cut_ns, now);
+	sampler_reset_counts(r->sampler); /* the next cut counts from here */
+	r->cut_ns = now;
+	/* ended processes whose samples are in this cut are forgotten now (nothing left to park) */
+	if (!err)
+		err = retire_ended(r);
+	if (err) {
+		errno = -fail(r, err, "cannot cut the profile: %s", strerror(-err));
+		return NULL;
+	}
+	return &r->prof;
 }
 
 void recorder_stop(struct recorder *r)
@@ -852,12 +886,38 @@ struct profile *recorder_finish(struct recorder *r)
 	return &r->prof;
 }
 
+/* The sampler's figures in the recorder's terms. */
+static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
+{
+	*st = (struct recorder_stats){
+		.taken = s->taken, .stored = s->stored, .counts_full = s->counts_full,
+		.stacks_full = s->stacks_full, .events_full = s->events_full,
+		.user_stack_errors = s->user_stack_errors,
+		.kernel_stack_errors = s->kernel_stack_errors,
+		.unwind_files = s->unwind_files, .unwind_rows = s->unwind_rows,
+		.unwind_bytes = s->unwind_bytes, .unwind_max_bytes = s->unwind_max_bytes,
+		.unwind_no_table = s->unwind_no_table, .unwind_over_limit = s->unwind_over_limit,
+		.unwind_build_ns = s->unwind_build_ns, .unwind_too_many_maps = s->unwind_too_many_maps,
+		.entries = s->entries, .stacks = s->stacks, .threads = s->threads,
+		.retired_processes = s->retired_processes,
+	};
+	_Static_assert(sizeof(st->unwind) == sizeof(s->unwind), "unwind stop reasons");
+	memcpy(st->unwind, s->unwind, sizeof(st->unwind));
+}
+
 void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 {
+	struct sampler_stats s;
+	struct symbolizer_stats ss;
+
 	if (r->finished)
-		st->sampler = r->final;
+		s = r->final;
 	else
-		sampler_get_stats(r->sampler, &st->sampler);
+		sampler_get_stats(r->sampler, &s);
+	stats_of(&s, st);
+	symbolizer_stats(r->sym, &ss);
+	st->snapshots = ss.processes;
+	st->ncpus = sampler_ncpus(r->sampler);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;
 }

@@ -21,10 +21,19 @@
  * the end). Failures return -errno (or NULL + errno) and leave a one-line message, ready to print
  * after "firn: ", in the why buffer (recorder_new) or in recorder_error.
  *
- * Exists now: new, add_command, start, poll, stop, finish, stats, error, free.
- * Comes next (not declared yet): recorder_cut() -> the profile of the interval since the last cut
- * (for firn top and a continuous mode), and an event source interface (kernel mmap2/comm/exit
- * records instead of /proc polling, and a fake source for unit tests).
+ * Cutting into intervals (firn top, a continuous mode): recorder_cut hands out the profile of
+ * what was counted since the last cut (or the start). The recorder keeps one profile for its
+ * whole life: its strings, mappings, functions and locations only grow (ids and string pointers
+ * stay valid until recorder_free, and each address is symbolized once a session), while its
+ * samples are replaced at every cut. So a cut costs what the interval sampled: the sampler's
+ * counts are reset (sampler_reset_counts) after each cut, and the samples of processes that
+ * ended meanwhile wait parked (spilled) for the next cut. The recorder keeps no running
+ * profile across cuts: a caller that wants one keeps it over the cuts' location ids (firn top:
+ * a decaying window, lib/window.h).
+ *
+ * Exists now: new, add_command, start, poll, event_fd, cut, stop, finish, stats, error, free.
+ * Comes next: an event source interface (kernel mmap2/comm/exit records instead of /proc
+ * polling, and a fake source for unit tests).
  * One thread at a time. */
 #ifndef FIRN_RECORDER_H
 #define FIRN_RECORDER_H
@@ -35,9 +44,19 @@
 #include <sys/types.h>
 
 #include "profile.h"
-#include "sampler.h"
 
 struct recorder;
+
+/* How user stacks are unwound. */
+enum recorder_unwind {
+	RECORDER_UNWIND_FP = 0, /* frame pointers */
+	RECORDER_UNWIND_DWARF,  /* CFI tables evaluated in the kernel; no table: the unwind stops */
+	RECORDER_UNWIND_AUTO,   /* CFI tables where a mapping has them, frame pointers elsewhere */
+};
+
+/* How often a caller that waits on recorder_event_fd itself should call recorder_poll anyway:
+ * second snapshots of new processes come due and the in-kernel counts are drained then. */
+#define RECORDER_POLL_MS 50
 
 struct recorder_opts {
 	/* targets: every process (all), these processes (pids), or neither (a command, added
@@ -51,7 +70,7 @@ struct recorder_opts {
 	int nevents;
 	unsigned freq;              /* samples per second per CPU */
 	const char *call_graph;     /* as the user named it (a comment of the profile) */
-	enum sampler_unwind unwind;
+	enum recorder_unwind unwind;
 	uint64_t unwind_memory;     /* bytes of unwind rows at most */
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
@@ -62,10 +81,24 @@ struct recorder_opts {
 	char **argv;
 };
 
-/* What a recording counted, for the summary. After recorder_finish, as it was when the samples
- * were last drained. */
+/* What a recording counted, for the summary; counts are of the whole session (cuts do not
+ * reset them). After recorder_finish, as it was when the samples were last drained.
+ * taken = every sample the BPF program saw for a target = stored + lost (counts_full +
+ * stacks_full); samples whose user or kernel stack could not be read are stored without it. */
 struct recorder_stats {
-	struct sampler_stats sampler;
+	uint64_t taken, stored;
+	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
+	/* DWARF unwinds by how they ended: complete, no mapping, no row, unsupported rule, bad
+	 * read, depth, no user stack (these add up to every sample taken); then samples that used
+	 * frame pointers somewhere, samples that met a mapping found through the kernel's VMA
+	 * lookup */
+	uint64_t unwind[9];
+	/* unwind tables */
+	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
+		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;
+	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
+	uint64_t entries, stacks, threads, snapshots, retired_processes;
+	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
 };
 
@@ -83,6 +116,19 @@ int recorder_start(struct recorder *r);
 /* Waits up to timeout_ms for process events and handles the lifecycle (see above). A signal
  * is no failure. 0 or -errno (recorder_error): the recording cannot go on. */
 int recorder_poll(struct recorder *r, int timeout_ms);
+/* A descriptor that becomes readable when process events wait, for poll(2) next to other
+ * inputs (a keyboard); then call recorder_poll with a timeout of 0 (and at least every
+ * RECORDER_POLL_MS anyway). */
+int recorder_event_fd(const struct recorder *r);
+/* The profile of the interval since the last cut (or recorder_start): every sample counted
+ * since then, of live processes and of those that ended meanwhile, symbolized, with the sample
+ * types of the events (the first is the default) and time_nanos/duration_nanos of the interval;
+ * no comments. Owned by the recorder, and the same object at every cut and at recorder_finish
+ * (whose samples are then those since the last cut). Its samples are valid until the next
+ * recorder_cut or recorder_finish; its ids and strings until recorder_free. The caller may
+ * intern strings in it (hist_build does) and read it with samples of its own; it must not
+ * change its samples. NULL + errno (recorder_error): the recording cannot go on. */
+struct profile *recorder_cut(struct recorder *r);
 /* Ends sampling (the recording's end time); entries stay to be finished. */
 void recorder_stop(struct recorder *r);
 /* Drains what is left, symbolizes every sample into the profile and adds the metadata. Returns

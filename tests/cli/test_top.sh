@@ -4,7 +4,8 @@
 # callers, a resize redraws, and q, Ctrl-C and SIGTERM exit 0 with the terminal restored; in the
 # callers/callees view the cursor stays on function rows and [kernel.kallsyms] is shown whole.
 # Then --stdio (-n, -- CMD and its status, a pipe, no target = the whole system), usage errors,
-# and report --annotate on a saved profile of the fixture (the hot loop's instructions, build id
+# -e usdt:... (the probed function, exact hit counts), -z (each refresh is one cut of the
+# recording: every sample in exactly one table), and report --annotate on a saved profile of the fixture (the hot loop's instructions, build id
 # checks, missing binaries).
 . "$(dirname "$0")/lib.sh"
 
@@ -16,6 +17,10 @@ expect_rc "--sort bad: exit 2" 2 "$FIRN" top -a --sort sideways
 expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
 expect_rc "--call-graph bad: exit 2" 2 "$FIRN" top -a --call-graph lbr
 expect_rc "-n 0: exit 2" 2 "$FIRN" top -a -n 0
+expect_rc "-e bogus: exit 2" 2 "$FIRN" top -a -e bogus
+grep -q "^firn top: invalid event 'bogus' (cpu-clock or usdt:PATH:PROVIDER:NAME)" "$TMP/err" \
+	&& pass "-e bogus: message" || fail "-e bogus: $(head -1 "$TMP/err")"
+expect_rc "-e usdt:PATH:NAME (no provider): exit 2" 2 "$FIRN" top -a -e usdt:/bin/true:hit
 expect_rc "report --annotate with --folded: exit 2" 2 "$FIRN" report --annotate f --folded x.pb.gz
 expect_rc "report --annotate with --top: exit 2" 2 "$FIRN" report --annotate f --top 3 x.pb.gz
 grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \
@@ -102,6 +107,58 @@ bad=$(for r in $ratios; do within "$r" 0.70 0.95 || echo "$r"; done)
 last=$(awk '/^firn top:/ { t++ } { l[t] = l[t] "\n" $0 } END { print l[t] }' "$TMP/decay.out" | \
 	awk '/^  self%/ { getline; print $5; exit }')
 [ "$last" = busy_cold ] && pass "decay: busy_cold leads the last table" || { fail "decay: last leader '$last'"; tail -12 "$TMP/decay.out"; }
+
+# ---- -e usdt: a stack at every probe hit ----
+# usdtfix fires usdtfix:hit 300 times through path_a, then 200 times through path_b (once the
+# probe is attached), then lingers LINGER ms; top -e must show fire, hit 500 times, 60 % of it
+# through path_a.
+FX=$(readlink -f "$FIX/usdtfix")
+"$FIRN" top --stdio -d 0.5 --rows 0 -e "usdt:$FX:usdtfix:hit" -- "$FX" 300 200 5000 600 \
+	>"$TMP/usdt.out" 2>"$TMP/usdt.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^firn top: command .*   event usdt:$FX:usdtfix:hit   " "$TMP/usdt.out" \
+	&& pass "top -e usdt: exit 0, the header names the event" || { fail "top -e usdt: exit $rc"; head -3 "$TMP/usdt.err" "$TMP/usdt.out"; }
+grep -q '^  self%  total%      hits  module' "$TMP/usdt.out" && grep -qE '^[0-9]+ hits/s ' "$TMP/usdt.out" \
+	&& pass "top -e usdt: the table and the header count hits" || fail "top -e usdt: no hits column"
+# the last table (the hits come within a few ms, about 250 ms after the start: normally all in
+# the first interval, then decayed alike; should a refresh split them, path_a's share moves
+# toward 51 %)
+awk '/^firn top:/ { t++; l = "" } { l = l $0 "\n" } END { printf "%s", l }' "$TMP/usdt.out" >"$TMP/usdt1.out"
+first=$(table_rows "$TMP/usdt1.out" | awk 'NR == 1 { print $1, $5 }')
+hits=$(table_rows "$TMP/usdt1.out" | awk 'NR == 1 { print $3 }')
+pa=$(table_rows "$TMP/usdt1.out" | awk '$5 == "path_a" { print $2 }')
+pb=$(table_rows "$TMP/usdt1.out" | awk '$5 == "path_b" { print $2 }')
+[ "$first" = "100.00 fire" ] && within "$hits" 1 500 \
+	&& pass "top -e usdt: fire leads, self 100% ($hits decayed hits)" \
+	|| { fail "top -e usdt: first row '$first' ($hits hits)"; cat "$TMP/usdt.out"; }
+within "$pa" 50 62 && within "$pb" 38 50 && pass "top -e usdt: path_a has $pa% of the hits (60), path_b $pb% (40)" \
+	|| fail "top -e usdt: path_a '$pa', path_b '$pb'"
+
+# -z: a refresh shows what was counted since the previous one alone. Every hit is in exactly one
+# table (none twice, none lost), also those of a process that ended between two refreshes (its
+# samples wait parked for the next cut); the table after the hits has none of them.
+for linger in 600 0; do
+	"$FIRN" top -z --stdio -d 0.3 --rows 0 -e "usdt:$FX:usdtfix:hit" -- \
+		sh -c "'$FX' 300 200 5000 $linger; sleep 1" >"$TMP/zero.out" 2>"$TMP/zero.err"
+	read -r sum tables next < <(awk '/^firn top:/ { t++ } / fire$/ { s += $3; n++; last = t }
+		END { print s + 0, n + 0, (last && t > last) ? "after" : "none" }' "$TMP/zero.out")
+	[ "$sum" = 500 ] && within "$tables" 1 2 && [ "$next" = after ] \
+		&& pass "top -z (linger $linger ms): the 500 hits in $tables table(s), none in the next" \
+		|| { fail "top -z (linger $linger ms): $sum hits in $tables tables ($next)"; cat "$TMP/zero.out"; }
+	grep -q 'window: the last interval' "$TMP/zero.out" && pass "top -z: the header says so" || fail "top -z: header"
+done
+# -z with cpu-clock: each table holds the samples of its own interval, as many as the header's
+# samples/s says it took in 0.5 s (give or take the 50 ms wake-ups; the first two intervals are
+# left out: a late first table makes the second short). The decaying window would hold 2.5, 3.1
+# and 3.6 times that in the 3rd, 4th and 5th tables.
+"$FIRN" top -z --stdio -n 5 -d 0.5 --rows 0 -p "$BP" >"$TMP/zcpu.out" 2>&1
+awk '/^firn top:/ { t++ } /^[0-9]+ samples\/s / { r[t] = $1 } /^ +[0-9.]+ +[0-9.]+ +[0-9]+  / { s[t] += $3 }
+	END { for (i = 3; i <= 5; i++) print i, s[i] + 0, r[i] * 0.5 }' "$TMP/zcpu.out" >"$TMP/zcpu.sums"
+bad=$(awk '{ d = $2 - $3; if (d < 0) d = -d; if (d > 2 + 0.15 * $3) print }' "$TMP/zcpu.sums")
+total=$(awk '{ s += $2 } END { print s + 0 }' "$TMP/zcpu.sums")
+[ "$(wc -l <"$TMP/zcpu.sums")" -eq 3 ] && [ -z "$bad" ] && [ "$total" -ge 3 ] \
+	&& pass "top -z: each table holds one interval's samples ($(awk '{ printf "%s ", $2 }' "$TMP/zcpu.sums"))" \
+	|| { fail "top -z: table samples vs the interval's: $(tr '\n' ';' <"$TMP/zcpu.sums")"; cat "$TMP/zcpu.out"; }
 
 # ---- full screen, in tmux ----
 SOCK=firn-test-$$

@@ -798,6 +798,45 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	return 0;
 }
 
+/* The pids (distinct) of the entries with a count whose process waits for its second snapshot. */
+struct young {
+	struct recorder *r;
+	pid_t *pids;
+	size_t n;
+};
+
+/* sampler_for_each callback of resnap_young. */
+static int note_young(void *ctx, const struct sampler_entry *e)
+{
+	struct young *y = ctx;
+
+	if (!e->count || !symbolizer_refresh_pending(y->r->sym, e->pid))
+		return 0;
+	for (size_t i = 0; i < y->n; i++)
+		if (y->pids[i] == (pid_t)e->pid)
+			return 0;
+	pid_t *n = realloc(y->pids, (y->n + 1) * sizeof(*n));
+	if (!n)
+		return 0; /* not snapshotted again: its first snapshot stays */
+	y->pids = n;
+	y->pids[y->n++] = e->pid;
+	return 0;
+}
+
+/* Before a cut: a process whose second snapshot is not due yet is snapshotted again now, so
+ * that the cut's samples of it (all taken by now) find the libraries it has mapped since its
+ * first one; the second snapshot still comes when due. A process that has ended keeps its
+ * snapshot. */
+static void resnap_young(struct recorder *r)
+{
+	struct young y = { r, NULL, 0 };
+
+	sampler_for_each(r->sampler, note_young, &y);
+	for (size_t i = 0; i < y.n; i++)
+		symbolizer_add_process(r->sym, y.pids[i]);
+	free(y.pids);
+}
+
 int recorder_event_fd(const struct recorder *r)
 {
 	return sampler_event_fd(r->sampler);
@@ -810,6 +849,8 @@ struct profile *recorder_cut(struct recorder *r)
 
 	if (!err)
 		err = handle_execs(r); /* pre-exec samples: parked, so in this cut */
+	if (!err)
+		resnap_young(r);
 	if (!err)
 		err = capture_cut(r->cap, r->sampler, r->cut_ns, now);
 	sampler_reset_counts(r->sampler); /* the next cut counts from here */

@@ -311,16 +311,15 @@ static int sample_loop(struct recording *r)
 	uint64_t limit = r->o->duration > 0 ? (uint64_t)(r->o->duration * 1e9) : 0;
 	struct recorder_stats rs;
 
+	char note[96];
+
 	recorder_stats(r->rec, &rs);
 	for (;;) {
-		if (recorder_poll(r->rec, 50))
+		if (recorder_poll(r->rec, RECORDER_POLL_MS))
 			return error("%s", recorder_error(r->rec));
-		target_reap(&r->o->t, WNOHANG);
-		if (r->o->t.child_done || target_stop_signal())
+		if (target_ended(&r->o->t, note, sizeof(note)) || target_stop_signal())
 			return 0;
 		if (limit && wall_ns() - rs.start_ns >= limit)
-			return 0;
-		if (r->o->t.npids && !target_pids_alive(&r->o->t))
 			return 0;
 	}
 }

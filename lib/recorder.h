@@ -24,12 +24,14 @@
  * Cutting into intervals (firn top, a continuous mode): recorder_cut hands out the profile of
  * what was counted since the last cut (or the start). The recorder keeps one profile for its
  * whole life: its strings, mappings, functions and locations only grow (ids and string pointers
- * stay valid until recorder_free, and each address is symbolized once a session), while its
- * samples are replaced at every cut. So a cut costs what the interval sampled: the sampler's
- * counts are reset (sampler_reset_counts) after each cut, and the samples of processes that
- * ended meanwhile wait parked (spilled) for the next cut. The recorder keeps no running
- * profile across cuts: a caller that wants one keeps it over the cuts' location ids (firn top:
- * a decaying window, lib/window.h).
+ * stay valid until recorder_free, and the symbolizer's location cache with them: an address is
+ * not resolved again at every cut), while its samples are replaced at every cut. So a cut costs
+ * what the interval sampled (plus a pass over the sampler's entries held): the sampler's counts
+ * are reset (sampler_reset_counts) after each cut, and the samples of processes that ended
+ * meanwhile wait parked (spilled) for the next cut. Processes first sampled less than the
+ * second-snapshot delay ago are snapshotted again before a cut symbolizes them. No running
+ * profile is kept across cuts: a caller that wants one keeps it over the cuts' location ids
+ * (firn top: a decaying window, lib/window.h).
  *
  * Exists now: new, add_command, start, poll, event_fd, cut, stop, finish, stats, error, free.
  * Comes next: an event source interface (kernel mmap2/comm/exit records instead of /proc

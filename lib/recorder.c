@@ -96,6 +96,7 @@ struct recorder {
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	uint64_t cut_ns;       /* wall clock of the last cut (or the start) */
+	bool cut;              /* the profile holds a cut's samples (recorder_finish drops them) */
 	bool prefetched;       /* kallsyms is loading (or not needed) */
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
@@ -855,6 +856,7 @@ struct profile *recorder_cut(struct recorder *r)
 		err = capture_cut(r->cap, r->sampler, r->cut_ns, now);
 	sampler_reset_counts(r->sampler); /* the next cut counts from here */
 	r->cut_ns = now;
+	r->cut = true;
 	/* ended processes whose samples are in this cut are forgotten now (nothing left to park) */
 	if (!err)
 		err = retire_ended(r);
@@ -919,6 +921,8 @@ struct profile *recorder_finish(struct recorder *r)
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	note_held(r);
+	if (r->cut)
+		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	if ((err = capture_finish(r->cap, r->sampler, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));
 		return NULL;

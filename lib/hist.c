@@ -322,9 +322,8 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 	memset(h, 0, sizeof(*h));
 	h->profile = p;
 	int vi = value_index(p, o->sample_type);
-	uint64_t nsamples = o->samples ? o->nsamples : p->nsamples;
 	if (vi < 0)
-		return nsamples || o->sample_type ? vi : 0;
+		return p->nsamples || o->sample_type ? vi : 0;
 	h->value_index = vi;
 	w.module_of = calloc(p->nmappings + 1, sizeof(*w.module_of));
 	int64_t kid = profile_intern(p, "[kernel.kallsyms]"), uid = profile_intern(p, "[unknown]");
@@ -332,6 +331,7 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 		err = -ENOMEM;
 	w.kernel_id = kid;
 	w.unknown_id = uid;
+	uint64_t nsamples = o->samples ? o->nsamples : p->nsamples;
 	for (uint64_t i = 0; i < nsamples && !err; i++)
 		err = sample_add(h, i, &w);
 	if (!err)

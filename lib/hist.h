@@ -24,6 +24,10 @@ enum hist_sort {
 /* Filters and grouping. All-zero means: every sample, kernel frames kept, inline frames folded
  * into their callers, one entry per function, the profile's default sample type. */
 struct hist_opts {
+	/* the samples to sum instead of the profile's (over its ids: firn top's window); NULL:
+	 * the profile's */
+	const struct profile_sample *samples;
+	uint64_t nsamples;
 	const int64_t *pids;     /* keep samples whose numeric "pid" label is one of these */
 	size_t npids;            /* 0: no pid filter */
 	const char *comm;        /* keep samples whose "comm" label equals this or matches it as a
@@ -35,10 +39,6 @@ struct hist_opts {
 				  * goes to the function they were inlined into */
 	enum hist_by by;
 	const char *sample_type; /* name of the sample type to sum; NULL: profile_value_index() */
-	/* the samples to sum instead of the profile's (over its ids: firn top's window); NULL:
-	 * the profile's */
-	const struct profile_sample *samples;
-	uint64_t nsamples;
 };
 
 /* One row. name and module point into the profile's string table (valid while it lives).

@@ -260,13 +260,15 @@ int capture_finish(struct capture *c, struct sampler *s, const struct capture_me
 	return add_comments(c->p, m, c->parked);
 }
 
-int capture_cut(struct capture *c, struct sampler *s, uint64_t start_ns, uint64_t end_ns)
+int capture_cut(struct capture *c,
+		int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx),
+		void *src, uint64_t start_ns, uint64_t end_ns)
 {
 	profile_clear_samples(c->p);
 	int err = spill_load(&c->spill, c->p);
 
 	if (!err)
-		err = sampler_for_each(s, add_entry, c);
+		err = for_each(src, add_entry, c);
 	c->p->time_nanos = start_ns;
 	c->p->duration_nanos = end_ns - start_ns;
 	return err;

@@ -56,14 +56,16 @@ const char *capture_comm(uint32_t pid, const char *name);
 /* Symbolizes an entry now (its process is about to be forgotten) and parks its sample until
  * capture_finish. 0 or -errno. */
 int capture_park(struct capture *c, const struct sampler_entry *e);
+/* For recorder_cut: empties p's samples, then adds the parked samples and the entries with a
+ * count of a source (for_each(src, fn, ctx) calls fn for each entry; reset the counts after),
+ * and the interval's time (start_ns, end_ns: wall clock); no comments. 0 or -errno. */
+int capture_cut(struct capture *c,
+		int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx),
+		void *src, uint64_t start_ns, uint64_t end_ns);
 /* Adds the sampler's remaining entries and the parked samples to the profile, its time and m's
  * metadata as comments. Each sample has one value per sample type: its count in its event's
  * type(s), 0 in the others. Returns 0 or -errno. */
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m);
-/* For recorder_cut: empties p's samples, then adds the parked samples and the sampler's
- * entries with a count (reset the counts after), and the interval's time (start_ns, end_ns:
- * wall clock); no comments. Returns 0 or -errno. */
-int capture_cut(struct capture *c, struct sampler *s, uint64_t start_ns, uint64_t end_ns);
 void capture_free(struct capture *c);
 
 #endif

@@ -134,6 +134,13 @@ static uint64_t wall_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* The sampler's unwinding mode for the recorder's. */
+static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
+{
+	return u == RECORDER_UNWIND_FP ? UNWIND_FP : u == RECORDER_UNWIND_DWARF ? UNWIND_DWARF
+									 : UNWIND_AUTO;
+}
+
 /* pid's pending exec (queued, or being handled), or NULL. */
 static struct pending_exec *exec_pending(const struct recorder *r, pid_t pid)
 {
@@ -645,13 +652,6 @@ static int cpu_clock_events(const struct recorder_opts *o)
 	return n;
 }
 
-/* The sampler's unwinding mode for the recorder's. */
-static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
-{
-	return u == RECORDER_UNWIND_FP ? UNWIND_FP : u == RECORDER_UNWIND_DWARF ? UNWIND_DWARF
-									 : UNWIND_AUTO;
-}
-
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
@@ -838,6 +838,13 @@ static void resnap_young(struct recorder *r)
 	free(y.pids);
 }
 
+/* The sampler's entries, for capture_cut. */
+static int for_each_sampler_entry(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
+				  void *ctx)
+{
+	return sampler_for_each(src, fn, ctx);
+}
+
 int recorder_event_fd(const struct recorder *r)
 {
 	return sampler_event_fd(r->sampler);
@@ -853,7 +860,7 @@ struct profile *recorder_cut(struct recorder *r)
 	if (!err)
 		resnap_young(r);
 	if (!err)
-		err = capture_cut(r->cap, r->sampler, r->cut_ns, now);
+		err = capture_cut(r->cap, for_each_sampler_entry, r->sampler, r->cut_ns, now);
 	sampler_reset_counts(r->sampler); /* the next cut counts from here */
 	r->cut_ns = now;
 	r->cut = true;
@@ -907,6 +914,9 @@ static void note_held(const struct recorder *r)
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
+
+	if (r->cut)
+		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	int err = sampler_drain(r->sampler);
 
 	if (!err)
@@ -921,8 +931,6 @@ struct profile *recorder_finish(struct recorder *r)
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	note_held(r);
-	if (r->cut)
-		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	if ((err = capture_finish(r->cap, r->sampler, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));
 		return NULL;

@@ -914,9 +914,6 @@ static void note_held(const struct recorder *r)
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-
-	if (r->cut)
-		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	int err = sampler_drain(r->sampler);
 
 	if (!err)
@@ -930,6 +927,8 @@ struct profile *recorder_finish(struct recorder *r)
 	sampler_get_stats(r->sampler, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
+	if (r->cut)
+		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	note_held(r);
 	if ((err = capture_finish(r->cap, r->sampler, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));

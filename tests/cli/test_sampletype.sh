@@ -179,3 +179,106 @@ EOF
 else
 	skip "go tool pprof -sample_index: no go"
 fi
+
+# ---- diff: the chosen type on both sides, gates on times ----
+# base and new over 100 rounds; new waits 600 ms on the pipe (off-CPU shares 1/9, 2/9, 6/9) and
+# spends 60 ms a round in parse
+python3 "$SRC/types_pprof.py" base.pb.gz --rounds 100
+python3 "$SRC/types_pprof.py" new.pb.gz --rounds 100 --pipe 600 --parse 6
+python3 "$SRC/types_pprof.py" base_nw.pb.gz --rounds 100 --no-waits
+python3 "$SRC/types_pprof.py" new_nw.pb.gz --rounds 100 --pipe 600 --parse 6 --no-waits
+
+# diff_json NAME PYTHON ARGS...: firn diff --json ARGS (any exit status but 1 and 2), PYTHON's
+# asserts on d (the document), f (name -> row) and rc
+diff_json() {
+	local name=$1 py=$2; shift 2
+	"$FIRN" diff --json --top 0 "$@" >out.json 2>err
+	local rc=$?
+	if [ $rc -eq 1 ] || [ $rc -eq 2 ]; then
+		fail "$name (exit $rc)"; head -3 err | sed 's/^/    stderr: /'; return
+	fi
+	RC=$rc python3 -c '
+import json, os
+rc = int(os.environ["RC"])
+d = json.load(open("out.json"))
+f = {x["name"]: x for x in d["functions"]}
+def near(a, b, e=0.005): return abs(a - b) < e
+'"$py" && pass "$name" || fail "$name"
+}
+
+diff_json "diff: samples by default" '
+assert d["sample_type"] == "samples" and d["base"]["total"] == 1000 and d["new"]["total"] == 1600, d
+assert d["base"]["events"] == 1000 and "read_pipe" not in f
+' base.pb.gz new.pb.gz
+diff_json "diff --sample-type off_cpu: shares and events (Kish, from the waits)" '
+assert d["sample_type"] == "off_cpu" and d["unit"] == "nanoseconds", d
+assert d["base"]["total"] == 60 * 10**9 and d["new"]["total"] == 90 * 10**9, d
+# 100 rounds of waits of 100, 200 and 300 ms: (600)^2 / (100^2 + 200^2 + 300^2) per round
+assert near(d["base"]["events"], 100 * 360000 / 140000, 1e-6), d["base"]
+assert near(d["new"]["events"], 100 * 810000 / 410000, 1e-6), d["new"]
+t = f["read_pipe"]["total"]
+assert near(t["base_pct"], 50) and near(t["new_pct"], 200 / 3) and t["significant"], t
+assert near(f["sleep_a"]["total"]["new_pct"], 100 / 9), f["sleep_a"]
+' --sample-type off_cpu base.pb.gz new.pb.gz
+diff_json "diff: the default_sample_type both profiles name is the default" '
+assert d["sample_type"] == "off_cpu", d["sample_type"]
+' deflt.pb.gz deflt.pb.gz
+diff_json "diff: defaults that differ fall back to samples" '
+assert d["sample_type"] == "samples", d["sample_type"]
+' deflt.pb.gz types.pb.gz
+
+# the gate on off_cpu trips on the pipe's +16.67 pp; cpu decides exactly as samples
+expect_rc "diff --sample-type off_cpu --fail-on total:read_pipe>+5pp: exit 3 (tripped)" 3 \
+	"$FIRN" diff --sample-type off_cpu --fail-on 'total:read_pipe>+5pp' base.pb.gz new.pb.gz
+grep -q "^firn diff: rule 'total:read_pipe>+5pp' tripped: read_pipe (app) total 50.00% -> 66.67%, +16.67pp, between +" "$TMP/err" \
+	&& pass "diff --sample-type off_cpu: the tripped rule on stderr" \
+	|| { fail "diff --sample-type off_cpu: the tripped rule on stderr"; head -3 "$TMP/err"; }
+head -2 "$TMP/out" >got
+printf '%s\n' '# base: base.pb.gz: 60.000 s off_cpu (257 events)' \
+	'# new:  new.pb.gz: 90.000 s off_cpu (198 events)' >want
+cmp -s want got && pass "diff --sample-type off_cpu: header lines in s with the events" \
+	|| { fail "diff --sample-type off_cpu: header lines"; diff want got; }
+expect_rc "diff --sample-type off_cpu --fail-on 'total:read_pipe>+40pp': exit 0 (passed)" 0 \
+	"$FIRN" diff --sample-type off_cpu --fail-on 'total:read_pipe>+40pp' base.pb.gz new.pb.gz
+expect_rc "diff --sample-type off_cpu --fail-on 'total:sleep_b<-1pp': exit 3 (shrink)" 3 \
+	"$FIRN" diff --sample-type off_cpu --fail-on 'total:sleep_b<-1pp' base.pb.gz new.pb.gz
+# sleep_a's -5.56 pp over about 257 and 198 events cannot be told from -2 pp
+expect_rc "diff --sample-type off_cpu --fail-on 'total:sleep_a<-2pp': exit 4 (too few events)" 4 \
+	"$FIRN" diff --sample-type off_cpu --fail-on 'total:sleep_a<-2pp' base.pb.gz new.pb.gz
+# without a count of the waits each stack is one event: 3 a side, nothing can be decided
+expect_rc "diff --sample-type off_cpu without waits: exit 4 (inconclusive)" 4 \
+	"$FIRN" diff --sample-type off_cpu --fail-on 'total:read_pipe>+5pp' base_nw.pb.gz new_nw.pb.gz
+grep -q "too few events to tell from +5.00pp (60.000 s base and 90.000 s new, as many as 3 and 2 events)" "$TMP/err" \
+	&& pass "diff: the inconclusive rule in s and events" || { fail "diff: the inconclusive rule in s and events"; head -3 "$TMP/err"; }
+for t in samples cpu; do
+	"$FIRN" diff --json --sample-type $t --fail-on 'self:parse>+30pp' base.pb.gz new.pb.gz >$t.json 2>/dev/null
+done
+python3 -c '
+import json
+s, c = (json.load(open(t + ".json"))["gate"]["rules"][0] for t in ("samples", "cpu"))
+assert s["verdict"] == c["verdict"] == "tripped", (s, c)
+assert s["tripped"] == c["tripped"], (s["tripped"], c["tripped"])
+' && pass "diff: a gate on cpu decides as on samples (same bounds)" || fail "diff: a gate on cpu decides as on samples"
+"$FIRN" diff --svg --sample-type wall base.pb.gz new.pb.gz >wall.svg 2>err
+grep -q '>Differential Flame Graph: wall (s)</text>' wall.svg && grep -q '<title>parse (6.00 s, 5.66%; base 0.00; +5.66%)</title>' wall.svg \
+	&& pass "diff --svg --sample-type wall: title and tooltips in s" \
+	|| fail "diff --svg --sample-type wall: $(grep -o '<title>parse[^<]*' wall.svg)"
+"$FIRN" diff --folded --sample-type off_cpu base.pb.gz new.pb.gz | grep -qx 'app;main;read_pipe;pipe_read_\[k\] 45000000000 60000000000' \
+	&& pass "diff --folded --sample-type off_cpu: raw ns, base scaled to new" || fail "diff --folded --sample-type off_cpu"
+
+# both profiles must have the chosen type
+# diff_fails NAME MESSAGE ARGS...: exit 2, nothing on stdout, exactly the one line MESSAGE
+diff_fails() {
+	local name=$1 msg=$2; shift 2
+	expect_rc "$name: exit 2" 2 "$FIRN" diff "$@"
+	[ ! -s "$TMP/out" ] && [ "$(cat "$TMP/err")" = "$msg" ] && pass "$name: one line" \
+		|| fail "$name: stderr '$(cat "$TMP/err")', wanted '$msg'"
+}
+diff_fails "diff --sample-type bogus" "firn diff: no sample type 'bogus' in 'base.pb.gz': $types" \
+	--sample-type bogus base.pb.gz new.pb.gz
+diff_fails "diff --sample-type off_cpu, NEW folded" \
+	"firn diff: no sample type 'off_cpu' in 'simple.folded': it has 0 samples/count" \
+	--sample-type off_cpu base.pb.gz simple.folded
+diff_fails "diff --sample-type 3 naming two types" \
+	"firn diff: sample type 3 is 'off_cpu' in 'base.pb.gz' but 'wall' in 'new_nw.pb.gz'" \
+	--sample-type 3 base.pb.gz new_nw.pb.gz

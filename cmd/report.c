@@ -360,12 +360,12 @@ static void table_write(FILE *f, const struct report_opts *ro, const struct prof
 	size_t rows = rows_shown(ro, h);
 	const char *type, *unit;
 	struct unit_scale u;
-	char col[256], v[48];
+	char v[48];
 
 	hist_type(p, h, &type, &unit);
 	unit_scale_init(&u, unit, h->all_total);
-	snprintf(col, sizeof(col), u.scaled ? "%s %s" : "%s", type, u.name);
-	int mw = strlen("module"), sw = text_len(col);
+	int cw = text_len(type) + (u.scaled ? 1 + strlen(u.name) : 0); /* "off_cpu ms" */
+	int mw = strlen("module"), sw = cw;
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];
 		int m = text_len(*e->module ? e->module : "-");
@@ -374,8 +374,10 @@ static void table_write(FILE *f, const struct report_opts *ro, const struct prof
 		sw = s > sw ? s : sw;
 	}
 	header_write(f, ro, p, h, &u);
-	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - (int)text_len(col), "");
-	put_text(f, col, 0);
+	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - cw, "");
+	put_text(f, type, 0);
+	if (u.scaled)
+		fprintf(f, " %s", u.name);
 	fprintf(f, "  %-*s  %s\n", mw, "module", "function");
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];

@@ -1041,7 +1041,7 @@ static const struct opt diff_options[] = {
 	{ "comm", 0, "NAME", "only samples of processes named NAME", OPT_COMM },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
 	{ "inline", 0, NULL, "inlined functions as functions of their own", OPT_INLINE },
-	{ "sample-type", 0, "TYPE", "compare the sample type named TYPE, or number TYPE from 0 (default: the profiles' default)", OPT_SAMPLE_TYPE },
+	{ "sample-type", 0, "TYPE", "compare this sample type: a name, or an index from 0 (default: the profiles')", OPT_SAMPLE_TYPE },
 	OPT_END
 };
 

@@ -693,7 +693,7 @@ static const struct opt report_opts[] = {
 	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
-	{ "sample-type", 0, "TYPE", "sum the sample type named TYPE, or number TYPE from 0 (default: the profile's default)", OPT_SAMPLE_TYPE },
+	{ "sample-type", 0, "TYPE", "sum this sample type: a name, or an index from 0 (default: the profile's)", OPT_SAMPLE_TYPE },
 	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
 	{ "folded-comm", 0, NULL, "folded input: the first frame of each stack is the process name", OPT_FOLDED_COMM },
 	{ "no-folded-comm", 0, NULL, "folded input: the first frame is a function, even in firn's own output", OPT_NO_FOLDED_COMM },

@@ -282,3 +282,31 @@ diff_fails "diff --sample-type off_cpu, NEW folded" \
 diff_fails "diff --sample-type 3 naming two types" \
 	"firn diff: sample type 3 is 'off_cpu' in 'base.pb.gz' but 'wall' in 'new_nw.pb.gz'" \
 	--sample-type 3 base.pb.gz new_nw.pb.gz
+
+# ---- a real recording (root): samples and cpu, the same shares, cpu = samples x period ----
+if is_root && [ -x "$FIX/busy" ]; then
+	if "$FIRN" record -q -F 499 -o rec.pb.gz -- "$FIX/busy" 1 >/dev/null 2>rec.err; then
+		"$FIRN" report --json --top 0 rec.pb.gz >samples.json
+		"$FIRN" report --json --top 0 --sample-type cpu rec.pb.gz >cpu.json
+		python3 -c '
+import json
+s, c = json.load(open("samples.json")), json.load(open("cpu.json"))
+assert s["sample_type"] == "samples" and c["sample_type"] == "cpu", (s["sample_type"], c["sample_type"])
+period = 10**9 // 499
+assert c["total"] == s["total"] * period and s["total"] > 100, (s["total"], c["total"])
+fs = {x["name"]: x for x in s["functions"]}
+for x in c["functions"]:
+    assert x["self"] == fs[x["name"]]["self"] * period, x
+    assert x["self_pct"] == fs[x["name"]]["self_pct"], x
+assert fs["busy_hot"]["self_pct"] > 50, fs["busy_hot"]
+' && pass "record: report --sample-type cpu is samples x period, the same shares" \
+			|| fail "record: report --sample-type cpu is samples x period"
+		"$FIRN" report --sample-type cpu --annotate busy_hot rec.pb.gz >ann 2>&1 \
+			&& grep -q '^# [0-9.]*% of ' ann && pass "record: --annotate --sample-type cpu" \
+			|| fail "record: --annotate --sample-type cpu: $(head -3 ann)"
+	else
+		fail "record busy: $(head -2 rec.err)"
+	fi
+else
+	skip "a real recording: not root or no busy fixture"
+fi

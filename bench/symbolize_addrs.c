@@ -15,18 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "profile.h"
 #include "symbolize.h"
 
 /* Seconds of the monotonic clock. */
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return mono_ns() / 1e9;
 }
 
 /* Reads hex addresses (optional 0x), one per line; returns how many (or -1). */

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 enum { S_INFO, S_ABBREV, S_LINE, S_STR, S_LINE_STR, S_RANGES, S_RNGLISTS, S_ADDR, S_STR_OFFSETS,
        S_NR };
 
@@ -823,17 +825,8 @@ static inline const struct abbrev *abbrev_find(const struct abbrevs *t, uint64_t
 {
 	if (t->dense)
 		return code - 1 < t->n ? &t->tab[code - 1] : NULL;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->tab[mid].code == code)
-			return &t->tab[mid];
-		if (t->tab[mid].code < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	size_t i = UPPER_BOUND(t->tab, t->n, code, code);
+	return i && t->tab[i - 1].code == code ? &t->tab[i - 1] : NULL;
 }
 
 /* ---- DIEs ---- */
@@ -942,15 +935,8 @@ static inline void die_skip(struct cur *c, const struct unit *u, const struct ab
 /* Index of the unit holding .debug_info offset off, or -1. */
 static ssize_t unit_at(const struct dwarfsym *d, uint64_t off)
 {
-	size_t lo = 0, hi = d->nunits;
+	size_t lo = UPPER_BOUND(d->units, d->nunits, off, off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->units[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || off >= d->units[lo - 1].end)
 		return -1;
 	return lo - 1;

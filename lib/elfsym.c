@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "safeopen.h"
+#include "vec.h"
 
 /* A symbol as found in a table, before deduplication. */
 struct cand {
@@ -477,15 +478,8 @@ void elfsym_release(struct elfsym *e)
 
 int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uint64_t *sym_start)
 {
-	size_t lo = 0, hi = e->nsyms;
+	size_t lo = UPPER_BOUND(e->syms, e->nsyms, start, vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || vaddr >= e->syms[lo - 1].end)
 		return -ENOENT;
 	if (name)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "pprof.h"
 
 #define PEEK_BYTES 65536
@@ -226,13 +226,9 @@ static int write_all(int fd, const void *buf, size_t len)
 static char *temp_name(const char *path, unsigned attempt)
 {
 	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	struct timespec ts;
 	char suffix[7];
 	char *name;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t x = ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40) +
-		     attempt * 0x9e3779b97f4a7c15ULL;
+	uint64_t x = (mono_ns() ^ (uint64_t)getpid() << 40) + attempt * 0x9e3779b97f4a7c15ULL;
 	x *= 0xff51afd7ed558ccdULL;
 	for (int i = 0; i < 6; i++, x /= 36)
 		suffix[i] = digits[x % 36];

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 /* Reads all of path into a NUL-terminated malloc'd buffer; 0 or -errno. */
 static int read_file(const char *path, char **out, size_t *len)
 {
@@ -308,15 +310,8 @@ void ksym_release(struct ksym *k)
 
 int ksym_lookup(const struct ksym *k, uint64_t addr, const char **name, const char **module)
 {
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = UPPER_BOUND(k->syms, k->nsyms, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return -ENOENT;
 	const struct ksym_symbol *s = &k->syms[lo - 1];

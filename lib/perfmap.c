@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 /* How far a lookup looks back for an overlapping (older or longer) entry. */
 #define LOOKBACK 64
 
@@ -144,16 +146,9 @@ void perfmap_release(struct perfmap *m)
 
 int perfmap_lookup(const struct perfmap *m, uint64_t addr, const char **name, uint64_t *start)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = UPPER_BOUND(m->entries, m->n, start, addr);
 	const struct perfmap_entry *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, k = 0; i-- > 0 && k < LOOKBACK; k++) {
 		const struct perfmap_entry *e = &m->entries[i];
 		if (addr < e->end && (!best || e->seq > best->seq))

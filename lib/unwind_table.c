@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -438,16 +440,5 @@ void unwind_table_release(struct unwind_table *t)
 
 int64_t unwind_table_find(const struct unwind_table *t, uint64_t pc)
 {
-	int64_t lo = 0, hi = (int64_t)t->n - 1, best = -1;
-
-	while (lo <= hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].pc <= pc) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	return best;
+	return (int64_t)UPPER_BOUND(t->rows, t->n, pc, pc) - 1;
 }

@@ -52,7 +52,7 @@ static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
 
 /* Adds entry id (below UINT32_MAX) with its key's hash, without checking that the key is new
  * (hashtab_find first); grows the table as needed. 0, or -ENOMEM (out of memory, or id too large);
- * on failure the table is unchanged. */
+ * on failure the table is unchanged. After hashtab_reserve(t, t->n + 1) it cannot fail. */
 int hashtab_add(struct hashtab *t, uint64_t hash, uint32_t id);
 /* Grows the table to hold n entries without growing again. 0 or -ENOMEM (table unchanged). */
 int hashtab_reserve(struct hashtab *t, size_t n);

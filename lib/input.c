@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "pprof.h"
+#include "vec.h"
 
 #define PEEK_BYTES 65536
 
@@ -84,14 +85,10 @@ static int source_slurp(struct source *s)
 	for (;;) {
 		if (s->len > PPROF_MAX_SIZE)
 			return -EFBIG;
-		if (s->len == s->cap) {
-			size_t ncap = s->cap * 2 < PPROF_MAX_SIZE + 1 ? s->cap * 2 : PPROF_MAX_SIZE + 1;
-			char *n = realloc(s->buf, ncap);
-			if (!n)
-				return -ENOMEM;
-			s->buf = n;
-			s->cap = ncap;
-		}
+		/* doubles, up to PPROF_MAX_SIZE + 1 bytes */
+		if (s->len == s->cap &&
+		    vec_grow_max((void **)&s->buf, &s->cap, s->cap + 1, 1, PPROF_MAX_SIZE + 1))
+			return -ENOMEM;
 		ssize_t r = read_full(s->fd, s->buf + s->len, s->cap - s->len);
 		if (r < 0)
 			return (int)r;

@@ -22,13 +22,8 @@ static int read_file(const char *path, char **out, size_t *len)
 		return -errno;
 	buf = malloc(cap);
 	while (buf) {
-		if (cap - n < 65536) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
+		if (cap - n < 65536 && VEC_GROW(buf, cap, cap * 2))
+			break;
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -69,14 +64,8 @@ static uint32_t module_index(struct ksym *k, const char *name, size_t *cap)
 	for (size_t i = k->nmodules; i-- > 0;)
 		if (!strcmp(k->modules[i].name, name))
 			return i + 1;
-	if (k->nmodules == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct ksym_module *n = realloc(k->modules, ncap * sizeof(*n));
-		if (!n)
-			return 0;
-		k->modules = n;
-		*cap = ncap;
-	}
+	if (VEC_GROW(k->modules, *cap, k->nmodules + 1))
+		return 0;
 	k->modules[k->nmodules] = (struct ksym_module){ name, UINT64_MAX, 0 };
 	return ++k->nmodules;
 }
@@ -123,14 +112,8 @@ static char *parse_line(char *s, struct kline *l)
 /* Appends a symbol slot; NULL on -ENOMEM. */
 static struct ksym_symbol *push_sym(struct ksym *k, size_t *cap)
 {
-	if (k->nsyms == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 65536;
-		struct ksym_symbol *n = realloc(k->syms, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		k->syms = n;
-		*cap = ncap;
-	}
+	if (VEC_GROW(k->syms, *cap, k->nsyms + 1))
+		return NULL;
 	return &k->syms[k->nsyms++];
 }
 

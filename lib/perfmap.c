@@ -41,24 +41,9 @@ static bool parse_hex(const char **s, const char *end, uint64_t *v)
 static int push(struct perfmap *m, size_t *cap, size_t *ncap, uint64_t start, uint64_t size,
 		const char *name, size_t len)
 {
-	if (m->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct perfmap_entry *e = realloc(m->entries, c * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		m->entries = e;
-		*cap = c;
-	}
-	if (m->names_len + len + 1 > *ncap) {
-		size_t c = *ncap ? *ncap * 2 : 4096;
-		while (c < m->names_len + len + 1)
-			c *= 2;
-		char *n = realloc(m->names, c);
-		if (!n)
-			return -ENOMEM;
-		m->names = n;
-		*ncap = c;
-	}
+	if (VEC_GROW(m->entries, *cap, m->n + 1) ||
+	    VEC_GROW(m->names, *ncap, m->names_len + len + 1))
+		return -ENOMEM;
 	memcpy(m->names + m->names_len, name, len);
 	m->names[m->names_len + len] = 0;
 	uint64_t end = start + size < start ? UINT64_MAX : start + size;
@@ -112,14 +97,8 @@ int perfmap_read_fd(struct perfmap *m, int fd, size_t max)
 
 	memset(m, 0, sizeof(*m));
 	while (buf) {
-		if (n == cap && n < max + 1) {
-			size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
-			char *nb = realloc(buf, ncap);
-			if (!nb)
-				break;
-			buf = nb;
-			cap = ncap;
-		}
+		if (n == cap && n < max + 1 && vec_grow_max((void **)&buf, &cap, cap + 1, 1, max + 1))
+			break; /* doubles, up to max + 1 bytes */
 		ssize_t r = n < cap ? pread(fd, buf + n, cap - n, n) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;

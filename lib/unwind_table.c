@@ -52,14 +52,8 @@ static int push_row(struct unwind_table *t, const struct firn_row *r)
 			return 0;
 		}
 	}
-	if (t->n == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 4096;
-		struct firn_row *n = realloc(t->rows, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = ncap;
-	}
+	if (VEC_GROW(t->rows, t->cap, (size_t)t->n + 1))
+		return -ENOMEM;
 	t->rows[t->n++] = *r;
 	return 0;
 }
@@ -128,14 +122,8 @@ static uint8_t cie_encoding(const Dwarf_CIE *cie)
 
 static int add_cie(struct builder *b, uint64_t off, uint8_t enc)
 {
-	if (b->ncies == b->cap_cies) {
-		size_t ncap = b->cap_cies ? b->cap_cies * 2 : 16;
-		struct cie_enc *n = realloc(b->cies, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->cies = n;
-		b->cap_cies = ncap;
-	}
+	if (VEC_GROW(b->cies, b->cap_cies, b->ncies + 1))
+		return -ENOMEM;
 	b->cies[b->ncies++] = (struct cie_enc){ off, enc };
 	return 0;
 }
@@ -163,14 +151,8 @@ static int add_fde(struct builder *b, const Dwarf_FDE *fde)
 	if (read_encoded(fde->start, end, enc, base, &start) ||
 	    read_encoded(fde->start + sz, end, enc & 0x0f, 0, &range) || !range)
 		return 0;
-	if (b->nfdes == b->cap_fdes) {
-		size_t ncap = b->cap_fdes ? b->cap_fdes * 2 : 1024;
-		struct fde_range *n = realloc(b->fdes, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->fdes = n;
-		b->cap_fdes = ncap;
-	}
+	if (VEC_GROW(b->fdes, b->cap_fdes, b->nfdes + 1))
+		return -ENOMEM;
 	b->fdes[b->nfdes++] = (struct fde_range){ start, start + range };
 	return 0;
 }

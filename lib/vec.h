@@ -12,7 +12,8 @@
 #define VEC_MIN_CAP 16
 
 /* Grows *items, an array of elem-byte elements with room for *cap of them, to room for at least
- * need (capacity doubles from VEC_MIN_CAP, but never past max). Returns 0 (also when it already
+ * need: an empty array gets exactly need (VEC_MIN_CAP at least), a filled one doubles until need
+ * fits, never past max. Returns 0 (also when it already
  * had room) or -ENOMEM when need is over max, the size in bytes overflows size_t, or realloc fails;
  * on failure *items and *cap are unchanged and still owned by the caller. Elements past the old
  * capacity are uninitialized. */
@@ -22,7 +23,7 @@ static inline int vec_grow_max(void **items, size_t *cap, size_t need, size_t el
 		return 0;
 	if (need > max || !elem || need > SIZE_MAX / elem)
 		return -ENOMEM;
-	size_t ncap = *cap ? *cap : VEC_MIN_CAP;
+	size_t ncap = *cap ? *cap : need > VEC_MIN_CAP ? need : VEC_MIN_CAP;
 	while (ncap < need)
 		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
 	if (ncap > max)

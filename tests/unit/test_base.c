@@ -36,6 +36,16 @@ static void test_grow(void **state)
 	for (int i = 0; i < VEC_MIN_CAP; i++)
 		assert_int_equal(a[i], i);
 	free(a);
+
+	/* an empty array gets what it needs, not the next power of two (a large first buffer,
+	 * as gunzip's, would otherwise take up to twice the memory) */
+	a = NULL;
+	cap = 0;
+	assert_int_equal(vec_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
+	assert_int_equal(cap, 1000);
+	assert_int_equal(vec_grow((void **)&a, &cap, 1001, sizeof(*a)), 0);
+	assert_int_equal(cap, 2000);
+	free(a);
 }
 
 /* Sizes whose byte count overflows size_t, or that pass max, are -ENOMEM and change nothing. */
@@ -68,7 +78,9 @@ static void test_grow_typed(void **state)
 	} v = { NULL, 0 };
 
 	assert_int_equal(VEC_GROW(v.items, v.cap, 200), 0);
-	assert_int_equal(v.cap, 255); /* 256 would wrap to 0 */
+	assert_int_equal(v.cap, 200);
+	assert_int_equal(VEC_GROW(v.items, v.cap, 201), 0);
+	assert_int_equal(v.cap, 255); /* not 400: it would wrap to 144 */
 	assert_int_equal(VEC_GROW(v.items, v.cap, 256), -ENOMEM);
 	assert_int_equal(v.cap, 255);
 	free(v.items);

@@ -46,7 +46,8 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 
 /* VEC_GROW(arr, cap, need): vec_grow on a typed array lvalue arr and its capacity lvalue cap of
  * any unsigned integer type (a uint32_t cap stays within uint32_t). 0 or -ENOMEM; on failure
- * arr and cap are unchanged. Usage: `if (VEC_GROW(v->items, v->cap, v->n + 1)) return -ENOMEM;` */
+ * arr and cap are unchanged. arr and cap are evaluated more than once: plain lvalues only.
+ * Usage: `if (VEC_GROW(v->items, v->cap, v->n + 1)) return -ENOMEM;` */
 #define VEC_GROW(arr, cap, need)                                                                   \
 	__extension__({                                                                            \
 		_Static_assert((__typeof__(cap))-1 > 0, "VEC_GROW: cap must be unsigned");         \

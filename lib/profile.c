@@ -436,6 +436,22 @@ uint32_t profile_value_index(const struct profile *p)
 	return p->nsample_types - 1;
 }
 
+int profile_sample_type_find(const struct profile *p, const char *spec)
+{
+	if (!p->nsample_types)
+		return -ENOENT;
+	if (!spec)
+		return profile_value_index(p);
+	for (uint32_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_str(p, p->sample_types[i].type), spec))
+			return i;
+	size_t n = strspn(spec, "0123456789");
+	if (!n || spec[n] || n > 9)
+		return -EINVAL;
+	unsigned long i = strtoul(spec, NULL, 10);
+	return i < p->nsample_types ? (int)i : -EINVAL;
+}
+
 /* Name of a location that has no lines: its mapping's base name in brackets, or [unknown]. */
 static int64_t unresolved_name(struct profile *p, const struct profile_location *l)
 {

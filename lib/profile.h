@@ -156,6 +156,11 @@ int64_t profile_label_num(const struct profile *p, const struct profile_sample *
 /* Index of the sample type to report by default: the one named by default_sample_type, else
  * "samples", else the last one. */
 uint32_t profile_value_index(const struct profile *p);
+/* The one choice of the sample type that report and diff sum (their --sample-type): spec NULL
+ * for profile_value_index(), else a type name ("off_cpu": the first type of that name) or a
+ * 0-based index in decimal ("2"), as go tool pprof's -sample_index takes it. Returns the index,
+ * -ENOENT when p has no sample types, or -EINVAL when spec names none of them. */
+int profile_sample_type_find(const struct profile *p, const char *spec);
 
 /* One frame of a sample as writers see it, root first after profile_frames. */
 struct profile_frame {

@@ -8,13 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
+
 /* Interned strings. Id 0 is always the empty string; ids are dense and stable. */
 struct strtab {
 	char **strs;      /* strs[id], NUL-terminated, owned */
 	uint32_t *lens;   /* lens[id] */
 	uint32_t n, cap;
-	uint32_t *slots;  /* open addressing hash: id + 1, 0 = empty */
-	uint32_t nslots;
+	struct hashtab index; /* ids by string */
 };
 
 int strtab_init(struct strtab *t);
@@ -96,8 +97,8 @@ struct profile {
 	uint64_t nmappings, nfunctions, nlocations, nsamples;
 	uint64_t cap_mappings, cap_functions, cap_locations, cap_samples;
 
-	/* private dedupe indexes (hash of function keys, of simple locations, of samples) */
-	struct profile_index *fn_index, *loc_index, *sample_index;
+	/* private dedupe indexes (ids - 1 of functions, of simple locations, of samples) */
+	struct hashtab fn_index, loc_index, sample_index;
 };
 
 int profile_init(struct profile *p);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "calls.h"
+#include "clock.h"
 #include "disasm.h"
 #include "hist.h"
 #include "profile.h"
@@ -24,6 +25,7 @@
 #include "safeopen.h"
 #include "target.h"
 #include "tui.h"
+#include "vec.h"
 #include "window.h"
 
 #define TOP_USAGE                          \
@@ -102,15 +104,6 @@ struct top {
 	struct tui_input input;
 	char message[160];          /* shown in the footer until the next key */
 };
-
-/* Monotonic clock, in nanoseconds. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* ---- options ---- */
 
@@ -218,13 +211,8 @@ static int module_len(const char *module)
 /* The rows: entries of the hist that pass the filter; the longest module name among them. */
 static int rows_build(struct top *t)
 {
-	if (t->h.n > t->caprows) {
-		size_t *n = realloc(t->rows, t->h.n * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->caprows = t->h.n;
-	}
+	if (VEC_GROW(t->rows, t->caprows, t->h.n))
+		return -ENOMEM;
 	t->nrows = 0;
 	t->module_width = 0;
 	for (size_t i = 0; i < t->h.n; i++) {

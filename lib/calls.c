@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* One side (callers or callees) while samples are walked. */
 struct side {
 	struct calls_row *rows;
 	uint64_t *last;   /* per row: 1 + the last sample that added to it */
-	size_t n;
+	size_t n, cap_rows, cap_last;
 };
 
 /* The walk's scratch: one sample's frames and the ones kept. */
@@ -42,15 +44,11 @@ static int side_add(struct side *sd, const char *name, const char *module, int64
 	while (i < sd->n && (sd->rows[i].name != name || strcmp(sd->rows[i].module, module)))
 		i++;
 	if (i == sd->n) {
-		struct calls_row *nr = realloc(sd->rows, (sd->n + 1) * sizeof(*nr));
-		if (nr)
-			sd->rows = nr;
-		uint64_t *nl = nr ? realloc(sd->last, (sd->n + 1) * sizeof(*nl)) : NULL;
-		if (!nl)
+		if (VEC_GROW(sd->rows, sd->cap_rows, sd->n + 1) ||
+		    VEC_GROW(sd->last, sd->cap_last, sd->n + 1))
 			return -ENOMEM;
-		sd->last = nl;
-		nr[sd->n++] = (struct calls_row){ name, module, 0 };
-		nl[i] = 0;
+		sd->rows[sd->n++] = (struct calls_row){ name, module, 0 };
+		sd->last[i] = 0;
 	}
 	if (sd->last[i] != sample + 1) {
 		sd->last[i] = sample + 1;
@@ -68,13 +66,8 @@ static long kept_frames(struct profile *p, struct walk *w, const struct profile_
 
 	if (n < 0)
 		return n;
-	if ((size_t)n > w->capkept) {
-		size_t *nk = realloc(w->kept, n * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		w->kept = nk;
-		w->capkept = n;
-	}
+	if (VEC_GROW(w->kept, w->capkept, (size_t)n))
+		return -ENOMEM;
 	for (int64_t i = 0; i < n; i++) {
 		enum frame_kind kind = w->frames[i].kind;
 		if (kind != FRAME_INLINE && !(w->q->no_kernel && kind == FRAME_KERNEL))

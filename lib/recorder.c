@@ -23,6 +23,7 @@
 #include "procmap.h"
 #include "symbolize.h"
 #include "usdt.h"
+#include "vec.h"
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
@@ -803,7 +804,7 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 struct young {
 	struct recorder *r;
 	pid_t *pids;
-	size_t n;
+	size_t n, cap;
 };
 
 /* sampler_for_each callback of resnap_young. */
@@ -816,10 +817,8 @@ static int note_young(void *ctx, const struct sampler_entry *e)
 	for (size_t i = 0; i < y->n; i++)
 		if (y->pids[i] == (pid_t)e->pid)
 			return 0;
-	pid_t *n = realloc(y->pids, (y->n + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(y->pids, y->cap, y->n + 1))
 		return 0; /* not snapshotted again: its first snapshot stays */
-	y->pids = n;
 	y->pids[y->n++] = e->pid;
 	return 0;
 }
@@ -830,7 +829,7 @@ static int note_young(void *ctx, const struct sampler_entry *e)
  * snapshot. */
 static void resnap_young(struct recorder *r)
 {
-	struct young y = { r, NULL, 0 };
+	struct young y = { r, NULL, 0, 0 };
 
 	sampler_for_each(r->sampler, note_young, &y);
 	for (size_t i = 0; i < y.n; i++)

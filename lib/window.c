@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "vec.h"
 
 /* One stack of the window: its sample (one block for locations, values and labels, owned
  * through location_ids, as profile.c allocates them) and its weight. */
@@ -15,7 +16,6 @@ struct window_entry {
 	struct profile_sample s;
 	uint64_t hash;
 	double weight;
-	bool used;
 };
 
 /* Hash of a sample's locations and labels (its identity in the window). */
@@ -33,9 +33,11 @@ static uint64_t sample_hash(const struct profile_sample *s)
 	return h;
 }
 
-/* Whether two samples have the same locations and labels. */
-static bool same_stack(const struct profile_sample *a, const struct profile_sample *b)
+/* hashtab_eq_fn: whether entry id has the locations and labels of the sample key. */
+static bool same_stack(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile_sample *a = &((const struct window *)ctx)->entries[id].s, *b = key;
+
 	if (a->nlocs != b->nlocs || a->nlabels != b->nlabels ||
 	    memcmp(a->location_ids, b->location_ids, a->nlocs * sizeof(*a->location_ids)))
 		return false;
@@ -46,42 +48,28 @@ static bool same_stack(const struct profile_sample *a, const struct profile_samp
 	return true;
 }
 
-/* The slot of s (hash h) in entries: its entry's, or the empty one where it goes. */
-static struct window_entry *slot_of(struct window_entry *entries, size_t nslots,
-				    const struct profile_sample *s, uint64_t h)
+/* Drops (and frees) the entries without weight: the others move down, the index is rebuilt.
+ * 0 or -ENOMEM (the window is then empty). */
+static int drop_dead(struct window *w)
 {
-	size_t mask = nslots - 1;
+	size_t kept = 0;
 
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct window_entry *e = &entries[i];
-		if (!e->used || (e->hash == h && same_stack(&e->s, s)))
-			return e;
+	hashtab_release(&w->index);
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->entries[i].weight == 0)
+			free(w->entries[i].s.location_ids);
+		else
+			w->entries[kept++] = w->entries[i];
 	}
-}
-
-/* Moves the entries into nslots slots, dropping (and freeing) those without weight when drop
- * is set; 0 or -ENOMEM. */
-static int rehash(struct window *w, size_t nslots, bool drop)
-{
-	struct window_entry *entries = calloc(nslots, sizeof(*entries));
-
-	if (!entries)
+	w->n = kept;
+	if (hashtab_reserve(&w->index, kept)) {
+		for (size_t i = 0; i < kept; i++)
+			free(w->entries[i].s.location_ids);
+		w->n = 0;
 		return -ENOMEM;
-	w->n = 0;
-	for (size_t i = 0; i < w->nslots; i++) {
-		struct window_entry *o = &w->entries[i];
-		if (!o->used)
-			continue;
-		if (drop && o->weight == 0) {
-			free(o->s.location_ids);
-			continue;
-		}
-		*slot_of(entries, nslots, &o->s, o->hash) = *o;
-		w->n++;
 	}
-	free(w->entries);
-	w->entries = entries;
-	w->nslots = nslots;
+	for (size_t i = 0; i < kept; i++)
+		hashtab_add(&w->index, w->entries[i].hash, i); /* reserved: cannot fail */
 	return 0;
 }
 
@@ -91,10 +79,8 @@ static size_t decay(struct window *w, double factor)
 {
 	size_t dead = 0;
 
-	for (size_t i = 0; i < w->nslots; i++) {
+	for (size_t i = 0; i < w->n; i++) {
 		struct window_entry *e = &w->entries[i];
-		if (!e->used)
-			continue;
 		e->weight *= factor;
 		if (e->weight < WINDOW_MIN_WEIGHT)
 			e->weight = 0;
@@ -103,16 +89,16 @@ static size_t decay(struct window *w, double factor)
 	return dead;
 }
 
-/* Copies sample s (ntypes values, zeroed) into the free entry e; 0 or -ENOMEM. */
-static int entry_new(struct window_entry *e, const struct profile_sample *s, uint64_t h,
-		     uint32_t ntypes)
+/* Copies sample s (ntypes values, zeroed) into a new entry e; 0 or -ENOMEM. */
+static int entry_init(struct window_entry *e, const struct profile_sample *s, uint64_t h,
+		      uint32_t ntypes)
 {
 	size_t nl = s->nlocs * sizeof(*s->location_ids), nv = ntypes * sizeof(int64_t);
 	char *block = calloc(1, nl + nv + s->nlabels * sizeof(*s->labels) + 1);
 
 	if (!block)
 		return -ENOMEM;
-	*e = (struct window_entry){ .hash = h, .used = true };
+	*e = (struct window_entry){ .hash = h };
 	e->s.location_ids = (uint64_t *)block;
 	e->s.values = (int64_t *)(block + nl);
 	e->s.labels = (struct profile_label *)(block + nl + nv);
@@ -127,16 +113,17 @@ static int entry_new(struct window_entry *e, const struct profile_sample *s, uin
 static int add_sample(struct window *w, const struct profile_sample *s, int64_t v,
 		      uint32_t ntypes)
 {
-	if ((w->n + 1) * 2 > w->nslots && rehash(w, w->nslots ? w->nslots * 2 : 1024, false))
-		return -ENOMEM;
 	uint64_t h = sample_hash(s);
-	struct window_entry *e = slot_of(w->entries, w->nslots, s, h);
-	if (!e->used) {
-		if (entry_new(e, s, h, ntypes))
+	int64_t id = hashtab_find(&w->index, h, same_stack, w, s);
+
+	if (id < 0) {
+		if (w->n >= UINT32_MAX - 1 || VEC_GROW(w->entries, w->cap, w->n + 1) ||
+		    hashtab_reserve(&w->index, w->n + 1) || entry_init(&w->entries[w->n], s, h, ntypes))
 			return -ENOMEM;
-		w->n++;
+		hashtab_add(&w->index, h, w->n); /* reserved: cannot fail */
+		id = w->n++;
 	}
-	e->weight += v;
+	w->entries[id].weight += v;
 	return 0;
 }
 
@@ -144,16 +131,11 @@ static int add_sample(struct window *w, const struct profile_sample *s, int64_t 
 static int build_samples(struct window *w, uint32_t vi)
 {
 	w->nsamples = 0;
-	if (w->n > w->cap_samples) {
-		struct profile_sample *n = realloc(w->samples, w->n * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		w->samples = n;
-		w->cap_samples = w->n;
-	}
-	for (size_t i = 0; i < w->nslots; i++) {
+	if (VEC_GROW(w->samples, w->cap_samples, w->n))
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n; i++) {
 		struct window_entry *e = &w->entries[i];
-		if (!e->used || e->weight == 0)
+		if (e->weight == 0)
 			continue;
 		e->s.values[vi] = llround(e->weight * WINDOW_SCALE);
 		w->samples[w->nsamples++] = e->s;
@@ -179,7 +161,7 @@ int window_add(struct window *w, const struct profile *cut, uint32_t value_index
 		return -EINVAL;
 	/* many dead entries: dropped (a later sample of their stack makes a new one) */
 	if (dead > 1024 && dead * 2 > w->n)
-		err = rehash(w, w->nslots, true);
+		err = drop_dead(w);
 	for (uint64_t i = 0; i < cut->nsamples && !err; i++) {
 		int64_t v = cut->samples[i].values[value_index];
 		if (v <= 0)
@@ -197,10 +179,10 @@ size_t window_stacks(const struct window *w)
 
 void window_release(struct window *w)
 {
-	for (size_t i = 0; i < w->nslots; i++)
-		if (w->entries[i].used)
-			free(w->entries[i].s.location_ids);
+	for (size_t i = 0; i < w->n; i++)
+		free(w->entries[i].s.location_ids);
 	free(w->entries);
+	hashtab_release(&w->index);
 	free(w->samples);
 	memset(w, 0, sizeof(*w));
 }

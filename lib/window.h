@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
 #include "profile.h"
 
 #define WINDOW_SCALE 1000       /* window values are thousandths of a sample */
@@ -28,8 +29,9 @@ struct window {
 	int64_t last;               /* the last cut's value (the sum over its samples) */
 
 	/* private */
-	struct window_entry *entries; /* open addressing on (locations, labels); weight 0: dead */
-	size_t nslots, n;
+	struct window_entry *entries; /* weight 0: dead (dropped when many) */
+	size_t n, cap;
+	struct hashtab index;       /* (locations, labels) -> entry */
 	size_t cap_samples;
 };
 

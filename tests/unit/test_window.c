@@ -1,7 +1,7 @@
 /* Unit tests for lib/window (firn top's decaying window over the cuts of one profile) and
  * lib/calls (callers and callees over such samples): decay by half-life, one entry per stack and
  * labels, the column followed, the last cut alone with a half-life of 0, stacks leaving the
- * window, hist_build over the window's samples; profile_clear_samples between cuts. */
+ * window (and being dropped when many), hist_build over the window's samples; profile_clear_samples between cuts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +121,39 @@ static void test_fade_out(void **state)
 	profile_release(&fx.p);
 }
 
+/* Many stacks without weight are dropped from the window; a dropped stack that comes back starts
+ * afresh, and the index still finds the survivors. */
+static void test_drop_dead(void **state)
+{
+	struct fixture fx;
+	struct window w;
+
+	(void)state;
+	fixture_init(&fx);
+	window_init(&w, 1.0);
+	for (int pid = 1; pid <= 3000; pid++)
+		add(&fx, fx.cold_loc, pid, 1);
+	add(&fx, fx.hot_loc, 1, 1000);
+	assert_int_equal(window_add(&w, &fx.p, 0, 0), 0);
+	assert_int_equal(window_stacks(&w), 3001);
+	profile_clear_samples(&fx.p);
+	/* 10 half-lives: 1 sample weighs 0.001 (dead), 1000 weigh 0.98 */
+	add(&fx, fx.cold_loc, 2, 2);
+	assert_int_equal(window_add(&w, &fx.p, 0, 10.0), 0);
+	assert_int_equal(window_stacks(&w), 2);
+	assert_int_equal(w.nsamples, 2);
+	assert_int_equal(value_of(&w, fx.cold_loc, 2, 0), 2 * WINDOW_SCALE);
+	assert_int_equal(value_of(&w, fx.hot_loc, 1, 0), 977);
+	assert_int_equal(value_of(&w, fx.cold_loc, 1, 0), -1);
+	profile_clear_samples(&fx.p);
+	add(&fx, fx.hot_loc, 1, 1);
+	assert_int_equal(window_add(&w, &fx.p, 0, 0), 0);
+	assert_int_equal(window_stacks(&w), 2);
+	assert_int_equal(value_of(&w, fx.hot_loc, 1, 0), 1977);
+	window_release(&w);
+	profile_release(&fx.p);
+}
+
 /* Half-life 0: the window is the last cut alone (firn top -z). */
 static void test_last_cut_only(void **state)
 {
@@ -204,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_fade_out),
+		cmocka_unit_test(test_drop_dead),
 		cmocka_unit_test(test_last_cut_only),
 		cmocka_unit_test(test_column),
 		cmocka_unit_test(test_hist_and_calls),

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -205,6 +206,8 @@ static int open_sideband(int cpu, size_t bytes)
 		.comm = 1,
 		.comm_exec = 1,
 		.task = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 		.watermark = 1,
 		.wakeup_watermark = bytes / 2,
 	};

@@ -34,7 +34,7 @@ struct proc_event {
 	enum proc_event_kind kind;
 	pid_t pid, tid;     /* process and thread */
 	pid_t ppid, ptid;   /* FORK, EXIT: the parent process and thread */
-	uint64_t time;      /* perf clock (CLOCK_MONOTONIC on x86 Linux), ns; 0 when unknown */
+	uint64_t time;      /* CLOCK_MONOTONIC, ns (the kernel source asks for it); 0: unknown */
 	/* MMAP */
 	uint64_t start, len, pgoff;
 	uint32_t maj, min;  /* device of the file (0 with a build id) */

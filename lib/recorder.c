@@ -20,6 +20,7 @@
 
 #include "capture.h"
 #include "diag.h"
+#include "procevents.h"
 #include "procmap.h"
 #include "symbolize.h"
 #include "usdt.h"
@@ -28,6 +29,9 @@
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
+#define SWEEP_AFTER_NS 10000000000ULL /* ended processes stay in the table 10 s (first samples) */
+#define EVENT_BATCH 256
+#define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
 
 /* An object with attached probes. */
 struct probed_object {
@@ -99,6 +103,15 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
+	/* the process model: fed by the event source (the kernel's side-band records, or the
+	 * options' source); without one, processes are snapshotted from /proc as they show up */
+	struct proc_source *src;
+	bool own_src;
+	struct proctab procs;
+	struct proc_event *evbuf; /* EVENT_BATCH */
+	pid_t *dirty;          /* processes whose mappings changed since their snapshot */
+	size_t ndirty, cap_dirty;
+	bool reading;          /* read_events is running (a callback may come back to it) */
 	char err[1024];        /* the last failure's message */
 };
 
@@ -170,7 +183,9 @@ static bool queue_exec(struct recorder *r, pid_t pid)
 		r->cap_execs = ncap;
 	}
 	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
-	retake(r, &r->execs[r->nexecs++]);
+	if (!r->src) /* with events, the process table has the new image when it is installed */
+		retake(r, &r->execs[r->nexecs]);
+	r->nexecs++;
 	return true;
 }
 
@@ -196,6 +211,103 @@ static void watch_process(struct recorder *r, pid_t pid)
 	r->ev.watch[r->ev.nwatch++] = (struct watched){ pid, 0, 0 };
 }
 
+/* Notes that pid's snapshot lags behind the process table (an mmap after its first sample). */
+static void mark_dirty(struct recorder *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->ndirty; i++)
+		if (r->dirty[i] == pid)
+			return;
+	if (r->ndirty == r->cap_dirty) {
+		size_t ncap = r->cap_dirty ? r->cap_dirty * 2 : 64;
+		pid_t *n = realloc(r->dirty, ncap * sizeof(*n));
+		if (!n)
+			return; /* out of memory: the snapshot stays as it was */
+		r->dirty = n;
+		r->cap_dirty = ncap;
+	}
+	r->dirty[r->ndirty++] = pid;
+}
+
+/* Applies one process event to the table. A snapshotted process that calls exec keeps its old
+ * image until handle_execs; one that maps more code gets it in its snapshot (update_dirty). A
+ * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
+ * one's first sample replaces it, as without events. */
+static int handle_event(struct recorder *r, const struct proc_event *ev)
+{
+	int pid = proctab_apply(&r->procs, ev, r->o.all);
+
+	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
+		return pid < 0 ? pid : 0;
+	if (exec_pending(r, pid))
+		return 0;
+	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid))
+		return 0;
+	mark_dirty(r, pid);
+	return 0;
+}
+
+/* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */
+static int update_dirty(struct recorder *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->ndirty && !err; i++) {
+		struct proctab_proc *p = proctab_find(&r->procs, r->dirty[i]);
+		if (p && !exec_pending(r, p->pid) && symbolizer_has_process(r->sym, p->pid))
+			err = symbolizer_set_maps(r->sym, p->pid, &p->image);
+	}
+	r->ndirty = 0;
+	return err;
+}
+
+/* Reads every process event waiting and applies it (see handle_event). 0 or -errno. */
+static int read_events(struct recorder *r)
+{
+	int n = 0, err = 0;
+
+	if (!r->src || r->reading)
+		return 0;
+	r->reading = true;
+	while (!err && (n = proc_source_read(r->src, r->evbuf, EVENT_BATCH)) > 0)
+		for (int i = 0; i < n && !err; i++)
+			err = handle_event(r, &r->evbuf[i]);
+	if (!err && n < 0)
+		err = n;
+	if (!err)
+		err = update_dirty(r);
+	r->reading = false;
+	return err;
+}
+
+/* Snapshots pid from the process table: the events that made it first (its fork, exec and
+ * mmap records may still wait), else one read of /proc/PID/maps (a process older than the
+ * events, or one whose parent the table did not know). A process that called exec just before
+ * (its first samples may predate it: a fork's child caught in execve) starts with its image
+ * before the exec, and the exec is handled as for a process known before it. */
+static void snapshot_from_table(struct recorder *r, pid_t pid)
+{
+	read_events(r);
+	struct proctab_proc *p = proctab_find(&r->procs, pid);
+	if ((!p || (!p->image.n && !p->execs)) && !proctab_read(&r->procs, pid))
+		p = proctab_find(&r->procs, pid);
+	if (!p)
+		return;
+	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
+	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid))
+		return;
+	symbolizer_set_maps(r->sym, pid, &p->image);
+}
+
+/* The process table's mappings of pid for the DWARF unwinder's description (NULL: not known,
+ * the unwinder reads /proc). */
+static const struct procmap *maps_of(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+
+	return p && p->image.n ? &p->image : NULL;
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -210,11 +322,16 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
 	if (!announced && symbolizer_has_process(r->sym, pid)) {
 		if ((x = exec_pending(r, pid))) {
-			retake(r, x); /* the first sample after the exec announces it again */
+			if (!r->src)
+				retake(r, x); /* the first sample after the exec announces it again */
 			return;
 		}
 		if (exec && queue_exec(r, pid))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
+	}
+	if (r->src) {
+		snapshot_from_table(r, pid);
+		return;
 	}
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
@@ -279,6 +396,24 @@ static bool of_old_image(void *ctx, const struct sampler_entry *e)
 	return true;
 }
 
+/* Installs the image of a process after its exec: the process table's (the events have it
+ * whole), else a snapshot taken now (the latest is the most complete, if the process still
+ * lives), and another one later. */
+static void install_new_image(struct recorder *r, struct pending_exec *x)
+{
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, x->pid) : NULL;
+
+	if (p) {
+		symbolizer_set_maps(r->sym, x->pid, &p->image);
+		return;
+	}
+	retake(r, x);
+	if (x->next)
+		symbolizer_install(r->sym, x->next);
+	x->next = NULL;
+	symbolizer_add_process_later(r->sym, x->pid, mono_ns());
+}
+
 /* The samples a process took before its exec: drained now, told from the ones after it by their
  * addresses (of_old_image), symbolized with the snapshot of its old image and parked; then the
  * new image's snapshot (taken at the exec, or at the first sample after it) is installed. Runs
@@ -307,10 +442,7 @@ static int handle_execs(struct recorder *r)
 	for (size_t i = 0; i < nx; i++) {
 		int n = err ? 0 : sampler_park_process(r->sampler, xs[i].pid, &old);
 		err = n < 0 ? n : err;
-		retake(r, &xs[i]); /* the latest is the most complete, if the process still lives */
-		if (xs[i].next)
-			symbolizer_install(r->sym, xs[i].next);
-		symbolizer_add_process_later(r->sym, xs[i].pid, mono_ns());
+		install_new_image(r, &xs[i]);
 		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
 	}
 	r->handling = NULL;
@@ -661,6 +793,7 @@ static int setup_sampler(struct recorder *r)
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
+		.maps_of = maps_of,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -671,6 +804,25 @@ static int setup_sampler(struct recorder *r)
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
 	if (!(r->sampler = sampler_new(&so, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
+	return 0;
+}
+
+/* Opens the process events (the options' source, else the kernel's side-band records): from
+ * here on the process table follows every exec, mapping and exit. Where the kernel's cannot be
+ * opened, processes are snapshotted from /proc as they show up (a note says why). */
+static int open_events(struct recorder *r)
+{
+	proctab_init(&r->procs);
+	if (!(r->evbuf = calloc(EVENT_BATCH, sizeof(*r->evbuf))))
+		return fail(r, -ENOMEM, "out of memory");
+	r->src = r->o.events_source;
+	if (r->src)
+		return 0;
+	if ((r->src = procevents_kernel_new(0)))
+		r->own_src = true;
+	else
+		diag(DIAG_INFO, "cannot open the kernel's process events: %s; reading /proc instead",
+		     strerror(errno));
 	return 0;
 }
 
@@ -739,7 +891,8 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 		errno = ENOMEM;
 		return NULL;
 	}
-	if ((err = copy_opts(r, o)) || (err = setup_sampler(r)) || (err = add_pids(r)) ||
+	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
+	    (err = add_pids(r)) ||
 	    (err = attach_events(r)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
@@ -776,9 +929,17 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	 * no kernel frame at all), before the first processes are retired */
 	if (!r->prefetched && wall_ns() - r->start_ns >= PREFETCH_AFTER_NS)
 		r->prefetched = !symbolizer_prefetch_kernel(r->sym);
-	int err = sampler_poll(r->sampler, timeout_ms);
+	int err = read_events(r);
+	if (err)
+		return fail(r, err, "cannot read process events: %s", strerror(-err));
+	err = sampler_poll(r->sampler, timeout_ms);
 	if (err && err != -EINTR)
 		return fail(r, err, "cannot read samples: %s", strerror(-err));
+	/* the records of what was sampled meanwhile, before its processes are symbolized */
+	if ((err = read_events(r)))
+		return fail(r, err, "cannot read process events: %s", strerror(-err));
+	if (r->src)
+		proctab_sweep(&r->procs, mono_ns() - SWEEP_AFTER_NS);
 	if ((err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));
@@ -830,7 +991,10 @@ static void note_held(const struct recorder *r)
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-	int err = sampler_drain(r->sampler);
+	int err = read_events(r);
+
+	if (!err)
+		err = sampler_drain(r->sampler);
 
 	if (!err)
 		err = sampler_drain(r->sampler);
@@ -881,5 +1045,10 @@ void recorder_free(struct recorder *r)
 	free((char *)r->o.spill_dir);
 	free(r->execs);
 	events_release(&r->ev);
+	if (r->own_src)
+		proc_source_free(r->src);
+	proctab_release(&r->procs);
+	free(r->evbuf);
+	free(r->dirty);
 	free(r);
 }

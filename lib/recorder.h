@@ -60,6 +60,9 @@ struct recorder_opts {
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
 	int argc;                   /* the profiled command line, for the profile's comments */
 	char **argv;
+	/* where process events come from (exec, mmap, fork, exit: lib/procevents.h); borrowed.
+	 * NULL: the kernel's side-band records, or /proc where those cannot be opened */
+	struct proc_source *events_source;
 };
 
 /* What a recording counted, for the summary. After recorder_finish, as it was when the samples

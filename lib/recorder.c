@@ -986,6 +986,10 @@ static void note_held(const struct recorder *r)
 	     (unsigned long long)st->stacks, (unsigned long long)st->threads,
 	     (unsigned long long)ss.processes, (unsigned long long)ss.files,
 	     (unsigned long long)ss.idle_files, (unsigned long long)st->retired_processes);
+	if (r->src)
+		diag(DIAG_INFO, "process table: %zu processes; /proc/PID/maps read %llu times; %llu "
+		     "event records lost", r->procs.n, (unsigned long long)r->procs.proc_reads,
+		     (unsigned long long)r->procs.lost);
 }
 
 struct profile *recorder_finish(struct recorder *r)

@@ -303,8 +303,9 @@ static void snapshot_from_table(struct recorder *r, pid_t pid)
 static const struct procmap *maps_of(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
-	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
 
+	read_events(r); /* the mappings made since the last poll (a library just loaded) */
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
 	return p && p->image.n ? &p->image : NULL;
 }
 

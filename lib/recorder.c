@@ -32,6 +32,8 @@
 #define SWEEP_AFTER_NS 10000000000ULL /* ended processes stay in the table 10 s (first samples) */
 #define EVENT_BATCH 256
 #define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
+#define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
+#define SWEEP_INTERVAL_NS 1000000000ULL
 
 /* An object with attached probes. */
 struct probed_object {
@@ -97,6 +99,7 @@ struct recorder {
 	size_t nexecs, cap_execs;
 	struct pending_exec *handling; /* the ones handle_execs works on (events come meanwhile) */
 	size_t nhandling;
+	uint64_t first_exec_ns; /* when the oldest of execs was queued */
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	bool prefetched;       /* kallsyms is loading (or not needed) */
@@ -112,6 +115,7 @@ struct recorder {
 	pid_t *dirty;          /* processes whose mappings changed since their snapshot */
 	size_t ndirty, cap_dirty;
 	bool reading;          /* read_events is running (a callback may come back to it) */
+	uint64_t last_sweep_ns;
 	char err[1024];        /* the last failure's message */
 };
 
@@ -182,6 +186,8 @@ static bool queue_exec(struct recorder *r, pid_t pid)
 		r->execs = n;
 		r->cap_execs = ncap;
 	}
+	if (!r->nexecs)
+		r->first_exec_ns = mono_ns();
 	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
 	if (!r->src) /* with events, the process table has the new image when it is installed */
 		retake(r, &r->execs[r->nexecs]);
@@ -357,7 +363,8 @@ static bool entry_ready(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	return capture_ready(r->cap, e);
+	/* a process whose exec waits for handle_execs still has its old image's snapshot */
+	return !exec_pending(r, e->pid) && capture_ready(r->cap, e);
 }
 
 /* Live processes waiting for their second snapshot are better symbolized after it. */
@@ -365,7 +372,8 @@ static bool live_entry_ready(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	return !symbolizer_refresh_pending(r->sym, e->pid) && capture_ready(r->cap, e);
+	return !symbolizer_refresh_pending(r->sym, e->pid) && !exec_pending(r, e->pid) &&
+	       capture_ready(r->cap, e);
 }
 
 /* Parks an entry; new processes are snapshotted meanwhile (events keep coming). */
@@ -939,9 +947,15 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	/* the records of what was sampled meanwhile, before its processes are symbolized */
 	if ((err = read_events(r)))
 		return fail(r, err, "cannot read process events: %s", strerror(-err));
-	if (r->src)
-		proctab_sweep(&r->procs, mono_ns() - SWEEP_AFTER_NS);
-	if ((err = handle_execs(r)))
+	uint64_t now = mono_ns();
+	if (r->src && now - r->last_sweep_ns >= SWEEP_INTERVAL_NS) {
+		proctab_sweep(&r->procs, now - SWEEP_AFTER_NS);
+		r->last_sweep_ns = now;
+	}
+	/* each handling drains the samples: with events, execs wait a little to be handled
+	 * together (their processes are not retired meanwhile: entry_ready) */
+	bool execs_due = !r->src || now - r->first_exec_ns >= EXEC_BATCH_NS;
+	if (execs_due && (err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));
 	if ((err = retire_ended(r)))

@@ -90,7 +90,7 @@ struct pending_exec {
 struct recorder {
 	struct recorder_opts o; /* spill_dir: a copy, owned */
 	struct symbolizer *sym;
-	struct sampler *sampler;
+	struct sample_source *ss; /* the samples: the BPF sampler, or the options' source */
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
@@ -381,7 +381,7 @@ static int park_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	sampler_handle_events(r->sampler);
+	r->ss->ops->handle_events(r->ss);
 	return capture_park(r->cap, e);
 }
 
@@ -443,13 +443,13 @@ static int handle_execs(struct recorder *r)
 	r->nhandling = nx;
 	/* what is drained already first, with the old process name, then what the drain adds */
 	for (size_t i = 0; i < nx && !err; i++) {
-		int n = sampler_park_process(r->sampler, xs[i].pid, &old);
+		int n = r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
 	if (!err)
-		err = sampler_drain(r->sampler);
+		err = r->ss->ops->drain(r->ss);
 	for (size_t i = 0; i < nx; i++) {
-		int n = err ? 0 : sampler_park_process(r->sampler, xs[i].pid, &old);
+		int n = err ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : err;
 		install_new_image(r, &xs[i]);
 		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
@@ -467,17 +467,17 @@ static int retire_ended(struct recorder *r)
 	struct sampler_retire_ops ops = { .ready = entry_ready, .park = park_entry,
 					  .gone = forget_process, .ctx = r };
 	uint64_t now = mono_ns();
-	int n = sampler_retire(r->sampler, &ops);
+	int n = r->ss->ops->retire(r->ss, &ops);
 
 	if (n < 0)
 		return n;
 	r->retired_since_trim += n;
 	/* live processes that keep making new stacks: park their entries too, past the bound */
-	if (sampler_entry_count(r->sampler) > r->o.max_entries &&
+	if (r->ss->ops->entry_count(r->ss) > r->o.max_entries &&
 	    now - r->last_park_live_ns >= PARK_LIVE_INTERVAL_NS) {
 		struct sampler_retire_ops live = { .select = live_entry_ready, .park = park_entry,
 						   .ctx = r };
-		int k = sampler_park_live(r->sampler, &live);
+		int k = r->ss->ops->park_live(r->ss, &live);
 		if (k < 0)
 			return k;
 		r->last_park_live_ns = now;
@@ -636,7 +636,7 @@ static void announce_mappers(struct recorder *r)
 		if (!n)
 			break;
 		r->ev.announced = n;
-		if (sampler_add_target(r->sampler, pid, false) || symbolizer_add_process(r->sym, pid))
+		if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
 			continue;
 		r->ev.announced[r->ev.nannounced++] = pid;
 	}
@@ -657,7 +657,7 @@ static int attach_probe(struct recorder *r, pid_t pid, const char *path,
 	for (i = 0; i < r->ev.n && strcmp(r->ev.list[i].type, type); i++)
 		;
 	uint32_t id = i < r->ev.n ? r->ev.list[i].id : r->ev.next_id;
-	int err = sampler_attach_usdt(r->sampler, pid, path, p->provider, p->name, id);
+	int err = sample_source_attach_usdt(r->ss, pid, path, p->provider, p->name, id);
 	if (err) {
 		diag(DIAG_WARN, "cannot attach to USDT probe %s:%s of '%s': %s", p->provider, p->name, path,
 			strerror(-err));
@@ -811,7 +811,9 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
-	if (!(r->sampler = sampler_new(&so, &why)))
+	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
+							    : sample_source_bpf_new;
+	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
 	return 0;
 }
@@ -839,7 +841,7 @@ static int open_events(struct recorder *r)
 static int add_pids(struct recorder *r)
 {
 	for (int i = 0; i < r->o.npids; i++) {
-		int err = sampler_add_target(r->sampler, r->o.pids[i], false);
+		int err = sample_source_add_target(r->ss, r->o.pids[i], false);
 		if (err)
 			return fail(r, err, "cannot add pid %d: %s", r->o.pids[i], strerror(-err));
 		on_process(r, r->o.pids[i], false);
@@ -913,18 +915,18 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 
 int recorder_add_command(struct recorder *r, pid_t pid, const char *file)
 {
-	int err = sampler_add_target(r->sampler, pid, true);
+	int err = sample_source_add_target(r->ss, pid, true);
 
 	if (err)
 		return fail(r, err, "cannot add pid %d: %s", pid, strerror(-err));
-	sampler_prepare_exec(r->sampler, file); /* its first samples need the tables */
+	sample_source_prepare_exec(r->ss, file); /* its first samples need the tables */
 	return 0;
 }
 
 int recorder_start(struct recorder *r)
 {
 	const char *why = "";
-	int err = sampler_start(r->sampler, &why);
+	int err = r->ss->ops->start(r->ss, &why);
 
 	if (err)
 		return fail(r, err, "cannot %s: %s", why, strerror(-err));
@@ -941,7 +943,7 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	int err = read_events(r);
 	if (err)
 		return fail(r, err, "cannot read process events: %s", strerror(-err));
-	err = sampler_poll(r->sampler, timeout_ms);
+	err = r->ss->ops->poll(r->ss, timeout_ms);
 	if (err && err != -EINTR)
 		return fail(r, err, "cannot read samples: %s", strerror(-err));
 	/* the records of what was sampled meanwhile, before its processes are symbolized */
@@ -970,7 +972,15 @@ void recorder_stop(struct recorder *r)
 {
 	r->end_ns = wall_ns();
 	check_watched(r, true);
-	sampler_stop(r->sampler);
+	r->ss->ops->stop(r->ss);
+}
+
+/* The source's entries, for the capture. */
+static int for_each_entry(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx)
+{
+	struct sample_source *ss = src;
+
+	return ss->ops->for_each(ss, fn, ctx);
 }
 
 /* The capture's metadata at the end: the time, the command, the machine, the counts. */
@@ -984,7 +994,7 @@ static struct capture_meta final_meta(const struct recorder *r, struct utsname *
 	m.argc = r->o.argc;
 	m.argv = r->o.argv;
 	m.kernel = un->release;
-	m.ncpus = sampler_ncpus(r->sampler);
+	m.ncpus = r->ss->ops->ncpus(r->ss);
 	m.stats = &r->final;
 	return m;
 }
@@ -1013,21 +1023,21 @@ struct profile *recorder_finish(struct recorder *r)
 	int err = read_events(r);
 
 	if (!err)
-		err = sampler_drain(r->sampler);
+		err = r->ss->ops->drain(r->ss);
 
 	if (!err)
-		err = sampler_drain(r->sampler);
+		err = r->ss->ops->drain(r->ss);
 	if (!err)
 		err = handle_execs(r);
 	if (err) {
 		errno = -fail(r, err, "cannot read samples: %s", strerror(-err));
 		return NULL;
 	}
-	sampler_get_stats(r->sampler, &r->final);
+	r->ss->ops->get_stats(r->ss, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	note_held(r);
-	if ((err = capture_finish(r->cap, r->sampler, &m))) {
+	if ((err = capture_finish_from(r->cap, for_each_entry, r->ss, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));
 		return NULL;
 	}
@@ -1040,7 +1050,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	if (r->finished)
 		st->sampler = r->final;
 	else
-		sampler_get_stats(r->sampler, &st->sampler);
+		r->ss->ops->get_stats(r->ss, &st->sampler);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;
 }
@@ -1055,7 +1065,7 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
-	sampler_free(r->sampler);
+	sample_source_free(r->ss);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

@@ -30,9 +30,10 @@
  * after "firn: ", in the why buffer (recorder_new) or in recorder_error.
  *
  * Exists now: new, add_command, start, poll, stop, finish, stats, error, free.
+ * Samples come through a sample source (lib/sample_source.h): the BPF sampler is its transport;
+ * tests give a fake one and a fake event source, and run the whole lifecycle without root.
  * Comes next (not declared yet): recorder_cut() -> the profile of the interval since the last cut
- * (for firn top and a continuous mode), and a sample source interface (the BPF sampler as one
- * transport, a fake one for unit tests of the lifecycle).
+ * (for firn top and a continuous mode).
  * One thread at a time. */
 #ifndef FIRN_RECORDER_H
 #define FIRN_RECORDER_H
@@ -43,6 +44,7 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "sample_source.h"
 #include "sampler.h"
 
 struct recorder;
@@ -71,6 +73,10 @@ struct recorder_opts {
 	/* where process events come from (exec, mmap, fork, exit: lib/procevents.h); borrowed.
 	 * NULL: the kernel's side-band records, or /proc where those cannot be opened */
 	struct proc_source *events_source;
+	/* where samples come from (lib/sample_source.h), made at recorder_new with the
+	 * recorder's callbacks; NULL: the BPF sampler. arg is passed to it */
+	sample_source_new_fn *sample_source_new;
+	void *sample_source_arg;
 };
 
 /* What a recording counted, for the summary. After recorder_finish, as it was when the samples

@@ -452,21 +452,34 @@ static void fake_free(struct proc_source *src)
 
 static const struct proc_source_ops fake_ops = { fake_fd, fake_read, fake_free };
 
+int procevents_fake_add(struct proc_source *src, const struct proc_event *ev)
+{
+	struct fake_source *f = (struct fake_source *)src;
+	struct proc_event *n = realloc(f->ev, (f->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	f->ev = n;
+	f->ev[f->n] = *ev;
+	f->ev[f->n].filename = NULL;
+	if (ev->filename && !(f->ev[f->n].filename = strdup(ev->filename)))
+		return -ENOMEM;
+	f->n++;
+	return 0;
+}
+
 struct proc_source *procevents_fake_new(const struct proc_event *ev, size_t n, int batch)
 {
 	struct fake_source *f = calloc(1, sizeof(*f));
 
-	if (!f || !(f->ev = calloc(n ? n : 1, sizeof(*f->ev)))) {
-		free(f);
+	if (!f) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	f->base.ops = &fake_ops;
 	f->batch = batch;
-	for (; f->n < n; f->n++) {
-		f->ev[f->n] = ev[f->n];
-		f->ev[f->n].filename = NULL;
-		if (ev[f->n].filename && !(f->ev[f->n].filename = strdup(ev[f->n].filename))) {
+	for (size_t i = 0; i < n; i++) {
+		if (procevents_fake_add(&f->base, &ev[i])) {
 			fake_free(&f->base);
 			errno = ENOMEM;
 			return NULL;

@@ -67,6 +67,8 @@ struct proc_source *procevents_kernel_new(unsigned pages);
 /* A source that hands out a copy of the n events (filenames copied too), in order, in reads of
  * at most batch events each (0: all at once). NULL + errno. */
 struct proc_source *procevents_fake_new(const struct proc_event *ev, size_t n, int batch);
+/* Appends a copy of ev to a fake source (after the events not read yet). 0 or -ENOMEM. */
+int procevents_fake_add(struct proc_source *fake, const struct proc_event *ev);
 
 static inline int proc_source_fd(struct proc_source *s) { return s->ops->fd(s); }
 static inline int proc_source_read(struct proc_source *s, struct proc_event *ev, int max)

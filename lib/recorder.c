@@ -350,9 +350,12 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 static void on_code(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct recorder *r = ctx;
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
 
-	(void)addr;
-	symbolizer_note_jit(r->sym, pid);
+	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
+	if (!e || e->kind != PROCMAP_FILE)
+		symbolizer_note_jit(r->sym, pid);
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are

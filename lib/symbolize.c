@@ -94,6 +94,8 @@ struct snapshot {
 	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
 	int perfmap_state;    /* 0 not read, 1 read, -errno */
 	bool perfmap_refused; /* the map is not one to trust (noted once) */
+	bool from_events;     /* its maps came from the kernel's mmap records: every executable
+			       * mapping is known, none outside them holds JIT code */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
@@ -1086,6 +1088,7 @@ int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *m
 		return err;
 	snap->pid = pid;
 	snap->perfmap_fd = -1;
+	snap->from_events = true;
 	if (!err && !(snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps))))
 		err = -ENOMEM;
 	for (size_t j = 0; !err && j < snap->map.n; j++)
@@ -1735,7 +1738,7 @@ int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t 
 		return unknown_location(s, p, addr, R_NO_PROCESS);
 	struct snapshot *snap = s->procs[pi];
 	if (!(e = procmap_find(&snap->map, addr))) {
-		id = jit_location(s, p, snap, addr, is_return_address);
+		id = snap->from_events ? 0 : jit_location(s, p, snap, addr, is_return_address);
 		return id ? id : unknown_location(s, p, addr, R_NO_MAPPING);
 	}
 	struct snapmap *m = &snap->maps[e - snap->map.entries];

@@ -73,7 +73,9 @@ bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
  * the kernel's mmap records): mappings the snapshot had already keep their open files; the files
  * of new executable mappings are found in the cache by their device and inode, else opened as
  * symbolizer_add_process does, checked against the inode. Replaces an earlier snapshot of pid;
- * its perf map stays. 0 or -ENOMEM. */
+ * its perf map stays. The map is taken as complete: an address outside its mappings is not
+ * looked up in the perf map (JIT code lives in anonymous executable mappings, which the kernel
+ * reports too). 0 or -ENOMEM. */
 struct procmap;
 int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *map);
 /* Whether pid's snapshot maps addr to a file (not anonymous memory, not outside every

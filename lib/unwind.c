@@ -32,6 +32,8 @@
 
 struct run;
 
+#define UNBUILT_MAX 1024 /* files remembered as having no table built (the oldest go first) */
+
 /* A file whose table is loaded (or known to have none). */
 struct utable {
 	dev_t dev;
@@ -55,6 +57,9 @@ struct unwinder {
 	size_t nruns, cap_runs;
 	struct utable *tables;
 	size_t ntables, cap_tables;
+	/* files seen without a built table (lazy descriptions): not opened again to find out */
+	struct { dev_t dev; ino_t ino; } unbuilt[UNBUILT_MAX];
+	size_t nunbuilt;
 	struct unwinder_stats st;
 };
 
@@ -274,15 +279,21 @@ static struct utable *mapping_table(struct unwinder *u, pid_t pid, const struct 
 				    bool build)
 {
 	struct utable *t = table_known(u, e);
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
 	struct stat st;
 	int fd;
 
+	for (size_t i = 0; !t && !build && e->inode && i < u->nunbuilt && i < UNBUILT_MAX; i++)
+		if (u->unbuilt[i].dev == dev && u->unbuilt[i].ino == e->inode)
+			return NULL;
 	if (t || (fd = open_mapping(pid, e)) < 0)
 		return t;
 	t = fstat(fd, &st) ? NULL : table_find(u, &st);
 	if (!t && build && !fstat(fd, &st))
 		t = table_load(u, fd, &st, e->path, NULL);
 	close(fd);
+	if (!t && !build && e->inode)
+		u->unbuilt[u->nunbuilt++ % UNBUILT_MAX] = (typeof(u->unbuilt[0])){ dev, e->inode };
 	return t;
 }
 

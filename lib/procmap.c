@@ -331,22 +331,25 @@ int procmap_add(struct procmap *m, const struct procmap_entry *e)
 {
 	struct procmap_entry *out = malloc((m->n + 2) * sizeof(*out));
 	char *path = out ? own_path(m, e->path) : NULL;
-	size_t n = 0, i = 0;
+	size_t n = 0, at;
 
 	if (!path) {
 		free(out);
 		return -ENOMEM;
 	}
-	for (; i < m->n && m->entries[i].start < e->start; i++)
+	/* the parts of the entries outside e, in order (a split entry's left part, then its right
+	 * part), then e where it goes among them: nothing left overlaps it */
+	for (size_t i = 0; i < m->n; i++)
 		n = keep_outside(out, n, &m->entries[i], e->start, e->end);
-	out[n] = *e;
-	out[n++].path = path;
-	for (; i < m->n; i++)
-		n = keep_outside(out, n, &m->entries[i], e->start, e->end);
+	for (at = n; at > 0 && out[at - 1].start >= e->start; at--)
+		;
+	memmove(&out[at + 1], &out[at], (n - at) * sizeof(*out));
+	out[at] = *e;
+	out[at].path = path;
 	free(m->entries);
 	m->entries = out;
-	m->n = n;
-	m->cap = n;
+	m->n = n + 1;
+	m->cap = n + 1;
 	return 0;
 }
 

@@ -252,6 +252,17 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 	return 0;
 }
 
+/* Whether an image has anonymous executable memory (JIT code): its perf map is opened while
+ * the process lives (a process older than the recording's is opened too, as it was seen). */
+static bool runs_jit(const struct procmap *image)
+{
+	for (size_t i = 0; i < image->n; i++)
+		if (image->entries[i].x && (image->entries[i].kind == PROCMAP_ANON ||
+					    !strncmp(image->entries[i].path, "[anon:", 6)))
+			return true;
+	return false;
+}
+
 /* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */
 static int update_dirty(struct recorder *r)
 {
@@ -261,6 +272,8 @@ static int update_dirty(struct recorder *r)
 		struct proctab_proc *p = proctab_find(&r->procs, r->dirty[i]);
 		if (p && !exec_pending(r, p->pid) && symbolizer_has_process(r->sym, p->pid))
 			err = symbolizer_set_maps(r->sym, p->pid, &p->image);
+		if (!err && p && runs_jit(&p->image) && symbolizer_has_process(r->sym, p->pid))
+			symbolizer_note_jit(r->sym, p->pid);
 	}
 	r->ndirty = 0;
 	return err;
@@ -289,19 +302,25 @@ static int read_events(struct recorder *r)
  * mmap records may still wait), else one read of /proc/PID/maps (a process older than the
  * events, or one whose parent the table did not know). A process that called exec just before
  * (its first samples may predate it: a fork's child caught in execve) starts with its image
- * before the exec, and the exec is handled as for a process known before it. */
+ * before the exec, and the exec is handled as for a process known before it. Its perf map is
+ * opened now, while it lives, when it has JIT memory or was read from /proc (as before). */
 static void snapshot_from_table(struct recorder *r, pid_t pid)
 {
+	bool from_proc = false;
+
 	read_events(r);
 	struct proctab_proc *p = proctab_find(&r->procs, pid);
-	if ((!p || (!p->image.n && !p->execs)) && !proctab_read(&r->procs, pid))
+	if ((!p || (!p->image.n && !p->execs)) && !proctab_read(&r->procs, pid)) {
 		p = proctab_find(&r->procs, pid);
+		from_proc = true;
+	}
 	if (!p)
 		return;
 	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
 	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid))
 		return;
-	symbolizer_set_maps(r->sym, pid, &p->image);
+	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || runs_jit(&p->image)))
+		symbolizer_note_jit(r->sym, pid);
 }
 
 /* The process table's mappings of pid for the DWARF unwinder's description (NULL: not known,

@@ -240,7 +240,8 @@ static int pend_push(struct kernel_source *k, const struct proc_event *ev, const
 		k->arena_cap = ncap;
 	}
 	k->pend[k->npend] = (struct pending){ *ev, k->arena_len, k->npend };
-	memcpy(k->arena + k->arena_len, name, nlen);
+	if (nlen) /* (the arena may not exist yet: no name so far) */
+		memcpy(k->arena + k->arena_len, name, nlen);
 	k->arena_len += nlen;
 	k->npend++;
 	return 0;

@@ -59,7 +59,7 @@ for cg in auto fp; do
 	emit T "$B" "$c" "profiler CPU s" ratio "3 perf -g" "<= 1/3 of perf -g's"
 	[ "$cg" = auto ] && emit T "$B" "$c" "[unknown] % of the loop's samples" max 1 "<= 1 %"
 done
-emit N "$B" "The loop runs $SHORT 15 (tests/fixtures/shortlived.c: 15 ms of CPU, qsort through libc) again and again; firn and perf -g start together and record for ${SECS} s at once, each also sampling the other. 'profiler CPU s' is the profiler process's user+sys time from start to exit (start-up, recording, writing its file; perf's includes its build-id pass). Before the side-band process events firn read /proc/PID/maps for every process it sampled, twice, and opened and stat-ed each mapped file. With --call-graph fp the [unknown] frames are not missing mappings: frame pointers walk into garbage through libc's qsort, which has none."
+emit N "$B" "The loop runs $BUILD/fixtures/shortlived 15 (tests/fixtures/shortlived.c: 15 ms of CPU, qsort through libc) again and again; firn and perf -g start together and record for ${SECS} s at once, each also sampling the other. 'profiler CPU s' is the profiler process's user+sys time from start to exit (start-up, recording, writing its file; perf's includes its build-id pass). Before the side-band process events firn read /proc/PID/maps for every process it sampled, twice, and opened and stat-ed each mapped file. With --call-graph fp the [unknown] frames are not missing mappings: frame pointers walk into garbage through libc's qsort, which has none."
 
 for ((rep = 1; rep <= REPS; rep++)); do
 	for cg in auto fp; do

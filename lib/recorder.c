@@ -34,6 +34,7 @@
 #define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
 #define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
 #define SWEEP_INTERVAL_NS 1000000000ULL
+#define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
 
 /* An object with attached probes. */
 struct probed_object {
@@ -115,6 +116,7 @@ struct recorder {
 	pid_t *dirty;          /* processes whose mappings changed since their snapshot */
 	size_t ndirty, cap_dirty;
 	bool reading;          /* read_events is running (a callback may come back to it) */
+	uint64_t lost_ns;      /* when the kernel last lost process records (0: never) */
 	uint64_t last_sweep_ns;
 	char err[1024];        /* the last failure's message */
 };
@@ -242,6 +244,8 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 {
 	int pid = proctab_apply(&r->procs, ev, r->o.all);
 
+	if (ev->kind == PROC_EV_LOST)
+		r->lost_ns = mono_ns();
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
@@ -300,7 +304,8 @@ static int read_events(struct recorder *r)
 
 /* Snapshots pid from the process table: the events that made it first (its fork, exec and
  * mmap records may still wait), else one read of /proc/PID/maps (a process older than the
- * events, or one whose parent the table did not know). A process that called exec just before
+ * events, or one whose parent the table did not know, or any while the kernel has lately lost
+ * records). A process that called exec just before
  * (its first samples may predate it: a fork's child caught in execve) starts with its image
  * before the exec, and the exec is handled as for a process known before it. Its perf map is
  * opened now, while it lives, when it has JIT memory or was read from /proc (as before). */
@@ -310,7 +315,9 @@ static void snapshot_from_table(struct recorder *r, pid_t pid)
 
 	read_events(r);
 	struct proctab_proc *p = proctab_find(&r->procs, pid);
-	if ((!p || (!p->image.n && !p->execs)) && !proctab_read(&r->procs, pid)) {
+	/* records lost lately: the table may lack this process's mappings, /proc has them */
+	bool distrust = r->lost_ns && mono_ns() - r->lost_ns < LOST_DISTRUST_NS;
+	if ((!p || (!p->image.n && !p->execs) || distrust) && !proctab_read(&r->procs, pid)) {
 		p = proctab_find(&r->procs, pid);
 		from_proc = true;
 	}

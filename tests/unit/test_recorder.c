@@ -508,6 +508,22 @@ static void test_mmap_after_first_sample(void **state)
 	assert_int_equal(samples_named(w, PID, "abort"), 2);
 }
 
+/* After the kernel lost records, a new process's mappings are read from /proc (the table may
+ * lack them): this test's own process, whose exec the events showed but none of its mmaps. */
+static void test_lost_records(void **state)
+{
+	struct world *w = *state;
+	pid_t self = getpid();
+
+	task(w, PROC_EV_EXEC, self, self, 0);
+	event(w, (struct proc_event){ .kind = PROC_EV_LOST, .lost = 12 });
+	notice(w, N_FIRST, self);
+	take(w, self, self, WORK, 2);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, self, "recorder_test_work"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +533,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_exits_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exits_between_drains, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mmap_after_first_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,11 +2,19 @@
  * spill of parked samples) and the process lifecycle, so that a command only says what to record
  * and writes what comes out.
  *
+ * One process model: a table of every process's executable mappings (lib/procmap.h), fed by
+ * process events (lib/procevents.h: the kernel's side-band exec/mmap/fork/exit records, opened
+ * at recorder_new; a fake source in tests); /proc/PID/maps is read once, only for a process
+ * older than the events. The symbolizer's snapshots and the DWARF unwinder's process
+ * descriptions are made from it. Where the side-band event cannot be opened, processes are
+ * snapshotted from /proc at their first sample and again shortly after, as before.
+ *
  * What it does between recorder_start and recorder_finish, in recorder_poll:
- * - new processes (first sample) are snapshotted while they live, and again shortly after (their
- *   libraries may still be loading); JIT code met without a table reopens a process's perf map;
+ * - process events are read and applied; a process is snapshotted at its first sample, and its
+ *   snapshot follows what it maps later; JIT code met without a table reopens its perf map;
  * - a process that calls exec keeps its old image's snapshot until the samples it took before
- *   the exec are symbolized with it and parked; then the new image's snapshot is installed;
+ *   the exec are symbolized with it and parked; then the new image's snapshot is installed (a
+ *   process first sampled just after its exec starts with its image before it);
  * - ended processes are symbolized (once their files are indexed, by a worker thread), parked on
  *   disk and forgotten; past max_entries held entries, live processes' entries are parked too;
  *   freed memory goes back to the system now and then (malloc_trim);
@@ -26,16 +34,17 @@
  * whole life: its strings, mappings, functions and locations only grow (ids and string pointers
  * stay valid until recorder_free, and the symbolizer's location cache with them: an address is
  * not resolved again at every cut), while its samples are replaced at every cut. So a cut costs
- * what the interval sampled (plus a pass over the sampler's entries held): the sampler's counts
- * are reset (sampler_reset_counts) after each cut, and the samples of processes that ended
- * meanwhile wait parked (spilled) for the next cut. Processes first sampled less than the
+ * what the interval sampled (plus a pass over the entries held): the sample source's counts
+ * are reset (reset_counts) after each cut, and the samples of processes that ended meanwhile
+ * wait parked (spilled) for the next cut. The process events that came before a cut's samples
+ * are applied first; without them (/proc polling), processes first sampled less than the
  * second-snapshot delay ago are snapshotted again before a cut symbolizes them. No running
  * profile is kept across cuts: a caller that wants one keeps it over the cuts' location ids
  * (firn top: a decaying window, lib/window.h).
  *
  * Exists now: new, add_command, start, poll, event_fd, cut, stop, finish, stats, error, free.
- * Comes next: an event source interface (kernel mmap2/comm/exit records instead of /proc
- * polling, and a fake source for unit tests).
+ * Samples come through a sample source (lib/sample_source.h): the BPF sampler is its transport;
+ * tests give a fake one and a fake event source, and run the whole lifecycle without root.
  * One thread at a time. */
 #ifndef FIRN_RECORDER_H
 #define FIRN_RECORDER_H
@@ -48,6 +57,9 @@
 #include "profile.h"
 
 struct recorder;
+struct proc_source;   /* lib/procevents.h */
+struct sample_source; /* lib/sample_source.h */
+struct sampler_opts;  /* lib/sampler.h */
 
 /* How user stacks are unwound. */
 enum recorder_unwind {
@@ -81,6 +93,14 @@ struct recorder_opts {
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
 	int argc;                   /* the profiled command line, for the profile's comments */
 	char **argv;
+	/* where process events come from (exec, mmap, fork, exit: lib/procevents.h); borrowed.
+	 * NULL: the kernel's side-band records, or /proc where those cannot be opened */
+	struct proc_source *events_source;
+	/* where samples come from (lib/sample_source.h), made at recorder_new with the
+	 * recorder's callbacks; NULL: the BPF sampler. arg is passed to it */
+	struct sample_source *(*sample_source_new)(const struct sampler_opts *o, void *arg,
+						   const char **why); /* a sample_source_new_fn */
+	void *sample_source_arg;
 };
 
 /* What a recording counted, for the summary; counts are of the whole session (cuts do not

@@ -1072,6 +1072,8 @@ struct profile *recorder_cut(struct recorder *r)
 
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
+	if (!err) /* the first-sample and exec notices of what was drained */
+		err = r->ss->ops->handle_events(r->ss);
 	if (!err) /* the records of what was sampled meanwhile, before it is symbolized */
 		err = read_events(r);
 	if (!err)

@@ -3,7 +3,7 @@
  * the BPF sampler does them) and a fake process event source (exec, mmap, fork, exit records).
  * The processes are made up (pids above pid_max); their mappings are this test's executable and
  * libc, replayed as mmap records, so frames resolve to real names: recorder_test_work in the
- * executable, abort in libc. */
+ * executable, abort in libc. Cuts (recorder_cut) too: each holds its interval's samples once. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -214,11 +214,20 @@ static void f_get_stats(struct sample_source *s, struct sampler_stats *st)
 	st->retired_processes = f->retired;
 }
 
+/* The counts start again from 0 (recorder_cut); the entries stay. */
+static void f_reset_counts(struct sample_source *s)
+{
+	struct fake *f = fake_of(s);
+
+	for (size_t i = 0; i < f->nheld; i++)
+		f->held[i].count = 0;
+}
+
 static const struct sample_source_ops fake_ops = {
 	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
 	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
 	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
-	.ncpus = f_ncpus, .free = f_free,
+	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
 };
 
 /* The recorder's maker of its sample source: the test's fake, with the recorder's callbacks. */
@@ -524,6 +533,62 @@ static void test_lost_records(void **state)
 	assert_int_equal(samples_named(w, self, "recorder_test_work"), 2);
 }
 
+static void cut(struct world *w)
+{
+	assert_non_null(w->prof = recorder_cut(w->rec));
+}
+
+/* cut() twice in a row: each cut holds what was sampled since the previous one (drained by the
+ * cut itself: no poll between), the same stack again in a later cut, nothing twice; a cut with
+ * nothing new is empty; finish after cuts holds what came since the last one. */
+static void test_cut_twice(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 3);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 3);
+	take(w, PID, PID, WORK, 2);
+	take(w, PID, PID + 1, LIBC, 1);
+	mmap_of(w, PID, LIBC);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID, "abort"), 1);
+	assert_int_equal(w->prof->nsamples, 2);
+	cut(w);
+	assert_int_equal(w->prof->nsamples, 0);
+	take(w, PID, PID, WORK, 4);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 4);
+	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
+}
+
+/* A process that ends between two cuts: its samples (symbolized and parked as it is retired by
+ * a poll) are in the next cut, once; then it is forgotten. */
+static void test_cut_after_exit(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 1);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 1);
+	take(w, PID, PID, WORK, 5);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	assert_int_equal(w->samples.parked, 5); /* the cut's count was 0: not parked again */
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 5);
+	cut(w);
+	assert_int_equal(w->prof->nsamples, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +599,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exits_between_drains, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mmap_after_first_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,176 @@
+# Off-CPU and wall-clock recordings (root, BPF) of two fixtures:
+# - offcpu_mix: per round the main thread sleeps 100 ms (sleep_short), 200 ms (sleep_long), waits
+#   ~300 ms on a pipe its child fills (wait_pipe) and spins 100 ms of wall time (spin).
+#   `-e off-cpu`: the shares of the process's off-CPU time are 1/6, 2/6, 3/6 (±2 pp), the kernel
+#   frames name the wait (do_nanosleep, pipe_read), go tool pprof reads the off_cpu type.
+#   `-e cpu-clock -e off-cpu --off-cpu-runnable`: the wall type (the default) gives 1/7, 2/7, 3/7,
+#   1/7 (±2 pp). Runnable waits are included so that the spin keeps its 100 ms of wall time when
+#   other jobs preempt it (a loaded machine); the waits themselves are measured, not sampled, so
+#   the tolerance holds with few rounds; the spin's CPU part is sampled at 999 Hz (~100 samples a
+#   round).
+# - offcpu_lock: 4 threads contending for one mutex: the waits show the lock's call path
+#   (lock_path → take_lock → pthread_mutex_lock → futex), and each thread's off-CPU time (with
+#   --off-cpu-runnable) is its wall time minus its CPU time, as the thread measured them, ±5 %.
+# Then the options' checks (usage errors) and --off-cpu-min / --off-cpu-rate accounting.
+. "$(dirname "$0")/lib.sh"
+
+MIX="$FIX/offcpu_mix"
+LOCK="$FIX/offcpu_lock"
+if ! is_root; then skip "off-CPU recording tests need root"; exit 0; fi
+
+# within VALUE LO HI
+within() { python3 -c "import sys; v,lo,hi=map(float,sys.argv[1:]); sys.exit(0 if lo<=v<=hi else 1)" "$@"; }
+
+# mix_shares FOLDED: "short long pipe spin other total" shares (%) of the offcpu_mix process's
+# stacks in a folded file, by the fixture function they are in
+mix_shares() {
+	python3 - "$1" <<'PY'
+import sys
+s = {"sleep_short": 0, "sleep_long": 0, "wait_pipe": 0, "spin": 0, "other": 0}
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[0] != "offcpu_mix":
+        continue
+    k = next((f for f in frames if f in s), "other")
+    s[k] += int(n)
+t = sum(s.values()) or 1
+print(" ".join("%.2f" % (100.0 * s[k] / t) for k in s), t)
+PY
+}
+
+# share NAME VALUE WANT: passes when VALUE is WANT ± 2 (percentage points)
+share() {
+	local lo hi
+	lo=$(python3 -c "print($3 - 2)") hi=$(python3 -c "print($3 + 2)")
+	within "$2" "$lo" "$hi" && pass "$1 share $2% is $3±2" || fail "$1 share $2% not $3±2"
+}
+
+# 1. -e off-cpu: shares of the off-CPU time, kernel frames, the summary, go tool pprof.
+"$FIRN" record -e off-cpu -o "$TMP/off.pb.gz" -- "$MIX" 5 2>"$TMP/off.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record -e off-cpu exits 0" || { fail "record -e off-cpu exit $rc"; cat "$TMP/off.err"; }
+grep -q "off-cpu: [0-9]* waits: [0-9]* added (.* s off the CPU), 0 under 0 us" "$TMP/off.err" &&
+	grep -q ", 0 lost (counts map full 0, stack map full 0" "$TMP/off.err" &&
+	pass "summary: waits added, none short, none lost" || fail "summary: $(cat "$TMP/off.err")"
+"$FIRN" report --folded "$TMP/off.pb.gz" >"$TMP/off.folded" && pass "report --folded reads it" || fail "report --folded"
+read -r ps pl pp pspin po total < <(mix_shares "$TMP/off.folded")
+echo "# off-cpu: sleep_short=$ps% sleep_long=$pl% wait_pipe=$pp% spin=$pspin% other=$po% of $total ns"
+within "$total" 2.9e9 4e9 && pass "off-CPU total of the main thread ${total} ns is ~3 s" || fail "off-CPU total ${total} ns (wanted ~3 s)"
+share "off-cpu sleep_short" "$ps" 16.67
+share "off-cpu sleep_long" "$pl" 33.33
+share "off-cpu wait_pipe" "$pp" 50
+grep ';sleep_short;' "$TMP/off.folded" | grep -q ';do_nanosleep_\[k\]' && grep ';wait_pipe;' "$TMP/off.folded" |
+	grep -q 'pipe_read_\[k\]' && pass "kernel frames name the wait (do_nanosleep, pipe_read)" ||
+	{ fail "kernel frames name the wait"; cut -c1-300 "$TMP/off.folded"; }
+! grep -q 'bpf_prog_\|bpf_trace_run' "$TMP/off.folded" && pass "no tracing frames above __schedule" || fail "tracing frames in the stacks"
+if command -v go >/dev/null; then
+	go tool pprof -raw "$TMP/off.pb.gz" 2>/dev/null | grep -qx 'off_cpu/nanoseconds\[dflt\]' &&
+		pass "sample type off_cpu/nanoseconds, the default" || fail "sample types: $(go tool pprof -raw "$TMP/off.pb.gz" 2>&1 | grep -A1 '^Samples' | tail -1)"
+	go tool pprof -sample_index=off_cpu -top "$TMP/off.pb.gz" >"$TMP/off.top" 2>"$TMP/pprof.err"
+	grep -q 'sleep_long' "$TMP/off.top" && grep -q 'wait_pipe' "$TMP/off.top" &&
+		pass "go tool pprof -sample_index=off_cpu reads it" || { fail "go tool pprof -sample_index=off_cpu"; head "$TMP/off.top" "$TMP/pprof.err"; }
+else
+	fail "go is not installed (make deps installs golang-go)"
+fi
+
+# 2. -e cpu-clock -e off-cpu: the wall type (default) sums on-CPU samples x period and off-CPU ns.
+"$FIRN" record -F 999 -e cpu-clock -e off-cpu --off-cpu-runnable -o "$TMP/wall.pb.gz" -- "$MIX" 5 2>"$TMP/wall.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record -e cpu-clock -e off-cpu exits 0" || { fail "record -e cpu-clock -e off-cpu exit $rc"; cat "$TMP/wall.err"; }
+grep -q 'off-cpu: [0-9]* waits (preemptions included)' "$TMP/wall.err" && pass "summary: preemptions included" || fail "summary: $(cat "$TMP/wall.err")"
+"$FIRN" report --folded "$TMP/wall.pb.gz" >"$TMP/wall.folded"
+read -r ps pl pp pspin po total < <(mix_shares "$TMP/wall.folded")
+echo "# wall: sleep_short=$ps% sleep_long=$pl% wait_pipe=$pp% spin=$pspin% other=$po% of $total ns"
+within "$total" 3.4e9 5e9 && pass "wall total of the main thread ${total} ns is ~3.5 s" || fail "wall total ${total} ns (wanted ~3.5 s)"
+share "wall sleep_short" "$ps" 14.29
+share "wall sleep_long" "$pl" 28.57
+share "wall wait_pipe" "$pp" 42.86
+share "wall spin" "$pspin" 14.29
+if command -v go >/dev/null; then
+	types=$(go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
+	[ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds[dflt]" ] &&
+		pass "sample types samples, cpu, off_cpu, wall (the default)" || fail "sample types: $types"
+	go tool pprof -sample_index=wall -top "$TMP/wall.pb.gz" 2>/dev/null | grep -q ' spin$' &&
+		pass "go tool pprof -sample_index=wall reads it" || fail "go tool pprof -sample_index=wall"
+	# wall = cpu + off_cpu in every sample
+	go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | awk '/^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ {
+		n++; if ($2 + $3 != $4 + 0) bad++ } END { exit !(n > 0 && !bad) }' &&
+		pass "every sample's wall is its cpu + off_cpu" || fail "wall != cpu + off_cpu in some samples"
+fi
+
+# 3. a mutex: the waiting stacks show the lock's call path; per thread, off-CPU = wall - CPU ±5 %.
+"$FIRN" record -e off-cpu --off-cpu-runnable --thread-labels -o "$TMP/lock.pb.gz" -- "$LOCK" 4 150 \
+	>"$TMP/lock.out" 2>"$TMP/lock.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record offcpu_lock exits 0" || { fail "record offcpu_lock exit $rc"; cat "$TMP/lock.err"; }
+"$FIRN" report --folded "$TMP/lock.pb.gz" >"$TMP/lock.folded"
+python3 - "$TMP/lock.folded" <<'PY' && pass "lock waits: lock_path;take_lock;..pthread_mutex_lock..;futex_wait_[k] holds most of the threads' off-CPU time" || { fail "lock waits"; cut -c1-300 "$TMP/lock.folded"; }
+import sys
+lock = total = 0
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    if ";start_thread;" not in stack:
+        continue
+    total += int(n)
+    f = stack.split(";")
+    if "take_lock" in f and f[f.index("take_lock") - 1] == "lock_path" and \
+       any("pthread_mutex_lock" in x for x in f) and "futex_wait_[k]" in f:
+        lock += int(n)
+print("# lock path: %.1f%% of the threads' off-CPU time" % (100.0 * lock / max(total, 1)))
+sys.exit(0 if total and lock > 0.5 * total else 1)
+PY
+if command -v go >/dev/null; then
+	go tool pprof -raw "$TMP/lock.pb.gz" 2>/dev/null >"$TMP/lock.raw"
+	python3 - "$TMP/lock.raw" "$TMP/lock.out" <<'PY'
+import re, sys
+per, cur = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"^ +(\d+): [\d ]+$", line)
+    if m:
+        cur = int(m.group(1))
+        continue
+    m = re.search(r"tid:\[(\d+)\]", line)
+    if m and cur is not None:
+        per[int(m.group(1))] = per.get(int(m.group(1)), 0) + cur
+        cur = None
+rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
+if len(rows) != 4:
+    print("FAIL: offcpu_lock printed %d threads, wanted 4" % len(rows))
+for tid, wall, cpu in rows:
+    want, got = int(wall) - int(cpu), per.get(int(tid), 0)
+    ok = want > 0 and abs(got - want) <= 0.05 * want
+    print("%s: thread %s off-CPU %.3f s, wall - CPU %.3f s (%+.1f%%)" % (
+        "PASS" if ok else "FAIL", tid, got / 1e9, want / 1e9, 100.0 * (got - want) / max(want, 1)))
+PY
+fi
+
+# 4. options: --off-cpu-* need -e off-cpu; bad values; --off-cpu-min counts short waits;
+# --off-cpu-rate samples and scales.
+expect_rc "--off-cpu-min without -e off-cpu exits 2" 2 "$FIRN" record --off-cpu-min 10 -- true
+grep -q 'off-cpu-min needs -e off-cpu' "$TMP/err" && pass "... and says why" || fail "message: $(cat "$TMP/err")"
+expect_rc "--off-cpu-runnable without -e off-cpu exits 2" 2 "$FIRN" record -e cpu-clock --off-cpu-runnable -- true
+expect_rc "--off-cpu-rate 0 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-rate 0 -- true
+expect_rc "--off-cpu-min -1 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-min -1 -- true
+expect_rc "-e off_cpu (a misspelt event) exits 2" 2 "$FIRN" record -e off_cpu -- true
+# 150 ms minimum: the 100 ms sleeps are short (counted, not added), the others stay
+"$FIRN" record -e off-cpu --off-cpu-min 150000 -o "$TMP/min.pb.gz" -- "$MIX" 2 2>"$TMP/min.err"
+"$FIRN" report --folded "$TMP/min.pb.gz" >"$TMP/min.folded"
+short=$(sed -n 's/.* added (.* s off the CPU), \([0-9]*\) under 150000 us.*/\1/p' "$TMP/min.err")
+! grep -q ';sleep_short;' "$TMP/min.folded" && grep -q ';sleep_long;' "$TMP/min.folded" && [ "${short:-0}" -ge 2 ] &&
+	pass "--off-cpu-min 150000: the 100 ms sleeps are left out and counted ($short short waits)" ||
+	{ fail "--off-cpu-min: short=$short"; cat "$TMP/min.err"; }
+# 1 in 4 waits sampled, times x4: the threads' total stays near the sum of their wall - CPU
+# (~1000 waits, 1 in 4 kept: the estimate's error is ~10 %; 30 % is 3 standard errors)
+"$FIRN" record -e off-cpu --off-cpu-runnable --off-cpu-rate 4 -o "$TMP/rate.pb.gz" -- "$LOCK" 4 150 \
+	>"$TMP/rate.out" 2>"$TMP/rate.err"
+grep -q '; 1 wait in 4 sampled ([0-9]* left out)' "$TMP/rate.err" && pass "--off-cpu-rate 4: the summary says so" || fail "--off-cpu-rate summary: $(cat "$TMP/rate.err")"
+got=$("$FIRN" report --folded "$TMP/rate.pb.gz" | awk '/;start_thread;/ { n += $NF } END { print n + 0 }')
+want=$(awk '{ n += $2 - $3 } END { print n + 0 }' "$TMP/rate.out")
+echo "# --off-cpu-rate 4: threads off the CPU $got ns in the profile, $want ns by their own clocks"
+within "$got" "$(python3 -c "print($want * 0.7)")" "$(python3 -c "print($want * 1.3)")" &&
+	pass "--off-cpu-rate 4: scaled times estimate the threads' off-CPU time (±30 %)" || fail "--off-cpu-rate 4: $got ns, wanted $want ±30 %"

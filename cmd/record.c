@@ -281,21 +281,22 @@ static int count_events(const struct record_opts *o, const char *name);
  * still going at the end) and the time added, as the profile has it (x the rate). */
 static void print_offcpu_summary(const struct record_opts *o, const struct sampler_offcpu_stats *w)
 {
-	uint64_t lost = w->lost_counts_full + w->lost_stacks_full;
-	uint64_t done = w->counted + w->short_waits + lost;
+	/* a wait whose start found no slot was never begun: it is seen, and lost */
+	uint64_t lost = w->lost_counts_full + w->lost_stacks_full + w->lost_no_slot;
+	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
 	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
 
 	fprintf(stderr,
 		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s), %llu under %ld us "
 		"(%.3f s, not added), %llu lost (counts map full %llu, stack map full %llu, no "
-		"thread slot %llu more), %llu still waiting at the end",
-		(unsigned long long)w->waits, o->off_cpu_runnable ? " (preemptions included)" : "",
+		"thread slot %llu), %llu still waiting at the end",
+		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
 		(unsigned long long)w->counted, w->ns * rate / 1e9,
 		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->short_waits,
 		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
 		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
 		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,
-		(unsigned long long)(w->waits > done ? w->waits - done : 0));
+		(unsigned long long)(seen > done ? seen - done : 0));
 	if (rate > 1)
 		fprintf(stderr, "; 1 wait in %ld sampled (%llu left out)", rate,
 			(unsigned long long)w->unsampled);

@@ -59,7 +59,8 @@ enum firn_lost {
 };
 
 /* Off-CPU accounting (indexes of the offcpu_stats counters). A wait is a switch-out of a target
- * thread that was sampled: it ends counted, short, lost (by reason), or still going at the end. */
+ * thread that was sampled: it ends counted, short or lost (by reason); one still going when the
+ * recording ends is ended then (counted up to the end, or short). */
 enum firn_offcpu_stat {
 	FIRN_OFF_WAITS = 0,        /* waits begun (their stacks taken) */
 	FIRN_OFF_COUNTED,          /* waits added to their stack */
@@ -70,6 +71,7 @@ enum firn_offcpu_stat {
 	FIRN_OFF_LOST_COUNTS_FULL, /* the counts map was full */
 	FIRN_OFF_LOST_STACKS_FULL, /* a stack could not be stored */
 	FIRN_OFF_UNSAMPLED,        /* switch-outs left out by the sampling rate */
+	FIRN_OFF_AT_END,           /* of the counted ones: still going at the end, added up to it */
 	FIRN_OFF_NR,
 };
 

@@ -883,21 +883,22 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	w->start = bpf_ktime_get_ns();
 }
 
-/* next is switched in: when it has a wait remembered, adds the time it was off the CPU (x the
- * sampling rate) to the wait's stacks, if it lasted the minimum; else counts it as short. */
-static __always_inline void wait_ends(struct task_struct *next)
+/* Ends the wait of task (switched in, or still waiting at the end of the recording) when it has
+ * one: adds the time it was off the CPU (x the sampling rate) to the wait's stacks, if it lasted
+ * the minimum; else counts it as short. True when it was added. */
+static __always_inline bool wait_ends(struct task_struct *next)
 {
 	struct firn_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
 	struct firn_key key = {};
 
 	if (!w || !w->start)
-		return;
+		return false;
 	__u64 ns = bpf_ktime_get_ns() - w->start;
 	w->start = 0;
 	if (ns < off_cpu_min_ns) {
 		count_offcpu(FIRN_OFF_SHORT, 1);
 		count_offcpu(FIRN_OFF_SHORT_NS, ns);
-		return;
+		return false;
 	}
 	key.pid = w->pid;
 	key.tid = BPF_CORE_READ(next, pid);
@@ -906,9 +907,10 @@ static __always_inline void wait_ends(struct task_struct *next)
 	note_comm(key.tid, next);
 	if (!count_stacks(&key, &w->user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
 			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
-		return;
+		return false;
 	count_offcpu(FIRN_OFF_COUNTED, 1);
 	count_offcpu(FIRN_OFF_NS, ns);
+	return true;
 }
 
 /* Off-CPU time (loaded only for -e off-cpu): the thread switched out may begin a wait, the one
@@ -919,6 +921,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	wait_begins(ctx, prev, preempt, prev_state);
 	wait_ends(next);
+	return 0;
+}
+
+/* Run once at the end, after on_switch is detached (a task iterator): the waits still going end
+ * now, so a thread that waited through the end of the recording shows that time too. */
+SEC("iter/task")
+int end_waits(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task && wait_ends(task))
+		count_offcpu(FIRN_OFF_AT_END, 1);
 	return 0;
 }
 

@@ -277,8 +277,9 @@ static void print_unwind_summary(const struct sampler_stats *st)
 
 static int count_events(const struct record_opts *o, const char *name);
 
-/* The off-CPU line: what became of every wait begun (added, under the minimum, lost by reason,
- * still going at the end) and the time added, as the profile has it (x the rate). */
+/* The off-CPU line: what became of every wait begun (added, under the minimum, lost by reason;
+ * not ended: the end of the recording could not end it) and the time added, as the profile has
+ * it (x the rate). */
 static void print_offcpu_summary(const struct record_opts *o, const struct sampler_offcpu_stats *w)
 {
 	/* a wait whose start found no slot was never begun: it is seen, and lost */
@@ -287,12 +288,13 @@ static void print_offcpu_summary(const struct record_opts *o, const struct sampl
 	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
 
 	fprintf(stderr,
-		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s), %llu under %ld us "
-		"(%.3f s, not added), %llu lost (counts map full %llu, stack map full %llu, no "
-		"thread slot %llu), %llu still waiting at the end",
+		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
+		"waiting at the end, added up to it), %llu under %ld us (%.3f s, not added), %llu lost "
+		"(counts map full %llu, stack map full %llu, no thread slot %llu), %llu not ended",
 		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
 		(unsigned long long)w->counted, w->ns * rate / 1e9,
-		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->short_waits,
+		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->at_end,
+		(unsigned long long)w->short_waits,
 		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
 		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
 		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,

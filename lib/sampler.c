@@ -476,6 +476,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (o->off_cpu)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
@@ -588,6 +589,23 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 	return 0;
 }
 
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	struct bpf_link *l = bpf_program__attach_iter(s->skel->progs.end_waits, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1;
+	char buf[64];
+
+	if (fd < 0)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(errno));
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+}
+
 void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
@@ -595,8 +613,11 @@ void sampler_stop(struct sampler *s)
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;
-	bpf_link__destroy(s->switch_link);
-	s->switch_link = NULL;
+	if (s->switch_link) {
+		bpf_link__destroy(s->switch_link);
+		s->switch_link = NULL;
+		end_waits(s);
+	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -1021,6 +1042,7 @@ static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
 		.lost_no_slot = v[FIRN_OFF_LOST_NO_SLOT],
 		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
 		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
+		.at_end = v[FIRN_OFF_AT_END],
 	};
 }
 

@@ -59,12 +59,15 @@ struct sampler_entry {
 };
 
 /* Off-CPU accounting: every wait begun (a target thread's switch-out that was sampled) is
- * counted (its ns added), short (under the minimum), lost (by reason) or still going at the
- * end. ns: as measured (the profile's are x rate). */
+ * counted (its ns added), short (under the minimum) or lost (by reason); the waits still going
+ * when sampling stops end then (at_end: those of the counted ones), until then they are open.
+ * lost_no_slot: switch-outs whose wait could not be begun (not among waits). ns: as measured
+ * (the profile's are x rate). */
 struct sampler_offcpu_stats {
 	uint64_t waits, counted, ns, short_waits, short_ns;
 	uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
 	uint64_t unsampled; /* switch-outs the rate left out */
+	uint64_t at_end;
 };
 
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples

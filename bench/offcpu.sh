@@ -22,7 +22,7 @@ if [ -n "$QUICK" ]; then
 	REPS=1 ROUNDS=100000 SYSTEM_S=5
 fi
 PP=$ROOT/$BUILD/bench/pingpong
-CASES=(none "cpu-clock" "off-cpu" "off-cpu --off-cpu-min 1000" "off-cpu --off-cpu-rate 10" "off-cpu --call-graph fp")
+CASES=(none "cpu-clock" "off-cpu" "off-cpu --off-cpu-min 1000" "off-cpu --off-cpu-rate 10" "off-cpu --call-graph fp" "off-cpu --no-kernel")
 
 # build_pingpong: the workload (clang, frame pointers: --call-graph fp unwinds it too).
 build_pingpong() {
@@ -40,6 +40,12 @@ firn_args() {
 	esac
 }
 
+# own_cpu PID: the CPU seconds (user + sys) of process PID itself, not of its children (the
+# command firn runs is its child: the rusage of firn's whole run would include it).
+own_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.3f\n", ($12 + $13) / hz }' "/proc/$1/stat"
+}
+
 # pp_field FILE NAME: a field of pingpong's result line.
 pp_field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$1" | tail -1; }
 
@@ -55,7 +61,7 @@ wait_line() {
 
 # run_case CASE: one run; sets WALL (empty on failure) and emits its measurements.
 run_case() {
-	local c=$1 cnt=0 ns=0 waits
+	local c=$1 cnt=0 ns=0 waits cpu
 	WALL=
 	if [ "$c" = none ]; then
 		timed "$W/work.ru" nice -n -19 "$PP" "$ROUNDS" >"$W/pp.out" || { emit V "$B" "$c" firn FAIL "pingpong failed"; return; }
@@ -73,6 +79,7 @@ run_case() {
 		return
 	fi
 	[[ $c == off-cpu* ]] && read -r cnt ns < <(bpf_prog_stats "${BG_PID[prof]}" on_switch)
+	cpu=$(own_cpu "${BG_PID[prof]}")
 	bg_wait prof
 	WALL=$(pp_field "$W/prof.out" elapsed_s)
 	waits=$(sed -n 's/^firn: off-cpu: \([0-9]*\) waits.*/\1/p' "$W/prof.err")
@@ -84,34 +91,46 @@ run_case() {
 	emit V "$B" "$c" firn ok "$(grep -h 'off-cpu:\|samples,' "$W/prof.err" | sed 's/^firn: //; s/, wrote.*//' | tr '\n' ' ')"
 	emit S "$B" "$c" firn "workload s" "$WALL" s
 	emit S "$B" "$c" firn "switches/s" "$(pp_field "$W/prof.out" switches_per_s)" "/s"
-	emit S "$B" "$c" firn "firn CPU s" "$RU_CPU" s
+	emit S "$B" "$c" firn "firn CPU s" "$cpu" s
 	if [ "${cnt:-0}" -gt 0 ]; then
 		emit S "$B" "$c" firn "BPF ns/switch" "$(awk -v n="$ns" -v c="$cnt" 'BEGIN { printf "%.0f", n / c }')" ns
 		emit S "$B" "$c" firn "BPF ns/wait" "$(awk -v n="$ns" -v w="$waits" 'BEGIN { printf "%.0f", n / w }')" ns
 	fi
 }
 
-# system_wide: firn record -a -e off-cpu for SYSTEM_S over the workload running throughout.
+# system_wide: firn record -a -e off-cpu over the workload running throughout: once the
+# sched_switch program runs, firn's own CPU time and the program's statistics over SYSTEM_S
+# seconds of steady recording (start-up excluded).
 system_wide() {
-	local c="system-wide -a, ${SYSTEM_S} s" cnt ns
+	local c="system-wide -a, ${SYSTEM_S} s" cnt0 ns0 cnt1 ns1 cpu0 cpu1 i
 	nice -n -19 "$PP" 100000000 >/dev/null 2>&1 &
 	local pp=$!
-	bg_start prof "$W" nice -n -19 "$FIRN" record -a -e off-cpu -d "$SYSTEM_S" -o "$W/sys.pb.gz" ||
+	bg_start prof "$W" nice -n -19 "$FIRN" record -a -e off-cpu -o "$W/sys.pb.gz" ||
 		{ kill "$pp"; emit V "$B" "$c" firn FAIL "did not start"; return; }
-	sleep "$((SYSTEM_S - 1))"
-	read -r cnt ns < <(bpf_prog_stats "${BG_PID[prof]}" on_switch)
-	bg_wait prof
+	bpf_stats_on
+	for ((i = 0; i < 600; i++)); do
+		read -r cnt0 ns0 < <(bpf_prog_stats "${BG_PID[prof]}" on_switch)
+		[ "${cnt0:-0}" -gt 0 ] && break
+		sleep 0.1
+	done
+	cpu0=$(own_cpu "${BG_PID[prof]}")
+	sleep "$SYSTEM_S"
+	read -r cnt1 ns1 < <(bpf_prog_stats "${BG_PID[prof]}" on_switch)
+	cpu1=$(own_cpu "${BG_PID[prof]}")
+	local stats
+	stats=$(sysctl -n kernel.bpf_stats_enabled)
+	bg_stop prof
 	kill "$pp"
 	wait "$pp" 2>/dev/null
-	if [ "$RU_RC" -ne 0 ] || [ "${cnt:-0}" -eq 0 ]; then
-		emit V "$B" "$c" firn FAIL "exit $RU_RC; $(tail -1 "$W/prof.err")"
+	if [ "$RU_RC" -ne 0 ] || [ "${cnt0:-0}" -eq 0 ] || [ "$stats" != 1 ]; then
+		emit V "$B" "$c" firn FAIL "exit $RU_RC; bpf_stats_enabled $stats at the end; $(tail -1 "$W/prof.err")"
 		return
 	fi
 	emit V "$B" "$c" firn ok "$(grep -h 'off-cpu:' "$W/prof.err" | sed 's/^firn: //')"
-	emit S "$B" "$c" firn "firn CPU s" "$RU_CPU" s
-	emit S "$B" "$c" firn "firn CPU %" "$(awk -v c="$RU_CPU" -v s="$SYSTEM_S" 'BEGIN { printf "%.2f", 100 * c / s }')" %
-	emit S "$B" "$c" firn "switches/s" "$(awk -v n="$cnt" -v s="$((SYSTEM_S - 1))" 'BEGIN { printf "%.0f", n / s }')" "/s"
-	emit S "$B" "$c" firn "BPF ns/switch" "$(awk -v n="$ns" -v c="$cnt" 'BEGIN { printf "%.0f", n / c }')" ns
+	emit S "$B" "$c" firn "firn CPU %" "$(awk -v a="$cpu0" -v b="$cpu1" -v s="$SYSTEM_S" 'BEGIN { printf "%.2f", 100 * (b - a) / s }')" %
+	emit S "$B" "$c" firn "switches/s" "$(awk -v a="$cnt0" -v b="$cnt1" -v s="$SYSTEM_S" 'BEGIN { printf "%.0f", (b - a) / s }')" "/s"
+	emit S "$B" "$c" firn "BPF ns/switch" "$(awk -v a="$cnt0" -v b="$cnt1" -v m="$ns0" -v n="$ns1" 'BEGIN { printf "%.0f", (n - m) / (b - a) }')" ns
+	emit S "$B" "$c" firn "BPF CPU %" "$(awk -v m="$ns0" -v n="$ns1" -v s="$SYSTEM_S" 'BEGIN { printf "%.2f", 100 * (n - m) / 1e9 / s }')" %
 }
 
 build_pingpong
@@ -123,10 +142,11 @@ for c in "${CASES[@]}"; do
 		emit C "$B" "$c" firn "$(show "nice -n -19 $FIRN record $(firn_args "$c") -o OUT -- $PP $ROUNDS 1500")"
 	fi
 done
-emit C "$B" "system-wide -a, ${SYSTEM_S} s" firn "$(show "nice -n -19 $PP 100000000 & nice -n -19 $FIRN record -a -e off-cpu -d $SYSTEM_S -o OUT")"
+emit C "$B" "system-wide -a, ${SYSTEM_S} s" firn "$(show "nice -n -19 $PP 100000000 & nice -n -19 $FIRN record -a -e off-cpu -o OUT")"
 emit T "$B" "off-cpu --off-cpu-rate 10" "slowdown %" max 25 "<= 25 %"
-emit N "$B" "pingpong ($BUILD/bench/pingpong, bench/pingpong.c: clang -O2 -fno-omit-frame-pointer) passes a byte $ROUNDS times each way; 'workload s' is its own elapsed time (firn attaches before the command starts), 'switches/s' its voluntary context switches (both processes) per second; 'slowdown %' pairs each run with the bare run of the same repetition. 'firn CPU s' is firn's user+sys time over its whole run (start-up and unwind tables included)."
-emit N "$B" "'BPF ns/switch': run_time_ns / run_cnt of the sched_switch program, read just before the command ends (kernel.bpf_stats_enabled=1): every context switch of the machine while attached, also those of other processes (an early return) and of the idle task; 'BPF ns/wait' divides the same run time by the waits begun (the workload's switch-outs whose stacks were taken). The stacks are taken at every switch-out of a target (user stack unwound with DWARF unless --call-graph fp, kernel stack by the kernel's unwinder) and stored only for waits of at least --off-cpu-min; --off-cpu-rate N takes them for 1 switch-out in N."
+emit N "$B" "pingpong ($BUILD/bench/pingpong, bench/pingpong.c: clang -O2 -fno-omit-frame-pointer) passes a byte $ROUNDS times each way; 'workload s' is its own elapsed time (firn attaches before the command starts), 'switches/s' its voluntary context switches (both processes) per second; 'slowdown %' pairs each run with the bare run of the same repetition. 'firn CPU s' is firn's own user+sys time (not its command's) from its start to the end of the workload (start-up and unwind tables included; the BPF program's time is charged to the threads that switch, the workload's)."
+emit N "$B" "'BPF ns/switch': run_time_ns / run_cnt of the sched_switch program, read just before the command ends (kernel.bpf_stats_enabled=1; its counters run from attach): every context switch of the machine while attached, also those of other processes (an early return) and of the idle task; 'BPF ns/wait' divides the same run time by the waits begun (the workload's switch-outs whose stacks were taken). The stacks are taken at every switch-out of a target (user stack unwound with DWARF unless --call-graph fp, kernel stack by the kernel's unwinder) and stored only for waits of at least --off-cpu-min; --off-cpu-rate N takes them for 1 switch-out in N."
+emit N "$B" "System-wide: firn record -a -e off-cpu (every thread of the machine, kernel threads included) while pingpong runs; once the sched_switch program runs, firn's own CPU time and the program's run time are read twice, ${SYSTEM_S} s apart: 'firn CPU %' is firn's share of one CPU in steady state (draining, symbolizing new processes), 'BPF CPU %' the program's run time over the same span (charged to the threads that switch)."
 
 for ((rep = 1; rep <= REPS; rep++)); do
 	declare -A walls=()

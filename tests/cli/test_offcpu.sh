@@ -181,3 +181,11 @@ within "$got" "$(python3 -c "print($want * 0.7)")" "$(python3 -c "print($want * 
 got=$("$FIRN" report --folded "$TMP/end.pb.gz" | awk '/do_nanosleep_\[k\]/ { n += $NF } END { print n + 0 }')
 grep -q '; 1 of them still waiting at the end, added up to it)' "$TMP/end.err" && within "$got" 4e8 7e8 &&
 	pass "a wait through the end of the recording is added up to it ($got ns)" || { fail "wait at the end: $got ns"; cat "$TMP/end.err"; }
+
+# 6. -a: every thread's waits, never the idle task's nor firn's own threads'
+"$FIRN" record -a -e off-cpu --call-graph fp -d 1 -o "$TMP/all.pb.gz" 2>"$TMP/all.err"
+"$FIRN" report --folded "$TMP/all.pb.gz" >"$TMP/all.folded"
+n=$(grep -vc '^#' "$TMP/all.folded")
+[ "$n" -gt 0 ] && ! grep -q '^\[idle\];\|^firn;' "$TMP/all.folded" &&
+	pass "-a: $n stacks of waits, none of the idle task or of firn" ||
+	{ fail "-a: $n stacks; idle or firn: $(grep -c '^\[idle\];\|^firn;' "$TMP/all.folded")"; head -3 "$TMP/all.err"; }

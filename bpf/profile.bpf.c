@@ -830,6 +830,7 @@ int BPF_USDT(on_usdt)
 	return count_hit(ctx, (__u32)bpf_usdt_cookie(ctx));
 }
 
+/* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
 static __always_inline void count_offcpu(__u32 stat, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);

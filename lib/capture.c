@@ -49,7 +49,7 @@ static bool tracing_frame(const struct profile *p, uint64_t id)
 }
 
 /* Appends the locations of one stack (leaf first); frames after the first are return addresses.
- * A weighted event's kernel stack was taken at a tracepoint: its leading tracing frames go. */
+ * An off-CPU entry's kernel stack was taken at a tracepoint: its leading tracing frames go. */
 static int add_frames(struct capture *c, const struct sampler_entry *e, bool kernel, size_t *n)
 {
 	const uint64_t *ips = kernel ? e->kstack : e->ustack;

@@ -72,6 +72,8 @@ enum firn_offcpu_stat {
 	FIRN_OFF_LOST_STACKS_FULL, /* a stack could not be stored */
 	FIRN_OFF_UNSAMPLED,        /* switch-outs left out by the sampling rate */
 	FIRN_OFF_AT_END,           /* of the counted ones: still going at the end, added up to it */
+	FIRN_OFF_LATE,             /* of the ended ones: no switch-in was seen, ended at the next
+				    * switch-out (off the CPU: elapsed - CPU time meanwhile) */
 	FIRN_OFF_NR,
 };
 

@@ -96,7 +96,8 @@ struct {
 /* A wait in progress: when its thread stopped, and its stacks then (taken at the switch-out,
  * while the thread is current; hashed and stored only at the switch-in, if it was long enough). */
 struct firn_wait {
-	__u64 start; /* 0: none remembered */
+	__u64 start;   /* 0: none remembered */
+	__u64 runtime; /* the thread's CPU time then (se.sum_exec_runtime) */
 	__u32 pid;
 	__u32 pad;
 	struct firn_stack user, kernel;
@@ -854,6 +855,40 @@ static __always_inline void keep_stack(struct firn_stack *to, const struct firn_
 /* TASK_DEAD in a task's state: its last switch-out, no wait. */
 #define FIRN_TASK_DEAD 0x80
 
+/* Ends the wait of task when it has one: adds the time it was off the CPU (x the sampling rate)
+ * to the wait's stacks, if it lasted the minimum; else counts it as short. Off the CPU = the time
+ * since the wait began less the CPU time the thread had since: 0 when the task is being switched
+ * in, the run it had when its switch-in went unseen (ended at its next switch-out) or when it is
+ * on a CPU at the end of the recording. True when added. */
+static __always_inline bool wait_ends(struct task_struct *task)
+{
+	struct firn_wait *w = bpf_task_storage_get(&waits, task, 0, 0);
+	struct firn_key key = {};
+
+	if (!w || !w->start)
+		return false;
+	__u64 ran = BPF_CORE_READ(task, se.sum_exec_runtime) - w->runtime;
+	__u64 ns = bpf_ktime_get_ns() - w->start;
+	ns = ns > ran ? ns - ran : 0;
+	w->start = 0;
+	if (ns < off_cpu_min_ns) {
+		count_offcpu(FIRN_OFF_SHORT, 1);
+		count_offcpu(FIRN_OFF_SHORT_NS, ns);
+		return false;
+	}
+	key.pid = w->pid;
+	key.tid = BPF_CORE_READ(task, pid);
+	key.event = FIRN_EVENT_OFF_CPU;
+	announce(key.pid);
+	note_comm(key.tid, task);
+	if (!count_stacks(&key, &w->user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
+			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
+		return false;
+	count_offcpu(FIRN_OFF_COUNTED, 1);
+	count_offcpu(FIRN_OFF_NS, ns);
+	return true;
+}
+
 /* The current task (prev) is switched out: when it is a target's thread that stops to wait
  * (not preempted while runnable, unless off_cpu_runnable), remembers when, with its stacks,
  * in its slot. Nothing is hashed or stored yet: most waits may end up short. */
@@ -876,42 +911,19 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 		count_offcpu(FIRN_OFF_LOST_NO_SLOT, 1);
 		return;
 	}
+	/* a switch-in the program did not see (rare): that wait ends now, its CPU time since
+	 * taken off, before the slot is reused */
+	if (w->start) {
+		count_offcpu(FIRN_OFF_LATE, 1);
+		wait_ends(prev);
+	}
 	take_stacks(ctx, false, pid, prev, &user, &kernel);
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
 	w->pid = pid;
+	w->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	count_offcpu(FIRN_OFF_WAITS, 1);
 	w->start = bpf_ktime_get_ns();
-}
-
-/* Ends the wait of task (switched in, or still waiting at the end of the recording) when it has
- * one: adds the time it was off the CPU (x the sampling rate) to the wait's stacks, if it lasted
- * the minimum; else counts it as short. True when it was added. */
-static __always_inline bool wait_ends(struct task_struct *next)
-{
-	struct firn_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
-	struct firn_key key = {};
-
-	if (!w || !w->start)
-		return false;
-	__u64 ns = bpf_ktime_get_ns() - w->start;
-	w->start = 0;
-	if (ns < off_cpu_min_ns) {
-		count_offcpu(FIRN_OFF_SHORT, 1);
-		count_offcpu(FIRN_OFF_SHORT_NS, ns);
-		return false;
-	}
-	key.pid = w->pid;
-	key.tid = BPF_CORE_READ(next, pid);
-	key.event = FIRN_EVENT_OFF_CPU;
-	announce(key.pid);
-	note_comm(key.tid, next);
-	if (!count_stacks(&key, &w->user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
-			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
-		return false;
-	count_offcpu(FIRN_OFF_COUNTED, 1);
-	count_offcpu(FIRN_OFF_NS, ns);
-	return true;
 }
 
 /* Off-CPU time (loaded only for -e off-cpu): the thread switched out may begin a wait, the one

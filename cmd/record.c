@@ -302,6 +302,9 @@ static void print_offcpu_summary(const struct record_opts *o, const struct sampl
 	if (rate > 1)
 		fprintf(stderr, "; 1 wait in %ld sampled (%llu left out)", rate,
 			(unsigned long long)w->unsampled);
+	if (w->late)
+		fprintf(stderr, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
+			(unsigned long long)w->late);
 	fputc('\n', stderr);
 }
 

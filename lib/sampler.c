@@ -1042,7 +1042,7 @@ static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
 		.lost_no_slot = v[FIRN_OFF_LOST_NO_SLOT],
 		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
 		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
-		.at_end = v[FIRN_OFF_AT_END],
+		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
 	};
 }
 

@@ -68,6 +68,7 @@ struct sampler_offcpu_stats {
 	uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
 	uint64_t unsampled; /* switch-outs the rate left out */
 	uint64_t at_end;
+	uint64_t late; /* ended at the thread's next switch-out: its switch-in went unseen */
 };
 
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples

@@ -41,15 +41,23 @@ print(" ".join("%.2f" % (100.0 * s[k] / t) for k in s), t)
 PY
 }
 
-# share NAME VALUE WANT: passes when VALUE is WANT ± 2 (percentage points)
+# share NAME VALUE WANT [TOL]: passes when VALUE is WANT ± TOL (percentage points, default 2)
 share() {
-	local lo hi
-	lo=$(python3 -c "print($3 - 2)") hi=$(python3 -c "print($3 + 2)")
-	within "$2" "$lo" "$hi" && pass "$1 share $2% is $3±2" || fail "$1 share $2% not $3±2"
+	local lo hi tol=${4:-2}
+	lo=$(python3 -c "print($3 - $tol)") hi=$(python3 -c "print($3 + $tol)")
+	within "$2" "$lo" "$hi" && pass "$1 share $2% is $3±$tol" || fail "$1 share $2% not $3±$tol"
+}
+
+# own_shares OUT [off]: the shares (%) of sleep_short, sleep_long, wait_pipe and spin in the wall
+# time offcpu_mix measured itself (printed in OUT); with "off", of the first three only
+own_shares() {
+	awk -v off="${2:-}" '{ t[$1] = $2; if (!(off && $1 == "spin")) n += $2 }
+		END { printf "%.2f %.2f %.2f %.2f\n", 100 * t["sleep_short"] / n, 100 * t["sleep_long"] / n,
+			100 * t["wait_pipe"] / n, off ? 0 : 100 * t["spin"] / n }' "$1"
 }
 
 # 1. -e off-cpu: shares of the off-CPU time, kernel frames, the summary, go tool pprof.
-"$FIRN" record -e off-cpu -o "$TMP/off.pb.gz" -- "$MIX" 5 2>"$TMP/off.err"
+"$FIRN" record -e off-cpu -o "$TMP/off.pb.gz" -- "$MIX" 5 >"$TMP/off.out" 2>"$TMP/off.err"
 rc=$?
 [ $rc -eq 0 ] && pass "record -e off-cpu exits 0" || { fail "record -e off-cpu exit $rc"; cat "$TMP/off.err"; }
 grep -q "off-cpu: [0-9]* waits: [0-9]* added (.* s off the CPU; .*), 0 under 0 us" "$TMP/off.err" &&
@@ -62,6 +70,12 @@ within "$total" 2.9e9 4e9 && pass "off-CPU total of the main thread ${total} ns 
 share "off-cpu sleep_short" "$ps" 16.67
 share "off-cpu sleep_long" "$pl" 33.33
 share "off-cpu wait_pipe" "$pp" 50
+# the same against the times the fixture measured itself (1 pp: both measure the same waits)
+read -r os ol op _ < <(own_shares "$TMP/off.out" off)
+echo "# off-cpu, by the fixture's own clock: sleep_short=$os% sleep_long=$ol% wait_pipe=$op%"
+share "off-cpu sleep_short (fixture's clock)" "$ps" "$os" 1
+share "off-cpu sleep_long (fixture's clock)" "$pl" "$ol" 1
+share "off-cpu wait_pipe (fixture's clock)" "$pp" "$op" 1
 grep ';sleep_short;' "$TMP/off.folded" | grep -q ';do_nanosleep_\[k\]' && grep ';wait_pipe;' "$TMP/off.folded" |
 	grep -q 'pipe_read_\[k\]' && pass "kernel frames name the wait (do_nanosleep, pipe_read)" ||
 	{ fail "kernel frames name the wait"; cut -c1-300 "$TMP/off.folded"; }
@@ -77,7 +91,8 @@ else
 fi
 
 # 2. -e cpu-clock -e off-cpu: the wall type (default) sums on-CPU samples x period and off-CPU ns.
-"$FIRN" record -F 999 -e cpu-clock -e off-cpu --off-cpu-runnable -o "$TMP/wall.pb.gz" -- "$MIX" 5 2>"$TMP/wall.err"
+"$FIRN" record -F 999 -e cpu-clock -e off-cpu --off-cpu-runnable -o "$TMP/wall.pb.gz" -- "$MIX" 5 \
+	>"$TMP/wall.out" 2>"$TMP/wall.err"
 rc=$?
 [ $rc -eq 0 ] && pass "record -e cpu-clock -e off-cpu exits 0" || { fail "record -e cpu-clock -e off-cpu exit $rc"; cat "$TMP/wall.err"; }
 grep -q 'off-cpu: [0-9]* waits (preemptions included)' "$TMP/wall.err" && pass "summary: preemptions included" || fail "summary: $(cat "$TMP/wall.err")"
@@ -89,6 +104,14 @@ share "wall sleep_short" "$ps" 14.29
 share "wall sleep_long" "$pl" 28.57
 share "wall wait_pipe" "$pp" 42.86
 share "wall spin" "$pspin" 14.29
+# against the fixture's own clock: a loaded machine stretches the spin (preempted past its end)
+# and the sleeps (late wake-ups); the wall type follows (1 pp: ~500 cpu-clock samples a run)
+read -r os ol op ospin < <(own_shares "$TMP/wall.out")
+echo "# wall, by the fixture's own clock: sleep_short=$os% sleep_long=$ol% wait_pipe=$op% spin=$ospin%"
+share "wall sleep_short (fixture's clock)" "$ps" "$os" 1
+share "wall sleep_long (fixture's clock)" "$pl" "$ol" 1
+share "wall wait_pipe (fixture's clock)" "$pp" "$op" 1
+share "wall spin (fixture's clock)" "$pspin" "$ospin" 1
 if command -v go >/dev/null; then
 	types=$(go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
 	[ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds[dflt]" ] &&
@@ -158,7 +181,7 @@ expect_rc "--off-cpu-rate 0 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-rate 
 expect_rc "--off-cpu-min -1 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-min -1 -- true
 expect_rc "-e off_cpu (a misspelt event) exits 2" 2 "$FIRN" record -e off_cpu -- true
 # 150 ms minimum: the 100 ms sleeps are short (counted, not added), the others stay
-"$FIRN" record -e off-cpu --off-cpu-min 150000 -o "$TMP/min.pb.gz" -- "$MIX" 2 2>"$TMP/min.err"
+"$FIRN" record -e off-cpu --off-cpu-min 150000 -o "$TMP/min.pb.gz" -- "$MIX" 2 >/dev/null 2>"$TMP/min.err"
 "$FIRN" report --folded "$TMP/min.pb.gz" >"$TMP/min.folded"
 short=$(sed -n 's/.* added (.*), \([0-9]*\) under 150000 us.*/\1/p' "$TMP/min.err")
 ! grep -q ';sleep_short;' "$TMP/min.folded" && grep -q ';sleep_long;' "$TMP/min.folded" && [ "${short:-0}" -ge 2 ] &&

@@ -15,18 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "profile.h"
 #include "symbolize.h"
+#include "vec.h"
 
 /* Seconds of the monotonic clock. */
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return mono_ns() / 1e9;
 }
 
 /* Reads hex addresses (optional 0x), one per line; returns how many (or -1). */
@@ -39,10 +37,8 @@ static long read_addrs(FILE *in, uint64_t **out)
 
 	while (buf && (r = fread(buf + len, 1, bcap - len - 1, in)) > 0) {
 		len += r;
-		char *nb = len + 1 == bcap ? realloc(buf, bcap *= 2) : buf;
-		if (!nb)
+		if (VEC_GROW(buf, bcap, len + 2))
 			return -1;
-		buf = nb;
 	}
 	if (!buf || !a)
 		return -1;
@@ -66,12 +62,8 @@ static long read_addrs(FILE *in, uint64_t **out)
 		}
 		if (!digits)
 			return -1;
-		if (n == cap) {
-			uint64_t *na = realloc(a, (cap *= 2) * sizeof(*a));
-			if (!na)
-				return -1;
-			a = na;
-		}
+		if (VEC_GROW(a, cap, n + 1))
+			return -1;
 		a[n++] = v;
 	}
 	free(buf);
@@ -274,7 +266,7 @@ static long run_frames(struct symbolizer *s, const char *path, const uint64_t *a
 	if (!f || !fr || !first || !count)
 		return -1;
 	for (long i = 0; i < n; i++) {
-		if (used + 32 > cap && !(fr = realloc(fr, (cap *= 2) * sizeof(*fr))))
+		if (VEC_GROW(fr, cap, used + 32))
 			return -1;
 		int k = symbolizer_file_frames(s, f, addrs[ord->idx[i]], false, fr + used, 32);
 		if (k < 0)

@@ -74,6 +74,49 @@ size_t text_len(const char *s)
 	return escape_text(NULL, 0, s, strlen(s));
 }
 
+const char *group_value(const struct unit_scale *u, int64_t v, char *buf)
+{
+	char plain[48];
+	const char *dot;
+	size_t n;
+
+	if (!u->scaled)
+		return group_digits(v, buf);
+	unit_format(u, v, plain, sizeof(plain));
+	dot = strchr(plain, '.');
+	n = dot ? (size_t)(dot - plain) : strlen(plain);
+	char *o = buf;
+	for (size_t i = 0; i < n; i++) {
+		if (i && plain[i - 1] != '-' && (n - i) % 3 == 0)
+			*o++ = ',';
+		*o++ = plain[i];
+	}
+	strcpy(o, plain + n);
+	return buf;
+}
+
+int sample_type_choose(const struct cmd *cmd, const struct profile *p, const char *spec,
+		       const char *path)
+{
+	int i = profile_sample_type_find(p, spec);
+
+	if (i >= 0 || (!spec && i == -ENOENT))
+		return i >= 0 ? i : 0;
+	fprintf(stderr, "firn %s: no sample type '", cmd->name);
+	put_text(stderr, spec, 0);
+	fprintf(stderr, "' in '");
+	put_text(stderr, input_name(path), 0);
+	fprintf(stderr, "': it has %s", p->nsample_types ? "" : "none");
+	for (uint32_t t = 0; t < p->nsample_types; t++) {
+		fprintf(stderr, "%s%u ", t ? ", " : "", t);
+		put_text(stderr, profile_str(p, p->sample_types[t].type), 0);
+		fputc('/', stderr);
+		put_text(stderr, profile_str(p, p->sample_types[t].unit), 0);
+	}
+	fputc('\n', stderr);
+	return -1;
+}
+
 const char *group_digits(int64_t v, char *buf)
 {
 	char digits[24];

@@ -11,6 +11,9 @@
 
 #include "folded.h"
 #include "profile.h"
+#include "unit.h"
+
+struct cmd;
 
 /* The input as messages name it: "<stdin>" for "-". */
 const char *input_name(const char *path);
@@ -26,6 +29,15 @@ size_t text_len(const char *s);
 int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */
 const char *group_digits(int64_t v, char *buf);
+/* Formats v in scale u with thousands separators ("2,041", "1,234.5") into buf (48 bytes);
+ * returns buf. */
+const char *group_value(const struct unit_scale *u, int64_t v, char *buf);
+/* The sample type of p that --sample-type spec chooses (NULL: the default) for cmd, path naming
+ * the file: its index (0 when p has no types and spec is NULL), or -1 after printing the one
+ * line "firn CMD: no sample type 'x' in 'FILE': it has 0 samples/count, 1 cpu/nanoseconds"
+ * (the caller exits 2). */
+int sample_type_choose(const struct cmd *cmd, const struct profile *p, const char *spec,
+		       const char *path);
 /* Why writing the output path failed (err < 0), for "cannot write 'x': REASON": strerror's
  * words, or plainer ones for a FIFO that no process reads and for a block device or socket. */
 const char *output_strerror(const char *path, int err);

@@ -36,7 +36,7 @@ enum diff_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG };
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BY, OPT_TOP, OPT_SORT, OPT_ABS, OPT_FOLDED, OPT_JSON, OPT_SVG,
 	OPT_FAIL_ON, OPT_CONFIDENCE, OPT_NEGATE, OPT_COLOR_BY, OPT_COMM, OPT_NO_KERNEL, OPT_INLINE,
-	OPT_IGNORE_MODULE,
+	OPT_IGNORE_MODULE, OPT_SAMPLE_TYPE,
 };
 
 /* The files of one side, in order; merged into one profile. */
@@ -65,6 +65,7 @@ struct diff_opts {
 	struct flamegraph_opts fg;
 	uint32_t given;           /* bit (id - 256) for each option given */
 	int fg_id;                /* the first flame graph option given, 0 if none */
+	const char *sample_type;  /* --sample-type NAME|INDEX, NULL: the profiles' default */
 };
 
 /* What each side holds once loaded: the merged profile and its hist. */
@@ -73,8 +74,9 @@ struct loaded {
 	struct hist h[2];
 	bool have_p[2], have_h[2];
 	struct diff d;
-	bool counts;              /* the summed values are sample counts (the test applies) */
+	bool counts;              /* the summed values are counts (else times, sizes...) */
 	const char *type, *unit;  /* the sample type summed */
+	struct unit_scale scale;  /* how its values are shown (ms, s, KiB...; counts as they are) */
 };
 
 /* Defaults: the table of the 20 largest changes of self share, confidence 0.99. */
@@ -235,6 +237,9 @@ static int value_option(struct diff_opts *o, int id, const char *arg)
 	case OPT_COMM:
 		o->hist.comm = arg;
 		return 0;
+	case OPT_SAMPLE_TYPE:
+		o->sample_type = arg;
+		return 0;
 	}
 	o->abs |= id == OPT_ABS;
 	o->negate |= id == OPT_NEGATE;
@@ -363,25 +368,41 @@ static bool has_type(const struct profile *p, const char *type)
 	return false;
 }
 
-/* The sample type both sides are summed by: "samples" when both have it (the counts the test
- * needs), else the default type when both defaults have the same name. */
-static int choose_type(struct loaded *l, struct hist_opts *ho)
+/* The name of the sample type that spec (--sample-type, NULL: the default) chooses in side s,
+ * NULL when it has none; *rc 2 (the error printed) when spec names none of its types. */
+static const char *side_type(const struct loaded *l, const struct diff_opts *o, int s, int *rc)
 {
-	const struct profile *b = &l->p[DIFF_BASE], *n = &l->p[DIFF_NEW];
-	const struct profile_value_type *vb = NULL, *vn = NULL;
+	const struct profile *p = &l->p[s];
+	int i = sample_type_choose(&diff_cmd, p, o->sample_type, o->sides[s].files[0]);
 
-	if (has_type(b, "samples") && has_type(n, "samples")) {
-		ho->sample_type = "samples";
-		return 0;
+	if (i < 0)
+		*rc = 2;
+	return i >= 0 && p->nsample_types ? profile_str(p, p->sample_types[i].type) : NULL;
+}
+
+/* The sample type both sides are summed by: the one --sample-type names, which both must have
+ * (by the same name); else the default type when both defaults have the same name (or a side
+ * has no types), else "samples" when both have it. */
+static int choose_type(struct loaded *l, struct diff_opts *o)
+{
+	int rc = 0;
+	const char *tb = side_type(l, o, DIFF_BASE, &rc), *tn = rc ? NULL : side_type(l, o, DIFF_NEW, &rc);
+
+	if (rc)
+		return rc;
+	if (tb && tn && strcmp(tb, tn) && o->sample_type) { /* an index naming two types */
+		fprintf(stderr, "firn diff: sample type %s is '%s' in '%s' but '%s' in '%s'\n",
+			o->sample_type, tb, input_name(o->sides[0].files[0]), tn,
+			input_name(o->sides[1].files[0]));
+		return 2;
 	}
-	if (b->nsample_types)
-		vb = &b->sample_types[profile_value_index(b)];
-	if (n->nsample_types)
-		vn = &n->sample_types[profile_value_index(n)];
-	if (vb && vn && strcmp(profile_str(b, vb->type), profile_str(n, vn->type)))
-		return error("cannot compare '%s' values with '%s' values", profile_str(b, vb->type),
-			     profile_str(n, vn->type));
-	ho->sample_type = vb ? profile_str(b, vb->type) : vn ? profile_str(n, vn->type) : NULL;
+	if (tb && tn && strcmp(tb, tn)) {
+		if (!has_type(&l->p[DIFF_BASE], "samples") || !has_type(&l->p[DIFF_NEW], "samples"))
+			return error("cannot compare '%s' values with '%s' values (choose a type both "
+				     "have with --sample-type)", tb, tn);
+		tb = "samples";
+	}
+	o->hist.sample_type = tb ? tb : tn;
 	return 0;
 }
 
@@ -397,7 +418,7 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 		rc = load_side(&l->p[s], &o->sides[s]);
 	}
 	if (!rc)
-		rc = choose_type(l, &o->hist);
+		rc = choose_type(l, o);
 	for (int s = 0; s < 2 && !rc; s++) {
 		l->have_h[s] = true;
 		int err = hist_build(&l->h[s], &l->p[s], &o->hist);
@@ -419,6 +440,8 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 	l->type = vt ? profile_str(p, vt->type) : "samples";
 	l->unit = vt ? profile_str(p, vt->unit) : "count";
 	l->counts = !strcmp(l->unit, "count");
+	int64_t max = l->h[0].all_total > l->h[1].all_total ? l->h[0].all_total : l->h[1].all_total;
+	unit_scale_init(&l->scale, l->unit, max);
 	return 0;
 }
 
@@ -456,13 +479,15 @@ static bool significant(const struct loaded *l, const struct diff_opts *o,
 {
 	double alpha = round((1 - o->confidence) * 1e12) / 1e12 / (l->d.n ? l->d.n : 1);
 
-	return l->counts && p_two_sided(l, e, m) < alpha;
+	return p_two_sided(l, e, m) < alpha;
 }
 
-/* "# base: A + B: 2,041 samples": one header line per side. */
+/* "# base: A + B: 2,041 samples", or "# base: A: 6,000.0 ms off_cpu (26 events)": one header
+ * line per side; a type other than counts says how many independent events its values stand
+ * for (hist.events), what its significance tests go by. */
 static void header_side(FILE *f, const struct diff_opts *o, const struct loaded *l, int s)
 {
-	char a[32], b[32];
+	char a[48], b[48];
 	const struct hist *h = &l->h[s];
 
 	fprintf(f, "# %s:%s ", s ? "new" : "base", s ? " " : "");
@@ -470,11 +495,15 @@ static void header_side(FILE *f, const struct diff_opts *o, const struct loaded 
 		fputs(i ? " + " : "", f);
 		put_text(f, input_name(o->sides[s].files[i]), 0);
 	}
-	fprintf(f, ": %s", group_digits(h->total, a));
+	fprintf(f, ": %s", group_value(&l->scale, h->total, a));
 	if (h->total != h->all_total)
-		fprintf(f, " of %s", group_digits(h->all_total, b));
+		fprintf(f, " of %s", group_value(&l->scale, h->all_total, b));
+	if (l->scale.scaled)
+		fprintf(f, " %s", l->scale.name);
 	fputc(' ', f);
 	put_text(f, !strcmp(l->type, "samples") && h->all_total == 1 ? "sample" : l->type, 0);
+	if (!l->counts)
+		fprintf(f, " (%.0f events)", diff_events(&l->d, s));
 	fputc('\n', f);
 }
 
@@ -484,13 +513,14 @@ static size_t rows_shown(const struct diff_opts *o, const struct diff *d)
 	return o->top && (size_t)o->top < d->n ? (size_t)o->top : d->n;
 }
 
-/* Writes a change: "+13.33", "-0.50", "0.00"; raw counts with a sign. */
-static void put_change(FILE *f, int w, double v, bool counts, bool mark)
+/* Writes a change: "+13.33", "-0.50", "0.00" (pp); raw values with a sign in scale u (counts,
+ * or ms, s, KiB...) when u is not NULL. */
+static void put_change(FILE *f, int w, double v, const struct unit_scale *u, bool mark)
 {
 	char buf[48];
 
-	if (counts)
-		snprintf(buf, sizeof(buf), v ? "%+.0f" : "%.0f", v);
+	if (u)
+		snprintf(buf, sizeof(buf), v ? "%+.*f" : "%.*f", u->decimals, v / u->div);
 	else
 		snprintf(buf, sizeof(buf), fabs(v) < 0.005 ? "%.2f" : "%+.2f", fabs(v) < 0.005 ? 0 : v);
 	fprintf(f, "  %*s%c", w, buf, mark ? '*' : ' ');
@@ -503,26 +533,29 @@ static void put_metric(FILE *f, int w, const struct loaded *l, const struct diff
 	bool mark = significant(l, o, e, m);
 
 	if (o->abs) {
-		fprintf(f, "  %*lld  %*lld", w, (long long)diff_value(e, m, DIFF_BASE), w,
-			(long long)diff_value(e, m, DIFF_NEW));
+		char b[48], n[48];
+		fprintf(f, "  %*s  %*s", w, unit_format(&l->scale, diff_value(e, m, DIFF_BASE), b,
+							sizeof(b)),
+			w, unit_format(&l->scale, diff_value(e, m, DIFF_NEW), n, sizeof(n)));
 		put_change(f, w, (double)diff_value(e, m, DIFF_NEW) - diff_value(e, m, DIFF_BASE),
-			   true, mark);
+			   &l->scale, mark);
 		return;
 	}
 	double b = pct(diff_share(&l->d, e, m, DIFF_BASE)), n = pct(diff_share(&l->d, e, m, DIFF_NEW));
 	fprintf(f, "  %*.2f  %*.2f", w, b, w, n);
-	put_change(f, w, n - b, false, mark);
+	put_change(f, w, n - b, NULL, mark);
 }
 
-/* Column width: 7 ("+100.00"), or wider for raw counts. */
-static int column_width(const struct diff_opts *o, const struct diff *d, size_t rows)
+/* Column width: 7 ("+100.00"), or wider for raw values. */
+static int column_width(const struct diff_opts *o, const struct loaded *l, size_t rows)
 {
+	char buf[48];
 	int w = 7;
 
 	for (size_t i = 0; o->abs && i < rows; i++)
 		for (int s = 0; s < 2; s++) {
-			const struct diff_entry *e = &d->entries[i];
-			int a = snprintf(NULL, 0, "%lld", (long long)e->total[s]) + 1;
+			const struct diff_entry *e = &l->d.entries[i];
+			int a = strlen(unit_format(&l->scale, e->total[s], buf, sizeof(buf))) + 1;
 			w = a > w ? a : w;
 		}
 	return w;
@@ -532,7 +565,7 @@ static int column_width(const struct diff_opts *o, const struct diff *d, size_t 
 static void table_write(FILE *f, const struct diff_opts *o, const struct loaded *l)
 {
 	size_t rows = rows_shown(o, &l->d);
-	int w = column_width(o, &l->d, rows), mw = strlen("module"), gw = 3 * (w + 2) + 1;
+	int w = column_width(o, l, rows), mw = strlen("module"), gw = 3 * (w + 2) + 1;
 
 	for (size_t i = 0; i < rows; i++) {
 		int m = text_len(*l->d.entries[i].module ? l->d.entries[i].module : "-");
@@ -540,7 +573,10 @@ static void table_write(FILE *f, const struct diff_opts *o, const struct loaded 
 	}
 	header_side(f, o, l, DIFF_BASE);
 	header_side(f, o, l, DIFF_NEW);
-	fprintf(f, "%-*s%s\n", gw, o->abs ? "  self" : "  self%", o->abs ? "total" : "total%");
+	char self[64], total[64];
+	snprintf(self, sizeof(self), l->scale.scaled ? "  self %s" : "  self", l->scale.name);
+	snprintf(total, sizeof(total), l->scale.scaled ? "total %s" : "total", l->scale.name);
+	fprintf(f, "%-*s%s\n", gw, o->abs ? self : "  self%", o->abs ? total : "total%");
 	for (int g = 0; g < 2; g++)
 		fprintf(f, "  %*s  %*s  %*s ", w, "base", w, "new", w, "change");
 	fprintf(f, "  %-*s  %s\n", mw, "module", "function");
@@ -554,9 +590,8 @@ static void table_write(FILE *f, const struct diff_opts *o, const struct loaded 
 		put_text(f, e->name, 0);
 		fputc('\n', f);
 	}
-	if (l->counts)
-		fprintf(f, "# * significant at %g%% (two-sided z test, Bonferroni over %zu "
-			"functions)\n", o->confidence * 100, l->d.n);
+	fprintf(f, "# * significant at %g%% (two-sided z test, Bonferroni over %zu "
+		"functions)\n", o->confidence * 100, l->d.n);
 }
 
 /* ---- JSON ---- */
@@ -585,6 +620,8 @@ static void json_side(struct json_writer *w, const struct diff_opts *o, const st
 	jw_int(w, l->h[s].total);
 	jw_name(w, "all_total");
 	jw_int(w, l->h[s].all_total);
+	jw_name(w, "events");
+	jw_double(w, diff_events(&l->d, s));
 	jw_end_object(w);
 }
 
@@ -609,7 +646,7 @@ static void json_metric(struct json_writer *w, const struct diff_opts *o, const 
 	jw_name(w, "change_rel");
 	jw_num(w, b > 0 ? (n - b) / b * 100 : NAN);
 	jw_name(w, "p_value");
-	jw_num(w, l->counts ? p_two_sided(l, e, m) : NAN);
+	jw_num(w, p_two_sided(l, e, m));
 	jw_name(w, "significant");
 	jw_bool(w, significant(l, o, e, m));
 	jw_end_object(w);
@@ -836,6 +873,9 @@ static int render_stacks(FILE *f, struct diff_opts *o, struct loaded *l)
 		err = diff_stacks_build(&ds, p[0], &fo[0], p[1], &fo[1]);
 	if (!err && o->mode == MODE_SVG && !ds.total[o->negate ? DIFF_BASE : DIFF_NEW])
 		err = -ENODATA;
+	o->fg.unit = l->unit; /* tooltips in the type's unit, the title naming it */
+	if (!o->fg.title && (strcmp(l->type, "samples") || !l->counts))
+		o->fg.title_type = l->type;
 	if (!err)
 		err = o->mode == MODE_SVG ? svg_write(f, o, &ds)
 					  : diff_stacks_write_folded(&ds, f, !o->abs);
@@ -882,10 +922,16 @@ static void report_finding(const struct loaded *l, const struct diff_rule *r,
 		fmt_change(r, f->high, hi, sizeof(hi)));
 	if (tripped)
 		fprintf(stderr, "\n");
-	else
+	else if (l->counts)
 		fprintf(stderr, ": too few samples to tell from %s (%lld base and %lld new samples)\n",
 			fmt_change(r, r->dir * r->threshold, t, sizeof(t)), (long long)l->d.total[0],
 			(long long)l->d.total[1]);
+	else
+		fprintf(stderr, ": too few events to tell from %s (%s %s base and %s %s new, as many "
+			"as %.0f and %.0f events)\n", fmt_change(r, r->dir * r->threshold, t, sizeof(t)),
+			unit_format(&l->scale, l->d.total[0], lo, sizeof(lo)), l->scale.name,
+			unit_format(&l->scale, l->d.total[1], hi, sizeof(hi)), l->scale.name,
+			diff_events(&l->d, 0), diff_events(&l->d, 1));
 }
 
 /* One rule's lines: each tripped function, then each inconclusive one (a few of each). */
@@ -933,12 +979,10 @@ static void gate_report(const struct diff_opts *o, const struct loaded *l,
 
 /* ---- running ---- */
 
-/* Evaluates every rule into res (o->nrules entries). */
+/* Evaluates every rule into res (o->nrules entries), on any sample type: over the events its
+ * values stand for (diff_events). */
 static int gate_eval(const struct diff_opts *o, const struct loaded *l, struct diff_result *res)
 {
-	if (o->nrules && !l->counts)
-		return error("cannot test changes for significance: the values ('%s', in %s) are not "
-			     "sample counts", l->type, l->unit);
 	for (size_t i = 0; i < o->nrules; i++)
 		if (diff_rule_eval(&l->d, &o->rules[i], o->confidence, &res[i]))
 			return error("out of memory");
@@ -997,6 +1041,7 @@ static const struct opt diff_options[] = {
 	{ "comm", 0, "NAME", "only samples of processes named NAME", OPT_COMM },
 	{ "no-kernel", 0, NULL, "leave kernel frames out", OPT_NO_KERNEL },
 	{ "inline", 0, NULL, "inlined functions as functions of their own", OPT_INLINE },
+	{ "sample-type", 0, "TYPE", "compare this sample type: a name, or an index from 0 (default: the profiles')", OPT_SAMPLE_TYPE },
 	OPT_END
 };
 

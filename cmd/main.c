@@ -1,7 +1,9 @@
 /* firn: the command table, global options and the stdout close check.
- * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options and
- * `firn help --values CMD` the values of those that take one of a fixed set. */
+ * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options,
+ * `firn help --values CMD` the values of those that take one of a fixed set and
+ * `firn help --sample-types FILE` the sample types of a profile (what --sample-type takes). */
 #include "opt.h"
+#include "common.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -69,8 +71,23 @@ static int print_values(const char *name)
 	return 0;
 }
 
-/* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--commands` for tests and
- * completions. */
+/* `firn help --sample-types FILE`: the names of FILE's sample types, one a line, for the
+ * completion of --sample-type (nothing, exit 1, when FILE cannot be read). */
+static int print_sample_types(const char *path)
+{
+	struct profile p;
+	int rc = profile_init(&p) ? error("out of memory") : load_profile(&p, path);
+
+	for (uint32_t i = 0; !rc && i < p.nsample_types; i++) {
+		put_text(stdout, profile_str(&p, p.sample_types[i].type), 0);
+		putchar('\n');
+	}
+	profile_release(&p);
+	return rc;
+}
+
+/* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--sample-types FILE` /
+ * `--commands` for tests and completions. */
 static int cmd_help(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--commands")) {
@@ -91,6 +108,8 @@ static int cmd_help(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "--values"))
 		return print_values(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "--sample-types"))
+		return print_sample_types(argv[2]);
 	if (argc >= 2) {
 		const struct cmd *c = cmd_find(argv[1]);
 		if (!c)

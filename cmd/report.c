@@ -23,7 +23,7 @@
 #include "safeopen.h"
 
 #define REPORT_USAGE \
-	"[--top N] [--sort self|total] [--lines] [FILTERS] [-o OUT] [FILE]\n" \
+	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE]\n" \
 	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE]\n" \
 	"--annotate FUNCTION [FILTERS] [-o OUT] [FILE]"
 
@@ -35,7 +35,7 @@ enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MOD
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
 	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE, OPT_FOLDED_COMM, OPT_NO_FOLDED_COMM,
-	OPT_NO_IDLE,
+	OPT_NO_IDLE, OPT_SAMPLE_TYPE,
 };
 
 struct report_opts {
@@ -52,6 +52,8 @@ struct report_opts {
 	int fg_id;                 /* the first flame graph option given, 0 if none */
 	const char *annotate;      /* --annotate FUNCTION */
 	enum folded_comm folded_comm; /* how folded input's first frame is read */
+	const char *sample_type;   /* --sample-type NAME|INDEX, NULL: the profile's default */
+	int value_index;           /* the sample type chosen (sample_type_choose) */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -206,6 +208,10 @@ static int report_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_SORT:
 		return parse_sort(ro, arg);
+	case OPT_SAMPLE_TYPE:
+		ro->sample_type = arg;
+		ro->hist.sample_type = arg;
+		return 0;
 	}
 	return 0;
 }
@@ -273,25 +279,37 @@ static void header_lost_reasons(FILE *f, const struct profile *p)
 		fputc(')', f);
 }
 
-/* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes": what the table covers, without the
- * newline; its names (file, sample type, comments) come as they are. */
-static void header_text(FILE *f, const struct report_opts *ro, const struct profile *p,
-			const struct hist *h)
+/* The name and unit of the sample type h sums ("samples", "count" without one). */
+static void hist_type(const struct profile *p, const struct hist *h, const char **type,
+		      const char **unit)
 {
-	char a[32], b[32];
-	const char *type = "samples", *unit = "";
-
+	*type = "samples";
+	*unit = "count";
 	if (p->nsample_types) {
-		type = profile_str(p, p->sample_types[h->value_index].type);
-		unit = profile_str(p, p->sample_types[h->value_index].unit);
+		*type = profile_str(p, p->sample_types[h->value_index].type);
+		*unit = profile_str(p, p->sample_types[h->value_index].unit);
 	}
-	fprintf(f, "# %s: %s", input_name(ro->input), group_digits(h->total, a));
+}
+
+/* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes", or "# FILE: 1,234.5 ms off_cpu ...":
+ * what the table covers, without the newline; its names (file, sample type, comments) come as
+ * they are. */
+static void header_text(FILE *f, const struct report_opts *ro, const struct profile *p,
+			const struct hist *h, const struct unit_scale *u)
+{
+	char a[48], b[48];
+	const char *type, *unit;
+
+	hist_type(p, h, &type, &unit);
+	fprintf(f, "# %s: %s", input_name(ro->input), group_value(u, h->total, a));
 	if (h->total != h->all_total)
-		fprintf(f, " of %s", group_digits(h->all_total, b));
+		fprintf(f, " of %s", group_value(u, h->all_total, b));
 	if (!strcmp(type, "samples") && h->all_total == 1)
 		type = "sample";
+	if (u->scaled)
+		fprintf(f, " %s", u->name);
 	fprintf(f, " %s", type);
-	if (*unit && strcmp(unit, "count"))
+	if (!u->scaled && *unit && strcmp(unit, "count"))
 		fprintf(f, " %s", unit);
 	header_event(f, p);
 	if (h->nprocesses)
@@ -306,14 +324,14 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 
 /* The header line, its names escaped (put_text). */
 static void header_write(FILE *f, const struct report_opts *ro, const struct profile *p,
-			 const struct hist *h)
+			 const struct hist *h, const struct unit_scale *u)
 {
 	char *line = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&line, &len);
 
 	if (m) {
-		header_text(m, ro, p, h);
+		header_text(m, ro, p, h, u);
 		fclose(m);
 	}
 	put_text(f, line ? line : "", 0);
@@ -333,31 +351,38 @@ static size_t rows_shown(const struct report_opts *ro, const struct hist *h)
 	return ro->top && (size_t)ro->top < h->n ? (size_t)ro->top : h->n;
 }
 
-/* The top functions table: header line, column names, one row per entry. Names are escaped
- * (put_text): they come from any binary and any process. */
+/* The top functions table: header line, column names, one row per entry; self values in the
+ * type's unit ("off_cpu ms", scaled from the total). Names are escaped (put_text): they come
+ * from any binary and any process. */
 static void table_write(FILE *f, const struct report_opts *ro, const struct profile *p,
 			const struct hist *h)
 {
 	size_t rows = rows_shown(ro, h);
-	const char *col = p->nsample_types ? profile_str(p, p->sample_types[h->value_index].type)
-					   : "samples";
-	int mw = strlen("module"), sw = text_len(col);
+	const char *type, *unit;
+	struct unit_scale u;
+	char v[48];
 
+	hist_type(p, h, &type, &unit);
+	unit_scale_init(&u, unit, h->all_total);
+	int cw = text_len(type) + (u.scaled ? 1 + strlen(u.name) : 0); /* "off_cpu ms" */
+	int mw = strlen("module"), sw = cw;
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];
 		int m = text_len(*e->module ? e->module : "-");
-		int s = snprintf(NULL, 0, "%lld", (long long)e->self);
+		int s = strlen(unit_format(&u, e->self, v, sizeof(v)));
 		mw = m > mw ? m : mw;
 		sw = s > sw ? s : sw;
 	}
-	header_write(f, ro, p, h);
-	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - (int)text_len(col), "");
-	put_text(f, col, 0);
+	header_write(f, ro, p, h, &u);
+	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - cw, "");
+	put_text(f, type, 0);
+	if (u.scaled)
+		fprintf(f, " %s", u.name);
 	fprintf(f, "  %-*s  %s\n", mw, "module", "function");
 	for (size_t i = 0; i < rows; i++) {
 		const struct hist_entry *e = &h->entries[i];
-		fprintf(f, "%7.2f %7.2f  %*lld  ", pct(e->self, h->total), pct(e->total, h->total), sw,
-			(long long)e->self);
+		fprintf(f, "%7.2f %7.2f  %*s  ", pct(e->self, h->total), pct(e->total, h->total), sw,
+			unit_format(&u, e->self, v, sizeof(v)));
 		put_text(f, *e->module ? e->module : "-", mw);
 		fputs("  ", f);
 		put_text(f, e->name, 0);
@@ -384,23 +409,48 @@ static void json_entry(struct json_writer *w, const struct hist_entry *e, int64_
 	jw_end_object(w);
 }
 
+/* "sample_types": every type of p with its unit, and which is p's default and which is summed. */
+static void json_types(struct json_writer *w, const struct profile *p, const struct hist *h)
+{
+	uint32_t def = profile_value_index(p);
+
+	jw_name(w, "sample_types");
+	jw_begin_array(w);
+	for (uint32_t i = 0; i < p->nsample_types; i++) {
+		jw_begin_object(w);
+		jw_name(w, "index");
+		jw_uint(w, i);
+		jw_name(w, "name");
+		jw_string(w, profile_str(p, p->sample_types[i].type));
+		jw_name(w, "unit");
+		jw_string(w, profile_str(p, p->sample_types[i].unit));
+		jw_name(w, "default");
+		jw_bool(w, i == def);
+		jw_name(w, "chosen");
+		jw_bool(w, i == h->value_index);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+}
+
 /* The top functions as one JSON object (schema in man/firn-report.1). */
 static int json_write(FILE *f, const struct report_opts *ro, const struct profile *p,
 		      const struct hist *h)
 {
 	struct json_writer *w = jw_new(f, true);
-	const struct profile_value_type *vt = p->nsample_types ? &p->sample_types[h->value_index]
-							       : NULL;
+	const char *type, *unit;
 
 	if (!w)
 		return -ENOMEM;
+	hist_type(p, h, &type, &unit);
 	jw_begin_object(w);
 	jw_name(w, "file");
 	jw_string(w, ro->input);
 	jw_name(w, "sample_type");
-	jw_string(w, vt ? profile_str(p, vt->type) : "samples");
+	jw_string(w, type);
 	jw_name(w, "unit");
-	jw_string(w, vt ? profile_str(p, vt->unit) : "count");
+	jw_string(w, unit);
+	json_types(w, p, h);
 	jw_name(w, "total");
 	jw_int(w, h->total);
 	jw_name(w, "functions");
@@ -441,6 +491,22 @@ static bool has_comm(const struct profile *p)
 	return false;
 }
 
+/* Tells the flame graph writer the sample type it draws: the values' unit for the tooltips, and
+ * the type's name for the title unless it is plain samples or the title was given. */
+static void svg_type(struct flamegraph_opts *fg, const struct profile *p, int vi)
+{
+	const char *type, *unit;
+
+	fg->value_index = vi;
+	if (!p->nsample_types)
+		return;
+	type = profile_str(p, p->sample_types[vi].type);
+	unit = profile_str(p, p->sample_types[vi].unit);
+	fg->unit = unit;
+	if (!fg->title && (strcmp(type, "samples") || strcmp(unit, "count")))
+		fg->title_type = type;
+}
+
 /* Folded stacks or SVG from p, or from the samples of p that pass --pid and --comm. */
 static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 {
@@ -461,11 +527,12 @@ static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 		struct folded_opts fo = { .comm_first = has_comm(p), .comm_header = true,
 					  .annotate_inline = true, /* read back as inline frames */
 					  .no_kernel = ro->hist.no_kernel,
-					  .value_index = profile_value_index(p) };
+					  .value_index = ro->value_index };
 		err = folded_write(p, f, &fo);
 	} else {
 		ro->fg.no_kernel = ro->hist.no_kernel;
 		ro->fg.comm_root = has_comm(p);
+		svg_type(&ro->fg, p, ro->value_index);
 		err = flamegraph_write(p, f, &ro->fg);
 	}
 out:
@@ -507,7 +574,7 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 			return error("cannot annotate '%s': %s", ro->annotate, strerror(-err));
 		p = &filtered;
 	}
-	struct disasm_query q = { ro->annotate, NULL, profile_value_index(p), ro->hist.no_kernel };
+	struct disasm_query q = { ro->annotate, NULL, ro->value_index, ro->hist.no_kernel };
 	err = disasm_annotate(&d, p, p->samples, p->nsamples, &q);
 	if (err) {
 		err = annotate_error(ro, &d, err);
@@ -527,6 +594,19 @@ static int render_annotate(FILE *f, struct report_opts *ro, struct profile *p)
 	return err;
 }
 
+/* Under --sample-type, the chosen type becomes the written profile's default (pprof's
+ * default_sample_type), so that readers show it first. */
+static int set_default_type(struct profile *p, const struct report_opts *ro)
+{
+	if (!ro->sample_type || !p->nsample_types)
+		return 0;
+	int64_t t = profile_intern(p, profile_str(p, p->sample_types[ro->value_index].type));
+	if (t < 0)
+		return (int)t;
+	p->default_sample_type = t;
+	return 0;
+}
+
 /* --pprof: the whole profile, or the samples that pass the filters (without kernel locations
  * under --no-kernel). */
 static int render_pprof(struct report_opts *ro, struct profile *p)
@@ -542,7 +622,9 @@ static int render_pprof(struct report_opts *ro, struct profile *p)
 			goto out;
 		p = &filtered;
 	}
-	err = pprof_encode(p, true, &data, &len);
+	err = set_default_type(p, ro);
+	if (!err)
+		err = pprof_encode(p, true, &data, &len);
 out:
 	if (p == &filtered)
 		profile_release(&filtered);
@@ -611,6 +693,7 @@ static const struct opt report_opts[] = {
 	{ "lines", 0, NULL, "one row per source line: function (file:line)", OPT_LINES },
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
+	{ "sample-type", 0, "TYPE", "sum this sample type: a name, or an index from 0 (default: the profile's)", OPT_SAMPLE_TYPE },
 	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
 	{ "folded-comm", 0, NULL, "folded input: the first frame of each stack is the process name", OPT_FOLDED_COMM },
 	{ "no-folded-comm", 0, NULL, "folded input: the first frame is a function, even in firn's own output", OPT_NO_FOLDED_COMM },
@@ -658,6 +741,8 @@ static int cmd_report(int argc, char **argv)
 		return error("out of memory");
 	}
 	rc = load_profile_comm(&p, ro.input, ro.folded_comm);
+	if (!rc && (ro.value_index = sample_type_choose(&report_cmd, &p, ro.sample_type, ro.input)) < 0)
+		rc = 2;
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);

@@ -1,6 +1,7 @@
 # bash completion for firn. Commands, options and the values of options that take one of a fixed
 # set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
-# `firn help --values CMD`), so they never drift from its tables.
+# `firn help --values CMD`), so they never drift from its tables; --sample-type offers the types
+# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is).
 _firn()
 {
 	local cur prev cmd i j vals
@@ -43,6 +44,15 @@ _firn()
 	case $prev in
 	-o|--output|--palette|--base|--new) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	-p|--pid) COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
+	--sample-type)
+		local f=firn.pb.gz
+		for ((j = i + 1; j < ${#COMP_WORDS[@]}; j++)); do
+			case ${COMP_WORDS[j-1]} in -o|--output|--palette) continue ;; esac
+			[ "$j" -ne "$COMP_CWORD" ] && [[ ${COMP_WORDS[j]} != -* ]] && [ -f "${COMP_WORDS[j]}" ] &&
+				{ f=${COMP_WORDS[j]}; break; }
+		done
+		COMPREPLY=($(compgen -W "$(firn help --sample-types "$f" 2>/dev/null)" -- "$cur"))
+		return ;;
 	esac
 	vals=$(firn help --values "$cmd" 2>/dev/null | awk -v o="$prev" '$1 == o { $1 = ""; print }')
 	if [ -n "$vals" ]; then

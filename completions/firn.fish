@@ -1,6 +1,7 @@
 # fish completion for firn. Commands, options and the values of options that take one of a fixed
 # set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
-# `firn help --values CMD`), so they never drift from its tables.
+# `firn help --values CMD`), so they never drift from its tables; --sample-type offers the types
+# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is).
 function __firn_cmd
 	set -l words (commandline -opc)
 	for w in $words[2..-1]
@@ -45,6 +46,23 @@ function __firn_values
 	set -l vals (firn help --values $cmd 2>/dev/null | string match -- "$prev *" | string split ' ')[2..-1]
 	test (count $vals) -gt 0; and printf '%s\n' $vals
 end
+# True when the option before the cursor is --sample-type.
+function __firn_after_sample_type
+	contains -- (commandline -opc)[-1] --sample-type
+end
+# The sample types of the first profile on the line (or of firn.pb.gz).
+function __firn_sample_types
+	set -l words (commandline -opc)
+	set -l f firn.pb.gz
+	for i in (seq 3 (count $words))
+		contains -- $words[(math $i - 1)] -o --output --palette; and continue
+		if not string match -q -- '-*' $words[$i]; and test -f $words[$i]
+			set f $words[$i]
+			break
+		end
+	end
+	firn help --sample-types $f 2>/dev/null
+end
 # True where files are what comes next: an operand or a file option's value.
 function __firn_files
 	set -l cmd (__firn_cmd)
@@ -52,6 +70,7 @@ function __firn_files
 	__firn_after_dashdash >/dev/null; and return 1
 	__firn_values >/dev/null; and return 1
 	__firn_after_pid; and return 1
+	__firn_after_sample_type; and return 1
 	not string match -q -- '-*' (commandline -ct)
 end
 complete -c firn -f
@@ -63,4 +82,5 @@ complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_values >/d
 complete -c firn -n 'test -n "$(__firn_cmd)"; and not __firn_after_dashdash >/dev/null; and string match -q -- "-*" (commandline -ct)' \
 	-a '(__firn_options)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_pid' -a '(__fish_complete_pids)'
+complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_sample_type' -a '(__firn_sample_types)'
 complete -c firn -n '__firn_files' -F

@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "clock.h"
 #include "safeopen.h"
 
 int debuginfo_build_id(int fd, char *out)
@@ -164,15 +164,6 @@ struct debuginfo_client {
 	uint64_t deadline_ns;
 	bool timed_out;
 };
-
-/* The monotonic clock in nanoseconds. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Progress callback: libdebuginfod calls it about once a second while a query runs; non-zero
  * cancels the query. The client is found through the handle's user data (the library is

@@ -163,6 +163,8 @@ int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
 	memset(d, 0, sizeof(*d));
 	d->total[DIFF_BASE] = base->total;
 	d->total[DIFF_NEW] = new_->total;
+	d->events[DIFF_BASE] = base->events;
+	d->events[DIFF_NEW] = new_->events;
 	d->entries = malloc((cap + 1) * sizeof(*d->entries));
 	if (!from || !paired || !d->entries) {
 		err = -ENOMEM;
@@ -206,10 +208,25 @@ double diff_share(const struct diff *d, const struct diff_entry *e, enum diff_me
 	return d->total[side] > 0 ? (double)diff_value(e, m, side) / d->total[side] : 0.0;
 }
 
+double diff_events(const struct diff *d, int side)
+{
+	return d->events[side] > 0 ? d->events[side] : d->total[side];
+}
+
+/* Value v of a side in events: v itself for counts, else v's share of the side's events. */
+static double in_events(const struct diff *d, int64_t v, int side)
+{
+	double n = diff_events(d, side);
+
+	if (n == d->total[side] || d->total[side] <= 0)
+		return v;
+	return (double)v / d->total[side] * n;
+}
+
 double diff_p_value(const struct diff *d, const struct diff_entry *e, enum diff_metric m, int dir)
 {
-	double z = stats_z2prop(diff_share(d, e, m, DIFF_BASE), d->total[DIFF_BASE],
-				diff_share(d, e, m, DIFF_NEW), d->total[DIFF_NEW]);
+	double z = stats_z2prop(diff_share(d, e, m, DIFF_BASE), diff_events(d, DIFF_BASE),
+				diff_share(d, e, m, DIFF_NEW), diff_events(d, DIFF_NEW));
 
 	if (isnan(z))
 		return 1;
@@ -362,8 +379,9 @@ static double in_unit(const struct diff_rule *r, double p, double d)
 static struct stats_interval change_bounds(const struct diff *d, const struct diff_rule *r,
 					   const struct diff_entry *e, double z)
 {
-	double k1 = diff_value(e, r->metric, DIFF_BASE), k2 = diff_value(e, r->metric, DIFF_NEW);
-	double n1 = d->total[DIFF_BASE], n2 = d->total[DIFF_NEW];
+	double k1 = in_events(d, diff_value(e, r->metric, DIFF_BASE), DIFF_BASE);
+	double k2 = in_events(d, diff_value(e, r->metric, DIFF_NEW), DIFF_NEW);
+	double n1 = diff_events(d, DIFF_BASE), n2 = diff_events(d, DIFF_NEW);
 
 	if (r->unit == DIFF_PP) {
 		struct stats_interval iv = stats_mover_diff(k1, n1, k2, n2, 1, z);
@@ -393,7 +411,7 @@ static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 	const struct diff_entry *e = &d->entries[i];
 	double p1 = diff_share(d, e, r->metric, DIFF_BASE), p2 = diff_share(d, e, r->metric, DIFF_NEW);
 	bool have = d->total[DIFF_BASE] > 0 && d->total[DIFF_NEW] > 0;
-	double dmin = stats_min_detectable(p1, d->total[DIFF_BASE], d->total[DIFF_NEW],
+	double dmin = stats_min_detectable(p1, diff_events(d, DIFF_BASE), diff_events(d, DIFF_NEW),
 					   res->z_critical, r->dir);
 	struct stats_interval iv = change_bounds(d, r, e, res->z_critical);
 	struct diff_finding f = {

@@ -28,11 +28,14 @@ struct diff_entry {
 	int64_t self[2], total[2]; /* [DIFF_BASE], [DIFF_NEW] */
 };
 
-/* The joined table. total[side] is that side's hist total: the denominator of its shares. */
+/* The joined table. total[side] is that side's hist total: the denominator of its shares;
+ * events[side] its hist's events: how many independent events the total stands for, the n of
+ * the significance tests (0: total, the values are counts). */
 struct diff {
 	struct diff_entry *entries;
 	size_t n;
 	int64_t total[2];
+	double events[2];
 };
 
 /* How diff_join pairs the entries left without a partner of the same (name, module). */
@@ -58,8 +61,11 @@ void diff_release(struct diff *d);
 int64_t diff_value(const struct diff_entry *e, enum diff_metric m, int side);
 /* Share of e's metric on a side, as a fraction of that side's total (0 when the total is 0). */
 double diff_share(const struct diff *d, const struct diff_entry *e, enum diff_metric m, int side);
+/* The n of a side's tests: its events, or its total when events is 0. */
+double diff_events(const struct diff *d, int side);
 /* One-sided p-value of e's change of metric m in direction dir (+1: grew, -1: shrank), by the
- * two-proportion z test (stats_z2prop) on the counts; 1 when a side has no samples. */
+ * two-proportion z test (stats_z2prop) on the shares over each side's events (diff_events: the
+ * counts themselves for a count type); 1 when a side has no samples. */
 double diff_p_value(const struct diff *d, const struct diff_entry *e, enum diff_metric m, int dir);
 
 /* Sorts entries by the size of the change of metric by, largest first: the change of share
@@ -125,8 +131,9 @@ struct diff_result {
 /* Evaluates rule r on d at confidence (0 < confidence < 1), from confidence bounds of each
  * tested function's change: low and high are one-sided bounds at level 1 - alpha, alpha =
  * (1 - confidence) / ntested (Bonferroni over the functions the rule tests), computed from the
- * counts (values are taken as sample counts) by Newcombe's hybrid score interval of p2 - p1
- * (pp rules) or the MOVER-R Wilson interval of p2 / p1 (relative rules; see stats.h). A function
+ * shares over each side's events (diff_events: for a count type the counts themselves; for
+ * times or sizes the effective number of events, hist.events) by Newcombe's hybrid score
+ * interval of p2 - p1 (pp rules) or the MOVER-R Wilson interval of p2 / p1 (relative rules; see stats.h). A function
  * trips a growth rule when low > threshold, passes when high < threshold, and is inconclusive
  * otherwise; a shrink rule mirrors this (trips when high < -threshold, passes when low >
  * -threshold). A function that did not trip passes when the threshold is 0 (no interval can

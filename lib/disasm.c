@@ -17,6 +17,7 @@
 
 #include "escape.h"
 #include "safeopen.h"
+#include "vec.h"
 
 #define MAX_FUNCTION_BYTES (4u << 20)
 #define MAX_SOURCE_BYTES (64u << 20)
@@ -35,15 +36,8 @@ enum find_by { BY_NAME, BY_VADDR, BY_OFFSET };
 /* Index of the symbol of e containing vaddr, or -1 (symbols are sorted and do not overlap). */
 static ptrdiff_t symbol_at(const struct elfsym *e, uint64_t vaddr)
 {
-	size_t lo = 0, hi = e->nsyms;
+	size_t lo = UPPER_BOUND(e->syms, e->nsyms, start, vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || vaddr >= e->syms[lo - 1].end)
 		return -1;
 	return lo - 1;
@@ -345,15 +339,8 @@ void disasm_release(struct disasm *d)
 
 ptrdiff_t disasm_find(const struct disasm *d, uint64_t vaddr)
 {
-	size_t lo = 0, hi = d->n;
+	size_t lo = UPPER_BOUND(d->insns, d->n, addr, vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->insns[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || vaddr >= d->insns[lo - 1].addr + d->insns[lo - 1].size)
 		return -1;
 	return lo - 1;

@@ -15,6 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hash.h"
+#include "hashtab.h"
+#include "vec.h"
+
 enum { S_INFO, S_ABBREV, S_LINE, S_STR, S_LINE_STR, S_RANGES, S_RNGLISTS, S_ADDR, S_STR_OFFSETS,
        S_NR };
 
@@ -181,9 +185,9 @@ struct named {
 	bool linkage;
 };
 
-/* die-offset -> resolved name cache (open addressing). */
+/* An entry of the die-offset -> resolved name cache. */
 struct name_slot {
-	uint64_t key;              /* offset + 1; 0 = empty */
+	uint64_t key; /* the DIE's offset */
 	struct named v;
 };
 
@@ -215,8 +219,9 @@ struct dwarfsym {
 	size_t nunits, code_units;
 	struct urange *ranges;     /* sorted by lo */
 	size_t nranges, cap_ranges;
-	struct name_slot *names;
+	struct name_slot *names; /* the name cache: entries in the order cached... */
 	size_t nnames, cap_names;
+	struct hashtab name_index; /* ... and their indexes by key */
 	struct arena_chunk *arena;
 	struct scratch scratch;
 };
@@ -645,14 +650,8 @@ static int64_t build_plan(struct abbrevs *t, const struct abbrev *a, const struc
 			skip += size;
 			continue;
 		}
-		if (t->nsteps == t->cap_steps) {
-			size_t ncap = t->cap_steps ? t->cap_steps * 2 : 256;
-			struct step *ns = realloc(t->steps, ncap * sizeof(*ns));
-			if (!ns)
-				return -1;
-			t->steps = ns;
-			t->cap_steps = ncap;
-		}
+		if (VEC_GROW(t->steps, t->cap_steps, t->nsteps + 1))
+			return -1;
 		t->steps[t->nsteps++] = (struct step){ skip, want ? a->first + i : UINT32_MAX, s->form };
 		skip = 0;
 	}
@@ -702,14 +701,8 @@ static void abbrev_sizes(struct abbrev *a, const struct attrspec *specs, const s
 /* Appends an attribute spec; 0 or -ENOMEM. */
 static int push_spec(struct abbrevs *t, size_t *cap, const struct attrspec *s)
 {
-	if (t->nspecs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct attrspec *n = realloc(t->specs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->specs = n;
-		*cap = ncap;
-	}
+	if (VEC_GROW(t->specs, *cap, t->nspecs + 1))
+		return -ENOMEM;
 	t->specs[t->nspecs++] = *s;
 	return 0;
 }
@@ -760,14 +753,8 @@ static int read_abbrevs(const struct dwarfsym *d, struct unit *u)
 			err = -EINVAL;
 		if (!code || err)
 			break;
-		if (t->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct abbrev *n = realloc(t->tab, ncap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			t->tab = n;
-			cap = ncap;
-		}
+		if (VEC_GROW(t->tab, cap, t->n + 1))
+			return -ENOMEM;
 		struct abbrev *a = &t->tab[t->n];
 		a->code = code;
 		a->tag = rd_uleb(&c);
@@ -823,17 +810,8 @@ static inline const struct abbrev *abbrev_find(const struct abbrevs *t, uint64_t
 {
 	if (t->dense)
 		return code - 1 < t->n ? &t->tab[code - 1] : NULL;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->tab[mid].code == code)
-			return &t->tab[mid];
-		if (t->tab[mid].code < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	size_t i = UPPER_BOUND(t->tab, t->n, code, code);
+	return i && t->tab[i - 1].code == code ? &t->tab[i - 1] : NULL;
 }
 
 /* ---- DIEs ---- */
@@ -942,15 +920,8 @@ static inline void die_skip(struct cur *c, const struct unit *u, const struct ab
 /* Index of the unit holding .debug_info offset off, or -1. */
 static ssize_t unit_at(const struct dwarfsym *d, uint64_t off)
 {
-	size_t lo = 0, hi = d->nunits;
+	size_t lo = UPPER_BOUND(d->units, d->nunits, off, off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->units[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || off >= d->units[lo - 1].end)
 		return -1;
 	return lo - 1;
@@ -979,36 +950,33 @@ static int die_at(struct dwarfsym *d, uint64_t off, struct die *die, struct unit
 
 /* ---- names ---- */
 
-/* Slot of key in the name cache (the filled one or the empty one where it goes). */
-static struct name_slot *name_slot(const struct dwarfsym *d, uint64_t key)
+/* Whether name cache entry id is the one of DIE offset *key. */
+static bool name_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = d->cap_names - 1;
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = (h ^ h >> 29) & mask;; i = (i + 1) & mask)
-		if (!d->names[i].key || d->names[i].key == key)
-			return &d->names[i];
+	return ((const struct dwarfsym *)ctx)->names[id].key == *(const uint64_t *)key;
 }
 
-/* Stores a resolved name; 0 or -ENOMEM. */
-static int name_put(struct dwarfsym *d, uint64_t key, struct named name)
+/* The cached name of the DIE at off, or NULL. */
+static const struct named *name_get(const struct dwarfsym *d, uint64_t off)
 {
-	if ((d->nnames + 1) * 2 > d->cap_names) {
-		struct dwarfsym n = { .cap_names = d->cap_names ? d->cap_names * 2 : 1024 };
-		n.names = calloc(n.cap_names, sizeof(*n.names));
-		if (!n.names)
-			return -ENOMEM;
-		for (size_t i = 0; i < d->cap_names; i++)
-			if (d->names[i].key)
-				*name_slot(&n, d->names[i].key) = d->names[i];
-		free(d->names);
-		d->names = n.names;
-		d->cap_names = n.cap_names;
+	int64_t id = hashtab_find(&d->name_index, hash_mix64(off), name_eq, d, &off);
+
+	return id >= 0 ? &d->names[id].v : NULL;
+}
+
+/* Caches the name of the DIE at off (replacing one cached before); 0 or -ENOMEM. */
+static int name_put(struct dwarfsym *d, uint64_t off, struct named name)
+{
+	int64_t id = hashtab_find(&d->name_index, hash_mix64(off), name_eq, d, &off);
+
+	if (id >= 0) {
+		d->names[id].v = name;
+		return 0;
 	}
-	struct name_slot *s = name_slot(d, key);
-	if (!s->key)
-		d->nnames++;
-	*s = (struct name_slot){ key, name };
+	if (d->nnames >= UINT32_MAX - 1 || VEC_GROW(d->names, d->cap_names, d->nnames + 1) ||
+	    hashtab_add(&d->name_index, hash_mix64(off), d->nnames))
+		return -ENOMEM;
+	d->names[d->nnames++] = (struct name_slot){ off, name };
 	return 0;
 }
 
@@ -1025,14 +993,12 @@ static bool mangled(const char *s)
 static struct named die_name(struct dwarfsym *d, uint64_t off, int depth)
 {
 	struct named res = { NULL, false };
+	const struct named *cached = name_get(d, off);
 	struct die die;
 	struct unit *u;
 
-	if (d->cap_names) {
-		struct name_slot *s = name_slot(d, off + 1);
-		if (s->key)
-			return s->v;
-	}
+	if (cached)
+		return *cached;
 	if (depth < 8 && !die_at(d, off, &die, &u)) {
 		if (die.linkage && mangled(die.linkage)) {
 			res = (struct named){ die.linkage, true };
@@ -1045,7 +1011,7 @@ static struct named die_name(struct dwarfsym *d, uint64_t off, int depth)
 				res = (struct named){ die.linkage, false };
 		}
 	}
-	name_put(d, off + 1, res); /* on -ENOMEM the name is just not cached */
+	name_put(d, off, res); /* on -ENOMEM the name is just not cached */
 	return res;
 }
 
@@ -1200,22 +1166,6 @@ struct lhdr {
 	const uint8_t *prog, *end;
 };
 
-/* Appends to a growable array; 0 or -ENOMEM. */
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* Reads a DWARF 5 entry-format list and its entries: directories (dirs) or files. */
 static int read_v5_entries(struct cur *c, const struct dwarfsym *d, const struct unit *lu,
 			   struct lines *l, bool files)
@@ -1243,8 +1193,8 @@ static int read_v5_entries(struct cur *c, const struct dwarfsym *d, const struct
 			else if (fmt[i][0] == DW_LNCT_directory_index)
 				e.dir = v.u;
 		}
-		if (files ? grow((void **)&l->files, &cap, l->nfiles + 1, sizeof(*l->files))
-			  : grow((void **)&l->dirs, &cap, l->ndirs + 1, sizeof(*l->dirs)))
+		if (files ? VEC_GROW(l->files, cap, l->nfiles + 1)
+			  : VEC_GROW(l->dirs, cap, l->ndirs + 1))
 			return -ENOMEM;
 		if (files)
 			l->files[l->nfiles++] = e;
@@ -1260,13 +1210,12 @@ static int read_v4_entries(struct cur *c, const struct unit *u, struct lines *l)
 	size_t dcap = 0, fcap = 0;
 	const char *s;
 
-	if (grow((void **)&l->dirs, &dcap, 1, sizeof(*l->dirs)) ||
-	    grow((void **)&l->files, &fcap, 1, sizeof(*l->files)))
+	if (VEC_GROW(l->dirs, dcap, 1) || VEC_GROW(l->files, fcap, 1))
 		return -ENOMEM;
 	l->dirs[l->ndirs++] = u->comp_dir;
 	l->files[l->nfiles++] = (struct fileent){ NULL, NULL, 0 };
 	while ((s = rd_cstr(c)) && *s) {
-		if (grow((void **)&l->dirs, &dcap, l->ndirs + 1, sizeof(*l->dirs)))
+		if (VEC_GROW(l->dirs, dcap, l->ndirs + 1))
 			return -ENOMEM;
 		l->dirs[l->ndirs++] = s;
 	}
@@ -1274,7 +1223,7 @@ static int read_v4_entries(struct cur *c, const struct unit *u, struct lines *l)
 		struct fileent e = { s, NULL, rd_uleb(c) };
 		rd_uleb(c);
 		rd_uleb(c);
-		if (grow((void **)&l->files, &fcap, l->nfiles + 1, sizeof(*l->files)))
+		if (VEC_GROW(l->files, fcap, l->nfiles + 1))
 			return -ENOMEM;
 		l->files[l->nfiles++] = e;
 	}
@@ -1358,7 +1307,7 @@ static inline int emit_row(struct lstate *s, bool end)
 	s->rows[s->n++] = (struct row){ addr, (uint32_t)s->line, end ? ROW_END : (uint32_t)s->file };
 	if (!end)
 		return 0;
-	if (grow((void **)&s->seqs, &s->cap_seqs, s->nseqs + 1, sizeof(*s->seqs)))
+	if (VEC_GROW(s->seqs, s->cap_seqs, s->nseqs + 1))
 		return -ENOMEM;
 	s->seqs[s->nseqs++] = (struct seqr){ s->rows[s->seq_start].addr, addr, s->seq_start, s->n };
 	s->seq_start = s->n;
@@ -1621,7 +1570,7 @@ static int add_nrange(void *ctx, uint64_t lo, uint64_t hi)
 {
 	struct builder *b = ctx;
 
-	if (grow((void **)&b->r, &b->cap_r, b->nr + 1, sizeof(*b->r)))
+	if (VEC_GROW(b->r, b->cap_r, b->nr + 1))
 		return -ENOMEM;
 	b->r[b->nr++] = (struct nrange){ lo, hi, b->cur_node, b->cur_depth };
 	return 0;
@@ -1632,7 +1581,7 @@ static int add_nrange(void *ctx, uint64_t lo, uint64_t hi)
 static int64_t add_node(struct builder *b, const struct die *die, uint64_t off, uint32_t parent,
 			uint32_t depth)
 {
-	if (grow((void **)&b->nodes, &b->cap_nodes, b->nn + 1, sizeof(*b->nodes)))
+	if (VEC_GROW(b->nodes, b->cap_nodes, b->nn + 1))
 		return -ENOMEM;
 	const char *name = die->linkage && mangled(die->linkage) ? die->linkage : die->name;
 	b->nodes[b->nn] = (struct node){
@@ -1819,7 +1768,7 @@ static int sort_nranges(struct scratch *sc, struct nrange *r, size_t n)
 
 	if (n < 2)
 		return 0;
-	if (grow((void **)&sc->tmp, &sc->cap_tmp, n, sizeof(*sc->tmp)))
+	if (VEC_GROW(sc->tmp, sc->cap_tmp, n))
 		return -ENOMEM;
 	dst = sc->tmp;
 	for (size_t i = 1; i < n; i++)
@@ -1863,7 +1812,7 @@ static int push_seg(struct segs *s, uint64_t x, uint32_t node)
 		if (last->node == node)
 			return 0;
 	}
-	if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+	if (VEC_GROW(s->v, s->cap, s->n + 1))
 		return -ENOMEM;
 	s->v[s->n++] = (struct seg){ x, node };
 	return 0;
@@ -1876,7 +1825,7 @@ static int flatten(struct builder *b, struct segs *s)
 	size_t sp = 0;
 	int err = 0;
 
-	if (grow((void **)&sc->stack, &sc->cap_stack, b->nr ? b->nr : 1, sizeof(*sc->stack)) ||
+	if (VEC_GROW(sc->stack, sc->cap_stack, b->nr ? b->nr : 1) ||
 	    sort_nranges(sc, b->r, b->nr))
 		return -ENOMEM;
 	struct nrange *stack = sc->stack;
@@ -2013,7 +1962,7 @@ static int add_urange(void *ctx, uint64_t lo, uint64_t hi)
 {
 	struct dwarfsym *d = ctx;
 
-	if (grow((void **)&d->ranges, &d->cap_ranges, d->nranges + 1, sizeof(*d->ranges)))
+	if (VEC_GROW(d->ranges, d->cap_ranges, d->nranges + 1))
 		return -ENOMEM;
 	d->ranges[d->nranges++] = (struct urange){ lo, hi, (uint32_t)(d->nunits - 1) };
 	return 0;
@@ -2083,7 +2032,7 @@ static int read_units(struct dwarfsym *d)
 	struct unit u;
 
 	while (off < d->s[S_INFO].n && (next = read_unit_header(d, off, &u))) {
-		if (grow((void **)&d->units, &cap, d->nunits + 1, sizeof(*d->units)))
+		if (VEC_GROW(d->units, cap, d->nunits + 1))
 			return -ENOMEM;
 		d->units[d->nunits++] = u;
 		off = next;
@@ -2329,6 +2278,7 @@ void dwarfsym_free(struct dwarfsym *d)
 	free(d->scratch.stack);
 	free(d->scratch.segs);
 	free(d->names);
+	hashtab_release(&d->name_index);
 	while (d->arena) {
 		struct arena_chunk *next = d->arena->next;
 		free(d->arena);

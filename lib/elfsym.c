@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "safeopen.h"
+#include "vec.h"
 
 /* A symbol as found in a table, before deduplication. */
 struct cand {
@@ -123,14 +124,8 @@ static bool wanted(const struct reader *r, const GElf_Sym *sym, const char *name
 /* Appends a candidate. */
 static int push_cand(struct reader *r, const struct cand *c)
 {
-	if (r->ncands == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 1024;
-		struct cand *n = realloc(r->cands, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->cands = n;
-		r->cap = ncap;
-	}
+	if (VEC_GROW(r->cands, r->cap, r->ncands + 1))
+		return -ENOMEM;
 	r->cands[r->ncands++] = *c;
 	return 0;
 }
@@ -260,16 +255,8 @@ static int64_t add_name(struct elfsym *e, const char *name)
 {
 	size_t len = strlen(name) + 1;
 
-	if (e->names_len + len > e->names_cap) {
-		size_t ncap = e->names_cap ? e->names_cap : 4096;
-		while (ncap < e->names_len + len)
-			ncap *= 2;
-		char *n = realloc(e->names, ncap);
-		if (!n)
-			return -1;
-		e->names = n;
-		e->names_cap = ncap;
-	}
+	if (VEC_GROW(e->names, e->names_cap, e->names_len + len))
+		return -1;
 	memcpy(e->names + e->names_len, name, len);
 	e->names_len += len;
 	return e->names_len - len;
@@ -477,15 +464,8 @@ void elfsym_release(struct elfsym *e)
 
 int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uint64_t *sym_start)
 {
-	size_t lo = 0, hi = e->nsyms;
+	size_t lo = UPPER_BOUND(e->syms, e->nsyms, start, vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || vaddr >= e->syms[lo - 1].end)
 		return -ENOENT;
 	if (name)

@@ -1259,6 +1259,7 @@ struct svg {
 	double wpt, minwidth_time, imageheight, ypad1, ypad2, ypad3;
 	int64_t timemax, maxdelta;
 	uint32_t depthmax;
+	struct unit_scale scale; /* how tooltips and the title show values (o->unit) */
 };
 
 /* Length of a literal annotation ("_[k]", "_[j]", "_[i]", "_[w]") ending name, or 0. */
@@ -1356,17 +1357,28 @@ static void frame_y(const struct svg *s, uint32_t depth, double *y1, double *y2)
 	}
 }
 
-/* <g><title>: "NAME (N samples, P%)", and "; base M; +D%" when the tree has base values. */
+/* A value in the graph's scale: "1,234" (counts), or "12.35" (ms, s, KiB... o->unit). */
+static void out_value(struct svg *s, int64_t v)
+{
+	if (s->scale.scaled)
+		out_fixed(&s->out, v / s->scale.div, s->scale.decimals);
+	else
+		out_commas(&s->out, v);
+}
+
+/* <g><title>: "NAME (N samples, P%)" (or "NAME (12.35 ms, P%)" in a unit), and "; base M; +D%"
+ * when the tree has base values. */
 static void out_tooltip(struct svg *s, const struct flame_node *n, const char *name, size_t len)
 {
 	struct out *o = &s->out;
+	const char *word = s->scale.scaled ? s->scale.name : s->o->countname;
 
 	out_str(o, "<g><title>");
 	out_xml(o, name, len);
 	out_str(o, " (");
-	out_commas(o, n->value);
+	out_value(s, n->value);
 	out_str(o, " ");
-	out_xml(o, s->o->countname, strlen(s->o->countname));
+	out_xml(o, word, strlen(word));
 	out_str(o, ", ");
 	if (n->depth)
 		out_fixed(o, 100.0 * n->value / s->timemax, 2);
@@ -1376,7 +1388,7 @@ static void out_tooltip(struct svg *s, const struct flame_node *n, const char *n
 	if (s->t->has_base) {
 		int64_t d = (n->self - n->base_self) * (s->o->negate ? -1 : 1);
 		out_str(o, "; base ");
-		out_commas(o, n->base);
+		out_value(s, n->base);
 		out_str(o, d > 0 ? "; +" : "; ");
 		out_fixed(o, 100.0 * d / s->timemax, 2);
 		out_str(o, "%");
@@ -1563,6 +1575,13 @@ static void svg_controls(struct svg *s)
 	const struct flamegraph_opts *op = s->o;
 	double w = op->width, h = s->imageheight, fs = op->fontsize, mid = (int)(w / 2);
 	const char *title = op->title ? op->title : op->inverted ? "Icicle Graph" : "Flame Graph";
+	char typed[512];
+
+	if (op->title_type) { /* "Flame Graph: off_cpu (ms)" */
+		snprintf(typed, sizeof(typed), s->scale.scaled ? "%s: %s (%s)" : "%s: %s", title,
+			 op->title_type, s->scale.name);
+		title = typed;
+	}
 
 	out_str(o, "<rect x=\"0.0\" y=\"0\" width=\"");
 	out_fixed(o, w, 1);
@@ -1619,6 +1638,8 @@ static int svg_measure(struct svg *s)
 	s->ypad2 = o->fontsize * 2 + 10;
 	s->ypad3 = o->fontsize * 2;
 	s->maxdelta = 1;
+	unit_scale_init(&s->scale, o->unit, s->t->total > s->t->base_total ? s->t->total
+									 : s->t->base_total);
 	/* only the diff colors need the largest change of every frame, drawn or not */
 	int err = tree_walk(s->t, o->colors == FLAME_COLORS_DIFF ? -INFINITY : s->minwidth_time,
 			    measure_node, s);

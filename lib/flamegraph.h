@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "unit.h"
 
 /* Where an error about the palette file came from (flamegraph_opts.palette_failed). */
 enum flame_palette_step { FLAME_PALETTE_OK, FLAME_PALETTE_READ, FLAME_PALETTE_WRITE };
@@ -72,7 +73,12 @@ struct flamegraph_opts {
 	bool inverted;           /* icicle graph: root at the top */
 	bool reverse;            /* merge stacks from the leaves: frames leaf first */
 	bool negate;             /* FLAME_COLORS_DIFF: swap red and blue */
-	const char *countname;   /* "samples" */
+	const char *countname;   /* "samples" (values in a unit that unit.h scales show it instead) */
+	const char *unit;        /* NULL, or the values' unit: "nanoseconds" and "bytes" are shown
+				  * in a scale chosen from the total (unit_scale_init: ms or s, KiB,
+				  * MiB or GiB) in tooltips; others as integers */
+	const char *title_type;  /* NULL, or a sample type the title names after a colon, with the
+				  * scale's unit: "Flame Graph: off_cpu (ms)" */
 	const char *nametype;    /* "Function:" */
 	const char *notes;       /* NULL, or a note kept in an SVG comment (no '<', '>' or "--") */
 	int value_index;         /* sample type to draw; -1: profile_value_index() */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "escape.h"
+#include "hashtab.h"
+#include "vec.h"
 
 /* Hash of n bytes, 8 at a time. */
 static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
@@ -66,17 +68,7 @@ struct sbuf {
 /* Makes room for n more bytes. */
 static int sbuf_reserve(struct sbuf *b, size_t n)
 {
-	if (b->cap - b->len >= n)
-		return 0;
-	size_t ncap = b->cap ? b->cap * 2 : 4096;
-	while (ncap - b->len < n)
-		ncap *= 2;
-	char *s = realloc(b->s, ncap);
-	if (!s)
-		return -ENOMEM;
-	b->s = s;
-	b->cap = ncap;
-	return 0;
+	return n > SIZE_MAX - b->len ? -ENOMEM : VEC_GROW(b->s, b->cap, b->len + n);
 }
 
 /* Appends n bytes. */
@@ -149,8 +141,7 @@ struct writer {
 	struct sbuf cur;  /* the line being built */
 	struct wline *lines;
 	size_t n, cap;
-	size_t *slots; /* hash of line texts: index + 1, 0 = empty */
-	size_t nslots;
+	struct hashtab index; /* lines by text */
 	struct profile_frame *frames;
 	size_t fcap;
 };
@@ -252,54 +243,35 @@ static int w_sample_text(struct writer *w, const struct profile_sample *s)
 	return 0;
 }
 
-/* Doubles the line hash table. */
-static int w_rehash(struct writer *w)
+/* Whether line id's text is the one in w->cur (key: the uint64_t hash of that text). */
+static bool w_line_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t nslots = w->nslots ? w->nslots * 2 : 4096, mask = nslots - 1;
-	size_t *slots = calloc(nslots, sizeof(*slots));
+	const struct writer *w = ctx;
+	const struct wline *l = &w->lines[id];
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t id = 0; id < w->n; id++) {
-		size_t i = w->lines[id].hash & mask;
-		while (slots[i])
-			i = (i + 1) & mask;
-		slots[i] = id + 1;
-	}
-	free(w->slots);
-	w->slots = slots;
-	w->nslots = nslots;
-	return 0;
+	return l->hash == *(const uint64_t *)key && l->len == w->cur.len &&
+	       !memcmp(w->text.s + l->off, w->cur.s, l->len);
 }
 
 /* Adds count to the line whose text is in w->cur, adding the line if new. */
 static int w_count(struct writer *w, int64_t count)
 {
-	if ((w->n + 1) * 2 > w->nslots && w_rehash(w))
-		return -ENOMEM;
 	uint64_t h = text_hash(w->cur.s, w->cur.len, 0);
-	size_t mask = w->nslots - 1, i = h & mask;
-	for (; w->slots[i]; i = (i + 1) & mask) {
-		struct wline *l = &w->lines[w->slots[i] - 1];
-		if (l->hash == h && l->len == w->cur.len &&
-		    !memcmp(w->text.s + l->off, w->cur.s, l->len)) {
-			if (__builtin_add_overflow(l->count, count, &l->count))
-				l->count = count > 0 ? INT64_MAX : INT64_MIN;
-			return 0;
-		}
+	int64_t id = hashtab_find(&w->index, h, w_line_eq, w, &h);
+
+	if (id >= 0) {
+		struct wline *l = &w->lines[id];
+		if (__builtin_add_overflow(l->count, count, &l->count))
+			l->count = count > 0 ? INT64_MAX : INT64_MIN;
+		return 0;
 	}
-	if (w->n == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 1024;
-		struct wline *nl = realloc(w->lines, ncap * sizeof(*nl));
-		if (!nl)
-			return -ENOMEM;
-		w->lines = nl;
-		w->cap = ncap;
-	}
+	if (w->n >= UINT32_MAX - 1 || VEC_GROW(w->lines, w->cap, w->n + 1) ||
+	    hashtab_reserve(&w->index, w->n + 1))
+		return -ENOMEM;
 	w->lines[w->n] = (struct wline){ w->text.len, w->cur.len, h, count };
 	if (sbuf_add(&w->text, w->cur.s, w->cur.len))
 		return -ENOMEM;
-	w->slots[i] = ++w->n;
+	hashtab_add(&w->index, h, w->n++); /* reserved: cannot fail */
 	return 0;
 }
 
@@ -354,7 +326,7 @@ int folded_write(struct profile *p, FILE *f, const struct folded_opts *o)
 	free(w.names);
 	free(w.arena.s);
 	free(w.lines);
-	free(w.slots);
+	hashtab_release(&w.index);
 	free(w.frames);
 	return err;
 }
@@ -384,13 +356,11 @@ struct reader {
 	int64_t k_comm;   /* string id of the label key "comm" */
 	struct sbuf comm_text; /* the last process name and its string id */
 	int64_t comm_id;
-	uint64_t *slots; /* frame cache: hash tag << 32 | entry index + 1, 0 = empty */
-	size_t nslots;
+	struct hashtab index; /* frame cache: ents by text and kind */
 	struct rent *ents;
 	size_t n, cap;
 	struct sbuf names; /* texts of the entries */
-	uint64_t *inl; /* multi-line (inline) locations: id, 0 = empty */
-	size_t inl_slots, inl_n;
+	struct hashtab inl; /* multi-line (inline) locations: location ids - 1 */
 	uint64_t kmap, jmap; /* "[kernel.kallsyms]" and "[jit]" mappings, created when first needed */
 	struct rframe *frames; /* of the last stack added */
 	size_t fcap, nframes;
@@ -423,42 +393,14 @@ static uint64_t r_hash(const char *text, size_t len, enum frame_kind kind)
 	return text_hash(text, len, kind);
 }
 
-/* Doubles the frame cache's slots. */
-static int r_rehash(struct reader *r)
-{
-	size_t nslots = r->nslots ? r->nslots * 2 : 4096, mask = nslots - 1;
-	uint64_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t id = 0; id < r->n; id++) {
-		const struct rent *e = &r->ents[id];
-		uint64_t h = r_hash(r->names.s + e->off, e->len, e->kind);
-		size_t i = h & mask;
-		while (slots[i])
-			i = (i + 1) & mask;
-		slots[i] = (h >> 32) << 32 | (id + 1);
-	}
-	free(r->slots);
-	r->slots = slots;
-	r->nslots = nslots;
-	return 0;
-}
-
 /* Creates the function (and location) of a frame not seen before as entry r->n. The text is
  * NUL-terminated in place at len. */
 static int r_new_frame(struct reader *r, char *text, size_t len, enum frame_kind kind)
 {
 	if (r->n == UINT32_MAX - 1)
 		return -ENOMEM; /* entry indexes are 32-bit */
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 1024;
-		struct rent *e = realloc(r->ents, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		r->ents = e;
-		r->cap = ncap;
-	}
+	if (VEC_GROW(r->ents, r->cap, r->n + 1))
+		return -ENOMEM;
 	uint64_t off = r->names.len;
 	if (len > UINT32_MAX || sbuf_add(&r->names, text, len))
 		return -ENOMEM;
@@ -487,35 +429,42 @@ static void r_frame_prepare(struct reader *r, const char *text, size_t len, stru
 	f->len = len;
 	f->kind = kind;
 	f->hash = r_hash(text, len, kind);
-	if (r->nslots)
-		__builtin_prefetch(&r->slots[f->hash & (r->nslots - 1)]);
+	hashtab_prefetch(&r->index, f->hash);
+}
+
+/* A frame to look up: its text (f->len bytes) and kind. */
+struct rkey {
+	const char *text;
+	const struct rframe *f;
+};
+
+/* Whether frame cache entry id is the frame of key (a struct rkey). */
+static bool r_frame_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct reader *r = ctx;
+	const struct rent *e = &r->ents[id];
+	const struct rkey *k = key;
+
+	return e->len == k->f->len && e->kind == k->f->kind &&
+	       (!k->f->len || same_bytes(r->names.s + e->off, k->text, k->f->len));
 }
 
 /* Looks up a prepared frame whose text is at text, setting its function and location and
  * creating what is new. */
 static int r_frame(struct reader *r, char *text, struct rframe *f)
 {
-	if ((r->n + 1) * 2 > r->nslots && r_rehash(r))
-		return -ENOMEM;
-	uint64_t tag = (f->hash >> 32) << 32;
-	size_t mask = r->nslots - 1, i = f->hash & mask;
-	for (; r->slots[i]; i = (i + 1) & mask) {
-		if ((r->slots[i] & ~0xffffffffULL) != tag)
-			continue;
-		const struct rent *e = &r->ents[(uint32_t)r->slots[i] - 1];
-		if (e->len == f->len && e->kind == f->kind &&
-		    (!f->len || same_bytes(r->names.s + e->off, text, f->len)))
-			break;
-	}
-	if (!r->slots[i]) {
-		int err = r_new_frame(r, text, f->len, f->kind);
-		if (err)
+	struct rkey k = { text, f };
+	int64_t id = hashtab_find(&r->index, f->hash, r_frame_eq, r, &k);
+
+	if (id < 0) {
+		int err = hashtab_reserve(&r->index, r->n + 1);
+		if (err || (err = r_new_frame(r, text, f->len, f->kind)))
 			return err;
-		r->slots[i] = tag | r->n;
+		id = r->n - 1;
+		hashtab_add(&r->index, f->hash, id); /* reserved: cannot fail */
 	}
-	const struct rent *e = &r->ents[(uint32_t)r->slots[i] - 1];
-	f->fn = e->fn;
-	f->loc = e->loc;
+	f->fn = r->ents[id].fn;
+	f->loc = r->ents[id].loc;
 	return 0;
 }
 
@@ -529,65 +478,44 @@ static uint64_t inl_hash(uint64_t mapping, const struct profile_line *lines, uin
 	return h;
 }
 
-/* Doubles the multi-line location table. */
-static int inl_rehash(struct reader *r)
-{
-	size_t nslots = r->inl_slots ? r->inl_slots * 2 : 1024, mask = nslots - 1;
-	uint64_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t j = 0; j < r->inl_slots; j++) {
-		uint64_t id = r->inl[j];
-		if (!id)
-			continue;
-		const struct profile_location *l = &r->p->locations[id - 1];
-		size_t i = inl_hash(l->mapping_id, l->lines, l->nlines) & mask;
-		while (slots[i])
-			i = (i + 1) & mask;
-		slots[i] = id;
-	}
-	free(r->inl);
-	r->inl = slots;
-	r->inl_slots = nslots;
-	return 0;
-}
-
 /* Fills r->lines with the lines of f[0] with f[1..n) inlined into it: innermost first. */
 static int r_fill_lines(struct reader *r, const struct rframe *f, uint32_t n)
 {
-	if (n > r->linecap) {
-		struct profile_line *l = realloc(r->lines, 2 * (size_t)n * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		r->lines = l;
-		r->linecap = 2 * (size_t)n;
-	}
+	if (VEC_GROW(r->lines, r->linecap, n))
+		return -ENOMEM;
 	for (uint32_t k = 0; k < n; k++)
 		r->lines[k] = (struct profile_line){ f[n - 1 - k].fn, 0 };
 	return 0;
 }
 
 /* Location of f[0] with f[1..n) inlined into it (f[n - 1] innermost), interned. */
+/* Whether location id + 1 is on mapping *key with the n lines in r->lines (ctx: the reader;
+ * key: { mapping id, n }). */
+static bool inl_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct reader *r = ctx;
+	const struct profile_location *l = &r->p->locations[id];
+	const uint64_t *k = key;
+
+	return l->mapping_id == k[0] && l->nlines == k[1] &&
+	       !memcmp(l->lines, r->lines, k[1] * sizeof(*r->lines));
+}
+
 static int64_t r_inline_loc(struct reader *r, const struct rframe *f, uint32_t n)
 {
 	int64_t m = r_mapping(r, f[0].kind);
 
-	if (m < 0 || ((r->inl_n + 1) * 2 > r->inl_slots && inl_rehash(r)) ||
-	    r_fill_lines(r, f, n))
+	if (m < 0 || r_fill_lines(r, f, n))
 		return -ENOMEM;
-	size_t mask = r->inl_slots - 1, i = inl_hash(m, r->lines, n) & mask;
-	for (; r->inl[i]; i = (i + 1) & mask) {
-		const struct profile_location *l = &r->p->locations[r->inl[i] - 1];
-		if (l->mapping_id == (uint64_t)m && l->nlines == n &&
-		    !memcmp(l->lines, r->lines, n * sizeof(*r->lines)))
-			return r->inl[i];
-	}
-	int64_t id = profile_add_location(r->p, m, 0, r->lines, n);
-	if (id > 0) {
-		r->inl[i] = id;
-		r->inl_n++;
-	}
+	uint64_t k[2] = { m, n }, h = inl_hash(m, r->lines, n);
+	int64_t id = hashtab_find(&r->inl, h, inl_eq, r, k);
+	if (id >= 0)
+		return id + 1;
+	if (r->p->nlocations >= UINT32_MAX - 1 || hashtab_reserve(&r->inl, r->inl.n + 1))
+		return -ENOMEM;
+	id = profile_add_location(r->p, m, 0, r->lines, n);
+	if (id > 0)
+		hashtab_add(&r->inl, h, id - 1); /* reserved: cannot fail */
 	return id;
 }
 
@@ -624,18 +552,9 @@ static int64_t r_locations(struct reader *r, size_t nf)
 /* Grows the per-line frame and location arrays to hold n. */
 static int r_reserve(struct reader *r, size_t n)
 {
-	if (n <= r->fcap)
-		return 0;
-	size_t ncap = r->fcap ? r->fcap * 2 : 64;
-	struct rframe *f = realloc(r->frames, ncap * sizeof(*f));
-	if (f)
-		r->frames = f;
-	uint64_t *l = f ? realloc(r->locs, ncap * sizeof(*l)) : NULL;
-	if (!l)
-		return -ENOMEM;
-	r->locs = l;
-	r->fcap = ncap;
-	return 0;
+	size_t fcap = r->fcap; /* locs first: r->fcap grows only once both have room */
+
+	return VEC_GROW(r->locs, fcap, n) || VEC_GROW(r->frames, r->fcap, n) ? -ENOMEM : 0;
 }
 
 /* Length of the common prefix of a[0..an) and b[0..bn). */
@@ -835,14 +754,9 @@ static ssize_t lbuf_fill(struct lbuf *b)
 		b->pos = 0;
 	}
 	if (b->cap - b->len < LBUF_BLOCK / 2 && b->cap < FOLDED_MAX_LINE + (size_t)1) {
-		size_t ncap = b->cap ? b->cap * 2 : LBUF_BLOCK;
-		if (ncap > FOLDED_MAX_LINE + (size_t)1)
-			ncap = FOLDED_MAX_LINE + (size_t)1;
-		char *s = realloc(b->s, ncap);
-		if (!s)
+		size_t max = FOLDED_MAX_LINE + (size_t)1, need = b->cap ? b->cap * 2 : LBUF_BLOCK;
+		if (vec_grow_max((void **)&b->s, &b->cap, need < max ? need : max, 1, max))
 			return -ENOMEM;
-		b->s = s;
-		b->cap = ncap;
 	}
 	if (b->len == b->cap)
 		return 0;
@@ -942,12 +856,12 @@ int folded_read_comm(struct profile *p, FILE *f, enum folded_comm comm, struct f
 		err = -EIO;
 	funlockfile(f);
 	free(in.s);
-	free(r.slots);
+	hashtab_release(&r.index);
 	free(r.ents);
 	free(r.names.s);
 	free(r.prev.s);
 	free(r.comm_text.s);
-	free(r.inl);
+	hashtab_release(&r.inl);
 	free(r.frames);
 	free(r.locs);
 	free(r.lines);

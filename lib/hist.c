@@ -260,8 +260,8 @@ static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
 	int64_t v = s->values[h->value_index];
 
 	h->all_total += v;
-	if (!hist_sample_match(h->profile, s, w->o))
-		return 0;
+	if (!v || !hist_sample_match(h->profile, s, w->o))
+		return 0; /* a stack without this type's events (another type's) is no row */
 	int64_t n = sample_keys(h, s, w);
 	if (n == -1)
 		return 0;
@@ -269,6 +269,10 @@ static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
 		return n;
 	h->total += v;
 	h->nsamples++;
+	if (v > 0) {
+		int64_t c = h->companion >= 0 ? s->values[h->companion] : 1;
+		h->sumsq += (double)v * v / (c > 0 ? c : 1);
+	}
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t e = w->keys[i];
 		if (h->seen[e] != idx + 1) {
@@ -302,15 +306,23 @@ static uint64_t distinct_pids(struct hist_walk *w)
 	return n;
 }
 
-/* Resolves o->sample_type to an index of p's sample types; -EINVAL when there is none. */
-static int value_index(const struct profile *p, const char *type)
+/* The count type that counts the events of type vi: the one just before it when its unit is
+ * "count" (Go's pairs: samples/cpu, contentions/delay, alloc_objects/alloc_space); -1: none. */
+static int companion_index(const struct profile *p, uint32_t vi)
 {
-	if (!type)
-		return p->nsample_types ? (int)profile_value_index(p) : -EINVAL;
-	for (uint32_t i = 0; i < p->nsample_types; i++)
-		if (!strcmp(profile_str(p, p->sample_types[i].type), type))
-			return i;
-	return -EINVAL;
+	if (!strcmp(profile_str(p, p->sample_types[vi].unit), "count") || !vi)
+		return -1;
+	return strcmp(profile_str(p, p->sample_types[vi - 1].unit), "count") ? -1 : (int)vi - 1;
+}
+
+/* How many independent events h->total stands for (see struct hist). */
+static double effective_events(const struct hist *h)
+{
+	const struct profile *p = h->profile;
+
+	if (!strcmp(profile_str(p, p->sample_types[h->value_index].unit), "count"))
+		return h->total;
+	return h->sumsq > 0 ? (double)h->total * h->total / h->sumsq : 0;
 }
 
 int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
@@ -320,10 +332,11 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 
 	memset(h, 0, sizeof(*h));
 	h->profile = p;
-	int vi = value_index(p, o->sample_type);
+	int vi = profile_sample_type_find(p, o->sample_type);
 	if (vi < 0)
-		return p->nsamples || o->sample_type ? vi : 0;
+		return p->nsamples || o->sample_type ? -EINVAL : 0;
 	h->value_index = vi;
+	h->companion = companion_index(p, vi);
 	w.module_of = calloc(p->nmappings + 1, sizeof(*w.module_of));
 	int64_t kid = profile_intern(p, "[kernel.kallsyms]"), uid = profile_intern(p, "[unknown]");
 	if (!w.module_of || kid < 0 || uid < 0)
@@ -332,8 +345,10 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 	w.unknown_id = uid;
 	for (uint64_t i = 0; i < p->nsamples && !err; i++)
 		err = sample_add(h, i, &w);
-	if (!err)
+	if (!err) {
 		h->nprocesses = distinct_pids(&w);
+		h->events = effective_events(h);
+	}
 	free(w.module_of);
 	free(w.frames);
 	free(w.keys);

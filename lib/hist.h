@@ -34,7 +34,8 @@ struct hist_opts {
 	bool inline_frames;      /* inline frames are entries of their own; when false their value
 				  * goes to the function they were inlined into */
 	enum hist_by by;
-	const char *sample_type; /* name of the sample type to sum; NULL: profile_value_index() */
+	const char *sample_type; /* the sample type to sum, a name or an index (see
+				  * profile_sample_type_find); NULL: profile_value_index() */
 };
 
 /* One row. name and module point into the profile's string table (valid while it lives).
@@ -56,8 +57,18 @@ struct hist {
 	uint64_t nsamples;    /* profile samples (stacks) that passed */
 	uint64_t nprocesses;  /* distinct "pid" labels among those, 0 (the idle task) aside */
 	uint32_t value_index; /* the sample type summed */
+	double events;        /* how many independent events total stands for, for significance
+			       * tests: total itself for a type in unit "count"; else Kish's
+			       * effective sample size (sum v)^2 / sum(v^2 / c) over the samples
+			       * that passed, c the sample's value of the count type just before
+			       * the summed one (Go's pairs: samples and cpu, contentions and delay,
+			       * alloc_objects and alloc_space), or c = 1 without one or where it is
+			       * 0: each sample one event, a lower bound since a sample adds up
+			       * events (within a sample, events are taken as of equal weight) */
 
 	/* private */
+	int companion;        /* index of the count type of the summed one's events, or -1 */
+	double sumsq;         /* sum of v^2 / c */
 	struct profile *profile;
 	size_t cap;
 	uint64_t *seen;       /* per entry: 1 + the last sample that added to its total */
@@ -66,7 +77,8 @@ struct hist {
 };
 
 /* Builds h from p (p may gain interned strings: module and line names). Returns 0, -ENOMEM, or
- * -EINVAL when o->sample_type names no sample type of p. h must be released even on failure. */
+ * -EINVAL when o->sample_type names no sample type of p (or p has none but has samples). h must
+ * be released even on failure. */
 int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o);
 
 /* Sorts entries by self or total value, largest first; ties by name, then module (strcmp). */

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "pprof.h"
+#include "vec.h"
 
 #define PEEK_BYTES 65536
 
@@ -84,14 +85,10 @@ static int source_slurp(struct source *s)
 	for (;;) {
 		if (s->len > PPROF_MAX_SIZE)
 			return -EFBIG;
-		if (s->len == s->cap) {
-			size_t ncap = s->cap * 2 < PPROF_MAX_SIZE + 1 ? s->cap * 2 : PPROF_MAX_SIZE + 1;
-			char *n = realloc(s->buf, ncap);
-			if (!n)
-				return -ENOMEM;
-			s->buf = n;
-			s->cap = ncap;
-		}
+		/* doubles, up to PPROF_MAX_SIZE + 1 bytes */
+		if (s->len == s->cap &&
+		    vec_grow_max((void **)&s->buf, &s->cap, s->cap + 1, 1, PPROF_MAX_SIZE + 1))
+			return -ENOMEM;
 		ssize_t r = read_full(s->fd, s->buf + s->len, s->cap - s->len);
 		if (r < 0)
 			return (int)r;
@@ -226,13 +223,9 @@ static int write_all(int fd, const void *buf, size_t len)
 static char *temp_name(const char *path, unsigned attempt)
 {
 	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	struct timespec ts;
 	char suffix[7];
 	char *name;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t x = ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40) +
-		     attempt * 0x9e3779b97f4a7c15ULL;
+	uint64_t x = (mono_ns() ^ (uint64_t)getpid() << 40) + attempt * 0x9e3779b97f4a7c15ULL;
 	x *= 0xff51afd7ed558ccdULL;
 	for (int i = 0; i < 6; i++, x /= 36)
 		suffix[i] = digits[x % 36];

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 /* Reads all of path into a NUL-terminated malloc'd buffer; 0 or -errno. */
 static int read_file(const char *path, char **out, size_t *len)
 {
@@ -20,13 +22,8 @@ static int read_file(const char *path, char **out, size_t *len)
 		return -errno;
 	buf = malloc(cap);
 	while (buf) {
-		if (cap - n < 65536) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
+		if (cap - n < 65536 && VEC_GROW(buf, cap, cap * 2))
+			break;
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -67,14 +64,8 @@ static uint32_t module_index(struct ksym *k, const char *name, size_t *cap)
 	for (size_t i = k->nmodules; i-- > 0;)
 		if (!strcmp(k->modules[i].name, name))
 			return i + 1;
-	if (k->nmodules == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct ksym_module *n = realloc(k->modules, ncap * sizeof(*n));
-		if (!n)
-			return 0;
-		k->modules = n;
-		*cap = ncap;
-	}
+	if (VEC_GROW(k->modules, *cap, k->nmodules + 1))
+		return 0;
 	k->modules[k->nmodules] = (struct ksym_module){ name, UINT64_MAX, 0 };
 	return ++k->nmodules;
 }
@@ -121,14 +112,8 @@ static char *parse_line(char *s, struct kline *l)
 /* Appends a symbol slot; NULL on -ENOMEM. */
 static struct ksym_symbol *push_sym(struct ksym *k, size_t *cap)
 {
-	if (k->nsyms == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 65536;
-		struct ksym_symbol *n = realloc(k->syms, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		k->syms = n;
-		*cap = ncap;
-	}
+	if (VEC_GROW(k->syms, *cap, k->nsyms + 1))
+		return NULL;
 	return &k->syms[k->nsyms++];
 }
 
@@ -308,15 +293,8 @@ void ksym_release(struct ksym *k)
 
 int ksym_lookup(const struct ksym *k, uint64_t addr, const char **name, const char **module)
 {
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = UPPER_BOUND(k->syms, k->nsyms, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return -ENOENT;
 	const struct ksym_symbol *s = &k->syms[lo - 1];

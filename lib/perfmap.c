@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 /* How far a lookup looks back for an overlapping (older or longer) entry. */
 #define LOOKBACK 64
 
@@ -39,24 +41,9 @@ static bool parse_hex(const char **s, const char *end, uint64_t *v)
 static int push(struct perfmap *m, size_t *cap, size_t *ncap, uint64_t start, uint64_t size,
 		const char *name, size_t len)
 {
-	if (m->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct perfmap_entry *e = realloc(m->entries, c * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		m->entries = e;
-		*cap = c;
-	}
-	if (m->names_len + len + 1 > *ncap) {
-		size_t c = *ncap ? *ncap * 2 : 4096;
-		while (c < m->names_len + len + 1)
-			c *= 2;
-		char *n = realloc(m->names, c);
-		if (!n)
-			return -ENOMEM;
-		m->names = n;
-		*ncap = c;
-	}
+	if (VEC_GROW(m->entries, *cap, m->n + 1) ||
+	    VEC_GROW(m->names, *ncap, m->names_len + len + 1))
+		return -ENOMEM;
 	memcpy(m->names + m->names_len, name, len);
 	m->names[m->names_len + len] = 0;
 	uint64_t end = start + size < start ? UINT64_MAX : start + size;
@@ -110,14 +97,8 @@ int perfmap_read_fd(struct perfmap *m, int fd, size_t max)
 
 	memset(m, 0, sizeof(*m));
 	while (buf) {
-		if (n == cap && n < max + 1) {
-			size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
-			char *nb = realloc(buf, ncap);
-			if (!nb)
-				break;
-			buf = nb;
-			cap = ncap;
-		}
+		if (n == cap && n < max + 1 && vec_grow_max((void **)&buf, &cap, cap + 1, 1, max + 1))
+			break; /* doubles, up to max + 1 bytes */
 		ssize_t r = n < cap ? pread(fd, buf + n, cap - n, n) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -144,16 +125,9 @@ void perfmap_release(struct perfmap *m)
 
 int perfmap_lookup(const struct perfmap *m, uint64_t addr, const char **name, uint64_t *start)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = UPPER_BOUND(m->entries, m->n, start, addr);
 	const struct perfmap_entry *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, k = 0; i-- > 0 && k < LOOKBACK; k++) {
 		const struct perfmap_entry *e = &m->entries[i];
 		if (addr < e->end && (!best || e->seq > best->seq))

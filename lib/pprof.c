@@ -8,6 +8,8 @@
 #include <zlib.h>
 
 #include "hash.h"
+#include "hashtab.h"
+#include "vec.h"
 
 /* Field numbers of message Profile. */
 enum {
@@ -55,17 +57,7 @@ static size_t flen_size(size_t n)
 /* Makes room for n more bytes. */
 static int pbuf_reserve(struct pbuf *b, size_t n)
 {
-	if (b->cap - b->len >= n)
-		return 0;
-	size_t ncap = b->cap ? b->cap : 4096;
-	while (ncap - b->len < n)
-		ncap *= 2;
-	uint8_t *nb = realloc(b->b, ncap);
-	if (!nb)
-		return -ENOMEM;
-	b->b = nb;
-	b->cap = ncap;
-	return 0;
+	return n > SIZE_MAX - b->len ? -ENOMEM : VEC_GROW(b->b, b->cap, b->len + n);
 }
 
 /* Appends a varint; room must be reserved. */
@@ -427,8 +419,7 @@ struct compactor {
 	struct profile *dst;
 	unsigned flags;
 	uint64_t *map_ids, *fn_ids, *loc_ids; /* [src id] → dst id ([0] = 0) */
-	uint64_t *slots;                      /* dst location ids, 0 = empty */
-	size_t mask;
+	struct hashtab locs;                  /* dst location ids - 1 by mapping and lines */
 	int64_t k_tid, k_thread;              /* src string ids of the dropped keys, or -1 */
 };
 
@@ -508,6 +499,12 @@ static bool compact_loc_same(const struct profile_location *a, const struct prof
 	       (!a->nlines || !memcmp(a->lines, b->lines, a->nlines * sizeof(*a->lines)));
 }
 
+/* Whether location id + 1 of the copy (ctx) is the location key. */
+static bool compact_loc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return compact_loc_same(key, &((const struct profile *)ctx)->locations[id]);
+}
+
 /* Adds location i of the source to the copy (lines: room for its lines). With
  * PPROF_FUNCTION_LINES one location per mapping and lines, so the samples of every instruction of
  * a line share it, at the lowest of their addresses (report --annotate and pprof -disasm then
@@ -526,24 +523,22 @@ static int compact_location_of(struct compactor *c, uint64_t i, struct profile_l
 						  l->lines[j].line };
 	struct profile_location key = { .mapping_id = c->map_ids[l->mapping_id],
 					.lines = lines, .nlines = l->nlines, .kind = l->kind };
-	size_t slot = compact_loc_hash(&key) & c->mask;
-	while (share && c->slots[slot]) {
-		struct profile_location *d = &c->dst->locations[c->slots[slot] - 1];
-		if (compact_loc_same(&key, d)) {
-			d->address = d->address < addr ? d->address : addr;
-			c->loc_ids[i + 1] = c->slots[slot];
-			return 0;
-		}
-		slot = (slot + 1) & c->mask;
+	uint64_t h = compact_loc_hash(&key);
+	int64_t found = share ? hashtab_find(&c->locs, h, compact_loc_eq, c->dst, &key) : -1;
+	if (found >= 0) {
+		struct profile_location *d = &c->dst->locations[found];
+		d->address = d->address < addr ? d->address : addr;
+		c->loc_ids[i + 1] = found + 1;
+		return 0;
 	}
+	if (share && c->dst->nlocations >= UINT32_MAX - 1)
+		return -ENOMEM;
 	int64_t id = profile_add_location(c->dst, key.mapping_id, addr, lines, l->nlines);
 	if (id < 0)
 		return (int)id;
 	c->dst->locations[id - 1].kind = l->kind;
 	c->loc_ids[i + 1] = id;
-	if (share)
-		c->slots[slot] = id;
-	return 0;
+	return share ? hashtab_add(&c->locs, h, id - 1) : 0;
 }
 
 /* compact_location_of with a buffer for the location's lines. */
@@ -672,19 +667,16 @@ static int copy_locations_by_use(struct compactor *c)
 static int compact_copy(struct compactor *c)
 {
 	const struct profile *s = c->src;
-	size_t nslots = 16;
 	int err;
 
-	while (nslots < 2 * s->nlocations)
-		nslots *= 2;
-	c->mask = nslots - 1;
 	c->map_ids = calloc(s->nmappings + 1, sizeof(uint64_t));
 	c->fn_ids = calloc(s->nfunctions + 1, sizeof(uint64_t));
 	c->loc_ids = calloc(s->nlocations + 1, sizeof(uint64_t));
-	c->slots = calloc(nslots, sizeof(uint64_t));
 	c->k_tid = strtab_find(&s->strings, "tid", 3);
 	c->k_thread = strtab_find(&s->strings, "thread", 6);
-	err = c->map_ids && c->fn_ids && c->loc_ids && c->slots ? 0 : -ENOMEM;
+	err = c->map_ids && c->fn_ids && c->loc_ids &&
+	      !hashtab_reserve(&c->locs, c->flags & PPROF_FUNCTION_LINES ? s->nlocations : 0)
+		      ? 0 : -ENOMEM;
 	if (!err)
 		err = intern_by_use(c);
 	if (!err)
@@ -698,7 +690,7 @@ static int compact_copy(struct compactor *c)
 	free(c->map_ids);
 	free(c->fn_ids);
 	free(c->loc_ids);
-	free(c->slots);
+	hashtab_release(&c->locs);
 	return err;
 }
 
@@ -823,14 +815,8 @@ struct u64vec {
 /* Appends x, growing the array. */
 static int u64vec_push(struct u64vec *a, uint64_t x)
 {
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 64;
-		uint64_t *nv = realloc(a->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		a->v = nv;
-		a->cap = ncap;
-	}
+	if (VEC_GROW(a->v, a->cap, a->n + 1))
+		return -ENOMEM;
 	a->v[a->n++] = x;
 	return 0;
 }
@@ -854,71 +840,43 @@ static int rd_repeated(const struct pbf *f, struct u64vec *out)
 }
 
 /* File ids (any nonzero uint64) to our dense ids: a plain array while the file's ids run 1, 2,
- * 3..., an open-addressing hash once they do not. */
+ * 3..., then the file id of each value and a hash table of them once they do not. */
 struct idmap {
-	struct u64vec dense;
-	uint64_t *keys, *vals;
-	size_t nslots, n;
+	struct u64vec vals; /* in the order put */
+	struct u64vec keys; /* sparse: the file id of each value */
+	struct hashtab index; /* sparse: indexes into vals by file id */
 	bool sparse;
 };
 
 /* Frees the map's arrays. */
 static void idmap_release(struct idmap *m)
 {
-	free(m->dense.v);
-	free(m->keys);
-	free(m->vals);
+	free(m->vals.v);
+	free(m->keys.v);
+	hashtab_release(&m->index);
 }
 
-/* Slot holding key, or the empty slot where it belongs. */
-static size_t idmap_slot(const struct idmap *m, uint64_t key)
+/* Whether value id of the map (ctx) was put for file id *key. */
+static bool idmap_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = m->nslots - 1;
-	uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = (h ^ h >> 29) & mask;; i = (i + 1) & mask)
-		if (!m->keys[i] || m->keys[i] == key)
-			return i;
+	return ((const struct idmap *)ctx)->keys.v[id] == *(const uint64_t *)key;
 }
 
-static int idmap_hash_put(struct idmap *m, uint64_t key, uint64_t val);
-
-/* Doubles the hash table (or creates it), reinserting every entry. */
-static int idmap_grow(struct idmap *m)
+/* Index of the value of file id key in a sparse map, or -1. */
+static int64_t idmap_find(const struct idmap *m, uint64_t key)
 {
-	struct idmap old = *m;
-	size_t nslots = m->nslots ? m->nslots * 2 : 1024;
+	return hashtab_find(&m->index, hash_mix64(key), idmap_eq, m, &key);
+}
 
-	m->keys = calloc(nslots, sizeof(*m->keys));
-	m->vals = malloc(nslots * sizeof(*m->vals));
-	if (!m->keys || !m->vals) {
-		free(m->keys);
-		free(m->vals);
-		m->keys = old.keys;
-		m->vals = old.vals;
+/* Makes the map sparse: keys and the index for the values put so far (file ids 1..n). */
+static int idmap_make_sparse(struct idmap *m)
+{
+	if (m->vals.n >= UINT32_MAX || hashtab_reserve(&m->index, m->vals.n + 1))
 		return -ENOMEM;
-	}
-	m->nslots = nslots;
-	m->n = 0;
-	for (size_t i = 0; i < old.nslots; i++)
-		if (old.keys[i])
-			idmap_hash_put(m, old.keys[i], old.vals[i]);
-	free(old.keys);
-	free(old.vals);
-	return 0;
-}
-
-/* Inserts into the hash table; a key already there is -EINVAL. */
-static int idmap_hash_put(struct idmap *m, uint64_t key, uint64_t val)
-{
-	if ((m->n + 1) * 2 > m->nslots && idmap_grow(m))
-		return -ENOMEM;
-	size_t i = idmap_slot(m, key);
-	if (m->keys[i])
-		return -EINVAL; /* the same id twice */
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
+	for (size_t i = 0; i < m->vals.n; i++)
+		if (u64vec_push(&m->keys, i + 1) || hashtab_add(&m->index, hash_mix64(i + 1), i))
+			return -ENOMEM;
+	m->sparse = true;
 	return 0;
 }
 
@@ -927,26 +885,25 @@ static int idmap_put(struct idmap *m, uint64_t key, uint64_t val)
 {
 	if (!key)
 		return -EINVAL;
-	if (!m->sparse && key == m->dense.n + 1)
-		return u64vec_push(&m->dense, val);
-	if (!m->sparse) {
-		for (size_t i = 0; i < m->dense.n; i++)
-			if (idmap_hash_put(m, i + 1, m->dense.v[i]))
-				return -ENOMEM;
-		m->sparse = true;
-	}
-	return idmap_hash_put(m, key, val);
+	if (!m->sparse && key == m->vals.n + 1)
+		return u64vec_push(&m->vals, val);
+	if (!m->sparse && idmap_make_sparse(m))
+		return -ENOMEM;
+	if (idmap_find(m, key) >= 0)
+		return -EINVAL; /* the same id twice */
+	if (m->vals.n >= UINT32_MAX || u64vec_push(&m->keys, key) || u64vec_push(&m->vals, val) ||
+	    hashtab_add(&m->index, hash_mix64(key), m->vals.n - 1))
+		return -ENOMEM;
+	return 0;
 }
 
 /* Our id for file id key, 0 when unknown. */
 static uint64_t idmap_get(const struct idmap *m, uint64_t key)
 {
 	if (!m->sparse)
-		return key - 1 < m->dense.n ? m->dense.v[key - 1] : 0;
-	if (!m->nslots || !key)
-		return 0;
-	size_t i = idmap_slot(m, key);
-	return m->keys[i] ? m->vals[i] : 0;
+		return key - 1 < m->vals.n ? m->vals.v[key - 1] : 0;
+	int64_t i = idmap_find(m, key);
+	return i >= 0 ? m->vals.v[i] : 0;
 }
 
 /* Decoder state: file string indexes and ids to ours, scratch arrays reused per message. */
@@ -973,20 +930,6 @@ static int dec_str(struct dec *d, uint64_t idx, uint32_t *id)
 		return -EINVAL;
 	}
 	*id = d->strs[idx];
-	return 0;
-}
-
-/* Grows a scratch array of elem-sized entries to hold n + 1. */
-static int scratch_grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *a = realloc(*arr, ncap * elem);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = ncap;
 	return 0;
 }
 
@@ -1032,7 +975,7 @@ static int pass_strings(struct dec *d, const struct pbf *f)
 	size_t len = f->sub.end - f->sub.p;
 	if (len > UINT32_MAX - 1 || (!d->nstrs && len))
 		return -EINVAL; /* string_table[0] must be "" */
-	if (scratch_grow((void **)&d->strs, &d->cap_strs, d->nstrs, sizeof(*d->strs)))
+	if (VEC_GROW(d->strs, d->cap_strs, d->nstrs + 1))
 		return -ENOMEM;
 	int64_t id = strtab_intern(&d->p->strings, (const char *)f->sub.p, len);
 	if (id < 0)
@@ -1177,7 +1120,7 @@ static int dec_line(struct dec *d, struct pbr r)
 		return -EINVAL; /* a function that does not exist */
 	}
 	if (d->nlines >= UINT32_MAX ||
-	    scratch_grow((void **)&d->lines, &d->cap_lines, d->nlines, sizeof(*d->lines)))
+	    VEC_GROW(d->lines, d->cap_lines, d->nlines + 1))
 		return d->nlines >= UINT32_MAX ? -EINVAL : -ENOMEM;
 	d->lines[d->nlines++] = (struct profile_line){ fn, (int64_t)v[2] };
 	return 0;
@@ -1242,7 +1185,7 @@ static int dec_label(struct dec *d, struct pbr r)
 	    dec_str(d, v[4], &l.num_unit) || d->nlabels >= UINT32_MAX)
 		return -EINVAL;
 	l.num = (int64_t)v[3];
-	if (scratch_grow((void **)&d->labels, &d->cap_labels, d->nlabels, sizeof(*d->labels)))
+	if (VEC_GROW(d->labels, d->cap_labels, d->nlabels + 1))
 		return -ENOMEM;
 	d->labels[d->nlabels++] = l;
 	return 0;
@@ -1318,7 +1261,7 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 	d.in = (struct pbr){ data, data + len };
 	/* scratch arrays start allocated: profile_add_sample memcpy's from them even when empty */
 	err = u64vec_push(&d.ids, 0) || u64vec_push(&d.vals, 0) ||
-	      scratch_grow((void **)&d.labels, &d.cap_labels, 0, sizeof(*d.labels)) ? -ENOMEM : 0;
+	      VEC_GROW(d.labels, d.cap_labels, 1) ? -ENOMEM : 0;
 	if (!err)
 		err = dec_pass(&d, pass_strings);
 	if (!err && !d.nstrs) {
@@ -1361,15 +1304,8 @@ static int gunzip_grow(uint8_t **buf, size_t *cap, size_t in_len, size_t limit)
 {
 	if (*cap >= limit)
 		return -EFBIG;
-	size_t ncap = *cap ? *cap * 2 : in_len * 4 + 65536;
-	if (ncap > limit)
-		ncap = limit;
-	uint8_t *n = realloc(*buf, ncap);
-	if (!n)
-		return -ENOMEM;
-	*buf = n;
-	*cap = ncap;
-	return 0;
+	size_t need = *cap ? *cap * 2 : in_len * 4 + 65536;
+	return vec_grow_max((void **)buf, cap, need < limit ? need : limit, 1, limit);
 }
 
 /* Reads a varint from b[*pos..len); 1 when the bytes end first, -EINVAL when it is too long. */

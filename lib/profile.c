@@ -2,9 +2,12 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "vec.h"
 
 /* Hash of 64-bit words (multiply-xorshift per word): location ids and labels hash 8 bytes a step. */
 static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t n)
@@ -37,22 +40,6 @@ static uint64_t hash_mix(uint64_t h)
 
 #define HASH_SEED 0xcbf29ce484222325ULL
 
-/* Grows *arr to hold at least need elements of size elem. */
-static int grow(void **arr, uint64_t *cap, uint64_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	uint64_t ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* ---- strtab ---- */
 
 int strtab_init(struct strtab *t)
@@ -67,79 +54,40 @@ void strtab_release(struct strtab *t)
 		free(t->strs[i]);
 	free(t->strs);
 	free(t->lens);
-	free(t->slots);
+	hashtab_release(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 
-static uint32_t strtab_slot(const struct strtab *t, const char *s, size_t len, bool *found)
+/* A string to look up: its bytes. */
+struct strkey {
+	const char *s;
+	size_t len;
+};
+
+/* Whether string id is the key's bytes. */
+static bool strtab_eq(const void *ctx, uint32_t id, const void *key)
 {
-	uint32_t mask = t->nslots - 1;
-	uint32_t i = hash_mix(hash_bytes(HASH_SEED, s, len)) & mask;
+	const struct strtab *t = ctx;
+	const struct strkey *k = key;
 
-	for (;; i = (i + 1) & mask) {
-		uint32_t id = t->slots[i];
-		if (!id) {
-			*found = false;
-			return i;
-		}
-		if (t->lens[id - 1] == len && !memcmp(t->strs[id - 1], s, len)) {
-			*found = true;
-			return i;
-		}
-	}
-}
-
-static int strtab_rehash(struct strtab *t)
-{
-	uint32_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	for (uint32_t id = 0; id < t->n; id++) {
-		bool found;
-		uint32_t i = strtab_slot(t, t->strs[id], t->lens[id], &found);
-		t->slots[i] = id + 1;
-	}
-	return 0;
+	return t->lens[id] == k->len && !memcmp(t->strs[id], k->s, k->len);
 }
 
 int64_t strtab_find(const struct strtab *t, const char *s, size_t len)
 {
-	bool found;
+	struct strkey k = { s, len };
 
-	if (!t->nslots)
-		return -1;
-	uint32_t i = strtab_slot(t, s, len, &found);
-	return found ? (int64_t)t->slots[i] - 1 : -1;
+	return hashtab_find(&t->index, hash_mix(hash_bytes(HASH_SEED, s, len)), strtab_eq, t, &k);
 }
 
-int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
+/* Appends a copy of s[0..len) as string t->n; 0 or -ENOMEM. */
+static int strtab_append(struct strtab *t, const char *s, size_t len)
 {
-	bool found;
-
-	if ((uint64_t)(t->n + 1) * 2 > t->nslots && strtab_rehash(t))
+	if (t->n == UINT32_MAX - 1 || len > UINT32_MAX)
 		return -ENOMEM;
-	uint32_t i = strtab_slot(t, s, len, &found);
-	if (found)
-		return t->slots[i] - 1;
-	if (t->n == UINT32_MAX - 1)
+	uint32_t lcap = t->cap; /* lens first: t->cap grows only once both have room */
+	if (VEC_GROW(t->lens, lcap, t->n + 1) || VEC_GROW(t->strs, t->cap, t->n + 1))
 		return -ENOMEM;
-	if (t->n == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 256;
-		char **strs = realloc(t->strs, ncap * sizeof(*strs));
-		if (!strs)
-			return -ENOMEM;
-		t->strs = strs;
-		uint32_t *lens = realloc(t->lens, ncap * sizeof(*lens));
-		if (!lens)
-			return -ENOMEM;
-		t->lens = lens;
-		t->cap = ncap;
-	}
 	char *copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -147,65 +95,24 @@ int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
 	copy[len] = 0;
 	t->strs[t->n] = copy;
 	t->lens[t->n] = len;
-	t->slots[i] = ++t->n;
-	return t->n - 1;
+	return 0;
 }
 
-/* ---- dedupe indexes: open addressing over ids, hashed and compared by callbacks ---- */
-
-struct profile_index {
-	uint64_t *slots; /* id, 0 = empty */
-	uint64_t nslots, n;
-};
-
-typedef uint64_t (*index_hash_fn)(const struct profile *p, uint64_t id);
-
-static void index_free(struct profile_index *ix)
+int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
 {
-	if (ix)
-		free(ix->slots);
-	free(ix);
-}
+	uint64_t h = hash_mix(hash_bytes(HASH_SEED, s, len));
+	struct strkey k = { s, len };
+	int64_t id = hashtab_find(&t->index, h, strtab_eq, t, &k);
 
-static int index_insert_raw(struct profile_index *ix, uint64_t h, uint64_t id)
-{
-	uint64_t mask = ix->nslots - 1;
-
-	for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-		if (!ix->slots[i]) {
-			ix->slots[i] = id;
-			ix->n++;
-			return 0;
-		}
-	}
-}
-
-static int index_reserve(const struct profile *p, struct profile_index **ixp, index_hash_fn hash)
-{
-	struct profile_index *ix = *ixp;
-
-	if (!ix) {
-		ix = calloc(1, sizeof(*ix));
-		if (!ix)
-			return -ENOMEM;
-		*ixp = ix;
-	}
-	if ((ix->n + 1) * 2 <= ix->nslots)
-		return 0;
-	uint64_t nslots = ix->nslots ? ix->nslots * 2 : 1024;
-	uint64_t *old = ix->slots, oldn = ix->nslots;
-	ix->slots = calloc(nslots, sizeof(*ix->slots));
-	if (!ix->slots) {
-		ix->slots = old;
+	if (id >= 0)
+		return id;
+	if (strtab_append(t, s, len))
+		return -ENOMEM;
+	if (hashtab_add(&t->index, h, t->n)) {
+		free(t->strs[t->n]);
 		return -ENOMEM;
 	}
-	ix->nslots = nslots;
-	ix->n = 0;
-	for (uint64_t i = 0; i < oldn; i++)
-		if (old[i])
-			index_insert_raw(ix, hash(p, old[i]), old[i]);
-	free(old);
-	return 0;
+	return t->n++;
 }
 
 /* ---- profile ---- */
@@ -228,9 +135,9 @@ void profile_release(struct profile *p)
 	free(p->functions);
 	free(p->locations);
 	free(p->samples);
-	index_free(p->fn_index);
-	index_free(p->loc_index);
-	index_free(p->sample_index);
+	hashtab_release(&p->fn_index);
+	hashtab_release(&p->loc_index);
+	hashtab_release(&p->sample_index);
 	strtab_release(&p->strings);
 	memset(p, 0, sizeof(*p));
 }
@@ -302,8 +209,7 @@ int64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, u
 {
 	int64_t f = profile_intern(p, filename), b = profile_intern(p, build_id);
 
-	if (f < 0 || b < 0 || grow((void **)&p->mappings, &p->cap_mappings, p->nmappings + 1,
-				   sizeof(*p->mappings)))
+	if (f < 0 || b < 0 || VEC_GROW(p->mappings, p->cap_mappings, p->nmappings + 1))
 		return -ENOMEM;
 	struct profile_mapping *m = &p->mappings[p->nmappings++];
 	memset(m, 0, sizeof(*m));
@@ -316,12 +222,21 @@ int64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, u
 	return p->nmappings;
 }
 
-static uint64_t fn_hash(const struct profile *p, uint64_t id)
+/* Hash of a function's key (its strings and start line). */
+static uint64_t fn_hash(const struct profile_function *f)
 {
-	const struct profile_function *f = &p->functions[id - 1];
 	uint64_t k[3] = { f->name | (uint64_t)f->system_name << 32, f->filename,
 			  (uint64_t)f->start_line };
 	return hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+}
+
+/* Whether function id + 1 has the key of the function key. */
+static bool fn_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct profile_function *o = &((const struct profile *)ctx)->functions[id], *f = key;
+
+	return o->name == f->name && o->system_name == f->system_name &&
+	       o->filename == f->filename && o->start_line == f->start_line;
 }
 
 int64_t profile_function(struct profile *p, const char *name, const char *system_name,
@@ -330,34 +245,24 @@ int64_t profile_function(struct profile *p, const char *name, const char *system
 	int64_t n = profile_intern(p, name), s = profile_intern(p, system_name ? system_name : name);
 	int64_t f = profile_intern(p, filename);
 
-	if (n < 0 || s < 0 || f < 0 || index_reserve(p, &p->fn_index, fn_hash) ||
-	    grow((void **)&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof(*p->functions)))
+	if (n < 0 || s < 0 || f < 0)
 		return -ENOMEM;
-	struct profile_function *cand = &p->functions[p->nfunctions];
-	*cand = (struct profile_function){ n, s, f, start_line };
-	p->nfunctions++;
-	uint64_t h = fn_hash(p, p->nfunctions), mask = p->fn_index->nslots - 1;
-	for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-		uint64_t id = p->fn_index->slots[i];
-		if (!id) {
-			p->fn_index->slots[i] = p->nfunctions;
-			p->fn_index->n++;
-			return p->nfunctions;
-		}
-		struct profile_function *o = &p->functions[id - 1];
-		if (o->name == n && o->system_name == s && o->filename == f &&
-		    o->start_line == start_line) {
-			p->nfunctions--;
-			return id;
-		}
-	}
+	struct profile_function key = { n, s, f, start_line };
+	uint64_t h = fn_hash(&key);
+	int64_t id = hashtab_find(&p->fn_index, h, fn_eq, p, &key);
+	if (id >= 0)
+		return id + 1;
+	if (VEC_GROW(p->functions, p->cap_functions, p->nfunctions + 1) ||
+	    hashtab_add(&p->fn_index, h, p->nfunctions))
+		return -ENOMEM;
+	p->functions[p->nfunctions] = key;
+	return ++p->nfunctions;
 }
 
 int64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			     const struct profile_line *lines, uint32_t nlines)
 {
-	if (grow((void **)&p->locations, &p->cap_locations, p->nlocations + 1,
-		 sizeof(*p->locations)))
+	if (VEC_GROW(p->locations, p->cap_locations, p->nlocations + 1))
 		return -ENOMEM;
 	struct profile_location *l = &p->locations[p->nlocations];
 	memset(l, 0, sizeof(*l));
@@ -375,11 +280,14 @@ int64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t ad
 	return ++p->nlocations;
 }
 
-static uint64_t loc_hash(const struct profile *p, uint64_t id)
+/* Whether location id + 1 is the simple location (mapping, function, kind) of key[0..3). */
+static bool loc_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct profile_location *l = &p->locations[id - 1];
-	uint64_t k[3] = { l->mapping_id, l->nlines ? l->lines[0].function_id : 0, l->kind };
-	return hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+	const struct profile_location *l = &((const struct profile *)ctx)->locations[id];
+	const uint64_t *k = key;
+
+	return l->mapping_id == k[0] && l->nlines == 1 && l->lines[0].function_id == k[1] &&
+	       l->kind == k[2];
 }
 
 int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t function_id,
@@ -388,22 +296,17 @@ int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t
 	struct profile_line line = { function_id, 0 };
 	uint64_t k[3] = { mapping_id, function_id, kind };
 	uint64_t h = hash_mix(hash_bytes(HASH_SEED, k, sizeof(k)));
+	int64_t id = hashtab_find(&p->loc_index, h, loc_eq, p, k);
 
-	if (index_reserve(p, &p->loc_index, loc_hash))
+	if (id >= 0)
+		return id + 1;
+	if (p->nlocations >= UINT32_MAX - 1 || hashtab_reserve(&p->loc_index, p->loc_index.n + 1))
 		return -ENOMEM;
-	uint64_t mask = p->loc_index->nslots - 1, i;
-	for (i = h & mask; p->loc_index->slots[i]; i = (i + 1) & mask) {
-		const struct profile_location *l = &p->locations[p->loc_index->slots[i] - 1];
-		if (l->mapping_id == mapping_id && l->nlines == 1 &&
-		    l->lines[0].function_id == function_id && l->kind == kind)
-			return p->loc_index->slots[i];
-	}
-	int64_t id = profile_add_location(p, mapping_id, 0, &line, 1);
+	id = profile_add_location(p, mapping_id, 0, &line, 1);
 	if (id < 0)
 		return id;
 	p->locations[id - 1].kind = kind;
-	p->loc_index->slots[i] = id;
-	p->loc_index->n++;
+	hashtab_add(&p->loc_index, h, id - 1); /* reserved: cannot fail */
 	return id;
 }
 
@@ -418,18 +321,6 @@ static uint64_t sample_key_hash(const uint64_t *locs, uint32_t nlocs,
 		h = hash_words(h, k, 3);
 	}
 	return hash_mix(h ^ nlocs);
-}
-
-/* The sample index's slots hold the id in the low bits and the top bits of the sample's hash
- * above them, so that a probe skips other samples without loading them (a cache miss each). */
-#define SAMPLE_ID_BITS 40
-#define SAMPLE_ID_MASK ((1ULL << SAMPLE_ID_BITS) - 1)
-#define SAMPLE_TAG(h) ((h) >> SAMPLE_ID_BITS << SAMPLE_ID_BITS)
-
-/* The stored hash of a sample index slot: growing the index does not hash every sample again. */
-static uint64_t sample_hash(const struct profile *p, uint64_t slot)
-{
-	return p->samples[(slot & SAMPLE_ID_MASK) - 1].hash;
 }
 
 static bool labels_equal(const struct profile_label *a, const struct profile_label *b, uint32_t n)
@@ -451,7 +342,7 @@ static int64_t sample_append(struct profile *p, const uint64_t *locs, uint32_t n
 	size_t nl = nlocs * sizeof(*locs), nv = p->nsample_types * sizeof(*values);
 	char *block;
 
-	if (grow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof(*p->samples)) ||
+	if (VEC_GROW(p->samples, p->cap_samples, p->nsamples + 1) ||
 	    !(block = malloc(nl + nv + (size_t)nlabels * sizeof(*labels) + 1)))
 		return -ENOMEM;
 	struct profile_sample *s = &p->samples[p->nsamples];
@@ -470,35 +361,47 @@ static int64_t sample_append(struct profile *p, const uint64_t *locs, uint32_t n
 	return ++p->nsamples;
 }
 
+/* A sample's key to look up: its locations and labels, and their hash. */
+struct sample_key {
+	const uint64_t *locs;
+	const struct profile_label *labels;
+	uint32_t nlocs, nlabels;
+	uint64_t hash;
+};
+
+/* Whether sample id + 1 has the locations and labels of the sample_key key. */
+static bool sample_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct profile_sample *s = &((const struct profile *)ctx)->samples[id];
+	const struct sample_key *k = key;
+
+	return s->hash == k->hash && s->nlocs == k->nlocs && s->nlabels == k->nlabels &&
+	       !memcmp(s->location_ids, k->locs, k->nlocs * sizeof(*k->locs)) &&
+	       labels_equal(s->labels, k->labels, k->nlabels);
+}
+
 int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels)
 {
-	uint64_t h = sample_key_hash(locs, nlocs, labels, nlabels);
+	struct sample_key k = { locs, labels, nlocs, nlabels,
+				sample_key_hash(locs, nlocs, labels, nlabels) };
+	int64_t i = hashtab_find(&p->sample_index, k.hash, sample_eq, p, &k);
 
-	if (index_reserve(p, &p->sample_index, sample_hash))
-		return -ENOMEM;
-	uint64_t mask = p->sample_index->nslots - 1, i;
-	for (i = h & mask; p->sample_index->slots[i]; i = (i + 1) & mask) {
-		if (SAMPLE_TAG(p->sample_index->slots[i]) != SAMPLE_TAG(h))
-			continue;
-		struct profile_sample *s = &p->samples[(p->sample_index->slots[i] & SAMPLE_ID_MASK) - 1];
-		if (s->hash != h || s->nlocs != nlocs || s->nlabels != nlabels ||
-		    memcmp(s->location_ids, locs, nlocs * sizeof(*locs)) ||
-		    !labels_equal(s->labels, labels, nlabels))
-			continue;
+	if (i >= 0) {
+		struct profile_sample *s = &p->samples[i];
 		for (uint32_t v = 0; v < p->nsample_types; v++)
 			if (__builtin_add_overflow(s->values[v], values[v], &s->values[v]))
 				s->values[v] = values[v] < 0 ? INT64_MIN : INT64_MAX; /* saturate */
 		return 0;
 	}
-	if (p->nsamples >= SAMPLE_ID_MASK)
+	if (p->nsamples >= UINT32_MAX - 1 ||
+	    hashtab_reserve(&p->sample_index, p->sample_index.n + 1))
 		return -ENOMEM;
 	int64_t id = sample_append(p, locs, nlocs, values, labels, nlabels);
 	if (id < 0)
 		return (int)id;
-	p->samples[id - 1].hash = h;
-	p->sample_index->slots[i] = SAMPLE_TAG(h) | id;
-	p->sample_index->n++;
+	p->samples[id - 1].hash = k.hash;
+	hashtab_add(&p->sample_index, k.hash, id - 1); /* reserved: cannot fail */
 	return 0;
 }
 
@@ -533,6 +436,22 @@ uint32_t profile_value_index(const struct profile *p)
 	return p->nsample_types - 1;
 }
 
+int profile_sample_type_find(const struct profile *p, const char *spec)
+{
+	if (!p->nsample_types)
+		return -ENOENT;
+	if (!spec)
+		return profile_value_index(p);
+	for (uint32_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_str(p, p->sample_types[i].type), spec))
+			return i;
+	size_t n = strspn(spec, "0123456789");
+	if (!n || spec[n] || n > 9)
+		return -EINVAL;
+	unsigned long i = strtoul(spec, NULL, 10);
+	return i < p->nsample_types ? (int)i : -EINVAL;
+}
+
 /* Name of a location that has no lines: its mapping's base name in brackets, or [unknown]. */
 static int64_t unresolved_name(struct profile *p, const struct profile_location *l)
 {
@@ -561,17 +480,8 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 		if (!lid || lid > p->nlocations)
 			continue;
 		const struct profile_location *l = &p->locations[lid - 1];
-		size_t need = n + (l->nlines ? l->nlines : 1);
-		if (need > *cap) {
-			size_t ncap = *cap ? *cap * 2 : 128;
-			while (ncap < need)
-				ncap *= 2;
-			struct profile_frame *nf = realloc(*frames, ncap * sizeof(*nf));
-			if (!nf)
-				return -ENOMEM;
-			*frames = nf;
-			*cap = ncap;
-		}
+		if (VEC_GROW(*frames, *cap, n + (l->nlines ? l->nlines : 1)))
+			return -ENOMEM;
 		if (!l->nlines) {
 			int64_t name = unresolved_name(p, l);
 			if (name < 0)

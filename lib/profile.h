@@ -8,13 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
+
 /* Interned strings. Id 0 is always the empty string; ids are dense and stable. */
 struct strtab {
 	char **strs;      /* strs[id], NUL-terminated, owned */
 	uint32_t *lens;   /* lens[id] */
 	uint32_t n, cap;
-	uint32_t *slots;  /* open addressing hash: id + 1, 0 = empty */
-	uint32_t nslots;
+	struct hashtab index; /* ids by string */
 };
 
 int strtab_init(struct strtab *t);
@@ -96,8 +97,8 @@ struct profile {
 	uint64_t nmappings, nfunctions, nlocations, nsamples;
 	uint64_t cap_mappings, cap_functions, cap_locations, cap_samples;
 
-	/* private dedupe indexes (hash of function keys, of simple locations, of samples) */
-	struct profile_index *fn_index, *loc_index, *sample_index;
+	/* private dedupe indexes (ids - 1 of functions, of simple locations, of samples) */
+	struct hashtab fn_index, loc_index, sample_index;
 };
 
 int profile_init(struct profile *p);
@@ -155,6 +156,11 @@ int64_t profile_label_num(const struct profile *p, const struct profile_sample *
 /* Index of the sample type to report by default: the one named by default_sample_type, else
  * "samples", else the last one. */
 uint32_t profile_value_index(const struct profile *p);
+/* The one choice of the sample type that report and diff sum (their --sample-type): spec NULL
+ * for profile_value_index(), else a type name ("off_cpu": the first type of that name) or a
+ * 0-based index in decimal ("2"), as go tool pprof's -sample_index takes it. Returns the index,
+ * -ENOENT when p has no sample types, or -EINVAL when spec names none of them. */
+int profile_sample_type_find(const struct profile *p, const char *spec);
 
 /* One frame of a sample as writers see it, root first after profile_frames. */
 struct profile_frame {

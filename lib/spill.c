@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 /* One record: this header, then nlocs ids, nvalues values and nlabels labels. */
 struct spill_rec {
 	uint32_t nlocs, nvalues, nlabels, pad;
@@ -58,14 +60,8 @@ static int open_unlinked(const char *dir)
 /* Appends n bytes of src to the record being built at *off; 0 or -ENOMEM. */
 static int put(struct spill *sp, size_t *off, const void *src, size_t n)
 {
-	if (*off + n > sp->cap) {
-		size_t ncap = (*off + n) * 2;
-		char *b = realloc(sp->buf, ncap);
-		if (!b)
-			return -ENOMEM;
-		sp->buf = b;
-		sp->cap = ncap;
-	}
+	if (n > SIZE_MAX - *off || VEC_GROW(sp->buf, sp->cap, *off + n))
+		return -ENOMEM;
 	if (n)
 		memcpy(sp->buf + *off, src, n);
 	*off += n;

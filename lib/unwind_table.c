@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -50,14 +52,8 @@ static int push_row(struct unwind_table *t, const struct firn_row *r)
 			return 0;
 		}
 	}
-	if (t->n == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 4096;
-		struct firn_row *n = realloc(t->rows, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = ncap;
-	}
+	if (VEC_GROW(t->rows, t->cap, (size_t)t->n + 1))
+		return -ENOMEM;
 	t->rows[t->n++] = *r;
 	return 0;
 }
@@ -126,14 +122,8 @@ static uint8_t cie_encoding(const Dwarf_CIE *cie)
 
 static int add_cie(struct builder *b, uint64_t off, uint8_t enc)
 {
-	if (b->ncies == b->cap_cies) {
-		size_t ncap = b->cap_cies ? b->cap_cies * 2 : 16;
-		struct cie_enc *n = realloc(b->cies, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->cies = n;
-		b->cap_cies = ncap;
-	}
+	if (VEC_GROW(b->cies, b->cap_cies, b->ncies + 1))
+		return -ENOMEM;
 	b->cies[b->ncies++] = (struct cie_enc){ off, enc };
 	return 0;
 }
@@ -161,14 +151,8 @@ static int add_fde(struct builder *b, const Dwarf_FDE *fde)
 	if (read_encoded(fde->start, end, enc, base, &start) ||
 	    read_encoded(fde->start + sz, end, enc & 0x0f, 0, &range) || !range)
 		return 0;
-	if (b->nfdes == b->cap_fdes) {
-		size_t ncap = b->cap_fdes ? b->cap_fdes * 2 : 1024;
-		struct fde_range *n = realloc(b->fdes, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->fdes = n;
-		b->cap_fdes = ncap;
-	}
+	if (VEC_GROW(b->fdes, b->cap_fdes, b->nfdes + 1))
+		return -ENOMEM;
 	b->fdes[b->nfdes++] = (struct fde_range){ start, start + range };
 	return 0;
 }
@@ -438,16 +422,5 @@ void unwind_table_release(struct unwind_table *t)
 
 int64_t unwind_table_find(const struct unwind_table *t, uint64_t pc)
 {
-	int64_t lo = 0, hi = (int64_t)t->n - 1, best = -1;
-
-	while (lo <= hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].pc <= pc) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	return best;
+	return (int64_t)UPPER_BOUND(t->rows, t->n, pc, pc) - 1;
 }

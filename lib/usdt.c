@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "procmap.h"
 #include "safeopen.h"
+#include "vec.h"
 
 #define NOTE_NAME "stapsdt"
 #define NOTE_TYPE 3
@@ -55,14 +56,8 @@ void usdt_list_release(struct usdt_list *l)
 /* Copies s[0..len) into a string the list owns; NULL when out of memory. */
 static char *list_strndup(struct usdt_list *l, const char *s, size_t len)
 {
-	if (l->nstrings == l->cap_strings) {
-		size_t ncap = l->cap_strings ? l->cap_strings * 2 : 64;
-		char **n = realloc(l->strings, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		l->strings = n;
-		l->cap_strings = ncap;
-	}
+	if (VEC_GROW(l->strings, l->cap_strings, l->nstrings + 1))
+		return NULL;
 	char *c = strndup(s, len);
 	if (c)
 		l->strings[l->nstrings++] = c;
@@ -387,14 +382,8 @@ static bool note_strings(const char *s, size_t len, const char *str[3], size_t s
 /* Appends an empty probe; NULL when out of memory. */
 static struct usdt_probe *new_probe(struct usdt_list *l)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 32;
-		struct usdt_probe *n = realloc(l->probes, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		l->probes = n;
-		l->cap = ncap;
-	}
+	if (VEC_GROW(l->probes, l->cap, l->n + 1))
+		return NULL;
 	struct usdt_probe *p = &l->probes[l->n];
 	memset(p, 0, sizeof(*p));
 	return p;

@@ -101,3 +101,19 @@ for c in $cmds; do
 		|| fail "firn help --values $c names '$listed', the parsers '$sets'"
 done
 check "value sets found in the parsers' messages ($nsets >= 10)" [ "$nsets" -ge 10 ]
+
+# --sample-type offers the sample types of the profile on the line, else those of firn.pb.gz
+# (`firn help --sample-types FILE`)
+python3 "$ROOT/tests/fixtures/types_pprof.py" types.pb.gz
+python3 "$ROOT/tests/fixtures/types_pprof.py" firn.pb.gz --no-waits
+all=$(printf 'samples\ncpu\nwaits\noff_cpu\nwall\nusdt_app_tick')
+want "firn help --sample-types FILE lists its types" "$all" "$("$FIRN" help --sample-types types.pb.gz | sort -u)"
+for sh in $shells; do
+	want "$sh: report FILE --sample-type <TAB> offers FILE's types" "$all" \
+		"$(comp $sh firn report types.pb.gz --sample-type "")"
+	want "$sh: report -o OUT --sample-type <TAB> offers firn.pb.gz's types" \
+		"$(printf 'samples\ncpu\noff_cpu\nwall\nusdt_app_tick')" \
+		"$(comp $sh firn report -o types.pb.gz --sample-type "")"
+	want "$sh: diff BASE NEW --sample-type <TAB> offers BASE's types" "$all" \
+		"$(comp $sh firn diff types.pb.gz firn.pb.gz --sample-type "")"
+done

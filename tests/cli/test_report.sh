@@ -149,7 +149,9 @@ f = d["functions"]
 assert [x["name"] for x in f] == ["hot_loop", "helper", "fib"], f
 assert f[0] == {"name": "hot_loop", "module": "", "self": 40, "total": 55,
                 "self_pct": 40, "total_pct": 55}, f[0]
-assert set(d) == {"file", "sample_type", "unit", "total", "functions"}, d.keys()
+assert d["sample_types"] == [{"index": 0, "name": "samples", "unit": "count", "default": True,
+                              "chosen": True}], d["sample_types"]
+assert set(d) == {"file", "sample_type", "unit", "sample_types", "total", "functions"}, d.keys()
 EOF
 else
 	fail "--json: exit 0"

@@ -510,6 +510,48 @@ static void test_too_few_samples(void **state)
 	diff_result_release(&res);
 }
 
+/* Times (ns) are tested over the events they stand for (diff.events), not as if each
+ * nanosecond were a sample: 20 % -> 21 % of 10 s is undecided over 100 events a side and the
+ * same as the counts 20 -> 21 of 100; over 10,000 events it passes, as the counts do. */
+static void test_events(void **state)
+{
+	struct diff_entry e[] = {
+		{ "a", "", { 2000000000, 2100000000 }, { 0 } },
+		{ "b", "", { 8000000000, 7900000000 }, { 0 } },
+	};
+	struct diff_entry c[] = {
+		{ "a", "", { 20, 21 }, { 0 } },
+		{ "b", "", { 80, 79 }, { 0 } },
+	};
+	struct diff d, dc;
+	struct diff_result res, rc;
+	(void)state;
+
+	make_diff(&d, e, 2, 10000000000, 10000000000);
+	make_diff(&dc, c, 2, 100, 100);
+	d.events[0] = d.events[1] = 100;
+	assert_true(diff_events(&d, 0) == 100 && diff_events(&dc, 1) == 100); /* 0: the total */
+	assert_int_equal(eval(&d, "self:a>+3pp", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(eval(&dc, "self:a>+3pp", &rc), DIFF_INCONCLUSIVE);
+	assert_float_equal(res.inconclusive[0].low, rc.inconclusive[0].low, 1e-9);
+	assert_float_equal(res.inconclusive[0].high, rc.inconclusive[0].high, 1e-9);
+	assert_float_equal(res.inconclusive[0].detectable, rc.inconclusive[0].detectable, 1e-9);
+	assert_float_equal(diff_p_value(&d, &e[0], DIFF_SELF, 1), diff_p_value(&dc, &c[0], DIFF_SELF, 1),
+			   1e-12);
+	diff_result_release(&res);
+	diff_result_release(&rc);
+	d.events[0] = d.events[1] = 10000;
+	assert_int_equal(eval(&d, "self:a>+3pp", &res), DIFF_PASS);
+	diff_result_release(&res);
+	/* relative rules too: the same bounds as the counts */
+	d.events[0] = d.events[1] = 100;
+	assert_int_equal(eval(&d, "self:a>+50%", &res), DIFF_INCONCLUSIVE);
+	assert_int_equal(eval(&dc, "self:a>+50%", &rc), DIFF_INCONCLUSIVE);
+	assert_float_equal(res.inconclusive[0].high, rc.inconclusive[0].high, 1e-9);
+	diff_result_release(&res);
+	diff_result_release(&rc);
+}
+
 /* xorshift64*: a fixed-seed generator for the simulations. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -734,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_shrunk_decides),
 		cmocka_unit_test(test_bonferroni),
 		cmocka_unit_test(test_too_few_samples),
+		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_calibration),
 		cmocka_unit_test(test_stacks_folded),
 		cmocka_unit_test(test_stacks_tree),

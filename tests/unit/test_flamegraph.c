@@ -669,6 +669,50 @@ static void test_empty_and_commas(void **state)
 	profile_release(&fx.p);
 }
 
+/* Values in a unit: tooltips in one scale chosen from the total (ms below 10 s, s from there,
+ * KiB...), the title naming the type; the layout is the same as for counts. */
+static void test_units(void **state)
+{
+	struct fixture fx;
+	struct flamegraph_opts o;
+
+	fixture_init(&fx);
+	add_stack(&fx, "main;sleep_a", 100000000, NULL);   /* 100 ms */
+	add_stack(&fx, "main;read_pipe", 300000000, NULL); /* 300 ms */
+	add_stack(&fx, "main;spin", 1234567, NULL);        /* 1.234567 ms */
+	char *plain = render(&fx, NULL, 0);
+	flamegraph_opts_init(&o);
+	o.unit = "nanoseconds";
+	o.title_type = "off_cpu";
+	char *svg = render(&fx, &o, 0);
+	assert_true(has_frame(svg, "read_pipe (300.00 ms, 74.77%)"));
+	assert_true(has_frame(svg, "spin (1.23 ms, 0.31%)"));
+	assert_true(has_frame(svg, "all (401.23 ms, 100%)"));
+	assert_non_null(strstr(svg, ">Flame Graph: off_cpu (ms)</text>"));
+	/* the same rectangles as the counts draw */
+	assert_non_null(strstr(plain, "<title>read_pipe (300,000,000 samples, 74.77%)</title><rect "));
+	char *a = frame_line(svg, "read_pipe"), *b = frame_line(plain, "read_pipe");
+	assert_string_equal(strstr(a, "<rect"), strstr(b, "<rect"));
+	free(a);
+	free(b);
+	free(svg);
+	add_stack(&fx, "main;sleep_b", 20000000000, NULL); /* 20 s: seconds */
+	o.inverted = true;
+	svg = render(&fx, &o, 0);
+	assert_true(has_frame(svg, "sleep_b (20.000 s, 98.03%)"));
+	assert_non_null(strstr(svg, ">Icicle Graph: off_cpu (s)</text>"));
+	free(svg);
+	o.inverted = false;
+	o.unit = "count";
+	o.title_type = "usdt_app_tick";
+	svg = render(&fx, &o, 0);
+	assert_true(has_frame(svg, "sleep_b (20,000,000,000 samples,"));
+	assert_non_null(strstr(svg, ">Flame Graph: usdt_app_tick</text>"));
+	free(svg);
+	free(plain);
+	profile_release(&fx.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_diff_tree),
 		cmocka_unit_test(test_comm_and_filters),
 		cmocka_unit_test(test_empty_and_commas),
+		cmocka_unit_test(test_units),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,6 +426,72 @@ static void test_sample_type(void **state)
 	profile_release(&p);
 }
 
+/* Adds a one-frame sample of function name with values v (one per type). */
+static void add_one(struct profile *p, const char *name, const int64_t *v)
+{
+	uint64_t loc = profile_simple_location(p, 0, profile_function(p, name, NULL, "", 0),
+					       FRAME_USER);
+
+	assert_int_equal(profile_add_sample(p, &loc, 1, v, NULL, 0), 0);
+}
+
+/* A profile of types t (name, unit pairs; n of them) with the samples of f, g and z. */
+static void types_profile(struct profile *p, const char *const *t, int n, const int64_t *f,
+			  const int64_t *g, const int64_t *z)
+{
+	assert_int_equal(profile_init(p), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(profile_add_sample_type(p, t[2 * i], t[2 * i + 1]), i);
+	add_one(p, "f", f);
+	add_one(p, "g", g);
+	if (z)
+		add_one(p, "z", z);
+}
+
+/* events: the total itself for counts; Kish's effective size for times, from the count type
+ * just before (the events of each sample), else each sample one event. A sample whose value
+ * is 0 (a stack of another type only) is no row and no sample. */
+static void test_events(void **state)
+{
+	static const char *const cpu[] = { "samples", "count", "cpu", "nanoseconds" };
+	static const char *const off[] = { "waits", "count", "off_cpu", "nanoseconds" };
+	static const char *const bare[] = { "off_cpu", "nanoseconds" };
+	struct profile p;
+	struct hist h;
+	struct hist_opts o = { 0 };
+
+	/* cpu: 3 samples of 1000 ns in f, 1 in g: 4 events of equal weight; z only off-CPU */
+	types_profile(&p, cpu, 2, (int64_t[]){ 3, 3000 }, (int64_t[]){ 1, 1000 },
+		      (int64_t[]){ 0, 0 });
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	assert_int_equal(h.total, 4);
+	assert_true(h.events == 4);
+	assert_int_equal(h.nsamples, 2);
+	assert_null(hist_find(&h, "z", ""));
+	hist_release(&h);
+	o.sample_type = "cpu";
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	assert_int_equal(h.total, 4000);
+	assert_float_equal(h.events, 4, 1e-12);
+	hist_release(&h);
+	profile_release(&p);
+
+	/* off_cpu: f 2 waits of 100, g 1 wait of 600: 800^2 / (200^2 / 2 + 600^2) */
+	o.sample_type = "off_cpu";
+	types_profile(&p, off, 2, (int64_t[]){ 2, 200 }, (int64_t[]){ 1, 600 }, NULL);
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	assert_float_equal(h.events, 640000.0 / 380000, 1e-12);
+	hist_release(&h);
+	profile_release(&p);
+
+	/* no count type before it: each sample one event, 800^2 / (200^2 + 600^2) */
+	types_profile(&p, bare, 1, (int64_t[]){ 200 }, (int64_t[]){ 600 }, NULL);
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	assert_float_equal(h.events, 640000.0 / 400000, 1e-12);
+	hist_release(&h);
+	profile_release(&p);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct profile p;
@@ -568,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_by_module),
 		cmocka_unit_test(test_by_line),
 		cmocka_unit_test(test_sample_type),
+		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_filter_profile),
 		cmocka_unit_test(test_comm_glob),

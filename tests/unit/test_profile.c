@@ -299,6 +299,36 @@ static void test_type_total(void **state)
 	profile_release(&p);
 }
 
+/* --sample-type's one choice: a name, else a 0-based index, else the default; errors for an
+ * unknown name, an index out of range or a profile without types. */
+static void test_sample_type_find(void **state)
+{
+	struct profile p;
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(profile_sample_type_find(&p, NULL), -ENOENT);
+	assert_int_equal(profile_sample_type_find(&p, "samples"), -ENOENT);
+	assert_true(profile_add_sample_type(&p, "samples", "count") >= 0);
+	assert_true(profile_add_sample_type(&p, "cpu", "nanoseconds") >= 0);
+	assert_true(profile_add_sample_type(&p, "off_cpu", "nanoseconds") >= 0);
+	assert_true(profile_add_sample_type(&p, "7", "count") >= 0); /* a name that looks like an index */
+	assert_int_equal(profile_sample_type_find(&p, NULL), 0); /* no default: "samples" */
+	p.default_sample_type = profile_intern(&p, "off_cpu");
+	assert_int_equal(profile_sample_type_find(&p, NULL), 2);
+	assert_int_equal(profile_sample_type_find(&p, "cpu"), 1);
+	assert_int_equal(profile_sample_type_find(&p, "1"), 1);
+	assert_int_equal(profile_sample_type_find(&p, "0"), 0);
+	assert_int_equal(profile_sample_type_find(&p, "7"), 3); /* the name wins */
+	assert_int_equal(profile_sample_type_find(&p, "4"), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, "99999999999999999999"), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, "-1"), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, "1x"), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, ""), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, "cpu/nanoseconds"), -EINVAL);
+	assert_int_equal(profile_sample_type_find(&p, "wall"), -EINVAL);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_merge_duration_saturates),
 		cmocka_unit_test(test_distinct_pids),
 		cmocka_unit_test(test_type_total),
+		cmocka_unit_test(test_sample_type_find),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

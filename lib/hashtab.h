@@ -1,0 +1,62 @@
+/* An open-addressing hash table of entry ids: the caller keeps the entries (in an array, say) and
+ * supplies each key's hash and an equality test; the table maps a key to the id of its entry.
+ * Linear probing; it doubles before it gets more than half full. */
+#ifndef FIRN_HASHTAB_H
+#define FIRN_HASHTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A zeroed struct hashtab is an empty table. It owns only slots; the entries are the caller's. */
+struct hashtab {
+	uint64_t *slots; /* per slot: 0 (empty), or the entry's 32-bit hash << 32 | (id + 1) */
+	size_t nslots;   /* 0 or a power of two */
+	size_t n;        /* entries */
+};
+
+/* Whether entry id's key equals key (key is what the caller passed to hashtab_find). */
+typedef bool (*hashtab_eq_fn)(const void *ctx, uint32_t id, const void *key);
+
+/* The 32 bits of a caller's 64-bit hash the table keeps: they place and pre-filter entries, so
+ * the caller's hash must be well mixed (hash.h's hash_mix64 mixes an integer). */
+static inline uint32_t hashtab_hash32(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32) ^ (uint32_t)hash;
+}
+
+/* The id of the entry whose key equals key (hash is key's hash), or -1 when none does. eq is only
+ * called for entries whose hash matches; a static eq is inlined. */
+static inline int64_t hashtab_find(const struct hashtab *t, uint64_t hash, hashtab_eq_fn eq,
+				   const void *ctx, const void *key)
+{
+	if (!t->nslots)
+		return -1;
+	uint32_t h = hashtab_hash32(hash);
+	size_t mask = t->nslots - 1;
+
+	for (size_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
+		uint64_t s = t->slots[i];
+		if ((uint32_t)(s >> 32) == h && eq(ctx, (uint32_t)s - 1, key))
+			return (uint32_t)s - 1;
+	}
+	return -1;
+}
+
+/* Starts loading the slot where a key of this hash is probed first (for lookups in a batch). */
+static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
+{
+	if (t->nslots)
+		__builtin_prefetch(&t->slots[hashtab_hash32(hash) & (t->nslots - 1)]);
+}
+
+/* Adds entry id (below UINT32_MAX) with its key's hash, without checking that the key is new
+ * (hashtab_find first); grows the table as needed. 0, or -ENOMEM (out of memory, or id too large);
+ * on failure the table is unchanged. After hashtab_reserve(t, t->n + 1) it cannot fail. */
+int hashtab_add(struct hashtab *t, uint64_t hash, uint32_t id);
+/* Grows the table to hold n entries without growing again. 0 or -ENOMEM (table unchanged). */
+int hashtab_reserve(struct hashtab *t, size_t n);
+/* Frees the slots; the table is empty (and reusable) afterwards. */
+void hashtab_release(struct hashtab *t);
+
+#endif

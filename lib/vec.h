@@ -1,0 +1,86 @@
+/* Growable arrays and sorted-array search: the one growth rule and the one upper-bound search
+ * that lib/, cmd/ and bench/ share instead of writing each by hand. */
+#ifndef FIRN_VEC_H
+#define FIRN_VEC_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The capacity an empty array gets on its first growth, unless more is needed. */
+#define VEC_MIN_CAP 16
+
+/* Grows *items, an array of elem-byte elements with room for *cap of them, to room for at least
+ * need: an empty array gets exactly need (VEC_MIN_CAP at least), a filled one doubles until need
+ * fits, never past max. Returns 0 (also when it already
+ * had room) or -ENOMEM when need is over max, the size in bytes overflows size_t, or realloc fails;
+ * on failure *items and *cap are unchanged and still owned by the caller. Elements past the old
+ * capacity are uninitialized. */
+static inline int vec_grow_max(void **items, size_t *cap, size_t need, size_t elem, size_t max)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > max || !elem || need > SIZE_MAX / elem)
+		return -ENOMEM;
+	size_t ncap = *cap ? *cap : need > VEC_MIN_CAP ? need : VEC_MIN_CAP;
+	while (ncap < need)
+		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+	if (ncap > max)
+		ncap = max;
+	if (ncap > SIZE_MAX / elem)
+		ncap = need;
+	void *n = realloc(*items, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*items = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* vec_grow_max with no bound but size_t's. */
+static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
+{
+	return vec_grow_max(items, cap, need, elem, SIZE_MAX);
+}
+
+/* VEC_GROW(arr, cap, need): vec_grow on a typed array lvalue arr and its capacity lvalue cap of
+ * any unsigned integer type (a uint32_t cap stays within uint32_t). 0 or -ENOMEM; on failure
+ * arr and cap are unchanged. arr and cap are evaluated more than once: plain lvalues only.
+ * Usage: `if (VEC_GROW(v->items, v->cap, v->n + 1)) return -ENOMEM;` */
+#define VEC_GROW(arr, cap, need)                                                                   \
+	__extension__({                                                                            \
+		_Static_assert((__typeof__(cap))-1 > 0, "VEC_GROW: cap must be unsigned");         \
+		size_t vg_cap_ = (cap);                                                            \
+		void *vg_items_ = (arr);                                                           \
+		int vg_err_ = vec_grow_max(&vg_items_, &vg_cap_, (need), sizeof(*(arr)),           \
+					   (size_t)(__typeof__(cap))-1);                           \
+		if (!vg_err_) {                                                                    \
+			(arr) = vg_items_;                                                         \
+			(cap) = vg_cap_;                                                           \
+		}                                                                                  \
+		vg_err_;                                                                           \
+	})
+
+/* UPPER_BOUND(arr, n, field, key): the index of the first of arr[0..n) whose member field is
+ * greater than key, or n when none is; arr must be sorted ascending by field (duplicates allowed).
+ * So index - 1, when index > 0, is the last element whose field <= key: the one whose range may
+ * hold key. field is an unsigned integer member (up to 64 bits); both are compared as uint64_t.
+ * Each argument is evaluated once. */
+#define UPPER_BOUND(arr, n, field, key)                                                            \
+	__extension__({                                                                            \
+		_Static_assert((__typeof__((arr)->field))-1 > 0, "UPPER_BOUND: unsigned field");   \
+		const __typeof__(*(arr)) *ub_arr_ = (arr);                                         \
+		uint64_t ub_key_ = (key);                                                          \
+		size_t ub_lo_ = 0, ub_hi_ = (n);                                                   \
+		while (ub_lo_ < ub_hi_) {                                                          \
+			size_t ub_mid_ = ub_lo_ + (ub_hi_ - ub_lo_) / 2;                           \
+			if ((uint64_t)ub_arr_[ub_mid_].field <= ub_key_)                           \
+				ub_lo_ = ub_mid_ + 1;                                              \
+			else                                                                       \
+				ub_hi_ = ub_mid_;                                                  \
+		}                                                                                  \
+		ub_lo_;                                                                            \
+	})
+
+#endif

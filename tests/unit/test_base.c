@@ -1,0 +1,241 @@
+/* Unit tests for the shared base: vec.h's growth (doubling, typed capacities, -ENOMEM on sizes
+ * that overflow or pass the capacity's type), hashtab's insert, find, growth, many keys and
+ * collisions through a bad hash, UPPER_BOUND at its edges, and clock.h's mono_ns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "hash.h"
+#include "hashtab.h"
+#include "vec.h"
+
+/* Growth doubles from VEC_MIN_CAP, keeps the contents, and does nothing when there is room. */
+static void test_grow(void **state)
+{
+	int *a = NULL;
+	size_t cap = 0;
+
+	assert_int_equal(vec_grow((void **)&a, &cap, 1, sizeof(*a)), 0);
+	assert_int_equal(cap, VEC_MIN_CAP);
+	for (int i = 0; i < VEC_MIN_CAP; i++)
+		a[i] = i;
+	int *before = a;
+	assert_int_equal(vec_grow((void **)&a, &cap, VEC_MIN_CAP, sizeof(*a)), 0);
+	assert_ptr_equal(a, before); /* room already: untouched */
+	assert_int_equal(vec_grow((void **)&a, &cap, VEC_MIN_CAP + 1, sizeof(*a)), 0);
+	assert_int_equal(cap, 2 * VEC_MIN_CAP);
+	assert_int_equal(vec_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
+	assert_int_equal(cap, 1024); /* doubled until it fits */
+	for (int i = 0; i < VEC_MIN_CAP; i++)
+		assert_int_equal(a[i], i);
+	free(a);
+
+	/* an empty array gets what it needs, not the next power of two (a large first buffer,
+	 * as gunzip's, would otherwise take up to twice the memory) */
+	a = NULL;
+	cap = 0;
+	assert_int_equal(vec_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
+	assert_int_equal(cap, 1000);
+	assert_int_equal(vec_grow((void **)&a, &cap, 1001, sizeof(*a)), 0);
+	assert_int_equal(cap, 2000);
+	free(a);
+}
+
+/* Sizes whose byte count overflows size_t, or that pass max, are -ENOMEM and change nothing. */
+static void test_grow_overflow(void **state)
+{
+	uint64_t *a = NULL;
+	size_t cap = 0;
+
+	assert_int_equal(vec_grow((void **)&a, &cap, SIZE_MAX, sizeof(*a)), -ENOMEM);
+	assert_int_equal(vec_grow((void **)&a, &cap, SIZE_MAX / 8 + 1, sizeof(*a)), -ENOMEM);
+	assert_null(a);
+	assert_int_equal(cap, 0);
+	assert_int_equal(vec_grow((void **)&a, &cap, 10, sizeof(*a)), 0);
+	uint64_t *kept = a;
+	assert_int_equal(vec_grow((void **)&a, &cap, SIZE_MAX / 2, sizeof(*a)), -ENOMEM);
+	assert_ptr_equal(a, kept);
+	assert_int_equal(cap, VEC_MIN_CAP);
+	assert_int_equal(vec_grow_max((void **)&a, &cap, 101, sizeof(*a), 100), -ENOMEM);
+	assert_int_equal(vec_grow_max((void **)&a, &cap, 100, sizeof(*a), 100), 0);
+	assert_int_equal(cap, 100); /* doubling stops at max */
+	free(a);
+}
+
+/* VEC_GROW keeps a narrow capacity within its type: a uint8_t cap cannot pass 255. */
+static void test_grow_typed(void **state)
+{
+	struct {
+		char *items;
+		uint8_t cap;
+	} v = { NULL, 0 };
+
+	assert_int_equal(VEC_GROW(v.items, v.cap, 200), 0);
+	assert_int_equal(v.cap, 200);
+	assert_int_equal(VEC_GROW(v.items, v.cap, 201), 0);
+	assert_int_equal(v.cap, 255); /* not 400: it would wrap to 144 */
+	assert_int_equal(VEC_GROW(v.items, v.cap, 256), -ENOMEM);
+	assert_int_equal(v.cap, 255);
+	free(v.items);
+
+	size_t *big = NULL;
+	size_t bigcap = 0;
+	assert_int_equal(VEC_GROW(big, bigcap, SIZE_MAX - 1), -ENOMEM);
+	assert_null(big);
+}
+
+/* Keys of the hash table tests: strings in an array the test owns. */
+struct keys {
+	const char *s[5000];
+	uint64_t (*hash)(const char *);
+};
+
+/* A good hash of a string. */
+static uint64_t good_hash(const char *s)
+{
+	uint64_t h = 0;
+
+	while (*s)
+		h = hash_mix64(h ^ (unsigned char)*s++);
+	return h;
+}
+
+/* A hash under which every key collides. */
+static uint64_t bad_hash(const char *s)
+{
+	return 42;
+}
+
+/* Whether entry id of the keys in ctx is the string key. */
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return !strcmp(((const struct keys *)ctx)->s[id], key);
+}
+
+/* Interns n generated keys (each twice), then checks that each maps to its first id. */
+static void intern_many(struct keys *k, size_t n)
+{
+	static char names[5000][16];
+	struct hashtab t = { 0 };
+	size_t ids = 0;
+
+	for (size_t round = 0; round < 2; round++) {
+		for (size_t i = 0; i < n; i++) {
+			snprintf(names[i], sizeof(names[i]), "key%zu", i);
+			uint64_t h = k->hash(names[i]);
+			int64_t id = hashtab_find(&t, h, key_eq, k, names[i]);
+			if (round) {
+				assert_int_equal(id, i);
+				continue;
+			}
+			assert_int_equal(id, -1);
+			k->s[ids] = names[i];
+			assert_int_equal(hashtab_add(&t, h, ids++), 0);
+		}
+	}
+	assert_int_equal(t.n, n);
+	assert_true(t.nslots >= 2 * n); /* grew, staying at most half full */
+	assert_int_equal(hashtab_find(&t, k->hash("absent"), key_eq, k, "absent"), -1);
+	hashtab_release(&t);
+	assert_int_equal(t.nslots, 0);
+	assert_int_equal(hashtab_find(&t, k->hash("key1"), key_eq, k, "key1"), -1);
+}
+
+/* Insert, find and grow with a good hash: 5000 keys. */
+static void test_hashtab_many(void **state)
+{
+	static struct keys k = { .hash = good_hash };
+
+	intern_many(&k, 5000);
+}
+
+/* Every key in one probe run: found by equality, not by hash. */
+static void test_hashtab_collisions(void **state)
+{
+	static struct keys k = { .hash = bad_hash };
+
+	intern_many(&k, 300);
+}
+
+/* The empty table finds nothing; reserve sizes ahead; an id that does not fit is -ENOMEM. */
+static void test_hashtab_edges(void **state)
+{
+	static struct keys k = { .hash = good_hash, .s = { "a" } };
+	struct hashtab t = { 0 };
+
+	assert_int_equal(hashtab_find(&t, good_hash("a"), key_eq, &k, "a"), -1);
+	assert_int_equal(hashtab_reserve(&t, 100), 0);
+	assert_int_equal(t.nslots, 256);
+	uint64_t *slots = t.slots;
+	for (uint32_t i = 0; i < 100; i++)
+		assert_int_equal(hashtab_add(&t, good_hash("a") + i, 0), 0); /* duplicates: caller's call */
+	assert_ptr_equal(t.slots, slots);                                 /* no growth */
+	assert_int_equal(hashtab_add(&t, 1, UINT32_MAX), -ENOMEM);
+	assert_int_equal(t.n, 100);
+	assert_int_equal(hashtab_reserve(&t, SIZE_MAX / 2), -ENOMEM);
+	assert_int_equal(hashtab_find(&t, good_hash("a"), key_eq, &k, "a"), 0);
+	hashtab_release(&t);
+}
+
+/* An element of a sorted array. */
+struct row {
+	uint32_t pad;
+	uint64_t start;
+};
+
+/* UPPER_BOUND: empty, before the first, on and between keys, after the last, duplicates. */
+static void test_upper_bound(void **state)
+{
+	const struct row r[] = { { 0, 10 }, { 0, 20 }, { 0, 20 }, { 0, 20 }, { 0, 30 } };
+
+	assert_int_equal(UPPER_BOUND(r, 0, start, 15), 0);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 0), 0);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 9), 0);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 10), 1);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 19), 1);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 20), 4); /* past the last of the duplicates */
+	assert_int_equal(UPPER_BOUND(r, 5, start, 29), 4);
+	assert_int_equal(UPPER_BOUND(r, 5, start, 30), 5);
+	assert_int_equal(UPPER_BOUND(r, 5, start, UINT64_MAX), 5);
+	assert_int_equal(UPPER_BOUND(r, 1, start, 10), 1);
+
+	const struct {
+		uint32_t v;
+	} w[] = { { 1 }, { 2 }, { 3 } };
+	assert_int_equal(UPPER_BOUND(w, 3, v, (uint64_t)1 << 32), 3); /* compared as uint64_t */
+	assert_int_equal(UPPER_BOUND(w, 3, v, 2), 2);
+}
+
+/* mono_ns moves forward and is in nanoseconds. */
+static void test_mono_ns(void **state)
+{
+	uint64_t a = mono_ns();
+	struct timespec d = { 0, 2000000 };
+
+	nanosleep(&d, NULL);
+	uint64_t b = mono_ns();
+	assert_true(b >= a + 2000000);
+	assert_true(b < a + 10000000000ULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_grow_overflow),
+		cmocka_unit_test(test_grow_typed),
+		cmocka_unit_test(test_hashtab_many),
+		cmocka_unit_test(test_hashtab_collisions),
+		cmocka_unit_test(test_hashtab_edges),
+		cmocka_unit_test(test_upper_bound),
+		cmocka_unit_test(test_mono_ns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -3,8 +3,9 @@
 #   ~300 ms on a pipe its child fills (wait_pipe) and spins 100 ms of wall time (spin).
 #   `-e off-cpu`: the shares of the process's off-CPU time are 1/6, 2/6, 3/6 (±2 pp), the kernel
 #   frames name the wait (do_nanosleep, pipe_read), go tool pprof reads the off_cpu type.
-#   `-e cpu-clock -e off-cpu --off-cpu-runnable`: the wall type (the default) gives 1/7, 2/7, 3/7,
-#   1/7 (±2 pp). Runnable waits are included so that the spin keeps its 100 ms of wall time when
+#   `-e cpu-clock -e off-cpu --off-cpu-runnable`: the wall type (the default; report --sample-type,
+#   --json) gives 1/7, 2/7, 3/7, 1/7 (±2 pp), and within 1 pp the shares of the times the fixture
+#   measured itself; --sample-type off_cpu of it keeps 1:2:3 among the waits. Runnable waits are included so that the spin keeps its 100 ms of wall time when
 #   other jobs preempt it (a loaded machine); the waits themselves are measured, not sampled, so
 #   the tolerance holds with few rounds; the spin's CPU part is sampled at 999 Hz (~100 samples a
 #   round).
@@ -97,8 +98,22 @@ rc=$?
 [ $rc -eq 0 ] && pass "record -e cpu-clock -e off-cpu exits 0" || { fail "record -e cpu-clock -e off-cpu exit $rc"; cat "$TMP/wall.err"; }
 grep -q 'off-cpu: [0-9]* waits (preemptions included)' "$TMP/wall.err" && pass "summary: preemptions included" || fail "summary: $(cat "$TMP/wall.err")"
 "$FIRN" report --folded "$TMP/wall.pb.gz" >"$TMP/wall.folded"
+"$FIRN" report --folded --sample-type wall "$TMP/wall.pb.gz" | cmp -s - "$TMP/wall.folded" &&
+	pass "wall is the default sample type (report --sample-type wall gives the same)" || fail "report's default is not wall"
+"$FIRN" report --json "$TMP/wall.pb.gz" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["sample_types"]
+want = [("samples", "count"), ("cpu", "nanoseconds"), ("off_cpu", "nanoseconds"), ("wall", "nanoseconds")]
+sys.exit(0 if [(x["name"], x["unit"]) for x in t] == want and t[3]["default"] else 1)' &&
+	pass "report --json: samples, cpu, off_cpu, wall (default) with their units" || fail "report --json sample types"
 read -r ps pl pp pspin po total < <(mix_shares "$TMP/wall.folded")
 echo "# wall: sleep_short=$ps% sleep_long=$pl% wait_pipe=$pp% spin=$pspin% other=$po% of $total ns"
+# --sample-type off_cpu of the same recording: the waits, the spin's preemptions among them
+"$FIRN" report --folded --sample-type off_cpu "$TMP/wall.pb.gz" >"$TMP/wall-off.folded"
+read -r ws wl wp _ < <(mix_shares "$TMP/wall-off.folded")
+python3 -c "import sys; sys.exit(0 if abs($ws / $wl - 0.5) < 0.05 and abs($wp / $wl - 1.5) < 0.1 else 1)" &&
+	pass "report --sample-type off_cpu: sleep_short:sleep_long:wait_pipe = 1:2:3 ($ws:$wl:$wp)" ||
+	fail "report --sample-type off_cpu: $ws:$wl:$wp, not 1:2:3"
 within "$total" 3.4e9 5e9 && pass "wall total of the main thread ${total} ns is ~3.5 s" || fail "wall total ${total} ns (wanted ~3.5 s)"
 share "wall sleep_short" "$ps" 14.29
 share "wall sleep_long" "$pl" 28.57

@@ -28,6 +28,21 @@ struct firn_stack {
 	__u64 ips[FIRN_MAX_FRAMES];
 };
 
+/* ---- frames that are not instruction pointers ----
+ * A user stack may carry frames of other kinds (an interpreter's functions, a GPU kernel): the
+ * top byte of such a value is FIRN_FRAME_TAG | kind, which no address has (it is not canonical
+ * on x86-64: bits 63..47 differ); the low 56 bits are the kind's payload, which only the kind's
+ * resolver in user space reads (lib/resolver.h). Kind 0 is no kind: a native address. */
+#define FIRN_FRAME_TAG 0xa0ULL
+#define FIRN_FRAME_PAYLOAD_MASK 0x00ffffffffffffffULL
+#define FIRN_FRAME_KIND_PYTHON 1 /* a Python function (bpf: the interpreter unwinder) */
+#define FIRN_FRAME_KIND_GPU 2    /* a GPU kernel (bpf: the CUDA probes) */
+#define FIRN_FRAME_KINDS 16
+#define FIRN_FRAME(kind, payload) \
+	(((FIRN_FRAME_TAG | (__u64)(kind)) << 56) | ((__u64)(payload) & FIRN_FRAME_PAYLOAD_MASK))
+#define FIRN_FRAME_KIND_OF(v) \
+	((((v) >> 56) & 0xf0ULL) == FIRN_FRAME_TAG ? (unsigned)(((v) >> 56) & 0xf) : 0u)
+
 /* Names of a thread: its own (comm) and its process's (group leader's comm). */
 struct firn_comm {
 	char thread[FIRN_COMM_LEN];

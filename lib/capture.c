@@ -1,7 +1,14 @@
 /* Sampler entries → profile samples, symbolized and labelled. */
 #include "capture.h"
 #include "diag.h"
+#include "hash.h"
+#include "hashtab.h"
 #include "spill.h"
+#include "vec.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +35,109 @@ struct capture {
 	unsigned nuses;
 	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
 	bool spill_failed; /* the temporary file could not be made or written: samples stay here */
+	struct frame_resolver resolvers[FIRN_FRAME_KINDS]; /* by kind (resolve NULL: none) */
+	int64_t resolver_maps[FIRN_FRAME_KINDS];           /* their mappings' ids (0: not yet) */
+	struct resolved_loc *rlocs;  /* tagged values resolved so far, and their locations */
+	size_t nrlocs, caprlocs;
+	struct hashtab rindex;       /* (pid, value) → index into rlocs */
 };
+
+/* A tagged value of a process, and the location it became. */
+struct resolved_loc {
+	uint64_t v;
+	uint32_t pid;
+	int64_t loc;
+};
+
+/* Most functions one tagged value stands for. */
+#define RESOLVED_MAX 16
+
+int capture_set_resolver(struct capture *c, unsigned kind, const struct frame_resolver *r)
+{
+	if (!kind || kind >= FIRN_FRAME_KINDS)
+		return -EINVAL;
+	c->resolvers[kind] = *r;
+	c->resolver_maps[kind] = 0;
+	return 0;
+}
+
+/* The location of a resolved frame's functions (innermost first) in the resolver's mapping. */
+static int64_t intern_resolved(struct capture *c, const struct frame_resolver *r, int64_t map,
+			       uint64_t v, const struct resolved_frame *f, int n)
+{
+	struct profile_line lines[RESOLVED_MAX];
+
+	for (int i = 0; i < n; i++) {
+		int64_t fn = profile_function(c->p, f[i].name,
+					      f[i].system_name ? f[i].system_name : f[i].name,
+					      f[i].file ? f[i].file : "", 0);
+		if (fn < 0)
+			return fn;
+		lines[i] = (struct profile_line){ .function_id = (uint64_t)fn, .line = f[i].line };
+	}
+	return profile_add_location(c->p, (uint64_t)map, v, lines, (uint32_t)n);
+}
+
+/* What the resolver of v's kind makes of it, as a new location in the resolver's mapping (marked
+ * with the resolver's kind); without lines when it cannot resolve v. */
+static int64_t resolve_new(struct capture *c, pid_t pid, uint64_t v)
+{
+	unsigned kind = resolver_kind_of(v);
+	const struct frame_resolver *r = &c->resolvers[kind];
+	struct resolved_frame f[RESOLVED_MAX];
+	int n = 0;
+
+	if (!c->resolver_maps[kind]) {
+		int64_t m = profile_add_mapping(c->p, 0, 0, 0, r->mapping ? r->mapping : "[unknown]",
+						"");
+		if (m < 0)
+			return m;
+		c->resolver_maps[kind] = m;
+	}
+	if (r->resolve && (n = r->resolve(r->ctx, pid, v, f, RESOLVED_MAX)) < 0)
+		return n;
+	int64_t id = intern_resolved(c, r, c->resolver_maps[kind], v, f, n);
+	if (id > 0)
+		c->p->locations[id - 1].kind = r->kind;
+	return id;
+}
+
+/* Whether entry id of the resolved values is key (a struct resolved_loc). */
+static bool rloc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct resolved_loc *a = &((const struct capture *)ctx)->rlocs[id], *b = key;
+
+	return a->v == b->v && a->pid == b->pid;
+}
+
+/* Remembers that (pid, v) became location loc: each tagged value is resolved once. */
+static int rloc_add(struct capture *c, const struct resolved_loc *k, uint64_t hash)
+{
+	int err = VEC_GROW(c->rlocs, c->caprlocs, c->nrlocs + 1);
+
+	if (err || (err = hashtab_add(&c->rindex, hash, (uint32_t)c->nrlocs)))
+		return err;
+	c->rlocs[c->nrlocs++] = *k;
+	return 0;
+}
+
+/* A tagged user-stack value → the location of what its kind's resolver makes of it (a location
+ * without lines in its mapping when it cannot, or when no resolver of its kind is set); the
+ * same (pid, value) gives the same location. */
+static int64_t resolved_location(struct capture *c, pid_t pid, uint64_t v)
+{
+	struct resolved_loc k = { .v = v, .pid = (uint32_t)pid };
+	uint64_t hash = hash_mix64(v ^ ((uint64_t)(uint32_t)pid << 40 | (uint32_t)pid));
+	int64_t at = hashtab_find(&c->rindex, hash, rloc_eq, c, &k);
+
+	if (at >= 0)
+		return c->rlocs[at].loc;
+	if ((k.loc = resolve_new(c, pid, v)) < 0)
+		return k.loc;
+	int err = rloc_add(c, &k, hash);
+	return err ? err : k.loc;
+}
+
 
 /* Whether location id is in the code that runs a BPF program at a tracepoint (the program
  * itself, bpf_trace_run4, __bpf_trace_sched_switch, __traceiter_...): a kernel stack taken at
@@ -58,7 +167,8 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 
 	for (uint32_t i = 0; i < len; i++) {
 		int64_t id = kernel ? symbolizer_kernel_frame(c->sym, c->p, ips[i], i > 0)
-				    : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
+			   : resolver_kind_of(ips[i]) ? resolved_location(c, e->pid, ips[i])
+			   : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
 		if (id < 0)
 			return (int)id;
 		if (leading && (leading = tracing_frame(c->p, id)))
@@ -130,7 +240,7 @@ bool capture_ready(struct capture *c, const struct sampler_entry *e)
 	if (e->klen && !symbolizer_kernel_ready(c->sym))
 		return false;
 	for (uint32_t i = 0; i < e->ulen; i++)
-		if (!symbolizer_user_ready(c->sym, e->pid, i ? e->ustack[i] - 1 : e->ustack[i]))
+		if (!resolver_kind_of(e->ustack[i]) && !symbolizer_user_ready(c->sym, e->pid, i ? e->ustack[i] - 1 : e->ustack[i]))
 			return false;
 	return true;
 }
@@ -346,7 +456,7 @@ fail:
 
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m)
 {
-	int err = sampler_for_each(s, add_entry, c);
+	int err = s ? sampler_for_each(s, add_entry, c) : 0;
 
 	if (!err)
 		err = spill_load(&c->spill, c->p);
@@ -363,6 +473,8 @@ void capture_free(struct capture *c)
 		return;
 	spill_release(&c->spill);
 	free(c->locs);
+	free(c->rlocs);
+	hashtab_release(&c->rindex);
 	free(c->values);
 	free(c->uses);
 	free(c);

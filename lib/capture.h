@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "resolver.h"
 #include "sampler.h"
 #include "symbolize.h"
 
@@ -64,8 +65,12 @@ const char *capture_comm(uint32_t pid, const char *name);
 /* Symbolizes an entry now (its process is about to be forgotten) and parks its sample until
  * capture_finish. 0 or -errno. */
 int capture_park(struct capture *c, const struct sampler_entry *e);
-/* Adds the sampler's remaining entries and the parked samples to the profile, its time and m's
- * metadata as comments. Each sample has one value per sample type: its count in its event's
+/* Sets the resolver of tagged user-stack values of kind (1 .. FIRN_FRAME_KINDS - 1; see
+ * lib/resolver.h), copied; without one, such values become locations without lines in a mapping
+ * "[unknown]". 0 or -EINVAL. */
+int capture_set_resolver(struct capture *c, unsigned kind, const struct frame_resolver *r);
+/* Adds the sampler's remaining entries (s NULL: none) and the parked samples to the profile,
+ * its time and m's metadata as comments. Each sample has one value per sample type: its count in its event's
  * type(s), 0 in the others. Returns 0 or -errno. */
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m);
 void capture_free(struct capture *c);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct sampler;
+struct procmap;
 
 /* How user stacks are unwound. */
 enum sampler_unwind {
@@ -40,6 +41,9 @@ struct sampler_opts {
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
+	/* the caller's model of pid's mappings (after on_process), which the DWARF unwinder
+	 * describes instead of reading /proc/PID/maps; NULL (or a NULL answer): it reads them */
+	const struct procmap *(*maps_of)(void *ctx, pid_t pid);
 	void *ctx;
 };
 

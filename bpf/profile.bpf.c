@@ -283,6 +283,225 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 	return id;
 }
 
+/* ---- the CPython unwinder: Python frames spliced into the user stack ---- */
+
+const volatile __u32 python_unwind = 0; /* 1: processes in python_procs get Python frames */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct firn_py_proc);
+} python_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_PY_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_stats SEC(".maps");
+
+/* The Python frames of the sample in progress (leaf first) and the state of the walk and of the
+ * splice; in a map so the bpf_loop callbacks see them. entry[i]: frame i is the first one its
+ * _PyEval_EvalFrameDefault call ran (the outermost of that call). */
+struct firn_py_walk {
+	struct firn_py_proc p;
+	__u64 frame;       /* the next frame to read */
+	__u32 n, stop;     /* frames kept; a firn_py_stat or FIRN_PY_NR while walking */
+	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
+	__u64 vals[FIRN_PY_MAX_FRAMES];
+	__u8 entry[FIRN_PY_MAX_FRAMES];
+	struct firn_stack native; /* the native stack being spliced */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_py_walk);
+} python_walk SEC(".maps");
+
+#define FIRN_PY_MAX_THREADS 64
+#define FRAME_OWNED_BY_CSTACK 3
+
+static __always_inline void count_python(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&python_stats, &reason);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int read_user64(__u64 *out, __u64 addr)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
+/* The thread state of thread tid: the interpreter's list, matched on native_thread_id. */
+static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
+{
+	__u64 interp, ts;
+
+	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
+	    read_user64(&ts, interp + p->interp_tstate_head))
+		return 0;
+	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
+		__u32 native = 0;
+		if (bpf_probe_read_user(&native, sizeof(native), (void *)(ts + p->ts_native_tid)))
+			return 0;
+		if (native == tid)
+			return ts;
+		if (read_user64(&ts, ts + p->ts_next))
+			return 0;
+	}
+	return 0;
+}
+
+/* The thread's innermost _PyInterpreterFrame (0: none, or unreadable). */
+static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 ts)
+{
+	__u64 f = 0;
+
+	if (read_user64(&f, ts + p->ts_frame))
+		return 0;
+	if ((p->minor == 11 || p->minor == 12) && f && read_user64(&f, f + p->cframe_current))
+		return 0;
+	return f;
+}
+
+/* The payload of a frame running code at instruction instr. */
+static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
+{
+	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
+
+	if (instr < start || units >= FIRN_PY_NO_OFFSET)
+		units = FIRN_PY_NO_OFFSET;
+	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
+}
+
+/* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
+ * marks the frame kept before as its call's first), then steps to the caller. 1 stops. */
+static long python_frame(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	__u64 code = 0, instr = 0, back = 0;
+	__u8 owner = 0, is_entry = 0;
+
+	if (!w)
+		return 1;
+	if (!w->frame) {
+		w->stop = FIRN_PY_COMPLETE;
+		return 1;
+	}
+	__u64 f = w->frame;
+	if (read_user64(&code, f + w->p.fr_code) || read_user64(&back, f + w->p.fr_back) ||
+	    read_user64(&instr, f + w->p.fr_instr) ||
+	    bpf_probe_read_user(&owner, 1, (void *)(f + w->p.fr_owner)) ||
+	    (w->p.fr_is_entry && bpf_probe_read_user(&is_entry, 1, (void *)(f + w->p.fr_is_entry)))) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	w->frame = back;
+	__u32 n = w->n;
+	if (w->p.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+		if (n > 0 && n <= FIRN_PY_MAX_FRAMES)
+			w->entry[(n - 1) & (FIRN_PY_MAX_FRAMES - 1)] = 1;
+		return 0;
+	}
+	if (n >= FIRN_PY_MAX_FRAMES) {
+		w->stop = FIRN_PY_TRUNCATED;
+		return 1;
+	}
+	if ((code & 7) || code >= (1ULL << 47) || !code) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	w->vals[n] = py_payload(&w->p, code, instr);
+	w->entry[n] = is_entry;
+	w->n = n + 1;
+	return 0;
+}
+
+/* Whether native frame i (a return address when i > 0) is in _PyEval_EvalFrameDefault. */
+static __always_inline bool in_eval(const struct firn_py_walk *w, __u64 ip)
+{
+	return ip > w->p.eval_start && ip <= w->p.eval_end;
+}
+
+/* One step of the splice (bpf_loop callback): out gets the native frames in order, each
+ * _PyEval_EvalFrameDefault replaced by the Python frames of its call; Python frames left when the
+ * native stack ends (it broke off) follow it. 1 stops. */
+static long python_splice_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!w || !out)
+		return 1;
+	__u32 o = out->len, ni = w->ni, pi = w->pi;
+	if (o >= FIRN_MAX_FRAMES)
+		return 1;
+	if (w->mode && pi < w->n && pi < FIRN_PY_MAX_FRAMES) {
+		out->ips[o] = w->vals[pi];
+		out->len = o + 1;
+		w->pi = pi + 1;
+		if (w->entry[pi] && w->mode == 1) {
+			w->mode = 0;
+			w->ni = ni + 1; /* the _PyEval_EvalFrameDefault frame they replace */
+		}
+		return 0;
+	}
+	w->mode = 0;
+	if (ni >= w->native.len || ni >= FIRN_MAX_FRAMES) {
+		w->mode = 2; /* the tail: every Python frame left */
+		return pi >= w->n;
+	}
+	__u64 ip = w->native.ips[ni];
+	if (pi < w->n && in_eval(w, ip)) {
+		w->mode = 1;
+		return 0;
+	}
+	out->ips[o] = ip;
+	out->len = o + 1;
+	w->ni = ni + 1;
+	return 0;
+}
+
+/* Adds the Python frames of the current thread to the user stack s (scratch slot 0) when its
+ * process runs a CPython that user space described. */
+static __always_inline void python_frames(struct firn_stack *s)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct firn_py_proc *p;
+	struct firn_py_walk *w;
+
+	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)) ||
+	    !(w = bpf_map_lookup_elem(&python_walk, &zero)))
+		return;
+	w->p = *p;
+	w->n = 0;
+	w->stop = FIRN_PY_NR;
+	__u64 ts = find_tstate(p, (__u32)id);
+	if (!ts) {
+		count_python(FIRN_PY_NO_THREAD);
+		return;
+	}
+	w->frame = first_pyframe(p, ts);
+	bpf_loop(FIRN_PY_MAX_FRAMES * 2, python_frame, NULL, 0);
+	if (w->n) {
+		w->native = *s;
+		w->ni = w->pi = w->mode = 0;
+		s->len = 0;
+		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
+		if (w->pi < w->n && w->stop == FIRN_PY_COMPLETE)
+			w->stop = FIRN_PY_TRUNCATED; /* the stack had no room for them all */
+	}
+	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
+}
+
 /* Takes one stack with bpf_get_stack into scratch slot idx and stores it; returns its id, 0 or
  * FIRN_STACK_LOST. */
 static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32 fail_reason,
@@ -300,6 +519,8 @@ static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32
 		return 0;
 	}
 	s->len = n / sizeof(__u64);
+	if (idx == 0)
+		python_frames(s);
 	return store_stack(s, fresh);
 }
 
@@ -650,6 +871,7 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_m
 	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
 	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
 		ask_refresh(pid, u->unknown_pc);
+	python_frames(s);
 	return s->len ? store_stack(s, fresh) : 0;
 }
 
@@ -796,6 +1018,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
 	if (dwarf_unwind)
 		note_exec_maps(p, pid);
 	send_event(FIRN_EV_EXEC, pid);
@@ -819,6 +1042,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid);
 	return 0;

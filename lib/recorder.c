@@ -21,6 +21,11 @@
 #include "capture.h"
 #include "diag.h"
 #include "procmap.h"
+#include "pyframes.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
 #include "symbolize.h"
 #include "usdt.h"
 
@@ -99,6 +104,7 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
+	struct pyframes *py;   /* Python frames (NULL: --no-python) */
 	char err[1024];        /* the last failure's message */
 };
 
@@ -218,6 +224,23 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	}
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
+	if (r->py)
+		pyframes_add_process(r->py, pid, mono_ns());
+}
+
+/* Python frames: the BPF unwinder learns where a process's interpreter is... */
+static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
+{
+	return sampler_set_python(((struct recorder *)ctx)->sampler, pid, p);
+}
+
+/* ... and the code objects its stacks name are read while it lives. */
+static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	struct recorder *r = ctx;
+
+	if (r->py)
+		pyframes_note_stack(r->py, pid, ips, len);
 }
 
 
@@ -265,6 +288,8 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
+	if (r->py)
+		pyframes_forget(r->py, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -661,6 +686,8 @@ static int setup_sampler(struct recorder *r)
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
+		.python = !r->o.no_python,
+		.on_stack = on_stack,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -669,6 +696,8 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
+	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
+		return fail(r, -ENOMEM, "out of memory");
 	if (!(r->sampler = sampler_new(&so, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
 	return 0;
@@ -710,6 +739,10 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
+	if (r->py) {
+		struct frame_resolver res = pyframes_resolver(r->py);
+		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
 	symbolizer_index_ahead(r->sym);
@@ -786,6 +819,8 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
+	if (r->py)
+		pyframes_poll(r->py, mono_ns());
 	check_watched(r, false);
 	return 0;
 }
@@ -862,6 +897,16 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4])
+{
+	memset(st, 0, sizeof(*st));
+	memset(bpf, 0, 4 * sizeof(*bpf));
+	if (r->py)
+		pyframes_get_stats(r->py, st);
+	if (r->py && r->sampler)
+		sampler_python_stats(r->sampler, bpf);
+}
+
 const char *recorder_error(const struct recorder *r)
 {
 	return r->err;
@@ -873,6 +918,7 @@ void recorder_free(struct recorder *r)
 		return;
 	capture_free(r->cap);
 	sampler_free(r->sampler);
+	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

@@ -1,0 +1,284 @@
+/* Python frames: CPython processes described to the BPF unwinder, tagged frames resolved. */
+#include "pyframes.h"
+#include "hash.h"
+#include "hashtab.h"
+#include "pyruntime.h"
+#include "vec.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RETRY_NS 50000000ULL /* a starting interpreter is looked at again every 50 ms ... */
+#define RETRIES 60           /* ... for 3 s at most */
+
+/* A process met by the recorder: its interpreter (rt, NULL when none yet), or its retries. */
+struct pyproc {
+	pid_t pid;
+	struct pyruntime *rt;
+	int tries;
+	uint64_t due_ns; /* 0: nothing more to try */
+};
+
+/* One Python frame value of one process, as read while it lived. */
+struct pyvalue {
+	uint64_t v;
+	pid_t pid;
+	char *name, *file; /* NULL: unreadable */
+	uint32_t line;
+};
+
+struct pyframes {
+	pyframes_set_fn set;
+	void *ctx;
+	struct pyproc *procs;
+	size_t nprocs, capprocs;
+	struct pyvalue *vals;
+	size_t nvals, capvals;
+	struct hashtab index; /* (pid, v) → vals */
+	struct pyframes_stats st;
+};
+
+struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx)
+{
+	struct pyframes *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->set = set;
+	py->ctx = ctx;
+	return py;
+}
+
+/* Drops the interpreter of process i (its slot is reused). */
+static void proc_drop(struct pyframes *py, size_t i)
+{
+	if (py->procs[i].rt) {
+		pyruntime_release(py->procs[i].rt);
+		free(py->procs[i].rt);
+	}
+	py->procs[i] = py->procs[--py->nprocs];
+}
+
+void pyframes_free(struct pyframes *py)
+{
+	if (!py)
+		return;
+	while (py->nprocs)
+		proc_drop(py, 0);
+	free(py->procs);
+	for (size_t i = 0; i < py->nvals; i++)
+		free(py->vals[i].name), free(py->vals[i].file);
+	free(py->vals);
+	hashtab_release(&py->index);
+	free(py);
+}
+
+static struct pyproc *proc_find(struct pyframes *py, pid_t pid)
+{
+	for (size_t i = 0; i < py->nprocs; i++)
+		if (py->procs[i].pid == pid)
+			return &py->procs[i];
+	return NULL;
+}
+
+/* What the BPF unwinder needs of rt (false: a version it does not walk). */
+static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
+{
+	const struct pyoffsets *o = &rt->off;
+
+	if (rt->major != 3 || rt->minor < 11 || rt->minor > 13 || !o->ts_native_tid || !rt->eval_addr)
+		return false;
+	*p = (struct firn_py_proc){
+		.runtime = rt->runtime_addr, .eval_start = rt->eval_addr,
+		.eval_end = rt->eval_addr + rt->eval_size, .minor = (__u32)rt->minor,
+		.rt_interp_head = o->rt_interp_head, .interp_tstate_head = o->interp_tstate_head,
+		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_frame = o->ts_frame,
+		.cframe_current = o->cframe_current, .fr_back = o->fr_back, .fr_code = o->fr_code,
+		.fr_instr = o->fr_lasti, .fr_owner = o->fr_owner,
+		/* 3.11 pycore_frame.h: bool is_entry; char owner; */
+		.fr_is_entry = rt->minor == 11 ? o->fr_owner - 1 : 0,
+		.co_code_adaptive = o->co_code_adaptive,
+	};
+	return true;
+}
+
+/* Whether the process's executable is named like a Python (worth waiting for libpython). */
+static bool named_python(pid_t pid)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+		return false;
+	exe[n] = 0;
+	const char *base = strrchr(exe, '/');
+	return strstr(base ? base + 1 : exe, "python") != NULL;
+}
+
+/* Looks for the interpreter of x once; schedules another look while it may be starting. */
+static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
+{
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
+	struct firn_py_proc p;
+	int err = rt ? pyruntime_find(x->pid, rt) : -ENOMEM;
+
+	x->due_ns = 0;
+	if (!err && describe(rt, &p)) {
+		if (!py->set(py->ctx, x->pid, &p)) {
+			x->rt = rt;
+			py->st.processes++;
+			return;
+		}
+	} else if (!err || err == -EPROTONOSUPPORT) {
+		py->st.unknown_version++;
+		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
+			 err ? rt->reason : "the BPF unwinder walks CPython 3.11 to 3.13");
+	} else if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
+		   (err == -EAGAIN || named_python(x->pid))) {
+		x->due_ns = now_ns + RETRY_NS;
+	}
+	if (rt)
+		pyruntime_release(rt);
+	free(rt);
+}
+
+void pyframes_add_process(struct pyframes *py, pid_t pid, uint64_t now_ns)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x) /* exec: a new image */
+		proc_drop(py, (size_t)(x - py->procs));
+	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
+		return;
+	x = &py->procs[py->nprocs++];
+	*x = (struct pyproc){ .pid = pid };
+	try_proc(py, x, now_ns);
+	if (!x->rt && !x->due_ns)
+		proc_drop(py, (size_t)(x - py->procs));
+}
+
+void pyframes_poll(struct pyframes *py, uint64_t now_ns)
+{
+	for (size_t i = 0; i < py->nprocs;) {
+		struct pyproc *x = &py->procs[i];
+		if (!x->rt && x->due_ns && now_ns >= x->due_ns)
+			try_proc(py, x, now_ns);
+		if (!x->rt && !x->due_ns)
+			proc_drop(py, i);
+		else
+			i++;
+	}
+}
+
+void pyframes_forget(struct pyframes *py, pid_t pid)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x)
+		proc_drop(py, (size_t)(x - py->procs));
+}
+
+static uint64_t value_hash(pid_t pid, uint64_t v)
+{
+	return hash_mix64(v ^ ((uint64_t)(uint32_t)pid << 40 | (uint32_t)pid));
+}
+
+struct value_key {
+	pid_t pid;
+	uint64_t v;
+};
+
+static bool value_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pyvalue *a = &((const struct pyframes *)ctx)->vals[id];
+	const struct value_key *k = key;
+
+	return a->v == k->v && a->pid == k->pid;
+}
+
+static struct pyvalue *value_find(struct pyframes *py, pid_t pid, uint64_t v)
+{
+	struct value_key k = { pid, v };
+	int64_t at = hashtab_find(&py->index, value_hash(pid, v), value_eq, py, &k);
+
+	return at >= 0 ? &py->vals[at] : NULL;
+}
+
+/* Reads value v of live process x: its code object's name and file, the line of its offset. */
+static void value_read(struct pyframes *py, struct pyproc *x, uint64_t v, struct pyvalue *out)
+{
+	uint64_t payload = resolver_payload(v), units = FIRN_PY_UNITS(payload);
+	struct pyframe f;
+
+	*out = (struct pyvalue){ .v = v, .pid = x->pid };
+	if (pycode_resolve(x->rt, FIRN_PY_CODE(payload),
+			   units == FIRN_PY_NO_OFFSET ? -1 : (int32_t)(units * 2), &f)) {
+		py->st.unreadable++;
+		return;
+	}
+	out->name = strdup(f.qualname);
+	out->file = strdup(f.filename);
+	out->line = units == FIRN_PY_NO_OFFSET || f.line <= 0 ? (uint32_t)(f.firstlineno > 0 ? f.firstlineno : 0)
+							       : (uint32_t)f.line;
+}
+
+/* Reads and keeps value v of pid when it is new and the process's interpreter is known. */
+static void value_prepare(struct pyframes *py, pid_t pid, uint64_t v)
+{
+	struct pyproc *x;
+
+	if (value_find(py, pid, v) || !(x = proc_find(py, pid)) || !x->rt)
+		return;
+	if (VEC_GROW(py->vals, py->capvals, py->nvals + 1) ||
+	    hashtab_reserve(&py->index, py->nvals + 1))
+		return;
+	value_read(py, x, v, &py->vals[py->nvals]);
+	hashtab_add(&py->index, value_hash(pid, v), (uint32_t)py->nvals);
+	py->nvals++;
+}
+
+void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (resolver_kind_of(ips[i]) == FIRN_FRAME_KIND_PYTHON)
+			value_prepare(py, pid, ips[i]);
+}
+
+static void resolver_prepare(void *ctx, pid_t pid, uint64_t v)
+{
+	value_prepare(ctx, pid, v);
+}
+
+/* The frame of v as read while its process lived (0 when it never was, or was unreadable). */
+static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
+{
+	struct pyframes *py = ctx;
+	struct pyvalue *x;
+
+	value_prepare(py, pid, v); /* a process still alive */
+	if (max < 1 || !(x = value_find(py, pid, v)) || !x->name)
+		return 0;
+	out[0] = (struct resolved_frame){ .name = x->name, .file = x->file, .line = x->line };
+	return 1;
+}
+
+struct frame_resolver pyframes_resolver(struct pyframes *py)
+{
+	return (struct frame_resolver){
+		.mapping = "[python]", .kind = FRAME_USER, .resolve = resolver_resolve,
+		.prepare = resolver_prepare, .ctx = py,
+	};
+}
+
+void pyframes_get_stats(const struct pyframes *py, struct pyframes_stats *st)
+{
+	*st = py->st;
+}

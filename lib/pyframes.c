@@ -15,23 +15,27 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RETRY_NS 50000000ULL /* a starting interpreter is looked at again every 50 ms ... */
-#define RETRIES 60           /* ... for 3 s at most */
+#define RETRY_NS 10000000ULL /* a starting interpreter is looked at again every 10 ms ... */
+#define RETRIES 300          /* ... for 3 s at most */
 
 /* A process met by the recorder: its interpreter (rt, NULL when none yet), or its retries. */
 struct pyproc {
 	pid_t pid;
 	struct pyruntime *rt;
 	int tries;
+	bool described;  /* the unwinder was told before the interpreter was verified live */
 	uint64_t due_ns; /* 0: nothing more to try */
 };
 
-/* One Python frame value of one process, as read while it lived. */
-struct pyvalue {
-	uint64_t v;
+/* One code object of one process, as read while it lived. */
+struct pycode {
+	uint64_t code;
 	pid_t pid;
-	char *name, *file; /* NULL: unreadable */
-	uint32_t line;
+	char *name, *file;  /* NULL: unreadable */
+	int firstlineno;
+	enum pylines_format fmt;
+	uint8_t *lines;     /* its line table (NULL: unreadable) */
+	size_t nlines;
 };
 
 struct pyframes {
@@ -39,9 +43,9 @@ struct pyframes {
 	void *ctx;
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
-	struct pyvalue *vals;
-	size_t nvals, capvals;
-	struct hashtab index; /* (pid, v) → vals */
+	struct pycode *codes;
+	size_t ncodes, capcodes;
+	struct hashtab index; /* (pid, code object) → codes */
 	struct pyframes_stats st;
 };
 
@@ -73,9 +77,9 @@ void pyframes_free(struct pyframes *py)
 	while (py->nprocs)
 		proc_drop(py, 0);
 	free(py->procs);
-	for (size_t i = 0; i < py->nvals; i++)
-		free(py->vals[i].name), free(py->vals[i].file);
-	free(py->vals);
+	for (size_t i = 0; i < py->ncodes; i++)
+		free(py->codes[i].name), free(py->codes[i].file), free(py->codes[i].lines);
+	free(py->codes);
 	hashtab_release(&py->index);
 	free(py);
 }
@@ -129,32 +133,40 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 	struct pyruntime *rt = calloc(1, sizeof(*rt));
 	struct firn_py_proc p;
 	int err = rt ? pyruntime_find(x->pid, rt) : -ENOMEM;
+	/* not initialized yet: the unwinder can wait for the interpreter by itself (it reads the
+	 * thread list at each sample) while the offsets are verified live later */
+	bool early = err == -EAGAIN && rt->runtime_addr && !x->described;
 
 	x->due_ns = 0;
-	if (!err && describe(rt, &p)) {
-		if (!py->set(py->ctx, x->pid, &p)) {
+	if ((!err || early) && describe(rt, &p)) {
+		if (!py->set(py->ctx, x->pid, &p) && !err) {
 			x->rt = rt;
 			py->st.processes++;
 			return;
 		}
+		x->described = early;
 	} else if (!err || err == -EPROTONOSUPPORT) {
 		py->st.unknown_version++;
 		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
 			 err ? rt->reason : "the BPF unwinder walks CPython 3.11 to 3.13");
-	} else if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
-		   (err == -EAGAIN || named_python(x->pid))) {
-		x->due_ns = now_ns + RETRY_NS;
 	}
+	if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
+	    (err == -EAGAIN || named_python(x->pid)))
+		x->due_ns = now_ns + RETRY_NS;
+	else if (x->described) /* refused after all: no frames from offsets not verified */
+		py->set(py->ctx, x->pid, NULL);
 	if (rt)
 		pyruntime_release(rt);
 	free(rt);
 }
 
-void pyframes_add_process(struct pyframes *py, pid_t pid, uint64_t now_ns)
+void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns)
 {
 	struct pyproc *x = proc_find(py, pid);
 
-	if (x) /* exec: a new image */
+	if (x && !exec)
+		return;
+	if (x) /* a new image */
 		proc_drop(py, (size_t)(x - py->procs));
 	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
 		return;
@@ -186,87 +198,96 @@ void pyframes_forget(struct pyframes *py, pid_t pid)
 		proc_drop(py, (size_t)(x - py->procs));
 }
 
-static uint64_t value_hash(pid_t pid, uint64_t v)
+static uint64_t code_hash(pid_t pid, uint64_t code)
 {
-	return hash_mix64(v ^ ((uint64_t)(uint32_t)pid << 40 | (uint32_t)pid));
+	return hash_mix64(code ^ ((uint64_t)(uint32_t)pid << 48 | (uint32_t)pid));
 }
 
-struct value_key {
+struct code_key {
 	pid_t pid;
-	uint64_t v;
+	uint64_t code;
 };
 
-static bool value_eq(const void *ctx, uint32_t id, const void *key)
+static bool code_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct pyvalue *a = &((const struct pyframes *)ctx)->vals[id];
-	const struct value_key *k = key;
+	const struct pycode *a = &((const struct pyframes *)ctx)->codes[id];
+	const struct code_key *k = key;
 
-	return a->v == k->v && a->pid == k->pid;
+	return a->code == k->code && a->pid == k->pid;
 }
 
-static struct pyvalue *value_find(struct pyframes *py, pid_t pid, uint64_t v)
+static struct pycode *code_find(struct pyframes *py, pid_t pid, uint64_t code)
 {
-	struct value_key k = { pid, v };
-	int64_t at = hashtab_find(&py->index, value_hash(pid, v), value_eq, py, &k);
+	struct code_key k = { pid, code };
+	int64_t at = hashtab_find(&py->index, code_hash(pid, code), code_eq, py, &k);
 
-	return at >= 0 ? &py->vals[at] : NULL;
+	return at >= 0 ? &py->codes[at] : NULL;
 }
 
-/* Reads value v of live process x: its code object's name and file, the line of its offset. */
-static void value_read(struct pyframes *py, struct pyproc *x, uint64_t v, struct pyvalue *out)
+/* Copies what pycode_resolve read of a code object (f) into c. */
+static void code_copy(struct pycode *c, const struct pyframe *f)
 {
-	uint64_t payload = resolver_payload(v), units = FIRN_PY_UNITS(payload);
+	c->name = strdup(f->qualname);
+	c->file = strdup(f->filename);
+	c->firstlineno = f->firstlineno;
+	if (f->linetable_len && (c->lines = malloc(f->linetable_len))) {
+		memcpy(c->lines, f->linetable, f->linetable_len);
+		c->nlines = f->linetable_len;
+	}
+}
+
+/* Reads and keeps the code object of Python frame value v of pid when it is new and the
+ * process's interpreter is known (an unreadable one is kept too, without a name). */
+static void code_prepare(struct pyframes *py, pid_t pid, uint64_t v)
+{
+	uint64_t code = FIRN_PY_CODE(resolver_payload(v));
+	struct pyproc *x;
 	struct pyframe f;
 
-	*out = (struct pyvalue){ .v = v, .pid = x->pid };
-	if (pycode_resolve(x->rt, FIRN_PY_CODE(payload),
-			   units == FIRN_PY_NO_OFFSET ? -1 : (int32_t)(units * 2), &f)) {
+	if (code_find(py, pid, code) || !(x = proc_find(py, pid)) || !x->rt)
+		return;
+	if (VEC_GROW(py->codes, py->capcodes, py->ncodes + 1) ||
+	    hashtab_reserve(&py->index, py->ncodes + 1))
+		return;
+	struct pycode *c = &py->codes[py->ncodes];
+	*c = (struct pycode){ .code = code, .pid = pid, .fmt = x->rt->lines };
+	if (pycode_resolve(x->rt, code, -1, &f))
 		py->st.unreadable++;
-		return;
-	}
-	out->name = strdup(f.qualname);
-	out->file = strdup(f.filename);
-	out->line = units == FIRN_PY_NO_OFFSET || f.line <= 0 ? (uint32_t)(f.firstlineno > 0 ? f.firstlineno : 0)
-							       : (uint32_t)f.line;
-}
-
-/* Reads and keeps value v of pid when it is new and the process's interpreter is known. */
-static void value_prepare(struct pyframes *py, pid_t pid, uint64_t v)
-{
-	struct pyproc *x;
-
-	if (value_find(py, pid, v) || !(x = proc_find(py, pid)) || !x->rt)
-		return;
-	if (VEC_GROW(py->vals, py->capvals, py->nvals + 1) ||
-	    hashtab_reserve(&py->index, py->nvals + 1))
-		return;
-	value_read(py, x, v, &py->vals[py->nvals]);
-	hashtab_add(&py->index, value_hash(pid, v), (uint32_t)py->nvals);
-	py->nvals++;
+	else
+		code_copy(c, &f);
+	hashtab_add(&py->index, code_hash(pid, code), (uint32_t)py->ncodes);
+	py->ncodes++;
 }
 
 void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len)
 {
 	for (uint32_t i = 0; i < len; i++)
 		if (resolver_kind_of(ips[i]) == FIRN_FRAME_KIND_PYTHON)
-			value_prepare(py, pid, ips[i]);
+			code_prepare(py, pid, ips[i]);
 }
 
 static void resolver_prepare(void *ctx, pid_t pid, uint64_t v)
 {
-	value_prepare(ctx, pid, v);
+	code_prepare(ctx, pid, v);
 }
 
-/* The frame of v as read while its process lived (0 when it never was, or was unreadable). */
+/* The frame of v from its code object as read while its process lived (0 when it never was, or
+ * was unreadable): the line of its instruction, else the function's first line. */
 static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
 {
 	struct pyframes *py = ctx;
-	struct pyvalue *x;
+	uint64_t payload = resolver_payload(v), units = FIRN_PY_UNITS(payload);
+	struct pycode *c;
+	int line = -1;
 
-	value_prepare(py, pid, v); /* a process still alive */
-	if (max < 1 || !(x = value_find(py, pid, v)) || !x->name)
+	code_prepare(py, pid, v); /* a process still alive */
+	if (max < 1 || !(c = code_find(py, pid, FIRN_PY_CODE(payload))) || !c->name)
 		return 0;
-	out[0] = (struct resolved_frame){ .name = x->name, .file = x->file, .line = x->line };
+	if (c->lines && units != FIRN_PY_NO_OFFSET)
+		line = pylines_addr2line(c->fmt, c->lines, c->nlines, c->firstlineno, (uint32_t)units * 2);
+	if (line <= 0)
+		line = c->firstlineno > 0 ? c->firstlineno : 0;
+	out[0] = (struct resolved_frame){ .name = c->name, .file = c->file, .line = (uint32_t)line };
 	return 1;
 }
 

@@ -7,6 +7,7 @@
 #ifndef FIRN_PYFRAMES_H
 #define FIRN_PYFRAMES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,8 +16,8 @@
 struct firn_py_proc;
 struct pyframes;
 
-/* Called with what the BPF unwinder needs of a process that runs a supported CPython; returns
- * 0 or -errno (the process then gets no Python frames). */
+/* Called with what the BPF unwinder needs of a process that runs a supported CPython (p NULL:
+ * forget the process after all); returns 0 or -errno (the process then gets no Python frames). */
 typedef int (*pyframes_set_fn)(void *ctx, pid_t pid, const struct firn_py_proc *p);
 
 /* Failures and outcomes, counted by reason. */
@@ -31,10 +32,10 @@ struct pyframes_stats {
 /* NULL + errno (ENOMEM). set and ctx are kept. */
 struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx);
 void pyframes_free(struct pyframes *py);
-/* A process was first seen (or called exec) at now_ns: looks for its interpreter now, and again
- * (pyframes_poll) while it may still be starting (libpython not mapped, interpreter not yet
- * initialized). */
-void pyframes_add_process(struct pyframes *py, pid_t pid, uint64_t now_ns);
+/* A process was first seen, or called exec (a new image), at now_ns: looks for its interpreter
+ * now, and again (pyframes_poll) while it may still be starting (libpython not mapped,
+ * interpreter not yet initialized). A process known already is left as it is, unless exec. */
+void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns);
 /* Looks again at the processes due at now_ns. */
 void pyframes_poll(struct pyframes *py, uint64_t now_ns);
 /* Reads the code objects of the Python frames in a user stack of pid (while it lives). */

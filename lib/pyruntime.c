@@ -873,6 +873,7 @@ int pycode_resolve(struct pyruntime *rt, uint64_t code_addr, int32_t lasti, stru
 	if (!entry_matches(rt, e, code_addr, blk) && (err = entry_fill(rt, e, code_addr, blk)))
 		return err;
 	out->qualname = e->qualname, out->filename = e->filename, out->firstlineno = e->firstlineno;
+	out->linetable = e->lines, out->linetable_len = e->lines ? e->nlines : 0;
 	out->line = e->lines ? pylines_addr2line(rt->lines, e->lines, e->nlines, e->firstlineno,
 						 lasti < 0 ? 0 : (uint32_t)lasti) : -1;
 	return 0;

@@ -76,6 +76,8 @@ struct pyframe {
 	const char *filename;
 	int firstlineno;
 	int line;             /* line of the instruction at lasti; -1 unknown */
+	const uint8_t *linetable; /* the code object's line table (format: pyruntime.lines), */
+	size_t linetable_len;     /* for the lines of other offsets; NULL/0 when unreadable */
 };
 
 struct pycode_entry;

@@ -210,6 +210,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
+	if (r->py)
+		pyframes_add_process(r->py, pid, exec, mono_ns());
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -224,8 +226,6 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	}
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
-	if (r->py)
-		pyframes_add_process(r->py, pid, mono_ns());
 }
 
 /* Python frames: the BPF unwinder learns where a process's interpreter is... */

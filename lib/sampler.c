@@ -1065,8 +1065,9 @@ int sampler_event_fd(const struct sampler *s)
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
 {
 	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.python_procs);
 
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &key, p, BPF_ANY))
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
 		return -errno;
 	return 0;
 }

@@ -148,7 +148,7 @@ int sampler_event_fd(const struct sampler *s);
 
 struct firn_py_proc;
 /* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
- * bpf/firn.h). 0 or -errno (-ENOSPC: too many processes). */
+ * bpf/firn.h; NULL: no more). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove). */
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
 /* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
 void sampler_python_stats(struct sampler *s, uint64_t out[4]);

@@ -160,19 +160,22 @@ enum firn_unwind_stop {
 #define FIRN_PY_CODE(payload) (((payload) & ((1ULL << FIRN_PY_OFFSET_SHIFT) - 1)) << 3)
 #define FIRN_PY_UNITS(payload) (((payload) >> FIRN_PY_OFFSET_SHIFT) & FIRN_PY_NO_OFFSET)
 
-/* What the interpreter unwinder needs of one process running CPython 3.11 to 3.13 (the
+/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
  * python_procs map, by pid; lib/pyruntime.h describes the offsets). User space adds it when the
  * process is first seen. */
 struct firn_py_proc {
 	__u64 runtime;                /* address of _PyRuntime */
 	__u64 eval_start, eval_end;   /* _PyEval_EvalFrameDefault in the process */
-	__u32 minor;                  /* 11, 12 or 13 */
-	__u32 rt_interp_head, interp_tstate_head, ts_next, ts_native_tid, ts_frame;
+	__u32 minor;                  /* 8 to 13 */
+	__u32 rt_interp_head, interp_tstate_head, ts_next, ts_frame;
+	__u32 ts_native_tid;          /* 3.11+: matched with the tid */
+	__u32 ts_thread_id;           /* 3.8-3.10: pthread_self(), matched with the task's fsbase */
 	__u32 cframe_current;         /* 3.11, 3.12: tstate->cframe->current_frame */
-	__u32 fr_back, fr_code, fr_instr, fr_owner;
+	__u32 fr_back, fr_code;
+	__u32 fr_instr;               /* 3.11+: prev_instr / instr_ptr; 3.8-3.10: int f_lasti */
+	__u32 fr_owner;               /* 3.11+ */
 	__u32 fr_is_entry;            /* 3.11: _PyInterpreterFrame.is_entry (0: none) */
 	__u32 co_code_adaptive;
-	__u32 pad;
 };
 
 /* How the Python part of a sample of a process in python_procs went (python_stats indexes). */

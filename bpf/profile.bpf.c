@@ -337,19 +337,22 @@ static __always_inline int read_user64(__u64 *out, __u64 addr)
 	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 }
 
-/* The thread state of thread tid: the interpreter's list, matched on native_thread_id. */
+/* The thread state of thread tid: the interpreter's list, matched on native_thread_id (3.11+)
+ * or on thread_id, the thread's pthread_t: its TCB, which is the fsbase on x86-64 (3.8-3.10). */
 static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
 {
-	__u64 interp, ts;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
 
 	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
 	    read_user64(&ts, interp + p->interp_tstate_head))
 		return 0;
 	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
-		__u32 native = 0;
-		if (bpf_probe_read_user(&native, sizeof(native), (void *)(ts + p->ts_native_tid)))
+		__u64 thread = 0;
+		if (p->minor <= 10 ? read_user64(&thread, ts + p->ts_thread_id)
+				   : bpf_probe_read_user(&thread, 4, (void *)(ts + p->ts_native_tid)))
 			return 0;
-		if (native == tid)
+		if (thread == (p->minor <= 10 ? fsbase : tid))
 			return ts;
 		if (read_user64(&ts, ts + p->ts_next))
 			return 0;
@@ -357,7 +360,8 @@ static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid
 	return 0;
 }
 
-/* The thread's innermost _PyInterpreterFrame (0: none, or unreadable). */
+/* The thread's innermost frame: a PyFrameObject (3.8-3.10) or _PyInterpreterFrame (0: none, or
+ * unreadable). */
 static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 ts)
 {
 	__u64 f = 0;
@@ -369,18 +373,25 @@ static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 t
 	return f;
 }
 
-/* The payload of a frame running code at instruction instr. */
+/* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
+ * bytes before 3.10, in code units in 3.10; -1: not started). */
 static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
 {
 	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
+	__s32 lasti = (__s32)instr;
 
-	if (instr < start || units >= FIRN_PY_NO_OFFSET)
+	if (p->minor <= 10)
+		units = lasti < 0 ? FIRN_PY_NO_OFFSET : p->minor == 10 ? (__u64)lasti : (__u64)lasti >> 1;
+	else if (instr < start)
+		units = FIRN_PY_NO_OFFSET;
+	if (units >= FIRN_PY_NO_OFFSET)
 		units = FIRN_PY_NO_OFFSET;
 	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
 }
 
 /* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
- * marks the frame kept before as its call's first), then steps to the caller. 1 stops. */
+ * marks the frame kept before as its call's first), then steps to the caller. Before 3.11 each
+ * _PyEval_EvalFrameDefault call runs one frame: every frame is its call's first. 1 stops. */
 static long python_frame(__u32 i, void *arg)
 {
 	__u32 zero = 0;
@@ -395,9 +406,10 @@ static long python_frame(__u32 i, void *arg)
 		return 1;
 	}
 	__u64 f = w->frame;
+	bool old = w->p.minor <= 10;
 	if (read_user64(&code, f + w->p.fr_code) || read_user64(&back, f + w->p.fr_back) ||
-	    read_user64(&instr, f + w->p.fr_instr) ||
-	    bpf_probe_read_user(&owner, 1, (void *)(f + w->p.fr_owner)) ||
+	    bpf_probe_read_user(&instr, old ? 4 : 8, (void *)(f + w->p.fr_instr)) ||
+	    (!old && bpf_probe_read_user(&owner, 1, (void *)(f + w->p.fr_owner))) ||
 	    (w->p.fr_is_entry && bpf_probe_read_user(&is_entry, 1, (void *)(f + w->p.fr_is_entry)))) {
 		w->stop = FIRN_PY_BAD_READ;
 		return 1;
@@ -418,7 +430,7 @@ static long python_frame(__u32 i, void *arg)
 		return 1;
 	}
 	w->vals[n] = py_payload(&w->p, code, instr);
-	w->entry[n] = is_entry;
+	w->entry[n] = old ? 1 : is_entry;
 	w->n = n + 1;
 	return 0;
 }

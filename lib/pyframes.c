@@ -97,13 +97,15 @@ static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 {
 	const struct pyoffsets *o = &rt->off;
 
-	if (rt->major != 3 || rt->minor < 11 || rt->minor > 13 || !o->ts_native_tid || !rt->eval_addr)
+	if (rt->major != 3 || rt->minor < 8 || rt->minor > 13 || !rt->eval_addr ||
+	    (rt->minor >= 11 && !o->ts_native_tid))
 		return false;
 	*p = (struct firn_py_proc){
 		.runtime = rt->runtime_addr, .eval_start = rt->eval_addr,
 		.eval_end = rt->eval_addr + rt->eval_size, .minor = (__u32)rt->minor,
 		.rt_interp_head = o->rt_interp_head, .interp_tstate_head = o->interp_tstate_head,
 		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_frame = o->ts_frame,
+		.ts_thread_id = o->ts_thread_id,
 		.cframe_current = o->cframe_current, .fr_back = o->fr_back, .fr_code = o->fr_code,
 		.fr_instr = o->fr_lasti, .fr_owner = o->fr_owner,
 		/* 3.11 pycore_frame.h: bool is_entry; char owner; */
@@ -148,7 +150,7 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 	} else if (!err || err == -EPROTONOSUPPORT) {
 		py->st.unknown_version++;
 		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
-			 err ? rt->reason : "the BPF unwinder walks CPython 3.11 to 3.13");
+			 err ? rt->reason : "the BPF unwinder walks CPython 3.8 to 3.13");
 	}
 	if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
 	    (err == -EAGAIN || named_python(x->pid)))
@@ -187,6 +189,17 @@ void pyframes_poll(struct pyframes *py, uint64_t now_ns)
 			proc_drop(py, i);
 		else
 			i++;
+	}
+}
+
+void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x && !x->rt && x->due_ns) {
+		try_proc(py, x, now_ns);
+		if (!x->rt && !x->due_ns)
+			proc_drop(py, (size_t)(x - py->procs));
 	}
 }
 

@@ -24,7 +24,7 @@ typedef int (*pyframes_set_fn)(void *ctx, pid_t pid, const struct firn_py_proc *
 struct pyframes_stats {
 	uint64_t processes;       /* processes whose interpreter the unwinder was told about */
 	uint64_t unknown_version; /* CPython processes refused: version or offsets not verified, or
-				   * not one the BPF unwinder walks (3.11 to 3.13) */
+				   * not one the BPF unwinder walks (3.8 to 3.13) */
 	uint64_t unreadable;      /* code objects that could not be read (the frame: "[unknown]") */
 	char last_refusal[256];   /* why the last one was refused */
 };
@@ -38,6 +38,8 @@ void pyframes_free(struct pyframes *py);
 void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns);
 /* Looks again at the processes due at now_ns. */
 void pyframes_poll(struct pyframes *py, uint64_t now_ns);
+/* pid mapped new code (libpython, say): a process still starting is looked at again now. */
+void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns);
 /* Reads the code objects of the Python frames in a user stack of pid (while it lives). */
 void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len);
 /* The process ended: its interpreter is forgotten (what was read of its code objects stays). */

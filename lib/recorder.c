@@ -252,6 +252,8 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 
 	(void)addr;
 	symbolizer_note_jit(r->sym, pid);
+	if (r->py) /* libpython mapped: the interpreter may be found now */
+		pyframes_note_code(r->py, pid, mono_ns());
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are

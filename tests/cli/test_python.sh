@@ -1,6 +1,6 @@
-# Python functions in recorded stacks: the BPF interpreter unwinder (CPython 3.11-3.13) splices
+# Python functions in recorded stacks: the BPF interpreter unwinder (CPython 3.8-3.13) splices
 # each _PyEval_EvalFrameDefault frame into the Python functions it ran. For Debian's python3.11
-# and pyenv's 3.12 and 3.13 (a version that is absent is skipped, saying so):
+# and pyenv's 3.8, 3.9, 3.10, 3.12 and 3.13 (a version that is absent is skipped, saying so):
 #  - run() calls parse() with twice the work of render(): shares 2:1 within ±10 %, both under
 #    <module> → run, the file and the line right, ≥ 98 % of the samples with a complete Python
 #    stack (down to <module>);
@@ -89,7 +89,7 @@ one_version() {
 }
 
 one_version 3.11 /usr/bin/python3.11
-for v in 3.12 3.13; do
+for v in 3.8 3.9 3.10 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
 	if [ -z "$py" ]; then skip "python $v: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
 	one_version "$v" "$py"

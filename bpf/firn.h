@@ -171,7 +171,7 @@ struct firn_py_proc {
 	__u32 ts_native_tid;          /* 3.11+: matched with the tid */
 	__u32 ts_thread_id;           /* 3.8-3.10: pthread_self(), matched with the task's fsbase */
 	__u32 cframe_current;         /* 3.11, 3.12: tstate->cframe->current_frame */
-	__u32 fr_back, fr_code;
+	__u32 fr_back, fr_code;       /* frame offsets: all below 104 (the unwinder reads 112 bytes) */
 	__u32 fr_instr;               /* 3.11+: prev_instr / instr_ptr; 3.8-3.10: int f_lasti */
 	__u32 fr_owner;               /* 3.11+ */
 	__u32 fr_is_entry;            /* 3.11: _PyInterpreterFrame.is_entry (0: none) */

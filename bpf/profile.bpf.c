@@ -301,6 +301,8 @@ struct {
 	__type(value, __u64);
 } python_stats SEC(".maps");
 
+#define FIRN_PY_FRAME_READ 112 /* bytes of a frame read at once: every field the walk needs */
+
 /* The Python frames of the sample in progress (leaf first) and the state of the walk and of the
  * splice; in a map so the bpf_loop callbacks see them. entry[i]: frame i is the first one its
  * _PyEval_EvalFrameDefault call ran (the outermost of that call). */
@@ -311,6 +313,7 @@ struct firn_py_walk {
 	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
 	__u64 vals[FIRN_PY_MAX_FRAMES];
 	__u8 entry[FIRN_PY_MAX_FRAMES];
+	__u8 fbuf[FIRN_PY_FRAME_READ + 8]; /* the frame being read */
 	struct firn_stack native; /* the native stack being spliced */
 };
 
@@ -407,13 +410,18 @@ static long python_frame(__u32 i, void *arg)
 	}
 	__u64 f = w->frame;
 	bool old = w->p.minor <= 10;
-	if (read_user64(&code, f + w->p.fr_code) || read_user64(&back, f + w->p.fr_back) ||
-	    bpf_probe_read_user(&instr, old ? 4 : 8, (void *)(f + w->p.fr_instr)) ||
-	    (!old && bpf_probe_read_user(&owner, 1, (void *)(f + w->p.fr_owner))) ||
-	    (w->p.fr_is_entry && bpf_probe_read_user(&is_entry, 1, (void *)(f + w->p.fr_is_entry)))) {
+	/* one read for the whole head (offsets < FIRN_PY_FRAME_READ - 8, checked by user space) */
+	if (bpf_probe_read_user(w->fbuf, FIRN_PY_FRAME_READ, (void *)f)) {
 		w->stop = FIRN_PY_BAD_READ;
 		return 1;
 	}
+	code = *(__u64 *)&w->fbuf[w->p.fr_code & 0x7f];
+	back = *(__u64 *)&w->fbuf[w->p.fr_back & 0x7f];
+	instr = *(__u64 *)&w->fbuf[w->p.fr_instr & 0x7f];
+	if (old)
+		instr = (__u32)instr;
+	owner = w->fbuf[w->p.fr_owner & 0x7f];
+	is_entry = w->p.fr_is_entry ? w->fbuf[w->p.fr_is_entry & 0x7f] : 0;
 	w->frame = back;
 	__u32 n = w->n;
 	if (w->p.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {

@@ -100,6 +100,9 @@ static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 	if (rt->major != 3 || rt->minor < 8 || rt->minor > 13 || !rt->eval_addr ||
 	    (rt->minor >= 11 && !o->ts_native_tid))
 		return false;
+	/* the unwinder reads a frame's first 112 bytes at once and each field as 8 bytes */
+	if (o->fr_back > 104 || o->fr_code > 104 || o->fr_lasti > 104 || o->fr_owner > 104)
+		return false;
 	*p = (struct firn_py_proc){
 		.runtime = rt->runtime_addr, .eval_start = rt->eval_addr,
 		.eval_end = rt->eval_addr + rt->eval_size, .minor = (__u32)rt->minor,

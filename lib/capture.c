@@ -354,9 +354,23 @@ fail:
 	return NULL;
 }
 
+/* sampler_for_each, for capture_finish_from. */
+static int sampler_entries(void *s, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx)
+{
+	return sampler_for_each(s, fn, ctx);
+}
+
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m)
 {
-	int err = s ? sampler_for_each(s, add_entry, c) : 0;
+	return capture_finish_from(c, s ? sampler_entries : NULL, s, m);
+}
+
+int capture_finish_from(struct capture *c,
+			int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
+					void *ctx),
+			void *src, const struct capture_meta *m)
+{
+	int err = for_each ? for_each(src, add_entry, c) : 0;
 
 	if (!err)
 		err = spill_load(&c->spill, c->p);

@@ -65,6 +65,12 @@ int capture_set_resolver(struct capture *c, unsigned kind, const struct frame_re
  * its time and m's metadata as comments. Each sample has one value per sample type: its count in its event's
  * type(s), 0 in the others. Returns 0 or -errno. */
 int capture_finish(struct capture *c, struct sampler *s, const struct capture_meta *m);
+/* The same with the entries of any source: for_each(src, fn, ctx) calls fn for each (NULL:
+ * none). */
+int capture_finish_from(struct capture *c,
+			int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
+					void *ctx),
+			void *src, const struct capture_meta *m);
 void capture_free(struct capture *c);
 
 #endif

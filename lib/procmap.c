@@ -5,8 +5,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "procevents.h"
 
 /* Parses hex digits at *p (at least one, at most 16) into *v; advances *p. */
 static bool parse_hex(char **p, uint64_t *v)
@@ -271,7 +275,312 @@ const struct procmap_entry *procmap_find(const struct procmap *m, uint64_t addr)
 
 void procmap_release(struct procmap *m)
 {
+	for (size_t i = 0; i < m->npaths; i++)
+		free(m->paths[i]);
+	free(m->paths);
 	free(m->entries);
 	free(m->buf);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- maps built from mmap records ---- */
+
+void procmap_init(struct procmap *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+/* Keeps a copy of path in m; the copy, or NULL on -ENOMEM. */
+static char *own_path(struct procmap *m, const char *path)
+{
+	if (m->npaths == m->cap_paths) {
+		size_t ncap = m->cap_paths ? m->cap_paths * 2 : 16;
+		char **n = realloc(m->paths, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		m->paths = n;
+		m->cap_paths = ncap;
+	}
+	char *copy = strdup(path ? path : "");
+	if (copy)
+		m->paths[m->npaths++] = copy;
+	return copy;
+}
+
+/* Appends o to out (n so far), keeping only its parts outside [start, end). */
+static size_t keep_outside(struct procmap_entry *out, size_t n, const struct procmap_entry *o,
+			   uint64_t start, uint64_t end)
+{
+	if (o->end <= start || o->start >= end) {
+		out[n++] = *o;
+		return n;
+	}
+	if (o->start < start) {
+		out[n] = *o;
+		out[n++].end = start;
+	}
+	if (o->end > end) {
+		out[n] = *o;
+		out[n].offset += end - o->start;
+		out[n++].start = end;
+	}
+	return n;
+}
+
+int procmap_add(struct procmap *m, const struct procmap_entry *e)
+{
+	struct procmap_entry *out = malloc((m->n + 2) * sizeof(*out));
+	char *path = out ? own_path(m, e->path) : NULL;
+	size_t n = 0, at;
+
+	if (!path) {
+		free(out);
+		return -ENOMEM;
+	}
+	/* the parts of the entries outside e, in order (a split entry's left part, then its right
+	 * part), then e where it goes among them: nothing left overlaps it */
+	for (size_t i = 0; i < m->n; i++)
+		n = keep_outside(out, n, &m->entries[i], e->start, e->end);
+	for (at = n; at > 0 && out[at - 1].start >= e->start; at--)
+		;
+	memmove(&out[at + 1], &out[at], (n - at) * sizeof(*out));
+	out[at] = *e;
+	out[at].path = path;
+	free(m->entries);
+	m->entries = out;
+	m->n = n + 1;
+	m->cap = n + 1;
+	return 0;
+}
+
+int procmap_copy(struct procmap *dst, const struct procmap *src, bool exec_only)
+{
+	procmap_init(dst);
+	for (size_t i = 0; i < src->n; i++) {
+		if (exec_only && !src->entries[i].x)
+			continue;
+		if (dst->n == dst->cap) {
+			size_t ncap = dst->cap ? dst->cap * 2 : 16;
+			struct procmap_entry *n = realloc(dst->entries, ncap * sizeof(*n));
+			if (!n)
+				goto fail;
+			dst->entries = n;
+			dst->cap = ncap;
+		}
+		struct procmap_entry *e = &dst->entries[dst->n];
+		*e = src->entries[i];
+		if (!(e->path = own_path(dst, src->entries[i].path)))
+			goto fail;
+		dst->n++;
+	}
+	return 0;
+fail:
+	procmap_release(dst);
+	return -ENOMEM;
+}
+
+struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *buf, size_t len)
+{
+	struct procmap_entry e = {
+		.start = ev->start, .end = ev->start + ev->len, .offset = ev->pgoff,
+		.inode = ev->ino, .dev_major = ev->maj, .dev_minor = ev->min,
+		.r = ev->prot & PROT_READ, .w = ev->prot & PROT_WRITE, .x = ev->prot & PROT_EXEC,
+		.shared = ev->flags & MAP_SHARED,
+	};
+
+	snprintf(buf, len, "%s", ev->filename && strcmp(ev->filename, "//anon") ? ev->filename : "");
+	parse_path(buf, &e);
+	if (e.end < e.start)
+		e.end = UINT64_MAX;
+	return e;
+}
+
+/* ---- the process table ---- */
+
+void proctab_init(struct proctab *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+/* Frees one process. */
+static void proc_free(struct proctab_proc *p)
+{
+	if (p) {
+		procmap_release(&p->image);
+		procmap_release(&p->prev);
+	}
+	free(p);
+}
+
+void proctab_release(struct proctab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		proc_free(t->procs[i]);
+	free(t->procs);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Index of pid (*found set) or where it would go. */
+static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->procs[mid]->pid == pid) {
+			*found = true;
+			return mid;
+		}
+		if (t->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+struct proctab_proc *proctab_find(const struct proctab *t, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(t, pid, &found);
+
+	return found ? t->procs[i] : NULL;
+}
+
+/* pid's entry with an empty image (a fresh one when pid was known: it was reused); NULL on
+ * -ENOMEM. */
+static struct proctab_proc *proc_fresh(struct proctab *t, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(t, pid, &found);
+	struct proctab_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (found) {
+		proc_free(t->procs[i]);
+		t->procs[i] = p;
+		return p;
+	}
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		struct proctab_proc **n = realloc(t->procs, ncap * sizeof(*n));
+		if (!n) {
+			free(p);
+			return NULL;
+		}
+		t->procs = n;
+		t->cap = ncap;
+	}
+	memmove(&t->procs[i + 1], &t->procs[i], (t->n - i) * sizeof(*t->procs));
+	t->procs[i] = p;
+	t->n++;
+	return p;
+}
+
+int proctab_read(struct proctab *t, pid_t pid)
+{
+	struct procmap m, x;
+	int err = procmap_read(&m, pid);
+
+	if (err)
+		return err;
+	t->proc_reads++;
+	bool zombie = !m.n;
+	err = zombie ? -ESRCH : procmap_copy(&x, &m, true);
+	procmap_release(&m);
+	if (err)
+		return err;
+	struct proctab_proc *p = proc_fresh(t, pid);
+	if (!p) {
+		procmap_release(&x);
+		return -ENOMEM;
+	}
+	p->image = x;
+	return 0;
+}
+
+/* A new process pid, forked from ppid: a copy of its parent's image. */
+static int apply_fork(struct proctab *t, pid_t pid, pid_t ppid, bool read_unknown)
+{
+	struct proctab_proc *parent = proctab_find(t, ppid);
+	struct procmap copy;
+
+	if (!parent && read_unknown && !proctab_read(t, ppid))
+		parent = proctab_find(t, ppid);
+	procmap_init(&copy);
+	if (parent && procmap_copy(&copy, &parent->image, false))
+		return -ENOMEM;
+	struct proctab_proc *p = proc_fresh(t, pid);
+	if (!p) {
+		procmap_release(&copy);
+		return -ENOMEM;
+	}
+	p->image = copy;
+	return pid;
+}
+
+/* An executable mapping of pid. */
+static int apply_mmap(struct proctab *t, const struct proc_event *ev, bool read_unknown)
+{
+	char path[PATH_MAX];
+	struct proctab_proc *p = proctab_find(t, ev->pid);
+
+	if (!(ev->prot & PROT_EXEC))
+		return 0;
+	if (!p && read_unknown && !proctab_read(t, ev->pid))
+		p = proctab_find(t, ev->pid);
+	if (!p && !(p = proc_fresh(t, ev->pid)))
+		return -ENOMEM;
+	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
+	p->exit_time = 0;
+	return procmap_add(&p->image, &e) ? -ENOMEM : ev->pid;
+}
+
+int proctab_apply(struct proctab *t, const struct proc_event *ev, bool read_unknown)
+{
+	struct proctab_proc *p;
+
+	switch (ev->kind) {
+	case PROC_EV_EXEC:
+		if (!(p = proctab_find(t, ev->pid)) && !(p = proc_fresh(t, ev->pid)))
+			return -ENOMEM;
+		procmap_release(&p->prev);
+		p->prev = p->image;
+		procmap_init(&p->image);
+		p->execs++;
+		p->exec_time = ev->time;
+		p->exit_time = 0;
+		return ev->pid;
+	case PROC_EV_MMAP:
+		return apply_mmap(t, ev, read_unknown);
+	case PROC_EV_FORK:
+		return ev->tid == ev->pid ? apply_fork(t, ev->pid, ev->ppid, read_unknown) : 0;
+	case PROC_EV_EXIT:
+		if (ev->tid == ev->pid && (p = proctab_find(t, ev->pid)))
+			p->exit_time = ev->time ? ev->time : 1;
+		return 0;
+	case PROC_EV_LOST:
+		t->lost += ev->lost;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+size_t proctab_sweep(struct proctab *t, uint64_t before)
+{
+	size_t kept = 0, n = t->n;
+
+	for (size_t i = 0; i < n; i++) {
+		struct proctab_proc *p = t->procs[i];
+		if (p->exit_time && p->exit_time < before)
+			proc_free(p);
+		else
+			t->procs[kept++] = p;
+	}
+	t->n = kept;
+	return n - kept;
 }

@@ -20,6 +20,7 @@
 
 #include "capture.h"
 #include "diag.h"
+#include "procevents.h"
 #include "procmap.h"
 #include "pyframes.h"
 
@@ -33,6 +34,12 @@
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
+#define SWEEP_AFTER_NS 10000000000ULL /* ended processes stay in the table 10 s (first samples) */
+#define EVENT_BATCH 256
+#define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
+#define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
+#define SWEEP_INTERVAL_NS 1000000000ULL
+#define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
 
 /* An object with attached probes. */
 struct probed_object {
@@ -89,7 +96,7 @@ struct pending_exec {
 struct recorder {
 	struct recorder_opts o; /* spill_dir: a copy, owned */
 	struct symbolizer *sym;
-	struct sampler *sampler;
+	struct sample_source *ss; /* the samples: the BPF sampler, or the options' source */
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
@@ -98,6 +105,7 @@ struct recorder {
 	size_t nexecs, cap_execs;
 	struct pending_exec *handling; /* the ones handle_execs works on (events come meanwhile) */
 	size_t nhandling;
+	uint64_t first_exec_ns; /* when the oldest of execs was queued */
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	bool prefetched;       /* kallsyms is loading (or not needed) */
@@ -105,6 +113,17 @@ struct recorder {
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
 	struct pyframes *py;   /* Python frames (NULL: --no-python) */
+	/* the process model: fed by the event source (the kernel's side-band records, or the
+	 * options' source); without one, processes are snapshotted from /proc as they show up */
+	struct proc_source *src;
+	bool own_src;
+	struct proctab procs;
+	struct proc_event *evbuf; /* EVENT_BATCH */
+	pid_t *dirty;          /* processes whose mappings changed since their snapshot */
+	size_t ndirty, cap_dirty;
+	bool reading;          /* read_events is running (a callback may come back to it) */
+	uint64_t lost_ns;      /* when the kernel last lost process records (0: never) */
+	uint64_t last_sweep_ns;
 	char err[1024];        /* the last failure's message */
 };
 
@@ -175,8 +194,12 @@ static bool queue_exec(struct recorder *r, pid_t pid)
 		r->execs = n;
 		r->cap_execs = ncap;
 	}
+	if (!r->nexecs)
+		r->first_exec_ns = mono_ns();
 	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
-	retake(r, &r->execs[r->nexecs++]);
+	if (!r->src) /* with events, the process table has the new image when it is installed */
+		retake(r, &r->execs[r->nexecs]);
+	r->nexecs++;
 	return true;
 }
 
@@ -202,6 +225,128 @@ static void watch_process(struct recorder *r, pid_t pid)
 	r->ev.watch[r->ev.nwatch++] = (struct watched){ pid, 0, 0 };
 }
 
+/* Notes that pid's snapshot lags behind the process table (an mmap after its first sample). */
+static void mark_dirty(struct recorder *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->ndirty; i++)
+		if (r->dirty[i] == pid)
+			return;
+	if (r->ndirty == r->cap_dirty) {
+		size_t ncap = r->cap_dirty ? r->cap_dirty * 2 : 64;
+		pid_t *n = realloc(r->dirty, ncap * sizeof(*n));
+		if (!n)
+			return; /* out of memory: the snapshot stays as it was */
+		r->dirty = n;
+		r->cap_dirty = ncap;
+	}
+	r->dirty[r->ndirty++] = pid;
+}
+
+/* Applies one process event to the table. A snapshotted process that calls exec keeps its old
+ * image until handle_execs; one that maps more code gets it in its snapshot (update_dirty). A
+ * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
+ * one's first sample replaces it, as without events. */
+static int handle_event(struct recorder *r, const struct proc_event *ev)
+{
+	int pid = proctab_apply(&r->procs, ev, r->o.all);
+
+	if (ev->kind == PROC_EV_LOST)
+		r->lost_ns = mono_ns();
+	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
+		return pid < 0 ? pid : 0;
+	if (exec_pending(r, pid))
+		return 0;
+	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid))
+		return 0;
+	mark_dirty(r, pid);
+	return 0;
+}
+
+/* Whether an image has anonymous executable memory (JIT code): its perf map is opened while
+ * the process lives (a process older than the recording's is opened too, as it was seen). */
+static bool runs_jit(const struct procmap *image)
+{
+	for (size_t i = 0; i < image->n; i++)
+		if (image->entries[i].x && (image->entries[i].kind == PROCMAP_ANON ||
+					    !strncmp(image->entries[i].path, "[anon:", 6)))
+			return true;
+	return false;
+}
+
+/* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */
+static int update_dirty(struct recorder *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->ndirty && !err; i++) {
+		struct proctab_proc *p = proctab_find(&r->procs, r->dirty[i]);
+		if (p && !exec_pending(r, p->pid) && symbolizer_has_process(r->sym, p->pid))
+			err = symbolizer_set_maps(r->sym, p->pid, &p->image);
+		if (!err && p && runs_jit(&p->image) && symbolizer_has_process(r->sym, p->pid))
+			symbolizer_note_jit(r->sym, p->pid);
+	}
+	r->ndirty = 0;
+	return err;
+}
+
+/* Reads every process event waiting and applies it (see handle_event). 0 or -errno. */
+static int read_events(struct recorder *r)
+{
+	int n = 0, err = 0;
+
+	if (!r->src || r->reading)
+		return 0;
+	r->reading = true;
+	while (!err && (n = proc_source_read(r->src, r->evbuf, EVENT_BATCH)) > 0)
+		for (int i = 0; i < n && !err; i++)
+			err = handle_event(r, &r->evbuf[i]);
+	if (!err && n < 0)
+		err = n;
+	if (!err)
+		err = update_dirty(r);
+	r->reading = false;
+	return err;
+}
+
+/* Snapshots pid from the process table: the events that made it first (its fork, exec and
+ * mmap records may still wait), else one read of /proc/PID/maps (a process older than the
+ * events, or one whose parent the table did not know, or any while the kernel has lately lost
+ * records). A process that called exec just before
+ * (its first samples may predate it: a fork's child caught in execve) starts with its image
+ * before the exec, and the exec is handled as for a process known before it. Its perf map is
+ * opened now, while it lives, when it has JIT memory or was read from /proc (as before). */
+static void snapshot_from_table(struct recorder *r, pid_t pid)
+{
+	bool from_proc = false;
+
+	read_events(r);
+	struct proctab_proc *p = proctab_find(&r->procs, pid);
+	/* records lost lately: the table may lack this process's mappings, /proc has them */
+	bool distrust = r->lost_ns && mono_ns() - r->lost_ns < LOST_DISTRUST_NS;
+	if ((!p || (!p->image.n && !p->execs) || distrust) && !proctab_read(&r->procs, pid)) {
+		p = proctab_find(&r->procs, pid);
+		from_proc = true;
+	}
+	if (!p)
+		return;
+	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
+	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid))
+		return;
+	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || runs_jit(&p->image)))
+		symbolizer_note_jit(r->sym, pid);
+}
+
+/* The process table's mappings of pid for the DWARF unwinder's description (NULL: not known,
+ * the unwinder reads /proc). */
+static const struct procmap *maps_of(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+
+	read_events(r); /* the mappings made since the last poll (a library just loaded) */
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+	return p && p->image.n ? &p->image : NULL;
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -218,11 +363,16 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
 	if (!announced && symbolizer_has_process(r->sym, pid)) {
 		if ((x = exec_pending(r, pid))) {
-			retake(r, x); /* the first sample after the exec announces it again */
+			if (!r->src)
+				retake(r, x); /* the first sample after the exec announces it again */
 			return;
 		}
 		if (exec && queue_exec(r, pid))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
+	}
+	if (r->src) {
+		snapshot_from_table(r, pid);
+		return;
 	}
 	symbolizer_add_process(r->sym, pid);
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
@@ -231,7 +381,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 /* Python frames: the BPF unwinder learns where a process's interpreter is... */
 static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
 {
-	return sampler_set_python(((struct recorder *)ctx)->sampler, pid, p);
+	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
 }
 
 /* ... and the code objects its stacks name are read while it lives. */
@@ -249,9 +399,12 @@ static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 static void on_code(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct recorder *r = ctx;
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
 
-	(void)addr;
-	symbolizer_note_jit(r->sym, pid);
+	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
+	if (!e || e->kind != PROCMAP_FILE)
+		symbolizer_note_jit(r->sym, pid);
 	if (r->py) /* libpython mapped: the interpreter may be found now */
 		pyframes_note_code(r->py, pid, mono_ns());
 }
@@ -264,7 +417,8 @@ static bool entry_ready(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	return capture_ready(r->cap, e);
+	/* a process whose exec waits for handle_execs still has its old image's snapshot */
+	return !exec_pending(r, e->pid) && capture_ready(r->cap, e);
 }
 
 /* Live processes waiting for their second snapshot are better symbolized after it. */
@@ -272,7 +426,8 @@ static bool live_entry_ready(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	return !symbolizer_refresh_pending(r->sym, e->pid) && capture_ready(r->cap, e);
+	return !symbolizer_refresh_pending(r->sym, e->pid) && !exec_pending(r, e->pid) &&
+	       capture_ready(r->cap, e);
 }
 
 /* Parks an entry; new processes are snapshotted meanwhile (events keep coming). */
@@ -280,7 +435,7 @@ static int park_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	sampler_handle_events(r->sampler);
+	r->ss->ops->handle_events(r->ss);
 	return capture_park(r->cap, e);
 }
 
@@ -306,6 +461,24 @@ static bool of_old_image(void *ctx, const struct sampler_entry *e)
 	return true;
 }
 
+/* Installs the image of a process after its exec: the process table's (the events have it
+ * whole), else a snapshot taken now (the latest is the most complete, if the process still
+ * lives), and another one later. */
+static void install_new_image(struct recorder *r, struct pending_exec *x)
+{
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, x->pid) : NULL;
+
+	if (p) {
+		symbolizer_set_maps(r->sym, x->pid, &p->image);
+		return;
+	}
+	retake(r, x);
+	if (x->next)
+		symbolizer_install(r->sym, x->next);
+	x->next = NULL;
+	symbolizer_add_process_later(r->sym, x->pid, mono_ns());
+}
+
 /* The samples a process took before its exec: drained now, told from the ones after it by their
  * addresses (of_old_image), symbolized with the snapshot of its old image and parked; then the
  * new image's snapshot (taken at the exec, or at the first sample after it) is installed. Runs
@@ -326,18 +499,15 @@ static int handle_execs(struct recorder *r)
 	r->nhandling = nx;
 	/* what is drained already first, with the old process name, then what the drain adds */
 	for (size_t i = 0; i < nx && !err; i++) {
-		int n = sampler_park_process(r->sampler, xs[i].pid, &old);
+		int n = r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
 	if (!err)
-		err = sampler_drain(r->sampler);
+		err = r->ss->ops->drain(r->ss);
 	for (size_t i = 0; i < nx; i++) {
-		int n = err ? 0 : sampler_park_process(r->sampler, xs[i].pid, &old);
+		int n = err ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : err;
-		retake(r, &xs[i]); /* the latest is the most complete, if the process still lives */
-		if (xs[i].next)
-			symbolizer_install(r->sym, xs[i].next);
-		symbolizer_add_process_later(r->sym, xs[i].pid, mono_ns());
+		install_new_image(r, &xs[i]);
 		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
 	}
 	r->handling = NULL;
@@ -353,17 +523,17 @@ static int retire_ended(struct recorder *r)
 	struct sampler_retire_ops ops = { .ready = entry_ready, .park = park_entry,
 					  .gone = forget_process, .ctx = r };
 	uint64_t now = mono_ns();
-	int n = sampler_retire(r->sampler, &ops);
+	int n = r->ss->ops->retire(r->ss, &ops);
 
 	if (n < 0)
 		return n;
 	r->retired_since_trim += n;
 	/* live processes that keep making new stacks: park their entries too, past the bound */
-	if (sampler_entry_count(r->sampler) > r->o.max_entries &&
+	if (r->ss->ops->entry_count(r->ss) > r->o.max_entries &&
 	    now - r->last_park_live_ns >= PARK_LIVE_INTERVAL_NS) {
 		struct sampler_retire_ops live = { .select = live_entry_ready, .park = park_entry,
 						   .ctx = r };
-		int k = sampler_park_live(r->sampler, &live);
+		int k = r->ss->ops->park_live(r->ss, &live);
 		if (k < 0)
 			return k;
 		r->last_park_live_ns = now;
@@ -522,7 +692,7 @@ static void announce_mappers(struct recorder *r)
 		if (!n)
 			break;
 		r->ev.announced = n;
-		if (sampler_add_target(r->sampler, pid, false) || symbolizer_add_process(r->sym, pid))
+		if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
 			continue;
 		r->ev.announced[r->ev.nannounced++] = pid;
 	}
@@ -543,7 +713,7 @@ static int attach_probe(struct recorder *r, pid_t pid, const char *path,
 	for (i = 0; i < r->ev.n && strcmp(r->ev.list[i].type, type); i++)
 		;
 	uint32_t id = i < r->ev.n ? r->ev.list[i].id : r->ev.next_id;
-	int err = sampler_attach_usdt(r->sampler, pid, path, p->provider, p->name, id);
+	int err = sample_source_attach_usdt(r->ss, pid, path, p->provider, p->name, id);
 	if (err) {
 		diag(DIAG_WARN, "cannot attach to USDT probe %s:%s of '%s': %s", p->provider, p->name, path,
 			strerror(-err));
@@ -690,6 +860,7 @@ static int setup_sampler(struct recorder *r)
 		.on_code = on_code,
 		.python = !r->o.no_python,
 		.on_stack = on_stack,
+		.maps_of = maps_of,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -700,8 +871,29 @@ static int setup_sampler(struct recorder *r)
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
 	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
 		return fail(r, -ENOMEM, "out of memory");
-	if (!(r->sampler = sampler_new(&so, &why)))
+	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
+							    : sample_source_bpf_new;
+	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
+	return 0;
+}
+
+/* Opens the process events (the options' source, else the kernel's side-band records): from
+ * here on the process table follows every exec, mapping and exit. Where the kernel's cannot be
+ * opened, processes are snapshotted from /proc as they show up (a note says why). */
+static int open_events(struct recorder *r)
+{
+	proctab_init(&r->procs);
+	if (!(r->evbuf = calloc(EVENT_BATCH, sizeof(*r->evbuf))))
+		return fail(r, -ENOMEM, "out of memory");
+	r->src = r->o.events_source;
+	if (r->src)
+		return 0;
+	if ((r->src = procevents_kernel_new(0)))
+		r->own_src = true;
+	else
+		diag(DIAG_INFO, "cannot open the kernel's process events: %s; reading /proc instead",
+		     strerror(errno));
 	return 0;
 }
 
@@ -709,7 +901,7 @@ static int setup_sampler(struct recorder *r)
 static int add_pids(struct recorder *r)
 {
 	for (int i = 0; i < r->o.npids; i++) {
-		int err = sampler_add_target(r->sampler, r->o.pids[i], false);
+		int err = sample_source_add_target(r->ss, r->o.pids[i], false);
 		if (err)
 			return fail(r, err, "cannot add pid %d: %s", r->o.pids[i], strerror(-err));
 		on_process(r, r->o.pids[i], false);
@@ -774,7 +966,8 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 		errno = ENOMEM;
 		return NULL;
 	}
-	if ((err = copy_opts(r, o)) || (err = setup_sampler(r)) || (err = add_pids(r)) ||
+	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
+	    (err = add_pids(r)) ||
 	    (err = attach_events(r)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
@@ -786,18 +979,18 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 
 int recorder_add_command(struct recorder *r, pid_t pid, const char *file)
 {
-	int err = sampler_add_target(r->sampler, pid, true);
+	int err = sample_source_add_target(r->ss, pid, true);
 
 	if (err)
 		return fail(r, err, "cannot add pid %d: %s", pid, strerror(-err));
-	sampler_prepare_exec(r->sampler, file); /* its first samples need the tables */
+	sample_source_prepare_exec(r->ss, file); /* its first samples need the tables */
 	return 0;
 }
 
 int recorder_start(struct recorder *r)
 {
 	const char *why = "";
-	int err = sampler_start(r->sampler, &why);
+	int err = r->ss->ops->start(r->ss, &why);
 
 	if (err)
 		return fail(r, err, "cannot %s: %s", why, strerror(-err));
@@ -811,10 +1004,24 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	 * no kernel frame at all), before the first processes are retired */
 	if (!r->prefetched && wall_ns() - r->start_ns >= PREFETCH_AFTER_NS)
 		r->prefetched = !symbolizer_prefetch_kernel(r->sym);
-	int err = sampler_poll(r->sampler, timeout_ms);
+	int err = read_events(r);
+	if (err)
+		return fail(r, err, "cannot read process events: %s", strerror(-err));
+	err = r->ss->ops->poll(r->ss, timeout_ms);
 	if (err && err != -EINTR)
 		return fail(r, err, "cannot read samples: %s", strerror(-err));
-	if ((err = handle_execs(r)))
+	/* the records of what was sampled meanwhile, before its processes are symbolized */
+	if ((err = read_events(r)))
+		return fail(r, err, "cannot read process events: %s", strerror(-err));
+	uint64_t now = mono_ns();
+	if (r->src && now - r->last_sweep_ns >= SWEEP_INTERVAL_NS) {
+		proctab_sweep(&r->procs, now - SWEEP_AFTER_NS);
+		r->last_sweep_ns = now;
+	}
+	/* each handling drains the samples: with events, execs wait a little to be handled
+	 * together (their processes are not retired meanwhile: entry_ready) */
+	bool execs_due = !r->src || now - r->first_exec_ns >= EXEC_BATCH_NS;
+	if (execs_due && (err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));
 	if ((err = retire_ended(r)))
@@ -831,7 +1038,15 @@ void recorder_stop(struct recorder *r)
 {
 	r->end_ns = wall_ns();
 	check_watched(r, true);
-	sampler_stop(r->sampler);
+	r->ss->ops->stop(r->ss);
+}
+
+/* The source's entries, for the capture. */
+static int for_each_entry(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx)
+{
+	struct sample_source *ss = src;
+
+	return ss->ops->for_each(ss, fn, ctx);
 }
 
 /* The capture's metadata at the end: the time, the command, the machine, the counts. */
@@ -845,7 +1060,7 @@ static struct capture_meta final_meta(const struct recorder *r, struct utsname *
 	m.argc = r->o.argc;
 	m.argv = r->o.argv;
 	m.kernel = un->release;
-	m.ncpus = sampler_ncpus(r->sampler);
+	m.ncpus = r->ss->ops->ncpus(r->ss);
 	m.stats = &r->final;
 	return m;
 }
@@ -862,26 +1077,33 @@ static void note_held(const struct recorder *r)
 	     (unsigned long long)st->stacks, (unsigned long long)st->threads,
 	     (unsigned long long)ss.processes, (unsigned long long)ss.files,
 	     (unsigned long long)ss.idle_files, (unsigned long long)st->retired_processes);
+	if (r->src)
+		diag(DIAG_INFO, "process table: %zu processes; /proc/PID/maps read %llu times; %llu "
+		     "event records lost", r->procs.n, (unsigned long long)r->procs.proc_reads,
+		     (unsigned long long)r->procs.lost);
 }
 
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-	int err = sampler_drain(r->sampler);
+	int err = read_events(r);
 
 	if (!err)
-		err = sampler_drain(r->sampler);
+		err = r->ss->ops->drain(r->ss);
+
+	if (!err)
+		err = r->ss->ops->drain(r->ss);
 	if (!err)
 		err = handle_execs(r);
 	if (err) {
 		errno = -fail(r, err, "cannot read samples: %s", strerror(-err));
 		return NULL;
 	}
-	sampler_get_stats(r->sampler, &r->final);
+	r->ss->ops->get_stats(r->ss, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	note_held(r);
-	if ((err = capture_finish(r->cap, r->sampler, &m))) {
+	if ((err = capture_finish_from(r->cap, for_each_entry, r->ss, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));
 		return NULL;
 	}
@@ -894,7 +1116,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	if (r->finished)
 		st->sampler = r->final;
 	else
-		sampler_get_stats(r->sampler, &st->sampler);
+		r->ss->ops->get_stats(r->ss, &st->sampler);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;
 }
@@ -905,8 +1127,8 @@ void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, 
 	memset(bpf, 0, 4 * sizeof(*bpf));
 	if (r->py)
 		pyframes_get_stats(r->py, st);
-	if (r->py && r->sampler)
-		sampler_python_stats(r->sampler, bpf);
+	if (r->py && r->ss)
+		sample_source_python_stats(r->ss, bpf);
 }
 
 const char *recorder_error(const struct recorder *r)
@@ -919,7 +1141,7 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
-	sampler_free(r->sampler);
+	sample_source_free(r->ss);
 	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
@@ -929,5 +1151,10 @@ void recorder_free(struct recorder *r)
 	free((char *)r->o.spill_dir);
 	free(r->execs);
 	events_release(&r->ev);
+	if (r->own_src)
+		proc_source_free(r->src);
+	proctab_release(&r->procs);
+	free(r->evbuf);
+	free(r->dirty);
 	free(r);
 }

@@ -2,11 +2,19 @@
  * spill of parked samples) and the process lifecycle, so that a command only says what to record
  * and writes what comes out.
  *
+ * One process model: a table of every process's executable mappings (lib/procmap.h), fed by
+ * process events (lib/procevents.h: the kernel's side-band exec/mmap/fork/exit records, opened
+ * at recorder_new; a fake source in tests); /proc/PID/maps is read once, only for a process
+ * older than the events. The symbolizer's snapshots and the DWARF unwinder's process
+ * descriptions are made from it. Where the side-band event cannot be opened, processes are
+ * snapshotted from /proc at their first sample and again shortly after, as before.
+ *
  * What it does between recorder_start and recorder_finish, in recorder_poll:
- * - new processes (first sample) are snapshotted while they live, and again shortly after (their
- *   libraries may still be loading); JIT code met without a table reopens a process's perf map;
+ * - process events are read and applied; a process is snapshotted at its first sample, and its
+ *   snapshot follows what it maps later; JIT code met without a table reopens its perf map;
  * - a process that calls exec keeps its old image's snapshot until the samples it took before
- *   the exec are symbolized with it and parked; then the new image's snapshot is installed;
+ *   the exec are symbolized with it and parked; then the new image's snapshot is installed (a
+ *   process first sampled just after its exec starts with its image before it);
  * - ended processes are symbolized (once their files are indexed, by a worker thread), parked on
  *   disk and forgotten; past max_entries held entries, live processes' entries are parked too;
  *   freed memory goes back to the system now and then (malloc_trim);
@@ -22,9 +30,10 @@
  * after "firn: ", in the why buffer (recorder_new) or in recorder_error.
  *
  * Exists now: new, add_command, start, poll, stop, finish, stats, error, free.
+ * Samples come through a sample source (lib/sample_source.h): the BPF sampler is its transport;
+ * tests give a fake one and a fake event source, and run the whole lifecycle without root.
  * Comes next (not declared yet): recorder_cut() -> the profile of the interval since the last cut
- * (for firn top and a continuous mode), and an event source interface (kernel mmap2/comm/exit
- * records instead of /proc polling, and a fake source for unit tests).
+ * (for firn top and a continuous mode).
  * One thread at a time. */
 #ifndef FIRN_RECORDER_H
 #define FIRN_RECORDER_H
@@ -35,6 +44,7 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "sample_source.h"
 #include "sampler.h"
 
 struct recorder;
@@ -61,6 +71,13 @@ struct recorder_opts {
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
 	int argc;                   /* the profiled command line, for the profile's comments */
 	char **argv;
+	/* where process events come from (exec, mmap, fork, exit: lib/procevents.h); borrowed.
+	 * NULL: the kernel's side-band records, or /proc where those cannot be opened */
+	struct proc_source *events_source;
+	/* where samples come from (lib/sample_source.h), made at recorder_new with the
+	 * recorder's callbacks; NULL: the BPF sampler. arg is passed to it */
+	sample_source_new_fn *sample_source_new;
+	void *sample_source_arg;
 };
 
 /* What a recording counted, for the summary. After recorder_finish, as it was when the samples

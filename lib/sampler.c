@@ -377,6 +377,16 @@ static int note_exit(struct sampler *s, pid_t pid)
 	return 0;
 }
 
+/* Describes pid to the DWARF unwinder: from the caller's model of its mappings when there is
+ * one, else from /proc. */
+static void add_process(struct sampler *s, pid_t pid, const struct procmap *pm, bool lazy)
+{
+	if (pm)
+		unwinder_add_process_maps(s->unwinder, pid, pm, lazy);
+	else
+		unwinder_add_process(s->unwinder, pid, lazy);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -384,13 +394,18 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	const struct procmap *pm = NULL;
+
+	if (s->unwinder && s->opts.maps_of && e->type != FIRN_EV_EXIT)
+		pm = s->opts.maps_of(s->opts.ctx, e->pid); /* after on_process: see below */
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
 		if (s->opts.on_code)
 			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
 		if (s->unwinder && s->opts.all)
-			unwinder_add_code(s->unwinder, e->pid, e->addr);
+			pm ? unwinder_add_code_maps(s->unwinder, e->pid, e->addr, pm)
+			   : unwinder_add_code(s->unwinder, e->pid, e->addr);
 		else if (s->unwinder)
-			unwinder_add_process(s->unwinder, e->pid, false);
+			add_process(s, e->pid, pm, false);
 		return 0;
 	}
 	if (e->type == FIRN_EV_EXIT)
@@ -400,8 +415,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	/* the caller's snapshot first: a short process may be gone after its tables are built */
 	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
+	if (s->unwinder && s->opts.maps_of)
+		pm = s->opts.maps_of(s->opts.ctx, e->pid);
 	if (s->unwinder)
-		unwinder_add_process(s->unwinder, e->pid, s->opts.all);
+		add_process(s, e->pid, pm, s->opts.all);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct sampler;
+struct procmap;
 
 /* How user stacks are unwound. */
 enum sampler_unwind {
@@ -38,6 +39,9 @@ struct sampler_opts {
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
+	/* the caller's model of pid's mappings (after on_process), which the DWARF unwinder
+	 * describes instead of reading /proc/PID/maps; NULL (or a NULL answer): it reads them */
+	const struct procmap *(*maps_of)(void *ctx, pid_t pid);
 	void *ctx;
 };
 

@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "debuginfo.h"
@@ -93,6 +94,8 @@ struct snapshot {
 	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
 	int perfmap_state;    /* 0 not read, 1 read, -errno */
 	bool perfmap_refused; /* the map is not one to trust (noted once) */
+	bool from_events;     /* its maps came from the kernel's mmap records: every executable
+			       * mapping is known, none outside them holds JIT code */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
@@ -768,16 +771,41 @@ static bool file_ready(struct symbolizer *s, struct symfile *f)
 
 /* ---- snapshots ---- */
 
-/* Opens the file behind a snapshot's file mapping: map_files first (works for deleted files),
- * then the path as the process sees it, then the path as we see it. */
+/* A cached file with the device and inode a mapping names (no system call: the processes of one
+ * binary share it), with a reference taken; NULL when none is cached. */
+static struct symfile *file_known(struct symbolizer *s, const struct procmap_entry *e)
+{
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+	size_t lo = 0, hi = s->nfiles;
+
+	if (!e->inode)
+		return NULL;
+	while (lo < hi) { /* the first file at or after (dev, inode): the cache is sorted by them */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct symfile *f = s->files[mid];
+		if (f->dev < dev || (f->dev == dev && f->ino < e->inode))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->nfiles && s->files[lo]->dev == dev && s->files[lo]->ino == e->inode)
+		return file_ref(s, s->files[lo]);
+	return NULL;
+}
+
+/* Opens the file behind a snapshot's file mapping: the cached one with its device and inode,
+ * else map_files (works for deleted files while the process lives), then the path as the
+ * process sees it, then the path as we see it — each checked against the mapping's inode. */
 static struct symfile *snapshot_open(struct symbolizer *s, pid_t pid, const struct procmap_entry *e)
 {
 	char path[PATH_MAX + 64];
-	struct symfile *f;
+	struct symfile *f = file_known(s, e);
 
+	if (f)
+		return f;
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	f = file_get(s, path, 0, 0, e->path, pid); /* a link the kernel made: followed */
+	f = file_get(s, path, 0, e->inode, e->path, pid); /* a link the kernel made: followed */
 	if (f || errno == ENOMEM || e->deleted || e->path[0] != '/')
 		return f;
 	/* maps names the file itself, never a symlink: one found there now is someone else's */
@@ -868,6 +896,9 @@ static void perfmap_open(struct symbolizer *s, struct snapshot *snap)
 
 	if (snap->perfmap_fd >= 0 || snap->perfmap_refused)
 		return;
+	if (!snap->perfmap_name[0]) /* a snapshot made from events: named at first need */
+		snprintf(snap->perfmap_name, sizeof(snap->perfmap_name), "/tmp/perf-%d.map",
+			 (int)namespaced_pid(snap->pid));
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)snap->pid, snap->perfmap_name);
 	int fd = safeopen_process_uid(snap->pid, &uid);
 	if (!fd)
@@ -1003,6 +1034,72 @@ int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 	struct symbolizer_snapshot *snap = symbolizer_take(s, pid);
 
 	return snap ? symbolizer_install(s, snap) : -errno;
+}
+
+/* The symbol source of mapping e of a snapshot being made: old's (the snapshot it replaces)
+ * when old has the same mapping, else opened now. 0 or -ENOMEM. */
+static int snapmap_attach(struct symbolizer *s, const struct snapshot *old,
+			  const struct procmap_entry *e, struct snapmap *m, pid_t pid)
+{
+	const struct procmap_entry *o = old ? procmap_find(&old->map, e->start) : NULL;
+
+	if (o && o->start == e->start && o->end == e->end && o->offset == e->offset &&
+	    o->inode == e->inode && o->kind == e->kind && !strcmp(o->path, e->path)) {
+		*m = old->maps[o - old->map.entries];
+		if (m->file)
+			file_ref(s, m->file);
+		return 0;
+	}
+	if (e->kind == PROCMAP_VDSO)
+		m->src = SRC_VDSO;
+	if (e->kind != PROCMAP_FILE || !e->x)
+		return 0;
+	m->src = SRC_FILE;
+	if (!(m->file = snapshot_open(s, pid, e)) && errno == ENOMEM)
+		return -ENOMEM;
+	if (!m->file)
+		diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)pid,
+		     safeopen_strerror(-errno));
+	return 0;
+}
+
+/* Moves old's perf map (open descriptor, what was read, its name) to snap. */
+static void perfmap_move(struct snapshot *snap, struct snapshot *old)
+{
+	snap->perfmap_fd = old->perfmap_fd;
+	snap->perfmap_state = old->perfmap_state;
+	snap->perfmap_refused = old->perfmap_refused;
+	snap->perfmap = old->perfmap;
+	memcpy(snap->perfmap_name, old->perfmap_name, sizeof(snap->perfmap_name));
+	snap->jit_mapping = old->jit_mapping;
+	old->perfmap_fd = -1;
+	memset(&old->perfmap, 0, sizeof(old->perfmap));
+}
+
+int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *map)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *old = found ? s->procs[i] : NULL;
+	int err = snap ? procmap_copy(&snap->map, map, false) : -ENOMEM;
+
+	if (!snap)
+		return err;
+	snap->pid = pid;
+	snap->perfmap_fd = -1;
+	snap->from_events = true;
+	if (!err && !(snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps))))
+		err = -ENOMEM;
+	for (size_t j = 0; !err && j < snap->map.n; j++)
+		err = snapmap_attach(s, old, &snap->map.entries[j], &snap->maps[j], pid);
+	if (!err && old)
+		perfmap_move(snap, old);
+	if (!err)
+		err = proc_put(s, snap);
+	if (err)
+		snapshot_free(s, snap);
+	return err;
 }
 
 bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
@@ -1641,7 +1738,7 @@ int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t 
 		return unknown_location(s, p, addr, R_NO_PROCESS);
 	struct snapshot *snap = s->procs[pi];
 	if (!(e = procmap_find(&snap->map, addr))) {
-		id = jit_location(s, p, snap, addr, is_return_address);
+		id = snap->from_events ? 0 : jit_location(s, p, snap, addr, is_return_address);
 		return id ? id : unknown_location(s, p, addr, R_NO_MAPPING);
 	}
 	struct snapmap *m = &snap->maps[e - snap->map.entries];

@@ -69,6 +69,15 @@ void symbolizer_free(struct symbolizer *s);
  * left: nothing is added or replaced, -ESRCH. 0 or -errno (-ENOENT: no such process). */
 int symbolizer_add_process(struct symbolizer *s, pid_t pid);
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid);
+/* Makes pid's snapshot from map (a process's mappings as the process table has them, built from
+ * the kernel's mmap records): mappings the snapshot had already keep their open files; the files
+ * of new executable mappings are found in the cache by their device and inode, else opened as
+ * symbolizer_add_process does, checked against the inode. Replaces an earlier snapshot of pid;
+ * its perf map stays. The map is taken as complete: an address outside its mappings is not
+ * looked up in the perf map (JIT code lives in anonymous executable mappings, which the kernel
+ * reports too). 0 or -ENOMEM. */
+struct procmap;
+int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *map);
 /* Whether pid's snapshot maps addr to a file (not anonymous memory, not outside every
  * mapping). */
 bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr);

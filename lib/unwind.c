@@ -32,6 +32,8 @@
 
 struct run;
 
+#define UNBUILT_MAX 1024 /* files remembered as having no table built (the oldest go first) */
+
 /* A file whose table is loaded (or known to have none). */
 struct utable {
 	dev_t dev;
@@ -55,6 +57,9 @@ struct unwinder {
 	size_t nruns, cap_runs;
 	struct utable *tables;
 	size_t ntables, cap_tables;
+	/* files seen without a built table (lazy descriptions): not opened again to find out */
+	struct { dev_t dev; ino_t ino; } unbuilt[UNBUILT_MAX];
+	size_t nunbuilt;
 	struct unwinder_stats st;
 };
 
@@ -256,20 +261,49 @@ static int open_mapping(pid_t pid, const struct procmap_entry *e)
 	return safeopen(path, SAFEOPEN_NOFOLLOW, 0, NULL);
 }
 
+/* The table of the file with the device and inode a mapping names, or NULL: no system call for
+ * the files most processes share. */
+static struct utable *table_known(struct unwinder *u, const struct procmap_entry *e)
+{
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+
+	for (size_t i = 0; e->inode && i < u->ntables; i++)
+		if (u->tables[i].dev == dev && u->tables[i].ino == e->inode)
+			return &u->tables[i];
+	return NULL;
+}
+
+/* The table of a mapping's file: known by device and inode, else found (or, with build, built)
+ * through the file opened as the process sees it. */
+static struct utable *mapping_table(struct unwinder *u, pid_t pid, const struct procmap_entry *e,
+				    bool build)
+{
+	struct utable *t = table_known(u, e);
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; !t && !build && e->inode && i < u->nunbuilt && i < UNBUILT_MAX; i++)
+		if (u->unbuilt[i].dev == dev && u->unbuilt[i].ino == e->inode)
+			return NULL;
+	if (t || (fd = open_mapping(pid, e)) < 0)
+		return t;
+	t = fstat(fd, &st) ? NULL : table_find(u, &st);
+	if (!t && build && !fstat(fd, &st))
+		t = table_load(u, fd, &st, e->path, NULL);
+	close(fd);
+	if (!t && !build && e->inode)
+		u->unbuilt[u->nunbuilt++ % UNBUILT_MAX] = (typeof(u->unbuilt[0])){ dev, e->inode };
+	return t;
+}
+
 /* Describes one executable mapping into m; false when it has no usable table (or, unless build,
  * when its table is not built yet). */
 static bool describe_mapping(struct unwinder *u, pid_t pid, const struct procmap_entry *e,
 			     struct firn_umap *m, bool build)
 {
-	struct stat st;
-	int fd = open_mapping(pid, e);
+	struct utable *t = mapping_table(u, pid, e, build);
 
-	if (fd < 0)
-		return false;
-	struct utable *t = fstat(fd, &st) ? NULL : table_find(u, &st);
-	if (!t && build && !fstat(fd, &st))
-		t = table_load(u, fd, &st, e->path, NULL);
-	close(fd);
 	if (!t && !build)
 		return false;
 	if (!t || !t->loaded) {
@@ -424,12 +458,22 @@ static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, 
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 {
 	struct procmap pm;
+	int err = procmap_read(&pm, pid);
+
+	if (err)
+		return err;
+	err = unwinder_add_process_maps(u, pid, &pm, lazy);
+	procmap_release(&pm);
+	return err;
+}
+
+int unwinder_add_process_maps(struct unwinder *u, pid_t pid, const struct procmap *pmp, bool lazy)
+{
+	const struct procmap pm = *pmp;
 	struct firn_umap *maps;
 	uint32_t n = 0;
 	int err;
 
-	if ((err = procmap_read(&pm, pid)))
-		return err;
 	maps = calloc(pm.n ? pm.n : 1, sizeof(*maps));
 	for (size_t i = 0; maps && i < pm.n; i++) {
 		const struct procmap_entry *e = &pm.entries[i];
@@ -442,7 +486,6 @@ int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy)
 		n += e->kind == PROCMAP_VDSO ? describe_vdso(u, e, &maps[n])
 					     : describe_mapping(u, pid, e, &maps[n], !lazy);
 	}
-	procmap_release(&pm);
 	err = maps ? publish(u, pid, maps, n) : -ENOMEM;
 	if (!err)
 		u->st.processes++;
@@ -493,16 +536,23 @@ int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes)
 int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc)
 {
 	struct procmap pm;
-	struct firn_umap m;
 	int err = procmap_read(&pm, pid);
 
 	if (err)
 		return err;
-	const struct procmap_entry *e = procmap_find(&pm, pc);
+	err = unwinder_add_code_maps(u, pid, pc, &pm);
+	procmap_release(&pm);
+	return err;
+}
+
+int unwinder_add_code_maps(struct unwinder *u, pid_t pid, uint64_t pc, const struct procmap *pm)
+{
+	struct firn_umap m;
+	const struct procmap_entry *e = procmap_find(pm, pc);
 	bool built = e && e->x && e->kind == PROCMAP_FILE && e->path[0] &&
 		     describe_mapping(u, pid, e, &m, true);
-	procmap_release(&pm);
-	return built || !pc ? unwinder_add_process(u, pid, true) : 0;
+
+	return built || !pc ? unwinder_add_process_maps(u, pid, pm, true) : 0;
 }
 
 /* The size of the ELF image at base (the vdso): up to the end of its section headers or of its

@@ -36,6 +36,10 @@ void unwinder_free(struct unwinder *u);
  * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
  * libraries of most processes are never sampled). 0 or -errno (-ENOENT: the process is gone). */
 int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
+/* The same from pid's mappings as the caller's process model has them (no /proc read; a file
+ * whose table is built already is known by its device and inode, without opening it). */
+struct procmap;
+int unwinder_add_process_maps(struct unwinder *u, pid_t pid, const struct procmap *pm, bool lazy);
 /* Frees pid's mappings in the pool (the process has exited); its files' tables stay. 0 or
  * -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, pid_t pid);
@@ -43,6 +47,8 @@ int unwinder_remove_process(struct unwinder *u, pid_t pid);
  * then describes pid lazily; pc 0: only describes it (the unwinder met mappings with tables that
  * the description lacks). 0 or -errno. */
 int unwinder_add_code(struct unwinder *u, pid_t pid, uint64_t pc);
+/* The same from pid's mappings as the caller's process model has them. */
+int unwinder_add_code_maps(struct unwinder *u, pid_t pid, uint64_t pc, const struct procmap *pm);
 /* Builds the tables of pid's mappings whose file name starts with one of prefixes (NULL-ended
  * list, e.g. "libc.so", "ld-linux"), without describing pid: for files nearly every process maps. */
 int unwinder_preload(struct unwinder *u, pid_t pid, const char *const *prefixes);

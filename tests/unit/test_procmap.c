@@ -169,6 +169,44 @@ static void test_read_self(void **state)
 	assert_int_equal(procmap_read(&m, INT_MAX), -ENOENT);
 }
 
+/* procmap_add does what mmap does to a process's map: a mapping over part of another splits it
+ * (the right part's file offset moved along), one over a whole entry replaces it; entries stay
+ * sorted, paths are the map's own copies. procmap_copy keeps the executable ones on request. */
+static void test_add(void **state)
+{
+	struct procmap m, x;
+	char path[] = "/lib/a.so";
+	struct procmap_entry a = { .start = 0x1000, .end = 0x5000, .offset = 0x100, .x = true,
+				   .kind = PROCMAP_FILE, .path = path };
+	struct procmap_entry b = { .start = 0x2000, .end = 0x3000, .kind = PROCMAP_ANON, .path = "" };
+	struct procmap_entry c = { .start = 0x0, .end = 0x8000, .x = true, .kind = PROCMAP_FILE,
+				   .path = "/lib/c.so" };
+
+	procmap_init(&m);
+	assert_int_equal(procmap_add(&m, &a), 0);
+	strcpy(path, "/changed");
+	assert_string_equal(m.entries[0].path, "/lib/a.so");
+	assert_int_equal(procmap_add(&m, &b), 0);
+	assert_int_equal(m.n, 3);
+	assert_int_equal(m.entries[0].start, 0x1000);
+	assert_int_equal(m.entries[0].end, 0x2000);
+	assert_int_equal(m.entries[1].kind, PROCMAP_ANON);
+	assert_int_equal(m.entries[2].start, 0x3000);
+	assert_int_equal(m.entries[2].end, 0x5000);
+	assert_int_equal(m.entries[2].offset, 0x100 + 0x2000);
+	assert_string_equal(m.entries[2].path, "/lib/a.so");
+	assert_ptr_equal(procmap_find(&m, 0x2800), &m.entries[1]);
+	assert_int_equal(procmap_copy(&x, &m, true), 0);
+	assert_int_equal(x.n, 2);
+	assert_int_equal(x.entries[1].start, 0x3000);
+	assert_int_equal(procmap_add(&m, &c), 0);
+	assert_int_equal(m.n, 1);
+	assert_string_equal(m.entries[0].path, "/lib/c.so");
+	assert_string_equal(x.entries[0].path, "/lib/a.so");
+	procmap_release(&x);
+	procmap_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_unsorted_and_no_newline),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_add),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

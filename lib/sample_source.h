@@ -1,0 +1,91 @@
+/* Where the recorder's samples come from: the aggregated entries (counts of a pid, tid, stacks
+ * and event) and the notices of a process's first sample, exec and exit, behind one interface,
+ * so that the recording lifecycle (lib/recorder) does not depend on BPF. The BPF sampler
+ * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
+ * means what the sampler function of the same name says (sampler.h); the notices go to the
+ * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
+ * add_target, prepare_exec, attach_usdt, set_python, python_stats (then those features are not
+ * available: -ENOTSUP, or zeros).
+ * One thread at a time. */
+#ifndef FIRN_SAMPLE_SOURCE_H
+#define FIRN_SAMPLE_SOURCE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sampler.h"
+
+struct sample_source;
+
+struct sample_source_ops {
+	int (*add_target)(struct sample_source *s, pid_t pid, bool held);
+	int (*prepare_exec)(struct sample_source *s, const char *file);
+	int (*attach_usdt)(struct sample_source *s, pid_t pid, const char *path,
+			   const char *provider, const char *name, uint32_t event);
+	int (*start)(struct sample_source *s, const char **why);
+	void (*stop)(struct sample_source *s);
+	int (*poll)(struct sample_source *s, int timeout_ms);
+	int (*handle_events)(struct sample_source *s);
+	int (*drain)(struct sample_source *s);
+	int (*for_each)(struct sample_source *s, int (*fn)(void *ctx, const struct sampler_entry *e),
+			void *ctx);
+	int (*retire)(struct sample_source *s, const struct sampler_retire_ops *ops);
+	int (*park_live)(struct sample_source *s, const struct sampler_retire_ops *ops);
+	int (*park_process)(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops);
+	size_t (*entry_count)(const struct sample_source *s);
+	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
+	int (*ncpus)(const struct sample_source *s);
+	void (*free)(struct sample_source *s);
+	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
+	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
+	void (*python_stats)(struct sample_source *s, uint64_t out[4]);
+};
+
+struct sample_source {
+	const struct sample_source_ops *ops;
+};
+
+/* Makes a sample source from the options (their callbacks receive its notices); NULL + errno,
+ * *why naming the step that failed. arg: the maker's own. */
+typedef struct sample_source *sample_source_new_fn(const struct sampler_opts *o, void *arg,
+						   const char **why);
+
+/* The BPF sampler as a sample source (sampler_new; arg unused). */
+struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,
+					    const char **why);
+
+/* The ops, callable on any source. */
+static inline int sample_source_add_target(struct sample_source *s, pid_t pid, bool held)
+{
+	return s->ops->add_target ? s->ops->add_target(s, pid, held) : -ENOTSUP;
+}
+static inline int sample_source_prepare_exec(struct sample_source *s, const char *file)
+{
+	return s->ops->prepare_exec ? s->ops->prepare_exec(s, file) : 0;
+}
+static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
+					    const char *provider, const char *name, uint32_t event)
+{
+	return s->ops->attach_usdt ? s->ops->attach_usdt(s, pid, path, provider, name, event)
+				   : -ENOTSUP;
+}
+static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
+					   const struct firn_py_proc *p)
+{
+	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
+}
+static inline void sample_source_python_stats(struct sample_source *s, uint64_t out[4])
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = 0;
+	if (s->ops->python_stats)
+		s->ops->python_stats(s, out);
+}
+static inline void sample_source_free(struct sample_source *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+#endif

@@ -1,0 +1,540 @@
+/* Unit tests (no root, no BPF) of the recorder's process lifecycle: the recorder runs against a
+ * fake sample source (entries, drains, first-sample/exec/exit notices, retirement and parking as
+ * the BPF sampler does them) and a fake process event source (exec, mmap, fork, exit records).
+ * The processes are made up (pids above pid_max); their mappings are this test's executable and
+ * libc, replayed as mmap records, so frames resolve to real names: recorder_test_work in the
+ * executable, abort in libc. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procevents.h"
+#include "procmap.h"
+#include "recorder.h"
+#include "sample_source.h"
+
+#define PID 4000000 /* above pid_max: no such process */
+#define MAX_ENTRIES 64
+
+__attribute__((noinline)) int recorder_test_work(int x)
+{
+	return x * 7 + 3;
+}
+
+/* ---- a fake sample source ---- */
+
+enum notice_kind { N_FIRST, N_EXEC, N_EXIT };
+
+struct fake_entry {
+	pid_t pid, tid;
+	uint64_t ip, count;
+};
+
+struct fake {
+	struct sample_source base;
+	struct sampler_opts o;                 /* the recorder's callbacks */
+	struct fake_entry taken[MAX_ENTRIES];  /* samples not drained yet */
+	size_t ntaken;
+	struct fake_entry held[MAX_ENTRIES];   /* drained: what for_each shows */
+	size_t nheld;
+	struct { enum notice_kind kind; pid_t pid; } notices[MAX_ENTRIES];
+	size_t nnotices;
+	struct { pid_t pid; uint64_t gen; } exited[MAX_ENTRIES];
+	size_t nexited;
+	uint64_t drains, parked, retired;
+};
+
+static struct fake *fake_of(const struct sample_source *s)
+{
+	return (struct fake *)s;
+}
+
+/* The view of a held entry that the recorder's callbacks get. */
+static struct sampler_entry view(const struct fake_entry *f)
+{
+	return (struct sampler_entry){ .pid = f->pid, .tid = f->tid, .count = f->count,
+				       .ustack = &f->ip, .ulen = 1, .comm = "prog",
+				       .thread = "prog" };
+}
+
+static int f_start(struct sample_source *s, const char **why) { return 0; }
+static void f_stop(struct sample_source *s) {}
+static int f_ncpus(const struct sample_source *s) { return 1; }
+static void f_free(struct sample_source *s) {}
+
+/* Hands the notices to the recorder, in order; an exit waits for the next drain. */
+static int f_handle_events(struct sample_source *s)
+{
+	struct fake *f = fake_of(s);
+
+	for (size_t i = 0; i < f->nnotices; i++) {
+		if (f->notices[i].kind == N_EXIT)
+			f->exited[f->nexited++] = (typeof(f->exited[0])){ f->notices[i].pid, f->drains };
+		else
+			f->o.on_process(f->o.ctx, f->notices[i].pid, f->notices[i].kind == N_EXEC);
+	}
+	f->nnotices = 0;
+	return 0;
+}
+
+/* Moves the samples taken into the held entries (one per pid, tid, ip). */
+static int f_drain(struct sample_source *s)
+{
+	struct fake *f = fake_of(s);
+
+	for (size_t i = 0; i < f->ntaken; i++) {
+		const struct fake_entry *t = &f->taken[i];
+		size_t j = 0;
+		while (j < f->nheld && (f->held[j].pid != t->pid || f->held[j].tid != t->tid ||
+					f->held[j].ip != t->ip))
+			j++;
+		if (j == f->nheld)
+			f->held[f->nheld++] = (struct fake_entry){ t->pid, t->tid, t->ip, 0 };
+		f->held[j].count += t->count;
+	}
+	f->ntaken = 0;
+	f->drains++;
+	return 0;
+}
+
+static int f_poll(struct sample_source *s, int timeout_ms)
+{
+	f_handle_events(s);
+	return f_drain(s);
+}
+
+static int f_for_each(struct sample_source *s, int (*fn)(void *, const struct sampler_entry *),
+		      void *ctx)
+{
+	struct fake *f = fake_of(s);
+
+	for (size_t i = 0; i < f->nheld; i++) {
+		struct sampler_entry e = view(&f->held[i]);
+		int rc = fn(ctx, &e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Whether every held entry of pid is ready. */
+static bool all_ready(struct fake *f, pid_t pid, const struct sampler_retire_ops *ops)
+{
+	for (size_t i = 0; i < f->nheld && ops->ready; i++) {
+		struct sampler_entry e = view(&f->held[i]);
+		if (f->held[i].pid == pid && !ops->ready(ops->ctx, &e))
+			return false;
+	}
+	return true;
+}
+
+/* Parks and forgets pid's held entries that ops->select takes; how many, or -errno. */
+static int park_pid(struct fake *f, pid_t pid, const struct sampler_retire_ops *ops)
+{
+	size_t kept = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < f->nheld; i++) {
+		struct sampler_entry e = view(&f->held[i]);
+		if (f->held[i].pid != pid || (ops->select && !ops->select(ops->ctx, &e))) {
+			f->held[kept++] = f->held[i];
+			continue;
+		}
+		int err = ops->park ? ops->park(ops->ctx, &e) : 0;
+		if (err)
+			return err;
+		f->parked += f->held[i].count;
+		n++;
+	}
+	f->nheld = kept;
+	return n;
+}
+
+static int f_retire(struct sample_source *s, const struct sampler_retire_ops *ops)
+{
+	struct fake *f = fake_of(s);
+	size_t kept = 0;
+	int gone = 0;
+
+	for (size_t i = 0; i < f->nexited; i++) {
+		pid_t pid = f->exited[i].pid;
+		if (f->exited[i].gen >= f->drains || !all_ready(f, pid, ops)) {
+			f->exited[kept++] = f->exited[i];
+			continue;
+		}
+		int n = park_pid(f, pid, ops);
+		if (n < 0)
+			return n;
+		if (ops->gone)
+			ops->gone(ops->ctx, pid);
+		gone++;
+		f->retired++;
+	}
+	f->nexited = kept;
+	return gone;
+}
+
+static int f_park_process(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops)
+{
+	struct fake *f = fake_of(s);
+
+	return all_ready(f, pid, ops) ? park_pid(f, pid, ops) : 0;
+}
+
+static int f_park_live(struct sample_source *s, const struct sampler_retire_ops *ops)
+{
+	return 0;
+}
+
+static size_t f_entry_count(const struct sample_source *s)
+{
+	return fake_of(s)->nheld;
+}
+
+static void f_get_stats(struct sample_source *s, struct sampler_stats *st)
+{
+	struct fake *f = fake_of(s);
+
+	memset(st, 0, sizeof(*st));
+	st->stored = f->parked;
+	for (size_t i = 0; i < f->nheld; i++)
+		st->stored += f->held[i].count;
+	st->taken = st->stored;
+	st->entries = f->nheld;
+	st->retired_processes = f->retired;
+}
+
+static const struct sample_source_ops fake_ops = {
+	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
+	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
+	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
+	.ncpus = f_ncpus, .free = f_free,
+};
+
+/* The recorder's maker of its sample source: the test's fake, with the recorder's callbacks. */
+static struct sample_source *fake_new(const struct sampler_opts *o, void *arg, const char **why)
+{
+	struct fake *f = arg;
+
+	f->base.ops = &fake_ops;
+	f->o = *o;
+	return &f->base;
+}
+
+/* ---- the test's world: a recorder over both fakes ---- */
+
+struct world {
+	struct fake samples;
+	struct proc_source *events;
+	struct recorder *rec;
+	struct profile *prof;
+	uint64_t t;     /* event time (ns) */
+};
+
+static void take(struct world *w, pid_t pid, pid_t tid, uint64_t ip, uint64_t n)
+{
+	w->samples.taken[w->samples.ntaken++] = (struct fake_entry){ pid, tid, ip, n };
+}
+
+static void notice(struct world *w, enum notice_kind kind, pid_t pid)
+{
+	w->samples.notices[w->samples.nnotices].kind = kind;
+	w->samples.notices[w->samples.nnotices++].pid = pid;
+}
+
+static void event(struct world *w, struct proc_event ev)
+{
+	ev.time = w->t += 100000; /* 0.1 ms apart */
+	assert_int_equal(procevents_fake_add(w->events, &ev), 0);
+}
+
+static void task(struct world *w, enum proc_event_kind kind, pid_t pid, pid_t tid, pid_t ppid)
+{
+	event(w, (struct proc_event){ .kind = kind, .pid = pid, .tid = tid, .ppid = ppid });
+}
+
+/* Records pid's mmap of this process's executable mapping that contains addr. */
+static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
+{
+	struct procmap m;
+	const struct procmap_entry *e;
+
+	assert_int_equal(procmap_read(&m, getpid()), 0);
+	assert_non_null(e = procmap_find(&m, addr));
+	event(w, (struct proc_event){
+		.kind = PROC_EV_MMAP, .pid = pid, .tid = pid, .start = e->start,
+		.len = e->end - e->start, .pgoff = e->offset, .maj = e->dev_major,
+		.min = e->dev_minor, .ino = e->inode, .prot = PROT_READ | PROT_EXEC,
+		.flags = MAP_PRIVATE, .filename = e->path });
+	procmap_release(&m);
+}
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	char why[256];
+
+	assert_non_null(w);
+	assert_non_null(w->events = procevents_fake_new(NULL, 0, 0));
+	struct recorder_opts o = {
+		.freq = 99, .call_graph = "fp", .unwind = UNWIND_FP, .kernel = false,
+		.demangle = true, .spill_dir = "/tmp", .events_source = w->events,
+		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
+	};
+	w->rec = recorder_new(&o, why, sizeof(why));
+	if (!w->rec)
+		fail_msg("recorder_new: %s", why);
+	assert_int_equal(recorder_start(w->rec), 0);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	recorder_free(w->rec);
+	proc_source_free(w->events);
+	free(w);
+	return 0;
+}
+
+static void poll_n(struct world *w, int n)
+{
+	while (n--)
+		assert_int_equal(recorder_poll(w->rec, 0), 0);
+}
+
+/* Polls until n processes were retired (the symbolizer's worker indexes their files meanwhile:
+ * a poll never waits for it), for 5 s at most. */
+static void poll_until_retired(struct world *w, uint64_t n)
+{
+	for (int i = 0; i < 500 && w->samples.retired < n; i++) {
+		assert_int_equal(recorder_poll(w->rec, 0), 0);
+		if (w->samples.retired < n)
+			usleep(10000);
+	}
+	assert_int_equal(w->samples.retired, n);
+}
+
+static void finish(struct world *w)
+{
+	recorder_stop(w->rec);
+	assert_non_null(w->prof = recorder_finish(w->rec));
+}
+
+/* The samples of pid (0: any) whose leaf is named name ("[unknown]": no name). */
+static int64_t samples_named(const struct world *w, pid_t pid, const char *name)
+{
+	const struct profile *p = w->prof;
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		bool of_pid = !pid;
+		for (uint32_t j = 0; j < s->nlabels && !of_pid; j++)
+			of_pid = !strcmp(profile_str(p, s->labels[j].key), "pid") &&
+				 s->labels[j].num == pid;
+		if (!of_pid || !s->nlocs)
+			continue;
+		const struct profile_location *l = &p->locations[s->location_ids[0] - 1];
+		const char *leaf = l->nlines ? profile_str(p, p->functions[l->lines[l->nlines - 1]
+								 .function_id - 1].name)
+					     : "[unknown]";
+		if (!strcmp(leaf, name))
+			n += s->values[0];
+	}
+	return n;
+}
+
+/* The value of the profile's comment "key: N". */
+static long comment(const struct world *w, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (uint32_t i = 0; i < w->prof->ncomments; i++) {
+		const char *c = profile_str(w->prof, w->prof->comments[i]);
+		if (!strncmp(c, key, len) && c[len] == ':')
+			return atol(c + len + 1);
+	}
+	return -1;
+}
+
+#define WORK ((uintptr_t)recorder_test_work)
+#define LIBC ((uintptr_t)abort)
+
+/* A process that execs, maps its program and exits within 1 ms, sampled meanwhile: its
+ * samples are named (and parked as it ends), though it is gone before the recorder looks. */
+static void test_exec_then_exit(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_FORK, PID, PID, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 3);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 3);
+	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
+	assert_int_equal(w->samples.parked, 3);    /* symbolized as it ended, */
+	assert_int_equal(comment(w, "samples.parked"), 1); /* as one sample of the profile */
+}
+
+/* An exec replaces the image: the samples taken before it keep the old image's names (its
+ * executable), those after it get the new one's (libc only). */
+static void test_exec_replaces_image(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 2);
+	poll_n(w, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, LIBC);
+	notice(w, N_EXEC, PID);
+	take(w, PID, PID, LIBC, 3);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID, "abort"), 3);
+	assert_int_equal(samples_named(w, PID, "[unknown]"), 0);
+}
+
+/* A pid used again by a new process after the first one was retired: each one's samples are
+ * named from its own image. */
+static void test_pid_reuse(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 2);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	task(w, PROC_EV_FORK, PID, PID, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, LIBC);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, LIBC, 4);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID, "abort"), 4);
+	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
+}
+
+/* A thread that ends before its process: its samples stay named, the process is not retired
+ * before its own exit. */
+static void test_thread_exits_first(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	task(w, PROC_EV_FORK, PID, PID + 1, PID);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID + 1, WORK, 2);
+	take(w, PID, PID, WORK, 1);
+	task(w, PROC_EV_EXIT, PID, PID + 1, PID);
+	poll_n(w, 2);
+	assert_int_equal(w->samples.retired, 0);
+	take(w, PID, PID, WORK, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 4);
+	assert_int_equal(w->samples.parked, 0);
+}
+
+/* Processes ending between drains, their exits and samples interleaved: each is retired once
+ * all of its samples are drained, and every sample is named. */
+static void test_exits_between_drains(void **state)
+{
+	struct world *w = *state;
+
+	for (int i = 0; i < 3; i++) {
+		task(w, PROC_EV_EXEC, PID + i, PID + i, 0);
+		mmap_of(w, PID + i, WORK);
+		notice(w, N_FIRST, PID + i);
+	}
+	take(w, PID, PID, WORK, 1);
+	take(w, PID + 1, PID + 1, WORK, 1);
+	notice(w, N_EXIT, PID);
+	poll_n(w, 1);               /* PID's exit came before this drain: retired after the next */
+	take(w, PID + 1, PID + 1, WORK, 1);
+	take(w, PID + 2, PID + 2, WORK, 1);
+	notice(w, N_EXIT, PID + 1);
+	poll_until_retired(w, 2);
+	take(w, PID + 2, PID + 2, WORK, 2);
+	notice(w, N_EXIT, PID + 2);
+	poll_until_retired(w, 3);
+	finish(w);
+	assert_int_equal(samples_named(w, 0, "recorder_test_work"), 6);
+	assert_int_equal(w->samples.parked, 6);
+}
+
+/* A library mapped after the process's first sample (its snapshot was made then): the samples
+ * in it are named once the mmap record is read. */
+static void test_mmap_after_first_sample(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 1);
+	poll_n(w, 1);
+	mmap_of(w, PID, LIBC);
+	take(w, PID, PID, LIBC, 2);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 1);
+	assert_int_equal(samples_named(w, PID, "abort"), 2);
+}
+
+/* After the kernel lost records, a new process's mappings are read from /proc (the table may
+ * lack them): this test's own process, whose exec the events showed but none of its mmaps. */
+static void test_lost_records(void **state)
+{
+	struct world *w = *state;
+	pid_t self = getpid();
+
+	task(w, PROC_EV_EXEC, self, self, 0);
+	event(w, (struct proc_event){ .kind = PROC_EV_LOST, .lost = 12 });
+	notice(w, N_FIRST, self);
+	take(w, self, self, WORK, 2);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_named(w, self, "recorder_test_work"), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_exec_then_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_replaces_image, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_exits_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exits_between_drains, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mmap_after_first_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -89,6 +89,14 @@ one_version() {
 }
 
 one_version 3.11 /usr/bin/python3.11
+# read back, Python frames are user frames: not "_[k]", kept by --no-kernel
+"$FIRN" report --folded "$TMP/pr3.11.pb.gz" >"$TMP/pr.folded"
+if grep -q ";parse;" "$TMP/pr.folded" && ! grep -q "parse_\[k\]" "$TMP/pr.folded" &&
+	"$FIRN" report --no-kernel --top 0 "$TMP/pr3.11.pb.gz" | grep -q "\[python\] *parse\b"; then
+	pass "a saved profile's Python frames are user frames (folded, --no-kernel)"
+else
+	fail "a saved profile's Python frames read back as kernel frames"
+fi
 for v in 3.8 3.9 3.10 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
 	if [ -z "$py" ]; then skip "python $v: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi

@@ -324,7 +324,7 @@ struct {
 	__type(value, struct firn_py_walk);
 } python_walk SEC(".maps");
 
-#define FIRN_PY_MAX_THREADS 64
+#define FIRN_PY_MAX_THREADS 256 /* thread states looked at to find a thread's */
 #define FRAME_OWNED_BY_CSTACK 3
 
 static __always_inline void count_python(__u32 reason)
@@ -340,23 +340,44 @@ static __always_inline int read_user64(__u64 *out, __u64 addr)
 	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 }
 
-/* The thread state of thread tid: the interpreter's list, matched on native_thread_id (3.11+)
- * or on thread_id, the thread's pthread_t: its TCB, which is the fsbase on x86-64 (3.8-3.10). */
+/* The thread state of each thread last found (LRU): checked again at each use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_tstates SEC(".maps");
+
+/* Whether thread state ts is the current thread's: its native_thread_id is tid (3.11+), or its
+ * thread_id, the thread's pthread_t, is its TCB: the task's fsbase on x86-64 (3.8-3.10). */
+static __always_inline bool tstate_is(const struct firn_py_proc *p, __u64 ts, __u32 tid, __u64 fsbase)
+{
+	__u64 thread = 0;
+
+	if (p->minor <= 10 ? read_user64(&thread, ts + p->ts_thread_id)
+			   : bpf_probe_read_user(&thread, 4, (void *)(ts + p->ts_native_tid)))
+		return false;
+	return thread == (p->minor <= 10 ? fsbase : tid);
+}
+
+/* The thread state of thread tid: the one found last time when it still is, else the one of
+ * the interpreter's thread list that is (then kept for the next samples). */
 static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
+	__u64 *last = bpf_map_lookup_elem(&python_tstates, &tid);
 
+	if (last && *last && tstate_is(p, *last, tid, fsbase))
+		return *last;
 	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
 	    read_user64(&ts, interp + p->interp_tstate_head))
 		return 0;
 	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
-		__u64 thread = 0;
-		if (p->minor <= 10 ? read_user64(&thread, ts + p->ts_thread_id)
-				   : bpf_probe_read_user(&thread, 4, (void *)(ts + p->ts_native_tid)))
-			return 0;
-		if (thread == (p->minor <= 10 ? fsbase : tid))
+		if (tstate_is(p, ts, tid, fsbase)) {
+			bpf_map_update_elem(&python_tstates, &tid, &ts, BPF_ANY);
 			return ts;
+		}
 		if (read_user64(&ts, ts + p->ts_next))
 			return 0;
 	}

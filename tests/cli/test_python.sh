@@ -6,6 +6,7 @@
 #    stack (down to <module>);
 #  - 8 threads each spinning in its own function fK: each thread's samples name its own, never
 #    another's (samples before a thread reaches fK name none);
+#  - 100 threads: each thread's state is found (the unwinder keeps the last one per thread);
 #  - --no-python keeps the native view; the summary counts the outcomes.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +16,7 @@ STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
 
 # pr_check STACKS_FILE: checks the parse/render profile; prints "name: message" lines, PASS/FAIL.
 pr_check() {
-	python3 - "$1" <<'PY'
+	python3 - "$1" "$WORK" <<'PY'
 import collections, sys
 tot = complete = parse = render = under = 0
 lines = collections.Counter()
@@ -41,7 +42,10 @@ out(complete >= 0.98 * tot, "%.2f%% of the samples have a complete Python stack 
 ratio = parse / max(render, 1)
 out(1.8 <= ratio <= 2.2, "parse:render = %.2f:1 (2:1 within 10%%)" % ratio)
 out(under >= 0.98 * (parse + render), "parse and render under <module> -> run (%d of %d)" % (under, parse + render))
-for fn, want in (("parse", (13, 14)), ("render", (19, 20))):
+src = open(sys.argv[2]).read().split("\n")
+for fn in ("parse", "render"):
+    d = src.index("def %s(n):" % fn) + 1  # 1-based line of the def; the loop and its body follow
+    want = (d + 2, d + 3)
     top = max((k for k in lines if k[0] == fn), key=lambda k: lines[k], default=(fn, "none"))
     where = top[1]
     ok = where.rsplit(":", 1)[0].endswith("tests/fixtures/pywork.py") and int(where.rsplit(":", 1)[1]) in want
@@ -102,6 +106,15 @@ for v in 3.8 3.9 3.10 3.12 3.13; do
 	if [ -z "$py" ]; then skip "python $v: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
 	one_version "$v" "$py"
 done
+
+# 100 threads (more than the thread states the unwinder walks at once before it knew them):
+# every spinning thread's samples reach spin()
+"$FIRN" record -F 499 -o "$TMP/many.pb.gz" -- /usr/bin/python3.11 "$WORK" many 2 2>"$TMP/many.err"
+python3 "$STACKS" "$TMP/many.pb.gz" >"$TMP/many.txt"
+read -r spin all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2 } END { print s + 0, n + 0 }' "$TMP/many.txt")
+echo "# 100 threads: $spin of $all samples in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
+[ "$all" -gt 300 ] && [ $((spin * 100)) -ge $((all * 97)) ] && pass "100 threads: >= 97% of the samples in spin()" ||
+	fail "100 threads: only $spin of $all samples in spin()"
 
 # --no-python: the interpreter's native frames, no Python function, no python summary line
 "$FIRN" record -F 499 --no-python -o "$TMP/np.pb.gz" -- /usr/bin/python3.11 "$WORK" pr 1 2>"$TMP/np.err"

@@ -24,6 +24,7 @@ struct pyproc {
 	struct pyruntime *rt;
 	int tries;
 	bool described;  /* the unwinder was told before the interpreter was verified live */
+	bool counted;    /* in st.processes (an exec, or a second notice of one, counts no more) */
 	uint64_t due_ns; /* 0: nothing more to try */
 };
 
@@ -146,7 +147,8 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 	if ((!err || early) && describe(rt, &p)) {
 		if (!py->set(py->ctx, x->pid, &p) && !err) {
 			x->rt = rt;
-			py->st.processes++;
+			py->st.processes += !x->counted;
+			x->counted = true;
 			return;
 		}
 		x->described = early;
@@ -169,6 +171,8 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 {
 	struct pyproc *x = proc_find(py, pid);
 
+	bool counted = x && x->counted;
+
 	if (x && !exec)
 		return;
 	if (x) /* a new image */
@@ -176,7 +180,7 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
 		return;
 	x = &py->procs[py->nprocs++];
-	*x = (struct pyproc){ .pid = pid };
+	*x = (struct pyproc){ .pid = pid, .counted = counted };
 	try_proc(py, x, now_ns);
 	if (!x->rt && !x->due_ns)
 		proc_drop(py, (size_t)(x - py->procs));

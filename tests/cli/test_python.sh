@@ -80,7 +80,7 @@ PY
 # one_version LABEL PYTHON
 one_version() {
 	local v=$1 py=$2
-	"$FIRN" record -F 997 --thread-labels -o "$TMP/pr$v.pb.gz" -- "$py" "$WORK" pr 5 2>"$TMP/pr$v.err"
+	"$FIRN" record -F 1999 --thread-labels -o "$TMP/pr$v.pb.gz" -- "$py" "$WORK" pr 5 2>"$TMP/pr$v.err"
 	python3 "$STACKS" "$TMP/pr$v.pb.gz" >"$TMP/pr$v.txt"
 	pr_check "$TMP/pr$v.txt" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /; s/^# /# python $v: /"
 	grep "firn: python:" "$TMP/pr$v.err" | sed "s/^/# python $v: /"

@@ -171,4 +171,43 @@ enum firn_unwind_stop {
 	FIRN_UNW_NR,
 };
 
+/* ---- Python frames (FIRN_FRAME_KIND_PYTHON) ----
+ * Payload of one Python frame, one stack slot each: bits 0-43 the code object's address >> 3
+ * (code objects are 8-byte aligned and below 2^47), bits 44-55 the instruction's offset in code
+ * units (2 bytes) from the start of its bytecode, FIRN_PY_NO_OFFSET when unknown or too large
+ * (the resolver then gives the function's first line). */
+#define FIRN_PY_OFFSET_SHIFT 44
+#define FIRN_PY_NO_OFFSET 0xfffULL
+#define FIRN_PY_PAYLOAD(code, units) (((__u64)(code) >> 3) | ((__u64)(units) << FIRN_PY_OFFSET_SHIFT))
+#define FIRN_PY_CODE(payload) (((payload) & ((1ULL << FIRN_PY_OFFSET_SHIFT) - 1)) << 3)
+#define FIRN_PY_UNITS(payload) (((payload) >> FIRN_PY_OFFSET_SHIFT) & FIRN_PY_NO_OFFSET)
+
+/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
+ * python_procs map, by pid; lib/pyruntime.h describes the offsets). User space adds it when the
+ * process is first seen. */
+struct firn_py_proc {
+	__u64 runtime;                /* address of _PyRuntime */
+	__u64 eval_start, eval_end;   /* _PyEval_EvalFrameDefault in the process */
+	__u32 minor;                  /* 8 to 13 */
+	__u32 rt_interp_head, interp_tstate_head, ts_next, ts_frame;
+	__u32 ts_native_tid;          /* 3.11+: matched with the tid */
+	__u32 ts_thread_id;           /* 3.8-3.10: pthread_self(), matched with the task's fsbase */
+	__u32 cframe_current;         /* 3.11, 3.12: tstate->cframe->current_frame */
+	__u32 fr_back, fr_code;       /* frame offsets: all below 104 (the unwinder reads 112 bytes) */
+	__u32 fr_instr;               /* 3.11+: prev_instr / instr_ptr; 3.8-3.10: int f_lasti */
+	__u32 fr_owner;               /* 3.11+ */
+	__u32 fr_is_entry;            /* 3.11: _PyInterpreterFrame.is_entry (0: none) */
+	__u32 co_code_adaptive;
+};
+
+/* How the Python part of a sample of a process in python_procs went (python_stats indexes). */
+enum firn_py_stat {
+	FIRN_PY_COMPLETE = 0, /* the frame chain was walked to its end */
+	FIRN_PY_NO_THREAD,    /* no thread state of the interpreter has the sampled thread's tid */
+	FIRN_PY_BAD_READ,     /* a thread state or frame could not be read */
+	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds) */
+	FIRN_PY_NR,
+};
+#define FIRN_PY_MAX_FRAMES 64
+
 #endif

@@ -314,6 +314,266 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 	return id;
 }
 
+/* ---- the CPython unwinder: Python frames spliced into the user stack ---- */
+
+const volatile __u32 python_unwind = 0; /* 1: processes in python_procs get Python frames */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct firn_py_proc);
+} python_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_PY_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_stats SEC(".maps");
+
+#define FIRN_PY_FRAME_READ 112 /* bytes of a frame read at once: every field the walk needs */
+
+/* The Python frames of the sample in progress (leaf first) and the state of the walk and of the
+ * splice; in a map so the bpf_loop callbacks see them. entry[i]: frame i is the first one its
+ * _PyEval_EvalFrameDefault call ran (the outermost of that call). */
+struct firn_py_walk {
+	struct firn_py_proc p;
+	__u64 frame;       /* the next frame to read */
+	__u32 n, stop;     /* frames kept; a firn_py_stat or FIRN_PY_NR while walking */
+	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
+	__u64 vals[FIRN_PY_MAX_FRAMES];
+	__u8 entry[FIRN_PY_MAX_FRAMES];
+	__u8 fbuf[FIRN_PY_FRAME_READ + 8]; /* the frame being read */
+	struct firn_stack native; /* the native stack being spliced */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_py_walk);
+} python_walk SEC(".maps");
+
+#define FIRN_PY_MAX_THREADS 256 /* thread states looked at to find a thread's */
+#define FRAME_OWNED_BY_CSTACK 3
+
+static __always_inline void count_python(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&python_stats, &reason);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int read_user64(__u64 *out, __u64 addr)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
+/* The thread state of each thread last found (LRU): checked again at each use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_tstates SEC(".maps");
+
+/* Whether thread state ts is the current thread's: its native_thread_id is tid (3.11+), or its
+ * thread_id, the thread's pthread_t, is its TCB: the task's fsbase on x86-64 (3.8-3.10). */
+static __always_inline bool tstate_is(const struct firn_py_proc *p, __u64 ts, __u32 tid, __u64 fsbase)
+{
+	__u64 thread = 0;
+
+	if (p->minor <= 10 ? read_user64(&thread, ts + p->ts_thread_id)
+			   : bpf_probe_read_user(&thread, 4, (void *)(ts + p->ts_native_tid)))
+		return false;
+	return thread == (p->minor <= 10 ? fsbase : tid);
+}
+
+/* The thread state of thread tid: the one found last time when it still is, else the one of
+ * the interpreter's thread list that is (then kept for the next samples). */
+static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
+	__u64 *last = bpf_map_lookup_elem(&python_tstates, &tid);
+
+	if (last && *last && tstate_is(p, *last, tid, fsbase))
+		return *last;
+	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
+	    read_user64(&ts, interp + p->interp_tstate_head))
+		return 0;
+	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
+		if (tstate_is(p, ts, tid, fsbase)) {
+			bpf_map_update_elem(&python_tstates, &tid, &ts, BPF_ANY);
+			return ts;
+		}
+		if (read_user64(&ts, ts + p->ts_next))
+			return 0;
+	}
+	return 0;
+}
+
+/* The thread's innermost frame: a PyFrameObject (3.8-3.10) or _PyInterpreterFrame (0: none, or
+ * unreadable). */
+static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 ts)
+{
+	__u64 f = 0;
+
+	if (read_user64(&f, ts + p->ts_frame))
+		return 0;
+	if ((p->minor == 11 || p->minor == 12) && f && read_user64(&f, f + p->cframe_current))
+		return 0;
+	return f;
+}
+
+/* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
+ * bytes before 3.10, in code units in 3.10; -1: not started). */
+static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
+{
+	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
+	__s32 lasti = (__s32)instr;
+
+	if (p->minor <= 10)
+		units = lasti < 0 ? FIRN_PY_NO_OFFSET : p->minor == 10 ? (__u64)lasti : (__u64)lasti >> 1;
+	else if (instr < start)
+		units = FIRN_PY_NO_OFFSET;
+	if (units >= FIRN_PY_NO_OFFSET)
+		units = FIRN_PY_NO_OFFSET;
+	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
+}
+
+/* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
+ * marks the frame kept before as its call's first), then steps to the caller. Before 3.11 each
+ * _PyEval_EvalFrameDefault call runs one frame: every frame is its call's first. 1 stops. */
+static long python_frame(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	__u64 code = 0, instr = 0, back = 0;
+	__u8 owner = 0, is_entry = 0;
+
+	if (!w)
+		return 1;
+	if (!w->frame) {
+		w->stop = FIRN_PY_COMPLETE;
+		return 1;
+	}
+	__u64 f = w->frame;
+	bool old = w->p.minor <= 10;
+	/* one read for the whole head (offsets < FIRN_PY_FRAME_READ - 8, checked by user space) */
+	if (bpf_probe_read_user(w->fbuf, FIRN_PY_FRAME_READ, (void *)f)) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	code = *(__u64 *)&w->fbuf[w->p.fr_code & 0x7f];
+	back = *(__u64 *)&w->fbuf[w->p.fr_back & 0x7f];
+	instr = *(__u64 *)&w->fbuf[w->p.fr_instr & 0x7f];
+	if (old)
+		instr = (__u32)instr;
+	owner = w->fbuf[w->p.fr_owner & 0x7f];
+	is_entry = w->p.fr_is_entry ? w->fbuf[w->p.fr_is_entry & 0x7f] : 0;
+	w->frame = back;
+	__u32 n = w->n;
+	if (w->p.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+		if (n > 0 && n <= FIRN_PY_MAX_FRAMES)
+			w->entry[(n - 1) & (FIRN_PY_MAX_FRAMES - 1)] = 1;
+		return 0;
+	}
+	if (n >= FIRN_PY_MAX_FRAMES) {
+		w->stop = FIRN_PY_TRUNCATED;
+		return 1;
+	}
+	if ((code & 7) || code >= (1ULL << 47) || !code) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	w->vals[n] = py_payload(&w->p, code, instr);
+	w->entry[n] = old ? 1 : is_entry;
+	w->n = n + 1;
+	return 0;
+}
+
+/* Whether native frame i (a return address when i > 0) is in _PyEval_EvalFrameDefault. */
+static __always_inline bool in_eval(const struct firn_py_walk *w, __u64 ip)
+{
+	return ip > w->p.eval_start && ip <= w->p.eval_end;
+}
+
+/* One step of the splice (bpf_loop callback): out gets the native frames in order, each
+ * _PyEval_EvalFrameDefault replaced by the Python frames of its call; Python frames left when the
+ * native stack ends (it broke off) follow it. 1 stops. */
+static long python_splice_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!w || !out)
+		return 1;
+	__u32 o = out->len, ni = w->ni, pi = w->pi;
+	if (o >= FIRN_MAX_FRAMES)
+		return 1;
+	if (w->mode && pi < w->n && pi < FIRN_PY_MAX_FRAMES) {
+		out->ips[o] = w->vals[pi];
+		out->len = o + 1;
+		w->pi = pi + 1;
+		if (w->entry[pi] && w->mode == 1) {
+			w->mode = 0;
+			w->ni = ni + 1; /* the _PyEval_EvalFrameDefault frame they replace */
+		}
+		return 0;
+	}
+	w->mode = 0;
+	if (ni >= w->native.len || ni >= FIRN_MAX_FRAMES) {
+		w->mode = 2; /* the tail: every Python frame left */
+		return pi >= w->n;
+	}
+	__u64 ip = w->native.ips[ni];
+	if (pi < w->n && in_eval(w, ip)) {
+		w->mode = 1;
+		return 0;
+	}
+	out->ips[o] = ip;
+	out->len = o + 1;
+	w->ni = ni + 1;
+	return 0;
+}
+
+/* Adds the Python frames of the current thread to the user stack s (scratch slot 0) when its
+ * process runs a CPython that user space described. */
+static __always_inline void python_frames(struct firn_stack *s)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct firn_py_proc *p;
+	struct firn_py_walk *w;
+
+	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)) ||
+	    !(w = bpf_map_lookup_elem(&python_walk, &zero)))
+		return;
+	w->p = *p;
+	w->n = 0;
+	w->stop = FIRN_PY_NR;
+	__u64 ts = find_tstate(p, (__u32)id);
+	if (!ts) {
+		count_python(FIRN_PY_NO_THREAD);
+		return;
+	}
+	w->frame = first_pyframe(p, ts);
+	bpf_loop(FIRN_PY_MAX_FRAMES * 2, python_frame, NULL, 0);
+	if (w->n) {
+		w->native = *s;
+		w->ni = w->pi = w->mode = 0;
+		s->len = 0;
+		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
+		if (w->pi < w->n && w->stop == FIRN_PY_COMPLETE)
+			w->stop = FIRN_PY_TRUNCATED; /* the stack had no room for them all */
+	}
+	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
+}
+
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
 {
@@ -765,6 +1025,9 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 	} else if (want_user && pid) {
 		*user = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
 	}
+	/* a CPython's frames replace the native frames of its evaluation loop */
+	if (*user)
+		python_frames(*user);
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
 	if (want_kernel && !(regs_ctx && user_mode(ctx)))
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
@@ -990,6 +1253,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
 	if (dwarf_unwind)
 		note_exec_maps(p, pid);
 	send_event(FIRN_EV_EXEC, pid);
@@ -1013,6 +1277,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid);
 	return 0;

@@ -13,11 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
+
 #include "folded.h"
 #include "common.h"
 #include "input.h"
 #include "pprof.h"
 #include "profile.h"
+#include "pyframes.h"
 #include "recorder.h"
 #include "usdt.h"
 
@@ -29,6 +34,7 @@ struct record_opts {
 	const char *output;
 	struct target t;        /* -a, -p, or the command; --as-root */
 	bool no_kernel, quiet, no_demangle;
+	bool no_python;         /* --no-python: the interpreter's native frames only */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	const char *call_graph;
@@ -44,6 +50,7 @@ struct record_opts {
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
        OPT_ADDRESSES, OPT_THREAD_LABELS, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE };
+enum { OPT_NO_PYTHON = 512 };
 
 /* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct record_opts *o, const char *arg)
@@ -99,6 +106,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		return 0;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
 		return 0;
 	case OPT_ADDRESSES:
 		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
@@ -308,6 +318,29 @@ static void print_offcpu_summary(const struct record_opts *o, const struct sampl
 	fputc('\n', stderr);
 }
 
+/* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
+static void print_python_summary(struct recording *r)
+{
+	struct pyframes_stats ps;
+	uint64_t b[FIRN_PY_NR], all = 0;
+
+	recorder_python_stats(r->rec, &ps, b);
+	for (int i = 0; i < FIRN_PY_NR; i++)
+		all += b[i];
+	if (!ps.processes && !ps.unknown_version)
+		return;
+	fprintf(stderr,
+		"firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
+		"no thread state %llu, unreadable frame %llu; code objects unreadable %llu; "
+		"unknown version %llu%s%s\n",
+		(unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
+		(unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
+		(unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
+		(unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)ps.unreadable,
+		(unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
+		ps.unknown_version ? ps.last_refusal : "");
+}
+
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,
@@ -341,6 +374,7 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 		print_offcpu_summary(r->o, &st->off_cpu);
 	if (r->o->unwind != UNWIND_FP)
 		print_unwind_summary(st);
+	print_python_summary(r);
 }
 
 /* After sampling: symbolize into a profile, write it, print the summary. */
@@ -380,6 +414,7 @@ static const struct opt record_opts[] = {
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
+	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
@@ -439,7 +474,7 @@ static int setup(struct recording *r, int argc, char **argv)
 		.off_cpu_rate = o->off_cpu_rate > 0 ? o->off_cpu_rate : 1,
 		.freq = o->freq, .call_graph = o->call_graph, .unwind = o->unwind,
 		.unwind_memory = (uint64_t)o->unwind_memory_mb << 20,
-		.kernel = !o->no_kernel, .demangle = !o->no_demangle,
+		.kernel = !o->no_kernel, .demangle = !o->no_demangle, .no_python = o->no_python,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 	};

@@ -22,6 +22,11 @@
 #include "diag.h"
 #include "procevents.h"
 #include "procmap.h"
+#include "pyframes.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
 #include "symbolize.h"
 #include "usdt.h"
 
@@ -107,6 +112,7 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
+	struct pyframes *py;   /* Python frames (NULL: --no-python) */
 	/* the process model: fed by the event source (the kernel's side-band records, or the
 	 * options' source); without one, processes are snapshotted from /proc as they show up */
 	struct proc_source *src;
@@ -349,6 +355,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
+	if (r->py)
+		pyframes_add_process(r->py, pid, exec, mono_ns());
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -370,6 +378,21 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
+/* Python frames: the BPF unwinder learns where a process's interpreter is... */
+static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
+{
+	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
+}
+
+/* ... and the code objects its stacks name are read while it lives. */
+static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	struct recorder *r = ctx;
+
+	if (r->py)
+		pyframes_note_stack(r->py, pid, ips, len);
+}
+
 
 /* The unwinder met code without a table (JIT code): the process's perf map may have appeared
  * since its snapshot, which must open it while the process lives. */
@@ -382,6 +405,8 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(r->sym, pid);
+	if (r->py) /* libpython mapped: the interpreter may be found now */
+		pyframes_note_code(r->py, pid, mono_ns());
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
@@ -420,6 +445,8 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
+	if (r->py)
+		pyframes_forget(r->py, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -859,6 +886,8 @@ static int setup_sampler(struct recorder *r)
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
+		.python = !r->o.no_python,
+		.on_stack = on_stack,
 		.maps_of = maps_of,
 		.ctx = r,
 	};
@@ -868,6 +897,8 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
+	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
+		return fail(r, -ENOMEM, "out of memory");
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
@@ -932,6 +963,10 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
+	if (r->py) {
+		struct frame_resolver res = pyframes_resolver(r->py);
+		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
 	symbolizer_index_ahead(r->sym);
@@ -1023,6 +1058,8 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
+	if (r->py)
+		pyframes_poll(r->py, mono_ns());
 	check_watched(r, false);
 	return 0;
 }
@@ -1114,6 +1151,16 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4])
+{
+	memset(st, 0, sizeof(*st));
+	memset(bpf, 0, 4 * sizeof(*bpf));
+	if (r->py)
+		pyframes_get_stats(r->py, st);
+	if (r->py && r->ss)
+		sample_source_python_stats(r->ss, bpf);
+}
+
 const char *recorder_error(const struct recorder *r)
 {
 	return r->err;
@@ -1125,6 +1172,7 @@ void recorder_free(struct recorder *r)
 		return;
 	capture_free(r->cap);
 	sample_source_free(r->ss);
+	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

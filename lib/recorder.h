@@ -70,6 +70,7 @@ struct recorder_opts {
 	uint64_t unwind_memory;     /* bytes of unwind rows at most */
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
+	bool no_python;             /* no Python frames: the interpreter's native frames only */
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
@@ -113,6 +114,10 @@ void recorder_stop(struct recorder *r);
 struct profile *recorder_finish(struct recorder *r);
 /* Fills st (see struct recorder_stats). */
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
+struct pyframes_stats;
+/* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
+ * processes by outcome (bpf[4], enum firn_py_stat order). Zeros with no_python. */
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4]);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

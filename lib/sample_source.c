@@ -99,13 +99,23 @@ static void bpf_free(struct sample_source *s)
 	free(s);
 }
 
+static int bpf_set_python(struct sample_source *s, pid_t pid, const struct firn_py_proc *p)
+{
+	return sampler_set_python(sam(s), pid, p);
+}
+
+static void bpf_python_stats(struct sample_source *s, uint64_t out[4])
+{
+	sampler_python_stats(sam(s), out);
+}
+
 static const struct sample_source_ops bpf_ops = {
 	.add_target = bpf_add_target, .prepare_exec = bpf_prepare_exec,
 	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
 	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
-	.free = bpf_free,
+	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

@@ -4,7 +4,8 @@
  * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, prepare_exec, attach_usdt (then those features are not available: -ENOTSUP).
+ * add_target, prepare_exec, attach_usdt, set_python, python_stats (then those features are not
+ * available: -ENOTSUP, or zeros).
  * One thread at a time. */
 #ifndef FIRN_SAMPLE_SOURCE_H
 #define FIRN_SAMPLE_SOURCE_H
@@ -36,6 +37,9 @@ struct sample_source_ops {
 	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
+	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
+	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
+	void (*python_stats)(struct sample_source *s, uint64_t out[4]);
 };
 
 struct sample_source {
@@ -65,6 +69,18 @@ static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, 
 {
 	return s->ops->attach_usdt ? s->ops->attach_usdt(s, pid, path, provider, name, event)
 				   : -ENOTSUP;
+}
+static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
+					   const struct firn_py_proc *p)
+{
+	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
+}
+static inline void sample_source_python_stats(struct sample_source *s, uint64_t out[4])
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = 0;
+	if (s->ops->python_stats)
+		s->ops->python_stats(s, out);
 }
 static inline void sample_source_free(struct sample_source *s)
 {

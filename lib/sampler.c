@@ -219,6 +219,15 @@ static void stack_ref(struct sampler *s, uint64_t id)
 		s->stacks[i].refs++;
 }
 
+/* Tells the caller about the user stack of a new entry while its process may live. */
+static void note_ustack(struct sampler *s, const struct firn_key *k)
+{
+	size_t i = k->ustack ? stack_slot(s, k->ustack) : 0;
+
+	if (s->opts.on_stack && k->ustack && s->stacks[i].id)
+		s->opts.on_stack(s->opts.ctx, k->pid, s->stacks[i].ips, s->stacks[i].len);
+}
+
 /* Adds count samples of key k; samples whose stack is gone are dropped and counted as lost. */
 static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count)
 {
@@ -236,6 +245,7 @@ static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count
 	if (!s->entries[i].used) {
 		s->entries[i] = (struct uentry){ *k, 0, true };
 		s->nentries++;
+		note_ustack(s, k);
 		stack_ref(s, k->ustack);
 		stack_ref(s, k->kstack);
 	}
@@ -484,6 +494,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
+	s->skel->rodata->python_unwind = o->python;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
 		goto fail;
@@ -1123,4 +1134,19 @@ void sampler_reset_counts(struct sampler *s)
 int sampler_event_fd(const struct sampler *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
+{
+	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.python_procs);
+
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+void sampler_python_stats(struct sampler *s, uint64_t out[4])
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
 }

@@ -41,6 +41,10 @@ struct sampler_opts {
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
+	bool python;            /* Python frames for processes told with sampler_set_python */
+	/* a user stack of pid was drained into user space for the first time (its process may still
+	 * live: what it names can be read now); may be NULL */
+	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
 	/* the caller's model of pid's mappings (after on_process), which the DWARF unwinder
 	 * describes instead of reading /proc/PID/maps; NULL (or a NULL answer): it reads them */
 	const struct procmap *(*maps_of)(void *ctx, pid_t pid);
@@ -170,5 +174,12 @@ void sampler_reset_counts(struct sampler *s);
 /* A descriptor that becomes readable when process events wait, for poll(2) next to other inputs
  * (then call sampler_poll with a timeout of 0). */
 int sampler_event_fd(const struct sampler *s);
+
+struct firn_py_proc;
+/* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
+ * bpf/firn.h; NULL: no more). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove). */
+int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
+/* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
+void sampler_python_stats(struct sampler *s, uint64_t out[4]);
 
 #endif

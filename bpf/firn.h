@@ -8,7 +8,8 @@
 
 /* Aggregation key: one count per (process, thread, user stack, kernel stack, event). Stack ids
  * are 64-bit content hashes; 0 means "no stack". event: 0 = cpu-clock sample, N >= 1 = a hit of
- * the USDT probe attached with cookie N. pad is always 0 (keys are compared as bytes). */
+ * the USDT probe attached with cookie N, FIRN_EVENT_OFF_CPU = time off the CPU (the count is
+ * nanoseconds, not hits). pad is always 0 (keys are compared as bytes). */
 struct firn_key {
 	__u32 pid;
 	__u32 tid;
@@ -17,6 +18,8 @@ struct firn_key {
 	__u32 event;
 	__u32 pad;
 };
+
+#define FIRN_EVENT_OFF_CPU 0xffffffffu
 
 /* A stack as stored in the stacks map: instruction pointers, leaf first. */
 struct firn_stack {
@@ -68,6 +71,25 @@ enum firn_lost {
 	FIRN_LOST_USER_STACK,      /* the user stack could not be read (the sample is kept) */
 	FIRN_LOST_KERNEL_STACK,    /* the kernel stack could not be read (the sample is kept) */
 	FIRN_LOST_NR,
+};
+
+/* Off-CPU accounting (indexes of the offcpu_stats counters). A wait is a switch-out of a target
+ * thread that was sampled: it ends counted, short or lost (by reason); one still going when the
+ * recording ends is ended then (counted up to the end, or short). */
+enum firn_offcpu_stat {
+	FIRN_OFF_WAITS = 0,        /* waits begun (their stacks taken) */
+	FIRN_OFF_COUNTED,          /* waits added to their stack */
+	FIRN_OFF_NS,               /* nanoseconds of those (before --off-cpu-rate scaling) */
+	FIRN_OFF_SHORT,            /* waits under the minimum: not added */
+	FIRN_OFF_SHORT_NS,         /* nanoseconds of those */
+	FIRN_OFF_LOST_NO_SLOT,     /* the start could not be remembered (no per-thread storage) */
+	FIRN_OFF_LOST_COUNTS_FULL, /* the counts map was full */
+	FIRN_OFF_LOST_STACKS_FULL, /* a stack could not be stored */
+	FIRN_OFF_UNSAMPLED,        /* switch-outs left out by the sampling rate */
+	FIRN_OFF_AT_END,           /* of the counted ones: still going at the end, added up to it */
+	FIRN_OFF_LATE,             /* of the ended ones: no switch-in was seen, ended at the next
+				    * switch-out (off the CPU: elapsed - CPU time meanwhile) */
+	FIRN_OFF_NR,
 };
 
 /* ---- DWARF (CFI) unwinding ---- */

@@ -1,6 +1,6 @@
-/* firn record: sample CPU stacks (or take a stack at every USDT probe hit) of a command, of
- * processes or of the whole system with eBPF, symbolize them before the processes vanish, and
- * write a pprof (or folded) profile. */
+/* firn record: sample CPU stacks (or take a stack at every USDT probe hit, or weigh the stacks
+ * threads wait in by the time off the CPU) of a command, of processes or of the whole system
+ * with eBPF, symbolize them before the processes vanish, and write a pprof (or folded) profile. */
 #include "opt.h"
 #include "target.h"
 
@@ -36,17 +36,20 @@ struct record_opts {
 	long unwind_memory_mb;
 	const char **events;    /* -e values in order; none: cpu-clock */
 	int nevents;
+	long off_cpu_min_us;    /* -e off-cpu: waits shorter than this are not added (-1: unset) */
+	long off_cpu_rate;      /* 1 wait in this many is sampled (0: unset) */
+	bool off_cpu_runnable;  /* preempted switch-outs are waits too */
 };
 
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
-       OPT_ADDRESSES, OPT_THREAD_LABELS };
+       OPT_ADDRESSES, OPT_THREAD_LABELS, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE };
 
-/* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
+/* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct record_opts *o, const char *arg)
 {
 	char *copy, *provider, *name;
-	bool ok = !strcmp(arg, "cpu-clock");
+	bool ok = !strcmp(arg, "cpu-clock") || !strcmp(arg, "off-cpu");
 
 	if (!ok && !strncmp(arg, "usdt:", 5)) {
 		if (!(copy = strdup(arg + 5)))
@@ -55,8 +58,8 @@ static int add_event(struct record_opts *o, const char *arg)
 		free(copy);
 	}
 	if (!ok)
-		return usage_error(&record_cmd, "invalid event '%s' (cpu-clock or usdt:PATH:PROVIDER:NAME)",
-				   arg);
+		return usage_error(&record_cmd,
+				   "invalid event '%s' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)", arg);
 	const char **n = realloc(o->events, (o->nevents + 1) * sizeof(*n));
 	if (!n)
 		return error("out of memory");
@@ -111,6 +114,13 @@ static int record_option(void *ctx, int id, const char *arg)
 		return target_parse_call_graph(&record_cmd, arg, &o->unwind);
 	case OPT_UNWIND_MEMORY:
 		return opt_long(&record_cmd, "unwind-memory", arg, 1, 4096, &o->unwind_memory_mb);
+	case OPT_OFF_CPU_MIN:
+		return opt_long(&record_cmd, "off-cpu-min", arg, 0, 3600L * 1000000, &o->off_cpu_min_us);
+	case OPT_OFF_CPU_RATE:
+		return opt_long(&record_cmd, "off-cpu-rate", arg, 1, 1000000, &o->off_cpu_rate);
+	case OPT_OFF_CPU_RUNNABLE:
+		o->off_cpu_runnable = true;
+		return 0;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
 			o->format = FORMAT_PPROF;
@@ -265,6 +275,39 @@ static void print_unwind_summary(const struct sampler_stats *st)
 	fputc('\n', stderr);
 }
 
+static int count_events(const struct record_opts *o, const char *name);
+
+/* The off-CPU line: what became of every wait begun (added, under the minimum, lost by reason;
+ * not ended: the end of the recording could not end it) and the time added, as the profile has
+ * it (x the rate). */
+static void print_offcpu_summary(const struct record_opts *o, const struct sampler_offcpu_stats *w)
+{
+	/* a wait whose start found no slot was never begun: it is seen, and lost */
+	uint64_t lost = w->lost_counts_full + w->lost_stacks_full + w->lost_no_slot;
+	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
+	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
+
+	fprintf(stderr,
+		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
+		"waiting at the end, added up to it), %llu under %ld us (%.3f s, not added), %llu lost "
+		"(counts map full %llu, stack map full %llu, no thread slot %llu), %llu not ended",
+		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
+		(unsigned long long)w->counted, w->ns * rate / 1e9,
+		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->at_end,
+		(unsigned long long)w->short_waits,
+		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
+		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
+		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,
+		(unsigned long long)(seen > done ? seen - done : 0));
+	if (rate > 1)
+		fprintf(stderr, "; 1 wait in %ld sampled (%llu left out)", rate,
+			(unsigned long long)w->unsampled);
+	if (w->late)
+		fprintf(stderr, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
+			(unsigned long long)w->late);
+	fputc('\n', stderr);
+}
+
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,
@@ -294,6 +337,8 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 		long long hits = profile_type_total(r->prof, type);
 		fprintf(stderr, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
 	}
+	if (count_events(r->o, "off-cpu"))
+		print_offcpu_summary(r->o, &st->off_cpu);
 	if (r->o->unwind != UNWIND_FP)
 		print_unwind_summary(st);
 }
@@ -323,7 +368,10 @@ static int finish_recording(struct recording *r)
 static const struct opt record_opts[] = {
 	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "event", 'e', "EVENT", "cpu-clock (default), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "event", 'e', "EVENT", "cpu-clock (default), off-cpu (time threads wait, by stack), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "off-cpu-min", 0, "USEC", "off-cpu: waits shorter than this are counted, not added to stacks (default 0)", OPT_OFF_CPU_MIN },
+	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
+	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
@@ -339,14 +387,32 @@ static const struct opt record_opts[] = {
 	OPT_END,
 };
 
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct record_opts *o)
+/* How many -e values are name ("cpu-clock", "off-cpu"). */
+static int count_events(const struct record_opts *o, const char *name)
 {
 	int n = 0;
 
 	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], "cpu-clock");
+		n += !strcmp(o->events[i], name);
 	return n;
+}
+
+/* How many -e values are cpu-clock. */
+static int cpu_clock_events(const struct record_opts *o)
+{
+	return count_events(o, "cpu-clock");
+}
+
+/* The --off-cpu-* options ask for -e off-cpu. */
+static int check_off_cpu(const struct record_opts *o)
+{
+	const char *opt = o->off_cpu_min_us >= 0 ? "--off-cpu-min"
+			  : o->off_cpu_rate ? "--off-cpu-rate"
+			  : o->off_cpu_runnable ? "--off-cpu-runnable" : NULL;
+
+	if (opt && !count_events(o, "off-cpu"))
+		return usage_error(&record_cmd, "%s needs -e off-cpu", opt);
+	return 0;
 }
 
 /* Where parked samples go: the output's folder, but a device or FIFO's folder (/dev) is no
@@ -368,6 +434,9 @@ static int setup(struct recording *r, int argc, char **argv)
 	struct recorder_opts ro = {
 		.all = o->t.all, .pids = o->t.pids, .npids = o->t.npids,
 		.events = o->events, .nevents = o->nevents,
+		.off_cpu_runnable = o->off_cpu_runnable,
+		.off_cpu_min_ns = o->off_cpu_min_us > 0 ? (uint64_t)o->off_cpu_min_us * 1000 : 0,
+		.off_cpu_rate = o->off_cpu_rate > 0 ? o->off_cpu_rate : 1,
 		.freq = o->freq, .call_graph = o->call_graph, .unwind = o->unwind,
 		.unwind_memory = (uint64_t)o->unwind_memory_mb << 20,
 		.kernel = !o->no_kernel, .demangle = !o->no_demangle,
@@ -522,7 +591,7 @@ static int check_output(const char *path)
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .freq = 99, .output = "firn.pb.gz", .call_graph = "auto",
-				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32,
+				 .unwind = UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1,
 				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
 						PPROF_NO_SYSTEM_NAMES,
 				 .t = { .go_fd = -1, .err_fd = -1 } };
@@ -535,7 +604,7 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
-	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
+	if ((rc = check_off_cpu(&o)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
 		goto out;
@@ -564,7 +633,7 @@ out:
 const struct cmd record_cmd = {
 	.name = "record",
 	.fn = cmd_record,
-	.summary = "sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile",
+	.summary = "sample CPU stacks (or stacks at USDT probes, or where threads wait) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
 	.opts = { record_opts },
 };

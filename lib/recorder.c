@@ -62,8 +62,8 @@ struct watched {
 
 #define WATCH_AGAIN_NS 500000000ULL /* libraries are mapped by then (dlopen at start-up) */
 
-/* The events of a recording: cpu-clock and the USDT probes the -e specs matched, in sample
- * type order. Type names are owned. */
+/* The events of a recording: cpu-clock, off-CPU time and the USDT probes the -e specs matched,
+ * in sample type order. Type names are owned (units are literals). */
 struct events {
 	struct capture_event *list;
 	unsigned n, cap;
@@ -197,7 +197,7 @@ static bool queue_exec(struct recorder *r, pid_t pid)
 	return true;
 }
 
-static int cpu_clock_events(const struct recorder_opts *o);
+static int usdt_events(const struct recorder_opts *o);
 
 /* With USDT events of -p or a command: has recorder_poll look at pid's maps (check_watched) at
  * once, whether it maps an object with probes. Out of memory: not watched. */
@@ -205,7 +205,7 @@ static void watch_process(struct recorder *r, pid_t pid)
 {
 	struct watched *n;
 
-	if (r->o.all || r->o.nevents == cpu_clock_events(&r->o))
+	if (r->o.all || !usdt_events(&r->o))
 		return;
 	for (size_t i = 0; i < r->ev.nwatch; i++)
 		if (r->ev.watch[i].pid == pid) {
@@ -521,21 +521,36 @@ static int retire_ended(struct recorder *r)
 }
 
 
-/* Appends an event (taking type); returns 0 or -ENOMEM (type freed). */
-static int events_push(struct events *ev, uint32_t id, char *type)
+/* Appends an event (taking its type name); returns 0 or -ENOMEM (the name freed). */
+static int events_push(struct events *ev, struct capture_event e)
 {
 	if (ev->n == ev->cap) {
 		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
 		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
 		if (!n) {
-			free(type);
+			free((char *)e.type);
 			return -ENOMEM;
 		}
 		ev->list = n;
 		ev->cap = ncap;
 	}
-	ev->list[ev->n++] = (struct capture_event){ id, type };
+	ev->list[ev->n++] = e;
 	return 0;
+}
+
+/* Appends cpu-clock (hits) or off-CPU time (a weight in nanoseconds) once; 0 or -ENOMEM. */
+static int events_push_builtin(struct events *ev, bool off_cpu)
+{
+	uint32_t id = off_cpu ? SAMPLER_EVENT_OFF_CPU : 0;
+
+	for (unsigned i = 0; i < ev->n; i++)
+		if (ev->list[i].id == id)
+			return 0;
+	char *type = strdup(off_cpu ? "off_cpu" : "samples");
+	if (!type)
+		return -ENOMEM;
+	return events_push(ev, (struct capture_event){ id, type, off_cpu ? "nanoseconds" : "count",
+						       off_cpu });
 }
 
 /* Frees the events, objects, uses and watched processes. */
@@ -712,7 +727,8 @@ static int attach_probe(struct recorder *r, pid_t pid, const char *path,
 		return 0;
 	}
 	r->ev.next_id++;
-	return events_push(&r->ev, id, type) ? fail(r, -ENOMEM, "out of memory") : 0;
+	return events_push(&r->ev, (struct capture_event){ id, type, "count", false })
+		       ? fail(r, -ENOMEM, "out of memory") : 0;
 }
 
 /* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
@@ -782,19 +798,15 @@ static int attach_usdt_event(struct recorder *r, const char *spec)
 /* Attaches the -e events in order; their sample types follow that order. */
 static int attach_events(struct recorder *r)
 {
-	bool cpu = false;
-
 	r->ev.next_id = 1;
 	for (int i = 0; i < r->o.nevents; i++) {
+		const char *e = r->o.events[i];
 		int err = 0;
 		r->ev.cur_spec = i;
-		if (strcmp(r->o.events[i], "cpu-clock"))
-			err = attach_usdt_event(r, r->o.events[i]);
-		else if (!cpu) {
-			char *type = strdup("samples");
-			cpu = true;
-			err = !type || events_push(&r->ev, 0, type) ? fail(r, -ENOMEM, "out of memory") : 0;
-		}
+		if (!strncmp(e, "usdt:", 5))
+			err = attach_usdt_event(r, e);
+		else if (events_push_builtin(&r->ev, !strcmp(e, "off-cpu")))
+			err = fail(r, -ENOMEM, "out of memory");
 		if (err)
 			return err;
 	}
@@ -803,14 +815,26 @@ static int attach_events(struct recorder *r)
 	return 0;
 }
 
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct recorder_opts *o)
+/* How many -e values are name ("cpu-clock", "off-cpu"). */
+static int count_events(const struct recorder_opts *o, const char *name)
 {
 	int n = 0;
 
 	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], "cpu-clock");
+		n += !strcmp(o->events[i], name);
 	return n;
+}
+
+/* How many -e values are cpu-clock. */
+static int cpu_clock_events(const struct recorder_opts *o)
+{
+	return count_events(o, "cpu-clock");
+}
+
+/* How many -e values are USDT specs. */
+static int usdt_events(const struct recorder_opts *o)
+{
+	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
 }
 
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
@@ -827,7 +851,11 @@ static int setup_sampler(struct recorder *r)
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
 		.no_cpu_clock = r->o.nevents && !cpu_clock_events(&r->o),
-		.usdt = r->o.nevents > cpu_clock_events(&r->o),
+		.usdt = usdt_events(&r->o) > 0,
+		.off_cpu = count_events(&r->o, "off-cpu") > 0,
+		.off_cpu_runnable = r->o.off_cpu_runnable,
+		.off_cpu_min_ns = r->o.off_cpu_min_ns,
+		.off_cpu_rate = r->o.off_cpu_rate,
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
@@ -888,6 +916,8 @@ static struct capture_meta capture_meta_of(const struct recorder *r)
 		.nevents = r->ev.n,
 		.event_specs = r->o.events,
 		.nevent_specs = r->o.nevents,
+		.off_cpu_rate = r->o.off_cpu_rate,
+		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.spill_dir = r->o.spill_dir,
 	};
 }

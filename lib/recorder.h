@@ -55,10 +55,15 @@ struct recorder_opts {
 	bool all;
 	const pid_t *pids;          /* borrowed for the recorder's life */
 	int npids;
-	/* "cpu-clock" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order; none:
-	 * cpu-clock alone. Borrowed for the recorder's life. */
+	/* "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order;
+	 * none: cpu-clock alone. Borrowed for the recorder's life. */
 	const char *const *events;
 	int nevents;
+	/* off-cpu: preempted switch-outs count too; waits under off_cpu_min_ns are counted only in
+	 * the statistics; 1 wait in off_cpu_rate is sampled, its time scaled by it (0: 1) */
+	bool off_cpu_runnable;
+	uint64_t off_cpu_min_ns;
+	uint32_t off_cpu_rate;
 	unsigned freq;              /* samples per second per CPU */
 	const char *call_graph;     /* as the user named it (a comment of the profile) */
 	enum sampler_unwind unwind;

@@ -61,6 +61,7 @@ struct sampler {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
+	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
 	struct ustack *stacks;  /* open addressing on id */
@@ -76,7 +77,7 @@ struct sampler {
 	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
 	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
 	size_t nexited, cap_exited;
-	uint64_t retired;       /* samples of retired entries (for the stored statistic) */
+	uint64_t retired;       /* samples of retired entries (for the stored statistic; no waits) */
 	uint64_t retired_processes;
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
@@ -427,6 +428,14 @@ static int setup_unwind_maps(struct sampler *s)
 	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
+/* The off-CPU program's settings (before load). */
+static void setup_off_cpu(struct sampler *s)
+{
+	s->skel->rodata->off_cpu_runnable = s->opts.off_cpu_runnable;
+	s->skel->rodata->off_cpu_min_ns = s->opts.off_cpu_min_ns;
+	s->skel->rodata->off_cpu_rate = s->opts.off_cpu_rate ? s->opts.off_cpu_rate : 1;
+}
+
 /* Creates the table manager (after load). */
 static int start_unwinder(struct sampler *s)
 {
@@ -481,6 +490,10 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		goto fail;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
+	if (o->off_cpu)
+		setup_off_cpu(s);
+	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
@@ -561,6 +574,10 @@ int sampler_start(struct sampler *s, const char **why)
 		}
 		s->ncpus++;
 	}
+	if (s->opts.off_cpu && !(s->switch_link = bpf_program__attach(s->skel->progs.on_switch))) {
+		*why = "attach the off-CPU program to sched_switch";
+		return -errno;
+	}
 	s->last_drain_ns = now_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	return 0;
@@ -589,6 +606,23 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 	return 0;
 }
 
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	struct bpf_link *l = bpf_program__attach_iter(s->skel->progs.end_waits, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1;
+	char buf[64];
+
+	if (fd < 0)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(errno));
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+}
+
 void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
@@ -596,6 +630,11 @@ void sampler_stop(struct sampler *s)
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;
+	if (s->switch_link) {
+		bpf_link__destroy(s->switch_link);
+		s->switch_link = NULL;
+		end_waits(s);
+	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -838,7 +877,7 @@ static int forget_parked(struct sampler *s, const pid_t *pids, size_t n, bool na
 			continue;
 		stack_unref(s, u->key.ustack);
 		stack_unref(s, u->key.kstack);
-		s->retired += u->count;
+		s->retired += u->key.event == FIRN_EVENT_OFF_CPU ? 0 : u->count;
 		if (names)
 			tids[ntids++] = u->key.tid;
 		*u = (struct uentry){ 0 };
@@ -1008,6 +1047,22 @@ static void unwind_stats(struct sampler *s, struct sampler_stats *st)
 	st->unwind_too_many_maps = us.too_many_maps;
 }
 
+/* What became of the off-CPU waits (the BPF counters). */
+static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
+{
+	uint64_t v[FIRN_OFF_NR];
+
+	sum_percpu(bpf_map__fd(s->skel->maps.offcpu_stats), FIRN_OFF_NR, v);
+	*o = (struct sampler_offcpu_stats){
+		.waits = v[FIRN_OFF_WAITS], .counted = v[FIRN_OFF_COUNTED], .ns = v[FIRN_OFF_NS],
+		.short_waits = v[FIRN_OFF_SHORT], .short_ns = v[FIRN_OFF_SHORT_NS],
+		.lost_no_slot = v[FIRN_OFF_LOST_NO_SLOT],
+		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
+		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
+		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
+	};
+}
+
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 {
 	uint64_t sums[FIRN_LOST_NR + 1];
@@ -1027,8 +1082,10 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->threads = s->ncomms;
 	st->retired_processes = s->retired_processes;
 	for (size_t i = 0; i < s->cap_entries; i++)
-		if (s->entries[i].used)
+		if (s->entries[i].used && s->entries[i].key.event != FIRN_EVENT_OFF_CPU)
 			st->stored += s->entries[i].count;
+	if (s->opts.off_cpu)
+		offcpu_stats(s, &st->off_cpu);
 }
 
 int sampler_ncpus(const struct sampler *s)

@@ -30,6 +30,12 @@ struct sampler_opts {
 	uint32_t stack_entries; /* stacks the kernel holds between drains (0: 16384) */
 	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
+	/* off-CPU time: the sched_switch program adds the time a target thread waits to the stacks
+	 * it stopped with, as event SAMPLER_EVENT_OFF_CPU (its count is nanoseconds) */
+	bool off_cpu;
+	bool off_cpu_runnable;  /* preempted switch-outs are waits too (run-queue time) */
+	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
+	uint32_t off_cpu_rate;  /* 1 switch-out in this many is sampled, its time x this (0: 1) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
@@ -41,8 +47,12 @@ struct sampler_opts {
 	void *ctx;
 };
 
+/* The event of off-CPU entries (their count is nanoseconds off the CPU, not hits). */
+#define SAMPLER_EVENT_OFF_CPU 0xffffffffu
+
 /* One aggregated entry: counts of a (pid, tid, user stack, kernel stack, event). Stacks leaf
- * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N. */
+ * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N,
+ * SAMPLER_EVENT_OFF_CPU = nanoseconds off the CPU. */
 struct sampler_entry {
 	uint32_t pid, tid;
 	uint32_t event;
@@ -52,11 +62,26 @@ struct sampler_entry {
 	const char *comm, *thread; /* process and thread names ("" when unknown) */
 };
 
+/* Off-CPU accounting: every wait begun (a target thread's switch-out that was sampled) is
+ * counted (its ns added), short (under the minimum) or lost (by reason); the waits still going
+ * when sampling stops end then (at_end: those of the counted ones), until then they are open.
+ * lost_no_slot: switch-outs whose wait could not be begun (not among waits). ns: as measured
+ * (the profile's are x rate). */
+struct sampler_offcpu_stats {
+	uint64_t waits, counted, ns, short_waits, short_ns;
+	uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
+	uint64_t unsampled; /* switch-outs the rate left out */
+	uint64_t at_end;
+	uint64_t late; /* ended at the thread's next switch-out: its switch-in went unseen */
+};
+
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples
  * lost (counts_full + stacks_full: dropped, their stack or count could not be kept). Samples
- * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors). */
+ * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors).
+ * Off-CPU waits are not samples: they have their own accounting (off_cpu). */
 struct sampler_stats {
 	uint64_t taken, stored;
+	struct sampler_offcpu_stats off_cpu;
 	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
 	/* DWARF unwinds by how they ended (enum firn_unwind_stop order: complete, no mapping,
 	 * no row, unsupported rule, bad read, depth, no user stack — these add up to every sample

@@ -4,7 +4,8 @@
  * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, prepare_exec, attach_usdt (then those features are not available: -ENOTSUP).
+ * add_target, prepare_exec, attach_usdt, gpu_name (then those features are not available:
+ * -ENOTSUP).
  * One thread at a time. */
 #ifndef FIRN_SAMPLE_SOURCE_H
 #define FIRN_SAMPLE_SOURCE_H
@@ -36,6 +37,7 @@ struct sample_source_ops {
 	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
+	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
 };
 
 struct sample_source {
@@ -65,6 +67,11 @@ static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, 
 {
 	return s->ops->attach_usdt ? s->ops->attach_usdt(s, pid, path, provider, name, event)
 				   : -ENOTSUP;
+}
+static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash, char *buf,
+					 size_t n)
+{
+	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

@@ -373,7 +373,9 @@ static int use_column(struct capture *c, uint32_t event, int col, int64_t scale)
 /* Whether event ev is a time off the CPU (a weight in nanoseconds). */
 static bool is_wait_time(const struct capture_event *ev)
 {
-	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds");
+	/* GPU time is nanoseconds too, but not the CPU's: no part of wall */
+	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds") &&
+	       ev->id == SAMPLER_EVENT_OFF_CPU;
 }
 
 /* The "wall" type when both on-CPU samples and off-CPU time are recorded: the sum of their

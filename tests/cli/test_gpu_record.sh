@@ -4,8 +4,8 @@
 # that launched it with the kernel (demangled) as a leaf in [gpu]: path_small 2 x 10 us,
 # path_large 2 x 30 us (1:3), path_a 1+3+5 us, path_b's graph launch 2 x 7 us; launches per stack
 # under gpu_launches; memcpy time under "[memcpy HtoD]"; kernels whose launch was not seen and
-# launches whose records never came counted in the summary. Then --cuda without the library, and
-# -p of a process that maps none.
+# launches whose records never came counted in the summary. The same with -p; then --cuda without
+# the library, and -p of a process that maps none.
 . "$(dirname "$0")/lib.sh"
 
 LIB="$ROOT/$BUILD/libfirn-cuda.so"
@@ -57,7 +57,20 @@ line=$(grep '^firn: gpu:' "$TMP/g.err")
 	&& pass "summary: 9 launches, 12 kernels (3 without a seen launch), 2 copies, 1 launch without a record" \
 	|| { fail "summary: '$line'"; cat "$TMP/g.err"; }
 
-# 4. --cuda without the library next to firn: one clear line, exit 1
+# 4. -p: the probes of the library the process maps; its launches and kernels after firn attached
+"$DRV" run 20000 paths >"$TMP/pd.out" 2>&1 &
+dpid=$!
+for i in $(seq 50); do grep -q "^init flush" "$TMP/pd.out" && break; sleep 0.1; done
+"$FIRN" record --cuda -p "$dpid" -o "$TMP/pd.pb.gz" >"$TMP/pd.rec" 2>"$TMP/pd.err"
+rc=$?
+wait "$dpid"
+"$FIRN" report --folded --sample-type gpu_time "$TMP/pd.pb.gz" >"$TMP/pd.time" 2>/dev/null
+small=$(sum "$TMP/pd.time" "small(int)" path_small) large=$(sum "$TMP/pd.time" "void ns::large<float>(float*)" path_large)
+[ $rc -eq 0 ] && [ "$small" = 20000 ] && [ "$large" = 60000 ] \
+	&& pass "record --cuda -p: small(int) 20000 ns under path_small, large 60000 ns under path_large" \
+	|| { fail "record --cuda -p: exit $rc, small $small, large $large"; cat "$TMP/pd.err" "$TMP/pd.time"; }
+
+# 5. --cuda without the library next to firn: one clear line, exit 1
 mkdir -p "$TMP/bin" && cp "$FIRN" "$TMP/bin/firn"
 "$TMP/bin/firn" record --cuda -o "$TMP/x.pb.gz" -- true >"$TMP/x.out" 2>"$TMP/x.err"
 rc=$?
@@ -65,7 +78,7 @@ rc=$?
 	&& pass "--cuda without libfirn-cuda.so: exit 1, one line ($(cat "$TMP/x.err"))" \
 	|| { fail "--cuda without the library: exit $rc"; cat "$TMP/x.err"; }
 
-# 5. -p of a process that maps no libfirn-cuda.so: refused, saying why
+# 6. -p of a process that maps no libfirn-cuda.so: refused, saying why
 sleep 5 & spid=$!
 "$FIRN" record --cuda -d 1 -p "$spid" -o "$TMP/p.pb.gz" >"$TMP/p.out" 2>"$TMP/p.err"
 rc=$?

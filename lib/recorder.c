@@ -974,16 +974,66 @@ static int attach_cuda_probes(struct recorder *r, pid_t pid, const char *path)
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
 		int err = sample_source_attach_usdt(r->ss, pid, path, "firn_cuda", probes[i].name,
 						    probes[i].cookie);
-		if (err)
+		if (err && !r->o.all)
 			return fail(r, err, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name,
 				    path, strerror(-err));
+		if (err) /* -a: another copy may do */
+			diag(DIAG_WARN, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name, path,
+			     strerror(-err));
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
+/* Whether the file at path is one of the n files of ids (adding it when not, if room). */
+static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return true;
+	for (size_t i = 0; i < *n; i++)
+		if (ids[i].st_dev == st.st_dev && ids[i].st_ino == st.st_ino)
+			return true;
+	if (*n < cap)
+		ids[(*n)++] = st;
+	return false;
+}
+
+/* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
+ * container's), each file once (a probe on a file reaches every process that maps it). Returns
+ * how many files were attached. */
+static int attach_cuda_copies(struct recorder *r)
+{
+	struct stat ids[64];
+	size_t n = 0;
+	char path[PATH_MAX];
+	int attached = 0;
+	DIR *d = opendir("/proc");
+
+	seen_file(r->o.cuda_lib, ids, &n, 64);
+	attached += !attach_cuda_probes(r, -1, r->o.cuda_lib);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() ||
+		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)) || seen_file(path, ids, &n, 64))
+			continue;
+		if (!attach_cuda_probes(r, -1, path)) {
+			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);
+			attached++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return attached;
+}
+
 /* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
  * the probes: in each -p process that maps a libfirn-cuda.so (its own copy: an init container's),
- * else in the library's file wherever it is mapped (the command, -a). */
+ * in the library's file wherever it is mapped (the command), with -a also in the other copies
+ * mapped now. */
 static int attach_cuda(struct recorder *r)
 {
 	char *time = strdup("gpu_time"), *launches = strdup("gpu_launches"), path[PATH_MAX];
@@ -997,6 +1047,8 @@ static int attach_cuda(struct recorder *r)
 	    events_push(&r->ev, (struct capture_event){ SAMPLER_EVENT_GPU_TIME, time, "nanoseconds", true }) ||
 	    events_push(&r->ev, (struct capture_event){ SAMPLER_EVENT_GPU_LAUNCHES, launches, "count", false }))
 		return fail(r, -ENOMEM, "out of memory");
+	if (r->o.all)
+		return attach_cuda_copies(r) ? 0 : fail(r, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");
 	if (!r->o.npids)
 		return attach_cuda_probes(r, -1, r->o.cuda_lib);
 	for (int i = 0; i < r->o.npids; i++) {

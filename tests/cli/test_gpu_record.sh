@@ -4,8 +4,9 @@
 # that launched it with the kernel (demangled) as a leaf in [gpu]: path_small 2 x 10 us,
 # path_large 2 x 30 us (1:3), path_a 1+3+5 us, path_b's graph launch 2 x 7 us; launches per stack
 # under gpu_launches; memcpy time under "[memcpy HtoD]"; kernels whose launch was not seen and
-# launches whose records never came counted in the summary. The same with -p; then --cuda without
-# the library, and -p of a process that maps none.
+# launches whose records never came counted in the summary. The same with -p, and with -a for a
+# process that maps another copy of the library; then --cuda without the library, and -p of a
+# process that maps none.
 . "$(dirname "$0")/lib.sh"
 
 LIB="$ROOT/$BUILD/libfirn-cuda.so"
@@ -69,6 +70,23 @@ small=$(sum "$TMP/pd.time" "small(int)" path_small) large=$(sum "$TMP/pd.time" "
 [ $rc -eq 0 ] && [ "$small" = 20000 ] && [ "$large" = 60000 ] \
 	&& pass "record --cuda -p: small(int) 20000 ns under path_small, large 60000 ns under path_large" \
 	|| { fail "record --cuda -p: exit $rc, small $small, large $large"; cat "$TMP/pd.err" "$TMP/pd.time"; }
+
+# 4b. -a: a copy of the library (another file, as an init container's) that a process maps when
+# firn starts is attached too
+mkdir -p "$TMP/copy/gpu" && cp "$LIB" "$TMP/copy/" && cp "$DRV" "$TMP/copy/gpu/"
+"$TMP/copy/gpu/probe_driver" run 20000 paths >"$TMP/pa.out" 2>&1 &
+dpid=$!
+for i in $(seq 50); do grep -q "^init flush" "$TMP/pa.out" && break; sleep 0.1; done
+grep -q "$TMP/copy/libfirn-cuda.so" "/proc/$dpid/maps" && pass "the driver maps the copy of the library" \
+	|| fail "the driver does not map $TMP/copy/libfirn-cuda.so"
+"$FIRN" record --cuda -a -d 3 -o "$TMP/pa.pb.gz" >"$TMP/pa.rec" 2>"$TMP/pa.err"
+rc=$?
+wait "$dpid"
+"$FIRN" report --folded --sample-type gpu_time "$TMP/pa.pb.gz" >"$TMP/pa.time" 2>/dev/null
+small=$(sum "$TMP/pa.time" "small(int)" path_small) large=$(sum "$TMP/pa.time" "void ns::large<float>(float*)" path_large)
+[ $rc -eq 0 ] && [ "$small" = 20000 ] && [ "$large" = 60000 ] \
+	&& pass "record --cuda -a: the copy's probes too: small 20000 ns, large 60000 ns under their paths" \
+	|| { fail "record --cuda -a: exit $rc, small $small, large $large"; cat "$TMP/pa.err"; }
 
 # 5. --cuda without the library next to firn: one clear line, exit 1
 mkdir -p "$TMP/bin" && cp "$FIRN" "$TMP/bin/firn"

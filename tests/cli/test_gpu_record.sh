@@ -58,6 +58,16 @@ line=$(grep '^firn: gpu:' "$TMP/g.err")
 	&& pass "summary: 9 launches, 12 kernels (3 without a seen launch), 2 copies, 1 launch without a record" \
 	|| { fail "summary: '$line'"; cat "$TMP/g.err"; }
 
+# the same counts in the profile's comments (strings of the pprof string table, length-prefixed)
+comments=$(python3 -c 'import gzip, sys
+d = gzip.open(sys.argv[1]).read()
+for k in (b"gpu.launches: ", b"gpu.kernels: ", b"gpu.kernels_without_launch: ", b"gpu.launches_without_record: ", b"off_cpu."):
+    i = d.find(k)
+    print(d[i:i + d[i - 1]].decode() if i > 0 else "none")' "$TMP/g.pb.gz" | tr '\n' ',')
+[ "$comments" = "gpu.launches: 9,gpu.kernels: 12,gpu.kernels_without_launch: 3,gpu.launches_without_record: 1,none," ] \
+	&& pass "profile comments: gpu.launches 9, kernels 12, without launch 3, launches without record 1; no off_cpu lines" \
+	|| fail "profile comments: $comments"
+
 # 4. -p: the probes of the library the process maps; its launches and kernels after firn attached
 "$DRV" run 20000 paths >"$TMP/pd.out" 2>&1 &
 dpid=$!

@@ -154,6 +154,9 @@ static __always_inline int gpu_kernel(struct pt_regs *ctx)
 		count_gpu(FIRN_GPU_KERNELS_UNMATCHED);
 		return 0;
 	}
+	/* a process's records come from CUPTI's buffer thread one at a time: no race on matched */
+	if (!l->matched)
+		count_gpu(FIRN_GPU_LAUNCHES_MATCHED);
 	__sync_fetch_and_add(&l->matched, 1);
 	__u64 leaf = FIRN_FRAME(FIRN_FRAME_KIND_GPU, gpu_name((const char *)name));
 	gpu_add(l->pid, l->tid, leaf, &l->user, end > start ? end - start : 0);

@@ -206,6 +206,7 @@ enum firn_gpu_stat {
 	FIRN_GPU_KERNELS_UNMATCHED, /* kernel records whose launch was not seen (or was evicted) */
 	FIRN_GPU_MEMCPYS,           /* memcpy records */
 	FIRN_GPU_LOST,              /* a stack or count could not be stored */
+	FIRN_GPU_LAUNCHES_MATCHED,  /* launches that at least one kernel record matched */
 	FIRN_GPU_NR,
 };
 

@@ -321,11 +321,12 @@ static void print_offcpu_summary(const struct record_opts *o, const struct sampl
 static void print_gpu_summary(const struct sampler_gpu_stats *g)
 {
 	fprintf(stderr,
-		"firn: gpu: %llu launches, %llu kernels (%llu without a seen launch), %llu copies, "
-		"%llu launches without a kernel record, %llu lost\n",
-		(unsigned long long)g->launches, (unsigned long long)g->kernels,
+		"firn: gpu: %llu launches (%llu without a kernel record, %llu of them remembered to "
+		"the end), %llu kernels (%llu without a seen launch), %llu copies, %llu lost\n",
+		(unsigned long long)g->launches, (unsigned long long)g->launches_unmatched,
+		(unsigned long long)g->launches_pending, (unsigned long long)g->kernels,
 		(unsigned long long)g->kernels_unmatched, (unsigned long long)g->memcpys,
-		(unsigned long long)g->launches_pending, (unsigned long long)g->lost);
+		(unsigned long long)g->lost);
 }
 
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,

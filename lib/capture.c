@@ -305,7 +305,8 @@ static int add_gpu_comments(struct profile *p, const struct sampler_gpu_stats *g
 	COMMENT("gpu.kernels: %llu", (unsigned long long)g->kernels);
 	COMMENT("gpu.kernels_without_launch: %llu", (unsigned long long)g->kernels_unmatched);
 	COMMENT("gpu.copies: %llu", (unsigned long long)g->memcpys);
-	COMMENT("gpu.launches_without_record: %llu", (unsigned long long)g->launches_pending);
+	COMMENT("gpu.launches_without_record: %llu", (unsigned long long)g->launches_unmatched);
+	COMMENT("gpu.launches_remembered: %llu", (unsigned long long)g->launches_pending);
 	COMMENT("gpu.lost: %llu", (unsigned long long)g->lost);
 #undef COMMENT
 	return err;

@@ -1001,6 +1001,20 @@ static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
 	return false;
 }
 
+/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
+ * so that its launch stacks unwind and symbolize even if it ends soon after. */
+static void announce_cuda_user(struct recorder *r, pid_t pid)
+{
+	pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
+
+	if (!n)
+		return;
+	r->ev.announced = n;
+	if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
+		return;
+	r->ev.announced[r->ev.nannounced++] = pid;
+}
+
 /* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
  * container's), each file once (a probe on a file reaches every process that maps it). Returns
  * how many files were attached. */
@@ -1018,7 +1032,10 @@ static int attach_cuda_copies(struct recorder *r)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == getpid() ||
-		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)) || seen_file(path, ids, &n, 64))
+		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
+			continue;
+		announce_cuda_user(r, (pid_t)pid);
+		if (seen_file(path, ids, &n, 64))
 			continue;
 		if (!attach_cuda_probes(r, -1, path)) {
 			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);

@@ -1093,6 +1093,8 @@ static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
 	g->kernels_unmatched = sums[FIRN_GPU_KERNELS_UNMATCHED];
 	g->memcpys = sums[FIRN_GPU_MEMCPYS];
 	g->lost = sums[FIRN_GPU_LOST];
+	g->launches_unmatched = g->launches > sums[FIRN_GPU_LAUNCHES_MATCHED]
+					? g->launches - sums[FIRN_GPU_LAUNCHES_MATCHED] : 0;
 	g->launches_pending = 0;
 	for (void *prev = NULL; l && !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
 		key = next;

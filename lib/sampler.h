@@ -84,11 +84,12 @@ struct sampler_offcpu_stats {
 #define SAMPLER_GPU_COOKIE_MEMCPY 0xfffffff2u
 
 /* GPU records (opts.cuda): launch hits, kernel records (those whose launch was not seen or was
- * forgotten: unmatched), memcpy records, those lost (a stack or count not stored), and launches
- * still waiting for any kernel record (counted by sampler_get_stats: at the end of a recording,
- * launches whose activity never arrived). */
+ * forgotten: unmatched), memcpy records, those lost (a stack or count not stored); launches no
+ * kernel record matched (unmatched: at the end of a recording, their activity never arrived or
+ * came after the launch was forgotten), of which launches_pending are still remembered. */
 struct sampler_gpu_stats {
-	uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_pending;
+	uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_unmatched,
+		launches_pending;
 };
 
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples

@@ -1047,22 +1047,30 @@ static int attach_cuda_copies(struct recorder *r)
 	return attached;
 }
 
+/* Appends a GPU event (gpu_time is a weight in nanoseconds); 0 or -ENOMEM. */
+static int events_push_gpu(struct events *ev, uint32_t id, const char *type, const char *unit)
+{
+	char *t = strdup(type);
+
+	if (!t)
+		return -ENOMEM;
+	return events_push(ev, (struct capture_event){ id, t, unit, id == SAMPLER_EVENT_GPU_TIME });
+}
+
 /* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
  * the probes: in each -p process that maps a libfirn-cuda.so (its own copy: an init container's),
  * in the library's file wherever it is mapped (the command), with -a also in the other copies
  * mapped now. */
 static int attach_cuda(struct recorder *r)
 {
-	char *time = strdup("gpu_time"), *launches = strdup("gpu_launches"), path[PATH_MAX];
+	char path[PATH_MAX];
 	int attached = 0;
 
-	if (!r->o.cuda_lib) {
-		free(time), free(launches);
+	if (!r->o.cuda_lib)
 		return 0;
-	}
-	if ((!r->o.nevents && events_push_builtin(&r->ev, false)) || !time || !launches ||
-	    events_push(&r->ev, (struct capture_event){ SAMPLER_EVENT_GPU_TIME, time, "nanoseconds", true }) ||
-	    events_push(&r->ev, (struct capture_event){ SAMPLER_EVENT_GPU_LAUNCHES, launches, "count", false }))
+	if ((!r->o.nevents && events_push_builtin(&r->ev, false)) ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_TIME, "gpu_time", "nanoseconds") ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_LAUNCHES, "gpu_launches", "count"))
 		return fail(r, -ENOMEM, "out of memory");
 	if (r->o.all)
 		return attach_cuda_copies(r) ? 0 : fail(r, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");

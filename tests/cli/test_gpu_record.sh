@@ -105,6 +105,11 @@ small=$(sum "$TMP/pa.time" "small(int)" path_small) large=$(sum "$TMP/pa.time" "
 	&& pass "record --cuda -a: the copy's probes too: small 20000 ns, large 60000 ns under their paths" \
 	|| { fail "record --cuda -a: exit $rc, small $small, large $large"; cat "$TMP/pa.err"; }
 
+# the command's CUDA_INJECTION64_PATH names the library next to firn
+got=$("$FIRN" record --cuda -q -o "$TMP/e.pb.gz" -- sh -c 'echo "$CUDA_INJECTION64_PATH"' 2>"$TMP/e.err")
+[ "$(readlink -f "$got")" = "$(readlink -f "$LIB")" ] && pass "record --cuda -- CMD: CUDA_INJECTION64_PATH=$got" \
+	|| { fail "CUDA_INJECTION64_PATH '$got'"; cat "$TMP/e.err"; }
+
 # 5. --cuda without the library next to firn: one clear line, exit 1
 mkdir -p "$TMP/bin" && cp "$FIRN" "$TMP/bin/firn"
 "$TMP/bin/firn" record --cuda -o "$TMP/x.pb.gz" -- true >"$TMP/x.out" 2>"$TMP/x.err"

@@ -210,4 +210,43 @@ enum firn_py_stat {
 };
 #define FIRN_PY_MAX_FRAMES 64
 
+/* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
+ * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a
+ * weight in nanoseconds, gpu_launches a count; memcpy is a cookie only (its time is gpu_time). */
+#define FIRN_EVENT_GPU_TIME 0xfffffff0u
+#define FIRN_EVENT_GPU_LAUNCHES 0xfffffff1u
+#define FIRN_EVENT_GPU_MEMCPY 0xfffffff2u
+#define FIRN_GPU_MAX_LAUNCHES 4096  /* launches remembered until their records arrive (LRU) */
+#define FIRN_GPU_NAME_LEN 256
+/* In a GPU frame's payload: a copy (low byte: CUpti_ActivityMemcpyKind), not a kernel's name hash. */
+#define FIRN_GPU_MEMCPY_FRAME (1ULL << 55)
+
+struct firn_gpu_name {
+	char name[FIRN_GPU_NAME_LEN];
+};
+
+/* A launch remembered until its kernels' records arrive (a graph launch has several). */
+struct firn_gpu_launch {
+	__u32 pid, tid;
+	__u32 matched; /* kernel records matched to it so far */
+	__u32 pad;
+	struct firn_stack user; /* the launching thread's user stack */
+};
+
+struct firn_gpu_corr {
+	__u32 pid;
+	__u32 id; /* CUPTI correlation id (per process) */
+};
+
+/* Indexes of the gpu_stats counters. */
+enum firn_gpu_stat {
+	FIRN_GPU_LAUNCHES = 0,      /* launch hits */
+	FIRN_GPU_KERNELS,           /* kernel records */
+	FIRN_GPU_KERNELS_UNMATCHED, /* kernel records whose launch was not seen (or was evicted) */
+	FIRN_GPU_MEMCPYS,           /* memcpy records */
+	FIRN_GPU_LOST,              /* a stack or count could not be stored */
+	FIRN_GPU_LAUNCHES_MATCHED,  /* launches that at least one kernel record matched */
+	FIRN_GPU_NR,
+};
+
 #endif

@@ -1088,10 +1088,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 /* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
  * attachment's cookie names. */
+#include "cuda.bpf.h"
+
 SEC("usdt")
 int BPF_USDT(on_usdt)
 {
-	return count_hit(ctx, (__u32)bpf_usdt_cookie(ctx));
+	__u32 cookie = (__u32)bpf_usdt_cookie(ctx);
+
+	/* libfirn-cuda's probes (--cuda) have cookies of their own */
+	return gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
 }
 
 /* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */

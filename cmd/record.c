@@ -45,12 +45,16 @@ struct record_opts {
 	long off_cpu_min_us;    /* -e off-cpu: waits shorter than this are not added (-1: unset) */
 	long off_cpu_rate;      /* 1 wait in this many is sampled (0: unset) */
 	bool off_cpu_runnable;  /* preempted switch-outs are waits too */
+	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
+	char *cuda_lib;
 };
 
 
 enum { OPT_NO_KERNEL = 256, OPT_CALL_GRAPH, OPT_FORMAT, OPT_AS_ROOT, OPT_UNWIND_MEMORY, OPT_NO_DEMANGLE,
        OPT_ADDRESSES, OPT_THREAD_LABELS, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE };
 enum { OPT_NO_PYTHON = 512 };
+
+enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
 
 /* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct record_opts *o, const char *arg)
@@ -100,6 +104,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case 'q':
 		o->quiet = true;
+		return 0;
+	case OPT_CUDA:
+		o->cuda = true;
 		return 0;
 	case OPT_NO_KERNEL:
 		o->no_kernel = true;
@@ -343,6 +350,18 @@ static void print_python_summary(struct recording *r)
 
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
+/* What the GPU probes saw, with what could not be matched (never dropped silently). */
+static void print_gpu_summary(const struct sampler_gpu_stats *g)
+{
+	fprintf(stderr,
+		"firn: gpu: %llu launches (%llu without a kernel record, %llu of them remembered to "
+		"the end), %llu kernels (%llu without a seen launch), %llu copies, %llu lost\n",
+		(unsigned long long)g->launches, (unsigned long long)g->launches_unmatched,
+		(unsigned long long)g->launches_pending, (unsigned long long)g->kernels,
+		(unsigned long long)g->kernels_unmatched, (unsigned long long)g->memcpys,
+		(unsigned long long)g->lost);
+}
+
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,
 			  const char *out)
 {
@@ -375,6 +394,8 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 	if (r->o->unwind != UNWIND_FP)
 		print_unwind_summary(st);
 	print_python_summary(r);
+	if (r->o->cuda)
+		print_gpu_summary(&st->gpu);
 }
 
 /* After sampling: symbolize into a profile, write it, print the summary. */
@@ -418,6 +439,7 @@ static const struct opt record_opts[] = {
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
+	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
@@ -450,6 +472,40 @@ static int check_off_cpu(const struct record_opts *o)
 	return 0;
 }
 
+/* libfirn-cuda.so next to the firn binary (the build tree), else where install puts it
+ * (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path, NULL when neither exists. */
+static char *find_cuda_lib(void)
+{
+	static const char *const places[] = { "/libfirn-cuda.so", "/../lib/firn/libfirn-cuda.so" };
+	char exe[4096], *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	const char *dir = dirname(exe);
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (asprintf(&path, "%s%s", dir, places[i]) < 0)
+			return NULL;
+		if (!access(path, R_OK))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/* --cuda: finds the library and names it in CUDA_INJECTION64_PATH, which the command inherits
+ * (the CUDA driver loads it at cuInit); -p and -a processes must have been started with it. */
+static int cuda_setup(struct record_opts *o)
+{
+	if (!(o->cuda_lib = find_cuda_lib()))
+		return error("--cuda: no libfirn-cuda.so next to firn or in ../lib/firn/ (firn was built "
+			     "without the CUDA toolkit)");
+	if (setenv("CUDA_INJECTION64_PATH", o->cuda_lib, 1))
+		return error("cannot set CUDA_INJECTION64_PATH: %s", strerror(errno));
+	return 0;
+}
+
 /* Where parked samples go: the output's folder, but a device or FIFO's folder (/dev) is no
  * place for them, nor is stdout's: $TMPDIR is (NULL). */
 static int parked_dir_of(struct recording *r)
@@ -477,6 +533,7 @@ static int setup(struct recording *r, int argc, char **argv)
 		.kernel = !o->no_kernel, .demangle = !o->no_demangle, .no_python = o->no_python,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
+		.cuda_lib = o->cuda_lib,
 	};
 	char why[1024];
 
@@ -643,6 +700,8 @@ static int cmd_record(int argc, char **argv)
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
 		goto out;
+	if (o.cuda && (rc = cuda_setup(&o)))
+		goto out;
 	if (o.nevents == 0 || cpu_clock_events(&o))
 		target_check_freq(&o.freq);
 	target_install_signals();
@@ -662,6 +721,7 @@ out:
 	recorder_free(r.rec);
 	free(r.spill_dir);
 	free(o.events);
+	free(o.cuda_lib);
 	return rc;
 }
 

@@ -294,6 +294,24 @@ static int add_offcpu_comments(struct profile *p, const struct capture_meta *m)
 	return err;
 }
 
+/* What the GPU probes saw (--cuda), unmatched records included, as comments. */
+static int add_gpu_comments(struct profile *p, const struct sampler_gpu_stats *g)
+{
+	char line[128];
+	int err = 0;
+
+#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
+	COMMENT("gpu.launches: %llu", (unsigned long long)g->launches);
+	COMMENT("gpu.kernels: %llu", (unsigned long long)g->kernels);
+	COMMENT("gpu.kernels_without_launch: %llu", (unsigned long long)g->kernels_unmatched);
+	COMMENT("gpu.copies: %llu", (unsigned long long)g->memcpys);
+	COMMENT("gpu.launches_without_record: %llu", (unsigned long long)g->launches_unmatched);
+	COMMENT("gpu.launches_remembered: %llu", (unsigned long long)g->launches_pending);
+	COMMENT("gpu.lost: %llu", (unsigned long long)g->lost);
+#undef COMMENT
+	return err;
+}
+
 /* Metadata lines ("key: value") kept in the profile's comments. */
 static int add_comments(struct profile *p, const struct capture_meta *m, uint64_t parked)
 {
@@ -332,11 +350,15 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
 	COMMENT("lost.user_stack: %llu", (unsigned long long)st->user_stack_errors);
 	COMMENT("lost.kernel_stack: %llu", (unsigned long long)st->kernel_stack_errors);
-	bool waits = false;
-	for (unsigned i = 0; i < m->nevents; i++)
-		waits |= m->events[i].weighted;
+	bool waits = false, gpu = false;
+	for (unsigned i = 0; i < m->nevents; i++) {
+		waits |= m->events[i].id == SAMPLER_EVENT_OFF_CPU;
+		gpu |= m->events[i].id == SAMPLER_EVENT_GPU_TIME;
+	}
 	if (waits)
 		err |= add_offcpu_comments(p, m);
+	if (gpu)
+		err |= add_gpu_comments(p, &m->stats->gpu);
 	if (!strcmp(m->call_graph, "fp")) {
 #undef COMMENT
 		return err ? -ENOMEM : 0;
@@ -373,7 +395,9 @@ static int use_column(struct capture *c, uint32_t event, int col, int64_t scale)
 /* Whether event ev is a time off the CPU (a weight in nanoseconds). */
 static bool is_wait_time(const struct capture_event *ev)
 {
-	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds");
+	/* GPU time is nanoseconds too, but not the CPU's: no part of wall */
+	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds") &&
+	       ev->id == SAMPLER_EVENT_OFF_CPU;
 }
 
 /* The "wall" type when both on-CPU samples and off-CPU time are recorded: the sum of their

@@ -181,7 +181,8 @@ static bool user_pseudo_mapping(const char *f)
 {
 	static const char *const exact[] = { "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]",
 					     "[heap]", "[jit]", "[unknown]", "[uprobes]",
-					     "[python]" /* Python functions (lib/pyframes) */ };
+					     "[python]" /* Python functions (lib/pyframes) */,
+					     "[gpu]" /* GPU kernels and copies (lib/gpuframes) */ };
 	static const char *const prefix[] = { "[stack", "[anon" };
 
 	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)

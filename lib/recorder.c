@@ -17,9 +17,12 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/types.h>
 
+#include "../bpf/firn.h"
 #include "capture.h"
 #include "diag.h"
+#include "gpuframes.h"
 #include "procevents.h"
 #include "procmap.h"
 #include "pyframes.h"
@@ -100,6 +103,7 @@ struct recorder {
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
+	struct gpu_frames *gpu; /* names the GPU frames (cuda_lib) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
@@ -878,7 +882,8 @@ static int setup_sampler(struct recorder *r)
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
 		.no_cpu_clock = r->o.nevents && !cpu_clock_events(&r->o),
-		.usdt = usdt_events(&r->o) > 0,
+		.usdt = usdt_events(&r->o) > 0 || r->o.cuda_lib,
+		.cuda = r->o.cuda_lib != NULL,
 		.off_cpu = count_events(&r->o, "off-cpu") > 0,
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
@@ -973,6 +978,166 @@ static int start_capture(struct recorder *r)
 	return 0;
 }
 
+/* The file pid maps whose name is base (its path in pid's root, through /proc/PID/root, into
+ * out), or -ENOENT. */
+static int mapped_file(pid_t pid, const char *base, char *out, size_t len)
+{
+	struct procmap m;
+	int err = procmap_read(&m, pid);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m.n && err; i++) {
+		const char *path = m.entries[i].path, *slash = path ? strrchr(path, '/') : NULL;
+		if (slash && !strcmp(slash + 1, base))
+			err = snprintf(out, len, "/proc/%d/root%s", (int)pid, path) < (int)len ? 0 : -ENAMETOOLONG;
+	}
+	procmap_release(&m);
+	return err;
+}
+
+/* Attaches libfirn-cuda's launch, kernel and memcpy probes in the file at path for pid (-1: in
+ * every process that maps it), each under its cookie (bpf/cuda.bpf.h routes them). */
+static int attach_cuda_probes(struct recorder *r, pid_t pid, const char *path)
+{
+	static const struct { const char *name; uint32_t cookie; } probes[] = {
+		{ "launch", SAMPLER_EVENT_GPU_LAUNCHES }, { "kernel", SAMPLER_EVENT_GPU_TIME },
+		{ "memcpy", SAMPLER_GPU_COOKIE_MEMCPY },
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		int err = sample_source_attach_usdt(r->ss, pid, path, "firn_cuda", probes[i].name,
+						    probes[i].cookie);
+		if (err && !r->o.all)
+			return fail(r, err, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name,
+				    path, strerror(-err));
+		if (err) /* -a: another copy may do */
+			diag(DIAG_WARN, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name, path,
+			     strerror(-err));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Whether the file at path is one of the n files of ids (adding it when not, if room). */
+static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return true;
+	for (size_t i = 0; i < *n; i++)
+		if (ids[i].st_dev == st.st_dev && ids[i].st_ino == st.st_ino)
+			return true;
+	if (*n < cap)
+		ids[(*n)++] = st;
+	return false;
+}
+
+/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
+ * so that its launch stacks unwind and symbolize even if it ends soon after. */
+static void announce_cuda_user(struct recorder *r, pid_t pid)
+{
+	pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
+
+	if (!n)
+		return;
+	r->ev.announced = n;
+	if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
+		return;
+	r->ev.announced[r->ev.nannounced++] = pid;
+}
+
+/* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
+ * container's), each file once (a probe on a file reaches every process that maps it). Returns
+ * how many files were attached. */
+static int attach_cuda_copies(struct recorder *r)
+{
+	struct stat ids[64];
+	size_t n = 0;
+	char path[PATH_MAX];
+	int attached = 0;
+	DIR *d = opendir("/proc");
+
+	seen_file(r->o.cuda_lib, ids, &n, 64);
+	attached += !attach_cuda_probes(r, -1, r->o.cuda_lib);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() ||
+		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
+			continue;
+		announce_cuda_user(r, (pid_t)pid);
+		if (seen_file(path, ids, &n, 64))
+			continue;
+		if (!attach_cuda_probes(r, -1, path)) {
+			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);
+			attached++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return attached;
+}
+
+/* Appends a GPU event (gpu_time is a weight in nanoseconds); 0 or -ENOMEM. */
+static int events_push_gpu(struct events *ev, uint32_t id, const char *type, const char *unit)
+{
+	char *t = strdup(type);
+
+	if (!t)
+		return -ENOMEM;
+	return events_push(ev, (struct capture_event){ id, t, unit, id == SAMPLER_EVENT_GPU_TIME });
+}
+
+/* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
+ * the probes: in each -p process that maps a libfirn-cuda.so (its own copy: an init container's),
+ * in the library's file wherever it is mapped (the command), with -a also in the other copies
+ * mapped now. */
+static int attach_cuda(struct recorder *r)
+{
+	char path[PATH_MAX];
+	int attached = 0;
+
+	if (!r->o.cuda_lib)
+		return 0;
+	if ((!r->o.nevents && events_push_builtin(&r->ev, false)) ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_TIME, "gpu_time", "nanoseconds") ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_LAUNCHES, "gpu_launches", "count"))
+		return fail(r, -ENOMEM, "out of memory");
+	if (r->o.all)
+		return attach_cuda_copies(r) ? 0 : fail(r, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");
+	if (!r->o.npids)
+		return attach_cuda_probes(r, -1, r->o.cuda_lib);
+	for (int i = 0; i < r->o.npids; i++) {
+		pid_t pid = r->o.pids[i];
+		if (mapped_file(pid, "libfirn-cuda.so", path, sizeof(path))) {
+			diag(DIAG_WARN, "process %d maps no libfirn-cuda.so (started without "
+			     "CUDA_INJECTION64_PATH?)", (int)pid);
+			continue;
+		}
+		int err = attach_cuda_probes(r, pid, path);
+		if (err)
+			return err;
+		attached++;
+	}
+	return attached ? 0 : fail(r, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
+}
+
+/* --cuda: GPU frames are named by the kernel map of the sampler. */
+static int start_gpu_frames(struct recorder *r)
+{
+	if (!r->o.cuda_lib)
+		return 0;
+	if (!(r->gpu = gpu_frames_new(r->ss, r->o.demangle)))
+		return fail(r, -ENOMEM, "out of memory");
+	struct frame_resolver fr = gpu_frames_resolver(r->gpu);
+	int err = capture_set_resolver(r->cap, FIRN_FRAME_KIND_GPU, &fr);
+	return err ? fail(r, err, "cannot name GPU frames: %s", strerror(-err)) : 0;
+}
+
 /* Copies the options (spill_dir owned), with the defaults. */
 static int copy_opts(struct recorder *r, const struct recorder_opts *o)
 {
@@ -998,7 +1163,8 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = start_capture(r))) {
+	    (err = attach_events(r)) || (err = attach_cuda(r)) || (err = start_capture(r)) ||
+	    (err = start_gpu_frames(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;
@@ -1171,6 +1337,7 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
+	gpu_frames_free(r->gpu);
 	sample_source_free(r->ss);
 	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)

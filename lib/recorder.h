@@ -58,6 +58,10 @@ struct recorder_opts {
 	/* "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order;
 	 * none: cpu-clock alone. Borrowed for the recorder's life. */
 	const char *const *events;
+	/* libfirn-cuda.so (NULL: no GPU events): its probes are attached (in the -p processes that
+	 * map a file of its name, else wherever its file is mapped) and the sample types gpu_time
+	 * (nanoseconds) and gpu_launches (count) follow the events' */
+	const char *cuda_lib;
 	int nevents;
 	/* off-cpu: preempted switch-outs count too; waits under off_cpu_min_ns are counted only in
 	 * the statistics; 1 wait in off_cpu_rate is sampled, its time scaled by it (0: 1) */

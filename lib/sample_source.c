@@ -93,6 +93,11 @@ static int bpf_ncpus(const struct sample_source *s)
 	return sampler_ncpus(sam(s));
 }
 
+static int bpf_gpu_name(struct sample_source *s, uint64_t hash, char *buf, size_t n)
+{
+	return sampler_gpu_name(sam(s), hash, buf, n);
+}
+
 static void bpf_free(struct sample_source *s)
 {
 	sampler_free(sam(s));
@@ -116,6 +121,7 @@ static const struct sample_source_ops bpf_ops = {
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
 	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
+	.gpu_name = bpf_gpu_name,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

@@ -4,8 +4,8 @@
  * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, prepare_exec, attach_usdt, set_python, python_stats (then those features are not
- * available: -ENOTSUP, or zeros).
+ * add_target, prepare_exec, attach_usdt, set_python, python_stats, gpu_name (then those
+ * features are not available: -ENOTSUP, or zeros).
  * One thread at a time. */
 #ifndef FIRN_SAMPLE_SOURCE_H
 #define FIRN_SAMPLE_SOURCE_H
@@ -40,6 +40,8 @@ struct sample_source_ops {
 	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
 	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
 	void (*python_stats)(struct sample_source *s, uint64_t out[4]);
+	/* optional: names of GPU kernels (sampler_gpu_name) */
+	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
 };
 
 struct sample_source {
@@ -81,6 +83,11 @@ static inline void sample_source_python_stats(struct sample_source *s, uint64_t 
 		out[i] = 0;
 	if (s->ops->python_stats)
 		s->ops->python_stats(s, out);
+}
+static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash, char *buf,
+					 size_t n)
+{
+	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

@@ -477,6 +477,19 @@ static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list a
 	return 0;
 }
 
+_Static_assert(SAMPLER_EVENT_GPU_TIME == FIRN_EVENT_GPU_TIME &&
+	       SAMPLER_EVENT_GPU_LAUNCHES == FIRN_EVENT_GPU_LAUNCHES &&
+	       SAMPLER_GPU_COOKIE_MEMCPY == FIRN_EVENT_GPU_MEMCPY, "sampler.h and firn.h agree");
+
+/* Without --cuda the GPU maps hold one entry each (the launch map's entries are 1 KiB stacks). */
+static int size_gpu_maps(struct sampler *s)
+{
+	if (bpf_map__set_max_entries(s->skel->maps.gpu_launches, 1) ||
+	    bpf_map__set_max_entries(s->skel->maps.gpu_names, 1))
+		return -1;
+	return 0;
+}
+
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -505,6 +518,9 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
+	*why = "size the GPU maps";
+	if (!o->cuda && size_gpu_maps(s))
+		goto fail;
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
@@ -1074,6 +1090,45 @@ static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
 	};
 }
 
+/* The GPU counters, and the launches no kernel record has matched yet (read from the map). */
+static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
+{
+	uint64_t sums[FIRN_GPU_NR];
+	struct firn_gpu_corr key, next;
+	struct firn_gpu_launch *l = malloc(sizeof(*l));
+	int fd = bpf_map__fd(s->skel->maps.gpu_launches);
+
+	sum_percpu(bpf_map__fd(s->skel->maps.gpu_stats), FIRN_GPU_NR, sums);
+	g->launches = sums[FIRN_GPU_LAUNCHES];
+	g->kernels = sums[FIRN_GPU_KERNELS];
+	g->kernels_unmatched = sums[FIRN_GPU_KERNELS_UNMATCHED];
+	g->memcpys = sums[FIRN_GPU_MEMCPYS];
+	g->lost = sums[FIRN_GPU_LOST];
+	g->launches_unmatched = g->launches > sums[FIRN_GPU_LAUNCHES_MATCHED]
+					? g->launches - sums[FIRN_GPU_LAUNCHES_MATCHED] : 0;
+	g->launches_pending = 0;
+	for (void *prev = NULL; l && !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, l) && !l->matched)
+			g->launches_pending++;
+	}
+	free(l);
+}
+
+int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n)
+{
+	struct firn_gpu_name name;
+	__u64 key = hash;
+
+	if (!n)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gpu_names), &key, &name))
+		return -ENOENT;
+	name.name[sizeof(name.name) - 1] = 0;
+	snprintf(buf, n, "%s", name.name);
+	return 0;
+}
+
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 {
 	uint64_t sums[FIRN_LOST_NR + 1];
@@ -1092,8 +1147,10 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->stacks = s->nstacks;
 	st->threads = s->ncomms;
 	st->retired_processes = s->retired_processes;
+	gpu_stats(s, &st->gpu);
 	for (size_t i = 0; i < s->cap_entries; i++)
-		if (s->entries[i].used && s->entries[i].key.event != FIRN_EVENT_OFF_CPU)
+		/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
+		if (s->entries[i].used && s->entries[i].key.event < FIRN_EVENT_GPU_TIME)
 			st->stored += s->entries[i].count;
 	if (s->opts.off_cpu)
 		offcpu_stats(s, &st->off_cpu);

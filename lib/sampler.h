@@ -36,6 +36,7 @@ struct sampler_opts {
 	bool off_cpu_runnable;  /* preempted switch-outs are waits too (run-queue time) */
 	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
 	uint32_t off_cpu_rate;  /* 1 switch-out in this many is sampled, its time x this (0: 1) */
+	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
@@ -79,6 +80,22 @@ struct sampler_offcpu_stats {
 	uint64_t late; /* ended at the thread's next switch-out: its switch-in went unseen */
 };
 
+/* GPU events (bpf/firn.h FIRN_EVENT_GPU_*): entries of gpu_time (nanoseconds: a weight) and
+ * gpu_launches (hits); the USDT cookies of libfirn-cuda's probes are launch: GPU_LAUNCHES,
+ * kernel: GPU_TIME, memcpy: GPU_COOKIE_MEMCPY. */
+#define SAMPLER_EVENT_GPU_TIME 0xfffffff0u
+#define SAMPLER_EVENT_GPU_LAUNCHES 0xfffffff1u
+#define SAMPLER_GPU_COOKIE_MEMCPY 0xfffffff2u
+
+/* GPU records (opts.cuda): launch hits, kernel records (those whose launch was not seen or was
+ * forgotten: unmatched), memcpy records, those lost (a stack or count not stored); launches no
+ * kernel record matched (unmatched: at the end of a recording, their activity never arrived or
+ * came after the launch was forgotten), of which launches_pending are still remembered. */
+struct sampler_gpu_stats {
+	uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_unmatched,
+		launches_pending;
+};
+
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples
  * lost (counts_full + stacks_full: dropped, their stack or count could not be kept). Samples
  * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors).
@@ -98,6 +115,7 @@ struct sampler_stats {
 	uint64_t unwind_too_many_maps; /* mappings left out of a process's description (limit) */
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
+	struct sampler_gpu_stats gpu; /* opts.cuda */
 };
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
@@ -165,6 +183,9 @@ bool sampler_has_exited(const struct sampler *s, pid_t pid);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
+/* The name of the GPU kernel whose frame payload is hash (opts.cuda), copied into buf (n bytes,
+ * NUL-terminated, truncated): 0, or -ENOENT when the kernel map has no such name. */
+int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n);
 
 /* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
  * drained since, so a refresh costs what the last interval sampled, not the whole session).

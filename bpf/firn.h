@@ -8,7 +8,8 @@
 
 /* Aggregation key: one count per (process, thread, user stack, kernel stack, event). Stack ids
  * are 64-bit content hashes; 0 means "no stack". event: 0 = cpu-clock sample, N >= 1 = a hit of
- * the USDT probe attached with cookie N. pad is always 0 (keys are compared as bytes). */
+ * the USDT probe attached with cookie N, FIRN_EVENT_OFF_CPU = time off the CPU (the count is
+ * nanoseconds, not hits). pad is always 0 (keys are compared as bytes). */
 struct firn_key {
 	__u32 pid;
 	__u32 tid;
@@ -17,6 +18,8 @@ struct firn_key {
 	__u32 event;
 	__u32 pad;
 };
+
+#define FIRN_EVENT_OFF_CPU 0xffffffffu
 
 /* A stack as stored in the stacks map: instruction pointers, leaf first. */
 struct firn_stack {
@@ -68,6 +71,25 @@ enum firn_lost {
 	FIRN_LOST_USER_STACK,      /* the user stack could not be read (the sample is kept) */
 	FIRN_LOST_KERNEL_STACK,    /* the kernel stack could not be read (the sample is kept) */
 	FIRN_LOST_NR,
+};
+
+/* Off-CPU accounting (indexes of the offcpu_stats counters). A wait is a switch-out of a target
+ * thread that was sampled: it ends counted, short or lost (by reason); one still going when the
+ * recording ends is ended then (counted up to the end, or short). */
+enum firn_offcpu_stat {
+	FIRN_OFF_WAITS = 0,        /* waits begun (their stacks taken) */
+	FIRN_OFF_COUNTED,          /* waits added to their stack */
+	FIRN_OFF_NS,               /* nanoseconds of those (before --off-cpu-rate scaling) */
+	FIRN_OFF_SHORT,            /* waits under the minimum: not added */
+	FIRN_OFF_SHORT_NS,         /* nanoseconds of those */
+	FIRN_OFF_LOST_NO_SLOT,     /* the start could not be remembered (no per-thread storage) */
+	FIRN_OFF_LOST_COUNTS_FULL, /* the counts map was full */
+	FIRN_OFF_LOST_STACKS_FULL, /* a stack could not be stored */
+	FIRN_OFF_UNSAMPLED,        /* switch-outs left out by the sampling rate */
+	FIRN_OFF_AT_END,           /* of the counted ones: still going at the end, added up to it */
+	FIRN_OFF_LATE,             /* of the ended ones: no switch-in was seen, ended at the next
+				    * switch-out (off the CPU: elapsed - CPU time meanwhile) */
+	FIRN_OFF_NR,
 };
 
 /* ---- DWARF (CFI) unwinding ---- */
@@ -147,6 +169,84 @@ enum firn_unwind_stop {
 	FIRN_UNW_FP_FALLBACK,      /* frames unwound by frame pointers (no table) */
 	FIRN_UNW_VMA,              /* frames whose mapping the kernel found (not described yet) */
 	FIRN_UNW_NR,
+};
+
+/* ---- Python frames (FIRN_FRAME_KIND_PYTHON) ----
+ * Payload of one Python frame, one stack slot each: bits 0-43 the code object's address >> 3
+ * (code objects are 8-byte aligned and below 2^47), bits 44-55 the instruction's offset in code
+ * units (2 bytes) from the start of its bytecode, FIRN_PY_NO_OFFSET when unknown or too large
+ * (the resolver then gives the function's first line). */
+#define FIRN_PY_OFFSET_SHIFT 44
+#define FIRN_PY_NO_OFFSET 0xfffULL
+#define FIRN_PY_PAYLOAD(code, units) (((__u64)(code) >> 3) | ((__u64)(units) << FIRN_PY_OFFSET_SHIFT))
+#define FIRN_PY_CODE(payload) (((payload) & ((1ULL << FIRN_PY_OFFSET_SHIFT) - 1)) << 3)
+#define FIRN_PY_UNITS(payload) (((payload) >> FIRN_PY_OFFSET_SHIFT) & FIRN_PY_NO_OFFSET)
+
+/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
+ * python_procs map, by pid; lib/pyruntime.h describes the offsets). User space adds it when the
+ * process is first seen. */
+struct firn_py_proc {
+	__u64 runtime;                /* address of _PyRuntime */
+	__u64 eval_start, eval_end;   /* _PyEval_EvalFrameDefault in the process */
+	__u32 minor;                  /* 8 to 13 */
+	__u32 rt_interp_head, interp_tstate_head, ts_next, ts_frame;
+	__u32 ts_native_tid;          /* 3.11+: matched with the tid */
+	__u32 ts_thread_id;           /* 3.8-3.10: pthread_self(), matched with the task's fsbase */
+	__u32 cframe_current;         /* 3.11, 3.12: tstate->cframe->current_frame */
+	__u32 fr_back, fr_code;       /* frame offsets: all below 104 (the unwinder reads 112 bytes) */
+	__u32 fr_instr;               /* 3.11+: prev_instr / instr_ptr; 3.8-3.10: int f_lasti */
+	__u32 fr_owner;               /* 3.11+ */
+	__u32 fr_is_entry;            /* 3.11: _PyInterpreterFrame.is_entry (0: none) */
+	__u32 co_code_adaptive;
+};
+
+/* How the Python part of a sample of a process in python_procs went (python_stats indexes). */
+enum firn_py_stat {
+	FIRN_PY_COMPLETE = 0, /* the frame chain was walked to its end */
+	FIRN_PY_NO_THREAD,    /* no thread state of the interpreter has the sampled thread's tid */
+	FIRN_PY_BAD_READ,     /* a thread state or frame could not be read */
+	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds) */
+	FIRN_PY_NR,
+};
+#define FIRN_PY_MAX_FRAMES 64
+
+/* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
+ * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a
+ * weight in nanoseconds, gpu_launches a count; memcpy is a cookie only (its time is gpu_time). */
+#define FIRN_EVENT_GPU_TIME 0xfffffff0u
+#define FIRN_EVENT_GPU_LAUNCHES 0xfffffff1u
+#define FIRN_EVENT_GPU_MEMCPY 0xfffffff2u
+#define FIRN_GPU_MAX_LAUNCHES 4096  /* launches remembered until their records arrive (LRU) */
+#define FIRN_GPU_NAME_LEN 256
+/* In a GPU frame's payload: a copy (low byte: CUpti_ActivityMemcpyKind), not a kernel's name hash. */
+#define FIRN_GPU_MEMCPY_FRAME (1ULL << 55)
+
+struct firn_gpu_name {
+	char name[FIRN_GPU_NAME_LEN];
+};
+
+/* A launch remembered until its kernels' records arrive (a graph launch has several). */
+struct firn_gpu_launch {
+	__u32 pid, tid;
+	__u32 matched; /* kernel records matched to it so far */
+	__u32 pad;
+	struct firn_stack user; /* the launching thread's user stack */
+};
+
+struct firn_gpu_corr {
+	__u32 pid;
+	__u32 id; /* CUPTI correlation id (per process) */
+};
+
+/* Indexes of the gpu_stats counters. */
+enum firn_gpu_stat {
+	FIRN_GPU_LAUNCHES = 0,      /* launch hits */
+	FIRN_GPU_KERNELS,           /* kernel records */
+	FIRN_GPU_KERNELS_UNMATCHED, /* kernel records whose launch was not seen (or was evicted) */
+	FIRN_GPU_MEMCPYS,           /* memcpy records */
+	FIRN_GPU_LOST,              /* a stack or count could not be stored */
+	FIRN_GPU_LAUNCHES_MATCHED,  /* launches that at least one kernel record matched */
+	FIRN_GPU_NR,
 };
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The sampler: a perf_event program on every CPU takes the user and kernel stacks of the
  * running task and counts them in the kernel, keyed by (pid, tid, user stack, kernel stack,
- * event). A USDT program does the same at every hit of the probes it is attached to. */
+ * event). A USDT program does the same at every hit of the probes it is attached to. The
+ * sched_switch program takes the stacks of a target thread that stops to wait, and adds the
+ * time it was off the CPU to them when it runs again (event FIRN_EVENT_OFF_CPU). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -21,6 +23,9 @@ const volatile __u32 want_user = 1;
 const volatile __u32 self_pid = 0;        /* firn itself, never sampled */
 const volatile __u32 dwarf_unwind = 0;    /* 1: unwind user stacks with the CFI tables */
 const volatile __u32 fp_fallback = 1;     /* 1: frame pointers where a mapping has no table */
+const volatile __u32 off_cpu_runnable = 0; /* 1: preempted switch-outs are waits too */
+const volatile __u64 off_cpu_min_ns = 0;   /* shorter waits are counted as short, not added */
+const volatile __u32 off_cpu_rate = 1;     /* 1 switch-out in this many is sampled (weights x it) */
 
 /* Which counts map the program writes; user space flips it and drains the other. */
 __u32 active_buf = 0;
@@ -79,6 +84,32 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/* Off-CPU accounting (enum firn_offcpu_stat). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_OFF_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_stats SEC(".maps");
+
+/* A wait in progress: when its thread stopped, and its stacks then (taken at the switch-out,
+ * while the thread is current; hashed and stored only at the switch-in, if it was long enough). */
+struct firn_wait {
+	__u64 start;   /* 0: none remembered */
+	__u64 runtime; /* the thread's CPU time then (se.sum_exec_runtime) */
+	__u32 pid;
+	__u32 pad;
+	struct firn_stack user, kernel;
+};
+
+/* One wait slot per thread, allocated at its first switch-out, freed with the thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct firn_wait);
+} waits SEC(".maps");
 
 /* Scratch space for one stack (too large for the BPF stack). */
 struct {
@@ -283,24 +314,286 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 	return id;
 }
 
-/* Takes one stack with bpf_get_stack into scratch slot idx and stores it; returns its id, 0 or
- * FIRN_STACK_LOST. */
-static __always_inline __u64 take_stack(void *ctx, __u32 idx, __u64 flags, __u32 fail_reason,
-					bool *fresh)
+/* ---- the CPython unwinder: Python frames spliced into the user stack ---- */
+
+const volatile __u32 python_unwind = 0; /* 1: processes in python_procs get Python frames */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct firn_py_proc);
+} python_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_PY_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_stats SEC(".maps");
+
+#define FIRN_PY_FRAME_READ 112 /* bytes of a frame read at once: every field the walk needs */
+
+/* The Python frames of the sample in progress (leaf first) and the state of the walk and of the
+ * splice; in a map so the bpf_loop callbacks see them. entry[i]: frame i is the first one its
+ * _PyEval_EvalFrameDefault call ran (the outermost of that call). */
+struct firn_py_walk {
+	struct firn_py_proc p;
+	__u64 frame;       /* the next frame to read */
+	__u32 n, stop;     /* frames kept; a firn_py_stat or FIRN_PY_NR while walking */
+	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
+	__u64 vals[FIRN_PY_MAX_FRAMES];
+	__u8 entry[FIRN_PY_MAX_FRAMES];
+	__u8 fbuf[FIRN_PY_FRAME_READ + 8]; /* the frame being read */
+	struct firn_stack native; /* the native stack being spliced */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_py_walk);
+} python_walk SEC(".maps");
+
+#define FIRN_PY_MAX_THREADS 256 /* thread states looked at to find a thread's */
+#define FRAME_OWNED_BY_CSTACK 3
+
+static __always_inline void count_python(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&python_stats, &reason);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int read_user64(__u64 *out, __u64 addr)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
+/* The thread state of each thread last found (LRU): checked again at each use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_tstates SEC(".maps");
+
+/* Whether thread state ts is the current thread's: its native_thread_id is tid (3.11+), or its
+ * thread_id, the thread's pthread_t, is its TCB: the task's fsbase on x86-64 (3.8-3.10). */
+static __always_inline bool tstate_is(const struct firn_py_proc *p, __u64 ts, __u32 tid, __u64 fsbase)
+{
+	__u64 thread = 0;
+
+	if (p->minor <= 10 ? read_user64(&thread, ts + p->ts_thread_id)
+			   : bpf_probe_read_user(&thread, 4, (void *)(ts + p->ts_native_tid)))
+		return false;
+	return thread == (p->minor <= 10 ? fsbase : tid);
+}
+
+/* The thread state of thread tid: the one found last time when it still is, else the one of
+ * the interpreter's thread list that is (then kept for the next samples). */
+static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
+	__u64 *last = bpf_map_lookup_elem(&python_tstates, &tid);
+
+	if (last && *last && tstate_is(p, *last, tid, fsbase))
+		return *last;
+	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
+	    read_user64(&ts, interp + p->interp_tstate_head))
+		return 0;
+	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
+		if (tstate_is(p, ts, tid, fsbase)) {
+			bpf_map_update_elem(&python_tstates, &tid, &ts, BPF_ANY);
+			return ts;
+		}
+		if (read_user64(&ts, ts + p->ts_next))
+			return 0;
+	}
+	return 0;
+}
+
+/* The thread's innermost frame: a PyFrameObject (3.8-3.10) or _PyInterpreterFrame (0: none, or
+ * unreadable). */
+static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 ts)
+{
+	__u64 f = 0;
+
+	if (read_user64(&f, ts + p->ts_frame))
+		return 0;
+	if ((p->minor == 11 || p->minor == 12) && f && read_user64(&f, f + p->cframe_current))
+		return 0;
+	return f;
+}
+
+/* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
+ * bytes before 3.10, in code units in 3.10; -1: not started). */
+static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
+{
+	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
+	__s32 lasti = (__s32)instr;
+
+	if (p->minor <= 10)
+		units = lasti < 0 ? FIRN_PY_NO_OFFSET : p->minor == 10 ? (__u64)lasti : (__u64)lasti >> 1;
+	else if (instr < start)
+		units = FIRN_PY_NO_OFFSET;
+	if (units >= FIRN_PY_NO_OFFSET)
+		units = FIRN_PY_NO_OFFSET;
+	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
+}
+
+/* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
+ * marks the frame kept before as its call's first), then steps to the caller. Before 3.11 each
+ * _PyEval_EvalFrameDefault call runs one frame: every frame is its call's first. 1 stops. */
+static long python_frame(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	__u64 code = 0, instr = 0, back = 0;
+	__u8 owner = 0, is_entry = 0;
+
+	if (!w)
+		return 1;
+	if (!w->frame) {
+		w->stop = FIRN_PY_COMPLETE;
+		return 1;
+	}
+	__u64 f = w->frame;
+	bool old = w->p.minor <= 10;
+	/* one read for the whole head (offsets < FIRN_PY_FRAME_READ - 8, checked by user space) */
+	if (bpf_probe_read_user(w->fbuf, FIRN_PY_FRAME_READ, (void *)f)) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	code = *(__u64 *)&w->fbuf[w->p.fr_code & 0x7f];
+	back = *(__u64 *)&w->fbuf[w->p.fr_back & 0x7f];
+	instr = *(__u64 *)&w->fbuf[w->p.fr_instr & 0x7f];
+	if (old)
+		instr = (__u32)instr;
+	owner = w->fbuf[w->p.fr_owner & 0x7f];
+	is_entry = w->p.fr_is_entry ? w->fbuf[w->p.fr_is_entry & 0x7f] : 0;
+	w->frame = back;
+	__u32 n = w->n;
+	if (w->p.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+		if (n > 0 && n <= FIRN_PY_MAX_FRAMES)
+			w->entry[(n - 1) & (FIRN_PY_MAX_FRAMES - 1)] = 1;
+		return 0;
+	}
+	if (n >= FIRN_PY_MAX_FRAMES) {
+		w->stop = FIRN_PY_TRUNCATED;
+		return 1;
+	}
+	if ((code & 7) || code >= (1ULL << 47) || !code) {
+		w->stop = FIRN_PY_BAD_READ;
+		return 1;
+	}
+	w->vals[n] = py_payload(&w->p, code, instr);
+	w->entry[n] = old ? 1 : is_entry;
+	w->n = n + 1;
+	return 0;
+}
+
+/* Whether native frame i (a return address when i > 0) is in _PyEval_EvalFrameDefault. */
+static __always_inline bool in_eval(const struct firn_py_walk *w, __u64 ip)
+{
+	return ip > w->p.eval_start && ip <= w->p.eval_end;
+}
+
+/* One step of the splice (bpf_loop callback): out gets the native frames in order, each
+ * _PyEval_EvalFrameDefault replaced by the Python frames of its call; Python frames left when the
+ * native stack ends (it broke off) follow it. 1 stops. */
+static long python_splice_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!w || !out)
+		return 1;
+	__u32 o = out->len, ni = w->ni, pi = w->pi;
+	if (o >= FIRN_MAX_FRAMES)
+		return 1;
+	if (w->mode && pi < w->n && pi < FIRN_PY_MAX_FRAMES) {
+		out->ips[o] = w->vals[pi];
+		out->len = o + 1;
+		w->pi = pi + 1;
+		if (w->entry[pi] && w->mode == 1) {
+			w->mode = 0;
+			w->ni = ni + 1; /* the _PyEval_EvalFrameDefault frame they replace */
+		}
+		return 0;
+	}
+	w->mode = 0;
+	if (ni >= w->native.len || ni >= FIRN_MAX_FRAMES) {
+		w->mode = 2; /* the tail: every Python frame left */
+		return pi >= w->n;
+	}
+	__u64 ip = w->native.ips[ni];
+	if (pi < w->n && in_eval(w, ip)) {
+		w->mode = 1;
+		return 0;
+	}
+	out->ips[o] = ip;
+	out->len = o + 1;
+	w->ni = ni + 1;
+	return 0;
+}
+
+/* Adds the Python frames of the current thread to the user stack s (scratch slot 0) when its
+ * process runs a CPython that user space described. */
+static __always_inline void python_frames(struct firn_stack *s)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct firn_py_proc *p;
+	struct firn_py_walk *w;
+
+	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)) ||
+	    !(w = bpf_map_lookup_elem(&python_walk, &zero)))
+		return;
+	w->p = *p;
+	w->n = 0;
+	w->stop = FIRN_PY_NR;
+	__u64 ts = find_tstate(p, (__u32)id);
+	if (!ts) {
+		count_python(FIRN_PY_NO_THREAD);
+		return;
+	}
+	w->frame = first_pyframe(p, ts);
+	bpf_loop(FIRN_PY_MAX_FRAMES * 2, python_frame, NULL, 0);
+	if (w->n) {
+		w->native = *s;
+		w->ni = w->pi = w->mode = 0;
+		s->len = 0;
+		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
+		if (w->pi < w->n && w->stop == FIRN_PY_COMPLETE)
+			w->stop = FIRN_PY_TRUNCATED; /* the stack had no room for them all */
+	}
+	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
+}
+
+/* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
+static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
+{
+	return s && s->len ? store_stack(s, fresh) : 0;
+}
+
+/* Takes one stack with bpf_get_stack into scratch slot idx (len 0: none). */
+static __always_inline struct firn_stack *take_stack(void *ctx, __u32 idx, __u64 flags,
+						     __u32 fail_reason)
 {
 	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &idx);
 
 	if (!s)
-		return 0;
+		return NULL;
 	long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), flags);
-	if (n <= 0) {
-		/* -EFAULT for the kernel stack of a user-mode sample: simply no kernel stack */
-		if (n < 0 && n != -14)
-			count_lost(fail_reason);
-		return 0;
-	}
-	s->len = n / sizeof(__u64);
-	return store_stack(s, fresh);
+	s->len = n > 0 ? n / sizeof(__u64) : 0;
+	/* -EFAULT for the kernel stack of a user-mode sample: simply no kernel stack */
+	if (n < 0 && n != -14)
+		count_lost(fail_reason);
+	return s;
 }
 
 /* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
@@ -596,22 +889,25 @@ static __always_inline void count_unwind(__u32 reason)
 		(*v)++;
 }
 
-/* Unwinds the user stack of the current task with the CFI tables into scratch slot 0. */
-static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_maps *maps,
-					 struct task_struct *task, bool *fresh)
+/* Unwinds the user stack of the current task with the CFI tables into scratch slot 0 (len 0:
+ * none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
+ * tracepoint's context) the task is in the kernel and its user registers are the saved ones. */
+static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, __u32 pid,
+						      struct firn_pid_maps *maps,
+						      struct task_struct *task)
 {
 	__u32 zero = 0;
 	struct firn_stack *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct firn_unwind_state *u = bpf_map_lookup_elem(&unwind_state, &zero);
 
 	if (!s || !u)
-		return 0;
+		return NULL;
 	s->len = 0;
 	if (!pid) {
 		count_unwind(FIRN_UNW_NO_USER);
-		return 0;
+		return s;
 	}
-	if (user_mode(ctx)) {
+	if (regs_ctx && user_mode(ctx)) {
 		struct pt_regs *regs = ctx;
 		u->ip = regs->ip;
 		u->sp = regs->sp;
@@ -624,7 +920,7 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_m
 	}
 	if (!u->ip) {
 		count_unwind(FIRN_UNW_NO_USER);
-		return 0;
+		return s;
 	}
 	struct firn_stack_window *w = bpf_map_lookup_elem(&stack_window, &zero);
 	if (w) {
@@ -650,40 +946,40 @@ static __always_inline __u64 dwarf_stack(void *ctx, __u32 pid, struct firn_pid_m
 	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
 	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
 		ask_refresh(pid, u->unknown_pc);
-	return s->len ? store_stack(s, fresh) : 0;
+	return s;
 }
 
-/* Records thread and process names when the map lacks the thread (user space deletes what it
- * has read, so names are sent again after each drain while the thread runs). */
+/* Records thread and process names of task (current or not) when the map lacks the thread (user
+ * space deletes what it has read, so names are sent again after each drain while the thread
+ * runs). */
 static __always_inline void note_comm(__u32 tid, struct task_struct *task)
 {
 	struct firn_comm c;
 
 	if (bpf_map_lookup_elem(&comms, &tid))
 		return;
-	bpf_get_current_comm(c.thread, sizeof(c.thread));
+	BPF_CORE_READ_STR_INTO(&c.thread, task, comm);
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	BPF_CORE_READ_STR_INTO(&c.process, leader, comm);
 	bpf_map_update_elem(&comms, &tid, &c, BPF_NOEXIST);
 }
 
-/* Counts the sample; false when the counts map is full (the sample is lost, and counted). */
-static __always_inline bool add_count(struct firn_key *key)
+/* Adds value (1 for a hit, nanoseconds for a wait) to key's count; false when the counts map is
+ * full (the caller counts the loss). */
+static __always_inline bool add_value(struct firn_key *key, __u64 value)
 {
 	void *map = active_buf ? (void *)&counts1 : (void *)&counts0;
-	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
+	__u64 *v = bpf_map_lookup_elem(map, key);
 
 	if (v) {
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, value);
 		return true;
 	}
-	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(map, key, &value, BPF_NOEXIST)) {
 		v = bpf_map_lookup_elem(map, key);
-		if (!v) {
-			count_lost(FIRN_LOST_COUNTS_FULL);
+		if (!v)
 			return false;
-		}
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, value);
 	}
 	return true;
 }
@@ -695,49 +991,92 @@ static __always_inline void drop_stack(__u64 id, bool fresh)
 		bpf_map_delete_elem(&stacks, &id);
 }
 
+/* Whether the current process is recorded (a target; never firn itself). */
+static __always_inline bool is_target(__u32 pid)
+{
+	if (pid == self_pid && pid)
+		return false;
+	return !filter_pids || bpf_map_lookup_elem(&targets, &pid);
+}
+
+/* Tells user space about a process at its first sample (look before updating: an LRU update
+ * allocates an element even when the key exists). */
+static __always_inline void announce(__u32 pid)
+{
+	__u8 one = 1;
+
+	if (pid && !bpf_map_lookup_elem(&seen, &pid) &&
+	    !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+		send_event(FIRN_EV_NEW_PROCESS, pid);
+}
+
+/* Takes the stacks of the current task into scratch: *user (slot 0) and *kernel (slot 1), either
+ * NULL or empty when not taken. The one stack-taking path of every event. regs_ctx: see
+ * dwarf_stack (false: the task is in the kernel, as at a tracepoint). */
+static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
+					struct task_struct *task, struct firn_stack **user,
+					struct firn_stack **kernel)
+{
+	*user = *kernel = NULL;
+	if (want_user && dwarf_unwind) {
+		/* every sample is unwound (and counted): one of a process not described yet too */
+		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
+		*user = dwarf_stack(ctx, regs_ctx, pid, maps, task);
+	} else if (want_user && pid) {
+		*user = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+	}
+	/* a CPython's frames replace the native frames of its evaluation loop */
+	if (*user)
+		python_frames(*user);
+	/* a sample taken in user mode has no kernel stack: skip the helper call */
+	if (want_kernel && !(regs_ctx && user_mode(ctx)))
+		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
+}
+
+/* Counts value under key with these stacks (stored now): on failure the sample is dropped and
+ * counted as lost, at lost_base + FIRN_LOST_COUNTS_FULL or FIRN_LOST_STACKS_FULL of stats. */
+static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack *user,
+					 struct firn_stack *kernel, __u64 value, void *stats,
+					 __u32 counts_full, __u32 stacks_full)
+{
+	bool ufresh = false, kfresh = false;
+
+	key->ustack = store_taken(user, &ufresh);
+	key->kstack = store_taken(kernel, &kfresh);
+	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
+	 * taken is either counted or lost, by reason */
+	__u32 reason = key->ustack == FIRN_STACK_LOST || key->kstack == FIRN_STACK_LOST ?
+			       stacks_full : add_value(key, value) ? ~0u : counts_full;
+	if (reason == ~0u)
+		return true;
+	__u64 *v = bpf_map_lookup_elem(stats, &reason);
+	if (v)
+		(*v)++;
+	drop_stack(key->ustack, ufresh);
+	drop_stack(key->kstack, kfresh);
+	return false;
+}
+
 /* Takes the stacks of the current task and counts them under event (0: cpu-clock): the body of
- * both programs. ctx: see user_mode. */
+ * both sampling programs. ctx: see user_mode. */
 static __always_inline int count_hit(void *ctx, __u32 event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct firn_key key = {};
-	bool ufresh = false, kfresh = false;
+	struct firn_stack *user, *kernel;
 
-	if (pid == self_pid && pid)
-		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
+	if (!is_target(pid))
 		return 0;
 	count_lost(FIRN_LOST_NR);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u8 one = 1;
-	/* look before updating: an LRU update allocates an element even when the key exists */
-	if (pid && !bpf_map_lookup_elem(&seen, &pid) &&
-	    !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
-		send_event(FIRN_EV_NEW_PROCESS, pid);
+	announce(pid);
 	note_comm(tid, task);
 	key.pid = pid;
 	key.tid = tid;
 	key.event = event;
-	if (want_user && dwarf_unwind) {
-		/* every sample is unwound (and counted): one of a process not described yet too */
-		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
-		key.ustack = dwarf_stack(ctx, pid, maps, task, &ufresh);
-	} else if (want_user && pid) {
-		key.ustack = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK, &ufresh);
-	}
-	/* a sample taken in user mode has no kernel stack: skip the helper call */
-	if (want_kernel && !user_mode(ctx))
-		key.kstack = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK, &kfresh);
-	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
-	 * taken is either counted or lost, by reason */
-	bool stacks_full = key.ustack == FIRN_STACK_LOST || key.kstack == FIRN_STACK_LOST;
-	if (stacks_full)
-		count_lost(FIRN_LOST_STACKS_FULL);
-	if (stacks_full || !add_count(&key)) {
-		drop_stack(key.ustack, ufresh);
-		drop_stack(key.kstack, kfresh);
-	}
+	take_stacks(ctx, true, pid, task, &user, &kernel);
+	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
 }
 
@@ -749,10 +1088,133 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 /* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
  * attachment's cookie names. */
+#include "cuda.bpf.h"
+
 SEC("usdt")
 int BPF_USDT(on_usdt)
 {
-	return count_hit(ctx, (__u32)bpf_usdt_cookie(ctx));
+	__u32 cookie = (__u32)bpf_usdt_cookie(ctx);
+
+	/* libfirn-cuda's probes (--cuda) have cookies of their own */
+	return gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
+}
+
+/* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
+static __always_inline void count_offcpu(__u32 stat, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
+
+	if (v)
+		*v += n;
+}
+
+/* Copies a stack taken into scratch into a wait slot (only its frames: a helper copy). */
+static __always_inline void keep_stack(struct firn_stack *to, const struct firn_stack *from)
+{
+	__u32 len = from ? from->len : 0;
+
+	if (len > FIRN_MAX_FRAMES)
+		len = FIRN_MAX_FRAMES;
+	to->len = len;
+	if (len)
+		bpf_probe_read_kernel(to->ips, (len & 127) * sizeof(__u64), from->ips);
+}
+
+/* TASK_DEAD in a task's state: its last switch-out, no wait. */
+#define FIRN_TASK_DEAD 0x80
+
+/* Ends the wait of task when it has one: adds the time it was off the CPU (x the sampling rate)
+ * to the wait's stacks, if it lasted the minimum; else counts it as short. Off the CPU = the time
+ * since the wait began less the CPU time the thread had since: 0 when the task is being switched
+ * in, the run it had when its switch-in went unseen (ended at its next switch-out) or when it is
+ * on a CPU at the end of the recording. True when added. */
+static __always_inline bool wait_ends(struct task_struct *task)
+{
+	struct firn_wait *w = bpf_task_storage_get(&waits, task, 0, 0);
+	struct firn_key key = {};
+
+	if (!w || !w->start)
+		return false;
+	__u64 ran = BPF_CORE_READ(task, se.sum_exec_runtime) - w->runtime;
+	__u64 ns = bpf_ktime_get_ns() - w->start;
+	ns = ns > ran ? ns - ran : 0;
+	w->start = 0;
+	if (ns < off_cpu_min_ns) {
+		count_offcpu(FIRN_OFF_SHORT, 1);
+		count_offcpu(FIRN_OFF_SHORT_NS, ns);
+		return false;
+	}
+	key.pid = w->pid;
+	key.tid = BPF_CORE_READ(task, pid);
+	key.event = FIRN_EVENT_OFF_CPU;
+	announce(key.pid);
+	note_comm(key.tid, task);
+	if (!count_stacks(&key, &w->user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
+			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
+		return false;
+	count_offcpu(FIRN_OFF_COUNTED, 1);
+	count_offcpu(FIRN_OFF_NS, ns);
+	return true;
+}
+
+/* The current task (prev) is switched out: when it is a target's thread that stops to wait
+ * (not preempted while runnable, unless off_cpu_runnable), remembers when, with its stacks,
+ * in its slot. Nothing is hashed or stored yet: most waits may end up short. */
+static __always_inline void wait_begins(void *ctx, struct task_struct *prev, bool preempt,
+					unsigned int state)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct firn_stack *user, *kernel;
+
+	if (!pid || (state & FIRN_TASK_DEAD) || (!off_cpu_runnable && (preempt || !state)) ||
+	    !is_target(pid))
+		return;
+	if (off_cpu_rate > 1 && bpf_get_prandom_u32() % off_cpu_rate) {
+		count_offcpu(FIRN_OFF_UNSAMPLED, 1);
+		return;
+	}
+	struct firn_wait *w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		count_offcpu(FIRN_OFF_LOST_NO_SLOT, 1);
+		return;
+	}
+	/* a switch-in the program did not see (rare): that wait ends now, its CPU time since
+	 * taken off, before the slot is reused */
+	if (w->start) {
+		count_offcpu(FIRN_OFF_LATE, 1);
+		wait_ends(prev);
+	}
+	take_stacks(ctx, false, pid, prev, &user, &kernel);
+	keep_stack(&w->user, user);
+	keep_stack(&w->kernel, kernel);
+	w->pid = pid;
+	w->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	count_offcpu(FIRN_OFF_WAITS, 1);
+	w->start = bpf_ktime_get_ns();
+}
+
+/* Off-CPU time (loaded only for -e off-cpu): the thread switched out may begin a wait, the one
+ * switched in ends one. Never waits itself: per-thread storage and per-CPU counters only. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	wait_begins(ctx, prev, preempt, prev_state);
+	wait_ends(next);
+	return 0;
+}
+
+/* Run once at the end, after on_switch is detached (a task iterator): the waits still going end
+ * now, so a thread that waited through the end of the recording shows that time too. */
+SEC("iter/task")
+int end_waits(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task && wait_ends(task))
+		count_offcpu(FIRN_OFF_AT_END, 1);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -796,6 +1258,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
 	if (dwarf_unwind)
 		note_exec_maps(p, pid);
 	send_event(FIRN_EV_EXEC, pid);
@@ -819,6 +1282,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid);
 	return 0;

@@ -104,7 +104,7 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 static const struct {
 	const char *name, *values, *only;
 } value_sets[] = {
-	{ "event", "cpu-clock usdt:", NULL },
+	{ "event", "cpu-clock off-cpu usdt:", NULL },
 	{ "format", "pprof folded", NULL },
 	{ "call-graph", "auto dwarf fp", NULL },
 	{ "sort", "self total", NULL },

@@ -1,23 +1,30 @@
-/* firn record: sample CPU stacks (or take a stack at every USDT probe hit) of a command, of
- * processes or of the whole system with eBPF, symbolize them before the processes vanish, and
- * write a pprof (or folded) profile. */
+/* firn record: sample CPU stacks (or take a stack at every USDT probe hit, or weigh the stacks
+ * threads wait in by the time off the CPU) of a command, of processes or of the whole system
+ * with eBPF, symbolize them before the processes vanish, and write a pprof (or folded) profile. */
 #include "opt.h"
 #include "target.h"
 
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
+
 #include "folded.h"
 #include "common.h"
 #include "input.h"
 #include "pprof.h"
 #include "profile.h"
+#include "pyframes.h"
 #include "recorder.h"
+#include "usdt.h"
 
 enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
 
@@ -26,12 +33,22 @@ struct record_opts {
 	const char *output;
 	struct target t;        /* -a, -p, or the command; events, -F, unwinding (target_opts) */
 	bool quiet, no_demangle;
+	bool no_python;         /* --no-python: the interpreter's native frames only */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
+	long off_cpu_min_us;    /* -e off-cpu: waits shorter than this are not added (-1: unset) */
+	long off_cpu_rate;      /* 1 wait in this many is sampled (0: unset) */
+	bool off_cpu_runnable;  /* preempted switch-outs are waits too */
+	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
+	char *cuda_lib;
 };
 
 
-enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
+enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS, OPT_OFF_CPU_MIN,
+       OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE };
+enum { OPT_NO_PYTHON = 512 };
+
+enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
 
 static int record_option(void *ctx, int id, const char *arg)
 {
@@ -46,14 +63,27 @@ static int record_option(void *ctx, int id, const char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case OPT_CUDA:
+		o->cuda = true;
+		return 0;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		return 0;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
 		return 0;
 	case OPT_ADDRESSES:
 		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
 		return 0;
 	case OPT_THREAD_LABELS:
 		o->pprof_flags &= ~PPROF_NO_THREAD_LABELS;
+		return 0;
+	case OPT_OFF_CPU_MIN:
+		return opt_long(&record_cmd, "off-cpu-min", arg, 0, 3600L * 1000000, &o->off_cpu_min_us);
+	case OPT_OFF_CPU_RATE:
+		return opt_long(&record_cmd, "off-cpu-rate", arg, 1, 1000000, &o->off_cpu_rate);
+	case OPT_OFF_CPU_RUNNABLE:
+		o->off_cpu_runnable = true;
 		return 0;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
@@ -209,8 +239,76 @@ static void print_unwind_summary(const struct recorder_stats *st)
 	fputc('\n', stderr);
 }
 
+static int count_events(const struct record_opts *o, const char *name);
+
+/* The off-CPU line: what became of every wait begun (added, under the minimum, lost by reason;
+ * not ended: the end of the recording could not end it) and the time added, as the profile has
+ * it (x the rate). */
+static void print_offcpu_summary(const struct record_opts *o, const struct recorder_offcpu_stats *w)
+{
+	/* a wait whose start found no slot was never begun: it is seen, and lost */
+	uint64_t lost = w->lost_counts_full + w->lost_stacks_full + w->lost_no_slot;
+	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
+	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
+
+	fprintf(stderr,
+		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
+		"waiting at the end, added up to it), %llu under %ld us (%.3f s, not added), %llu lost "
+		"(counts map full %llu, stack map full %llu, no thread slot %llu), %llu not ended",
+		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
+		(unsigned long long)w->counted, w->ns * rate / 1e9,
+		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->at_end,
+		(unsigned long long)w->short_waits,
+		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
+		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
+		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,
+		(unsigned long long)(seen > done ? seen - done : 0));
+	if (rate > 1)
+		fprintf(stderr, "; 1 wait in %ld sampled (%llu left out)", rate,
+			(unsigned long long)w->unsampled);
+	if (w->late)
+		fprintf(stderr, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
+			(unsigned long long)w->late);
+	fputc('\n', stderr);
+}
+
+/* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
+static void print_python_summary(struct recording *r)
+{
+	struct pyframes_stats ps;
+	uint64_t b[FIRN_PY_NR], all = 0;
+
+	recorder_python_stats(r->rec, &ps, b);
+	for (int i = 0; i < FIRN_PY_NR; i++)
+		all += b[i];
+	if (!ps.processes && !ps.unknown_version)
+		return;
+	fprintf(stderr,
+		"firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
+		"no thread state %llu, unreadable frame %llu; code objects unreadable %llu; "
+		"unknown version %llu%s%s\n",
+		(unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
+		(unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
+		(unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
+		(unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)ps.unreadable,
+		(unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
+		ps.unknown_version ? ps.last_refusal : "");
+}
+
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
+/* What the GPU probes saw, with what could not be matched (never dropped silently). */
+static void print_gpu_summary(const struct recorder_gpu_stats *g)
+{
+	fprintf(stderr,
+		"firn: gpu: %llu launches (%llu without a kernel record, %llu of them remembered to "
+		"the end), %llu kernels (%llu without a seen launch), %llu copies, %llu lost\n",
+		(unsigned long long)g->launches, (unsigned long long)g->launches_unmatched,
+		(unsigned long long)g->launches_pending, (unsigned long long)g->kernels,
+		(unsigned long long)g->kernels_unmatched, (unsigned long long)g->memcpys,
+		(unsigned long long)g->lost);
+}
+
 static void print_summary(struct recording *r, const struct recorder_stats *rs, size_t bytes,
 			  const char *out)
 {
@@ -238,8 +336,13 @@ static void print_summary(struct recording *r, const struct recorder_stats *rs, 
 		long long hits = profile_type_total(r->prof, type);
 		fprintf(stderr, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
 	}
+	if (count_events(r->o, "off-cpu"))
+		print_offcpu_summary(r->o, &st->off_cpu);
 	if (r->o->t.unwind != RECORDER_UNWIND_FP)
 		print_unwind_summary(st);
+	print_python_summary(r);
+	if (r->o->cuda)
+		print_gpu_summary(&st->gpu);
 }
 
 /* After sampling: symbolize into a profile, write it, print the summary. */
@@ -265,15 +368,76 @@ static int finish_recording(struct recording *r)
 	"[OPTIONS] -a"
 
 static const struct opt record_opts[] = {
+	{ "off-cpu-min", 0, "USEC", "off-cpu: waits shorter than this are counted, not added to stacks (default 0)", OPT_OFF_CPU_MIN },
+	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
+	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
+	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
+	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
+
+/* How many -e values are name ("cpu-clock", "off-cpu"). */
+static int count_events(const struct record_opts *o, const char *name)
+{
+	int n = 0;
+
+	for (int i = 0; i < o->t.nevents; i++)
+		n += !strcmp(o->t.events[i], name);
+	return n;
+}
+
+/* The --off-cpu-* options ask for -e off-cpu. */
+static int check_off_cpu(const struct record_opts *o)
+{
+	const char *opt = o->off_cpu_min_us >= 0 ? "--off-cpu-min"
+			  : o->off_cpu_rate ? "--off-cpu-rate"
+			  : o->off_cpu_runnable ? "--off-cpu-runnable" : NULL;
+
+	if (opt && !count_events(o, "off-cpu"))
+		return usage_error(&record_cmd, "%s needs -e off-cpu", opt);
+	return 0;
+}
+
+/* libfirn-cuda.so next to the firn binary (the build tree), else where install puts it
+ * (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path, NULL when neither exists. */
+static char *find_cuda_lib(void)
+{
+	static const char *const places[] = { "/libfirn-cuda.so", "/../lib/firn/libfirn-cuda.so" };
+	char exe[4096], *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	const char *dir = dirname(exe);
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (asprintf(&path, "%s%s", dir, places[i]) < 0)
+			return NULL;
+		if (!access(path, R_OK))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/* --cuda: finds the library and names it in CUDA_INJECTION64_PATH, which the command inherits
+ * (the CUDA driver loads it at cuInit); -p and -a processes must have been started with it. */
+static int cuda_setup(struct record_opts *o)
+{
+	if (!(o->cuda_lib = find_cuda_lib()))
+		return error("--cuda: no libfirn-cuda.so next to firn or in ../lib/firn/ (firn was built "
+			     "without the CUDA toolkit)");
+	if (setenv("CUDA_INJECTION64_PATH", o->cuda_lib, 1))
+		return error("cannot set CUDA_INJECTION64_PATH: %s", strerror(errno));
+	return 0;
+}
 
 /* Where parked samples go: the output's folder, but a device or FIFO's folder (/dev) is no
  * place for them, nor is stdout's: $TMPDIR is (NULL). */
@@ -292,14 +456,17 @@ static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
-		.demangle = !o->no_demangle,
+		.off_cpu_runnable = o->off_cpu_runnable,
+		.off_cpu_min_ns = o->off_cpu_min_us > 0 ? (uint64_t)o->off_cpu_min_us * 1000 : 0,
+		.off_cpu_rate = o->off_cpu_rate > 0 ? o->off_cpu_rate : 1,
+		.demangle = !o->no_demangle, .no_python = o->no_python,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
+		.cuda_lib = o->cuda_lib,
 	};
 	char why[1024];
 
 	target_recorder_opts(&o->t, &ro);
-
 	if (!(r->rec = recorder_new(&ro, why, sizeof(why))))
 		return error("%s", why);
 	return 0;
@@ -420,7 +587,7 @@ static int check_output(const char *path)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .output = "firn.pb.gz",
+	struct record_opts o = { .output = "firn.pb.gz", .off_cpu_min_us = -1,
 				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
 						PPROF_NO_SYSTEM_NAMES,
 				 .t = TARGET_INIT };
@@ -433,9 +600,11 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
-	if ((rc = target_check(&o.t, &record_cmd, argc - argi)) ||
+	if ((rc = check_off_cpu(&o)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
+		goto out;
+	if (o.cuda && (rc = cuda_setup(&o)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();
@@ -454,13 +623,14 @@ out:
 	target_release(&o.t);
 	recorder_free(r.rec);
 	free(r.spill_dir);
+	free(o.cuda_lib);
 	return rc;
 }
 
 const struct cmd record_cmd = {
 	.name = "record",
 	.fn = cmd_record,
-	.summary = "sample CPU stacks (or stacks at USDT probes) with eBPF and write a profile",
+	.summary = "sample CPU stacks (or stacks at USDT probes, or where threads wait) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
 	.opts = { target_opts, record_opts },
 };

@@ -85,11 +85,11 @@ static int parse_call_graph(const struct cmd *cmd, const char *arg, enum recorde
 	return usage_error(cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 }
 
-/* Adds an -e value: "cpu-clock" or "usdt:PATH:PROVIDER:NAME". */
+/* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 {
 	char *copy, *provider, *name;
-	bool ok = !strcmp(arg, "cpu-clock");
+	bool ok = !strcmp(arg, "cpu-clock") || !strcmp(arg, "off-cpu");
 
 	if (!ok && !strncmp(arg, "usdt:", 5)) {
 		if (!(copy = strdup(arg + 5)))
@@ -98,7 +98,8 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 		free(copy);
 	}
 	if (!ok)
-		return usage_error(cmd, "invalid event '%s' (cpu-clock or usdt:PATH:PROVIDER:NAME)", arg);
+		return usage_error(cmd, "invalid event '%s' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)",
+				   arg);
 	const char **n = realloc(t->events, (t->nevents + 1) * sizeof(*n));
 	if (!n)
 		return error("out of memory");
@@ -114,7 +115,7 @@ enum {
 const struct opt target_opts[] = {
 	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "event", 'e', "EVENT", "cpu-clock (default), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "event", 'e', "EVENT", "cpu-clock (default), off-cpu (time threads wait, by stack; record), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },

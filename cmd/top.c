@@ -974,6 +974,12 @@ static int cmd_top(int argc, char **argv)
 	t.argv = argi < argc ? argv + argi : NULL;
 	if (!o.t.all && !o.t.npids && !t.argv)
 		o.t.all = true; /* no target: the whole system, as perf top */
+	for (int i = 0; i < o.t.nevents; i++)
+		if (!strcmp(o.t.events[i], "off-cpu")) {
+			rc = usage_error(&top_cmd, "-e off-cpu is for firn record (top shows samples "
+					 "and probe hits)");
+			goto out;
+		}
 	t.sort = o.sort;
 	t.kernel_hidden = o.t.no_kernel;
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);

@@ -15,6 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An event's counts go to sample type col, times scale (1, or cpu-clock's period for time). */
+struct column_use {
+	uint32_t event;
+	int col;
+	int64_t scale;
+};
+
 struct capture {
 	struct profile *p;
 	struct spill spill;       /* samples of processes that have ended */
@@ -24,8 +31,8 @@ struct capture {
 	int64_t period;
 	int64_t k_pid, k_tid, k_comm, k_thread;
 	int64_t *values;  /* one per sample type (scratch) */
-	int *column;      /* event id → index of its (first) sample type, -1 for none */
-	uint32_t ncolumns;
+	struct column_use *uses; /* where each event's counts go */
+	unsigned nuses;
 	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
 	bool spill_failed; /* the temporary file could not be made or written: samples stay here */
 	struct frame_resolver resolvers[FIRN_FRAME_KINDS]; /* by kind (resolve NULL: none) */
@@ -131,11 +138,32 @@ static int64_t resolved_location(struct capture *c, pid_t pid, uint64_t v)
 	return err ? err : k.loc;
 }
 
-/* Appends the locations of one stack (leaf first); frames after the first are return addresses. */
+
+/* Whether location id is in the code that runs a BPF program at a tracepoint (the program
+ * itself, bpf_trace_run4, __bpf_trace_sched_switch, __traceiter_...): a kernel stack taken at
+ * sched_switch starts there, above __schedule. */
+static bool tracing_frame(const struct profile *p, uint64_t id)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+						"__traceiter_" };
+	const struct profile_location *l = id ? &p->locations[id - 1] : NULL;
+
+	if (!l || !l->nlines)
+		return false;
+	const char *name = profile_str(p, p->functions[l->lines[l->nlines - 1].function_id - 1].name);
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* Appends the locations of one stack (leaf first); frames after the first are return addresses.
+ * An off-CPU entry's kernel stack was taken at a tracepoint: its leading tracing frames go. */
 static int add_frames(struct capture *c, const struct sampler_entry *e, bool kernel, size_t *n)
 {
 	const uint64_t *ips = kernel ? e->kstack : e->ustack;
 	uint32_t len = kernel ? e->klen : e->ulen;
+	bool leading = kernel && e->event == SAMPLER_EVENT_OFF_CPU;
 
 	for (uint32_t i = 0; i < len; i++) {
 		int64_t id = kernel ? symbolizer_kernel_frame(c->sym, c->p, ips[i], i > 0)
@@ -143,6 +171,8 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 			   : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
 		if (id < 0)
 			return (int)id;
+		if (leading && (leading = tracing_frame(c->p, id)))
+			continue;
 		if (id)
 			c->locs[(*n)++] = id;
 	}
@@ -162,8 +192,11 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 			struct profile_label labels[4])
 {
 	int err;
+	bool used = false;
 
-	if (e->event >= c->ncolumns || c->column[e->event] < 0)
+	for (unsigned i = 0; i < c->nuses && !used; i++)
+		used = c->uses[i].event == e->event;
+	if (!used)
 		return 0;
 	if (!e->count)
 		return 0; /* counted in an earlier cut (capture_cut) */
@@ -186,11 +219,10 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 	labels[1] = (struct profile_label){ .key = c->k_tid, .num = e->tid };
 	labels[2] = (struct profile_label){ .key = c->k_comm, .str = comm };
 	labels[3] = (struct profile_label){ .key = c->k_thread, .str = thread };
-	int col = c->column[e->event];
 	memset(c->values, 0, c->p->nsample_types * sizeof(*c->values));
-	c->values[col] = (int64_t)e->count;
-	if (e->event == 0)
-		c->values[col + 1] = (int64_t)e->count * c->period;
+	for (unsigned i = 0; i < c->nuses; i++)
+		if (c->uses[i].event == e->event)
+			c->values[c->uses[i].col] += (int64_t)e->count * c->uses[i].scale;
 	return 1;
 }
 
@@ -237,6 +269,51 @@ int capture_park(struct capture *c, const struct sampler_entry *e)
 	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
 }
 
+/* What became of the off-CPU waits, and how they were sampled, as comments. */
+static int add_offcpu_comments(struct profile *p, const struct capture_meta *m)
+{
+	const struct sampler_offcpu_stats *o = &m->stats->off_cpu;
+	uint64_t done = o->counted + o->short_waits + o->lost_counts_full + o->lost_stacks_full;
+	char line[512];
+	int err = 0;
+
+#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
+	COMMENT("off_cpu.waits: %llu", (unsigned long long)o->waits);
+	COMMENT("off_cpu.counted: %llu", (unsigned long long)o->counted);
+	COMMENT("off_cpu.ns: %llu", (unsigned long long)o->ns);
+	COMMENT("off_cpu.short: %llu", (unsigned long long)o->short_waits);
+	COMMENT("off_cpu.short_ns: %llu", (unsigned long long)o->short_ns);
+	COMMENT("off_cpu.at_end: %llu", (unsigned long long)o->at_end);
+	COMMENT("off_cpu.late: %llu", (unsigned long long)o->late);
+	COMMENT("off_cpu.not_ended: %llu", (unsigned long long)(o->waits > done ? o->waits - done : 0));
+	COMMENT("off_cpu.lost.no_slot: %llu", (unsigned long long)o->lost_no_slot);
+	COMMENT("off_cpu.lost.counts_full: %llu", (unsigned long long)o->lost_counts_full);
+	COMMENT("off_cpu.lost.stacks_full: %llu", (unsigned long long)o->lost_stacks_full);
+	COMMENT("off_cpu.min_us: %llu", (unsigned long long)(m->off_cpu_min_ns / 1000));
+	COMMENT("off_cpu.rate: 1 in %u (times scaled by it)", m->off_cpu_rate > 1 ? m->off_cpu_rate : 1);
+	COMMENT("off_cpu.unsampled: %llu", (unsigned long long)o->unsampled);
+#undef COMMENT
+	return err;
+}
+
+/* What the GPU probes saw (--cuda), unmatched records included, as comments. */
+static int add_gpu_comments(struct profile *p, const struct sampler_gpu_stats *g)
+{
+	char line[128];
+	int err = 0;
+
+#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
+	COMMENT("gpu.launches: %llu", (unsigned long long)g->launches);
+	COMMENT("gpu.kernels: %llu", (unsigned long long)g->kernels);
+	COMMENT("gpu.kernels_without_launch: %llu", (unsigned long long)g->kernels_unmatched);
+	COMMENT("gpu.copies: %llu", (unsigned long long)g->memcpys);
+	COMMENT("gpu.launches_without_record: %llu", (unsigned long long)g->launches_unmatched);
+	COMMENT("gpu.launches_remembered: %llu", (unsigned long long)g->launches_pending);
+	COMMENT("gpu.lost: %llu", (unsigned long long)g->lost);
+#undef COMMENT
+	return err;
+}
+
 /* Metadata lines ("key: value") kept in the profile's comments. */
 static int add_comments(struct profile *p, const struct capture_meta *m, uint64_t parked)
 {
@@ -275,6 +352,15 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
 	COMMENT("lost.user_stack: %llu", (unsigned long long)st->user_stack_errors);
 	COMMENT("lost.kernel_stack: %llu", (unsigned long long)st->kernel_stack_errors);
+	bool waits = false, gpu = false;
+	for (unsigned i = 0; i < m->nevents; i++) {
+		waits |= m->events[i].id == SAMPLER_EVENT_OFF_CPU;
+		gpu |= m->events[i].id == SAMPLER_EVENT_GPU_TIME;
+	}
+	if (waits)
+		err |= add_offcpu_comments(p, m);
+	if (gpu)
+		err |= add_gpu_comments(p, &m->stats->gpu);
 	if (!strcmp(m->call_graph, "fp")) {
 #undef COMMENT
 		return err ? -ENOMEM : 0;
@@ -296,32 +382,70 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	return err ? -ENOMEM : 0;
 }
 
-/* Adds the sample types of the events (cpu-clock: samples and cpu), the period type and the
- * default type; fills c->column. */
+/* Sends event's counts to sample type col, times scale. */
+static int use_column(struct capture *c, uint32_t event, int col, int64_t scale)
+{
+	struct column_use *n = realloc(c->uses, (c->nuses + 1) * sizeof(*n));
+
+	if (col < 0 || !n)
+		return -ENOMEM;
+	c->uses = n;
+	c->uses[c->nuses++] = (struct column_use){ event, col, scale };
+	return 0;
+}
+
+/* Whether event ev is a time off the CPU (a weight in nanoseconds). */
+static bool is_wait_time(const struct capture_event *ev)
+{
+	/* GPU time is nanoseconds too, but not the CPU's: no part of wall */
+	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds") &&
+	       ev->id == SAMPLER_EVENT_OFF_CPU;
+}
+
+/* The "wall" type when both on-CPU samples and off-CPU time are recorded: the sum of their
+ * times per stack. Returns 1 when added, 0 when not needed, or -ENOMEM. */
+static int add_wall(struct capture *c, const struct capture_event *ev, unsigned n)
+{
+	bool cpu = false, wait = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		cpu |= ev[i].id == 0;
+		wait |= is_wait_time(&ev[i]);
+	}
+	if (!cpu || !wait)
+		return 0;
+	int col = profile_add_sample_type(c->p, "wall", "nanoseconds");
+	for (unsigned i = 0; i < n && col >= 0; i++)
+		if ((ev[i].id == 0 && use_column(c, 0, col, c->period)) ||
+		    (is_wait_time(&ev[i]) && use_column(c, ev[i].id, col, 1)))
+			return -ENOMEM;
+	return col < 0 ? -ENOMEM : 1;
+}
+
+/* Adds the sample types of the events (cpu-clock: samples and cpu; wall: see capture_event),
+ * the period type and the default type (wall, else the first event's); fills c->uses. */
 static int add_types(struct capture *c, const struct capture_event *ev, unsigned n)
 {
 	struct profile *p = c->p;
-	uint32_t max = 0;
+	bool cpu = false;
 
-	for (unsigned i = 0; i < n; i++)
-		max = ev[i].id > max ? ev[i].id : max;
-	c->ncolumns = max + 1;
-	c->column = malloc(c->ncolumns * sizeof(*c->column));
-	if (!c->column)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < c->ncolumns; i++)
-		c->column[i] = -1;
 	for (unsigned i = 0; i < n; i++) {
-		int col = profile_add_sample_type(p, ev[i].type, "count");
-		if (col < 0 || (ev[i].id == 0 && profile_add_sample_type(p, "cpu", "nanoseconds") < 0))
+		int col = profile_add_sample_type(p, ev[i].type, ev[i].unit ? ev[i].unit : "count");
+		if (use_column(c, ev[i].id, col, 1))
 			return -ENOMEM;
-		c->column[ev[i].id] = col;
+		if (ev[i].id == 0 && !ev[i].weighted &&
+		    use_column(c, 0, profile_add_sample_type(p, "cpu", "nanoseconds"), c->period))
+			return -ENOMEM;
+		cpu |= ev[i].id == 0;
 	}
-	bool cpu = c->column[0] >= 0;
+	int wall = add_wall(c, ev, n);
+	if (wall < 0)
+		return wall;
 	p->period_type.type = profile_intern(p, cpu ? "cpu" : ev[0].type);
-	p->period_type.unit = profile_intern(p, cpu ? "nanoseconds" : "count");
+	p->period_type.unit = profile_intern(p, cpu || !ev[0].unit ? (cpu ? "nanoseconds" : "count")
+								    : ev[0].unit);
 	p->period = cpu ? c->period : 1;
-	p->default_sample_type = profile_intern(p, ev[0].type);
+	p->default_sample_type = profile_intern(p, wall ? "wall" : ev[0].type);
 	c->values = calloc(p->nsample_types, sizeof(*c->values));
 	return c->values ? 0 : -ENOMEM;
 }
@@ -329,7 +453,7 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 			    const struct capture_meta *m)
 {
-	static const struct capture_event cpu_clock = { 0, "samples" };
+	static const struct capture_event cpu_clock = { 0, "samples", "count", false };
 	struct capture *c = calloc(1, sizeof(*c));
 	int err = c ? spill_init(&c->spill, m->spill_dir) : -ENOMEM;
 
@@ -406,6 +530,6 @@ void capture_free(struct capture *c)
 	free(c->rlocs);
 	hashtab_release(&c->rindex);
 	free(c->values);
-	free(c->column);
+	free(c->uses);
 	free(c);
 }

@@ -14,11 +14,17 @@
 #include "sampler.h"
 #include "symbolize.h"
 
-/* A recorded event and its sample type. cpu-clock (id 0) has two: "samples"/"count" then
- * "cpu"/"nanoseconds"; a USDT probe one, "usdt_PROVIDER_NAME"/"count". */
+/* A recorded event and its sample type. An entry's count is a number of hits (each counts 1)
+ * or, for a weighted event, a weight in the event's unit (off-CPU time: nanoseconds).
+ * cpu-clock (id 0) has two types: "samples"/"count" then "cpu"/"nanoseconds" (hits x period); a
+ * USDT probe one, "usdt_PROVIDER_NAME"/"count"; off-CPU time one, "off_cpu"/"nanoseconds". When
+ * both cpu-clock and a weighted nanoseconds event are recorded, a last type "wall"/"nanoseconds"
+ * holds their sum per stack (on-CPU samples x period + time off the CPU), the default type. */
 struct capture_event {
 	uint32_t id;      /* the sampler's event number (sampler_entry.event) */
 	const char *type; /* sample type name ("samples" for cpu-clock) */
+	const char *unit; /* the sample type's unit (NULL: "count") */
+	bool weighted;    /* the count is a weight in unit, not a number of hits */
 };
 
 struct capture_meta {
@@ -34,6 +40,8 @@ struct capture_meta {
 	 * NULL: cpu-clock alone. Entries of other events are left out. */
 	const struct capture_event *events;
 	unsigned nevents;
+	uint32_t off_cpu_rate;       /* off-CPU waits were sampled 1 in this many (0, 1: all) */
+	uint64_t off_cpu_min_ns;     /* shorter waits were left out */
 	const char *const *event_specs; /* the events as the user named them (comments) */
 	unsigned nevent_specs;
 	const char *spill_dir;       /* where parked samples go (NULL: $TMPDIR, else /tmp) */

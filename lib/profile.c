@@ -180,7 +180,9 @@ int profile_add_comment(struct profile *p, const char *text)
 static bool user_pseudo_mapping(const char *f)
 {
 	static const char *const exact[] = { "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]",
-					     "[heap]", "[jit]", "[unknown]", "[uprobes]" };
+					     "[heap]", "[jit]", "[unknown]", "[uprobes]",
+					     "[python]" /* Python functions (lib/pyframes) */,
+					     "[gpu]" /* GPU kernels and copies (lib/gpuframes) */ };
 	static const char *const prefix[] = { "[stack", "[anon" };
 
 	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)

@@ -105,6 +105,7 @@ static int read_u64(struct pyruntime *rt, uint64_t addr, uint64_t *v)
 struct pyelf {
 	int type;
 	uint64_t runtime, runtime_size, version, tstate_current;
+	uint64_t eval, eval_size; /* _PyEval_EvalFrameDefault (0: not found) */
 	bool has_runtime, has_version, has_tstate_current;
 	uint64_t load_vaddr, load_offset; /* the PT_LOAD that maps file offset 0's page */
 	bool has_load;
@@ -127,6 +128,8 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyel
 			pe->runtime = s.st_value, pe->runtime_size = s.st_size, pe->has_runtime = true;
 		else if (!strcmp(name, "Py_Version"))
 			pe->version = s.st_value, pe->has_version = true;
+		else if (!strcmp(name, "_PyEval_EvalFrameDefault") && s.st_size)
+			pe->eval = s.st_value, pe->eval_size = s.st_size;
 		else if (!strcmp(name, "_PyThreadState_Current"))
 			pe->tstate_current = s.st_value, pe->has_tstate_current = true;
 	}
@@ -479,6 +482,7 @@ static int scan_maps(struct pyruntime *rt, const struct procmap *m)
 		bias = load_bias(e, &pe);
 		snprintf(rt->elf_path, sizeof(rt->elf_path), "%s", e->path);
 		rt->runtime_addr = pe.runtime + bias, rt->runtime_sym_size = pe.runtime_size;
+		rt->eval_addr = pe.eval ? pe.eval + bias : 0, rt->eval_size = pe.eval_size;
 		return pick_offsets(rt, &pe, bias);
 	}
 	return old ? -EPROTONOSUPPORT : -ENOENT;
@@ -869,6 +873,7 @@ int pycode_resolve(struct pyruntime *rt, uint64_t code_addr, int32_t lasti, stru
 	if (!entry_matches(rt, e, code_addr, blk) && (err = entry_fill(rt, e, code_addr, blk)))
 		return err;
 	out->qualname = e->qualname, out->filename = e->filename, out->firstlineno = e->firstlineno;
+	out->linetable = e->lines, out->linetable_len = e->lines ? e->nlines : 0;
 	out->line = e->lines ? pylines_addr2line(rt->lines, e->lines, e->nlines, e->firstlineno,
 						 lasti < 0 ? 0 : (uint32_t)lasti) : -1;
 	return 0;

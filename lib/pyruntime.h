@@ -76,6 +76,8 @@ struct pyframe {
 	const char *filename;
 	int firstlineno;
 	int line;             /* line of the instruction at lasti; -1 unknown */
+	const uint8_t *linetable; /* the code object's line table (format: pyruntime.lines), */
+	size_t linetable_len;     /* for the lines of other offsets; NULL/0 when unreadable */
 };
 
 struct pycode_entry;
@@ -86,6 +88,7 @@ struct pyruntime {
 	char elf_path[4096];        /* the ELF that defines _PyRuntime (as in /proc/PID/maps) */
 	uint64_t runtime_addr;      /* address of _PyRuntime in the process */
 	uint64_t runtime_sym_size;  /* the symbol's st_size (0 when the symbol has none) */
+	uint64_t eval_addr, eval_size; /* _PyEval_EvalFrameDefault in the process (0: not found) */
 	enum pylines_format lines;
 	struct pyoffsets off;
 	const char *offsets_source; /* where the offsets came from, in words */

@@ -17,11 +17,15 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/types.h>
 
+#include "../bpf/firn.h"
 #include "capture.h"
 #include "diag.h"
+#include "gpuframes.h"
 #include "procevents.h"
 #include "procmap.h"
+#include "pyframes.h"
 #include "sample_source.h"
 #include "symbolize.h"
 #include "usdt.h"
@@ -64,8 +68,8 @@ struct watched {
 
 #define WATCH_AGAIN_NS 500000000ULL /* libraries are mapped by then (dlopen at start-up) */
 
-/* The events of a recording: cpu-clock and the USDT probes the -e specs matched, in sample
- * type order. Type names are owned. */
+/* The events of a recording: cpu-clock, off-CPU time and the USDT probes the -e specs matched,
+ * in sample type order. Type names are owned (units are literals). */
 struct events {
 	struct capture_event *list;
 	unsigned n, cap;
@@ -97,6 +101,7 @@ struct recorder {
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
+	struct gpu_frames *gpu; /* names the GPU frames (cuda_lib) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
@@ -111,6 +116,7 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
+	struct pyframes *py;   /* Python frames (NULL: --no-python) */
 	/* the process model: fed by the event source (the kernel's side-band records, or the
 	 * options' source); without one, processes are snapshotted from /proc as they show up */
 	struct proc_source *src;
@@ -208,7 +214,7 @@ static bool queue_exec(struct recorder *r, pid_t pid)
 	return true;
 }
 
-static int cpu_clock_events(const struct recorder_opts *o);
+static int usdt_events(const struct recorder_opts *o);
 
 /* With USDT events of -p or a command: has recorder_poll look at pid's maps (check_watched) at
  * once, whether it maps an object with probes. Out of memory: not watched. */
@@ -216,7 +222,7 @@ static void watch_process(struct recorder *r, pid_t pid)
 {
 	struct watched *n;
 
-	if (r->o.all || r->o.nevents == cpu_clock_events(&r->o))
+	if (r->o.all || !usdt_events(&r->o))
 		return;
 	for (size_t i = 0; i < r->ev.nwatch; i++)
 		if (r->ev.watch[i].pid == pid) {
@@ -360,6 +366,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
+	if (r->py)
+		pyframes_add_process(r->py, pid, exec, mono_ns());
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -381,6 +389,21 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
+/* Python frames: the BPF unwinder learns where a process's interpreter is... */
+static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
+{
+	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
+}
+
+/* ... and the code objects its stacks name are read while it lives. */
+static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	struct recorder *r = ctx;
+
+	if (r->py)
+		pyframes_note_stack(r->py, pid, ips, len);
+}
+
 
 /* The unwinder met code without a table (JIT code): the process's perf map may have appeared
  * since its snapshot, which must open it while the process lives. */
@@ -393,6 +416,8 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(r->sym, pid);
+	if (r->py) /* libpython mapped: the interpreter may be found now */
+		pyframes_note_code(r->py, pid, mono_ns());
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
@@ -431,6 +456,8 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
+	if (r->py)
+		pyframes_forget(r->py, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -532,21 +559,36 @@ static int retire_ended(struct recorder *r)
 }
 
 
-/* Appends an event (taking type); returns 0 or -ENOMEM (type freed). */
-static int events_push(struct events *ev, uint32_t id, char *type)
+/* Appends an event (taking its type name); returns 0 or -ENOMEM (the name freed). */
+static int events_push(struct events *ev, struct capture_event e)
 {
 	if (ev->n == ev->cap) {
 		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
 		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
 		if (!n) {
-			free(type);
+			free((char *)e.type);
 			return -ENOMEM;
 		}
 		ev->list = n;
 		ev->cap = ncap;
 	}
-	ev->list[ev->n++] = (struct capture_event){ id, type };
+	ev->list[ev->n++] = e;
 	return 0;
+}
+
+/* Appends cpu-clock (hits) or off-CPU time (a weight in nanoseconds) once; 0 or -ENOMEM. */
+static int events_push_builtin(struct events *ev, bool off_cpu)
+{
+	uint32_t id = off_cpu ? SAMPLER_EVENT_OFF_CPU : 0;
+
+	for (unsigned i = 0; i < ev->n; i++)
+		if (ev->list[i].id == id)
+			return 0;
+	char *type = strdup(off_cpu ? "off_cpu" : "samples");
+	if (!type)
+		return -ENOMEM;
+	return events_push(ev, (struct capture_event){ id, type, off_cpu ? "nanoseconds" : "count",
+						       off_cpu });
 }
 
 /* Frees the events, objects, uses and watched processes. */
@@ -723,7 +765,8 @@ static int attach_probe(struct recorder *r, pid_t pid, const char *path,
 		return 0;
 	}
 	r->ev.next_id++;
-	return events_push(&r->ev, id, type) ? fail(r, -ENOMEM, "out of memory") : 0;
+	return events_push(&r->ev, (struct capture_event){ id, type, "count", false })
+		       ? fail(r, -ENOMEM, "out of memory") : 0;
 }
 
 /* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
@@ -793,19 +836,15 @@ static int attach_usdt_event(struct recorder *r, const char *spec)
 /* Attaches the -e events in order; their sample types follow that order. */
 static int attach_events(struct recorder *r)
 {
-	bool cpu = false;
-
 	r->ev.next_id = 1;
 	for (int i = 0; i < r->o.nevents; i++) {
+		const char *e = r->o.events[i];
 		int err = 0;
 		r->ev.cur_spec = i;
-		if (strcmp(r->o.events[i], "cpu-clock"))
-			err = attach_usdt_event(r, r->o.events[i]);
-		else if (!cpu) {
-			char *type = strdup("samples");
-			cpu = true;
-			err = !type || events_push(&r->ev, 0, type) ? fail(r, -ENOMEM, "out of memory") : 0;
-		}
+		if (!strncmp(e, "usdt:", 5))
+			err = attach_usdt_event(r, e);
+		else if (events_push_builtin(&r->ev, !strcmp(e, "off-cpu")))
+			err = fail(r, -ENOMEM, "out of memory");
 		if (err)
 			return err;
 	}
@@ -814,14 +853,26 @@ static int attach_events(struct recorder *r)
 	return 0;
 }
 
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct recorder_opts *o)
+/* How many -e values are name ("cpu-clock", "off-cpu"). */
+static int count_events(const struct recorder_opts *o, const char *name)
 {
 	int n = 0;
 
 	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], "cpu-clock");
+		n += !strcmp(o->events[i], name);
 	return n;
+}
+
+/* How many -e values are cpu-clock. */
+static int cpu_clock_events(const struct recorder_opts *o)
+{
+	return count_events(o, "cpu-clock");
+}
+
+/* How many -e values are USDT specs. */
+static int usdt_events(const struct recorder_opts *o)
+{
+	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
 }
 
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
@@ -838,10 +889,17 @@ static int setup_sampler(struct recorder *r)
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
 		.no_cpu_clock = r->o.nevents && !cpu_clock_events(&r->o),
-		.usdt = r->o.nevents > cpu_clock_events(&r->o),
+		.usdt = usdt_events(&r->o) > 0 || r->o.cuda_lib,
+		.cuda = r->o.cuda_lib != NULL,
+		.off_cpu = count_events(&r->o, "off-cpu") > 0,
+		.off_cpu_runnable = r->o.off_cpu_runnable,
+		.off_cpu_min_ns = r->o.off_cpu_min_ns,
+		.off_cpu_rate = r->o.off_cpu_rate,
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
+		.python = !r->o.no_python,
+		.on_stack = on_stack,
 		.maps_of = maps_of,
 		.ctx = r,
 	};
@@ -851,6 +909,8 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
+	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
+		return fail(r, -ENOMEM, "out of memory");
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
@@ -899,6 +959,8 @@ static struct capture_meta capture_meta_of(const struct recorder *r)
 		.nevents = r->ev.n,
 		.event_specs = r->o.events,
 		.nevent_specs = r->o.nevents,
+		.off_cpu_rate = r->o.off_cpu_rate,
+		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.spill_dir = r->o.spill_dir,
 	};
 }
@@ -913,10 +975,174 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
+	if (r->py) {
+		struct frame_resolver res = pyframes_resolver(r->py);
+		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
 	symbolizer_index_ahead(r->sym);
 	return 0;
+}
+
+/* The file pid maps whose name is base (its path in pid's root, through /proc/PID/root, into
+ * out), or -ENOENT. */
+static int mapped_file(pid_t pid, const char *base, char *out, size_t len)
+{
+	struct procmap m;
+	int err = procmap_read(&m, pid);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m.n && err; i++) {
+		const char *path = m.entries[i].path, *slash = path ? strrchr(path, '/') : NULL;
+		if (slash && !strcmp(slash + 1, base))
+			err = snprintf(out, len, "/proc/%d/root%s", (int)pid, path) < (int)len ? 0 : -ENAMETOOLONG;
+	}
+	procmap_release(&m);
+	return err;
+}
+
+/* Attaches libfirn-cuda's launch, kernel and memcpy probes in the file at path for pid (-1: in
+ * every process that maps it), each under its cookie (bpf/cuda.bpf.h routes them). */
+static int attach_cuda_probes(struct recorder *r, pid_t pid, const char *path)
+{
+	static const struct { const char *name; uint32_t cookie; } probes[] = {
+		{ "launch", SAMPLER_EVENT_GPU_LAUNCHES }, { "kernel", SAMPLER_EVENT_GPU_TIME },
+		{ "memcpy", SAMPLER_GPU_COOKIE_MEMCPY },
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		int err = sample_source_attach_usdt(r->ss, pid, path, "firn_cuda", probes[i].name,
+						    probes[i].cookie);
+		if (err && !r->o.all)
+			return fail(r, err, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name,
+				    path, strerror(-err));
+		if (err) /* -a: another copy may do */
+			diag(DIAG_WARN, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name, path,
+			     strerror(-err));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Whether the file at path is one of the n files of ids (adding it when not, if room). */
+static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return true;
+	for (size_t i = 0; i < *n; i++)
+		if (ids[i].st_dev == st.st_dev && ids[i].st_ino == st.st_ino)
+			return true;
+	if (*n < cap)
+		ids[(*n)++] = st;
+	return false;
+}
+
+/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
+ * so that its launch stacks unwind and symbolize even if it ends soon after. */
+static void announce_cuda_user(struct recorder *r, pid_t pid)
+{
+	pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
+
+	if (!n)
+		return;
+	r->ev.announced = n;
+	if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
+		return;
+	r->ev.announced[r->ev.nannounced++] = pid;
+}
+
+/* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
+ * container's), each file once (a probe on a file reaches every process that maps it). Returns
+ * how many files were attached. */
+static int attach_cuda_copies(struct recorder *r)
+{
+	struct stat ids[64];
+	size_t n = 0;
+	char path[PATH_MAX];
+	int attached = 0;
+	DIR *d = opendir("/proc");
+
+	seen_file(r->o.cuda_lib, ids, &n, 64);
+	attached += !attach_cuda_probes(r, -1, r->o.cuda_lib);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() ||
+		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
+			continue;
+		announce_cuda_user(r, (pid_t)pid);
+		if (seen_file(path, ids, &n, 64))
+			continue;
+		if (!attach_cuda_probes(r, -1, path)) {
+			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);
+			attached++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return attached;
+}
+
+/* Appends a GPU event (gpu_time is a weight in nanoseconds); 0 or -ENOMEM. */
+static int events_push_gpu(struct events *ev, uint32_t id, const char *type, const char *unit)
+{
+	char *t = strdup(type);
+
+	if (!t)
+		return -ENOMEM;
+	return events_push(ev, (struct capture_event){ id, t, unit, id == SAMPLER_EVENT_GPU_TIME });
+}
+
+/* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
+ * the probes: in each -p process that maps a libfirn-cuda.so (its own copy: an init container's),
+ * in the library's file wherever it is mapped (the command), with -a also in the other copies
+ * mapped now. */
+static int attach_cuda(struct recorder *r)
+{
+	char path[PATH_MAX];
+	int attached = 0;
+
+	if (!r->o.cuda_lib)
+		return 0;
+	if ((!r->o.nevents && events_push_builtin(&r->ev, false)) ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_TIME, "gpu_time", "nanoseconds") ||
+	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_LAUNCHES, "gpu_launches", "count"))
+		return fail(r, -ENOMEM, "out of memory");
+	if (r->o.all)
+		return attach_cuda_copies(r) ? 0 : fail(r, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");
+	if (!r->o.npids)
+		return attach_cuda_probes(r, -1, r->o.cuda_lib);
+	for (int i = 0; i < r->o.npids; i++) {
+		pid_t pid = r->o.pids[i];
+		if (mapped_file(pid, "libfirn-cuda.so", path, sizeof(path))) {
+			diag(DIAG_WARN, "process %d maps no libfirn-cuda.so (started without "
+			     "CUDA_INJECTION64_PATH?)", (int)pid);
+			continue;
+		}
+		int err = attach_cuda_probes(r, pid, path);
+		if (err)
+			return err;
+		attached++;
+	}
+	return attached ? 0 : fail(r, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
+}
+
+/* --cuda: GPU frames are named by the kernel map of the sampler. */
+static int start_gpu_frames(struct recorder *r)
+{
+	if (!r->o.cuda_lib)
+		return 0;
+	if (!(r->gpu = gpu_frames_new(r->ss, r->o.demangle)))
+		return fail(r, -ENOMEM, "out of memory");
+	struct frame_resolver fr = gpu_frames_resolver(r->gpu);
+	int err = capture_set_resolver(r->cap, FIRN_FRAME_KIND_GPU, &fr);
+	return err ? fail(r, err, "cannot name GPU frames: %s", strerror(-err)) : 0;
 }
 
 /* Copies the options (spill_dir owned), with the defaults. */
@@ -944,7 +1170,8 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = start_capture(r))) {
+	    (err = attach_events(r)) || (err = attach_cuda(r)) || (err = start_capture(r)) ||
+	    (err = start_gpu_frames(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;
@@ -1004,6 +1231,8 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
+	if (r->py)
+		pyframes_poll(r->py, mono_ns());
 	check_watched(r, false);
 	return 0;
 }
@@ -1177,6 +1406,15 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 	};
 	_Static_assert(sizeof(st->unwind) == sizeof(s->unwind), "unwind stop reasons");
 	memcpy(st->unwind, s->unwind, sizeof(st->unwind));
+	st->off_cpu = (struct recorder_offcpu_stats){
+		s->off_cpu.waits, s->off_cpu.counted, s->off_cpu.ns, s->off_cpu.short_waits,
+		s->off_cpu.short_ns, s->off_cpu.lost_no_slot, s->off_cpu.lost_counts_full,
+		s->off_cpu.lost_stacks_full, s->off_cpu.unsampled, s->off_cpu.at_end, s->off_cpu.late,
+	};
+	st->gpu = (struct recorder_gpu_stats){
+		s->gpu.launches, s->gpu.kernels, s->gpu.kernels_unmatched, s->gpu.memcpys, s->gpu.lost,
+		s->gpu.launches_unmatched, s->gpu.launches_pending,
+	};
 }
 
 void recorder_stats(const struct recorder *r, struct recorder_stats *st)
@@ -1196,6 +1434,16 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4])
+{
+	memset(st, 0, sizeof(*st));
+	memset(bpf, 0, 4 * sizeof(*bpf));
+	if (r->py)
+		pyframes_get_stats(r->py, st);
+	if (r->py && r->ss)
+		sample_source_python_stats(r->ss, bpf);
+}
+
 const char *recorder_error(const struct recorder *r)
 {
 	return r->err;
@@ -1206,7 +1454,9 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
+	gpu_frames_free(r->gpu);
 	sample_source_free(r->ss);
+	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

@@ -78,16 +78,26 @@ struct recorder_opts {
 	bool all;
 	const pid_t *pids;          /* borrowed for the recorder's life */
 	int npids;
-	/* "cpu-clock" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order; none:
-	 * cpu-clock alone. Borrowed for the recorder's life. */
+	/* "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order;
+	 * none: cpu-clock alone. Borrowed for the recorder's life. */
 	const char *const *events;
+	/* libfirn-cuda.so (NULL: no GPU events): its probes are attached (in the -p processes that
+	 * map a file of its name, else wherever its file is mapped) and the sample types gpu_time
+	 * (nanoseconds) and gpu_launches (count) follow the events' */
+	const char *cuda_lib;
 	int nevents;
+	/* off-cpu: preempted switch-outs count too; waits under off_cpu_min_ns are counted only in
+	 * the statistics; 1 wait in off_cpu_rate is sampled, its time scaled by it (0: 1) */
+	bool off_cpu_runnable;
+	uint64_t off_cpu_min_ns;
+	uint32_t off_cpu_rate;
 	unsigned freq;              /* samples per second per CPU */
 	const char *call_graph;     /* as the user named it (a comment of the profile) */
 	enum recorder_unwind unwind;
 	uint64_t unwind_memory;     /* bytes of unwind rows at most */
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
+	bool no_python;             /* no Python frames: the interpreter's native frames only */
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
@@ -122,6 +132,20 @@ struct recorder_stats {
 	uint64_t entries, stacks, threads, snapshots, retired_processes;
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
+	/* -e off-cpu: waits begun, added (and their time), under the minimum (and their time);
+	 * lost: no thread slot, counts map full, stack map full; left out by the rate; still
+	 * waiting at the end (added up to it); ended at the thread's next switch-out */
+	struct recorder_offcpu_stats {
+		uint64_t waits, counted, ns, short_waits, short_ns;
+		uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
+		uint64_t unsampled, at_end, late;
+	} off_cpu;
+	/* --cuda: launch hits, kernel records (unmatched: their launch unseen or forgotten),
+	 * memcpy records, records lost, launches without a kernel record, of them still pending */
+	struct recorder_gpu_stats {
+		uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_unmatched,
+			launches_pending;
+	} gpu;
 };
 
 /* Loads the BPF programs, starts the symbolizer, adds the pids and attaches the USDT probes of
@@ -159,6 +183,10 @@ void recorder_stop(struct recorder *r);
 struct profile *recorder_finish(struct recorder *r);
 /* Fills st (see struct recorder_stats). */
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
+struct pyframes_stats;
+/* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
+ * processes by outcome (bpf[4], enum firn_py_stat order). Zeros with no_python. */
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4]);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

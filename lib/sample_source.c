@@ -103,10 +103,25 @@ static int bpf_event_fd(const struct sample_source *s)
 	return sampler_event_fd(sam(s));
 }
 
+static int bpf_gpu_name(struct sample_source *s, uint64_t hash, char *buf, size_t n)
+{
+	return sampler_gpu_name(sam(s), hash, buf, n);
+}
+
 static void bpf_free(struct sample_source *s)
 {
 	sampler_free(sam(s));
 	free(s);
+}
+
+static int bpf_set_python(struct sample_source *s, pid_t pid, const struct firn_py_proc *p)
+{
+	return sampler_set_python(sam(s), pid, p);
+}
+
+static void bpf_python_stats(struct sample_source *s, uint64_t out[4])
+{
+	sampler_python_stats(sam(s), out);
 }
 
 static const struct sample_source_ops bpf_ops = {
@@ -115,7 +130,8 @@ static const struct sample_source_ops bpf_ops = {
 	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
-	.free = bpf_free, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
+	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
+	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

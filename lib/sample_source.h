@@ -4,8 +4,9 @@
  * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, prepare_exec, attach_usdt, reset_counts, event_fd (then those features are not
- * available: -ENOTSUP; recorder_cut needs reset_counts).
+ * add_target, prepare_exec, attach_usdt, set_python, python_stats, gpu_name, reset_counts,
+ * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
+ * reset_counts).
  * One thread at a time. */
 #ifndef FIRN_SAMPLE_SOURCE_H
 #define FIRN_SAMPLE_SOURCE_H
@@ -37,6 +38,11 @@ struct sample_source_ops {
 	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
+	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
+	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
+	void (*python_stats)(struct sample_source *s, uint64_t out[4]);
+	/* optional: names of GPU kernels (sampler_gpu_name) */
+	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
 	void (*reset_counts)(struct sample_source *s);
 	int (*event_fd)(const struct sample_source *s);
 };
@@ -79,6 +85,23 @@ static inline int sample_source_reset_counts(struct sample_source *s)
 static inline int sample_source_event_fd(const struct sample_source *s)
 {
 	return s->ops->event_fd ? s->ops->event_fd(s) : -ENOTSUP;
+}
+static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
+					   const struct firn_py_proc *p)
+{
+	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
+}
+static inline void sample_source_python_stats(struct sample_source *s, uint64_t out[4])
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = 0;
+	if (s->ops->python_stats)
+		s->ops->python_stats(s, out);
+}
+static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash, char *buf,
+					 size_t n)
+{
+	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

@@ -61,6 +61,7 @@ struct sampler {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
+	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
 	struct ustack *stacks;  /* open addressing on id */
@@ -76,7 +77,7 @@ struct sampler {
 	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
 	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
 	size_t nexited, cap_exited;
-	uint64_t retired;       /* samples of retired entries (for the stored statistic) */
+	uint64_t retired;       /* samples of retired entries (for the stored statistic; no waits) */
 	uint64_t retired_processes;
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
@@ -218,6 +219,15 @@ static void stack_ref(struct sampler *s, uint64_t id)
 		s->stacks[i].refs++;
 }
 
+/* Tells the caller about the user stack of a new entry while its process may live. */
+static void note_ustack(struct sampler *s, const struct firn_key *k)
+{
+	size_t i = k->ustack ? stack_slot(s, k->ustack) : 0;
+
+	if (s->opts.on_stack && k->ustack && s->stacks[i].id)
+		s->opts.on_stack(s->opts.ctx, k->pid, s->stacks[i].ips, s->stacks[i].len);
+}
+
 /* Adds count samples of key k; samples whose stack is gone are dropped and counted as lost. */
 static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count)
 {
@@ -235,6 +245,7 @@ static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count
 	if (!s->entries[i].used) {
 		s->entries[i] = (struct uentry){ *k, 0, true };
 		s->nentries++;
+		note_ustack(s, k);
 		stack_ref(s, k->ustack);
 		stack_ref(s, k->kstack);
 	}
@@ -427,6 +438,14 @@ static int setup_unwind_maps(struct sampler *s)
 	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
+/* The off-CPU program's settings (before load). */
+static void setup_off_cpu(struct sampler *s)
+{
+	s->skel->rodata->off_cpu_runnable = s->opts.off_cpu_runnable;
+	s->skel->rodata->off_cpu_min_ns = s->opts.off_cpu_min_ns;
+	s->skel->rodata->off_cpu_rate = s->opts.off_cpu_rate ? s->opts.off_cpu_rate : 1;
+}
+
 /* Creates the table manager (after load). */
 static int start_unwinder(struct sampler *s)
 {
@@ -458,6 +477,19 @@ static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list a
 	return 0;
 }
 
+_Static_assert(SAMPLER_EVENT_GPU_TIME == FIRN_EVENT_GPU_TIME &&
+	       SAMPLER_EVENT_GPU_LAUNCHES == FIRN_EVENT_GPU_LAUNCHES &&
+	       SAMPLER_GPU_COOKIE_MEMCPY == FIRN_EVENT_GPU_MEMCPY, "sampler.h and firn.h agree");
+
+/* Without --cuda the GPU maps hold one entry each (the launch map's entries are 1 KiB stacks). */
+static int size_gpu_maps(struct sampler *s)
+{
+	if (bpf_map__set_max_entries(s->skel->maps.gpu_launches, 1) ||
+	    bpf_map__set_max_entries(s->skel->maps.gpu_names, 1))
+		return -1;
+	return 0;
+}
+
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -475,12 +507,20 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
+	s->skel->rodata->python_unwind = o->python;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
 		goto fail;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		goto fail;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
+	if (o->off_cpu)
+		setup_off_cpu(s);
+	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
+	*why = "size the GPU maps";
+	if (!o->cuda && size_gpu_maps(s))
+		goto fail;
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
@@ -561,6 +601,10 @@ int sampler_start(struct sampler *s, const char **why)
 		}
 		s->ncpus++;
 	}
+	if (s->opts.off_cpu && !(s->switch_link = bpf_program__attach(s->skel->progs.on_switch))) {
+		*why = "attach the off-CPU program to sched_switch";
+		return -errno;
+	}
 	s->last_drain_ns = now_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	return 0;
@@ -589,6 +633,23 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 	return 0;
 }
 
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	struct bpf_link *l = bpf_program__attach_iter(s->skel->progs.end_waits, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1;
+	char buf[64];
+
+	if (fd < 0)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(errno));
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+}
+
 void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
@@ -596,6 +657,11 @@ void sampler_stop(struct sampler *s)
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;
+	if (s->switch_link) {
+		bpf_link__destroy(s->switch_link);
+		s->switch_link = NULL;
+		end_waits(s);
+	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -838,7 +904,7 @@ static int forget_parked(struct sampler *s, const pid_t *pids, size_t n, bool na
 			continue;
 		stack_unref(s, u->key.ustack);
 		stack_unref(s, u->key.kstack);
-		s->retired += u->count;
+		s->retired += u->key.event == FIRN_EVENT_OFF_CPU ? 0 : u->count;
 		if (names)
 			tids[ntids++] = u->key.tid;
 		*u = (struct uentry){ 0 };
@@ -1008,6 +1074,61 @@ static void unwind_stats(struct sampler *s, struct sampler_stats *st)
 	st->unwind_too_many_maps = us.too_many_maps;
 }
 
+/* What became of the off-CPU waits (the BPF counters). */
+static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
+{
+	uint64_t v[FIRN_OFF_NR];
+
+	sum_percpu(bpf_map__fd(s->skel->maps.offcpu_stats), FIRN_OFF_NR, v);
+	*o = (struct sampler_offcpu_stats){
+		.waits = v[FIRN_OFF_WAITS], .counted = v[FIRN_OFF_COUNTED], .ns = v[FIRN_OFF_NS],
+		.short_waits = v[FIRN_OFF_SHORT], .short_ns = v[FIRN_OFF_SHORT_NS],
+		.lost_no_slot = v[FIRN_OFF_LOST_NO_SLOT],
+		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
+		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
+		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
+	};
+}
+
+/* The GPU counters, and the launches no kernel record has matched yet (read from the map). */
+static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
+{
+	uint64_t sums[FIRN_GPU_NR];
+	struct firn_gpu_corr key, next;
+	struct firn_gpu_launch *l = malloc(sizeof(*l));
+	int fd = bpf_map__fd(s->skel->maps.gpu_launches);
+
+	sum_percpu(bpf_map__fd(s->skel->maps.gpu_stats), FIRN_GPU_NR, sums);
+	g->launches = sums[FIRN_GPU_LAUNCHES];
+	g->kernels = sums[FIRN_GPU_KERNELS];
+	g->kernels_unmatched = sums[FIRN_GPU_KERNELS_UNMATCHED];
+	g->memcpys = sums[FIRN_GPU_MEMCPYS];
+	g->lost = sums[FIRN_GPU_LOST];
+	g->launches_unmatched = g->launches > sums[FIRN_GPU_LAUNCHES_MATCHED]
+					? g->launches - sums[FIRN_GPU_LAUNCHES_MATCHED] : 0;
+	g->launches_pending = 0;
+	for (void *prev = NULL; l && !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, l) && !l->matched)
+			g->launches_pending++;
+	}
+	free(l);
+}
+
+int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n)
+{
+	struct firn_gpu_name name;
+	__u64 key = hash;
+
+	if (!n)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gpu_names), &key, &name))
+		return -ENOENT;
+	name.name[sizeof(name.name) - 1] = 0;
+	snprintf(buf, n, "%s", name.name);
+	return 0;
+}
+
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 {
 	uint64_t sums[FIRN_LOST_NR + 1];
@@ -1026,9 +1147,13 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->stacks = s->nstacks;
 	st->threads = s->ncomms;
 	st->retired_processes = s->retired_processes;
+	gpu_stats(s, &st->gpu);
 	for (size_t i = 0; i < s->cap_entries; i++)
-		if (s->entries[i].used)
+		/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
+		if (s->entries[i].used && s->entries[i].key.event < FIRN_EVENT_GPU_TIME)
 			st->stored += s->entries[i].count;
+	if (s->opts.off_cpu)
+		offcpu_stats(s, &st->off_cpu);
 }
 
 int sampler_ncpus(const struct sampler *s)
@@ -1066,4 +1191,19 @@ void sampler_reset_counts(struct sampler *s)
 int sampler_event_fd(const struct sampler *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
+{
+	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.python_procs);
+
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+void sampler_python_stats(struct sampler *s, uint64_t out[4])
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
 }

@@ -30,19 +30,34 @@ struct sampler_opts {
 	uint32_t stack_entries; /* stacks the kernel holds between drains (0: 16384) */
 	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
+	/* off-CPU time: the sched_switch program adds the time a target thread waits to the stacks
+	 * it stopped with, as event SAMPLER_EVENT_OFF_CPU (its count is nanoseconds) */
+	bool off_cpu;
+	bool off_cpu_runnable;  /* preempted switch-outs are waits too (run-queue time) */
+	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
+	uint32_t off_cpu_rate;  /* 1 switch-out in this many is sampled, its time x this (0: 1) */
+	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
+	bool python;            /* Python frames for processes told with sampler_set_python */
+	/* a user stack of pid was drained into user space for the first time (its process may still
+	 * live: what it names can be read now); may be NULL */
+	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
 	/* the caller's model of pid's mappings (after on_process), which the DWARF unwinder
 	 * describes instead of reading /proc/PID/maps; NULL (or a NULL answer): it reads them */
 	const struct procmap *(*maps_of)(void *ctx, pid_t pid);
 	void *ctx;
 };
 
+/* The event of off-CPU entries (their count is nanoseconds off the CPU, not hits). */
+#define SAMPLER_EVENT_OFF_CPU 0xffffffffu
+
 /* One aggregated entry: counts of a (pid, tid, user stack, kernel stack, event). Stacks leaf
- * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N. */
+ * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N,
+ * SAMPLER_EVENT_OFF_CPU = nanoseconds off the CPU. */
 struct sampler_entry {
 	uint32_t pid, tid;
 	uint32_t event;
@@ -52,11 +67,42 @@ struct sampler_entry {
 	const char *comm, *thread; /* process and thread names ("" when unknown) */
 };
 
+/* Off-CPU accounting: every wait begun (a target thread's switch-out that was sampled) is
+ * counted (its ns added), short (under the minimum) or lost (by reason); the waits still going
+ * when sampling stops end then (at_end: those of the counted ones), until then they are open.
+ * lost_no_slot: switch-outs whose wait could not be begun (not among waits). ns: as measured
+ * (the profile's are x rate). */
+struct sampler_offcpu_stats {
+	uint64_t waits, counted, ns, short_waits, short_ns;
+	uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
+	uint64_t unsampled; /* switch-outs the rate left out */
+	uint64_t at_end;
+	uint64_t late; /* ended at the thread's next switch-out: its switch-in went unseen */
+};
+
+/* GPU events (bpf/firn.h FIRN_EVENT_GPU_*): entries of gpu_time (nanoseconds: a weight) and
+ * gpu_launches (hits); the USDT cookies of libfirn-cuda's probes are launch: GPU_LAUNCHES,
+ * kernel: GPU_TIME, memcpy: GPU_COOKIE_MEMCPY. */
+#define SAMPLER_EVENT_GPU_TIME 0xfffffff0u
+#define SAMPLER_EVENT_GPU_LAUNCHES 0xfffffff1u
+#define SAMPLER_GPU_COOKIE_MEMCPY 0xfffffff2u
+
+/* GPU records (opts.cuda): launch hits, kernel records (those whose launch was not seen or was
+ * forgotten: unmatched), memcpy records, those lost (a stack or count not stored); launches no
+ * kernel record matched (unmatched: at the end of a recording, their activity never arrived or
+ * came after the launch was forgotten), of which launches_pending are still remembered. */
+struct sampler_gpu_stats {
+	uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_unmatched,
+		launches_pending;
+};
+
 /* Sample accounting: taken = every sample the program saw for a target = stored + the samples
  * lost (counts_full + stacks_full: dropped, their stack or count could not be kept). Samples
- * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors). */
+ * whose user or kernel stack could not be read are stored without it (user/kernel_stack_errors).
+ * Off-CPU waits are not samples: they have their own accounting (off_cpu). */
 struct sampler_stats {
 	uint64_t taken, stored;
+	struct sampler_offcpu_stats off_cpu;
 	uint64_t counts_full, stacks_full, events_full, user_stack_errors, kernel_stack_errors;
 	/* DWARF unwinds by how they ended (enum firn_unwind_stop order: complete, no mapping,
 	 * no row, unsupported rule, bad read, depth, no user stack — these add up to every sample
@@ -69,6 +115,7 @@ struct sampler_stats {
 	uint64_t unwind_too_many_maps; /* mappings left out of a process's description (limit) */
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
+	struct sampler_gpu_stats gpu; /* opts.cuda */
 };
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
@@ -136,6 +183,9 @@ bool sampler_has_exited(const struct sampler *s, pid_t pid);
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
+/* The name of the GPU kernel whose frame payload is hash (opts.cuda), copied into buf (n bytes,
+ * NUL-terminated, truncated): 0, or -ENOENT when the kernel map has no such name. */
+int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n);
 
 /* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
  * drained since, so a refresh costs what the last interval sampled, not the whole session).
@@ -145,5 +195,12 @@ void sampler_reset_counts(struct sampler *s);
 /* A descriptor that becomes readable when process events wait, for poll(2) next to other inputs
  * (then call sampler_poll with a timeout of 0). */
 int sampler_event_fd(const struct sampler *s);
+
+struct firn_py_proc;
+/* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
+ * bpf/firn.h; NULL: no more). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove). */
+int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
+/* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
+void sampler_python_stats(struct sampler *s, uint64_t out[4]);
 
 #endif

@@ -46,7 +46,7 @@ for sh in $shells; do
 	comp $sh firn report --colors "" | grep -qx default \
 		&& pass "$sh: report --colors <TAB> offers default" || fail "$sh: report --colors: no default"
 	for e in -e --event; do
-		want "$sh: record $e <TAB> offers the events" "$(printf 'cpu-clock\nusdt:')" \
+		want "$sh: record $e <TAB> offers the events" "$(printf 'cpu-clock\noff-cpu\nusdt:')" \
 			"$(comp $sh firn record $e "")"
 	done
 	got=$(comp $sh firn record -F 99 -- l)

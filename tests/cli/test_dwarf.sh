@@ -72,7 +72,8 @@ while time.time() - t < 2.5:
     work(100000)
 PY
 if [ -x /usr/bin/python3.11 ]; then
-	"$FIRN" record -q -F 999 -o "$TMP/py.pb.gz" -- /usr/bin/python3.11 "$TMP/busy.py"
+	# --no-python: the native view (Python frames replace _PyEval_EvalFrameDefault; test_python.sh)
+	"$FIRN" record -q --no-python -F 999 -o "$TMP/py.pb.gz" -- /usr/bin/python3.11 "$TMP/busy.py"
 	"$FIRN" report --folded "$TMP/py.pb.gz" >"$TMP/py.folded"
 	read -r pct n < <(complete "$TMP/py.folded" python3.11 "Py_BytesMain;.*_PyEval_EvalFrameDefault")
 	echo "# python3.11: $pct% of $n samples reach Py_BytesMain through the interpreter"

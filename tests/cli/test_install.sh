@@ -17,6 +17,14 @@ missing=
 for f in $files; do [ -f "$dest$prefix/$f" ] || missing="$missing $f"; done
 check "install put every file in place${missing:+ (missing:$missing)}" [ -z "$missing" ]
 check "the installed firn runs" sh -c '"$1" --version >/dev/null' _ "$dest$prefix/bin/firn"
+# record --cuda finds the installed library (PREFIX/lib/firn/ from PREFIX/bin/firn) and names it
+# in the command's CUDA_INJECTION64_PATH
+if [ -f "$ROOT/$BUILD/libfirn-cuda.so" ] && is_root; then
+	got=$("$dest$prefix/bin/firn" record --cuda -q -o "$TMP/i.pb.gz" -- sh -c 'echo "$CUDA_INJECTION64_PATH"' 2>"$TMP/i.err")
+	[ -n "$got" ] && [ "$(readlink -f "$got")" = "$(readlink -f "$dest$prefix/lib/firn/libfirn-cuda.so")" ] \
+		&& pass "installed record --cuda: CUDA_INJECTION64_PATH is PREFIX/lib/firn/libfirn-cuda.so" \
+		|| { fail "installed record --cuda: CUDA_INJECTION64_PATH '$got'"; cat "$TMP/i.err"; }
+fi
 check "make uninstall exits 0" inst uninstall
 left=$(cd "$dest$prefix" && find . -type f ! -name other-tool | sort | tr '\n' ' ')
 check "uninstall removed every installed file${left:+ (left: $left)}" [ -z "$left" ]

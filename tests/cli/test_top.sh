@@ -18,9 +18,10 @@ expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
 expect_rc "--call-graph bad: exit 2" 2 "$FIRN" top -a --call-graph lbr
 expect_rc "-n 0: exit 2" 2 "$FIRN" top -a -n 0
 expect_rc "-e bogus: exit 2" 2 "$FIRN" top -a -e bogus
-grep -q "^firn top: invalid event 'bogus' (cpu-clock or usdt:PATH:PROVIDER:NAME)" "$TMP/err" \
+grep -q "^firn top: invalid event 'bogus' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)" "$TMP/err" \
 	&& pass "-e bogus: message" || fail "-e bogus: $(head -1 "$TMP/err")"
 expect_rc "-e usdt:PATH:NAME (no provider): exit 2" 2 "$FIRN" top -a -e usdt:/bin/true:hit
+expect_rc "-e off-cpu (record's): exit 2" 2 "$FIRN" top -a -e off-cpu
 expect_rc "report --annotate with --folded: exit 2" 2 "$FIRN" report --annotate f --folded x.pb.gz
 expect_rc "report --annotate with --top: exit 2" 2 "$FIRN" report --annotate f --top 3 x.pb.gz
 grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \

@@ -10,7 +10,7 @@
  * return an error, as CUPTI does without a driver. FlushAll hands back a pending buffer (one kernel
  * record) as CUPTI would.
  *
- * usage: probe_driver run WAIT_MS [fail] [untraced] [detach]
+ * usage: probe_driver run WAIT_MS [fail] [untraced] [detach] [paths]
  *          Calls InitializeInjection. With untraced, then 1000 cudaLaunchKernel callbacks while no
  *          tracer is attached.
  *          Then waits (at most WAIT_MS ms, else exit 3) until the launch, kernel and memcpy
@@ -22,6 +22,9 @@
  *                    with a memset record (no probe) between them; 1 more kernel record in a
  *                    buffer that CUPTI (FlushAll) hands back later: at exit, or when the library
  *                    turns activity off.
+ *          With paths, between those: 2 launches from path_small and 2 from path_large, then a
+ *          buffer with their kernel records (10 us each for small, 30 us for large: 1:3) and 2
+ *          kernel records of path_b's graph launch (7 us each).
  *          With detach, then waits (at most WAIT_MS) until the semaphores are zero again and makes
  *          one more callback. Prints "STAGE CALL COUNT" lines: the CUPTI calls counted by each
  *          stage (untraced, traced, detached); with fail the stand-ins return an error.
@@ -150,8 +153,9 @@ static void api_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
 	firn_cuda_callback(NULL, domain, cbid, &cb);
 }
 
-/* cudaLaunchKernel, with the cuLaunchKernel the runtime makes inside it. */
-__attribute__((noinline)) static void runtime_launch(const char *kernel)
+/* cudaLaunchKernel, with the cuLaunchKernel the runtime makes inside it; returns the runtime
+ * call's correlation id (the one its kernel's record carries). */
+__attribute__((noinline)) static uint32_t runtime_launch(const char *kernel)
 {
 	uint32_t rt = next_correlation++, drv = next_correlation++;
 
@@ -163,17 +167,21 @@ __attribute__((noinline)) static void runtime_launch(const char *kernel)
 		 "cuLaunchKernel", kernel);
 	api_site(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT,
 		 rt, "cudaLaunchKernel", kernel);
+	return rt;
 }
 
 /* An API call that is no launch (cudaMemcpy) or one of the driver API alone, entry and exit. */
-__attribute__((noinline)) static void plain_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-						 const char *func, const char *symbol)
+__attribute__((noinline)) static uint32_t plain_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+						     const char *func, const char *symbol)
 {
 	uint32_t c = next_correlation++;
 
 	api_site(domain, cbid, CUPTI_API_ENTER, c, func, symbol);
 	api_site(domain, cbid, CUPTI_API_EXIT, c, func, symbol);
+	return c;
 }
+
+static uint32_t graph_correlation; /* path_b's graph launch */
 
 /* Call path a: 3 runtime launches. */
 __attribute__((noinline)) void path_a(void)
@@ -187,8 +195,8 @@ __attribute__((noinline)) void path_a(void)
 __attribute__((noinline)) void path_b(void)
 {
 	plain_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", "_Z5otherv");
-	plain_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch",
-		   NULL);
+	graph_correlation = plain_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+				       "cudaGraphLaunch", NULL);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -259,6 +267,50 @@ __attribute__((noinline)) void deliver(void)
 	firn_cuda_buffer_completed(NULL, 0, buffer, size, at);
 }
 
+/* Call paths small and large (paths): 2 launches each, of kernels whose records say they ran
+ * 10 us and 30 us (1:3); their correlation ids go to ids[0..1] and ids[2..3]. */
+__attribute__((noinline)) void path_small(uint32_t *ids)
+{
+	for (int i = 0; i < 2; i++)
+		ids[i] = runtime_launch("_Z5smalli");
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void path_large(uint32_t *ids)
+{
+	for (int i = 0; i < 2; i++)
+		ids[i] = runtime_launch("_ZN2ns5largeIfEEvPT_");
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The records of paths' launches (2 x 10 us small, 2 x 30 us large), 2 kernels of path_b's graph
+ * launch (correlation graph: 7 us each), handed back at once. */
+static void deliver_paths(const uint32_t *ids, uint32_t graph)
+{
+	size_t size = 0, at = 0;
+	uint8_t *buffer = request(&size);
+
+	for (int i = 0; i < 6; i++) {
+		CUpti_ActivityKernel10 *k = append(buffer, &at, sizeof(*k), CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		k->start = 20000000 + 100000 * i, k->streamId = 7;
+		k->end = k->start + (i < 2 ? 10000 : i < 4 ? 30000 : 7000);
+		k->correlationId = i < 4 ? ids[i] : graph;
+		k->name = i < 2 ? "_Z5smalli" : i < 4 ? "_ZN2ns5largeIfEEvPT_" : "_Z5graphv";
+	}
+	firn_cuda_buffer_completed(NULL, 0, buffer, size, at);
+}
+
+/* paths: the two call paths and their records. */
+static void run_paths(void)
+{
+	uint32_t ids[4];
+
+	path_small(ids);
+	path_large(ids + 2);
+	deliver_paths(ids, graph_correlation);
+	printf("fired paths launch 2 2 kernel 2 2 graph 2\n");
+}
+
 /* Prints the CUPTI calls counted so far, prefixed by stage. */
 static void print_calls(const char *stage)
 {
@@ -278,7 +330,7 @@ static void print_at_exit(void)
 }
 
 /* The run mode (see the usage above): init, untraced, traced and detached stages. */
-static int run(long wait_ms, int untraced, int detach)
+static int run(long wait_ms, int untraced, int detach, int paths)
 {
 	atexit(print_at_exit);
 	printf("init returned %d\n", InitializeInjection());
@@ -304,6 +356,8 @@ static int run(long wait_ms, int untraced, int detach)
 	path_b();
 	path_c();
 	deliver();
+	if (paths)
+		run_paths();
 	hold_pending();
 	print_calls("traced");
 	printf("fired launch 3 2 kernel 5 memcpy 2\n");
@@ -341,14 +395,15 @@ static int bench(long n)
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "run")) {
-		int untraced = 0, detach = 0;
+		int untraced = 0, detach = 0, paths = 0;
 
 		for (int i = 3; i < argc; i++) {
 			cupti_fail |= !strcmp(argv[i], "fail");
 			untraced |= !strcmp(argv[i], "untraced");
 			detach |= !strcmp(argv[i], "detach");
+			paths |= !strcmp(argv[i], "paths");
 		}
-		return run(atol(argv[2]), untraced, detach);
+		return run(atol(argv[2]), untraced, detach, paths);
 	}
 	if (argc == 3 && !strcmp(argv[1], "bench"))
 		return bench(atol(argv[2]));

@@ -7,9 +7,9 @@
 # launch and memcpy once per copy, and that error never fired. It prints the kernel probe's hits
 # and the kernels' times (CUDA events) and, with bpftrace, the kernel probe's own durations and
 # whether launch and kernel correlation ids match.
-# GPU time per call path (gpu_time shares, about 25 % / 75 % here) needs the firn-side
-# correlation of launch and kernel records (`firn record --cuda`, a later change); until then this
-# checks the attribution of launches and the counts.
+# Then `firn record --cuda`: gpu_time shares under path_light and path_heavy (kernel run times
+# about 1:3: 25 % / 75 %, within 3 pp), the kernels as leaves, the summary's unmatched counts,
+# and the program's wall time with and without firn attached (the slowdown).
 # usage: tests/gpu/run.sh [N]   (BUILD=build, CUDA=/usr/local/cuda; exits 1 when a check fails)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,6 +60,26 @@ k=$(hits kernel)
 [ "$k" = $((2 * N)) ] && pass "kernel: $k hits (one per launch)" || fail "kernel: ${k:-?} hits, wanted $((2 * N))"
 [ "$(hits memcpy)" = 2 ] && pass "memcpy: 2 hits" || fail "memcpy: $(hits memcpy) hits, wanted 2"
 [ "$(hits error)" = 0 ] && pass "error: no hits" || fail "error: $(hits error) hits"
+
+# --cuda: GPU time per launching call path, against the untraced run's wall time
+t0=$(date +%s%N)
+CUDA_INJECTION64_PATH="$LIB" "$TMP/twokern" "$N" >/dev/null 2>&1
+t1=$(date +%s%N)
+"$FIRN" record --cuda -o "$TMP/cuda.pb.gz" -- "$TMP/twokern" "$N" >"$TMP/cuda.out" 2>"$TMP/cuda.err"
+rc=$?
+t2=$(date +%s%N)
+[ $rc -eq 0 ] && grep -qx "launched $N $N" "$TMP/cuda.out" && pass "firn record --cuda -- twokern: exit 0" \
+	|| { fail "firn record --cuda exit $rc"; cat "$TMP/cuda.err"; }
+grep '^firn: gpu:' "$TMP/cuda.err" | sed 's/^/    /'
+echo "    wall: untraced $(( (t1 - t0) / 1000000 )) ms, under firn record --cuda $(( (t2 - t1) / 1000000 )) ms (firn's start-up included)"
+"$FIRN" report --folded --sample-type gpu_time "$TMP/cuda.pb.gz" >"$TMP/time.folded"
+gt() { awk -v f=";$1;" -v l="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, a, ";")
+	if (index(";" s ";", f) && index(a[k], l) == 1) t += n } END { print t + 0 }' "$TMP/time.folded"; }
+lt=$(gt path_light light) ht=$(gt path_heavy heavy)
+awk -v l="$lt" -v h="$ht" 'BEGIN { s = l + h; if (!s) exit 1; p = 100 * l / s
+	printf "    gpu_time: path_light %d ns, path_heavy %d ns: %.1f %% / %.1f %%\n", l, h, p, 100 - p
+	exit !(p >= 22 && p <= 28) }' && pass "gpu_time shares 25/75 within 3 pp under the launching paths" \
+	|| { fail "gpu_time shares: path_light $lt, path_heavy $ht"; head -20 "$TMP/time.folded"; }
 
 # argument values, where bpftrace is installed: kernel durations per name, correlation ids
 if command -v bpftrace >/dev/null 2>&1; then

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# BPF cost of Python frames: the run time of firn's on_sample program per sample of Debian's
+# python3.11 spinning 30 Python frames deep (bench/pydeep.py, 3 threads), with Python frames
+# (the interpreter unwinder and the splice, over the DWARF unwinder's native stack) and with
+# --no-python (the native stack alone); beside it, frame-pointer-only native stacks (the deep-fp
+# fixture, 35 frames, --call-graph fp). Per sample as in bench/bpf.sh: (run_time_ns - (run_cnt -
+# target samples) x early return) / target samples. py-spy is no reference here: Debian 12 does
+# not carry it (PyPI does, as a binary wheel; it reads stacks with process_vm_readv from user
+# space, so it has no BPF run time to compare). Prints result lines (bench/bench_lib.sh).
+source "$(dirname "$0")/bench_lib.sh"
+need_tools
+bpf_stats_on
+W=$(workdir python)
+B=python
+REPS=${REPS:-3}
+SECONDS_ON=2
+[ -n "$QUICK" ] && REPS=1 SECONDS_ON=1 SETTLE=0.5
+PYDEEP="/usr/bin/python3.11 $ROOT/bench/pydeep.py 3"
+CASES=("python 3.11, 30 Python frames" "python 3.11, 30 Python frames, --no-python" "native, fp, 35 frames")
+
+# case_cmd CASE: "FIXTURE-COMMAND|FIRN-OPTIONS".
+case_cmd() {
+	case $1 in
+	*--no-python) echo "$PYDEEP|--no-python" ;;
+	python*) echo "$PYDEEP|" ;;
+	native*) echo "$DEEP_FP -t 2 -1|--call-graph fp" ;;
+	idle) echo "sleep 3600|" ;;
+	esac
+}
+
+# measure CASE: runs the case's fixture and `firn record -p` for SECONDS_ON; sets CNT NS TAKEN.
+measure() {
+	local fix opts map progs
+	IFS='|' read -r fix opts <<<"$(case_cmd "$1")"
+	# shellcheck disable=SC2086
+	$fix >/dev/null 2>&1 &
+	local fx=$!
+	CNT=0 NS=0 TAKEN=0
+	bpf_stats_on
+	# shellcheck disable=SC2086
+	bg_start prof "$W" "$FIRN" record -F 999 $opts -p "$fx" -o "$W/prof.pb.gz" || { kill "$fx"; return 1; }
+	bg_ready prof
+	sleep "$SECONDS_ON"
+	map=$(bpf_map_id "${BG_PID[prof]}" lost)
+	progs=$(bpf_prog_ids "${BG_PID[prof]}" on_sample)
+	# shellcheck disable=SC2086
+	[ -n "$map" ] && [ -n "$progs" ] && read -r CNT NS TAKEN < <(bpf_snapshot "$map" $progs)
+	bg_stop prof
+	kill "$fx"
+	wait "$fx" 2>/dev/null
+	[ "${CNT:-0}" -gt 0 ] && [ "$CNT" -ge "$TAKEN" ]
+}
+
+# depth_check: "N samples, P% with 28 down() frames" from the last profile (the Python cases).
+depth_check() {
+	"$FIRN" report --folded "$W/prof.pb.gz" 2>/dev/null | awk '
+		{ n = $NF; t += n; if (gsub(/;down/, "") >= 28) ok += n }
+		END { printf "%d samples, %.1f%% with 28 down() frames", t, t ? 100 * ok / t : 0 }'
+}
+
+per_sample() {
+	awk -v c="$CNT" -v n="$NS" -v t="$TAKEN" -v z="$1" 'BEGIN { printf "%.0f", (n - (c - t) * z) / t }'
+}
+
+emit H "$B" "BPF run time per sample with Python frames (999 Hz)"
+emit C "$B" "early return" firn "sleep 3600 & firn record -F 999 -p PID -o OUT"
+for c in "${CASES[@]}"; do
+	IFS='|' read -r fix opts <<<"$(case_cmd "$c")"
+	emit C "$B" "$c" firn "$(show "$fix") & firn record -F 999${opts:+ $opts} -p PID -o OUT"
+done
+emit N "$B" "python 3.11 = Debian's /usr/bin/python3.11 (no frame pointers: the native stack is DWARF-unwound in both Python rows) running bench/pydeep.py: 3 threads, each 30 Python frames deep (<module> or Thread.run, run, 28 x down, spin); with Python frames the program also walks the interpreter's thread list and frame chain and splices the frames in. native, fp = the deep-fp fixture (clang -fno-omit-frame-pointer), bpf_get_stack."
+emit N "$B" "py-spy: not in Debian 12 (PyPI carries it); it samples from user space with process_vm_readv, so it has no BPF run time to put beside these."
+
+for ((rep = 1; rep <= REPS; rep++)); do
+	say "python: rep $rep/$REPS, early return"
+	if measure idle; then
+		C0=$((NS / CNT))
+		emit S "$B" "early return" firn "ns/sample" "$C0" ns
+	fi
+	for c in "${CASES[@]}"; do
+		say "python: rep $rep/$REPS, $c"
+		if ! measure "$c" || [ "$TAKEN" -le 0 ]; then
+			emit V "$B" "$c" firn FAIL "no samples counted; $(tail -1 "$W/prof.err")"
+			continue
+		fi
+		detail="$TAKEN of $CNT program runs were the fixture's samples"
+		[[ $c == python*[0-9]" Python frames" ]] && detail="$(depth_check); $detail"
+		emit V "$B" "$c" firn ok "$detail"
+		emit S "$B" "$c" firn "ns/sample" "$(per_sample "${C0:-0}")" ns
+	done
+done
+exit 0

@@ -1,0 +1,325 @@
+/* Python frames: CPython processes described to the BPF unwinder, tagged frames resolved. */
+#include "pyframes.h"
+#include "hash.h"
+#include "hashtab.h"
+#include "pyruntime.h"
+#include "vec.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RETRY_NS 10000000ULL /* a starting interpreter is looked at again every 10 ms ... */
+#define RETRIES 300          /* ... for 3 s at most */
+
+/* A process met by the recorder: its interpreter (rt, NULL when none yet), or its retries. */
+struct pyproc {
+	pid_t pid;
+	struct pyruntime *rt;
+	int tries;
+	bool described;  /* the unwinder was told before the interpreter was verified live */
+	bool counted;    /* in st.processes (an exec, or a second notice of one, counts no more) */
+	uint64_t due_ns; /* 0: nothing more to try */
+};
+
+/* One code object of one process, as read while it lived. */
+struct pycode {
+	uint64_t code;
+	pid_t pid;
+	char *name, *file;  /* NULL: unreadable */
+	int firstlineno;
+	enum pylines_format fmt;
+	uint8_t *lines;     /* its line table (NULL: unreadable) */
+	size_t nlines;
+};
+
+struct pyframes {
+	pyframes_set_fn set;
+	void *ctx;
+	struct pyproc *procs;
+	size_t nprocs, capprocs;
+	struct pycode *codes;
+	size_t ncodes, capcodes;
+	struct hashtab index; /* (pid, code object) → codes */
+	struct pyframes_stats st;
+};
+
+struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx)
+{
+	struct pyframes *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->set = set;
+	py->ctx = ctx;
+	return py;
+}
+
+/* Drops the interpreter of process i (its slot is reused). */
+static void proc_drop(struct pyframes *py, size_t i)
+{
+	if (py->procs[i].rt) {
+		pyruntime_release(py->procs[i].rt);
+		free(py->procs[i].rt);
+	}
+	py->procs[i] = py->procs[--py->nprocs];
+}
+
+void pyframes_free(struct pyframes *py)
+{
+	if (!py)
+		return;
+	while (py->nprocs)
+		proc_drop(py, 0);
+	free(py->procs);
+	for (size_t i = 0; i < py->ncodes; i++)
+		free(py->codes[i].name), free(py->codes[i].file), free(py->codes[i].lines);
+	free(py->codes);
+	hashtab_release(&py->index);
+	free(py);
+}
+
+static struct pyproc *proc_find(struct pyframes *py, pid_t pid)
+{
+	for (size_t i = 0; i < py->nprocs; i++)
+		if (py->procs[i].pid == pid)
+			return &py->procs[i];
+	return NULL;
+}
+
+/* What the BPF unwinder needs of rt (false: a version it does not walk). */
+static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
+{
+	const struct pyoffsets *o = &rt->off;
+
+	if (rt->major != 3 || rt->minor < 8 || rt->minor > 13 || !rt->eval_addr ||
+	    (rt->minor >= 11 && !o->ts_native_tid))
+		return false;
+	/* the unwinder reads a frame's first 112 bytes at once and each field as 8 bytes */
+	if (o->fr_back > 104 || o->fr_code > 104 || o->fr_lasti > 104 || o->fr_owner > 104)
+		return false;
+	*p = (struct firn_py_proc){
+		.runtime = rt->runtime_addr, .eval_start = rt->eval_addr,
+		.eval_end = rt->eval_addr + rt->eval_size, .minor = (__u32)rt->minor,
+		.rt_interp_head = o->rt_interp_head, .interp_tstate_head = o->interp_tstate_head,
+		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_frame = o->ts_frame,
+		.ts_thread_id = o->ts_thread_id,
+		.cframe_current = o->cframe_current, .fr_back = o->fr_back, .fr_code = o->fr_code,
+		.fr_instr = o->fr_lasti, .fr_owner = o->fr_owner,
+		/* 3.11 pycore_frame.h: bool is_entry; char owner; */
+		.fr_is_entry = rt->minor == 11 ? o->fr_owner - 1 : 0,
+		.co_code_adaptive = o->co_code_adaptive,
+	};
+	return true;
+}
+
+/* Whether the process's executable is named like a Python (worth waiting for libpython). */
+static bool named_python(pid_t pid)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+		return false;
+	exe[n] = 0;
+	const char *base = strrchr(exe, '/');
+	return strstr(base ? base + 1 : exe, "python") != NULL;
+}
+
+/* Looks for the interpreter of x once; schedules another look while it may be starting. */
+static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
+{
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
+	struct firn_py_proc p;
+	int err = rt ? pyruntime_find(x->pid, rt) : -ENOMEM;
+	/* not initialized yet: the unwinder can wait for the interpreter by itself (it reads the
+	 * thread list at each sample) while the offsets are verified live later */
+	bool early = err == -EAGAIN && rt->runtime_addr && !x->described;
+
+	x->due_ns = 0;
+	if ((!err || early) && describe(rt, &p)) {
+		if (!py->set(py->ctx, x->pid, &p) && !err) {
+			x->rt = rt;
+			py->st.processes += !x->counted;
+			x->counted = true;
+			return;
+		}
+		x->described = early;
+	} else if (!err || err == -EPROTONOSUPPORT) {
+		py->st.unknown_version++;
+		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
+			 err ? rt->reason : "the BPF unwinder walks CPython 3.8 to 3.13");
+	}
+	if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
+	    (err == -EAGAIN || named_python(x->pid)))
+		x->due_ns = now_ns + RETRY_NS;
+	else if (x->described) /* refused after all: no frames from offsets not verified */
+		py->set(py->ctx, x->pid, NULL);
+	if (rt)
+		pyruntime_release(rt);
+	free(rt);
+}
+
+void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	bool counted = x && x->counted;
+
+	if (x && !exec)
+		return;
+	if (x) /* a new image */
+		proc_drop(py, (size_t)(x - py->procs));
+	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
+		return;
+	x = &py->procs[py->nprocs++];
+	*x = (struct pyproc){ .pid = pid, .counted = counted };
+	try_proc(py, x, now_ns);
+	if (!x->rt && !x->due_ns)
+		proc_drop(py, (size_t)(x - py->procs));
+}
+
+void pyframes_poll(struct pyframes *py, uint64_t now_ns)
+{
+	for (size_t i = 0; i < py->nprocs;) {
+		struct pyproc *x = &py->procs[i];
+		if (!x->rt && x->due_ns && now_ns >= x->due_ns)
+			try_proc(py, x, now_ns);
+		if (!x->rt && !x->due_ns)
+			proc_drop(py, i);
+		else
+			i++;
+	}
+}
+
+void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x && !x->rt && x->due_ns) {
+		try_proc(py, x, now_ns);
+		if (!x->rt && !x->due_ns)
+			proc_drop(py, (size_t)(x - py->procs));
+	}
+}
+
+void pyframes_forget(struct pyframes *py, pid_t pid)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x)
+		proc_drop(py, (size_t)(x - py->procs));
+}
+
+static uint64_t code_hash(pid_t pid, uint64_t code)
+{
+	return hash_mix64(code ^ ((uint64_t)(uint32_t)pid << 48 | (uint32_t)pid));
+}
+
+struct code_key {
+	pid_t pid;
+	uint64_t code;
+};
+
+static bool code_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pycode *a = &((const struct pyframes *)ctx)->codes[id];
+	const struct code_key *k = key;
+
+	return a->code == k->code && a->pid == k->pid;
+}
+
+static struct pycode *code_find(struct pyframes *py, pid_t pid, uint64_t code)
+{
+	struct code_key k = { pid, code };
+	int64_t at = hashtab_find(&py->index, code_hash(pid, code), code_eq, py, &k);
+
+	return at >= 0 ? &py->codes[at] : NULL;
+}
+
+/* Copies what pycode_resolve read of a code object (f) into c. */
+static void code_copy(struct pycode *c, const struct pyframe *f)
+{
+	c->name = strdup(f->qualname);
+	c->file = strdup(f->filename);
+	c->firstlineno = f->firstlineno;
+	if (f->linetable_len && (c->lines = malloc(f->linetable_len))) {
+		memcpy(c->lines, f->linetable, f->linetable_len);
+		c->nlines = f->linetable_len;
+	}
+}
+
+/* Reads and keeps the code object of Python frame value v of pid when it is new and the
+ * process's interpreter is known (an unreadable one is kept too, without a name). */
+static void code_prepare(struct pyframes *py, pid_t pid, uint64_t v)
+{
+	uint64_t code = FIRN_PY_CODE(resolver_payload(v));
+	struct pyproc *x;
+	struct pyframe f;
+
+	if (code_find(py, pid, code) || !(x = proc_find(py, pid)) || !x->rt)
+		return;
+	if (VEC_GROW(py->codes, py->capcodes, py->ncodes + 1) ||
+	    hashtab_reserve(&py->index, py->ncodes + 1))
+		return;
+	struct pycode *c = &py->codes[py->ncodes];
+	*c = (struct pycode){ .code = code, .pid = pid, .fmt = x->rt->lines };
+	if (pycode_resolve(x->rt, code, -1, &f))
+		py->st.unreadable++;
+	else
+		code_copy(c, &f);
+	hashtab_add(&py->index, code_hash(pid, code), (uint32_t)py->ncodes);
+	py->ncodes++;
+}
+
+void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (resolver_kind_of(ips[i]) == FIRN_FRAME_KIND_PYTHON)
+			code_prepare(py, pid, ips[i]);
+}
+
+static void resolver_prepare(void *ctx, pid_t pid, uint64_t v)
+{
+	code_prepare(ctx, pid, v);
+}
+
+/* The frame of v from its code object as read while its process lived (0 when it never was, or
+ * was unreadable): the line of its instruction, else the function's first line. */
+static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
+{
+	struct pyframes *py = ctx;
+	uint64_t payload = resolver_payload(v), units = FIRN_PY_UNITS(payload);
+	struct pycode *c;
+	int line = -1;
+
+	code_prepare(py, pid, v); /* a process still alive */
+	if (max < 1 || !(c = code_find(py, pid, FIRN_PY_CODE(payload))) || !c->name)
+		return 0;
+	if (c->lines && units != FIRN_PY_NO_OFFSET)
+		line = pylines_addr2line(c->fmt, c->lines, c->nlines, c->firstlineno, (uint32_t)units * 2);
+	if (line <= 0)
+		line = c->firstlineno > 0 ? c->firstlineno : 0;
+	out[0] = (struct resolved_frame){ .name = c->name, .file = c->file, .line = (uint32_t)line };
+	return 1;
+}
+
+struct frame_resolver pyframes_resolver(struct pyframes *py)
+{
+	return (struct frame_resolver){
+		.mapping = "[python]", .kind = FRAME_USER, .resolve = resolver_resolve,
+		.prepare = resolver_prepare, .ctx = py,
+	};
+}
+
+void pyframes_get_stats(const struct pyframes *py, struct pyframes_stats *st)
+{
+	*st = py->st;
+}

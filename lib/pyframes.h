@@ -1,0 +1,51 @@
+/* Python frames in recorded stacks: finds the CPython of each process the recorder meets (with
+ * lib/pyruntime.h), tells the BPF interpreter unwinder where it is (struct firn_py_proc, through
+ * a callback), and resolves the tagged Python frames it records (bpf/firn.h: code object +
+ * instruction offset) to qualname, file and line as a frame_resolver of the "[python]" mapping.
+ * Code objects are read while their process lives (prepare) and kept per (pid, code object), so
+ * frames of a process that has ended still resolve. */
+#ifndef FIRN_PYFRAMES_H
+#define FIRN_PYFRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "resolver.h"
+
+struct firn_py_proc;
+struct pyframes;
+
+/* Called with what the BPF unwinder needs of a process that runs a supported CPython (p NULL:
+ * forget the process after all); returns 0 or -errno (the process then gets no Python frames). */
+typedef int (*pyframes_set_fn)(void *ctx, pid_t pid, const struct firn_py_proc *p);
+
+/* Failures and outcomes, counted by reason. */
+struct pyframes_stats {
+	uint64_t processes;       /* processes whose interpreter the unwinder was told about */
+	uint64_t unknown_version; /* CPython processes refused: version or offsets not verified, or
+				   * not one the BPF unwinder walks (3.8 to 3.13) */
+	uint64_t unreadable;      /* code objects that could not be read (the frame: "[unknown]") */
+	char last_refusal[256];   /* why the last one was refused */
+};
+
+/* NULL + errno (ENOMEM). set and ctx are kept. */
+struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx);
+void pyframes_free(struct pyframes *py);
+/* A process was first seen, or called exec (a new image), at now_ns: looks for its interpreter
+ * now, and again (pyframes_poll) while it may still be starting (libpython not mapped,
+ * interpreter not yet initialized). A process known already is left as it is, unless exec. */
+void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns);
+/* Looks again at the processes due at now_ns. */
+void pyframes_poll(struct pyframes *py, uint64_t now_ns);
+/* pid mapped new code (libpython, say): a process still starting is looked at again now. */
+void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns);
+/* Reads the code objects of the Python frames in a user stack of pid (while it lives). */
+void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len);
+/* The process ended: its interpreter is forgotten (what was read of its code objects stays). */
+void pyframes_forget(struct pyframes *py, pid_t pid);
+/* The resolver of FIRN_FRAME_KIND_PYTHON frames (ctx: py, which must outlive its use). */
+struct frame_resolver pyframes_resolver(struct pyframes *py);
+void pyframes_get_stats(const struct pyframes *py, struct pyframes_stats *st);
+
+#endif

@@ -1,0 +1,236 @@
+# Off-CPU and wall-clock recordings (root, BPF) of two fixtures:
+# - offcpu_mix: per round the main thread sleeps 100 ms (sleep_short), 200 ms (sleep_long), waits
+#   ~300 ms on a pipe its child fills (wait_pipe) and spins 100 ms of wall time (spin).
+#   `-e off-cpu`: the shares of the process's off-CPU time are 1/6, 2/6, 3/6 (±2 pp), the kernel
+#   frames name the wait (do_nanosleep, pipe_read), go tool pprof reads the off_cpu type.
+#   `-e cpu-clock -e off-cpu --off-cpu-runnable`: the wall type (the default; report --sample-type,
+#   --json) gives 1/7, 2/7, 3/7, 1/7 (±2 pp), and within 1 pp the shares of the times the fixture
+#   measured itself; --sample-type off_cpu of it keeps 1:2:3 among the waits. Runnable waits are included so that the spin keeps its 100 ms of wall time when
+#   other jobs preempt it (a loaded machine); the waits themselves are measured, not sampled, so
+#   the tolerance holds with few rounds; the spin's CPU part is sampled at 999 Hz (~100 samples a
+#   round).
+# - offcpu_lock: 4 threads contending for one mutex: the waits show the lock's call path
+#   (lock_path → take_lock → pthread_mutex_lock → futex), and each thread's off-CPU time (with
+#   --off-cpu-runnable) is its wall time minus its CPU time, as the thread measured them, ±5 %.
+# Then the options' checks (usage errors) and --off-cpu-min / --off-cpu-rate accounting.
+. "$(dirname "$0")/lib.sh"
+
+MIX="$FIX/offcpu_mix"
+LOCK="$FIX/offcpu_lock"
+if ! is_root; then skip "off-CPU recording tests need root"; exit 0; fi
+
+# within VALUE LO HI
+within() { python3 -c "import sys; v,lo,hi=map(float,sys.argv[1:]); sys.exit(0 if lo<=v<=hi else 1)" "$@"; }
+
+# mix_shares FOLDED: "short long pipe spin other total" shares (%) of the offcpu_mix process's
+# stacks in a folded file, by the fixture function they are in
+mix_shares() {
+	python3 - "$1" <<'PY'
+import sys
+s = {"sleep_short": 0, "sleep_long": 0, "wait_pipe": 0, "spin": 0, "other": 0}
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[0] != "offcpu_mix":
+        continue
+    k = next((f for f in frames if f in s), "other")
+    s[k] += int(n)
+t = sum(s.values()) or 1
+print(" ".join("%.2f" % (100.0 * s[k] / t) for k in s), t)
+PY
+}
+
+# share NAME VALUE WANT [TOL]: passes when VALUE is WANT ± TOL (percentage points, default 2)
+share() {
+	local lo hi tol=${4:-2}
+	lo=$(python3 -c "print($3 - $tol)") hi=$(python3 -c "print($3 + $tol)")
+	within "$2" "$lo" "$hi" && pass "$1 share $2% is $3±$tol" || fail "$1 share $2% not $3±$tol"
+}
+
+# own_shares OUT [off]: the shares (%) of sleep_short, sleep_long, wait_pipe and spin in the wall
+# time offcpu_mix measured itself (printed in OUT); with "off", of the first three only
+own_shares() {
+	awk -v off="${2:-}" '{ t[$1] = $2; if (!(off && $1 == "spin")) n += $2 }
+		END { printf "%.2f %.2f %.2f %.2f\n", 100 * t["sleep_short"] / n, 100 * t["sleep_long"] / n,
+			100 * t["wait_pipe"] / n, off ? 0 : 100 * t["spin"] / n }' "$1"
+}
+
+# 1. -e off-cpu: shares of the off-CPU time, kernel frames, the summary, go tool pprof.
+"$FIRN" record -e off-cpu -o "$TMP/off.pb.gz" -- "$MIX" 5 >"$TMP/off.out" 2>"$TMP/off.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record -e off-cpu exits 0" || { fail "record -e off-cpu exit $rc"; cat "$TMP/off.err"; }
+grep -q "off-cpu: [0-9]* waits: [0-9]* added (.* s off the CPU; .*), 0 under 0 us" "$TMP/off.err" &&
+	grep -q ", 0 lost (counts map full 0, stack map full 0" "$TMP/off.err" &&
+	pass "summary: waits added, none short, none lost" || fail "summary: $(cat "$TMP/off.err")"
+"$FIRN" report --folded "$TMP/off.pb.gz" >"$TMP/off.folded" && pass "report --folded reads it" || fail "report --folded"
+read -r ps pl pp pspin po total < <(mix_shares "$TMP/off.folded")
+echo "# off-cpu: sleep_short=$ps% sleep_long=$pl% wait_pipe=$pp% spin=$pspin% other=$po% of $total ns"
+within "$total" 2.9e9 4e9 && pass "off-CPU total of the main thread ${total} ns is ~3 s" || fail "off-CPU total ${total} ns (wanted ~3 s)"
+share "off-cpu sleep_short" "$ps" 16.67
+share "off-cpu sleep_long" "$pl" 33.33
+share "off-cpu wait_pipe" "$pp" 50
+# the same against the times the fixture measured itself (1 pp: both measure the same waits)
+read -r os ol op _ < <(own_shares "$TMP/off.out" off)
+echo "# off-cpu, by the fixture's own clock: sleep_short=$os% sleep_long=$ol% wait_pipe=$op%"
+share "off-cpu sleep_short (fixture's clock)" "$ps" "$os" 1
+share "off-cpu sleep_long (fixture's clock)" "$pl" "$ol" 1
+share "off-cpu wait_pipe (fixture's clock)" "$pp" "$op" 1
+grep ';sleep_short;' "$TMP/off.folded" | grep -q ';do_nanosleep_\[k\]' && grep ';wait_pipe;' "$TMP/off.folded" |
+	grep -q 'pipe_read_\[k\]' && pass "kernel frames name the wait (do_nanosleep, pipe_read)" ||
+	{ fail "kernel frames name the wait"; cut -c1-300 "$TMP/off.folded"; }
+! grep -q 'bpf_prog_\|bpf_trace_run' "$TMP/off.folded" && pass "no tracing frames above __schedule" || fail "tracing frames in the stacks"
+if command -v go >/dev/null; then
+	go tool pprof -raw "$TMP/off.pb.gz" 2>/dev/null | grep -qx 'off_cpu/nanoseconds\[dflt\]' &&
+		pass "sample type off_cpu/nanoseconds, the default" || fail "sample types: $(go tool pprof -raw "$TMP/off.pb.gz" 2>&1 | grep -A1 '^Samples' | tail -1)"
+	go tool pprof -sample_index=off_cpu -top "$TMP/off.pb.gz" >"$TMP/off.top" 2>"$TMP/pprof.err"
+	grep -q 'sleep_long' "$TMP/off.top" && grep -q 'wait_pipe' "$TMP/off.top" &&
+		pass "go tool pprof -sample_index=off_cpu reads it" || { fail "go tool pprof -sample_index=off_cpu"; head "$TMP/off.top" "$TMP/pprof.err"; }
+else
+	fail "go is not installed (make deps installs golang-go)"
+fi
+
+# 2. -e cpu-clock -e off-cpu: the wall type (default) sums on-CPU samples x period and off-CPU ns.
+"$FIRN" record -F 999 -e cpu-clock -e off-cpu --off-cpu-runnable -o "$TMP/wall.pb.gz" -- "$MIX" 5 \
+	>"$TMP/wall.out" 2>"$TMP/wall.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record -e cpu-clock -e off-cpu exits 0" || { fail "record -e cpu-clock -e off-cpu exit $rc"; cat "$TMP/wall.err"; }
+grep -q 'off-cpu: [0-9]* waits (preemptions included)' "$TMP/wall.err" && pass "summary: preemptions included" || fail "summary: $(cat "$TMP/wall.err")"
+"$FIRN" report --folded "$TMP/wall.pb.gz" >"$TMP/wall.folded"
+"$FIRN" report --folded --sample-type wall "$TMP/wall.pb.gz" | cmp -s - "$TMP/wall.folded" &&
+	pass "wall is the default sample type (report --sample-type wall gives the same)" || fail "report's default is not wall"
+"$FIRN" report --json "$TMP/wall.pb.gz" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["sample_types"]
+want = [("samples", "count"), ("cpu", "nanoseconds"), ("off_cpu", "nanoseconds"), ("wall", "nanoseconds")]
+sys.exit(0 if [(x["name"], x["unit"]) for x in t] == want and t[3]["default"] else 1)' &&
+	pass "report --json: samples, cpu, off_cpu, wall (default) with their units" || fail "report --json sample types"
+read -r ps pl pp pspin po total < <(mix_shares "$TMP/wall.folded")
+echo "# wall: sleep_short=$ps% sleep_long=$pl% wait_pipe=$pp% spin=$pspin% other=$po% of $total ns"
+# --sample-type off_cpu of the same recording: the waits, the spin's preemptions among them
+"$FIRN" report --folded --sample-type off_cpu "$TMP/wall.pb.gz" >"$TMP/wall-off.folded"
+read -r ws wl wp _ < <(mix_shares "$TMP/wall-off.folded")
+python3 -c "import sys; sys.exit(0 if abs($ws / $wl - 0.5) < 0.05 and abs($wp / $wl - 1.5) < 0.1 else 1)" &&
+	pass "report --sample-type off_cpu: sleep_short:sleep_long:wait_pipe = 1:2:3 ($ws:$wl:$wp)" ||
+	fail "report --sample-type off_cpu: $ws:$wl:$wp, not 1:2:3"
+within "$total" 3.4e9 5e9 && pass "wall total of the main thread ${total} ns is ~3.5 s" || fail "wall total ${total} ns (wanted ~3.5 s)"
+share "wall sleep_short" "$ps" 14.29
+share "wall sleep_long" "$pl" 28.57
+share "wall wait_pipe" "$pp" 42.86
+share "wall spin" "$pspin" 14.29
+# against the fixture's own clock: a loaded machine stretches the spin (preempted past its end)
+# and the sleeps (late wake-ups); the wall type follows (1 pp: ~500 cpu-clock samples a run)
+read -r os ol op ospin < <(own_shares "$TMP/wall.out")
+echo "# wall, by the fixture's own clock: sleep_short=$os% sleep_long=$ol% wait_pipe=$op% spin=$ospin%"
+share "wall sleep_short (fixture's clock)" "$ps" "$os" 1
+share "wall sleep_long (fixture's clock)" "$pl" "$ol" 1
+share "wall wait_pipe (fixture's clock)" "$pp" "$op" 1
+share "wall spin (fixture's clock)" "$pspin" "$ospin" 1
+if command -v go >/dev/null; then
+	types=$(go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
+	[ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds[dflt]" ] &&
+		pass "sample types samples, cpu, off_cpu, wall (the default)" || fail "sample types: $types"
+	go tool pprof -sample_index=wall -top "$TMP/wall.pb.gz" 2>/dev/null | grep -q ' spin$' &&
+		pass "go tool pprof -sample_index=wall reads it" || fail "go tool pprof -sample_index=wall"
+	# wall = cpu + off_cpu in every sample
+	go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | awk '/^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ {
+		n++; if ($2 + $3 != $4 + 0) bad++ } END { exit !(n > 0 && !bad) }' &&
+		pass "every sample's wall is its cpu + off_cpu" || fail "wall != cpu + off_cpu in some samples"
+fi
+
+# 3. a mutex: the waiting stacks show the lock's call path; per thread, off-CPU = wall - CPU ±5 %.
+"$FIRN" record -e off-cpu --off-cpu-runnable --thread-labels -o "$TMP/lock.pb.gz" -- "$LOCK" 4 150 \
+	>"$TMP/lock.out" 2>"$TMP/lock.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record offcpu_lock exits 0" || { fail "record offcpu_lock exit $rc"; cat "$TMP/lock.err"; }
+"$FIRN" report --folded "$TMP/lock.pb.gz" >"$TMP/lock.folded"
+python3 - "$TMP/lock.folded" <<'PY' && pass "lock waits: lock_path;take_lock;..pthread_mutex_lock..;futex_wait_[k] holds most of the threads' off-CPU time" || { fail "lock waits"; cut -c1-300 "$TMP/lock.folded"; }
+import sys
+lock = total = 0
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    if ";start_thread;" not in stack:
+        continue
+    total += int(n)
+    f = stack.split(";")
+    if "take_lock" in f and f[f.index("take_lock") - 1] == "lock_path" and \
+       any("pthread_mutex_lock" in x for x in f) and "futex_wait_[k]" in f:
+        lock += int(n)
+print("# lock path: %.1f%% of the threads' off-CPU time" % (100.0 * lock / max(total, 1)))
+sys.exit(0 if total and lock > 0.5 * total else 1)
+PY
+if command -v go >/dev/null; then
+	go tool pprof -raw "$TMP/lock.pb.gz" 2>/dev/null >"$TMP/lock.raw"
+	python3 - "$TMP/lock.raw" "$TMP/lock.out" <<'PY'
+import re, sys
+per, cur = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"^ +(\d+): [\d ]+$", line)
+    if m:
+        cur = int(m.group(1))
+        continue
+    m = re.search(r"tid:\[(\d+)\]", line)
+    if m and cur is not None:
+        per[int(m.group(1))] = per.get(int(m.group(1)), 0) + cur
+        cur = None
+rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
+if len(rows) != 4:
+    print("FAIL: offcpu_lock printed %d threads, wanted 4" % len(rows))
+for tid, wall, cpu in rows:
+    want, got = int(wall) - int(cpu), per.get(int(tid), 0)
+    ok = want > 0 and abs(got - want) <= 0.05 * want
+    print("%s: thread %s off-CPU %.3f s, wall - CPU %.3f s (%+.1f%%)" % (
+        "PASS" if ok else "FAIL", tid, got / 1e9, want / 1e9, 100.0 * (got - want) / max(want, 1)))
+PY
+fi
+
+# 4. options: --off-cpu-* need -e off-cpu; bad values; --off-cpu-min counts short waits;
+# --off-cpu-rate samples and scales.
+expect_rc "--off-cpu-min without -e off-cpu exits 2" 2 "$FIRN" record --off-cpu-min 10 -- true
+grep -q 'off-cpu-min needs -e off-cpu' "$TMP/err" && pass "... and says why" || fail "message: $(cat "$TMP/err")"
+expect_rc "--off-cpu-runnable without -e off-cpu exits 2" 2 "$FIRN" record -e cpu-clock --off-cpu-runnable -- true
+expect_rc "--off-cpu-rate 0 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-rate 0 -- true
+expect_rc "--off-cpu-min -1 exits 2" 2 "$FIRN" record -e off-cpu --off-cpu-min -1 -- true
+expect_rc "-e off_cpu (a misspelt event) exits 2" 2 "$FIRN" record -e off_cpu -- true
+# 150 ms minimum: the 100 ms sleeps are short (counted, not added), the others stay
+"$FIRN" record -e off-cpu --off-cpu-min 150000 -o "$TMP/min.pb.gz" -- "$MIX" 2 >/dev/null 2>"$TMP/min.err"
+"$FIRN" report --folded "$TMP/min.pb.gz" >"$TMP/min.folded"
+short=$(sed -n 's/.* added (.*), \([0-9]*\) under 150000 us.*/\1/p' "$TMP/min.err")
+! grep -q ';sleep_short;' "$TMP/min.folded" && grep -q ';sleep_long;' "$TMP/min.folded" && [ "${short:-0}" -ge 2 ] &&
+	pass "--off-cpu-min 150000: the 100 ms sleeps are left out and counted ($short short waits)" ||
+	{ fail "--off-cpu-min: short=$short"; cat "$TMP/min.err"; }
+# 1 in 4 waits sampled, times x4: the threads' total stays near the sum of their wall - CPU
+# (~1000 waits, 1 in 4 kept: the estimate's error is ~10 %; 30 % is 3 standard errors)
+"$FIRN" record -e off-cpu --off-cpu-runnable --off-cpu-rate 4 -o "$TMP/rate.pb.gz" -- "$LOCK" 4 150 \
+	>"$TMP/rate.out" 2>"$TMP/rate.err"
+grep -q '; 1 wait in 4 sampled ([0-9]* left out)' "$TMP/rate.err" && pass "--off-cpu-rate 4: the summary says so" || fail "--off-cpu-rate summary: $(cat "$TMP/rate.err")"
+got=$("$FIRN" report --folded "$TMP/rate.pb.gz" | awk '/;start_thread;/ { n += $NF } END { print n + 0 }')
+want=$(awk '{ n += $2 - $3 } END { print n + 0 }' "$TMP/rate.out")
+echo "# --off-cpu-rate 4: threads off the CPU $got ns in the profile, $want ns by their own clocks"
+within "$got" "$(python3 -c "print($want * 0.7)")" "$(python3 -c "print($want * 1.3)")" &&
+	pass "--off-cpu-rate 4: scaled times estimate the threads' off-CPU time (±30 %)" || fail "--off-cpu-rate 4: $got ns, wanted $want ±30 %"
+
+# 5. a wait still going when the recording ends is added up to the end (the task iterator): a
+# command that sleeps 5 s recorded for 0.5 s shows ~0.5 s in nanosleep
+"$FIRN" record -e off-cpu -d 0.5 -o "$TMP/end.pb.gz" -- sleep 5 2>"$TMP/end.err"
+got=$("$FIRN" report --folded "$TMP/end.pb.gz" | awk '/do_nanosleep_\[k\]/ { n += $NF } END { print n + 0 }')
+grep -q '; 1 of them still waiting at the end, added up to it)' "$TMP/end.err" && within "$got" 4e8 7e8 &&
+	pass "a wait through the end of the recording is added up to it ($got ns)" || { fail "wait at the end: $got ns"; cat "$TMP/end.err"; }
+
+# 6. -a: every thread's waits, never the idle task's nor firn's own threads' (other firn processes
+# of a shared machine are recorded like any other)
+"$FIRN" record -a -e off-cpu --call-graph fp -d 1 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
+fpid=$!
+wait $fpid
+"$FIRN" report --folded "$TMP/all.pb.gz" >"$TMP/all.folded"
+n=$(grep -vc '^#' "$TMP/all.folded")
+[ "$n" -gt 0 ] && ! grep -q '^\[idle\];' "$TMP/all.folded" && pass "-a: $n stacks of waits, none of the idle task" ||
+	{ fail "-a: $n stacks; idle: $(grep -c '^\[idle\];' "$TMP/all.folded")"; head -3 "$TMP/all.err"; }
+if command -v go >/dev/null; then
+	! go tool pprof -raw "$TMP/all.pb.gz" 2>/dev/null | grep -q "pid:\[$fpid\]" &&
+		go tool pprof -raw "$TMP/all.pb.gz" 2>/dev/null | grep -q "pid:\[" &&
+		pass "-a: no wait of firn's own threads (pid $fpid)" || fail "-a: waits of firn itself (pid $fpid) recorded"
+fi

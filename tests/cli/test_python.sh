@@ -1,0 +1,127 @@
+# Python functions in recorded stacks: the BPF interpreter unwinder (CPython 3.8-3.13) splices
+# each _PyEval_EvalFrameDefault frame into the Python functions it ran. For Debian's python3.11
+# and pyenv's 3.8, 3.9, 3.10, 3.12 and 3.13 (a version that is absent is skipped, saying so):
+#  - run() calls parse() with twice the work of render(): shares 2:1 within ±10 %, both under
+#    <module> → run, the file and the line right, ≥ 98 % of the samples with a complete Python
+#    stack (down to <module>);
+#  - 8 threads each spinning in its own function fK: each thread's samples name its own, never
+#    another's (samples before a thread reaches fK name none);
+#  - 100 threads: each thread's state is found (the unwinder keeps the last one per thread);
+#  - --no-python keeps the native view; the summary counts the outcomes.
+. "$(dirname "$0")/lib.sh"
+
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+WORK="$ROOT/tests/fixtures/pywork.py"
+STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
+
+# pr_check STACKS_FILE: checks the parse/render profile; prints "name: message" lines, PASS/FAIL.
+pr_check() {
+	python3 - "$1" "$WORK" <<'PY'
+import collections, sys
+tot = complete = parse = render = under = 0
+lines = collections.Counter()
+for row in open(sys.argv[1]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    n = int(n); tot += n
+    py = [f for f in stack.split(";") if ".py:" in f]
+    names = [f.split("@")[0] for f in py]
+    if "<module>" in names:
+        complete += n
+    for fn in ("parse", "render"):
+        if fn in names:
+            if fn == "parse": parse += n
+            else: render += n
+            i = names.index(fn)
+            under += n if names[max(i - 2, 0):i] == ["<module>", "run"] else 0
+            leaf = py[i]
+            lines[(fn, leaf.split("@", 1)[1])] += n
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+print("# %d samples, parse %d, render %d, complete %.2f%%" % (tot, parse, render, 100.0 * complete / max(tot, 1)))
+out(tot >= 2000, "enough samples (%d)" % tot)
+out(complete >= 0.98 * tot, "%.2f%% of the samples have a complete Python stack (>= 98%%)" % (100.0 * complete / max(tot, 1)))
+ratio = parse / max(render, 1)
+out(1.8 <= ratio <= 2.2, "parse:render = %.2f:1 (2:1 within 10%%)" % ratio)
+out(under >= 0.98 * (parse + render), "parse and render under <module> -> run (%d of %d)" % (under, parse + render))
+src = open(sys.argv[2]).read().split("\n")
+for fn in ("parse", "render"):
+    d = src.index("def %s(n):" % fn) + 1  # 1-based line of the def; the loop and its body follow
+    want = (d + 2, d + 3)
+    top = max((k for k in lines if k[0] == fn), key=lambda k: lines[k], default=(fn, "none"))
+    where = top[1]
+    ok = where.rsplit(":", 1)[0].endswith("tests/fixtures/pywork.py") and int(where.rsplit(":", 1)[1]) in want
+    out(ok, "%s's hottest line is %s (pywork.py:%d or %d)" % (fn, where, want[0], want[1]))
+PY
+}
+
+# threads_check STACKS_FILE TIDS_FILE: each thread's samples name its own function.
+threads_check() {
+	python3 - "$1" "$2" <<'PY'
+import collections, re, sys
+own = dict(l.split() for l in open(sys.argv[2]))
+seen = collections.defaultdict(collections.Counter)
+for row in open(sys.argv[1]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    fns = set(re.findall(r"(?:^|;)(f[0-7])@", stack))
+    for f in fns:
+        seen[tid][f] += int(n)
+    if not fns and tid in own:
+        seen[tid]["none"] += int(n)
+bad = []
+for tid, fn in sorted(own.items()):
+    c = seen.get(tid, collections.Counter())
+    mine, others = c[fn], sum(v for f, v in c.items() if f not in (fn, "none"))
+    if mine < 20 or others:
+        bad.append("%s (%s): %s" % (tid, fn, dict(c)))
+print("# threads: " + ", ".join("%s=%d/%d" % (own[t], seen[t][own[t]], sum(seen[t].values())) for t in sorted(own)))
+print(("PASS: " if len(own) == 8 and not bad else "FAIL: ") + "each of the 8 threads' samples name its own function" + ("" if not bad else ": " + "; ".join(bad)))
+PY
+}
+
+# one_version LABEL PYTHON
+one_version() {
+	local v=$1 py=$2
+	"$FIRN" record -F 1999 --thread-labels -o "$TMP/pr$v.pb.gz" -- "$py" "$WORK" pr 5 2>"$TMP/pr$v.err"
+	python3 "$STACKS" "$TMP/pr$v.pb.gz" >"$TMP/pr$v.txt"
+	pr_check "$TMP/pr$v.txt" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /; s/^# /# python $v: /"
+	grep "firn: python:" "$TMP/pr$v.err" | sed "s/^/# python $v: /"
+	grep -q "firn: python: 1 process, [0-9]* samples: [0-9.]*% complete, truncated [0-9]*, no thread state [0-9]*, unreadable frame [0-9]*; code objects unreadable [0-9]*; unknown version 0" "$TMP/pr$v.err" &&
+		pass "python $v: the summary counts the Python samples by outcome" ||
+		{ fail "python $v: no python summary line"; tail -3 "$TMP/pr$v.err"; }
+	"$FIRN" record -F 997 --thread-labels -o "$TMP/th$v.pb.gz" -- "$py" "$WORK" threads 3 >"$TMP/th$v.tids" 2>"$TMP/th$v.err"
+	python3 "$STACKS" "$TMP/th$v.pb.gz" >"$TMP/th$v.txt"
+	threads_check "$TMP/th$v.txt" "$TMP/th$v.tids" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /; s/^# /# python $v: /"
+}
+
+one_version 3.11 /usr/bin/python3.11
+# read back, Python frames are user frames: not "_[k]", kept by --no-kernel
+"$FIRN" report --folded "$TMP/pr3.11.pb.gz" >"$TMP/pr.folded"
+if grep -q ";parse;" "$TMP/pr.folded" && ! grep -q "parse_\[k\]" "$TMP/pr.folded" &&
+	"$FIRN" report --no-kernel --top 0 "$TMP/pr3.11.pb.gz" | grep -q "\[python\] *parse\b"; then
+	pass "a saved profile's Python frames are user frames (folded, --no-kernel)"
+else
+	fail "a saved profile's Python frames read back as kernel frames"
+fi
+for v in 3.8 3.9 3.10 3.12 3.13; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
+	if [ -z "$py" ]; then skip "python $v: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
+	one_version "$v" "$py"
+done
+
+# 100 threads (more than the thread states the unwinder walks at once before it knew them):
+# every spinning thread's samples reach spin()
+"$FIRN" record -F 499 -o "$TMP/many.pb.gz" -- /usr/bin/python3.11 "$WORK" many 2 2>"$TMP/many.err"
+python3 "$STACKS" "$TMP/many.pb.gz" >"$TMP/many.txt"
+read -r spin all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2 } END { print s + 0, n + 0 }' "$TMP/many.txt")
+echo "# 100 threads: $spin of $all samples in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
+[ "$all" -gt 300 ] && [ $((spin * 100)) -ge $((all * 97)) ] && pass "100 threads: >= 97% of the samples in spin()" ||
+	fail "100 threads: only $spin of $all samples in spin()"
+
+# --no-python: the interpreter's native frames, no Python function, no python summary line
+"$FIRN" record -F 499 --no-python -o "$TMP/np.pb.gz" -- /usr/bin/python3.11 "$WORK" pr 1 2>"$TMP/np.err"
+python3 "$STACKS" "$TMP/np.pb.gz" >"$TMP/np.txt"
+if ! grep -q "parse@\|<module>@" "$TMP/np.txt" && grep -q "_PyEval_EvalFrameDefault@" "$TMP/np.txt" &&
+	! grep -q "firn: python:" "$TMP/np.err"; then
+	pass "--no-python: native frames only (_PyEval_EvalFrameDefault, no parse)"
+else
+	fail "--no-python: Python frames or no _PyEval_EvalFrameDefault"
+fi

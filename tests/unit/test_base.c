@@ -122,7 +122,7 @@ static bool key_eq(const void *ctx, uint32_t id, const void *key)
 /* Interns n generated keys (each twice), then checks that each maps to its first id. */
 static void intern_many(struct keys *k, size_t n)
 {
-	static char names[5000][16];
+	static char names[5000][24]; /* "key" and any size_t */
 	struct hashtab t = { 0 };
 	size_t ids = 0;
 

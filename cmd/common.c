@@ -114,9 +114,14 @@ int sample_type_choose(const struct cmd *cmd, const struct profile *p, const cha
 		return i >= 0 ? i : 0;
 	fprintf(stderr, "firn %s: no sample type '", cmd->name);
 	put_text(stderr, spec, 0);
-	fprintf(stderr, "' in '");
-	put_text(stderr, input_name(path), 0);
-	fprintf(stderr, "': it has %s", p->nsample_types ? "" : "none");
+	if (path) {
+		fprintf(stderr, "' in '");
+		put_text(stderr, input_name(path), 0);
+		fputc('\'', stderr);
+	} else {
+		fprintf(stderr, "' in this recording");
+	}
+	fprintf(stderr, ": it has %s", p->nsample_types ? "" : "none");
 	for (uint32_t t = 0; t < p->nsample_types; t++) {
 		fprintf(stderr, "%s%u ", t ? ", " : "", t);
 		put_text(stderr, profile_str(p, p->sample_types[t].type), 0);

@@ -36,16 +36,12 @@ struct record_opts {
 	bool no_python;         /* --no-python: the interpreter's native frames only */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
-	long off_cpu_min_us;    /* -e off-cpu: waits shorter than this are not added (-1: unset) */
-	long off_cpu_rate;      /* 1 wait in this many is sampled (0: unset) */
-	bool off_cpu_runnable;  /* preempted switch-outs are waits too */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
 	char *cuda_lib;
 };
 
 
-enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS, OPT_OFF_CPU_MIN,
-       OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE };
+enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 enum { OPT_NO_PYTHON = 512 };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
@@ -77,13 +73,6 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_THREAD_LABELS:
 		o->pprof_flags &= ~PPROF_NO_THREAD_LABELS;
-		return 0;
-	case OPT_OFF_CPU_MIN:
-		return opt_long(&record_cmd, "off-cpu-min", arg, 0, 3600L * 1000000, &o->off_cpu_min_us);
-	case OPT_OFF_CPU_RATE:
-		return opt_long(&record_cmd, "off-cpu-rate", arg, 1, 1000000, &o->off_cpu_rate);
-	case OPT_OFF_CPU_RUNNABLE:
-		o->off_cpu_runnable = true;
 		return 0;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "pprof"))
@@ -249,17 +238,17 @@ static void print_offcpu_summary(const struct record_opts *o, const struct recor
 	/* a wait whose start found no slot was never begun: it is seen, and lost */
 	uint64_t lost = w->lost_counts_full + w->lost_stacks_full + w->lost_no_slot;
 	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
-	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
+	long rate = o->t.off_cpu_rate > 1 ? o->t.off_cpu_rate : 1;
 
 	fprintf(stderr,
 		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
 		"waiting at the end, added up to it), %llu under %ld us (%.3f s, not added), %llu lost "
 		"(counts map full %llu, stack map full %llu, no thread slot %llu), %llu not ended",
-		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
+		(unsigned long long)seen, o->t.off_cpu_runnable ? " (preemptions included)" : "",
 		(unsigned long long)w->counted, w->ns * rate / 1e9,
 		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->at_end,
 		(unsigned long long)w->short_waits,
-		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
+		o->t.off_cpu_min_us > 0 ? o->t.off_cpu_min_us : 0, w->short_ns / 1e9,
 		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
 		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,
 		(unsigned long long)(seen > done ? seen - done : 0));
@@ -368,9 +357,6 @@ static int finish_recording(struct recording *r)
 	"[OPTIONS] -a"
 
 static const struct opt record_opts[] = {
-	{ "off-cpu-min", 0, "USEC", "off-cpu: waits shorter than this are counted, not added to stacks (default 0)", OPT_OFF_CPU_MIN },
-	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
-	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	{ "duration", 'd', "SECONDS", "stop after this long (default: when the command exits, or Ctrl-C)", 'd' },
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
@@ -391,18 +377,6 @@ static int count_events(const struct record_opts *o, const char *name)
 	for (int i = 0; i < o->t.nevents; i++)
 		n += !strcmp(o->t.events[i], name);
 	return n;
-}
-
-/* The --off-cpu-* options ask for -e off-cpu. */
-static int check_off_cpu(const struct record_opts *o)
-{
-	const char *opt = o->off_cpu_min_us >= 0 ? "--off-cpu-min"
-			  : o->off_cpu_rate ? "--off-cpu-rate"
-			  : o->off_cpu_runnable ? "--off-cpu-runnable" : NULL;
-
-	if (opt && !count_events(o, "off-cpu"))
-		return usage_error(&record_cmd, "%s needs -e off-cpu", opt);
-	return 0;
 }
 
 /* libfirn-cuda.so next to the firn binary (the build tree), else where install puts it
@@ -456,9 +430,6 @@ static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
-		.off_cpu_runnable = o->off_cpu_runnable,
-		.off_cpu_min_ns = o->off_cpu_min_us > 0 ? (uint64_t)o->off_cpu_min_us * 1000 : 0,
-		.off_cpu_rate = o->off_cpu_rate > 0 ? o->off_cpu_rate : 1,
 		.demangle = !o->no_demangle, .no_python = o->no_python,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
@@ -587,7 +558,7 @@ static int check_output(const char *path)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .output = "firn.pb.gz", .off_cpu_min_us = -1,
+	struct record_opts o = { .output = "firn.pb.gz",
 				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
 						PPROF_NO_SYSTEM_NAMES,
 				 .t = TARGET_INIT };
@@ -600,7 +571,7 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
-	if ((rc = check_off_cpu(&o)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
+	if ((rc = target_check_off_cpu(&o.t, &record_cmd)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
 		goto out;

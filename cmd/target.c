@@ -110,17 +110,21 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 
 enum {
 	OPT_CALL_GRAPH = TARGET_OPT_FIRST, OPT_UNWIND_MEMORY, OPT_NO_KERNEL, OPT_AS_ROOT,
+	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE,
 };
 
 const struct opt target_opts[] = {
 	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "event", 'e', "EVENT", "cpu-clock (default), off-cpu (time threads wait, by stack; record), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "event", 'e', "EVENT", "cpu-clock (default), off-cpu (time threads wait, by stack), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },
 	{ "no-kernel", 0, NULL, "do not take kernel stacks", OPT_NO_KERNEL },
 	{ "as-root", 0, NULL, "under sudo, run the command as root instead of the invoking user", OPT_AS_ROOT },
+	{ "off-cpu-min", 0, "USEC", "off-cpu: waits shorter than this are counted, not added to stacks (default 0)", OPT_OFF_CPU_MIN },
+	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
+	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	OPT_END,
 };
 
@@ -144,6 +148,11 @@ int target_option(struct target *t, const struct cmd *cmd, int id, const char *a
 		return opt_long(cmd, "unwind-memory", arg, 1, 4096, &t->unwind_memory_mb);
 	case OPT_NO_KERNEL: t->no_kernel = true; return 0;
 	case OPT_AS_ROOT: t->as_root = true; return 0;
+	case OPT_OFF_CPU_MIN:
+		return opt_long(cmd, "off-cpu-min", arg, 0, 3600L * 1000000, &t->off_cpu_min_us);
+	case OPT_OFF_CPU_RATE:
+		return opt_long(cmd, "off-cpu-rate", arg, 1, 1000000, &t->off_cpu_rate);
+	case OPT_OFF_CPU_RUNNABLE: t->off_cpu_runnable = true; return 0;
 	}
 	return 2;
 }
@@ -160,6 +169,23 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 	ro->unwind = t->unwind;
 	ro->unwind_memory = (uint64_t)t->unwind_memory_mb << 20;
 	ro->kernel = !t->no_kernel;
+	ro->off_cpu_runnable = t->off_cpu_runnable;
+	ro->off_cpu_min_ns = t->off_cpu_min_us > 0 ? (uint64_t)t->off_cpu_min_us * 1000 : 0;
+	ro->off_cpu_rate = t->off_cpu_rate > 0 ? t->off_cpu_rate : 1;
+}
+
+int target_check_off_cpu(const struct target *t, const struct cmd *cmd)
+{
+	const char *opt = t->off_cpu_min_us >= 0 ? "--off-cpu-min"
+			  : t->off_cpu_rate ? "--off-cpu-rate"
+			  : t->off_cpu_runnable ? "--off-cpu-runnable" : NULL;
+	bool off_cpu = false;
+
+	for (int i = 0; i < t->nevents; i++)
+		off_cpu |= !strcmp(t->events[i], "off-cpu");
+	if (opt && !off_cpu)
+		return usage_error(cmd, "%s needs -e off-cpu", opt);
+	return 0;
 }
 
 /* The state letter of /proc/PATH/stat ('R', 'S', 'Z'...), 0 when it cannot be read. */

@@ -41,17 +41,20 @@ struct target {
 	enum recorder_unwind unwind;
 	long unwind_memory_mb;
 	bool no_kernel;      /* --no-kernel */
+	long off_cpu_min_us; /* --off-cpu-min: shorter waits are not added (-1: unset) */
+	long off_cpu_rate;   /* --off-cpu-rate: 1 wait in this many is sampled (0: unset) */
+	bool off_cpu_runnable; /* --off-cpu-runnable: preempted switch-outs are waits too */
 };
 
 /* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
  * unwind tables, kernel stacks), no command. */
 #define TARGET_INIT                                                                         \
 	{ .go_fd = -1, .err_fd = -1, .freq = 99, .call_graph = "auto",                       \
-	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32 }
+	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1 }
 
 /* The options record and top share, as one group of both commands' tables (so --help,
  * completions and the man page checks come from one place): -a, -p, -e, -F, --call-graph,
- * --unwind-memory, --no-kernel, --as-root. A command's own options use other short names and
+ * --unwind-memory, --no-kernel, --as-root, --off-cpu-min, --off-cpu-rate, --off-cpu-runnable. A command's own options use other short names and
  * ids below TARGET_OPT_FIRST. */
 #define TARGET_OPT_FIRST 0x1000
 extern const struct opt target_opts[];
@@ -65,6 +68,9 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro);
  * 0, or prints the error and returns 1 (126 or 127 when the command cannot be run). */
 int target_start_recording(struct target *t, struct recorder *rec, char **argv);
 
+/* The --off-cpu-* options ask for -e off-cpu: 0, or prints "--off-cpu-min needs -e off-cpu"
+ * and returns 2. */
+int target_check_off_cpu(const struct target *t, const struct cmd *cmd);
 /* Exactly one of -a, -p and a command (nargs operands) must be given, and every pid must exist
  * and not be a zombie: 0, or prints the error and returns 2 (usage) or 1 (no such process,
  * "process N has exited"). */

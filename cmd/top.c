@@ -25,6 +25,7 @@
 #include "safeopen.h"
 #include "target.h"
 #include "tui.h"
+#include "unit.h"
 #include "vec.h"
 #include "window.h"
 
@@ -47,10 +48,11 @@ struct top_opts {
 	long rows;              /* rows of each --stdio table; 0 = all */
 	bool stdio, no_idle;
 	bool zero;              /* -z: each table shows the last interval alone (no decay) */
+	const char *sample_type; /* --sample-type NAME|INDEX; NULL: the recording's default */
 	enum hist_sort sort;
 };
 
-enum { OPT_STDIO = 256, OPT_ROWS, OPT_SORT, OPT_NO_IDLE };
+enum { OPT_STDIO = 256, OPT_ROWS, OPT_SORT, OPT_NO_IDLE, OPT_SAMPLE_TYPE };
 
 /* What a row of a calls view is: a heading, a caller, a callee, or the blank between. */
 enum call_section { CALLS_HEADING, CALLS_BLANK, CALLS_CALLER, CALLS_CALLEE };
@@ -77,7 +79,9 @@ struct top {
 	char **argv;                /* the command, if any */
 	struct recorder *rec;
 	struct profile *prof;       /* the recorder's (its last cut): the ids the window keeps */
-	uint32_t vi;                /* the sample type shown: the first event's */
+	uint32_t vi;                /* the sample type shown (--sample-type, else the default) */
+	const char *type, *unit;    /* its name and unit ("off_cpu", "nanoseconds") */
+	bool timed;                 /* its unit is nanoseconds: values are shown in ms */
 	struct window win;          /* the window's samples are views over prof */
 	struct hist h;
 	size_t *rows;               /* entries of h that pass the filter, in h's order */
@@ -119,6 +123,7 @@ static int top_option(void *ctx, int id, const char *arg)
 	case OPT_STDIO: o->stdio = true; return 0;
 	case OPT_NO_IDLE: o->no_idle = true; return 0;
 	case 'z': o->zero = true; return 0;
+	case OPT_SAMPLE_TYPE: o->sample_type = arg; return 0;
 	case OPT_SORT:
 		if (strcmp(arg, "self") && strcmp(arg, "total"))
 			return usage_error(&top_cmd, "invalid value '%s' for --sort (self or total)", arg);
@@ -136,6 +141,7 @@ static const struct opt top_opts[] = {
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
 	{ "no-idle", 0, NULL, "leave out the idle task ([idle]: what idle CPUs run)", OPT_NO_IDLE },
 	{ "zero", 'z', NULL, "each refresh shows only the samples since the last one (no decaying window)", 'z' },
+	{ "sample-type", 0, "NAME|INDEX", "the sample type shown (off_cpu, wall...; default: the recording's default, wall with cpu-clock and off-cpu)", OPT_SAMPLE_TYPE },
 	OPT_END,
 };
 
@@ -153,7 +159,6 @@ static int window_refresh(struct top *t)
 	if (!cut)
 		return -errno;
 	t->prof = cut;
-	t->vi = profile_value_index(cut);
 	int err = window_add(&t->win, cut, t->vi, dt);
 	if (err)
 		return err;
@@ -256,13 +261,24 @@ static void table_row(const struct top *t, const struct hist_entry *e, char *buf
 	char mbuf[256];
 
 	snprintf(buf, len, "%7.2f %7.2f  %8.0f  %-*.*s  %s", share(t, e->self), share(t, e->total),
-		 e->self / (double)WINDOW_SCALE, mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
+		 e->self / (t->timed ? 1e6 * WINDOW_SCALE : (double)WINDOW_SCALE), mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
+}
+
+/* What the value column and the rate count: samples (cpu-clock), hits (a probe), ms (a time,
+ * as off_cpu and wall are), else the type's unit. */
+static const char *value_name(const struct top *t)
+{
+	if (t->timed)
+		return "ms";
+	if (!strcmp(t->unit, "count"))
+		return t->cpu && !strcmp(t->type, "samples") ? "samples" : "hits";
+	return t->unit;
 }
 
 /* The column line matching table_row. */
 static void table_columns(const struct top *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", t->cpu ? "samples" : "hits",
+	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", value_name(t),
 		 module_col(t, t->module_width), "module", "function");
 }
 
@@ -280,24 +296,31 @@ static void format_elapsed(double s, char *buf, size_t len)
 /* The two header lines: what is sampled and how, then the window's figures and the settings. */
 static void header_text(const struct top *t, char *buf, size_t len)
 {
-	char el[32], ev[300], win[32];
+	char el[32], ev[300], win[32], rate[96], shown[96];
 
 	format_elapsed((mono_ns() - t->start_ns) / 1e9, el, sizeof(el));
 	if (t->cpu)
 		snprintf(ev, sizeof(ev), "%u Hz x %d CPUs", t->o->t.freq, t->ncpus);
 	else
 		snprintf(ev, sizeof(ev), "event %s", t->event);
+	if (t->timed) /* off_cpu: the ms threads waited per second, all of them together */
+		snprintf(rate, sizeof(rate), "%.0f ms %s/s", t->rate / 1e6, t->type);
+	else
+		snprintf(rate, sizeof(rate), "%.0f %s/s", t->rate, value_name(t));
+	if (strcmp(t->type, value_name(t))) /* "off_cpu (ms)", "samples" */
+		snprintf(shown, sizeof(shown), "%s (%s)", t->type, value_name(t));
+	else
+		snprintf(shown, sizeof(shown), "%s", t->type);
 	if (t->o->zero)
 		snprintf(win, sizeof(win), "the last interval");
 	else
 		snprintf(win, sizeof(win), "%g s half-life", HALF_LIFE_S);
 	snprintf(buf, len,
-		 "firn top: %s   %s   call graph %s   elapsed %s%s%s%s\n"
-		 "%.0f %s/s   lost %" PRIu64 "   window: %s   sort: %s   kernel: %s"
+		 "firn top: %s   %s   showing %s   call graph %s   elapsed %s%s%s%s\n"
+		 "%s   lost %" PRIu64 "   window: %s   sort: %s   kernel: %s"
 		 "   filter: %s",
-		 t->target_desc, ev, t->o->t.call_graph, el,
-		 *t->end_note ? "   " : "", t->end_note, t->paused ? "   [PAUSED]" : "", t->rate,
-		 t->cpu ? "samples" : "hits",
+		 t->target_desc, ev, shown, t->o->t.call_graph, el,
+		 *t->end_note ? "   " : "", t->end_note, t->paused ? "   [PAUSED]" : "", rate,
 		 t->lost, win, t->sort == HIST_SORT_SELF ? "self" : "total",
 		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)");
 }
@@ -883,6 +906,22 @@ static int tui_loop(struct top *t, struct tui *ui)
 
 /* ---- setup ---- */
 
+/* The sample type shown, from the recorder's types (known before sampling starts): 0, or 2
+ * after the one-line usage error of a --sample-type that names none of them. */
+static int type_choose(struct top *t)
+{
+	const struct profile *p = recorder_profile(t->rec);
+	int i = sample_type_choose(&top_cmd, p, t->o->sample_type, NULL);
+
+	if (i < 0)
+		return 2;
+	t->vi = i;
+	t->type = i < (int)p->nsample_types ? profile_str(p, p->sample_types[i].type) : "samples";
+	t->unit = i < (int)p->nsample_types ? profile_str(p, p->sample_types[i].unit) : "count";
+	t->timed = !strcmp(t->unit, "nanoseconds");
+	return 0;
+}
+
 /* The recorder (the targets and events of the options, loaded, not yet sampling), then sampling
  * and the command (held until the sampler is attached). */
 static int top_start(struct top *t)
@@ -896,6 +935,8 @@ static int top_start(struct top *t)
 	target_recorder_opts(tg, &ro);
 	if (!(t->rec = recorder_new(&ro, why, sizeof(why))))
 		return error("%s", why);
+	if ((rc = type_choose(t)))
+		return rc;
 	if ((rc = target_start_recording(tg, t->rec, t->argv)))
 		return rc;
 	t->start_ns = t->last_ns = mono_ns();
@@ -974,17 +1015,12 @@ static int cmd_top(int argc, char **argv)
 	t.argv = argi < argc ? argv + argi : NULL;
 	if (!o.t.all && !o.t.npids && !t.argv)
 		o.t.all = true; /* no target: the whole system, as perf top */
-	for (int i = 0; i < o.t.nevents; i++)
-		if (!strcmp(o.t.events[i], "off-cpu")) {
-			rc = usage_error(&top_cmd, "-e off-cpu is for firn record (top shows samples "
-					 "and probe hits)");
-			goto out;
-		}
 	t.sort = o.sort;
 	t.kernel_hidden = o.t.no_kernel;
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
 	o.t.quiet_command = !o.stdio;
-	if ((rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
+	if ((rc = target_check_off_cpu(&o.t, &top_cmd)) ||
+	    (rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();
@@ -1004,7 +1040,7 @@ out:
 const struct cmd top_cmd = {
 	.name = "top",
 	.fn = cmd_top,
-	.summary = "show the functions using the CPU now, live (full screen or --stdio)",
+	.summary = "show the functions using the CPU now (or waiting: -e off-cpu), live (full screen or --stdio)",
 	.usage = TOP_USAGE,
 	.opts = { target_opts, top_opts },
 };

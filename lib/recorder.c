@@ -1294,6 +1294,11 @@ int recorder_event_fd(const struct recorder *r)
 	return sample_source_event_fd(r->ss);
 }
 
+const struct profile *recorder_profile(const struct recorder *r)
+{
+	return &r->prof;
+}
+
 struct profile *recorder_cut(struct recorder *r)
 {
 	uint64_t now = wall_ns();

@@ -42,7 +42,7 @@
  * profile is kept across cuts: a caller that wants one keeps it over the cuts' location ids
  * (firn top: a decaying window, lib/window.h).
  *
- * Exists now: new, add_command, start, poll, event_fd, cut, stop, finish, stats, error, free.
+ * Exists now: new, add_command, start, poll, event_fd, profile, cut, stop, finish, stats, error, free.
  * Samples come through a sample source (lib/sample_source.h): the BPF sampler is its transport;
  * tests give a fake one and a fake event source, and run the whole lifecycle without root.
  * One thread at a time. */
@@ -175,6 +175,10 @@ int recorder_event_fd(const struct recorder *r);
  * intern strings in it (hist_build does) and read it with samples of its own; it must not
  * change its samples. NULL + errno (recorder_error): the recording cannot go on. */
 struct profile *recorder_cut(struct recorder *r);
+/* The profile that recorder_cut fills, before any cut: its sample types (those of the events,
+ * the default one named) are set from recorder_new on, so a caller can choose one ahead; no
+ * samples. Owned by the recorder, valid until recorder_free. */
+const struct profile *recorder_profile(const struct recorder *r);
 /* Ends sampling (the recording's end time); entries stay to be finished. */
 void recorder_stop(struct recorder *r);
 /* Drains what is left, symbolizes every sample into the profile and adds the metadata. Returns

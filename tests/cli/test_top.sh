@@ -4,7 +4,8 @@
 # callers, a resize redraws, and q, Ctrl-C and SIGTERM exit 0 with the terminal restored; in the
 # callers/callees view the cursor stays on function rows and [kernel.kallsyms] is shown whole.
 # Then --stdio (-n, -- CMD and its status, a pipe, no target = the whole system), usage errors,
-# -e usdt:... (the probed function, exact hit counts), -z (each refresh is one cut of the
+# -e usdt:... (the probed function, exact hit counts), -e off-cpu (the shares of offcpu_mix's
+# waits; --sample-type), -z (each refresh is one cut of the
 # recording: every sample in exactly one table), and report --annotate on a saved profile of the fixture (the hot loop's instructions, build id
 # checks, missing binaries).
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +22,9 @@ expect_rc "-e bogus: exit 2" 2 "$FIRN" top -a -e bogus
 grep -q "^firn top: invalid event 'bogus' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)" "$TMP/err" \
 	&& pass "-e bogus: message" || fail "-e bogus: $(head -1 "$TMP/err")"
 expect_rc "-e usdt:PATH:NAME (no provider): exit 2" 2 "$FIRN" top -a -e usdt:/bin/true:hit
-expect_rc "-e off-cpu (record's): exit 2" 2 "$FIRN" top -a -e off-cpu
+expect_rc "--off-cpu-min without -e off-cpu: exit 2" 2 "$FIRN" top -a --off-cpu-min 10
+grep -qx "firn top: --off-cpu-min needs -e off-cpu" "$TMP/err" \
+	&& pass "--off-cpu-min without -e off-cpu: message" || fail "--off-cpu-min: $(head -1 "$TMP/err")"
 expect_rc "report --annotate with --folded: exit 2" 2 "$FIRN" report --annotate f --folded x.pb.gz
 expect_rc "report --annotate with --top: exit 2" 2 "$FIRN" report --annotate f --top 3 x.pb.gz
 grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \
@@ -160,6 +163,65 @@ total=$(awk '{ s += $2 } END { print s + 0 }' "$TMP/zcpu.sums")
 [ "$(wc -l <"$TMP/zcpu.sums")" -eq 3 ] && [ -z "$bad" ] && [ "$total" -ge 3 ] \
 	&& pass "top -z: each table holds one interval's samples ($(awk '{ printf "%s ", $2 }' "$TMP/zcpu.sums"))" \
 	|| { fail "top -z: table samples vs the interval's: $(tr '\n' ';' <"$TMP/zcpu.sums")"; cat "$TMP/zcpu.out"; }
+
+# ---- -e off-cpu: where the threads wait, live ----
+# offcpu_mix waits per round 100 ms in sleep_short, 200 in sleep_long, 300 in wait_pipe (its
+# child's waits are under main alone). -z tables, one per 0.5 s interval, every wait in exactly
+# one of them: a function's milliseconds in a table are its total% of the table's (the ms column,
+# self, adds up to it); summed over the tables they give the shares among the three waits, 1/6,
+# 2/6, 3/6 (±2 pp: the waits are measured, not sampled, as in test_offcpu; 6 rounds), within 1 pp
+# of the shares of the times the fixture measured itself, and each function's time within 10 %
+# of its own clock.
+MIX="$FIX/offcpu_mix"
+"$FIRN" top -z --stdio -e off-cpu -d 0.5 --rows 0 -- "$MIX" 6 >"$TMP/off.out" 2>"$TMP/off.err"
+rc=$?
+[ $rc -eq 0 ] && pass "top -e off-cpu -- offcpu_mix: exit 0" || { fail "top -e off-cpu: exit $rc"; head -3 "$TMP/off.err"; }
+grep -qE '^firn top: command .*offcpu_mix 6   event off-cpu   showing off_cpu \(ms\)   ' "$TMP/off.out" &&
+	grep -qE '^[0-9]+ ms off_cpu/s   ' "$TMP/off.out" && grep -q '^  self%  total%        ms  module' "$TMP/off.out" \
+	&& pass "top -e off-cpu: the header says off_cpu in ms, the column ms" || { fail "top -e off-cpu: header"; head -3 "$TMP/off.out"; }
+# off_ms FILE: "sleep_short sleep_long wait_pipe" milliseconds summed over FILE's tables
+off_ms() {
+	awk 'function flush() { for (f in pct) ms[f] += pct[f] * tot / 100; delete pct; tot = 0 }
+		/^firn top:/ { flush() } /^ +[0-9.]+ +[0-9.]+ +[0-9]+  / { tot += $3
+			if ($NF ~ /^(sleep_short|sleep_long|wait_pipe)$/) pct[$NF] += $2 }
+		END { flush(); printf "%.1f %.1f %.1f\n", ms["sleep_short"], ms["sleep_long"], ms["wait_pipe"] }' "$1"
+}
+read -r ms_s ms_l ms_p < <(off_ms "$TMP/off.out")
+read -r own_s own_l own_p < <(awk '/^sleep_short / { s = $2 } /^sleep_long / { l = $2 } /^wait_pipe / { p = $2 }
+	END { printf "%.1f %.1f %.1f\n", s / 1e6, l / 1e6, p / 1e6 }' "$TMP/off.err" "$TMP/off.out")
+tot=$(awk -v a="$ms_s" -v b="$ms_l" -v c="$ms_p" 'BEGIN { print a + b + c }')
+own=$(awk -v a="$own_s" -v b="$own_l" -v c="$own_p" 'BEGIN { print a + b + c }')
+echo "# top -e off-cpu: sleep_short=$ms_s sleep_long=$ms_l wait_pipe=$ms_p ms (fixture's clock: $own_s $own_l $own_p)"
+for f in "sleep_short $ms_s $own_s 16.67" "sleep_long $ms_l $own_l 33.33" "wait_pipe $ms_p $own_p 50"; do
+	set -- $f
+	sh=$(awk -v v="$2" -v t="$tot" 'BEGIN { printf "%.2f", t ? 100 * v / t : 0 }')
+	osh=$(awk -v v="$3" -v t="$own" 'BEGIN { printf "%.2f", t ? 100 * v / t : 0 }')
+	within "$sh" "$(awk -v w="$4" 'BEGIN { print w - 2 }')" "$(awk -v w="$4" 'BEGIN { print w + 2 }')" \
+		&& pass "top -e off-cpu: $1 share $sh% is $4±2" || { fail "top -e off-cpu: $1 share $sh% not $4±2"; cat "$TMP/off.out" | head -40; }
+	within "$sh" "$(awk -v w="$osh" 'BEGIN { print w - 1 }')" "$(awk -v w="$osh" 'BEGIN { print w + 1 }')" \
+		&& pass "top -e off-cpu: $1 share $sh% is the fixture's $osh%±1" || fail "top -e off-cpu: $1 share $sh% not the fixture's $osh%±1"
+	within "$2" "$(awk -v w="$3" 'BEGIN { print w * 0.9 }')" "$(awk -v w="$3" 'BEGIN { print w * 1.1 }')" \
+		&& pass "top -e off-cpu: $1 $2 ms is the fixture's $3 ms±10%" || fail "top -e off-cpu: $1 $2 ms not the fixture's $3 ms±10%"
+done
+grep -qE '  (do_nanosleep|pipe_read|anon_pipe_read)$' "$TMP/off.out" \
+	&& pass "top -e off-cpu: kernel frames say why" || fail "top -e off-cpu: no do_nanosleep/pipe_read rows"
+
+# --sample-type: with cpu-clock and off-cpu the default is wall (as record writes it); a name or
+# an index picks another; one that the events do not produce is a usage error, one line
+"$FIRN" top --stdio -n 1 -d 0.3 -e cpu-clock -e off-cpu -p "$BP" >"$TMP/wall.out" 2>&1
+grep -qE '^firn top: pid [0-9]+ \(busy\)   99 Hz x [0-9]+ CPUs   showing wall \(ms\)   ' "$TMP/wall.out" \
+	&& pass "top -e cpu-clock -e off-cpu: shows wall by default" || { fail "top wall default"; head -3 "$TMP/wall.out"; }
+"$FIRN" top --stdio -n 1 -d 0.3 -e cpu-clock -e off-cpu --sample-type off_cpu -p "$BP" >"$TMP/st.out" 2>&1
+grep -qE '   showing off_cpu \(ms\)   ' "$TMP/st.out" && pass "--sample-type off_cpu: shown" || { fail "--sample-type off_cpu"; head -3 "$TMP/st.out"; }
+"$FIRN" top --stdio -n 1 -d 0.3 -e cpu-clock -e off-cpu --sample-type 0 -p "$BP" >"$TMP/st.out" 2>&1
+grep -qE '   showing samples   ' "$TMP/st.out" && grep -q '^  self%  total%   samples  module' "$TMP/st.out" \
+	&& pass "--sample-type 0: samples" || { fail "--sample-type 0"; head -3 "$TMP/st.out"; }
+expect_rc "--sample-type wall without cpu-clock: exit 2" 2 "$FIRN" top --stdio -n 1 -e off-cpu --sample-type wall -p "$BP"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qx "firn top: no sample type 'wall' in this recording: it has 0 off_cpu/nanoseconds" "$TMP/err" \
+	&& pass "--sample-type wall without cpu-clock: one line naming the types" || fail "--sample-type wall: $(cat "$TMP/err")"
+expect_rc "--sample-type 9: exit 2" 2 "$FIRN" top --stdio -n 1 --sample-type 9 -p "$BP"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qx "firn top: no sample type '9' in this recording: it has 0 samples/count, 1 cpu/nanoseconds" "$TMP/err" \
+	&& pass "--sample-type 9: one line naming the types" || fail "--sample-type 9: $(cat "$TMP/err")"
 
 # ---- full screen, in tmux ----
 SOCK=firn-test-$$

@@ -192,6 +192,10 @@ read -r own_s own_l own_p < <(awk '/^sleep_short / { s = $2 } /^sleep_long / { l
 tot=$(awk -v a="$ms_s" -v b="$ms_l" -v c="$ms_p" 'BEGIN { print a + b + c }')
 own=$(awk -v a="$own_s" -v b="$own_l" -v c="$own_p" 'BEGIN { print a + b + c }')
 echo "# top -e off-cpu: sleep_short=$ms_s sleep_long=$ms_l wait_pipe=$ms_p ms (fixture's clock: $own_s $own_l $own_p)"
+# a sleep lasts at least what it asks: 6 rounds x 600 ms, by the fixture's clock and in the tables
+within "$own" 3600 100000 && within "$tot" 3500 100000 \
+	&& pass "top -e off-cpu: the three waits took $own ms, the tables hold $tot ms (>= 3600)" \
+	|| fail "top -e off-cpu: the three waits took $own ms, the tables hold $tot ms (wanted >= 3600)"
 for f in "sleep_short $ms_s $own_s 16.67" "sleep_long $ms_l $own_l 33.33" "wait_pipe $ms_p $own_p 50"; do
 	set -- $f
 	sh=$(awk -v v="$2" -v t="$tot" 'BEGIN { printf "%.2f", t ? 100 * v / t : 0 }')

@@ -282,6 +282,15 @@ struct entry {
 	uint64_t size;
 };
 
+/* Removes the temporary file name when it is older than an hour (its writer died mid-write). */
+static void drop_stale(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_mtime < time(NULL) - 3600)
+		unlinkat(dirfd, name, 0);
+}
+
 /* Lists the cache's table files (regular, not symlinks) into a new array; *n entries. */
 static struct entry *list_files(int dirfd, size_t *n)
 {
@@ -300,6 +309,8 @@ static struct entry *list_files(int dirfd, size_t *n)
 	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
+		if (!strncmp(de->d_name, ".tmp-", 5))
+			drop_stale(dirfd, de->d_name);
 		if (len <= strlen(SUFFIX) || len >= sizeof(v->name) ||
 		    strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX) ||
 		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -239,6 +240,15 @@ static void test_evicts_oldest(void **state)
 	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
 	age(ID_A ".tbl", 1000);
 	age(ID_B ".tbl", 2000);
+	unwind_cache_close(c);
+	/* a writer's temporary file left an hour ago goes at the next count, a fresh one stays */
+	struct stat st2;
+	assert_int_equal(close(open(at(".tmp-1-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	assert_int_equal(close(open(at(".tmp-2-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	age(".tmp-1-0", time(NULL) - 7200);
+	c = unwind_cache_open(dir, 3 * 8256);
+	assert_int_equal(stat(at(".tmp-1-0"), &st2), -1);
+	assert_int_equal(stat(at(".tmp-2-0"), &st2), 0);
 	unwind_cache_close(c);
 	/* reopened: counts what is there; reading A makes it the most recent */
 	c = unwind_cache_open(dir, 3 * 8256);

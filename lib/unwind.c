@@ -214,7 +214,8 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 
 /* The table of the file open on fd (build id: "" for none) from the cache, else built (and
  * cached). */
-static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const char *build_id)
+static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const char *build_id,
+		       const char *path)
 {
 	int err = u->cache && build_id[0] ? unwind_cache_get(u->cache, build_id, t) : -ENOENT;
 
@@ -226,7 +227,11 @@ static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const
 		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id, strerror(-err));
 	uint64_t t0 = now_ns();
 	err = unwind_table_build(t, fd);
-	u->st.build_ns += now_ns() - t0;
+	uint64_t ns = now_ns() - t0;
+	u->st.build_ns += ns;
+	if (!err)
+		diag(DIAG_DEBUG, "built the unwind table of '%s' (%u rows, %.1f ms)%s", path, t->n,
+		     ns / 1e6, build_id[0] ? "" : ": no build id, not cached");
 	if (err || !u->cache || !build_id[0])
 		return err;
 	int perr = unwind_cache_put(u->cache, build_id, t);
@@ -258,7 +263,7 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->mtime = st->st_mtim;
 	if (share_rows(u, ut, fd, st, key))
 		return ut;
-	int err = table_build(u, &t, fd, ut->build_id);
+	int err = table_build(u, &t, fd, ut->build_id, path);
 	if (err) {
 		diag(DIAG_DEBUG, "no unwind table for '%s': %s", path, strerror(-err));
 		return ut;

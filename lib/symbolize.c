@@ -23,6 +23,7 @@
 #include "dwarfsym.h"
 #include "elfsym.h"
 #include "hash.h"
+#include "intern.h"
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
@@ -108,31 +109,6 @@ struct symbolizer_file {
 	uint64_t mapping_id;
 };
 
-/* A cached location: key (mapping key, address, flags) -> location id, reason, whether it has
- * a source line. 24 bytes: the table is large and probed at random. */
-struct loc_slot {
-	uint64_t addr;
-	uint32_t key, loc_id;      /* loc_id 0: empty slot */
-	uint16_t flags;
-	uint8_t reason, lines;
-};
-
-struct loc_cache {
-	struct loc_slot *slots;
-	size_t nslots, n;
-};
-
-/* A cached function: (name, file) string pointers -> function id in the current profile. */
-struct fn_slot {
-	const char *name, *file;
-	uint64_t id;                /* 0: empty */
-};
-
-struct fn_cache {
-	struct fn_slot *slots;
-	size_t nslots, n;
-};
-
 /* A cached demangling: raw name pointer -> demangled name (owned). */
 struct dm_slot {
 	const char *raw;            /* NULL: empty */
@@ -163,8 +139,6 @@ struct symbolizer {
 	struct symbolizer_file **loose; /* each held until symbolizer_free */
 	size_t nloose;
 
-	struct profile *profile; /* the profile the ids below belong to */
-	uint64_t max_mapping_id, max_location_id;
 	struct shared_map *shared; /* file segments' mappings in the profile */
 	size_t nshared, cap_shared;
 	struct resnap *resnap;   /* processes to snapshot again (symbolizer_add_process_later) */
@@ -181,8 +155,7 @@ struct symbolizer {
 	bool worker_on, worker_stop;
 	struct symfile **queue;
 	size_t nqueue, cap_queue;
-	struct loc_cache cache;
-	struct fn_cache fns;
+	struct intern in;        /* the ids made in the current profile, and their caches */
 	struct dm_cache dms;
 	uint64_t unknown_mapping;
 
@@ -273,9 +246,7 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 /* Empties the caches keyed by name pointers, before what they point into is freed. */
 static void forget_names(struct symbolizer *s)
 {
-	s->fns.n = 0;
-	if (s->fns.slots)
-		memset(s->fns.slots, 0, s->fns.nslots * sizeof(*s->fns.slots));
+	intern_forget_names(&s->in);
 	dm_clear(&s->dms);
 }
 
@@ -1196,101 +1167,13 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 	return 0;
 }
 
-/* ---- location cache ---- */
-
-/* Mixes a cache key into a slot hash. */
-static uint64_t loc_hash(uint64_t key, uint64_t addr, uint32_t flags)
-{
-	return hash_mix64(key * 0x9e3779b97f4a7c15ULL ^ addr ^ (uint64_t)flags << 56);
-}
-
-/* Finds the slot of a key: the filled one or the empty one where it goes. */
-static struct loc_slot *loc_find(const struct loc_cache *c, uint32_t key, uint64_t addr,
-				 uint32_t flags)
-{
-	size_t mask = c->nslots - 1;
-
-	for (size_t i = loc_hash(key, addr, flags) & mask;; i = (i + 1) & mask) {
-		struct loc_slot *sl = &c->slots[i];
-		if (!sl->loc_id || (sl->key == key && sl->addr == addr && sl->flags == flags))
-			return sl;
-	}
-}
-
-/* Makes room for one more entry (load factor <= 1/2); 0 or -ENOMEM. */
-static int loc_reserve(struct loc_cache *c)
-{
-	struct loc_cache n;
-
-	if ((c->n + 1) * 2 <= c->nslots)
-		return 0;
-	n.nslots = c->nslots ? c->nslots * 2 : 4096;
-	n.n = c->n;
-	n.slots = calloc(n.nslots, sizeof(*n.slots));
-	if (!n.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].loc_id)
-			*loc_find(&n, c->slots[i].key, c->slots[i].addr, c->slots[i].flags) =
-				c->slots[i];
-	free(c->slots);
-	*c = n;
-	return 0;
-}
-
-/* Empties the cache. */
-static void loc_clear(struct loc_cache *c)
-{
-	free(c->slots);
-	memset(c, 0, sizeof(*c));
-}
-
-/* ---- function cache ---- */
-
-/* Slot of (name, file) pointers: the filled one or the empty one where it goes. */
-static struct fn_slot *fn_find(const struct fn_cache *c, const char *name, const char *file)
-{
-	size_t mask = c->nslots - 1;
-	uint64_t h = loc_hash((uintptr_t)name, (uintptr_t)file, 0);
-
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct fn_slot *sl = &c->slots[i];
-		if (!sl->id || (sl->name == name && sl->file == file))
-			return sl;
-	}
-}
-
-/* Makes room for one more function (load factor <= 1/2); 0 or -ENOMEM. */
-static int fn_reserve(struct fn_cache *c)
-{
-	struct fn_cache n;
-
-	if ((c->n + 1) * 2 <= c->nslots)
-		return 0;
-	n.nslots = c->nslots ? c->nslots * 2 : 4096;
-	n.n = c->n;
-	n.slots = calloc(n.nslots, sizeof(*n.slots));
-	if (!n.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].id)
-			*fn_find(&n, c->slots[i].name, c->slots[i].file) = c->slots[i];
-	free(c->slots);
-	*c = n;
-	return 0;
-}
-
 /* ---- profile entries ---- */
 
 /* Starts the id caches afresh when p is not the profile they were made for. */
 static void sync_profile(struct symbolizer *s, struct profile *p)
 {
-	if (s->profile == p && p->nmappings >= s->max_mapping_id &&
-	    p->nlocations >= s->max_location_id)
+	if (!intern_sync(&s->in, p))
 		return;
-	loc_clear(&s->cache);
-	free(s->fns.slots);
-	memset(&s->fns, 0, sizeof(s->fns));
 	for (size_t i = 0; i < s->nprocs; i++) {
 		for (size_t j = 0; j < s->procs[i]->map.n; j++)
 			s->procs[i]->maps[j].mapping_id = 0;
@@ -1302,88 +1185,45 @@ static void sync_profile(struct symbolizer *s, struct profile *p)
 	s->unknown_mapping = s->kernel_mapping = 0;
 	for (size_t i = 0; s->module_mappings && i < s->ksym.nmodules; i++)
 		s->module_mappings[i] = 0;
-	s->profile = p;
-	s->max_mapping_id = s->max_location_id = 0;
 }
 
-/* Adds a mapping to p with the given kind; returns its id or -ENOMEM. */
+/* Adds a mapping to the profile with the given kind; returns its id or -ENOMEM. */
 static int64_t add_mapping(struct symbolizer *s, struct profile *p, uint64_t start, uint64_t limit,
 			   uint64_t offset, const char *name, const char *build_id,
 			   enum frame_kind kind)
 {
-	int64_t id = profile_add_mapping(p, start, limit, offset, name, build_id);
-
-	if (id < 0)
-		return id;
-	p->mappings[id - 1].kind = kind;
-	if ((uint64_t)id > s->max_mapping_id)
-		s->max_mapping_id = id;
-	return id;
+	(void)p; /* the interner's (sync_profile) */
+	return intern_mapping(&s->in, start, limit, offset, name, build_id, kind);
 }
 
-/* The function id of (name, file), demangling name unless told not to; cached by the string
- * pointers (which stay valid while the files they come from are cached). */
-static int64_t function_id(struct symbolizer *s, struct profile *p, const char *name,
-			   const char *file)
-{
-	struct fn_slot *sl;
-	int64_t id;
-
-	if (fn_reserve(&s->fns))
-		return -ENOMEM;
-	sl = fn_find(&s->fns, name, file);
-	if (sl->id)
-		return sl->id;
-	const char *shown = display_name(s, name);
-	if (!shown)
-		return -ENOMEM;
-	id = profile_function(p, shown, name, file ? file : "", 0);
-	if (id > 0) {
-		*sl = (struct fn_slot){ name, file, (uint64_t)id };
-		s->fns.n++;
-	}
-	return id;
-}
-
-/* Adds a location at addr in mapping_id with one line per frame (none when n is 0); returns
- * its id or -ENOMEM. */
+/* Adds a location at addr in mapping_id with one line per frame (none when n is 0), names
+ * demangled unless told not to; returns its id or -ENOMEM. */
 static int64_t add_location(struct symbolizer *s, struct profile *p, uint64_t mapping_id,
 			    uint64_t addr, const struct dwarfsym_frame *frames, int n)
 {
-	struct profile_line lines[MAX_FRAMES];
-	int64_t id;
+	struct resolved_frame rf[MAX_FRAMES];
 
+	(void)p;
 	for (int i = 0; i < n; i++) {
-		int64_t fid = function_id(s, p, frames[i].name, frames[i].file);
-		if (fid < 0)
-			return fid;
-		lines[i] = (struct profile_line){ (uint64_t)fid, frames[i].line };
+		const char *shown = display_name(s, frames[i].name);
+		if (!shown)
+			return -ENOMEM;
+		rf[i] = (struct resolved_frame){ shown, frames[i].name, frames[i].file,
+						 frames[i].line };
 	}
-	if (n) {
-		struct profile_mapping *m = &p->mappings[mapping_id - 1];
-		m->has_functions = true;
-		m->has_filenames |= frames[0].file != NULL;
-		m->has_line_numbers |= frames[0].line != 0;
-		m->has_inline_frames |= n > 1; /* (set already where DWARF was read) */
-	}
-	id = profile_add_location(p, mapping_id, addr, lines, n);
-	if (id > 0 && (uint64_t)id > s->max_location_id)
-		s->max_location_id = id;
-	return id;
+	return intern_location(&s->in, mapping_id, addr, rf, n);
 }
 
 /* The cache slot of (key, addr, flags) with room reserved to fill it: a filled slot is a hit.
  * NULL on -ENOMEM. Nothing may be added to the cache before the slot is filled. */
-static struct loc_slot *slot_for(struct symbolizer *s, uint32_t key, uint64_t addr,
-				 uint32_t flags)
+static struct intern_slot *slot_for(struct symbolizer *s, uint32_t key, uint64_t addr,
+				    uint32_t flags)
 {
-	if (loc_reserve(&s->cache))
-		return NULL;
-	return loc_find(&s->cache, key, addr, flags);
+	return intern_slot(&s->in, key, addr, flags);
 }
 
 /* Counts a cache hit and returns its location. */
-static int64_t hit(struct symbolizer *s, const struct loc_slot *sl)
+static int64_t hit(struct symbolizer *s, const struct intern_slot *sl)
 {
 	s->counts[sl->reason]++;
 	s->with_lines += sl->lines;
@@ -1391,13 +1231,11 @@ static int64_t hit(struct symbolizer *s, const struct loc_slot *sl)
 }
 
 /* Fills an empty slot with a new location and counts it; returns id (or the -errno in id). */
-static int64_t fill(struct symbolizer *s, struct loc_slot *sl, uint32_t key, uint64_t addr,
+static int64_t fill(struct symbolizer *s, struct intern_slot *sl, uint32_t key, uint64_t addr,
 		    uint32_t flags, int64_t id, enum reason why, bool lines)
 {
-	if (id < 0)
+	if (intern_fill(&s->in, sl, key, addr, flags, id, why, lines) < 0)
 		return id;
-	*sl = (struct loc_slot){ addr, key, (uint32_t)id, (uint16_t)flags, (uint8_t)why, lines };
-	s->cache.n++;
 	return hit(s, sl);
 }
 
@@ -1411,7 +1249,7 @@ static int64_t unknown_location(struct symbolizer *s, struct profile *p, uint64_
 			return m;
 		s->unknown_mapping = m;
 	}
-	struct loc_slot *sl = slot_for(s, 0, addr, why);
+	struct intern_slot *sl = slot_for(s, 0, addr, why);
 	if (!sl)
 		return -ENOMEM;
 	if (sl->loc_id)
@@ -1532,7 +1370,7 @@ static int64_t jit_location(struct symbolizer *s, struct profile *p, struct snap
 			return id;
 		snap->jit_mapping = id;
 	}
-	struct loc_slot *sl = slot_for(s, snap->jit_mapping, addr, ret);
+	struct intern_slot *sl = slot_for(s, snap->jit_mapping, addr, ret);
 	if (!sl)
 		return -ENOMEM;
 	if (sl->loc_id)
@@ -1711,7 +1549,7 @@ static int64_t snapmap_location(struct symbolizer *s, struct profile *p,
 {
 	struct dwarfsym_frame fr[MAX_FRAMES];
 	uint64_t at = addr - m->bias;
-	struct loc_slot *sl = slot_for(s, mid, at, ret);
+	struct intern_slot *sl = slot_for(s, mid, at, ret);
 	int n;
 
 	if (!sl)
@@ -1835,7 +1673,7 @@ int64_t symbolizer_file_location(struct symbolizer *s, struct profile *p, const 
 		l->mapping_id = id;
 		p->mappings[id - 1].has_inline_frames = !err && file_has_dwarf(l->file);
 	}
-	struct loc_slot *sl = slot_for(s, l->mapping_id, vaddr, is_return_address);
+	struct intern_slot *sl = slot_for(s, l->mapping_id, vaddr, is_return_address);
 	if (!sl)
 		return -ENOMEM;
 	if (sl->loc_id)
@@ -1918,7 +1756,7 @@ int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 	forget_names(s);
 	ksym_release(&s->ksym);
 	s->ksym_state = 0;
-	s->profile = NULL;
+	s->in.p = NULL; /* the module mappings go: start the ids afresh */
 	return 0;
 }
 
@@ -1988,7 +1826,7 @@ int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_
 	int err;
 
 	sync_profile(s, p);
-	struct loc_slot *sl = slot_for(s, KEY_KERNEL, addr, is_return_address);
+	struct intern_slot *sl = slot_for(s, KEY_KERNEL, addr, is_return_address);
 	if (!sl)
 		return -ENOMEM;
 	if (sl->loc_id)
@@ -2072,8 +1910,7 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	free(s->debugs);
 	debuginfo_client_free(s->dic);
-	loc_clear(&s->cache);
-	free(s->fns.slots);
+	intern_release(&s->in);
 	dm_clear(&s->dms);
 	elfsym_release(&s->vdso);
 	ksym_join(s);
@@ -2104,6 +1941,6 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		.processes = s->nprocs,
 		.files = s->nfiles,
 		.idle_files = s->nidle,
-		.cached_locations = s->cache.n,
+		.cached_locations = s->in.n,
 	};
 }

@@ -1,0 +1,30 @@
+/* The one-line summaries record prints on stderr after writing a profile: samples and the file
+ * written, USDT hits, off-CPU waits, unwinding, Python frames and GPU kernels. Kept apart from
+ * record.c so the command keeps its options and output; tests/cli parse these lines. */
+#ifndef FIRN_SUMMARY_H
+#define FIRN_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "profile.h"
+#include "recorder.h"
+
+/* Which of the optional lines to print, and what the off-CPU line needs to know. */
+struct summary_opts {
+	bool off_cpu;          /* -e off-cpu was given: the off-CPU line */
+	long off_cpu_min_us;   /* --off-cpu-min (<= 0: none) */
+	long off_cpu_rate;     /* --off-cpu-rate (<= 1: every wait) */
+	bool off_cpu_runnable; /* --off-cpu-runnable */
+	bool unwind_dwarf;     /* unwinding other than frame pointers: the unwinding line */
+	bool gpu;              /* --cuda: the GPU line */
+};
+
+/* Prints the summary lines of a finished recording to stderr: rec and prof are the recorder and
+ * the profile it finished (the Python line and the process count come from them), st its stats,
+ * bytes and out what was written where ("-": standard output). Borrows everything. */
+void summary_print(const struct recorder *rec, const struct profile *prof,
+		   const struct recorder_stats *st, const struct summary_opts *so, size_t bytes,
+		   const char *out);
+
+#endif

@@ -1,0 +1,198 @@
+/* Interning resolved frames into a profile, with the location and function caches. */
+#include "intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+
+/* The longest inline chain interned (the resolvers keep fewer). */
+#define MAX_LINES 64
+
+void intern_init(struct intern *in)
+{
+	memset(in, 0, sizeof(*in));
+}
+
+/* Empties the location cache. */
+static void locs_clear(struct intern *in)
+{
+	free(in->slots);
+	in->slots = NULL;
+	in->nslots = in->n = 0;
+}
+
+void intern_release(struct intern *in)
+{
+	locs_clear(in);
+	free(in->fns);
+	intern_init(in);
+}
+
+bool intern_sync(struct intern *in, struct profile *p)
+{
+	if (in->p == p && p->nmappings >= in->max_mapping_id &&
+	    p->nlocations >= in->max_location_id)
+		return false;
+	locs_clear(in);
+	free(in->fns);
+	in->fns = NULL;
+	in->nfn_slots = in->nfns = 0;
+	in->p = p;
+	in->max_mapping_id = in->max_location_id = 0;
+	return true;
+}
+
+void intern_forget_names(struct intern *in)
+{
+	in->nfns = 0;
+	if (in->fns)
+		memset(in->fns, 0, in->nfn_slots * sizeof(*in->fns));
+}
+
+/* Mixes a cache key into a slot hash. */
+static uint64_t slot_hash(uint64_t key, uint64_t addr, uint32_t flags)
+{
+	return hash_mix64(key * 0x9e3779b97f4a7c15ULL ^ addr ^ (uint64_t)flags << 56);
+}
+
+/* Finds the slot of a key: the filled one or the empty one where it goes. */
+static struct intern_slot *loc_find(struct intern_slot *slots, size_t nslots, uint32_t key,
+				    uint64_t addr, uint32_t flags)
+{
+	size_t mask = nslots - 1;
+
+	for (size_t i = slot_hash(key, addr, flags) & mask;; i = (i + 1) & mask) {
+		struct intern_slot *sl = &slots[i];
+		if (!sl->loc_id || (sl->key == key && sl->addr == addr && sl->flags == flags))
+			return sl;
+	}
+}
+
+/* Makes room for one more location (load factor <= 1/2); 0 or -ENOMEM. */
+static int loc_reserve(struct intern *in)
+{
+	if ((in->n + 1) * 2 <= in->nslots)
+		return 0;
+	size_t nslots = in->nslots ? in->nslots * 2 : 4096;
+	struct intern_slot *slots = calloc(nslots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->nslots; i++) {
+		const struct intern_slot *o = &in->slots[i];
+		if (o->loc_id)
+			*loc_find(slots, nslots, o->key, o->addr, o->flags) = *o;
+	}
+	free(in->slots);
+	in->slots = slots;
+	in->nslots = nslots;
+	return 0;
+}
+
+struct intern_slot *intern_slot(struct intern *in, uint32_t key, uint64_t addr, uint32_t flags)
+{
+	if (loc_reserve(in))
+		return NULL;
+	return loc_find(in->slots, in->nslots, key, addr, flags);
+}
+
+int64_t intern_fill(struct intern *in, struct intern_slot *sl, uint32_t key, uint64_t addr,
+		    uint32_t flags, int64_t id, unsigned reason, bool lines)
+{
+	if (id < 0)
+		return id;
+	*sl = (struct intern_slot){ addr, key, (uint32_t)id, (uint16_t)flags, (uint8_t)reason,
+				    lines };
+	in->n++;
+	return id;
+}
+
+/* Slot of (raw, file) pointers: the filled one or the empty one where it goes. */
+static struct intern_fn_slot *fn_find(struct intern_fn_slot *slots, size_t nslots,
+				      const char *raw, const char *file)
+{
+	size_t mask = nslots - 1;
+	uint64_t h = slot_hash((uintptr_t)raw, (uintptr_t)file, 0);
+
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		struct intern_fn_slot *sl = &slots[i];
+		if (!sl->id || (sl->raw == raw && sl->file == file))
+			return sl;
+	}
+}
+
+/* Makes room for one more function (load factor <= 1/2); 0 or -ENOMEM. */
+static int fn_reserve(struct intern *in)
+{
+	if ((in->nfns + 1) * 2 <= in->nfn_slots)
+		return 0;
+	size_t nslots = in->nfn_slots ? in->nfn_slots * 2 : 4096;
+	struct intern_fn_slot *slots = calloc(nslots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->nfn_slots; i++)
+		if (in->fns[i].id)
+			*fn_find(slots, nslots, in->fns[i].raw, in->fns[i].file) = in->fns[i];
+	free(in->fns);
+	in->fns = slots;
+	in->nfn_slots = nslots;
+	return 0;
+}
+
+int64_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit, uint64_t offset,
+		       const char *name, const char *build_id, enum frame_kind kind)
+{
+	int64_t id = profile_add_mapping(in->p, start, limit, offset, name, build_id);
+
+	if (id < 0)
+		return id;
+	in->p->mappings[id - 1].kind = kind;
+	if ((uint64_t)id > in->max_mapping_id)
+		in->max_mapping_id = id;
+	return id;
+}
+
+/* The function id of a frame, cached by its (system name, file) pointers. */
+static int64_t function_id(struct intern *in, const struct resolved_frame *f)
+{
+	const char *raw = f->system_name ? f->system_name : f->name;
+
+	if (fn_reserve(in))
+		return -ENOMEM;
+	struct intern_fn_slot *sl = fn_find(in->fns, in->nfn_slots, raw, f->file);
+	if (sl->id)
+		return sl->id;
+	int64_t id = profile_function(in->p, f->name, raw, f->file ? f->file : "", 0);
+	if (id > 0) {
+		*sl = (struct intern_fn_slot){ raw, f->file, (uint64_t)id };
+		in->nfns++;
+	}
+	return id;
+}
+
+int64_t intern_location(struct intern *in, uint64_t mapping_id, uint64_t addr,
+			const struct resolved_frame *f, int n)
+{
+	struct profile_line lines[MAX_LINES];
+
+	if (n > MAX_LINES)
+		n = MAX_LINES;
+	for (int i = 0; i < n; i++) {
+		int64_t fid = function_id(in, &f[i]);
+		if (fid < 0)
+			return fid;
+		lines[i] = (struct profile_line){ (uint64_t)fid, f[i].line };
+	}
+	if (n) {
+		struct profile_mapping *m = &in->p->mappings[mapping_id - 1];
+		m->has_functions = true;
+		m->has_filenames |= f[0].file != NULL;
+		m->has_line_numbers |= f[0].line != 0;
+		m->has_inline_frames |= n > 1; /* (set already where DWARF was read) */
+	}
+	int64_t id = profile_add_location(in->p, mapping_id, addr, lines, n);
+	if (id > 0 && (uint64_t)id > in->max_location_id)
+		in->max_location_id = id;
+	return id;
+}

@@ -11,6 +11,9 @@
 # Off-CPU (`-e off-cpu`, python3.11, 3.12, 3.13): wait() calls nap_long() (time.sleep(1.2)) and
 # nap_short() (0.6 s) per round: nap_long's off-CPU time is twice nap_short's (±10 %), each
 # 1.2 s / 0.6 s a round (±10 %), both under <module> -> wait.
+# `-X perf` (pyenv 3.12, 3.13) with --no-python: the perf trampolines (no unwind table, no frame
+# pointer) are stepped over: >= 95 % of the samples in py::parse or py::render have py::run
+# below them and the native frames down to _start -> Py_BytesMain.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -157,6 +160,32 @@ for v in 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
 	if [ -z "$py" ]; then skip "python $v off-cpu: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
 	off_version "$v" "$py"
+done
+
+# perf_version LABEL PYTHON: -X perf trampolines, native unwinding through them
+perf_version() {
+	"$FIRN" record -F 499 --no-python -o "$TMP/perf$1.pb.gz" -- "$2" -X perf "$WORK" pr 2 2>"$TMP/perf$1.err" ||
+		{ fail "python $1 -X perf: record exit $?"; cat "$TMP/perf$1.err"; return; }
+	python3 "$STACKS" "$TMP/perf$1.pb.gz" >"$TMP/perf$1.txt"
+	python3 - "$1" "$TMP/perf$1.txt" <<'PY'
+import sys
+tot = py = deep = 0
+for row in open(sys.argv[2]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    n = int(n); tot += n
+    names = [f.split("@")[0] for f in stack.split(";")]
+    if any(x.startswith(("py::parse:", "py::render:")) for x in names):
+        py += n
+        deep += n if names[0] == "_start" and "Py_BytesMain" in names and any(x.startswith("py::run:") for x in names) else 0
+print("# python %s -X perf: %d samples, %d in py::parse/py::render, %d of them down to _start" % (sys.argv[1], tot, py, deep))
+ok = tot >= 300 and py >= 0.8 * tot and deep >= 0.95 * py
+print(("PASS: " if ok else "FAIL: ") + "python %s -X perf: py:: frames with py::run and native frames down to _start below them (%d of %d)" % (sys.argv[1], deep, py))
+PY
+}
+for v in 3.12 3.13; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
+	if [ -z "$py" ]; then skip "python $v -X perf: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
+	perf_version "$v" "$py"
 done
 
 # --no-python: the interpreter's native frames, no Python function, no python summary line

@@ -53,18 +53,6 @@ static __always_inline void count_gpu(__u32 stat)
 		(*v)++;
 }
 
-/* Copies the frames of a stack taken into scratch (NULL: none) into a launch record. */
-static __always_inline void gpu_copy_stack(struct firn_stack *to, const struct firn_stack *from)
-{
-	__u32 len = from ? from->len : 0;
-
-	if (len > FIRN_MAX_FRAMES)
-		len = FIRN_MAX_FRAMES;
-	to->len = len;
-	if (len)
-		bpf_probe_read_kernel(to->ips, (len & 127) * sizeof(__u64), from->ips);
-}
-
 /* The launch probe: counts the launching stack under gpu_launches and remembers it. */
 static __always_inline int gpu_launch(struct pt_regs *ctx)
 {
@@ -87,7 +75,7 @@ static __always_inline int gpu_launch(struct pt_regs *ctx)
 	l->pid = pid;
 	l->tid = tid;
 	l->matched = 0;
-	gpu_copy_stack(&l->user, user);
+	keep_stack(&l->user, user);
 	struct firn_gpu_corr c = { pid, (__u32)corr };
 	bpf_map_update_elem(&gpu_launches, &c, l, BPF_ANY);
 	count_stacks(&key, user, NULL, 1, &gpu_stats, FIRN_GPU_LOST, FIRN_GPU_LOST);

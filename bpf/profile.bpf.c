@@ -1111,10 +1111,23 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return count_hit(ctx, 0);
 }
 
-/* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
- * attachment's cookie names. */
+/* Copies a stack taken into scratch into a wait slot or a GPU launch record (only its frames:
+ * a helper copy). */
+static __always_inline void keep_stack(struct firn_stack *to, const struct firn_stack *from)
+{
+	__u32 len = from ? from->len : 0;
+
+	if (len > FIRN_MAX_FRAMES)
+		len = FIRN_MAX_FRAMES;
+	to->len = len;
+	if (len)
+		bpf_probe_read_kernel(to->ips, (len & 127) * sizeof(__u64), from->ips);
+}
+
 #include "cuda.bpf.h"
 
+/* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
+ * attachment's cookie names. */
 SEC("usdt")
 int BPF_USDT(on_usdt)
 {
@@ -1131,18 +1144,6 @@ static __always_inline void count_offcpu(__u32 stat, __u64 n)
 
 	if (v)
 		*v += n;
-}
-
-/* Copies a stack taken into scratch into a wait slot (only its frames: a helper copy). */
-static __always_inline void keep_stack(struct firn_stack *to, const struct firn_stack *from)
-{
-	__u32 len = from ? from->len : 0;
-
-	if (len > FIRN_MAX_FRAMES)
-		len = FIRN_MAX_FRAMES;
-	to->len = len;
-	if (len)
-		bpf_probe_read_kernel(to->ips, (len & 127) * sizeof(__u64), from->ips);
 }
 
 /* TASK_DEAD in a task's state: its last switch-out, no wait. */

@@ -1,5 +1,6 @@
 /* Top functions: per-key self and total values over the filtered samples of a profile. */
 #include "hist.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -241,14 +242,8 @@ static int pid_note(struct hist_walk *w, const struct profile *p, const struct p
 		return 0;
 	if (w->npids && w->pids[w->npids - 1] == pid)
 		return 0;
-	if (w->npids == w->pidcap) {
-		size_t ncap = w->pidcap ? w->pidcap * 2 : 64;
-		int64_t *n = realloc(w->pids, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		w->pids = n;
-		w->pidcap = ncap;
-	}
+	if (VEC_GROW(w->pids, w->pidcap, w->npids + 1))
+		return -ENOMEM;
 	w->pids[w->npids++] = pid;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* Process events from the kernel's side-band records (perf's MMAP2/COMM/FORK/EXIT), a
  * bounds-checked parser of one record, and a fake source for tests. */
 #include "procevents.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -221,14 +222,8 @@ static int pend_push(struct kernel_source *k, const struct proc_event *ev, const
 {
 	size_t nlen = ev->kind == PROC_EV_MMAP ? strlen(name) + 1 : 0;
 
-	if (k->npend == k->cap_pend) {
-		size_t ncap = k->cap_pend ? k->cap_pend * 2 : 256;
-		struct pending *n = realloc(k->pend, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->pend = n;
-		k->cap_pend = ncap;
-	}
+	if (VEC_GROW(k->pend, k->cap_pend, k->npend + 1))
+		return -ENOMEM;
 	if (k->arena_len + nlen > k->arena_cap) {
 		size_t ncap = k->arena_cap ? k->arena_cap * 2 : 65536;
 		while (ncap < k->arena_len + nlen)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "procevents.h"
+#include "vec.h"
 
 /* Parses hex digits at *p (at least one, at most 16) into *v; advances *p. */
 static bool parse_hex(char **p, uint64_t *v)
@@ -138,14 +139,8 @@ static bool parse_line(char *s, struct procmap_entry *e)
 /* Appends a zeroed entry slot; returns it or NULL. */
 static struct procmap_entry *push_entry(struct procmap *m)
 {
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct procmap_entry *n = realloc(m->entries, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->entries = n;
-		m->cap = ncap;
-	}
+	if (VEC_GROW(m->entries, m->cap, m->n + 1))
+		return NULL;
 	return &m->entries[m->n++];
 }
 
@@ -359,14 +354,8 @@ int procmap_copy(struct procmap *dst, const struct procmap *src, bool exec_only)
 	for (size_t i = 0; i < src->n; i++) {
 		if (exec_only && !src->entries[i].x)
 			continue;
-		if (dst->n == dst->cap) {
-			size_t ncap = dst->cap ? dst->cap * 2 : 16;
-			struct procmap_entry *n = realloc(dst->entries, ncap * sizeof(*n));
-			if (!n)
-				goto fail;
-			dst->entries = n;
-			dst->cap = ncap;
-		}
+		if (VEC_GROW(dst->entries, dst->cap, dst->n + 1))
+			goto fail;
 		struct procmap_entry *e = &dst->entries[dst->n];
 		*e = src->entries[i];
 		if (!(e->path = own_path(dst, src->entries[i].path)))

@@ -29,6 +29,7 @@
 #include "sample_source.h"
 #include "symbolize.h"
 #include "usdt.h"
+#include "clock.h"
 #include "vec.h"
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
@@ -143,15 +144,6 @@ static int fail(struct recorder *r, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* For intervals (the symbolizer's refresh times, trims, parks). */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* For the recording's start and end (the profile's time). */
 static uint64_t wall_ns(void)
 {
@@ -197,14 +189,8 @@ static void retake(struct recorder *r, struct pending_exec *x)
  * snapshot is simply replaced, as before). */
 static bool queue_exec(struct recorder *r, pid_t pid)
 {
-	if (r->nexecs == r->cap_execs) {
-		size_t ncap = r->cap_execs ? r->cap_execs * 2 : 16;
-		struct pending_exec *n = realloc(r->execs, ncap * sizeof(*n));
-		if (!n)
-			return false;
-		r->execs = n;
-		r->cap_execs = ncap;
-	}
+	if (VEC_GROW(r->execs, r->cap_execs, r->nexecs + 1))
+		return false;
 	if (!r->nexecs)
 		r->first_exec_ns = mono_ns();
 	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
@@ -242,14 +228,8 @@ static void mark_dirty(struct recorder *r, pid_t pid)
 	for (size_t i = 0; i < r->ndirty; i++)
 		if (r->dirty[i] == pid)
 			return;
-	if (r->ndirty == r->cap_dirty) {
-		size_t ncap = r->cap_dirty ? r->cap_dirty * 2 : 64;
-		pid_t *n = realloc(r->dirty, ncap * sizeof(*n));
-		if (!n)
-			return; /* out of memory: the snapshot stays as it was */
-		r->dirty = n;
-		r->cap_dirty = ncap;
-	}
+	if (VEC_GROW(r->dirty, r->cap_dirty, r->ndirty + 1))
+		return; /* out of memory: the snapshot stays as it was */
 	r->dirty[r->ndirty++] = pid;
 }
 

@@ -20,6 +20,8 @@
 #include "unwind.h"
 #include "diag.h"
 #include "hash.h"
+#include "clock.h"
+#include "vec.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
@@ -82,14 +84,6 @@ struct sampler {
 	int err;
 	struct unwinder *unwinder; /* NULL with frame pointers */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static uint64_t key_hash(const struct firn_key *k)
 {
@@ -353,7 +347,7 @@ int sampler_drain(struct sampler *s)
 	int err = drain_map(s, bpf_map__fd(m));
 	if (!err)
 		err = drain_comms(s);
-	s->last_drain_ns = now_ns();
+	s->last_drain_ns = mono_ns();
 	s->drains++;
 	next_drain(s);
 	return err;
@@ -366,14 +360,8 @@ static int note_exit(struct sampler *s, pid_t pid)
 		unwinder_remove_process(s->unwinder, pid);
 	if (!s->opts.retire)
 		return 0;
-	if (s->nexited == s->cap_exited) {
-		size_t ncap = s->cap_exited ? s->cap_exited * 2 : 64;
-		struct exited *n = realloc(s->exited, ncap * sizeof(*n));
-		if (!n)
-			return 0; /* its entries stay until the end */
-		s->exited = n;
-		s->cap_exited = ncap;
-	}
+	if (VEC_GROW(s->exited, s->cap_exited, s->nexited + 1))
+		return 0; /* its entries stay until the end */
 	s->exited[s->nexited++] = (struct exited){ pid, s->drains };
 	return 0;
 }
@@ -605,7 +593,7 @@ int sampler_start(struct sampler *s, const char **why)
 		*why = "attach the off-CPU program to sched_switch";
 		return -errno;
 	}
-	s->last_drain_ns = now_ns();
+	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	return 0;
 }
@@ -684,7 +672,7 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 
 	if (n < 0 && n != -EINTR)
 		return n;
-	if (now_ns() - s->last_drain_ns >= s->drain_ns)
+	if (mono_ns() - s->last_drain_ns >= s->drain_ns)
 		return sampler_drain(s);
 	return 0;
 }

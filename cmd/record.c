@@ -236,6 +236,7 @@ static void print_unwind_summary(const struct recorder_stats *st)
 	if (st->unwind_too_many_maps)
 		fprintf(stderr, ", %llu mappings past the per-process limit",
 			(unsigned long long)st->unwind_too_many_maps);
+	fprintf(stderr, ", %llu from the cache", (unsigned long long)st->unwind_cached);
 	fputc('\n', stderr);
 }
 

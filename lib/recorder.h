@@ -128,6 +128,7 @@ struct recorder_stats {
 	/* unwind tables */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;
+	uint64_t unwind_cached; /* tables read from the on-disk cache (not built) */
 	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
 	uint64_t entries, stacks, threads, snapshots, retired_processes;
 	int ncpus;                  /* CPUs sampled */

@@ -1060,6 +1060,7 @@ static void unwind_stats(struct sampler *s, struct sampler_stats *st)
 	st->unwind_over_limit = us.over_limit;
 	st->unwind_build_ns = us.build_ns;
 	st->unwind_too_many_maps = us.too_many_maps;
+	st->unwind_cached = us.cached;
 }
 
 /* What became of the off-CPU waits (the BPF counters). */

@@ -113,6 +113,7 @@ struct sampler_stats {
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns;
 	uint64_t unwind_too_many_maps; /* mappings left out of a process's description (limit) */
+	uint64_t unwind_cached;        /* tables read from the on-disk cache */
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
 	struct sampler_gpu_stats gpu; /* opts.cuda */

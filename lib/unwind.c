@@ -27,6 +27,7 @@
 #include "debuginfo.h"
 #include "diag.h"
 #include "procmap.h"
+#include "unwind_cache.h"
 #include "unwind_table.h"
 #include "safeopen.h"
 
@@ -60,10 +61,26 @@ struct unwinder {
 	/* files seen without a built table (lazy descriptions): not opened again to find out */
 	struct { dev_t dev; ino_t ino; } unbuilt[UNBUILT_MAX];
 	size_t nunbuilt;
+	struct unwind_cache *cache; /* NULL: disabled or unusable */
 	struct unwinder_stats st;
 };
 
 static int load_vdso(struct unwinder *u);
+
+/* The table cache FIRN_UNWIND_CACHE asks for: "0" none, an absolute path that directory, else
+ * the default one; NULL when it cannot be used (tables are then built every time). */
+static struct unwind_cache *open_cache(void)
+{
+	const char *env = getenv("FIRN_UNWIND_CACHE");
+
+	if (env && !strcmp(env, "0"))
+		return NULL;
+	struct unwind_cache *c = unwind_cache_open(env && env[0] == '/' ? env : NULL,
+						   UNWIND_CACHE_MAX_BYTES);
+	if (!c)
+		diag(DIAG_DEBUG, "no unwind table cache: %s", strerror(errno));
+	return c;
+}
 
 struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
 			      uint32_t max_umaps, int files_fd)
@@ -80,6 +97,7 @@ struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int u
 	u->max_umaps = max_umaps;
 	u->vdso = -1;
 	u->st.max_rows = max_rows;
+	u->cache = open_cache();
 	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
 }
@@ -90,6 +108,7 @@ void unwinder_free(struct unwinder *u)
 		return;
 	free(u->tables);
 	free(u->runs);
+	unwind_cache_close(u->cache);
 	free(u);
 }
 
@@ -193,6 +212,34 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 	return false;
 }
 
+/* The table of the file open on fd (build id: "" for none) from the cache, else built (and
+ * cached). */
+static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const char *build_id,
+		       const char *path)
+{
+	int err = u->cache && build_id[0] ? unwind_cache_get(u->cache, build_id, t) : -ENOENT;
+
+	if (!err) {
+		u->st.cached++;
+		return 0;
+	}
+	if (err != -ENOENT)
+		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id, strerror(-err));
+	uint64_t t0 = now_ns();
+	err = unwind_table_build(t, fd);
+	uint64_t ns = now_ns() - t0;
+	u->st.build_ns += ns;
+	if (!err)
+		diag(DIAG_DEBUG, "built the unwind table of '%s' (%u rows, %.1f ms)%s", path, t->n,
+		     ns / 1e6, build_id[0] ? "" : ": no build id, not cached");
+	if (err || !u->cache || !build_id[0])
+		return err;
+	int perr = unwind_cache_put(u->cache, build_id, t);
+	if (perr)
+		diag(DIAG_DEBUG, "cannot cache the unwind table of %s: %s", build_id, strerror(-perr));
+	return 0;
+}
+
 /* Builds the table of the file open on fd and copies its rows into the BPF array; key: how the
  * BPF unwinder finds it (NULL: by st). */
 static struct utable *table_load(struct unwinder *u, int fd, const struct stat *st, const char *path,
@@ -216,9 +263,7 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	ut->mtime = st->st_mtim;
 	if (share_rows(u, ut, fd, st, key))
 		return ut;
-	uint64_t t0 = now_ns();
-	int err = unwind_table_build(&t, fd);
-	u->st.build_ns += now_ns() - t0;
+	int err = table_build(u, &t, fd, ut->build_id, path);
 	if (err) {
 		diag(DIAG_DEBUG, "no unwind table for '%s': %s", path, strerror(-err));
 		return ut;

@@ -22,6 +22,7 @@ struct unwinder_stats {
 				 * BPF unwinder's own VMA lookup) */
 	uint64_t no_slot;       /* process descriptions left out: the mappings pool was full */
 	uint64_t build_ns;      /* time spent building tables */
+	uint64_t cached;        /* tables read from the on-disk cache instead of built */
 };
 
 /* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → struct

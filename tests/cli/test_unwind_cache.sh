@@ -1,0 +1,85 @@
+# The unwind table cache: a first recording stores the tables it builds (one file per build id,
+# 0600, in a 0700 folder), a second reads them from the cache and still unwinds completely; a
+# damaged or symlinked table file is ignored and rebuilt; FIRN_UNWIND_CACHE=0 turns it off; a
+# cache folder open to others is not used.
+. "$(dirname "$0")/lib.sh"
+
+DEEP="$FIX/deep"
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+CHAIN="worker;d00;d01;d02;d03;d04;d05;d06;d07;d08;d09;d10;d11;d12;d13;d14;d15;d16;d17;d18;d19;d20;d21;d22;d23;d24;d25;d26;d27;d28;d29;d30;d31;(bottom(_\\[i\\])?;)?hot"
+CACHE="$TMP/cache/unwind"
+ID=$(readelf -n "$DEEP" | awk '/Build ID/ { print $3 }')
+
+# complete FOLDED: percentage of deep's samples whose user stack reaches main through the chain.
+complete() {
+	python3 - "$1" "(^|;)main;$CHAIN$" <<'PY'
+import re, sys
+tot = ok = 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[0] != "deep":
+        continue
+    n = int(n); tot += n
+    if re.search(sys.argv[2], ";".join(f for f in frames[1:] if not f.endswith("_[k]"))):
+        ok += n
+print("%.1f %d" % (100.0 * ok / tot if tot else 0, tot))
+PY
+}
+# run NAME [ENV...]: records deep (300 ms) with the cache in $CACHE; prints "cached pct samples".
+run() {
+	local name=$1; shift
+	env FIRN_UNWIND_CACHE="$CACHE" "$@" "$FIRN" record -F 999 -o "$TMP/$name.pb.gz" -- "$DEEP" 300 \
+		2>"$TMP/$name.err"
+	"$FIRN" report --folded "$TMP/$name.pb.gz" >"$TMP/$name.folded"
+	local cached
+	cached=$(sed -nE 's/.*dwarf unwinding:.*, ([0-9]+) from the cache$/\1/p' "$TMP/$name.err")
+	echo "${cached:--1} $(complete "$TMP/$name.folded")"
+}
+ok_pct() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 98 else 1)" "$1"; }
+
+# 1. a fresh cache: nothing read, deep's table stored (owner-only) in an owner-only folder
+read -r c1 p1 n1 < <(run first)
+echo "# first: $c1 tables from the cache, $p1% of $n1 samples complete"
+[ "$c1" = 0 ] && pass "first recording reads nothing from an empty cache" || fail "first: '$c1' from the cache"
+[ -f "$CACHE/$ID.tbl" ] && [ "$(stat -c %a "$CACHE/$ID.tbl")" = 600 ] && [ "$(stat -c %a "$CACHE")" = 700 ] \
+	&& pass "deep's table stored as $ID.tbl (0600, folder 0700)" \
+	|| { fail "no table file for deep's build id $ID"; ls -la "$CACHE"; }
+nfiles=$(ls "$CACHE" | grep -c '\.tbl$')
+
+# 2. the second recording reads its tables from the cache (deep, libc, ld.so at least) and its
+# stacks are as complete as with built tables
+read -r c2 p2 n2 < <(run second)
+echo "# second: $c2 tables from the cache ($nfiles files cached), $p2% of $n2 samples complete"
+[ "$c2" -ge 3 ] && pass "second recording reads $c2 tables from the cache" || fail "second: '$c2' from the cache"
+[ "$n2" -ge 200 ] && ok_pct "$p2" && pass "stacks from cached tables complete ($p2% of $n2)" \
+	|| fail "stacks from cached tables: $p2% of $n2 complete"
+
+# 3. a damaged table is ignored (one fewer read from the cache), still unwinds, and is rewritten
+printf '\377' | dd of="$CACHE/$ID.tbl" bs=1 seek=300 conv=notrunc status=none
+read -r c3 p3 n3 < <(run damaged)
+read -r c4 _ _ < <(run repaired)
+[ "$c3" -eq $((c2 - 1)) ] && [ "$c4" -eq "$c2" ] && ok_pct "$p3" \
+	&& pass "damaged table rebuilt ($c3 then $c4 from the cache, $p3% complete)" \
+	|| fail "damaged table: $c3 then $c4 from the cache (want $((c2 - 1)), $c2), $p3% complete"
+
+# 4. a symlink in place of a table file is not followed (and replaced by a real file)
+mv "$CACHE/$ID.tbl" "$TMP/good.tbl"
+ln -s "$TMP/good.tbl" "$CACHE/$ID.tbl"
+read -r c5 _ _ < <(run symlink)
+[ "$c5" -eq $((c2 - 1)) ] && [ -f "$CACHE/$ID.tbl" ] && [ ! -L "$CACHE/$ID.tbl" ] \
+	&& pass "symlinked table file ignored and replaced ($c5 from the cache)" \
+	|| fail "symlinked table file: $c5 from the cache, $(ls -l "$CACHE/$ID.tbl")"
+
+# 5. FIRN_UNWIND_CACHE=0: nothing read
+read -r c6 p6 _ < <(run off FIRN_UNWIND_CACHE=0)
+[ "$c6" = 0 ] && ok_pct "$p6" && pass "FIRN_UNWIND_CACHE=0 reads no table ($p6% complete)" \
+	|| fail "FIRN_UNWIND_CACHE=0: $c6 from the cache"
+
+# 6. a cache folder writable by others is not used (and not written)
+chmod 777 "$CACHE"
+rm -f "$CACHE"/*.tbl
+read -r c7 p7 _ < <(run open)
+[ "$c7" = 0 ] && [ -z "$(ls "$CACHE")" ] && ok_pct "$p7" \
+	&& pass "cache folder open to others not used ($p7% complete)" \
+	|| fail "open cache folder: $c7 read, $(ls "$CACHE" | wc -l) files written"

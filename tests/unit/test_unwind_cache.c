@@ -1,0 +1,281 @@
+/* Unit tests for lib/unwind_cache: a table written comes back equal; a file with a bad checksum,
+ * rows, build id or version, owned by another user, writable by others, a symlink or a FIFO is
+ * refused; a folder owned by another user, open to others or a symlink is refused; the size
+ * bound removes the least recently used tables. (Runs as root or not: chown cases need root.) */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "unwind_cache.h"
+
+#define ID_A "0123456789abcdef0123456789abcdef01234567"
+#define ID_B "89abcdef"
+#define ID_C "deadbeef"
+
+static char dir[64];
+
+/* dir/name into one of four static buffers (two may be arguments of one call). */
+static const char *at(const char *name)
+{
+	static char path[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(path[i], sizeof(path[i]), "%s/%s", dir, name);
+	return path[i];
+}
+
+/* A scratch cache folder (0700). */
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/firn-uwc.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* A table of n rows (pc 16 apart) with one segment. */
+static void make_table(struct unwind_table *t, uint32_t n)
+{
+	memset(t, 0, sizeof(*t));
+	t->rows = calloc(n ? n : 1, sizeof(*t->rows));
+	assert_non_null(t->rows);
+	for (uint32_t i = 0; i < n; i++)
+		t->rows[i] = (struct firn_row){ .pc = 0x1000 + 16 * i, .cfa_off = (int16_t)(8 + i % 64),
+						.type = i % 3, .rbp_off8 = -2 };
+	t->n = t->cap = n;
+	t->fdes = n / 2;
+	t->nsegs = 1;
+	t->segs[0].offset = 0x1000;
+	t->segs[0].filesz = 0x8000;
+	t->segs[0].delta = 0x400000;
+}
+
+/* Flips one byte of file at off. */
+static void poke(const char *path, off_t off)
+{
+	uint8_t b;
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x5a;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct unwind_table t, r;
+
+	(void)state;
+	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
+	assert_non_null(c);
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), -ENOENT);
+	make_table(&t, 1000);
+	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	assert_int_equal(r.n, t.n);
+	assert_memory_equal(r.rows, t.rows, t.n * sizeof(*t.rows));
+	assert_int_equal(r.nsegs, 1);
+	assert_memory_equal(r.segs, t.segs, sizeof(t.segs));
+	assert_int_equal(r.fdes, t.fdes);
+	assert_int_equal(r.by_type[0] + r.by_type[1] + r.by_type[2], 1000);
+	struct stat st;
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
+	/* not hex, empty: never a file name */
+	assert_int_equal(unwind_cache_put(c, "../x", &t), -EINVAL);
+	assert_int_equal(unwind_cache_put(c, "", &t), -EINVAL);
+	unwind_table_release(&r);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
+/* Writes ID_A's table again, then damages it with f and expects err from get. */
+static void expect_refused(struct unwind_cache *c, void (*f)(void), int err)
+{
+	struct unwind_table t, r;
+
+	make_table(&t, 100);
+	unlink(at(ID_A ".tbl"));
+	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	unwind_table_release(&r);
+	f();
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), err);
+	assert_null(r.rows);
+	assert_int_equal(r.n, 0);
+	unwind_table_release(&t);
+}
+
+static void bad_row_byte(void) { poke(at(ID_A ".tbl"), 256 + 8 * 50 + 1); }
+static void bad_crc(void) { poke(at(ID_A ".tbl"), 8 + 4 + 4 + 128 + 12); }
+static void bad_version(void) { poke(at(ID_A ".tbl"), 8); }
+static void bad_magic(void) { poke(at(ID_A ".tbl"), 0); }
+static void truncated(void) { assert_int_equal(truncate(at(ID_A ".tbl"), 256 + 8 * 99), 0); }
+/* another table's file under ID_A's name: the header names another build id */
+static void other_id(void)
+{
+	struct unwind_table t;
+	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
+
+	make_table(&t, 100);
+	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	assert_int_equal(rename(at(ID_B ".tbl"), at(ID_A ".tbl")), 0);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+static void group_writable(void) { assert_int_equal(chmod(at(ID_A ".tbl"), 0620), 0); }
+static void other_writable(void) { assert_int_equal(chmod(at(ID_A ".tbl"), 0602), 0); }
+static void other_owner(void) { assert_int_equal(chown(at(ID_A ".tbl"), geteuid() + 1, -1), 0); }
+/* a symlink to a good table */
+static void symlinked(void)
+{
+	assert_int_equal(rename(at(ID_A ".tbl"), at("good")), 0);
+	assert_int_equal(symlink(at("good"), at(ID_A ".tbl")), 0);
+}
+static void fifo(void)
+{
+	assert_int_equal(unlink(at(ID_A ".tbl")), 0);
+	assert_int_equal(mkfifo(at(ID_A ".tbl"), 0600), 0);
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
+	assert_non_null(c);
+	expect_refused(c, bad_row_byte, -EBADMSG);
+	expect_refused(c, bad_crc, -EBADMSG);
+	expect_refused(c, bad_version, -EBADMSG);
+	expect_refused(c, bad_magic, -EBADMSG);
+	expect_refused(c, truncated, -EBADMSG);
+	expect_refused(c, other_id, -EBADMSG);
+	expect_refused(c, group_writable, -EPERM);
+	expect_refused(c, other_writable, -EPERM);
+	if (geteuid() == 0)
+		expect_refused(c, other_owner, -EPERM);
+	expect_refused(c, symlinked, -ELOOP);
+	expect_refused(c, fifo, -EINVAL);
+	/* a bad file is rebuilt: put replaces it */
+	struct unwind_table t, r;
+	make_table(&t, 10);
+	unlink(at(ID_A ".tbl"));
+	assert_int_equal(symlink(at("good"), at(ID_A ".tbl")), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	assert_int_equal(r.n, 10);
+	unwind_table_release(&r);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
+static void test_folder_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir(at("open"), 0700), 0);
+	assert_int_equal(chmod(at("open"), 0777), 0);
+	errno = 0;
+	assert_null(unwind_cache_open(at("open"), 1 << 20));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(symlink(dir, at("link")), 0);
+	errno = 0;
+	assert_null(unwind_cache_open(at("link"), 1 << 20));
+	assert_int_equal(errno, ELOOP);
+	if (geteuid() == 0) {
+		assert_int_equal(mkdir(at("theirs"), 0700), 0);
+		assert_int_equal(chown(at("theirs"), 1, 1), 0);
+		errno = 0;
+		assert_null(unwind_cache_open(at("theirs"), 1 << 20));
+		assert_int_equal(errno, EPERM);
+	}
+	/* missing parents are made, 0700 */
+	struct unwind_cache *c = unwind_cache_open(at("new/deep"), 1 << 20);
+	assert_non_null(c);
+	struct stat st;
+	assert_int_equal(stat(at("new/deep"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	unwind_cache_close(c);
+}
+
+/* Sets name's mtime to sec seconds after the epoch. */
+static void age(const char *name, time_t sec)
+{
+	struct timespec ts[2] = { { sec, 0 }, { sec, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, at(name), ts, 0), 0);
+}
+
+static void test_evicts_oldest(void **state)
+{
+	struct unwind_table t, r;
+	struct stat st;
+
+	(void)state;
+	make_table(&t, 1000); /* 8256 bytes a file */
+	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8256);
+	assert_non_null(c);
+	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	age(ID_A ".tbl", 1000);
+	age(ID_B ".tbl", 2000);
+	unwind_cache_close(c);
+	/* a writer's temporary file left an hour ago goes at the next count, a fresh one stays */
+	struct stat st2;
+	assert_int_equal(close(open(at(".tmp-1-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	assert_int_equal(close(open(at(".tmp-2-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	age(".tmp-1-0", time(NULL) - 7200);
+	c = unwind_cache_open(dir, 3 * 8256);
+	assert_int_equal(stat(at(".tmp-1-0"), &st2), -1);
+	assert_int_equal(stat(at(".tmp-2-0"), &st2), 0);
+	unwind_cache_close(c);
+	/* reopened: counts what is there; reading A makes it the most recent */
+	c = unwind_cache_open(dir, 3 * 8256);
+	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	unwind_table_release(&r);
+	assert_int_equal(unwind_cache_put(c, ID_C, &t), 0);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
+	/* a fourth table is over the bound: B (least recently used) goes */
+	assert_int_equal(unwind_cache_put(c, "0a0b", &t), 0);
+	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
+	assert_int_equal(stat(at("0a0b.tbl"), &st), 0);
+	assert_int_equal(unwind_cache_get(c, ID_B, &r), -ENOENT);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folder_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evicts_oldest, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -666,6 +666,30 @@ static __always_inline bool fp_step(struct firn_unwind_state *u)
 	return u->ip != 0;
 }
 
+/* Steps out of code without a table by running its epilogue when ip is at one: `add $n, %rsp;
+ * ret`, `pop %rbp; ret` or `ret`. CPython 3.12/3.13's -X perf trampolines (sub $8, %rsp; call
+ * *%rcx; add $8, %rsp; ret) keep no frame pointer, so fp_step cannot pass them; rbp is theirs
+ * untouched. Counted with the frame-pointer steps (u->fp). */
+static __always_inline bool epilogue_step(struct firn_unwind_state *u)
+{
+	__u8 c[5];
+	__u64 skip = 0;
+
+	if (bpf_probe_read_user(c, sizeof(c), (void *)u->ip))
+		return false;
+	if (c[0] == 0x48 && c[1] == 0x83 && c[2] == 0xc4 && !(c[3] & 0x87) && c[4] == 0xc3)
+		skip = c[3]; /* add $imm8 (a multiple of 8, < 128), %rsp; ret */
+	else if (c[0] == 0x5d && c[1] == 0xc3 && !read_stack(&skip, u->sp))
+		u->bp = skip, skip = 8; /* pop %rbp; ret */
+	else if (c[0] != 0xc3)
+		return false;
+	if (read_stack(&u->ip, u->sp + skip))
+		return false;
+	u->sp += skip + 8;
+	u->fp++;
+	return u->ip != 0;
+}
+
 /* The caller's registers from the ucontext a signal trampoline's frame holds at sp. */
 static __always_inline bool signal_step(struct firn_unwind_state *u)
 {
@@ -833,7 +857,8 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 	if (!m) {
 		if (!u->unknown_pc)
 			u->unknown_pc = pc;
-		__u32 stop = fp_fallback && fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_NO_MAPPING;
+		__u32 stop = fp_fallback && (epilogue_step(u) || fp_step(u)) ? FIRN_UNW_NR
+			: FIRN_UNW_NO_MAPPING;
 		u->exact = 0;
 		return stop;
 	}

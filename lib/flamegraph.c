@@ -170,13 +170,17 @@ static void color_flat(enum flame_colors c, double v1, uint8_t rgb[3])
 /* The palette firn's default scheme uses for a frame kind. */
 static enum flame_colors kind_palette(enum frame_kind kind)
 {
-	switch (kind) {
+	switch ((int)kind) {
 	case FRAME_KERNEL:
 		return FLAME_COLORS_ORANGE;
 	case FRAME_JIT:
 		return FLAME_COLORS_GREEN;
 	case FRAME_INLINE:
 		return FLAME_COLORS_AQUA;
+	case FLAME_KIND_PYTHON:
+		return FLAME_COLORS_YELLOW;
+	case FLAME_KIND_GPU:
+		return FLAME_COLORS_PURPLE;
 	default:
 		return FLAME_COLORS_RED;
 	}
@@ -221,7 +225,7 @@ static void color_scale(int64_t delta, int64_t maxdelta, uint8_t rgb[3])
 
 /* ---- the tree: distinct stacks over (name, kind) keys ---- */
 
-static const char *const kind_suffix[] = { "", "_[k]", "_[j]", "_[i]" };
+static const char *const kind_suffix[FLAME_NKINDS] = { "", "_[k]", "_[j]", "_[i]", "", "" };
 
 /* An empty tree over names. */
 int flame_tree_init(struct flame_tree *t, struct strtab *names)
@@ -282,10 +286,10 @@ static int64_t tree_new_key(struct flame_tree *t, uint32_t name, enum frame_kind
 /* Returns the key index of (name, kind), adding it if new, or -ENOMEM. */
 static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kind)
 {
-	size_t slot = (size_t)name * 4 + (kind & 3);
+	size_t slot = (size_t)name * FLAME_NKINDS + kind % FLAME_NKINDS;
 
 	if (slot >= t->key_of_len) {
-		size_t len = ((size_t)t->names->n + 1) * 4;
+		size_t len = ((size_t)t->names->n + 1) * FLAME_NKINDS;
 		if (len <= slot)
 			len = slot + 4;
 		uint32_t *n = realloc(t->key_of, len * sizeof(*n));
@@ -297,7 +301,7 @@ static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kin
 	}
 	if (t->key_of[slot])
 		return t->key_of[slot] - 1;
-	int64_t k = tree_new_key(t, name, kind & 3);
+	int64_t k = tree_new_key(t, name, kind % FLAME_NKINDS);
 	if (k >= 0)
 		t->key_of[slot] = k + 1;
 	return k;
@@ -426,6 +430,22 @@ static int push_comm(struct flame_tree *t, struct profile *p, struct sample_scra
 	return 0;
 }
 
+/* The kind a tree gives frame f: FLAME_KIND_PYTHON or _GPU for a user frame of the profile
+ * mapping "[python]" or "[gpu]" (colored apart), else its own kind or, unannotated, user. */
+static enum frame_kind tree_kind(const struct profile *p, const struct flamegraph_opts *o,
+				 const struct profile_frame *f)
+{
+	const struct profile_mapping *m = f->mapping_id && f->mapping_id <= p->nmappings
+		? &p->mappings[f->mapping_id - 1] : NULL;
+	const char *file = m && m->filename < p->strings.n ? p->strings.strs[m->filename] : "";
+
+	if (f->kind == FRAME_USER && !strcmp(file, "[python]"))
+		return (enum frame_kind)FLAME_KIND_PYTHON;
+	if (f->kind == FRAME_USER && !strcmp(file, "[gpu]"))
+		return (enum frame_kind)FLAME_KIND_GPU;
+	return o->annotate ? f->kind : FRAME_USER;
+}
+
 /* Makes the keys of location id: its frames (inlined ones too), outermost first, as options o
  * draw them. With no_kernel a kernel location has none, nor have the frames inlined into it. */
 static int cache_location(struct flame_tree *t, struct profile *p,
@@ -445,7 +465,7 @@ static int cache_location(struct flame_tree *t, struct profile *p,
 	for (int64_t i = 0; i < n; i++) {
 		const struct profile_frame *f = &sc->pf[i];
 		int64_t name = map_name(t, p, sc, f->name);
-		int64_t k = name < 0 ? name : tree_key(t, name, o->annotate ? f->kind : FRAME_USER);
+		int64_t k = name < 0 ? name : tree_key(t, name, tree_kind(p, o, f));
 		if (k < 0)
 			return (int)k;
 		sc->loc_keys[sc->loc_nkeys++] = k;
@@ -1283,7 +1303,7 @@ static enum frame_kind color_kind(const char *name, size_t len, enum frame_kind 
 /* A node's name as a folded line spells it (with its kind's annotation); NULL on ENOMEM. */
 static const char *folded_name(struct svg *s, const struct flame_node *n, size_t *len)
 {
-	const char *name = s->t->names->strs[n->name], *suf = kind_suffix[n->kind & 3];
+	const char *name = s->t->names->strs[n->name], *suf = kind_suffix[n->kind % FLAME_NKINDS];
 	size_t nl = s->t->names->lens[n->name], sl = strlen(suf);
 
 	*len = nl + sl;
@@ -1314,7 +1334,7 @@ static int scheme_color(struct svg *s, const char *fname, size_t flen, enum fram
 static int node_color(struct svg *s, const struct flame_node *n, uint8_t rgb[3])
 {
 	const struct flamegraph_opts *o = s->o;
-	size_t flen, slot = (size_t)n->name * 4 + (n->kind & 3);
+	size_t flen, slot = (size_t)n->name * FLAME_NKINDS + n->kind % FLAME_NKINDS;
 	const char *fname = folded_name(s, n, &flen);
 	uint32_t key = n->depth && slot < s->t->key_of_len ? s->t->key_of[slot] : 0;
 

@@ -26,7 +26,8 @@ enum flame_palette_step { FLAME_PALETTE_OK, FLAME_PALETTE_READ, FLAME_PALETTE_WR
 
 /* Color schemes, flamegraph.pl's palettes plus firn's default and the differential one. */
 enum flame_colors {
-	FLAME_COLORS_DEFAULT = 0, /* by frame kind: user red, kernel orange, JIT green, inlined aqua */
+	FLAME_COLORS_DEFAULT = 0, /* by frame kind: user red, kernel orange, JIT green, inlined aqua,
+				   * Python yellow, GPU purple */
 	FLAME_COLORS_HOT,
 	FLAME_COLORS_MEM,
 	FLAME_COLORS_IO,
@@ -40,6 +41,15 @@ enum flame_colors {
 	FLAME_COLORS_DIFF,        /* by self delta (value - base): red grew, blue shrank, as
 				   * flamegraph.pl colors a two-column (difffolded) input */
 	FLAME_COLORS_COUNT
+};
+
+/* Kinds a tree gives user frames of the profile mappings "[python]" and "[gpu]" (a flame_node's
+ * kind may be one): drawn in their own colors, written to folded output as plain user frames
+ * (flamegraph.pl has no annotation for them). */
+enum {
+	FLAME_KIND_PYTHON = FRAME_INLINE + 1,
+	FLAME_KIND_GPU,
+	FLAME_NKINDS
 };
 
 /* One merged frame, as flame_tree_walk reports it. Values are in sample units. */
@@ -113,9 +123,9 @@ struct flame_tree {
 	struct strtab *names;
 	/* private */
 	uint32_t *key_name;      /* per key: string id */
-	uint8_t *key_kind;       /* per key: enum frame_kind */
+	uint8_t *key_kind;       /* per key: enum frame_kind or FLAME_KIND_* */
 	uint32_t nkeys, cap_keys;
-	uint32_t *key_of;        /* name id * 4 + kind -> key + 1 */
+	uint32_t *key_of;        /* name id * FLAME_NKINDS + kind -> key + 1 */
 	size_t key_of_len;
 	uint32_t *frames;        /* keys of all stacks, each stack's root first, at its off */
 	size_t nframes, cap_frames;

@@ -8,6 +8,15 @@
 #    another's (samples before a thread reaches fK name none);
 #  - 100 threads: each thread's state is found (the unwinder keeps the last one per thread);
 #  - --no-python keeps the native view; the summary counts the outcomes.
+# Off-CPU (`-e off-cpu`, python3.11, 3.12, 3.13): wait() calls nap_long() (time.sleep(1.2)) and
+# nap_short() (0.6 s) per round: nap_long's off-CPU time is twice nap_short's (±10 %), each
+# 1.2 s / 0.6 s a round (±10 %), both under <module> -> wait. Two rounds: code objects are read
+# when user space sees a stack, and a wait's stack is seen when it ends, so a function whose only
+# wait ends as the process exits stays unresolved; the fixture's first sleep is no nap (the
+# first wait after start may come before libpython's unwind table is loaded).
+# `-X perf` (pyenv 3.12, 3.13) with --no-python: the perf trampolines (no unwind table, no frame
+# pointer) are stepped over: >= 95 % of the samples in py::parse or py::render have py::run
+# below them and the native frames down to _start -> Py_BytesMain.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -115,6 +124,72 @@ read -r spin all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2 } END { print s 
 echo "# 100 threads: $spin of $all samples in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
 [ "$all" -gt 300 ] && [ $((spin * 100)) -ge $((all * 97)) ] && pass "100 threads: >= 97% of the samples in spin()" ||
 	fail "100 threads: only $spin of $all samples in spin()"
+
+# sleeps_check LABEL STACKS_FILE ROUNDS: nap_long 2x nap_short off the CPU, both under <module> -> wait.
+sleeps_check() {
+	python3 - "$@" <<'PY'
+import sys
+v, rounds = sys.argv[1], int(sys.argv[3])
+ns = {"nap_long": 0, "nap_short": 0}
+under = {"nap_long": 0, "nap_short": 0}
+for row in open(sys.argv[2]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";") if ".py:" in f]
+    for fn in ns:
+        if fn in names:
+            ns[fn] += int(n)
+            i = names.index(fn)
+            under[fn] += int(n) if names[max(i - 2, 0):i] == ["<module>", "wait"] else 0
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + "python %s off-cpu: " % v + msg)
+print("# python %s off-cpu: nap_long %.3f s, nap_short %.3f s over %d rounds" % (v, ns["nap_long"] / 1e9, ns["nap_short"] / 1e9, rounds))
+ratio = ns["nap_long"] / max(ns["nap_short"], 1)
+out(1.8 <= ratio <= 2.2, "nap_long:nap_short = %.3f:1 (2:1 within 10%%)" % ratio)
+for fn, secs in (("nap_long", 1.2), ("nap_short", 0.6)):
+    per = ns[fn] / 1e9 / rounds
+    out(0.9 * secs <= per <= 1.1 * secs, "%s off the CPU %.3f s a round (%.1f s within 10%%)" % (fn, per, secs))
+    out(ns[fn] > 0 and under[fn] == ns[fn], "%s under <module> -> wait (%d of %d ns)" % (fn, under[fn], ns[fn]))
+PY
+}
+
+# off_version LABEL PYTHON: `-e off-cpu` of the sleeps fixture, 2 rounds
+off_version() {
+	"$FIRN" record -e off-cpu -o "$TMP/off$1.pb.gz" -- "$2" "$WORK" sleeps 2 2>"$TMP/off$1.err" ||
+		{ fail "python $1 off-cpu: record exit $?"; cat "$TMP/off$1.err"; return; }
+	python3 "$STACKS" "$TMP/off$1.pb.gz" >"$TMP/off$1.txt"
+	sleeps_check "$1" "$TMP/off$1.txt" 2
+}
+off_version 3.11 /usr/bin/python3.11
+for v in 3.12 3.13; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
+	if [ -z "$py" ]; then skip "python $v off-cpu: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
+	off_version "$v" "$py"
+done
+
+# perf_version LABEL PYTHON: -X perf trampolines, native unwinding through them
+perf_version() {
+	"$FIRN" record -F 499 --no-python -o "$TMP/perf$1.pb.gz" -- "$2" -X perf "$WORK" pr 2 2>"$TMP/perf$1.err" ||
+		{ fail "python $1 -X perf: record exit $?"; cat "$TMP/perf$1.err"; return; }
+	python3 "$STACKS" "$TMP/perf$1.pb.gz" >"$TMP/perf$1.txt"
+	python3 - "$1" "$TMP/perf$1.txt" <<'PY'
+import sys
+tot = py = deep = 0
+for row in open(sys.argv[2]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    n = int(n); tot += n
+    names = [f.split("@")[0] for f in stack.split(";")]
+    if any(x.startswith(("py::parse:", "py::render:")) for x in names):
+        py += n
+        deep += n if names[0] == "_start" and "Py_BytesMain" in names and any(x.startswith("py::run:") for x in names) else 0
+print("# python %s -X perf: %d samples, %d in py::parse/py::render, %d of them down to _start" % (sys.argv[1], tot, py, deep))
+ok = tot >= 300 and py >= 0.8 * tot and deep >= 0.95 * py
+print(("PASS: " if ok else "FAIL: ") + "python %s -X perf: py:: frames with py::run and native frames down to _start below them (%d of %d)" % (sys.argv[1], deep, py))
+PY
+}
+for v in 3.12 3.13; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
+	if [ -z "$py" ]; then skip "python $v -X perf: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
+	perf_version "$v" "$py"
+done
 
 # --no-python: the interpreter's native frames, no Python function, no python summary line
 "$FIRN" record -F 499 --no-python -o "$TMP/np.pb.gz" -- /usr/bin/python3.11 "$WORK" pr 1 2>"$TMP/np.err"

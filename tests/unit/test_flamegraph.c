@@ -472,6 +472,40 @@ static void test_kind_colors(void **state)
 	profile_release(&fx.p);
 }
 
+/* Frames of the profile mappings "[python]" and "[gpu]" (user frames) get their own palettes in
+ * the default scheme, yellow and purple, not the red of native user frames; their names carry
+ * no annotation. */
+static void test_python_gpu_colors(void **state)
+{
+	struct fixture fx;
+	char fill[32];
+	int r, g, b;
+
+	fixture_init(&fx);
+	uint64_t py = profile_add_mapping(&fx.p, 0, 0, 0, "[python]", "");
+	uint64_t gpu = profile_add_mapping(&fx.p, 0, 0, 0, "[gpu]", "");
+	uint64_t locs[4] = {
+		profile_simple_location(&fx.p, gpu, profile_function(&fx.p, "gemm_kernel", NULL, "", 0), FRAME_USER),
+		profile_simple_location(&fx.p, fx.app, profile_function(&fx.p, "PyEval", NULL, "", 0), FRAME_USER),
+		profile_simple_location(&fx.p, py, profile_function(&fx.p, "parse", NULL, "w.py", 0), FRAME_USER),
+		profile_simple_location(&fx.p, fx.app, profile_function(&fx.p, "main", NULL, "", 0), FRAME_USER),
+	};
+	int64_t value = 1;
+	assert_int_equal(profile_add_sample(&fx.p, locs, 4, &value, NULL, 0), 0);
+	char *svg = render(&fx, NULL, 0);
+	frame_fill(svg, "main (", fill, sizeof(fill));
+	assert_int_equal(sscanf(fill, "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_true(r >= 200 && g == b && g <= 130); /* native: red */
+	frame_fill(svg, "parse (", fill, sizeof(fill));
+	assert_int_equal(sscanf(fill, "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_true(r >= 175 && r == g && b <= 70);  /* Python: yellow */
+	frame_fill(svg, "gemm_kernel (", fill, sizeof(fill));
+	assert_int_equal(sscanf(fill, "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_true(r >= 190 && r == b && g <= 140); /* GPU: purple */
+	free(svg);
+	profile_release(&fx.p);
+}
+
 /* --palette FILE: colors found there are used, new ones added, the file rewritten sorted, the
  * lines not parsed kept verbatim (first). */
 static void test_palette_file(void **state)
@@ -717,6 +751,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_three_stacks),
+		cmocka_unit_test(test_python_gpu_colors),
 		cmocka_unit_test(test_tree_merge_and_order),
 		cmocka_unit_test(test_minwidth),
 		cmocka_unit_test(test_diff_scale_pruned),

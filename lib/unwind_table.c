@@ -1,4 +1,6 @@
-/* .eh_frame → sorted unwind rows, through libdw's CFI interpreter. */
+/* .eh_frame → sorted unwind rows: each FDE's CFI program run once (lib/cfi.c); libdw walks the
+ * section's entries. The former builder, libdw's interpreter asked row by row, is kept as the
+ * reference the tests compare against (unwind_table_build_libdw). */
 #include "unwind_table.h"
 
 #include <dwarf.h>
@@ -10,21 +12,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfi.h"
 #include "vec.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
 
-/* An FDE's code range. */
+/* An FDE's code range, its instructions (NULL: an FDE libdw refuses) and its CIE (index). */
 struct fde_range {
 	uint64_t start, end;
+	const uint8_t *insns, *insns_end;
+	uint32_t cie;
 };
 
-/* A CIE's pointer encoding ('R' augmentation), by section offset. */
+/* A CIE, by section offset: its pointer encoding ('R' augmentation), what its FDEs' programs
+ * need, and the state its initial instructions leave (state: 0 not run yet, 1 run, -1 invalid). */
 struct cie_enc {
 	uint64_t off;
 	uint8_t enc;
+	bool sized, signal; /* 'z': FDEs carry augmentation data; 'S': a signal frame */
+	int state;
+	struct cfi_cie cie;
+	struct cfi_state init;
 };
 
 struct builder {
@@ -36,6 +46,7 @@ struct builder {
 	uint64_t sh_addr;        /* .eh_frame's address, for pc-relative pointers */
 	const uint8_t *sec;      /* its bytes */
 	size_t sec_len;
+	struct cfi_env env;
 };
 
 static int push_row(struct unwind_table *t, const struct firn_row *r)
@@ -120,30 +131,80 @@ static uint8_t cie_encoding(const Dwarf_CIE *cie)
 	return DW_EH_PE_absptr;
 }
 
-static int add_cie(struct builder *b, uint64_t off, uint8_t enc)
+/* True when libdw marks the CIE's FDEs as signal frames: an 'S' before the first letter it
+ * does not know (with 'z', unknown letters are skipped). */
+static bool cie_signal(const char *aug)
 {
+	bool sized = false;
+
+	for (const char *c = aug; c && *c; c++) {
+		if (*c == 'z')
+			sized = true;
+		else if (*c == 'S')
+			return true;
+		else if (*c != 'L' && *c != 'R' && *c != 'P' && !sized)
+			break;
+	}
+	return false;
+}
+
+/* Records a CIE: its encoding, and what running its FDEs' programs takes. */
+static int add_cie(struct builder *b, uint64_t off, const Dwarf_CIE *c)
+{
+	uint8_t enc = cie_encoding(c);
+	uint8_t fde_enc = enc; /* libdw reads absolute pointers as the ELF class's size */
+
+	if ((enc & 0x0f) == DW_EH_PE_absptr)
+		fde_enc |= b->env.elf32 ? DW_EH_PE_udata4 : DW_EH_PE_udata8;
 	if (VEC_GROW(b->cies, b->cap_cies, b->ncies + 1))
 		return -ENOMEM;
-	b->cies[b->ncies++] = (struct cie_enc){ off, enc };
+	b->cies[b->ncies++] = (struct cie_enc){
+		.off = off, .enc = enc,
+		.sized = c->augmentation && c->augmentation[0] == 'z',
+		.signal = cie_signal(c->augmentation),
+		.cie = { .code_align = c->code_alignment_factor,
+			 .data_align = c->data_alignment_factor,
+			 .insns = c->initial_instructions,
+			 .insns_end = c->initial_instructions_end,
+			 .fde_enc = fde_enc },
+	};
 	return 0;
 }
 
-static int find_cie(const struct builder *b, uint64_t off)
+/* The index of the CIE at section offset off, or -1. */
+static int64_t find_cie(const struct builder *b, uint64_t off)
 {
 	for (size_t i = b->ncies; i-- > 0;)
 		if (b->cies[i].off == off)
-			return b->cies[i].enc;
+			return (int64_t)i;
 	return -1;
+}
+
+/* Where an FDE's instructions start, past its pointers of sz bytes each and (with 'z') its
+ * augmentation data; NULL when that data overruns the entry (libdw refuses the FDE). */
+static const uint8_t *fde_insns(const struct cie_enc *c, const Dwarf_FDE *fde, size_t sz)
+{
+	const uint8_t *p = fde->start + 2 * sz;
+	uint64_t len;
+
+	if (p > fde->end)
+		return NULL;
+	if (!c->sized)
+		return p;
+	if (cfi_uleb(&p, fde->end, &len) || len > (uint64_t)(fde->end - p))
+		return NULL;
+	return p + len;
 }
 
 /* Records an FDE's [start, end) from its encoded initial location and range. */
 static int add_fde(struct builder *b, const Dwarf_FDE *fde)
 {
-	int enc = find_cie(b, fde->CIE_pointer);
+	int64_t ci = find_cie(b, fde->CIE_pointer);
 	uint64_t start, range;
 
-	if (enc < 0 || fde->start < b->sec || fde->start >= b->sec + b->sec_len)
+	if (ci < 0 || fde->start < b->sec || fde->start >= b->sec + b->sec_len)
 		return 0; /* unusable entry: skipped */
+	uint8_t enc = b->cies[ci].enc;
 	uint64_t base = b->sh_addr + (fde->start - b->sec);
 	const uint8_t *end = b->sec + b->sec_len;
 	size_t sz = (enc & 0x0f) == DW_EH_PE_udata4 || (enc & 0x0f) == DW_EH_PE_sdata4 ? 4
@@ -153,7 +214,9 @@ static int add_fde(struct builder *b, const Dwarf_FDE *fde)
 		return 0;
 	if (VEC_GROW(b->fdes, b->cap_fdes, b->nfdes + 1))
 		return -ENOMEM;
-	b->fdes[b->nfdes++] = (struct fde_range){ start, start + range };
+	b->fdes[b->nfdes++] = (struct fde_range){ start, start + range,
+						  fde_insns(&b->cies[ci], fde, sz), fde->end,
+						  (uint32_t)ci };
 	return 0;
 }
 
@@ -174,7 +237,7 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data)
 			off = next;
 			continue;
 		}
-		int err = dwarf_cfi_cie_p(&e) ? add_cie(b, off, cie_encoding(&e.cie)) : add_fde(b, &e.fde);
+		int err = dwarf_cfi_cie_p(&e) ? add_cie(b, off, &e.cie) : add_fde(b, &e.fde);
 		if (err)
 			return err;
 		off = next;
@@ -271,8 +334,9 @@ static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row 
 		r->rbp_off8 = off / 8;
 }
 
-/* Emits the rows of one FDE's range, then a gap marker at its end. */
-static int fde_rows(struct builder *b, Dwarf_CFI *cfi, const struct fde_range *fr)
+/* The reference: emits the rows of one FDE's range, asking libdw for each row (which finds the
+ * FDE and runs its program from the start again), then a gap marker at its end. */
+static int fde_rows_libdw(struct builder *b, Dwarf_CFI *cfi, const struct fde_range *fr)
 {
 	uint64_t pc = fr->start;
 	struct firn_row r;
@@ -293,6 +357,156 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, const struct fde_range *f
 		if (e <= pc)
 			break;
 		pc = e;
+	}
+	memset(&r, 0, sizeof(r));
+	r.pc = fr->end;
+	r.type = FIRN_ROW_GAP;
+	return push_row(b->t, &r);
+}
+
+/* True when the return address reads as undefined through libdw (no ops in the caller's
+ * buffer): undefined, never mentioned, or an empty expression. */
+static bool ra_undefined(const struct cfi_reg *ra)
+{
+	return ra->rule == CFI_UNDEFINED || ra->rule == CFI_UNSPECIFIED ||
+	       ((ra->rule == CFI_EXPR || ra->rule == CFI_VAL_EXPR) && !ra->len);
+}
+
+/* True when the register is saved at CFA + *off: an offset rule, or the expression
+ * "plus_uconst N" (libdw: call_frame_cfa; plus_uconst N). */
+static bool reg_at_cfa(const struct cfi_reg *r, int64_t *off)
+{
+	const uint8_t *p = r->expr + 1, *end = r->expr + r->len;
+	uint64_t v;
+
+	if (r->rule == CFI_OFFSET) {
+		*off = r->value;
+		return true;
+	}
+	if (r->rule != CFI_EXPR || !r->len || r->expr[0] != DW_OP_plus_uconst ||
+	    cfi_uleb(&p, end, &v) || p != end)
+		return false;
+	*off = (int64_t)v;
+	return true;
+}
+
+/* A CFA of register reg + off as a row; false unless rsp or rbp and a 16-bit offset. */
+static bool cfa_reg_row(int reg, int64_t off, struct firn_row *r)
+{
+	if ((reg != REG_RSP && reg != REG_RBP) || off < INT16_MIN || off > INT16_MAX)
+		return false;
+	r->type = reg == REG_RSP ? FIRN_ROW_CFA_RSP : FIRN_ROW_CFA_RBP;
+	r->cfa_off = off;
+	return true;
+}
+
+/* The PLT's CFA expression (see plt_expression) in bytes: exactly those nine operations. */
+static bool plt_bytes(const uint8_t *p, const uint8_t *end, struct firn_row *r)
+{
+	int64_t off, any;
+
+	if (p == end || *p++ != DW_OP_breg7 || cfi_sleb(&p, end, &off) || p == end ||
+	    *p++ != DW_OP_breg16 || cfi_sleb(&p, end, &any) || end - p != 7)
+		return false;
+	if (p[0] != DW_OP_lit15 || p[1] != DW_OP_and || p[2] < DW_OP_lit0 || p[2] > DW_OP_lit15 ||
+	    p[3] != DW_OP_ge || p[4] != DW_OP_lit3 || p[5] != DW_OP_shl || p[6] != DW_OP_plus ||
+	    off < INT16_MIN || off > INT16_MAX)
+		return false;
+	r->type = FIRN_ROW_PLT;
+	r->cfa_off = (int16_t)off;
+	r->rbp_off8 = p[2] - DW_OP_lit0; /* the threshold on rip & 15 */
+	return true;
+}
+
+/* A CFA expression as a row: one breg/bregx operation (as an offset rule), or the PLT's. */
+static bool cfa_expr_row(const uint8_t *p, uint64_t len, struct firn_row *r)
+{
+	const uint8_t *end = p + len, *q = p + 1;
+	uint64_t reg;
+	int64_t off;
+
+	if (!len)
+		return false;
+	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !cfi_sleb(&q, end, &off) && q == end)
+		return cfa_reg_row(p[0] - DW_OP_breg0, off, r);
+	q = p + 1;
+	if (p[0] == DW_OP_bregx && !cfi_uleb(&q, end, &reg) && q < end &&
+	    !cfi_sleb(&q, end, &off) && q == end)
+		return cfa_reg_row((int)reg, off, r);
+	return plt_bytes(p, end, r);
+}
+
+/* Converts the rules in force at pc into a row, deciding as frame_row decides from libdw's. */
+static void state_row(const struct cfi_state *s, uint64_t pc, bool signal, struct firn_row *r)
+{
+	int64_t off;
+	bool cfa;
+
+	memset(r, 0, sizeof(*r));
+	r->pc = pc;
+	if (signal) {
+		r->type = FIRN_ROW_SIGNAL;
+		return;
+	}
+	if (ra_undefined(&s->ra)) {
+		r->type = FIRN_ROW_END;
+		return;
+	}
+	cfa = s->cfa == CFI_CFA_OFFSET ? cfa_reg_row((int)s->cfa_reg, (int64_t)s->cfa_off, r)
+	      : s->cfa == CFI_CFA_EXPR ? cfa_expr_row(s->cfa_expr, s->cfa_len, r) : false;
+	if (!cfa || !reg_at_cfa(&s->ra, &off) || off != -8) {
+		r->type = FIRN_ROW_UNSUPPORTED;
+		r->cfa_off = 0;
+		r->rbp_off8 = 0;
+		return;
+	}
+	if (r->type != FIRN_ROW_PLT && reg_at_cfa(&s->rbp, &off) && off && off % 8 == 0 &&
+	    off / 8 >= INT8_MIN && off / 8 <= INT8_MAX)
+		r->rbp_off8 = off / 8;
+}
+
+/* Rows of one FDE being made: the builder and whether its CIE marks a signal frame. */
+struct fde_run {
+	struct builder *b;
+	bool signal;
+};
+
+/* cfi_fde_rows's callback: one row into the table. */
+static int push_state(void *ctx, uint64_t pc, const struct cfi_state *s)
+{
+	struct fde_run *run = ctx;
+	struct firn_row r;
+	int err;
+
+	state_row(s, pc, run->signal, &r);
+	if ((err = push_row(run->b->t, &r)))
+		return err;
+	run->b->t->by_type[r.type & 7]++;
+	return 0;
+}
+
+/* The state a CIE's initial instructions leave, run once per CIE; NULL when invalid. */
+static const struct cfi_state *cie_state(struct builder *b, struct cie_enc *c)
+{
+	if (!c->state)
+		c->state = cfi_cie_state(&b->env, &c->cie, &c->init) ? -1 : 1;
+	return c->state > 0 ? &c->init : NULL;
+}
+
+/* Emits the rows of one FDE's range, running its program once, then a gap marker at its end. */
+static int fde_rows(struct builder *b, const struct fde_range *fr)
+{
+	struct cie_enc *c = &b->cies[fr->cie];
+	const struct cfi_state *init = fr->insns ? cie_state(b, c) : NULL;
+	struct fde_run run = { b, c->signal };
+	struct firn_row r;
+
+	if (init) {
+		struct cfi_fde fde = { fr->start, fr->end, fr->insns, fr->insns_end };
+		int err = cfi_fde_rows(&b->env, &c->cie, init, &fde, push_state, &run);
+		/* an invalid program ends its rows where it fails, as in libdw */
+		if (err && err != -EINVAL)
+			return err;
 	}
 	memset(&r, 0, sizeof(r));
 	r.pc = fr->end;
@@ -328,14 +542,11 @@ static Elf_Data *find_eh_frame(Elf *elf, uint64_t *addr)
 	return NULL;
 }
 
-/* Builds rows for every FDE, in address order. */
-static int build_rows(struct builder *b, Elf *elf)
+/* Builds rows for every FDE, in address order (cfi: libdw's, for the reference; else NULL). */
+static int build_rows(struct builder *b, Dwarf_CFI *cfi)
 {
-	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
 	int err = 0;
 
-	if (!cfi)
-		return -ENODATA;
 	if (b->nfdes)
 		qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
 	for (size_t i = 0; i < b->nfdes && !err; i++) {
@@ -343,9 +554,20 @@ static int build_rows(struct builder *b, Elf *elf)
 			err = -EFBIG;
 			break;
 		}
-		err = fde_rows(b, cfi, &b->fdes[i]);
+		err = cfi ? fde_rows_libdw(b, cfi, &b->fdes[i]) : fde_rows(b, &b->fdes[i]);
 	}
 	b->t->fdes = b->nfdes;
+	return err;
+}
+
+/* build_rows through libdw's interpreter, row by row: the reference. */
+static int build_rows_libdw(struct builder *b, Elf *elf)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+
+	if (!cfi)
+		return -ENODATA;
+	int err = build_rows(b, cfi);
 	dwarf_cfi_end(cfi);
 	return err;
 }
@@ -381,9 +603,23 @@ bool unwind_table_delta(const struct unwind_table *t, uint64_t off, int64_t *del
 	return false;
 }
 
-int unwind_table_build(struct unwind_table *t, int fd)
+/* build_rows running each FDE's program once; -ENODATA where libdw finds no CFI (a bad
+ * .eh_frame_hdr, say), as the reference does. */
+static int build_rows_cfi(struct builder *b, Elf *elf)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+
+	if (!cfi)
+		return -ENODATA;
+	dwarf_cfi_end(cfi);
+	return build_rows(b, NULL);
+}
+
+/* The builder behind both entry points (libdw: the reference's row source). */
+static int build(struct unwind_table *t, int fd, bool libdw)
 {
 	struct builder b = { .t = t };
+	GElf_Ehdr eh;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -397,21 +633,34 @@ int unwind_table_build(struct unwind_table *t, int fd)
 	}
 	read_segments(t, elf);
 	Elf_Data *data = find_eh_frame(elf, &b.sh_addr);
-	if (!data || !data->d_buf || !data->d_size) {
+	if (!data || !data->d_buf || !data->d_size || !gelf_getehdr(elf, &eh)) {
 		elf_end(elf);
 		return -ENODATA;
 	}
 	b.sec = data->d_buf;
 	b.sec_len = data->d_size;
+	b.env = (struct cfi_env){ .sec = b.sec, .sec_len = b.sec_len, .sec_addr = b.sh_addr,
+				  .machine = eh.e_machine,
+				  .elf32 = eh.e_ident[EI_CLASS] == ELFCLASS32 };
 	err = collect_fdes(&b, elf, data);
 	if (!err)
-		err = build_rows(&b, elf);
+		err = libdw ? build_rows_libdw(&b, elf) : build_rows_cfi(&b, elf);
 	free(b.fdes);
 	free(b.cies);
 	elf_end(elf);
 	if (err)
 		unwind_table_release(t);
 	return err;
+}
+
+int unwind_table_build(struct unwind_table *t, int fd)
+{
+	return build(t, fd, false);
+}
+
+int unwind_table_build_libdw(struct unwind_table *t, int fd)
+{
+	return build(t, fd, true);
 }
 
 void unwind_table_release(struct unwind_table *t)

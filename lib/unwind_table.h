@@ -1,4 +1,4 @@
-/* Unwind tables: an ELF file's .eh_frame CFI turned (with libdw) into compact sorted rows that
+/* Unwind tables: an ELF file's .eh_frame CFI turned (lib/cfi.c) into compact sorted rows that
  * the BPF unwinder evaluates (struct firn_row in bpf/firn.h). Gap rows mark ranges no FDE covers;
  * END rows mark outermost frames (return address undefined); rows the unwinder cannot evaluate
  * are kept as UNSUPPORTED so it stops cleanly there, and counted. */
@@ -25,6 +25,9 @@ struct unwind_table {
 /* Builds the table of the ELF file open on fd (fd stays the caller's). Returns 0, -ENOEXEC for a
  * non-ELF, -ENODATA when the file has no .eh_frame, -EFBIG for addresses beyond 4 GiB, -ENOMEM. */
 int unwind_table_build(struct unwind_table *t, int fd);
+/* The same table built the former way, asking libdw for every row (slow: each row finds its FDE
+ * and runs its program from the start): the reference the tests compare unwind_table_build to. */
+int unwind_table_build_libdw(struct unwind_table *t, int fd);
 void unwind_table_release(struct unwind_table *t);
 
 /* vaddr - file offset for the executable segment holding file offset off; false if none. */

@@ -376,15 +376,17 @@ static bool ra_undefined(const struct cfi_reg *ra)
  * "plus_uconst N" (libdw: call_frame_cfa; plus_uconst N). */
 static bool reg_at_cfa(const struct cfi_reg *r, int64_t *off)
 {
-	const uint8_t *p = r->expr + 1, *end = r->expr + r->len;
+	const uint8_t *p, *end;
 	uint64_t v;
 
 	if (r->rule == CFI_OFFSET) {
 		*off = r->value;
 		return true;
 	}
-	if (r->rule != CFI_EXPR || !r->len || r->expr[0] != DW_OP_plus_uconst ||
-	    cfi_uleb(&p, end, &v) || p != end)
+	if (r->rule != CFI_EXPR || !r->len || r->expr[0] != DW_OP_plus_uconst)
+		return false;
+	p = r->expr + 1, end = r->expr + r->len;
+	if (cfi_uleb(&p, end, &v) || p != end)
 		return false;
 	*off = (int64_t)v;
 	return true;
@@ -421,12 +423,13 @@ static bool plt_bytes(const uint8_t *p, const uint8_t *end, struct firn_row *r)
 /* A CFA expression as a row: one breg/bregx operation (as an offset rule), or the PLT's. */
 static bool cfa_expr_row(const uint8_t *p, uint64_t len, struct firn_row *r)
 {
-	const uint8_t *end = p + len, *q = p + 1;
+	const uint8_t *end, *q;
 	uint64_t reg;
 	int64_t off;
 
 	if (!len)
 		return false;
+	end = p + len, q = p + 1;
 	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !cfi_sleb(&q, end, &off) && q == end)
 		return cfa_reg_row(p[0] - DW_OP_breg0, off, r);
 	q = p + 1;
@@ -436,8 +439,8 @@ static bool cfa_expr_row(const uint8_t *p, uint64_t len, struct firn_row *r)
 	return plt_bytes(p, end, r);
 }
 
-/* Converts the rules in force at pc into a row, deciding as frame_row decides from libdw's. */
-static void state_row(const struct cfi_state *s, uint64_t pc, bool signal, struct firn_row *r)
+/* Decides as frame_row decides from libdw's answers. */
+void unwind_table_row(const struct cfi_state *s, uint64_t pc, bool signal, struct firn_row *r)
 {
 	int64_t off;
 	bool cfa;
@@ -478,7 +481,7 @@ static int push_state(void *ctx, uint64_t pc, const struct cfi_state *s)
 	struct firn_row r;
 	int err;
 
-	state_row(s, pc, run->signal, &r);
+	unwind_table_row(s, pc, run->signal, &r);
 	if ((err = push_row(run->b->t, &r)))
 		return err;
 	run->b->t->by_type[r.type & 7]++;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../bpf/firn.h"
+#include "cfi.h"
 
 struct unwind_table {
 	struct firn_row *rows; /* sorted by pc; owned */
@@ -29,6 +30,13 @@ int unwind_table_build(struct unwind_table *t, int fd);
  * and runs its program from the start): the reference the tests compare unwind_table_build to. */
 int unwind_table_build_libdw(struct unwind_table *t, int fd);
 void unwind_table_release(struct unwind_table *t);
+
+/* The row for the CFI rules s in force from pc (signal: the FDE's CIE marks a signal frame):
+ * SIGNAL; END when the return address is undefined; CFA_RSP/CFA_RBP for a CFA of rsp or rbp
+ * plus a 16-bit offset (a rule or a one-operation expression), PLT for the PLT's expression, each
+ * only with the return address saved at CFA - 8 (and rbp_off8 when rbp is saved at CFA + 8k);
+ * UNSUPPORTED otherwise. Reads expressions within their bounds only. */
+void unwind_table_row(const struct cfi_state *s, uint64_t pc, bool signal, struct firn_row *r);
 
 /* vaddr - file offset for the executable segment holding file offset off; false if none. */
 bool unwind_table_delta(const struct unwind_table *t, uint64_t off, int64_t *delta);

@@ -28,6 +28,7 @@ struct procmap_entry {
 	uint64_t offset;           /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
+	uint64_t ino_generation;   /* the inode's generation from an mmap record; 0: unknown (maps) */
 	bool r, w, x, shared;      /* perms "rwxp" / "rwxs" */
 	bool deleted;              /* the path ended in " (deleted)" (removed from path) */
 	enum procmap_kind kind;

@@ -217,10 +217,20 @@ struct pyfile {
 	struct pyelf pe;
 };
 
+/* A mapping's file as an mmap record names it: (device, inode, the inode's generation). */
+struct pyfile_gen {
+	uint64_t ino, gen;
+	uint32_t dev_major, dev_minor;
+	uint32_t file; /* index into files */
+};
+
 struct pyfile_cache {
 	struct pyfile *files;
 	size_t n, cap;
 	struct hashtab index; /* (dev, ino, size, mtime) -> files */
+	struct pyfile_gen *gens;
+	size_t ngens, capgens;
+	struct hashtab gen_index; /* (dev, ino, generation) -> gens */
 	uint64_t probes;
 };
 
@@ -235,6 +245,8 @@ void pyfile_cache_free(struct pyfile_cache *c)
 		return;
 	free(c->files);
 	hashtab_release(&c->index);
+	free(c->gens);
+	hashtab_release(&c->gen_index);
 	free(c);
 }
 
@@ -255,6 +267,42 @@ static bool pyfile_eq(const void *ctx, uint32_t id, const void *key)
 	return a->ino == k->ino && a->dev == k->dev && a->size == k->size && a->mtime_ns == k->mtime_ns;
 }
 
+static uint64_t gen_hash(const struct procmap_entry *e)
+{
+	return hash_mix64(e->inode ^ hash_mix64(e->ino_generation ^ ((uint64_t)e->dev_major << 32 | e->dev_minor)));
+}
+
+static bool gen_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pyfile_gen *g = &((const struct pyfile_cache *)ctx)->gens[id];
+	const struct procmap_entry *e = key;
+
+	return g->ino == e->inode && g->gen == e->ino_generation && g->dev_major == e->dev_major &&
+	       g->dev_minor == e->dev_minor;
+}
+
+/* The file of a mapping from an mmap record, known by the inode's generation (no stat): a file
+ * replaced by a new one has a new inode or generation. NULL when not known (or no generation). */
+static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct procmap_entry *e)
+{
+	int64_t at = e->ino_generation ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
+
+	return at >= 0 ? &c->files[c->gens[at].file] : NULL;
+}
+
+/* Remembers that mapping e (with a generation) is file f, when the stat st was of e's inode. */
+static void gen_add(struct pyfile_cache *c, const struct procmap_entry *e, const struct stat *st,
+		    size_t f)
+{
+	if (!e->ino_generation || st->st_ino != e->inode ||
+	    st->st_dev != makedev(e->dev_major, e->dev_minor) ||
+	    VEC_GROW(c->gens, c->capgens, c->ngens + 1) || hashtab_reserve(&c->gen_index, c->ngens + 1))
+		return;
+	c->gens[c->ngens] = (struct pyfile_gen){ e->inode, e->ino_generation, e->dev_major,
+						 e->dev_minor, (uint32_t)f };
+	hashtab_add(&c->gen_index, gen_hash(e), (uint32_t)c->ngens++);
+}
+
 /* Finds the file of mapping e of pid: its path here when that is the mapped inode, else the
  * path in the process's root. The path opened goes to path; 0 or -errno. */
 static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, size_t len, struct stat *st)
@@ -268,27 +316,31 @@ static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, siz
 }
 
 /* What the file of mapping e says about CPython: read once per file (dev, inode, size and
- * mtime), a hash lookup (and a stat) after. NULL when the file cannot be found or on -ENOMEM. */
+ * mtime), a hash lookup and a stat after; a mapping from an mmap record whose inode generation
+ * was seen before: a hash lookup alone. NULL when the file cannot be found or on -ENOMEM. */
 static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e)
 {
+	const struct pyfile *known = gen_find(c, e);
 	char path[4200];
 	struct stat st;
 	struct pyfile k;
 	int64_t at;
 
-	if (e->kind != PROCMAP_FILE || pyfile_stat(pid, e, path, sizeof(path), &st))
-		return NULL;
+	if (known || e->kind != PROCMAP_FILE || pyfile_stat(pid, e, path, sizeof(path), &st))
+		return known;
 	k = (struct pyfile){ .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
 			     .mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec };
-	if ((at = hashtab_find(&c->index, pyfile_hash(&k), pyfile_eq, c, &k)) >= 0)
-		return &c->files[at];
-	if (VEC_GROW(c->files, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
-		return NULL;
-	k.err = pyelf_read(path, &k.pe);
-	c->probes++;
-	c->files[c->n] = k;
-	hashtab_add(&c->index, pyfile_hash(&k), (uint32_t)c->n);
-	return &c->files[c->n++];
+	if ((at = hashtab_find(&c->index, pyfile_hash(&k), pyfile_eq, c, &k)) < 0) {
+		if (VEC_GROW(c->files, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
+			return NULL;
+		k.err = pyelf_read(path, &k.pe);
+		c->probes++;
+		c->files[c->n] = k;
+		hashtab_add(&c->index, pyfile_hash(&k), (uint32_t)c->n);
+		at = (int64_t)c->n++;
+	}
+	gen_add(c, e, &st, (size_t)at);
+	return &c->files[at];
 }
 
 int pyfile_is_python(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e)

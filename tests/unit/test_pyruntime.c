@@ -706,6 +706,27 @@ static const struct interp py27 = { PYENV "2.7.18/bin/python2.7", 0, "python 2.7
 static const struct interp py36 = { PYENV "3.6.15/bin/python3.6", 0, "python 3.6" };
 static const struct interp py37 = { PYENV "3.7.16/bin/python3.7", 0, "python 3.7" };
 
+/* A mapping from an mmap record (with the inode's generation) is known after its first look
+ * without a stat (the path is not even looked up); another generation is another file. */
+static void test_file_generation(void **state)
+{
+	struct pyfile_cache *c = pyfile_cache_new();
+	struct procmap_entry e;
+	char self[PATH_MAX];
+
+	assert_non_null(c);
+	assert_true(realpath("/proc/self/exe", self) != NULL);
+	assert_int_equal(mapping_of(self, &e), 0);
+	e.ino_generation = 12345;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	e.path = "/nonexistent/firn-test";
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	assert_int_equal(pyfile_cache_probes(c), 1);
+	e.ino_generation = 12346;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOENT);
+	pyfile_cache_free(c);
+}
+
 #define LIVE(ip) cmocka_unit_test_prestate_setup_teardown(test_live, NULL, reap, (void *)&ip)
 #define REFUSED(ip) cmocka_unit_test_prestate_setup_teardown(test_refused, NULL, reap, (void *)&ip)
 
@@ -718,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_lines_locations),
 		cmocka_unit_test(test_not_python),
 		cmocka_unit_test(test_file_cache),
+		cmocka_unit_test(test_file_generation),
 		cmocka_unit_test(test_image_39),
 		cmocka_unit_test(test_image_312),
 		cmocka_unit_test(test_debug_offsets),

@@ -282,10 +282,11 @@ static bool gen_eq(const void *ctx, uint32_t id, const void *key)
 }
 
 /* The file of a mapping from an mmap record, known by the inode's generation (no stat): a file
- * replaced by a new one has a new inode or generation. NULL when not known (or no generation). */
+ * created since has a new inode or generation (ext4, xfs, btrfs and tmpfs give a new inode a
+ * nonzero one; files an image tool wrote may have 0). NULL when not known (or not a record's). */
 static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct procmap_entry *e)
 {
-	int64_t at = e->ino_generation ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
+	int64_t at = e->from_record ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
 
 	return at >= 0 ? &c->files[c->gens[at].file] : NULL;
 }
@@ -294,7 +295,7 @@ static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct 
 static void gen_add(struct pyfile_cache *c, const struct procmap_entry *e, const struct stat *st,
 		    size_t f)
 {
-	if (!e->ino_generation || st->st_ino != e->inode ||
+	if (!e->from_record || st->st_ino != e->inode ||
 	    st->st_dev != makedev(e->dev_major, e->dev_minor) ||
 	    VEC_GROW(c->gens, c->capgens, c->ngens + 1) || hashtab_reserve(&c->gen_index, c->ngens + 1))
 		return;

@@ -119,9 +119,9 @@ int pyruntime_find(pid_t pid, struct pyruntime *rt);
 
 /* What each file says about CPython (which symbols it defines, its segments), read once per
  * file: keyed by (dev, inode, size, mtime) from a stat of the mapped path, so a file rewritten
- * in place is read again. A mapping from an mmap record (procmap_entry.ino_generation set) is
- * known after its first look by (dev, inode, generation) without a stat: a file replaced by a
- * new one has a new inode or generation (one rewritten in place while mapped is not noticed).
+ * in place is read again. A mapping from an mmap record (procmap_entry.from_record) is known
+ * after its first look by (dev, inode, generation) without a stat: a file replaced by a new one
+ * has a new inode or generation (one rewritten in place while mapped is not noticed).
  * So a process of files seen before costs a hash lookup per executable mapping. Only .dynsym is read of a file not named like a CPython unless it
  * exports _PyRuntime (or _PyThreadState_Current). One thread at a time. */
 struct pyfile_cache;

@@ -707,7 +707,8 @@ static const struct interp py36 = { PYENV "3.6.15/bin/python3.6", 0, "python 3.6
 static const struct interp py37 = { PYENV "3.7.16/bin/python3.7", 0, "python 3.7" };
 
 /* A mapping from an mmap record (with the inode's generation) is known after its first look
- * without a stat (the path is not even looked up); another generation is another file. */
+ * without a stat (the path is not even looked up); another generation is another file; one
+ * from /proc (no generation) is looked up. */
 static void test_file_generation(void **state)
 {
 	struct pyfile_cache *c = pyfile_cache_new();
@@ -717,12 +718,14 @@ static void test_file_generation(void **state)
 	assert_non_null(c);
 	assert_true(realpath("/proc/self/exe", self) != NULL);
 	assert_int_equal(mapping_of(self, &e), 0);
-	e.ino_generation = 12345;
+	e.ino_generation = 12345, e.from_record = true;
 	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
 	e.path = "/nonexistent/firn-test";
 	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
 	assert_int_equal(pyfile_cache_probes(c), 1);
 	e.ino_generation = 12346;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOENT);
+	e.ino_generation = 12345, e.from_record = false;
 	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOENT);
 	pyfile_cache_free(c);
 }

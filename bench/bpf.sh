@@ -173,7 +173,7 @@ system_case() {
 	emit S "$B" "$c" firn "ns/sample" "$(((n1 - n0) / (c1 - c0)))" ns
 }
 
-emit H "$B" "BPF run time per sample (999 Hz, the deep fixtures in two threads)"
+emit H "$B" "BPF run time per sample: 999 Hz, the deep fixtures in two threads"
 emit C "$B" "early return" firn "sleep 3600 & firn record -F 999 -p PID -o OUT"
 for case in "${CASES[@]}"; do
 	read -r comm cg nk <<<"$(case_args "$case")"
@@ -189,7 +189,7 @@ for cg in "${SYSTEM[@]}"; do
 	comm=deep-fp
 	[ "$cg" = dwarf ] && comm=deep
 	emit C "$B" "system-wide -a, $cg" firn "$(show "$(fixture_cmd "$comm")") & firn record -a -F 999 --call-graph $cg -o OUT"
-	emit T "$B" "system-wide -a, $cg" "ns/sample" times "1.5 firn" "<= 1.5x $cg, 35 frames" "$cg, 35 frames"
+	emit T "$B" "system-wide -a, $cg" "ns/sample" times "1.5 firn" "<= 1.5x firn's '$cg, 35 frames'" "$cg, 35 frames"
 done
 if [ -n "$HAVE_BT" ]; then
 	emit C "$B" "early return" bpftrace "sleep 3600 & bpftrace -e '${BT_STACKS//COMM/no-such-comm}'"

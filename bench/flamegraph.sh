@@ -5,11 +5,13 @@
 # size), beside Brendan Gregg's flamegraph.pl on the same input where one is found (FLAMEGRAPH_PL,
 # else flamegraph.pl on PATH; Debian 12 does not package it). Targets (issue 18): <= 0.5 s wall and
 # peak RSS <= 2x the input. Inputs are kept in $BENCH_DIR (default /tmp/firn-bench) and reused.
-# Prints result lines (see bench/bench_lib.sh). REPS (default 3); QUICK=1: 20k stacks, 1 rep.
+# Prints result lines (see bench/bench_lib.sh). REPS (default 3); REPS_REF, flamegraph.pl's
+# (default 1: 15-30 CPU seconds and 1-2 GB a run here); QUICK=1: 20k stacks, 1 rep.
 source "$(dirname "$0")/bench_lib.sh"
 [ -x "$FIRN" ] || die "no firn binary at '$FIRN' (make)"
 B=flamegraph
 REPS=${REPS:-3}
+REPS_REF=${REPS_REF:-1}
 STACKS=200000
 [ -n "$QUICK" ] && REPS=1 STACKS=20000
 FGPL=${FLAMEGRAPH_PL:-$(command -v flamegraph.pl || true)}
@@ -74,9 +76,9 @@ for kind in shared random; do
 	emit T "$B" "$c" "wall s" max 0.5 "<= 0.5 s"
 	emit T "$B" "$c" "peak RSS / input" max 2 "<= 2x the input"
 done
-emit N "$B" "IN = \$BENCH_DIR/fg-KIND-$STACKS.folded, written once by bench/gen_folded.py --kind KIND --stacks $STACKS --seed 1 (depth 10-40; shared: paths in a skewed call tree, random: frames drawn from a large pool). Runs of each: $REPS, interleaved; wall from a monotonic clock, CPU = user+sys, peak RSS = wait4's ru_maxrss."
+emit N "$B" "IN = \$BENCH_DIR/fg-KIND-$STACKS.folded, written once by bench/gen_folded.py --kind KIND --stacks $STACKS --seed 1 (depth 10-40; shared: paths in a skewed call tree, random: frames drawn from a large pool). Runs: firn $REPS, flamegraph.pl (where found) $REPS_REF, interleaved; wall from a monotonic clock, CPU = user+sys, peak RSS = wait4's ru_maxrss."
 if [ -n "$FGPL" ]; then
-	emit N "$B" "flamegraph.pl: $FGPL ($(sha256sum "$FGPL" | cut -c1-12)), Brendan Gregg's FlameGraph script, with its defaults (1200 px wide, frames under 0.1 px left out, as firn does)."
+	emit N "$B" "flamegraph.pl: $FGPL (sha256 $(sha256sum "$FGPL" | cut -c1-12)), Brendan Gregg's FlameGraph script, with its defaults (1200 px wide, frames under 0.1 px left out, as firn's)."
 else
 	emit N "$B" "No flamegraph.pl reference: Debian 12 does not package it (nor inferno); FLAMEGRAPH_PL=/path/to/flamegraph.pl adds it beside firn."
 fi
@@ -84,6 +86,7 @@ fi
 for ((rep = 1; rep <= REPS; rep++)); do
 	for kind in shared random; do
 		for t in "${TOOLS[@]}"; do
+			[ "$t" != firn ] && [ "$rep" -gt "$REPS_REF" ] && continue
 			say "flamegraph: rep $rep/$REPS, $kind, $t"
 			one_run "$t" "$kind"
 		done

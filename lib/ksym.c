@@ -158,22 +158,17 @@ static int parse_all(struct ksym *k)
 	return 0;
 }
 
-/* Orders by address; at one address, global before local, core before modules, then by name.
- * The comparator needs the text: qsort_r passes the buffer. */
+/* Orders by address; at one address, in the file's order: the kernel lists first the alias its
+ * own lookup names (srso_alias_untrain_ret, not _stext; __do_sys_getpid, not
+ * __ia32_sys_getpid), and the names must not depend on which source is read. */
 static int sym_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct ksym_symbol *a = pa, *b = pb;
-	const char *buf = arg;
 
+	(void)arg;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	bool ga = buf[a->name - 2] == 'T' || buf[a->name - 2] == 'W';
-	bool gb = buf[b->name - 2] == 'T' || buf[b->name - 2] == 'W';
-	if (ga != gb)
-		return gb - ga;
-	if ((a->module == 0) != (b->module == 0))
-		return a->module == 0 ? -1 : 1;
-	return strcmp(buf + a->name, buf + b->name);
+	return a->name < b->name ? -1 : a->name > b->name;
 }
 
 /* Widens the address range of the symbol's module (or of the core kernel) to cover it. */

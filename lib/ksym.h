@@ -1,7 +1,8 @@
 /* Kernel text symbols from /proc/kallsyms (or a file in that format): core kernel and module
  * symbols ("name\t[module]", BPF programs as module "bpf"), sorted by address. A symbol covers
  * the addresses up to the next symbol; the last symbol of a module (or of the core kernel) covers
- * at most KSYM_LAST_SPAN bytes. Names point into the ksym's own buffer until ksym_release. */
+ * at most KSYM_LAST_SPAN bytes. Of several symbols at one address the first listed is named, as
+ * the kernel's own lookup does (its kallsyms lists its choice first). Names point into the ksym's own buffer until ksym_release. */
 #ifndef FIRN_KSYM_H
 #define FIRN_KSYM_H
 

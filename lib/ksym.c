@@ -434,6 +434,7 @@ static int live_ask(struct ksym *k, const uint64_t *batch, size_t n)
 	struct ksym_bpf_hit hits[KSYM_BPF_BATCH];
 	int err = ksym_bpf_lookup(k->live->bpf, batch, n, hits);
 
+	k->runs++;
 	for (size_t i = 0; !err && i < n; i++)
 		err = live_add(k, batch[i], &hits[i]);
 	return err;

@@ -38,6 +38,7 @@ struct ksym {
 	uint64_t core_start, core_end; /* like a module's start and end, for the core kernel */
 	char *buf;                /* the file's text, NUL-terminated in place */
 	struct ksym_live *live;   /* non-NULL: names come from the kernel's lookup */
+	uint64_t runs;            /* of the kernel's lookup so far (a run names up to 256) */
 };
 
 /* path NULL: the kernel's own lookup where it loads (root, kernel 5.17 or later), else

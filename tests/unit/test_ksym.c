@@ -330,6 +330,9 @@ static void test_prepare(void **state)
 	for (size_t i = 0; i < 600; i++)
 		addrs[i] = i % 5 == 4 ? 0x1000 + i : base + (i % 300) * 64; /* repeats, unnamed */
 	assert_int_equal(ksym_prepare(&live, addrs, 600), 0);
+	assert_int_equal(live.runs, 2); /* 240 + 120 distinct addresses, 256 a run */
+	assert_int_equal(ksym_prepare(&live, addrs, 600), 0);
+	assert_int_equal(live.runs, 2); /* all known */
 	struct ksym single;
 	load_live(&single);
 	for (size_t i = 0; i < 600; i++) {
@@ -342,6 +345,8 @@ static void test_prepare(void **state)
 			assert_string_equal(n1, n2);
 	}
 	assert_sym(&live, base, "schedule", NULL);
+	assert_int_equal(live.runs, 2);      /* answered from the cache */
+	assert_int_equal(single.runs, 360); /* one run an address */
 	ksym_release(&single);
 	ksym_release(&live);
 }

@@ -150,7 +150,7 @@ int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint
 
 /* Returns the location id in p of a kernel address, or -ENOMEM. Core kernel functions are in
  * mapping "[kernel.kallsyms]", module functions in a mapping "[MODULE]" (BPF programs: "[bpf]").
- * kallsyms is loaded on first use. is_return_address as for user addresses. */
+ * kernel symbols (lib/ksym) are loaded on first use. is_return_address as for user addresses. */
 int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
 				bool is_return_address);
 /* Starts loading kallsyms in a thread of its own, so that the first kernel lookup (which waits

@@ -780,7 +780,7 @@ static uint64_t kallsyms_address(const char *name)
 static void test_kernel_prepare(void **state)
 {
 	const char *fns[] = { "schedule", "do_nanosleep", "hrtimer_nanosleep", "vfs_read" };
-	struct symbolizer *s1 = symbolizer_new(), *s2 = symbolizer_new();
+	struct symbolizer *s1, *s2;
 	struct profile p1, p2;
 	uint64_t ips[4];
 
@@ -788,6 +788,8 @@ static void test_kernel_prepare(void **state)
 		if (!(ips[i] = kallsyms_address(fns[i])))
 			skip(); /* not root: addresses hidden */
 	ips[1] += 0x10;           /* inside do_nanosleep */
+	s1 = symbolizer_new();
+	s2 = symbolizer_new();
 	assert_int_equal(profile_init(&p1), 0);
 	assert_int_equal(profile_init(&p2), 0);
 	assert_int_equal(symbolizer_kernel_prepare(s1, ips, 4), 0);

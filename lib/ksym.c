@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "ksym_bpf.h"
@@ -465,12 +466,9 @@ static int live_lookup(struct ksym *k, uint64_t addr, const char **name, const c
 		       uint64_t *offset)
 {
 	const struct live_entry *e = live_find(k->live, addr);
-	int err;
 
-	if (!e && (err = ksym_prepare(k, &addr, 1)))
-		return err == -ENOMEM ? err : -ENOENT;
-	if (!e && !(e = live_find(k->live, addr)))
-		return -ENOENT;
+	if (!e && (ksym_prepare(k, &addr, 1) || !(e = live_find(k->live, addr))))
+		return -ENOENT; /* not remembered: asked again next time */
 	if (!e->name)
 		return -ENOENT;
 	if (name)
@@ -513,8 +511,13 @@ static int file_load(struct ksym *k, const char *path)
 int ksym_load(struct ksym *k, const char *path)
 {
 	memset(k, 0, sizeof(*k));
-	if (!path && !live_open(k))
-		return 0;
+	if (!path) {
+		int err = live_open(k);
+		if (!err)
+			return 0;
+		diag(DIAG_INFO, "cannot load the kernel's symbol lookup: %s; reading /proc/kallsyms",
+		     strerror(-err));
+	}
 	return file_load(k, path ? path : "/proc/kallsyms");
 }
 

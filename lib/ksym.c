@@ -515,8 +515,8 @@ int ksym_load(struct ksym *k, const char *path)
 		int err = live_open(k);
 		if (!err)
 			return 0;
-		diag(DIAG_INFO, "cannot load the kernel's symbol lookup: %s; reading /proc/kallsyms",
-		     strerror(-err));
+		diag(DIAG_INFO, "cannot load the kernel's symbol lookup: %s; reading "
+		     "/proc/kallsyms", strerror(-err));
 	}
 	return file_load(k, path ? path : "/proc/kallsyms");
 }

@@ -18,8 +18,9 @@
 
 struct ksym_module {
 	const char *name;       /* without brackets: "ext4", "bpf" */
-	uint64_t start, end;    /* lowest symbol address, highest + 1 (the kernel's lookup: what
-				 * /proc/modules says, or for "bpf" the functions looked up so far) */
+	uint64_t start, end;    /* lowest symbol address, highest + 1 (the kernel's lookup:
+				 * what /proc/modules says, or for "bpf" the functions
+				 * looked up so far) */
 };
 
 struct ksym_symbol {

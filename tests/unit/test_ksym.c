@@ -242,12 +242,15 @@ static bool same_at(struct ksym *a, struct ksym *b, uint64_t addr, size_t *diffs
 	int ar = ksym_lookup_offset(a, addr, &an, &am, &ao);
 	int br = ksym_lookup_offset(b, addr, &bn, &bm, &bo);
 
-	if (ar == br && (ar || (!strcmp(an, bn) && ao == bo && (am == bm || (am && bm && !strcmp(am, bm))))))
+	bool same_module = am == bm || (am && bm && !strcmp(am, bm));
+
+	if (ar == br && (ar || (!strcmp(an, bn) && ao == bo && same_module)))
 		return true;
 	if (diffs && (*diffs)++ < 20)
 		print_message("%#llx: %d %s+%#llx [%s] but %d %s+%#llx [%s]\n",
 			      (unsigned long long)addr, ar, an ? an : "-", (unsigned long long)ao,
-			      am ? am : "", br, bn ? bn : "-", (unsigned long long)bo, bm ? bm : "");
+			      am ? am : "", br, bn ? bn : "-", (unsigned long long)bo,
+			      bm ? bm : "");
 	return false;
 }
 

@@ -25,6 +25,7 @@
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
+#define DRAIN_SETTLE_NS 2000000ULL /* programs that read the old counts index finish by then */
 #define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
 #define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
@@ -73,6 +74,7 @@ struct sampler {
 	struct ucomm *comms;    /* open addressing on tid */
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
+	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
 	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
@@ -334,6 +336,17 @@ static void next_drain(struct sampler *s)
 	s->drain_ns = ns < DRAIN_MIN_NS ? DRAIN_MIN_NS : ns;
 }
 
+/* Waits until no program can still add to the counts map just made inactive: those that read
+ * the old index finish within microseconds of the flip — or, once sampling has stopped, of the
+ * stop (no counting program is attached after it), so the drains at the end wait once at most. */
+static void settle(const struct sampler *s)
+{
+	uint64_t now = mono_ns(), until = (s->stopped_ns ? s->stopped_ns : now) + DRAIN_SETTLE_NS;
+
+	if (until > now)
+		usleep((until - now + 999) / 1000);
+}
+
 int sampler_drain(struct sampler *s)
 {
 	__u32 old = s->skel->bss->active_buf;
@@ -341,8 +354,7 @@ int sampler_drain(struct sampler *s)
 
 	s->skel->bss->active_buf = !old;
 	__sync_synchronize();
-	/* programs that read the old index finish within microseconds */
-	usleep(2000);
+	settle(s);
 	s->kstacks = 0;
 	int err = drain_map(s, bpf_map__fd(m));
 	if (!err)
@@ -599,6 +611,7 @@ int sampler_start(struct sampler *s, const char **why)
 	}
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
+	s->stopped_ns = 0;
 	return 0;
 }
 
@@ -661,6 +674,8 @@ void sampler_stop(struct sampler *s)
 			close(s->pfds[cpu]);
 		s->pfds[cpu] = -1;
 	}
+	if (!s->stopped_ns)
+		s->stopped_ns = mono_ns();
 }
 
 int sampler_handle_events(struct sampler *s)

@@ -61,6 +61,8 @@ struct exited {
 struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
+	struct profile_bpf *py_skel; /* the on_sample that walks Python frames, loaded late */
+	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
@@ -511,7 +513,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
-	s->skel->rodata->python_unwind = o->python;
+	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
+	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
 		goto fail;
@@ -579,6 +582,12 @@ static int open_cpu_clock(int cpu, unsigned freq)
 	return syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* The cpu-clock program: the one that walks Python frames once it is loaded. */
+static struct bpf_program *on_sample_of(const struct sampler *s)
+{
+	return s->py_skel ? s->py_skel->progs.on_sample : s->skel->progs.on_sample;
+}
+
 int sampler_start(struct sampler *s, const char **why)
 {
 	int n = libbpf_num_possible_cpus();
@@ -597,8 +606,7 @@ int sampler_start(struct sampler *s, const char **why)
 			*why = "open the cpu-clock perf event";
 			return -errno;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
-								s->pfds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(on_sample_of(s), s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			*why = "attach the sampler to the perf event";
 			return -errno;
@@ -1176,6 +1184,7 @@ void sampler_free(struct sampler *s)
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
 	unwinder_free(s->unwinder);
+	profile_bpf__destroy(s->py_skel);
 	profile_bpf__destroy(s->skel);
 	for (size_t i = 0; i < s->cap_stacks; i++)
 		free(s->stacks[i].ips);
@@ -1201,11 +1210,64 @@ int sampler_event_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+/* The late Python program's object: the main one's maps (every one but its own read-only
+ * settings), only on_sample loaded, with Python frames on. */
+static int open_python_skel(struct sampler *s, struct profile_bpf *k)
+{
+	struct bpf_program *pr;
+	struct bpf_map *m;
+
+	*k->rodata = *s->skel->rodata;
+	k->rodata->python_unwind = 1;
+	bpf_object__for_each_map(m, k->obj) {
+		if (m == k->maps.rodata || m == k->maps.kconfig)
+			continue;
+		struct bpf_map *mine = bpf_object__find_map_by_name(s->skel->obj, bpf_map__name(m));
+		if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)))
+			return -(errno ? errno : ENOENT);
+	}
+	bpf_object__for_each_program(pr, k->obj)
+		bpf_program__set_autoload(pr, pr == k->progs.on_sample);
+	return 0;
+}
+
+/* Loads the on_sample that walks Python frames and puts it on every CPU's perf event in place
+ * of the one that does not (a sample may be missed while a CPU changes over). */
+static int load_python(struct sampler *s)
+{
+	struct profile_bpf *k = profile_bpf__open();
+	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
+
+	s->python_late = false; /* one try */
+	if (!err && profile_bpf__load(k))
+		err = -(errno ? errno : EINVAL);
+	if (err) {
+		profile_bpf__destroy(k);
+		return err;
+	}
+	s->py_skel = k;
+	int n = libbpf_num_possible_cpus();
+	for (int cpu = 0; s->links && cpu < n; cpu++) {
+		if (!s->links[cpu])
+			continue;
+		bpf_link__destroy(s->links[cpu]); /* closes its perf event too */
+		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
+		s->links[cpu] = s->pfds[cpu] < 0 ? NULL
+			: bpf_program__attach_perf_event(k->progs.on_sample, s->pfds[cpu]);
+		if (!s->links[cpu])
+			err = -errno;
+	}
+	return err;
+}
+
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
 {
 	__u32 key = pid;
 	int fd = bpf_map__fd(s->skel->maps.python_procs);
+	int err = p && s->python_late ? load_python(s) : 0;
 
+	if (err)
+		return err;
 	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
 		return -errno;
 	return 0;

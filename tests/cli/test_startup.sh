@@ -31,3 +31,52 @@ slept=$(awk '/SIGCHLD/ { end = 1 } end && /nanosleep\(/ {
 	ns += v[2] * 1e9 + v[4] } END { printf "%d", ns / 1000 }' "$TMP/trace")
 check "the end waits for in-flight programs once: ${slept} us slept (<= 2000)" \
 	[ "$slept" -le 2000 ]
+
+# Python frames: the cpu-clock program that walks them is verified only for a recording that
+# may need them from its start (a Python command, -p, -a); for another command it is loaded
+# once a Python process shows up (the verifier's work on the program without them: ~35 ms less).
+# on_sample_bytes PID: the translated size of the cpu-clock program firn PID holds ("" if none)
+on_sample_bytes() {
+	local f id
+	for f in /proc/"$1"/fdinfo/*; do
+		id=$(awk '$1 == "prog_id:" { print $2 }' "$f" 2>/dev/null)
+		[ -n "$id" ] || continue
+		bpftool prog show id "$id" --json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+if p.get("name") == "on_sample": print(p["bytes_xlated"])'
+	done | sort -n | tail -1
+}
+# sample_bytes CMD...: records CMD (which runs 3 s) in the background, prints on_sample_bytes
+sample_bytes() {
+	"$FIRN" record -q -o "$TMP/bytes.pb.gz" -- "$@" 2>>"$TMP/err" &
+	local pid=$! n bytes=""
+	for n in $(seq 100); do
+		bytes=$(on_sample_bytes "$pid")
+		[ -n "$bytes" ] && break
+		sleep 0.1
+	done
+	wait "$pid"
+	echo "$bytes"
+}
+if command -v bpftool >/dev/null && [ -x /usr/bin/python3.11 ]; then
+	plain=$(sample_bytes sleep 3)
+	py=$(sample_bytes /usr/bin/python3.11 -c 'import time; time.sleep(3)')
+	check "the cpu-clock program walks Python frames only for a Python command ($plain < $py bytes)" \
+		[ "${plain:-0}" -gt 0 -a "${py:-0}" -gt "${plain:-0}" ]
+else
+	skip "bpftool or /usr/bin/python3.11 missing: the programs' sizes are not compared"
+fi
+if [ -x /usr/bin/python3.11 ]; then
+	"$FIRN" record -F 499 -o "$TMP/late.pb.gz" -- bash -c \
+		"/usr/bin/python3.11 '$ROOT/tests/fixtures/pywork.py' pr 2 >/dev/null" 2>"$TMP/err"
+	check "record of a shell that starts python3.11 exits 0" [ $? -eq 0 ]
+	"$FIRN" report --folded "$TMP/late.pb.gz" >"$TMP/late.folded"
+	all=$(awk '/^python3.11;/ { c += $NF } END { print c + 0 }' "$TMP/late.folded")
+	named=$(awk '/^python3.11;.*;<module>;/ { c += $NF } END { print c + 0 }' "$TMP/late.folded")
+	# (the samples before the program is in place, and the interpreter's own start, have none)
+	check "Python frames once python3.11 shows up: $named of $all samples under <module> (>= 80 %)" \
+		[ "$all" -ge 100 -a $((named * 100)) -ge $((all * 80)) ]
+else
+	skip "/usr/bin/python3.11 missing: no Python started by a shell"
+fi

@@ -676,10 +676,12 @@ void sampler_stop(struct sampler *s)
 		end_waits(s);
 	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
-		if (s->pfds[cpu] > 0)
+		/* a perf link closes its event: closing it again could close another thread's file */
+		if (s->links[cpu])
+			bpf_link__destroy(s->links[cpu]);
+		else if (s->pfds[cpu] > 0)
 			close(s->pfds[cpu]);
+		s->links[cpu] = NULL;
 		s->pfds[cpu] = -1;
 	}
 	if (!s->stopped_ns)

@@ -32,6 +32,13 @@ slept=$(awk '/SIGCHLD/ { end = 1 } end && /nanosleep\(/ {
 check "the end waits for in-flight programs once: ${slept} us slept (<= 2000)" \
 	[ "$slept" -le 2000 ]
 
+# sampler_stop closed each cpu-clock event again after its perf link had closed it (EBADF, or
+# another thread's file when its number was taken meanwhile)
+trace close
+check "record -- true under strace exits 0 (closes traced)" [ $? -eq 0 ]
+ebadf=$(grep -c 'close(.*EBADF' "$TMP/trace")
+check "no file descriptor is closed twice ($ebadf EBADF)" [ "$ebadf" -eq 0 ]
+
 # Python frames: the cpu-clock program that walks them is verified only for a recording that
 # may need them from its start (a Python command, -p, -a); for another command it is loaded
 # once a Python process shows up (the verifier's work on the program without them: ~35 ms less).

@@ -77,6 +77,7 @@ struct sampler {
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
 	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
+	bool stopped_async;     /* it detached programs that may still run a while (see settle) */
 	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
@@ -340,9 +341,14 @@ static void next_drain(struct sampler *s)
 
 /* Waits until no program can still add to the counts map just made inactive: those that read
  * the old index finish within microseconds of the flip — or, once sampling has stopped, of the
- * stop (no counting program is attached after it), so the drains at the end wait once at most. */
+ * stop (no counting program is attached after it), so the drains at the end wait once at most.
+ * A cpu-clock program is done when its event's disable returns (the kernel runs it on the
+ * event's CPU, after the handler): a stop that detached no USDT or sched_switch program (they
+ * may still be running in their tasks) needs no wait. */
 static void settle(const struct sampler *s)
 {
+	if (s->stopped_ns && !s->stopped_async)
+		return;
 	uint64_t now = mono_ns(), until = (s->stopped_ns ? s->stopped_ns : now) + DRAIN_SETTLE_NS;
 
 	if (until > now)
@@ -620,6 +626,7 @@ int sampler_start(struct sampler *s, const char **why)
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	s->stopped_ns = 0;
+	s->stopped_async = false;
 	return 0;
 }
 
@@ -667,6 +674,7 @@ void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
 
+	s->stopped_async |= s->nulinks || s->switch_link;
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;

@@ -2,7 +2,8 @@
 # a loaded machine cannot blur it: the unwind rows of what firn loads ahead (libc, ld.so, the
 # command) are copied into the mapped BPF array, with no BPF_MAP_UPDATE_BATCH (which copied them
 # one by one: 6 ms for libc's 28k rows); at the end, the two drains wait for in-flight programs
-# once, 2 ms at most (they slept 2 ms each).
+# once, 2 ms at most (they slept 2 ms each), and not at all when only cpu-clock events were
+# sampled (disabling a perf event returns once its handler is done).
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -25,11 +26,19 @@ check "no BPF_MAP_UPDATE_BATCH: rows are copied through the mapping ($batches ca
 
 trace clock_nanosleep,nanosleep
 check "record -- true under strace exits 0 (sleeps traced)" [ $? -eq 0 ]
-# the sleeps of the end: after the command is reaped (its SIGCHLD)
-slept=$(awk '/SIGCHLD/ { end = 1 } end && /nanosleep\(/ {
-	match($0, /tv_sec=[0-9]+, tv_nsec=[0-9]+/); split(substr($0, RSTART, RLENGTH), v, /[=,]/)
-	ns += v[2] * 1e9 + v[4] } END { printf "%d", ns / 1000 }' "$TMP/trace")
-check "the end waits for in-flight programs once: ${slept} us slept (<= 2000)" \
+# slept_at_end: the microseconds slept after the command is reaped (its SIGCHLD)
+slept_at_end() {
+	awk '/SIGCHLD/ { end = 1 } end && /nanosleep\(/ {
+		match($0, /tv_sec=[0-9]+, tv_nsec=[0-9]+/); split(substr($0, RSTART, RLENGTH), v, /[=,]/)
+		ns += v[2] * 1e9 + v[4] } END { printf "%d", ns / 1000 }' "$TMP/trace"
+}
+slept=$(slept_at_end)
+check "the end of a cpu-clock recording does not wait for in-flight programs: ${slept} us slept" \
+	[ "$slept" -eq 0 ]
+strace -f -qq -e trace=clock_nanosleep,nanosleep -o "$TMP/trace" "$FIRN" record -q -e off-cpu \
+	-o "$TMP/t.pb.gz" -- true 2>"$TMP/err"
+slept=$(slept_at_end)
+check "the end of an off-CPU recording waits once at most: ${slept} us slept (<= 2000)" \
 	[ "$slept" -le 2000 ]
 
 # sampler_stop closed each cpu-clock event again after its perf link had closed it (EBADF, or

@@ -40,6 +40,7 @@
 #define EVENT_BATCH 256
 #define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
 #define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
+#define EXEC_WAIT_NS 1000000000ULL /* or after the next regular drain (none then), this long at most */
 #define SWEEP_INTERVAL_NS 1000000000ULL
 #define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
 
@@ -91,6 +92,7 @@ struct events {
 struct pending_exec {
 	pid_t pid;
 	struct symbolizer_snapshot *next; /* NULL when it could not be taken (yet) */
+	uint64_t exec_ns; /* when it called exec, or later (CLOCK_MONOTONIC) */
 };
 
 
@@ -187,13 +189,13 @@ static void retake(struct recorder *r, struct pending_exec *x)
 
 /* Queues a known process that called exec for handle_execs; false when out of memory (then its
  * snapshot is simply replaced, as before). */
-static bool queue_exec(struct recorder *r, pid_t pid)
+static bool queue_exec(struct recorder *r, pid_t pid, uint64_t exec_ns)
 {
 	if (VEC_GROW(r->execs, r->cap_execs, r->nexecs + 1))
 		return false;
 	if (!r->nexecs)
 		r->first_exec_ns = mono_ns();
-	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
+	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL, exec_ns };
 	if (!r->src) /* with events, the process table has the new image when it is installed */
 		retake(r, &r->execs[r->nexecs]);
 	r->nexecs++;
@@ -258,7 +260,7 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
 		return 0;
-	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid))
+	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid, ev->time))
 		return 0;
 	mark_dirty(r, pid);
 	return 0;
@@ -332,7 +334,7 @@ static void snapshot_from_table(struct recorder *r, pid_t pid)
 	if (!p)
 		return;
 	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
-	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid))
+	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid, p->exec_time))
 		return;
 	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || runs_jit(&p->image)))
 		symbolizer_note_jit(r->sym, pid);
@@ -381,7 +383,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 				retake(r, x); /* the first sample after the exec announces it again */
 			return;
 		}
-		if (exec && queue_exec(r, pid))
+		if (exec && queue_exec(r, pid, mono_ns()))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
 	}
 	if (r->src) {
@@ -493,6 +495,19 @@ static void install_new_image(struct recorder *r, struct pending_exec *x)
 	symbolizer_add_process_later(r->sym, x->pid, mono_ns());
 }
 
+/* Whether every sample taken before these execs is in user space already: the last drain
+ * flipped the counts maps after the last of them (then handling them needs no drain of its own:
+ * under process churn, that drain was most of the cost of an exec). */
+static bool execs_drained(const struct recorder *r, const struct pending_exec *xs, size_t nx)
+{
+	uint64_t flip = r->ss->ops->last_flip_ns ? r->ss->ops->last_flip_ns(r->ss) : 0;
+
+	for (size_t i = 0; i < nx; i++)
+		if (xs[i].exec_ns >= flip)
+			return false;
+	return true;
+}
+
 /* The samples a process took before its exec: drained now, told from the ones after it by their
  * addresses (of_old_image), symbolized with the snapshot of its old image and parked; then the
  * new image's snapshot (taken at the exec, or at the first sample after it) is installed. Runs
@@ -516,10 +531,11 @@ static int handle_execs(struct recorder *r)
 		int n = r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
-	if (!err)
+	bool drain = !execs_drained(r, xs, nx);
+	if (!err && drain)
 		err = r->ss->ops->drain(r->ss);
 	for (size_t i = 0; i < nx; i++) {
-		int n = err ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
+		int n = err || !drain ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : err;
 		install_new_image(r, &xs[i]);
 		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
@@ -1266,7 +1282,9 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	}
 	/* each handling drains the samples: with events, execs wait a little to be handled
 	 * together (their processes are not retired meanwhile: entry_ready) */
-	bool execs_due = !r->src || now - r->first_exec_ns >= EXEC_BATCH_NS;
+	bool execs_due = !r->src || execs_drained(r, r->execs, r->nexecs) ||
+			 now - r->first_exec_ns >= (r->ss->ops->last_flip_ns ? EXEC_WAIT_NS
+									      : EXEC_BATCH_NS);
 	if (execs_due && (err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));

@@ -77,6 +77,7 @@ struct sampler {
 	struct ucomm *comms;    /* open addressing on tid */
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
+	uint64_t flip_ns;       /* when the last complete drain flipped the counts maps */
 	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
 	bool stopped_async;     /* it detached programs that may still run a while (see settle) */
 	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
@@ -343,12 +344,15 @@ int sampler_drain(struct sampler *s)
 {
 	__u32 old = s->skel->bss->active_buf;
 	struct bpf_map *m = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
+	uint64_t flip = mono_ns(); /* read first: a sample before it counts in the map drained */
 
 	s->skel->bss->active_buf = !old;
 	__sync_synchronize();
 	settle(s);
 	s->kstacks = 0;
 	int err = drain_map(s, bpf_map__fd(m));
+	if (!err)
+		s->flip_ns = flip;
 	if (!err)
 		err = drain_comms(s);
 	s->last_drain_ns = mono_ns();
@@ -685,6 +689,11 @@ int sampler_handle_events(struct sampler *s)
 	int n = ring_buffer__consume(s->rb);
 
 	return n < 0 ? n : 0;
+}
+
+uint64_t sampler_last_flip_ns(const struct sampler *s)
+{
+	return s->flip_ns;
 }
 
 int sampler_poll(struct sampler *s, int timeout_ms)

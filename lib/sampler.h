@@ -150,6 +150,9 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 int sampler_handle_events(struct sampler *s);
 /* Moves everything counted so far into user space. */
 int sampler_drain(struct sampler *s);
+/* When (CLOCK_MONOTONIC ns) the last complete drain flipped the counts maps: every sample taken
+ * before that time is in user space (0: no drain yet). */
+uint64_t sampler_last_flip_ns(const struct sampler *s);
 /* Calls fn for every aggregated entry; stops early when fn returns non-zero (and returns that). */
 int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
 		     void *ctx);

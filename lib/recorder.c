@@ -40,6 +40,7 @@
 #define EVENT_BATCH 256
 #define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
 #define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
+#define EXEC_WAIT_NS 1000000000ULL /* or after the next regular drain (none then), this long at most */
 #define SWEEP_INTERVAL_NS 1000000000ULL
 #define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
 
@@ -91,6 +92,7 @@ struct events {
 struct pending_exec {
 	pid_t pid;
 	struct symbolizer_snapshot *next; /* NULL when it could not be taken (yet) */
+	uint64_t exec_ns; /* when it called exec, or later (CLOCK_MONOTONIC) */
 };
 
 
@@ -187,13 +189,13 @@ static void retake(struct recorder *r, struct pending_exec *x)
 
 /* Queues a known process that called exec for handle_execs; false when out of memory (then its
  * snapshot is simply replaced, as before). */
-static bool queue_exec(struct recorder *r, pid_t pid)
+static bool queue_exec(struct recorder *r, pid_t pid, uint64_t exec_ns)
 {
 	if (VEC_GROW(r->execs, r->cap_execs, r->nexecs + 1))
 		return false;
 	if (!r->nexecs)
 		r->first_exec_ns = mono_ns();
-	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL };
+	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL, exec_ns };
 	if (!r->src) /* with events, the process table has the new image when it is installed */
 		retake(r, &r->execs[r->nexecs]);
 	r->nexecs++;
@@ -233,6 +235,15 @@ static void mark_dirty(struct recorder *r, pid_t pid)
 	r->dirty[r->ndirty++] = pid;
 }
 
+/* A sampled process mapped code: libpython (dlopen, or after its first sample) is found now. */
+static void note_python_mapping(struct recorder *r, const struct proc_event *ev)
+{
+	char path[PATH_MAX];
+	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
+
+	pyframes_note_mapping(r->py, ev->pid, &e, mono_ns());
+}
+
 /* Applies one process event to the table. A snapshotted process that calls exec keeps its old
  * image until handle_execs; one that maps more code gets it in its snapshot (update_dirty). A
  * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
@@ -243,11 +254,13 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 
 	if (ev->kind == PROC_EV_LOST)
 		r->lost_ns = mono_ns();
+	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
+		note_python_mapping(r, ev);
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
 		return 0;
-	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid))
+	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid, ev->time))
 		return 0;
 	mark_dirty(r, pid);
 	return 0;
@@ -321,7 +334,7 @@ static void snapshot_from_table(struct recorder *r, pid_t pid)
 	if (!p)
 		return;
 	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
-	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid))
+	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid, p->exec_time))
 		return;
 	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || runs_jit(&p->image)))
 		symbolizer_note_jit(r->sym, pid);
@@ -338,6 +351,16 @@ static const struct procmap *maps_of(void *ctx, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
+/* The process table's mappings of pid for the Python look (NULL: /proc); events are not read
+ * here (pyframes is in the middle of a look). */
+static const struct procmap *py_maps(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+
+	return p && p->image.n ? &p->image : NULL;
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -346,8 +369,10 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
-	if (r->py)
+	if (r->py) {
+		read_events(r); /* its mappings, for the Python look (py_maps) */
 		pyframes_add_process(r->py, pid, exec, mono_ns());
+	}
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -358,7 +383,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 				retake(r, x); /* the first sample after the exec announces it again */
 			return;
 		}
-		if (exec && queue_exec(r, pid))
+		if (exec && queue_exec(r, pid, mono_ns()))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
 	}
 	if (r->src) {
@@ -470,6 +495,19 @@ static void install_new_image(struct recorder *r, struct pending_exec *x)
 	symbolizer_add_process_later(r->sym, x->pid, mono_ns());
 }
 
+/* Whether every sample taken before these execs is in user space already: the last drain
+ * flipped the counts maps after the last of them (then handling them needs no drain of its own:
+ * under process churn, that drain was most of the cost of an exec). */
+static bool execs_drained(const struct recorder *r, const struct pending_exec *xs, size_t nx)
+{
+	uint64_t flip = r->ss->ops->last_flip_ns ? r->ss->ops->last_flip_ns(r->ss) : 0;
+
+	for (size_t i = 0; i < nx; i++)
+		if (xs[i].exec_ns >= flip)
+			return false;
+	return true;
+}
+
 /* The samples a process took before its exec: drained now, told from the ones after it by their
  * addresses (of_old_image), symbolized with the snapshot of its old image and parked; then the
  * new image's snapshot (taken at the exec, or at the first sample after it) is installed. Runs
@@ -493,10 +531,11 @@ static int handle_execs(struct recorder *r)
 		int n = r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
-	if (!err)
+	bool drain = !execs_drained(r, xs, nx);
+	if (!err && drain)
 		err = r->ss->ops->drain(r->ss);
 	for (size_t i = 0; i < nx; i++) {
-		int n = err ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
+		int n = err || !drain ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : err;
 		install_new_image(r, &xs[i]);
 		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
@@ -855,6 +894,41 @@ static int usdt_events(const struct recorder_opts *o)
 	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
 }
 
+/* Whether the file at path starts with a #! line that names python. */
+static bool python_script(const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	return n > 2 && !strncmp(line, "#!", 2) && strstr(line, "python");
+}
+
+/* Whether the command is a Python interpreter (by name) or a script for one, found as exec
+ * would (PATH): its Python frames are wanted from its first sample, not once it is seen. */
+static bool python_command(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
+	char file[PATH_MAX];
+
+	if (!strncmp(base ? base + 1 : argv0, "python", 6))
+		return true;
+	if (base)
+		return python_script(argv0);
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
+				   (int)sizeof(file) && !access(file, X_OK))
+			return python_script(file);
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
@@ -879,6 +953,9 @@ static int setup_sampler(struct recorder *r)
 		.on_process = on_process,
 		.on_code = on_code,
 		.python = !r->o.no_python,
+		/* a command that is no Python: its children may run one, seen then (~35 ms less) */
+		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
+			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
 		.maps_of = maps_of,
 		.ctx = r,
@@ -891,6 +968,8 @@ static int setup_sampler(struct recorder *r)
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
 	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
 		return fail(r, -ENOMEM, "out of memory");
+	if (r->py)
+		pyframes_set_maps(r->py, py_maps);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
@@ -1203,7 +1282,9 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	}
 	/* each handling drains the samples: with events, execs wait a little to be handled
 	 * together (their processes are not retired meanwhile: entry_ready) */
-	bool execs_due = !r->src || now - r->first_exec_ns >= EXEC_BATCH_NS;
+	bool execs_due = !r->src || execs_drained(r, r->execs, r->nexecs) ||
+			 now - r->first_exec_ns >= (r->ss->ops->last_flip_ns ? EXEC_WAIT_NS
+									      : EXEC_BATCH_NS);
 	if (execs_due && (err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));

@@ -52,6 +52,8 @@ struct fake {
 	struct { pid_t pid; uint64_t gen; } exited[MAX_ENTRIES];
 	size_t nexited;
 	uint64_t drains, parked, retired;
+	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
+	uint64_t flip_ns;
 };
 
 static struct fake *fake_of(const struct sample_source *s)
@@ -104,6 +106,8 @@ static int f_drain(struct sample_source *s)
 	}
 	f->ntaken = 0;
 	f->drains++;
+	if (f->clock)
+		f->flip_ns = *f->clock + 1; /* after every event so far */
 	return 0;
 }
 
@@ -230,12 +234,26 @@ static const struct sample_source_ops fake_ops = {
 	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
 };
 
+static uint64_t f_last_flip_ns(const struct sample_source *s)
+{
+	return fake_of(s)->flip_ns;
+}
+
+/* The fake of a source whose drains tell when they flipped its counts (the BPF sampler's). */
+static const struct sample_source_ops fake_ops_flips = {
+	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
+	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
+	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
+	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
+	.last_flip_ns = f_last_flip_ns,
+};
+
 /* The recorder's maker of its sample source: the test's fake, with the recorder's callbacks. */
 static struct sample_source *fake_new(const struct sampler_opts *o, void *arg, const char **why)
 {
 	struct fake *f = arg;
 
-	f->base.ops = &fake_ops;
+	f->base.ops = f->clock ? &fake_ops_flips : &fake_ops;
 	f->o = *o;
 	return &f->base;
 }
@@ -288,12 +306,15 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 	procmap_release(&m);
 }
 
-static int setup(void **state)
+/* A recorder over the fakes; flips: the sample source tells when its drains flipped. */
+static int setup_with(void **state, bool flips)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char why[256];
 
 	assert_non_null(w);
+	if (flips)
+		w->samples.clock = &w->t;
 	assert_non_null(w->events = procevents_fake_new(NULL, 0, 0));
 	struct recorder_opts o = {
 		.freq = 99, .call_graph = "fp", .unwind = RECORDER_UNWIND_FP, .kernel = false,
@@ -306,6 +327,16 @@ static int setup(void **state)
 	assert_int_equal(recorder_start(w->rec), 0);
 	*state = w;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, false);
+}
+
+static int setup_flips(void **state)
+{
+	return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -589,6 +620,31 @@ static void test_cut_after_exit(void **state)
 	assert_int_equal(w->prof->nsamples, 0);
 }
 
+/* An exec that the next regular drain's flip follows needs no drain of its own (under churn
+ * that drain was most of an exec's cost): the samples before it are in user space already,
+ * named with the old image, the ones after it with the new one. */
+static void test_exec_before_flip_no_drain(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 2);
+	poll_n(w, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, LIBC);
+	notice(w, N_EXEC, PID);
+	take(w, PID, PID, LIBC, 3);
+	poll_n(w, 1); /* its drain flips after the exec: the exec is handled, without a drain */
+	assert_int_equal(w->samples.parked, 2); /* the old image's samples, */
+	assert_int_equal(w->samples.drains, 2); /* and the polls' own drains only */
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID, "abort"), 3);
+	assert_int_equal(samples_named(w, PID, "[unknown]"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +657,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

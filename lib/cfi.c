@@ -1,6 +1,7 @@
-/* CFI programs run once each (see cfi.h). The rules follow libdw 0.188's interpreter: where
- * libdw reads past a truncated program, this refuses it instead; set_loc's aligned and indirect
- * encodings are refused; a remember_state stack deeper than CFI_STACK_MAX is invalid. */
+/* CFI programs run once each (see cfi.h). The rules follow libdw 0.188's interpreter, except on
+ * input libdw mishandles or never meets on x86: where libdw reads past a truncated program, this
+ * refuses it; set_loc's aligned and indirect encodings are refused; a remember_state stack
+ * deeper than CFI_STACK_MAX is invalid; machines other than i386 get x86-64's default rules. */
 #include "cfi.h"
 
 #include <dwarf.h>

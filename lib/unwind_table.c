@@ -1,6 +1,8 @@
 /* .eh_frame → sorted unwind rows: each FDE's CFI program run once (lib/cfi.c); libdw walks the
  * section's entries. The former builder, libdw's interpreter asked row by row, is kept as the
- * reference the tests compare against (unwind_table_build_libdw). */
+ * reference the tests compare against (unwind_table_build_libdw): the rows are the same for
+ * every executable and library here; they differ for FDEs that overlap (relocatable objects,
+ * never mapped), where libdw's answer depends on which FDEs it has already looked up. */
 #include "unwind_table.h"
 
 #include <dwarf.h>

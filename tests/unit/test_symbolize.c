@@ -143,6 +143,64 @@ static void test_self(void **state)
 	symbolizer_free(s);
 }
 
+/* Without a profile: where an address is (a cache key, the file's own address, the mapping's
+ * path, build id and range), then its frames; an unknown process and a kernel address too. */
+static void test_find_resolve(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct symbolizer_loc l, o;
+	struct elfsym e;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid = getpid();
+	uint64_t addr = (uintptr_t)symbolize_test_two + 5;
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	assert_int_equal(symbolizer_user_find(s, pid, addr, false, &l), 0);
+	assert_true(l.key != SYMBOLIZER_KEY_UNKNOWN);
+	assert_int_equal(l.map.key, l.key);
+	assert_int_equal(l.addr, self_vaddr(addr));
+	assert_string_equal(l.map.name, exe);
+	assert_true(l.map.start <= l.addr && l.addr < l.map.limit);
+	assert_int_equal(elfsym_init_path(&e, exe), 0);
+	assert_string_equal(l.map.build_id, e.build_id);
+	elfsym_release(&e);
+	assert_int_equal(symbolizer_resolve(s, &l), 0);
+	assert_int_equal(l.reason, SYMBOLIZER_RESOLVED);
+	assert_true(l.n >= 1);
+	assert_string_equal(l.frames[l.n - 1].name, "symbolize_test_two");
+	assert_int_equal(symbolizer_user_find(s, pid, (uintptr_t)symbolize_test_one, true, &o), 0);
+	assert_int_equal(o.key, l.key); /* the same mapping, the same key */
+	assert_int_equal(o.flags, 1);
+	/* an unknown process: no frames, the reason in the flags of the "[unknown]" key */
+	assert_int_equal(symbolizer_user_find(s, 0x7ffffff0, addr, false, &o), 0);
+	assert_int_equal(o.key, SYMBOLIZER_KEY_UNKNOWN);
+	assert_int_equal(o.flags, SYMBOLIZER_NO_PROCESS);
+	assert_string_equal(o.map.name, "[unknown]");
+	assert_int_equal(symbolizer_resolve(s, &o), 0);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.reason, SYMBOLIZER_NO_PROCESS);
+	/* a kernel address: its mapping comes with its frame; new kallsyms, a new cache key and
+	 * the names given out before are said to be gone */
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	assert_int_equal(symbolizer_kernel_find(s, 0xffffffff81000104, false, &o), 0);
+	assert_int_equal(o.map.key, 0);
+	uint32_t kkey = o.key;
+	assert_int_equal(symbolizer_resolve(s, &o), 0);
+	assert_string_equal(o.map.name, "[kernel.kallsyms]");
+	assert_int_equal(o.map.kind, FRAME_KERNEL);
+	assert_int_equal(o.n, 1);
+	assert_string_equal(o.frames[0].name, "core_alpha");
+	uint64_t gen = symbolizer_names_gen(s);
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	assert_true(symbolizer_names_gen(s) != gen);
+	assert_int_equal(symbolizer_kernel_find(s, 0xffffffff81000104, false, &o), 0);
+	assert_true(o.key != kkey);
+	symbolizer_free(s);
+}
+
 static void test_return_address(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -822,6 +880,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_find_resolve),
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_shared_across_processes),
 		cmocka_unit_test(test_second_snapshot),

@@ -109,7 +109,7 @@ struct snapshot {
 	uint32_t jit_key;     /* its perf map's mapping key; 0 until first used */
 };
 
-/* A file looked up by path, not through a process (symbolizer_file_location, ..._frames). */
+/* A file looked up by path, not through a process (symbolizer_file_find, ..._frames). */
 struct symbolizer_file {
 	struct symfile *file;
 	char *path;
@@ -1356,7 +1356,7 @@ static enum symbolizer_reason source_of(struct symbolizer *s, const struct snapm
 	return R_RESOLVED;
 }
 
-/* Profile mapping name of a process mapping. */
+/* Mapping name of a process mapping. */
 static const char *mapping_name(const struct procmap_entry *e)
 {
 	return e->kind == PROCMAP_ANON ? "[anon]" : e->path;

@@ -134,7 +134,8 @@ bool symbolizer_kernel_ready(struct symbolizer *s);
 
 /* A mapping, described without a profile. key names it while the symbolizer lives: keys are
  * 1, 2, 3... in the order mappings (and the kernel's cache keys) are first looked at (a caller
- * may index an array by them), never reused. The strings are valid until the next call into the symbolizer. */
+ * may index an array by them), never reused. The strings are valid until the next call into
+ * the symbolizer. */
 struct symbolizer_mapping {
 	uint32_t key;               /* 0: not known yet (a kernel address before symbolizer_resolve) */
 	enum frame_kind kind;

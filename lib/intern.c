@@ -251,7 +251,7 @@ static int64_t count(struct intern *in, const struct intern_slot *sl)
 }
 
 /* The location of l (found by a symbolizer_*_find call just before): cached, else resolved now
- * and added to the profile. */
+ * and added to the profile (resolving frees no names: names_check before the find holds). */
 static int64_t lookup(struct intern *in, struct symbolizer *s, struct symbolizer_loc *l)
 {
 	int64_t mid = 0;
@@ -268,7 +268,6 @@ static int64_t lookup(struct intern *in, struct symbolizer *s, struct symbolizer
 		return err;
 	if (!mid && (mid = mapping_of(in, &l->map)) < 0)
 		return mid;
-	names_check(in, s);
 	int64_t id = intern_location(in, (uint64_t)mid, l->addr, l->frames, l->n);
 	if (intern_fill(in, sl, l->key, l->addr, l->flags, id, l->reason,
 			l->n && l->frames[0].line) < 0)

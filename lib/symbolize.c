@@ -1621,10 +1621,8 @@ static int resolve_loose(struct symbolizer *s, struct symbolizer_loc *l)
 {
 	struct dwarfsym_frame fr[MAX_FRAMES];
 	struct symbolizer_file *lf = l->priv[0];
-	int err = file_index(s, lf->file), n;
+	int err = lf->file->state < 0 ? lf->file->state : 0, n; /* indexed by the find */
 
-	if (err == -ENOMEM)
-		return err;
 	n = err ? 0 : resolve_file(lf->file, l->flags ? l->at - 1 : l->at, fr);
 	if (n < 0)
 		return n;

@@ -180,6 +180,8 @@ struct symbolizer {
 	uint32_t kernel_key;
 	uint32_t kernel_cache_key; /* of every kernel address, until kallsyms changes */
 	uint32_t *module_keys;   /* ksym.nmodules keys (0: not given yet) */
+	uint64_t *module_limits; /* each module's end when its key was given (the kernel's
+				  * lookup grows "bpf"'s: its mapping keeps the first) */
 	char module_name[256];   /* "[MODULE]" of the last kernel address resolved */
 
 	pid_t perfmap_noted;     /* the last pid whose perf map was refused (noted once) */
@@ -1696,7 +1698,9 @@ int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 	free(s->kallsyms_path);
 	s->kallsyms_path = copy;
 	free(s->module_keys);
+	free(s->module_limits);
 	s->module_keys = NULL;
+	s->module_limits = NULL;
 	forget_names(s);
 	ksym_release(&s->ksym);
 	s->ksym_state = 0;
@@ -1720,7 +1724,12 @@ static int ksym_ready(struct symbolizer *s)
 			     s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms", strerror(-err));
 		if (!err) {
 			s->module_keys = calloc(s->ksym.nmodules + 1, sizeof(*s->module_keys));
-			if (!s->module_keys) {
+			s->module_limits = calloc(s->ksym.nmodules + 1, sizeof(*s->module_limits));
+			if (!s->module_keys || !s->module_limits) {
+				free(s->module_keys);
+				free(s->module_limits);
+				s->module_keys = NULL;
+				s->module_limits = NULL;
 				ksym_release(&s->ksym);
 				return -ENOMEM; /* not remembered: may work next time */
 			}
@@ -1746,12 +1755,14 @@ static void kernel_map(struct symbolizer *s, const char *module, struct symboliz
 						  .name = "[kernel.kallsyms]", .build_id = "" };
 		return;
 	}
-	if (!s->module_keys[i])
+	if (!s->module_keys[i]) {
 		s->module_keys[i] = new_key(s);
+		s->module_limits[i] = s->ksym.modules[i].end;
+	}
 	snprintf(s->module_name, sizeof(s->module_name), "[%s]", module);
 	*m = (struct symbolizer_mapping){ .key = s->module_keys[i], .kind = FRAME_KERNEL,
 					  .start = s->ksym.modules[i].start,
-					  .limit = s->ksym.modules[i].end,
+					  .limit = s->module_limits[i],
 					  .name = s->module_name, .build_id = "" };
 }
 
@@ -1818,6 +1829,20 @@ int symbolizer_resolve(struct symbolizer *s, struct symbolizer_loc *l)
 		l->n = 0;
 		return 0;
 	}
+}
+
+int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n)
+{
+	uint64_t addrs[128];
+	int err = ksym_ready(s);
+
+	for (size_t i = 0; !err && i < n; i += 128) {
+		size_t m = n - i < 128 ? n - i : 128;
+		for (size_t j = 0; j < m; j++) /* what symbolizer_kernel_frame looks up */
+			addrs[j] = i + j ? ips[i + j] - 1 : ips[0];
+		err = ksym_prepare(&s->ksym, addrs, m);
+	}
+	return err == -ENOMEM ? err : 0;
 }
 
 /* ---- lifecycle ---- */
@@ -1887,6 +1912,7 @@ void symbolizer_free(struct symbolizer *s)
 	ksym_release(&s->ksym);
 	free(s->kallsyms_path);
 	free(s->module_keys);
+	free(s->module_limits);
 	free(s->shared);
 	free(s->queue);
 	free(s->resnap);

@@ -178,7 +178,7 @@ int symbolizer_file_find(struct symbolizer *s, const char *path, uint64_t vaddr,
 			 bool is_return_address, struct symbolizer_loc *l);
 /* The same for a kernel address: one cache key for all; the mapping (core kernel functions
  * in "[kernel.kallsyms]", module functions in "[MODULE]", BPF programs "[bpf]") comes with the
- * frames. kallsyms is loaded then, on first use. */
+ * frames. Kernel symbols (lib/ksym) are loaded then, on first use. */
 int symbolizer_kernel_find(struct symbolizer *s, uint64_t addr, bool is_return_address,
 			   struct symbolizer_loc *l);
 /* Resolves l (filled by a find call just before, with no other call into the symbolizer between):
@@ -209,6 +209,11 @@ int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint
 /* Starts loading kallsyms in a thread of its own, so that the first kernel lookup (which waits
  * for it) does not; 0 or -errno. */
 int symbolizer_prefetch_kernel(struct symbolizer *s);
+/* Names the addresses of one kernel stack (ips[0] the sampled address, the others return
+ * addresses) in one run of the kernel's symbol lookup, which symbolizer_resolve would ask one
+ * at a time (nothing to do where kallsyms was read). 0 or -ENOMEM; other failures are left to
+ * symbolizer_resolve. */
+int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n);
 /* Reads kernel symbols from path (a file in kallsyms format) instead of /proc/kallsyms. Call it
  * before the first kernel lookup; 0 or -ENOMEM. */
 int symbolizer_set_kallsyms(struct symbolizer *s, const char *path);

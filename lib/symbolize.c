@@ -1838,7 +1838,7 @@ int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t 
 
 	for (size_t i = 0; !err && i < n; i += 128) {
 		size_t m = n - i < 128 ? n - i : 128;
-		for (size_t j = 0; j < m; j++) /* what symbolizer_kernel_frame looks up */
+		for (size_t j = 0; j < m; j++) /* what symbolizer_resolve looks up */
 			addrs[j] = i + j ? ips[i + j] - 1 : ips[0];
 		err = ksym_prepare(&s->ksym, addrs, m);
 	}

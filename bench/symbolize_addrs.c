@@ -2,7 +2,7 @@
  * lib/symbolize and prints them as `addr2line -f -i` does: per address, one "FUNCTION" line and
  * one "FILE:LINE" line per frame, innermost first ("??" / "??:0" when unknown), in input order.
  * Default: symbolizer_file_frames (ELF and DWARF lookups, inline chains, lines, demangling).
- * --profile: symbolizer_file_location, which also builds the profile's locations, functions and
+ * --profile: intern_file, which also builds the profile's locations, functions and
  * strings, as a recording does.
  * The batch is looked up in address order (each file's tables are then walked in order, not at
  * random); --in-order looks it up as given. -a prints each address first, as addr2line -a.
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "intern.h"
 #include "profile.h"
 #include "symbolize.h"
 #include "vec.h"
@@ -235,13 +236,15 @@ static long run_profile(struct symbolizer *s, const char *path, const uint64_t *
 			const struct order *ord, bool show_addr, struct out *o)
 {
 	struct profile p;
+	struct intern in;
 	int64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
 	long frames = 0;
 
+	intern_init(&in);
 	if (!ids || profile_init(&p))
 		return -1;
 	for (long i = 0; i < n; i++)
-		if ((ids[ord->idx[i]] = symbolizer_file_location(s, &p, path, addrs[ord->idx[i]], false)) < 0)
+		if ((ids[ord->idx[i]] = intern_file(&in, s, &p, path, addrs[ord->idx[i]], false)) < 0)
 			return -1;
 	for (long i = 0; i < n; i++) {
 		if (show_addr)

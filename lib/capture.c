@@ -3,6 +3,7 @@
 #include "diag.h"
 #include "hash.h"
 #include "hashtab.h"
+#include "intern.h"
 #include "spill.h"
 #include "vec.h"
 
@@ -26,6 +27,7 @@ struct capture {
 	struct profile *p;
 	struct spill spill;       /* samples of processes that have ended */
 	struct symbolizer *sym;
+	struct intern in;         /* what the symbolizer's lookups became in p */
 	uint64_t *locs;
 	size_t cap;
 	int64_t period;
@@ -169,9 +171,9 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 	if (err)
 		return err;
 	for (uint32_t i = 0; i < len; i++) {
-		int64_t id = kernel ? symbolizer_kernel_frame(c->sym, c->p, ips[i], i > 0)
+		int64_t id = kernel ? intern_kernel(&c->in, c->sym, c->p, ips[i], i > 0)
 			   : resolver_kind_of(ips[i]) ? resolved_location(c, e->pid, ips[i])
-			   : symbolizer_user_location(c->sym, c->p, e->pid, ips[i], i > 0);
+			   : intern_user(&c->in, c->sym, c->p, e->pid, ips[i], i > 0);
 		if (id < 0)
 			return (int)id;
 		if (leading && (leading = tracing_frame(c->p, id)))
@@ -464,6 +466,7 @@ struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 		goto fail;
 	c->p = p;
 	c->sym = sym;
+	intern_init(&c->in);
 	c->period = 1000000000LL / (m->freq ? m->freq : 1);
 	err = m->events && !m->nevents ? -EINVAL : 0;
 	if (!err)
@@ -530,6 +533,7 @@ void capture_free(struct capture *c)
 		return;
 	spill_release(&c->spill);
 	free(c->locs);
+	intern_release(&c->in);
 	free(c->rlocs);
 	hashtab_release(&c->rindex);
 	free(c->values);

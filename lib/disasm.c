@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "escape.h"
 #include "safeopen.h"
 #include "vec.h"
@@ -210,32 +211,36 @@ static int read_lines(struct disasm *d, Dwarf *dw)
 	return 0;
 }
 
-/* DWARF of the file (elf), or of its separate debug file under /usr/lib/debug/.build-id/;
- * the debug file's descriptor and Elf handle are left in dfd and delf for closing. NULL when
- * there is no DWARF. */
-static Dwarf *open_dwarf(const struct disasm *d, Elf *elf, int *dfd, Elf **delf)
+/* DWARF of the file (elf), or of its separate debug file found as the symbolizer finds it
+ * (lib/debuginfo: by build id, then by .gnu_debuglink, inside root first when the file was
+ * opened there); the debug file's descriptor and Elf handle are left in dfd and delf for
+ * closing. NULL when there is no DWARF. */
+static Dwarf *open_dwarf(const struct disasm *d, Elf *elf, const char *path, const char *root,
+			 int *dfd, Elf **delf)
 {
-	char path[PATH_MAX];
 	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	struct debuginfo_query q = {
+		.build_id = d->elf.build_id, .path = path, .root = root,
+		.debuglink = d->elf.debuglink[0] ? d->elf.debuglink : NULL,
+		.crc = d->elf.debuglink_crc,
+	};
 
 	*dfd = -1;
 	*delf = NULL;
-	if (dw || strlen(d->build_id) < 3)
+	if (dw)
 		return dw;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", d->build_id,
-		 d->build_id + 2);
-	if ((*dfd = safeopen(path, 0, 0, NULL)) < 0)
+	if ((*dfd = debuginfo_find(&q, NULL, 0)) < 0)
 		return NULL;
 	*delf = elf_begin(*dfd, ELF_C_READ_MMAP, NULL);
 	return *delf ? dwarf_begin_elf(*delf, DWARF_C_READ, NULL) : NULL;
 }
 
 /* Source lines of the instructions, when the file (or its debug file) has DWARF. */
-static int add_lines(struct disasm *d, Elf *elf)
+static int add_lines(struct disasm *d, Elf *elf, const char *path, const char *root)
 {
 	int dfd;
 	Elf *delf;
-	Dwarf *dw = open_dwarf(d, elf, &dfd, &delf);
+	Dwarf *dw = open_dwarf(d, elf, path, root, &dfd, &delf);
 	int err = read_lines(d, dw);
 
 	if (dw)
@@ -268,8 +273,10 @@ static int make_rows(struct disasm *d)
 	return 0;
 }
 
-/* Everything disasm_open does once the file is open at fd. */
-static int open_fd(struct disasm *d, int fd, const char *name, uint64_t where, enum find_by by)
+/* Everything disasm_open does once the file is open at fd (path: as its process named it,
+ * inside root when not NULL). */
+static int open_fd(struct disasm *d, int fd, const char *path, const char *root,
+		   const char *name, uint64_t where, enum find_by by)
 {
 	uint8_t *code = NULL;
 	size_t len = 0;
@@ -284,7 +291,7 @@ static int open_fd(struct disasm *d, int fd, const char *name, uint64_t where, e
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	err = decode(d, elf, code, len);
 	if (!err)
-		err = add_lines(d, elf);
+		err = add_lines(d, elf, path, root);
 	if (!err)
 		err = make_rows(d);
 	if (elf)
@@ -293,9 +300,10 @@ static int open_fd(struct disasm *d, int fd, const char *name, uint64_t where, e
 	return err;
 }
 
-/* disasm_open, finding the function by name, virtual address or file offset. */
-static int open_file(struct disasm *d, const char *path, const char *name, uint64_t where,
-		     enum find_by by)
+/* disasm_open, finding the function by name, virtual address or file offset. root: the
+ * "/proc/PID/root" path is inside (its debug files are looked for there first), or NULL. */
+static int open_file(struct disasm *d, const char *path, const char *root, const char *name,
+		     uint64_t where, enum find_by by)
 {
 	memset(d, 0, sizeof(*d));
 	d->path = strdup(path);
@@ -304,14 +312,14 @@ static int open_file(struct disasm *d, const char *path, const char *name, uint6
 	int fd = safeopen(path, 0, 0, NULL); /* named by a profile: maybe a FIFO */
 	if (fd < 0)
 		return fd;
-	int err = open_fd(d, fd, name, where, by);
+	int err = open_fd(d, fd, root ? path + strlen(root) : path, root, name, where, by);
 	close(fd);
 	return err;
 }
 
 int disasm_open(struct disasm *d, const char *path, const char *name, uint64_t vaddr)
 {
-	return open_file(d, path, name, vaddr, name ? BY_NAME : BY_VADDR);
+	return open_file(d, path, NULL, name, vaddr, name ? BY_NAME : BY_VADDR);
 }
 
 void disasm_release(struct disasm *d)
@@ -511,18 +519,19 @@ static int open_candidate(struct disasm *d, const struct profile *p, const struc
 	const struct profile_mapping *m = &p->mappings[l->mapping_id - 1];
 	const char *path = profile_str(p, m->filename);
 	uint64_t off = l->address - m->start + m->offset;
-	char alt[PATH_MAX + 32];
+	char alt[PATH_MAX + 32], root[32];
 
 	if (m->kind == FRAME_KERNEL || m->kind == FRAME_JIT || path[0] != '/')
 		return memset(d, 0, sizeof(*d)), -EOPNOTSUPP;
-	int err = open_file(d, path, NULL, off, BY_OFFSET);
+	int err = open_file(d, path, NULL, NULL, off, BY_OFFSET);
 	if (err != -ENOENT || c->pid <= 0 || access(path, F_OK) == 0)
 		return err;
-	snprintf(alt, sizeof(alt), "/proc/%lld/root%s", (long long)c->pid, path);
+	snprintf(root, sizeof(root), "/proc/%lld/root", (long long)c->pid);
+	snprintf(alt, sizeof(alt), "%s%s", root, path);
 	if (access(alt, F_OK))
 		return err; /* d->path names the recorded path */
 	disasm_release(d);
-	return open_file(d, alt, NULL, off, BY_OFFSET);
+	return open_file(d, alt, root, NULL, off, BY_OFFSET);
 }
 
 /* Remembers what was asked and compares the file's build id with the recorded one. */

@@ -1,6 +1,7 @@
 /* Annotation of one function: its machine code disassembled with capstone from its ELF file (the
  * symbol's [start, end) read through the PT_LOAD segments), the source line of each instruction
- * from DWARF (libdw, the file's own debug info or /usr/lib/debug/.build-id/) when there is some,
+ * from DWARF (libdw, the file's own debug info or a separate debug file found by build id or
+ * .gnu_debuglink as the symbolizer finds it, lib/debuginfo) when there is some,
  * and the samples of a profile attributed to the instructions they hit.
  * A struct disasm owns everything it points to; it keeps no file open after disasm_open. */
 #ifndef FIRN_DISASM_H

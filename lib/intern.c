@@ -27,6 +27,7 @@ void intern_release(struct intern *in)
 {
 	locs_clear(in);
 	free(in->fns);
+	free(in->map_ids);
 	intern_init(in);
 }
 
@@ -41,6 +42,8 @@ bool intern_sync(struct intern *in, struct profile *p)
 	in->nfn_slots = in->nfns = 0;
 	in->p = p;
 	in->max_mapping_id = in->max_location_id = 0;
+	if (in->map_ids)
+		memset(in->map_ids, 0, in->nmap_ids * sizeof(*in->map_ids));
 	return true;
 }
 
@@ -195,4 +198,132 @@ int64_t intern_location(struct intern *in, uint64_t mapping_id, uint64_t addr,
 	if (id > 0 && (uint64_t)id > in->max_location_id)
 		in->max_location_id = id;
 	return id;
+}
+
+/* Forgets the function ids cached by name pointers when the symbolizer has freed names since. */
+static void names_check(struct intern *in, const struct symbolizer *s)
+{
+	uint64_t gen = symbolizer_names_gen(s);
+
+	if (gen != in->names_gen) {
+		intern_forget_names(in);
+		in->names_gen = gen;
+	}
+}
+
+/* The profile mapping id of a symbolizer mapping, added on first use; a file's mapping grows to
+ * the largest limit the processes that share it give. */
+static int64_t mapping_of(struct intern *in, const struct symbolizer_mapping *m)
+{
+	if (m->key >= in->nmap_ids) {
+		size_t n = in->nmap_ids ? in->nmap_ids : 64;
+		while (n <= m->key)
+			n *= 2;
+		uint64_t *ids = realloc(in->map_ids, n * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		memset(ids + in->nmap_ids, 0, (n - in->nmap_ids) * sizeof(*ids));
+		in->map_ids = ids;
+		in->nmap_ids = n;
+	}
+	uint64_t id = in->map_ids[m->key];
+	if (id) {
+		struct profile_mapping *pm = &in->p->mappings[id - 1];
+		if (m->limit > pm->limit)
+			pm->limit = m->limit;
+		return (int64_t)id;
+	}
+	int64_t nid = intern_mapping(in, m->start, m->limit, m->offset, m->name, m->build_id,
+				     m->kind);
+	if (nid < 0)
+		return nid;
+	in->p->mappings[nid - 1].has_inline_frames = m->inline_frames;
+	in->map_ids[m->key] = (uint64_t)nid;
+	return nid;
+}
+
+/* Counts a lookup by the outcome its slot keeps and returns its location. */
+static int64_t count(struct intern *in, const struct intern_slot *sl)
+{
+	in->counts[sl->reason]++;
+	in->with_lines += sl->lines;
+	return sl->loc_id;
+}
+
+/* The location of l (found by a symbolizer_*_find call just before): cached, else resolved now
+ * and added to the profile (resolving frees no names: names_check before the find holds). */
+static int64_t lookup(struct intern *in, struct symbolizer *s, struct symbolizer_loc *l)
+{
+	int64_t mid = 0;
+
+	if (l->map.key && (mid = mapping_of(in, &l->map)) < 0)
+		return mid;
+	struct intern_slot *sl = intern_slot(in, l->key, l->addr, l->flags);
+	if (!sl)
+		return -ENOMEM;
+	if (sl->loc_id)
+		return count(in, sl);
+	int err = symbolizer_resolve(s, l);
+	if (err)
+		return err;
+	if (!mid && (mid = mapping_of(in, &l->map)) < 0)
+		return mid;
+	int64_t id = intern_location(in, (uint64_t)mid, l->addr, l->frames, l->n);
+	if (intern_fill(in, sl, l->key, l->addr, l->flags, id, l->reason,
+			l->n && l->frames[0].line) < 0)
+		return id;
+	return count(in, sl);
+}
+
+int64_t intern_user(struct intern *in, struct symbolizer *s, struct profile *p, pid_t pid,
+		    uint64_t addr, bool is_return_address)
+{
+	struct symbolizer_loc l;
+	int err;
+
+	intern_sync(in, p);
+	names_check(in, s);
+	if ((err = symbolizer_user_find(s, pid, addr, is_return_address, &l)))
+		return err;
+	return lookup(in, s, &l);
+}
+
+int64_t intern_file(struct intern *in, struct symbolizer *s, struct profile *p, const char *path,
+		    uint64_t vaddr, bool is_return_address)
+{
+	struct symbolizer_loc l;
+	int err;
+
+	intern_sync(in, p);
+	names_check(in, s);
+	if ((err = symbolizer_file_find(s, path, vaddr, is_return_address, &l)))
+		return err;
+	return lookup(in, s, &l);
+}
+
+int64_t intern_kernel(struct intern *in, struct symbolizer *s, struct profile *p, uint64_t addr,
+		      bool is_return_address)
+{
+	struct symbolizer_loc l;
+	int err;
+
+	intern_sync(in, p);
+	names_check(in, s);
+	if ((err = symbolizer_kernel_find(s, addr, is_return_address, &l)))
+		return err;
+	return lookup(in, s, &l);
+}
+
+void intern_stats(const struct intern *in, struct intern_stats *st)
+{
+	*st = (struct intern_stats){
+		.resolved = in->counts[SYMBOLIZER_RESOLVED],
+		.no_process = in->counts[SYMBOLIZER_NO_PROCESS],
+		.no_mapping = in->counts[SYMBOLIZER_NO_MAPPING],
+		.no_symbol = in->counts[SYMBOLIZER_NO_SYMBOL],
+		.no_file = in->counts[SYMBOLIZER_NO_FILE],
+		.no_jit_symbol = in->counts[SYMBOLIZER_NO_JIT_SYMBOL],
+		.with_lines = in->with_lines,
+		.cached_locations = in->n,
+	};
 }

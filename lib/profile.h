@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "frame_kind.h"
 
 /* Interned strings. Id 0 is always the empty string; ids are dense and stable. */
 struct strtab {
@@ -28,14 +29,6 @@ static inline const char *strtab_get(const struct strtab *t, uint32_t id)
 {
 	return id < t->n ? t->strs[id] : "";
 }
-
-/* What a frame is: decides its folded suffix, its flame graph color and the --no-kernel filter. */
-enum frame_kind {
-	FRAME_USER = 0,
-	FRAME_KERNEL,   /* "_[k]" */
-	FRAME_JIT,      /* "_[j]" */
-	FRAME_INLINE,   /* "_[i]": a Line of a location that is not its outermost */
-};
 
 /* All ids below are 1-based indexes into the matching array (0 = none). */
 struct profile_value_type {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "frame_kind.h"
 
 /* One function of a resolved frame (innermost first when a value stands for several). The
  * strings stay valid while the resolver lives. */

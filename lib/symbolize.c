@@ -1,6 +1,6 @@
 /* The symbolizer front: process snapshots (maps, open files, perf maps), a file cache keyed by
  * (dev, inode, size, mtime), a debug-information cache keyed by build id, the vDSO, kallsyms,
- * and caches of the functions and locations made in a profile. */
+ * and the mapping keys its callers cache what they make of an address by. */
 #include "symbolize.h"
 
 #include <dirent.h>
@@ -23,18 +23,23 @@
 #include "dwarfsym.h"
 #include "elfsym.h"
 #include "hash.h"
-#include "intern.h"
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
 #include "safeopen.h"
 
-/* Why an address got the location it got; indexes the stats. */
-enum reason { R_RESOLVED, R_NO_PROCESS, R_NO_MAPPING, R_NO_SYMBOL, R_NO_FILE, R_NO_JIT_SYMBOL,
-	      R_NR };
+/* Short names of the reasons. */
+#define R_RESOLVED SYMBOLIZER_RESOLVED
+#define R_NO_PROCESS SYMBOLIZER_NO_PROCESS
+#define R_NO_MAPPING SYMBOLIZER_NO_MAPPING
+#define R_NO_SYMBOL SYMBOLIZER_NO_SYMBOL
+#define R_NO_FILE SYMBOLIZER_NO_FILE
+#define R_NO_JIT_SYMBOL SYMBOLIZER_NO_JIT_SYMBOL
 
-/* The longest inline chain kept (the outermost frames of a longer one are dropped). */
-#define MAX_FRAMES 32
+#define MAX_FRAMES SYMBOLIZER_MAX_FRAMES
+
+/* What symbolizer_resolve resolves (struct symbolizer_loc.source). */
+enum loc_source { LS_UNKNOWN, LS_SNAPMAP, LS_JIT, LS_LOOSE, LS_KERNEL };
 
 /* Debug information of one build id (or of one file without a build id). */
 struct debugfile {
@@ -71,21 +76,23 @@ enum source { SRC_NONE, SRC_FILE, SRC_VDSO };
 struct snapmap {
 	enum source src;
 	struct symfile *file; /* SRC_FILE: NULL when it could not be opened */
-	uint64_t mapping_id;  /* in the current profile; 0 until first used */
-	uint64_t bias;        /* runtime address - profile address (0 unless shared) */
+	uint32_t key;         /* its mapping key; 0 until first used */
+	bool dwarf;           /* (set with key) resolved with DWARF */
+	uint64_t bias;        /* (set with key) runtime address - file address (0 unless shared) */
+	const char *build_id; /* (set with key) its file's (or the vDSO's), "" when none */
 };
 
-/* A file segment's mapping in the profile, shared by every process that maps it: locations
- * have the file's own (ELF) addresses, so processes of one binary share their locations
- * whatever their load addresses. Keyed by the file's cache key and the mapping's file offset
- * (dev and ino 0: the vDSO). */
+/* A file segment's mapping key, shared by every process that maps it: addresses are the file's
+ * own (ELF) addresses, so processes of one binary share their cache keys whatever their load
+ * addresses. Found by the file's cache key and the mapping's file offset (dev and ino 0: the
+ * vDSO). */
 struct shared_map {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
 	uint64_t offset;
-	uint64_t mapping_id;
+	uint32_t key;
 };
 
 struct snapshot {
@@ -99,14 +106,14 @@ struct snapshot {
 			       * mapping is known, none outside them holds JIT code */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
-	uint64_t jit_mapping; /* its mapping in the current profile; 0 until first used */
+	uint32_t jit_key;     /* its perf map's mapping key; 0 until first used */
 };
 
-/* A file looked up by path, not through a process (symbolizer_file_location, ..._frames). */
+/* A file looked up by path, not through a process (symbolizer_file_find, ..._frames). */
 struct symbolizer_file {
 	struct symfile *file;
 	char *path;
-	uint64_t mapping_id;
+	uint32_t key;         /* its mapping key; 0 until first used */
 };
 
 /* A cached demangling: raw name pointer -> demangled name (owned). */
@@ -139,7 +146,7 @@ struct symbolizer {
 	struct symbolizer_file **loose; /* each held until symbolizer_free */
 	size_t nloose;
 
-	struct shared_map *shared; /* file segments' mappings in the profile */
+	struct shared_map *shared; /* file segments' mapping keys */
 	size_t nshared, cap_shared;
 	struct resnap *resnap;   /* processes to snapshot again (symbolizer_add_process_later) */
 	size_t nresnap, cap_resnap;
@@ -155,9 +162,10 @@ struct symbolizer {
 	bool worker_on, worker_stop;
 	struct symfile **queue;
 	size_t nqueue, cap_queue;
-	struct intern in;        /* the ids made in the current profile, and their caches */
 	struct dm_cache dms;
-	uint64_t unknown_mapping;
+	uint64_t names_gen;      /* counts the times names given out were freed */
+	uint32_t next_key;       /* the last mapping key given */
+	uint32_t unknown_key;
 
 	int vdso_state;          /* 0 not loaded, 1 loaded, -errno */
 	struct elfsym vdso;
@@ -169,19 +177,17 @@ struct symbolizer {
 	int ksym_async_err;
 	bool ksym_done;          /* the prefetch thread has finished (atomic) */
 	char *kallsyms_path;     /* NULL: /proc/kallsyms */
-	uint64_t kernel_mapping;
-	uint64_t *module_mappings; /* ksym.nmodules ids */
+	uint32_t kernel_key;
+	uint32_t kernel_cache_key; /* of every kernel address, until kallsyms changes */
+	uint32_t *module_keys;   /* ksym.nmodules keys (0: not given yet) */
+	uint64_t *module_limits; /* each module's end when its key was given (the kernel's
+				  * lookup grows "bpf"'s: its mapping keeps the first) */
+	char module_name[256];   /* "[MODULE]" of the last kernel address resolved */
 
-	uint64_t counts[R_NR];   /* by enum reason */
-	uint64_t with_lines;
 	pid_t perfmap_noted;     /* the last pid whose perf map was refused (noted once) */
 	size_t nheld;            /* files holding their descriptor until indexed (atomic) */
 	size_t fd_budget;        /* how many may (0: not computed yet) */
 };
-
-
-/* Mapping keys for cache entries that have no snapshot mapping. */
-#define KEY_KERNEL UINT32_MAX
 
 /* ---- demangling cache ---- */
 
@@ -243,11 +249,17 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 	return sl->name ? sl->name : raw;
 }
 
-/* Empties the caches keyed by name pointers, before what they point into is freed. */
+/* Empties the caches keyed by name pointers, before what they point into is freed, and tells
+ * the callers (symbolizer_names_gen). */
 static void forget_names(struct symbolizer *s)
 {
-	intern_forget_names(&s->in);
+	s->names_gen++;
 	dm_clear(&s->dms);
+}
+
+uint64_t symbolizer_names_gen(const struct symbolizer *s)
+{
+	return s->names_gen;
 }
 
 /* ---- debug information ---- */
@@ -1042,7 +1054,7 @@ static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 	snap->perfmap_refused = old->perfmap_refused;
 	snap->perfmap = old->perfmap;
 	memcpy(snap->perfmap_name, old->perfmap_name, sizeof(snap->perfmap_name));
-	snap->jit_mapping = old->jit_mapping;
+	snap->jit_key = old->jit_key;
 	old->perfmap_fd = -1;
 	memset(&old->perfmap, 0, sizeof(old->perfmap));
 }
@@ -1167,95 +1179,41 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 	return 0;
 }
 
-/* ---- profile entries ---- */
+/* ---- mapping keys ---- */
 
-/* Starts the id caches afresh when p is not the profile they were made for. */
-static void sync_profile(struct symbolizer *s, struct profile *p)
+/* A key never given before (never 0). */
+static uint32_t new_key(struct symbolizer *s)
 {
-	if (!intern_sync(&s->in, p))
-		return;
-	for (size_t i = 0; i < s->nprocs; i++) {
-		for (size_t j = 0; j < s->procs[i]->map.n; j++)
-			s->procs[i]->maps[j].mapping_id = 0;
-		s->procs[i]->jit_mapping = 0;
-	}
-	for (size_t i = 0; i < s->nloose; i++)
-		s->loose[i]->mapping_id = 0;
-	s->nshared = 0;
-	s->unknown_mapping = s->kernel_mapping = 0;
-	for (size_t i = 0; s->module_mappings && i < s->ksym.nmodules; i++)
-		s->module_mappings[i] = 0;
+	return ++s->next_key;
 }
 
-/* Adds a mapping to the profile with the given kind; returns its id or -ENOMEM. */
-static int64_t add_mapping(struct symbolizer *s, struct profile *p, uint64_t start, uint64_t limit,
-			   uint64_t offset, const char *name, const char *build_id,
-			   enum frame_kind kind)
+/* Fills l for an address outside every known mapping: in "[unknown]", cached by its reason. */
+static int unknown_loc(struct symbolizer *s, struct symbolizer_loc *l, uint64_t addr,
+		       enum symbolizer_reason why)
 {
-	(void)p; /* the interner's (sync_profile) */
-	return intern_mapping(&s->in, start, limit, offset, name, build_id, kind);
+	if (!s->unknown_key)
+		s->unknown_key = new_key(s);
+	l->key = SYMBOLIZER_KEY_UNKNOWN;
+	l->flags = why;
+	l->addr = addr;
+	l->map = (struct symbolizer_mapping){ .key = s->unknown_key, .kind = FRAME_USER,
+					      .name = "[unknown]", .build_id = "" };
+	l->source = LS_UNKNOWN;
+	return 0;
 }
 
-/* Adds a location at addr in mapping_id with one line per frame (none when n is 0), names
- * demangled unless told not to; returns its id or -ENOMEM. */
-static int64_t add_location(struct symbolizer *s, struct profile *p, uint64_t mapping_id,
-			    uint64_t addr, const struct dwarfsym_frame *frames, int n)
+/* Turns resolved frames into l's frames, names demangled unless told not to; 0 or -ENOMEM. */
+static int set_frames(struct symbolizer *s, struct symbolizer_loc *l,
+		      const struct dwarfsym_frame *fr, int n)
 {
-	struct resolved_frame rf[MAX_FRAMES];
-
-	(void)p;
 	for (int i = 0; i < n; i++) {
-		const char *shown = display_name(s, frames[i].name);
+		const char *shown = display_name(s, fr[i].name);
 		if (!shown)
 			return -ENOMEM;
-		rf[i] = (struct resolved_frame){ shown, frames[i].name, frames[i].file,
-						 frames[i].line };
+		l->frames[i] = (struct resolved_frame){ shown, fr[i].name, fr[i].file, fr[i].line };
 	}
-	return intern_location(&s->in, mapping_id, addr, rf, n);
-}
-
-/* The cache slot of (key, addr, flags) with room reserved to fill it: a filled slot is a hit.
- * NULL on -ENOMEM. Nothing may be added to the cache before the slot is filled. */
-static struct intern_slot *slot_for(struct symbolizer *s, uint32_t key, uint64_t addr,
-				    uint32_t flags)
-{
-	return intern_slot(&s->in, key, addr, flags);
-}
-
-/* Counts a cache hit and returns its location. */
-static int64_t hit(struct symbolizer *s, const struct intern_slot *sl)
-{
-	s->counts[sl->reason]++;
-	s->with_lines += sl->lines;
-	return sl->loc_id;
-}
-
-/* Fills an empty slot with a new location and counts it; returns id (or the -errno in id). */
-static int64_t fill(struct symbolizer *s, struct intern_slot *sl, uint32_t key, uint64_t addr,
-		    uint32_t flags, int64_t id, enum reason why, bool lines)
-{
-	if (intern_fill(&s->in, sl, key, addr, flags, id, why, lines) < 0)
-		return id;
-	return hit(s, sl);
-}
-
-/* Location of an address outside every known mapping, in "[unknown]". */
-static int64_t unknown_location(struct symbolizer *s, struct profile *p, uint64_t addr,
-				enum reason why)
-{
-	if (!s->unknown_mapping) {
-		int64_t m = add_mapping(s, p, 0, 0, 0, "[unknown]", "", FRAME_USER);
-		if (m < 0)
-			return m;
-		s->unknown_mapping = m;
-	}
-	struct intern_slot *sl = slot_for(s, 0, addr, why);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->loc_id)
-		return hit(s, sl);
-	return fill(s, sl, 0, addr, why, add_location(s, p, s->unknown_mapping, addr, NULL, 0), why,
-		    false);
+	l->n = n;
+	return 0;
 }
 
 /* ---- resolving in files ---- */
@@ -1351,38 +1309,33 @@ static int perfmap_ready(struct symbolizer *s, struct snapshot *snap)
 	return snap->perfmap_state < 0 ? snap->perfmap_state : 0;
 }
 
-/* The location of addr through the snapshot's perf map, in its FRAME_JIT mapping; 0 when the
- * map does not cover it, or -ENOMEM. */
-static int64_t jit_location(struct symbolizer *s, struct profile *p, struct snapshot *snap,
-			    uint64_t addr, bool ret)
+/* Fills l when the snapshot's perf map covers addr (in its FRAME_JIT mapping): 1, else 0, or
+ * -ENOMEM. */
+static int jit_find(struct symbolizer *s, struct snapshot *snap, uint64_t addr, bool ret,
+		    struct symbolizer_loc *l)
 {
-	struct dwarfsym_frame fr = { NULL, NULL, 0 };
-	int64_t id;
+	const char *name = NULL;
 
 	if (perfmap_ready(s, snap) == -ENOMEM)
 		return -ENOMEM;
 	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
-						       &fr.name, NULL))
+						       &name, NULL))
 		return 0;
-	if (!snap->jit_mapping) {
-		id = add_mapping(s, p, 0, 0, 0, snap->perfmap_name, "", FRAME_JIT);
-		if (id < 0)
-			return id;
-		snap->jit_mapping = id;
-	}
-	struct intern_slot *sl = slot_for(s, snap->jit_mapping, addr, ret);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->loc_id)
-		return hit(s, sl);
-	return fill(s, sl, snap->jit_mapping, addr, ret,
-		    add_location(s, p, snap->jit_mapping, addr, &fr, 1), R_RESOLVED, false);
+	if (!snap->jit_key)
+		snap->jit_key = new_key(s);
+	l->key = snap->jit_key;
+	l->addr = addr;
+	l->map = (struct symbolizer_mapping){ .key = snap->jit_key, .kind = FRAME_JIT,
+					      .name = snap->perfmap_name, .build_id = "" };
+	l->source = LS_JIT;
+	l->priv[0] = (void *)name;
+	return 1;
 }
 
 /* The symbol source of a snapshot mapping, indexed: R_RESOLVED with *f / *vdso set, or why
  * there is none (-ENOMEM in *err). */
-static enum reason source_of(struct symbolizer *s, const struct snapmap *m, struct symfile **f,
-			     const struct elfsym **vdso, int *err)
+static enum symbolizer_reason source_of(struct symbolizer *s, const struct snapmap *m,
+					struct symfile **f, const struct elfsym **vdso, int *err)
 {
 	*f = NULL;
 	*vdso = NULL;
@@ -1405,7 +1358,7 @@ static enum reason source_of(struct symbolizer *s, const struct snapmap *m, stru
 	return R_RESOLVED;
 }
 
-/* Profile mapping name of a process mapping. */
+/* Mapping name of a process mapping. */
 static const char *mapping_name(const struct procmap_entry *e)
 {
 	return e->kind == PROCMAP_ANON ? "[anon]" : e->path;
@@ -1419,7 +1372,7 @@ static enum frame_kind mapping_kind(const struct procmap_entry *e)
 	return FRAME_USER;
 }
 
-/* The shared mapping entry of (file f or the vDSO, offset), or NULL. */
+/* The shared mapping key entry of (file f or the vDSO, offset), or NULL. */
 static struct shared_map *shared_find(struct symbolizer *s, const struct symfile *f,
 				      uint64_t offset)
 {
@@ -1435,9 +1388,9 @@ static struct shared_map *shared_find(struct symbolizer *s, const struct symfile
 	return NULL;
 }
 
-/* Remembers the shared mapping id of (f or the vDSO, offset); 0 or -ENOMEM. */
+/* Gives (f or the vDSO, offset) a shared mapping key; 0 or -ENOMEM. */
 static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t offset,
-		      uint64_t mapping_id)
+		      uint32_t key)
 {
 	if (s->nshared == s->cap_shared) {
 		size_t ncap = s->cap_shared ? s->cap_shared * 2 : 64;
@@ -1449,8 +1402,7 @@ static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t of
 	}
 	s->shared[s->nshared++] = (struct shared_map){
 		.dev = f ? f->dev : 0, .ino = f ? f->ino : 0, .size = f ? f->size : 0,
-		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset,
-		.mapping_id = mapping_id,
+		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset, .key = key,
 	};
 	return 0;
 }
@@ -1468,53 +1420,63 @@ static bool mapping_bias(const struct elfsym *segs, const struct procmap_entry *
 	return true;
 }
 
-/* Returns the profile mapping id of a snapshot mapping, adding it on first use (addr: an
- * address in it). A file's (or the vDSO's) mapping is shared by every process: its range and
- * its locations' addresses are the file's own, m->bias below the process's. */
-static int64_t snapmap_mapping(struct symbolizer *s, struct profile *p,
-			       const struct procmap_entry *e, struct snapmap *m, uint64_t addr)
+/* Gives a snapshot mapping its key on first use (addr: an address in it). A file's (or the
+ * vDSO's) mapping shares the key of every process's mapping of the same file segment: its
+ * range and addresses are the file's own, m->bias below the process's. 0 or -ENOMEM. */
+static int snapmap_place(struct symbolizer *s, const struct procmap_entry *e, struct snapmap *m,
+			 uint64_t addr)
 {
 	struct symfile *f;
 	const struct elfsym *vdso;
-	struct shared_map *sm;
+	struct shared_map *sm = NULL;
 	uint64_t bias = 0;
 	int err;
-	int64_t id;
 
-	if (m->mapping_id)
-		return m->mapping_id;
 	source_of(s, m, &f, &vdso, &err);
 	if (err)
 		return err;
 	bool shared = (f || vdso) && mapping_bias(f ? &f->elf : vdso, e, addr, &bias);
-	if (shared && (sm = shared_find(s, f, e->offset))) {
-		struct profile_mapping *pm = &p->mappings[sm->mapping_id - 1];
-		if (e->end - bias > pm->limit)
-			pm->limit = e->end - bias;
-		m->bias = bias;
-		return m->mapping_id = sm->mapping_id;
-	}
-	const char *build_id = f ? f->elf.build_id : vdso ? vdso->build_id : "";
-	id = add_mapping(s, p, e->start - bias, e->end - bias, e->offset, mapping_name(e), build_id,
-			 mapping_kind(e));
-	if (id < 0 || (shared && shared_add(s, f, e->offset, id)))
-		return id < 0 ? id : -ENOMEM;
-	m->mapping_id = id;
+	uint32_t key = shared && (sm = shared_find(s, f, e->offset)) ? sm->key : new_key(s);
+	if (shared && !sm && shared_add(s, f, e->offset, key))
+		return -ENOMEM;
 	m->bias = bias;
-	p->mappings[id - 1].has_inline_frames = file_has_dwarf(f);
-	return id;
+	m->build_id = f ? f->elf.build_id : vdso ? vdso->build_id : "";
+	m->dwarf = file_has_dwarf(f);
+	m->key = key;
+	return 0;
+}
+
+/* Fills l for addr in a snapshot mapping; 0 or -ENOMEM. */
+static int snapmap_find(struct symbolizer *s, const struct procmap_entry *e, struct snapmap *m,
+			uint64_t addr, struct symbolizer_loc *l)
+{
+	int err;
+
+	if (!m->key && (err = snapmap_place(s, e, m, addr)))
+		return err;
+	l->key = m->key;
+	l->addr = addr - m->bias;
+	l->map = (struct symbolizer_mapping){
+		.key = m->key, .kind = mapping_kind(e), .inline_frames = m->dwarf,
+		.start = e->start - m->bias, .limit = e->end - m->bias, .offset = e->offset,
+		.name = mapping_name(e), .build_id = m->build_id,
+	};
+	l->source = LS_SNAPMAP;
+	l->priv[0] = (void *)e;
+	l->priv[1] = m;
+	return 0;
 }
 
 /* Resolves addr in a snapshot mapping into frames: R_RESOLVED with *n frames, or the reason
  * (*n = -ENOMEM on allocation failure). */
-static enum reason resolve_user(struct symbolizer *s, const struct procmap_entry *e,
-				const struct snapmap *m, uint64_t addr, bool ret, struct dwarfsym_frame *fr,
-				int *n)
+static enum symbolizer_reason resolve_user(struct symbolizer *s, const struct procmap_entry *e,
+					   const struct snapmap *m, uint64_t addr, bool ret,
+					   struct dwarfsym_frame *fr, int *n)
 {
 	struct symfile *f;
 	const struct elfsym *vdso;
 	int err;
-	enum reason why = source_of(s, m, &f, &vdso, &err);
+	enum symbolizer_reason why = source_of(s, m, &f, &vdso, &err);
 	uint64_t at = ret && addr > e->start ? addr - 1 : addr, vaddr;
 	const struct elfsym *segs = f ? &f->elf : vdso;
 
@@ -1542,49 +1504,27 @@ static bool maybe_jit(struct symbolizer *s, const struct snapmap *m)
 	return file_index(s, m->file) == -ENOEXEC;
 }
 
-/* The location of addr in a snapshot mapping, cached or resolved now. */
-static int64_t snapmap_location(struct symbolizer *s, struct profile *p,
-				const struct procmap_entry *e, const struct snapmap *m, int64_t mid,
-				uint64_t addr, bool ret)
-{
-	struct dwarfsym_frame fr[MAX_FRAMES];
-	uint64_t at = addr - m->bias;
-	struct intern_slot *sl = slot_for(s, mid, at, ret);
-	int n;
-
-	if (!sl)
-		return -ENOMEM;
-	if (sl->loc_id)
-		return hit(s, sl);
-	enum reason why = resolve_user(s, e, m, addr, ret, fr, &n);
-	if (n < 0)
-		return n;
-	return fill(s, sl, mid, at, ret, add_location(s, p, mid, at, fr, n), why,
-		    n && fr[0].line);
-}
-
-int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t pid, uint64_t addr,
-				 bool is_return_address)
+int symbolizer_user_find(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
+			 struct symbolizer_loc *l)
 {
 	const struct procmap_entry *e;
 	bool found;
-	int64_t mid, id;
+	int err;
 
-	sync_profile(s, p);
+	l->flags = is_return_address;
+	l->at = addr;
 	size_t pi = proc_slot(s, pid, &found);
 	if (!found)
-		return unknown_location(s, p, addr, R_NO_PROCESS);
+		return unknown_loc(s, l, addr, R_NO_PROCESS);
 	struct snapshot *snap = s->procs[pi];
 	if (!(e = procmap_find(&snap->map, addr))) {
-		id = snap->from_events ? 0 : jit_location(s, p, snap, addr, is_return_address);
-		return id ? id : unknown_location(s, p, addr, R_NO_MAPPING);
+		err = snap->from_events ? 0 : jit_find(s, snap, addr, is_return_address, l);
+		return err ? (err < 0 ? err : 0) : unknown_loc(s, l, addr, R_NO_MAPPING);
 	}
 	struct snapmap *m = &snap->maps[e - snap->map.entries];
-	if (maybe_jit(s, m) && (id = jit_location(s, p, snap, addr, is_return_address)))
-		return id;
-	if ((mid = snapmap_mapping(s, p, e, m, addr)) < 0)
-		return mid;
-	return snapmap_location(s, p, e, m, mid, addr, is_return_address);
+	if (maybe_jit(s, m) && (err = jit_find(s, snap, addr, is_return_address, l)))
+		return err < 0 ? err : 0;
+	return snapmap_find(s, e, m, addr, l);
 }
 
 int symbolizer_index_ahead(struct symbolizer *s)
@@ -1653,37 +1593,43 @@ struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
 	return l;
 }
 
-int64_t symbolizer_file_location(struct symbolizer *s, struct profile *p, const char *path,
-				 uint64_t vaddr, bool is_return_address)
+int symbolizer_file_find(struct symbolizer *s, const char *path, uint64_t vaddr,
+			 bool is_return_address, struct symbolizer_loc *l)
+{
+	struct symbolizer_file *lf;
+	int err;
+
+	l->flags = is_return_address;
+	l->at = vaddr;
+	if (!(lf = symbolizer_file(s, path)))
+		return errno == ENOMEM ? -ENOMEM : unknown_loc(s, l, vaddr, R_NO_FILE);
+	if ((err = file_index(s, lf->file)) == -ENOMEM)
+		return err;
+	if (!lf->key)
+		lf->key = new_key(s);
+	l->key = lf->key;
+	l->addr = vaddr;
+	l->map = (struct symbolizer_mapping){
+		.key = lf->key, .kind = FRAME_USER, .inline_frames = !err && file_has_dwarf(lf->file),
+		.name = lf->path, .build_id = err ? "" : lf->file->elf.build_id,
+	};
+	l->source = LS_LOOSE;
+	l->priv[0] = lf;
+	return 0;
+}
+
+/* Resolves l of a file looked up by path (symbolizer_file_find). */
+static int resolve_loose(struct symbolizer *s, struct symbolizer_loc *l)
 {
 	struct dwarfsym_frame fr[MAX_FRAMES];
-	struct symbolizer_file *l;
-	int64_t id;
-	int n, err;
+	struct symbolizer_file *lf = l->priv[0];
+	int err = lf->file->state < 0 ? lf->file->state : 0, n; /* indexed by the find */
 
-	sync_profile(s, p);
-	if (!(l = symbolizer_file(s, path)))
-		return errno == ENOMEM ? -ENOMEM : unknown_location(s, p, vaddr, R_NO_FILE);
-	if ((err = file_index(s, l->file)) == -ENOMEM)
-		return err;
-	if (!l->mapping_id) {
-		id = add_mapping(s, p, 0, 0, 0, path, err ? "" : l->file->elf.build_id, FRAME_USER);
-		if (id < 0)
-			return id;
-		l->mapping_id = id;
-		p->mappings[id - 1].has_inline_frames = !err && file_has_dwarf(l->file);
-	}
-	struct intern_slot *sl = slot_for(s, l->mapping_id, vaddr, is_return_address);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->loc_id)
-		return hit(s, sl);
-	n = err ? 0 : resolve_file(l->file, is_return_address ? vaddr - 1 : vaddr, fr);
+	n = err ? 0 : resolve_file(lf->file, l->flags ? l->at - 1 : l->at, fr);
 	if (n < 0)
 		return n;
-	return fill(s, sl, l->mapping_id, vaddr, is_return_address,
-		    add_location(s, p, l->mapping_id, vaddr, fr, n),
-		    err ? R_NO_FILE : n ? R_RESOLVED : R_NO_SYMBOL, n && fr[0].line);
+	l->reason = err ? R_NO_FILE : n ? R_RESOLVED : R_NO_SYMBOL;
+	return set_frames(s, l, fr, n);
 }
 
 int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *l, uint64_t vaddr,
@@ -1751,12 +1697,15 @@ int symbolizer_set_kallsyms(struct symbolizer *s, const char *path)
 	ksym_join(s);
 	free(s->kallsyms_path);
 	s->kallsyms_path = copy;
-	free(s->module_mappings);
-	s->module_mappings = NULL;
+	free(s->module_keys);
+	free(s->module_limits);
+	s->module_keys = NULL;
+	s->module_limits = NULL;
 	forget_names(s);
 	ksym_release(&s->ksym);
 	s->ksym_state = 0;
-	s->in.p = NULL; /* the module mappings go: start the ids afresh */
+	s->kernel_key = 0; /* its range may differ: a mapping of its own */
+	s->kernel_cache_key = 0; /* and what was found in the old kallsyms goes */
 	return 0;
 }
 
@@ -1774,8 +1723,13 @@ static int ksym_ready(struct symbolizer *s)
 			diag(DIAG_INFO, "cannot read kernel symbols from '%s': %s",
 			     s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms", strerror(-err));
 		if (!err) {
-			s->module_mappings = calloc(s->ksym.nmodules + 1, sizeof(*s->module_mappings));
-			if (!s->module_mappings) {
+			s->module_keys = calloc(s->ksym.nmodules + 1, sizeof(*s->module_keys));
+			s->module_limits = calloc(s->ksym.nmodules + 1, sizeof(*s->module_limits));
+			if (!s->module_keys || !s->module_limits) {
+				free(s->module_keys);
+				free(s->module_limits);
+				s->module_keys = NULL;
+				s->module_limits = NULL;
 				ksym_release(&s->ksym);
 				return -ENOMEM; /* not remembered: may work next time */
 			}
@@ -1785,68 +1739,96 @@ static int ksym_ready(struct symbolizer *s)
 	return s->ksym_state < 0 ? s->ksym_state : 0;
 }
 
-/* Mapping id for the core kernel (module NULL) or a module, added on first use. */
-static int64_t kernel_mapping(struct symbolizer *s, struct profile *p, const char *module)
+/* The mapping of the core kernel (module NULL) or of a module, its key given on first use. */
+static void kernel_map(struct symbolizer *s, const char *module, struct symbolizer_mapping *m)
 {
-	char name[256];
 	size_t i = 0;
 
-	if (!module) {
-		if (!s->kernel_mapping) {
-			int64_t id = add_mapping(s, p, s->ksym.core_start, s->ksym.core_end, 0,
-						 "[kernel.kallsyms]", "", FRAME_KERNEL);
-			if (id < 0)
-				return id;
-			s->kernel_mapping = id;
-		}
-		return s->kernel_mapping;
-	}
-	while (i < s->ksym.nmodules && s->ksym.modules[i].name != module)
+	while (module && i < s->ksym.nmodules && s->ksym.modules[i].name != module)
 		i++;
-	if (i == s->ksym.nmodules)
-		return kernel_mapping(s, p, NULL);
-	if (!s->module_mappings[i]) {
-		const struct ksym_module *km = &s->ksym.modules[i];
-		snprintf(name, sizeof(name), "[%s]", module);
-		int64_t id = add_mapping(s, p, km->start, km->end, 0, name, "", FRAME_KERNEL);
-		if (id < 0)
-			return id;
-		s->module_mappings[i] = id;
+	if (!module || i == s->ksym.nmodules) {
+		if (!s->kernel_key)
+			s->kernel_key = new_key(s);
+		*m = (struct symbolizer_mapping){ .key = s->kernel_key, .kind = FRAME_KERNEL,
+						  .start = s->ksym.core_start,
+						  .limit = s->ksym.core_end,
+						  .name = "[kernel.kallsyms]", .build_id = "" };
+		return;
 	}
-	return s->module_mappings[i];
+	if (!s->module_keys[i]) {
+		s->module_keys[i] = new_key(s);
+		s->module_limits[i] = s->ksym.modules[i].end;
+	}
+	snprintf(s->module_name, sizeof(s->module_name), "[%s]", module);
+	*m = (struct symbolizer_mapping){ .key = s->module_keys[i], .kind = FRAME_KERNEL,
+					  .start = s->ksym.modules[i].start,
+					  .limit = s->module_limits[i],
+					  .name = s->module_name, .build_id = "" };
 }
 
-int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
-				bool is_return_address)
+int symbolizer_kernel_find(struct symbolizer *s, uint64_t addr, bool is_return_address,
+			   struct symbolizer_loc *l)
+{
+	if (!s->kernel_cache_key)
+		s->kernel_cache_key = new_key(s);
+	l->key = s->kernel_cache_key;
+	l->flags = is_return_address;
+	l->addr = l->at = addr;
+	l->map.key = 0;
+	l->source = LS_KERNEL;
+	return 0;
+}
+
+/* Resolves l of a kernel address (kallsyms loaded now on first use): its frame and mapping. */
+static int resolve_kernel(struct symbolizer *s, struct symbolizer_loc *l)
 {
 	struct dwarfsym_frame fr = { NULL, NULL, 0 };
 	const char *module = NULL;
-	enum reason why = R_RESOLVED;
-	int64_t mid;
-	int err;
+	int err = ksym_ready(s);
 
-	sync_profile(s, p);
-	struct intern_slot *sl = slot_for(s, KEY_KERNEL, addr, is_return_address);
-	if (!sl)
-		return -ENOMEM;
-	if (sl->loc_id)
-		return hit(s, sl);
-	err = ksym_ready(s);
 	if (err == -ENOMEM)
 		return err;
+	l->reason = R_RESOLVED;
 	if (err)
-		why = R_NO_FILE;
-	else if (ksym_lookup(&s->ksym, is_return_address ? addr - 1 : addr, &fr.name, &module))
-		why = R_NO_SYMBOL;
-	if ((mid = kernel_mapping(s, p, module)) < 0)
-		return mid;
-	return fill(s, sl, KEY_KERNEL, addr, is_return_address,
-		    add_location(s, p, mid, addr, &fr, fr.name ? 1 : 0), why, false);
+		l->reason = R_NO_FILE;
+	else if (ksym_lookup(&s->ksym, l->flags ? l->at - 1 : l->at, &fr.name, &module))
+		l->reason = R_NO_SYMBOL;
+	kernel_map(s, module, &l->map);
+	return set_frames(s, l, &fr, fr.name ? 1 : 0);
 }
 
-int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr)
+/* Resolves l of a snapshot mapping (symbolizer_user_find). */
+static int resolve_snapmap(struct symbolizer *s, struct symbolizer_loc *l)
 {
-	return symbolizer_kernel_frame(s, p, addr, false);
+	struct dwarfsym_frame fr[MAX_FRAMES];
+	int n;
+
+	l->reason = resolve_user(s, l->priv[0], l->priv[1], l->at, l->flags, fr, &n);
+	if (n < 0)
+		return n;
+	return set_frames(s, l, fr, n);
+}
+
+int symbolizer_resolve(struct symbolizer *s, struct symbolizer_loc *l)
+{
+	struct dwarfsym_frame fr = { NULL, NULL, 0 };
+
+	switch (l->source) {
+	case LS_SNAPMAP:
+		return resolve_snapmap(s, l);
+	case LS_JIT:
+		l->reason = R_RESOLVED;
+		fr.name = l->priv[0];
+		return set_frames(s, l, &fr, 1);
+	case LS_LOOSE:
+		return resolve_loose(s, l);
+	case LS_KERNEL:
+		return resolve_kernel(s, l);
+	default:
+		l->reason = l->flags;
+		l->n = 0;
+		return 0;
+	}
 }
 
 int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n)
@@ -1856,7 +1838,7 @@ int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t 
 
 	for (size_t i = 0; !err && i < n; i += 128) {
 		size_t m = n - i < 128 ? n - i : 128;
-		for (size_t j = 0; j < m; j++) /* what symbolizer_kernel_frame looks up */
+		for (size_t j = 0; j < m; j++) /* what symbolizer_resolve looks up */
 			addrs[j] = i + j ? ips[i + j] - 1 : ips[0];
 		err = ksym_prepare(&s->ksym, addrs, m);
 	}
@@ -1924,13 +1906,13 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	free(s->debugs);
 	debuginfo_client_free(s->dic);
-	intern_release(&s->in);
 	dm_clear(&s->dms);
 	elfsym_release(&s->vdso);
 	ksym_join(s);
 	ksym_release(&s->ksym);
 	free(s->kallsyms_path);
-	free(s->module_mappings);
+	free(s->module_keys);
+	free(s->module_limits);
 	free(s->shared);
 	free(s->queue);
 	free(s->resnap);
@@ -1945,16 +1927,8 @@ void symbolizer_free(struct symbolizer *s)
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
 	*st = (struct symbolizer_stats){
-		.resolved = s->counts[R_RESOLVED],
-		.no_process = s->counts[R_NO_PROCESS],
-		.no_mapping = s->counts[R_NO_MAPPING],
-		.no_symbol = s->counts[R_NO_SYMBOL],
-		.no_file = s->counts[R_NO_FILE],
-		.no_jit_symbol = s->counts[R_NO_JIT_SYMBOL],
-		.with_lines = s->with_lines,
 		.processes = s->nprocs,
 		.files = s->nfiles,
 		.idle_files = s->nidle,
-		.cached_locations = s->in.n,
 	};
 }

@@ -1,23 +1,25 @@
-/* The symbolizer: turns (pid, user address) and kernel addresses into locations of a profile.
+/* The symbolizer: turns (pid, user address) and kernel addresses into frames, as plain values.
  * It snapshots what a process needs while the process lives (its maps, an open file per
  * executable mapping, its JIT perf map), so addresses are resolved later even when the process
  * has exited or its binary was deleted. Files are cached by (dev, inode, size, mtime) and indexed
  * once, on first use; debug information (DWARF in the binary, else a separate debug file found by
  * build id, .gnu_debuglink or debuginfod) is cached by build id.
- * A resolved user address becomes a location with one line per function of its inline chain,
- * innermost first, each with its source file and line when DWARF has them; names are demangled
- * unless the options say otherwise (the raw name is the function's system_name). Addresses in
- * anonymous memory resolve through the process's /tmp/perf-PID.map (looked up inside its mount
- * namespace, with its namespaced pid) into a FRAME_JIT mapping named after the map.
- * An address that cannot be resolved is data, not an error: it becomes a location without lines
- * (in its file's mapping, or in "[unknown]"), and the reason is counted in the stats.
- * A file's (and the vDSO's) mapping in a profile is shared by every process that maps it: its
- * range and its locations' addresses are the file's own (ELF virtual addresses, not where one
- * process loaded it), so the processes of one binary share its locations — memory follows the
- * code seen, not the processes. Files nothing uses any more stay indexed, the 16 most recent.
- * Location and mapping ids are cached for one profile at a time: passing another profile starts
- * the caches afresh, and so does one re-initialized at the same address while it holds fewer
- * mappings or locations than the symbolizer made. pids are process ids (tgid).
+ * A resolved user address gives one frame per function of its inline chain, innermost first,
+ * each with its source file and line when DWARF has them; names are demangled unless the
+ * options say otherwise (the raw name is the frame's system_name). Addresses in anonymous memory
+ * resolve through the process's /tmp/perf-PID.map (looked up inside its mount namespace, with
+ * its namespaced pid) into a FRAME_JIT mapping named after the map.
+ * An address that cannot be resolved is data, not an error: it has no frames, a mapping (its
+ * file's, or "[unknown]") and a reason (enum symbolizer_reason).
+ * It knows no profile (the split of issue 14, as blazesym and perf do it): a lookup is in two
+ * steps, so that its caller can cache what it makes of an address (lib/intern.h interns the
+ * frames into a profile). symbolizer_*_find says where an address is — a cache key that does
+ * not depend on any profile, the address its location keeps and the mapping it is in —, and
+ * symbolizer_resolve then gives its frames. A file's (and the vDSO's) mapping is shared by every
+ * process that maps it: its range and its addresses are the file's own (ELF virtual addresses,
+ * not where one process loaded it), so the processes of one binary share its cache keys — memory
+ * follows the code seen, not the processes. Files nothing uses any more stay indexed, the 16 most
+ * recent. pids are process ids (tgid).
  * One thread at a time (symbolizer_index_ahead and symbolizer_prefetch_kernel start threads of
  * the symbolizer's own, which the calls wait for where needed).
  * Files that cannot be opened are reported through diag() at DIAG_DEBUG; a debuginfod server
@@ -29,7 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "frame_kind.h"
+#include "resolver.h"
 
 struct symbolizer;
 struct symbolizer_file;
@@ -42,17 +45,21 @@ struct symbolizer_opts {
 	const char *debug_dir;     /* global debug directory (default "/usr/lib/debug"); copied */
 };
 
-/* Counts of addresses asked for, by outcome (every call counts, cached or not). */
+/* Why an address resolved as it did. */
+enum symbolizer_reason {
+	SYMBOLIZER_RESOLVED,      /* a function name was found */
+	SYMBOLIZER_NO_PROCESS,    /* pid was never added */
+	SYMBOLIZER_NO_MAPPING,    /* the address is in none of the process's mappings (nor its perf map) */
+	SYMBOLIZER_NO_SYMBOL,     /* the file (or kallsyms) was read but has no symbol there */
+	SYMBOLIZER_NO_FILE,       /* the file (or kallsyms) could not be opened or parsed */
+	SYMBOLIZER_NO_JIT_SYMBOL, /* anonymous (JIT) memory that no perf map entry covers */
+	SYMBOLIZER_REASONS
+};
+
+/* What the symbolizer holds now (the outcomes of lookups are counted where they are cached:
+ * intern_stats). */
 struct symbolizer_stats {
-	uint64_t resolved;      /* a function name was found */
-	uint64_t no_process;    /* pid was never added */
-	uint64_t no_mapping;    /* the address is in none of the process's mappings (nor its perf map) */
-	uint64_t no_symbol;     /* the file (or kallsyms) was read but has no symbol there */
-	uint64_t no_file;       /* the file (or kallsyms) could not be opened or parsed */
-	uint64_t no_jit_symbol; /* anonymous (JIT) memory that no perf map entry covers */
-	uint64_t with_lines;    /* of resolved: with a source file and line from DWARF */
-	/* held now */
-	uint64_t processes, files, idle_files, cached_locations;
+	uint64_t processes, files, idle_files;
 };
 
 /* Sets the defaults. */
@@ -119,16 +126,67 @@ bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr);
  * symbolizer_prefetch_kernel). */
 bool symbolizer_kernel_ready(struct symbolizer *s);
 
-/* Returns the location id in p of a user address of pid (adding mapping, function and location
- * entries to p), or -ENOMEM. The same (snapshot mapping, address, is_return_address) gives the
- * same id. is_return_address: addr is a return address (a caller's frame), so the symbol is
- * looked up at addr - 1; the location keeps addr. */
-int64_t symbolizer_user_location(struct symbolizer *s, struct profile *p, pid_t pid, uint64_t addr,
-				 bool is_return_address);
-/* The same for ELF virtual address vaddr of the file at path (no process needed): the location
- * is in a mapping named path, with address vaddr. */
-int64_t symbolizer_file_location(struct symbolizer *s, struct profile *p, const char *path,
-				 uint64_t vaddr, bool is_return_address);
+/* The longest inline chain resolved (the outermost frames of a longer one are dropped). */
+#define SYMBOLIZER_MAX_FRAMES 32
+
+/* The cache key of addresses in no known mapping (their flags: the reason). */
+#define SYMBOLIZER_KEY_UNKNOWN 0u
+
+/* A mapping, described without a profile. key names it while the symbolizer lives: keys are
+ * 1, 2, 3... in the order mappings (and the kernel's cache keys) are first looked at (a caller
+ * may index an array by them), never reused. The strings are valid until the next call into
+ * the symbolizer. */
+struct symbolizer_mapping {
+	uint32_t key;               /* 0: not known yet (a kernel address before symbolizer_resolve) */
+	enum frame_kind kind;
+	bool inline_frames;         /* resolved with DWARF (inline frames where there are some) */
+	uint64_t start, limit, offset; /* a file's: its own addresses; limit grows as processes map
+					* more of it (keep the largest) */
+	const char *name;           /* the file's path, "[vdso]", "[anon]", "[kernel.kallsyms]",
+				     * "[MODULE]", "/tmp/perf-PID.map", "[unknown]" */
+	const char *build_id;       /* lowercase hex, "" when none */
+};
+
+/* One address being looked up. symbolizer_*_find fills it up to map; symbolizer_resolve fills
+ * the rest. The same (key, flags, addr) resolves to the same frames and mapping while the
+ * symbolizer lives, whichever process asked, except that the strings of frames are only valid
+ * until the next call into the symbolizer that changes symbolizer_names_gen. */
+struct symbolizer_loc {
+	uint32_t key;               /* cache key: map.key, SYMBOLIZER_KEY_UNKNOWN, or the key of
+				     * every kernel address (until symbolizer_set_kallsyms) */
+	uint32_t flags;             /* is_return_address (unknown addresses: their reason) */
+	uint64_t addr;              /* the address the location keeps (a file's own for files) */
+	struct symbolizer_mapping map;
+	/* set by symbolizer_resolve */
+	enum symbolizer_reason reason;
+	int n;                      /* frames, innermost first (0: unresolved) */
+	struct resolved_frame frames[SYMBOLIZER_MAX_FRAMES];
+	/* what symbolizer_resolve needs (private) */
+	int source;
+	uint64_t at;
+	void *priv[2];
+};
+
+/* Where a user address of pid is: fills l's key, flags, addr and map. is_return_address: addr
+ * is a return address (a caller's frame), so the symbol is looked up at addr - 1; the location
+ * keeps addr. 0 or -ENOMEM. */
+int symbolizer_user_find(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return_address,
+			 struct symbolizer_loc *l);
+/* The same for ELF virtual address vaddr of the file at path (no process needed): the mapping
+ * is named path, the address is vaddr. */
+int symbolizer_file_find(struct symbolizer *s, const char *path, uint64_t vaddr,
+			 bool is_return_address, struct symbolizer_loc *l);
+/* The same for a kernel address: one cache key for all; the mapping (core kernel functions
+ * in "[kernel.kallsyms]", module functions in "[MODULE]", BPF programs "[bpf]") comes with the
+ * frames. Kernel symbols (lib/ksym) are loaded then, on first use. */
+int symbolizer_kernel_find(struct symbolizer *s, uint64_t addr, bool is_return_address,
+			   struct symbolizer_loc *l);
+/* Resolves l (filled by a find call just before, with no other call into the symbolizer between):
+ * its frames, reason and (for a kernel address) map. 0 or -ENOMEM. */
+int symbolizer_resolve(struct symbolizer *s, struct symbolizer_loc *l);
+/* Changes whenever strings the symbolizer gave out (frames' names and files) are freed: a
+ * caller that keeps them (or compares their addresses) forgets them then. */
+uint64_t symbolizer_names_gen(const struct symbolizer *s);
 
 /* One function of an address's inline chain (symbolizer_file_frames). */
 struct symbolizer_frame {
@@ -142,27 +200,20 @@ struct symbolizer_frame {
  * symbols and debug information are read on first use) and kept until symbolizer_free.
  * NULL + errno. */
 struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path);
-/* Resolves ELF virtual address vaddr of f without a profile: fills up to max frames, innermost
+/* Resolves ELF virtual address vaddr of f without a cache key: fills up to max frames, innermost
  * (inlined) first, and returns how many (0 when unresolved), or -ENOMEM. The strings stay valid
  * while the symbolizer lives. */
 int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint64_t vaddr,
 			   bool is_return_address, struct symbolizer_frame *frames, int max);
 
-/* Returns the location id in p of a kernel address, or -ENOMEM. Core kernel functions are in
- * mapping "[kernel.kallsyms]", module functions in a mapping "[MODULE]" (BPF programs: "[bpf]").
- * kernel symbols (lib/ksym) are loaded on first use. is_return_address as for user addresses. */
-int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
-				bool is_return_address);
 /* Starts loading kallsyms in a thread of its own, so that the first kernel lookup (which waits
  * for it) does not; 0 or -errno. */
 int symbolizer_prefetch_kernel(struct symbolizer *s);
 /* Names the addresses of one kernel stack (ips[0] the sampled address, the others return
- * addresses) in one run of the kernel's symbol lookup, which symbolizer_kernel_frame would ask
- * one at a time (nothing to do where kallsyms was read). 0 or -ENOMEM; other failures are left
- * to symbolizer_kernel_frame. */
+ * addresses) in one run of the kernel's symbol lookup, which symbolizer_resolve would ask one
+ * at a time (nothing to do where kallsyms was read). 0 or -ENOMEM; other failures are left to
+ * symbolizer_resolve. */
 int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n);
-/* symbolizer_kernel_frame(s, p, addr, false). */
-int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr);
 /* Reads kernel symbols from path (a file in kallsyms format) instead of /proc/kallsyms. Call it
  * before the first kernel lookup; 0 or -ENOMEM. */
 int symbolizer_set_kallsyms(struct symbolizer *s, const char *path);

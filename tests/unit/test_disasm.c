@@ -97,6 +97,32 @@ static void test_lines(void **state)
 	disasm_release(&d);
 }
 
+/* A copy stripped of its DWARF, which is in a .gnu_debuglink file beside it, gets its lines
+ * from there, found as the symbolizer finds debug files (lib/debuginfo). */
+static void test_lines_from_debuglink(void **state)
+{
+	char dir[] = "/tmp/firn-disdbg-XXXXXX", cmd[2048], prog[64];
+	struct disasm d;
+	uint32_t want = source_line_of("x = x * 6364136223846793005UL");
+	const char *fix = built_fixture("busy");
+
+	assert_non_null(mkdtemp(dir));
+	int n = snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug %s %s/busy.debug && "
+			 "strip -g -o %s/busy %s && cd %s && objcopy --add-gnu-debuglink=busy.debug busy",
+			 fix, dir, dir, fix, dir);
+	assert_true(n > 0 && (size_t)n < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	snprintf(prog, sizeof(prog), "%s/busy", dir);
+	assert_int_equal(disasm_open(&d, prog, "busy_hot", 0), 0);
+	assert_true(d.has_lines);
+	ptrdiff_t i = insn_starting(&d, "imul");
+	assert_true(i >= 0);
+	assert_int_equal(d.insns[i].line, want);
+	disasm_release(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_by_address_and_add(void **state)
 {
 	struct disasm a, b;
@@ -308,6 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_name),
 		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_lines_from_debuglink),
 		cmocka_unit_test(test_by_address_and_add),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_annotate),

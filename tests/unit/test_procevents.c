@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "procevents.h"
+#include "intern.h"
 #include "procmap.h"
 #include "symbolize.h"
 
@@ -84,9 +85,10 @@ static void replay(struct proctab *t, const struct proc_event *evs, size_t n, in
 }
 
 /* The outermost function name of pid's address addr through a snapshot of the table's image. */
-static const char *name_at(struct symbolizer *s, struct profile *p, pid_t pid, uint64_t addr)
+static const char *name_at(struct symbolizer *s, struct intern *in, struct profile *p, pid_t pid,
+			   uint64_t addr)
 {
-	int64_t id = symbolizer_user_location(s, p, pid, addr, false);
+	int64_t id = intern_user(in, s, p, pid, addr, false);
 	const struct profile_location *l;
 
 	assert_true(id > 0);
@@ -199,21 +201,24 @@ static void test_mmap_after_first_sample(void **state)
 	struct proc_event first[] = { exec_of(PID, 1), mmap_of(PID, self, 2) };
 	struct proc_event later = mmap_of(PID, libc, 3);
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct proctab t;
 	struct profile p;
 
 	assert_non_null(s);
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	proctab_init(&t);
 	replay(&t, first, 2, 0);
 	assert_int_equal(symbolizer_set_maps(s, PID, &proctab_find(&t, PID)->image), 0);
-	assert_string_equal(name_at(s, &p, PID, self), "procevents_test_target");
-	assert_string_equal(name_at(s, &p, PID, libc), "[unknown]");
+	assert_string_equal(name_at(s, &in, &p, PID, self), "procevents_test_target");
+	assert_string_equal(name_at(s, &in, &p, PID, libc), "[unknown]");
 	assert_int_equal(proctab_apply(&t, &later, false), PID);
 	assert_int_equal(symbolizer_set_maps(s, PID, &proctab_find(&t, PID)->image), 0);
-	assert_string_equal(name_at(s, &p, PID, libc + 1), "abort");
-	assert_string_equal(name_at(s, &p, PID, self + 1), "procevents_test_target");
+	assert_string_equal(name_at(s, &in, &p, PID, libc + 1), "abort");
+	assert_string_equal(name_at(s, &in, &p, PID, self + 1), "procevents_test_target");
 	proctab_release(&t);
+	intern_release(&in);
 	profile_release(&p);
 	symbolizer_free(s);
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "elfsym.h"
+#include "intern.h"
 #include "procmap.h"
 #include "symbolize.h"
 #include "symfix.h"
@@ -82,12 +83,12 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Asserts the stats are exactly these (no_jit_symbol: 0). */
-static void assert_stats(const struct symbolizer *s, uint64_t resolved, uint64_t no_process,
+static void assert_stats(const struct intern *in, uint64_t resolved, uint64_t no_process,
 			 uint64_t no_mapping, uint64_t no_symbol, uint64_t no_file)
 {
-	struct symbolizer_stats st;
+	struct intern_stats st;
 
-	symbolizer_stats(s, &st);
+	intern_stats(in, &st);
 	assert_int_equal(st.resolved, resolved);
 	assert_int_equal(st.no_process, no_process);
 	assert_int_equal(st.no_mapping, no_mapping);
@@ -99,6 +100,7 @@ static void assert_stats(const struct symbolizer *s, uint64_t resolved, uint64_t
 static void test_self(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 	struct elfsym e;
 	char exe[PATH_MAX];
@@ -108,12 +110,13 @@ static void test_self(void **state)
 	assert_true(n > 0);
 	exe[n] = 0;
 	assert_non_null(s);
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_false(symbolizer_has_process(s, pid));
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
 	assert_true(symbolizer_has_process(s, pid));
 	uint64_t addr = (uintptr_t)symbolize_test_two + 5;
-	int64_t id = symbolizer_user_location(s, &p, pid, addr, false);
+	int64_t id = intern_user(&in, s, &p, pid, addr, false);
 	assert_string_equal(loc_name(&p, id), "symbolize_test_two");
 	/* locations and mappings have the file's own addresses (shared by its processes) */
 	uint64_t vaddr = self_vaddr(addr);
@@ -126,39 +129,101 @@ static void test_self(void **state)
 	assert_int_equal(elfsym_init_path(&e, exe), 0);
 	assert_string_equal(profile_str(&p, m->build_id), e.build_id);
 	elfsym_release(&e);
-	assert_int_equal(symbolizer_user_location(s, &p, pid, addr, false), id);
+	assert_int_equal(intern_user(&in, s, &p, pid, addr, false), id);
 	assert_int_equal(p.nlocations, 1);
 	void *libc_getpid = dlsym(RTLD_DEFAULT, "getpid");
-	id = symbolizer_user_location(s, &p, pid, (uintptr_t)libc_getpid, false);
+	id = intern_user(&in, s, &p, pid, (uintptr_t)libc_getpid, false);
 	const char *name = loc_name(&p, id); /* whichever alias libc's symbols or DWARF name */
 	assert_true(name && ends_with(name, "getpid"));
 	assert_true(ends_with(profile_str(&p, loc_mapping(&p, id)->filename), "/libc.so.6"));
-	assert_stats(s, 3, 0, 0, 0, 0);
+	assert_stats(&in, 3, 0, 0, 0, 0);
 	assert_int_equal(symbolize_test_two(1), 21);
 	profile_release(&p);
+	intern_release(&in);
+	symbolizer_free(s);
+}
+
+/* Without a profile: where an address is (a cache key, the file's own address, the mapping's
+ * path, build id and range), then its frames; an unknown process and a kernel address too. */
+static void test_find_resolve(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct symbolizer_loc l, o;
+	struct elfsym e;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid = getpid();
+	uint64_t addr = (uintptr_t)symbolize_test_two + 5;
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_int_equal(symbolizer_add_process(s, pid), 0);
+	assert_int_equal(symbolizer_user_find(s, pid, addr, false, &l), 0);
+	assert_true(l.key != SYMBOLIZER_KEY_UNKNOWN);
+	assert_int_equal(l.map.key, l.key);
+	assert_int_equal(l.addr, self_vaddr(addr));
+	assert_string_equal(l.map.name, exe);
+	assert_true(l.map.start <= l.addr && l.addr < l.map.limit);
+	assert_int_equal(elfsym_init_path(&e, exe), 0);
+	assert_string_equal(l.map.build_id, e.build_id);
+	elfsym_release(&e);
+	assert_int_equal(symbolizer_resolve(s, &l), 0);
+	assert_int_equal(l.reason, SYMBOLIZER_RESOLVED);
+	assert_true(l.n >= 1);
+	assert_string_equal(l.frames[l.n - 1].name, "symbolize_test_two");
+	assert_int_equal(symbolizer_user_find(s, pid, (uintptr_t)symbolize_test_one, true, &o), 0);
+	assert_int_equal(o.key, l.key); /* the same mapping, the same key */
+	assert_int_equal(o.flags, 1);
+	/* an unknown process: no frames, the reason in the flags of the "[unknown]" key */
+	assert_int_equal(symbolizer_user_find(s, 0x7ffffff0, addr, false, &o), 0);
+	assert_int_equal(o.key, SYMBOLIZER_KEY_UNKNOWN);
+	assert_int_equal(o.flags, SYMBOLIZER_NO_PROCESS);
+	assert_string_equal(o.map.name, "[unknown]");
+	assert_int_equal(symbolizer_resolve(s, &o), 0);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.reason, SYMBOLIZER_NO_PROCESS);
+	/* a kernel address: its mapping comes with its frame; new kallsyms, a new cache key and
+	 * the names given out before are said to be gone */
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	assert_int_equal(symbolizer_kernel_find(s, 0xffffffff81000104, false, &o), 0);
+	assert_int_equal(o.map.key, 0);
+	uint32_t kkey = o.key;
+	assert_int_equal(symbolizer_resolve(s, &o), 0);
+	assert_string_equal(o.map.name, "[kernel.kallsyms]");
+	assert_int_equal(o.map.kind, FRAME_KERNEL);
+	assert_int_equal(o.n, 1);
+	assert_string_equal(o.frames[0].name, "core_alpha");
+	uint64_t gen = symbolizer_names_gen(s);
+	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
+	assert_true(symbolizer_names_gen(s) != gen);
+	assert_int_equal(symbolizer_kernel_find(s, 0xffffffff81000104, false, &o), 0);
+	assert_true(o.key != kkey);
 	symbolizer_free(s);
 }
 
 static void test_return_address(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 	pid_t pid = getpid();
 	uint64_t start = (uintptr_t)symbolize_test_two;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
-	int64_t leaf = symbolizer_user_location(s, &p, pid, start, false);
-	int64_t ret = symbolizer_user_location(s, &p, pid, start, true);
+	int64_t leaf = intern_user(&in, s, &p, pid, start, false);
+	int64_t ret = intern_user(&in, s, &p, pid, start, true);
 	assert_string_equal(loc_name(&p, leaf), "symbolize_test_two");
 	assert_true(ret != leaf);
 	/* the location keeps the address (not start - 1), as the file's own */
 	assert_int_equal(p.locations[ret - 1].address, self_vaddr(start));
 	const char *before = loc_name(&p, ret);                 /* looked up at start - 1 */
 	assert_true(!before || strcmp(before, "symbolize_test_two"));
-	int64_t inside = symbolizer_user_location(s, &p, pid, start + 1, true);
+	int64_t inside = intern_user(&in, s, &p, pid, start + 1, true);
 	assert_string_equal(loc_name(&p, inside), "symbolize_test_two");
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -167,11 +232,13 @@ static void test_return_address(void **state)
 static void test_shared_across_processes(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct symfix_fn a[16], b[16];
 	struct profile p;
 	int na = 0, nb = 0;
 	const char *fix = built_fixture("symfix-lib");
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	pid_t pa = symfix_run(fix, 1, a, &na), pb = symfix_run(fix, 1, b, &nb);
 	assert_true(pa > 0 && pb > 0);
@@ -183,14 +250,14 @@ static void test_shared_across_processes(void **state)
 	const struct symfix_fn *ga = symfix_find(a, na, "firn_fix_lib_gamma");
 	const struct symfix_fn *gb = symfix_find(b, nb, "firn_fix_lib_gamma");
 	assert_true(ga && gb && ga->runtime != gb->runtime); /* ASLR: other load addresses */
-	int64_t la = symbolizer_user_location(s, &p, pa, ga->runtime, false);
-	int64_t lb = symbolizer_user_location(s, &p, pb, gb->runtime, false);
+	int64_t la = intern_user(&in, s, &p, pa, ga->runtime, false);
+	int64_t lb = intern_user(&in, s, &p, pb, gb->runtime, false);
 	assert_true(la > 0);
 	assert_int_equal(la, lb);
 	assert_int_equal(p.locations[la - 1].address, ga->vaddr);
 	assert_int_equal(symbolizer_remove_process(s, pa), 0);
 	for (int i = 0; i < nb; i++)
-		assert_true(symbolizer_user_location(s, &p, pb, b[i].runtime, false) > 0);
+		assert_true(intern_user(&in, s, &p, pb, b[i].runtime, false) > 0);
 	/* a third process, after the first one's snapshot went: every address is known already */
 	pid_t pc = symfix_run(fix, 1, a, &na);
 	assert_true(pc > 0);
@@ -198,10 +265,11 @@ static void test_shared_across_processes(void **state)
 	symfix_kill(pc);
 	uint64_t locs = p.nlocations, maps = p.nmappings;
 	for (int i = 0; i < na; i++)
-		assert_true(symbolizer_user_location(s, &p, pc, a[i].runtime, false) > 0);
+		assert_true(intern_user(&in, s, &p, pc, a[i].runtime, false) > 0);
 	assert_int_equal(p.nlocations, locs);
 	assert_int_equal(p.nmappings, maps);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -254,51 +322,54 @@ static void test_take_install(void **state)
 static void test_unresolved(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 	pid_t pid = getpid();
 	void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(jit != MAP_FAILED);
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
-	int64_t id = symbolizer_user_location(s, &p, pid, 0x401000, false);
+	int64_t id = intern_user(&in, s, &p, pid, 0x401000, false);
 	assert_null(loc_name(&p, id));
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[unknown]");
-	assert_stats(s, 0, 1, 0, 0, 0);
+	assert_stats(&in, 0, 1, 0, 0, 0);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
-	id = symbolizer_user_location(s, &p, pid, 0x10, false);
+	id = intern_user(&in, s, &p, pid, 0x10, false);
 	assert_null(loc_name(&p, id));
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[unknown]");
-	id = symbolizer_user_location(s, &p, pid, (uintptr_t)jit + 16, false);
+	id = intern_user(&in, s, &p, pid, (uintptr_t)jit + 16, false);
 	assert_null(loc_name(&p, id));
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[anon]");
 	assert_int_equal(p.locations[id - 1].kind, FRAME_JIT);
 	assert_false(loc_mapping(&p, id)->has_functions);
 	/* data of this binary: its file is read (the build id is there), no function covers it */
-	id = symbolizer_user_location(s, &p, pid, (uintptr_t)&test_data, false);
+	id = intern_user(&in, s, &p, pid, (uintptr_t)&test_data, false);
 	assert_null(loc_name(&p, id));
 	assert_int_equal(p.locations[id - 1].kind, FRAME_USER);
 	assert_int_equal(strlen(profile_str(&p, loc_mapping(&p, id)->build_id)), 40);
-	assert_int_equal(symbolizer_user_location(s, &p, pid, (uintptr_t)&test_data, false), id);
-	struct symbolizer_stats st;
-	symbolizer_stats(s, &st);
+	assert_int_equal(intern_user(&in, s, &p, pid, (uintptr_t)&test_data, false), id);
+	struct intern_stats st;
+	intern_stats(&in, &st);
 	assert_int_equal(st.no_symbol, 2);
 	assert_int_equal(st.no_jit_symbol, 1); /* the anonymous executable memory, no perf map */
 	assert_int_equal(st.resolved + st.no_process + st.no_mapping + st.no_file, 2);
 	munmap(jit, 4096);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
 /* Asserts that every function fns lists resolves to its name in pid's snapshot, as a leaf and
  * as a return address one byte in. */
-static void assert_fixture_names(struct symbolizer *s, struct profile *p, pid_t pid,
-				 const struct symfix_fn *fns, int n)
+static void assert_fixture_names(struct symbolizer *s, struct intern *in, struct profile *p,
+				 pid_t pid, const struct symfix_fn *fns, int n)
 {
 	for (int i = 0; i < n; i++) {
-		int64_t id = symbolizer_user_location(s, p, pid, fns[i].runtime, false);
+		int64_t id = intern_user(in, s, p, pid, fns[i].runtime, false);
 		assert_non_null(loc_name(p, id));
 		assert_string_equal(loc_name(p, id), fns[i].name);
-		id = symbolizer_user_location(s, p, pid, fns[i].runtime + 1, true);
+		id = intern_user(in, s, p, pid, fns[i].runtime + 1, true);
 		assert_string_equal(loc_name(p, id), fns[i].name);
 	}
 }
@@ -306,6 +377,7 @@ static void assert_fixture_names(struct symbolizer *s, struct profile *p, pid_t 
 static void test_exited_process(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct symfix_fn fns[16];
 	struct profile p;
 	int n = 0;
@@ -320,20 +392,22 @@ static void test_exited_process(void **state)
 	symfix_kill(pid);
 	assert_int_equal(symbolizer_add_process(s, pid), -ENOENT); /* gone: the snapshot stays */
 	assert_true(symbolizer_has_process(s, pid));
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
-	assert_fixture_names(s, &p, pid, fns, n);
+	assert_fixture_names(s, &in, &p, pid, fns, n);
 	const struct symfix_fn *gamma = symfix_find(fns, n, "firn_fix_lib_gamma");
 	assert_non_null(gamma);
-	int64_t id = symbolizer_user_location(s, &p, pid, gamma->runtime, false);
+	int64_t id = intern_user(&in, s, &p, pid, gamma->runtime, false);
 	const struct profile_mapping *m = loc_mapping(&p, id);
 	assert_true(ends_with(profile_str(&p, m->filename), "/libfirnfix.so"));
 	assert_int_equal(p.locations[id - 1].address, gamma->vaddr); /* the library's own address */
 	assert_true(m->start <= gamma->vaddr && gamma->vaddr < m->limit);
-	assert_stats(s, 2 * n + 1, 0, 0, 0, 0);
+	assert_stats(&in, 2 * n + 1, 0, 0, 0, 0);
 	assert_int_equal(symbolizer_remove_process(s, pid), 0);
 	assert_false(symbolizer_has_process(s, pid));
 	assert_int_equal(symbolizer_remove_process(s, pid), -ENOENT);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -358,10 +432,12 @@ static char *copy_fixture(void)
 static void test_deleted_binary(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct symfix_fn fns[16], fns2[16];
 	struct profile p;
 	int n = 0, n2 = 0;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	/* deleted after the snapshot, before symbolization */
 	char *path = copy_fixture();
@@ -370,8 +446,8 @@ static void test_deleted_binary(void **state)
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
 	assert_int_equal(unlink(path), 0);
 	symfix_kill(pid);
-	assert_fixture_names(s, &p, pid, fns, n);
-	int64_t id = symbolizer_user_location(s, &p, pid, fns[0].runtime, false);
+	assert_fixture_names(s, &in, &p, pid, fns, n);
+	int64_t id = intern_user(&in, s, &p, pid, fns[0].runtime, false);
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), path);
 	/* deleted before the snapshot: maps says "(deleted)", map_files still opens it */
 	path = copy_fixture();
@@ -380,11 +456,12 @@ static void test_deleted_binary(void **state)
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symbolizer_add_process(s, pid2), 0);
 	symfix_kill(pid2);
-	assert_fixture_names(s, &p, pid2, fns2, n2);
-	id = symbolizer_user_location(s, &p, pid2, fns2[0].runtime, false);
+	assert_fixture_names(s, &in, &p, pid2, fns2, n2);
+	id = intern_user(&in, s, &p, pid2, fns2[0].runtime, false);
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), path);
-	assert_stats(s, 4 * n + 1 + 1, 0, 0, 0, 0);
+	assert_stats(&in, 4 * n + 1 + 1, 0, 0, 0, 0);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -404,22 +481,25 @@ static int count_fds(void)
 static void test_repeat_snapshot(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 	pid_t pid = getpid();
 	uint64_t addr = (uintptr_t)symbolize_test_one;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
 	int fds = count_fds();
-	int64_t before = symbolizer_user_location(s, &p, pid, addr, false);
+	int64_t before = intern_user(&in, s, &p, pid, addr, false);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(symbolizer_add_process(s, pid), 0);
 	assert_true(count_fds() <= fds); /* no file opened again (indexed ones are closed) */
-	int64_t after = symbolizer_user_location(s, &p, pid, addr, false);
+	int64_t after = intern_user(&in, s, &p, pid, addr, false);
 	assert_int_equal(after, before); /* a new snapshot of the same file: the same location */
 	assert_string_equal(loc_name(&p, after), "symbolize_test_one");
 	assert_int_equal(p.nmappings, 1);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -448,6 +528,7 @@ static uint64_t nm_vdso_symbol(const void *image, size_t size, const char *name)
 static void test_vdso(void **state)
 {
 	struct symbolizer *s;
+	struct intern in;
 	uint64_t base = getauxval(AT_SYSINFO_EHDR);
 	struct profile p;
 	struct procmap m;
@@ -464,83 +545,91 @@ static void test_vdso(void **state)
 	assert_true(value != 0);
 	assert_int_equal(profile_init(&p), 0);
 	s = symbolizer_new();
+	intern_init(&in);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
-	int64_t id = symbolizer_user_location(s, &p, pid, e->start + value + 1, false);
+	int64_t id = intern_user(&in, s, &p, pid, e->start + value + 1, false);
 	assert_string_equal(loc_name(&p, id), "__vdso_clock_gettime");
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[vdso]");
 	assert_int_equal(loc_mapping(&p, id)->kind, FRAME_USER);
 	procmap_release(&m);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
 static void test_kernel(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
-	int64_t id = symbolizer_kernel_location(s, &p, 0xffffffff81000104);
+	int64_t id = intern_kernel(&in, s, &p, 0xffffffff81000104, false);
 	assert_string_equal(loc_name(&p, id), "core_alpha");
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[kernel.kallsyms]");
 	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
 	assert_int_equal(p.locations[id - 1].address, 0xffffffff81000104);
-	assert_int_equal(symbolizer_kernel_location(s, &p, 0xffffffff81000104), id);
-	id = symbolizer_kernel_location(s, &p, 0xffffffffc0001090);
+	assert_int_equal(intern_kernel(&in, s, &p, 0xffffffff81000104, false), id);
+	id = intern_kernel(&in, s, &p, 0xffffffffc0001090, false);
 	assert_string_equal(loc_name(&p, id), "mod_fn_two");
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[foo]");
 	assert_int_equal(loc_mapping(&p, id)->start, 0xffffffffc0001000);
 	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
-	id = symbolizer_kernel_location(s, &p, 0xffffffffc0003004);
+	id = intern_kernel(&in, s, &p, 0xffffffffc0003004, false);
 	assert_string_equal(loc_name(&p, id), "bpf_prog_6deef7357e7b4530_handler");
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[bpf]");
-	id = symbolizer_kernel_location(s, &p, 0xffffffff80000000);
+	id = intern_kernel(&in, s, &p, 0xffffffff80000000, false);
 	assert_null(loc_name(&p, id));
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), "[kernel.kallsyms]");
-	assert_stats(s, 4, 0, 0, 1, 0);
+	assert_stats(&in, 4, 0, 0, 1, 0);
 	assert_int_equal(symbolizer_set_kallsyms(s, "/nonexistent/kallsyms"), 0);
-	id = symbolizer_kernel_location(s, &p, 0xffffffff81000104);
+	id = intern_kernel(&in, s, &p, 0xffffffff81000104, false);
 	assert_null(loc_name(&p, id));
 	assert_int_equal(p.locations[id - 1].kind, FRAME_KERNEL);
-	assert_stats(s, 4, 0, 0, 1, 1);
+	assert_stats(&in, 4, 0, 0, 1, 1);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
 static void test_profiles(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p1, p2;
 	pid_t pid = getpid();
 	uint64_t addr = (uintptr_t)symbolize_test_one;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p1), 0);
 	assert_int_equal(profile_init(&p2), 0);
 	assert_int_equal(profile_add_mapping(&p2, 1, 2, 0, "/other", ""), 1);
 	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
-	int64_t a = symbolizer_user_location(s, &p1, pid, addr, false);
-	int64_t k = symbolizer_kernel_location(s, &p1, 0xffffffff81000200);
+	int64_t a = intern_user(&in, s, &p1, pid, addr, false);
+	int64_t k = intern_kernel(&in, s, &p1, 0xffffffff81000200, false);
 	assert_int_equal(p1.nlocations, 2);
 	/* p1 re-initialized at the same address: nothing stale comes back */
 	profile_release(&p1);
 	assert_int_equal(profile_init(&p1), 0);
-	a = symbolizer_user_location(s, &p1, pid, addr, false);
-	k = symbolizer_kernel_location(s, &p1, 0xffffffff81000200);
+	a = intern_user(&in, s, &p1, pid, addr, false);
+	k = intern_kernel(&in, s, &p1, 0xffffffff81000200, false);
 	assert_string_equal(loc_name(&p1, a), "symbolize_test_one");
 	assert_string_equal(loc_name(&p1, k), "core_beta");
 	assert_int_equal(p1.nlocations, 2);
 	assert_int_equal(p1.nmappings, 2);
 	/* another profile gets its own entries */
-	int64_t b = symbolizer_user_location(s, &p2, pid, addr, false);
-	int64_t k2 = symbolizer_kernel_location(s, &p2, 0xffffffff81000200);
+	int64_t b = intern_user(&in, s, &p2, pid, addr, false);
+	int64_t k2 = intern_kernel(&in, s, &p2, 0xffffffff81000200, false);
 	assert_string_equal(loc_name(&p2, b), "symbolize_test_one");
 	assert_string_equal(loc_name(&p2, k2), "core_beta");
 	assert_true(p2.locations[b - 1].mapping_id >= 2);
 	assert_int_equal(p2.nlocations, 2);
 	profile_release(&p1);
 	profile_release(&p2);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -592,6 +681,7 @@ static void test_inline_lines(void **state)
 	uint64_t start = symbol_start(path, "outer_work");
 	struct symbolizer_frame fr[8];
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct symbolizer_file *sf = symbolizer_file(s, path);
 	struct profile p;
 	int found = 0;
@@ -599,9 +689,10 @@ static void test_inline_lines(void **state)
 	assert_true(start != 0);
 	assert_non_null(sf);
 	assert_ptr_equal(symbolizer_file(s, path), sf);
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	for (uint64_t a = start; a < start + 256 && !found; a++) {
-		int64_t id = symbolizer_file_location(s, &p, path, a, false);
+		int64_t id = intern_file(&in, s, &p, path, a, false);
 		const struct profile_location *l = &p.locations[id - 1];
 		if (l->nlines != 2 || l->lines[0].line != hot)
 			continue;
@@ -620,11 +711,11 @@ static void test_inline_lines(void **state)
 		assert_string_equal(fr[1].name, "outer_work");
 		assert_int_equal(fr[1].line, call);
 		assert_int_equal(symbolizer_file_frames(s, sf, a, false, fr, 1), 1);
-		assert_int_equal(symbolizer_file_location(s, &p, path, a, false), id);
+		assert_int_equal(intern_file(&in, s, &p, path, a, false), id);
 	}
 	assert_true(found);
-	struct symbolizer_stats st;
-	symbolizer_stats(s, &st);
+	struct intern_stats st;
+	intern_stats(&in, &st);
 	assert_true(st.with_lines > 0 && st.with_lines <= st.resolved);
 	errno = 0;
 	assert_null(symbolizer_file(s, "/nonexistent"));
@@ -633,6 +724,7 @@ static void test_inline_lines(void **state)
 	assert_non_null(sf);
 	assert_int_equal(symbolizer_file_frames(s, sf, 0x1000, false, fr, 8), 0);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -650,13 +742,16 @@ static void test_demangle_option(void **state)
 		assert_true(o.demangle);
 		o.demangle = demangle;
 		struct symbolizer *s = symbolizer_new_opts(&o);
+		struct intern in;
+		intern_init(&in);
 		assert_int_equal(profile_init(&p), 0);
-		int64_t id = symbolizer_file_location(s, &p, path, spin + 2, false);
+		int64_t id = intern_file(&in, s, &p, path, spin + 2, false);
 		const struct profile_function *f = line_fn(&p, id, p.locations[id - 1].nlines - 1);
 		assert_string_equal(profile_str(&p, f->name),
 				    demangle ? "firnfix::shapes::Accumulator<double>::spin(long)" : raw);
 		assert_string_equal(profile_str(&p, f->system_name), raw);
 		profile_release(&p);
+		intern_release(&in);
 		symbolizer_free(s);
 	}
 }
@@ -685,8 +780,10 @@ static void test_debug_dir(void **state)
 		o.debug_dir = with ? dir : "/nonexistent";
 		o.debuginfod = false;
 		struct symbolizer *s = symbolizer_new_opts(&o);
+		struct intern in;
+		intern_init(&in);
 		assert_int_equal(profile_init(&p), 0);
-		int64_t id2 = symbolizer_file_location(s, &p, cmd, hot + 4, false);
+		int64_t id2 = intern_file(&in, s, &p, cmd, hot + 4, false);
 		const char *name = loc_name(&p, id2);
 		if (with) {
 			assert_string_equal(name, "short_hot");
@@ -695,6 +792,7 @@ static void test_debug_dir(void **state)
 			assert_true(!name || strcmp(name, "short_hot"));
 		}
 		profile_release(&p);
+		intern_release(&in);
 		symbolizer_free(s);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -704,6 +802,7 @@ static void test_debug_dir(void **state)
 static void test_jit_perf_map(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 	char path[64];
 	pid_t pid = getpid();
@@ -717,45 +816,50 @@ static void test_jit_perf_map(void **state)
 	fprintf(f, "%llx 100 JS:*hotLoop /app.js:3\n", (unsigned long long)base + 0x100);
 	fprintf(f, "%llx 40 py::f:/app.py\n", (unsigned long long)gone);
 	fclose(f);
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_int_equal(symbolizer_add_process(s, pid), 0);
-	int64_t id = symbolizer_user_location(s, &p, pid, base + 0x180, false);
+	int64_t id = intern_user(&in, s, &p, pid, base + 0x180, false);
 	assert_string_equal(loc_name(&p, id), "JS:*hotLoop /app.js:3");
 	assert_int_equal(p.locations[id - 1].kind, FRAME_JIT);
 	assert_string_equal(profile_str(&p, loc_mapping(&p, id)->filename), path);
 	assert_int_equal(loc_mapping(&p, id)->kind, FRAME_JIT);
 	/* a return address just after the entry is looked up inside it */
-	assert_string_equal(loc_name(&p, symbolizer_user_location(s, &p, pid, base + 0x200, true)),
+	assert_string_equal(loc_name(&p, intern_user(&in, s, &p, pid, base + 0x200, true)),
 			    "JS:*hotLoop /app.js:3");
-	id = symbolizer_user_location(s, &p, pid, gone + 8, false);
+	id = intern_user(&in, s, &p, pid, gone + 8, false);
 	assert_string_equal(loc_name(&p, id), "py::f:/app.py");
-	id = symbolizer_user_location(s, &p, pid, base + 0x1000, false);
+	id = intern_user(&in, s, &p, pid, base + 0x1000, false);
 	assert_null(loc_name(&p, id));
 	assert_int_equal(p.locations[id - 1].kind, FRAME_JIT);
-	struct symbolizer_stats st;
-	symbolizer_stats(s, &st);
+	struct intern_stats st;
+	intern_stats(&in, &st);
 	assert_int_equal(st.resolved, 3);
 	assert_int_equal(st.no_jit_symbol, 1);
 	unlink(path);
 	munmap(jit, 8192);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
 static void test_kernel_return_address(void **state)
 {
 	struct symbolizer *s = symbolizer_new();
+	struct intern in;
 	struct profile p;
 
+	intern_init(&in);
 	assert_int_equal(profile_init(&p), 0);
 	assert_int_equal(symbolizer_set_kallsyms(s, source_fixture("kallsyms.txt")), 0);
-	int64_t leaf = symbolizer_kernel_frame(s, &p, 0xffffffff81000200, false);
-	int64_t ret = symbolizer_kernel_frame(s, &p, 0xffffffff81000200, true);
+	int64_t leaf = intern_kernel(&in, s, &p, 0xffffffff81000200, false);
+	int64_t ret = intern_kernel(&in, s, &p, 0xffffffff81000200, true);
 	assert_string_equal(loc_name(&p, leaf), "core_beta");
 	assert_string_equal(loc_name(&p, ret), "core_alpha"); /* a call at the end of core_alpha */
 	assert_int_equal(p.locations[ret - 1].address, 0xffffffff81000200);
-	assert_int_equal(symbolizer_kernel_location(s, &p, 0xffffffff81000200), leaf);
+	assert_int_equal(intern_kernel(&in, s, &p, 0xffffffff81000200, false), leaf);
 	profile_release(&p);
+	intern_release(&in);
 	symbolizer_free(s);
 }
 
@@ -781,6 +885,7 @@ static void test_kernel_prepare(void **state)
 {
 	const char *fns[] = { "schedule", "do_nanosleep", "hrtimer_nanosleep", "vfs_read" };
 	struct symbolizer *s1, *s2;
+	struct intern i1, i2;
 	struct profile p1, p2;
 	uint64_t ips[4];
 
@@ -790,21 +895,25 @@ static void test_kernel_prepare(void **state)
 	ips[1] += 0x10;           /* inside do_nanosleep */
 	s1 = symbolizer_new();
 	s2 = symbolizer_new();
+	intern_init(&i1);
+	intern_init(&i2);
 	assert_int_equal(profile_init(&p1), 0);
 	assert_int_equal(profile_init(&p2), 0);
 	assert_int_equal(symbolizer_kernel_prepare(s1, ips, 4), 0);
 	for (size_t i = 0; i < 4; i++) {
-		int64_t a = symbolizer_kernel_frame(s1, &p1, ips[i], i > 0);
-		int64_t b = symbolizer_kernel_frame(s2, &p2, ips[i], i > 0);
+		int64_t a = intern_kernel(&i1, s1, &p1, ips[i], i > 0);
+		int64_t b = intern_kernel(&i2, s2, &p2, ips[i], i > 0);
 		assert_non_null(loc_name(&p2, b));
 		assert_string_equal(loc_name(&p1, a), loc_name(&p2, b));
 	}
-	assert_string_equal(loc_name(&p1, symbolizer_kernel_frame(s1, &p1, ips[0], false)), "schedule");
+	assert_string_equal(loc_name(&p1, intern_kernel(&i1, s1, &p1, ips[0], false)), "schedule");
 	/* a return address at a function's start is a call at the end of the one before */
-	assert_string_not_equal(loc_name(&p1, symbolizer_kernel_frame(s1, &p1, ips[2], true)),
+	assert_string_not_equal(loc_name(&p1, intern_kernel(&i1, s1, &p1, ips[2], true)),
 				"hrtimer_nanosleep");
 	profile_release(&p1);
 	profile_release(&p2);
+	intern_release(&i1);
+	intern_release(&i2);
 	symbolizer_free(s1);
 	symbolizer_free(s2);
 }
@@ -826,6 +935,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_find_resolve),
 		cmocka_unit_test(test_return_address),
 		cmocka_unit_test(test_shared_across_processes),
 		cmocka_unit_test(test_second_snapshot),

@@ -288,26 +288,49 @@ static __always_inline void send_event(__u32 type, __u32 pid)
 /* The id of a stack that could not be stored (the sample is dropped and counted as lost). */
 #define FIRN_STACK_LOST (~0ULL)
 
-/* Content hash of a stack (never 0: "no stack", nor FIRN_STACK_LOST). */
-static __always_inline __u64 stack_hash(const struct firn_stack *s)
-{
-	__u64 h = 0xcbf29ce484222325ULL ^ s->len;
+/* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
+ * would double the verifier's states). */
+#define opaque(x) asm volatile("" : "+r"(x))
 
-	for (int i = 0; i < FIRN_MAX_FRAMES; i++) {
-		if (i >= s->len)
+#define FIRN_HASH_BLOCK 8
+
+/* Content hash of a stack (never 0: "no stack", nor FIRN_STACK_LOST). Hashed in blocks of
+ * FIRN_HASH_BLOCK frames, the frames past len of the last block as 0 (a mask, no branch): the
+ * verifier follows 16 blocks instead of 127 frames, each a branch. A global function: verified
+ * once, not once per call and state of its callers (that was 8k instructions a stack). */
+__attribute__((noinline)) __u64 firn_stack_hash(const struct firn_stack *s)
+{
+	if (!s)
+		return 1;
+	__u64 len = s->len, h = 0xcbf29ce484222325ULL ^ len;
+
+	for (__u32 b = 0; b < FIRN_MAX_FRAMES; b += FIRN_HASH_BLOCK) {
+		if (b >= len)
 			break;
-		h = (h ^ s->ips[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
+#pragma unroll
+		for (__u32 j = 0; j < FIRN_HASH_BLOCK; j++) {
+			__u64 i = b + j;
+			if (i >= FIRN_MAX_FRAMES)
+				break;
+			__s64 d = i - len; /* < 0: a frame of the stack */
+			opaque(d);
+			h = (h ^ (s->ips[i] & (__u64)(d >> 63))) * 0x100000001b3ULL;
+			h ^= h >> 29;
+		}
 	}
 	return h && h != FIRN_STACK_LOST ? h : 1;
 }
 
 /* Stores the stack in scratch s in the stacks map; returns its id, or FIRN_STACK_LOST when the
- * map is full. *fresh: this call added it (the sample must remove it if it is dropped). */
+ * map is full. *fresh: this call added it (the sample must remove it if it is dropped). Most
+ * stacks are there already: one lookup, no update (which takes the bucket's lock) for those. */
 static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 {
 	s->pad = 0;
-	__u64 id = stack_hash(s);
+	__u64 id = firn_stack_hash(s);
+	*fresh = false;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
 	*fresh = !bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
 	if (!*fresh && !bpf_map_lookup_elem(&stacks, &id))
 		return FIRN_STACK_LOST;
@@ -391,28 +414,50 @@ static __always_inline bool tstate_is(const struct firn_py_proc *p, __u64 ts, __
 	return thread == (p->minor <= 10 ? fsbase : tid);
 }
 
+/* The search of the interpreter's thread list (bpf_loop callback state). */
+struct firn_ts_search {
+	__u64 ts, fsbase, found;
+	__u32 tid, pad;
+};
+
+/* One thread state of the list (bpf_loop callback: verified once, not once per thread as an
+ * unrolled loop of FIRN_PY_MAX_THREADS was). 1 stops. */
+static long tstate_step(__u32 i, void *arg)
+{
+	struct firn_ts_search *q = arg;
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+
+	if (!w || !q->ts)
+		return 1;
+	if (tstate_is(&w->p, q->ts, q->tid, q->fsbase)) {
+		q->found = q->ts;
+		return 1;
+	}
+	if (read_user64(&q->ts, q->ts + w->p.ts_next))
+		q->ts = 0;
+	return 0;
+}
+
 /* The thread state of thread tid: the one found last time when it still is, else the one of
- * the interpreter's thread list that is (then kept for the next samples). */
+ * the interpreter's thread list that is (then kept for the next samples). p: the walk's copy
+ * (python_walk's p, which tstate_step reads). */
 static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
-	__u64 *last = bpf_map_lookup_elem(&python_tstates, &tid);
+	struct firn_ts_search q = { .tid = tid };
+	__u64 interp, *last = bpf_map_lookup_elem(&python_tstates, &tid);
 
-	if (last && *last && tstate_is(p, *last, tid, fsbase))
+	q.fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
+	if (last && *last && tstate_is(p, *last, tid, q.fsbase))
 		return *last;
 	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
-	    read_user64(&ts, interp + p->interp_tstate_head))
+	    read_user64(&q.ts, interp + p->interp_tstate_head))
 		return 0;
-	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
-		if (tstate_is(p, ts, tid, fsbase)) {
-			bpf_map_update_elem(&python_tstates, &tid, &ts, BPF_ANY);
-			return ts;
-		}
-		if (read_user64(&ts, ts + p->ts_next))
-			return 0;
-	}
-	return 0;
+	bpf_loop(FIRN_PY_MAX_THREADS, tstate_step, &q, 0);
+	if (q.found)
+		bpf_map_update_elem(&python_tstates, &tid, &q.found, BPF_ANY);
+	return q.found;
 }
 
 /* The thread's innermost frame: a PyFrameObject (3.8-3.10) or _PyInterpreterFrame (0: none, or
@@ -596,10 +641,6 @@ static __always_inline struct firn_stack *take_stack(void *ctx, __u32 idx, __u64
 	return s;
 }
 
-/* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
- * would double the verifier's states). */
-#define opaque(x) asm volatile("" : "+r"(x))
-
 /* 1 when a <= b (both below 2^63), computed without a branch. */
 static __always_inline __u64 le_mask(__u64 a, __u64 b)
 {
@@ -770,16 +811,27 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* The mapping of pc among those the unwinder found for the process before, or NULL. */
-static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
+/* Which of the mappings the unwinder found for the process before holds pc (-1: none). A global
+ * function: verified once, not at each caller (its loop was a quarter of on_exec's verifying). */
+__attribute__((noinline)) int firn_find_kmap(const struct firn_kproc *k, __u64 pc)
 {
+	if (!k)
+		return -1;
 	for (int i = 0; i < FIRN_KMAPS; i++) {
 		if (i >= k->n)
 			break;
 		if (pc >= k->maps[i].start && pc < k->maps[i].end)
-			return &k->maps[i];
+			return i;
 	}
-	return NULL;
+	return -1;
+}
+
+/* The mapping of pc among those the unwinder found for the process before, or NULL. */
+static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
+{
+	int i = firn_find_kmap(k, pc);
+
+	return i >= 0 ? &k->maps[i & (FIRN_KMAPS - 1)] : NULL;
 }
 
 /* Describes the VMA of addr in task into *m with the kernel's help; false when it has no table. */

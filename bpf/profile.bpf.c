@@ -673,12 +673,41 @@ static __always_inline struct firn_umap *find_umap(__u32 first, __u32 count, __u
 	return m;
 }
 
-/* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free), or NULL. */
+/* The rows of a table that may cover vaddr, from its page index (bpf/firn.h): the first one's
+ * index in the rows array (*lo) and their number (*n); false when vaddr is before the table. */
+static __always_inline bool page_rows(__u32 start, __u32 count, __u64 vaddr, __u32 *lo, __u32 *n)
+{
+	struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &start);
+
+	if (!r)
+		return false;
+	struct firn_table_head h = *(struct firn_table_head *)r;
+	__u64 page = vaddr >> (h.shift & 31);
+	if (page < h.first_page)
+		return false;
+	__u32 k = page - h.first_page, rows = start + FIRN_INDEX_ROWS(h.pages);
+	if (page - h.first_page >= h.pages) { /* past the last row's page: the last row */
+		*lo = rows + count - 1;
+		*n = 1;
+		return true;
+	}
+	__u32 i = start + 1 + k, j = i + 1;
+	struct firn_row *a = bpf_map_lookup_elem(&unwind_rows, &i);
+	struct firn_row *b = bpf_map_lookup_elem(&unwind_rows, &j);
+	if (!a || !b)
+		return false;
+	*lo = rows + a->pc;
+	*n = b->pc - a->pc + 1;
+	return true;
+}
+
+/* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free search of
+ * the rows of its page), or NULL. */
 static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64 vaddr)
 {
-	__u32 lo = start, n = count;
+	__u32 lo, n;
 
-	if (!count || vaddr > 0xffffffffULL)
+	if (!count || vaddr > 0xffffffffULL || !page_rows(start, count, vaddr, &lo, &n))
 		return NULL;
 	for (int i = 0; i < 24 && n > 1; i++) {
 		__u32 half = n >> 1, mid = lo + half;
@@ -778,6 +807,9 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	struct file *f = vma->vm_file;
 	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
 		return 0;
+	/* code, with a table or not (row_count 0): either way the next samples need not ask */
+	out->start = vma->vm_start;
+	out->end = vma->vm_end;
 	if (f) {
 		struct inode *ino = f->f_inode;
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
@@ -801,8 +833,6 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 		if (off < (t->segs[i].offset & ~0xfffULL) || off >= t->segs[i].offset + t->segs[i].filesz)
 			continue;
 		/* as in lib/unwind.c: vaddr = addr - start + offset + delta */
-		out->start = vma->vm_start;
-		out->end = vma->vm_end;
 		out->bias = vma->vm_start - off - t->segs[i].delta;
 		out->row_start = t->row_start;
 		out->row_count = t->row_count;
@@ -864,7 +894,9 @@ static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const str
 }
 
 /* Finds the VMA of pc with the kernel (once per sample: in interrupt context the helper cannot
- * take the mmap lock again before the interrupt ends) and keeps it; false if no table. */
+ * take the mmap lock again before the interrupt ends) and keeps it; false if no table. Code
+ * without a table (JIT code, a file with no table loaded) is kept too, with no rows: the
+ * lookup (~3-5 us) is not repeated at every sample that runs through it. */
 static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
 {
 	struct firn_umap m;
@@ -872,10 +904,12 @@ static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn
 	if (u->looked)
 		return false;
 	u->looked = 1;
-	if (!vma_umap(bpf_get_current_task_btf(), pc, &m))
+	bool found = vma_umap(bpf_get_current_task_btf(), pc, &m);
+	if (found || (pc >= m.start && pc < m.end))
+		kproc_add(u->pid, k, &m);
+	if (!found)
 		return false;
 	u->found = m;
-	kproc_add(u->pid, k, &m);
 	return true;
 }
 
@@ -884,6 +918,9 @@ static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn
  * mapping with a table). */
 static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 {
+	/* a caller in the mapping of the frame before (recursion, a library's own calls) */
+	if (u->found.row_count && pc >= u->found.start && pc < u->found.end)
+		return true;
 	struct firn_umap *m = find_umap(u->first, u->count, pc);
 
 	if (m) {
@@ -892,6 +929,8 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 	}
 	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &u->pid);
 	m = k ? find_kmap(k, pc) : NULL;
+	if (m && !m->row_count) /* code known to have no table */
+		return false;
 	if (m)
 		u->found = *m;
 	else if (!look_up_vma(u, k, pc))
@@ -903,6 +942,9 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
 static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 {
+	/* --call-graph fp: the frame-pointer chain only (read through the stack window) */
+	if (!dwarf_unwind)
+		return fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
 	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
 
@@ -960,14 +1002,16 @@ static __always_inline void ask_refresh(__u32 pid, __u64 pc)
 
 static __always_inline void count_unwind(__u32 reason)
 {
+	if (!dwarf_unwind) /* the statistics of the CFI unwinder */
+		return;
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &reason);
 
 	if (v)
 		(*v)++;
 }
 
-/* Unwinds the user stack of the current task with the CFI tables into scratch slot 0 (len 0:
- * none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
+/* Unwinds the user stack of the current task with the CFI tables (frame pointers only without
+ * dwarf_unwind) into scratch slot 0 (len 0: none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
  * tracepoint's context) the task is in the kernel and its user registers are the saved ones. */
 static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, __u32 pid,
 						      struct firn_pid_maps *maps,
@@ -1014,7 +1058,10 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->vma = 0;
 	u->looked = 0;
 	u->pid = pid;
+	u->found.row_count = 0;
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
+	if (!dwarf_unwind)
+		return s;
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
@@ -1100,7 +1147,9 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
 		*user = dwarf_stack(ctx, regs_ctx, pid, maps, task);
 	} else if (want_user && pid) {
-		*user = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+		/* frame pointers walked here, not by bpf_get_stack: its walk reads each frame from
+		 * user memory on its own, the stack window a page at a time */
+		*user = dwarf_stack(ctx, regs_ctx, pid, NULL, task);
 	}
 	/* a CPython's frames replace the native frames of its evaluation loop */
 	if (*user)

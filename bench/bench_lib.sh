@@ -6,8 +6,11 @@
 #   S bench case tool metric value unit   one measurement (one repetition)
 #   C bench case tool command             the exact command behind a (case, tool)
 #   V bench case tool ok|FAIL detail      an output check (a run whose check fails reports no S)
-#   T bench case metric kind arg text     a target on firn's median: max V | ratio "R TOOL"
-#                                         (TOOL's median / firn's >= R) | below TOOL | flat V
+#   T bench case metric kind arg text [refcase]
+#                                         a target on firn's median: max V | ratio "R TOOL"
+#                                         (TOOL's median / firn's >= R) | times "X TOOL" (firn's
+#                                         <= X × TOOL's; TOOL may be firn) | below TOOL | flat V;
+#                                         TOOL's median is that of refcase (default: case)
 #   N bench text                          a note printed under the bench's table
 #   H bench title                         the bench's heading (first line of its section)
 set -u

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Process churn bench: a 20 s system-wide recording at 99 Hz while a loop starts short programs
+# Process churn bench: a 30 s system-wide recording at 99 Hz while a loop starts short programs
 # (tests/fixtures/shortlived, 15 ms of qsort through libc, then exit; about 30 a second), by firn
 # (its default --call-graph auto, and --call-graph fp) and perf record -a -g side by side, at once,
 # over the same loop. Reports each profiler process's CPU seconds — what following processes
 # costs: firn learns them from the kernel's side-band records (lib/procevents.h) as perf does —
-# and, for firn, the share of the loop's samples with an [unknown] frame.
-# Prints result lines (see bench/bench_lib.sh). REPS (default 3), SECONDS_REC (default 20);
+# and, for firn, the share of the loop's samples with an [unknown] frame. The target (issues 14 and
+# 18): firn's CPU <= 1/3 of perf -g's in the same run, over 30 s as in bench/size.sh (no churn).
+# Prints result lines (see bench/bench_lib.sh). REPS (default 3), SECONDS_REC (default 30);
 # QUICK=1: one 5 s recording.
 source "$(dirname "$0")/bench_lib.sh"
 need_tools
 W=$(workdir churn)
 B=churn
 REPS=${REPS:-3}
-SECS=${SECONDS_REC:-20}
+SECS=${SECONDS_REC:-30}
 [ -n "$QUICK" ] && REPS=1 SECS=5
 HZ=99
 SHORT=$FIX/shortlived
@@ -57,7 +58,6 @@ for cg in auto fp; do
 	emit C "$B" "$c" firn "firn record -a -F $HZ --call-graph $cg -d $SECS -o OUT & perf record -a -g ... (at once)"
 	emit C "$B" "$c" "perf -g" "perf record -a -g -F $HZ -o OUT -- sleep $SECS"
 	emit T "$B" "$c" "profiler CPU s" ratio "3 perf -g" "<= 1/3 of perf -g's"
-	[ "$cg" = auto ] && emit T "$B" "$c" "[unknown] % of the loop's samples" max 1 "<= 1 %"
 done
 emit N "$B" "The loop runs $BUILD/fixtures/shortlived 15 (tests/fixtures/shortlived.c: 15 ms of CPU, qsort through libc) again and again; firn and perf -g start together and record for ${SECS} s at once, each also sampling the other. 'profiler CPU s' is the profiler process's user+sys time from start to exit (start-up, recording, writing its file; perf's includes its build-id pass). Before the side-band process events firn read /proc/PID/maps for every process it sampled, twice, and opened and stat-ed each mapped file. With --call-graph fp the [unknown] frames are not missing mappings: frame pointers walk into garbage through libc's qsort, which has none."
 

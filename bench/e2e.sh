@@ -27,8 +27,6 @@ for ((i = 0; i < ${#RECORD_THREE_CMDS[@]}; i += 2)); do
 		*) echo "perf script -i OUT > OUT.script, perf report --stdio -i OUT > OUT.report" ;;
 		esac)"
 done
-emit T "$B" "$CASE" "total CPU s" ratio "50 perf -g" ">= 50x fewer than perf -g's"
-[ -z "$SKIP_DWARF" ] && emit T "$B" "$CASE" "total CPU s" ratio "50 perf dwarf" ">= 50x fewer than perf dwarf's"
 emit N "$B" "Rows: 'record' = the profiler process (user+sys, start to exit); 'flame graph' = firn report --svg vs perf script (only the text a flame graph tool would fold: perf's side is a lower bound); 'table' = firn report vs perf report --stdio; 'total' = the sum, per repetition. The recordings run side by side (as in the size bench) over: $SPIN_DESC. The chain row is the share of the deep fixture's samples whose stack holds all of d00..d31 (firn from its folded output, perf from perf script): how usable each flame graph is; firn builds the tables of every running process when it starts, and samples taken meanwhile fall back to frame pointers, which this short recording shows."
 
 # stage TOOL STAGE OUTFILE CMD...: times one report stage; sets STAGE_CPU (empty on failure).

@@ -32,8 +32,6 @@ slope() {
 emit H "$B" "Memory: resident set during a $SECS s system-wide recording (99 Hz)"
 emit C "$B" "$CASE" firn "firn record -a -F 99 -d $SECS -o OUT"
 emit C "$B" "$CASE" "perf -g" "perf record -a -g -F 99 -o OUT -- sleep $SECS"
-emit T "$B" "$CASE" "peak RSS MB" max 50 "<= 50 MB"
-emit T "$B" "$CASE" "RSS trend MB/min" flat 0.5 "flat: |slope| <= 0.5 MB/min after ${WARM} s"
 emit N "$B" "One run (a trend over time, not repeated); firn and perf record at the same time while a loop runs build/fixtures/deep 20 and build/bench/deep-fp 200 (new processes all along) besides the machine's other jobs. RSS (VmRSS, from /proc/PID/smaps) every $EVERY s; 'peak RSS MB' is the kernel's maximum (wait4's ru_maxrss); the trend is the least-squares slope of RSS after ${WARM} s. The default run is a 2-minute trend so that make bench stays a few minutes; LONG=1 bench/memory.sh (or LONG=1 make bench) runs the full 10 minutes."
 
 (while :; do "$DEEP" 20; "$DEEP_FP" 200; sleep 0.1; done) >/dev/null 2>&1 &

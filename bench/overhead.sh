@@ -98,9 +98,6 @@ for rate in $RATES; do
 			pcmd=$(profiler_cmd "$tool" "$c" "$rate" OUT)
 			emit C "$B" "$c @ $rate Hz" "$tool" "$(show "${pcmd:+$pcmd & }$(fixture_cmd "$c")")"
 		done
-		emit T "$B" "$c @ $rate Hz" "profiler CPU s" below "perf -g" "below perf -g's"
-		[[ " ${TOOLS[*]} " == *" perf dwarf "* ]] &&
-			emit T "$B" "$c @ $rate Hz" "profiler CPU s" below "perf dwarf" "below perf dwarf's"
 	done
 done
 emit N "$B" "Fixtures: deep = tests/fixtures/deep.c built by gcc -O2 without frame pointers ($DEEP_ROUNDS rounds), firn in its default --call-graph auto (DWARF); deep-fp = the same source built by clang -O2 -fno-omit-frame-pointer into $BUILD/bench/deep-fp ($FP_ROUNDS rounds), firn with --call-graph fp. Both run one thread, 34 user frames (main, d00..d31, hot) deep. Fixtures and profilers run at nice -19, so that the other jobs on this shared 2-CPU machine disturb them less (a profiler at nice 0 beside a nice -19 fixture gets too little CPU to build the fixture's unwind tables in time)."

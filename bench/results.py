@@ -48,7 +48,7 @@ class Bench:
         self.tools = []
         self.commands = {}    # (case, tool) -> command
         self.checks = {}      # (case, tool) -> [(status, detail)]
-        self.targets = {}     # (case, metric) -> [(kind, a1, a2, text)]
+        self.targets = {}     # (case, metric) -> [(kind, a1, a2, text, refcase)]
         self.notes = []
 
 
@@ -88,9 +88,10 @@ def load(path):
             bench(f[1]).checks.setdefault((f[2], f[3]), []).append((f[4], f[5]))
         elif k == "T" and len(f) >= 7:
             t = bench(f[1]).targets.setdefault((f[2], f[3]), [])
-            a1, a2 = (f[5].split(" ", 1) + [""])[:2] if f[4] == "ratio" else (f[5], "")
-            if (f[4], a1, a2, f[6]) not in t:
-                t.append((f[4], a1, a2, f[6]))
+            a1, a2 = (f[5].split(" ", 1) + [""])[:2] if f[4] in ("ratio", "times") else (f[5], "")
+            tg = (f[4], a1, a2, f[6], f[7] if len(f) >= 8 and f[7] else f[2])
+            if tg not in t:
+                t.append(tg)
         elif k == "N" and len(f) >= 3:
             b = bench(f[1])
             if f[2] not in b.notes:
@@ -98,9 +99,21 @@ def load(path):
     return machine, list(benches.values())
 
 
-def judge(kind, a1, a2, row):
+def ref_tool(kind, a1, a2):
+    """The reference tool a target compares firn with (None for an absolute target)."""
+    return {"ratio": a2, "times": a2, "below": a1}.get(kind)
+
+
+def ref_figures(b, metric, tg):
+    """The reference tool's figures for target tg: its row in the target's reference case."""
+    kind, a1, a2, _, refcase = tg
+    return b.rows.get((refcase, metric), {}).get(ref_tool(kind, a1, a2)) or []
+
+
+def judge(b, case, metric, tg):
     """Whether firn's median meets one target: 'yes', 'NO: ...' or '?' (a figure is missing)."""
-    firn = row.get("firn")
+    kind, a1, a2, _, refcase = tg
+    firn = b.rows.get((case, metric), {}).get("firn")
     if not firn:
         return "? (no firn figure)"
     f = statistics.median(firn)
@@ -110,13 +123,16 @@ def judge(kind, a1, a2, row):
     if kind == "flat":
         lim = float(a1)
         return "yes" if abs(f) <= lim else "NO: %s per min" % fnum(f)
-    ref = row.get(a2 if kind == "ratio" else a1)
+    ref = ref_figures(b, metric, tg)
     if not ref:
-        return "? (no %s figure)" % (a2 if kind == "ratio" else a1)
+        return "? (no %s figure%s)" % (ref_tool(kind, a1, a2), "" if refcase == case else " for " + refcase)
     r = statistics.median(ref)
     if kind == "ratio":
         got = r / f if f else float("inf")
         return "yes (×%s)" % fnum(got) if got >= float(a1) else "NO: ×%s of ×%s" % (fnum(got), a1)
+    if kind == "times":
+        got = f / r if r else float("inf")
+        return "yes (%s×)" % fnum(got) if got <= float(a1) else "NO: %s×, above %s×" % (fnum(got), a1)
     if kind == "below":
         return "yes" if f < r else "NO: %s× %s's" % (fnum(f / r if r else float("inf")), a1)
     return "?"
@@ -148,7 +164,7 @@ def render_bench(b, out):
         cells = [case, metric] + [cell(row.get(t, [])) for t in tools]
         cells.append(ratios(b, row, unit))
         cells.append("; ".join(t[3] for t in tg) or "—")
-        cells.append("; ".join(judge(t[0], t[1], t[2], row) for t in tg) or "—")
+        cells.append("; ".join(judge(b, case, metric, t) for t in tg) or "—")
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     for (case, metric), tg in b.targets.items():
         if (case, metric) not in b.rows:
@@ -184,17 +200,18 @@ def render_targets(benches, out):
     rows = []
     for b in benches:
         for (case, metric), tg in b.targets.items():
-            row = b.rows.get((case, metric), {})
+            f = b.rows.get((case, metric), {}).get("firn")
             unit = b.units.get(metric, "")
-            f = row.get("firn")
-            for kind, a1, a2, text in tg:
+            for t in tg:
+                kind, a1, a2, text, refcase = t
                 ref = "—"
-                if kind in ("ratio", "below"):
-                    t = a2 if kind == "ratio" else a1
-                    ref = "%s: %s" % (t, fnum(statistics.median(row[t]))) if row.get(t) else t + ": —"
+                if ref_tool(kind, a1, a2):
+                    r = ref_figures(b, metric, t)
+                    ref = "%s%s: %s" % (ref_tool(kind, a1, a2), "" if refcase == case else " (%s)" % refcase,
+                                        fnum(statistics.median(r)) if r else "—")
                 rows.append("| %s | %s, %s | %s | %s | %s | %s |" % (
                     b.title.split(":")[0], case, metric, text.replace("|", "\\|"),
-                    fnum(statistics.median(f)) + " " + unit if f else "—", ref, judge(kind, a1, a2, row)))
+                    fnum(statistics.median(f)) + " " + unit if f else "—", ref, judge(b, case, metric, t)))
     if not rows:
         return
     out.append("### Targets at a glance\n")

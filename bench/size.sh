@@ -2,7 +2,8 @@
 # Output size bench: a 30 s system-wide recording at 99 Hz by firn (pprof, gzip), perf -g and
 # perf --call-graph dwarf (perf.data), all three at once over the same background workload; the
 # bytes each wrote, and the CPU seconds and peak RSS of each profiler process for the recording
-# (firn's own-CPU target for a 30 s system-wide recording is checked here).
+# (firn's own CPU for a 30 s system-wide recording, against perf -g's in the same run: issue 18's
+# target, <= 1/3; bench/churn.sh is the same with process churn).
 # Prints result lines (see bench/bench_lib.sh). REPS (default 3), SECONDS_REC (default 30);
 # QUICK=1: one 3 s recording.
 source "$(dirname "$0")/bench_lib.sh"
@@ -21,10 +22,7 @@ for ((i = 0; i < ${#RECORD_THREE_CMDS[@]}; i += 2)); do
 done
 emit T "$B" "$CASE" "output bytes" ratio "100 perf -g" ">= 100x smaller than perf -g"
 emit T "$B" "$CASE" "output bytes" ratio "3000 perf dwarf" ">= 3000x smaller than perf dwarf"
-LIMIT=$(awk -v s="$SECS" 'BEGIN { printf "%.3g", 0.1 * s / 30 }')
-emit T "$B" "$CASE" "profiler CPU s" max "$LIMIT" "<= $LIMIT s (0.1 s per 30 s)"
-emit T "$B" "$CASE" "profiler CPU s" below "perf -g" "below perf -g's"
-emit T "$B" "$CASE" "profiler CPU s" below "perf dwarf" "below perf dwarf's"
+emit T "$B" "$CASE" "profiler CPU s" ratio "3 perf -g" "<= 1/3 of perf -g's"
 emit N "$B" "The three profilers record at the same time (started together, each for ${SECS} s) over the same workload: $SPIN_DESC, plus whatever else runs on this shared machine; each also samples the other two. firn writes gzip-compressed pprof; perf.data is perf's native format (uncompressed; perf 6.1 has no -z here)."
 emit N "$B" "'DWARF table build wall s' is the time firn reports (pprof comment unwind.tables, 'built in', a wall-clock sum: on this loaded machine it exceeds the CPU time) for building the CFI tables of every binary the recording met. 'profiler CPU s' is the user+sys time of the profiler process from start to exit (start-up, recording, writing its file; for perf also its build-id pass at the end); the in-kernel sampling work is not in it for any tool."
 

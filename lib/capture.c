@@ -164,7 +164,10 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 	const uint64_t *ips = kernel ? e->kstack : e->ustack;
 	uint32_t len = kernel ? e->klen : e->ulen;
 	bool leading = kernel && e->event == SAMPLER_EVENT_OFF_CPU;
+	int err = kernel ? symbolizer_kernel_prepare(c->sym, ips, len) : 0; /* one lookup run */
 
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < len; i++) {
 		int64_t id = kernel ? symbolizer_kernel_frame(c->sym, c->p, ips[i], i > 0)
 			   : resolver_kind_of(ips[i]) ? resolved_location(c, e->pid, ips[i])

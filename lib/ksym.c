@@ -1,14 +1,19 @@
-/* /proc/kallsyms reader: one pass over the text in place, a sort when needed, one entry per
- * address. */
+/* Kernel symbols: the kernel's own lookup asked per address (cached), or the /proc/kallsyms
+ * reader (one pass over the text in place, a sort when needed, one entry per address). */
 #include "ksym.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "diag.h"
+#include "hash.h"
+#include "hashtab.h"
+#include "ksym_bpf.h"
 #include "vec.h"
 
 /* Reads all of path into a NUL-terminated malloc'd buffer; 0 or -errno. */
@@ -158,22 +163,17 @@ static int parse_all(struct ksym *k)
 	return 0;
 }
 
-/* Orders by address; at one address, global before local, core before modules, then by name.
- * The comparator needs the text: qsort_r passes the buffer. */
+/* Orders by address; at one address, in the file's order: the kernel lists first the alias its
+ * own lookup names (srso_alias_untrain_ret, not __pi__text; __do_sys_getpid, not
+ * __ia32_sys_getpid), and the names must not depend on which source is read. */
 static int sym_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct ksym_symbol *a = pa, *b = pb;
-	const char *buf = arg;
 
+	(void)arg;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	bool ga = buf[a->name - 2] == 'T' || buf[a->name - 2] == 'W';
-	bool gb = buf[b->name - 2] == 'T' || buf[b->name - 2] == 'W';
-	if (ga != gb)
-		return gb - ga;
-	if ((a->module == 0) != (b->module == 0))
-		return a->module == 0 ? -1 : 1;
-	return strcmp(buf + a->name, buf + b->name);
+	return a->name < b->name ? -1 : a->name > b->name;
 }
 
 /* Widens the address range of the symbol's module (or of the core kernel) to cover it. */
@@ -259,13 +259,236 @@ static bool any_address(const struct ksym *k)
 	return false;
 }
 
-int ksym_load(struct ksym *k, const char *path)
+/* ---- the kernel's own lookup ---- */
+
+#define ARENA_CHUNK 65536
+
+/* What the kernel said of one address. */
+struct live_entry {
+	uint64_t addr;
+	const char *name;   /* NULL: no symbol there */
+	const char *module;
+	uint64_t offset;
+};
+
+struct ksym_live {
+	struct ksym_bpf *bpf;
+	struct live_entry *entries;
+	size_t nentries, cap;
+	struct hashtab index;  /* addr -> entry */
+	char **chunks;         /* names and module names, never moved */
+	size_t nchunks, chunk_cap, used, size; /* used of size bytes in the last chunk */
+	size_t bpf_module;     /* index of module "bpf" */
+};
+
+/* Copies s[0..n) (NUL added) into the arena; NULL on -ENOMEM. */
+static const char *live_strdup(struct ksym_live *l, const char *s, size_t n)
+{
+	if (!l->nchunks || l->size - l->used < n + 1) {
+		size_t size = n + 1 > ARENA_CHUNK ? n + 1 : ARENA_CHUNK;
+		char *c = malloc(size);
+		if (!c || VEC_GROW(l->chunks, l->chunk_cap, l->nchunks + 1)) {
+			free(c);
+			return NULL;
+		}
+		l->chunks[l->nchunks++] = c;
+		l->used = 0;
+		l->size = size;
+	}
+	char *d = l->chunks[l->nchunks - 1] + l->used;
+	memcpy(d, s, n);
+	d[n] = 0;
+	l->used += n + 1;
+	return d;
+}
+
+/* Adds a module that covers [start, end) (start UINT64_MAX: none yet); 0 or -ENOMEM. */
+static int live_add_module(struct ksym *k, size_t *cap, const char *name, uint64_t start,
+			   uint64_t end)
+{
+	const char *copy = live_strdup(k->live, name, strlen(name));
+
+	if (!copy || VEC_GROW(k->modules, *cap, k->nmodules + 1))
+		return -ENOMEM;
+	k->modules[k->nmodules++] = (struct ksym_module){ copy, start, end };
+	return 0;
+}
+
+/* The loaded modules from /proc/modules ("name size refs deps state 0xaddr"), then "bpf", the
+ * module the kernel's kallsyms gives BPF programs. 0 or -ENOMEM. */
+static int live_modules(struct ksym *k)
+{
+	FILE *f = fopen("/proc/modules", "re"); /* absent without CONFIG_MODULES */
+	char line[512], name[64];
+	unsigned long long size, addr;
+	size_t cap = 0;
+	int err = 0;
+
+	while (f && !err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", name, &size, &addr) == 3 && addr &&
+		    size && addr + size > addr)
+			err = live_add_module(k, &cap, name, addr, addr + size);
+	if (f)
+		fclose(f);
+	k->live->bpf_module = k->nmodules;
+	return err ? err : live_add_module(k, &cap, "bpf", UINT64_MAX, 0);
+}
+
+/* Opens the kernel's lookup into k (zeroed); 0 or -errno (k zeroed again). */
+static int live_open(struct ksym *k)
+{
+	int err = -ENOMEM;
+
+	if (!(k->live = calloc(1, sizeof(*k->live))))
+		return err;
+	if (!(k->live->bpf = ksym_bpf_open(&k->core_start, &k->core_end)))
+		err = errno ? -errno : -EINVAL;
+	else
+		err = live_modules(k);
+	if (err)
+		ksym_release(k);
+	return err;
+}
+
+/* Frees the lookup and its cache. */
+static void live_free(struct ksym_live *l)
+{
+	if (!l)
+		return;
+	ksym_bpf_close(l->bpf);
+	free(l->entries);
+	hashtab_release(&l->index);
+	for (size_t i = 0; i < l->nchunks; i++)
+		free(l->chunks[i]);
+	free(l->chunks);
+	free(l);
+}
+
+/* Whether entry id is for address key. */
+static bool live_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ksym_live *l = ctx;
+
+	return l->entries[id].addr == *(const uint64_t *)key;
+}
+
+/* The cached entry of addr, or NULL. */
+static struct live_entry *live_find(const struct ksym_live *l, uint64_t addr)
+{
+	int64_t id = hashtab_find(&l->index, hash_mix64(addr), live_eq, l, &addr);
+
+	return id < 0 ? NULL : &l->entries[id];
+}
+
+/* The module name the kernel's answer stands for: "bpf" for a nameless one outside the core
+ * kernel (the kernel names no module for BPF programs), one of k->modules, or a copy of a module
+ * loaded since ksym_load; NULL for the core kernel, or on -ENOMEM (*err set). */
+static const char *live_module(struct ksym *k, uint64_t addr, const struct ksym_bpf_hit *h,
+			       int *err)
+{
+	struct ksym_module *m = NULL;
+
+	if (!h->module && addr >= k->core_start && addr < k->core_end)
+		return NULL;
+	if (!h->module)
+		m = &k->modules[k->live->bpf_module];
+	for (size_t i = 0; !m && i < k->nmodules; i++)
+		if (!strcmp(k->modules[i].name, h->module))
+			m = &k->modules[i];
+	if (!m) {
+		const char *copy = live_strdup(k->live, h->module, strlen(h->module));
+		*err = copy ? 0 : -ENOMEM;
+		return copy;
+	}
+	uint64_t start = addr - h->offset;
+	if (start < m->start)
+		m->start = start;
+	if (start + h->size > m->end)
+		m->end = start + h->size;
+	return m->name;
+}
+
+/* Caches what the kernel said of addr; 0 or -ENOMEM. */
+static int live_add(struct ksym *k, uint64_t addr, const struct ksym_bpf_hit *h)
+{
+	struct ksym_live *l = k->live;
+	struct live_entry e = { addr, NULL, NULL, 0 };
+	int err = 0;
+
+	if (h->name) {
+		e.module = live_module(k, addr, h, &err);
+		e.name = err ? NULL : live_strdup(l, h->name, strlen(h->name));
+		e.offset = h->offset;
+		if (!e.name)
+			return -ENOMEM;
+	}
+	if (VEC_GROW(l->entries, l->cap, l->nentries + 1) ||
+	    hashtab_add(&l->index, hash_mix64(addr), (uint32_t)l->nentries))
+		return -ENOMEM;
+	l->entries[l->nentries++] = e;
+	return 0;
+}
+
+/* Asks the kernel about the (distinct, uncached) batch[0..n) and caches the answers. */
+static int live_ask(struct ksym *k, const uint64_t *batch, size_t n)
+{
+	struct ksym_bpf_hit hits[KSYM_BPF_BATCH];
+	int err = ksym_bpf_lookup(k->live->bpf, batch, n, hits);
+
+	k->runs++;
+	for (size_t i = 0; !err && i < n; i++)
+		err = live_add(k, batch[i], &hits[i]);
+	return err;
+}
+
+int ksym_prepare(struct ksym *k, const uint64_t *addrs, size_t n)
+{
+	uint64_t batch[KSYM_BPF_BATCH];
+	size_t nb = 0;
+	int err = 0;
+
+	for (size_t i = 0; k->live && !err && i < n; i++) {
+		bool seen = live_find(k->live, addrs[i]);
+		for (size_t j = 0; j < nb && !seen; j++)
+			seen = batch[j] == addrs[i];
+		if (!seen)
+			batch[nb++] = addrs[i];
+		if (nb == KSYM_BPF_BATCH || (nb && i == n - 1)) {
+			err = live_ask(k, batch, nb);
+			nb = 0;
+		}
+	}
+	return err;
+}
+
+/* ksym_lookup_offset on the kernel's lookup. */
+static int live_lookup(struct ksym *k, uint64_t addr, const char **name, const char **module,
+		       uint64_t *offset)
+{
+	const struct live_entry *e = live_find(k->live, addr);
+
+	if (!e && (ksym_prepare(k, &addr, 1) || !(e = live_find(k->live, addr))))
+		return -ENOENT; /* not remembered: asked again next time */
+	if (!e->name)
+		return -ENOENT;
+	if (name)
+		*name = e->name;
+	if (module)
+		*module = e->module;
+	if (offset)
+		*offset = e->offset;
+	return 0;
+}
+
+/* ---- the file ---- */
+
+/* Reads kallsyms-format text from path into k (zeroed); 0 or -errno (k zeroed again). */
+static int file_load(struct ksym *k, const char *path)
 {
 	size_t len = 0;
 	int err;
 
-	memset(k, 0, sizeof(*k));
-	err = read_file(path ? path : "/proc/kallsyms", &k->buf, &len);
+	err = read_file(path, &k->buf, &len);
 	if (!err && memchr(k->buf, 0, len))
 		err = -EINVAL;
 	if (!err)
@@ -283,16 +506,35 @@ int ksym_load(struct ksym *k, const char *path)
 	return 0;
 }
 
+/* The one place the source is chosen: the kernel's lookup unless a file is named or it cannot
+ * load (no CAP_BPF, an older kernel), then the file. */
+int ksym_load(struct ksym *k, const char *path)
+{
+	memset(k, 0, sizeof(*k));
+	if (!path) {
+		int err = live_open(k);
+		if (!err)
+			return 0;
+		diag(DIAG_INFO, "cannot load the kernel's symbol lookup: %s; reading "
+		     "/proc/kallsyms", strerror(-err));
+	}
+	return file_load(k, path ? path : "/proc/kallsyms");
+}
+
 void ksym_release(struct ksym *k)
 {
+	live_free(k->live);
 	free(k->syms);
 	free(k->modules);
 	free(k->buf);
 	memset(k, 0, sizeof(*k));
 }
 
-int ksym_lookup(const struct ksym *k, uint64_t addr, const char **name, const char **module)
+int ksym_lookup_offset(struct ksym *k, uint64_t addr, const char **name, const char **module,
+		       uint64_t *offset)
 {
+	if (k->live)
+		return live_lookup(k, addr, name, module, offset);
 	size_t lo = UPPER_BOUND(k->syms, k->nsyms, addr, addr);
 
 	if (lo == 0)
@@ -305,5 +547,12 @@ int ksym_lookup(const struct ksym *k, uint64_t addr, const char **name, const ch
 		*name = k->buf + s->name;
 	if (module)
 		*module = s->module ? k->modules[s->module - 1].name : NULL;
+	if (offset)
+		*offset = addr - s->addr;
 	return 0;
+}
+
+int ksym_lookup(struct ksym *k, uint64_t addr, const char **name, const char **module)
+{
+	return ksym_lookup_offset(k, addr, name, module, NULL);
 }

@@ -25,6 +25,7 @@
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
+#define DRAIN_SETTLE_NS 2000000ULL /* programs that read the old counts index finish by then */
 #define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
 #define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
@@ -60,6 +61,8 @@ struct exited {
 struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
+	struct profile_bpf *py_skel; /* the on_sample that walks Python frames, loaded late */
+	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
@@ -73,6 +76,8 @@ struct sampler {
 	struct ucomm *comms;    /* open addressing on tid */
 	size_t ncomms, cap_comms;
 	uint64_t last_drain_ns;
+	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
+	bool stopped_async;     /* it detached programs that may still run a while (see settle) */
 	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
@@ -334,6 +339,22 @@ static void next_drain(struct sampler *s)
 	s->drain_ns = ns < DRAIN_MIN_NS ? DRAIN_MIN_NS : ns;
 }
 
+/* Waits until no program can still add to the counts map just made inactive: those that read
+ * the old index finish within microseconds of the flip — or, once sampling has stopped, of the
+ * stop (no counting program is attached after it), so the drains at the end wait once at most.
+ * A cpu-clock program is done when its event's disable returns (the kernel runs it on the
+ * event's CPU, after the handler): a stop that detached no USDT or sched_switch program (they
+ * may still be running in their tasks) needs no wait. */
+static void settle(const struct sampler *s)
+{
+	if (s->stopped_ns && !s->stopped_async)
+		return;
+	uint64_t now = mono_ns(), until = (s->stopped_ns ? s->stopped_ns : now) + DRAIN_SETTLE_NS;
+
+	if (until > now)
+		usleep((until - now + 999) / 1000);
+}
+
 int sampler_drain(struct sampler *s)
 {
 	__u32 old = s->skel->bss->active_buf;
@@ -341,8 +362,7 @@ int sampler_drain(struct sampler *s)
 
 	s->skel->bss->active_buf = !old;
 	__sync_synchronize();
-	/* programs that read the old index finish within microseconds */
-	usleep(2000);
+	settle(s);
 	s->kstacks = 0;
 	int err = drain_map(s, bpf_map__fd(m));
 	if (!err)
@@ -411,7 +431,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Sizes the unwind rows array from the memory limit (before load). */
+/* Sizes the unwind rows array from the memory limit, mappable (before load). */
 static int setup_unwind_maps(struct sampler *s)
 {
 	uint64_t rows = s->opts.unwind_memory / sizeof(struct firn_row);
@@ -422,7 +442,11 @@ static int setup_unwind_maps(struct sampler *s)
 		rows = UINT32_MAX / 2;
 	s->skel->rodata->dwarf_unwind = 1;
 	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
+	/* mappable: the unwinder copies rows in with memcpy instead of a syscall per 64k rows that
+	 * copies them one by one (6 ms for libc's table) */
 	return bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows) ||
+	       bpf_map__set_map_flags(s->skel->maps.unwind_rows,
+				      bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE) ||
 	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
@@ -495,7 +519,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
-	s->skel->rodata->python_unwind = o->python;
+	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
+	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
 		goto fail;
@@ -563,6 +588,12 @@ static int open_cpu_clock(int cpu, unsigned freq)
 	return syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* The cpu-clock program: the one that walks Python frames once it is loaded. */
+static struct bpf_program *on_sample_of(const struct sampler *s)
+{
+	return s->py_skel ? s->py_skel->progs.on_sample : s->skel->progs.on_sample;
+}
+
 int sampler_start(struct sampler *s, const char **why)
 {
 	int n = libbpf_num_possible_cpus();
@@ -581,8 +612,7 @@ int sampler_start(struct sampler *s, const char **why)
 			*why = "open the cpu-clock perf event";
 			return -errno;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
-								s->pfds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(on_sample_of(s), s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			*why = "attach the sampler to the perf event";
 			return -errno;
@@ -595,6 +625,8 @@ int sampler_start(struct sampler *s, const char **why)
 	}
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
+	s->stopped_ns = 0;
+	s->stopped_async = false;
 	return 0;
 }
 
@@ -642,6 +674,7 @@ void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
 
+	s->stopped_async |= s->nulinks || s->switch_link;
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;
@@ -651,12 +684,16 @@ void sampler_stop(struct sampler *s)
 		end_waits(s);
 	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
-		if (s->pfds[cpu] > 0)
+		/* a perf link closes its event: closing it again could close another thread's file */
+		if (s->links[cpu])
+			bpf_link__destroy(s->links[cpu]);
+		else if (s->pfds[cpu] > 0)
 			close(s->pfds[cpu]);
+		s->links[cpu] = NULL;
 		s->pfds[cpu] = -1;
 	}
+	if (!s->stopped_ns)
+		s->stopped_ns = mono_ns();
 }
 
 int sampler_handle_events(struct sampler *s)
@@ -1157,6 +1194,7 @@ void sampler_free(struct sampler *s)
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
 	unwinder_free(s->unwinder);
+	profile_bpf__destroy(s->py_skel);
 	profile_bpf__destroy(s->skel);
 	for (size_t i = 0; i < s->cap_stacks; i++)
 		free(s->stacks[i].ips);
@@ -1182,11 +1220,64 @@ int sampler_event_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+/* The late Python program's object: the main one's maps (every one but its own read-only
+ * settings), only on_sample loaded, with Python frames on. */
+static int open_python_skel(struct sampler *s, struct profile_bpf *k)
+{
+	struct bpf_program *pr;
+	struct bpf_map *m;
+
+	*k->rodata = *s->skel->rodata;
+	k->rodata->python_unwind = 1;
+	bpf_object__for_each_map(m, k->obj) {
+		if (m == k->maps.rodata || m == k->maps.kconfig)
+			continue;
+		struct bpf_map *mine = bpf_object__find_map_by_name(s->skel->obj, bpf_map__name(m));
+		if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)))
+			return -(errno ? errno : ENOENT);
+	}
+	bpf_object__for_each_program(pr, k->obj)
+		bpf_program__set_autoload(pr, pr == k->progs.on_sample);
+	return 0;
+}
+
+/* Loads the on_sample that walks Python frames and puts it on every CPU's perf event in place
+ * of the one that does not (a sample may be missed while a CPU changes over). */
+static int load_python(struct sampler *s)
+{
+	struct profile_bpf *k = profile_bpf__open();
+	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
+
+	s->python_late = false; /* one try */
+	if (!err && profile_bpf__load(k))
+		err = -(errno ? errno : EINVAL);
+	if (err) {
+		profile_bpf__destroy(k);
+		return err;
+	}
+	s->py_skel = k;
+	int n = libbpf_num_possible_cpus();
+	for (int cpu = 0; s->links && cpu < n; cpu++) {
+		if (!s->links[cpu])
+			continue;
+		bpf_link__destroy(s->links[cpu]); /* closes its perf event too */
+		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
+		s->links[cpu] = s->pfds[cpu] < 0 ? NULL
+			: bpf_program__attach_perf_event(k->progs.on_sample, s->pfds[cpu]);
+		if (!s->links[cpu])
+			err = -errno;
+	}
+	return err;
+}
+
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
 {
 	__u32 key = pid;
 	int fd = bpf_map__fd(s->skel->maps.python_procs);
+	int err = p && s->python_late ? load_python(s) : 0;
 
+	if (err)
+		return err;
 	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
 		return -errno;
 	return 0;

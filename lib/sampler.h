@@ -43,6 +43,11 @@ struct sampler_opts {
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
 	bool python;            /* Python frames for processes told with sampler_set_python */
+	/* with python: the program that walks Python frames (its verification costs ~35 ms of CPU)
+	 * is loaded only when sampler_set_python first names a process, and replaces the cpu-clock
+	 * program then; samples taken before have native frames only. Ignored with usdt, off_cpu
+	 * or cuda (their programs walk Python frames too). */
+	bool python_late;
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
@@ -199,7 +204,9 @@ int sampler_event_fd(const struct sampler *s);
 
 struct firn_py_proc;
 /* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
- * bpf/firn.h; NULL: no more). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove). */
+ * bpf/firn.h; NULL: no more); with opts.python_late, the first such call loads that program
+ * (tens of ms). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove; the load's
+ * -errno). */
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
 /* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
 void sampler_python_stats(struct sampler *s, uint64_t out[4]);

@@ -1849,6 +1849,20 @@ int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint
 	return symbolizer_kernel_frame(s, p, addr, false);
 }
 
+int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n)
+{
+	uint64_t addrs[128];
+	int err = ksym_ready(s);
+
+	for (size_t i = 0; !err && i < n; i += 128) {
+		size_t m = n - i < 128 ? n - i : 128;
+		for (size_t j = 0; j < m; j++) /* what symbolizer_kernel_frame looks up */
+			addrs[j] = i + j ? ips[i + j] - 1 : ips[0];
+		err = ksym_prepare(&s->ksym, addrs, m);
+	}
+	return err == -ENOMEM ? err : 0;
+}
+
 /* ---- lifecycle ---- */
 
 void symbolizer_opts_init(struct symbolizer_opts *o)

@@ -150,12 +150,17 @@ int symbolizer_file_frames(struct symbolizer *s, struct symbolizer_file *f, uint
 
 /* Returns the location id in p of a kernel address, or -ENOMEM. Core kernel functions are in
  * mapping "[kernel.kallsyms]", module functions in a mapping "[MODULE]" (BPF programs: "[bpf]").
- * kallsyms is loaded on first use. is_return_address as for user addresses. */
+ * kernel symbols (lib/ksym) are loaded on first use. is_return_address as for user addresses. */
 int64_t symbolizer_kernel_frame(struct symbolizer *s, struct profile *p, uint64_t addr,
 				bool is_return_address);
 /* Starts loading kallsyms in a thread of its own, so that the first kernel lookup (which waits
  * for it) does not; 0 or -errno. */
 int symbolizer_prefetch_kernel(struct symbolizer *s);
+/* Names the addresses of one kernel stack (ips[0] the sampled address, the others return
+ * addresses) in one run of the kernel's symbol lookup, which symbolizer_kernel_frame would ask
+ * one at a time (nothing to do where kallsyms was read). 0 or -ENOMEM; other failures are left
+ * to symbolizer_kernel_frame. */
+int symbolizer_kernel_prepare(struct symbolizer *s, const uint64_t *ips, size_t n);
 /* symbolizer_kernel_frame(s, p, addr, false). */
 int64_t symbolizer_kernel_location(struct symbolizer *s, struct profile *p, uint64_t addr);
 /* Reads kernel symbols from path (a file in kallsyms format) instead of /proc/kallsyms. Call it

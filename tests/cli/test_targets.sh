@@ -30,9 +30,10 @@ if ! is_root; then skip "recording tests need root"; exit 0; fi
 pid_state() { sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null; }
 
 # 2. -p B,B and -p B -p B are one process, -p B,C,B two (the summary counts the processes in the
-# profile, as firn report does: busy targets, so that each has samples); -p 1,1 is accepted
-"$BUSY" 4 & b1=$!
-"$BUSY" 4 & b2=$!
+# profile, as firn report does: busy targets, so that each has samples: 1.5 s, so that each gets
+# some even when the machine is loaded); -p 1,1 is accepted
+"$BUSY" 8 & b1=$!
+"$BUSY" 8 & b2=$!
 for args in "-p $b1,$b1" "-p $b1 -p $b1"; do
 	# shellcheck disable=SC2086
 	"$FIRN" record -d 0.5 $args -o "$TMP/dup.pb.gz" 2>"$TMP/dup.err"
@@ -40,7 +41,7 @@ for args in "-p $b1,$b1" "-p $b1 -p $b1"; do
 	[ $rc -eq 0 ] && grep -q ", 1 process, " "$TMP/dup.err" && pass "record $args: 1 process in the summary" \
 		|| fail "record $args (exit $rc): $(head -1 "$TMP/dup.err")"
 done
-"$FIRN" record -d 0.5 -p "$b1,$b2,$b1" -o "$TMP/dup.pb.gz" 2>"$TMP/dup.err"
+"$FIRN" record -d 1.5 -p "$b1,$b2,$b1" -o "$TMP/dup.pb.gz" 2>"$TMP/dup.err"
 grep -q ", 2 processes, " "$TMP/dup.err" && pass "record -p B,C,B: 2 processes" || fail "-p B,C,B: $(head -1 "$TMP/dup.err")"
 expect_rc "record -p 1,1: exit 0" 0 "$FIRN" record -q -d 0.2 -p 1,1 -o "$TMP/dup.pb.gz"
 "$FIRN" top --stdio -n 1 -d 0.1 -p "$$,$$" >"$TMP/top.out" 2>&1

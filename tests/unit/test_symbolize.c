@@ -759,6 +759,56 @@ static void test_kernel_return_address(void **state)
 	symbolizer_free(s);
 }
 
+/* The address of a function in /proc/kallsyms (stdio, not lib/ksym); 0 if absent or hidden. */
+static uint64_t kallsyms_address(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A kernel stack named after symbolizer_kernel_prepare (one lookup run, as root) has the names
+ * that frame-by-frame lookups give: the sampled address exact, return addresses minus one. */
+static void test_kernel_prepare(void **state)
+{
+	const char *fns[] = { "schedule", "do_nanosleep", "hrtimer_nanosleep", "vfs_read" };
+	struct symbolizer *s1, *s2;
+	struct profile p1, p2;
+	uint64_t ips[4];
+
+	for (size_t i = 0; i < 4; i++)
+		if (!(ips[i] = kallsyms_address(fns[i])))
+			skip(); /* not root: addresses hidden */
+	ips[1] += 0x10;           /* inside do_nanosleep */
+	s1 = symbolizer_new();
+	s2 = symbolizer_new();
+	assert_int_equal(profile_init(&p1), 0);
+	assert_int_equal(profile_init(&p2), 0);
+	assert_int_equal(symbolizer_kernel_prepare(s1, ips, 4), 0);
+	for (size_t i = 0; i < 4; i++) {
+		int64_t a = symbolizer_kernel_frame(s1, &p1, ips[i], i > 0);
+		int64_t b = symbolizer_kernel_frame(s2, &p2, ips[i], i > 0);
+		assert_non_null(loc_name(&p2, b));
+		assert_string_equal(loc_name(&p1, a), loc_name(&p2, b));
+	}
+	assert_string_equal(loc_name(&p1, symbolizer_kernel_frame(s1, &p1, ips[0], false)), "schedule");
+	/* a return address at a function's start is a call at the end of the one before */
+	assert_string_not_equal(loc_name(&p1, symbolizer_kernel_frame(s1, &p1, ips[2], true)),
+				"hrtimer_nanosleep");
+	profile_release(&p1);
+	profile_release(&p2);
+	symbolizer_free(s1);
+	symbolizer_free(s2);
+}
+
 static void test_mapping_kinds(void **state)
 {
 	assert_int_equal(profile_kind_of_mapping("[kernel.kallsyms]"), FRAME_KERNEL);
@@ -792,6 +842,7 @@ int main(void)
 		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_jit_perf_map),
 		cmocka_unit_test(test_kernel_return_address),
+		cmocka_unit_test(test_kernel_prepare),
 		cmocka_unit_test(test_mapping_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -373,6 +373,7 @@ struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *b
 	struct procmap_entry e = {
 		.start = ev->start, .end = ev->start + ev->len, .offset = ev->pgoff,
 		.inode = ev->ino, .dev_major = ev->maj, .dev_minor = ev->min,
+		.ino_generation = ev->ino_generation, .from_record = !ev->build_id_size,
 		.r = ev->prot & PROT_READ, .w = ev->prot & PROT_WRITE, .x = ev->prot & PROT_EXEC,
 		.shared = ev->flags & MAP_SHARED,
 	};

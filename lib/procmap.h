@@ -28,6 +28,8 @@ struct procmap_entry {
 	uint64_t offset;           /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
+	uint64_t ino_generation;   /* the inode's generation (0 for files an image tool wrote) */
+	bool from_record;          /* made from an mmap record: ino_generation is the kernel's */
 	bool r, w, x, shared;      /* perms "rwxp" / "rwxs" */
 	bool deleted;              /* the path ended in " (deleted)" (removed from path) */
 	enum procmap_kind kind;

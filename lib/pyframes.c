@@ -41,7 +41,9 @@ struct pycode {
 
 struct pyframes {
 	pyframes_set_fn set;
+	pyframes_maps_fn maps; /* NULL: /proc/PID/maps */
 	void *ctx;
+	struct pyfile_cache *files; /* what each mapped file says about CPython */
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
 	struct pycode *codes;
@@ -54,11 +56,19 @@ struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx)
 {
 	struct pyframes *py = calloc(1, sizeof(*py));
 
-	if (!py)
+	if (!py || !(py->files = pyfile_cache_new())) {
+		free(py);
+		errno = ENOMEM;
 		return NULL;
+	}
 	py->set = set;
 	py->ctx = ctx;
 	return py;
+}
+
+void pyframes_set_maps(struct pyframes *py, pyframes_maps_fn maps)
+{
+	py->maps = maps;
 }
 
 /* Drops the interpreter of process i (its slot is reused). */
@@ -82,6 +92,7 @@ void pyframes_free(struct pyframes *py)
 		free(py->codes[i].name), free(py->codes[i].file), free(py->codes[i].lines);
 	free(py->codes);
 	hashtab_release(&py->index);
+	pyfile_cache_free(py->files);
 	free(py);
 }
 
@@ -138,7 +149,9 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 {
 	struct pyruntime *rt = calloc(1, sizeof(*rt));
 	struct firn_py_proc p;
-	int err = rt ? pyruntime_find(x->pid, rt) : -ENOMEM;
+	/* the process table's mappings: no /proc/PID/maps read; a file seen before is not read */
+	const struct procmap *m = py->maps ? py->maps(py->ctx, x->pid) : NULL;
+	int err = rt ? pyruntime_find_in(x->pid, m, py->files, rt) : -ENOMEM;
 	/* not initialized yet: the unwinder can wait for the interpreter by itself (it reads the
 	 * thread list at each sample) while the offsets are verified live later */
 	bool early = err == -EAGAIN && rt->runtime_addr && !x->described;
@@ -157,8 +170,9 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
 			 err ? rt->reason : "the BPF unwinder walks CPython 3.8 to 3.13");
 	}
+	/* libpython not mapped yet: with the table its mmap record says when (pyframes_note_mapping) */
 	if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&
-	    (err == -EAGAIN || named_python(x->pid)))
+	    (err == -EAGAIN || (!m && named_python(x->pid))))
 		x->due_ns = now_ns + RETRY_NS;
 	else if (x->described) /* refused after all: no frames from offsets not verified */
 		py->set(py->ctx, x->pid, NULL);
@@ -208,6 +222,20 @@ void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns)
 		if (!x->rt && !x->due_ns)
 			proc_drop(py, (size_t)(x - py->procs));
 	}
+}
+
+void pyframes_note_mapping(struct pyframes *py, pid_t pid, const struct procmap_entry *e, uint64_t now_ns)
+{
+	struct pyproc *x = proc_find(py, pid);
+
+	if (x && x->rt)
+		return;
+	if (pyfile_is_python(py->files, pid, e) != 1)
+		return;
+	if (x)
+		pyframes_note_code(py, pid, now_ns);
+	else
+		pyframes_add_process(py, pid, false, now_ns);
 }
 
 void pyframes_forget(struct pyframes *py, pid_t pid)

@@ -14,11 +14,18 @@
 #include "resolver.h"
 
 struct firn_py_proc;
+struct procmap;
+struct procmap_entry;
 struct pyframes;
 
 /* Called with what the BPF unwinder needs of a process that runs a supported CPython (p NULL:
  * forget the process after all); returns 0 or -errno (the process then gets no Python frames). */
 typedef int (*pyframes_set_fn)(void *ctx, pid_t pid, const struct firn_py_proc *p);
+
+/* The executable mappings of process pid as the caller knows them (the recorder's process
+ * table, fed by the kernel's mmap records), valid until the caller's next change to them; NULL
+ * when it does not know the process (its /proc/PID/maps is read then). */
+typedef const struct procmap *(*pyframes_maps_fn)(void *ctx, pid_t pid);
 
 /* Failures and outcomes, counted by reason. */
 struct pyframes_stats {
@@ -32,6 +39,10 @@ struct pyframes_stats {
 /* NULL + errno (ENOMEM). set and ctx are kept. */
 struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx);
 void pyframes_free(struct pyframes *py);
+/* Takes the mappings of processes from maps (called with the ctx of pyframes_new) instead of
+ * /proc/PID/maps; a process it knows, found without CPython, is then not looked at again until
+ * it maps one (pyframes_note_mapping). */
+void pyframes_set_maps(struct pyframes *py, pyframes_maps_fn maps);
 /* A process was first seen, or called exec (a new image), at now_ns: looks for its interpreter
  * now, and again (pyframes_poll) while it may still be starting (libpython not mapped,
  * interpreter not yet initialized). A process known already is left as it is, unless exec. */
@@ -40,6 +51,10 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 void pyframes_poll(struct pyframes *py, uint64_t now_ns);
 /* pid mapped new code (libpython, say): a process still starting is looked at again now. */
 void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns);
+/* pid, a process the caller has met (sampled), mapped e (its mmap record): when e's file is a
+ * CPython (each file read once) and pid's interpreter is not known yet, it is looked for now
+ * (libpython loaded by dlopen, or mapped after the first sample). */
+void pyframes_note_mapping(struct pyframes *py, pid_t pid, const struct procmap_entry *e, uint64_t now_ns);
 /* Reads the code objects of the Python frames in a user stack of pid (while it lives). */
 void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len);
 /* The process ended: its interpreter is forgotten (what was read of its code objects stays). */

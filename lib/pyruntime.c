@@ -8,10 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "hash.h"
+#include "hashtab.h"
 #include "procmap.h"
+#include "vec.h"
 
 #define PYCODE_CACHE_SIZE 4096   /* slots (a power of two) */
 #define PYSTR_MAX 512            /* characters kept of a name or file name */
@@ -101,14 +106,16 @@ static int read_u64(struct pyruntime *rt, uint64_t addr, uint64_t *v)
 	return pyruntime_read(rt, addr, v, sizeof(*v));
 }
 
+#define PYELF_LOADS 8 /* PT_LOAD segments kept per file (a bias for a mapping of any of them) */
+
 /* What one ELF says about CPython: the symbols this module looks for. */
 struct pyelf {
 	int type;
 	uint64_t runtime, runtime_size, version, tstate_current;
 	uint64_t eval, eval_size; /* _PyEval_EvalFrameDefault (0: not found) */
 	bool has_runtime, has_version, has_tstate_current;
-	uint64_t load_vaddr, load_offset; /* the PT_LOAD that maps file offset 0's page */
-	bool has_load;
+	struct { uint64_t vaddr, offset, filesz; } load[PYELF_LOADS]; /* its first PT_LOADs */
+	unsigned nload;
 };
 
 /* Notes the symbols of interest in one symbol table section. */
@@ -135,35 +142,55 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyel
 	}
 }
 
-/* Finds the first PT_LOAD (file offset 0's segment) to turn mapping addresses into a bias. */
+/* Keeps the first PT_LOADs, to turn a mapping of any of them into a load bias. */
 static void scan_phdrs(Elf *elf, struct pyelf *pe)
 {
 	size_t n;
 
 	if (elf_getphdrnum(elf, &n))
 		return;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && pe->nload < PYELF_LOADS; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			pe->load_vaddr = ph.p_vaddr & ~0xfffULL, pe->load_offset = ph.p_offset & ~0xfffULL;
-			pe->has_load = true;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			pe->load[pe->nload].vaddr = ph.p_vaddr, pe->load[pe->nload].offset = ph.p_offset,
+			pe->load[pe->nload++].filesz = ph.p_filesz;
+	}
+}
+
+/* Whether a file name says CPython ("python3.11", "libpython3.12.so.1.0"). */
+static bool named_python(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strstr(base ? base + 1 : path, "python") != NULL;
+}
+
+/* Scans the ELF's .dynsym, and its .symtab too where the file may be a CPython (its name says
+ * so, or .dynsym defines _PyRuntime or _PyThreadState_Current): every other file costs a look
+ * at its exported symbols only (an embedded CPython exports _PyRuntime for its extensions). */
+static void scan_symbols(Elf *elf, bool python_name, struct pyelf *pe)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+		if (pass && !python_name && !pe->has_runtime && !pe->has_tstate_current)
 			return;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
+				scan_symtab(elf, scn, &sh, pe);
 		}
 	}
 }
 
-/* Reads the CPython symbols of the ELF at path (through /proc/PID/root when it exists). */
-static int pyelf_read(pid_t pid, const char *path, struct pyelf *pe)
+/* Reads the CPython symbols and the PT_LOADs of the ELF at path. 0 or -errno (-ENOEXEC). */
+static int pyelf_read(const char *path, struct pyelf *pe)
 {
-	char p[4200];
 	Elf *elf;
-	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	int fd;
 
 	memset(pe, 0, sizeof(*pe));
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || !gelf_getehdr(elf, &eh)) {
@@ -173,15 +200,157 @@ static int pyelf_read(pid_t pid, const char *path, struct pyelf *pe)
 		return -ENOEXEC;
 	}
 	pe->type = eh.e_type;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			scan_symtab(elf, scn, &sh, pe);
-	}
+	scan_symbols(elf, named_python(path), pe);
 	scan_phdrs(elf, pe);
 	elf_end(elf);
 	close(fd);
 	return 0;
+}
+
+/* ---- what each file says, kept per file ---- */
+
+/* One file as probed: its identity (stat) and what its ELF says (err: why it could not be read). */
+struct pyfile {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	int err;
+	struct pyelf pe;
+};
+
+/* A mapping's file as an mmap record names it: (device, inode, the inode's generation). */
+struct pyfile_gen {
+	uint64_t ino, gen;
+	uint32_t dev_major, dev_minor;
+	uint32_t file; /* index into files */
+};
+
+struct pyfile_cache {
+	struct pyfile *files;
+	size_t n, cap;
+	struct hashtab index; /* (dev, ino, size, mtime) -> files */
+	struct pyfile_gen *gens;
+	size_t ngens, capgens;
+	struct hashtab gen_index; /* (dev, ino, generation) -> gens */
+	uint64_t probes;
+};
+
+struct pyfile_cache *pyfile_cache_new(void)
+{
+	return calloc(1, sizeof(struct pyfile_cache));
+}
+
+void pyfile_cache_free(struct pyfile_cache *c)
+{
+	if (!c)
+		return;
+	free(c->files);
+	hashtab_release(&c->index);
+	free(c->gens);
+	hashtab_release(&c->gen_index);
+	free(c);
+}
+
+uint64_t pyfile_cache_probes(const struct pyfile_cache *c)
+{
+	return c->probes;
+}
+
+static uint64_t pyfile_hash(const struct pyfile *k)
+{
+	return hash_mix64(k->ino ^ hash_mix64(k->dev ^ hash_mix64(k->size ^ (uint64_t)k->mtime_ns)));
+}
+
+static bool pyfile_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pyfile *a = &((const struct pyfile_cache *)ctx)->files[id], *k = key;
+
+	return a->ino == k->ino && a->dev == k->dev && a->size == k->size && a->mtime_ns == k->mtime_ns;
+}
+
+static uint64_t gen_hash(const struct procmap_entry *e)
+{
+	return hash_mix64(e->inode ^ hash_mix64(e->ino_generation ^ ((uint64_t)e->dev_major << 32 | e->dev_minor)));
+}
+
+static bool gen_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pyfile_gen *g = &((const struct pyfile_cache *)ctx)->gens[id];
+	const struct procmap_entry *e = key;
+
+	return g->ino == e->inode && g->gen == e->ino_generation && g->dev_major == e->dev_major &&
+	       g->dev_minor == e->dev_minor;
+}
+
+/* The file of a mapping from an mmap record, known by the inode's generation (no stat): a file
+ * created since has a new inode or generation (ext4, xfs, btrfs and tmpfs give a new inode a
+ * nonzero one; files an image tool wrote may have 0). NULL when not known (or not a record's). */
+static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct procmap_entry *e)
+{
+	int64_t at = e->from_record ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
+
+	return at >= 0 ? &c->files[c->gens[at].file] : NULL;
+}
+
+/* Remembers that mapping e (with a generation) is file f, when the stat st was of e's inode. */
+static void gen_add(struct pyfile_cache *c, const struct procmap_entry *e, const struct stat *st,
+		    size_t f)
+{
+	if (!e->from_record || st->st_ino != e->inode ||
+	    st->st_dev != makedev(e->dev_major, e->dev_minor) ||
+	    VEC_GROW(c->gens, c->capgens, c->ngens + 1) || hashtab_reserve(&c->gen_index, c->ngens + 1))
+		return;
+	c->gens[c->ngens] = (struct pyfile_gen){ e->inode, e->ino_generation, e->dev_major,
+						 e->dev_minor, (uint32_t)f };
+	hashtab_add(&c->gen_index, gen_hash(e), (uint32_t)c->ngens++);
+}
+
+/* Finds the file of mapping e of pid: its path here when that is the mapped inode, else the
+ * path in the process's root. The path opened goes to path; 0 or -errno. */
+static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, size_t len, struct stat *st)
+{
+	snprintf(path, len, "%s", e->path);
+	if (!stat(path, st) && st->st_ino == e->inode &&
+	    st->st_dev == makedev(e->dev_major, e->dev_minor))
+		return 0;
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, e->path);
+	return stat(path, st) ? -errno : 0;
+}
+
+/* What the file of mapping e says about CPython: read once per file (dev, inode, size and
+ * mtime), a hash lookup and a stat after; a mapping from an mmap record whose inode generation
+ * was seen before: a hash lookup alone. NULL when the file cannot be found or on -ENOMEM. */
+static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e)
+{
+	const struct pyfile *known = gen_find(c, e);
+	char path[4200];
+	struct stat st;
+	struct pyfile k;
+	int64_t at;
+
+	if (known || e->kind != PROCMAP_FILE || pyfile_stat(pid, e, path, sizeof(path), &st))
+		return known;
+	k = (struct pyfile){ .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
+			     .mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec };
+	if ((at = hashtab_find(&c->index, pyfile_hash(&k), pyfile_eq, c, &k)) < 0) {
+		if (VEC_GROW(c->files, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
+			return NULL;
+		k.err = pyelf_read(path, &k.pe);
+		c->probes++;
+		c->files[c->n] = k;
+		hashtab_add(&c->index, pyfile_hash(&k), (uint32_t)c->n);
+		at = (int64_t)c->n++;
+	}
+	gen_add(c, e, &st, (size_t)at);
+	return &c->files[at];
+}
+
+int pyfile_is_python(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e)
+{
+	const struct pyfile *f = pyfile_get(c, pid, e);
+
+	if (!f)
+		return -ENOENT;
+	return f->err ? f->err : f->pe.has_runtime || f->pe.has_tstate_current;
 }
 
 /* Parses "pythonX.Y" out of a file name (python3.9, libpython3.10.so.1.0, libpython3.7m.so). */
@@ -432,23 +601,26 @@ static int pick_offsets(struct pyruntime *rt, const struct pyelf *pe, uint64_t b
 	return offsets_table(rt);
 }
 
-/* Load bias of a mapping of the ELF: address = vaddr + bias. */
+/* Load bias of a mapping of the ELF (address = vaddr + bias), from the PT_LOAD holding the
+ * mapping's file offset (an executable mapping of a shared library starts past offset 0). */
 static uint64_t load_bias(const struct procmap_entry *e, const struct pyelf *pe)
 {
 	if (pe->type == ET_EXEC)
 		return 0;
-	return e->start - e->offset - (pe->load_vaddr - pe->load_offset);
+	for (unsigned i = 0; i < pe->nload; i++) {
+		uint64_t off = pe->load[i].offset;
+		if (e->offset >= (off & ~0xfffULL) && e->offset < off + pe->load[i].filesz)
+			return e->start - e->offset - (pe->load[i].vaddr - off);
+	}
+	return e->start - e->offset - (pe->nload ? pe->load[0].vaddr - pe->load[0].offset : 0);
 }
 
-/* The mappings worth reading: file-backed, at file offset 0, named like a CPython binary. */
-static bool maybe_python(const struct procmap_entry *e)
+/* The mappings worth a look: executable, of a file (each file once per run of mappings). */
+static bool maybe_python(const struct procmap_entry *e, const struct procmap_entry *prev)
 {
-	const char *base;
-
-	if (e->kind != PROCMAP_FILE || e->offset != 0)
-		return false;
-	base = strrchr(e->path, '/');
-	return strstr(base ? base + 1 : e->path, "python") != NULL;
+	return e->x && e->kind == PROCMAP_FILE &&
+	       !(prev && prev->x && prev->inode == e->inode && prev->dev_major == e->dev_major &&
+		 prev->dev_minor == e->dev_minor && !strcmp(prev->path, e->path));
 }
 
 /* Notes a pre-3.7 CPython (no _PyRuntime) so the caller can refuse it with a reason. */
@@ -462,45 +634,50 @@ static void note_old_python(struct pyruntime *rt, const char *path)
 		 "are supported)", path, major, minor);
 }
 
-/* Scans the maps for the ELF defining _PyRuntime; fills rt's path, addresses and version. */
-static int scan_maps(struct pyruntime *rt, const struct procmap *m)
+/* Scans the executable mappings for the ELF defining _PyRuntime (each file's symbols read
+ * once through c); fills rt's path, addresses and version. */
+static int scan_maps(struct pyruntime *rt, const struct procmap *m, struct pyfile_cache *c)
 {
+	const struct procmap_entry *prev = NULL;
 	bool old = false;
 
 	for (size_t i = 0; i < m->n; i++) {
 		const struct procmap_entry *e = &m->entries[i];
-		struct pyelf pe;
-		uint64_t bias;
+		const struct pyfile *f;
 
-		if (!maybe_python(e) || pyelf_read(rt->pid, e->path, &pe))
+		if (!maybe_python(e, prev))
 			continue;
-		if (!pe.has_runtime) {
-			if (pe.has_tstate_current && !old)
+		prev = e;
+		if (!(f = pyfile_get(c, rt->pid, e)) || f->err)
+			continue;
+		if (!f->pe.has_runtime) {
+			if (f->pe.has_tstate_current && !old)
 				old = true, note_old_python(rt, e->path);
 			continue;
 		}
-		bias = load_bias(e, &pe);
+		uint64_t bias = load_bias(e, &f->pe);
 		snprintf(rt->elf_path, sizeof(rt->elf_path), "%s", e->path);
-		rt->runtime_addr = pe.runtime + bias, rt->runtime_sym_size = pe.runtime_size;
-		rt->eval_addr = pe.eval ? pe.eval + bias : 0, rt->eval_size = pe.eval_size;
-		return pick_offsets(rt, &pe, bias);
+		rt->runtime_addr = f->pe.runtime + bias, rt->runtime_sym_size = f->pe.runtime_size;
+		rt->eval_addr = f->pe.eval ? f->pe.eval + bias : 0, rt->eval_size = f->pe.eval_size;
+		return pick_offsets(rt, &f->pe, bias);
 	}
 	return old ? -EPROTONOSUPPORT : -ENOENT;
 }
 
 static struct pycode_entry *cache_new(void);
 
-int pyruntime_find(pid_t pid, struct pyruntime *rt)
+int pyruntime_find_in(pid_t pid, const struct procmap *maps, struct pyfile_cache *c, struct pyruntime *rt)
 {
 	struct procmap m;
 	int err;
 
 	memset(rt, 0, sizeof(*rt));
 	rt->pid = pid;
-	if ((err = procmap_read(&m, pid)))
+	if (!maps && (err = procmap_read(&m, pid)))
 		return err == -ENOENT ? -ESRCH : err;
-	err = scan_maps(rt, &m);
-	procmap_release(&m);
+	err = scan_maps(rt, maps ? maps : &m, c);
+	if (!maps)
+		procmap_release(&m);
 	if (err == -ENOENT && !rt->reason[0])
 		snprintf(rt->reason, sizeof(rt->reason), "no mapped ELF defines _PyRuntime");
 	if (err)
@@ -510,6 +687,20 @@ int pyruntime_find(pid_t pid, struct pyruntime *rt)
 	if (!(rt->cache = cache_new()))
 		return -ENOMEM;
 	return 0;
+}
+
+int pyruntime_find(pid_t pid, struct pyruntime *rt)
+{
+	struct pyfile_cache *c = pyfile_cache_new();
+	int err;
+
+	if (!c) {
+		memset(rt, 0, sizeof(*rt));
+		return -ENOMEM;
+	}
+	err = pyruntime_find_in(pid, NULL, c, rt);
+	pyfile_cache_free(c);
+	return err;
 }
 
 /* The largest of a few offsets plus the width read there: how much of a struct to read at once. */

@@ -116,6 +116,30 @@ struct pyruntime {
  * or offsets cannot be verified (rt->reason says why); -EAGAIN when the interpreter is not
  * initialized yet (no interpreter or thread state); -ENOMEM; other -errno (-ESRCH: no process). */
 int pyruntime_find(pid_t pid, struct pyruntime *rt);
+
+/* What each file says about CPython (which symbols it defines, its segments), read once per
+ * file: keyed by (dev, inode, size, mtime) from a stat of the mapped path, so a file rewritten
+ * in place is read again. A mapping from an mmap record (procmap_entry.from_record) is known
+ * after its first look by (dev, inode, generation) without a stat: a file replaced by a new one
+ * has a new inode or generation (one rewritten in place while mapped is not noticed).
+ * So a process of files seen before costs a hash lookup per executable mapping. Only .dynsym is read of a file not named like a CPython unless it
+ * exports _PyRuntime (or _PyThreadState_Current). One thread at a time. */
+struct pyfile_cache;
+struct procmap;
+struct procmap_entry;
+/* NULL + errno (ENOMEM). */
+struct pyfile_cache *pyfile_cache_new(void);
+void pyfile_cache_free(struct pyfile_cache *c);
+/* Files whose ELF was read so far (each once while unchanged). */
+uint64_t pyfile_cache_probes(const struct pyfile_cache *c);
+/* Whether the file of mapping e of process pid (found through /proc/PID/root when its own path
+ * is another file) is a CPython: 1 when it defines _PyRuntime (or is a CPython before 3.7), 0
+ * when not, -ENOENT when it cannot be found, -ENOEXEC (not ELF) or another -errno. */
+int pyfile_is_python(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e);
+/* pyruntime_find with the process's mappings given (maps: its executable ones at least, the
+ * recorder's process table; NULL: /proc/PID/maps is read) and each file's symbols read once
+ * through c. Same returns. */
+int pyruntime_find_in(pid_t pid, const struct procmap *maps, struct pyfile_cache *c, struct pyruntime *rt);
 void pyruntime_release(struct pyruntime *rt);
 /* For tests and fuzzing: rt reads from image (size bytes, at address base; borrowed, kept until
  * release) instead of a process, with _PyRuntime at base and the offsets of CPython 3.minor

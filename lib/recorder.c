@@ -233,6 +233,15 @@ static void mark_dirty(struct recorder *r, pid_t pid)
 	r->dirty[r->ndirty++] = pid;
 }
 
+/* A sampled process mapped code: libpython (dlopen, or after its first sample) is found now. */
+static void note_python_mapping(struct recorder *r, const struct proc_event *ev)
+{
+	char path[PATH_MAX];
+	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
+
+	pyframes_note_mapping(r->py, ev->pid, &e, mono_ns());
+}
+
 /* Applies one process event to the table. A snapshotted process that calls exec keeps its old
  * image until handle_execs; one that maps more code gets it in its snapshot (update_dirty). A
  * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
@@ -243,6 +252,8 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 
 	if (ev->kind == PROC_EV_LOST)
 		r->lost_ns = mono_ns();
+	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
+		note_python_mapping(r, ev);
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
@@ -338,6 +349,16 @@ static const struct procmap *maps_of(void *ctx, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
+/* The process table's mappings of pid for the Python look (NULL: /proc); events are not read
+ * here (pyframes is in the middle of a look). */
+static const struct procmap *py_maps(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
+
+	return p && p->image.n ? &p->image : NULL;
+}
+
 /* Sampler callback: snapshot a process's mappings while it lives. */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -346,8 +367,10 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
-	if (r->py)
+	if (r->py) {
+		read_events(r); /* its mappings, for the Python look (py_maps) */
 		pyframes_add_process(r->py, pid, exec, mono_ns());
+	}
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -929,6 +952,8 @@ static int setup_sampler(struct recorder *r)
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
 	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
 		return fail(r, -ENOMEM, "out of memory");
+	if (r->py)
+		pyframes_set_maps(r->py, py_maps);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))

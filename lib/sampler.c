@@ -22,6 +22,7 @@
 #include "hash.h"
 #include "clock.h"
 #include "vec.h"
+#include "mapbatch.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
@@ -252,37 +253,20 @@ static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count
 	return 0;
 }
 
-/* Drains one (inactive) counts map completely: collect its keys, then read and delete each. */
+/* mapbatch_fn over a counts map's entries: each key's count goes into the sampler's table. */
+static int drain_one(void *ctx, const void *key, const void *value)
+{
+	uint64_t count;
+
+	memcpy(&count, value, sizeof(count));
+	return add_entry(ctx, key, count);
+}
+
+/* Drains one (inactive) counts map completely, a batch of entries per system call (no program
+ * writes it while it is drained): three calls per entry before. */
 static int drain_map(struct sampler *s, int fd)
 {
-	struct firn_key *keys = NULL, *prev = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t count;
-	int err = 0;
-
-	for (;;) {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 1024;
-			struct firn_key *nk = realloc(keys, ncap * sizeof(*nk));
-			if (!nk) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = nk;
-			cap = ncap;
-		}
-		prev = n ? &keys[n - 1] : NULL;
-		if (bpf_map_get_next_key(fd, prev, &keys[n]))
-			break;
-		n++;
-	}
-	for (size_t i = 0; i < n && !err; i++) {
-		if (!bpf_map_lookup_elem(fd, &keys[i], &count))
-			err = add_entry(s, &keys[i], count);
-		bpf_map_delete_elem(fd, &keys[i]);
-	}
-	free(keys);
-	return err;
+	return mapbatch_drain(fd, sizeof(struct firn_key), sizeof(uint64_t), drain_one, s);
 }
 
 /* Copies the thread names into user space and deletes them in the kernel (the program sends a

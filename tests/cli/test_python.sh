@@ -9,6 +9,8 @@
 #    another's (samples before a thread reaches fK name none);
 #  - 100 threads: each thread's state is found (the unwinder keeps the last one per thread);
 #  - --no-python keeps the native view; the summary counts the outcomes.
+# dlopen (pyenv 3.11): a C program that loads libpython after its first sample gets its Python
+# functions (the interpreter is found when the mmap record of libpython arrives).
 # Off-CPU (`-e off-cpu`, python3.11, 3.12, 3.13): wait() calls nap_long() (time.sleep(1.2)) and
 # nap_short() (0.6 s) per round: nap_long's off-CPU time is twice nap_short's (±10 %), each
 # 1.2 s / 0.6 s a round (±10 %), both under <module> -> wait. Two rounds: code objects are read
@@ -198,6 +200,20 @@ for v in 3.12 3.13; do
 	if [ -z "$py" ]; then skip "python $v -X perf: no pyenv interpreter at /root/.pyenv/versions/$v.*"; continue; fi
 	perf_version "$v" "$py"
 done
+
+# dlopen: a C program sampled 0.3 s before it loads libpython (pyenv 3.11) and runs Python in
+# embedded_hot for 1.5 s: its interpreter is found when the mmap record of libpython arrives, so
+# >= 60 % of its samples name embedded_hot (1.5 s of the 1.8 s, less start-up).
+LIBPY=/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0
+if [ -r "$LIBPY" ]; then
+	PYTHONHOME=${LIBPY%/lib/*} "$FIRN" record -F 499 -o "$TMP/dl.pb.gz" -- "$FIX/pydlopen" "$LIBPY" 1.5 2>"$TMP/dl.err"
+	read -r tot hot <<<"$("$FIRN" report --folded "$TMP/dl.pb.gz" |
+		awk '{ t += $NF } /;embedded_hot/ { n += $NF } END { print t + 0, n + 0 }')"
+	check "dlopen of libpython after the first sample: embedded_hot in $hot of $tot samples (>= 60 %)" \
+		test "$tot" -ge 300 -a $((hot * 100)) -ge $((tot * 60))
+else
+	skip "dlopen: no $LIBPY"
+fi
 
 # --no-python: the interpreter's native frames, no Python function, no python summary line
 "$FIRN" record -F 499 --no-python -o "$TMP/np.pb.gz" -- /usr/bin/python3.11 "$WORK" pr 1 >/dev/null 2>"$TMP/np.err"

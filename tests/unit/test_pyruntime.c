@@ -17,12 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "procmap.h"
 #include "pyruntime.h"
 #include "pylines.h"
 
@@ -498,14 +501,26 @@ static int on_thread(const struct pythread *t, void *arg)
 }
 
 /* Attaches to pid, retrying while the interpreter is still starting. */
+static struct pyfile_cache *files; /* shared by the attaches, as the recorder's is */
+
+/* Finds the interpreter the way the recorder does: from the executable mappings only (its
+ * process table has no others; a shared library's text starts past file offset 0), each file's
+ * symbols read once through the shared cache. */
 static int attach(pid_t pid, struct pyruntime *out)
 {
 	int err = -EAGAIN;
 
+	if (!files)
+		assert_non_null(files = pyfile_cache_new());
 	for (int i = 0; i < 50 && err == -EAGAIN; i++) {
+		struct procmap all, x;
 		if (i)
 			pyruntime_release(out), usleep(20000);
-		err = pyruntime_find(pid, out);
+		assert_int_equal(procmap_read(&all, pid), 0);
+		assert_int_equal(procmap_copy(&x, &all, true), 0);
+		procmap_release(&all);
+		err = pyruntime_find_in(pid, &x, files, out);
+		procmap_release(&x);
 	}
 	return err;
 }
@@ -617,6 +632,69 @@ static void test_not_python(void **state)
 }
 
 #define PYENV "/root/.pyenv/versions/"
+
+/* A mapping of path as the process table holds one: executable, past file offset 0. */
+static int mapping_of(const char *path, struct procmap_entry *e)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	*e = (struct procmap_entry){ .start = 0x7f0000001000, .end = 0x7f0000100000, .offset = 0x1000,
+				     .inode = st.st_ino, .dev_major = major(st.st_dev),
+				     .dev_minor = minor(st.st_dev), .r = true, .x = true, .path = path };
+	return 0;
+}
+
+/* The per-file decision: a file without CPython is read once, then known (a process of known
+ * files reads none); libpython is told apart; a file replaced in place is read again. */
+static void test_file_cache(void **state)
+{
+	static const char *libpy = PYENV "3.11.7/lib/libpython3.11.so.1.0";
+	struct pyfile_cache *c = pyfile_cache_new();
+	struct procmap all, x;
+	struct procmap_entry e;
+	char self[PATH_MAX], tmp[] = "/tmp/firn-pyfile-XXXXXX";
+	uint64_t probes;
+
+	assert_non_null(c);
+	assert_true(realpath("/proc/self/exe", self) != NULL);
+	assert_int_equal(mapping_of(self, &e), 0);
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	assert_int_equal(pyfile_cache_probes(c), 1);
+	/* this process: every executable file read once, none again the second time */
+	assert_int_equal(procmap_read(&all, getpid()), 0);
+	assert_int_equal(procmap_copy(&x, &all, true), 0);
+	assert_int_equal(pyruntime_find_in(getpid(), &x, c, &rt), -ENOENT);
+	pyruntime_release(&rt);
+	probes = pyfile_cache_probes(c);
+	assert_in_range(probes, 2, x.n);
+	assert_int_equal(pyruntime_find_in(getpid(), &x, c, &rt), -ENOENT);
+	pyruntime_release(&rt);
+	assert_int_equal(pyfile_cache_probes(c), probes);
+	procmap_release(&x), procmap_release(&all);
+	/* a copy of this binary, then libpython written over it: the same inode, read again */
+	int fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mapping_of(tmp, &e), 0);
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOEXEC); /* empty: not ELF */
+	if (!access(libpy, R_OK)) {
+		char cmd[PATH_MAX + 256];
+		snprintf(cmd, sizeof(cmd), "sleep 0.01; cat %s > %s", libpy, tmp);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(mapping_of(tmp, &e), 0);
+		assert_int_equal(pyfile_is_python(c, getpid(), &e), 1);
+		assert_int_equal(mapping_of(libpy, &e), 0);
+		assert_int_equal(pyfile_is_python(c, getpid(), &e), 1);
+		assert_int_equal(pyfile_cache_probes(c), probes + 3);
+	} else {
+		print_message("skipped the libpython part: %s is not installed\n", libpy);
+	}
+	unlink(tmp);
+	pyfile_cache_free(c);
+}
 static const struct interp debian311 = { "/usr/bin/python3.11", 11, NULL };
 static const struct interp py38 = { PYENV "3.8.18/bin/python3.8", 8, NULL };
 static const struct interp py39 = { PYENV "3.9.18/bin/python3.9", 9, NULL };
@@ -627,6 +705,30 @@ static const struct interp py313 = { PYENV "3.13.0/bin/python3.13", 13, NULL };
 static const struct interp py27 = { PYENV "2.7.18/bin/python2.7", 0, "python 2.7" };
 static const struct interp py36 = { PYENV "3.6.15/bin/python3.6", 0, "python 3.6" };
 static const struct interp py37 = { PYENV "3.7.16/bin/python3.7", 0, "python 3.7" };
+
+/* A mapping from an mmap record (with the inode's generation) is known after its first look
+ * without a stat (the path is not even looked up); another generation is another file; one
+ * from /proc (no generation) is looked up. */
+static void test_file_generation(void **state)
+{
+	struct pyfile_cache *c = pyfile_cache_new();
+	struct procmap_entry e;
+	char self[PATH_MAX];
+
+	assert_non_null(c);
+	assert_true(realpath("/proc/self/exe", self) != NULL);
+	assert_int_equal(mapping_of(self, &e), 0);
+	e.ino_generation = 12345, e.from_record = true;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	e.path = "/nonexistent/firn-test";
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), 0);
+	assert_int_equal(pyfile_cache_probes(c), 1);
+	e.ino_generation = 12346;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOENT);
+	e.ino_generation = 12345, e.from_record = false;
+	assert_int_equal(pyfile_is_python(c, getpid(), &e), -ENOENT);
+	pyfile_cache_free(c);
+}
 
 #define LIVE(ip) cmocka_unit_test_prestate_setup_teardown(test_live, NULL, reap, (void *)&ip)
 #define REFUSED(ip) cmocka_unit_test_prestate_setup_teardown(test_refused, NULL, reap, (void *)&ip)
@@ -639,6 +741,8 @@ int main(void)
 		cmocka_unit_test(test_lines_310),
 		cmocka_unit_test(test_lines_locations),
 		cmocka_unit_test(test_not_python),
+		cmocka_unit_test(test_file_cache),
+		cmocka_unit_test(test_file_generation),
 		cmocka_unit_test(test_image_39),
 		cmocka_unit_test(test_image_312),
 		cmocka_unit_test(test_debug_offsets),
@@ -646,5 +750,8 @@ int main(void)
 		REFUSED(py27), REFUSED(py36), REFUSED(py37),
 	};
 
-	return cmocka_run_group_tests(tests, setup_fixture, NULL);
+	int failed = cmocka_run_group_tests(tests, setup_fixture, NULL);
+
+	pyfile_cache_free(files);
+	return failed;
 }

@@ -115,12 +115,32 @@ struct firn_row {
 	__s8 rbp_off8;
 };
 
+/* A table in the rows array starts with its page index, so a lookup searches the rows of one
+ * page of code instead of the whole table: a header row (struct firn_table_head), then for each
+ * page k of the table's pages and one more, a row whose pc is the index (from the first row) of
+ * the last row at or before the start of page first_page + k; then the row_count rows. A
+ * table's row_start is its header's index. Pages are 4 KiB (FIRN_PAGE_SHIFT), larger where a
+ * table is sparse (no more pages than rows + 16): a 4 KiB page of libc's code holds ~70 rows,
+ * searched in ~7 steps within a few cache lines instead of 15-18 across the whole table. */
+#define FIRN_PAGE_SHIFT 12
+
+struct firn_table_head {
+	__u32 first_page; /* rows[0].pc >> shift */
+	__u16 pages;      /* pages from first_page to the last row's (at most 65535) */
+	__u8 shift;       /* log2 of the page size: FIRN_PAGE_SHIFT or more */
+	__u8 pad;
+};
+
+/* Rows of the page index of a table (its header included). */
+#define FIRN_INDEX_ROWS(pages) ((pages) + 2)
+
 /* Mappings of one process the BPF unwinder is told about, at most (the ones past it are found
  * with the kernel's VMA lookup): a power of two. */
 #define FIRN_MAX_UMAPS 4096
 
 /* One executable mapping of a process with an unwind table: addresses in [start, end) map to
- * ELF virtual addresses as addr - bias; the table is rows[row_start, row_start + row_count). */
+ * ELF virtual addresses as addr - bias; the table (its page index, then row_count rows) starts at
+ * rows[row_start]. */
 struct firn_umap {
 	__u64 start, end, bias;
 	__u32 row_start, row_count;

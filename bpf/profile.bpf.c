@@ -288,26 +288,49 @@ static __always_inline void send_event(__u32 type, __u32 pid)
 /* The id of a stack that could not be stored (the sample is dropped and counted as lost). */
 #define FIRN_STACK_LOST (~0ULL)
 
-/* Content hash of a stack (never 0: "no stack", nor FIRN_STACK_LOST). */
-static __always_inline __u64 stack_hash(const struct firn_stack *s)
-{
-	__u64 h = 0xcbf29ce484222325ULL ^ s->len;
+/* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
+ * would double the verifier's states). */
+#define opaque(x) asm volatile("" : "+r"(x))
 
-	for (int i = 0; i < FIRN_MAX_FRAMES; i++) {
-		if (i >= s->len)
+#define FIRN_HASH_BLOCK 8
+
+/* Content hash of a stack (never 0: "no stack", nor FIRN_STACK_LOST). Hashed in blocks of
+ * FIRN_HASH_BLOCK frames, the frames past len of the last block as 0 (a mask, no branch): the
+ * verifier follows 16 blocks instead of 127 frames, each a branch. A global function: verified
+ * once, not once per call and state of its callers (that was 8k instructions a stack). */
+__attribute__((noinline)) __u64 firn_stack_hash(const struct firn_stack *s)
+{
+	if (!s)
+		return 1;
+	__u64 len = s->len, h = 0xcbf29ce484222325ULL ^ len;
+
+	for (__u32 b = 0; b < FIRN_MAX_FRAMES; b += FIRN_HASH_BLOCK) {
+		if (b >= len)
 			break;
-		h = (h ^ s->ips[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
+#pragma unroll
+		for (__u32 j = 0; j < FIRN_HASH_BLOCK; j++) {
+			__u64 i = b + j;
+			if (i >= FIRN_MAX_FRAMES)
+				break;
+			__s64 d = i - len; /* < 0: a frame of the stack */
+			opaque(d);
+			h = (h ^ (s->ips[i] & (__u64)(d >> 63))) * 0x100000001b3ULL;
+			h ^= h >> 29;
+		}
 	}
 	return h && h != FIRN_STACK_LOST ? h : 1;
 }
 
 /* Stores the stack in scratch s in the stacks map; returns its id, or FIRN_STACK_LOST when the
- * map is full. *fresh: this call added it (the sample must remove it if it is dropped). */
+ * map is full. *fresh: this call added it (the sample must remove it if it is dropped). Most
+ * stacks are there already: one lookup, no update (which takes the bucket's lock) for those. */
 static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 {
 	s->pad = 0;
-	__u64 id = stack_hash(s);
+	__u64 id = firn_stack_hash(s);
+	*fresh = false;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
 	*fresh = !bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
 	if (!*fresh && !bpf_map_lookup_elem(&stacks, &id))
 		return FIRN_STACK_LOST;
@@ -391,28 +414,50 @@ static __always_inline bool tstate_is(const struct firn_py_proc *p, __u64 ts, __
 	return thread == (p->minor <= 10 ? fsbase : tid);
 }
 
+/* The search of the interpreter's thread list (bpf_loop callback state). */
+struct firn_ts_search {
+	__u64 ts, fsbase, found;
+	__u32 tid, pad;
+};
+
+/* One thread state of the list (bpf_loop callback: verified once, not once per thread as an
+ * unrolled loop of FIRN_PY_MAX_THREADS was). 1 stops. */
+static long tstate_step(__u32 i, void *arg)
+{
+	struct firn_ts_search *q = arg;
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+
+	if (!w || !q->ts)
+		return 1;
+	if (tstate_is(&w->p, q->ts, q->tid, q->fsbase)) {
+		q->found = q->ts;
+		return 1;
+	}
+	if (read_user64(&q->ts, q->ts + w->p.ts_next))
+		q->ts = 0;
+	return 0;
+}
+
 /* The thread state of thread tid: the one found last time when it still is, else the one of
- * the interpreter's thread list that is (then kept for the next samples). */
+ * the interpreter's thread list that is (then kept for the next samples). p: the walk's copy
+ * (python_walk's p, which tstate_step reads). */
 static __always_inline __u64 find_tstate(const struct firn_py_proc *p, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 interp, ts, fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
-	__u64 *last = bpf_map_lookup_elem(&python_tstates, &tid);
+	struct firn_ts_search q = { .tid = tid };
+	__u64 interp, *last = bpf_map_lookup_elem(&python_tstates, &tid);
 
-	if (last && *last && tstate_is(p, *last, tid, fsbase))
+	q.fsbase = p->minor <= 10 ? BPF_CORE_READ(task, thread.fsbase) : 0;
+	if (last && *last && tstate_is(p, *last, tid, q.fsbase))
 		return *last;
 	if (read_user64(&interp, p->runtime + p->rt_interp_head) || !interp ||
-	    read_user64(&ts, interp + p->interp_tstate_head))
+	    read_user64(&q.ts, interp + p->interp_tstate_head))
 		return 0;
-	for (int i = 0; i < FIRN_PY_MAX_THREADS && ts; i++) {
-		if (tstate_is(p, ts, tid, fsbase)) {
-			bpf_map_update_elem(&python_tstates, &tid, &ts, BPF_ANY);
-			return ts;
-		}
-		if (read_user64(&ts, ts + p->ts_next))
-			return 0;
-	}
-	return 0;
+	bpf_loop(FIRN_PY_MAX_THREADS, tstate_step, &q, 0);
+	if (q.found)
+		bpf_map_update_elem(&python_tstates, &tid, &q.found, BPF_ANY);
+	return q.found;
 }
 
 /* The thread's innermost frame: a PyFrameObject (3.8-3.10) or _PyInterpreterFrame (0: none, or
@@ -596,10 +641,6 @@ static __always_inline struct firn_stack *take_stack(void *ctx, __u32 idx, __u64
 	return s;
 }
 
-/* Keeps the compiler from turning arithmetic back into branches (each branch of a binary search
- * would double the verifier's states). */
-#define opaque(x) asm volatile("" : "+r"(x))
-
 /* 1 when a <= b (both below 2^63), computed without a branch. */
 static __always_inline __u64 le_mask(__u64 a, __u64 b)
 {
@@ -632,12 +673,41 @@ static __always_inline struct firn_umap *find_umap(__u32 first, __u32 count, __u
 	return m;
 }
 
-/* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free), or NULL. */
+/* The rows of a table that may cover vaddr, from its page index (bpf/firn.h): the first one's
+ * index in the rows array (*lo) and their number (*n); false when vaddr is before the table. */
+static __always_inline bool page_rows(__u32 start, __u32 count, __u64 vaddr, __u32 *lo, __u32 *n)
+{
+	struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &start);
+
+	if (!r)
+		return false;
+	struct firn_table_head h = *(struct firn_table_head *)r;
+	__u64 page = vaddr >> (h.shift & 31);
+	if (page < h.first_page)
+		return false;
+	__u32 k = page - h.first_page, rows = start + FIRN_INDEX_ROWS(h.pages);
+	if (page - h.first_page >= h.pages) { /* past the last row's page: the last row */
+		*lo = rows + count - 1;
+		*n = 1;
+		return true;
+	}
+	__u32 i = start + 1 + k, j = i + 1;
+	struct firn_row *a = bpf_map_lookup_elem(&unwind_rows, &i);
+	struct firn_row *b = bpf_map_lookup_elem(&unwind_rows, &j);
+	if (!a || !b)
+		return false;
+	*lo = rows + a->pc;
+	*n = b->pc - a->pc + 1;
+	return true;
+}
+
+/* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free search of
+ * the rows of its page), or NULL. */
 static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64 vaddr)
 {
-	__u32 lo = start, n = count;
+	__u32 lo, n;
 
-	if (!count || vaddr > 0xffffffffULL)
+	if (!count || vaddr > 0xffffffffULL || !page_rows(start, count, vaddr, &lo, &n))
 		return NULL;
 	for (int i = 0; i < 24 && n > 1; i++) {
 		__u32 half = n >> 1, mid = lo + half;
@@ -737,6 +807,9 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	struct file *f = vma->vm_file;
 	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
 		return 0;
+	/* code, with a table or not (row_count 0): either way the next samples need not ask */
+	out->start = vma->vm_start;
+	out->end = vma->vm_end;
 	if (f) {
 		struct inode *ino = f->f_inode;
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
@@ -760,8 +833,6 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 		if (off < (t->segs[i].offset & ~0xfffULL) || off >= t->segs[i].offset + t->segs[i].filesz)
 			continue;
 		/* as in lib/unwind.c: vaddr = addr - start + offset + delta */
-		out->start = vma->vm_start;
-		out->end = vma->vm_end;
 		out->bias = vma->vm_start - off - t->segs[i].delta;
 		out->row_start = t->row_start;
 		out->row_count = t->row_count;
@@ -770,16 +841,27 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* The mapping of pc among those the unwinder found for the process before, or NULL. */
-static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
+/* Which of the mappings the unwinder found for the process before holds pc (-1: none). A global
+ * function: verified once, not at each caller (its loop was a quarter of on_exec's verifying). */
+__attribute__((noinline)) int firn_find_kmap(const struct firn_kproc *k, __u64 pc)
 {
+	if (!k)
+		return -1;
 	for (int i = 0; i < FIRN_KMAPS; i++) {
 		if (i >= k->n)
 			break;
 		if (pc >= k->maps[i].start && pc < k->maps[i].end)
-			return &k->maps[i];
+			return i;
 	}
-	return NULL;
+	return -1;
+}
+
+/* The mapping of pc among those the unwinder found for the process before, or NULL. */
+static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
+{
+	int i = firn_find_kmap(k, pc);
+
+	return i >= 0 ? &k->maps[i & (FIRN_KMAPS - 1)] : NULL;
 }
 
 /* Describes the VMA of addr in task into *m with the kernel's help; false when it has no table. */
@@ -812,7 +894,9 @@ static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const str
 }
 
 /* Finds the VMA of pc with the kernel (once per sample: in interrupt context the helper cannot
- * take the mmap lock again before the interrupt ends) and keeps it; false if no table. */
+ * take the mmap lock again before the interrupt ends) and keeps it; false if no table. Code
+ * without a table (JIT code, a file with no table loaded) is kept too, with no rows: the
+ * lookup (~3-5 us) is not repeated at every sample that runs through it. */
 static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
 {
 	struct firn_umap m;
@@ -820,10 +904,12 @@ static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn
 	if (u->looked)
 		return false;
 	u->looked = 1;
-	if (!vma_umap(bpf_get_current_task_btf(), pc, &m))
+	bool found = vma_umap(bpf_get_current_task_btf(), pc, &m);
+	if (found || (pc >= m.start && pc < m.end))
+		kproc_add(u->pid, k, &m);
+	if (!found)
 		return false;
 	u->found = m;
-	kproc_add(u->pid, k, &m);
 	return true;
 }
 
@@ -832,6 +918,9 @@ static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn
  * mapping with a table). */
 static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 {
+	/* a caller in the mapping of the frame before (recursion, a library's own calls) */
+	if (u->found.row_count && pc >= u->found.start && pc < u->found.end)
+		return true;
 	struct firn_umap *m = find_umap(u->first, u->count, pc);
 
 	if (m) {
@@ -840,6 +929,8 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 	}
 	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &u->pid);
 	m = k ? find_kmap(k, pc) : NULL;
+	if (m && !m->row_count) /* code known to have no table */
+		return false;
 	if (m)
 		u->found = *m;
 	else if (!look_up_vma(u, k, pc))
@@ -851,6 +942,9 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
 static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 {
+	/* --call-graph fp: the frame-pointer chain only (read through the stack window) */
+	if (!dwarf_unwind)
+		return fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
 	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
 
@@ -908,14 +1002,16 @@ static __always_inline void ask_refresh(__u32 pid, __u64 pc)
 
 static __always_inline void count_unwind(__u32 reason)
 {
+	if (!dwarf_unwind) /* the statistics of the CFI unwinder */
+		return;
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &reason);
 
 	if (v)
 		(*v)++;
 }
 
-/* Unwinds the user stack of the current task with the CFI tables into scratch slot 0 (len 0:
- * none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
+/* Unwinds the user stack of the current task with the CFI tables (frame pointers only without
+ * dwarf_unwind) into scratch slot 0 (len 0: none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
  * tracepoint's context) the task is in the kernel and its user registers are the saved ones. */
 static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, __u32 pid,
 						      struct firn_pid_maps *maps,
@@ -962,7 +1058,10 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->vma = 0;
 	u->looked = 0;
 	u->pid = pid;
+	u->found.row_count = 0;
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
+	if (!dwarf_unwind)
+		return s;
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
@@ -1048,7 +1147,9 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 		struct firn_pid_maps *maps = pid ? bpf_map_lookup_elem(&unwind_pids, &pid) : NULL;
 		*user = dwarf_stack(ctx, regs_ctx, pid, maps, task);
 	} else if (want_user && pid) {
-		*user = take_stack(ctx, 0, BPF_F_USER_STACK, FIRN_LOST_USER_STACK);
+		/* frame pointers walked here, not by bpf_get_stack: its walk reads each frame from
+		 * user memory on its own, the stack window a page at a time */
+		*user = dwarf_stack(ctx, regs_ctx, pid, NULL, task);
 	}
 	/* a CPython's frames replace the native frames of its evaluation loop */
 	if (*user)

@@ -185,6 +185,66 @@ static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n
 	return err;
 }
 
+/* The page index of rows[0, n) (sorted by pc, n > 0), as bpf/firn.h lays it out before the
+ * rows; *len: its rows. NULL (errno ENOMEM) when out of memory. The caller frees it. */
+static struct firn_row *page_index(const struct firn_row *rows, uint32_t n, uint32_t *len)
+{
+	uint32_t shift = FIRN_PAGE_SHIFT, p0, pages;
+
+	for (;; shift++) {
+		p0 = rows[0].pc >> shift;
+		pages = (rows[n - 1].pc >> shift) - p0 + 1;
+		if (pages <= 65535 && pages <= (uint64_t)n + 16)
+			break;
+	}
+	struct firn_table_head h = { .first_page = p0, .pages = pages, .shift = shift };
+	struct firn_row *idx = calloc(FIRN_INDEX_ROWS(pages), sizeof(*idx));
+
+	_Static_assert(sizeof(h) == sizeof(*idx), "the header is one row");
+	if (!idx)
+		return NULL;
+	memcpy(&idx[0], &h, sizeof(h));
+	uint32_t r = 0;
+	for (uint32_t k = 0; k <= pages; k++) {
+		uint64_t start = (uint64_t)(p0 + k) << shift;
+		while (r + 1 < n && rows[r + 1].pc <= start)
+			r++;
+		idx[1 + k].pc = r;
+	}
+	*len = FIRN_INDEX_ROWS(pages);
+	return idx;
+}
+
+/* Copies a table's page index and rows to the BPF array at u->used (then past them); *start:
+ * where the table starts (its row_start). -ENOSPC when they do not fit, -errno else. */
+static int load_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n, uint32_t *start)
+{
+	uint32_t len = 0, used = u->used;
+	struct firn_row *idx;
+	int err = 0;
+
+	*start = used;
+	if (!n) /* no rows, no index: the unwinder never reads it */
+		return 0;
+	idx = page_index(rows, n, &len);
+	if (!idx)
+		return -ENOMEM;
+	if ((uint64_t)used + len + n > u->max_rows)
+		err = -ENOSPC;
+	else if (copy_rows(u, idx, len))
+		err = -errno;
+	u->used += len;
+	if (!err && copy_rows(u, rows, n))
+		err = -errno;
+	free(idx);
+	if (err) {
+		u->used = used;
+		return err;
+	}
+	u->used += n;
+	return 0;
+}
+
 /* Tells the BPF unwinder where the rows of the file named key (kernel dev encoding) are, so it
  * can unwind through the file's mappings before a process description names them. */
 static void register_file(struct unwinder *u, const struct firn_file_key *key,
@@ -295,23 +355,20 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	}
 	memcpy(ut->segs, t.segs, sizeof(ut->segs));
 	ut->nsegs = t.nsegs;
-	if ((uint64_t)u->used + t.n > u->max_rows) {
+	err = load_rows(u, t.rows, t.n, &ut->row_start);
+	if (err == -ENOSPC)
 		diag(DIAG_INFO, "unwind table memory limit reached: '%s' (%u rows) uses frame pointers",
 		     path, t.n);
+	else if (err)
+		diag(DIAG_INFO, "cannot load the unwind table of '%s': %s", path, strerror(-err));
+	if (err) {
 		unwind_table_release(&t);
 		return ut;
 	}
-	if (copy_rows(u, t.rows, t.n)) {
-		diag(DIAG_INFO, "cannot load the unwind table of '%s': %s", path, strerror(errno));
-		unwind_table_release(&t);
-		return ut;
-	}
-	ut->row_start = u->used;
 	ut->row_count = t.n;
 	ut->loaded = true;
 	struct firn_file_key k = key ? *key : file_key(st);
 	register_file(u, &k, st, ut);
-	u->used += t.n;
 	u->st.files++;
 	unwind_table_release(&t);
 	return ut;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,27 @@ static int setup(struct recording *r, int argc, char **argv)
 }
 
 /* The sampling loop: until the command exits, the duration passes or a signal arrives. */
+/* Sleeps until process events come, the command ends or ms pass (what ends first), then lets
+ * the recorder handle the events: a command that exits is noticed at once, not at a timeout. */
+static int wait_events(struct recording *r, int ms)
+{
+	int fd = target_end_fd(&r->o->t);
+	struct pollfd p[2] = { { recorder_event_fd(r->rec), POLLIN, 0 }, { fd, POLLIN, 0 } };
+
+	poll(p, fd >= 0 ? 2 : 1, ms); /* EINTR (a signal) just ends the wait */
+	return recorder_poll(r->rec, 0);
+}
+
+/* The wait before the next look: RECORDER_POLL_MS, or less when -d ends sooner. */
+static int wait_ms(uint64_t limit, uint64_t start_ns)
+{
+	uint64_t now = wall_ns(), left = limit && start_ns + limit > now ? start_ns + limit - now : 0;
+
+	if (!limit || left >= RECORDER_POLL_MS * 1000000ULL)
+		return RECORDER_POLL_MS;
+	return (int)((left + 999999) / 1000000);
+}
+
 static int sample_loop(struct recording *r)
 {
 	uint64_t limit = r->o->duration > 0 ? (uint64_t)(r->o->duration * 1e9) : 0;
@@ -322,7 +344,7 @@ static int sample_loop(struct recording *r)
 
 	recorder_stats(r->rec, &rs);
 	for (;;) {
-		if (recorder_poll(r->rec, RECORDER_POLL_MS))
+		if (wait_events(r, wait_ms(limit, rs.start_ns)))
 			return error("%s", recorder_error(r->rec));
 		if (target_ended(&r->o->t, note, sizeof(note)) || target_stop_signal())
 			return 0;

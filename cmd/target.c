@@ -437,6 +437,11 @@ int target_start_command(struct target *t, char **argv)
 	close(go[0]);
 	close(errp[1]);
 	t->child = pid;
+#ifdef SYS_pidfd_open
+	t->end_fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (t->end_fd >= 0)
+		fcntl(t->end_fd, F_SETFD, FD_CLOEXEC);
+#endif
 	t->go_fd = go[1];
 	t->err_fd = errp[0];
 	return 0;
@@ -575,6 +580,11 @@ void target_describe(const struct target *t, char **argv, char *buf, size_t len)
 	}
 }
 
+int target_end_fd(const struct target *t)
+{
+	return t->child > 0 ? t->end_fd : -1;
+}
+
 void target_release(struct target *t)
 {
 	if (t->child > 0 && !t->child_done)
@@ -583,6 +593,9 @@ void target_release(struct target *t)
 		close(t->go_fd);
 	if (t->err_fd > 0)
 		close(t->err_fd);
+	if (t->end_fd >= 0)
+		close(t->end_fd);
+	t->end_fd = -1;
 	free(t->pids);
 	t->pids = NULL;
 	t->npids = 0;

@@ -29,6 +29,7 @@ struct target {
 	int child_status;    /* waitpid status once child_done */
 	bool child_done;
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
+	int end_fd;          /* the child's pidfd: readable once it exits (-1: none) */
 	struct rlimit nofile; /* the open-file limit firn started with (the command gets it) */
 	bool nofile_raised;
 
@@ -49,7 +50,7 @@ struct target {
 /* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
  * unwind tables, kernel stacks), no command. */
 #define TARGET_INIT                                                                         \
-	{ .go_fd = -1, .err_fd = -1, .freq = 99, .call_graph = "auto",                       \
+	{ .go_fd = -1, .err_fd = -1, .end_fd = -1, .freq = 99, .call_graph = "auto",                       \
 	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1 }
 
 /* The options record and top share, as one group of both commands' tables (so --help,
@@ -100,6 +101,10 @@ void target_raise_fd_limit(struct target *t);
 int target_start_command(struct target *t, char **argv);
 /* Lets the held command exec; 0, or the exec error (errno) once the child has been reaped. */
 int target_release_command(struct target *t);
+/* A descriptor that becomes readable when the command exits (its pidfd), to poll(2) beside the
+ * recorder's so that its end is noticed at once; -1 without a command or without pidfd_open
+ * (Linux < 5.3: the end is noticed at the next timeout). Owned by t. */
+int target_end_fd(const struct target *t);
 /* Notes whether the command has exited (flags: WNOHANG or 0). */
 void target_reap(struct target *t, int flags);
 /* Ends a command still running: SIGTERM, then SIGKILL after 2 s. */

@@ -126,7 +126,7 @@ int cache_dir_put(struct cache_dir *cd, const char *name, const struct iovec *io
 	uint64_t total = 0;
 	int err = 0;
 
-	snprintf(tmp, sizeof(tmp), ".tmp-%d-%u", (int)getpid(), cd->seq++);
+	snprintf(tmp, sizeof(tmp), ".tmp-%d-%d-%u", (int)getpid(), (int)gettid(), cd->seq++);
 	int fd = openat(cd->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;

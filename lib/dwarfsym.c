@@ -11,10 +11,13 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "debug_cache.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "vec.h"
@@ -224,6 +227,8 @@ struct dwarfsym {
 	struct hashtab name_index; /* ... and their indexes by key */
 	struct arena_chunk *arena;
 	struct scratch scratch;
+	struct debug_cache_file cached; /* mapped decompressed sections some of s point into */
+	unsigned inflated, from_cache;  /* compressed sections inflated here / mapped from the cache */
 };
 
 /* ---- reading ---- */
@@ -2170,11 +2175,122 @@ static int sect_index(const char *name, bool *gnu_compressed)
 	return -1;
 }
 
-/* Reads (and decompresses) the DWARF sections of elf into d->s. */
-static int read_sections(struct dwarfsym *d, Elf *elf)
+/* A compressed section of ours (s[i]): its section and size in the file. */
+struct zsect {
+	int i;
+	Elf_Scn *scn;
+	uint64_t zsize;
+	bool gnu;
+};
+
+/* The build id of elf (its NT_GNU_BUILD_ID note) in lowercase hex into out; false when none. */
+static bool build_id_hex(Elf *elf, char out[2 * 64 + 1])
 {
-	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			off = next;
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
+			    nh.n_descsz > 64 || memcmp((char *)data->d_buf + name_off, "GNU", 4))
+				continue;
+			const uint8_t *b = (const uint8_t *)data->d_buf + desc_off;
+			for (size_t k = 0; k < nh.n_descsz; k++) {
+				out[2 * k] = "0123456789abcdef"[b[k] >> 4];
+				out[2 * k + 1] = "0123456789abcdef"[b[k] & 15];
+			}
+			out[2 * nh.n_descsz] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The name of z's section in the cache: ".debug_X" or ".zdebug_X". */
+static void zsect_name(const struct zsect *z, char out[DEBUG_CACHE_NAME_LEN])
+{
+	snprintf(out, DEBUG_CACHE_NAME_LEN, "%s%s", z->gnu ? ".zdebug_" : ".debug_",
+		 sect_names[z->i]);
+}
+
+/* Inflates one compressed section with libelf (which then owns the bytes) into d->s. */
+static void inflate_sect(struct dwarfsym *d, const struct zsect *z)
+{
+	if (z->gnu ? elf_compress_gnu(z->scn, 0, 0) < 0 : elf_compress(z->scn, 0, 0) < 0)
+		return;
+	Elf_Data *data = elf_getdata(z->scn, NULL);
+	if (data && data->d_buf && data->d_size) {
+		d->s[z->i] = (struct sect){ data->d_buf, data->d_size };
+		d->inflated++;
+	}
+}
+
+/* Stores the compressed sections' bytes in the cache, for the next reader of build_id. */
+static void cache_store(struct dwarfsym *d, struct debug_cache *c, const char *build_id,
+			const struct debug_cache_ident *id, const struct zsect *z, size_t nz)
+{
+	struct debug_cache_sect cs[S_NR];
+	size_t n = 0;
+
+	for (size_t k = 0; k < nz; k++) {
+		if (!d->s[z[k].i].p)
+			continue;
+		cs[n] = (struct debug_cache_sect){ .zsize = z[k].zsize, .data = d->s[z[k].i].p,
+						   .size = d->s[z[k].i].n };
+		zsect_name(&z[k], cs[n++].name);
+	}
+	debug_cache_put(c, build_id, id, cs, n);
+}
+
+/* Fills d->s with the compressed sections: mapped from the debug section cache when it has
+ * them for this file, else inflated (and then stored there). fd: the file, for its identity. */
+static void read_compressed(struct dwarfsym *d, Elf *elf, int fd, const struct zsect *z,
+			    size_t nz)
+{
+	char build_id[2 * 64 + 1], name[DEBUG_CACHE_NAME_LEN];
+	struct debug_cache_ident id = { 0 };
+	struct stat st;
+	struct debug_cache *c = NULL;
+	unsigned before = d->inflated;
+
+	if (build_id_hex(elf, build_id) && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		id = (struct debug_cache_ident){ st.st_dev, st.st_ino, st.st_size,
+						 st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
+		c = debug_cache_open_env();
+	}
+	if (c)
+		debug_cache_map(c, build_id, &id, &d->cached); /* failures leave it empty */
+	for (size_t k = 0; k < nz; k++) {
+		uint64_t size;
+		zsect_name(&z[k], name);
+		const void *p = debug_cache_find(&d->cached, name, z[k].zsize, &size);
+		if (p && size) {
+			d->s[z[k].i] = (struct sect){ p, size };
+			d->from_cache++;
+		} else {
+			inflate_sect(d, &z[k]);
+		}
+	}
+	if (c && d->inflated != before)
+		cache_store(d, c, build_id, &id, z, nz);
+	debug_cache_close(c);
+}
+
+/* Reads the DWARF sections of elf (open at fd) into d->s, compressed ones through
+ * read_compressed. */
+static int read_sections(struct dwarfsym *d, Elf *elf, int fd)
+{
+	size_t shstrndx, nz = 0;
+	Elf_Scn *scn = NULL;
+	struct zsect z[S_NR];
+	unsigned seen = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return -ENOEXEC;
@@ -2186,16 +2302,19 @@ static int read_sections(struct dwarfsym *d, Elf *elf)
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
 		int i = sect_index(name, &gnu);
-		if (i < 0 || d->s[i].p)
+		if (i < 0 || (seen & 1u << i))
 			continue;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		seen |= 1u << i;
+		if ((sh.sh_flags & SHF_COMPRESSED) || gnu) {
+			z[nz++] = (struct zsect){ i, scn, sh.sh_size, gnu };
 			continue;
-		if (gnu && elf_compress_gnu(scn, 0, 0) < 0)
-			continue;
+		}
 		Elf_Data *data = elf_getdata(scn, NULL);
 		if (data && data->d_buf && data->d_size)
 			d->s[i] = (struct sect){ data->d_buf, data->d_size };
 	}
+	if (nz)
+		read_compressed(d, elf, fd, z, nz);
 	for (int i = S_STR; i <= S_LINE_STR; i++) /* strings must end inside their section */
 		while (d->s[i].n && d->s[i].p[d->s[i].n - 1])
 			d->s[i].n--;
@@ -2217,7 +2336,7 @@ static int dwarfsym_init(struct dwarfsym *d, int fd)
 		return -ENOEXEC;
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENODATA; /* big-endian DWARF is not read */
-	if ((err = read_sections(d, d->elf)))
+	if ((err = read_sections(d, d->elf, fd)))
 		return err;
 	elf_cntl(d->elf, ELF_C_FDDONE);
 	if ((err = read_units(d)))
@@ -2286,7 +2405,14 @@ void dwarfsym_free(struct dwarfsym *d)
 	}
 	if (d->elf)
 		elf_end(d->elf);
+	debug_cache_unmap(&d->cached);
 	free(d);
+}
+
+void dwarfsym_sections(const struct dwarfsym *d, unsigned *inflated, unsigned *from_cache)
+{
+	*inflated = d->inflated;
+	*from_cache = d->from_cache;
 }
 
 size_t dwarfsym_units(const struct dwarfsym *d)

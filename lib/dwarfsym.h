@@ -1,6 +1,8 @@
 /* DWARF line tables and inline scopes of one ELF file (DWARF 2-5, 32- and 64-bit), for
  * symbolization: an address gives its chain of functions, innermost (inlined) first, each with
- * its file and line. libelf reads (and decompresses) the sections; the DWARF itself is decoded
+ * its file and line. libelf reads (and decompresses) the sections; the decompressed bytes of
+ * compressed ones are kept in the debug section cache (debug_cache.h) and mapped from there by
+ * later readers of the same file; the DWARF itself is decoded
  * here, because libdw's generic walkers are several times too slow for symbolizing 100k addresses.
  * An index of compile-unit address ranges is built at init from every unit's DW_AT_ranges or
  * low/high pc (so units without .debug_aranges, as clang emits, are found); each unit's line
@@ -39,5 +41,8 @@ int dwarfsym_lookup(struct dwarfsym *d, uint64_t vaddr, struct dwarfsym_frame *f
 
 /* Number of compile units with code (for tests and diagnostics). */
 size_t dwarfsym_units(const struct dwarfsym *d);
+/* How many compressed DWARF sections were inflated, and how many were mapped instead from the
+ * debug section cache (debug_cache.h, FIRN_DEBUG_CACHE; for tests and diagnostics). */
+void dwarfsym_sections(const struct dwarfsym *d, unsigned *inflated, unsigned *from_cache);
 
 #endif

@@ -1,0 +1,279 @@
+/* Unit tests for lib/debug_cache and its use by lib/dwarfsym: a file with compressed DWARF
+ * (the inlinefix-dwarf4 fixture, gcc -gz) read twice with an empty cache is inflated once and
+ * mapped from the cache the second time, with the same frames at every address; a damaged,
+ * truncated, foreign-owned, group-writable or symlinked cache file, or a changed debug file, is
+ * not used (the sections are inflated again, frames unchanged); FIRN_DEBUG_CACHE=0 writes
+ * nothing; the file format refuses what does not check out. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "debug_cache.h"
+#include "dwarfsym.h"
+#include "elfsym.h"
+#include "symfix.h"
+
+static char dir[64];
+static char fixture[128]; /* a copy of inlinefix-dwarf4 in dir (its identity can change) */
+static char entry[256];   /* the cache file that copy gets */
+
+/* dir/name into a static buffer. */
+static const char *at(const char *name)
+{
+	static char path[2][256];
+	static int i;
+
+	i = (i + 1) % 2;
+	snprintf(path[i], sizeof(path[i]), "%s/%s", dir, name);
+	return path[i];
+}
+
+/* The build id of the ELF file at path (lowercase hex). */
+static void build_id_of(const char *path, char *out, size_t len)
+{
+	struct elfsym e;
+
+	assert_int_equal(elfsym_init_path(&e, path), 0);
+	assert_true(e.build_id[0]);
+	snprintf(out, len, "%s", e.build_id);
+	elfsym_release(&e);
+}
+
+/* A scratch folder with the cache in dir/cache and a copy of the fixture. */
+static int setup(void **state)
+{
+	char cmd[4400], id[160];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/firn-dbc.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(fixture, sizeof(fixture), "%s/fix", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", built_fixture("inlinefix-dwarf4"), fixture);
+	if (system(cmd))
+		return -1;
+	build_id_of(fixture, id, sizeof(id));
+	snprintf(entry, sizeof(entry), "%s/cache/%s.dbg", dir, id);
+	return setenv("FIRN_DEBUG_CACHE", at("cache"), 1);
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	unsetenv("FIRN_DEBUG_CACHE");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* Reads the fixture copy's DWARF; *inflated and *cached: its sections' sources. */
+static struct dwarfsym *open_copy(unsigned *inflated, unsigned *cached)
+{
+	int fd = open(fixture, O_RDONLY);
+
+	assert_true(fd >= 0);
+	struct dwarfsym *d = dwarfsym_new_fd(fd);
+	close(fd);
+	assert_non_null(d);
+	dwarfsym_sections(d, inflated, cached);
+	return d;
+}
+
+/* Whether two strings are equal, NULLs included. */
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Checks that a and b give the same chains (names, files, lines) over the fixture's text. */
+static void same_frames(struct dwarfsym *a, struct dwarfsym *b)
+{
+	struct dwarfsym_frame fa[8], fb[8];
+	uint64_t start = 0, end = 0;
+	struct elfsym e;
+	int named = 0;
+
+	assert_int_equal(elfsym_init_path(&e, fixture), 0);
+	for (size_t i = 0; i < e.nsyms; i++) {
+		if (!strcmp(e.names + e.syms[i].name, "outer_work")) {
+			start = e.syms[i].start;
+			end = e.syms[i].end;
+		}
+	}
+	elfsym_release(&e);
+	assert_true(start && end > start);
+	for (uint64_t pc = start - 256; pc < end + 256; pc++) {
+		int n = dwarfsym_lookup(a, pc, fa, 8);
+		assert_int_equal(dwarfsym_lookup(b, pc, fb, 8), n);
+		for (int k = 0; k < n; k++) {
+			assert_true(same(fa[k].name, fb[k].name));
+			assert_true(same(fa[k].file, fb[k].file));
+			assert_int_equal(fa[k].line, fb[k].line);
+			named += fa[k].name && fa[k].line;
+		}
+	}
+	assert_true(named > (int)(end - start)); /* real chains were compared */
+}
+
+/* A first read with an empty cache inflates and writes; the next maps; frames are equal. */
+static void test_second_read_maps(void **state)
+{
+	unsigned inf1, hit1, inf2, hit2;
+
+	(void)state;
+	struct dwarfsym *a = open_copy(&inf1, &hit1);
+	assert_true(inf1 >= 3); /* info, abbrev, line at least */
+	assert_int_equal(hit1, 0);
+	assert_int_equal(access(entry, F_OK), 0);
+	struct dwarfsym *b = open_copy(&inf2, &hit2);
+	assert_int_equal(inf2, 0);
+	assert_int_equal(hit2, inf1);
+	same_frames(a, b);
+	dwarfsym_free(b);
+	dwarfsym_free(a);
+}
+
+/* After spoil(entry) the cache file is not used: sections inflated again, same frames. */
+static void check_refused(void (*spoil)(void))
+{
+	unsigned inf, hit;
+	struct dwarfsym *a = open_copy(&inf, &hit);
+
+	assert_int_equal(access(entry, F_OK), 0);
+	spoil();
+	struct dwarfsym *b = open_copy(&inf, &hit);
+	assert_true(inf >= 3);
+	assert_int_equal(hit, 0);
+	same_frames(a, b);
+	dwarfsym_free(b);
+	dwarfsym_free(a);
+}
+
+/* Flips a byte of the entry at off. */
+static void poke(off_t off)
+{
+	uint8_t b;
+	int fd = open(entry, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x5a;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void spoil_header(void) { poke(20); }          /* in the build id */
+static void spoil_entries(void) { poke(256 + 30); }   /* a section's compressed size */
+static void spoil_truncate(void) { assert_int_equal(truncate(entry, 1000), 0); }
+static void spoil_short(void) { assert_int_equal(truncate(entry, 100), 0); }
+static void spoil_mode(void) { assert_int_equal(chmod(entry, 0622), 0); }
+static void spoil_owner(void) { assert_int_equal(chown(entry, 1, 1), 0); }
+
+/* The entry replaced by a symlink to a good copy of itself. */
+static void spoil_symlink(void)
+{
+	char copy[300], cmd[700];
+
+	snprintf(copy, sizeof(copy), "%s.keep", entry);
+	snprintf(cmd, sizeof(cmd), "mv '%s' '%s'", entry, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(symlink(copy, entry), 0);
+}
+
+/* The debug file changed (its mtime): bytes made from the old one are not served. */
+static void spoil_debug_file(void)
+{
+	struct timespec ts[2] = { { 1000, 0 }, { 1000, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, fixture, ts, 0), 0);
+}
+
+static void test_damaged_header(void **s) { (void)s; check_refused(spoil_header); }
+static void test_damaged_entries(void **s) { (void)s; check_refused(spoil_entries); }
+static void test_truncated(void **s) { (void)s; check_refused(spoil_truncate); }
+static void test_too_short(void **s) { (void)s; check_refused(spoil_short); }
+static void test_group_writable(void **s) { (void)s; check_refused(spoil_mode); }
+static void test_symlink(void **s) { (void)s; check_refused(spoil_symlink); }
+static void test_changed_debug_file(void **s) { (void)s; check_refused(spoil_debug_file); }
+
+static void test_foreign_owner(void **s)
+{
+	(void)s;
+	if (geteuid() != 0)
+		skip();
+	check_refused(spoil_owner);
+}
+
+/* FIRN_DEBUG_CACHE=0: every read inflates, nothing is written. */
+static void test_disabled(void **state)
+{
+	unsigned inf, hit;
+
+	(void)state;
+	setenv("FIRN_DEBUG_CACHE", "0", 1);
+	for (int i = 0; i < 2; i++) {
+		dwarfsym_free(open_copy(&inf, &hit));
+		assert_true(inf >= 3);
+		assert_int_equal(hit, 0);
+	}
+	assert_int_not_equal(access(entry, F_OK), 0);
+}
+
+/* The format: a put file maps back; a wrong build id, identity or name is refused. */
+static void test_format(void **state)
+{
+	struct debug_cache_ident id = { 1, 2, 3, 4, 5 }, other = { 1, 2, 3, 4, 6 };
+	struct debug_cache_sect s[2] = { { ".debug_info", 10, "abcdefg", 7 },
+					 { ".zdebug_line", 20, "xyz", 3 } };
+	struct debug_cache_file f;
+	uint64_t size;
+
+	(void)state;
+	struct debug_cache *c = debug_cache_open(at("fmt"), 1 << 20);
+	assert_non_null(c);
+	assert_int_equal(debug_cache_put(c, "../x", &id, s, 2), -EINVAL);
+	assert_int_equal(debug_cache_put(c, "ab01", &id, s, 2), 0);
+	assert_int_equal(debug_cache_map(c, "ab01", &other, &f), -EBADMSG);
+	assert_int_equal(debug_cache_map(c, "ab02", &id, &f), -ENOENT);
+	assert_int_equal(debug_cache_map(c, "ab01", &id, &f), 0);
+	const char *p = debug_cache_find(&f, ".zdebug_line", 20, &size);
+	assert_non_null(p);
+	assert_int_equal(size, 3);
+	assert_memory_equal(p, "xyz", 3);
+	assert_null(debug_cache_find(&f, ".debug_line", 20, &size));
+	assert_null(debug_cache_find(&f, ".debug_info", 11, &size));
+	assert_int_equal((uintptr_t)debug_cache_find(&f, ".debug_info", 10, &size) % 16, 0);
+	debug_cache_unmap(&f);
+	debug_cache_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_second_read_maps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_short, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_writable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changed_debug_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

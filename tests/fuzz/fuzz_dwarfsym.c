@@ -2,12 +2,22 @@
  * scopes) on mutated ELF files with debug info, looking up addresses taken from the input and
  * around the entry point. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dwarfsym.h"
 #include "fuzz.h"
 
 volatile size_t touched;
+
+/* No debug section cache: a mutated input would write a file each run (the cache's reader has
+ * its own harness, fuzz_debug_cache). */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return setenv("FIRN_DEBUG_CACHE", "0", 1);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -28,6 +28,7 @@
 #include "pyframes.h"
 #include "sample_source.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "usdt.h"
 #include "clock.h"
 #include "vec.h"
@@ -101,6 +102,7 @@ struct recorder {
 	struct recorder_opts o; /* spill_dir: a copy, owned */
 	struct symbolizer *sym;
 	struct sample_source *ss; /* the samples: the BPF sampler, or the options' source */
+	struct unwinder *unw;  /* the DWARF unwinder's tables (NULL: frame pointers only) */
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
@@ -361,8 +363,8 @@ static const struct procmap *py_maps(void *ctx, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
-/* Sampler callback: snapshot a process's mappings while it lives. */
-static void on_process(void *ctx, pid_t pid, bool exec)
+/* Snapshots a process's mappings while it lives (first sample, exec, or a target). */
+static void see_process(void *ctx, pid_t pid, bool exec)
 {
 	struct recorder *r = ctx;
 	struct pending_exec *x;
@@ -410,6 +412,65 @@ static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 }
 
 
+/* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
+ * the tables it lacks; lazy: only the files sampled code is in. */
+static void describe_process(struct recorder *r, pid_t pid, bool lazy)
+{
+	const struct procmap *pm = r->unw ? maps_of(r, pid) : NULL;
+
+	if (!r->unw)
+		return;
+	if (pm)
+		unwinder_add_process_maps(r->unw, pid, pm, lazy);
+	else
+		unwinder_add_process(r->unw, pid, lazy);
+}
+
+/* Sampler callback: a process's first sample, or its exec. Its snapshot comes first: a short
+ * process may be gone once its tables are built. */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	struct recorder *r = ctx;
+
+	see_process(r, pid, exec);
+	describe_process(r, pid, r->o.all);
+}
+
+/* Sampler callback: a sampled process ended; its unwind slot is free again. */
+static void on_process_exit(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+
+	if (r->unw)
+		unwinder_remove_process(r->unw, pid);
+}
+
+/* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */
+static int add_target(struct recorder *r, pid_t pid, bool held)
+{
+	int err = sample_source_add_target(r->ss, pid, held);
+
+	if (!err && !held)
+		describe_process(r, pid, false);
+	return err;
+}
+
+/* The unwinder met code without a table at addr: with -a the file's table is built (a library
+ * mapped since), else the whole process is described again. */
+static void describe_code(struct recorder *r, pid_t pid, uint64_t addr)
+{
+	const struct procmap *pm = r->unw ? maps_of(r, pid) : NULL;
+
+	if (!r->unw)
+		return;
+	if (!r->o.all)
+		describe_process(r, pid, false);
+	else if (pm)
+		unwinder_add_code_maps(r->unw, pid, addr, pm);
+	else
+		unwinder_add_code(r->unw, pid, addr);
+}
+
 /* The unwinder met code without a table (JIT code): the process's perf map may have appeared
  * since its snapshot, which must open it while the process lives. */
 static void on_code(void *ctx, pid_t pid, uint64_t addr)
@@ -423,6 +484,7 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 		symbolizer_note_jit(r->sym, pid);
 	if (r->py) /* libpython mapped: the interpreter may be found now */
 		pyframes_note_code(r->py, pid, mono_ns());
+	describe_code(r, pid, addr);
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
@@ -737,7 +799,7 @@ static void announce_mappers(struct recorder *r)
 		if (!n)
 			break;
 		r->ev.announced = n;
-		if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
+		if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
 			continue;
 		r->ev.announced[r->ev.nannounced++] = pid;
 	}
@@ -929,6 +991,41 @@ static bool python_command(const char *argv0)
 	return false;
 }
 
+/* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
+static void source_stats(const struct recorder *r, struct sampler_stats *st)
+{
+	struct unwinder_stats us;
+
+	r->ss->ops->get_stats(r->ss, st);
+	if (!r->unw)
+		return;
+	unwinder_get_stats(r->unw, &us);
+	st->unwind_files = us.files;
+	st->unwind_rows = us.rows;
+	st->unwind_bytes = us.bytes;
+	st->unwind_max_bytes = us.max_rows * sizeof(struct firn_row);
+	st->unwind_no_table = us.no_table;
+	st->unwind_over_limit = us.over_limit;
+	st->unwind_build_ns = us.build_ns;
+	st->unwind_too_many_maps = us.too_many_maps;
+	st->unwind_cached = us.cached;
+}
+
+/* The DWARF unwinder over the sample source's table maps (none with frame pointers), with the
+ * tables of what nearly every process maps ready before the first sample. */
+static int start_unwinder(struct recorder *r)
+{
+	static const char *const common[] = { "libc.so", "ld-linux", NULL };
+	struct sampler_unwind_maps m;
+
+	if (sample_source_unwind_maps(r->ss, &m))
+		return 0;
+	if (!(r->unw = unwinder_new(m.rows_fd, m.rows, m.pids_fd, m.umaps_fd, m.umaps, m.files_fd)))
+		return fail(r, -ENOMEM, "cannot prepare the unwind tables: %s", strerror(ENOMEM));
+	unwinder_preload(r->unw, getpid(), common);
+	return 0;
+}
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
@@ -952,12 +1049,12 @@ static int setup_sampler(struct recorder *r)
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
+		.on_exit = on_process_exit,
 		.python = !r->o.no_python,
 		/* a command that is no Python: its children may run one, seen then (~35 ms less) */
 		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
 			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
-		.maps_of = maps_of,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -974,7 +1071,7 @@ static int setup_sampler(struct recorder *r)
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
-	return 0;
+	return start_unwinder(r);
 }
 
 /* Opens the process events (the options' source, else the kernel's side-band records): from
@@ -1000,7 +1097,7 @@ static int open_events(struct recorder *r)
 static int add_pids(struct recorder *r)
 {
 	for (int i = 0; i < r->o.npids; i++) {
-		int err = sample_source_add_target(r->ss, r->o.pids[i], false);
+		int err = add_target(r, r->o.pids[i], false);
 		if (err)
 			return fail(r, err, "cannot add pid %d: %s", r->o.pids[i], strerror(-err));
 		on_process(r, r->o.pids[i], false);
@@ -1111,7 +1208,7 @@ static void announce_cuda_user(struct recorder *r, pid_t pid)
 	if (!n)
 		return;
 	r->ev.announced = n;
-	if (sample_source_add_target(r->ss, pid, false) || symbolizer_add_process(r->sym, pid))
+	if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
 		return;
 	r->ev.announced[r->ev.nannounced++] = pid;
 }
@@ -1241,11 +1338,12 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 
 int recorder_add_command(struct recorder *r, pid_t pid, const char *file)
 {
-	int err = sample_source_add_target(r->ss, pid, true);
+	int err = add_target(r, pid, true);
 
 	if (err)
 		return fail(r, err, "cannot add pid %d: %s", pid, strerror(-err));
-	sample_source_prepare_exec(r->ss, file); /* its first samples need the tables */
+	if (r->unw)
+		unwinder_prepare_exec(r->unw, file); /* its first samples need the tables */
 	return 0;
 }
 
@@ -1441,7 +1539,7 @@ struct profile *recorder_finish(struct recorder *r)
 		errno = -fail(r, err, "cannot read samples: %s", strerror(-err));
 		return NULL;
 	}
-	r->ss->ops->get_stats(r->ss, &r->final);
+	source_stats(r, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	if (r->cut)
@@ -1492,7 +1590,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	if (r->finished)
 		s = r->final;
 	else
-		r->ss->ops->get_stats(r->ss, &s);
+		source_stats(r, &s);
 	stats_of(&s, st);
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
@@ -1522,6 +1620,7 @@ void recorder_free(struct recorder *r)
 		return;
 	capture_free(r->cap);
 	gpu_frames_free(r->gpu);
+	unwinder_free(r->unw); /* before the source that owns its maps */
 	sample_source_free(r->ss);
 	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)

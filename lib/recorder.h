@@ -1,6 +1,8 @@
-/* The recording session: one object that owns the sampler, the symbolizer, the capture (and its
- * spill of parked samples) and the process lifecycle, so that a command only says what to record
- * and writes what comes out.
+/* The recording session: one object that owns the sampler, the DWARF unwinder's tables, the
+ * symbolizer, the capture (and its spill of parked samples) and the process lifecycle, so that a
+ * command only says what to record and writes what comes out. The sampler is transport only:
+ * BPF maps, drains and notices (first sample, exec, exit, code without a table), which the
+ * recorder turns into snapshots and unwind tables.
  *
  * One process model: a table of every process's executable mappings (lib/procmap.h), fed by
  * process events (lib/procevents.h: the kernel's side-band exec/mmap/fork/exit records, opened

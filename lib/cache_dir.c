@@ -250,3 +250,15 @@ static void evict(struct cache_dir *cd)
 	cd->bytes = sum;
 	free(v);
 }
+
+bool cache_dir_file_name(const char *build_id, size_t id_max, const char *suffix, char *out,
+			 size_t len)
+{
+	size_t n = strlen(build_id), sn = strlen(suffix);
+
+	if (!n || n >= id_max || n + sn + 1 > len || strspn(build_id, "0123456789abcdef") != n)
+		return false;
+	memcpy(out, build_id, n);
+	memcpy(out + n, suffix, sn + 1);
+	return true;
+}

@@ -8,6 +8,7 @@
 #ifndef FIRN_CACHE_DIR_H
 #define FIRN_CACHE_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -29,6 +30,10 @@ int cache_dir_default(char *out, size_t len, const char *leaf);
 int cache_dir_open(struct cache_dir *cd, const char *dir, const char *leaf, const char *suffix,
 		   uint64_t max_bytes);
 void cache_dir_close(struct cache_dir *cd);
+/* The name of build_id's cache file (the id, then suffix) into out (len bytes); false when the
+ * id is empty, not lowercase hex, id_max characters or longer, or out is too small. */
+bool cache_dir_file_name(const char *build_id, size_t id_max, const char *suffix, char *out,
+			 size_t len);
 /* Opens the cache file name for reading, into *st: fd, or -ENOENT, -ELOOP (a symlink),
  * -EINVAL (not a regular file), -EPERM (owner or mode), other -errno. */
 int cache_dir_open_file(struct cache_dir *cd, const char *name, struct stat *st);

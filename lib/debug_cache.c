@@ -76,15 +76,8 @@ void debug_cache_close(struct debug_cache *c)
 /* The file name of build_id's sections; false when the id is empty, too long or not hex. */
 static bool file_name(const char *build_id, char *out, size_t len)
 {
-	size_t n = strlen(build_id);
-
-	if (!n || n >= sizeof(((struct file_header *)0)->build_id) || n + sizeof(SUFFIX) > len)
-		return false;
-	if (strspn(build_id, "0123456789abcdef") != n)
-		return false;
-	memcpy(out, build_id, n);
-	memcpy(out + n, SUFFIX, sizeof(SUFFIX));
-	return true;
+	return cache_dir_file_name(build_id, sizeof(((struct file_header *)0)->build_id), SUFFIX, out,
+				   len);
 }
 
 /* The CRC-32 of the header (crc as zero) and its entries. */

@@ -1,6 +1,7 @@
 /* Switch-heavy workload for bench/offcpu.sh: two processes pass a byte back and forth over two
  * pipes ROUNDS times, each blocking in read between turns (two waits, four context switches a
- * round). Prints "rounds R elapsed_s E voluntary_switches V switches_per_s S", then lingers
+ * round). Prints "rounds R elapsed_s E cpu_s C voluntary_switches V switches_per_s S" (C: user +
+ * system time of both processes), then lingers
  * LINGER_MS (default 0) so that a profiler's statistics can be read before it ends.
  * usage: pingpong ROUNDS [LINGER_MS] */
 #include <stdio.h>
@@ -16,6 +17,12 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A struct timeval in seconds (rusage times). */
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
 /* Reads a byte from in and writes it to out, rounds times (the child starts by reading). */
@@ -56,8 +63,10 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kids);
 	long v = self.ru_nvcsw + kids.ru_nvcsw;
-	printf("rounds %ld elapsed_s %.6f voluntary_switches %ld switches_per_s %.0f\n", rounds, t, v,
-	       v / t);
+	double cpu = tv_s(self.ru_utime) + tv_s(self.ru_stime) + tv_s(kids.ru_utime) +
+		     tv_s(kids.ru_stime);
+	printf("rounds %ld elapsed_s %.6f cpu_s %.6f voluntary_switches %ld switches_per_s %.0f\n",
+	       rounds, t, cpu, v, v / t);
 	fflush(stdout);
 	if (linger > 0)
 		usleep(linger * 1000);

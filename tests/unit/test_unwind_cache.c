@@ -286,7 +286,8 @@ static void plant(const char *name, const char *start, size_t len, int seed)
 	assert_non_null(b);
 	for (size_t i = 0; i < len; i++)
 		b[i] = (uint8_t)(i * 131 + seed);
-	memcpy(b, start, sl);
+	if (start)
+		memcpy(b, start, sl);
 	int fd = open(at(name), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, b, len), (ssize_t)len);
@@ -305,7 +306,8 @@ static bool planted_intact(const char *name, const char *start, size_t len, int 
 
 	for (size_t i = 0; i < len; i++)
 		want[i] = (uint8_t)(i * 131 + seed);
-	memcpy(want, start, sl);
+	if (start)
+		memcpy(want, start, sl);
 	ok = ok && !memcmp(b, want, len);
 	if (fd >= 0)
 		close(fd);

@@ -99,7 +99,7 @@ static uint32_t header_crc(const struct file_header *h, const struct file_entry 
 	return (uint32_t)crc32(crc, (const Bytef *)e, n * sizeof(*e));
 }
 
-/* The CRC-32 of a section's bytes (zlib's: about 4 GB/s here, 2 ms for libc's 8.5 MB). */
+/* The CRC-32 of a section's bytes (zlib's: about 4 GB/s here, 1.7 ms for libc's 8.5 MB). */
 static uint32_t body_crc(const void *p, uint64_t size)
 {
 	uLong crc = crc32(0, NULL, 0);

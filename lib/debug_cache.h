@@ -7,8 +7,9 @@
  * all of that. A file is served only when all of it matches, every section's bytes included (a
  * damaged body is not used: the sections are inflated again and the file rewritten), so a changed
  * or damaged file is never answered with stale or wrong bytes. Readers map the file read-only:
- * its pages are shared and evictable. (Measured on libc6-dbg: opening libc's DWARF 38-63 ms
- * inflating, 1.1 ms mapped without the body check, 2.8 ms with it: zlib's crc32 over 8.5 MB.)
+ * its pages are shared and evictable. (Measured on libc6-dbg, dwarfsym_new_fd: 42 ms inflating
+ * and writing, 39 ms before the checksums; 2.8 ms mapped, 1.1 ms without checking the bodies:
+ * zlib's crc32 over libc's 8.5 MB of sections, about 4 GB/s.)
  * Only firn's own .dbg files are evicted past the bound (cache_dir.h). */
 #ifndef FIRN_DEBUG_CACHE_H
 #define FIRN_DEBUG_CACHE_H

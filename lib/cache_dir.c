@@ -4,12 +4,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "diag.h"
 
 int cache_dir_default(char *out, size_t len, const char *leaf)
 {
@@ -27,6 +30,49 @@ int cache_dir_default(char *out, size_t len, const char *leaf)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Whether real (a canonical absolute path) is a folder no cache may be or be made in: "/",
+ * a folder right under it, the system's trees, the home folder. */
+static bool system_folder(const char *real)
+{
+	static const char *const trees[] = { "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32",
+					     "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys" };
+	const char *home = getenv("HOME");
+	char rhome[PATH_MAX];
+
+	if (real[0] != '/' || !strchr(real + 1, '/'))
+		return true;
+	for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+		size_t n = strlen(trees[i]);
+		if (!strncmp(real, trees[i], n) && (real[n] == '/' || !real[n]))
+			return true;
+	}
+	return home && realpath(home, rhome) && !strcmp(rhome, real);
+}
+
+/* Makes the missing folder path (0700) unless it would be made in a system folder (-EACCES);
+ * an existing one is left as it is (cache_dir_open checks the last). */
+static int make_dir(const char *path)
+{
+	char parent[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+
+	if (!lstat(path, &st))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	const char *base = strrchr(path, '/');
+	snprintf(parent, sizeof(parent), "%.*s", (int)(base - path), path);
+	if (!realpath(parent[0] ? parent : "/", real))
+		return -errno;
+	size_t n = strlen(real);
+	if (snprintf(real + n, sizeof(real) - n, "%s%s", n > 1 ? "/" : "", base + 1) >=
+	    (int)(sizeof(real) - n))
+		return -ENAMETOOLONG;
+	if (system_folder(real))
+		return -EACCES;
+	return mkdir(path, 0700) && errno != EEXIST ? -errno : 0;
+}
+
 /* mkdir -p path, each missing part 0700 (existing ones are left as they are). */
 static int make_dirs(char *path)
 {
@@ -35,7 +81,7 @@ static int make_dirs(char *path)
 			continue;
 		char c = *p;
 		*p = 0;
-		int err = mkdir(path, 0700) && errno != EEXIST ? -errno : 0;
+		int err = p[-1] == '/' ? 0 : make_dir(path);
 		*p = c;
 		if (err)
 			return err;
@@ -44,39 +90,83 @@ static int make_dirs(char *path)
 	}
 }
 
-/* The sum of the cache files' sizes, counted once at open. */
-static uint64_t count_bytes(const struct cache_dir *cd);
+/* Whether the open folder fd may hold a cache: not a system folder (-EACCES), owned by the
+ * effective user and closed to others (-EPERM). 0 or -errno. */
+static int check_dir(int fd, const char *path)
+{
+	char link[64], real[PATH_MAX];
+	struct stat st;
 
-int cache_dir_open(struct cache_dir *cd, const char *dir, const char *leaf, const char *suffix,
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n > 0)
+		real[n] = 0;
+	else if (!realpath(path, real))
+		return -errno;
+	if (system_folder(real))
+		return -EACCES;
+	if (fstat(fd, &st))
+		return -errno;
+	return st.st_uid != geteuid() || (st.st_mode & 022) ? -EPERM : 0;
+}
+
+int cache_dir_open(struct cache_dir *cd, const char *dir, const struct cache_kind *kind,
 		   uint64_t max_bytes)
 {
 	char path[4096];
-	struct stat st;
-	int err = dir ? 0 : cache_dir_default(path, sizeof(path), leaf);
+	int err = dir ? 0 : cache_dir_default(path, sizeof(path), kind->leaf);
 
 	memset(cd, 0, sizeof(*cd));
 	cd->dirfd = -1;
 	if (!err && dir && snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
 		err = -ENAMETOOLONG;
+	if (!err && path[0] != '/')
+		err = -EINVAL;
 	if (!err)
 		err = make_dirs(path);
 	int fd = err ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (!err && fd < 0)
 		err = errno == ENOTDIR ? -ELOOP : -errno;
-	if (!err && fstat(fd, &st))
-		err = -errno;
-	if (!err && (st.st_uid != geteuid() || (st.st_mode & 022)))
-		err = -EPERM;
+	if (!err)
+		err = check_dir(fd, path);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
 	cd->dirfd = fd;
-	cd->suffix = suffix;
+	cd->kind = kind;
 	cd->max_bytes = max_bytes;
-	cd->bytes = count_bytes(cd);
 	return 0;
+}
+
+const char *cache_dir_strerror(int err)
+{
+	if (err == -EACCES)
+		return "a system or home folder";
+	if (err == -EPERM)
+		return "not owned by the effective user, or writable by others";
+	if (err == -ELOOP)
+		return "a symlink";
+	return strerror(-err);
+}
+
+int cache_dir_open_env(struct cache_dir *cd, const struct cache_kind *kind, uint64_t max_bytes,
+		       int *warned)
+{
+	const char *env = getenv(kind->env);
+
+	memset(cd, 0, sizeof(*cd));
+	cd->dirfd = -1;
+	if (env && !strcmp(env, "0"))
+		return -ECANCELED;
+	bool named = env && env[0] == '/';
+	int err = cache_dir_open(cd, named ? env : NULL, kind, max_bytes);
+	/* one flag per cache for the process: the folder is named once, its refusal said once */
+	if (err && named && !__atomic_exchange_n(warned, 1, __ATOMIC_RELAXED))
+		diag(DIAG_WARN, "cannot use the cache folder '%s' (%s): %s; not caching", env,
+		     kind->env, cache_dir_strerror(err));
+	return err;
 }
 
 void cache_dir_close(struct cache_dir *cd)
@@ -143,8 +233,8 @@ int cache_dir_put(struct cache_dir *cd, const char *name, const struct iovec *io
 		return err;
 	}
 	cd->bytes += total;
-	if (cd->bytes > cd->max_bytes)
-		evict(cd);
+	if (!cd->counted || cd->bytes > cd->max_bytes)
+		evict(cd); /* the first put counts what is there (and drops stale temporary files) */
 	return 0;
 }
 
@@ -154,26 +244,70 @@ struct entry {
 	uint64_t size;
 };
 
-/* Removes the temporary file name when it is older than an hour (its writer died mid-write). */
+/* Whether the file name in the folder is trusted as firn's: a regular file (not a symlink) of
+ * the effective user, closed to others; *st filled. */
+static bool owned_file(int dirfd, const char *name, struct stat *st)
+{
+	return !fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st->st_mode) &&
+	       st->st_uid == geteuid() && !(st->st_mode & 022);
+}
+
+/* Whether name is one cache_dir_put gives a temporary file: ".tmp-PID-TID-SEQ". */
+static bool is_temp_name(const char *name)
+{
+	if (strncmp(name, ".tmp-", 5))
+		return false;
+	name += 5;
+	for (int part = 0; part < 3; part++) {
+		size_t n = strspn(name, "0123456789");
+		if (!n || name[n] != (part < 2 ? '-' : 0))
+			return false;
+		name += n + 1;
+	}
+	return true;
+}
+
+/* Removes the temporary file name when it is firn's and older than an hour (its writer died
+ * mid-write). */
 static void drop_stale(int dirfd, const char *name)
 {
 	struct stat st;
 
-	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_mtime < time(NULL) - 3600)
+	if (is_temp_name(name) && owned_file(dirfd, name, &st) && st.st_mtime < time(NULL) - 3600)
 		unlinkat(dirfd, name, 0);
 }
 
-/* Whether name is one of the cache's files by its name (not a temporary one). */
-static bool is_cache_name(const struct cache_dir *cd, const char *name, size_t len)
+/* Whether name is one of the kind's file names: a build id, then the suffix, and nothing else. */
+static bool is_entry_name(const struct cache_kind *k, const char *name)
 {
-	size_t sl = strlen(cd->suffix);
+	size_t len = strlen(name), sl = strlen(k->suffix), id = len - sl;
 
-	return len > sl && len < sizeof(((struct entry *)0)->name) &&
-	       !strcmp(name + len - sl, cd->suffix);
+	return len > sl && id < k->id_max && len < sizeof(((struct entry *)0)->name) &&
+	       !strcmp(name + id, k->suffix) && strspn(name, "0123456789abcdef") == id;
 }
 
-/* Lists the cache's files (regular, not symlinks) into a new array; *n entries. */
-static struct entry *list_files(const struct cache_dir *cd, size_t *n)
+/* Whether the file name is one of firn's entries of this cache (see cache_dir.h); *st filled. */
+static bool is_entry(const struct cache_dir *cd, const char *name, struct stat *st)
+{
+	const struct cache_kind *k = cd->kind;
+	char magic[16];
+
+	if (!is_entry_name(k, name) || !owned_file(cd->dirfd, name, st) ||
+	    (uint64_t)st->st_size < k->magic_len || k->magic_len > sizeof(magic))
+		return false;
+	int fd = openat(cd->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat fst;
+	bool ok = !fstat(fd, &fst) && fst.st_ino == st->st_ino && fst.st_dev == st->st_dev &&
+		  pread(fd, magic, k->magic_len, 0) == (ssize_t)k->magic_len &&
+		  !memcmp(magic, k->magic, k->magic_len);
+	close(fd);
+	return ok;
+}
+
+/* Lists the cache's entries (firn's own files only) into a new array; *n entries. */
+static struct entry *list_entries(const struct cache_dir *cd, size_t *n)
 {
 	int fd = openat(cd->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -189,11 +323,8 @@ static struct entry *list_files(const struct cache_dir *cd, size_t *n)
 		return NULL;
 	}
 	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (!strncmp(de->d_name, ".tmp-", 5))
-			drop_stale(cd->dirfd, de->d_name);
-		if (!is_cache_name(cd, de->d_name, len) ||
-		    fstatat(cd->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		drop_stale(cd->dirfd, de->d_name);
+		if (!is_entry(cd, de->d_name, &st))
 			continue;
 		if (*n == cap) {
 			struct entry *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
@@ -201,24 +332,12 @@ static struct entry *list_files(const struct cache_dir *cd, size_t *n)
 				break;
 			v = nv;
 		}
-		memcpy(v[*n].name, de->d_name, len + 1);
+		snprintf(v[*n].name, sizeof(v[*n].name), "%s", de->d_name);
 		v[*n].mtime = st.st_mtim;
 		v[(*n)++].size = st.st_size;
 	}
 	closedir(d);
 	return v;
-}
-
-static uint64_t count_bytes(const struct cache_dir *cd)
-{
-	size_t n;
-	struct entry *v = list_files(cd, &n);
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < n; i++)
-		sum += v[i].size;
-	free(v);
-	return sum;
 }
 
 /* Oldest first. */
@@ -232,11 +351,12 @@ static int by_mtime(const void *a, const void *b)
 	return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
-/* Removes the least recently used files until the cache fits its bound again. */
+/* Counts the entries and removes the least recently used until the cache fits its bound. (The
+ * folder is closed to others: what was checked is what is removed.) */
 static void evict(struct cache_dir *cd)
 {
 	size_t n;
-	struct entry *v = list_files(cd, &n);
+	struct entry *v = list_entries(cd, &n);
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -248,17 +368,19 @@ static void evict(struct cache_dir *cd)
 			sum -= v[i].size;
 	}
 	cd->bytes = sum;
+	cd->counted = true;
 	free(v);
 }
 
-bool cache_dir_file_name(const char *build_id, size_t id_max, const char *suffix, char *out,
+bool cache_dir_file_name(const struct cache_kind *kind, const char *build_id, char *out,
 			 size_t len)
 {
-	size_t n = strlen(build_id), sn = strlen(suffix);
+	size_t n = strlen(build_id), sn = strlen(kind->suffix);
 
-	if (!n || n >= id_max || n + sn + 1 > len || strspn(build_id, "0123456789abcdef") != n)
+	if (!n || n >= kind->id_max || n + sn + 1 > len ||
+	    strspn(build_id, "0123456789abcdef") != n)
 		return false;
 	memcpy(out, build_id, n);
-	memcpy(out + n, suffix, sn + 1);
+	memcpy(out + n, kind->suffix, sn + 1);
 	return true;
 }

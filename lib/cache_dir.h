@@ -1,10 +1,16 @@
 /* cache_dir: a directory of cache files that firn trusts, shared by the unwind table cache and
  * the debug section cache. The directory is owned by the effective user and closed to others
  * (created 0700 with its missing parents): /var/cache/firn/LEAF for root, else
- * $XDG_CACHE_HOME/firn/LEAF (~/.cache/firn/LEAF). A file in it is trusted only when it is a
- * regular file (never a symlink) owned by the effective user and not writable by group or
- * others. Files are written to a temporary name and renamed; the least recently used files
- * (oldest mtime: readers touch what they use) are removed past the size bound. */
+ * $XDG_CACHE_HOME/firn/LEAF (~/.cache/firn/LEAF). It is never a system folder ("/", a folder
+ * right under it such as /usr, /tmp or /root, anything under /usr, /etc, /bin, /sbin, /lib*,
+ * /boot, /dev, /proc, /sys) nor the user's home folder, and no folder is made in one. A file in
+ * it is trusted only when it is a regular file (never a symlink) owned by the effective user and
+ * not writable by group or others. Files are written to a temporary name and renamed.
+ * Only firn's own entries count towards the size bound and are removed past it, least recently
+ * used (oldest mtime: readers touch what they use) first: a file named as the kind names its
+ * files (a build id in lowercase hex, then the suffix), trusted as above, whose first bytes are
+ * the kind's magic. Anything else in the folder (a user's myapp.dbg, a foreign file under a
+ * build-id name) is neither counted nor removed. */
 #ifndef FIRN_CACHE_DIR_H
 #define FIRN_CACHE_DIR_H
 
@@ -14,31 +20,51 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+/* One kind of cache (a static description): where it lives and how its files look. */
+struct cache_kind {
+	const char *env;    /* the variable naming its folder, e.g. "FIRN_UNWIND_CACHE" */
+	const char *leaf;   /* the default folder's last part, e.g. "unwind" */
+	const char *suffix; /* its files' name ending, e.g. ".tbl" */
+	const char *magic;  /* its files' first magic_len bytes */
+	size_t magic_len;
+	size_t id_max;      /* build ids in file names are shorter than this */
+};
+
 struct cache_dir {
 	int dirfd;
-	const char *suffix;        /* the cache files' name ending (a static string) */
-	uint64_t max_bytes, bytes; /* bytes: the files' sizes as last counted plus those written */
+	const struct cache_kind *kind;
+	uint64_t max_bytes, bytes; /* bytes: the entries' sizes as last counted plus those written */
+	bool counted;              /* bytes is known (counted at the first put, not at open) */
 	unsigned seq;              /* temporary names */
 };
 
 /* The default directory of leaf into out; 0 or -ENOENT (no XDG_CACHE_HOME nor HOME),
  * -ENAMETOOLONG. */
 int cache_dir_default(char *out, size_t len, const char *leaf);
-/* Opens dir (NULL: leaf's default) as a cache of files ending in suffix holding at most
- * max_bytes. 0 or -EPERM (dir not owned by the effective user, or writable by group or others),
- * -ELOOP (a symlink), -ENOENT (no home), other -errno. */
-int cache_dir_open(struct cache_dir *cd, const char *dir, const char *leaf, const char *suffix,
+/* Opens dir (NULL: kind's default) as a cache of kind's files holding at most max_bytes.
+ * 0 or -EACCES (a system folder or the home folder, or a missing part would be made in one),
+ * -EPERM (not owned by the effective user, or writable by group or others), -ELOOP (a
+ * symlink), -ENOENT (no home), -EINVAL (dir not absolute), other -errno. */
+int cache_dir_open(struct cache_dir *cd, const char *dir, const struct cache_kind *kind,
 		   uint64_t max_bytes);
+/* Opens the cache kind->env asks for: "0" none (-ECANCELED), an absolute path that folder,
+ * else the default; errors as cache_dir_open's. A folder the variable names that cannot be used
+ * is reported once per process (a DIAG_WARN line; *warned: the caller's process-wide flag). */
+int cache_dir_open_env(struct cache_dir *cd, const struct cache_kind *kind, uint64_t max_bytes,
+		       int *warned);
+/* Why cache_dir_open refused a folder, in words (a static string). */
+const char *cache_dir_strerror(int err);
 void cache_dir_close(struct cache_dir *cd);
-/* The name of build_id's cache file (the id, then suffix) into out (len bytes); false when the
- * id is empty, not lowercase hex, id_max characters or longer, or out is too small. */
-bool cache_dir_file_name(const char *build_id, size_t id_max, const char *suffix, char *out,
+/* The name of build_id's cache file of kind (the id, then the suffix) into out (len bytes);
+ * false when the id is empty, not lowercase hex, id_max characters or longer, or out is too
+ * small. */
+bool cache_dir_file_name(const struct cache_kind *kind, const char *build_id, char *out,
 			 size_t len);
 /* Opens the cache file name for reading, into *st: fd, or -ENOENT, -ELOOP (a symlink),
  * -EINVAL (not a regular file), -EPERM (owner or mode), other -errno. */
 int cache_dir_open_file(struct cache_dir *cd, const char *name, struct stat *st);
-/* Stores the bytes of iov[0..n) as name (temp file + rename), then evicts the oldest files past
- * the bound. 0 or -errno. */
+/* Stores the bytes of iov[0..n) as name (temp file + rename), then evicts the least recently
+ * used entries past the bound (see above: never a file firn did not write). 0 or -errno. */
 int cache_dir_put(struct cache_dir *cd, const char *name, const struct iovec *iov, int n);
 
 #endif

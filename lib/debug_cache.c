@@ -19,7 +19,7 @@
 static const char MAGIC[8] = "FIRNDSC";
 
 /* A cache file: this header, nsects entries, then the sections' bytes. crc: CRC-32 of the
- * header (crc taken as zero) and the entries. */
+ * header (crc taken as zero) and the entries; each entry's crc: CRC-32 of its section's bytes. */
 struct file_header {
 	char magic[8];
 	uint32_t version, nsects;
@@ -32,19 +32,30 @@ struct file_header {
 struct file_entry {
 	char name[DEBUG_CACHE_NAME_LEN];
 	uint64_t zsize, offset, size;
+	uint32_t crc, pad;
 };
 
 _Static_assert(sizeof(struct file_header) == 256, "the file format's header is 256 bytes");
-_Static_assert(sizeof(struct file_entry) == 48, "an entry is 48 bytes");
+_Static_assert(sizeof(struct file_entry) == 56, "an entry is 56 bytes");
 
 struct debug_cache {
 	struct cache_dir dir;
 };
 
-struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
+static const struct cache_kind KIND = {
+	.env = "FIRN_DEBUG_CACHE", .leaf = "debug", .suffix = SUFFIX, .magic = MAGIC,
+	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct file_header *)0)->build_id),
+};
+
+/* A cache in dir (NULL: the default; env: the one FIRN_DEBUG_CACHE names). NULL + errno. */
+static struct debug_cache *open_cache(const char *dir, bool env, uint64_t max_bytes)
 {
+	/* a process-wide flag: the cache is opened per debug file, a refusal is reported once */
+	static int warned;
 	struct debug_cache *c = calloc(1, sizeof(*c));
-	int err = c ? cache_dir_open(&c->dir, dir, "debug", SUFFIX, max_bytes) : -ENOMEM;
+	int err = !c ? -ENOMEM
+		  : env ? cache_dir_open_env(&c->dir, &KIND, max_bytes, &warned)
+			: cache_dir_open(&c->dir, dir, &KIND, max_bytes);
 
 	if (err) {
 		free(c);
@@ -54,15 +65,14 @@ struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
 	return c;
 }
 
+struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
+{
+	return open_cache(dir, false, max_bytes);
+}
+
 struct debug_cache *debug_cache_open_env(void)
 {
-	const char *env = getenv("FIRN_DEBUG_CACHE");
-
-	if (env && !strcmp(env, "0")) {
-		errno = ECANCELED;
-		return NULL;
-	}
-	return debug_cache_open(env && env[0] == '/' ? env : NULL, DEBUG_CACHE_MAX_BYTES);
+	return open_cache(NULL, true, DEBUG_CACHE_MAX_BYTES);
 }
 
 void debug_cache_close(struct debug_cache *c)
@@ -76,8 +86,7 @@ void debug_cache_close(struct debug_cache *c)
 /* The file name of build_id's sections; false when the id is empty, too long or not hex. */
 static bool file_name(const char *build_id, char *out, size_t len)
 {
-	return cache_dir_file_name(build_id, sizeof(((struct file_header *)0)->build_id), SUFFIX, out,
-				   len);
+	return cache_dir_file_name(&KIND, build_id, out, len);
 }
 
 /* The CRC-32 of the header (crc as zero) and its entries. */
@@ -90,13 +99,28 @@ static uint32_t header_crc(const struct file_header *h, const struct file_entry 
 	return (uint32_t)crc32(crc, (const Bytef *)e, n * sizeof(*e));
 }
 
-/* Whether entry e describes bytes inside a file of len bytes, after its n entries. */
-static bool entry_ok(const struct file_entry *e, uint32_t n, size_t len)
+/* The CRC-32 of a section's bytes (zlib's: about 4 GB/s here, 1.7 ms for libc's 8.5 MB). */
+static uint32_t body_crc(const void *p, uint64_t size)
+{
+	uLong crc = crc32(0, NULL, 0);
+
+	for (uint64_t done = 0; done < size;) {
+		uInt n = size - done > (1u << 30) ? 1u << 30 : (uInt)(size - done);
+		crc = crc32(crc, (const Bytef *)p + done, n);
+		done += n;
+	}
+	return (uint32_t)crc;
+}
+
+/* Whether entry e describes bytes inside buf (len bytes), after its n entries, that match its
+ * checksum: a damaged body is never served. */
+static bool entry_ok(const struct file_entry *e, uint32_t n, const void *buf, size_t len)
 {
 	uint64_t first = sizeof(struct file_header) + (uint64_t)n * sizeof(*e);
 
 	return memchr(e->name, 0, sizeof(e->name)) && e->offset % ALIGN == 0 &&
-	       e->offset >= first && e->offset <= len && e->size <= len - e->offset;
+	       e->offset >= first && e->offset <= len && e->size <= len - e->offset &&
+	       body_crc((const char *)buf + e->offset, e->size) == e->crc;
 }
 
 int debug_cache_decode(const void *buf, size_t len, const char *build_id,
@@ -118,7 +142,7 @@ int debug_cache_decode(const void *buf, size_t len, const char *build_id,
 	if (header_crc(&h, e, h.nsects) != h.crc)
 		return -EBADMSG;
 	for (uint32_t i = 0; i < h.nsects; i++) {
-		if (!entry_ok(&e[i], h.nsects, len))
+		if (!entry_ok(&e[i], h.nsects, buf, len))
 			return -EBADMSG;
 		memcpy(f->sects[i].name, e[i].name, sizeof(e[i].name));
 		f->sects[i].zsize = e[i].zsize;
@@ -195,7 +219,8 @@ static int layout(const char *build_id, const struct debug_cache_ident *id,
 		if (!memchr(s[i].name, 0, sizeof(s[i].name)))
 			return -EINVAL;
 		at = (at + ALIGN - 1) / ALIGN * ALIGN;
-		e[i] = (struct file_entry){ .zsize = s[i].zsize, .offset = at, .size = s[i].size };
+		e[i] = (struct file_entry){ .zsize = s[i].zsize, .offset = at, .size = s[i].size,
+					    .crc = body_crc(s[i].data, s[i].size) };
 		memcpy(e[i].name, s[i].name, sizeof(e[i].name));
 		at += s[i].size;
 	}

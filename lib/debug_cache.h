@@ -3,12 +3,14 @@
  * build id in a cache_dir (cache_dir.h: the same directory and file rules as the unwind table
  * cache): /var/cache/firn/debug for root, else $XDG_CACHE_HOME/firn/debug. A file names the
  * build id and the identity of the debug file it was made from (device, inode, size, mtime) and,
- * per section, its name and compressed size; a header checksum covers all of that. A section is
- * served only when all of it matches, so a changed file is never answered with stale bytes. The
- * section bytes themselves are not checksummed on read (that would cost a good part of the
- * inflating saved and bring every page in); the DWARF reader is bounds-checked. Readers map the
- * file read-only: its pages are shared and evictable. (Measured on libc6-dbg: opening libc's
- * DWARF 54 ms inflating, 1.5 ms mapped; firn record -a -d 5 uses 35 ms less CPU.) */
+ * per section, its name, compressed size and the CRC-32 of its bytes; a header checksum covers
+ * all of that. A file is served only when all of it matches, every section's bytes included (a
+ * damaged body is not used: the sections are inflated again and the file rewritten), so a changed
+ * or damaged file is never answered with stale or wrong bytes. Readers map the file read-only:
+ * its pages are shared and evictable. (Measured on libc6-dbg, dwarfsym_new_fd: 42 ms inflating
+ * and writing, 39 ms before the checksums; 2.8 ms mapped, 1.1 ms without checking the bodies:
+ * zlib's crc32 over libc's 8.5 MB of sections, about 4 GB/s.)
+ * Only firn's own .dbg files are evicted past the bound (cache_dir.h). */
 #ifndef FIRN_DEBUG_CACHE_H
 #define FIRN_DEBUG_CACHE_H
 
@@ -16,7 +18,7 @@
 #include <stdint.h>
 
 /* Bump when the file format changes: older files are then ignored. */
-#define DEBUG_CACHE_VERSION 1
+#define DEBUG_CACHE_VERSION 2 /* 2: per-section checksums */
 #define DEBUG_CACHE_MAX_BYTES (512ull << 20)
 #define DEBUG_CACHE_MAX_SECTS 16
 #define DEBUG_CACHE_NAME_LEN 24 /* a section name's room, with its NUL */
@@ -49,12 +51,14 @@ struct debug_cache_file {
  * cache_dir_open's. */
 struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes);
 /* The cache FIRN_DEBUG_CACHE asks for: "0" none, an absolute path that directory, else the
- * default; NULL + errno when disabled (ECANCELED) or unusable. */
+ * default; NULL + errno when disabled (ECANCELED) or unusable (a named folder that is refused
+ * is reported once, as a warning). */
 struct debug_cache *debug_cache_open_env(void);
 void debug_cache_close(struct debug_cache *c);
 /* Maps build_id's file (lowercase hex) into *f when it stands for id, and marks it recently
  * used. 0; -ENOENT (not cached), -ELOOP, -EINVAL, -EPERM (see cache_dir_open_file), -EBADMSG
- * (bad header, another file's, or sections outside the file), -errno of mmap: f is then empty.
+ * (bad header, another file's, sections outside the file or not matching their checksums),
+ * -errno of mmap: f is then empty.
  * Release with debug_cache_unmap. */
 int debug_cache_map(struct debug_cache *c, const char *build_id,
 		    const struct debug_cache_ident *id, struct debug_cache_file *f);

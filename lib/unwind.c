@@ -68,17 +68,13 @@ struct unwinder {
 
 static int load_vdso(struct unwinder *u);
 
-/* The table cache FIRN_UNWIND_CACHE asks for: "0" none, an absolute path that directory, else
- * the default one; NULL when it cannot be used (tables are then built every time). */
+/* The table cache FIRN_UNWIND_CACHE asks for (unwind_cache_open_env); NULL when it is off or
+ * cannot be used (tables are then built every time). */
 static struct unwind_cache *open_cache(void)
 {
-	const char *env = getenv("FIRN_UNWIND_CACHE");
+	struct unwind_cache *c = unwind_cache_open_env();
 
-	if (env && !strcmp(env, "0"))
-		return NULL;
-	struct unwind_cache *c = unwind_cache_open(env && env[0] == '/' ? env : NULL,
-						   UNWIND_CACHE_MAX_BYTES);
-	if (!c)
+	if (!c && errno != ECANCELED)
 		diag(DIAG_DEBUG, "no unwind table cache: %s", strerror(errno));
 	return c;
 }

@@ -35,15 +35,25 @@ struct unwind_cache {
 	struct cache_dir dir;
 };
 
+static const struct cache_kind KIND = {
+	.env = "FIRN_UNWIND_CACHE", .leaf = "unwind", .suffix = SUFFIX, .magic = MAGIC,
+	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct cache_header *)0)->build_id),
+};
+
 int unwind_cache_default_dir(char *out, size_t len)
 {
 	return cache_dir_default(out, len, "unwind");
 }
 
-struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
+/* A cache in dir (NULL: the default; env: the one FIRN_UNWIND_CACHE names). NULL + errno. */
+static struct unwind_cache *open_cache(const char *dir, bool env, uint64_t max_bytes)
 {
+	/* a process-wide flag: a refused FIRN_UNWIND_CACHE is reported once */
+	static int warned;
 	struct unwind_cache *c = calloc(1, sizeof(*c));
-	int err = c ? cache_dir_open(&c->dir, dir, "unwind", SUFFIX, max_bytes) : -ENOMEM;
+	int err = !c ? -ENOMEM
+		  : env ? cache_dir_open_env(&c->dir, &KIND, max_bytes, &warned)
+			: cache_dir_open(&c->dir, dir, &KIND, max_bytes);
 
 	if (err) {
 		free(c);
@@ -51,6 +61,16 @@ struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
 		return NULL;
 	}
 	return c;
+}
+
+struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
+{
+	return open_cache(dir, false, max_bytes);
+}
+
+struct unwind_cache *unwind_cache_open_env(void)
+{
+	return open_cache(NULL, true, UNWIND_CACHE_MAX_BYTES);
 }
 
 void unwind_cache_close(struct unwind_cache *c)
@@ -64,8 +84,7 @@ void unwind_cache_close(struct unwind_cache *c)
 /* The file name of build_id's table; false when the id is empty, too long or not hex. */
 static bool file_name(const char *build_id, char *out, size_t len)
 {
-	return cache_dir_file_name(build_id, sizeof(((struct cache_header *)0)->build_id), SUFFIX, out,
-				   len);
+	return cache_dir_file_name(&KIND, build_id, out, len);
 }
 
 /* The CRC-32 of a file's bytes with the header's crc field taken as zero. */

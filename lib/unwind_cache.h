@@ -1,11 +1,12 @@
 /* Unwind table cache: tables built once per machine, not once per recording. One file per
  * build id (files without a build id are not cached) in a directory owned by the effective
- * user and closed to others (0700): /var/cache/firn/unwind for root, else
- * $XDG_CACHE_HOME/firn/unwind (~/.cache/firn/unwind). A file is trusted only when it is a
- * regular file (never a symlink) owned by the effective user, not writable by group or others,
- * and its header (magic, version, row size, build id, row count, CRC-32) and rows check out;
- * anything else is ignored (and rebuilt by the caller). Files are written to a temporary name
- * and renamed; the oldest (least recently read) are removed past the size bound. */
+ * user and closed to others (0700, never a system folder: cache_dir.h): /var/cache/firn/unwind
+ * for root, else $XDG_CACHE_HOME/firn/unwind (~/.cache/firn/unwind). A file is trusted only
+ * when it is a regular file (never a symlink) owned by the effective user, not writable by group
+ * or others, and its header (magic, version, row size, build id, row count) and rows check out
+ * under a CRC-32 of the whole file (header and every row); anything else is ignored (and rebuilt
+ * by the caller). Files are written to a temporary name and renamed; the oldest (least recently
+ * read) of firn's own table files are removed past the size bound, never another file. */
 #ifndef FIRN_UNWIND_CACHE_H
 #define FIRN_UNWIND_CACHE_H
 
@@ -21,9 +22,14 @@
 struct unwind_cache;
 
 /* Opens the cache in dir (created 0700 with its missing parents; NULL: the default above),
- * holding at most max_bytes. NULL + errno: EPERM when dir is not owned by the effective user or
- * is writable by group or others, ELOOP when it is a symlink, ENOENT without a home. */
+ * holding at most max_bytes. NULL + errno: EACCES when dir is a system or home folder (or would
+ * be made in one), EPERM when it is not owned by the effective user or is writable by group or
+ * others, ELOOP when it is a symlink, ENOENT without a home. */
 struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes);
+/* The cache FIRN_UNWIND_CACHE asks for: "0" none, an absolute path that directory, else the
+ * default; NULL + errno when disabled (ECANCELED) or unusable (a named folder that is refused
+ * is reported once, as a warning). */
+struct unwind_cache *unwind_cache_open_env(void);
 void unwind_cache_close(struct unwind_cache *c);
 /* The default directory into out; 0 or -ENOENT (no XDG_CACHE_HOME nor HOME), -ENAMETOOLONG. */
 int unwind_cache_default_dir(char *out, size_t len);

@@ -1,7 +1,10 @@
 # The unwind table cache: a first recording stores the tables it builds (one file per build id,
 # 0600, in a 0700 folder), a second reads them from the cache and still unwinds completely; a
 # damaged or symlinked table file is ignored and rebuilt; FIRN_UNWIND_CACHE=0 turns it off; a
-# cache folder open to others is not used.
+# cache folder open to others is not used; past the bound firn's own old tables go but a user's
+# files in the folder (notes.tbl, myapp.dbg, a foreign file under a build-id name) stay
+# byte-identical; FIRN_UNWIND_CACHE=/ and =/usr are refused with a message and nothing is written
+# there (the recording goes on without the cache).
 . "$(dirname "$0")/lib.sh"
 
 DEEP="$FIX/deep"
@@ -83,3 +86,39 @@ read -r c7 p7 _ < <(run open)
 [ "$c7" = 0 ] && [ -z "$(ls "$CACHE")" ] && ok_pct "$p7" \
 	&& pass "cache folder open to others not used ($p7% complete)" \
 	|| fail "open cache folder: $c7 read, $(ls "$CACHE" | wc -l) files written"
+
+# 7. past the bound (256 MiB) firn's own oldest table goes; the user's files stay as they were,
+# though old and large (sparse: no disk used) and under firn's suffix or name pattern
+chmod 700 "$CACHE"
+rm -f "$CACHE"/*
+head -c 5000 /dev/urandom >"$CACHE/notes.tbl"; truncate -s 300M "$CACHE/notes.tbl"
+head -c 5000 /dev/urandom >"$CACHE/myapp.dbg"
+head -c 5000 /dev/urandom >"$CACHE/cafe0123.tbl"; truncate -s 300M "$CACHE/cafe0123.tbl"
+chmod 600 "$CACHE"/*
+touch -d 2000-01-01 "$CACHE"/*
+(cd "$CACHE" && md5sum notes.tbl myapp.dbg cafe0123.tbl) >"$TMP/planted.md5"
+# a table firn wrote (deep's, under another id), grown past the bound: firn's own, goes first
+run fill >/dev/null
+cp "$CACHE/$ID.tbl" "$CACHE/0123abcd.tbl"; truncate -s 300M "$CACHE/0123abcd.tbl"
+rm -f "$CACHE/$ID.tbl"
+touch -d 2000-01-01 "$CACHE/0123abcd.tbl"
+read -r c8 p8 _ < <(run evict)
+(cd "$CACHE" && md5sum -c --quiet "$TMP/planted.md5") >/dev/null 2>&1 \
+	&& pass "a user's notes.tbl, myapp.dbg and cafe0123.tbl stay byte-identical past the bound" \
+	|| { fail "planted files changed or removed"; ls -la "$CACHE"; }
+[ ! -e "$CACHE/0123abcd.tbl" ] && [ -f "$CACHE/$ID.tbl" ] && ok_pct "$p8" \
+	&& pass "firn's own oldest table evicted, deep's stored ($p8% complete)" \
+	|| { fail "eviction: $p8% complete"; ls -la "$CACHE"; }
+
+# 8. FIRN_UNWIND_CACHE=/ and =/usr: refused with one line, nothing written there, stacks complete
+for dir in / /usr; do
+	before=$(ls -a "$dir" | grep '\.tbl$')
+	read -r _ p9 n9 < <(run "sys${dir//\//_}" FIRN_UNWIND_CACHE="$dir")
+	after=$(ls -a "$dir" | grep '\.tbl$')
+	msg=$(grep -c "cannot use the cache folder '$dir' (FIRN_UNWIND_CACHE): a system" "$TMP/sys${dir//\//_}.err")
+	[ "$before" = "$after" ] && [ "$msg" = 1 ] && ok_pct "$p9" \
+		&& pass "FIRN_UNWIND_CACHE=$dir refused with one message, nothing written ($p9% of $n9 complete)" \
+		|| { fail "FIRN_UNWIND_CACHE=$dir: $msg messages, tables there: $after"; cat "$TMP/sys${dir//\//_}.err"; }
+	# the old code wrote its tables there: take back only what this recording added
+	for f in $after; do grep -qx "$f" <<<"$before" || rm -f "${dir%/}/$f"; done
+done

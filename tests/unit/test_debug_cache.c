@@ -2,8 +2,10 @@
  * (the inlinefix-dwarf4 fixture, gcc -gz) read twice with an empty cache is inflated once and
  * mapped from the cache the second time, with the same frames at every address; a damaged,
  * truncated, foreign-owned, group-writable or symlinked cache file, or a changed debug file, is
- * not used (the sections are inflated again, frames unchanged); FIRN_DEBUG_CACHE=0 writes
- * nothing; the file format refuses what does not check out. */
+ * not used (the sections are inflated again, frames unchanged) and is rewritten (the next read
+ * maps it); so is one whose section bytes were damaged (a byte in the middle of a section, a
+ * function's name in .debug_str: the name is never served); FIRN_DEBUG_CACHE=0 writes nothing;
+ * the file format refuses what does not check out; the size bound evicts firn's own files only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -145,17 +147,23 @@ static void test_second_read_maps(void **state)
 	dwarfsym_free(a);
 }
 
-/* After spoil(entry) the cache file is not used: sections inflated again, same frames. */
+/* After spoil(entry) the cache file is not used: sections inflated again, same frames; the file
+ * is written again and the next read maps it. */
 static void check_refused(void (*spoil)(void))
 {
-	unsigned inf, hit;
-	struct dwarfsym *a = open_copy(&inf, &hit);
+	unsigned inf, hit, inf1;
+	struct dwarfsym *a = open_copy(&inf1, &hit);
 
 	assert_int_equal(access(entry, F_OK), 0);
 	spoil();
 	struct dwarfsym *b = open_copy(&inf, &hit);
 	assert_true(inf >= 3);
 	assert_int_equal(hit, 0);
+	same_frames(a, b);
+	dwarfsym_free(b);
+	b = open_copy(&inf, &hit);
+	assert_int_equal(inf, 0);
+	assert_int_equal(hit, inf1);
 	same_frames(a, b);
 	dwarfsym_free(b);
 	dwarfsym_free(a);
@@ -178,6 +186,34 @@ static void spoil_header(void) { poke(20); }          /* in the build id */
 static void spoil_entries(void) { poke(256 + 30); }   /* a section's compressed size */
 static void spoil_truncate(void) { assert_int_equal(truncate(entry, 1000), 0); }
 static void spoil_short(void) { assert_int_equal(truncate(entry, 100), 0); }
+/* A byte in the middle of the sections' bytes (past the header and entries). */
+static void spoil_body(void)
+{
+	struct stat st;
+
+	assert_int_equal(stat(entry, &st), 0);
+	assert_true(st.st_size > 2048);
+	poke(1024 + (st.st_size - 1024) / 2);
+}
+
+/* The name "outer_work" in the cached .debug_str changed to one of the same length. */
+static void spoil_name(void)
+{
+	static const char name[] = "outer_work", evil[] = "EVIL_WORK!";
+	struct stat st;
+	int fd = open(entry, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	char *b = malloc(st.st_size);
+	assert_int_equal(pread(fd, b, st.st_size, 0), st.st_size);
+	char *p = memmem(b, st.st_size, name, sizeof(name)); /* with its NUL: the string itself */
+	assert_non_null(p);
+	assert_int_equal(pwrite(fd, evil, sizeof(evil) - 1, p - b), sizeof(evil) - 1);
+	free(b);
+	close(fd);
+}
+
 static void spoil_mode(void) { assert_int_equal(chmod(entry, 0622), 0); }
 static void spoil_owner(void) { assert_int_equal(chown(entry, 1, 1), 0); }
 
@@ -202,6 +238,7 @@ static void spoil_debug_file(void)
 
 static void test_damaged_header(void **s) { (void)s; check_refused(spoil_header); }
 static void test_damaged_entries(void **s) { (void)s; check_refused(spoil_entries); }
+static void test_damaged_body(void **s) { (void)s; check_refused(spoil_body); }
 static void test_truncated(void **s) { (void)s; check_refused(spoil_truncate); }
 static void test_too_short(void **s) { (void)s; check_refused(spoil_short); }
 static void test_group_writable(void **s) { (void)s; check_refused(spoil_mode); }
@@ -214,6 +251,34 @@ static void test_foreign_owner(void **s)
 	if (geteuid() != 0)
 		skip();
 	check_refused(spoil_owner);
+}
+
+/* Whether a frame in the fixture's text is named name. */
+static bool names_frame(struct dwarfsym *d, const char *name)
+{
+	struct dwarfsym_frame f[8];
+
+	for (uint64_t pc = 0; pc < 0x10000; pc++) {
+		int n = dwarfsym_lookup(d, pc, f, 8);
+		for (int k = 0; k < n; k++)
+			if (f[k].name && strstr(f[k].name, name))
+				return true;
+	}
+	return false;
+}
+
+/* A changed name in the cached sections is never served: the next read has the real one. */
+static void test_damaged_name(void **state)
+{
+	unsigned inf, hit;
+
+	(void)state;
+	check_refused(spoil_name);
+	struct dwarfsym *d = open_copy(&inf, &hit);
+	assert_int_equal(inf, 0);
+	assert_true(names_frame(d, "outer_work"));
+	assert_false(names_frame(d, "EVIL"));
+	dwarfsym_free(d);
 }
 
 /* FIRN_DEBUG_CACHE=0: every read inflates, nothing is written. */
@@ -259,12 +324,89 @@ static void test_format(void **state)
 	debug_cache_close(c);
 }
 
+/* Writes len bytes (beginning with start) as dir/fmt/name, mode 0600, mtime long ago. */
+static void plant(const char *name, const char *start, size_t len)
+{
+	char path[300];
+	char *b = calloc(1, len);
+
+	assert_non_null(b);
+	memset(b, 'u', len);
+	memcpy(b, start, strlen(start));
+	snprintf(path, sizeof(path), "%s/%s", at("fmt"), name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, len), (ssize_t)len);
+	close(fd);
+	free(b);
+	struct timespec ts[2] = { { 100, 0 }, { 100, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* Whether dir/fmt/name is still exactly what plant wrote. */
+static bool planted_intact(const char *name, const char *start, size_t len)
+{
+	char path[300];
+	char *b = malloc(len + 1), *want = malloc(len);
+
+	memset(want, 'u', len);
+	memcpy(want, start, strlen(start));
+	snprintf(path, sizeof(path), "%s/%s", at("fmt"), name);
+	int fd = open(path, O_RDONLY);
+	bool ok = fd >= 0 && read(fd, b, len + 1) == (ssize_t)len && !memcmp(b, want, len);
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	free(want);
+	return ok;
+}
+
+/* The bound evicts firn's own files, least recently used first; a user's myapp.dbg (larger
+ * than the bound) and a foreign file under a build id's name are neither counted nor removed. */
+static void test_evicts_own_only(void **state)
+{
+	struct debug_cache_ident id = { 1, 2, 3, 4, 5 };
+	static char body[3000];
+	struct debug_cache_sect s = { ".debug_info", 10, body, sizeof(body) };
+	struct debug_cache_file f;
+
+	(void)state;
+	struct debug_cache *c = debug_cache_open(at("fmt"), 10000); /* three files of 3.3 kB */
+	assert_non_null(c);
+	plant("myapp.dbg", "\177ELF", 50000);
+	plant("ab00.dbg", "not firn's", 5000);
+	plant("notes.tbl", "FIRNDSC", 5000);
+	for (int i = 1; i <= 3; i++) { /* written in turn (file times are coarse: set them) */
+		char name[8], path[300];
+		snprintf(name, sizeof(name), "ab%02d", i);
+		assert_int_equal(debug_cache_put(c, name, &id, &s, 1), 0);
+		snprintf(path, sizeof(path), "%s/%s.dbg", at("fmt"), name);
+		struct timespec ts[2] = { { 1000 * i, 0 }, { 1000 * i, 0 } };
+		assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+	}
+	assert_int_equal(debug_cache_map(c, "ab01", &id, &f), 0); /* the least recently used: ab02 */
+	debug_cache_unmap(&f);
+	assert_int_equal(debug_cache_put(c, "ab04", &id, &s, 1), 0);
+	assert_int_equal(debug_cache_map(c, "ab02", &id, &f), -ENOENT);
+	const char *kept[] = { "ab01", "ab03", "ab04" };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(debug_cache_map(c, kept[i], &id, &f), 0);
+		debug_cache_unmap(&f);
+	}
+	assert_true(planted_intact("myapp.dbg", "\177ELF", 50000));
+	assert_true(planted_intact("ab00.dbg", "not firn's", 5000));
+	assert_true(planted_intact("notes.tbl", "FIRNDSC", 5000));
+	debug_cache_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_second_read_maps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_writable, setup, teardown),
@@ -273,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_changed_debug_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evicts_own_only, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,16 @@
-/* Unit tests for lib/unwind_cache: a table written comes back equal; a file with a bad checksum,
- * rows, build id or version, owned by another user, writable by others, a symlink or a FIFO is
- * refused; a folder owned by another user, open to others or a symlink is refused; the size
- * bound removes the least recently used tables. (Runs as root or not: chown cases need root.) */
+/* Unit tests for lib/unwind_cache (and the cache_dir under it): a table written comes back equal;
+ * a file with a bad checksum, rows, build id or version, owned by another user, writable by
+ * others, a symlink or a FIFO is refused; a folder owned by another user, open to others, a
+ * symlink, a system folder ("/", "/usr", one to be made under /usr, also through a symlink) or the
+ * home folder is refused, FIRN_UNWIND_CACHE naming one is reported once; the size bound removes
+ * the least recently used tables and never a file firn did not write (a user's notes.tbl,
+ * myapp.dbg, a foreign file under a build-id name): those neither count nor go. (Runs as root or
+ * not: chown cases need root.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "diag.h"
 #include "unwind_cache.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef01234567"
@@ -241,20 +247,22 @@ static void test_evicts_oldest(void **state)
 	age(ID_A ".tbl", 1000);
 	age(ID_B ".tbl", 2000);
 	unwind_cache_close(c);
-	/* a writer's temporary file left an hour ago goes at the next count, a fresh one stays */
+	/* a writer's temporary file left an hour ago goes at the next count (the first put), a
+	 * fresh one stays, and so does an old file that is not named as firn names them */
 	struct stat st2;
-	assert_int_equal(close(open(at(".tmp-1-0"), O_WRONLY | O_CREAT, 0600)), 0);
-	assert_int_equal(close(open(at(".tmp-2-0"), O_WRONLY | O_CREAT, 0600)), 0);
-	age(".tmp-1-0", time(NULL) - 7200);
-	c = unwind_cache_open(dir, 3 * 8256);
-	assert_int_equal(stat(at(".tmp-1-0"), &st2), -1);
-	assert_int_equal(stat(at(".tmp-2-0"), &st2), 0);
-	unwind_cache_close(c);
+	assert_int_equal(close(open(at(".tmp-1-0-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	assert_int_equal(close(open(at(".tmp-2-0-0"), O_WRONLY | O_CREAT, 0600)), 0);
+	assert_int_equal(close(open(at(".tmp-mine"), O_WRONLY | O_CREAT, 0600)), 0);
+	age(".tmp-1-0-0", time(NULL) - 7200);
+	age(".tmp-mine", time(NULL) - 7200);
 	/* reopened: counts what is there; reading A makes it the most recent */
 	c = unwind_cache_open(dir, 3 * 8256);
 	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
 	unwind_table_release(&r);
 	assert_int_equal(unwind_cache_put(c, ID_C, &t), 0);
+	assert_int_equal(stat(at(".tmp-1-0-0"), &st2), -1);
+	assert_int_equal(stat(at(".tmp-2-0-0"), &st2), 0);
+	assert_int_equal(stat(at(".tmp-mine"), &st2), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
 	/* a fourth table is over the bound: B (least recently used) goes */
@@ -268,6 +276,173 @@ static void test_evicts_oldest(void **state)
 	unwind_cache_close(c);
 }
 
+/* Writes len bytes of a pattern seeded by seed (starting with start, if not NULL) as dir/name,
+ * mode 0600, mtime long ago (first in line to be evicted). */
+static void plant(const char *name, const char *start, size_t len, int seed)
+{
+	uint8_t *b = malloc(len);
+	size_t sl = start ? strlen(start) : 0;
+
+	assert_non_null(b);
+	for (size_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(i * 131 + seed);
+	if (start)
+		memcpy(b, start, sl);
+	int fd = open(at(name), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, len), (ssize_t)len);
+	close(fd);
+	free(b);
+	age(name, 100);
+}
+
+/* Whether dir/name holds exactly what plant(name, start, len, seed) wrote. */
+static bool planted_intact(const char *name, const char *start, size_t len, int seed)
+{
+	uint8_t *b = malloc(len + 1), *want = malloc(len);
+	int fd = open(at(name), O_RDONLY);
+	size_t sl = start ? strlen(start) : 0;
+	bool ok = fd >= 0 && read(fd, b, len + 1) == (ssize_t)len;
+
+	for (size_t i = 0; i < len; i++)
+		want[i] = (uint8_t)(i * 131 + seed);
+	if (start)
+		memcpy(want, start, sl);
+	ok = ok && !memcmp(b, want, len);
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	free(want);
+	return ok;
+}
+
+/* The bound evicts firn's own tables only: a user's files in the folder, however old and large,
+ * are neither removed nor counted, even under a build-id name or with firn's magic in a file that
+ * is not firn's own (group-writable). */
+static void test_evicts_only_own(void **state)
+{
+	static const struct { const char *name, *start; size_t len; int mode; } mine[] = {
+		{ "notes.tbl", NULL, 100000, 0600 },
+		{ "myapp.dbg", NULL, 200000, 0600 },
+		{ "cafe.tbl", NULL, 30000, 0600 },              /* firn's name pattern, foreign bytes */
+		{ "beef.tbl", "FIRNUWC", 30000, 0620 },         /* firn's magic, not firn's file */
+		{ "CAFE.tbl", "FIRNUWC", 30000, 0600 },         /* not a lowercase build id */
+		{ "cafe.tbl.old", "FIRNUWC", 30000, 0600 },
+	};
+	struct unwind_table t;
+	struct stat st;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++) {
+		plant(mine[i].name, mine[i].start, mine[i].len, (int)i);
+		assert_int_equal(chmod(at(mine[i].name), mine[i].mode), 0);
+	}
+	make_table(&t, 1000); /* 8256 bytes a file */
+	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8256);
+	assert_non_null(c);
+	/* three tables fit the bound: the planted 420 kB do not count */
+	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	age(ID_A ".tbl", 1000);
+	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	age(ID_B ".tbl", 2000);
+	assert_int_equal(unwind_cache_put(c, ID_C, &t), 0);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
+	/* past the bound: firn's oldest tables go, A then B; the planted files stay */
+	assert_int_equal(unwind_cache_put(c, "0a0b", &t), 0);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), -1);
+	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
+	assert_int_equal(unwind_cache_put(c, "0a0c", &t), 0);
+	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
+	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		assert_true(planted_intact(mine[i].name, mine[i].start, mine[i].len, (int)i));
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
+static int warnings;
+static char last_warning[512];
+
+/* Counts the warnings lib/ reports. */
+static void count_warning(enum diag_level level, const char *msg)
+{
+	if (level != DIAG_WARN)
+		return;
+	warnings++;
+	snprintf(last_warning, sizeof(last_warning), "%s", msg);
+}
+
+/* Whether the top of / or /usr has a name ending in .tbl (a table firn wrote there). */
+static bool tables_in(const char *folder)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -q '\\.tbl$'", folder);
+	return system(cmd) == 0;
+}
+
+/* "/", "/usr", a folder to be made under /usr (also through a symlink) and the home folder are
+ * refused (nothing made, nothing written); FIRN_UNWIND_CACHE naming one says so once. */
+static void test_system_folders(void **state)
+{
+	char made[128], home[128];
+	struct stat st;
+
+	(void)state;
+	bool had_root = tables_in("/"), had_usr = tables_in("/usr");
+	const char *refused[] = { "/", "/usr", "/usr/", "/usr/lib/firn-test", "/etc/firn", "/tmp",
+				  "/tmp/../usr/firn-test" };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		errno = 0;
+		assert_null(unwind_cache_open(refused[i], 1 << 20));
+		assert_int_equal(errno, EACCES);
+	}
+	assert_int_equal(stat("/usr/lib/firn-test", &st), -1);
+	assert_int_equal(stat("/usr/firn-test", &st), -1);
+	/* a folder to be made under a symlink to /usr is made in /usr: refused */
+	assert_int_equal(symlink("/usr", at("usr")), 0);
+	snprintf(made, sizeof(made), "%s/firn-test-%d", at("usr"), (int)getpid());
+	errno = 0;
+	assert_null(unwind_cache_open(made, 1 << 20));
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(lstat(made, &st), -1);
+	/* the home folder itself (a folder in it is fine) */
+	const char *old_home = getenv("HOME");
+	snprintf(home, sizeof(home), "%s", old_home ? old_home : "");
+	setenv("HOME", dir, 1);
+	errno = 0;
+	assert_null(unwind_cache_open(dir, 1 << 20));
+	assert_int_equal(errno, EACCES);
+	struct unwind_cache *c = unwind_cache_open(at("cache"), 1 << 20);
+	assert_non_null(c);
+	unwind_cache_close(c);
+	/* FIRN_UNWIND_CACHE=/: no cache, one warning naming the folder and why, however often */
+	diag_fn old = diag_set_reporter(count_warning);
+	setenv("FIRN_UNWIND_CACHE", "/", 1);
+	for (int i = 0; i < 3; i++) {
+		errno = 0;
+		assert_null(unwind_cache_open_env());
+		assert_int_equal(errno, EACCES);
+	}
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(last_warning, "'/'"));
+	assert_non_null(strstr(last_warning, "FIRN_UNWIND_CACHE"));
+	assert_non_null(strstr(last_warning, "system"));
+	setenv("FIRN_UNWIND_CACHE", "0", 1);
+	errno = 0;
+	assert_null(unwind_cache_open_env());
+	assert_int_equal(errno, ECANCELED);
+	unsetenv("FIRN_UNWIND_CACHE");
+	diag_set_reporter(old);
+	if (old_home)
+		setenv("HOME", home, 1);
+	else
+		unsetenv("HOME");
+	assert_int_equal(tables_in("/"), had_root);
+	assert_int_equal(tables_in("/usr"), had_usr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicts_oldest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evicts_only_own, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_system_folders, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -492,6 +492,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
 		goto fail;
@@ -546,6 +547,42 @@ static struct bpf_program *on_sample_of(const struct sampler *s)
 	return s->py_skel ? s->py_skel->progs.on_sample : s->skel->progs.on_sample;
 }
 
+/* Runs a task iterator program once over every task; -errno when it could not. */
+static int run_task_iter(struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach_iter(p, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = fd < 0 ? -errno : 0;
+	char buf[64];
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	return err;
+}
+
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	int err = run_task_iter(s->skel->progs.end_waits);
+
+	if (err)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(-err));
+}
+
+/* Begins the waits already in progress (after on_switch is attached): the start_waits task
+ * iterator gives each target thread off the CPU now a wait from now. A failure leaves them out
+ * (a note says so): the waits begun from now on are recorded all the same. */
+static void start_waits(struct sampler *s)
+{
+	int err = s->opts.off_cpu_at_start ? run_task_iter(s->skel->progs.start_waits) : 0;
+
+	if (err)
+		diag(DIAG_INFO, "cannot take the waits already in progress: %s", strerror(-err));
+}
+
 int sampler_start(struct sampler *s, const char **why)
 {
 	int n = libbpf_num_possible_cpus();
@@ -575,6 +612,8 @@ int sampler_start(struct sampler *s, const char **why)
 		*why = "attach the off-CPU program to sched_switch";
 		return -errno;
 	}
+	if (s->switch_link)
+		start_waits(s);
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	s->stopped_ns = 0;
@@ -603,23 +642,6 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 		return -errno;
 	s->ulinks[s->nulinks++] = l;
 	return 0;
-}
-
-/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
- * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
-static void end_waits(struct sampler *s)
-{
-	struct bpf_link *l = bpf_program__attach_iter(s->skel->progs.end_waits, NULL);
-	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1;
-	char buf[64];
-
-	if (fd < 0)
-		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(errno));
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(l);
 }
 
 void sampler_stop(struct sampler *s)
@@ -1057,6 +1079,7 @@ static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
 		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
 		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
 		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
+		.at_start = v[FIRN_OFF_AT_START], .at_start_oldest_ns = s->skel->bss->start_oldest_ns,
 	};
 }
 

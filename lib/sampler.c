@@ -463,18 +463,16 @@ static int size_gpu_maps(struct sampler *s)
 	return 0;
 }
 
-struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+/* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
+ * failure, s->skel left for sampler_free. */
+static int load_skel(struct sampler *s, const char **why)
 {
-	struct sampler *s = calloc(1, sizeof(*s));
+	const struct sampler_opts *o = &s->opts;
 
-	libbpf_set_print(libbpf_diag);
-	if (!s)
-		return NULL;
-	s->opts = *o;
 	*why = "open the BPF object";
 	s->skel = profile_bpf__open();
 	if (!s->skel)
-		goto fail;
+		return -1;
 	s->skel->rodata->filter_pids = !o->all;
 	s->skel->rodata->follow_children = o->follow_children;
 	s->skel->rodata->want_kernel = o->kernel;
@@ -484,9 +482,9 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
-		goto fail;
+		return -1;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
-		goto fail;
+		return -1;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	if (o->off_cpu)
 		setup_off_cpu(s);
@@ -495,9 +493,31 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
-		goto fail;
+		return -1;
 	*why = "load the BPF programs";
-	if (profile_bpf__load(s->skel))
+	return profile_bpf__load(s->skel) ? -1 : 0;
+}
+
+struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	libbpf_set_print(libbpf_diag);
+	if (!s)
+		return NULL;
+	s->opts = *o;
+	/* a kernel without sleepable task iterators (or bpf_copy_from_user_task, < 5.18) records
+	 * the waits begun from the start on */
+	int rc = load_skel(s, why);
+	if (rc && s->opts.off_cpu && s->opts.off_cpu_at_start) {
+		diag(DIAG_WARN, "cannot load the program that takes the waits in progress at the start: "
+		     "%s; recording the waits that begin from now on", strerror(errno));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		s->opts.off_cpu_at_start = false;
+		rc = load_skel(s, why);
+	}
+	if (rc)
 		goto fail;
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
@@ -580,7 +600,7 @@ static void start_waits(struct sampler *s)
 	int err = s->opts.off_cpu_at_start ? run_task_iter(s->skel->progs.start_waits) : 0;
 
 	if (err)
-		diag(DIAG_INFO, "cannot take the waits already in progress: %s", strerror(-err));
+		diag(DIAG_WARN, "cannot take the waits already in progress: %s", strerror(-err));
 }
 
 int sampler_start(struct sampler *s, const char **why)

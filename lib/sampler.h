@@ -37,7 +37,9 @@ struct sampler_opts {
 	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
 	uint32_t off_cpu_rate;  /* 1 switch-out in this many is sampled, its time x this (0: 1) */
 	/* off-CPU: the target threads already off the CPU at sampler_start get a wait from then
-	 * (targets that exist before the recording: pids, all) */
+	 * (targets that exist before the recording: pids, all). A kernel that cannot load the
+	 * iterator doing it (sleepable, bpf_copy_from_user_task: 5.18+) gets a warning and the
+	 * waits begun from the start only. */
 	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */

@@ -89,6 +89,8 @@ enum firn_offcpu_stat {
 	FIRN_OFF_AT_END,           /* of the counted ones: still going at the end, added up to it */
 	FIRN_OFF_LATE,             /* of the ended ones: no switch-in was seen, ended at the next
 				    * switch-out (off the CPU: elapsed - CPU time meanwhile) */
+	FIRN_OFF_AT_START,         /* of the waits begun: already going at the start (taken by the
+				    * start_waits iterator), counted from the start */
 	FIRN_OFF_NR,
 };
 

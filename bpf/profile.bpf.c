@@ -199,7 +199,7 @@ struct {
 struct firn_stack_window {
 	__u64 base;    /* page of sp at the sample */
 	__u32 loaded;  /* bit per page copied */
-	__u32 pad;
+	__u32 remote;  /* 1: another task's stack (offcpu_start.bpf.h): only loaded pages are read */
 	__u8 data[FIRN_WINDOW];
 };
 
@@ -218,15 +218,24 @@ static __always_inline long read_stack(__u64 *out, __u64 addr)
 	__u64 off = addr - (w ? w->base : 0);
 
 	if (!w || off >= FIRN_WINDOW || (addr & 7))
-		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+		return w && w->remote ? -14 : bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 	__u32 page = (off >> 12) & (FIRN_WINDOW_PAGES - 1);
 	if (!(w->loaded & (1u << page))) {
-		if (bpf_probe_read_user(&w->data[page << 12], 4096, (void *)(w->base + (page << 12))))
+		if (w->remote || bpf_probe_read_user(&w->data[page << 12], 4096, (void *)(w->base + (page << 12))))
 			return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 		w->loaded |= 1u << page;
 	}
 	*out = *(__u64 *)&w->data[off & (FIRN_WINDOW - 8)];
 	return 0;
+}
+
+/* Whether the stack being unwound is another task's (its memory is not the current one's). */
+static __always_inline bool window_remote(void)
+{
+	__u32 zero = 0;
+	struct firn_stack_window *w = bpf_map_lookup_elem(&stack_window, &zero);
+
+	return w && w->remote;
 }
 
 struct {
@@ -745,7 +754,7 @@ static __always_inline bool epilogue_step(struct firn_unwind_state *u)
 	__u8 c[5];
 	__u64 skip = 0;
 
-	if (bpf_probe_read_user(c, sizeof(c), (void *)u->ip))
+	if (window_remote() || bpf_probe_read_user(c, sizeof(c), (void *)u->ip))
 		return false;
 	if (c[0] == 0x48 && c[1] == 0x83 && c[2] == 0xc4 && !(c[3] & 0x87) && c[4] == 0xc3)
 		skip = c[3]; /* add $imm8 (a multiple of 8, < 128), %rsp; ret */
@@ -765,7 +774,7 @@ static __always_inline bool signal_step(struct firn_unwind_state *u)
 {
 	__u64 gregs[7]; /* uc_mcontext.gregs[10..16]: rbp, rbx, rdx, rax, rcx, rsp, rip */
 
-	if (bpf_probe_read_user(gregs, sizeof(gregs), (void *)(u->sp + 40 + 10 * 8)))
+	if (window_remote() || bpf_probe_read_user(gregs, sizeof(gregs), (void *)(u->sp + 40 + 10 * 8)))
 		return false;
 	u->bp = gregs[0];
 	u->sp = gregs[5];
@@ -1047,6 +1056,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	if (w) {
 		w->base = u->sp & ~4095ULL;
 		w->loaded = 0;
+		w->remote = 0;
 	}
 	/* none for a process not described yet: its mappings come from the VMA lookup */
 	u->first = maps ? maps->first : 0;
@@ -1343,6 +1353,8 @@ int end_waits(struct bpf_iter__task *ctx)
 		count_offcpu(FIRN_OFF_AT_END, 1);
 	return 0;
 }
+
+#include "offcpu_start.bpf.h"
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)

@@ -68,6 +68,10 @@ static void print_offcpu_summary(const struct summary_opts *o, const struct reco
 	if (w->late)
 		fprintf(stderr, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
 			(unsigned long long)w->late);
+	if (w->at_start)
+		fprintf(stderr, "; %llu already waiting at the start, counted from it (the oldest "
+			"since %.3f s before)", (unsigned long long)w->at_start,
+			w->at_start_oldest_ns / 1e9);
 	fputc('\n', stderr);
 }
 

@@ -290,6 +290,7 @@ static int add_offcpu_comments(struct profile *p, const struct capture_meta *m)
 	COMMENT("off_cpu.short_ns: %llu", (unsigned long long)o->short_ns);
 	COMMENT("off_cpu.at_end: %llu", (unsigned long long)o->at_end);
 	COMMENT("off_cpu.late: %llu", (unsigned long long)o->late);
+	COMMENT("off_cpu.at_start: %llu", (unsigned long long)o->at_start);
 	COMMENT("off_cpu.not_ended: %llu", (unsigned long long)(o->waits > done ? o->waits - done : 0));
 	COMMENT("off_cpu.lost.no_slot: %llu", (unsigned long long)o->lost_no_slot);
 	COMMENT("off_cpu.lost.counts_full: %llu", (unsigned long long)o->lost_counts_full);

@@ -1046,6 +1046,7 @@ static int setup_sampler(struct recorder *r)
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.off_cpu_rate = r->o.off_cpu_rate,
+		.off_cpu_at_start = r->o.npids > 0 || r->o.all, /* a command has no waits yet */
 		.retire = true,
 		.on_process = on_process,
 		.on_code = on_code,
@@ -1575,6 +1576,7 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 		s->off_cpu.waits, s->off_cpu.counted, s->off_cpu.ns, s->off_cpu.short_waits,
 		s->off_cpu.short_ns, s->off_cpu.lost_no_slot, s->off_cpu.lost_counts_full,
 		s->off_cpu.lost_stacks_full, s->off_cpu.unsampled, s->off_cpu.at_end, s->off_cpu.late,
+		s->off_cpu.at_start, s->off_cpu.at_start_oldest_ns,
 	};
 	st->gpu = (struct recorder_gpu_stats){
 		s->gpu.launches, s->gpu.kernels, s->gpu.kernels_unmatched, s->gpu.memcpys, s->gpu.lost,

@@ -142,6 +142,8 @@ struct recorder_stats {
 		uint64_t waits, counted, ns, short_waits, short_ns;
 		uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
 		uint64_t unsampled, at_end, late;
+		uint64_t at_start, at_start_oldest_ns; /* already waiting at the start (the oldest
+							* began this long before it), counted from it */
 	} off_cpu;
 	/* --cuda: launch hits, kernel records (unmatched: their launch unseen or forgotten),
 	 * memcpy records, records lost, launches without a kernel record, of them still pending */

@@ -463,18 +463,16 @@ static int size_gpu_maps(struct sampler *s)
 	return 0;
 }
 
-struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+/* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
+ * failure, s->skel left for sampler_free. */
+static int load_skel(struct sampler *s, const char **why)
 {
-	struct sampler *s = calloc(1, sizeof(*s));
+	const struct sampler_opts *o = &s->opts;
 
-	libbpf_set_print(libbpf_diag);
-	if (!s)
-		return NULL;
-	s->opts = *o;
 	*why = "open the BPF object";
 	s->skel = profile_bpf__open();
 	if (!s->skel)
-		goto fail;
+		return -1;
 	s->skel->rodata->filter_pids = !o->all;
 	s->skel->rodata->follow_children = o->follow_children;
 	s->skel->rodata->want_kernel = o->kernel;
@@ -484,19 +482,42 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	*why = "size the stack map";
 	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
-		goto fail;
+		return -1;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
-		goto fail;
+		return -1;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	if (o->off_cpu)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
-		goto fail;
+		return -1;
 	*why = "load the BPF programs";
-	if (profile_bpf__load(s->skel))
+	return profile_bpf__load(s->skel) ? -1 : 0;
+}
+
+struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	libbpf_set_print(libbpf_diag);
+	if (!s)
+		return NULL;
+	s->opts = *o;
+	/* a kernel without sleepable task iterators (or bpf_copy_from_user_task, < 5.18) records
+	 * the waits begun from the start on */
+	int rc = load_skel(s, why);
+	if (rc && s->opts.off_cpu && s->opts.off_cpu_at_start) {
+		diag(DIAG_WARN, "cannot load the program that takes the waits in progress at the start: "
+		     "%s; recording the waits that begin from now on", strerror(errno));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		s->opts.off_cpu_at_start = false;
+		rc = load_skel(s, why);
+	}
+	if (rc)
 		goto fail;
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
@@ -546,6 +567,42 @@ static struct bpf_program *on_sample_of(const struct sampler *s)
 	return s->py_skel ? s->py_skel->progs.on_sample : s->skel->progs.on_sample;
 }
 
+/* Runs a task iterator program once over every task; -errno when it could not. */
+static int run_task_iter(struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach_iter(p, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = fd < 0 ? -errno : 0;
+	char buf[64];
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	return err;
+}
+
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	int err = run_task_iter(s->skel->progs.end_waits);
+
+	if (err)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(-err));
+}
+
+/* Begins the waits already in progress (after on_switch is attached): the start_waits task
+ * iterator gives each target thread off the CPU now a wait from now. A failure leaves them out
+ * (a note says so): the waits begun from now on are recorded all the same. */
+static void start_waits(struct sampler *s)
+{
+	int err = s->opts.off_cpu_at_start ? run_task_iter(s->skel->progs.start_waits) : 0;
+
+	if (err)
+		diag(DIAG_WARN, "cannot take the waits already in progress: %s", strerror(-err));
+}
+
 int sampler_start(struct sampler *s, const char **why)
 {
 	int n = libbpf_num_possible_cpus();
@@ -575,6 +632,8 @@ int sampler_start(struct sampler *s, const char **why)
 		*why = "attach the off-CPU program to sched_switch";
 		return -errno;
 	}
+	if (s->switch_link)
+		start_waits(s);
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	s->stopped_ns = 0;
@@ -603,23 +662,6 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 		return -errno;
 	s->ulinks[s->nulinks++] = l;
 	return 0;
-}
-
-/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
- * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
-static void end_waits(struct sampler *s)
-{
-	struct bpf_link *l = bpf_program__attach_iter(s->skel->progs.end_waits, NULL);
-	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1;
-	char buf[64];
-
-	if (fd < 0)
-		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(errno));
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(l);
 }
 
 void sampler_stop(struct sampler *s)
@@ -1057,6 +1099,7 @@ static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
 		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
 		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
 		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
+		.at_start = v[FIRN_OFF_AT_START], .at_start_oldest_ns = s->skel->bss->start_oldest_ns,
 	};
 }
 

@@ -36,6 +36,11 @@ struct sampler_opts {
 	bool off_cpu_runnable;  /* preempted switch-outs are waits too (run-queue time) */
 	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
 	uint32_t off_cpu_rate;  /* 1 switch-out in this many is sampled, its time x this (0: 1) */
+	/* off-CPU: the target threads already off the CPU at sampler_start get a wait from then
+	 * (targets that exist before the recording: pids, all). A kernel that cannot load the
+	 * iterator doing it (sleepable, bpf_copy_from_user_task: 5.18+) gets a warning and the
+	 * waits begun from the start only. */
+	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
@@ -82,6 +87,8 @@ struct sampler_offcpu_stats {
 	uint64_t unsampled; /* switch-outs the rate left out */
 	uint64_t at_end;
 	uint64_t late; /* ended at the thread's next switch-out: its switch-in went unseen */
+	uint64_t at_start; /* of the waits: already going at the start, counted from it */
+	uint64_t at_start_oldest_ns; /* how long before the start the oldest of those began */
 };
 
 /* GPU events (bpf/firn.h FIRN_EVENT_GPU_*): entries of gpu_time (nanoseconds: a weight) and

@@ -13,10 +13,15 @@
 #   (lock_path → take_lock → pthread_mutex_lock → futex), and each thread's off-CPU time (with
 #   --off-cpu-runnable) is its wall time minus its CPU time, as the thread measured them, ±5 %.
 # Then the options' checks (usage errors) and --off-cpu-min / --off-cpu-rate accounting.
+# - offcpu_stuck, stuck before the recording starts (a thread deadlocked on a mutex, the main
+#   thread in a pipe read that never returns): `-p PID -d 2` shows both waits (deadlock_here ->
+#   futex, blocked_here -> pipe read) with ~2 s each, counted from the start, not from when they
+#   began (>1 s before), and the summary counts the 2 waits already in progress.
 . "$(dirname "$0")/lib.sh"
 
 MIX="$FIX/offcpu_mix"
 LOCK="$FIX/offcpu_lock"
+STUCK="$FIX/offcpu_stuck"
 if ! is_root; then skip "off-CPU recording tests need root"; exit 0; fi
 
 # within VALUE LO HI
@@ -234,3 +239,29 @@ if command -v go >/dev/null; then
 		go tool pprof -raw "$TMP/all.pb.gz" 2>/dev/null | grep -q "pid:\[" &&
 		pass "-a: no wait of firn's own threads (pid $fpid)" || fail "-a: waits of firn itself (pid $fpid) recorded"
 fi
+
+# 7. a process stuck before the recording: the waits in progress at the start are taken then (a
+# sleepable task iterator) and counted from the start to the end (they never end).
+"$STUCK" 30 >"$TMP/stuck.out" &
+spid=$!
+for _ in $(seq 50); do grep -q '^ready' "$TMP/stuck.out" && break; sleep 0.1; done
+sleep 1 # both waits began over a second before the recording
+"$FIRN" record -e off-cpu -p "$spid" -d 2 -o "$TMP/stuck.pb.gz" 2>"$TMP/stuck.err"
+rc=$?
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+"$FIRN" report --folded "$TMP/stuck.pb.gz" >"$TMP/stuck.folded" 2>/dev/null
+# stuck_ns FUNC KFRAME: off-CPU ns of the stacks through FUNC whose kernel part has KFRAME
+stuck_ns() { awk -v f=";$1;" -v k=";$2" 'index($0, f) && index($0, k) { n += $NF } END { print n + 0 }' "$TMP/stuck.folded"; }
+blocked=$(stuck_ns blocked_here anon_pipe_read_\[k\]) deadlocked=$(stuck_ns deadlock_here futex_wait_\[k\])
+echo "# stuck: blocked_here $blocked ns, deadlock_here $deadlocked ns in a 2 s recording"
+[ $rc -eq 0 ] && within "$blocked" 1.8e9 2.4e9 &&
+	pass "a read begun before the recording: main;blocked_here;..;anon_pipe_read_[k] holds $blocked ns (~2 s, from the start)" ||
+	{ fail "blocked_here: $blocked ns (rc $rc)"; cat "$TMP/stuck.err"; cut -c1-300 "$TMP/stuck.folded"; }
+grep -q ';thread;deadlock_here;.*pthread_mutex_lock' "$TMP/stuck.folded" && within "$deadlocked" 1.8e9 2.4e9 &&
+	pass "a deadlocked thread: thread;deadlock_here;..pthread_mutex_lock..;futex_wait_[k] holds $deadlocked ns (~2 s)" ||
+	fail "deadlock_here: $deadlocked ns"
+grep -q '; 2 of them still waiting at the end, added up to it)' "$TMP/stuck.err" &&
+	grep -q '; 2 already waiting at the start, counted from it (the oldest since [1-9][0-9.]* s before)' "$TMP/stuck.err" &&
+	pass "summary: 2 waits already in progress at the start, begun over a second before it" ||
+	fail "summary: $(cat "$TMP/stuck.err")"

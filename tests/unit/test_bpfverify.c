@@ -1,7 +1,9 @@
 /* Unit test for the verifier's work on the BPF sampler (bpf/profile.bpf.c): on_sample, loaded as
  * `firn record` loads it (DWARF and Python unwinding, or frame pointers only), is verified in
  * fewer than 20,000 instructions (it was 47,738, ~50 ms of every start: loops the verifier
- * followed iteration by iteration). Needs root and BPF: skipped without them. */
+ * followed iteration by iteration); so is start_waits (bpf/offcpu_start.bpf.h: the sleepable
+ * iterator that takes the waits in progress at the start of -e off-cpu, the same unwinder).
+ * Needs root and BPF: skipped without them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,15 +27,17 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* Loads on_sample alone with these settings; returns its verified instructions (0: no BPF). */
-static uint32_t verified(bool dwarf)
+/* Loads program name alone with these settings; returns its verified instructions (0: no BPF). */
+static uint32_t verified(const char *name, bool dwarf)
 {
 	struct profile_bpf *s = profile_bpf__open();
-	struct bpf_program *p;
+	struct bpf_program *p, *want;
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info), n = 0;
 
 	assert_non_null(s);
+	want = bpf_object__find_program_by_name(s->obj, name);
+	assert_non_null(want);
 	s->rodata->filter_pids = 1;
 	s->rodata->python_unwind = 1;
 	s->rodata->dwarf_unwind = dwarf;
@@ -41,10 +45,10 @@ static uint32_t verified(bool dwarf)
 	bpf_map__set_max_entries(s->maps.unwind_rows, 1 << 20);
 	bpf_map__set_max_entries(s->maps.unwind_umaps, 4096);
 	bpf_object__for_each_program(p, s->obj)
-		bpf_program__set_autoload(p, p == s->progs.on_sample);
+		bpf_program__set_autoload(p, p == want);
 	if (!profile_bpf__load(s)) {
 		memset(&info, 0, sizeof(info));
-		assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(s->progs.on_sample), &info, &len), 0);
+		assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(want), &info, &len), 0);
 		n = info.verified_insns;
 	}
 	profile_bpf__destroy(s);
@@ -57,10 +61,24 @@ static void test_verified_insns(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip();
-	uint32_t dwarf = verified(true), fp = verified(false);
+	uint32_t dwarf = verified("on_sample", true), fp = verified("on_sample", false);
 	if (!dwarf && !fp)
 		skip(); /* no BPF here */
 	print_message("on_sample verified instructions: dwarf %u, fp %u\n", dwarf, fp);
+	assert_in_range(dwarf, 1, MAX_VERIFIED);
+	assert_in_range(fp, 1, MAX_VERIFIED);
+}
+
+/* The start_waits iterator loads (sleepable, with both unwinders) within the same budget. */
+static void test_start_waits_verified(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	uint32_t dwarf = verified("start_waits", true), fp = verified("start_waits", false);
+	if (!dwarf && !fp && !verified("on_sample", false))
+		skip(); /* no BPF here */
+	print_message("start_waits verified instructions: dwarf %u, fp %u\n", dwarf, fp);
 	assert_in_range(dwarf, 1, MAX_VERIFIED);
 	assert_in_range(fp, 1, MAX_VERIFIED);
 }
@@ -69,6 +87,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verified_insns),
+		cmocka_unit_test(test_start_waits_verified),
 	};
 
 	libbpf_set_print(quiet);

@@ -310,7 +310,8 @@ static int kernel_collect(struct kernel_source *k)
 	k->arena_len = 0;
 	for (int i = 0; i < k->nrings && !err; i++)
 		err = ring_collect(k, &k->rings[i]);
-	qsort(k->pend, k->npend, sizeof(*k->pend), pend_cmp);
+	if (k->npend) /* pend is NULL before the first event: qsort(NULL, 0) is undefined */
+		qsort(k->pend, k->npend, sizeof(*k->pend), pend_cmp);
 	return err;
 }
 

@@ -360,6 +360,23 @@ static int drop_to_sudo_user(void)
 	return 0;
 }
 
+int target_command_access(const struct target *t, const char *path, int mode)
+{
+	int st;
+
+	if (t->as_root || getuid() != 0 || !getenv("SUDO_UID"))
+		return access(path, mode) ? -errno : 0;
+	pid_t pid = fork(); /* access(2) as that user: its groups and ACLs count */
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(drop_to_sudo_user() ? EPERM : access(path, mode) ? errno & 0xff : 0);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -ECHILD;
+}
+
 /* Points stdin, stdout and stderr at /dev/null (the child of a full-screen top). */
 static void silence_stdio(void)
 {

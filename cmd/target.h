@@ -97,6 +97,9 @@ int target_stop_signal(void);
  * afterwards gets the old limit back. */
 void target_raise_fd_limit(struct target *t);
 
+/* Whether the command's user (the invoking user under sudo, unless --as-root; else firn's)
+ * may access path with mode (access(2)'s R_OK...): 0 or -errno. */
+int target_command_access(const struct target *t, const char *path, int mode);
 /* Forks argv held before exec (t->child set), in a process group of its own (its id is
  * t->child); firn becomes the subreaper of its tree. The command gets SIGTERM should firn die
  * (PR_SET_PDEATHSIG). 0 or -errno. */

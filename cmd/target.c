@@ -589,16 +589,25 @@ static bool group_alive(struct target *t)
 	return !t->child_done || !kill(-t->child, 0);
 }
 
+/* Sends sig to the command's group, and to the command itself while it runs (it may have left
+ * the group: a job-control shell, setsid). */
+static void signal_command(struct target *t, int sig)
+{
+	kill(-t->child, sig);
+	if (!t->child_done)
+		kill(t->child, sig);
+}
+
 void target_end_command(struct target *t)
 {
 	if (t->child <= 0 || !group_alive(t))
 		return;
-	kill(-t->child, SIGTERM);
-	kill(-t->child, SIGCONT); /* a stopped process would not act on SIGTERM */
+	signal_command(t, SIGTERM);
+	signal_command(t, SIGCONT); /* a stopped process would not act on SIGTERM */
 	for (int i = 0; i < 200 && group_alive(t); i++)
 		usleep(10000);
 	if (group_alive(t)) {
-		kill(-t->child, SIGKILL);
+		signal_command(t, SIGKILL);
 		target_reap(t, 0);
 	}
 }

@@ -4,7 +4,9 @@
 #include "opt.h"
 #include "target.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
@@ -271,13 +273,81 @@ static char *find_cuda_lib(void)
 	return NULL;
 }
 
-/* --cuda: finds the library and names it in CUDA_INJECTION64_PATH, which the command inherits
- * (the CUDA driver loads it at cuInit); -p and -a processes must have been started with it. */
-static int cuda_setup(struct record_opts *o)
+#if defined(__x86_64__)
+#define CUDA_LIB_MACHINE EM_X86_64
+#define CUDA_LIB_ARCH "x86-64"
+#elif defined(__aarch64__)
+#define CUDA_LIB_MACHINE EM_AARCH64
+#define CUDA_LIB_ARCH "aarch64"
+#endif
+
+/* Whether the file open on fd is a regular file holding a 64-bit ELF shared object of firn's
+ * architecture: NULL, or what it is not (for the message). */
+static const char *not_a_library(int fd)
 {
+	struct stat st;
+	Elf64_Ehdr h;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h.e_ident, ELFMAG, SELFMAG))
+		return "not an ELF file";
+	if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN)
+		return "not a 64-bit ELF shared object";
+#ifdef CUDA_LIB_MACHINE
+	if (h.e_machine != CUDA_LIB_MACHINE)
+		return "not an ELF shared object for " CUDA_LIB_ARCH;
+#endif
+	return NULL;
+}
+
+/* The library found for --cuda must be one (a link to /etc/shadow, /dev/zero or junk is
+ * named as such) and readable by the user the command runs as (the invoking user under sudo),
+ * else the driver would load nothing without a word. Prints the error and returns 1. */
+static int check_cuda_lib(const struct record_opts *o)
+{
+	const char *path = o->cuda_lib, *why;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return error("--cuda: cannot open '%s': %s", path, strerror(errno));
+	why = not_a_library(fd);
+	close(fd);
+	if (why)
+		return error("--cuda: '%s' is %s", path, why);
+	if (!(err = target_command_access(&o->t, path, R_OK)))
+		return 0;
+	if (getuid() == 0 && getenv("SUDO_UID") && !o->t.as_root)
+		return error("--cuda: the invoking user (uid %s), as whom the command runs, cannot read "
+			     "'%s': %s", getenv("SUDO_UID"), path, strerror(-err));
+	return error("--cuda: cannot read '%s': %s", path, strerror(-err));
+}
+
+/* A CUDA_INJECTION64_PATH the user set is not replaced: 0 when unset, empty or the same file
+ * as the library; else prints why and returns 2. */
+static int check_injection_env(const char *lib)
+{
+	const char *v = getenv("CUDA_INJECTION64_PATH");
+	struct stat a, b;
+
+	if (!v || !*v || (!stat(v, &a) && !stat(lib, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		return 0;
+	error("--cuda: CUDA_INJECTION64_PATH is set already ('%s'); unset it, or set it to '%s'", v, lib);
+	return 2;
+}
+
+/* --cuda: finds and checks the library and names it in CUDA_INJECTION64_PATH, which the command
+ * inherits (the CUDA driver loads it at cuInit); -p and -a processes must have been started
+ * with it. */
+static int cuda_setup(struct record_opts *o, bool command)
+{
+	int rc;
+
 	if (!(o->cuda_lib = find_cuda_lib()))
 		return error("--cuda: no libfirn-cuda.so next to firn or in ../lib/firn/ (firn was built "
 			     "without the CUDA toolkit)");
+	if ((rc = check_cuda_lib(o)) || (command && (rc = check_injection_env(o->cuda_lib))))
+		return rc;
 	if (setenv("CUDA_INJECTION64_PATH", o->cuda_lib, 1))
 		return error("cannot set CUDA_INJECTION64_PATH: %s", strerror(errno));
 	return 0;
@@ -466,7 +536,7 @@ static int cmd_record(int argc, char **argv)
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
 	    (rc = env_limits(&r)))
 		goto out;
-	if (o.cuda && (rc = cuda_setup(&o)))
+	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();

@@ -110,6 +110,32 @@ static void print_gpu_summary(const struct recorder_gpu_stats *g)
 		(unsigned long long)g->lost);
 }
 
+/* The frames line: every cpu-clock sample, named or not; those with unnamed frames by the worst
+ * reason among them; and the process records and notices lost (why mappings may be missing). */
+static void print_frames_summary(const struct recorder_stats *st)
+{
+	const struct capture_frame_stats *f = &st->frames;
+	uint64_t unnamed = 0;
+
+	for (int i = 0; i < SYMBOLIZER_REASONS; i++)
+		unnamed += f->unnamed[i];
+	if (!f->named && !unnamed && !st->stored)
+		return;
+	fprintf(stderr,
+		"firn: frames: %llu samples, %llu with every frame named, %llu with unnamed frames "
+		"(process gone before it was seen %llu, address in no known mapping %llu, file "
+		"unreadable %llu, JIT code without a perf map entry %llu, no symbol %llu); lost by "
+		"the kernel: %llu process records, %llu notices\n",
+		(unsigned long long)(f->named + unnamed), (unsigned long long)f->named,
+		(unsigned long long)unnamed,
+		(unsigned long long)f->unnamed[SYMBOLIZER_NO_PROCESS],
+		(unsigned long long)f->unnamed[SYMBOLIZER_NO_MAPPING],
+		(unsigned long long)f->unnamed[SYMBOLIZER_NO_FILE],
+		(unsigned long long)f->unnamed[SYMBOLIZER_NO_JIT_SYMBOL],
+		(unsigned long long)f->unnamed[SYMBOLIZER_NO_SYMBOL],
+		(unsigned long long)st->proc_records_lost, (unsigned long long)st->events_full);
+}
+
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
 void summary_print(const struct recorder *rec, const struct profile *prof,
@@ -141,6 +167,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	}
 	if (so->off_cpu)
 		print_offcpu_summary(so, &st->off_cpu);
+	print_frames_summary(st);
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
 	print_python_summary(rec);

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "usdt.h"
@@ -359,6 +360,23 @@ static int drop_to_sudo_user(void)
 	return 0;
 }
 
+int target_command_access(const struct target *t, const char *path, int mode)
+{
+	int st;
+
+	if (t->as_root || getuid() != 0 || !getenv("SUDO_UID"))
+		return access(path, mode) ? -errno : 0;
+	pid_t pid = fork(); /* access(2) as that user: its groups and ACLs count */
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(drop_to_sudo_user() ? EPERM : access(path, mode) ? errno & 0xff : 0);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -ECHILD;
+}
+
 /* Points stdin, stdout and stderr at /dev/null (the child of a full-screen top). */
 static void silence_stdio(void)
 {
@@ -426,6 +444,7 @@ int target_start_command(struct target *t, char **argv)
 		return err;
 	}
 	if (pid == 0) {
+		setpgid(0, 0);
 		close(go[1]);
 		close(errp[0]);
 		signal(SIGINT, SIG_DFL);
@@ -436,6 +455,8 @@ int target_start_command(struct target *t, char **argv)
 	}
 	close(go[0]);
 	close(errp[1]);
+	setpgid(pid, pid); /* also here: the group exists whichever of the two runs first */
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* the orphans of its tree are reaped by firn */
 	t->child = pid;
 #ifdef SYS_pidfd_open
 	t->end_fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -447,10 +468,53 @@ int target_start_command(struct target *t, char **argv)
 	return 0;
 }
 
+/* Makes pgrp the foreground group of the terminal fd; SIGTTOU is blocked meanwhile, since a
+ * background process (firn once it gave the terminal away) may not otherwise. */
+static void set_foreground(int fd, pid_t pgrp)
+{
+	sigset_t ttou, old;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(fd, pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The command runs in its own process group (so that all it starts can be ended with it): when
+ * firn is in the foreground of the terminal on its stdin, that group gets the terminal (the
+ * command reads it; Ctrl-C and Ctrl-Z reach the command's tree) until the command ends. */
+static void hand_terminal(struct target *t)
+{
+	if (t->quiet_command || !isatty(0) || tcgetpgrp(0) != getpgrp())
+		return;
+	t->tty_fd = 0;
+	set_foreground(t->tty_fd, t->child);
+}
+
+/* Takes the terminal back from the command's group (once it has ended or stopped). */
+static void take_terminal(struct target *t)
+{
+	if (t->tty_fd >= 0)
+		set_foreground(t->tty_fd, getpgrp());
+}
+
+/* The command's group was stopped (Ctrl-Z, or SIGTTIN): firn stops too, as a shell's job does,
+ * and once continued in the foreground gives the terminal back and continues the group. */
+static void follow_stop(struct target *t)
+{
+	take_terminal(t);
+	raise(SIGTSTP);
+	if (tcgetpgrp(t->tty_fd) == getpgrp())
+		set_foreground(t->tty_fd, t->child);
+	kill(-t->child, SIGCONT);
+}
+
 int target_release_command(struct target *t)
 {
 	int err = 0;
 
+	hand_terminal(t);
 	if (write(t->go_fd, "g", 1) != 1)
 		err = errno;
 	close(t->go_fd);
@@ -485,26 +549,65 @@ int target_start_recording(struct target *t, struct recorder *rec, char **argv)
 	return 0;
 }
 
+/* Notes the command's status st when pid is the command. */
+static void note_exit(struct target *t, pid_t pid, int st)
+{
+	if (pid != t->child || t->child_done)
+		return;
+	t->child_status = st;
+	t->child_done = true;
+	take_terminal(t);
+	t->tty_fd = -1;
+}
+
 void target_reap(struct target *t, int flags)
 {
-	if (t->child <= 0 || t->child_done)
+	int st;
+	pid_t p;
+
+	if (t->child <= 0)
 		return;
-	if (waitpid(t->child, &t->child_status, flags) == t->child)
-		t->child_done = true;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) /* the command, or an orphan of its tree */
+		note_exit(t, p, st);
+	if (t->child_done)
+		return;
+	if (!(flags & WNOHANG)) {
+		if (waitpid(t->child, &st, flags) == t->child)
+			note_exit(t, t->child, st);
+	} else if (t->tty_fd >= 0 && waitpid(t->child, &st, WNOHANG | WUNTRACED) == t->child) {
+		if (WIFSTOPPED(st))
+			follow_stop(t);
+		else
+			note_exit(t, t->child, st);
+	}
+}
+
+/* Whether a process of the command's group still runs (its zombies, reaped here, do not). */
+static bool group_alive(struct target *t)
+{
+	target_reap(t, WNOHANG);
+	return !t->child_done || !kill(-t->child, 0);
+}
+
+/* Sends sig to the command's group, and to the command itself while it runs (it may have left
+ * the group: a job-control shell, setsid). */
+static void signal_command(struct target *t, int sig)
+{
+	kill(-t->child, sig);
+	if (!t->child_done)
+		kill(t->child, sig);
 }
 
 void target_end_command(struct target *t)
 {
-	target_reap(t, WNOHANG);
-	if (t->child <= 0 || t->child_done)
+	if (t->child <= 0 || !group_alive(t))
 		return;
-	kill(t->child, SIGTERM);
-	for (int i = 0; i < 200 && !t->child_done; i++) {
+	signal_command(t, SIGTERM);
+	signal_command(t, SIGCONT); /* a stopped process would not act on SIGTERM */
+	for (int i = 0; i < 200 && group_alive(t); i++)
 		usleep(10000);
-		target_reap(t, WNOHANG);
-	}
-	if (!t->child_done) {
-		kill(t->child, SIGKILL);
+	if (group_alive(t)) {
+		signal_command(t, SIGKILL);
 		target_reap(t, 0);
 	}
 }

@@ -30,6 +30,7 @@ struct target {
 	bool child_done;
 	int go_fd, err_fd;   /* held: write to go_fd to exec; exec errors come back on err_fd */
 	int end_fd;          /* the child's pidfd: readable once it exits (-1: none) */
+	int tty_fd;          /* the terminal handed to the command's process group (-1: none) */
 	struct rlimit nofile; /* the open-file limit firn started with (the command gets it) */
 	bool nofile_raised;
 
@@ -50,7 +51,7 @@ struct target {
 /* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
  * unwind tables, kernel stacks), no command. */
 #define TARGET_INIT                                                                         \
-	{ .go_fd = -1, .err_fd = -1, .end_fd = -1, .freq = 99, .call_graph = "auto",                       \
+	{ .go_fd = -1, .err_fd = -1, .end_fd = -1, .tty_fd = -1, .freq = 99, .call_graph = "auto",                       \
 	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1 }
 
 /* The options record and top share, as one group of both commands' tables (so --help,
@@ -96,18 +97,27 @@ int target_stop_signal(void);
  * afterwards gets the old limit back. */
 void target_raise_fd_limit(struct target *t);
 
-/* Forks argv held before exec (t->child set); the command gets SIGTERM should firn die
+/* Whether the command's user (the invoking user under sudo, unless --as-root; else firn's)
+ * may access path with mode (access(2)'s R_OK...): 0 or -errno. */
+int target_command_access(const struct target *t, const char *path, int mode);
+/* Forks argv held before exec (t->child set), in a process group of its own (its id is
+ * t->child); firn becomes the subreaper of its tree. The command gets SIGTERM should firn die
  * (PR_SET_PDEATHSIG). 0 or -errno. */
 int target_start_command(struct target *t, char **argv);
-/* Lets the held command exec; 0, or the exec error (errno) once the child has been reaped. */
+/* Lets the held command exec, its group given the terminal first when firn is in the
+ * foreground of the one on its stdin (taken back when the command ends or stops; firn then
+ * stops with it); 0, or the exec error (errno) once the child has been reaped. */
 int target_release_command(struct target *t);
 /* A descriptor that becomes readable when the command exits (its pidfd), to poll(2) beside the
  * recorder's so that its end is noticed at once; -1 without a command or without pidfd_open
  * (Linux < 5.3: the end is noticed at the next timeout). Owned by t. */
 int target_end_fd(const struct target *t);
-/* Notes whether the command has exited (flags: WNOHANG or 0). */
+/* Notes whether the command has exited (flags: WNOHANG or 0), reaping the orphans of its tree
+ * too; with the terminal handed over, a stopped command stops firn (see
+ * target_release_command). */
 void target_reap(struct target *t, int flags);
-/* Ends a command still running: SIGTERM, then SIGKILL after 2 s. */
+/* Ends the command and what still runs of its process group (what it started, also when the
+ * command has exited): SIGTERM to the group, then SIGKILL after 2 s. */
 void target_end_command(struct target *t);
 /* The command's exit status as a shell gives it (128 + signal), 0 without a command. */
 int target_command_status(const struct target *t);

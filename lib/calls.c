@@ -135,7 +135,8 @@ int calls_compute(struct calls *c, struct profile *p, const struct calls_query *
 	for (size_t i = 0; i < q->nsamples && !err; i++)
 		err = add_sample(c, p, &w, i);
 	for (int s = 0; s < 2; s++) {
-		qsort(w.side[s].rows, w.side[s].n, sizeof(*w.side[s].rows), row_cmp);
+		if (w.side[s].n) /* rows is NULL when none: qsort(NULL, 0) is undefined */
+			qsort(w.side[s].rows, w.side[s].n, sizeof(*w.side[s].rows), row_cmp);
 		free(w.side[s].last);
 	}
 	c->callers = w.side[0].rows;

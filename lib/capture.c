@@ -42,6 +42,8 @@ struct capture {
 	struct resolved_loc *rlocs;  /* tagged values resolved so far, and their locations */
 	size_t nrlocs, caprlocs;
 	struct hashtab rindex;       /* (pid, value) → index into rlocs */
+	unsigned worst;              /* the entry being symbolized: its worst frame's reason */
+	struct capture_frame_stats fs; /* cpu-clock samples by their worst frame */
 };
 
 /* A tagged value of a process, and the location it became. */
@@ -159,6 +161,38 @@ static bool tracing_frame(const struct profile *p, uint64_t id)
 	return false;
 }
 
+/* How bad an unresolved frame's reason is, so that a sample counts under its worst one: a
+ * process never seen, then an address in no known mapping, then a file that could not be read,
+ * JIT code without a perf map entry, a file without a symbol there. */
+static unsigned reason_rank(unsigned reason)
+{
+	static const unsigned rank[SYMBOLIZER_REASONS] = {
+		[SYMBOLIZER_RESOLVED] = 0, [SYMBOLIZER_NO_SYMBOL] = 1,
+		[SYMBOLIZER_NO_JIT_SYMBOL] = 2, [SYMBOLIZER_NO_FILE] = 3,
+		[SYMBOLIZER_NO_MAPPING] = 4, [SYMBOLIZER_NO_PROCESS] = 5,
+	};
+
+	return reason < SYMBOLIZER_REASONS ? rank[reason] : 0;
+}
+
+/* Notes the reason of the lookup just made for the entry being symbolized. */
+static void note_reason(struct capture *c, unsigned reason)
+{
+	if (reason_rank(reason) > reason_rank(c->worst))
+		c->worst = reason;
+}
+
+/* Counts a cpu-clock entry's samples under the worst reason of its frames. */
+static void count_frames(struct capture *c, const struct sampler_entry *e)
+{
+	if (e->event != 0)
+		return; /* cpu-clock is event 0; other events' counts are no samples */
+	if (c->worst == SYMBOLIZER_RESOLVED)
+		c->fs.named += e->count;
+	else
+		c->fs.unnamed[c->worst] += e->count;
+}
+
 /* Appends the locations of one stack (leaf first); frames after the first are return addresses.
  * An off-CPU entry's kernel stack was taken at a tracepoint: its leading tracing frames go. */
 static int add_frames(struct capture *c, const struct sampler_entry *e, bool kernel, size_t *n)
@@ -176,6 +210,8 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 			   : intern_user(&c->in, c->sym, c->p, e->pid, ips[i], i > 0);
 		if (id < 0)
 			return (int)id;
+		if (!resolver_kind_of(ips[i]) || kernel)
+			note_reason(c, c->in.last_reason);
 		if (leading && (leading = tracing_frame(c->p, id)))
 			continue;
 		if (id)
@@ -214,8 +250,10 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 		c->cap = ncap;
 	}
 	*n = 0;
+	c->worst = SYMBOLIZER_RESOLVED;
 	if ((err = add_frames(c, e, true, n)) || (err = add_frames(c, e, false, n)))
 		return err;
+	count_frames(c, e);
 	int64_t comm = profile_intern(c->p, capture_comm(e->pid, e->comm));
 	int64_t thread = profile_intern(c->p, capture_comm(e->pid, e->thread));
 	if (comm < 0 || thread < 0)
@@ -540,4 +578,9 @@ void capture_free(struct capture *c)
 	free(c->values);
 	free(c->uses);
 	free(c);
+}
+
+void capture_frame_stats(const struct capture *c, struct capture_frame_stats *st)
+{
+	*st = c->fs;
 }

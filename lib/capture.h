@@ -87,4 +87,14 @@ int capture_finish_from(struct capture *c,
 			void *src, const struct capture_meta *m);
 void capture_free(struct capture *c);
 
+/* The cpu-clock samples symbolized so far (each entry's count once: when parked, at a cut or at
+ * the end): those whose every frame was named, and the others by the worst reason among their
+ * frames (enum symbolizer_reason: a process never seen before the rest, then no mapping, no
+ * file, no JIT symbol, no symbol). named + the unnamed add up to the samples of the profile. */
+struct capture_frame_stats {
+	uint64_t named;
+	uint64_t unnamed[SYMBOLIZER_REASONS]; /* [SYMBOLIZER_RESOLVED] stays 0 */
+};
+void capture_frame_stats(const struct capture *c, struct capture_frame_stats *st);
+
 #endif

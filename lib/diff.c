@@ -505,7 +505,8 @@ static int64_t side_lines(struct profile *p, const struct folded_opts *o, char *
 	}
 	if (err)
 		return err;
-	qsort(*lines, n, sizeof(**lines), cmp_line);
+	if (n) /* *lines is NULL without lines: qsort(NULL, 0) is undefined */
+		qsort(*lines, n, sizeof(**lines), cmp_line);
 	return n;
 }
 

@@ -314,7 +314,8 @@ static int tree_push_stack(struct flame_tree *t, const uint32_t *keys, size_t n,
 	if (grow((void **)&t->frames, &t->cap_frames, t->nframes + n, sizeof(*t->frames)) ||
 	    grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof(*t->stacks)))
 		return -ENOMEM;
-	memcpy(t->frames + t->nframes, keys, n * sizeof(*keys));
+	if (n) /* an empty stack's keys may be NULL: memcpy(…, NULL, 0) is undefined */
+		memcpy(t->frames + t->nframes, keys, n * sizeof(*keys));
 	t->stacks[t->nstacks++] = (struct flame_stack){ t->nframes, n, value, base };
 	t->nframes += n;
 	if (n > t->maxlen)
@@ -730,7 +731,7 @@ static int tree_relayout(struct flame_tree *t, const struct sort_item *a, size_t
 		struct flame_stack s = t->stacks[a[i].stack];
 		struct flame_stack *prev = kept ? &stacks[kept - 1] : NULL;
 		if (prev && prev->len == s.len &&
-		    !memcmp(frames + prev->off, t->frames + s.off, s.len * sizeof(*frames))) {
+		    (!s.len || !memcmp(frames + prev->off, t->frames + s.off, s.len * sizeof(*frames)))) {
 			prev->value += s.value;
 			prev->base += s.base;
 			continue;
@@ -1250,7 +1251,8 @@ static int pal_save(struct palette *p, const char *path)
 
 	if (!f)
 		return -ENOMEM;
-	qsort(p->e, p->n, sizeof(*p->e), pal_entry_cmp);
+	if (p->n) /* e is NULL when empty: qsort(NULL, 0) is undefined */
+		qsort(p->e, p->n, sizeof(*p->e), pal_entry_cmp);
 	if (p->kept_len)
 		fwrite(p->kept, 1, p->kept_len, f);
 	for (size_t i = 0; i < p->n; i++)

@@ -498,7 +498,7 @@ static bool inl_eq(const void *ctx, uint32_t id, const void *key)
 	const uint64_t *k = key;
 
 	return l->mapping_id == k[0] && l->nlines == k[1] &&
-	       !memcmp(l->lines, r->lines, k[1] * sizeof(*r->lines));
+	       (!k[1] || !memcmp(l->lines, r->lines, k[1] * sizeof(*r->lines))); /* lines may be NULL at 0 */
 }
 
 static int64_t r_inline_loc(struct reader *r, const struct rframe *f, uint32_t n)

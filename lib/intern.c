@@ -246,6 +246,7 @@ static int64_t mapping_of(struct intern *in, const struct symbolizer_mapping *m)
 static int64_t count(struct intern *in, const struct intern_slot *sl)
 {
 	in->counts[sl->reason]++;
+	in->last_reason = sl->reason;
 	in->with_lines += sl->lines;
 	return sl->loc_id;
 }

@@ -43,6 +43,7 @@ struct intern {
 	size_t nmap_ids;
 	uint64_t names_gen;         /* the symbolizer's symbolizer_names_gen the function cache is of */
 	uint64_t counts[SYMBOLIZER_REASONS], with_lines; /* lookups by outcome */
+	unsigned last_reason;       /* the outcome of the last lookup (enum symbolizer_reason) */
 };
 
 /* Counts of addresses asked for (intern_user, _kernel, _file), by outcome: every call counts,

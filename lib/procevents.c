@@ -310,7 +310,8 @@ static int kernel_collect(struct kernel_source *k)
 	k->arena_len = 0;
 	for (int i = 0; i < k->nrings && !err; i++)
 		err = ring_collect(k, &k->rings[i]);
-	qsort(k->pend, k->npend, sizeof(*k->pend), pend_cmp);
+	if (k->npend) /* pend is NULL before the first event: qsort(NULL, 0) is undefined */
+		qsort(k->pend, k->npend, sizeof(*k->pend), pend_cmp);
 	return err;
 }
 
@@ -380,14 +381,28 @@ static int add_ring(struct kernel_source *k, int cpu, size_t pages)
 	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ee) ? -errno : 0;
 }
 
-struct proc_source *procevents_kernel_new(unsigned pages)
+/* The default ring size: 16 MiB shared by the CPUs, 64 to 512 pages (256 KiB to 2 MiB) each, a
+ * power of two. A process that starts and exits while firn does not read (firn stopped, or
+ * busy) leaves about 1 KiB of records: 64 pages per CPU overflowed within 8 s of a stop among
+ * short processes (their mappings lost), 512 last several times longer; many CPUs share the
+ * load, so they get less each. */
+static unsigned default_pages(long ncpus, long page)
+{
+	unsigned long each = (16UL << 20) / (unsigned long)(ncpus > 0 ? ncpus : 1) / (page > 0 ? page : 4096);
+	unsigned pages = 64;
+
+	while (pages < 512 && pages * 2 <= each)
+		pages *= 2;
+	return pages;
+}
+
+/* procevents_kernel_new with rings of pages pages (not 0). */
+static struct proc_source *kernel_new(unsigned pages)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct kernel_source *k = calloc(1, sizeof(*k));
 	int err = 0;
 
-	if (!pages)
-		pages = 64;
 	if (!k)
 		return NULL;
 	k->base.ops = &kernel_ops;
@@ -408,6 +423,16 @@ struct proc_source *procevents_kernel_new(unsigned pages)
 		return NULL;
 	}
 	return &k->base;
+}
+
+struct proc_source *procevents_kernel_new(unsigned pages)
+{
+	if (pages)
+		return kernel_new(pages);
+	struct proc_source *src = kernel_new(default_pages(sysconf(_SC_NPROCESSORS_CONF),
+							   sysconf(_SC_PAGESIZE)));
+	/* without CAP_IPC_LOCK the locked-memory limit (perf_event_mlock_kb) may refuse more */
+	return src ? src : kernel_new(64);
 }
 
 /* ---- fake source ---- */

@@ -62,7 +62,8 @@ struct proc_source {
 };
 
 /* Opens the kernel source on every online CPU (root or CAP_PERFMON; pages: of each ring buffer,
- * a power of two, 0: 64). NULL + errno (the perf_event_open or mmap errno). */
+ * a power of two; 0: 16 MiB shared by the CPUs, 64 to 512 pages each, or 64 where the
+ * locked-memory limit refuses that). NULL + errno (the perf_event_open or mmap errno). */
 struct proc_source *procevents_kernel_new(unsigned pages);
 /* A source that hands out a copy of the n events (filenames copied too), in order, in reads of
  * at most batch events each (0: all at once). NULL + errno. */

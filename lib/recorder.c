@@ -132,6 +132,7 @@ struct recorder {
 	size_t ndirty, cap_dirty;
 	bool reading;          /* read_events is running (a callback may come back to it) */
 	uint64_t lost_ns;      /* when the kernel last lost process records (0: never) */
+	uint64_t lost_records; /* process records the kernel lost (side band) */
 	uint64_t last_sweep_ns;
 	char err[1024];        /* the last failure's message */
 };
@@ -255,7 +256,7 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 	int pid = proctab_apply(&r->procs, ev, r->o.all);
 
 	if (ev->kind == PROC_EV_LOST)
-		r->lost_ns = mono_ns();
+		r->lost_ns = mono_ns(), r->lost_records += ev->lost;
 	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
 		note_python_mapping(r, ev);
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
@@ -1596,6 +1597,9 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	stats_of(&s, st);
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
+	st->proc_records_lost = r->lost_records;
+	if (r->cap)
+		capture_frame_stats(r->cap, &st->frames);
 	st->ncpus = r->ss->ops->ncpus(r->ss);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;

@@ -56,6 +56,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "capture.h"
 #include "profile.h"
 
 struct recorder;
@@ -133,6 +134,10 @@ struct recorder_stats {
 	uint64_t unwind_cached; /* tables read from the on-disk cache (not built) */
 	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
 	uint64_t entries, stacks, threads, snapshots, retired_processes;
+	/* cpu-clock samples by whether all their frames were named, the others by the worst reason
+	 * (capture_frame_stats); process records the kernel lost (missed mappings) */
+	struct capture_frame_stats frames;
+	uint64_t proc_records_lost;
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
 	/* -e off-cpu: waits begun, added (and their time), under the minimum (and their time);

@@ -960,8 +960,8 @@ static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *
 	}
 	for (size_t i = 0; i < s->cap_entries; i++) {
 		const struct uentry *u = &s->entries[i];
-		pid_t *at = u->used ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
-				    : NULL;
+		pid_t *at = u->used && n ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
+					 : NULL; /* pids may be NULL at n 0 */
 		if (!at || later[at - pids])
 			continue;
 		struct sampler_entry e = entry_view(s, u);

@@ -475,7 +475,8 @@ static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 t
 
 /* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
  * bytes before 3.10, in code units in 3.10; -1: not started). */
-static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
+static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr,
+					 __u64 id)
 {
 	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
 	__s32 lasti = (__s32)instr;
@@ -486,7 +487,107 @@ static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code
 		units = FIRN_PY_NO_OFFSET;
 	if (units >= FIRN_PY_NO_OFFSET)
 		units = FIRN_PY_NO_OFFSET;
-	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
+	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(id, units));
+}
+
+/* The code objects met, with the id each was given (struct firn_py_code_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct firn_py_code_key);
+	__type(value, struct firn_py_code_val);
+} python_codes SEC(".maps");
+
+__u64 python_next_id = 0; /* the last id given (ids start at 1) */
+
+/* The code object being looked at (per CPU: the walk's callbacks share it). */
+struct firn_py_code_buf {
+	__u8 co[FIRN_PY_CODE_READ];
+	__u8 uni[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_py_code_buf);
+} python_code_buf SEC(".maps");
+
+#define PY_CO64(b, off) (*(__u64 *)&(b)->co[(off) & 0x78])
+
+/* Copies unicode object str's first bytes (its data) with its state and length into the event. */
+static __always_inline void copy_unicode(const struct firn_py_proc *p, __u64 str, char *out,
+					 __u32 cap, __u32 *state, __u64 *len)
+{
+	struct firn_py_code_buf *b;
+	__u32 zero = 0;
+
+	if (!str || !(b = bpf_map_lookup_elem(&python_code_buf, &zero)) ||
+	    bpf_probe_read_user(b->uni, sizeof(b->uni), (void *)str))
+		return;
+	*state = *(__u32 *)&b->uni[p->uni_state & 0x3c];
+	*len = *(__u64 *)&b->uni[p->uni_length & 0x38];
+	bpf_probe_read_user(out, cap, (void *)(str + (p->uni_data & 0xff)));
+}
+
+/* Gives code object code (its identity ident) a new id and announces it with its names and
+ * first line, copied now: its process may end before user space reads anything. */
+static __noinline __u64 python_new_code(struct firn_py_code_key *k, __u64 ident)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_py_code_buf *b = bpf_map_lookup_elem(&python_code_buf, &zero);
+	struct firn_py_code_val v = { .ident = ident };
+	__u32 lost = FIRN_PY_CODES_LOST, codes = FIRN_PY_CODES;
+
+	if (!w || !b)
+		return 0;
+	v.id = __sync_fetch_and_add(&python_next_id, 1) + 1;
+	bpf_map_update_elem(&python_codes, k, &v, BPF_ANY);
+	count_python(codes);
+	struct firn_py_code_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_python(lost);
+		return v.id;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = FIRN_EV_PY_CODE;
+	e->pid = k->pid;
+	e->code = k->code;
+	e->id = v.id;
+	e->firstlineno = *(__s32 *)&b->co[w->p.co_firstlineno & 0x7c];
+	__u64 name = PY_CO64(b, w->p.co_name), file = PY_CO64(b, w->p.co_filename);
+	copy_unicode(&w->p, name, e->name, sizeof(e->name), &e->name_state, &e->name_len);
+	copy_unicode(&w->p, file, e->file, sizeof(e->file), &e->file_state, &e->file_len);
+	bpf_ringbuf_submit(e, 0);
+	return v.id;
+}
+
+/* The id of the code object at code of the current process: the one it was given when its
+ * identity (name, its hash, file, first line, line table) is unchanged, else a new one. 0: the
+ * object could not be read. */
+static __noinline __u64 python_code_id(__u64 code)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_py_code_buf *b = bpf_map_lookup_elem(&python_code_buf, &zero);
+	struct firn_py_code_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .code = code };
+	__u64 nhash = 0;
+
+	if (!w || !b || bpf_probe_read_user(b->co, sizeof(b->co), (void *)(code + (w->p.co_lo & 0xff))))
+		return 0;
+	k.epoch = w->p.epoch;
+	__u64 name = PY_CO64(b, w->p.co_name);
+	if (name)
+		read_user64(&nhash, name + (w->p.uni_hash & 0x38));
+	__u64 ident = name * 0x9e3779b97f4a7c15ULL ^ nhash;
+	ident = (ident ^ PY_CO64(b, w->p.co_filename)) * 0xff51afd7ed558ccdULL;
+	ident = (ident ^ PY_CO64(b, w->p.co_linetable)) * 0xc4ceb9fe1a85ec53ULL;
+	ident ^= *(__u32 *)&b->co[w->p.co_firstlineno & 0x7c];
+	struct firn_py_code_val *v = bpf_map_lookup_elem(&python_codes, &k);
+	if (v && v->ident == ident)
+		return v->id;
+	return python_new_code(&k, ident);
 }
 
 /* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
@@ -530,11 +631,12 @@ static long python_frame(__u32 i, void *arg)
 		w->stop = FIRN_PY_TRUNCATED;
 		return 1;
 	}
-	if ((code & 7) || code >= (1ULL << 47) || !code) {
+	__u64 cid = (code & 7) || code >= (1ULL << 47) || !code ? 0 : python_code_id(code);
+	if (!cid) {
 		w->stop = FIRN_PY_BAD_READ;
 		return 1;
 	}
-	w->vals[n] = py_payload(&w->p, code, instr);
+	w->vals[n] = py_payload(&w->p, code, instr, cid);
 	w->entry[n] = old ? 1 : is_entry;
 	w->n = n + 1;
 	return 0;
@@ -560,6 +662,16 @@ static long python_splice_step(__u32 i, void *arg)
 	__u32 o = out->len, ni = w->ni, pi = w->pi;
 	if (o >= FIRN_MAX_FRAMES)
 		return 1;
+	/* the outer frames do not fit, or the walk kept only the inner ones: the leaf end stays,
+	 * its root an explicit "[truncated]" frame (never native frames that look complete) */
+	bool more = pi < w->n || (w->mode != 2 && ni < w->native.len);
+	if ((o == FIRN_MAX_FRAMES - 1 && more) || (w->stop == FIRN_PY_TRUNCATED && pi >= w->n)) {
+		out->ips[o] = FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_TRUNCATED_FRAME);
+		out->len = o + 1;
+		w->stop = FIRN_PY_TRUNCATED;
+		w->pi = w->n;
+		return 1;
+	}
 	if (w->mode && pi < w->n && pi < FIRN_PY_MAX_FRAMES) {
 		out->ips[o] = w->vals[pi];
 		out->len = o + 1;
@@ -613,8 +725,6 @@ static __always_inline void python_frames(struct firn_stack *s)
 		w->ni = w->pi = w->mode = 0;
 		s->len = 0;
 		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
-		if (w->pi < w->n && w->stop == FIRN_PY_COMPLETE)
-			w->stop = FIRN_PY_TRUNCATED; /* the stack had no room for them all */
 	}
 	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
 }

@@ -381,6 +381,11 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->type == FIRN_EV_PY_CODE) {
+		if (s->opts.on_py_code && size >= sizeof(struct firn_py_code_event))
+			s->opts.on_py_code(s->opts.ctx, data);
+		return 0;
+	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
 		if (s->opts.on_code)
 			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
@@ -1226,7 +1231,7 @@ int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *
 	return 0;
 }
 
-void sampler_python_stats(struct sampler *s, uint64_t out[4])
+void sampler_python_stats(struct sampler *s, uint64_t *out)
 {
 	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
 }

@@ -103,7 +103,7 @@ one_version() {
 	python3 "$STACKS" "$TMP/pr$v.pb.gz" >"$TMP/pr$v.txt"
 	pr_check "$TMP/pr$v.txt" "$TMP/pr$v.out" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /; s/^# /# python $v: /"
 	grep "firn: python:" "$TMP/pr$v.err" | sed "s/^/# python $v: /"
-	grep -q "firn: python: 1 process, [0-9]* samples: [0-9.]*% complete, truncated [0-9]*, no thread state [0-9]*, unreadable frame [0-9]*; code objects unreadable [0-9]*; unknown version 0" "$TMP/pr$v.err" &&
+	grep -q "firn: python: 1 process, [0-9]* samples: [0-9.]*% complete, truncated [0-9]*, no thread state [0-9]*, unreadable frame [0-9]*; code objects [0-9]* (announcements lost 0), unreadable [0-9]*; unknown version 0" "$TMP/pr$v.err" &&
 		pass "python $v: the summary counts the Python samples by outcome" ||
 		{ fail "python $v: no python summary line"; tail -3 "$TMP/pr$v.err"; }
 	"$FIRN" record -F 997 --thread-labels -o "$TMP/th$v.pb.gz" -- "$py" "$WORK" threads 3 >"$TMP/th$v.tids" 2>"$TMP/th$v.err"
@@ -223,4 +223,101 @@ if ! grep -q "parse@\|<module>@" "$TMP/np.txt" && grep -q "_PyEval_EvalFrameDefa
 	pass "--no-python: native frames only (_PyEval_EvalFrameDefault, no parse)"
 else
 	fail "--no-python: Python frames or no _PyEval_EvalFrameDefault"
+fi
+
+# Names that outlive their process or their code (tests/fixtures/pylife.py; LONG=1: every
+# version and 10 runs where CI takes a few). The unwinder gives each code object an id and
+# copies its name and file when it first meets it, so:
+LIFE="$ROOT/tests/fixtures/pylife.py"
+NAMES="$ROOT/tests/fixtures/pynames.py"
+pyenv_of() { ls -d /root/.pyenv/versions/$1.*/bin/python3 2>/dev/null | head -1; }
+if [ -n "${LONG:-}" ]; then LIFE_VERSIONS="3.8 3.9 3.10 3.11 3.12 3.13" RUNS=10; else LIFE_VERSIONS="3.8 3.11 3.13" RUNS=2; fi
+
+# - 100 short-lived processes (~50 ms of Python each, two at a time): >= 99 % of their Python
+#   frames named (they were read from the process when drained: 12 % named)
+PY11=$(pyenv_of 3.11)
+if [ -n "$PY11" ]; then
+	"$FIRN" record -F 999 -o "$TMP/short.pb.gz" -- sh -c "seq 100 | xargs -P 2 -I{} $PY11 $LIFE spin 0.05" 2>"$TMP/short.err"
+	python3 "$STACKS" "$TMP/short.pb.gz" >"$TMP/short.txt"
+	"$FIRN" report --folded "$TMP/short.pb.gz" >"$TMP/short.folded"
+	read -r _ named _ unnamed _ _ <<<"$(python3 "$NAMES" "$TMP/short.txt" "$TMP/short.folded")"
+	check "100 short-lived processes: $named of $((named + unnamed)) Python frames named (>= 99 %)" \
+		test "$named" -ge 2000 -a $((named * 100)) -ge $(((named + unnamed) * 99))
+else
+	skip "short-lived processes: no pyenv 3.11"
+fi
+
+# - the main thread's only wait (final_wait, 0.5 s) ends as its process exits: it keeps its name
+#   in every run (off-CPU: >= 90 % of the 0.5 s under final_wait)
+for v in $LIFE_VERSIONS; do
+	py=$(pyenv_of "$v")
+	if [ -z "$py" ]; then skip "python $v exit wait: no pyenv interpreter"; continue; fi
+	ok=0
+	for i in $(seq "$RUNS"); do
+		"$FIRN" record -e off-cpu -o "$TMP/ew.pb.gz" -- "$py" "$LIFE" exitwait 0.5 2>/dev/null
+		ns=$(python3 "$STACKS" "$TMP/ew.pb.gz" | awk '/;final_wait@/ { s += $2 } END { print s + 0 }')
+		[ "$ns" -ge 450000000 ] && ok=$((ok + 1))
+	done
+	check "python $v: a wait that ends as its process exits is named in $ok of $RUNS runs" test "$ok" -eq "$RUNS"
+done
+
+# - alpha (0.5 s of CPU) then beta (1.5 s), compiled at alpha's freed address: the shares within
+#   3 points of the CPU times the fixture measured (the address kept alpha's name: 100 % alpha)
+reuse_version() {
+	"$FIRN" record -F 999 -o "$TMP/re$1.pb.gz" -- "$2" "$LIFE" reuse >"$TMP/re$1.out" 2>"$TMP/re$1.err"
+	python3 "$STACKS" "$TMP/re$1.pb.gz" >"$TMP/re$1.txt"
+	python3 - "$1" "$TMP/re$1.txt" "$TMP/re$1.out" <<'PY'
+import sys
+v = sys.argv[1]
+a = b = 0
+for row in open(sys.argv[2]):
+    tid, n, stack = row.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";")]
+    a += int(n) if "alpha" in names else 0
+    b += int(n) if "beta" in names else 0
+out = open(sys.argv[3]).read().split()
+if len(out) != 6 or out[1] != "1":
+    print("SKIP: python %s reuse: beta's code object did not land at alpha's address (%s)" % (v, " ".join(out)))
+    sys.exit()
+real = int(out[3]) / (int(out[3]) + int(out[5]))
+got = a / max(a + b, 1)
+print("# python %s reuse: alpha %d, beta %d samples: alpha %.1f %% (the fixture's clocks: %.1f %%)" % (v, a, b, 100 * got, 100 * real))
+ok = a + b >= 1000 and abs(got - real) <= 0.03
+print(("PASS: " if ok else "FAIL: ") + "python %s: a reused code address names alpha and beta by their own time (%.1f %% vs %.1f %%, within 3 points)" % (v, 100 * got, 100 * real))
+PY
+}
+if [ -n "${LONG:-}" ]; then REUSE_VERSIONS="3.9 3.10 3.11 3.12 3.13"; else REUSE_VERSIONS="3.11 3.13"; fi
+for v in $REUSE_VERSIONS; do
+	py=$(pyenv_of "$v")
+	if [ -z "$py" ]; then skip "python $v reuse: no pyenv interpreter"; continue; fi
+	reuse_version "$v" "$py"
+done
+
+# - a program that execs another with ASLR off (setarch -R: the same addresses): work_bbbb of the
+#   second is named so, not after the first program's work_aaaa at its address (0.6 s and 1.2 s
+#   of CPU: 1:2 within 10 %)
+if [ -n "$PY11" ] && command -v setarch >/dev/null; then
+	for n in a b; do
+		sed "s/NAME/work_$n$n$n$n/g" >"$TMP/prog_$n.py" <<'PY'
+import os, sys, time
+def NAME(secs):
+    end = time.thread_time() + secs
+    while time.thread_time() < end:
+        for i in range(100):
+            pass
+if __name__ == "__main__":
+    NAME(float(sys.argv[1]))
+    print(id(NAME.__code__), flush=True)
+    if len(sys.argv) > 2:
+        os.execv(sys.executable, [sys.executable] + sys.argv[2:])
+PY
+	done
+	"$FIRN" record -F 999 -o "$TMP/ex.pb.gz" -- setarch -R "$PY11" "$TMP/prog_a.py" 0.6 "$TMP/prog_b.py" 1.2 >"$TMP/ex.out" 2>"$TMP/ex.err"
+	read -r a b <<<"$(python3 "$STACKS" "$TMP/ex.pb.gz" | awk '/;work_aaaa@/ { a += $2 } /;work_bbbb@/ { b += $2 } END { print a + 0, b + 0 }')"
+	same=$(sort -u "$TMP/ex.out" | wc -l)
+	echo "# exec with ASLR off: work_aaaa $a, work_bbbb $b samples; code addresses the same: $([ "$same" -eq 1 ] && echo yes || echo no)"
+	check "an exec'd program with ASLR off gets its own names (work_bbbb:work_aaaa = $b:$a, 2:1 within 10 %)" \
+		test "$a" -ge 300 -a $((b * 10)) -ge $((a * 18)) -a $((b * 10)) -le $((a * 22))
+else
+	skip "exec with ASLR off: no pyenv 3.11 or setarch"
 fi

@@ -272,7 +272,7 @@ enum firn_py_stat {
 	FIRN_PY_CODES_LOST,   /* ... whose announcement did not fit in the ring buffer */
 	FIRN_PY_NR,
 };
-#define FIRN_PY_MAX_FRAMES 64
+#define FIRN_PY_MAX_FRAMES 128 /* a power of two: the walk masks indexes with it - 1 */
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
  * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a

@@ -21,6 +21,17 @@ struct firn_key {
 
 #define FIRN_EVENT_OFF_CPU 0xffffffffu
 
+/* A stack too long for struct firn_stack (deep Python recursion), as stored in the big_stacks
+ * map: few of them, so most stacks do not take the largest slot. User space looks for a stack
+ * id in the stacks map first, then in big_stacks. */
+#define FIRN_BIG_FRAMES 1151
+#define FIRN_BIG_STACKS 512
+struct firn_big_stack {
+	__u32 len;
+	__u32 pad;
+	__u64 ips[FIRN_BIG_FRAMES];
+};
+
 /* A stack as stored in the stacks map: instruction pointers, leaf first. */
 struct firn_stack {
 	__u32 len;
@@ -266,13 +277,14 @@ enum firn_py_stat {
 	FIRN_PY_COMPLETE = 0, /* the frame chain was walked to its end */
 	FIRN_PY_NO_THREAD,    /* no thread state of the interpreter has the sampled thread's tid */
 	FIRN_PY_BAD_READ,     /* a thread state or frame could not be read */
-	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds):
+	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds:
+			       * FIRN_BIG_FRAMES for a timed sample, FIRN_MAX_FRAMES for others):
 			       * the leaf end is kept, a "[truncated]" frame at its root */
 	FIRN_PY_CODES,        /* code objects given an id (announced) */
 	FIRN_PY_CODES_LOST,   /* ... whose announcement did not fit in the ring buffer */
 	FIRN_PY_NR,
 };
-#define FIRN_PY_MAX_FRAMES 128 /* a power of two: the walk masks indexes with it - 1 */
+#define FIRN_PY_MAX_FRAMES 1024 /* a power of two: the walk masks indexes with it - 1 */
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
  * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a

@@ -111,6 +111,22 @@ struct {
 	__type(value, struct firn_wait);
 } waits SEC(".maps");
 
+/* Stacks longer than FIRN_MAX_FRAMES (timed samples of deep Python stacks). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FIRN_BIG_STACKS);
+	__type(key, __u64);
+	__type(value, struct firn_big_stack);
+} big_stacks SEC(".maps");
+
+/* The user stack being spliced with Python frames (any length up to FIRN_BIG_FRAMES). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_big_stack);
+} python_out SEC(".maps");
+
 /* Scratch space for one stack (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -364,7 +380,9 @@ struct firn_py_walk {
 	struct firn_py_proc p;
 	__u64 frame;       /* the next frame to read */
 	__u32 n, stop;     /* frames kept; a firn_py_stat or FIRN_PY_NR while walking */
-	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
+	__u32 ni, pi, mode, limit; /* splice: next native frame, next Python frame, mode, the
+				    * most frames the spliced stack may have */
+	__u64 big, hash;   /* the id of the spliced stack in big_stacks (0: none); its hash */
 	__u64 vals[FIRN_PY_MAX_FRAMES];
 	__u8 entry[FIRN_PY_MAX_FRAMES];
 	__u8 fbuf[FIRN_PY_FRAME_READ + 8]; /* the frame being read */
@@ -655,17 +673,17 @@ static long python_splice_step(__u32 i, void *arg)
 {
 	__u32 zero = 0;
 	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
-	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
 
 	if (!w || !out)
 		return 1;
 	__u32 o = out->len, ni = w->ni, pi = w->pi;
-	if (o >= FIRN_MAX_FRAMES)
+	if (o >= FIRN_BIG_FRAMES || o >= w->limit)
 		return 1;
 	/* the outer frames do not fit, or the walk kept only the inner ones: the leaf end stays,
 	 * its root an explicit "[truncated]" frame (never native frames that look complete) */
 	bool more = pi < w->n || (w->mode != 2 && ni < w->native.len);
-	if ((o == FIRN_MAX_FRAMES - 1 && more) || (w->stop == FIRN_PY_TRUNCATED && pi >= w->n)) {
+	if ((o + 1 == w->limit && more) || (w->stop == FIRN_PY_TRUNCATED && pi >= w->n)) {
 		out->ips[o] = FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_TRUNCATED_FRAME);
 		out->len = o + 1;
 		w->stop = FIRN_PY_TRUNCATED;
@@ -698,17 +716,72 @@ static long python_splice_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* One block of FIRN_HASH_BLOCK frames of the spliced stack into its hash (bpf_loop callback,
+ * as firn_stack_hash does for short stacks). 1 stops. */
+static long big_hash_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
+	__u64 b = (__u64)i * FIRN_HASH_BLOCK, len;
+
+	if (!w || !out || b >= (len = out->len))
+		return 1;
+	for (__u64 j = 0; j < FIRN_HASH_BLOCK; j++) {
+		__u64 k = b + j;
+		opaque(k); /* the check below is on the register the load uses */
+		if (k >= len || k >= FIRN_BIG_FRAMES)
+			break;
+		w->hash = (w->hash ^ out->ips[k]) * 0x100000001b3ULL;
+		w->hash ^= w->hash >> 29;
+	}
+	return 0;
+}
+
+/* Stores the spliced stack (longer than FIRN_MAX_FRAMES) in big_stacks: its id, 0 when the map
+ * is full. */
+static __always_inline __u64 store_big(struct firn_py_walk *w, struct firn_big_stack *out)
+{
+	w->hash = 0x84222325cbf29ce4ULL ^ out->len;
+	bpf_loop(FIRN_BIG_FRAMES / FIRN_HASH_BLOCK + 1, big_hash_step, NULL, 0);
+	__u64 id = w->hash && w->hash != FIRN_STACK_LOST ? w->hash : 2;
+	out->pad = 0;
+	if (bpf_map_lookup_elem(&big_stacks, &id))
+		return id;
+	if (bpf_map_update_elem(&big_stacks, &id, out, BPF_NOEXIST) && !bpf_map_lookup_elem(&big_stacks, &id))
+		return 0;
+	return id;
+}
+
+/* Copies the spliced stack back into s: whole when it fits, else its leaf end under a
+ * [truncated] root. */
+static __always_inline void splice_back(struct firn_stack *s, struct firn_big_stack *out)
+{
+	__u32 len = out->len;
+
+	if (len > FIRN_MAX_FRAMES) {
+		len = FIRN_MAX_FRAMES;
+		out->ips[FIRN_MAX_FRAMES - 1] = FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_TRUNCATED_FRAME);
+	}
+	s->len = len;
+	bpf_probe_read_kernel(s->ips, (len & 127) * sizeof(__u64), out->ips);
+}
+
 /* Adds the Python frames of the current thread to the user stack s (scratch slot 0) when its
- * process runs a CPython that user space described. */
-static __always_inline void python_frames(struct firn_stack *s)
+ * process runs a CPython that user space described. big: the result may be longer than s holds
+ * (a timed sample): it is then stored in big_stacks, its id for python_big_id. */
+static __always_inline void python_frames(struct firn_stack *s, bool big)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
 	struct firn_py_proc *p;
-	struct firn_py_walk *w;
 
-	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)) ||
-	    !(w = bpf_map_lookup_elem(&python_walk, &zero)))
+	if (!w || !out)
+		return;
+	w->big = 0;
+	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)))
 		return;
 	w->p = *p;
 	w->n = 0;
@@ -723,10 +796,23 @@ static __always_inline void python_frames(struct firn_stack *s)
 	if (w->n) {
 		w->native = *s;
 		w->ni = w->pi = w->mode = 0;
-		s->len = 0;
+		w->limit = big ? FIRN_BIG_FRAMES : FIRN_MAX_FRAMES;
+		out->len = 0;
 		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
+		if (out->len > FIRN_MAX_FRAMES && !(w->big = store_big(w, out)))
+			w->stop = FIRN_PY_TRUNCATED; /* big_stacks is full: the leaf end */
+		splice_back(s, out);
 	}
 	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
+}
+
+/* The id in big_stacks of the user stack python_frames made last on this CPU (0: none). */
+static __always_inline __u64 python_big_id(void)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+
+	return w ? w->big : 0;
 }
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
@@ -1263,7 +1349,7 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 	}
 	/* a CPython's frames replace the native frames of its evaluation loop */
 	if (*user)
-		python_frames(*user);
+		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
 	if (want_kernel && !(regs_ctx && user_mode(ctx)))
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
@@ -1277,7 +1363,7 @@ static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack
 {
 	bool ufresh = false, kfresh = false;
 
-	key->ustack = store_taken(user, &ufresh);
+	key->ustack = key->ustack ? key->ustack : store_taken(user, &ufresh);
 	key->kstack = store_taken(kernel, &kfresh);
 	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
 	 * taken is either counted or lost, by reason */
@@ -1312,6 +1398,7 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	key.tid = tid;
 	key.event = event;
 	take_stacks(ctx, true, pid, task, &user, &kernel);
+	key.ustack = python_big_id(); /* a user stack stored in big_stacks already (0: none) */
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
 }

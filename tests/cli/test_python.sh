@@ -338,23 +338,28 @@ for v in $MTEST_VERSIONS; do
 		test "$samples" -ge 300 -a $((unsamp * 100)) -le "$samples"
 done
 
-# Deep stacks (pylife.py deep N: outermost -> N x down -> deepest, pyenv 3.11): 100 deep fits (the
-# walk keeps 128 Python frames, the stack 127 slots): >= 99 % of the samples in deepest have
-# outermost below them. 150 deep does not fit: the leaf end is kept and >= 99 % of those samples
-# start at an explicit [truncated] root (never native frames that look complete), each counted
-# in the python summary line's "truncated".
+# Deep stacks (pylife.py deep N: outermost -> N x down -> deepest; pyenv 3.11, LONG=1: 3.8 and
+# 3.13 too): 150 and 950 deep fit (the walk keeps 1024 Python frames, a timed sample's stack
+# 1151 slots, stacks longer than 127 in a map of their own): >= 99 % of the samples in deepest
+# have outermost below them (it was cut at 64 Python frames behind native frames that looked
+# complete: 0 %). 1100 deep does not fit: the leaf end is kept and >= 99 % of those samples
+# start at an explicit [truncated] root, each counted in the python summary line's "truncated".
 deep_version() {
-	"$FIRN" record -F 499 -o "$TMP/deep$1.pb.gz" -- "$PY11" "$LIFE" deep "$1" 1.5 2>"$TMP/deep$1.err"
-	"$FIRN" report --folded "$TMP/deep$1.pb.gz" |
+	"$FIRN" record -F 499 -o "$TMP/deep$2.pb.gz" -- "$1" "$LIFE" deep "$2" 1.5 2>"$TMP/deep$2.err"
+	"$FIRN" report --folded "$TMP/deep$2.pb.gz" |
 		awk '/;deepest( |;)/ { d += $NF; if (/;outermost;/) o += $NF; if (/;\[truncated\];/) t += $NF } END { print d + 0, o + 0, t + 0 }'
 }
-if [ -n "$PY11" ]; then
-	read -r d o t <<<"$(deep_version 100)"
-	check "a 100-deep recursion: outermost under $o of $d samples in deepest (>= 99 %)" test "$d" -ge 300 -a $((o * 100)) -ge $((d * 99))
-	read -r d o t <<<"$(deep_version 150)"
-	tr=$(grep "firn: python:" "$TMP/deep150.err" | grep -o "truncated [0-9][0-9]*" | cut -d" " -f2)
-	check "a 150-deep recursion: $t of $d samples in deepest start at [truncated] (>= 99 %), the summary counts $tr" \
+if [ -n "${LONG:-}" ]; then DEEP_VERSIONS="3.8 3.11 3.13"; else DEEP_VERSIONS="3.11"; fi
+for v in $DEEP_VERSIONS; do
+	py=$(pyenv_of "$v")
+	if [ -z "$py" ]; then skip "python $v deep stacks: no pyenv interpreter"; continue; fi
+	for n in 150 950; do
+		read -r d o t <<<"$(deep_version "$py" $n)"
+		check "python $v: a $n-deep recursion: outermost under $o of $d samples in deepest (>= 99 %)" \
+			test "$d" -ge 300 -a $((o * 100)) -ge $((d * 99))
+	done
+	read -r d o t <<<"$(deep_version "$py" 1100)"
+	tr=$(grep "firn: python:" "$TMP/deep1100.err" | grep -o "truncated [0-9][0-9]*" | cut -d" " -f2)
+	check "python $v: a 1100-deep recursion: $t of $d samples in deepest start at [truncated] (>= 99 %), the summary counts $tr" \
 		test "$d" -ge 300 -a $((t * 100)) -ge $((d * 99)) -a "${tr:-0}" -ge "$t"
-else
-	skip "deep stacks: no pyenv 3.11"
-fi
+done

@@ -13,10 +13,9 @@
 # functions (the interpreter is found when the mmap record of libpython arrives).
 # Off-CPU (`-e off-cpu`, python3.11, 3.12, 3.13): wait() calls nap_long() (time.sleep(1.2)) and
 # nap_short() (0.6 s) per round: nap_long's off-CPU time is twice nap_short's (±10 %), each
-# 1.2 s / 0.6 s a round (±10 %), both under <module> -> wait. Two rounds: code objects are read
-# when user space sees a stack, and a wait's stack is seen when it ends, so a function whose only
-# wait ends as the process exits stays unresolved; the fixture's first sleep is no nap (the
-# first wait after start may come before libpython's unwind table is loaded).
+# 1.2 s / 0.6 s a round (±10 %), both under <module> -> wait. Two rounds; the fixture's first
+# sleep is no nap (the first wait after start may come before libpython's unwind table is
+# loaded). Names that outlive their process or their code, and deep stacks: see the end.
 # `-X perf` (pyenv 3.12, 3.13) with --no-python: the perf trampolines (no unwind table, no frame
 # pointer) are stepped over: >= 95 % of the samples in py::parse or py::render have py::run
 # below them and the native frames down to _start -> Py_BytesMain.

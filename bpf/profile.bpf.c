@@ -491,8 +491,9 @@ static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 t
 	return f;
 }
 
-/* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
- * bytes before 3.10, in code units in 3.10; -1: not started). */
+/* The payload of a frame running code object code (its id: python_code_id) at instruction
+ * instr (3.8-3.10: instr is f_lasti, in bytes before 3.10, in code units in 3.10; -1: not
+ * started). */
 static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr,
 					 __u64 id)
 {

@@ -1,5 +1,6 @@
 # Bench fixture (bench/python.sh): THREADS threads (argv[1], default 2), each spinning forever at
-# the bottom of a recursion of 28 calls of down() under run() and <module>: 30 Python frames.
+# the bottom of a recursion of DOWN calls of down() (argv[2], default 28) under run() and
+# <module>: DOWN + 2 Python frames.
 import sys
 import threading
 
@@ -17,8 +18,12 @@ def down(n):
     spin()
 
 
+DOWN = int(sys.argv[2]) if len(sys.argv) > 2 else 28
+sys.setrecursionlimit(DOWN + 100)
+
+
 def run():
-    down(27)
+    down(DOWN - 1)
 
 
 ts = [threading.Thread(target=run) for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 2)]

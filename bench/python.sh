@@ -16,12 +16,14 @@ REPS=${REPS:-3}
 SECONDS_ON=2
 [ -n "$QUICK" ] && REPS=1 SECONDS_ON=1 SETTLE=0.5
 PYDEEP="/usr/bin/python3.11 $ROOT/bench/pydeep.py 3"
-CASES=("python 3.11, 30 Python frames" "python 3.11, 30 Python frames, --no-python" "native, fp, 35 frames")
+PYDEEP300="/usr/bin/python3.11 $ROOT/bench/pydeep.py 3 298"
+CASES=("python 3.11, 30 Python frames" "python 3.11, 300 Python frames" "python 3.11, 30 Python frames, --no-python" "native, fp, 35 frames")
 
 # case_cmd CASE: "FIXTURE-COMMAND|FIRN-OPTIONS".
 case_cmd() {
 	case $1 in
 	*--no-python) echo "$PYDEEP|--no-python" ;;
+	*"300 Python frames") echo "$PYDEEP300|" ;;
 	python*) echo "$PYDEEP|" ;;
 	native*) echo "$DEEP_FP -t 2 -1|--call-graph fp" ;;
 	idle) echo "sleep 3600|" ;;
@@ -51,11 +53,11 @@ measure() {
 	[ "${CNT:-0}" -gt 0 ] && [ "$CNT" -ge "$TAKEN" ]
 }
 
-# depth_check: "N samples, P% with 28 down() frames" from the last profile (the Python cases).
+# depth_check DOWN: "N samples, P% with DOWN down() frames" from the last profile (the Python cases).
 depth_check() {
-	"$FIRN" report --folded "$W/prof.pb.gz" 2>/dev/null | awk '
-		{ n = $NF; t += n; if (gsub(/;down/, "") >= 28) ok += n }
-		END { printf "%d samples, %.1f%% with 28 down() frames", t, t ? 100 * ok / t : 0 }'
+	"$FIRN" report --folded "$W/prof.pb.gz" 2>/dev/null | awk -v d="$1" '
+		{ n = $NF; t += n; if (gsub(/;down/, "") >= d) ok += n }
+		END { printf "%d samples, %.1f%% with %d down() frames", t, t ? 100 * ok / t : 0, d }'
 }
 
 per_sample() {
@@ -68,9 +70,11 @@ for c in "${CASES[@]}"; do
 	IFS='|' read -r fix opts <<<"$(case_cmd "$c")"
 	emit C "$B" "$c" firn "$(show "$fix") & firn record -F 999${opts:+ $opts} -p PID -o OUT"
 done
+emit C "$B" "python 3.11, per Python frame" firn "(ns/sample of 300 Python frames - ns/sample of 30) / 270"
 emit N "$B" "python 3.11 = Debian's /usr/bin/python3.11 (no frame pointers: the native stack is DWARF-unwound in both Python rows) running bench/pydeep.py: 3 threads, each 30 Python frames deep (<module> or Thread.run, run, 28 x down, spin); with Python frames the program also walks the interpreter's thread list and frame chain and splices the frames in. native, fp = the deep-fp fixture (clang -fno-omit-frame-pointer), bpf_get_stack."
 emit N "$B" "py-spy: not in Debian 12 (PyPI carries it); it samples from user space with process_vm_readv, so it has no BPF run time to put beside these."
 
+declare -A PER
 for ((rep = 1; rep <= REPS; rep++)); do
 	say "python: rep $rep/$REPS, early return"
 	if measure idle; then
@@ -84,9 +88,15 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			continue
 		fi
 		detail="$TAKEN of $CNT program runs were the fixture's samples"
-		[[ $c == python*[0-9]" Python frames" ]] && detail="$(depth_check); $detail"
+		[[ $c == python*" 30 Python frames" ]] && detail="$(depth_check 28); $detail"
+		[[ $c == python*" 300 Python frames" ]] && detail="$(depth_check 298); $detail"
 		emit V "$B" "$c" firn ok "$detail"
-		emit S "$B" "$c" firn "ns/sample" "$(per_sample "${C0:-0}")" ns
+		PER[$c]=$(per_sample "${C0:-0}")
+		emit S "$B" "$c" firn "ns/sample" "${PER[$c]}" ns
 	done
+	# the cost of one more Python frame: the 300-frame and 30-frame samples' difference / 270
+	a=${PER["python 3.11, 300 Python frames"]:-} b=${PER["python 3.11, 30 Python frames"]:-}
+	[ -n "$a" ] && [ -n "$b" ] &&
+		emit S "$B" "python 3.11, per Python frame" firn "ns/frame" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f", (a - b) / 270 }')" ns
 done
 exit 0

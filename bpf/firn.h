@@ -21,6 +21,17 @@ struct firn_key {
 
 #define FIRN_EVENT_OFF_CPU 0xffffffffu
 
+/* A stack too long for struct firn_stack (deep Python recursion), as stored in the big_stacks
+ * map: few of them, so most stacks do not take the largest slot. User space looks for a stack
+ * id in the stacks map first, then in big_stacks. */
+#define FIRN_BIG_FRAMES 1151
+#define FIRN_BIG_STACKS 512
+struct firn_big_stack {
+	__u32 len;
+	__u32 pad;
+	__u64 ips[FIRN_BIG_FRAMES];
+};
+
 /* A stack as stored in the stacks map: instruction pointers, leaf first. */
 struct firn_stack {
 	__u32 len;
@@ -55,6 +66,7 @@ enum firn_event_type {
 	FIRN_EV_EXEC = 2,
 	FIRN_EV_EXIT = 3,        /* the last thread of a sampled process ended */
 	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for */
+	FIRN_EV_PY_CODE = 5,      /* a Python code object got an id (struct firn_py_code_event) */
 };
 
 struct firn_event {
@@ -194,15 +206,49 @@ enum firn_unwind_stop {
 };
 
 /* ---- Python frames (FIRN_FRAME_KIND_PYTHON) ----
- * Payload of one Python frame, one stack slot each: bits 0-43 the code object's address >> 3
- * (code objects are 8-byte aligned and below 2^47), bits 44-55 the instruction's offset in code
- * units (2 bytes) from the start of its bytecode, FIRN_PY_NO_OFFSET when unknown or too large
- * (the resolver then gives the function's first line). */
+ * Payload of one Python frame, one stack slot each: bits 0-43 the code object's id, bits 44-55
+ * the instruction's offset in code units (2 bytes) from the start of its bytecode,
+ * FIRN_PY_NO_OFFSET when unknown or too large (the resolver then gives the function's first
+ * line). The id (>= 1) is the unwinder's, never reused: it stands for one code object of one
+ * process image as it was read (its identity: name, file, first line, line table), so an
+ * address freed and reused by another code object, or met again after an exec, gets a new id;
+ * each new id is announced with the object's name and file (struct firn_py_code_event), copied
+ * while the process runs. Payload FIRN_PY_TRUNCATED_FRAME (id 0): the outermost frame of a
+ * stack whose outer frames did not fit ("[truncated]"). */
 #define FIRN_PY_OFFSET_SHIFT 44
 #define FIRN_PY_NO_OFFSET 0xfffULL
-#define FIRN_PY_PAYLOAD(code, units) (((__u64)(code) >> 3) | ((__u64)(units) << FIRN_PY_OFFSET_SHIFT))
-#define FIRN_PY_CODE(payload) (((payload) & ((1ULL << FIRN_PY_OFFSET_SHIFT) - 1)) << 3)
+#define FIRN_PY_PAYLOAD(id, units) ((__u64)(id) | ((__u64)(units) << FIRN_PY_OFFSET_SHIFT))
+#define FIRN_PY_ID(payload) ((payload) & ((1ULL << FIRN_PY_OFFSET_SHIFT) - 1))
 #define FIRN_PY_UNITS(payload) (((payload) >> FIRN_PY_OFFSET_SHIFT) & FIRN_PY_NO_OFFSET)
+#define FIRN_PY_TRUNCATED_FRAME 0ULL
+
+/* A new code object id (FIRN_EV_PY_CODE): what the unwinder copied of it. The strings are the
+ * first bytes of each unicode object's data with its state word and length in characters, so
+ * user space can tell whether the copy is the whole (compact ASCII) string. */
+#define FIRN_PY_NAME_LEN 96
+#define FIRN_PY_FILE_LEN 160
+struct firn_py_code_event {
+	__u32 type, pid;
+	__u64 code, id;
+	__s32 firstlineno;
+	__u32 name_state, file_state;
+	__u32 pad;
+	__u64 name_len, file_len;
+	char name[FIRN_PY_NAME_LEN]; /* co_qualname (3.11+), co_name before */
+	char file[FIRN_PY_FILE_LEN];
+};
+
+/* The code objects met (python_codes): by process image (epoch: user space's number for the
+ * description of the process, new at each exec) and address; the value is the identity read
+ * with the id it was given. */
+struct firn_py_code_key {
+	__u32 pid, epoch;
+	__u64 code;
+};
+struct firn_py_code_val {
+	__u64 ident, id;
+};
+#define FIRN_PY_CODE_READ 128 /* bytes of a code object read at once, from co_lo */
 
 /* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
  * python_procs map, by pid; lib/pyruntime.h describes the offsets). User space adds it when the
@@ -220,6 +266,12 @@ struct firn_py_proc {
 	__u32 fr_owner;               /* 3.11+ */
 	__u32 fr_is_entry;            /* 3.11: _PyInterpreterFrame.is_entry (0: none) */
 	__u32 co_code_adaptive;
+	__u32 epoch;                  /* user space's number for this description (new at exec) */
+	/* the code object's identity and names: offsets from co_lo (all below
+	 * FIRN_PY_CODE_READ - 8, multiples of 8 but the first line's of 4); unicode objects: the
+	 * state word, length, hash, data offsets (below 56) */
+	__u32 co_lo, co_name, co_filename, co_firstlineno, co_linetable;
+	__u32 uni_state, uni_length, uni_hash, uni_data;
 };
 
 /* How the Python part of a sample of a process in python_procs went (python_stats indexes). */
@@ -227,10 +279,14 @@ enum firn_py_stat {
 	FIRN_PY_COMPLETE = 0, /* the frame chain was walked to its end */
 	FIRN_PY_NO_THREAD,    /* no thread state of the interpreter has the sampled thread's tid */
 	FIRN_PY_BAD_READ,     /* a thread state or frame could not be read */
-	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds) */
+	FIRN_PY_TRUNCATED,    /* more frames than FIRN_PY_MAX_FRAMES (or than the stack holds:
+			       * FIRN_BIG_FRAMES for a timed sample, FIRN_MAX_FRAMES for others):
+			       * the leaf end is kept, a "[truncated]" frame at its root */
+	FIRN_PY_CODES,        /* code objects given an id (announced) */
+	FIRN_PY_CODES_LOST,   /* ... whose announcement did not fit in the ring buffer */
 	FIRN_PY_NR,
 };
-#define FIRN_PY_MAX_FRAMES 64
+#define FIRN_PY_MAX_FRAMES 1024 /* a power of two: the walk masks indexes with it - 1 */
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
  * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a

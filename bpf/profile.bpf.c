@@ -111,6 +111,22 @@ struct {
 	__type(value, struct firn_wait);
 } waits SEC(".maps");
 
+/* Stacks longer than FIRN_MAX_FRAMES (timed samples of deep Python stacks). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FIRN_BIG_STACKS);
+	__type(key, __u64);
+	__type(value, struct firn_big_stack);
+} big_stacks SEC(".maps");
+
+/* The user stack being spliced with Python frames (any length up to FIRN_BIG_FRAMES). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_big_stack);
+} python_out SEC(".maps");
+
 /* Scratch space for one stack (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -373,7 +389,9 @@ struct firn_py_walk {
 	struct firn_py_proc p;
 	__u64 frame;       /* the next frame to read */
 	__u32 n, stop;     /* frames kept; a firn_py_stat or FIRN_PY_NR while walking */
-	__u32 ni, pi, mode, pad; /* splice: next native frame, next Python frame, mode */
+	__u32 ni, pi, mode, limit; /* splice: next native frame, next Python frame, mode, the
+				    * most frames the spliced stack may have */
+	__u64 big, hash;   /* the id of the spliced stack in big_stacks (0: none); its hash */
 	__u64 vals[FIRN_PY_MAX_FRAMES];
 	__u8 entry[FIRN_PY_MAX_FRAMES];
 	__u8 fbuf[FIRN_PY_FRAME_READ + 8]; /* the frame being read */
@@ -482,9 +500,11 @@ static __always_inline __u64 first_pyframe(const struct firn_py_proc *p, __u64 t
 	return f;
 }
 
-/* The payload of a frame running code at instruction instr (3.8-3.10: instr is f_lasti, in
- * bytes before 3.10, in code units in 3.10; -1: not started). */
-static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr)
+/* The payload of a frame running code object code (its id: python_code_id) at instruction
+ * instr (3.8-3.10: instr is f_lasti, in bytes before 3.10, in code units in 3.10; -1: not
+ * started). */
+static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code, __u64 instr,
+					 __u64 id)
 {
 	__u64 start = code + p->co_code_adaptive, units = (instr - start) >> 1;
 	__s32 lasti = (__s32)instr;
@@ -495,7 +515,107 @@ static __always_inline __u64 py_payload(const struct firn_py_proc *p, __u64 code
 		units = FIRN_PY_NO_OFFSET;
 	if (units >= FIRN_PY_NO_OFFSET)
 		units = FIRN_PY_NO_OFFSET;
-	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(code, units));
+	return FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_PAYLOAD(id, units));
+}
+
+/* The code objects met, with the id each was given (struct firn_py_code_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct firn_py_code_key);
+	__type(value, struct firn_py_code_val);
+} python_codes SEC(".maps");
+
+__u64 python_next_id = 0; /* the last id given (ids start at 1) */
+
+/* The code object being looked at (per CPU: the walk's callbacks share it). */
+struct firn_py_code_buf {
+	__u8 co[FIRN_PY_CODE_READ];
+	__u8 uni[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_py_code_buf);
+} python_code_buf SEC(".maps");
+
+#define PY_CO64(b, off) (*(__u64 *)&(b)->co[(off) & 0x78])
+
+/* Copies unicode object str's first bytes (its data) with its state and length into the event. */
+static __always_inline void copy_unicode(const struct firn_py_proc *p, __u64 str, char *out,
+					 __u32 cap, __u32 *state, __u64 *len)
+{
+	struct firn_py_code_buf *b;
+	__u32 zero = 0;
+
+	if (!str || !(b = bpf_map_lookup_elem(&python_code_buf, &zero)) ||
+	    bpf_probe_read_user(b->uni, sizeof(b->uni), (void *)str))
+		return;
+	*state = *(__u32 *)&b->uni[p->uni_state & 0x3c];
+	*len = *(__u64 *)&b->uni[p->uni_length & 0x38];
+	bpf_probe_read_user(out, cap, (void *)(str + (p->uni_data & 0xff)));
+}
+
+/* Gives code object code (its identity ident) a new id and announces it with its names and
+ * first line, copied now: its process may end before user space reads anything. */
+static __noinline __u64 python_new_code(struct firn_py_code_key *k, __u64 ident)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_py_code_buf *b = bpf_map_lookup_elem(&python_code_buf, &zero);
+	struct firn_py_code_val v = { .ident = ident };
+	__u32 lost = FIRN_PY_CODES_LOST, codes = FIRN_PY_CODES;
+
+	if (!w || !b)
+		return 0;
+	v.id = __sync_fetch_and_add(&python_next_id, 1) + 1;
+	bpf_map_update_elem(&python_codes, k, &v, BPF_ANY);
+	count_python(codes);
+	struct firn_py_code_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_python(lost);
+		return v.id;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = FIRN_EV_PY_CODE;
+	e->pid = k->pid;
+	e->code = k->code;
+	e->id = v.id;
+	e->firstlineno = *(__s32 *)&b->co[w->p.co_firstlineno & 0x7c];
+	__u64 name = PY_CO64(b, w->p.co_name), file = PY_CO64(b, w->p.co_filename);
+	copy_unicode(&w->p, name, e->name, sizeof(e->name), &e->name_state, &e->name_len);
+	copy_unicode(&w->p, file, e->file, sizeof(e->file), &e->file_state, &e->file_len);
+	bpf_ringbuf_submit(e, 0);
+	return v.id;
+}
+
+/* The id of the code object at code of the current process: the one it was given when its
+ * identity (name, its hash, file, first line, line table) is unchanged, else a new one. 0: the
+ * object could not be read. */
+static __noinline __u64 python_code_id(__u64 code)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_py_code_buf *b = bpf_map_lookup_elem(&python_code_buf, &zero);
+	struct firn_py_code_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .code = code };
+	__u64 nhash = 0;
+
+	if (!w || !b || bpf_probe_read_user(b->co, sizeof(b->co), (void *)(code + (w->p.co_lo & 0xff))))
+		return 0;
+	k.epoch = w->p.epoch;
+	__u64 name = PY_CO64(b, w->p.co_name);
+	if (name)
+		read_user64(&nhash, name + (w->p.uni_hash & 0x38));
+	__u64 ident = name * 0x9e3779b97f4a7c15ULL ^ nhash;
+	ident = (ident ^ PY_CO64(b, w->p.co_filename)) * 0xff51afd7ed558ccdULL;
+	ident = (ident ^ PY_CO64(b, w->p.co_linetable)) * 0xc4ceb9fe1a85ec53ULL;
+	ident ^= *(__u32 *)&b->co[w->p.co_firstlineno & 0x7c];
+	struct firn_py_code_val *v = bpf_map_lookup_elem(&python_codes, &k);
+	if (v && v->ident == ident)
+		return v->id;
+	return python_new_code(&k, ident);
 }
 
 /* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
@@ -539,11 +659,12 @@ static long python_frame(__u32 i, void *arg)
 		w->stop = FIRN_PY_TRUNCATED;
 		return 1;
 	}
-	if ((code & 7) || code >= (1ULL << 47) || !code) {
+	__u64 cid = (code & 7) || code >= (1ULL << 47) || !code ? 0 : python_code_id(code);
+	if (!cid) {
 		w->stop = FIRN_PY_BAD_READ;
 		return 1;
 	}
-	w->vals[n] = py_payload(&w->p, code, instr);
+	w->vals[n] = py_payload(&w->p, code, instr, cid);
 	w->entry[n] = old ? 1 : is_entry;
 	w->n = n + 1;
 	return 0;
@@ -562,13 +683,23 @@ static long python_splice_step(__u32 i, void *arg)
 {
 	__u32 zero = 0;
 	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
-	struct firn_stack *out = bpf_map_lookup_elem(&scratch, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
 
 	if (!w || !out)
 		return 1;
 	__u32 o = out->len, ni = w->ni, pi = w->pi;
-	if (o >= FIRN_MAX_FRAMES)
+	if (o >= FIRN_BIG_FRAMES || o >= w->limit)
 		return 1;
+	/* the outer frames do not fit, or the walk kept only the inner ones: the leaf end stays,
+	 * its root an explicit "[truncated]" frame (never native frames that look complete) */
+	bool more = pi < w->n || (w->mode != 2 && ni < w->native.len);
+	if ((o + 1 == w->limit && more) || (w->stop == FIRN_PY_TRUNCATED && pi >= w->n)) {
+		out->ips[o] = FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_TRUNCATED_FRAME);
+		out->len = o + 1;
+		w->stop = FIRN_PY_TRUNCATED;
+		w->pi = w->n;
+		return 1;
+	}
 	if (w->mode && pi < w->n && pi < FIRN_PY_MAX_FRAMES) {
 		out->ips[o] = w->vals[pi];
 		out->len = o + 1;
@@ -595,17 +726,72 @@ static long python_splice_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* One block of FIRN_HASH_BLOCK frames of the spliced stack into its hash (bpf_loop callback,
+ * as firn_stack_hash does for short stacks). 1 stops. */
+static long big_hash_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
+	__u64 b = (__u64)i * FIRN_HASH_BLOCK, len;
+
+	if (!w || !out || b >= (len = out->len))
+		return 1;
+	for (__u64 j = 0; j < FIRN_HASH_BLOCK; j++) {
+		__u64 k = b + j;
+		opaque(k); /* the check below is on the register the load uses */
+		if (k >= len || k >= FIRN_BIG_FRAMES)
+			break;
+		w->hash = (w->hash ^ out->ips[k]) * 0x100000001b3ULL;
+		w->hash ^= w->hash >> 29;
+	}
+	return 0;
+}
+
+/* Stores the spliced stack (longer than FIRN_MAX_FRAMES) in big_stacks: its id, 0 when the map
+ * is full. */
+static __always_inline __u64 store_big(struct firn_py_walk *w, struct firn_big_stack *out)
+{
+	w->hash = 0x84222325cbf29ce4ULL ^ out->len;
+	bpf_loop(FIRN_BIG_FRAMES / FIRN_HASH_BLOCK + 1, big_hash_step, NULL, 0);
+	__u64 id = w->hash && w->hash != FIRN_STACK_LOST ? w->hash : 2;
+	out->pad = 0;
+	if (bpf_map_lookup_elem(&big_stacks, &id))
+		return id;
+	if (bpf_map_update_elem(&big_stacks, &id, out, BPF_NOEXIST) && !bpf_map_lookup_elem(&big_stacks, &id))
+		return 0;
+	return id;
+}
+
+/* Copies the spliced stack back into s: whole when it fits, else its leaf end under a
+ * [truncated] root. */
+static __always_inline void splice_back(struct firn_stack *s, struct firn_big_stack *out)
+{
+	__u32 len = out->len;
+
+	if (len > FIRN_MAX_FRAMES) {
+		len = FIRN_MAX_FRAMES;
+		out->ips[FIRN_MAX_FRAMES - 1] = FIRN_FRAME(FIRN_FRAME_KIND_PYTHON, FIRN_PY_TRUNCATED_FRAME);
+	}
+	s->len = len;
+	bpf_probe_read_kernel(s->ips, (len & 127) * sizeof(__u64), out->ips);
+}
+
 /* Adds the Python frames of the current thread to the user stack s (scratch slot 0) when its
- * process runs a CPython that user space described. */
-static __always_inline void python_frames(struct firn_stack *s)
+ * process runs a CPython that user space described. big: the result may be longer than s holds
+ * (a timed sample): it is then stored in big_stacks, its id for python_big_id. */
+static __always_inline void python_frames(struct firn_stack *s, bool big)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+	struct firn_big_stack *out = bpf_map_lookup_elem(&python_out, &zero);
 	struct firn_py_proc *p;
-	struct firn_py_walk *w;
 
-	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)) ||
-	    !(w = bpf_map_lookup_elem(&python_walk, &zero)))
+	if (!w || !out)
+		return;
+	w->big = 0;
+	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)))
 		return;
 	w->p = *p;
 	w->n = 0;
@@ -620,12 +806,23 @@ static __always_inline void python_frames(struct firn_stack *s)
 	if (w->n) {
 		w->native = *s;
 		w->ni = w->pi = w->mode = 0;
-		s->len = 0;
+		w->limit = big ? FIRN_BIG_FRAMES : FIRN_MAX_FRAMES;
+		out->len = 0;
 		bpf_loop(FIRN_MAX_FRAMES + FIRN_PY_MAX_FRAMES + 2, python_splice_step, NULL, 0);
-		if (w->pi < w->n && w->stop == FIRN_PY_COMPLETE)
-			w->stop = FIRN_PY_TRUNCATED; /* the stack had no room for them all */
+		if (out->len > FIRN_MAX_FRAMES && !(w->big = store_big(w, out)))
+			w->stop = FIRN_PY_TRUNCATED; /* big_stacks is full: the leaf end */
+		splice_back(s, out);
 	}
 	count_python(w->stop < FIRN_PY_NR ? w->stop : FIRN_PY_TRUNCATED);
+}
+
+/* The id in big_stacks of the user stack python_frames made last on this CPU (0: none). */
+static __always_inline __u64 python_big_id(void)
+{
+	__u32 zero = 0;
+	struct firn_py_walk *w = bpf_map_lookup_elem(&python_walk, &zero);
+
+	return w ? w->big : 0;
 }
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
@@ -1163,7 +1360,7 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 	}
 	/* a CPython's frames replace the native frames of its evaluation loop */
 	if (*user)
-		python_frames(*user);
+		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
 	if (want_kernel && !(regs_ctx && user_mode(ctx)))
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
@@ -1177,7 +1374,7 @@ static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack
 {
 	bool ufresh = false, kfresh = false;
 
-	key->ustack = store_taken(user, &ufresh);
+	key->ustack = key->ustack ? key->ustack : store_taken(user, &ufresh);
 	key->kstack = store_taken(kernel, &kfresh);
 	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
 	 * taken is either counted or lost, by reason */
@@ -1212,6 +1409,7 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	key.tid = tid;
 	key.event = event;
 	take_stacks(ctx, true, pid, task, &user, &kernel);
+	key.ustack = python_big_id(); /* a user stack stored in big_stacks already (0: none) */
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
 }

@@ -82,18 +82,19 @@ static void print_python_summary(const struct recorder *rec)
 	uint64_t b[FIRN_PY_NR], all = 0;
 
 	recorder_python_stats(rec, &ps, b);
-	for (int i = 0; i < FIRN_PY_NR; i++)
+	for (int i = 0; i < FIRN_PY_CODES; i++) /* the outcomes of samples */
 		all += b[i];
 	if (!ps.processes && !ps.unknown_version)
 		return;
 	fprintf(stderr,
 		"firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
-		"no thread state %llu, unreadable frame %llu; code objects unreadable %llu; "
-		"unknown version %llu%s%s\n",
+		"no thread state %llu, unreadable frame %llu; code objects %llu (announcements lost %llu), "
+		"unreadable %llu; unknown version %llu%s%s\n",
 		(unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
 		(unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
 		(unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
-		(unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)ps.unreadable,
+		(unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)b[FIRN_PY_CODES],
+		(unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable,
 		(unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
 		ps.unknown_version ? ps.last_refusal : "");
 }

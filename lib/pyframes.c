@@ -28,12 +28,15 @@ struct pyproc {
 	uint64_t due_ns; /* 0: nothing more to try */
 };
 
-/* One code object of one process, as read while it lived. */
+/* One code object id of the BPF unwinder (bpf/firn.h): one code object of one process image,
+ * named from what the unwinder copied when it gave the id, its line table read from the process
+ * while it lived. */
 struct pycode {
-	uint64_t code;
+	uint64_t id, code;
 	pid_t pid;
-	char *name, *file;  /* NULL: unreadable */
+	char *name, *file;  /* NULL: unknown */
 	int firstlineno;
+	bool tried;         /* the live process was read for it (once) */
 	enum pylines_format fmt;
 	uint8_t *lines;     /* its line table (NULL: unreadable) */
 	size_t nlines;
@@ -48,7 +51,8 @@ struct pyframes {
 	size_t nprocs, capprocs;
 	struct pycode *codes;
 	size_t ncodes, capcodes;
-	struct hashtab index; /* (pid, code object) → codes */
+	struct hashtab index; /* id → codes */
+	uint32_t epoch;       /* the last description's number */
 	struct pyframes_stats st;
 };
 
@@ -104,6 +108,29 @@ static struct pyproc *proc_find(struct pyframes *py, pid_t pid)
 	return NULL;
 }
 
+/* Offset of field off from the start of the code object's block read by the unwinder. */
+static bool code_field(uint32_t off, uint32_t lo, uint32_t size, __u32 *out)
+{
+	*out = off - lo;
+	return off >= lo && off - lo + size <= FIRN_PY_CODE_READ && (off - lo) % size == 0;
+}
+
+/* Where the unwinder finds a code object's identity and names (false: not in its one read). */
+static bool describe_code(const struct pyruntime *rt, struct firn_py_proc *p)
+{
+	const struct pyoffsets *o = &rt->off;
+	uint32_t lo = o->co_firstlineno & ~7u;
+
+	p->co_lo = lo;
+	p->uni_state = o->unicode_state, p->uni_length = o->unicode_length;
+	p->uni_hash = o->unicode_length + 8, p->uni_data = o->unicode_ascii_size;
+	return code_field(o->co_firstlineno, lo, 4, &p->co_firstlineno) &&
+	       code_field(o->co_qualname ? o->co_qualname : o->co_name, lo, 8, &p->co_name) &&
+	       code_field(o->co_filename, lo, 8, &p->co_filename) &&
+	       code_field(o->co_linetable, lo, 8, &p->co_linetable) && p->uni_state <= 60 &&
+	       p->uni_length <= 48 && p->uni_hash <= 56 && p->uni_data < 256;
+}
+
 /* What the BPF unwinder needs of rt (false: a version it does not walk). */
 static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 {
@@ -127,7 +154,7 @@ static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 		.fr_is_entry = rt->minor == 11 ? o->fr_owner - 1 : 0,
 		.co_code_adaptive = o->co_code_adaptive,
 	};
-	return true;
+	return describe_code(rt, p);
 }
 
 /* Whether the process's executable is named like a Python (worth waiting for libpython). */
@@ -158,6 +185,7 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 
 	x->due_ns = 0;
 	if ((!err || early) && describe(rt, &p)) {
+		p.epoch = ++py->epoch; /* a new image's code objects get new ids at the same address */
 		if (!py->set(py->ctx, x->pid, &p) && !err) {
 			x->rt = rt;
 			py->st.processes += !x->counted;
@@ -246,65 +274,81 @@ void pyframes_forget(struct pyframes *py, pid_t pid)
 		proc_drop(py, (size_t)(x - py->procs));
 }
 
-static uint64_t code_hash(pid_t pid, uint64_t code)
+static bool code_eq(const void *ctx, uint32_t at, const void *key)
 {
-	return hash_mix64(code ^ ((uint64_t)(uint32_t)pid << 48 | (uint32_t)pid));
+	return ((const struct pyframes *)ctx)->codes[at].id == *(const uint64_t *)key;
 }
 
-struct code_key {
-	pid_t pid;
-	uint64_t code;
-};
-
-static bool code_eq(const void *ctx, uint32_t id, const void *key)
+static struct pycode *code_find(struct pyframes *py, uint64_t id)
 {
-	const struct pycode *a = &((const struct pyframes *)ctx)->codes[id];
-	const struct code_key *k = key;
-
-	return a->code == k->code && a->pid == k->pid;
-}
-
-static struct pycode *code_find(struct pyframes *py, pid_t pid, uint64_t code)
-{
-	struct code_key k = { pid, code };
-	int64_t at = hashtab_find(&py->index, code_hash(pid, code), code_eq, py, &k);
+	int64_t at = hashtab_find(&py->index, hash_mix64(id), code_eq, py, &id);
 
 	return at >= 0 ? &py->codes[at] : NULL;
 }
 
-/* Copies what pycode_resolve read of a code object (f) into c. */
-static void code_copy(struct pycode *c, const struct pyframe *f)
+/* A string the unwinder copied: a malloc'd copy when it is whole (a compact ASCII str that
+ * fit), else NULL (read from the process). */
+static char *event_str(const char *s, size_t cap, uint32_t state, uint64_t len)
 {
-	c->name = strdup(f->qualname);
-	c->file = strdup(f->filename);
-	c->firstlineno = f->firstlineno;
-	if (f->linetable_len && (c->lines = malloc(f->linetable_len))) {
-		memcpy(c->lines, f->linetable, f->linetable_len);
-		c->nlines = f->linetable_len;
+	if (!(state >> 5 & 1) || !(state >> 6 & 1) || len >= cap || memchr(s, 0, len))
+		return NULL;
+	return strndup(s, len);
+}
+
+/* Reads code object c from its live process (once): its line table, and the names the
+ * unwinder could not copy, when the object there is still the one c names (its first line and
+ * name unchanged: it may have been freed and reused since). */
+static void code_read(struct pyframes *py, struct pycode *c)
+{
+	struct pyproc *x = proc_find(py, c->pid);
+	struct pyframe f;
+
+	if (c->tried || !x || !x->rt)
+		return;
+	c->tried = true;
+	if (pycode_resolve(x->rt, c->code, -1, &f)) {
+		py->st.unreadable += !c->name;
+		return;
+	}
+	if ((c->name && strcmp(c->name, f.qualname)) || (c->firstlineno && c->firstlineno != f.firstlineno))
+		return; /* another object now */
+	c->fmt = x->rt->lines;
+	c->firstlineno = f.firstlineno;
+	if (!c->name)
+		c->name = strdup(f.qualname);
+	if (!c->file)
+		c->file = strdup(f.filename);
+	if (f.linetable_len && (c->lines = malloc(f.linetable_len))) {
+		memcpy(c->lines, f.linetable, f.linetable_len);
+		c->nlines = f.linetable_len;
 	}
 }
 
-/* Reads and keeps the code object of Python frame value v of pid when it is new and the
- * process's interpreter is known (an unreadable one is kept too, without a name). */
-static void code_prepare(struct pyframes *py, pid_t pid, uint64_t v)
+int pyframes_code_event(struct pyframes *py, const struct firn_py_code_event *e)
 {
-	uint64_t code = FIRN_PY_CODE(resolver_payload(v));
-	struct pyproc *x;
-	struct pyframe f;
-
-	if (code_find(py, pid, code) || !(x = proc_find(py, pid)) || !x->rt)
-		return;
+	if (!e->id || code_find(py, e->id))
+		return 0;
 	if (VEC_GROW(py->codes, py->capcodes, py->ncodes + 1) ||
 	    hashtab_reserve(&py->index, py->ncodes + 1))
-		return;
+		return -ENOMEM;
 	struct pycode *c = &py->codes[py->ncodes];
-	*c = (struct pycode){ .code = code, .pid = pid, .fmt = x->rt->lines };
-	if (pycode_resolve(x->rt, code, -1, &f))
-		py->st.unreadable++;
-	else
-		code_copy(c, &f);
-	hashtab_add(&py->index, code_hash(pid, code), (uint32_t)py->ncodes);
+	*c = (struct pycode){ .id = e->id, .code = e->code, .pid = (pid_t)e->pid,
+			      .firstlineno = e->firstlineno };
+	c->name = event_str(e->name, sizeof(e->name), e->name_state, e->name_len);
+	c->file = event_str(e->file, sizeof(e->file), e->file_state, e->file_len);
+	hashtab_add(&py->index, hash_mix64(e->id), (uint32_t)py->ncodes);
 	py->ncodes++;
+	code_read(py, c); /* now, while the process most likely lives */
+	return 0;
+}
+
+/* Reads what is still missing of the code object of Python frame value v while pid lives. */
+static void code_prepare(struct pyframes *py, pid_t pid, uint64_t v)
+{
+	struct pycode *c = code_find(py, FIRN_PY_ID(resolver_payload(v)));
+
+	if (c && c->pid == pid)
+		code_read(py, c);
 }
 
 void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len)
@@ -319,8 +363,9 @@ static void resolver_prepare(void *ctx, pid_t pid, uint64_t v)
 	code_prepare(ctx, pid, v);
 }
 
-/* The frame of v from its code object as read while its process lived (0 when it never was, or
- * was unreadable): the line of its instruction, else the function's first line. */
+/* The frame of v from what was copied and read of its code object while its process lived (0
+ * when nothing was): the line of its instruction, else the function's first line. The root of
+ * a stack cut short is "[truncated]". */
 static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
 {
 	struct pyframes *py = ctx;
@@ -328,8 +373,14 @@ static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_fr
 	struct pycode *c;
 	int line = -1;
 
+	if (max < 1)
+		return 0;
+	if (FIRN_PY_ID(payload) == FIRN_PY_TRUNCATED_FRAME) {
+		out[0] = (struct resolved_frame){ .name = "[truncated]" };
+		return 1;
+	}
 	code_prepare(py, pid, v); /* a process still alive */
-	if (max < 1 || !(c = code_find(py, pid, FIRN_PY_CODE(payload))) || !c->name)
+	if (!(c = code_find(py, FIRN_PY_ID(payload))) || c->pid != pid || !c->name)
 		return 0;
 	if (c->lines && units != FIRN_PY_NO_OFFSET)
 		line = pylines_addr2line(c->fmt, c->lines, c->nlines, c->firstlineno, (uint32_t)units * 2);

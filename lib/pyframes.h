@@ -2,8 +2,10 @@
  * lib/pyruntime.h), tells the BPF interpreter unwinder where it is (struct firn_py_proc, through
  * a callback), and resolves the tagged Python frames it records (bpf/firn.h: code object +
  * instruction offset) to qualname, file and line as a frame_resolver of the "[python]" mapping.
- * Code objects are read while their process lives (prepare) and kept per (pid, code object), so
- * frames of a process that has ended still resolve. */
+ * A frame names a code object by the unwinder's id, which stands for one object as it was (an
+ * address reused, or met again after exec, gets a new id); the unwinder copies the names when
+ * it gives the id, and the line table is read when user space hears of it, so frames of a
+ * process that has ended still resolve. */
 #ifndef FIRN_PYFRAMES_H
 #define FIRN_PYFRAMES_H
 
@@ -55,7 +57,12 @@ void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns);
  * CPython (each file read once) and pid's interpreter is not known yet, it is looked for now
  * (libpython loaded by dlopen, or mapped after the first sample). */
 void pyframes_note_mapping(struct pyframes *py, pid_t pid, const struct procmap_entry *e, uint64_t now_ns);
-/* Reads the code objects of the Python frames in a user stack of pid (while it lives). */
+/* The BPF unwinder gave a code object an id (its ring buffer notice): what it copied of it is
+ * kept, and its line table is read now, while its process most likely lives. 0 or -ENOMEM. */
+struct firn_py_code_event;
+int pyframes_code_event(struct pyframes *py, const struct firn_py_code_event *e);
+/* Reads what is still missing of the code objects of the Python frames in a user stack of pid
+ * (while it lives). */
 void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, uint32_t len);
 /* The process ended: its interpreter is forgotten (what was read of its code objects stays). */
 void pyframes_forget(struct pyframes *py, pid_t pid);

@@ -412,6 +412,14 @@ static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 		pyframes_note_stack(r->py, pid, ips, len);
 }
 
+/* ... or, better, as soon as the unwinder gives a code object an id. */
+static void on_py_code(void *ctx, const struct firn_py_code_event *e)
+{
+	struct recorder *r = ctx;
+
+	if (r->py) /* out of memory: that object's frames stay unnamed */
+		(void)pyframes_code_event(r->py, e);
+}
 
 /* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
  * the tables it lacks; lazy: only the files sampled code is in. */
@@ -1057,6 +1065,7 @@ static int setup_sampler(struct recorder *r)
 		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
 			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
+		.on_py_code = on_py_code,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -1605,10 +1614,10 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4])
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
 {
 	memset(st, 0, sizeof(*st));
-	memset(bpf, 0, 4 * sizeof(*bpf));
+	memset(bpf, 0, FIRN_PY_NR * sizeof(*bpf));
 	if (r->py)
 		pyframes_get_stats(r->py, st);
 	if (r->py && r->ss)

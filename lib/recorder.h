@@ -199,8 +199,8 @@ struct profile *recorder_finish(struct recorder *r);
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
 struct pyframes_stats;
 /* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
- * processes by outcome (bpf[4], enum firn_py_stat order). Zeros with no_python. */
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t bpf[4]);
+ * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python. */
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

@@ -124,7 +124,7 @@ static int bpf_set_python(struct sample_source *s, pid_t pid, const struct firn_
 	return sampler_set_python(sam(s), pid, p);
 }
 
-static void bpf_python_stats(struct sample_source *s, uint64_t out[4])
+static void bpf_python_stats(struct sample_source *s, uint64_t *out)
 {
 	sampler_python_stats(sam(s), out);
 }

@@ -44,7 +44,7 @@ struct sample_source_ops {
 	uint64_t (*last_flip_ns)(const struct sample_source *s);
 	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
 	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
-	void (*python_stats)(struct sample_source *s, uint64_t out[4]);
+	void (*python_stats)(struct sample_source *s, uint64_t *out);
 	/* optional: names of GPU kernels (sampler_gpu_name) */
 	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
 	void (*reset_counts)(struct sample_source *s);
@@ -96,7 +96,7 @@ static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
 {
 	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
 }
-static inline void sample_source_python_stats(struct sample_source *s, uint64_t out[4])
+static inline void sample_source_python_stats(struct sample_source *s, uint64_t *out)
 {
 	for (int i = 0; i < 4; i++)
 		out[i] = 0;

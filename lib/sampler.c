@@ -185,8 +185,8 @@ static int comms_reserve(struct sampler *s)
  * another CPU removed it), -ENOMEM. */
 static int fetch_stack(struct sampler *s, uint64_t id)
 {
-	static __thread struct firn_stack buf;
-	int fd = bpf_map__fd(s->skel->maps.stacks);
+	static __thread struct firn_big_stack buf; /* a firn_stack's layout, longer */
+	int fd = bpf_map__fd(s->skel->maps.stacks), big = bpf_map__fd(s->skel->maps.big_stacks);
 
 	if (!id)
 		return 1;
@@ -194,9 +194,12 @@ static int fetch_stack(struct sampler *s, uint64_t id)
 		return -ENOMEM;
 	size_t i = stack_slot(s, id);
 	if (!s->stacks[i].id) {
-		if (bpf_map_lookup_elem(fd, &id, &buf))
+		/* a stack longer than FIRN_MAX_FRAMES is in big_stacks */
+		bool small = !bpf_map_lookup_elem(fd, &id, &buf);
+		if (!small && bpf_map_lookup_elem(big, &id, &buf))
 			return 0;
-		uint32_t len = buf.len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : buf.len;
+		uint32_t max = small ? FIRN_MAX_FRAMES : FIRN_BIG_FRAMES;
+		uint32_t len = buf.len > max ? max : buf.len;
 		uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
 		if (!ips)
 			return -ENOMEM;
@@ -205,7 +208,7 @@ static int fetch_stack(struct sampler *s, uint64_t id)
 		s->nstacks++;
 	}
 	s->stacks[i].seen = s->drains;
-	s->kstacks += !bpf_map_delete_elem(fd, &id);
+	s->kstacks += !bpf_map_delete_elem(fd, &id) || !bpf_map_delete_elem(big, &id);
 	return 1;
 }
 
@@ -381,6 +384,11 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->type == FIRN_EV_PY_CODE) {
+		if (s->opts.on_py_code && size >= sizeof(struct firn_py_code_event))
+			s->opts.on_py_code(s->opts.ctx, data);
+		return 0;
+	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
 		if (s->opts.on_code)
 			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
@@ -1269,7 +1277,7 @@ int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *
 	return 0;
 }
 
-void sampler_python_stats(struct sampler *s, uint64_t out[4])
+void sampler_python_stats(struct sampler *s, uint64_t *out)
 {
 	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
 }

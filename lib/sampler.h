@@ -20,6 +20,8 @@ enum sampler_unwind {
 	UNWIND_AUTO,    /* CFI tables where a mapping has them, frame pointers elsewhere */
 };
 
+struct firn_py_code_event;
+
 struct sampler_opts {
 	unsigned freq;          /* samples per second per CPU */
 	bool all;               /* every process; otherwise only targets (sampler_add_target) */
@@ -58,6 +60,9 @@ struct sampler_opts {
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
+	/* the Python unwinder gave a code object an id (bpf/firn.h: what it copied of it, e);
+	 * may be NULL */
+	void (*on_py_code)(void *ctx, const struct firn_py_code_event *e);
 	void *ctx;
 };
 
@@ -222,6 +227,6 @@ struct firn_py_proc;
  * -errno). */
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
 /* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
-void sampler_python_stats(struct sampler *s, uint64_t out[4]);
+void sampler_python_stats(struct sampler *s, uint64_t *out);
 
 #endif

@@ -12,21 +12,17 @@
 #include "folded.h"
 #include "input.h"
 #include "opt.h"
+#include "safeopen.h"
 
 const char *input_name(const char *path)
 {
 	return strcmp(path, "-") ? path : "<stdin>";
 }
 
-int load_profile(struct profile *p, const char *path)
-{
-	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
-}
-
-int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+/* Reads the profile at path, naming it name in messages (load_profile_comm's messages). */
+static int load_as(struct profile *p, const char *path, const char *name, enum folded_comm comm)
 {
 	struct folded_stats st = { 0 };
-	const char *name = input_name(path);
 	int err = profile_load_comm(p, path, comm, &st);
 
 	if (err == -EINVAL)
@@ -53,6 +49,30 @@ int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm
 		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
 			st.bad_lines == 1 ? "" : "s", name);
 	return 0;
+}
+
+int load_profile(struct profile *p, const char *path)
+{
+	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
+}
+
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+{
+	return load_as(p, path, input_name(path), comm);
+}
+
+int load_profile_regular(struct profile *p, const char *path)
+{
+	char fdpath[32];
+	int fd = safeopen(path, 0, 0, NULL);
+
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, safeopen_strerror(fd));
+	/* read what was checked, not what the name leads to a moment later */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	int rc = load_as(p, fdpath, path, FOLDED_COMM_AUTO);
+	close(fd);
+	return rc;
 }
 
 void put_text(FILE *f, const char *s, size_t width)

@@ -20,6 +20,10 @@ const char *input_name(const char *path);
 /* Reads a profile (pprof or folded) into p; prints the error (returns 1) or the malformed-lines
  * warning (returns 0). */
 int load_profile(struct profile *p, const char *path);
+/* load_profile of a regular file only: a FIFO, device or directory at path is refused at once
+ * ("cannot open 'x': not a regular file", returns 1) instead of blocking on it; for reading a
+ * file nobody chose (the completion reads ./firn.pb.gz). */
+int load_profile_regular(struct profile *p, const char *path);
 /* Writes s to f with control characters escaped (escape_char: "\x1b"), so that names from a
  * profile cannot command the terminal, then spaces up to width bytes (0: none). */
 void put_text(FILE *f, const char *s, size_t width);

@@ -72,11 +72,12 @@ static int print_values(const char *name)
 }
 
 /* `firn help --sample-types FILE`: the names of FILE's sample types, one a line, for the
- * completion of --sample-type (nothing, exit 1, when FILE cannot be read). */
+ * completion of --sample-type (nothing, exit 1, when FILE cannot be read; a FIFO or device is
+ * refused without waiting on it). */
 static int print_sample_types(const char *path)
 {
 	struct profile p;
-	int rc = profile_init(&p) ? error("out of memory") : load_profile(&p, path);
+	int rc = profile_init(&p) ? error("out of memory") : load_profile_regular(&p, path);
 
 	for (uint32_t i = 0; !rc && i < p.nsample_types; i++) {
 		put_text(stdout, profile_str(&p, p.sample_types[i].type), 0);

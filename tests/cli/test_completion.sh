@@ -135,3 +135,21 @@ for sh in $shells; do
 		test ! -e PWNED1 -a ! -e PWNED2
 	rm -f PWNED1 PWNED2
 done
+
+# a FIFO (or device) as the profile is refused at once, not waited on: `help --sample-types`
+# says so in one line and exits 1, and TAB after --sample-type with a FIFO as ./firn.pb.gz
+# returns at once with nothing
+mkdir -p "$TMP/fifo" && cd "$TMP/fifo" || exit 1
+mkfifo firn.pb.gz
+timeout 10 "$FIRN" help --sample-types firn.pb.gz >out 2>err
+rc=$?
+check "help --sample-types FIFO: exit 1 at once (exit $rc), one line: $(head -1 err)" \
+	test "$rc" = 1 -a "$(wc -l <err)" = 1 -a ! -s out
+check "help --sample-types FIFO says it is not a regular file" \
+	grep -qx "firn: cannot open 'firn.pb.gz': not a regular file" err
+for sh in $shells; do
+	got=$(ROOT=$ROOT timeout 10 bash -c "$(declare -f comp); comp $sh firn report --sample-type ''")
+	rc=$?
+	check "$sh: --sample-type <TAB> with a FIFO as firn.pb.gz returns at once with nothing (exit $rc)" \
+		test "$rc" = 0 -a -z "$got"
+done

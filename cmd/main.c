@@ -87,6 +87,17 @@ static int print_sample_types(const char *path)
 	return rc;
 }
 
+/* `firn help help`: help's own usage. */
+static void print_help_help(FILE *f)
+{
+	fprintf(f, "usage: firn help [COMMAND]\n"
+		   "   or: firn help --commands | --options COMMAND | --values COMMAND\n"
+		   "   or: firn help --sample-types FILE\n\n"
+		   "Show the commands, or the usage and options of COMMAND; the other forms list\n"
+		   "commands, options, option values and a profile's sample types, one a line\n"
+		   "(for completions and scripts).\n");
+}
+
 /* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--sample-types FILE` /
  * `--commands` for tests and completions. */
 static int cmd_help(int argc, char **argv)
@@ -111,6 +122,10 @@ static int cmd_help(int argc, char **argv)
 		return print_values(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "--sample-types"))
 		return print_sample_types(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "help")) {
+		print_help_help(stdout);
+		return 0;
+	}
 	if (argc >= 2) {
 		const struct cmd *c = cmd_find(argv[1]);
 		if (!c)

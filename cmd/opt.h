@@ -56,8 +56,13 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "firn: warning: message" on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses a number option (decimal: opt_double takes "1.5" and "2e3", not "0x10" or "inf"); on
- * failure prints a usage error and returns 2. */
+/* The one strict reading of a decimal integer: s starts with a digit (or '-' and a digit: no
+ * blank, no '+'); *end is set past the digits (the caller checks what follows: nothing, or a
+ * list's ','). Returns 0 with *v set, -EINVAL when s does not start so, -ERANGE past a long. */
+int opt_strtol(const char *s, char **end, long *v);
+/* Parses a number option, strictly: opt_long with opt_strtol, in min..max, nothing after it;
+ * opt_double decimal, starting with a digit, '-' or '.' ("1.5", ".5" and "2e3", not " 1",
+ * "+1", "0x10" or "inf"). On failure prints the one-line usage error and returns 2. */
 int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
 	     long *out);
 int opt_double(const struct cmd *cmd, const char *name, const char *arg, double min, double max,

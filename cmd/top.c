@@ -337,9 +337,10 @@ static int stdio_print(struct top *t)
 	put_lines(stdout, buf);
 	table_columns(t, buf, sizeof(buf));
 	put_lines(stdout, buf);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) { /* one row, one line: a newline in a name is escaped */
 		table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
-		put_lines(stdout, buf);
+		put_text(stdout, buf, 0);
+		putchar('\n');
 	}
 	printf("\n");
 	return fflush(stdout) || ferror(stdout) ? -EIO : 0;

@@ -14,6 +14,8 @@
 #include "opt.h"
 #include "safeopen.h"
 
+#define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
+
 const char *input_name(const char *path)
 {
 	return strcmp(path, "-") ? path : "<stdin>";
@@ -30,6 +32,11 @@ static int load_as(struct profile *p, const char *path, const char *name, enum f
 	if (err == -EBADMSG)
 		return error("cannot read '%s': invalid pprof profile: it refers to a string, "
 			     "function, location or mapping it does not have", name);
+	if (err == -EPROTO)
+		return error("cannot read '%s': invalid pprof profile: sample %llu has %llu value%s for "
+			     "%u sample type%s", name, (unsigned long long)st.bad_sample,
+			     (unsigned long long)st.bad_sample_values, st.bad_sample_values == 1 ? "" : "s",
+			     p->nsample_types, p->nsample_types == 1 ? "" : "s");
 	if (err == -ENODATA)
 		return error("cannot read '%s': empty file", name);
 	if (err == -EFBIG)
@@ -142,12 +149,15 @@ int sample_type_choose(const struct cmd *cmd, const struct profile *p, const cha
 		fprintf(stderr, "' in this recording");
 	}
 	fprintf(stderr, ": it has %s", p->nsample_types ? "" : "none");
-	for (uint32_t t = 0; t < p->nsample_types; t++) {
+	/* the first few: a profile may have thousands of types, the message stays one short line */
+	for (uint32_t t = 0; t < p->nsample_types && t < MESSAGE_LIST_MAX; t++) {
 		fprintf(stderr, "%s%u ", t ? ", " : "", t);
 		put_text(stderr, profile_str(p, p->sample_types[t].type), 0);
 		fputc('/', stderr);
 		put_text(stderr, profile_str(p, p->sample_types[t].unit), 0);
 	}
+	if (p->nsample_types > MESSAGE_LIST_MAX)
+		fprintf(stderr, " and %u more", p->nsample_types - MESSAGE_LIST_MAX);
 	fputc('\n', stderr);
 	return -1;
 }

@@ -41,7 +41,8 @@ const char *group_digits(int64_t v, char *buf);
 const char *group_value(const struct unit_scale *u, int64_t v, char *buf);
 /* The sample type of p that --sample-type spec chooses (NULL: the default) for cmd, path naming
  * the file (NULL: "in this recording", for top): its index (0 when p has no types and spec is NULL), or -1 after printing the one
- * line "firn CMD: no sample type 'x' in 'FILE': it has 0 samples/count, 1 cpu/nanoseconds"
+ * line "firn CMD: no sample type 'x' in 'FILE': it has 0 samples/count, 1 cpu/nanoseconds" (the
+ * first 8 types, then "and N more")
  * (the caller exits 2). */
 int sample_type_choose(const struct cmd *cmd, const struct profile *p, const char *spec,
 		       const char *path);

@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,20 +138,48 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/* The errno of the write error on stdout already reported (0: none), so it is said once. */
+static int stdout_failed;
+
+int output_error(int err)
+{
+	if (!stdout_failed && err != EPIPE)
+		error("cannot write output: %s", strerror(err));
+	if (!stdout_failed)
+		stdout_failed = err;
+	/* the reader went away (| head): not a failure of ours */
+	return stdout_failed != EPIPE;
+}
+
 int close_stdout(void)
 {
-	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
-		if (errno == EPIPE)
-			return 0;
-		return error("cannot write output: %s", strerror(errno ? errno : EIO));
-	}
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout) || fclose(stdout))
+		return output_error(stdout_failed ? stdout_failed : errno ? errno : EIO);
 	return 0;
+}
+
+/* Opens /dev/null on each of the descriptors 0-2 that is closed (`firn ... >&-`), read-only on 1
+ * and 2 so that writes fail with EBADF as they would have: else the first file firn opens (a BPF
+ * map) would become stdout, and writes would fail with its errors ("Invalid argument"). */
+static void reserve_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int nfd = open("/dev/null", fd ? O_RDONLY : O_WRONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
 }
 
 int main(int argc, char **argv)
 {
 	int i = 1;
 
+	reserve_std_fds();
 	diag_set_reporter(report_diag);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))

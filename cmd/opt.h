@@ -77,7 +77,12 @@ const struct cmd *cmd_find(const char *name);
 /* Global flags from cmd/main.c. */
 extern int firn_verbose;
 
-/* Closes stdout and reports a write error (full disk, closed pipe) as exit 1. */
+/* Closes stdout and reports a write error (full disk, a closed descriptor) as exit 1, in one
+ * line, unless output_error said it already; a reader that went away (EPIPE) is exit 0. */
 int close_stdout(void);
+/* Reports the write error err (an errno) on stdout once ("cannot write output: Bad file
+ * descriptor") and returns 1; for EPIPE (the reader is gone) says nothing and returns 0, so a
+ * command that stops writing there ends as `firn ... | head` expects. */
+int output_error(int err);
 
 #endif

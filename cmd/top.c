@@ -333,6 +333,7 @@ static int stdio_print(struct top *t)
 	char buf[1024];
 	size_t n = t->o->rows && (size_t)t->o->rows < t->nrows ? (size_t)t->o->rows : t->nrows;
 
+	errno = 0;
 	header_text(t, buf, sizeof(buf));
 	put_lines(stdout, buf);
 	table_columns(t, buf, sizeof(buf));
@@ -343,7 +344,7 @@ static int stdio_print(struct top *t)
 		putchar('\n');
 	}
 	printf("\n");
-	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	return fflush(stdout) || ferror(stdout) ? -(errno ? errno : EIO) : 0;
 }
 
 /* ---- views ---- */
@@ -860,8 +861,8 @@ static int stdio_loop(struct top *t)
 		bool last = t->ended;
 		if ((err = refresh(t)))
 			return session_error(t, err, "update the table");
-		if (stdio_print(t))
-			return error("cannot write output: %s", strerror(errno ? errno : EIO));
+		if ((err = stdio_print(t))) /* once, with its reason; | head ends top quietly */
+			return output_error(-err);
 		if (last || iterations_done(t))
 			break;
 		next += delay;

@@ -38,3 +38,39 @@ done
 check "numeric options tried ($nnum >= 15)" test "$nnum" -ge 15
 # (-p ' 1' was pid 1: init recorded)
 check "no bad number recorded anything" test ! -e "$TMP/never"
+
+# ---- a malformed profile says what is wrong, in one short line ----
+python3 "$SRC/names_pprof.py" mismatch.pb.gz --type a --type b --func f --func g --values 1
+"$FIRN" report mismatch.pb.gz >/dev/null 2>err
+rc=$?
+check "a sample with 1 value for 2 types: exit 1 (exit $rc), named: $(head -1 err)" test "$rc" = 1 -a \
+	"$(cat err)" = "firn: cannot read 'mismatch.pb.gz': invalid pprof profile: sample 1 has 1 value for 2 sample types"
+python3 "$SRC/names_pprof.py" many.pb.gz --types 5000
+"$FIRN" report --sample-type nope many.pb.gz >/dev/null 2>err
+rc=$?
+check "no such type among 5,000: exit 2, one line of $(wc -c <err) bytes (< 300) naming 8 and 'and 4992 more'" \
+	test "$rc" = 2 -a "$(grep -vc '^Try ' err)" = 1 -a "$(wc -c <err)" -lt 300 -a \
+	"$(head -1 err | grep -o ', [0-9]* t[0-9]*/count' | wc -l)" = 7
+check "the list ends with 'and 4992 more'" grep -q "7 t7/count and 4992 more$" err
+
+# ---- output errors: one line with the real reason; a reader that goes away is no error ----
+# outerr NAME CMD...: CMD with stdout closed exits 1 saying "Bad file descriptor" once; with
+# stdout into `head -c1`, exits 0 and says nothing
+outerr() {
+	local name=$1; shift
+	"$@" >&- 2>err
+	rc=$?
+	check "$name >&-: exit 1 (exit $rc), one line: $(head -1 err)" test "$rc" = 1 -a \
+		"$(cat err)" = "firn: cannot write output: Bad file descriptor"
+	"$@" 2>err | head -c1 >/dev/null
+	rc=${PIPESTATUS[0]}
+	check "$name | head -c1: exit 0 (exit $rc), nothing on stderr: $(head -1 err)" \
+		test "$rc" = 0 -a ! -s err
+}
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "main;f%d %d\n", i, i + 1 }' >big.folded
+outerr "report (a 20,000-row table)" "$FIRN" report big.folded
+if is_root; then
+	outerr "top --stdio" timeout 30 "$FIRN" top --stdio -n 3 -d 0.2 -- sleep 10
+else
+	skip "top --stdio output errors need root"
+fi

@@ -68,6 +68,21 @@ for c in "report lf.pb.gz" "diff lf.pb.gz lf2.pb.gz"; do
 	check "$c: no forged row, no raw bidi control" rows "$TMP/got"
 done
 
+# usdt-list: an object whose path holds a tab and U+202E (a process's executable, -p; a newline
+# would show in /proc/PID/maps as \012, a file that is not there)
+EVILX=$TMP/$'u\t'"${RLO}x"
+cp "$FIX/usdtfix" "$EVILX"
+"$EVILX" 0 0 3000 >/dev/null 2>&1 &
+UP=$!
+sleep 0.3
+UP=$(pgrep -P "$UP" | head -1 || true) UP=${UP:-$!} # (bash may run it in a subshell)
+"$FIRN" usdt-list -p "$UP" 'usdtfix:*' >"$TMP/got" 2>"$TMP/err"
+kill "$UP" 2>/dev/null
+check "usdt-list -p: the object's tab and U+202E show as \x09 and \u202e" \
+	grep -qF "$TMP/u\x09\u202ex " "$TMP/got"
+check "usdt-list -p: one line per probe ($(wc -l <"$TMP/got") for 5), no raw bidi control" \
+	test "$(wc -l <"$TMP/got")" = 5 -a -z "$(grep -e "$RLO" -e '^[^:]*$' "$TMP/got")"
+
 # ---- top --stdio: a process whose executable (and so comm and module) is named with escapes ----
 if ! is_root; then skip "top --stdio needs root"; exit 0; fi
 [ -x "$FIX/busy" ] || { fail "no fixture '$FIX/busy' (make fixtures)"; exit 0; }

@@ -109,4 +109,20 @@ sleep 0.3
 check "top --stdio: a newline and U+202E in a name show as \x0a and \u202e in its row" \
 	grep -qE '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lfbusy +evil\\x0arow\\u202ex$' "$TMP/top"
 check "top --stdio: no forged row, no raw bidi control" rows "$TMP/top"
+# the full screen (in tmux): the same row, escaped as in --stdio
+if command -v tmux >/dev/null; then
+	SOCK=firn-hostile-$$
+	tmux -L "$SOCK" new-session -d -s h -x 120 -y 30 "'$FIRN' top -p $BP; sleep 30"
+	for i in $(seq 50); do
+		tmux -L "$SOCK" capture-pane -p -t h >"$TMP/screen"
+		grep -qF 'lfbusy' "$TMP/screen" && grep -q 'row' "$TMP/screen" && break
+		sleep 0.2
+	done
+	tmux -L "$SOCK" kill-server 2>/dev/null
+	check "top (full screen): the name shows as evil\\x0arow\\u202ex in its row" \
+		grep -qE 'lfbusy +evil\\x0arow\\u202ex' "$TMP/screen"
+	check "top (full screen): no forged row, no raw bidi control" rows "$TMP/screen"
+else
+	skip "top full screen: no tmux"
+fi
 kill "$BP" 2>/dev/null

@@ -12,21 +12,19 @@
 #include "folded.h"
 #include "input.h"
 #include "opt.h"
+#include "safeopen.h"
+
+#define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
 
 const char *input_name(const char *path)
 {
 	return strcmp(path, "-") ? path : "<stdin>";
 }
 
-int load_profile(struct profile *p, const char *path)
-{
-	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
-}
-
-int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+/* Reads the profile at path, naming it name in messages (load_profile_comm's messages). */
+static int load_as(struct profile *p, const char *path, const char *name, enum folded_comm comm)
 {
 	struct folded_stats st = { 0 };
-	const char *name = input_name(path);
 	int err = profile_load_comm(p, path, comm, &st);
 
 	if (err == -EINVAL)
@@ -34,6 +32,11 @@ int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm
 	if (err == -EBADMSG)
 		return error("cannot read '%s': invalid pprof profile: it refers to a string, "
 			     "function, location or mapping it does not have", name);
+	if (err == -EPROTO)
+		return error("cannot read '%s': invalid pprof profile: sample %llu has %llu value%s for "
+			     "%u sample type%s", name, (unsigned long long)st.bad_sample,
+			     (unsigned long long)st.bad_sample_values, st.bad_sample_values == 1 ? "" : "s",
+			     p->nsample_types, p->nsample_types == 1 ? "" : "s");
 	if (err == -ENODATA)
 		return error("cannot read '%s': empty file", name);
 	if (err == -EFBIG)
@@ -53,6 +56,30 @@ int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm
 		warning("skipped %llu malformed line%s in '%s'", (unsigned long long)st.bad_lines,
 			st.bad_lines == 1 ? "" : "s", name);
 	return 0;
+}
+
+int load_profile(struct profile *p, const char *path)
+{
+	return load_profile_comm(p, path, FOLDED_COMM_AUTO);
+}
+
+int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm)
+{
+	return load_as(p, path, input_name(path), comm);
+}
+
+int load_profile_regular(struct profile *p, const char *path)
+{
+	char fdpath[32];
+	int fd = safeopen(path, 0, 0, NULL);
+
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, safeopen_strerror(fd));
+	/* read what was checked, not what the name leads to a moment later */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	int rc = load_as(p, fdpath, path, FOLDED_COMM_AUTO);
+	close(fd);
+	return rc;
 }
 
 void put_text(FILE *f, const char *s, size_t width)
@@ -122,12 +149,15 @@ int sample_type_choose(const struct cmd *cmd, const struct profile *p, const cha
 		fprintf(stderr, "' in this recording");
 	}
 	fprintf(stderr, ": it has %s", p->nsample_types ? "" : "none");
-	for (uint32_t t = 0; t < p->nsample_types; t++) {
+	/* the first few: a profile may have thousands of types, the message stays one short line */
+	for (uint32_t t = 0; t < p->nsample_types && t < MESSAGE_LIST_MAX; t++) {
 		fprintf(stderr, "%s%u ", t ? ", " : "", t);
 		put_text(stderr, profile_str(p, p->sample_types[t].type), 0);
 		fputc('/', stderr);
 		put_text(stderr, profile_str(p, p->sample_types[t].unit), 0);
 	}
+	if (p->nsample_types > MESSAGE_LIST_MAX)
+		fprintf(stderr, " and %u more", p->nsample_types - MESSAGE_LIST_MAX);
 	fputc('\n', stderr);
 	return -1;
 }

@@ -20,6 +20,10 @@ const char *input_name(const char *path);
 /* Reads a profile (pprof or folded) into p; prints the error (returns 1) or the malformed-lines
  * warning (returns 0). */
 int load_profile(struct profile *p, const char *path);
+/* load_profile of a regular file only: a FIFO, device or directory at path is refused at once
+ * ("cannot open 'x': not a regular file", returns 1) instead of blocking on it; for reading a
+ * file nobody chose (the completion reads ./firn.pb.gz). */
+int load_profile_regular(struct profile *p, const char *path);
 /* Writes s to f with control characters escaped (escape_char: "\x1b"), so that names from a
  * profile cannot command the terminal, then spaces up to width bytes (0: none). */
 void put_text(FILE *f, const char *s, size_t width);
@@ -37,7 +41,8 @@ const char *group_digits(int64_t v, char *buf);
 const char *group_value(const struct unit_scale *u, int64_t v, char *buf);
 /* The sample type of p that --sample-type spec chooses (NULL: the default) for cmd, path naming
  * the file (NULL: "in this recording", for top): its index (0 when p has no types and spec is NULL), or -1 after printing the one
- * line "firn CMD: no sample type 'x' in 'FILE': it has 0 samples/count, 1 cpu/nanoseconds"
+ * line "firn CMD: no sample type 'x' in 'FILE': it has 0 samples/count, 1 cpu/nanoseconds" (the
+ * first 8 types, then "and N more")
  * (the caller exits 2). */
 int sample_type_choose(const struct cmd *cmd, const struct profile *p, const char *spec,
 		       const char *path);

@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,11 +73,12 @@ static int print_values(const char *name)
 }
 
 /* `firn help --sample-types FILE`: the names of FILE's sample types, one a line, for the
- * completion of --sample-type (nothing, exit 1, when FILE cannot be read). */
+ * completion of --sample-type (nothing, exit 1, when FILE cannot be read; a FIFO or device is
+ * refused without waiting on it). */
 static int print_sample_types(const char *path)
 {
 	struct profile p;
-	int rc = profile_init(&p) ? error("out of memory") : load_profile(&p, path);
+	int rc = profile_init(&p) ? error("out of memory") : load_profile_regular(&p, path);
 
 	for (uint32_t i = 0; !rc && i < p.nsample_types; i++) {
 		put_text(stdout, profile_str(&p, p.sample_types[i].type), 0);
@@ -84,6 +86,17 @@ static int print_sample_types(const char *path)
 	}
 	profile_release(&p);
 	return rc;
+}
+
+/* `firn help help`: help's own usage. */
+static void print_help_help(FILE *f)
+{
+	fprintf(f, "usage: firn help [COMMAND]\n"
+		   "   or: firn help --commands | --options COMMAND | --values COMMAND\n"
+		   "   or: firn help --sample-types FILE\n\n"
+		   "Show the commands, or the usage and options of COMMAND; the other forms list\n"
+		   "commands, options, option values and a profile's sample types, one a line\n"
+		   "(for completions and scripts).\n");
 }
 
 /* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--sample-types FILE` /
@@ -110,6 +123,10 @@ static int cmd_help(int argc, char **argv)
 		return print_values(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "--sample-types"))
 		return print_sample_types(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "help")) {
+		print_help_help(stdout);
+		return 0;
+	}
 	if (argc >= 2) {
 		const struct cmd *c = cmd_find(argv[1]);
 		if (!c)
@@ -121,20 +138,48 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/* The errno of the write error on stdout already reported (0: none), so it is said once. */
+static int stdout_failed;
+
+int output_error(int err)
+{
+	if (!stdout_failed && err != EPIPE)
+		error("cannot write output: %s", strerror(err));
+	if (!stdout_failed)
+		stdout_failed = err;
+	/* the reader went away (| head): not a failure of ours */
+	return stdout_failed != EPIPE;
+}
+
 int close_stdout(void)
 {
-	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
-		if (errno == EPIPE)
-			return 0;
-		return error("cannot write output: %s", strerror(errno ? errno : EIO));
-	}
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout) || fclose(stdout))
+		return output_error(stdout_failed ? stdout_failed : errno ? errno : EIO);
 	return 0;
+}
+
+/* Opens /dev/null on each of the descriptors 0-2 that is closed (`firn ... >&-`), read-only on 1
+ * and 2 so that writes fail with EBADF as they would have: else the first file firn opens (a BPF
+ * map) would become stdout, and writes would fail with its errors ("Invalid argument"). */
+static void reserve_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int nfd = open("/dev/null", fd ? O_RDONLY : O_WRONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
 }
 
 int main(int argc, char **argv)
 {
 	int i = 1;
 
+	reserve_std_fds();
 	diag_set_reporter(report_diag);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))

@@ -181,14 +181,26 @@ void warning(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int opt_strtol(const char *s, char **end, long *v)
+{
+	const char *d = s + (*s == '-');
+
+	*end = (char *)s;
+	/* strtol alone would take " 5" and "+5" (and -p ' 1' would be pid 1) */
+	if (*d < '0' || *d > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtol(s, end, 10);
+	return errno ? -errno : 0;
+}
+
 int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
 	     long *out)
 {
 	char *end;
+	long v;
 
-	errno = 0;
-	long v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max)
+	if (opt_strtol(arg, &end, &v) || *end || v < min || v > max)
 		return usage_error(cmd, "invalid value '%s' for --%s (an integer from %ld to %ld)",
 				   arg, name, min, max);
 	*out = v;
@@ -201,8 +213,10 @@ int opt_double(const struct cmd *cmd, const char *name, const char *arg, double 
 	char *end;
 
 	errno = 0;
-	/* decimal only: strtod would also take "0x10" (16), "inf", "nan" and leading blanks */
-	bool decimal = arg[strspn(arg, "0123456789.eE+-")] == 0;
+	/* decimal only: strtod would also take "0x10" (16), "inf", "nan", leading blanks and '+' */
+	const char *d = arg + (*arg == '-');
+	bool decimal = arg[strspn(arg, "0123456789.eE+-")] == 0 &&
+		       ((*d >= '0' && *d <= '9') || (*d == '.' && d[1] >= '0' && d[1] <= '9'));
 	double v = strtod(arg, &end);
 	if (!decimal || errno || end == arg || *end || !isfinite(v) || v < min || v > max)
 		return usage_error(cmd, "invalid value '%s' for --%s (a number from %g to %g)", arg,

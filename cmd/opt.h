@@ -56,8 +56,13 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "firn: warning: message" on stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses a number option (decimal: opt_double takes "1.5" and "2e3", not "0x10" or "inf"); on
- * failure prints a usage error and returns 2. */
+/* The one strict reading of a decimal integer: s starts with a digit (or '-' and a digit: no
+ * blank, no '+'); *end is set past the digits (the caller checks what follows: nothing, or a
+ * list's ','). Returns 0 with *v set, -EINVAL when s does not start so, -ERANGE past a long. */
+int opt_strtol(const char *s, char **end, long *v);
+/* Parses a number option, strictly: opt_long with opt_strtol, in min..max, nothing after it;
+ * opt_double decimal, starting with a digit, '-' or '.' ("1.5", ".5" and "2e3", not " 1",
+ * "+1", "0x10" or "inf"). On failure prints the one-line usage error and returns 2. */
 int opt_long(const struct cmd *cmd, const char *name, const char *arg, long min, long max,
 	     long *out);
 int opt_double(const struct cmd *cmd, const char *name, const char *arg, double min, double max,
@@ -72,7 +77,12 @@ const struct cmd *cmd_find(const char *name);
 /* Global flags from cmd/main.c. */
 extern int firn_verbose;
 
-/* Closes stdout and reports a write error (full disk, closed pipe) as exit 1. */
+/* Closes stdout and reports a write error (full disk, a closed descriptor) as exit 1, in one
+ * line, unless output_error said it already; a reader that went away (EPIPE) is exit 0. */
 int close_stdout(void);
+/* Reports the write error err (an errno) on stdout once ("cannot write output: Bad file
+ * descriptor") and returns 1; for EPIPE (the reader is gone) says nothing and returns 0, so a
+ * command that stops writing there ends as `firn ... | head` expects. */
+int output_error(int err);
 
 #endif

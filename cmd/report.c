@@ -119,9 +119,8 @@ static int parse_pids(struct report_opts *ro, const char *arg)
 
 	do {
 		char *end;
-		errno = 0;
-		long v = strtol(s, &end, 10);
-		if (errno || end == s || v < 0 || v > INT_MAX || (*end && *end != ','))
+		long v;
+		if (opt_strtol(s, &end, &v) || v < 0 || v > INT_MAX || (*end && *end != ','))
 			return usage_error(&report_cmd, "invalid value '%s' for --pid (process ids "
 				"separated by commas)", arg);
 		int64_t *n = realloc(ro->pids, (ro->hist.npids + 1) * sizeof(*n));

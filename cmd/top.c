@@ -333,16 +333,18 @@ static int stdio_print(struct top *t)
 	char buf[1024];
 	size_t n = t->o->rows && (size_t)t->o->rows < t->nrows ? (size_t)t->o->rows : t->nrows;
 
+	errno = 0;
 	header_text(t, buf, sizeof(buf));
 	put_lines(stdout, buf);
 	table_columns(t, buf, sizeof(buf));
 	put_lines(stdout, buf);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) { /* one row, one line: a newline in a name is escaped */
 		table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
-		put_lines(stdout, buf);
+		put_text(stdout, buf, 0);
+		putchar('\n');
 	}
 	printf("\n");
-	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
+	return fflush(stdout) || ferror(stdout) ? -(errno ? errno : EIO) : 0;
 }
 
 /* ---- views ---- */
@@ -859,8 +861,8 @@ static int stdio_loop(struct top *t)
 		bool last = t->ended;
 		if ((err = refresh(t)))
 			return session_error(t, err, "update the table");
-		if (stdio_print(t))
-			return error("cannot write output: %s", strerror(errno ? errno : EIO));
+		if ((err = stdio_print(t))) /* once, with its reason; | head ends top quietly */
+			return output_error(-err);
 		if (last || iterations_done(t))
 			break;
 		next += delay;

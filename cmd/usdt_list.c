@@ -1,6 +1,7 @@
 /* firn usdt-list: lists the USDT probes (sys/sdt.h .note.stapsdt notes) of files, or of every
  * object a process maps, with their addresses, semaphores and decoded arguments. */
 #include "opt.h"
+#include "common.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -139,7 +140,7 @@ static void measure(const struct usdt_list_opts *o, const struct usdt_list *l, s
 		const struct usdt_probe *p = &l->probes[i];
 		if (o->pattern && !usdt_probe_matches(p, o->pattern))
 			continue;
-		int n = (int)(strlen(p->provider) + strlen(p->name) + 1), m = (int)strlen(p->object);
+		int n = (int)(text_len(p->provider) + text_len(p->name) + 1), m = (int)text_len(p->object);
 		w->name = n > w->name ? n : w->name;
 		w->object = m > w->object ? m : w->object;
 		n = snprintf(buf, sizeof(buf), "%#" PRIx64, p->addr);
@@ -162,9 +163,13 @@ static void write_text(const struct usdt_list_opts *o, const struct usdt_list *l
 		if (o->pattern && !usdt_probe_matches(p, o->pattern))
 			continue;
 		semaphore_text(o, p, sem, sizeof(sem));
-		int pad = w.name - (int)(strlen(p->provider) + strlen(p->name) + 1);
-		printf("%s:%s%*s  %-*s  %#*" PRIx64 "  %-*s ", p->provider, p->name, pad, "", w.object,
-		       p->object, w.addr, p->addr, w.sem, sem);
+		/* names from any ELF file's notes: escaped (put_text), as every table's are */
+		put_text(stdout, p->provider, 0);
+		putchar(':');
+		put_text(stdout, p->name, w.name - text_len(p->provider) - 1);
+		fputs("  ", stdout);
+		put_text(stdout, p->object, w.object);
+		printf("  %#*" PRIx64 "  %-*s ", w.addr, p->addr, w.sem, sem);
 		for (uint32_t j = 0; j < p->nargs; j++) {
 			usdt_format_arg(&p->argv[j], arg, sizeof(arg));
 			printf("%s%s", j ? ", " : " ", arg);

@@ -2,6 +2,19 @@
 # set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
 # `firn help --values CMD`), so they never drift from its tables; --sample-type offers the types
 # of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is).
+# Words from the binary (a profile's type names above all) are matched as plain strings, never
+# through `compgen -W`, which would expand $(...), backquotes and globs in them.
+
+# _firn_reply CUR: COMPREPLY = the lines of stdin that start with CUR, as they are
+_firn_reply()
+{
+	local w
+	COMPREPLY=()
+	while IFS= read -r w; do
+		[ -n "$w" ] && [[ $w == "$1"* ]] && COMPREPLY+=("$w")
+	done
+}
+
 _firn()
 {
 	local cur prev cmd i j vals
@@ -15,23 +28,23 @@ _firn()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "$(firn help --commands 2>/dev/null) help --version --verbose" -- "$cur"))
+		_firn_reply "$cur" < <(firn help --commands 2>/dev/null; printf '%s\n' help --version --verbose)
 		return
 	fi
 	if [ "$cmd" = help ]; then
 		[ "$COMP_CWORD" -eq $((i + 1)) ] &&
-			COMPREPLY=($(compgen -W "$(firn help --commands 2>/dev/null)" -- "$cur"))
+			_firn_reply "$cur" < <(firn help --commands 2>/dev/null)
 		return
 	fi
 	# after --: a command, then that command's own arguments
 	for ((j = i + 1; j < COMP_CWORD; j++)); do
 		[ "${COMP_WORDS[j]}" = -- ] || continue
 		if [ "$COMP_CWORD" -eq $((j + 1)) ]; then
-			COMPREPLY=($(compgen -c -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -c -- "$cur")
 		elif declare -F _command_offset >/dev/null; then
 			_command_offset $((j + 1))
 		else
-			COMPREPLY=($(compgen -f -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi
 		return
 	done
@@ -42,8 +55,8 @@ _firn()
 		prev=${COMP_WORDS[COMP_CWORD-2]}
 	fi
 	case $prev in
-	-o|--output|--palette|--base|--new) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	-p|--pid) COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
+	-o|--output|--palette|--base|--new) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+	-p|--pid) _firn_reply "$cur" < <(ps -eo pid= 2>/dev/null | tr -d ' '); return ;;
 	--sample-type)
 		local f=firn.pb.gz
 		for ((j = i + 1; j < ${#COMP_WORDS[@]}; j++)); do
@@ -51,12 +64,13 @@ _firn()
 			[ "$j" -ne "$COMP_CWORD" ] && [[ ${COMP_WORDS[j]} != -* ]] && [ -f "${COMP_WORDS[j]}" ] &&
 				{ f=${COMP_WORDS[j]}; break; }
 		done
-		COMPREPLY=($(compgen -W "$(firn help --sample-types "$f" 2>/dev/null)" -- "$cur"))
+		_firn_reply "$cur" < <(firn help --sample-types "$f" 2>/dev/null)
 		return ;;
 	esac
-	vals=$(firn help --values "$cmd" 2>/dev/null | awk -v o="$prev" '$1 == o { $1 = ""; print }')
+	vals=$(firn help --values "$cmd" 2>/dev/null |
+		awk -v o="$prev" '$1 == o { for (k = 2; k <= NF; k++) print $k }')
 	if [ -n "$vals" ]; then
-		COMPREPLY=($(compgen -W "$vals" -- "$cur"))
+		_firn_reply "$cur" <<<"$vals"
 		# a value's start such as usdt: goes on without a space
 		if [ "${#COMPREPLY[@]}" -eq 1 ] && [[ ${COMPREPLY[0]} == *: ]]; then
 			compopt -o nospace 2>/dev/null
@@ -64,9 +78,9 @@ _firn()
 		return
 	fi
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$(firn help --options "$cmd" 2>/dev/null | sed 's/=$//') --help" -- "$cur"))
+		_firn_reply "$cur" < <(firn help --options "$cmd" 2>/dev/null | sed 's/=$//'; echo --help)
 	else
-		COMPREPLY=($(compgen -f -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 	fi
 }
 complete -F _firn firn

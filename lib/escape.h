@@ -9,9 +9,12 @@
 #define ESCAPE_MAX 8 /* the longest escape of one character: "\xc2\x9b" */
 
 /* Looks at the character starting at s[0] (n > 0 bytes left): a C0 control (0x00-0x1f, tab and
- * newline too), DEL (0x7f) or a C1 control (U+0080-U+009F, UTF-8 c2 80-c2 9f). For one, writes
- * its escape to out (ESCAPE_MAX bytes, not NUL-terminated: "\x1b", "\xc2\x9b") and returns the
- * escape's length; otherwise returns 0. *used: the bytes of s the character takes (1 or 2).
+ * newline too), DEL (0x7f), a C1 control (U+0080-U+009F, UTF-8 c2 80-c2 9f) or a bidirectional
+ * control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069: they reorder what follows, so
+ * a name could read as another or shift a table's columns). For one, writes its escape to out
+ * (ESCAPE_MAX bytes, not NUL-terminated: "\x1b", "\xc2\x9b", "\u202e") and returns the
+ * escape's length; otherwise returns 0. *used: the bytes of s the character takes (1 to 3).
+ * Every table and message that shows a name from a profile or binary escapes it with this.
  * Other bytes, UTF-8 text included, need no escape. A backslash is not escaped: the result is
  * for reading, not for parsing back. */
 size_t escape_char(const char *s, size_t n, char *out, size_t *used);

@@ -39,6 +39,8 @@ struct folded_stats {
 	uint64_t bad_lines; /* lines that did not parse (no count, empty stack, negative count...) */
 	uint64_t samples;   /* sum of the counts of the good lines (at most INT64_MAX) */
 	uint64_t line;      /* lines read (1-based number of the last); on failure, where it stopped */
+	uint64_t bad_sample, bad_sample_values; /* pprof, on -EPROTO: the sample (1-based) whose
+						 * number of values is not the number of types */
 };
 
 /* How folded_read_comm reads the first frame of each stack. */

@@ -41,6 +41,17 @@ static ssize_t read_full(int fd, char *buf, size_t n)
 	return got;
 }
 
+/* pprof_decode of the slurped input; a sample with the wrong number of values goes into st. */
+static int decode_pprof(struct profile *p, const struct source *s, struct folded_stats *st)
+{
+	struct pprof_fault fault = { 0 };
+	int err = pprof_decode_fault(p, s->buf, s->len, &fault);
+
+	st->bad_sample = fault.sample;
+	st->bad_sample_values = fault.nvalues;
+	return err;
+}
+
 /* Opens path ("-" = stdin) and reads its first bytes. */
 static int source_open(struct source *s, const char *path)
 {
@@ -186,7 +197,7 @@ int profile_load_comm(struct profile *p, const char *path, enum folded_comm comm
 		   pprof_plausible(s.buf, s.len))) {
 		err = source_slurp(&s);
 		if (!err)
-			err = pprof_decode(p, s.buf, s.len);
+			err = decode_pprof(p, &s, st);
 		/* not pprof after all, and no NUL byte (pprof has one: string_table[0] is ""): text
 		 * with control characters */
 		if (err == -EINVAL && !gz && !memchr(s.buf, 0, s.len)) {

@@ -15,7 +15,8 @@
  * pprof when it decodes (text when it does not and has no NUL byte); anything else is folded
  * text, streamed (stdin is not slurped). st (may be NULL) gets the folded line counts, zeros
  * for pprof. Returns 0 or -errno: -ENOENT, -EISDIR, -ENODATA for an empty input,
- * -EINVAL for a corrupt pprof file or text with no parsable line, -EBADMSG for a pprof file that
+ * -EPROTO for a pprof sample whose number of values is not the number of sample types (st
+ * says which), -EINVAL for a corrupt pprof file or text with no parsable line, -EBADMSG for a pprof file that
  * refers to ids or strings it does not have, -EFBIG, -ENOMEM. On failure p
  * holds partial contents: the caller still profile_release()s it. */
 int profile_load(struct profile *p, const char *path, struct folded_stats *st);

@@ -919,6 +919,8 @@ struct dec {
 	struct profile_line *lines;
 	size_t nlines, cap_lines;
 	bool missing_ref;   /* an id or string index referred to nothing (-EBADMSG, not -EINVAL) */
+	uint64_t nsamples;  /* samples read so far */
+	struct pprof_fault *fault; /* where -EPROTO came from (may be NULL) */
 	int64_t *totals;    /* per sample type: the sum of the values read so far */
 };
 
@@ -1234,7 +1236,15 @@ static int pass_samples(struct dec *d, const struct pbf *f)
 		return 0;
 	if ((err = rd_sample(d, f->sub)))
 		return err;
-	if (d->vals.n != d->p->nsample_types || d->ids.n > UINT32_MAX)
+	d->nsamples++;
+	if (d->vals.n != d->p->nsample_types) {
+		if (!d->p->nsample_types) /* no types at all: not a profile, rather than a bad one */
+			return -EINVAL;
+		if (d->fault)
+			*d->fault = (struct pprof_fault){ d->nsamples, d->vals.n };
+		return -EPROTO;
+	}
+	if (d->ids.n > UINT32_MAX)
 		return -EINVAL;
 	if ((err = add_totals(d)))
 		return err;
@@ -1249,7 +1259,8 @@ static int pass_samples(struct dec *d, const struct pbf *f)
 }
 
 /* Decodes raw (not gzipped) protobuf bytes. */
-static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
+static int decode_raw(struct profile *p, const uint8_t *data, size_t len,
+		      struct pprof_fault *fault)
 {
 	struct dec d;
 	int err;
@@ -1258,6 +1269,7 @@ static int decode_raw(struct profile *p, const uint8_t *data, size_t len)
 		return -EFBIG;
 	memset(&d, 0, sizeof(d));
 	d.p = p;
+	d.fault = fault;
 	d.in = (struct pbr){ data, data + len };
 	/* scratch arrays start allocated: profile_add_sample memcpy's from them even when empty */
 	err = u64vec_push(&d.ids, 0) || u64vec_push(&d.vals, 0) ||
@@ -1407,6 +1419,11 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *olen)
 /* Inflates gzip input first, then decodes the raw bytes. */
 int pprof_decode(struct profile *p, const void *data, size_t len)
 {
+	return pprof_decode_fault(p, data, len, NULL);
+}
+
+int pprof_decode_fault(struct profile *p, const void *data, size_t len, struct pprof_fault *fault)
+{
 	const uint8_t *b = data;
 	uint8_t *raw;
 	size_t rawlen;
@@ -1415,10 +1432,10 @@ int pprof_decode(struct profile *p, const void *data, size_t len)
 	if (!len)
 		return -ENODATA;
 	if (len < 2 || b[0] != 0x1f || b[1] != 0x8b)
-		return decode_raw(p, b, len);
+		return decode_raw(p, b, len, fault);
 	if ((err = gunzip(b, len, &raw, &rawlen)))
 		return err;
-	err = rawlen ? decode_raw(p, raw, rawlen) : -ENODATA;
+	err = rawlen ? decode_raw(p, raw, rawlen, fault) : -ENODATA;
 	free(raw);
 	return err;
 }

@@ -56,11 +56,22 @@ int pprof_encode_flags(const struct profile *p, bool gzip, unsigned flags, void 
  * for a profile that refers to a string, function, location or mapping it does not have, -ERANGE
  * for a negative sample value (pprof -diff_base profiles have them: firn diff compares two
  * profiles instead), -EOVERFLOW when the values of one sample type sum past INT64_MAX (so that no
- * sum over samples can overflow), -EINVAL for other malformed or inconsistent input (gzip output
+ * sum over samples can overflow), -EPROTO for a sample whose number of values is not the number
+ * of sample types (when there are some), -EINVAL for other malformed or inconsistent input (gzip output
  * is checked as it inflates: a stream that does not start like a Profile stops early), -EFBIG for
  * input or decompressed output over PPROF_MAX_SIZE or pprof_gunzip_limit(len), or a field longer
  * than that, or -ENOMEM. On failure p holds partial contents: the caller still
  * profile_release()s it. */
 int pprof_decode(struct profile *p, const void *data, size_t len);
+
+/* Where a profile is inconsistent: the sample (1-based, in file order) whose number of values
+ * (nvalues) is not the number of sample types. */
+struct pprof_fault {
+	uint64_t sample;
+	uint64_t nvalues;
+};
+/* pprof_decode that, for a sample whose number of values differs from the number of sample
+ * types, returns -EPROTO (not -EINVAL) and says which in *fault (when fault is non-NULL). */
+int pprof_decode_fault(struct profile *p, const void *data, size_t len, struct pprof_fault *fault);
 
 #endif

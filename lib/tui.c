@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 #define ROW_MAX 1024
 
 enum { PAIR_HOT = 1, PAIR_WARM };
@@ -76,11 +78,17 @@ static attr_t attr_of(const struct tui *t, enum tui_attr a)
 	}
 }
 
-/* Writes text on screen line y, cut at the width; fill pads the rest of the line. */
+/* Writes text on screen line y with its control characters escaped (escape_text: a newline in
+ * a name must not start a forged row, ESC or a bidi control not command or reorder the screen),
+ * cut at the width; fill pads the rest of the line. */
 static void put_line(int y, const char *text, size_t len, attr_t attr, bool fill)
 {
+	char esc[ROW_MAX * 2];
+
+	len = escape_text(esc, sizeof(esc), text, len);
+	len = len < sizeof(esc) ? len : sizeof(esc) - 1;
 	attrset(attr);
-	mvaddnstr(y, 0, text, len < (size_t)COLS ? (int)len : COLS);
+	mvaddnstr(y, 0, esc, len < (size_t)COLS ? (int)len : COLS);
 	if (fill)
 		for (int x = len < (size_t)COLS ? (int)len : COLS; x < COLS; x++)
 			addch(' ');

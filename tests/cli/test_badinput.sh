@@ -74,7 +74,7 @@ missing-function.pb.gz cannot read 'missing-function.pb.gz': $MISSINGREF$
 missing-mapping.pb.gz cannot read 'missing-mapping.pb.gz': $MISSINGREF$
 missing-string.pb.gz cannot read 'missing-string.pb.gz': $MISSINGREF$
 huge-length.pb.gz cannot read 'huge-length.pb.gz': $NOTPROFILE$
-many-types.pb.gz cannot read 'many-types.pb.gz': $NOTPROFILE$
+many-types.pb.gz cannot read 'many-types.pb.gz': invalid pprof profile: sample 1 has 1 value for 20000 sample types$
 deep-nesting.pb cannot read 'deep-nesting.pb': $NOTPROFILE$
 bomb.pb.gz cannot read 'bomb.pb.gz': $NOTPROFILE$
 bomb-fields.pb.gz cannot read 'bomb-fields.pb.gz': profile too large \(see LIMITS in firn-report\(1\)\)$

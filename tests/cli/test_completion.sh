@@ -117,3 +117,39 @@ for sh in $shells; do
 	want "$sh: diff BASE NEW --sample-type <TAB> offers BASE's types" "$all" \
 		"$(comp $sh firn diff types.pb.gz firn.pb.gz --sample-type "")"
 done
+
+# a profile's type names are data, never shell code: TAB after --sample-type in a folder holding
+# a hostile firn.pb.gz offers its names as they are and runs nothing ($(...), backquotes, globs)
+mkdir -p "$TMP/hostile" && cd "$TMP/hostile" || exit 1
+touch afile
+python3 "$ROOT/tests/fixtures/names_pprof.py" firn.pb.gz --type samples \
+	--type '$(touch PWNED1)' --type '`touch PWNED2`' --type '*' --type 'a b'
+hostile=$(printf '%s\n' samples '$(touch PWNED1)' '`touch PWNED2`' '*' 'a b')
+for sh in $shells; do
+	want "$sh: --sample-type <TAB> offers a hostile profile's names as they are" "$hostile" \
+		"$(comp $sh firn report --sample-type "")"
+	# (zsh and fish match the prefix themselves: the stubbed compadd and fish's $ do not show it)
+	[ $sh = bash ] && want "$sh: --sample-type \$<TAB> offers the one name starting with \$" \
+		'$(touch PWNED1)' "$(comp $sh firn report firn.pb.gz --sample-type '$')"
+	check "$sh: completing a hostile profile's names ran none of them" \
+		test ! -e PWNED1 -a ! -e PWNED2
+	rm -f PWNED1 PWNED2
+done
+
+# a FIFO (or device) as the profile is refused at once, not waited on: `help --sample-types`
+# says so in one line and exits 1, and TAB after --sample-type with a FIFO as ./firn.pb.gz
+# returns at once with nothing
+mkdir -p "$TMP/fifo" && cd "$TMP/fifo" || exit 1
+mkfifo firn.pb.gz
+timeout 10 "$FIRN" help --sample-types firn.pb.gz >out 2>err
+rc=$?
+check "help --sample-types FIFO: exit 1 at once (exit $rc), one line: $(head -1 err)" \
+	test "$rc" = 1 -a "$(wc -l <err)" = 1 -a ! -s out
+check "help --sample-types FIFO says it is not a regular file" \
+	grep -qx "firn: cannot open 'firn.pb.gz': not a regular file" err
+for sh in $shells; do
+	got=$(ROOT=$ROOT timeout 10 bash -c "$(declare -f comp); comp $sh firn report --sample-type ''")
+	rc=$?
+	check "$sh: --sample-type <TAB> with a FIFO as firn.pb.gz returns at once with nothing (exit $rc)" \
+		test "$rc" = 0 -a -z "$got"
+done

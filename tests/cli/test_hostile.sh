@@ -53,6 +53,36 @@ check "report --folded: the comm label is escaped" \
 check "report --folded: escaped text reads back as itself" cmp -s "$TMP/once" "$TMP/twice"
 check "report --folded: the counts stay" [ "$(awk '{ s += $NF } END { print s }' "$TMP/once")" = 10 ]
 
+# ---- a newline or a bidi control in a function name: one row, escaped, in every table ----
+RLO=$'\u202e'
+# rows FILE: FILE holds no raw U+202E and no line starting "row" (the tail of a forged row)
+rows() { ! grep -q -e "$RLO" -e '^row' "$1"; }
+python3 "$ROOT/tests/fixtures/names_pprof.py" lf.pb.gz --func $'evil\nrow' --func "x${RLO}gnp.exe"
+python3 "$ROOT/tests/fixtures/names_pprof.py" lf2.pb.gz --func $'evil\nrow' --func $'evil\nrow' \
+	--func "x${RLO}gnp.exe"
+for c in "report lf.pb.gz" "diff lf.pb.gz lf2.pb.gz"; do
+	# shellcheck disable=SC2086
+	"$FIRN" $c >"$TMP/got" 2>"$TMP/err"
+	check "$c: a newline in a name shows as \x0a in its row" grep -qF ' evil\x0arow' "$TMP/got"
+	check "$c: U+202E shows as \u202e" grep -qF ' x\u202egnp.exe' "$TMP/got"
+	check "$c: no forged row, no raw bidi control" rows "$TMP/got"
+done
+
+# usdt-list: an object whose path holds a tab and U+202E (a process's executable, -p; a newline
+# would show in /proc/PID/maps as \012, a file that is not there)
+EVILX=$TMP/$'u\t'"${RLO}x"
+cp "$FIX/usdtfix" "$EVILX"
+"$EVILX" 0 0 3000 >/dev/null 2>&1 &
+UP=$!
+sleep 0.3
+UP=$(pgrep -P "$UP" | head -1 || true) UP=${UP:-$!} # (bash may run it in a subshell)
+"$FIRN" usdt-list -p "$UP" 'usdtfix:*' >"$TMP/got" 2>"$TMP/err"
+kill "$UP" 2>/dev/null
+check "usdt-list -p: the object's tab and U+202E show as \x09 and \u202e" \
+	grep -qF "$TMP/u\x09\u202ex " "$TMP/got"
+check "usdt-list -p: one line per probe ($(wc -l <"$TMP/got") for 5), no raw bidi control" \
+	test "$(wc -l <"$TMP/got")" = 5 -a -z "$(grep -e "$RLO" -e '^[^:]*$' "$TMP/got")"
+
 # ---- top --stdio: a process whose executable (and so comm and module) is named with escapes ----
 if ! is_root; then skip "top --stdio needs root"; exit 0; fi
 [ -x "$FIX/busy" ] || { fail "no fixture '$FIX/busy' (make fixtures)"; exit 0; }
@@ -69,4 +99,30 @@ check "top --stdio: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 check "top --stdio: the comm shows escaped" grep -qF '(x\x1b]0;pwned\x07)' "$TMP/top"
 check "top --stdio: busy_hot is in the table" grep -q 'busy_hot' "$TMP/top"
 check "top --stdio: no control bytes" raw "$TMP/top"
+kill "$BP" 2>/dev/null
+# a function named "evil\nrow\u202ex" (the fixture's busy_hot renamed, its debug info gone)
+objcopy --strip-debug --redefine-sym busy_hot=$'evil\nrow'"${RLO}x" "$FIX/busy" "$TMP/lfbusy"
+"$TMP/lfbusy" 30 &
+BP=$!
+sleep 0.3
+"$FIRN" top --stdio -n 1 -p "$BP" >"$TMP/top" 2>"$TMP/top.err"
+check "top --stdio: a newline and U+202E in a name show as \x0a and \u202e in its row" \
+	grep -qE '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lfbusy +evil\\x0arow\\u202ex$' "$TMP/top"
+check "top --stdio: no forged row, no raw bidi control" rows "$TMP/top"
+# the full screen (in tmux): the same row, escaped as in --stdio
+if command -v tmux >/dev/null; then
+	SOCK=firn-hostile-$$
+	tmux -L "$SOCK" new-session -d -s h -x 120 -y 30 "'$FIRN' top -p $BP; sleep 30"
+	for i in $(seq 50); do
+		tmux -L "$SOCK" capture-pane -p -t h >"$TMP/screen"
+		grep -qF 'lfbusy' "$TMP/screen" && grep -q 'row' "$TMP/screen" && break
+		sleep 0.2
+	done
+	tmux -L "$SOCK" kill-server 2>/dev/null
+	check "top (full screen): the name shows as evil\\x0arow\\u202ex in its row" \
+		grep -qE 'lfbusy +evil\\x0arow\\u202ex' "$TMP/screen"
+	check "top (full screen): no forged row, no raw bidi control" rows "$TMP/screen"
+else
+	skip "top full screen: no tmux"
+fi
 kill "$BP" 2>/dev/null

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	int err = pprof_decode(&p, data, size);
 	FUZZ_ASSERT(err == 0 || err == -EINVAL || err == -EBADMSG || err == -ENODATA || err == -EFBIG ||
-		    err == -ERANGE || err == -EOVERFLOW);
+		    err == -ERANGE || err == -EOVERFLOW || err == -EPROTO);
 	FUZZ_ASSERT(err || profile_values_check(&p, NULL) == 0);
 	if (!err) {
 		use_profile(&p);

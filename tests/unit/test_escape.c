@@ -64,12 +64,37 @@ static void test_truncation(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* Bidirectional controls (they reorder what follows on screen) become \uXXXX; their neighbours,
+ * other three-byte characters and cut-off sequences stay. */
+static void test_bidi(void **state)
+{
+	char out[ESCAPE_MAX];
+	size_t used;
+
+	assert_int_equal(escape_char("\xe2\x80\xae", 3, out, &used), 6);
+	assert_memory_equal(out, "\\u202e", 6);
+	assert_int_equal(used, 3);
+	assert_int_equal(escape_char("\xd8\x9c", 2, out, &used), 6);
+	assert_memory_equal(out, "\\u061c", 6);
+	assert_int_equal(used, 2);
+	assert_int_equal(escape_char("\xe2\x80\xae", 2, out, &used), 0); /* cut off */
+	expect("x\xe2\x80\xaegnp.exe", 11, "x\\u202egnp.exe");
+	expect("\xe2\x80\x8e\xe2\x80\x8f\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", 18,
+	       "\\u200e\\u200f\\u202a\\u202b\\u202c\\u202d");
+	expect("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", 12,
+	       "\\u2066\\u2067\\u2068\\u2069");
+	/* neighbours that are text: U+200D (ZWJ), U+202F, U+2065 (unassigned), U+2070, U+061B */
+	expect("\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xb0\xd8\x9b", 14,
+	       "\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xb0\xd8\x9b");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_char),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_bidi),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

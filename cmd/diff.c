@@ -1,5 +1,6 @@
 /* firn diff: compares two profiles function by function (or their stacks, as difffolded text or
- * a differential flame graph) and gates on rules: exit 3 when a significant change trips one. */
+ * a differential flame graph) and gates on rules: exit 3 when a significant change trips one
+ * (an undecided rule is a warning; exit 4 for it with --strict). */
 #include "common.h"
 #include "opt.h"
 
@@ -23,7 +24,7 @@
 	"[OPTIONS] BASE NEW\n" \
 	"[OPTIONS] --base FILE... --new FILE...\n" \
 	"--folded|--json|--svg [OPTIONS] BASE NEW\n" \
-	"--fail-on RULE... [--confidence P] [OPTIONS] BASE NEW"
+	"--fail-on RULE... [--confidence P] [--strict] [OPTIONS] BASE NEW"
 
 #define DEFAULT_TOP 20
 #define DEFAULT_CONFIDENCE 0.99
@@ -36,7 +37,7 @@ enum diff_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG };
 enum {
 	OPT_BASE = 256, OPT_NEW, OPT_BY, OPT_TOP, OPT_SORT, OPT_ABS, OPT_FOLDED, OPT_JSON, OPT_SVG,
 	OPT_FAIL_ON, OPT_CONFIDENCE, OPT_NEGATE, OPT_COLOR_BY, OPT_COMM, OPT_NO_KERNEL, OPT_INLINE,
-	OPT_IGNORE_MODULE, OPT_SAMPLE_TYPE,
+	OPT_IGNORE_MODULE, OPT_SAMPLE_TYPE, OPT_STRICT,
 };
 
 /* The files of one side, in order; merged into one profile. */
@@ -58,6 +59,7 @@ struct diff_opts {
 	struct diff_rule *rules;
 	size_t nrules;
 	double confidence;
+	bool strict;              /* an inconclusive gate exits 4 (else 0, with a warning) */
 	bool negate;
 	enum diff_metric color_by;
 	struct hist_opts hist;
@@ -243,6 +245,7 @@ static int value_option(struct diff_opts *o, int id, const char *arg)
 	}
 	o->abs |= id == OPT_ABS;
 	o->negate |= id == OPT_NEGATE;
+	o->strict |= id == OPT_STRICT;
 	o->hist.no_kernel |= id == OPT_NO_KERNEL;
 	o->hist.inline_frames |= id == OPT_INLINE;
 	if (id == OPT_IGNORE_MODULE)
@@ -285,6 +288,8 @@ static int check_modes(const struct diff_opts *o)
 				   option_name(o->fg_id));
 	if (o->match == DIFF_MATCH_NAME && o->hist.by == HIST_BY_MODULE)
 		return usage_error(&diff_cmd, "--ignore-module does not apply to --by module");
+	if (o->strict && !o->nrules)
+		return usage_error(&diff_cmd, "--strict applies to a gate only (--fail-on)");
 	return 0;
 }
 
@@ -715,18 +720,26 @@ static void json_rule(struct json_writer *w, const struct diff *d, const struct 
 	jw_end_object(w);
 }
 
-/* The gate's verdict from its rules' results, as an exit status. */
-static int gate_status(const struct diff_result *res, size_t n)
+/* The gate's verdict from its rules' results: a rule that trips decides it, else one that
+ * could not be decided. */
+static enum diff_verdict gate_verdict(const struct diff_result *res, size_t n)
 {
-	int status = 0;
+	enum diff_verdict v = DIFF_PASS;
 
 	for (size_t i = 0; i < n; i++) {
 		if (res[i].verdict == DIFF_TRIPPED)
-			return GATE_TRIPPED;
+			return DIFF_TRIPPED;
 		if (res[i].verdict == DIFF_INCONCLUSIVE)
-			status = GATE_INCONCLUSIVE;
+			v = DIFF_INCONCLUSIVE;
 	}
-	return status;
+	return v;
+}
+
+/* The exit status of a verdict: an inconclusive gate fails only with --strict (as benchstat's
+ * users expect: only a change shown to be significant fails a build). */
+static int gate_status(enum diff_verdict v, bool strict)
+{
+	return v == DIFF_TRIPPED ? GATE_TRIPPED : v == DIFF_INCONCLUSIVE && strict ? GATE_INCONCLUSIVE : 0;
 }
 
 /* "gate": null without rules, else the verdict and every rule. */
@@ -738,12 +751,14 @@ static void json_gate(struct json_writer *w, const struct diff_opts *o, const st
 		jw_null(w);
 		return;
 	}
-	int status = gate_status(res, o->nrules);
+	enum diff_verdict v = gate_verdict(res, o->nrules);
 	jw_begin_object(w);
 	jw_name(w, "verdict");
-	jw_string(w, status == GATE_TRIPPED ? "tripped" : status ? "inconclusive" : "passed");
+	jw_string(w, verdict_names[v]);
+	jw_name(w, "strict");
+	jw_bool(w, o->strict);
 	jw_name(w, "exit_status");
-	jw_int(w, status);
+	jw_int(w, gate_status(v, o->strict));
 	jw_name(w, "rules");
 	jw_begin_array(w);
 	for (size_t i = 0; i < o->nrules; i++)
@@ -956,7 +971,7 @@ static void report_rule(const struct loaded *l, const struct diff_rule *r,
 
 /* Every rule's findings, then the verdict line. */
 static void gate_report(const struct diff_opts *o, const struct loaded *l,
-			const struct diff_result *res, int status)
+			const struct diff_result *res, enum diff_verdict v)
 {
 	size_t tripped = 0, undecided = 0;
 
@@ -965,13 +980,14 @@ static void gate_report(const struct diff_opts *o, const struct loaded *l,
 		tripped += res[i].verdict == DIFF_TRIPPED;
 		undecided += res[i].verdict == DIFF_INCONCLUSIVE;
 	}
-	if (status == GATE_TRIPPED)
+	if (v == DIFF_TRIPPED)
 		fprintf(stderr, "firn diff: gate tripped: %zu of %zu rule%s\n", tripped, o->nrules,
 			o->nrules == 1 ? "" : "s");
-	else if (status == GATE_INCONCLUSIVE)
+	else if (v == DIFF_INCONCLUSIVE)
 		fprintf(stderr, "firn diff: gate inconclusive: %zu of %zu rule%s could not be decided "
-			"(too few samples or no matching function)\n", undecided, o->nrules,
-			o->nrules == 1 ? "" : "s");
+			"(too few samples or no matching function)%s\n", undecided, o->nrules,
+			o->nrules == 1 ? "" : "s", o->strict ? "" : "; a warning, not a failure "
+			"(--strict: exit 4)");
 	else
 		fprintf(stderr, "firn diff: gate passed: %zu rule%s\n", o->nrules,
 			o->nrules == 1 ? "" : "s");
@@ -1035,6 +1051,8 @@ static const struct opt diff_options[] = {
 	{ "fail-on", 0, "RULE", "exit 3 when RULE trips, e.g. self:parse_*>+2pp (repeatable)",
 	  OPT_FAIL_ON },
 	{ "confidence", 0, "P", "confidence a change needs to count (default 0.99)", OPT_CONFIDENCE },
+	{ "strict", 0, NULL, "exit 4 when a rule cannot be decided (default: a warning, exit 0)",
+	  OPT_STRICT },
 	{ "negate", 0, NULL, "SVG widths from BASE, so that vanished stacks show", OPT_NEGATE },
 	{ "color-by", 0, "KEY", "color SVG frames by the change of self (default) or total",
 	  OPT_COLOR_BY },
@@ -1062,8 +1080,9 @@ static int diff_run(struct diff_opts *o)
 	if (!rc)
 		rc = render(o, &l, res);
 	if (!rc && o->nrules) {
-		rc = gate_status(res, o->nrules);
-		gate_report(o, &l, res, rc);
+		enum diff_verdict v = gate_verdict(res, o->nrules);
+		gate_report(o, &l, res, v);
+		rc = gate_status(v, o->strict);
 	}
 	for (size_t i = 0; res && i < o->nrules; i++)
 		diff_result_release(&res[i]);

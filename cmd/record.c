@@ -534,7 +534,7 @@ static int cmd_record(int argc, char **argv)
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
 	if ((rc = target_check_off_cpu(&o.t, &record_cmd)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
-	    (rc = env_limits(&r)))
+	    (rc = env_limits(&r)) || (rc = target_resolve_usdt(&o.t, argi < argc ? argv[argi] : NULL, o.quiet)))
 		goto out;
 	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
 		goto out;

@@ -86,6 +86,47 @@ static int parse_call_graph(const struct cmd *cmd, const char *arg, enum recorde
 	return usage_error(cmd, "invalid value '%s' for --call-graph (fp, dwarf, auto)", arg);
 }
 
+/* One usdt event's program name resolved as the command line's shell would: the event then
+ * names the file (so the profile's "event:" comment says which); *spec untouched otherwise. */
+static int resolve_usdt_event(const char **spec, char **owned, const char *cmd, bool quiet)
+{
+	char *copy = strdup(*spec + 5), *provider, *name, path[PATH_MAX], script[PATH_MAX];
+
+	if (!copy)
+		return error("out of memory");
+	usdt_split_spec(copy, &provider, &name); /* checked by add_event */
+	int from = strchr(copy, '/') ? -EINVAL :
+		usdt_resolve_program(copy, cmd, path, sizeof(path), script, sizeof(script));
+	if (from > 0 && *script)
+		fprintf(stderr, "firn: warning: '%s' on PATH is '%s', a script, not a program: the "
+			"probes are those of '%s'; name the program's path if the script runs another\n",
+			copy, script, path);
+	if (from > 0 && !quiet)
+		fprintf(stderr, "firn: %s: probes of '%s' (%s)\n", *spec, path,
+			from == USDT_FROM_COMMAND ? "the command's" : "PATH");
+	if (from > 0 && asprintf(owned, "usdt:%s:%s:%s", path, provider, name) < 0) {
+		free(copy);
+		return error("out of memory");
+	}
+	if (from > 0)
+		*spec = *owned;
+	free(copy);
+	return 0;
+}
+
+int target_resolve_usdt(struct target *t, const char *cmd, bool quiet)
+{
+	if (t->npids || !t->nevents)
+		return 0; /* -p: the name is looked up in each process's maps */
+	if (!(t->resolved = calloc(t->nevents, sizeof(*t->resolved))))
+		return error("out of memory");
+	for (int i = 0; i < t->nevents; i++)
+		if (!strncmp(t->events[i], "usdt:", 5) &&
+		    resolve_usdt_event(&t->events[i], &t->resolved[i], cmd, quiet))
+			return 1;
+	return 0;
+}
+
 /* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
 static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 {
@@ -702,6 +743,10 @@ void target_release(struct target *t)
 	free(t->pids);
 	t->pids = NULL;
 	t->npids = 0;
+	for (int i = 0; t->resolved && i < t->nevents; i++)
+		free(t->resolved[i]);
+	free(t->resolved);
+	t->resolved = NULL;
 	free(t->events);
 	t->events = NULL;
 	t->nevents = 0;

@@ -38,6 +38,8 @@ struct target {
 	const char **events; /* -e values in order ("cpu-clock", "usdt:..."), owned array; none:
 			      * cpu-clock */
 	int nevents;
+	char **resolved;     /* owned: the usdt events whose program name target_resolve_usdt
+			      * replaced by its path (nevents entries, NULL where none) */
 	unsigned freq;       /* -F */
 	const char *call_graph; /* --call-graph, as given */
 	enum recorder_unwind unwind;
@@ -77,6 +79,11 @@ int target_check_off_cpu(const struct target *t, const struct cmd *cmd);
  * and not be a zombie: 0, or prints the error and returns 2 (usage) or 1 (no such process,
  * "process N has exited"). */
 int target_check(const struct target *t, const struct cmd *cmd, int nargs);
+/* Replaces the program name of each "usdt:NAME:..." event (no '/', no -p) by the file the
+ * command line would run (usdt_resolve_program: the command itself, else PATH), saying on stderr
+ * which file (unless quiet) and warning when a script on PATH comes first; a name no program has
+ * is left to the recorder (a library). cmd: the command's argv[0] or NULL. 0, or 1 (printed). */
+int target_resolve_usdt(struct target *t, const char *cmd, bool quiet);
 #define TARGET_FREQ_COSTLY 10000 /* -F above this warns of what sampling costs the target */
 
 /* When cpu-clock is sampled: lowers t->freq (-F) to the kernel's perf_event_max_sample_rate

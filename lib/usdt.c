@@ -812,6 +812,99 @@ int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len)
 	return resolve_in_dirs(name, out, len);
 }
 
+/* True when path is a regular file the caller may execute (as the shell's PATH search wants). */
+static bool is_executable(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+/* The interpreter a "#!" script names (its first word) into out; false when path is no script. */
+static bool script_interpreter(const char *path, char *out, size_t len)
+{
+	char line[PATH_MAX + 3];
+	int fd = safeopen(path, 0, 0, NULL);
+	ssize_t n = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return false;
+	line[n] = 0;
+	char *s = line + 2 + strspn(line + 2, " \t");
+	s[strcspn(s, " \t\n")] = 0;
+	return *s == '/' && snprintf(out, len, "%s", s) < (int)len;
+}
+
+/* The file the shell runs for cmd (a path, or a name searched in PATH) into out. */
+static bool command_file(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL;
+
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len && is_executable(out);
+	if (!(copy = strdup(path ? path : "/usr/bin:/bin")))
+		return false;
+	*out = 0;
+	for (char *d = strtok_r(copy, ":", &save); d && !*out; d = strtok_r(NULL, ":", &save))
+		if (snprintf(out, len, "%s/%s", *d ? d : ".", cmd) >= (int)len || !is_executable(out))
+			*out = 0;
+	free(copy);
+	return *out;
+}
+
+/* True when file's base name is name exactly. */
+static bool base_is(const char *file, const char *name)
+{
+	const char *slash = strrchr(file, '/');
+
+	return !strcmp(slash ? slash + 1 : file, name);
+}
+
+/* The file the command runs when it is the program name, or a script whose interpreter is. */
+static bool program_of_command(const char *name, const char *cmd, char *out, size_t len)
+{
+	char file[PATH_MAX], interp[PATH_MAX];
+
+	if (!cmd || !command_file(cmd, file, sizeof(file)))
+		return false;
+	if (base_is(file, name) && is_elf_file(file))
+		return snprintf(out, len, "%s", file) < (int)len;
+	if (script_interpreter(file, interp, sizeof(interp)) && base_is(interp, name) &&
+	    is_elf_file(interp))
+		return snprintf(out, len, "%s", interp) < (int)len;
+	return false;
+}
+
+int usdt_resolve_program(const char *name, const char *cmd, char *out, size_t len,
+			 char *script, size_t slen)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, file[PATH_MAX];
+
+	*script = 0;
+	if (!*name || strchr(name, '/'))
+		return -EINVAL;
+	if (program_of_command(name, cmd, out, len))
+		return USDT_FROM_COMMAND;
+	if (!(copy = strdup(path ? path : "/usr/bin:/bin")))
+		return -ENOMEM;
+	*out = 0;
+	for (char *d = strtok_r(copy, ":", &save); d && !*out; d = strtok_r(NULL, ":", &save)) {
+		if (snprintf(file, sizeof(file), "%s/%s", *d ? d : ".", name) >= (int)sizeof(file) ||
+		    !is_executable(file))
+			continue;
+		if (is_elf_file(file))
+			snprintf(out, len, "%s", file);
+		else if (!*script)
+			snprintf(script, slen, "%s", file); /* a shim: the shell runs it, it runs another */
+	}
+	free(copy);
+	return *out ? USDT_FROM_PATH : -ENOENT;
+}
+
 /* find_mapped: the file ctx (a struct stat: dev, inode), by an absolute path. */
 static bool same_file(const struct procmap_entry *e, const void *ctx)
 {

@@ -102,6 +102,16 @@ bool usdt_probe_matches(const struct usdt_probe *p, const char *pattern);
  * "libc.so.6" both match libc.so.6). Names with a '/' are returned as they are. Writes the path
  * to out; 0, -ENOENT, -ENAMETOOLONG or -errno. */
 int usdt_resolve_path(const char *name, pid_t pid, char *out, size_t len);
+/* Where usdt_resolve_program found a program. */
+enum { USDT_FROM_PATH = 1, USDT_FROM_COMMAND = 2 };
+/* Finds the program named name (no '/') as the shell that runs cmd would: when cmd (a path or a
+ * name searched in PATH; NULL: none) is that program, or a "#!" script whose interpreter is, that
+ * file (USDT_FROM_COMMAND); else the first executable ELF file named name in PATH, in PATH's order
+ * (USDT_FROM_PATH). script gets the first executable non-ELF file of that name met in PATH before
+ * it ("" when none): a wrapper (a pyenv shim) that runs another file than the one found. Writes
+ * the path to out; USDT_FROM_*, -EINVAL (name has a '/'), -ENOENT or -ENOMEM. */
+int usdt_resolve_program(const char *name, const char *cmd, char *out, size_t len,
+			 char *script, size_t slen);
 /* The same for attaching to process pid (> 0), whose root and mount namespace may differ from
  * the caller's (a container): the object as the process sees it (a name found in its maps, an
  * absolute path taken in its root), written as "/proc/PID/root/PATH" so that the caller reaches

@@ -167,19 +167,26 @@ grep -q '^    20.00    40.00   +20.00\*' "$TMP/out" && pass "gate: the table is 
 # lex +20 pp lies between +6.79 and +31.23 pp: surely below +35 pp; hot shrank
 expect_rc "gate: a shrinking function and one surely under its threshold pass (exit 0)" 0 "$FIRN" diff --fail-on 'self:hot>+20pp' --fail-on 'self:lex>+35pp' "$D/base.folded" "$D/new.folded"
 grep -q '^firn diff: gate passed: 2 rules$' "$TMP/err" && pass "gate: verdict line when passed" || fail "gate: $(cat "$TMP/err")"
-expect_rc "gate: a threshold inside the bounds is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:lex>+30pp' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a threshold inside the bounds is inconclusive (--strict: exit 4)" 4 "$FIRN" diff --strict --fail-on 'self:lex>+30pp' "$D/base.folded" "$D/new.folded"
 # parse total 30 % -> 50 %: +66.7 %, between +15.05 % and +149.43 %
 expect_rc "gate: a relative rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'total:pars*>+10%' "$D/base.folded" "$D/new.folded"
 grep -q "^firn diff: rule 'total:pars\*>+10%' tripped: parse total 30.00% -> 50.00%, +66.67%, between +15.05% and +149.43%$" "$TMP/err" \
 	&& pass "gate: relative bounds (MOVER-R) reported" || fail "gate: $(head -1 "$TMP/err")"
-expect_rc "gate: a relative rule inside its bounds is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'total:pars*>+50%' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a relative rule inside its bounds is inconclusive (--strict: exit 4)" 4 "$FIRN" diff --strict --fail-on 'total:pars*>+50%' "$D/base.folded" "$D/new.folded"
 expect_rc "gate: a shrink rule trips (exit 3)" 3 "$FIRN" diff --fail-on 'self:hot<-5pp' "$D/base.folded" "$D/new.folded"
-expect_rc "gate: too few samples is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:parse>+5pp' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: too few samples is inconclusive (--strict: exit 4)" 4 "$FIRN" diff --strict --fail-on 'self:parse>+5pp' "$D/base.folded" "$D/new.folded"
 same "gate: too few samples reported with the bounds that hold the threshold" "$TMP/err" <<'EOF'
 firn diff: rule 'self:parse>+5pp' inconclusive: parse self 10.00% -> 10.00%, +0.00pp, between -9.96pp and +7.87pp: too few samples to tell from +5.00pp (100 base and 200 new samples)
 firn diff: gate inconclusive: 1 of 1 rule could not be decided (too few samples or no matching function)
 EOF
-expect_rc "gate: a pattern matching nothing is inconclusive (exit 4)" 4 "$FIRN" diff --fail-on 'self:lexx>+1pp' "$D/base.folded" "$D/new.folded"
+# "cannot tell" is a warning by default: the same findings, exit 0, the verdict says so (issue 30)
+expect_rc "gate: too few samples is a warning without --strict (exit 0)" 0 "$FIRN" diff --fail-on 'self:parse>+5pp' "$D/base.folded" "$D/new.folded"
+tail -1 "$TMP/err" | grep -qx 'firn diff: gate inconclusive: 1 of 1 rule could not be decided (too few samples or no matching function); a warning, not a failure (--strict: exit 4)' \
+	&& pass "gate: the warning's verdict line" || fail "gate: $(tail -1 "$TMP/err")"
+expect_rc "gate: a pattern matching nothing is a warning without --strict (exit 0)" 0 "$FIRN" diff --fail-on 'self:lexx>+1pp' "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a trip still exits 3 beside an inconclusive rule without --strict" 3 "$FIRN" diff --fail-on 'self:parse>+5pp' --fail-on 'self:lex>+1pp' "$D/base.folded" "$D/new.folded"
+expect_rc "--strict without --fail-on is a usage error" 2 "$FIRN" diff --strict "$D/base.folded" "$D/new.folded"
+expect_rc "gate: a pattern matching nothing is inconclusive (--strict: exit 4)" 4 "$FIRN" diff --strict --fail-on 'self:lexx>+1pp' "$D/base.folded" "$D/new.folded"
 grep -q "^firn diff: rule 'self:lexx>+1pp' inconclusive: it matches no function$" "$TMP/err" \
 	&& pass "gate: no match reported" || fail "gate: $(head -1 "$TMP/err")"
 # the same shares from 100 times the samples decide the rule
@@ -199,8 +206,8 @@ expect_rc "gate: a function that shrank 16 pp passes total:c>+5pp at 100 samples
 	"$FIRN" diff --fail-on 'total:c>+5pp' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
 expect_rc "gate: ... and a relative rule on its growth (exit 0)" 0 \
 	"$FIRN" diff --fail-on 'total:c>+10%' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
-expect_rc "gate: whether it shrank by more than 5 pp is inconclusive (exit 4)" 4 \
-	"$FIRN" diff --fail-on 'total:c<-5pp' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
+expect_rc "gate: whether it shrank by more than 5 pp is inconclusive (--strict: exit 4)" 4 \
+	"$FIRN" diff --strict --fail-on 'total:c<-5pp' "$TMP/shrunk-base.folded" "$TMP/shrunk-new.folded"
 grep -q "^firn diff: rule 'total:c<-5pp' inconclusive: c total 40.00% -> 24.00%, -16.00pp, between -30.36pp and -0.65pp: " "$TMP/err" \
 	&& pass "gate: the shrunk function's bounds reported" || fail "gate: $(head -1 "$TMP/err")"
 
@@ -212,8 +219,8 @@ expect_rc "gate: Bonferroni: f trips a rule on f alone (exit 3)" 3 \
 	"$FIRN" diff --fail-on 'self:f>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
 expect_rc "gate: Bonferroni: f does not trip any:self over 4 functions (exit 0)" 0 \
 	"$FIRN" diff --fail-on 'any:self>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
-expect_rc "gate: Bonferroni: any:self>+0.5pp is inconclusive on f (exit 4)" 4 \
-	"$FIRN" diff --fail-on 'any:self>+0.5pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
+expect_rc "gate: Bonferroni: any:self>+0.5pp is inconclusive on f (--strict: exit 4)" 4 \
+	"$FIRN" diff --strict --fail-on 'any:self>+0.5pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded"
 "$FIRN" diff --json --fail-on 'any:self>+0pp' "$TMP/bonf-base.folded" "$TMP/bonf-new.folded" 2>/dev/null \
 	| python3 -c 'import json,sys; r=json.load(sys.stdin)["gate"]["rules"][0]; sys.exit(not (r["tested"] == 4 and abs(r["alpha"] - 0.0025) < 1e-15))' \
 	&& pass "gate: Bonferroni: alpha is 0.01 / 4 in JSON" || fail "gate: Bonferroni: alpha in JSON"
@@ -322,6 +329,32 @@ assert d["base"]["total"] == 100 and d["new"]["total"] == 200 and d["new"]["file
 EOF
 [ $rc -eq 3 ] && pass "json: exit 3 when tripped" || fail "json: exit $rc, wanted 3"
 
+# issue 30: a profile diffed against itself, the first gate a user writes. "Cannot tell" is a
+# warning: exit 0, the verdict "inconclusive" on stderr and in JSON; --strict exits 4.
+G1=$ROOT/tests/fixtures/go-cpu.pb.gz
+expect_rc "gate: a profile against itself: exit 0" 0 "$FIRN" diff --fail-on 'any:total>+1pp' "$G1" "$G1"
+grep -q "^firn diff: gate inconclusive: 1 of 1 rule could not be decided .*; a warning, not a failure (--strict: exit 4)$" "$TMP/err" \
+	&& pass "gate: a profile against itself: the verdict inconclusive on stderr" || fail "gate: against itself: $(tail -1 "$TMP/err")"
+expect_rc "gate: a profile against itself with --strict: exit 4" 4 "$FIRN" diff --strict --fail-on 'any:total>+1pp' "$G1" "$G1"
+for strict in "" --strict; do
+	"$FIRN" diff --json $strict --fail-on 'any:total>+1pp' "$G1" "$G1" 2>/dev/null >"$TMP/json"
+	echo "rc=$?" >>"$TMP/json.rc"
+	python3 "$TMP/validate.py" "$SCHEMA" <"$TMP/json" >/dev/null 2>&1 && python3 - "$TMP/json" "$strict" <<'EOF' \
+		&& pass "json: against itself ${strict:-without --strict}: verdict inconclusive, strict and exit_status" \
+		|| fail "json: against itself ${strict:-without --strict}"
+import json, sys
+g = json.load(open(sys.argv[1]))["gate"]
+strict = sys.argv[2] == "--strict"
+assert g["verdict"] == "inconclusive" and g["strict"] is strict, g
+assert g["exit_status"] == (4 if strict else 0), g
+assert g["rules"][0]["verdict"] == "inconclusive" and g["rules"][0]["inconclusive"], g
+EOF
+done
+[ "$(tr '\n' ' ' <"$TMP/json.rc")" = "rc=0 rc=4 " ] && pass "json: against itself exits 0, 4 with --strict" \
+	|| fail "json: against itself: $(cat "$TMP/json.rc")"
+expect_rc "gate: a real regression exits 3, with or without --strict" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/base100.folded" "$TMP/new100.folded"
+expect_rc "gate: ... and 3 with --strict" 3 "$FIRN" diff --strict --fail-on 'any:self>+3pp' "$TMP/base100.folded" "$TMP/new100.folded"
+
 # ---- errors ----
 expect_rc "one profile is a usage error" 2 "$FIRN" diff "$D/base.folded"
 expect_rc "three profiles are a usage error" 2 "$FIRN" diff "$D/base.folded" "$D/new.folded" "$D/new.folded"
@@ -377,7 +410,7 @@ grep -q "^firn diff: rule 'any:self>+3pp' tripped: work_a (diffwork)" "$TMP/err"
 alarms=0 undecided=0 other=0
 for i in $(seq 1 20); do
 	rec "$TMP/u1.pb.gz" 0.75 && rec "$TMP/u2.pb.gz" 0.75 || { other=$((other + 1)); continue; }
-	"$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/u1.pb.gz" "$TMP/u2.pb.gz" >/dev/null 2>"$TMP/pair.err"
+	"$FIRN" diff --strict --fail-on 'any:self>+3pp' "$TMP/u1.pb.gz" "$TMP/u2.pb.gz" >/dev/null 2>"$TMP/pair.err"
 	case $? in
 	0) ;;
 	3) alarms=$((alarms + 1)); sed 's/^/    pair '"$i"': /' "$TMP/pair.err" | head -3 ;;

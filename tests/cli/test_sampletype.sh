@@ -243,11 +243,11 @@ expect_rc "diff --sample-type off_cpu --fail-on 'total:read_pipe>+40pp': exit 0 
 expect_rc "diff --sample-type off_cpu --fail-on 'total:sleep_b<-1pp': exit 3 (shrink)" 3 \
 	"$FIRN" diff --sample-type off_cpu --fail-on 'total:sleep_b<-1pp' base.pb.gz new.pb.gz
 # sleep_a's -5.56 pp over about 257 and 198 events cannot be told from -2 pp
-expect_rc "diff --sample-type off_cpu --fail-on 'total:sleep_a<-2pp': exit 4 (too few events)" 4 \
-	"$FIRN" diff --sample-type off_cpu --fail-on 'total:sleep_a<-2pp' base.pb.gz new.pb.gz
+expect_rc "diff --sample-type off_cpu --strict --fail-on 'total:sleep_a<-2pp': exit 4 (too few events)" 4 \
+	"$FIRN" diff --sample-type off_cpu --strict --fail-on 'total:sleep_a<-2pp' base.pb.gz new.pb.gz
 # without a count of the waits each stack is one event: 3 a side, nothing can be decided
-expect_rc "diff --sample-type off_cpu without waits: exit 4 (inconclusive)" 4 \
-	"$FIRN" diff --sample-type off_cpu --fail-on 'total:read_pipe>+5pp' base_nw.pb.gz new_nw.pb.gz
+expect_rc "diff --sample-type off_cpu --strict without waits: exit 4 (inconclusive)" 4 \
+	"$FIRN" diff --sample-type off_cpu --strict --fail-on 'total:read_pipe>+5pp' base_nw.pb.gz new_nw.pb.gz
 grep -q "too few events to tell from +5.00pp (60.000 s base and 90.000 s new, as many as 3 and 2 events)" "$TMP/err" \
 	&& pass "diff: the inconclusive rule in s and events" || { fail "diff: the inconclusive rule in s and events"; head -3 "$TMP/err"; }
 for t in samples cpu; do

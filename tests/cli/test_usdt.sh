@@ -261,6 +261,35 @@ if [ -x "$PY" ]; then
 		|| { fail "python3.11 gc__start: $complete of $all hits reach _start"; cat "$TMP/py.folded"; }
 fi
 
+# 10b. a bare program name is resolved as the command line's shell would (issue 30): the command's
+# own file, else PATH in its order, before LD_LIBRARY_PATH and the library directories; the file
+# used is named on stderr and in the profile's "event:" comment. A copy of the fixture in
+# LD_LIBRARY_PATH, never run, is what the old search took (0 hits).
+mkdir -p "$TMP/pathbin" "$TMP/pathlib" "$TMP/shim"
+cp "$FX" "$TMP/pathbin/usdtfix"; cp "$FX" "$TMP/pathlib/usdtfix"
+bare() { # bare NAME CMD...: record usdt:usdtfix:usdtfix:hit -- CMD with the PATH above
+	local name=$1; shift
+	LD_LIBRARY_PATH="$TMP/pathlib" PATH="$TMP/pathbin:$PATH" "$FIRN" record -e usdt:usdtfix:usdtfix:hit \
+		-o "$TMP/bare.pb.gz" -- "$@" >/dev/null 2>"$TMP/bare.err"
+	grep -qx "firn: usdt_usdtfix_hit: 50 hits" "$TMP/bare.err" && pass "$name: 50 hits" \
+		|| { fail "$name: hits"; cat "$TMP/bare.err"; }
+}
+bare "bare name, the command itself" usdtfix 30 20 5000
+grep -qx "firn: usdt:usdtfix:usdtfix:hit: probes of '$TMP/pathbin/usdtfix' (the command's)" "$TMP/bare.err" \
+	&& pass "bare name: the message names the command's file" || fail "bare name: $(head -1 "$TMP/bare.err")"
+bare "bare name, through sh -c" sh -c "usdtfix 30 20 5000"
+grep -qx "firn: usdt:usdtfix:usdtfix:hit: probes of '$TMP/pathbin/usdtfix' (PATH)" "$TMP/bare.err" \
+	&& pass "bare name: the message names the file found in PATH" || fail "bare name via PATH: $(head -1 "$TMP/bare.err")"
+if command -v go >/dev/null; then
+	go tool pprof -comments "$TMP/bare.pb.gz" 2>/dev/null | grep -qx "event: usdt:$TMP/pathbin/usdtfix:usdtfix:hit" \
+		&& pass "bare name: the profile's event comment names the file" || fail "bare name: comments $(go tool pprof -comments "$TMP/bare.pb.gz" 2>&1 | grep event)"
+fi
+# a wrapper script first on PATH (a pyenv shim): the shell runs it, not the program; say so
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$TMP/pathbin/usdtfix" >"$TMP/shim/usdtfix"; chmod +x "$TMP/shim/usdtfix"
+PATH="$TMP/shim:$TMP/pathbin:$PATH" "$FIRN" record -q -e usdt:usdtfix:usdtfix:hit -o "$TMP/bare.pb.gz" -- sh -c "usdtfix 3 2 5000" >/dev/null 2>"$TMP/bare.err"
+grep -qx "firn: warning: 'usdtfix' on PATH is '$TMP/shim/usdtfix', a script, not a program: the probes are those of '$TMP/pathbin/usdtfix'; name the program's path if the script runs another" "$TMP/bare.err" \
+	&& pass "bare name: a script first on PATH is warned about (also with -q)" || fail "bare name: shim: $(cat "$TMP/bare.err")"
+
 # 11. errors
 expect_rc "an unknown event exits 2" 2 "$FIRN" record -e cycles -a
 grep -q "invalid event 'cycles'" "$TMP/err" && pass "unknown event message" || fail "unknown event message: $(cat "$TMP/err")"
@@ -322,8 +351,10 @@ PYSHIM=$(command -v python3.11)
 if [ -n "$PYSHIM" ] && [ -x "$PY" ] && ! head -c 4 "$PYSHIM" | grep -q ELF; then
 	"$FIRN" record -q -e "usdt:python3.11:python:gc__start" -o "$TMP/shim.pb.gz" -- python3.11 -c \
 		'import gc, time; time.sleep(0.3); gc.collect()' 2>"$TMP/shim.err"
-	grep -q "^firn: warning: no hits for 'usdt:python3.11:python:gc__start': no process of the recording was seen mapping '$PY'" "$TMP/shim.err" \
-		&& pass "python3.11 on PATH is a shim ($PYSHIM): the warning names $PY" || { fail "shim warning"; cat "$TMP/shim.err"; }
+	grep -qx "firn: warning: 'python3.11' on PATH is '$PYSHIM', a script, not a program: the probes are those of '$PY'; name the program's path if the script runs another" "$TMP/shim.err" \
+		&& pass "python3.11 on PATH is a shim ($PYSHIM): a warning names it and $PY" || { fail "shim warning"; cat "$TMP/shim.err"; }
+	grep -q "^firn: warning: no hits for 'usdt:$PY:python:gc__start': no process of the recording was seen mapping '$PY'" "$TMP/shim.err" \
+		&& pass "python3.11 on PATH is a shim: the no-hits warning names $PY" || { fail "shim no-hits warning"; cat "$TMP/shim.err"; }
 else
 	skip "python3.11 on PATH is no shim: the pyenv case"
 fi

@@ -467,6 +467,69 @@ static void test_resolve(void **state)
 	assert_int_equal(usdt_resolve_path("", 0, path, sizeof(path)), -ENOENT);
 }
 
+/* writes text to path with mode */
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A program name is found as the shell would: the command's file (or its #! interpreter), else
+ * PATH in order, ELF files only, a script met first reported (a pyenv shim). */
+static void test_resolve_program(void **state)
+{
+	char dir[] = "/tmp/firn-usdt-XXXXXX", shim[64], bin[64], elf[96], script[96], path[4096],
+	     seen[4096], env[256], *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(shim, sizeof(shim), "%s/shim", dir);
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	assert_int_equal(mkdir(shim, 0755) | mkdir(bin, 0755), 0);
+	snprintf(elf, sizeof(elf), "%s/prog", bin);
+	assert_int_equal(symlink("/proc/self/exe", elf), 0); /* an executable ELF file */
+	snprintf(script, sizeof(script), "%s/prog", shim);
+	write_file(script, "#!/bin/sh\nexec prog \"$@\"\n", 0755);
+	snprintf(env, sizeof(env), "%s:%s", shim, bin);
+	setenv("PATH", env, 1);
+	assert_int_equal(usdt_resolve_program("prog", NULL, path, sizeof(path), seen, sizeof(seen)),
+			 USDT_FROM_PATH);
+	assert_string_equal(path, elf);
+	assert_string_equal(seen, script);
+	/* the command is the program (by name in PATH, or by path): its file */
+	assert_int_equal(usdt_resolve_program("prog", elf, path, sizeof(path), seen, sizeof(seen)),
+			 USDT_FROM_COMMAND);
+	assert_string_equal(path, elf);
+	/* a script whose interpreter is the program */
+	char *text = NULL;
+	assert_true(asprintf(&text, "#! %s -x\n", elf) > 0);
+	snprintf(script, sizeof(script), "%s/run", bin);
+	write_file(script, text, 0755);
+	free(text);
+	assert_int_equal(usdt_resolve_program("prog", "run", path, sizeof(path), seen, sizeof(seen)),
+			 USDT_FROM_COMMAND);
+	assert_string_equal(path, elf);
+	/* another command: PATH; an unknown name; a path */
+	assert_int_equal(usdt_resolve_program("prog", "sh", path, sizeof(path), seen, sizeof(seen)),
+			 USDT_FROM_PATH);
+	assert_int_equal(usdt_resolve_program("nosuchprog", NULL, path, sizeof(path), seen,
+					       sizeof(seen)), -ENOENT);
+	assert_int_equal(usdt_resolve_program("a/prog", NULL, path, sizeof(path), seen, sizeof(seen)),
+			 -EINVAL);
+	unlink(script);
+	unlink(elf);
+	snprintf(script, sizeof(script), "%s/prog", shim);
+	unlink(script);
+	rmdir(shim);
+	rmdir(bin);
+	rmdir(dir);
+	if (old)
+		setenv("PATH", old, 1);
+	free(old);
+}
+
 /* A probe spec splits at its last two colons (the path may hold colons); empty parts fail. */
 static void test_split_spec(void **state)
 {
@@ -489,6 +552,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_spec),
+		cmocka_unit_test(test_resolve_program),
 		cmocka_unit_test(test_arg_registers),
 		cmocka_unit_test(test_arg_memory),
 		cmocka_unit_test(test_arg_constants),

@@ -1,0 +1,91 @@
+# README.md's examples are what the commands print: the off-CPU example is taken from the README's
+# own code block (its commands and its "# " output lines), run on the bundled fixture, and its rows
+# compared with what firn prints (issue 30). Also: the README's man page commands work from the
+# source tree, before make install.
+. "$(dirname "$0")/lib.sh"
+README="$ROOT/README.md"
+
+# the README's ```sh blocks, each line prefixed by its block's number
+python3 - "$README" >"$TMP/blocks" <<'EOF'
+import sys
+n, inside = 0, False
+for line in open(sys.argv[1], encoding="utf-8"):
+    line = line.rstrip("\n")
+    if line.startswith("```"):
+        inside = not inside and line.startswith("```sh")
+        n += inside
+        continue
+    if inside:
+        print(f"{n}\t{line}")
+EOF
+block=$(awk -F'\t' '$2 ~ /firn record .*-e off-cpu/ { print $1; exit }' "$TMP/blocks")
+[ -n "$block" ] && pass "README: the off-CPU example's code block found" || fail "README: no off-CPU example"
+awk -F'\t' -v b="$block" '$1 == b { sub(/^[0-9]+\t/, ""); print }' "$TMP/blocks" >"$TMP/example"
+rec=$(grep -m1 '^sudo firn record .*-e off-cpu' "$TMP/example" | sed 's/^sudo //')
+rep=$(grep -m1 '^firn report ' "$TMP/example" | sed 's/ *#.*//')
+grep '^# ' "$TMP/example" | sed 's/^# //' >"$TMP/want"
+[ -n "$rec" ] && [ -n "$rep" ] && [ -s "$TMP/want" ] && pass "README: the example's commands and output lines parsed" \
+	|| fail "README: example: record '$rec', report '$rep'"
+
+if ! is_root; then
+	skip "README off-CPU example: needs root (BPF)"
+elif [ -n "$rec" ]; then
+	# the commands as the README types them, in a folder holding the fixture as ./offcpu_mix
+	mkdir -p "$TMP/run" && ln -s "$FIX/offcpu_mix" "$TMP/run/offcpu_mix"
+	(cd "$TMP/run" && eval "\"\$FIRN\" ${rec/firn record/record -q}" >/dev/null 2>"$TMP/rec.err" &&
+		eval "\"\$FIRN\" ${rep#firn }") >"$TMP/got" 2>>"$TMP/rec.err"
+	[ -s "$TMP/got" ] && pass "README off-CPU example runs" || { fail "README off-CPU example runs"; cat "$TMP/rec.err"; }
+	python3 - "$TMP/want" "$TMP/got" <<'EOF' && pass "README off-CPU example: header file and rows match what firn prints" \
+		|| fail "README off-CPU example drifted from firn's output"
+import re, sys
+want = open(sys.argv[1], encoding="utf-8").read().splitlines()
+got = open(sys.argv[2], encoding="utf-8").read().splitlines()
+row = re.compile(r"^\s*(\d+\.\d+)\s+(\d+\.\d+)\s+\S+\s+(\S+)\s+(\S+)")
+def rows(lines):
+    return [(m[4], m[3], float(m[1]), float(m[2])) for m in map(row.match, lines) if m]
+ok = True
+def bad(msg):
+    global ok
+    ok = False
+    print("   ", msg)
+# the header: the same file name (as typed on the command line) and the same kind of total
+wh, gh = want[0].split(":")[0], got[0].removeprefix("# ").split(":")[0]
+if wh != gh:
+    bad(f"header names {wh!r}, firn prints {gh!r}")
+if want[1].split() != got[1].split():
+    bad(f"column titles {want[1].split()} vs {got[1].split()}")
+w, g = rows(want), rows(got)
+gi = {(name, mod): i for i, (name, mod, *_rest) in enumerate(g)}
+# every README row is in firn's table, with its module and shares (3 pp: a loaded machine)
+for name, mod, self_, total in w:
+    if (name, mod) not in gi:
+        bad(f"README row {name} ({mod}) not in firn's table")
+        continue
+    _, gmod, gself, gtotal = g[gi[name, mod]]
+    if abs(gself - self_) > 3 or abs(gtotal - total) > 3:
+        bad(f"{name}: README {mod} {self_} {total}, firn {gmod} {gself} {gtotal}")
+# the README's rows come first, in firn's order (rows of equal total may swap), none left out
+# before the "…" that trims the rest
+shown = [(n, m) for n, m, *_ in w]
+top = [(n, m) for n, m, *_ in g[:len(shown)]]
+if sorted(shown) != sorted(top):
+    bad(f"firn's top {len(shown)} rows are {top}, the README shows {shown}")
+for a, b in zip(shown, shown[1:]):
+    if a in gi and b in gi and gi[a] > gi[b] and abs(g[gi[a]][3] - g[gi[b]][3]) > 3:
+        bad(f"README has {a} before {b}; firn the other way")
+if not want[-1].strip().startswith("…"):
+    bad("the trimmed table does not end with an explicit …")
+sys.exit(0 if ok else 1)
+EOF
+fi
+
+# man pages: the README's `man` commands name files of the source tree, not installed pages
+grep -o '`man [^`]*`' "$README" | tr -d '`' | sed 's/^man //' >"$TMP/man"
+bad=$(while read -r m; do case $m in ./man/*) [ -f "$ROOT/$m" ] || echo "$m" ;; firn*) ;; *) echo "$m" ;; esac; done <"$TMP/man")
+[ -z "$bad" ] && pass "README: man commands name pages that exist" || fail "README: man pages missing: $bad"
+grep -q '`man \./man/firn\.1`' "$README" && pass "README: man ./man/firn.1 (works before make install)" \
+	|| fail "README: no man ./man/firn.1"
+if command -v man >/dev/null; then
+	(cd "$ROOT" && MANPAGER=cat man ./man/firn.1 2>/dev/null | grep -q 'firn') && pass "man ./man/firn.1 renders from the tree" \
+		|| fail "man ./man/firn.1 does not render"
+fi

@@ -24,14 +24,15 @@ static void print_unwind_summary(const struct recorder_stats *st)
 	fprintf(stderr,
 		"firn: dwarf unwinding: %llu samples, %llu with a user stack: %.1f%% complete, "
 		"%llu truncated (no mapping %llu, no row %llu, unsupported rule %llu, "
-		"unreadable stack %llu, depth %llu); frame pointers used in %llu, mappings found "
-		"by the kernel in %llu; tables: %llu files, %llu rows, %.1f MiB",
+		"unreadable stack %llu, depth %llu); frame pointers used in %llu (%llu where a "
+		"table had no row), mappings found by the kernel in %llu; tables: %llu files, "
+		"%llu rows, %.1f MiB",
 		(unsigned long long)all, (unsigned long long)user,
 		user ? 100.0 * st->unwind[0] / user : 0.0, (unsigned long long)truncated,
 		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
 		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
 		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[7],
-		(unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
+		(unsigned long long)st->unwind[9], (unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
 		(unsigned long long)st->unwind_rows, st->unwind_bytes / 1048576.0);
 	if (st->unwind_too_many_maps)
 		fprintf(stderr, ", %llu mappings past the per-process limit",

@@ -125,8 +125,8 @@ struct recorder_stats {
 	/* DWARF unwinds by how they ended: complete, no mapping, no row, unsupported rule, bad
 	 * read, depth, no user stack (these add up to every sample taken); then samples that used
 	 * frame pointers somewhere, samples that met a mapping found through the kernel's VMA
-	 * lookup */
-	uint64_t unwind[9];
+	 * lookup, samples that used frame pointers where a table had no row */
+	uint64_t unwind[10];
 	/* unwind tables */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;

@@ -443,6 +443,7 @@ static void on_process_exit(void *ctx, pid_t pid)
 
 	if (r->unw)
 		unwinder_remove_process(r->unw, pid);
+	symbolizer_note_exit(r->sym, pid); /* before its samples are symbolized */
 }
 
 /* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */

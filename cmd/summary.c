@@ -140,6 +140,10 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 		print_offcpu_summary(so, &st->off_cpu);
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
+	if (st->jit_no_map)
+		fprintf(stderr, "firn: JIT code: %llu process%s ran JIT code without a perf map "
+			"(/tmp/perf-PID.map): its frames are [anon]\n",
+			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
 	if (so->gpu)
 		print_gpu_summary(&st->gpu);

@@ -1595,6 +1595,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	stats_of(&s, st);
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
+	st->jit_no_map = ss.jit_no_map;
 	st->ncpus = r->ss->ops->ncpus(r->ss);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;

@@ -133,6 +133,7 @@ struct recorder_stats {
 	uint64_t unwind_cached; /* tables read from the on-disk cache (not built) */
 	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
 	uint64_t entries, stacks, threads, snapshots, retired_processes;
+	uint64_t jit_no_map; /* processes that ran JIT code without a perf map to name it */
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
 	/* -e off-cpu: waits begun, added (and their time), under the minimum (and their time);

@@ -111,6 +111,7 @@ struct snapshot {
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint32_t jit_key;     /* its perf map's mapping key; 0 until first used */
+	bool jit_seen;        /* a frame of its JIT code was looked up (with a map or not) */
 };
 
 /* A file looked up by path, not through a process (symbolizer_file_find, ..._frames). */
@@ -141,6 +142,7 @@ struct symbolizer {
 	struct symbolizer_opts opts;
 	struct snapshot **procs; /* sorted by pid */
 	size_t nprocs, cap_procs;
+	uint64_t jit_no_map;     /* processes removed that ran JIT code without a perf map */
 	struct symfile **files;  /* sorted by cache key */
 	size_t nfiles, cap_files;
 	struct debugfile **debugs; /* shared debug information, by build id */
@@ -1067,6 +1069,7 @@ static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 	snap->perfmap = old->perfmap;
 	memcpy(snap->perfmap_name, old->perfmap_name, sizeof(snap->perfmap_name));
 	snap->jit_key = old->jit_key;
+	snap->jit_seen = old->jit_seen;
 	snap->root_fd = old->root_fd;
 	snap->root_uid = old->root_uid;
 	old->perfmap_fd = -1;
@@ -1203,6 +1206,12 @@ static void drop_resnap(struct symbolizer *s, pid_t pid)
 	s->nresnap = kept;
 }
 
+/* Whether the process ran JIT code that its perf map did not describe: it had none. */
+static bool no_map(const struct snapshot *snap)
+{
+	return snap->jit_seen && snap->perfmap_state != 1;
+}
+
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 {
 	bool found;
@@ -1211,6 +1220,7 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 	drop_resnap(s, pid);
 	if (!found)
 		return -ENOENT;
+	s->jit_no_map += no_map(s->procs[i]);
 	snapshot_free(s, s->procs[i]);
 	memmove(&s->procs[i], &s->procs[i + 1], (s->nprocs - i - 1) * sizeof(*s->procs));
 	s->nprocs--;
@@ -1354,6 +1364,7 @@ static int jit_find(struct symbolizer *s, struct snapshot *snap, uint64_t addr, 
 {
 	const char *name = NULL;
 
+	snap->jit_seen = true;
 	if (perfmap_ready(s, snap) == -ENOMEM)
 		return -ENOMEM;
 	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
@@ -1968,5 +1979,8 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		.processes = s->nprocs,
 		.files = s->nfiles,
 		.idle_files = s->nidle,
+		.jit_no_map = s->jit_no_map,
 	};
+	for (size_t i = 0; i < s->nprocs; i++)
+		st->jit_no_map += no_map(s->procs[i]);
 }

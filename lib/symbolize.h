@@ -60,6 +60,7 @@ enum symbolizer_reason {
  * intern_stats). */
 struct symbolizer_stats {
 	uint64_t processes, files, idle_files;
+	uint64_t jit_no_map; /* processes (held or removed) whose JIT frames had no perf map */
 };
 
 /* Sets the defaults. */

@@ -195,13 +195,14 @@ struct firn_kproc {
 enum firn_unwind_stop {
 	FIRN_UNW_COMPLETE = 0,     /* reached the outermost frame */
 	FIRN_UNW_NO_MAPPING,       /* the pc is in no mapping with a table (and frame pointers failed) */
-	FIRN_UNW_NO_ROW,           /* no row covers the pc (a gap) */
+	FIRN_UNW_NO_ROW,           /* no row covers the pc (a gap), and frame pointers failed */
 	FIRN_UNW_UNSUPPORTED,      /* a rule the unwinder cannot evaluate */
 	FIRN_UNW_BAD_READ,         /* reading the stack failed */
 	FIRN_UNW_DEPTH,            /* FIRN_MAX_FRAMES reached */
 	FIRN_UNW_NO_USER,          /* no user stack: a kernel thread or the idle task */
 	FIRN_UNW_FP_FALLBACK,      /* frames unwound by frame pointers (no table) */
 	FIRN_UNW_VMA,              /* frames whose mapping the kernel found (not described yet) */
+	FIRN_UNW_ROW_FALLBACK,     /* frames unwound by frame pointers where a table had no row */
 	FIRN_UNW_NR,
 };
 

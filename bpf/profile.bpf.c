@@ -193,6 +193,7 @@ struct firn_unwind_state {
 	__u32 stop;   /* a firn_unwind_stop, or FIRN_UNW_NR while going on */
 	__u32 exact;  /* ip is exact (leaf, or after a signal frame), not a return address */
 	__u32 fp;     /* frames unwound by frame pointers */
+	__u32 row_fp; /* of them, frames in a mapping with a table that had no row for the pc */
 	__u64 unknown_pc; /* the first pc in no mapping with a table */
 	__u32 vma;    /* frames whose mapping came from the VMA lookup */
 	__u32 looked; /* bpf_find_vma was called: in interrupt context it works once per sample */
@@ -1153,18 +1154,21 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 		return fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
 	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
+	struct firn_row *r = m ? find_row(m->row_start, m->row_count, pc - m->bias) : NULL;
+	__u32 stop = m ? FIRN_UNW_NO_ROW : FIRN_UNW_NO_MAPPING;
 
-	if (!m) {
-		if (!u->unknown_pc)
+	if (!r || r->type == FIRN_ROW_GAP) {
+		/* no table (JIT code), or a table without a row for pc (V8's embedded builtins in
+		 * node's text have no FDE): this frame by frame pointer (auto), the caller's by
+		 * its table again where it has one */
+		if (!m && !u->unknown_pc)
 			u->unknown_pc = pc;
-		__u32 stop = fp_fallback && (epilogue_step(u) || fp_step(u)) ? FIRN_UNW_NR
-			: FIRN_UNW_NO_MAPPING;
+		if (!fp_fallback || !(epilogue_step(u) || fp_step(u)))
+			return stop;
+		u->row_fp += m != NULL;
 		u->exact = 0;
-		return stop;
+		return FIRN_UNW_NR;
 	}
-	struct firn_row *r = find_row(m->row_start, m->row_count, pc - m->bias);
-	if (!r || r->type == FIRN_ROW_GAP)
-		return FIRN_UNW_NO_ROW;
 	if (r->type == FIRN_ROW_END)
 		return FIRN_UNW_COMPLETE;
 	if (r->type == FIRN_ROW_UNSUPPORTED)
@@ -1261,6 +1265,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->stop = FIRN_UNW_NR;
 	u->exact = 1;
 	u->fp = 0;
+	u->row_fp = 0;
 	u->unknown_pc = 0;
 	u->vma = 0;
 	u->looked = 0;
@@ -1274,6 +1279,8 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 		count_unwind(FIRN_UNW_FP_FALLBACK);
 	if (u->vma)
 		count_unwind(FIRN_UNW_VMA);
+	if (u->row_fp)
+		count_unwind(FIRN_UNW_ROW_FALLBACK);
 	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
 	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
 		ask_refresh(pid, u->unknown_pc);

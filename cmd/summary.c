@@ -24,14 +24,15 @@ static void print_unwind_summary(const struct recorder_stats *st)
 	fprintf(stderr,
 		"firn: dwarf unwinding: %llu samples, %llu with a user stack: %.1f%% complete, "
 		"%llu truncated (no mapping %llu, no row %llu, unsupported rule %llu, "
-		"unreadable stack %llu, depth %llu); frame pointers used in %llu, mappings found "
-		"by the kernel in %llu; tables: %llu files, %llu rows, %.1f MiB",
+		"unreadable stack %llu, depth %llu); frame pointers used in %llu (%llu where a "
+		"table had no row), mappings found by the kernel in %llu; tables: %llu files, "
+		"%llu rows, %.1f MiB",
 		(unsigned long long)all, (unsigned long long)user,
 		user ? 100.0 * st->unwind[0] / user : 0.0, (unsigned long long)truncated,
 		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
 		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
 		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[7],
-		(unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
+		(unsigned long long)st->unwind[9], (unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
 		(unsigned long long)st->unwind_rows, st->unwind_bytes / 1048576.0);
 	if (st->unwind_too_many_maps)
 		fprintf(stderr, ", %llu mappings past the per-process limit",
@@ -171,6 +172,10 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	print_frames_summary(st);
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
+	if (st->jit_no_map)
+		fprintf(stderr, "firn: JIT code: %llu process%s ran JIT code without a perf map "
+			"(/tmp/perf-PID.map): its frames are [anon]\n",
+			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
 	if (so->gpu)
 		print_gpu_summary(&st->gpu);

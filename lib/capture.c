@@ -411,8 +411,8 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	}
 	static const char *const stops[] = { "complete", "no_mapping", "no_row", "unsupported",
 					     "bad_read", "depth", "no_user_stack", "fp_fallback",
-					     "vma_lookup" };
-	for (int i = 0; i < 9; i++) {
+					     "vma_lookup", "no_row_fp_fallback" };
+	for (int i = 0; i < 10; i++) {
 		snprintf(line, sizeof(line), "unwind.%s: %llu", stops[i], (unsigned long long)st->unwind[i]);
 		err |= profile_add_comment(p, line);
 	}

@@ -452,6 +452,7 @@ static void on_process_exit(void *ctx, pid_t pid)
 
 	if (r->unw)
 		unwinder_remove_process(r->unw, pid);
+	symbolizer_note_exit(r->sym, pid); /* before its samples are symbolized */
 }
 
 /* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */
@@ -1609,6 +1610,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->proc_records_lost = r->lost_records;
 	if (r->cap)
 		capture_frame_stats(r->cap, &st->frames);
+	st->jit_no_map = ss.jit_no_map;
 	st->ncpus = r->ss->ops->ncpus(r->ss);
 	st->start_ns = r->start_ns;
 	st->end_ns = r->end_ns;

@@ -126,8 +126,8 @@ struct recorder_stats {
 	/* DWARF unwinds by how they ended: complete, no mapping, no row, unsupported rule, bad
 	 * read, depth, no user stack (these add up to every sample taken); then samples that used
 	 * frame pointers somewhere, samples that met a mapping found through the kernel's VMA
-	 * lookup */
-	uint64_t unwind[9];
+	 * lookup, samples that used frame pointers where a table had no row */
+	uint64_t unwind[10];
 	/* unwind tables */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;
@@ -138,6 +138,7 @@ struct recorder_stats {
 	 * (capture_frame_stats); process records the kernel lost (missed mappings) */
 	struct capture_frame_stats frames;
 	uint64_t proc_records_lost;
+	uint64_t jit_no_map; /* processes that ran JIT code without a perf map to name it */
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
 	/* -e off-cpu: waits begun, added (and their time), under the minimum (and their time);

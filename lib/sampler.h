@@ -123,8 +123,9 @@ struct sampler_stats {
 	/* DWARF unwinds by how they ended (enum firn_unwind_stop order: complete, no mapping,
 	 * no row, unsupported rule, bad read, depth, no user stack — these add up to every sample
 	 * taken; then samples that used frame pointers somewhere, samples that met a mapping their
-	 * process's description lacked (found through the kernel's VMA lookup)) */
-	uint64_t unwind[9];
+	 * process's description lacked (found through the kernel's VMA lookup), samples that
+	 * used frame pointers where a table had no row for the pc) */
+	uint64_t unwind[10];
 	/* unwind tables (filled by the recorder's unwinder, not the sampler) */
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns;

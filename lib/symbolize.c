@@ -102,11 +102,16 @@ struct snapshot {
 	int perfmap_fd;       /* the JIT map, open from the snapshot on; -1 when none */
 	int perfmap_state;    /* 0 not read, 1 read, -errno */
 	bool perfmap_refused; /* the map is not one to trust (noted once) */
+	int root_fd;          /* a JIT process's root directory (O_PATH), kept while it had no map:
+			       * a map written as it exits (-XX:+DumpPerfMapAtExit) is opened
+			       * through it once the process is gone; -1 when none */
+	uid_t root_uid;       /* the process's owner when root_fd was opened */
 	bool from_events;     /* its maps came from the kernel's mmap records: every executable
 			       * mapping is known, none outside them holds JIT code */
 	struct perfmap perfmap;
 	char perfmap_name[48]; /* "/tmp/perf-NSPID.map" */
 	uint32_t jit_key;     /* its perf map's mapping key; 0 until first used */
+	bool jit_seen;        /* a frame of its JIT code was looked up (with a map or not) */
 };
 
 /* A file looked up by path, not through a process (symbolizer_file_find, ..._frames). */
@@ -137,6 +142,7 @@ struct symbolizer {
 	struct symbolizer_opts opts;
 	struct snapshot **procs; /* sorted by pid */
 	size_t nprocs, cap_procs;
+	uint64_t jit_no_map;     /* processes removed that ran JIT code without a perf map */
 	struct symfile **files;  /* sorted by cache key */
 	size_t nfiles, cap_files;
 	struct debugfile **debugs; /* shared debug information, by build id */
@@ -884,6 +890,11 @@ static void perfmap_open(struct symbolizer *s, struct snapshot *snap)
 			 (int)namespaced_pid(snap->pid));
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)snap->pid, snap->perfmap_name);
 	int fd = safeopen_process_uid(snap->pid, &uid);
+	if (fd && snap->root_fd >= 0) { /* gone: its root as it was while it lived */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d%s", snap->root_fd, snap->perfmap_name);
+		uid = snap->root_uid;
+		fd = 0;
+	}
 	if (!fd)
 		fd = safeopen(path, SAFEOPEN_NOFOLLOW | SAFEOPEN_OWNER, uid, NULL);
 	if ((fd == -EINVAL || fd == -EPERM || fd == -ELOOP) && s->perfmap_noted != snap->pid)
@@ -907,6 +918,8 @@ static void snapshot_free(struct symbolizer *s, struct snapshot *snap)
 	procmap_release(&snap->map);
 	if (snap->perfmap_fd >= 0)
 		close(snap->perfmap_fd);
+	if (snap->root_fd >= 0)
+		close(snap->root_fd);
 	perfmap_release(&snap->perfmap);
 	free(snap);
 }
@@ -921,6 +934,7 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 		return NULL;
 	snap->pid = pid;
 	snap->perfmap_fd = -1;
+	snap->root_fd = -1;
 	err = procmap_read(&snap->map, pid);
 	if (!err) {
 		snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps));
@@ -1055,7 +1069,11 @@ static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 	snap->perfmap = old->perfmap;
 	memcpy(snap->perfmap_name, old->perfmap_name, sizeof(snap->perfmap_name));
 	snap->jit_key = old->jit_key;
+	snap->jit_seen = old->jit_seen;
+	snap->root_fd = old->root_fd;
+	snap->root_uid = old->root_uid;
 	old->perfmap_fd = -1;
+	old->root_fd = -1;
 	memset(&old->perfmap, 0, sizeof(old->perfmap));
 }
 
@@ -1071,6 +1089,7 @@ int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *m
 		return err;
 	snap->pid = pid;
 	snap->perfmap_fd = -1;
+	snap->root_fd = -1;
 	snap->from_events = true;
 	if (!err && !(snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps))))
 		err = -ENOMEM;
@@ -1101,8 +1120,30 @@ int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 
 	if (!found)
 		return -ENOENT;
-	if (!s->procs[i]->perfmap_state)
-		perfmap_open(s, s->procs[i]);
+	struct snapshot *snap = s->procs[i];
+	if (!snap->perfmap_state)
+		perfmap_open(s, snap);
+	if (snap->perfmap_fd < 0 && snap->root_fd < 0 && !snap->perfmap_refused &&
+	    !safeopen_process_uid(snap->pid, &snap->root_uid)) {
+		char root[32];
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)snap->pid);
+		snap->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	return 0;
+}
+
+int symbolizer_note_exit(struct symbolizer *s, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+
+	if (!found)
+		return -ENOENT;
+	struct snapshot *snap = s->procs[i];
+	/* a JIT process without a map so far: the one it wrote as it exited is read at next use */
+	if (snap->root_fd >= 0 && snap->perfmap_fd < 0 && snap->perfmap_state < 0 &&
+	    !snap->perfmap_refused)
+		snap->perfmap_state = 0;
 	return 0;
 }
 
@@ -1165,6 +1206,12 @@ static void drop_resnap(struct symbolizer *s, pid_t pid)
 	s->nresnap = kept;
 }
 
+/* Whether the process ran JIT code that its perf map did not describe: it had none. */
+static bool no_map(const struct snapshot *snap)
+{
+	return snap->jit_seen && snap->perfmap_state != 1;
+}
+
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 {
 	bool found;
@@ -1173,6 +1220,7 @@ int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 	drop_resnap(s, pid);
 	if (!found)
 		return -ENOENT;
+	s->jit_no_map += no_map(s->procs[i]);
 	snapshot_free(s, s->procs[i]);
 	memmove(&s->procs[i], &s->procs[i + 1], (s->nprocs - i - 1) * sizeof(*s->procs));
 	s->nprocs--;
@@ -1316,6 +1364,7 @@ static int jit_find(struct symbolizer *s, struct snapshot *snap, uint64_t addr, 
 {
 	const char *name = NULL;
 
+	snap->jit_seen = true;
 	if (perfmap_ready(s, snap) == -ENOMEM)
 		return -ENOMEM;
 	if (snap->perfmap_state != 1 || perfmap_lookup(&snap->perfmap, ret ? addr - 1 : addr,
@@ -1930,5 +1979,8 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 		.processes = s->nprocs,
 		.files = s->nfiles,
 		.idle_files = s->nidle,
+		.jit_no_map = s->jit_no_map,
 	};
+	for (size_t i = 0; i < s->nprocs; i++)
+		st->jit_no_map += no_map(s->procs[i]);
 }

@@ -60,6 +60,7 @@ enum symbolizer_reason {
  * intern_stats). */
 struct symbolizer_stats {
 	uint64_t processes, files, idle_files;
+	uint64_t jit_no_map; /* processes (held or removed) whose JIT frames had no perf map */
 };
 
 /* Sets the defaults. */
@@ -110,6 +111,10 @@ bool symbolizer_refresh_pending(const struct symbolizer *s, pid_t pid);
  * none (a runtime writes it some time after it starts), while the process lives to be asked.
  * 0 or -ENOENT (no snapshot of pid). */
 int symbolizer_note_jit(struct symbolizer *s, pid_t pid);
+/* pid has exited (its snapshot stays until removed): a JIT process that had no perf map yet has
+ * it looked for again at next use, through its root directory as it was (a JVM with
+ * -XX:+DumpPerfMapAtExit writes it as it exits). 0 or -ENOENT (no snapshot of pid). */
+int symbolizer_note_exit(struct symbolizer *s, pid_t pid);
 /* Forgets pid's snapshot and its pending second snapshot (its files are closed once no
  * snapshot uses them). 0 or -ENOENT. */
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid);

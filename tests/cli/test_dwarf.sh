@@ -101,6 +101,36 @@ fi
 [ "$(wc -l <"$TMP/eu.frames")" -eq "$(wc -l <"$TMP/firn.frames")" ] && pass "same depth as eu-stack ($(wc -l <"$TMP/firn.frames") frames)" \
 	|| fail "depth differs: eu-stack $(wc -l <"$TMP/eu.frames"), firn $(wc -l <"$TMP/firn.frames")"
 
-# 6. option errors
+# 6. node --perf-basic-prof: V8's builtins in node's text have no CFI rows and its JIT code no
+# table at all; auto takes those frames by frame pointer and the rest by table, so its stacks
+# reach node::Start (node's C++ entry, which frame pointers reach too) at least as often as fp's.
+if command -v node >/dev/null; then
+	before=$(ls /tmp/perf-*.map 2>/dev/null)
+	cd "$TMP" # node may drop v8 logs in its working directory
+	for m in auto fp; do
+		"$FIRN" record -F 499 --call-graph $m -o "$TMP/node-$m.pb.gz" -- \
+			node --perf-basic-prof "$ROOT/tests/fixtures/jitfix.js" 2 2>"$TMP/node-$m.err"
+		"$FIRN" report --folded "$TMP/node-$m.pb.gz" >"$TMP/node-$m.folded"
+	done
+	cd "$ROOT"
+	for f in /tmp/perf-*.map; do # node leaves its maps behind: remove the ones it made
+		[ -e "$f" ] && ! grep -qx "$f" <<<"$before" && grep -q jitfix.js "$f" && rm -f "$f"
+	done
+	read -r auto na < <(complete "$TMP/node-auto.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop')
+	read -r fp nf < <(complete "$TMP/node-fp.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop')
+	rowfp=$(sed -nE 's/.*frame pointers used in [0-9]+ \(([0-9]+) where a table had no row\).*/\1/p' "$TMP/node-auto.err")
+	echo "# node: auto $auto% of $na samples reach node::Start, fp $fp% of $nf; no-row fallbacks ${rowfp:-?}"
+	at_least "$na" 500 && at_least "$nf" 500 && pass "node: enough samples (auto $na, fp $nf)" \
+		|| fail "node: too few samples (auto $na, fp $nf)"
+	at_least "$auto" 85 && at_least "$auto" "$(python3 -c "print($fp - 2)")" \
+		&& pass "node: auto $auto% complete stacks (fp $fp%; wanted >= 85% and >= fp - 2)" \
+		|| { fail "node: auto $auto% complete stacks, fp $fp%"; cat "$TMP/node-auto.err"; }
+	at_least "${rowfp:-0}" 1 && pass "node: frames without a row counted on the unwinding line (${rowfp})" \
+		|| { fail "node: the unwinding line counts no fallback where a table had no row"; cat "$TMP/node-auto.err"; }
+else
+	fail "node is not installed (Debian package nodejs)"
+fi
+
+# 7. option errors
 expect_rc "--call-graph with a bad value exits 2" 2 "$FIRN" record --call-graph lbr -a
 expect_rc "--unwind-memory 0 exits 2" 2 "$FIRN" record --unwind-memory 0 -a

@@ -2,7 +2,7 @@
 # file and line (gcc, and clang without .debug_aranges), a stripped binary whose debug file is
 # under /usr/lib/debug/.build-id/ (and one found by .gnu_debuglink, and one from a debuginfod
 # server), debuginfod that never answers (a note, no hang), Node.js JIT frames from its perf map,
-# and 200 processes of ~30 ms each. Shares are of the samples of the fixture's own process.
+# a JVM perf map written at exit, and 200 processes of ~30 ms each. Shares are of the samples of the fixture's own process.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "symbolization recordings need root"; exit 0; fi
@@ -162,6 +162,41 @@ if command -v node >/dev/null; then
 		'firnHotLoop [^;]*jitfix\.js[^;]*_\[j\]( |;|$)' 30
 else
 	fail "node is not installed (Debian package nodejs)"
+fi
+
+# 6b. A JVM that writes its perf map only as it exits (-XX:+DumpPerfMapAtExit): the map is read
+# when the exited process's samples are symbolized, so its JIT frames are named, not [anon].
+# JitFix.java is compiled here with OpenJDK 17's javac (openjdk-17-jdk-headless); Temurin 25 is
+# tested where it is installed (its map lines carry 0x-prefixed sizes).
+JAVAC=/usr/lib/jvm/java-17-openjdk-amd64/bin/javac
+if [ -x "$JAVAC" ] && mkdir -p "$ROOT/$BUILD/fixtures/java" \
+	&& "$JAVAC" -d "$ROOT/$BUILD/fixtures/java" "$ROOT/tests/fixtures/JitFix.java"; then
+	for jdk in java-17-openjdk-amd64 temurin-25-jdk-amd64; do
+		java=/usr/lib/jvm/$jdk/bin/java
+		[ -x "$java" ] || { skip "$jdk is not installed"; continue; }
+		before=$(ls /tmp/perf-*.map 2>/dev/null)
+		record "jvm-$jdk" "$java" -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+			-XX:+PreserveFramePointer -cp "$ROOT/$BUILD/fixtures/java" JitFix 2
+		for m in /tmp/perf-*.map; do # the JVM leaves its map behind: remove the one it made
+			[ -e "$m" ] && ! grep -qx "$m" <<<"$before" && grep -q JitFix "$m" && rm -f "$m"
+		done
+		read -r anon tot < <(share "$TMP/jvm-$jdk.folded" java '(^|;)\[anon\](_\[j\])?( |;|$)')
+		python3 -c "import sys; sys.exit(0 if float('$anon') <= 5 and $tot >= 500 else 1)" \
+			&& pass "$jdk, map written at exit: $anon% of $tot samples [anon] (<= 5%)" \
+			|| fail "$jdk, map written at exit: $anon% of $tot samples [anon] (wanted <= 5%)"
+		expect_share "$jdk: JitFix.firnHashWork named from the map written at exit" \
+			"$TMP/jvm-$jdk.folded" java 'JitFix\.firnHashWork\(int\)_\[j\]' 5
+		expect_share "$jdk: JitFix.firnSortWork named from the map written at exit" \
+			"$TMP/jvm-$jdk.folded" java 'JitFix\.firnSortWork\(int, long\)_\[j\]' 5
+	done
+	# without a map, the summary says so (its JIT frames are [anon])
+	"$FIRN" record -F 499 -o "$TMP/nomap.pb.gz" -- /usr/lib/jvm/java-17-openjdk-amd64/bin/java \
+		-XX:+PreserveFramePointer -cp "$ROOT/$BUILD/fixtures/java" JitFix 1 2>"$TMP/nomap.err" >/dev/null
+	grep -q '^firn: JIT code: 1 process ran JIT code without a perf map' "$TMP/nomap.err" \
+		&& pass "a JIT process without a perf map is named in the summary" \
+		|| { fail "no summary line for a JIT process without a perf map"; cat "$TMP/nomap.err"; }
+else
+	fail "no JDK to compile tests/fixtures/JitFix.java (Debian package openjdk-17-jdk-headless)"
 fi
 
 # 7. 200 processes of ~30 ms CPU each: their samples are symbolized although each is gone long

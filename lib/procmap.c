@@ -574,3 +574,12 @@ size_t proctab_sweep(struct proctab *t, uint64_t before)
 	t->n = kept;
 	return n - kept;
 }
+
+bool procmap_runs_jit(const struct procmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->entries[i].x && (m->entries[i].kind == PROCMAP_ANON ||
+					!strncmp(m->entries[i].path, "[anon:", 6)))
+			return true;
+	return false;
+}

@@ -51,6 +51,10 @@ int procmap_read(struct procmap *m, pid_t pid);
 int procmap_parse(struct procmap *m, const char *text, size_t len);
 /* Returns the entry containing addr, or NULL. */
 const struct procmap_entry *procmap_find(const struct procmap *m, uint64_t addr);
+
+/* Whether m has executable memory that no file backs (anonymous or "[anon:NAME]"): where JIT
+ * compilers put their code. */
+bool procmap_runs_jit(const struct procmap *m);
 void procmap_release(struct procmap *m);
 /* An empty map (what procmap_add starts from). */
 void procmap_init(struct procmap *m);

@@ -273,11 +273,7 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
  * the process lives (a process older than the recording's is opened too, as it was seen). */
 static bool runs_jit(const struct procmap *image)
 {
-	for (size_t i = 0; i < image->n; i++)
-		if (image->entries[i].x && (image->entries[i].kind == PROCMAP_ANON ||
-					    !strncmp(image->entries[i].path, "[anon:", 6)))
-			return true;
-	return false;
+	return procmap_runs_jit(image);
 }
 
 /* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */

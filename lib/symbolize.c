@@ -138,11 +138,14 @@ struct resnap {
 	uint64_t due_ns;
 };
 
+#define SYMBOLIZER_ROOT_FDS 8 /* JIT processes whose map written at exit can be read */
+
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct snapshot **procs; /* sorted by pid */
 	size_t nprocs, cap_procs;
 	uint64_t jit_no_map;     /* processes removed that ran JIT code without a perf map */
+	size_t nroot_fds;        /* snapshots holding a root_fd, at most SYMBOLIZER_ROOT_FDS */
 	struct symfile **files;  /* sorted by cache key */
 	size_t nfiles, cap_files;
 	struct debugfile **debugs; /* shared debug information, by build id */
@@ -918,8 +921,10 @@ static void snapshot_free(struct symbolizer *s, struct snapshot *snap)
 	procmap_release(&snap->map);
 	if (snap->perfmap_fd >= 0)
 		close(snap->perfmap_fd);
-	if (snap->root_fd >= 0)
+	if (snap->root_fd >= 0) {
 		close(snap->root_fd);
+		s->nroot_fds--;
+	}
 	perfmap_release(&snap->perfmap);
 	free(snap);
 }
@@ -1113,6 +1118,22 @@ bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
 	return e && e->kind == PROCMAP_FILE;
 }
 
+/* Keeps the root folder of a process that runs JIT code without a map so far, for a map it
+ * writes as it exits. Only processes with anonymous executable memory, and a few at once: each
+ * holds a descriptor, and a recording of many processes needs its descriptors for their files. */
+static void keep_root(struct symbolizer *s, struct snapshot *snap)
+{
+	char root[32];
+
+	if (snap->perfmap_fd >= 0 || snap->root_fd >= 0 || snap->perfmap_refused ||
+	    s->nroot_fds >= SYMBOLIZER_ROOT_FDS || !procmap_runs_jit(&snap->map) ||
+	    safeopen_process_uid(snap->pid, &snap->root_uid))
+		return;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)snap->pid);
+	snap->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s->nroot_fds += snap->root_fd >= 0;
+}
+
 int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 {
 	bool found;
@@ -1123,12 +1144,7 @@ int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 	struct snapshot *snap = s->procs[i];
 	if (!snap->perfmap_state)
 		perfmap_open(s, snap);
-	if (snap->perfmap_fd < 0 && snap->root_fd < 0 && !snap->perfmap_refused &&
-	    !safeopen_process_uid(snap->pid, &snap->root_uid)) {
-		char root[32];
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)snap->pid);
-		snap->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
+	keep_root(s, snap);
 	return 0;
 }
 

@@ -92,3 +92,8 @@ TMPDIR=$d "$FIRN" record --every 0.5 --push "http://127.0.0.1:$port" --push-queu
 grep -q "push: 0 sent, [0-9]* retried, 3 dropped, 2 unsent" "$d/err" && pass "server down: queue bound 2, 3 dropped, 2 unsent" || fail "summary: $(grep push: "$d/err")"
 n=$(ls "$d"/firn-unsent-*.pb.gz 2>/dev/null | wc -l)
 [ "$n" = 2 ] && pass "the 2 unsent intervals are saved and named" || fail "$n saved"
+
+# firn report over interval files: one table, the merged time range in the header
+"$FIRN" record --every 0.5 -o "$d/rr-%H%M%S.pb.gz" -d 1.2 -- sh -c 'while :; do :; done' 2>/dev/null
+h=$("$FIRN" report "$d"/rr-*.pb.gz | head -1)
+printf '%s\n' "$h" | grep -Eq '^# .*rr-.* \+ 2 more: .* to [0-9-]+ [0-9:]+ UTC \(1\.[0-9] s\)' && pass "report of 3 intervals: merged time range in the header" || fail "header: $h"

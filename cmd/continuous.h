@@ -17,6 +17,7 @@
 #include "recorder.h"
 
 #define CONT_OPT_FIRST 700
+#define CONT_OPT_LAST 719
 
 extern const struct opt continuous_opts[];
 

@@ -84,7 +84,7 @@ static int record_option(void *ctx, int id, const char *arg)
 			return usage_error(&record_cmd, "invalid value '%s' for --format (pprof, folded)", arg);
 		return 0;
 	}
-	if (id >= CONT_OPT_FIRST)
+	if (id >= CONT_OPT_FIRST && id <= CONT_OPT_LAST)
 		return continuous_option(&o->c, &record_cmd, id, arg);
 	return target_option(&o->t, &record_cmd, id, arg);
 }

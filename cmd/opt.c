@@ -110,6 +110,8 @@ static const struct {
 	{ "sort", "self total", NULL },
 	{ "by", "function module line", NULL },
 	{ "color-by", "self total", NULL },
+	{ "push-to", "pyroscope parca otlp", NULL },
+	{ "to", "pyroscope parca otlp", NULL },
 	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
 };
 

@@ -18,6 +18,7 @@
 
 #include "folded.h"
 #include "common.h"
+#include "continuous.h"
 #include "input.h"
 #include "pprof.h"
 #include "profile.h"
@@ -37,6 +38,8 @@ struct record_opts {
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
 	char *cuda_lib;
+	bool output_given;      /* -o was on the line */
+	struct continuous c;    /* --every, --push...: intervals (cmd/continuous.h) */
 };
 
 
@@ -54,6 +57,7 @@ static int record_option(void *ctx, int id, const char *arg)
 		return opt_double(&record_cmd, "duration", arg, 0.001, 1e7, &o->duration);
 	case 'o':
 		o->output = arg;
+		o->output_given = true;
 		return 0;
 	case 'q':
 		o->quiet = true;
@@ -82,6 +86,8 @@ static int record_option(void *ctx, int id, const char *arg)
 			return usage_error(&record_cmd, "invalid value '%s' for --format (pprof, folded)", arg);
 		return 0;
 	}
+	if (id >= CONT_OPT_FIRST && id <= CONT_OPT_LAST)
+		return continuous_option(&o->c, &record_cmd, id, arg);
 	return target_option(&o->t, &record_cmd, id, arg);
 }
 
@@ -114,22 +120,30 @@ static int emit(const char *out, const void *buf, size_t len, struct file_write 
 	return 0;
 }
 
-/* Encodes the profile as gzipped pprof or folded text into *buf (malloc'd). */
-static int encode_profile(struct recording *r, void **buf, size_t *len)
+/* Encodes prof as gzipped pprof or folded text into *buf (malloc'd), as o says (arg). */
+static int encode_as(void *arg, const struct profile *prof, void **buf, size_t *len)
 {
-	if (r->o->format == FORMAT_PPROF)
-		return pprof_encode_flags(r->prof, true, r->o->pprof_flags, buf, len);
+	const struct record_opts *o = arg;
+
+	if (o->format == FORMAT_PPROF)
+		return pprof_encode_flags(prof, true, o->pprof_flags, buf, len);
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 	if (!f)
 		return -errno;
 	struct folded_opts fo = { .comm_first = true, .comm_header = true,
 				  .annotate_inline = true, .value_index = 0 };
-	int err = folded_write(r->prof, f, &fo);
+	int err = folded_write((struct profile *)prof, f, &fo);
 	if (fclose(f) && !err)
 		err = -EIO;
 	*buf = text;
 	return err;
+}
+
+/* Encodes the recording's profile (encode_as). */
+static int encode_profile(struct recording *r, void **buf, size_t *len)
+{
+	return encode_as(r->o, r->prof, buf, len);
 }
 
 /* How the profile is written: mode 0600 (it holds the kernel's addresses), the old file kept
@@ -208,17 +222,28 @@ static int finish_recording(struct recording *r)
 	size_t bytes = 0;
 	char *saved = NULL;
 
+	struct continuous *c = &r->o->c;
+	bool whole = !continuous_on(c) || c->whole;
+	const char *out = whole ? r->o->output : c->pattern ? c->pattern : c->push_url;
+
 	if (!(r->prof = recorder_finish(r->rec)))
 		return error("%s", recorder_error(r->rec));
 	recorder_stats(r->rec, &rs);
-	int err = write_profile(r, &bytes, &saved);
+	int err = continuous_on(c) ? continuous_finish(c, r->prof) : 0;
+	if (!err && whole)
+		err = write_profile(r, &bytes, &saved);
+	else if (!whole)
+		bytes = c->bytes;
 	if (!r->o->quiet && (!err || saved))
 		summary_print(r->rec, r->prof, &rs, &(struct summary_opts){
 			.off_cpu = count_events(r->o, "off-cpu") > 0,
 			.off_cpu_min_us = r->o->t.off_cpu_min_us, .off_cpu_rate = r->o->t.off_cpu_rate,
 			.off_cpu_runnable = r->o->t.off_cpu_runnable,
 			.unwind_dwarf = r->o->t.unwind != RECORDER_UNWIND_FP, .gpu = r->o->cuda,
-		}, bytes, saved ? saved : r->o->output);
+			.processes = whole ? 0 : c->npids, .processes_given = !whole,
+		}, bytes, saved ? saved : out);
+	if (!r->o->quiet)
+		continuous_summary(c);
 	free(saved);
 	return err;
 }
@@ -357,7 +382,8 @@ static int cuda_setup(struct record_opts *o, bool command)
  * place for them, nor is stdout's: $TMPDIR is (NULL). */
 static int parked_dir_of(struct recording *r)
 {
-	if (!strcmp(r->o->output, "-") || file_write_kind(r->o->output) != FILE_WRITE_REPLACE)
+	if (!strcmp(r->o->output, "-") || file_write_kind(r->o->output) != FILE_WRITE_REPLACE ||
+	    (continuous_on(&r->o->c) && !r->o->c.whole))
 		return 0;
 	char *copy = strdup(r->o->output);
 	r->spill_dir = copy ? strdup(dirname(copy)) : NULL;
@@ -414,8 +440,11 @@ static int sample_loop(struct recording *r)
 
 	recorder_stats(r->rec, &rs);
 	for (;;) {
-		if (wait_events(r, wait_ms(limit, rs.start_ns)))
+		int ms = wait_ms(limit, rs.start_ns);
+		if (wait_events(r, continuous_wait_ms(&r->o->c, wall_ns(), ms)))
 			return error("%s", recorder_error(r->rec));
+		if (continuous_on(&r->o->c) && continuous_tick(&r->o->c, r->rec, wall_ns()))
+			return 1;
 		if (target_ended(&r->o->t, note, sizeof(note)) || target_stop_signal())
 			return 0;
 		if (limit && wall_ns() - rs.start_ns >= limit)
@@ -524,6 +553,8 @@ static int cmd_record(int argc, char **argv)
 						PPROF_NO_SYSTEM_NAMES,
 				 .t = TARGET_INIT };
 	struct recording r = { .o = &o };
+
+	continuous_init(&o.c);
 	int argi, rc;
 
 	rc = opt_parse(&record_cmd, argc, argv, true, record_option, &o, &argi);
@@ -532,8 +563,16 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
+	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given, argv + argi,
+				   argc - argi)))
+		goto out;
+	bool whole = !continuous_on(&o.c) || o.c.whole;
+	o.c.encode = encode_as;
+	o.c.encode_arg = &o;
+	o.c.pprof_flags = o.pprof_flags;
+	o.c.fw = profile_write_opts();
 	if ((rc = target_check_off_cpu(&o.t, &record_cmd)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
-	    (rc = target_check_privileges(&record_cmd)) || (rc = check_output(o.output)) ||
+	    (rc = target_check_privileges(&record_cmd)) || (whole && (rc = check_output(o.output))) ||
 	    (rc = env_limits(&r)) || (rc = target_resolve_usdt(&o.t, argi < argc ? argv[argi] : NULL, o.quiet)))
 		goto out;
 	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
@@ -544,6 +583,12 @@ static int cmd_record(int argc, char **argv)
 	if ((rc = parked_dir_of(&r)) || (rc = setup(&r, argc - argi, argv + argi)) ||
 	    (rc = target_start_recording(&o.t, r.rec, argi < argc ? argv + argi : NULL)))
 		goto out;
+	if (continuous_on(&o.c)) {
+		struct recorder_stats rs;
+		recorder_stats(r.rec, &rs);
+		if ((rc = continuous_start(&o.c, o.t.freq, rs.start_ns)))
+			goto out;
+	}
 	if ((rc = sample_loop(&r)))
 		goto out;
 	recorder_stop(r.rec);
@@ -556,6 +601,7 @@ out:
 	recorder_free(r.rec);
 	free(r.spill_dir);
 	free(o.cuda_lib);
+	continuous_release(&o.c);
 	return rc;
 }
 
@@ -564,5 +610,5 @@ const struct cmd record_cmd = {
 	.fn = cmd_record,
 	.summary = "sample CPU stacks (or stacks at USDT probes, or where threads wait) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
-	.opts = { target_opts, record_opts },
+	.opts = { target_opts, record_opts, continuous_opts },
 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "disasm.h"
@@ -23,8 +24,8 @@
 #include "safeopen.h"
 
 #define REPORT_USAGE \
-	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE]\n" \
-	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE]\n" \
+	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE...]\n" \
+	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE...]\n" \
 	"--annotate FUNCTION [FILTERS] [-o OUT] [FILE]"
 
 #define DEFAULT_INPUT "firn.pb.gz"
@@ -39,7 +40,9 @@ enum {
 };
 
 struct report_opts {
-	const char *input;         /* "-" for stdin */
+	const char *input;         /* "-" for stdin; the first of inputs */
+	char **inputs;             /* FILE... (merged); NULL: input alone */
+	int ninputs;
 	const char *output;        /* NULL or "-" for stdout */
 	enum report_mode mode;
 	int mode_id;               /* the option that chose the mode, 0 for the table */
@@ -278,6 +281,19 @@ static void header_lost_reasons(FILE *f, const struct profile *p)
 		fputc(')', f);
 }
 
+/* Writes ", 2026-12-01 21:00:00 to 21:10:00 UTC (600.0 s)": the merged files' time range. */
+static void header_range(FILE *f, const struct profile *p)
+{
+	time_t a = (time_t)(p->time_nanos / 1000000000);
+	time_t b = (time_t)((p->time_nanos + p->duration_nanos) / 1000000000);
+	struct tm ta, tb;
+	char sa[32], sb[32];
+
+	strftime(sa, sizeof(sa), "%Y-%m-%d %H:%M:%S", gmtime_r(&a, &ta));
+	strftime(sb, sizeof(sb), "%Y-%m-%d %H:%M:%S", gmtime_r(&b, &tb));
+	fprintf(f, ", %s to %s UTC (%.1f s)", sa, sb, p->duration_nanos / 1e9);
+}
+
 /* The name and unit of the sample type h sums ("samples", "count" without one). */
 static void hist_type(const struct profile *p, const struct hist *h, const char **type,
 		      const char **unit)
@@ -300,7 +316,10 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 	const char *type, *unit;
 
 	hist_type(p, h, &type, &unit);
-	fprintf(f, "# %s: %s", input_name(ro->input), group_value(u, h->total, a));
+	fprintf(f, "# %s", input_name(ro->input));
+	if (ro->ninputs > 1)
+		fprintf(f, " + %d more", ro->ninputs - 1);
+	fprintf(f, ": %s", group_value(u, h->total, a));
 	if (h->total != h->all_total)
 		fprintf(f, " of %s", group_value(u, h->all_total, b));
 	if (!strcmp(type, "samples") && h->all_total == 1)
@@ -311,6 +330,8 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 	if (!u->scaled && *unit && strcmp(unit, "count"))
 		fprintf(f, " %s", unit);
 	header_event(f, p);
+	if (ro->ninputs > 1 && p->time_nanos > 0)
+		header_range(f, p);
 	if (h->nprocesses)
 		fprintf(f, ", %llu process%s", (unsigned long long)h->nprocesses,
 			h->nprocesses == 1 ? "" : "es");
@@ -703,24 +724,45 @@ static const struct opt report_opts[] = {
  * behind it, so that the operand count is exact); "--" ends the options. */
 static int parse_args(struct report_opts *ro, int argc, char **argv)
 {
-	bool have_input = false;
 	int argi, rc = opt_parse(&report_cmd, argc, argv, true, report_option, ro, &argi);
 
 	while (!rc && argi < argc) {
-		if (have_input)
-			return usage_error(&report_cmd, "too many arguments: '%s'", argv[argi]);
-		ro->input = argv[argi];
-		have_input = true;
-		if (!strcmp(argv[argi - 1], "--")) {
-			if (argi + 1 < argc)
-				return usage_error(&report_cmd, "too many arguments: '%s'", argv[argi + 1]);
-			break;
+		bool dashdash = !strcmp(argv[argi - 1], "--");
+		for (int i = argi; i < (dashdash ? argc : argi + 1); i++) {
+			char **n = realloc(ro->inputs, (ro->ninputs + 1) * sizeof(*n));
+			if (!n)
+				return error("out of memory");
+			ro->inputs = n;
+			ro->inputs[ro->ninputs++] = argv[i];
 		}
+		ro->input = ro->inputs[0];
+		if (dashdash)
+			break;
 		argc -= argi;
 		argv += argi; /* the operand stands in for argv[0] */
 		rc = opt_parse(&report_cmd, argc, argv, true, report_option, ro, &argi);
 	}
 	return rc ? rc : check_modes(ro);
+}
+
+/* Loads path and merges it into p (FILE...: one table of several files). */
+static int merge_input(struct profile *p, const struct report_opts *ro, const char *path)
+{
+	struct profile q;
+
+	if (profile_init(&q))
+		return error("out of memory");
+	int rc = load_profile_comm(&q, path, ro->folded_comm);
+	int err = rc ? 0 : profile_values_check(p, &q);
+	if (!rc && !err)
+		err = profile_merge(p, &q);
+	if (err == -EINVAL)
+		rc = error("cannot merge '%s' with '%s': different sample types", input_name(path),
+			   input_name(ro->input));
+	else if (err)
+		rc = error("cannot merge '%s': %s", input_name(path), strerror(-err));
+	profile_release(&q);
+	return rc;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -733,6 +775,7 @@ static int cmd_report(int argc, char **argv)
 	rc = parse_args(&ro, argc, argv);
 	if (rc) {
 		free(ro.pids);
+		free(ro.inputs);
 		return rc < 0 ? 0 : rc;
 	}
 	if (profile_init(&p)) {
@@ -740,12 +783,15 @@ static int cmd_report(int argc, char **argv)
 		return error("out of memory");
 	}
 	rc = load_profile_comm(&p, ro.input, ro.folded_comm);
+	for (int i = 1; i < ro.ninputs && !rc; i++)
+		rc = merge_input(&p, &ro, ro.inputs[i]);
 	if (!rc && (ro.value_index = sample_type_choose(&report_cmd, &p, ro.sample_type, ro.input)) < 0)
 		rc = 2;
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);
 	free(ro.pids);
+	free(ro.inputs);
 	return rc;
 }
 

@@ -147,7 +147,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
 	bool std = !strcmp(out, "-"); /* "wrote standard output", not "wrote '-'" */
 	/* the processes in the profile, counted as firn report counts them */
-	uint64_t procs = profile_distinct_pids(prof);
+	uint64_t procs = so->processes_given ? so->processes : profile_distinct_pids(prof);
 
 	fprintf(stderr,
 		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu), "

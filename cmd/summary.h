@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "profile.h"
 #include "recorder.h"
@@ -18,6 +19,8 @@ struct summary_opts {
 	bool off_cpu_runnable; /* --off-cpu-runnable */
 	bool unwind_dwarf;     /* unwinding other than frame pointers: the unwinding line */
 	bool gpu;              /* --cuda: the GPU line */
+	bool processes_given;  /* processes counted by the caller (intervals), not from prof */
+	uint64_t processes;
 };
 
 /* Prints the summary lines of a finished recording to stderr: rec and prof are the recorder and

@@ -1503,7 +1503,7 @@ static struct capture_meta final_meta(const struct recorder *r, struct utsname *
 	struct capture_meta m = capture_meta_of(r);
 
 	uname(un);
-	m.start_ns = r->start_ns;
+	m.start_ns = r->cut ? r->cut_ns : r->start_ns; /* after cuts: the last interval's */
 	m.end_ns = r->end_ns;
 	m.argc = r->o.argc;
 	m.argv = r->o.argv;

@@ -319,7 +319,12 @@ fails_with "two output modes (folded, pprof)" 2 "firn report: --folded and --ppr
 	--folded simple.folded --pprof
 fails_with "--top with --folded" 2 "firn report: --top does not apply to --folded output" \
 	--folded --top 3 simple.folded
-fails_with "two files" 2 "firn report: too many arguments: 'other'" simple.folded other
+fails_with "two files, the second missing" 1 "firn: cannot open 'other': No such file or directory" simple.folded other
+# several files: merged into one table, the sum of both, the header naming the first and the count
+two=$("$FIRN" report --top 0 simple.folded simple.folded 2>&1)
+one=$("$FIRN" report --top 0 simple.folded 2>&1 | sed -n 's/^# [^:]*: \([0-9,]*\) .*/\1/p' | tr -d ,)
+printf '%s\n' "$two" | grep -q "^# simple.folded + 1 more: $(printf "%'d" $((one * 2))) " &&
+	pass "report FILE FILE: one table of both" || fail "report FILE FILE: $(printf '%s\n' "$two" | head -1) (one: $one)"
 expect_rc "missing option argument" 2 "$FIRN" report simple.folded --top
 
 # ---- -o leaves an existing file alone when the report fails ----

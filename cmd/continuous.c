@@ -1,0 +1,425 @@
+/* Continuous recording: --every, -o PATTERN, --keep, --push and its options (continuous.h). */
+#include "continuous.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "pprof.h"
+#include "vec.h"
+
+enum {
+	OPT_EVERY = CONT_OPT_FIRST, OPT_KEEP, OPT_PUSH, OPT_PUSH_TO, OPT_LABEL, OPT_TENANT,
+	OPT_TOKEN_FILE, OPT_PUSH_TIMEOUT, OPT_PUSH_QUEUE, OPT_PUSH_QUEUE_BYTES,
+};
+
+/* How long the end waits for the queue to be sent, beyond one request's time-out. */
+#define DRAIN_EXTRA_MS 2000
+
+const struct opt continuous_opts[] = {
+	{ "every", 0, "SECONDS", "cut the recording into intervals this long: one profile each (-o PATTERN, --push)", OPT_EVERY },
+	{ "keep", 0, "N", "with -o PATTERN: keep the last N interval files, remove older ones firn wrote", OPT_KEEP },
+	{ "push", 0, "URL", "send every interval to this profile store as it is cut", OPT_PUSH },
+	{ "push-to", 0, "PROTOCOL", "the store's protocol: pyroscope (default), parca or otlp", OPT_PUSH_TO },
+	{ "label", 0, "KEY=VALUE", "a label of every pushed profile (repeatable; service_name=NAME names the service)", OPT_LABEL },
+	{ "tenant", 0, "ID", "the tenant pushed to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
+	{ "push-token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
+	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10)", OPT_PUSH_TIMEOUT },
+	{ "push-queue", 0, "N", "intervals queued while the store is unreachable, the oldest dropped first (default 64)", OPT_PUSH_QUEUE },
+	{ "push-queue-bytes", 0, "BYTES", "bytes queued at most (default 67108864)", OPT_PUSH_QUEUE_BYTES },
+	OPT_END,
+};
+
+void continuous_init(struct continuous *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->push_timeout = 10;
+	c->fw = (struct file_write){ .mode = 0600 };
+}
+
+/* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
+static bool label_name_ok(const char *s, size_t len)
+{
+	if (!len || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(s[i] == '_' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9') ||
+		      ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+			return false;
+	return true;
+}
+
+/* --label KEY=VALUE: a later one of the same key replaces the earlier one. */
+static int add_label(struct continuous *c, const struct cmd *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+		return usage_error(cmd, "invalid value '%s' for --label (KEY=VALUE: a name of letters, "
+				   "digits, '_' and '.', a value without braces or commas)", arg);
+	char *key = strndup(arg, (size_t)(eq - arg));
+	if (!key)
+		return error("out of memory");
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, key)) {
+			free(key);
+			c->labels[i].value = eq + 1;
+			return 0;
+		}
+	struct push_label *n = realloc(c->labels, (c->nlabels + 1) * sizeof(*n));
+	if (!n) {
+		free(key);
+		return error("out of memory");
+	}
+	c->labels = n;
+	c->labels[c->nlabels++] = (struct push_label){ key, eq + 1 };
+	return 0;
+}
+
+int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const char *arg)
+{
+	switch (id) {
+	case OPT_EVERY:
+		return opt_double(cmd, "every", arg, 0.1, 86400 * 7, &c->every);
+	case OPT_KEEP:
+		return opt_long(cmd, "keep", arg, 1, 1000000, &c->keep);
+	case OPT_PUSH:
+		c->push_url = arg;
+		return 0;
+	case OPT_PUSH_TO:
+		if ((c->proto = push_proto_of(arg)) < 0)
+			return usage_error(cmd, "invalid value '%s' for --push-to (pyroscope, parca, otlp)", arg);
+		return 0;
+	case OPT_LABEL:
+		return add_label(c, cmd, arg);
+	case OPT_TENANT:
+		c->tenant = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		c->token_file = arg;
+		return 0;
+	case OPT_PUSH_TIMEOUT:
+		return opt_double(cmd, "push-timeout", arg, 0.01, 3600, &c->push_timeout);
+	case OPT_PUSH_QUEUE:
+		return opt_long(cmd, "push-queue", arg, 1, 1000000, &c->queue_items);
+	case OPT_PUSH_QUEUE_BYTES:
+		return opt_long(cmd, "push-queue-bytes", arg, 1, 1L << 40, &c->queue_bytes);
+	}
+	return usage_error(cmd, "unknown option");
+}
+
+bool continuous_on(const struct continuous *c)
+{
+	return c->every > 0 || c->push_url;
+}
+
+/* The label value of key, or NULL. */
+static const char *label_of(const struct continuous *c, const char *key)
+{
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, key))
+			return c->labels[i].value;
+	return NULL;
+}
+
+/* service_name: --label service_name=..., else the command's base name, else "firn". */
+static int default_service(struct continuous *c, char **argv, int argc)
+{
+	if (label_of(c, "service_name"))
+		return 0;
+	const char *name = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	name = argc > 0 ? (name ? name + 1 : argv[0]) : "firn";
+	char *arg = NULL;
+	if (asprintf(&arg, "service_name=%s", *name ? name : "firn") < 0)
+		return error("out of memory");
+	c->service = arg; /* the label's value points into it */
+	return add_label(c, &record_cmd, arg);
+}
+
+int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,
+		     bool output_given, char **argv, int argc)
+{
+	bool pattern = output_given && interval_is_pattern(output);
+
+	if (c->keep && !pattern)
+		return usage_error(cmd, "--keep needs -o with a time pattern (e.g. prof-%%Y%%m%%dT%%H%%M%%S.pb.gz)");
+	if (pattern && !c->every)
+		return usage_error(cmd, "-o '%s' is a time pattern: give --every SECONDS too", output);
+	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->queue_items ||
+			     c->queue_bytes))
+		return usage_error(cmd, "the push options need --push URL");
+	if (c->push_url && c->proto == PUSH_OTLP)
+		return usage_error(cmd, "--push-to otlp is not supported yet (pyroscope, parca)");
+	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
+		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
+	if (c->push_url && !c->every)
+		c->every = 10;
+	if (!continuous_on(c))
+		return 0;
+	c->pattern = pattern ? output : NULL;
+	c->whole = !pattern && (output_given || !c->push_url);
+	if (c->pattern && interval_files_init(&c->files, output, (size_t)c->keep))
+		return error("out of memory");
+	return c->push_url ? default_service(c, argv, argc) : 0;
+}
+
+/* The token file's first line. */
+static int read_token(const char *path, char **token)
+{
+	int fd = file_open_read(path);
+	char buf[4096];
+	ssize_t n = fd < 0 ? fd : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		return error("cannot read '%s': %s", path, strerror(fd < 0 ? -fd : errno));
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (!*buf)
+		return error("cannot read '%s': no token in it", path);
+	return (*token = strdup(buf)) ? 0 : error("out of memory");
+}
+
+int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
+{
+	char *token = NULL;
+
+	c->next_cut_ns = start_ns + (uint64_t)(c->every * 1e9);
+	c->last_end_ns = (int64_t)start_ns;
+	if (!c->push_url)
+		return 0;
+	if (c->token_file && read_token(c->token_file, &token))
+		return 1;
+	/* service_name is the application's name; the other labels go in braces */
+	struct push_label *rest = calloc(c->nlabels + 1, sizeof(*rest));
+	size_t nrest = 0;
+	for (size_t i = 0; rest && i < c->nlabels; i++)
+		if (strcmp(c->labels[i].key, "service_name"))
+			rest[nrest++] = c->labels[i];
+	struct push_opts po = {
+		.proto = c->proto, .url = c->push_url, .service = label_of(c, "service_name"),
+		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = token,
+		.timeout_ms = (long)(c->push_timeout * 1000), .max_items = (size_t)c->queue_items,
+		.max_bytes = (size_t)c->queue_bytes, .sample_rate = freq,
+	};
+	c->push = rest ? push_new(&po) : NULL;
+	int err = errno;
+	free(rest);
+	free(token);
+	if (!c->push)
+		return error("cannot push to '%s': %s", c->push_url, strerror(err));
+	return 0;
+}
+
+/* Adds the pids of p's samples to the sorted set of every interval's. */
+static void add_pids(struct continuous *c, const struct profile *p)
+{
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		int64_t pid = profile_label_num(p, &p->samples[i], "pid", -1);
+		size_t lo = 0, hi = c->npids;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (c->pids[mid] < pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (pid <= 0 || (lo < c->npids && c->pids[lo] == pid) ||
+		    VEC_GROW(c->pids, c->cap_pids, c->npids + 1))
+			continue;
+		memmove(c->pids + lo + 1, c->pids + lo, (c->npids - lo) * sizeof(*c->pids));
+		c->pids[lo] = pid;
+		c->npids++;
+	}
+}
+
+/* Writes one interval's file (-o PATTERN); a failure is a warning: the next may succeed. */
+static void write_interval(struct continuous *c, const struct profile *p, const void *buf,
+			   size_t len)
+{
+	char *name = interval_files_name(&c->files, p->time_nanos);
+	struct file_write w = c->fw;
+	int err = name ? file_replace_atomic(name, buf, len, &w) : -errno;
+
+	if (err) {
+		warning("cannot write '%s': %s", name ? name : c->pattern, strerror(-err));
+		c->write_failed++;
+		free(name);
+		return;
+	}
+	c->bytes += len;
+	if ((err = interval_files_add(&c->files, name)))
+		warning("cannot remove an old interval file: %s", strerror(-err));
+}
+
+/* Adds p's samples to the whole recording's (over the recorder's stable ids). */
+static int accumulate(struct continuous *c, const struct profile *p)
+{
+	int err = 0;
+
+	if (!c->have_acc) {
+		if ((err = profile_init(&c->acc)))
+			return err;
+		c->have_acc = true;
+		for (uint32_t t = 0; t < p->nsample_types && !err; t++)
+			if (profile_add_sample_type(&c->acc, profile_str(p, p->sample_types[t].type),
+						    profile_str(p, p->sample_types[t].unit)) < 0)
+				err = -ENOMEM;
+	}
+	for (uint64_t i = 0; i < p->nsamples && !err; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		err = profile_add_sample(&c->acc, s->location_ids, s->nlocs, s->values, s->labels,
+					 s->nlabels);
+	}
+	return err;
+}
+
+/* One interval cut (or the last, from recorder_finish): its file, its push, the whole. */
+static int take_interval(struct continuous *c, struct profile *p)
+{
+	void *buf = NULL, *pb = NULL;
+	size_t len = 0, pblen = 0;
+	int err = 0;
+
+	if (!c->intervals++)
+		c->start_ns = p->time_nanos;
+	c->samples += (uint64_t)profile_type_total(p, "samples");
+	c->last_end_ns = p->time_nanos + p->duration_nanos;
+	add_pids(c, p);
+	if (c->pattern && !(err = c->encode(c->encode_arg, p, &buf, &len)))
+		write_interval(c, p, buf, len);
+	if (!err && c->push && !(err = pprof_encode_flags(p, true, c->pprof_flags, &pb, &pblen)))
+		err = push_submit(c->push, pb, pblen, p->time_nanos, p->time_nanos + p->duration_nanos);
+	if (!err && c->whole)
+		err = accumulate(c, p);
+	free(buf);
+	free(pb);
+	return err ? error("cannot keep the interval: %s", strerror(-err)) : 0;
+}
+
+int continuous_tick(struct continuous *c, struct recorder *rec, uint64_t now_ns)
+{
+	if (now_ns < c->next_cut_ns)
+		return 0;
+	struct profile *p = recorder_cut(rec);
+	if (!p)
+		return error("%s", recorder_error(rec));
+	uint64_t step = (uint64_t)(c->every * 1e9);
+	while (c->next_cut_ns <= now_ns) /* a late cut does not shorten the next */
+		c->next_cut_ns += step;
+	return take_interval(c, p);
+}
+
+int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max)
+{
+	if (!c->every || now_ns >= c->next_cut_ns)
+		return c->every ? 0 : max;
+	uint64_t left = (c->next_cut_ns - now_ns + 999999) / 1000000;
+	return left < (uint64_t)max ? (int)left : max;
+}
+
+/* Saves the intervals that could not be sent as $TMPDIR/firn-unsent-TIME-XXXXXX.pb.gz (only
+ * when no file holds them already: no -o). */
+static void save_unsent(struct continuous *c)
+{
+	struct push_item *items = NULL;
+	long n = push_take_queued(c->push, &items);
+	const char *dir = getenv("TMPDIR");
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	for (long i = 0; i < n; i++) {
+		char stamp[32], *tmpl = NULL;
+		time_t t = (time_t)(items[i].from_ns / 1000000000);
+		struct tm tm;
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&t, &tm));
+		if (!c->pattern && !c->whole &&
+		    asprintf(&tmpl, "%s/firn-unsent-%s-XXXXXX.pb.gz", dir, stamp) >= 0) {
+			int err = file_write_new(tmpl, 6, items[i].buf, items[i].len, &c->fw);
+			if (err)
+				warning("cannot save an unsent interval in '%s': %s", dir, strerror(-err));
+			else if (VEC_GROW(c->saved, c->cap_saved, c->nsaved + 1) == 0)
+				c->saved[c->nsaved++] = tmpl, tmpl = NULL;
+		}
+		free(tmpl);
+		free(items[i].buf);
+	}
+	free(items);
+}
+
+/* prof's samples become the whole recording's (the accumulated ones), its time the whole's. */
+static int make_whole(struct continuous *c, struct profile *prof)
+{
+	int err = 0;
+
+	profile_clear_samples(prof);
+	for (uint64_t i = 0; i < c->acc.nsamples && !err; i++) {
+		const struct profile_sample *s = &c->acc.samples[i];
+		err = profile_add_sample(prof, s->location_ids, s->nlocs, s->values, s->labels,
+					 s->nlabels);
+	}
+	prof->time_nanos = c->start_ns;
+	prof->duration_nanos = c->last_end_ns - c->start_ns;
+	return err ? error("cannot build the whole profile: %s", strerror(-err)) : 0;
+}
+
+int continuous_finish(struct continuous *c, struct profile *prof)
+{
+	int rc = take_interval(c, prof);
+
+	if (c->push) {
+		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS);
+		save_unsent(c);
+	}
+	if (!rc && c->have_acc)
+		rc = make_whole(c, prof);
+	return rc;
+}
+
+void continuous_summary(const struct continuous *c)
+{
+	if (!continuous_on(c))
+		return;
+	fprintf(stderr, "firn: intervals: %llu of %g s, %llu samples, %zu process%s",
+		(unsigned long long)c->intervals, c->every, (unsigned long long)c->samples, c->npids,
+		c->npids == 1 ? "" : "es");
+	if (c->pattern)
+		fprintf(stderr, "; %llu files written (%llu bytes), %llu removed, %llu not written",
+			(unsigned long long)c->files.written, (unsigned long long)c->bytes,
+			(unsigned long long)c->files.removed, (unsigned long long)c->write_failed);
+	fputc('\n', stderr);
+	if (!c->push)
+		return;
+	struct push_stats st;
+	push_stats(c->push, &st);
+	fprintf(stderr, "firn: push: %llu sent, %llu retried, %llu dropped, %zu unsent",
+		(unsigned long long)st.sent, (unsigned long long)st.retried,
+		(unsigned long long)st.dropped, (size_t)(st.submitted - st.sent - st.dropped));
+	for (size_t i = 0; i < c->nsaved; i++)
+		fprintf(stderr, "%s'%s'", i ? ", " : " (saved as ", c->saved[i]);
+	fprintf(stderr, "%s%s%s\n", c->nsaved ? ")" : "", *st.last_error ? "; last error: " : "",
+		st.last_error);
+}
+
+void continuous_release(struct continuous *c)
+{
+	push_free(c->push);
+	interval_files_release(&c->files);
+	if (c->have_acc)
+		profile_release(&c->acc);
+	for (size_t i = 0; i < c->nlabels; i++)
+		free((char *)c->labels[i].key);
+	free(c->service);
+	free(c->labels);
+	for (size_t i = 0; i < c->nsaved; i++)
+		free(c->saved[i]);
+	free(c->saved);
+	free(c->pids);
+}

@@ -1,0 +1,88 @@
+/* Continuous recording for firn record: --every cuts the recording into intervals, each written
+ * to its own file (-o PATTERN, --keep) and/or pushed to a profile store (--push, lib/push.h) as it
+ * is cut; a plain -o FILE still gets the whole recording at the end. Its options are a group of
+ * record's option table; its ids are CONT_OPT_FIRST and up. */
+#ifndef FIRN_CONTINUOUS_H
+#define FIRN_CONTINUOUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opt.h"
+#include "push.h"
+#include "input.h"
+#include "interval.h"
+#include "profile.h"
+#include "recorder.h"
+
+#define CONT_OPT_FIRST 700
+#define CONT_OPT_LAST 719
+
+extern const struct opt continuous_opts[];
+
+/* Encodes an interval's profile for its file (the format record's -o asks for): 0 or -errno,
+ * *buf malloc'd. */
+typedef int (*continuous_encode_fn)(void *arg, const struct profile *p, void **buf, size_t *len);
+
+struct continuous {
+	/* options */
+	double every;               /* seconds; 0: not cutting */
+	long keep;                  /* --keep (0: every file) */
+	const char *push_url;
+	int proto;                  /* enum push_proto */
+	struct push_label *labels;  /* --label, "k=v" split in place (argv) */
+	size_t nlabels;
+	const char *tenant, *token_file;
+	double push_timeout;        /* seconds */
+	long queue_items, queue_bytes;
+	/* state */
+	const char *pattern;        /* -o holds a strftime pattern: one file per interval */
+	bool whole;                 /* a plain -o: the intervals merged into one file at the end */
+	struct interval_files files;
+	struct push *push;
+	struct profile acc;         /* whole: every interval's samples, over the recorder's ids */
+	bool have_acc;
+	int64_t start_ns;           /* of the first interval */
+	char *service;              /* the default service_name's value (owned) */
+	size_t cap_saved;
+	uint64_t next_cut_ns;       /* wall clock */
+	uint64_t intervals, bytes, samples, write_failed;
+	int64_t last_end_ns;        /* end of the last interval cut */
+	char **saved;               /* unsent intervals saved at the end */
+	size_t nsaved;
+	continuous_encode_fn encode;
+	void *encode_arg;
+	unsigned pprof_flags;       /* what pushed pprof leaves out (PPROF_*) */
+	struct file_write fw;        /* how files are written (record's: mode 0600, owner) */
+	int64_t *pids;              /* distinct pids of every interval, sorted (the summary) */
+	size_t npids, cap_pids;
+};
+
+void continuous_init(struct continuous *c);
+/* Handles one of continuous_opts (id >= CONT_OPT_FIRST): 0, or 2 after a usage error. */
+int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const char *arg);
+/* Whether the recording is continuous (--every or --push). */
+bool continuous_on(const struct continuous *c);
+/* Checks the options against -o (output; output_given: -o was on the line) and decides what is
+ * written; the service name defaults to the command's (argv[0]'s base name) or "firn". Prints
+ * the usage error (2) or 0. */
+int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,
+		     bool output_given, char **argv, int argc);
+/* Starts pushing (when --push): 0, or prints the error and returns 1. freq: samples per second. */
+int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns);
+/* Called from the sampling loop: cuts an interval when one is due and writes and pushes it.
+ * 0, or prints the error and returns 1 (the recording cannot go on). */
+int continuous_tick(struct continuous *c, struct recorder *rec, uint64_t now_ns);
+/* How long the sampling loop may sleep before the next cut is due (ms, at most max). */
+int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max);
+/* The last interval: prof is recorder_finish's (samples since the last cut). Writes and pushes
+ * it, drains the push queue (a few seconds at most) and saves what could not be sent. With a
+ * plain -o, prof's samples are then replaced by every interval's and its time by the whole
+ * recording's (the profile the file gets). 0, or prints the error and returns 1. */
+int continuous_finish(struct continuous *c, struct profile *prof);
+/* The summary line of the intervals and of the push. */
+void continuous_summary(const struct continuous *c);
+void continuous_release(struct continuous *c);
+
+#endif

@@ -1,0 +1,73 @@
+/* Sending profiles to a profile store as they are cut: Pyroscope's HTTP /ingest (pprof in a
+ * multipart form), Parca's gRPC ProfileStoreService/WriteRaw (HTTP/2, h2c for http://), through
+ * libcurl. A thread of its own sends, so the caller (a recording) never waits on the network:
+ * push_submit copies the profile into a bounded queue (intervals and bytes) and returns; a
+ * failed send (no connection, a time-out, any status but 2xx, a gRPC status but 0, TLS) is
+ * retried with exponential back-off, the queue's oldest profile dropped first (and counted)
+ * when the bound is reached. push_drain sends what is queued until a deadline; push_take_queued
+ * hands out what is left, for the caller to save. Never prints: the first failure of an outage
+ * and the recovery are DIAG_WARN (lib/diag.h), every failure DIAG_INFO. */
+#ifndef FIRN_PUSH_H
+#define FIRN_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum push_proto { PUSH_PYROSCOPE, PUSH_PARCA, PUSH_OTLP };
+
+struct push_label {
+	const char *key, *value;
+};
+
+struct push_opts {
+	enum push_proto proto;
+	const char *url;      /* the server: "http://host:4040" (Pyroscope: /ingest is appended;
+			       * Parca: the gRPC method's path) */
+	const char *service;  /* service_name: Pyroscope's application name, Parca's __name__
+			       * is "process_cpu" with service_name a label */
+	const struct push_label *labels; /* more labels, copied */
+	size_t nlabels;
+	const char *tenant;   /* X-Scope-OrgID (Pyroscope), tenant (Parca); NULL: none */
+	const char *token;    /* "Authorization: Bearer TOKEN"; NULL: none; copied */
+	long timeout_ms;      /* per request (0: 10 s) */
+	size_t max_items;     /* queued profiles at most (0: 64) */
+	size_t max_bytes;     /* queued bytes at most (0: 64 MiB) */
+	long backoff_min_ms;  /* first retry after this (0: 500); doubles up to backoff_max_ms */
+	long backoff_max_ms;  /* (0: 30 s) */
+	long sample_rate;     /* samples per second (Pyroscope's sampleRate; 0: 100) */
+};
+
+/* What was sent: profiles submitted, delivered, attempts that failed (each retried later or
+ * dropped), profiles dropped from the queue (oldest first), still queued (with bytes). */
+struct push_stats {
+	uint64_t submitted, sent, retried, dropped, queued, queued_bytes;
+	char last_error[160]; /* the last failure ("" none) */
+};
+
+/* A profile handed back by push_take_queued: buf (pprof, as submitted) is owned by the caller. */
+struct push_item {
+	void *buf;
+	size_t len;
+	int64_t from_ns, until_ns;
+};
+
+/* Validates the options (PUSH_OTLP: -ENOTSUP), starts libcurl and the sending thread. NULL +
+ * errno (EINVAL: a URL libcurl refuses; ENOTSUP; ENOMEM). Call before other threads use libcurl. */
+struct push *push_new(const struct push_opts *o);
+/* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
+ * Never waits for the network. 0 or -ENOMEM. */
+int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns);
+/* Sends what is queued, retrying, until the queue is empty or timeout_ms pass; then the thread
+ * ends (later submits stay queued). Returns the number of profiles left queued. */
+size_t push_drain(struct push *p, long timeout_ms);
+/* After push_drain: moves what is still queued (oldest first) into *items (malloc'd; the caller
+ * frees each buf and the array). Returns the count (0: *items NULL) or -ENOMEM. */
+long push_take_queued(struct push *p, struct push_item **items);
+void push_stats(struct push *p, struct push_stats *st);
+/* Stops the thread (an unfinished request is abandoned at its time-out) and frees everything. */
+void push_free(struct push *p);
+
+/* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
+int push_proto_of(const char *name);
+
+#endif

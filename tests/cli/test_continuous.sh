@@ -1,0 +1,99 @@
+# firn record --every: consecutive interval files (-o PATTERN), --keep, and --push to a loopback
+# Pyroscope-style server; pprof bodies read by go tool pprof (not firn's reader).
+. "$(dirname "$0")/lib.sh"
+
+d=$(mktemp -d)
+trap 'rm -rf "$d"; [ -n "$srv" ] && kill "$srv" 2>/dev/null' EXIT
+# time_nanos (9) and duration_nanos (10) of a gzipped pprof file, and its sample total (go tool pprof)
+times() { python3 - "$@" <<'PY'
+import gzip, sys
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+for f in sys.argv[1:]:
+    b = gzip.open(f).read(); i = 0; t = dur = 0
+    while i < len(b):
+        k, i = varint(b, i); fn, wt = k >> 3, k & 7
+        if wt == 0:
+            v, i = varint(b, i)
+            if fn == 9: t = v
+            if fn == 10: dur = v
+        elif wt == 2:
+            n, i = varint(b, i); i += n
+        else: raise SystemExit("bad wire type")
+    print(t, dur)
+PY
+}
+total() { go tool pprof -raw "$1" 2>/dev/null | awk '/^Samples:/{s=1;next} /^Locations/{s=0} s&&/^ *[0-9]+ +[0-9]+:/{n+=$1} END{print n+0}'; }
+
+echo keep-me > "$d/prof-20000101T000000.pb.gz"  # a user's file matching the pattern
+"$FIRN" record --every 1 --keep 3 -o "$d/prof-%Y%m%dT%H%M%S.pb.gz" -d 5.5 -- sh -c 'while :; do :; done' 2>"$d/err"
+files=$(ls "$d"/prof-2026*.pb.gz "$d"/prof-2027*.pb.gz 2>/dev/null | sort)
+n=$(printf '%s\n' $files | grep -c .)
+[ "$n" = 3 ] && pass "--keep 3 leaves 3 interval files" || fail "--keep 3 left $n files: $files"
+[ "$(cat "$d/prof-20000101T000000.pb.gz")" = keep-me ] && pass "--keep leaves a user's file alone" || fail "user file removed or replaced"
+grep -q "intervals: 6 of 1 s" "$d/err" && pass "6 intervals cut in 5.5 s" || fail "intervals: $(grep intervals "$d/err")"
+grep -q "6 files written .*, 3 removed" "$d/err" && pass "summary: 6 written, 3 removed" || fail "summary: $(grep intervals "$d/err")"
+contig=$(times $files | python3 -c 'import sys; r=sorted(tuple(map(int,l.split())) for l in sys.stdin); print(sum(1 for a,b in zip(r,r[1:]) if a[0]+a[1]!=b[0]))')
+[ "$contig" = 0 ] && pass "interval files are contiguous (time_nanos + duration_nanos = next time_nanos)" || fail "$contig gaps: $(times $files)"
+
+# no --keep: every interval stays; the intervals' samples add up to what the summary reports
+rm -f "$d"/prof-*
+"$FIRN" record --every 0.5 -o "$d/iv-%H%M%S.pb.gz" -d 2.2 -- sh -c 'while :; do :; done' 2>"$d/err"
+files=$(ls "$d"/iv-*.pb.gz | sort)
+sum=0; for f in $files; do sum=$((sum + $(total "$f"))); done
+want=$(sed -n 's/^firn: intervals: [0-9]* of [0-9.]* s, \([0-9]*\) samples.*/\1/p' "$d/err")
+[ -n "$want" ] && [ "$sum" = "$want" ] && [ "$sum" -gt 100 ] && pass "intervals' samples (go tool pprof) add up to the summary's $want" || fail "sum $sum, summary '$want'"
+n=$(printf '%s\n' $files | grep -c .)
+[ "$n" = 5 ] && pass "same-second intervals get their own names (5 files)" || fail "$n files: $files"
+contig=$(times $files | python3 -c 'import sys; r=sorted(tuple(map(int,l.split())) for l in sys.stdin); print(sum(1 for a,b in zip(r,r[1:]) if a[0]+a[1]!=b[0]))')
+[ "$contig" = 0 ] && pass "0.5 s intervals are contiguous" || fail "$contig gaps: $(times $files)"
+
+# push to a loopback server: every interval arrives once, as the 'profile' part, with labels
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir "$d/got"
+python3 - "$port" "$d/got" <<'PY' &
+import sys, http.server, email.parser, email.policy, os, itertools
+port, out = int(sys.argv[1]), sys.argv[2]
+n = itertools.count()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers['Content-Length']))
+        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b'Content-Type: ' + self.headers['Content-Type'].encode() + b'\r\n\r\n' + body)
+        i = next(n)
+        for part in msg.iter_parts():
+            if part.get_param('name', header='content-disposition') == 'profile':
+                open(f'{out}/{i}.pb.gz', 'wb').write(part.get_payload(decode=True))
+        open(f'{out}/{i}.url', 'w').write(self.path + '\n' + (self.headers.get('X-Scope-OrgID') or '') + '\n')
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(('127.0.0.1', port), H).serve_forever()
+PY
+srv=$!
+sleep 0.5
+"$FIRN" record --every 1 --push "http://127.0.0.1:$port" --label env=test --tenant t1 -d 3.5 -- sh -c 'while :; do :; done' 2>"$d/err"
+got=$(ls "$d/got"/*.pb.gz 2>/dev/null | sort -t/ -k1 -V)
+n=$(printf '%s\n' $got | grep -c .)
+[ "$n" = 4 ] && pass "4 intervals pushed" || fail "$n pushed: $(cat "$d/err")"
+grep -q "push: 4 sent, 0 retried, 0 dropped, 0 unsent" "$d/err" && pass "summary: 4 sent" || fail "summary: $(grep push: "$d/err")"
+grep -q '^/ingest?name=sh%7Benv%3Dtest%7D&from=[0-9]*&until=[0-9]*&format=pprof&sampleRate=99&spyName=firn$' "$d/got/0.url" && pass "ingest URL: service name, labels, from/until, format" || fail "url: $(cat "$d/got/0.url")"
+sed -n 2p "$d/got/0.url" | grep -qx t1 && pass "X-Scope-OrgID sent" || fail "tenant header: $(cat "$d/got/0.url")"
+ok=0; for f in $got; do [ "$(total "$f")" -gt 0 ] && ok=$((ok + 1)); done
+[ "$ok" = "$n" ] && pass "every pushed body decodes with go tool pprof" || fail "$ok of $n decode"
+contig=$(times $(ls "$d/got"/*.pb.gz) | python3 -c 'import sys; r=sorted(tuple(map(int,l.split())) for l in sys.stdin); print(sum(1 for a,b in zip(r,r[1:]) if a[0]+a[1]!=b[0]))')
+[ "$contig" = 0 ] && pass "pushed intervals are contiguous" || fail "gaps: $contig"
+
+# the server down: intervals queue, the bound drops the oldest, the rest are saved at the end
+kill "$srv"; wait "$srv" 2>/dev/null; srv=
+TMPDIR=$d "$FIRN" record --every 0.5 --push "http://127.0.0.1:$port" --push-queue 2 --push-timeout 0.5 -d 2.2 -- sh -c 'while :; do :; done' 2>"$d/err"
+grep -q "push: 0 sent, [0-9]* retried, 3 dropped, 2 unsent" "$d/err" && pass "server down: queue bound 2, 3 dropped, 2 unsent" || fail "summary: $(grep push: "$d/err")"
+n=$(ls "$d"/firn-unsent-*.pb.gz 2>/dev/null | wc -l)
+[ "$n" = 2 ] && pass "the 2 unsent intervals are saved and named" || fail "$n saved"
+
+# firn report over interval files: one table, the merged time range in the header
+"$FIRN" record --every 0.5 -o "$d/rr-%H%M%S.pb.gz" -d 1.2 -- sh -c 'while :; do :; done' 2>/dev/null
+h=$("$FIRN" report "$d"/rr-*.pb.gz | head -1)
+printf '%s\n' "$h" | grep -Eq '^# .*rr-.* \+ 2 more: .* to [0-9-]+ [0-9:]+ UTC \(1\.[0-9] s\)' && pass "report of 3 intervals: merged time range in the header" || fail "header: $h"

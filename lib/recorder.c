@@ -116,6 +116,7 @@ struct recorder {
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	uint64_t cut_ns;       /* wall clock of the last cut (or the start) */
+	uint64_t cut_stored;   /* samples handed out by earlier cuts (the source counts from the last) */
 	bool cut;              /* the profile holds a cut's samples (recorder_finish drops them) */
 	bool prefetched;       /* kallsyms is loading (or not needed) */
 	bool finished;
@@ -1003,6 +1004,7 @@ static void source_stats(const struct recorder *r, struct sampler_stats *st)
 	struct unwinder_stats us;
 
 	r->ss->ops->get_stats(r->ss, st);
+	st->stored += r->cut_stored; /* stored counts the whole recording, as taken does */
 	if (!r->unw)
 		return;
 	unwinder_get_stats(r->unw, &us);
@@ -1483,8 +1485,12 @@ struct profile *recorder_cut(struct recorder *r)
 		resnap_young(r);
 	if (!err)
 		err = capture_cut(r->cap, for_each_entry, r->ss, r->cut_ns, now);
-	if (!err) /* the next cut counts from here */
+	if (!err) { /* the next cut counts from here; what this one stored stays counted */
+		struct sampler_stats st;
+		r->ss->ops->get_stats(r->ss, &st);
+		r->cut_stored += st.stored;
 		err = sample_source_reset_counts(r->ss);
+	}
 	r->cut_ns = now;
 	r->cut = true;
 	/* ended processes whose samples are in this cut are forgotten now (nothing left to park) */

@@ -46,6 +46,11 @@ files=$(ls "$d"/iv-*.pb.gz | sort)
 sum=0; for f in $files; do sum=$((sum + $(total "$f"))); done
 want=$(sed -n 's/^firn: intervals: [0-9]* of [0-9.]* s, \([0-9]*\) samples.*/\1/p' "$d/err")
 [ -n "$want" ] && [ "$sum" = "$want" ] && [ "$sum" -gt 100 ] && pass "intervals' samples (go tool pprof) add up to the summary's $want" || fail "sum $sum, summary '$want'"
+# the first summary line counts the whole recording, not the last interval: samples = the
+# intervals' sum, taken = samples + lost
+read -r first lost taken < <(sed -n 's/^firn: \([0-9]*\) samples, \([0-9]*\) lost .*, \([0-9]*\) taken .*/\1 \2 \3/p' "$d/err")
+[ "${first:-}" = "$sum" ] && [ $((first + lost)) = "${taken:-x}" ] && pass "summary: $first samples + $lost lost = $taken taken, the intervals' sum" ||
+	fail "summary line: ${first:-?} samples, ${lost:-?} lost, ${taken:-?} taken; intervals $sum"
 n=$(printf '%s\n' $files | grep -c .)
 [ "$n" = 5 ] && pass "same-second intervals get their own names (5 files)" || fail "$n files: $files"
 contig=$(times $files | python3 -c 'import sys; r=sorted(tuple(map(int,l.split())) for l in sys.stdin); print(sum(1 for a,b in zip(r,r[1:]) if a[0]+a[1]!=b[0]))')

@@ -270,13 +270,6 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 	return 0;
 }
 
-/* Whether an image has anonymous executable memory (JIT code): its perf map is opened while
- * the process lives (a process older than the recording's is opened too, as it was seen). */
-static bool runs_jit(const struct procmap *image)
-{
-	return procmap_runs_jit(image);
-}
-
 /* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */
 static int update_dirty(struct recorder *r)
 {
@@ -286,7 +279,7 @@ static int update_dirty(struct recorder *r)
 		struct proctab_proc *p = proctab_find(&r->procs, r->dirty[i]);
 		if (p && !exec_pending(r, p->pid) && symbolizer_has_process(r->sym, p->pid))
 			err = symbolizer_set_maps(r->sym, p->pid, &p->image);
-		if (!err && p && runs_jit(&p->image) && symbolizer_has_process(r->sym, p->pid))
+		if (!err && p && procmap_runs_jit(&p->image) && symbolizer_has_process(r->sym, p->pid))
 			symbolizer_note_jit(r->sym, p->pid);
 	}
 	r->ndirty = 0;
@@ -336,7 +329,8 @@ static void snapshot_from_table(struct recorder *r, pid_t pid)
 	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
 	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid, p->exec_time))
 		return;
-	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || runs_jit(&p->image)))
+	/* a JIT process's perf map is opened while it lives (one older than the recording too) */
+	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || procmap_runs_jit(&p->image)))
 		symbolizer_note_jit(r->sym, pid);
 }
 

@@ -294,7 +294,9 @@ done
 
 # - a program that execs another with ASLR off (setarch -R: the same addresses): work_bbbb of the
 #   second is named so, not after the first program's work_aaaa at its address (0.6 s and 1.2 s
-#   of CPU: 1:2 within 10 %)
+#   of CPU: 2:1, from 10 % below to 25 % above: the first program's first samples, taken before
+#   firn loads its Python walker for the first Python process, have no Python frame, so its
+#   count can only come out low)
 if [ -n "$PY11" ] && command -v setarch >/dev/null; then
 	for n in a b; do
 		sed "s/NAME/work_$n$n$n$n/g" >"$TMP/prog_$n.py" <<'PY'
@@ -315,8 +317,8 @@ PY
 	read -r a b <<<"$(python3 "$STACKS" "$TMP/ex.pb.gz" | awk '/;work_aaaa@/ { a += $2 } /;work_bbbb@/ { b += $2 } END { print a + 0, b + 0 }')"
 	same=$(sort -u "$TMP/ex.out" | wc -l)
 	echo "# exec with ASLR off: work_aaaa $a, work_bbbb $b samples; code addresses the same: $([ "$same" -eq 1 ] && echo yes || echo no)"
-	check "an exec'd program with ASLR off gets its own names (work_bbbb:work_aaaa = $b:$a, 2:1 within 10 %)" \
-		test "$a" -ge 300 -a $((b * 10)) -ge $((a * 18)) -a $((b * 10)) -le $((a * 22))
+	check "an exec'd program with ASLR off gets its own names (work_bbbb:work_aaaa = $b:$a, 2:1, -10 %/+25 %)" \
+		test "$a" -ge 300 -a $((b * 10)) -ge $((a * 18)) -a $((b * 10)) -le $((a * 25))
 else
 	skip "exec with ASLR off: no pyenv 3.11 or setarch"
 fi

@@ -154,8 +154,6 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->queue_items ||
 			     c->queue_bytes))
 		return usage_error(cmd, "the push options need --push URL");
-	if (c->push_url && c->proto == PUSH_OTLP)
-		return usage_error(cmd, "--push-to otlp is not supported yet (pyroscope, parca)");
 	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
 		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
 	if (c->push_url && !c->every)

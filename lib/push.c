@@ -10,13 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "diag.h"
+#include "otlp.h"
+#include "pbenc.h"
+#include "pprof.h"
 
 struct push {
 	struct push_opts o;            /* strings below owned */
-	char *url, *service, *tenant, *token;
+	char *url, *service, *tenant, *token, *host;
 	struct push_label *labels;
 	CURL *curl;
 	pthread_t thread;
@@ -192,102 +197,66 @@ static int pyroscope_setup(struct push *p, const struct push_item *it, curl_mime
 	return 0;
 }
 
-/* Protobuf: a varint. */
-static void pb_varint(FILE *f, uint64_t v)
-{
-	do {
-		fputc((int)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)), f);
-		v >>= 7;
-	} while (v);
-}
-
-/* Protobuf: a length-delimited field (string, bytes, embedded message). */
-static void pb_bytes(FILE *f, unsigned field, const void *buf, size_t len)
-{
-	pb_varint(f, (uint64_t)field << 3 | 2);
-	pb_varint(f, len);
-	fwrite(buf, 1, len, f);
-}
-
-/* A Label message {name = 1, value = 2} as field 1 of a LabelSet. */
-static void pb_label(FILE *f, const char *name, const char *value)
-{
-	char *m = NULL;
-	size_t len = 0;
-	FILE *g = open_memstream(&m, &len);
-
-	if (!g)
-		return;
-	pb_bytes(g, 1, name, strlen(name));
-	pb_bytes(g, 2, value, strlen(value));
-	fclose(g);
-	pb_bytes(f, 1, m, len);
-	free(m);
-}
-
 /* Orders labels by key (a Prometheus label set is sorted). */
 static int label_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct push_label *)a)->key, ((const struct push_label *)b)->key);
 }
 
-/* A LabelSet: __name__, service_name, then the labels, by name. */
-static int parca_labels(const struct push *p, char **m, size_t *len)
+/* A LabelSet (field of e): __name__, service_name, then the labels, by name; each a
+ * Label { name = 1; value = 2 } in LabelSet.labels (1). */
+static int parca_labels(const struct push *p, struct pbenc *e, uint32_t field)
 {
 	size_t n = p->o.nlabels + 2;
 	struct push_label *l = malloc(n * sizeof(*l));
-	FILE *f = l ? open_memstream(m, len) : NULL;
 
-	if (!f) {
-		free(l);
+	if (!l)
 		return -ENOMEM;
-	}
 	l[0] = (struct push_label){ "__name__", "process_cpu" };
 	l[1] = (struct push_label){ "service_name", p->service };
 	memcpy(l + 2, p->labels, p->o.nlabels * sizeof(*l));
 	qsort(l, n, sizeof(*l), label_cmp);
-	for (size_t i = 0; i < n; i++)
-		pb_label(f, l[i].key, l[i].value);
+	size_t set = pbenc_begin(e, field);
+	for (size_t i = 0; i < n; i++) {
+		size_t m = pbenc_begin(e, 1);
+		pbenc_string(e, 1, l[i].key);
+		pbenc_string(e, 2, l[i].value);
+		pbenc_end(e, m);
+	}
+	pbenc_end(e, set);
 	free(l);
-	return fclose(f) ? -ENOMEM : 0;
+	return 0;
 }
 
 /* WriteRawRequest { tenant = 1; series = 2 { labels = 1; samples = 2 { raw_profile = 1 } } }
- * in a gRPC frame (uncompressed flag, 4-byte big-endian length). */
+ * (parca's proto/parca/profilestore/v1alpha1/profilestore.proto) in a gRPC frame: an
+ * uncompressed flag and a 4-byte big-endian length. */
 static int parca_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
 {
-	char *ls = NULL, *sample = NULL, *series = NULL, *req = NULL;
-	size_t lslen = 0, slen = 0, serlen = 0, reqlen = 0;
-	int err = parca_labels(p, &ls, &lslen);
-	FILE *f;
+	static const uint8_t prefix[5];
+	struct pbenc e;
+	size_t len = 0;
+	void *buf = NULL;
 
-	if (!err && (f = open_memstream(&sample, &slen))) {
-		pb_bytes(f, 1, it->buf, it->len);
-		err = fclose(f) ? -ENOMEM : 0;
-	} else if (!err)
-		err = -ENOMEM;
-	if (!err && (f = open_memstream(&series, &serlen))) {
-		pb_bytes(f, 1, ls, lslen);
-		pb_bytes(f, 2, sample, slen);
-		err = fclose(f) ? -ENOMEM : 0;
-	} else if (!err)
-		err = -ENOMEM;
-	if (!err && (f = open_memstream(&req, &reqlen))) {
-		uint8_t pre[5] = { 0 };
-		fwrite(pre, 1, 5, f); /* the frame's prefix, filled in below */
-		if (p->tenant)
-			pb_bytes(f, 1, p->tenant, strlen(p->tenant));
-		pb_bytes(f, 2, series, serlen);
-		err = fclose(f) ? -ENOMEM : 0;
-	} else if (!err)
-		err = -ENOMEM;
-	if (!err) {
-		uint32_t n = (uint32_t)(reqlen - 5);
-		req[1] = (char)(n >> 24), req[2] = (char)(n >> 16), req[3] = (char)(n >> 8), req[4] = (char)n;
-		*body = req, *blen = reqlen, req = NULL;
-	}
-	free(ls), free(sample), free(series), free(req);
-	return err;
+	pbenc_init(&e);
+	pbenc_raw(&e, prefix, sizeof(prefix)); /* filled in below */
+	if (p->tenant)
+		pbenc_string(&e, 1, p->tenant);
+	size_t series = pbenc_begin(&e, 2);
+	if (parca_labels(p, &e, 1))
+		e.err = -ENOMEM;
+	size_t sample = pbenc_begin(&e, 2);
+	pbenc_bytes(&e, 1, it->buf, it->len);
+	pbenc_end(&e, sample);
+	pbenc_end(&e, series);
+	int err = pbenc_finish(&e, &buf, &len);
+	if (err)
+		return err;
+	uint8_t *b = buf;
+	uint32_t n = (uint32_t)(len - 5);
+	b[1] = (uint8_t)(n >> 24), b[2] = (uint8_t)(n >> 16), b[3] = (uint8_t)(n >> 8), b[4] = (uint8_t)n;
+	*body = buf, *blen = len;
+	return 0;
 }
 
 /* Sets up the Parca request: WriteRaw over HTTP/2 (h2c without TLS). */
@@ -310,6 +279,73 @@ static int parca_setup(struct push *p, const struct push_item *it, char **body,
 			 CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS);
 	*hdr = curl_slist_append(*hdr, "Content-Type: application/grpc");
 	*hdr = curl_slist_append(*hdr, "TE: trailers");
+	return 0;
+}
+
+/* The OTLP resource's attributes: the labels, container_id (or container.id) as container.id. */
+static struct otlp_attr *otlp_attrs(const struct push *p, size_t *n, const char **container)
+{
+	struct otlp_attr *a = calloc(p->o.nlabels + 1, sizeof(*a));
+
+	*n = 0;
+	*container = NULL;
+	for (size_t i = 0; a && i < p->o.nlabels; i++) {
+		if (!strcmp(p->labels[i].key, "container_id") || !strcmp(p->labels[i].key, "container.id"))
+			*container = p->labels[i].value;
+		else
+			a[(*n)++] = (struct otlp_attr){ p->labels[i].key, p->labels[i].value };
+	}
+	return a;
+}
+
+/* The profile (pprof) as an ExportProfilesServiceRequest with the resource's attributes. */
+static int otlp_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
+{
+	struct profile prof;
+	uint8_t id[16];
+	size_t nattrs;
+	const char *container;
+	struct otlp_attr *attrs = otlp_attrs(p, &nattrs, &container);
+	int err = attrs ? profile_init(&prof) : -ENOMEM;
+
+	if (err) {
+		free(attrs);
+		return err;
+	}
+	if ((err = pprof_decode(&prof, it->buf, it->len)) == 0) {
+		if (getrandom(id, sizeof(id), 0) != sizeof(id))
+			for (size_t i = 0; i < sizeof(id); i++) /* a unique enough id: time and item */
+				id[i] = (uint8_t)((it->from_ns ^ (uintptr_t)it->buf) >> (8 * (i % 8))) ^ (uint8_t)i;
+		struct otlp_opts oo = { .service = p->service, .host = p->host, .container = container,
+					.attrs = attrs, .nattrs = nattrs, .profile_id = id };
+		void *out = NULL;
+		err = otlp_encode(&prof, &oo, &out, blen);
+		*body = out;
+	}
+	profile_release(&prof);
+	free(attrs);
+	return err;
+}
+
+/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL ends so), protobuf. */
+static int otlp_setup(struct push *p, const struct push_item *it, char **body,
+		      struct curl_slist **hdr)
+{
+	static const char path[] = "/v1development/profiles";
+	size_t len = 0, ulen = strlen(p->url);
+	char *url = NULL;
+	int err = otlp_body(p, it, body, &len);
+
+	if (err)
+		return err;
+	bool has = ulen >= sizeof(path) - 1 && !strcmp(p->url + ulen - (sizeof(path) - 1), path);
+	if (asprintf(&url, "%s%s", p->url, has ? "" : path) < 0)
+		return -ENOMEM;
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	free(url);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	*hdr = curl_slist_append(*hdr, "Content-Type: application/x-protobuf");
 	return 0;
 }
 
@@ -351,8 +387,12 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "firn");
 	p->grpc_status = -1;
-	err = p->o.proto == PUSH_PARCA ? parca_setup(p, it, &body, &hdr) :
-					 pyroscope_setup(p, it, &mime, &hdr);
+	if (p->o.proto == PUSH_PARCA)
+		err = parca_setup(p, it, &body, &hdr);
+	else if (p->o.proto == PUSH_OTLP)
+		err = otlp_setup(p, it, &body, &hdr);
+	else
+		err = pyroscope_setup(p, it, &mime, &hdr);
 	if (!err && p->token && asprintf(&auth, "Authorization: Bearer %s", p->token) >= 0)
 		hdr = curl_slist_append(hdr, auth);
 	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
@@ -457,6 +497,16 @@ static void *push_thread(void *arg)
 
 /* ---- the API ---- */
 
+/* host.name: the caller's, else this host's name ("" when it has none). */
+static char *host_name(const char *given)
+{
+	char buf[256] = "";
+
+	if (!given && gethostname(buf, sizeof(buf) - 1))
+		buf[0] = 0;
+	return strdup(given ? given : buf);
+}
+
 /* Copies the options' strings and fills in the defaults. */
 static int copy_opts(struct push *p, const struct push_opts *o)
 {
@@ -469,8 +519,9 @@ static int copy_opts(struct push *p, const struct push_opts *o)
 	p->service = strdup(o->service ? o->service : "firn");
 	p->tenant = o->tenant ? strdup(o->tenant) : NULL;
 	p->token = o->token ? strdup(o->token) : NULL;
+	p->host = host_name(o->host);
 	p->labels = calloc(o->nlabels + 1, sizeof(*p->labels));
-	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
+	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) || !p->host ||
 	    !p->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->nlabels; i++) { /* keys and values are owned in pairs */
@@ -506,8 +557,8 @@ struct push *push_new(const struct push_opts *o)
 	struct push *p;
 	int err;
 
-	if (o->proto == PUSH_OTLP) {
-		errno = ENOTSUP;
+	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
@@ -611,6 +662,7 @@ void push_free(struct push *p)
 	free(p->labels);
 	free(p->q);
 	free(p->url), free(p->service), free(p->tenant), free(p->token);
+	free(p->host);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
 	free(p);

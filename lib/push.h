@@ -1,5 +1,6 @@
 /* Sending profiles to a profile store as they are cut: Pyroscope's HTTP /ingest (pprof in a
- * multipart form), Parca's gRPC ProfileStoreService/WriteRaw (HTTP/2, h2c for http://), through
+ * multipart form), Parca's gRPC ProfileStoreService/WriteRaw (HTTP/2, h2c for http://), OTLP's
+ * POST /v1development/profiles (the pprof converted by lib/otlp.h, protobuf), through
  * libcurl. A thread of its own sends, so the caller (a recording) never waits on the network:
  * push_submit copies the profile into a bounded queue (intervals and bytes) and returns; a
  * failed send (no connection, a time-out, any status but 2xx, a gRPC status but 0, TLS) is
@@ -22,10 +23,12 @@ struct push_label {
 struct push_opts {
 	enum push_proto proto;
 	const char *url;      /* the server: "http://host:4040" (Pyroscope: /ingest is appended;
-			       * Parca: the gRPC method's path) */
+			       * Parca: the gRPC method's path; OTLP: /v1development/profiles
+			       * unless the URL ends so) */
 	const char *service;  /* service_name: Pyroscope's application name, Parca's __name__
 			       * is "process_cpu" with service_name a label */
-	const struct push_label *labels; /* more labels, copied */
+	const struct push_label *labels; /* more labels, copied (OTLP: resource attributes;
+					  * container_id or container.id: container.id) */
 	size_t nlabels;
 	const char *tenant;   /* X-Scope-OrgID (Pyroscope), tenant (Parca); NULL: none */
 	const char *token;    /* "Authorization: Bearer TOKEN"; NULL: none; copied */
@@ -35,6 +38,7 @@ struct push_opts {
 	long backoff_min_ms;  /* first retry after this (0: 500); doubles up to backoff_max_ms */
 	long backoff_max_ms;  /* (0: 30 s) */
 	long sample_rate;     /* samples per second (Pyroscope's sampleRate; 0: 100) */
+	const char *host;     /* OTLP's host.name; NULL: gethostname's */
 };
 
 /* What was sent: profiles submitted, delivered, attempts that failed (each retried later or
@@ -51,11 +55,12 @@ struct push_item {
 	int64_t from_ns, until_ns;
 };
 
-/* Validates the options (PUSH_OTLP: -ENOTSUP), starts libcurl and the sending thread. NULL +
- * errno (EINVAL: a URL libcurl refuses; ENOTSUP; ENOMEM). Call before other threads use libcurl. */
+/* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: not an
+ * http:// or https:// URL, or no such protocol; ENOMEM). Call before other threads use libcurl. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
- * Never waits for the network. 0 or -ENOMEM. */
+ * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode fails
+ * each attempt: submit what pprof_encode wrote.) */
 int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns);
 /* Sends what is queued, retrying, until the queue is empty or timeout_ms pass; then the thread
  * ends (later submits stay queued). Returns the number of profiles left queued. */

@@ -43,43 +43,15 @@ void continuous_init(struct continuous *c)
 	c->fw = (struct file_write){ .mode = 0600 };
 }
 
-/* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
-static bool label_name_ok(const char *s, size_t len)
-{
-	if (!len || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
-		return false;
-	for (size_t i = 1; i < len; i++)
-		if (!(s[i] == '_' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9') ||
-		      ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
-			return false;
-	return true;
-}
-
-/* --label KEY=VALUE: a later one of the same key replaces the earlier one. */
+/* --label KEY=VALUE (push_labels_add's rules): a later one of the same key replaces the earlier. */
 static int add_label(struct continuous *c, const struct cmd *cmd, const char *arg)
 {
-	const char *eq = strchr(arg, '=');
+	int err = push_labels_add(&c->labels, &c->nlabels, arg);
 
-	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+	if (err == -EINVAL)
 		return usage_error(cmd, "invalid value '%s' for --label (KEY=VALUE: a name of letters, "
 				   "digits, '_' and '.', a value without braces or commas)", arg);
-	char *key = strndup(arg, (size_t)(eq - arg));
-	if (!key)
-		return error("out of memory");
-	for (size_t i = 0; i < c->nlabels; i++)
-		if (!strcmp(c->labels[i].key, key)) {
-			free(key);
-			c->labels[i].value = eq + 1;
-			return 0;
-		}
-	struct push_label *n = realloc(c->labels, (c->nlabels + 1) * sizeof(*n));
-	if (!n) {
-		free(key);
-		return error("out of memory");
-	}
-	c->labels = n;
-	c->labels[c->nlabels++] = (struct push_label){ key, eq + 1 };
-	return 0;
+	return err ? error("out of memory") : 0;
 }
 
 int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const char *arg)
@@ -170,19 +142,11 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 /* The token file's first line. */
 static int read_token(const char *path, char **token)
 {
-	int fd = file_open_read(path);
-	char buf[4096];
-	ssize_t n = fd < 0 ? fd : read(fd, buf, sizeof(buf) - 1);
+	int err = push_read_token(path, token);
 
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		return error("cannot read '%s': %s", path, strerror(fd < 0 ? -fd : errno));
-	buf[n] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (!*buf)
+	if (err == -ENODATA)
 		return error("cannot read '%s': no token in it", path);
-	return (*token = strdup(buf)) ? 0 : error("out of memory");
+	return err ? error("cannot read '%s': %s", path, strerror(-err)) : 0;
 }
 
 int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)

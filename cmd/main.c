@@ -25,6 +25,7 @@ static const struct cmd *const commands[] = {
 	&top_cmd,
 	&diff_cmd,
 	&usdt_list_cmd,
+	&push_cmd,
 	NULL,
 };
 

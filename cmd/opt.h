@@ -72,6 +72,7 @@ int opt_double(const struct cmd *cmd, const char *name, const char *arg, double 
 extern const struct cmd record_cmd, report_cmd, top_cmd;
 extern const struct cmd diff_cmd;
 extern const struct cmd usdt_list_cmd;
+extern const struct cmd push_cmd;
 const struct cmd *cmd_find(const char *name);
 
 /* Global flags from cmd/main.c. */

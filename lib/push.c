@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "input.h"
 #include "otlp.h"
 #include "pbenc.h"
 #include "pprof.h"
@@ -46,6 +47,59 @@ int push_proto_of(const char *name)
 		if (!strcmp(name, names[i]))
 			return i;
 	return -EINVAL;
+}
+
+/* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
+static bool label_name_ok(const char *s, size_t len)
+{
+	if (!len || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(s[i] == '_' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9') ||
+		      ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+			return false;
+	return true;
+}
+
+int push_labels_add(struct push_label **labels, size_t *n, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+		return -EINVAL;
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*labels)[i].key, arg, (size_t)(eq - arg)) &&
+		    !(*labels)[i].key[eq - arg]) {
+			(*labels)[i].value = eq + 1;
+			return 0;
+		}
+	char *key = strndup(arg, (size_t)(eq - arg));
+	struct push_label *l = key ? realloc(*labels, (*n + 1) * sizeof(*l)) : NULL;
+	if (!l) {
+		free(key);
+		return -ENOMEM;
+	}
+	*labels = l;
+	l[(*n)++] = (struct push_label){ key, eq + 1 };
+	return 0;
+}
+
+int push_read_token(const char *path, char **token)
+{
+	int fd = file_open_read(path);
+	char buf[4096];
+	ssize_t n = fd < 0 ? fd : read(fd, buf, sizeof(buf) - 1);
+	int err = n < 0 ? (fd < 0 ? fd : -errno) : 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (!*buf)
+		return -ENODATA;
+	return (*token = strdup(buf)) ? 0 : -ENOMEM;
 }
 
 static uint64_t mono_ns(void)
@@ -575,7 +629,7 @@ struct push *push_new(const struct push_opts *o)
 		err = init_sync(p);
 	if (!err && !(p->curl = curl_easy_init()))
 		err = -ENOMEM;
-	if (!err && (err = -pthread_create(&p->thread, NULL, push_thread, p)) == 0)
+	if (!err && !o->no_thread && (err = -pthread_create(&p->thread, NULL, push_thread, p)) == 0)
 		p->started = true;
 	if (err) {
 		push_free(p);
@@ -615,6 +669,22 @@ size_t push_drain(struct push *p, long timeout_ms)
 		pthread_join(p->thread, NULL);
 	p->started = false;
 	return p->n;
+}
+
+int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns,
+	      char *why, size_t whylen)
+{
+	struct push_item it = { (void *)buf, len, from_ns, until_ns };
+
+	if (p->started)
+		return -EBUSY; /* the thread owns the handle */
+	p->st.submitted++;
+	int err = send_item(p, &it, why, whylen);
+	if (!err)
+		p->st.sent++;
+	else
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+	return err == -ENOMEM ? err : err ? -EIO : 0;
 }
 
 long push_take_queued(struct push *p, struct push_item **items)

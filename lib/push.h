@@ -11,6 +11,7 @@
 #ifndef FIRN_PUSH_H
 #define FIRN_PUSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ struct push_opts {
 	long backoff_max_ms;  /* (0: 30 s) */
 	long sample_rate;     /* samples per second (Pyroscope's sampleRate; 0: 100) */
 	const char *host;     /* OTLP's host.name; NULL: gethostname's */
+	bool no_thread;       /* no sending thread, no queue: push_send only */
 };
 
 /* What was sent: profiles submitted, delivered, attempts that failed (each retried later or
@@ -69,10 +71,25 @@ size_t push_drain(struct push *p, long timeout_ms);
  * frees each buf and the array). Returns the count (0: *items NULL) or -ENOMEM. */
 long push_take_queued(struct push *p, struct push_item **items);
 void push_stats(struct push *p, struct push_stats *st);
+/* Sends one profile now, on the caller's thread, once (no queue, no retry): for a push made
+ * with no_thread. 0, or -EIO (the request failed: why says how, in one line) or -ENOMEM. */
+int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns,
+	      char *why, size_t whylen);
 /* Stops the thread (an unfinished request is abandoned at its time-out) and frees everything. */
 void push_free(struct push *p);
 
 /* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
 int push_proto_of(const char *name);
+
+/* Adds the label "KEY=VALUE" of arg to *labels (*n of them, realloc'd): a key of letters,
+ * digits, '_' and '.' not starting with a digit or '.', as Prometheus and Pyroscope take it,
+ * a value without braces, commas or newlines; a later label of the same key replaces the
+ * earlier one's value. The key is strndup'd (the caller frees each key and the array), the
+ * value points into arg. 0, -EINVAL (arg is no such label) or -ENOMEM. */
+int push_labels_add(struct push_label **labels, size_t *n, const char *arg);
+
+/* The bearer token a file holds: its first line (4 KiB at most), malloc'd into *token. 0,
+ * -ENODATA when the line is empty, or -errno (open, read, ENOMEM). */
+int push_read_token(const char *path, char **token);
 
 #endif

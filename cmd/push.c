@@ -1,0 +1,195 @@
+/* firn push: sends profiles recorded earlier (CI artifacts, intervals left unsent) to a
+ * profile store, one request per file, as record --push would have sent them (lib/push.h). */
+#include "opt.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "input.h"
+#include "pprof.h"
+#include "push.h"
+
+#define PUSH_USAGE "[--to pyroscope|parca|otlp] [--label KEY=VALUE]... [OPTIONS] URL FILE..."
+
+enum { OPT_TO = 256, OPT_LABEL, OPT_TENANT, OPT_TOKEN_FILE, OPT_TIMEOUT };
+
+struct push_cmd_opts {
+	int proto;                 /* enum push_proto */
+	struct push_label *labels; /* keys owned, values in argv */
+	size_t nlabels;
+	const char *tenant, *token_file;
+	double timeout;            /* seconds */
+};
+
+static const struct opt push_opts_table[] = {
+	{ "to", 0, "PROTOCOL", "the store's protocol: pyroscope (default), parca or otlp", OPT_TO },
+	{ "label", 0, "KEY=VALUE", "a label of every profile sent (repeatable; service_name=NAME names the service, default firn)", OPT_LABEL },
+	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
+	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
+	{ "timeout", 0, "SECONDS", "time-out of one request (default 10)", OPT_TIMEOUT },
+	OPT_END,
+};
+
+static int push_option(void *ctx, int id, const char *arg)
+{
+	struct push_cmd_opts *o = ctx;
+	int err;
+
+	switch (id) {
+	case OPT_TO:
+		if ((o->proto = push_proto_of(arg)) < 0)
+			return usage_error(&push_cmd, "invalid value '%s' for --to (pyroscope, parca, otlp)", arg);
+		return 0;
+	case OPT_LABEL:
+		if ((err = push_labels_add(&o->labels, &o->nlabels, arg)) == -EINVAL)
+			return usage_error(&push_cmd, "invalid value '%s' for --label (KEY=VALUE: a name of "
+					   "letters, digits, '_' and '.', a value without braces or commas)", arg);
+		return err ? error("out of memory") : 0;
+	case OPT_TENANT:
+		o->tenant = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		o->token_file = arg;
+		return 0;
+	case OPT_TIMEOUT:
+		return opt_double(&push_cmd, "timeout", arg, 0.01, 3600, &o->timeout);
+	}
+	return 2;
+}
+
+/* Samples per second of a CPU profile (period in nanoseconds), else 100 (Pyroscope's rate). */
+static long sample_rate(const struct profile *p)
+{
+	if (p->period > 0 && !strcmp(profile_str(p, p->period_type.unit), "nanoseconds"))
+		return (long)((1000000000 + p->period / 2) / p->period);
+	return 100;
+}
+
+/* Starts the push (no thread: one request per file, on this one). */
+static struct push *start(const struct push_cmd_opts *o, const char *url, const char *token,
+			  long rate)
+{
+	const char *service = "firn";
+	struct push_label *rest = calloc(o->nlabels + 1, sizeof(*rest));
+	size_t nrest = 0;
+
+	for (size_t i = 0; rest && i < o->nlabels; i++) {
+		if (!strcmp(o->labels[i].key, "service_name"))
+			service = o->labels[i].value;
+		else
+			rest[nrest++] = o->labels[i];
+	}
+	struct push_opts po = {
+		.proto = o->proto, .url = url, .service = service, .labels = rest, .nlabels = nrest,
+		.tenant = o->tenant, .token = token, .timeout_ms = (long)(o->timeout * 1000),
+		.sample_rate = rate, .no_thread = true,
+	};
+	struct push *p = rest ? push_new(&po) : NULL;
+	int err = rest ? errno : ENOMEM;
+	free(rest);
+	if (!p)
+		error("cannot push to '%s': %s", url, strerror(err));
+	return p;
+}
+
+/* Reads one file as pprof (a folded file or a pprof, gzipped or not), its time range from the
+ * profile (else the file's mtime as its end). 0, or prints the error and returns 1. */
+static int read_one(const char *path, void **buf, size_t *len, int64_t *from, int64_t *until,
+		    long *rate)
+{
+	struct profile p;
+	struct stat st;
+
+	if (profile_init(&p))
+		return error("out of memory");
+	int rc = load_profile_regular(&p, path);
+	if (!rc && !p.time_nanos) {
+		int64_t end = stat(path, &st) ? (int64_t)time(NULL) * 1000000000 :
+			(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		p.time_nanos = end - (p.duration_nanos > 0 ? p.duration_nanos : 0);
+	}
+	int err = rc ? 0 : pprof_encode(&p, true, buf, len);
+	if (err)
+		rc = error("cannot encode '%s': %s", path, strerror(-err));
+	*from = p.time_nanos;
+	*until = p.time_nanos + (p.duration_nanos > 0 ? p.duration_nanos : 0);
+	*rate = sample_rate(&p);
+	profile_release(&p);
+	return rc;
+}
+
+/* Sends each file; a failure is reported and the next file still goes. Returns how many
+ * failed. */
+static int send_files(const struct push_cmd_opts *o, const char *url, const char *token,
+		      char **files, int nfiles)
+{
+	int failed = 0;
+
+	for (int i = 0; i < nfiles; i++) {
+		void *buf = NULL;
+		size_t len = 0;
+		int64_t from = 0, until = 0;
+		long rate = 0;
+		char why[160] = "";
+		if (read_one(files[i], &buf, &len, &from, &until, &rate)) {
+			failed++;
+			continue;
+		}
+		struct push *p = start(o, url, token, rate);
+		int err = p ? push_send(p, buf, len, from, until, why, sizeof(why)) : -ENOMEM;
+		if (p && err)
+			error("cannot push '%s' to '%s': %s", files[i], url, why);
+		failed += err != 0;
+		push_free(p);
+		free(buf);
+	}
+	return failed;
+}
+
+static int cmd_push(int argc, char **argv)
+{
+	struct push_cmd_opts o = { .timeout = 10 };
+	char *token = NULL;
+	int argi, rc = opt_parse(&push_cmd, argc, argv, false, push_option, &o, &argi);
+
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
+	}
+	if (argc - argi < 2) {
+		rc = usage_error(&push_cmd, argc - argi ? "no FILE to send" : "no URL and no FILE");
+		goto out;
+	}
+	const char *url = argv[argi];
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		rc = usage_error(&push_cmd, "invalid URL '%s' (an http:// or https:// URL)", url);
+		goto out;
+	}
+	if (o.token_file && (rc = push_read_token(o.token_file, &token))) {
+		rc = error("cannot read '%s': %s", o.token_file,
+			   rc == -ENODATA ? "no token in it" : strerror(-rc));
+		goto out;
+	}
+	int n = argc - argi - 1, failed = send_files(&o, url, token, argv + argi + 1, n);
+	fprintf(stderr, "firn: push: %d sent, %d failed\n", n - failed, failed);
+	rc = failed ? 1 : 0;
+out:
+	for (size_t i = 0; i < o.nlabels; i++)
+		free((char *)o.labels[i].key);
+	free(o.labels);
+	free(token);
+	return rc;
+}
+
+const struct cmd push_cmd = {
+	.name = "push",
+	.fn = cmd_push,
+	.summary = "send recorded profiles to Pyroscope, Parca or an OTLP endpoint",
+	.usage = PUSH_USAGE,
+	.opts = { push_opts_table },
+};

@@ -329,8 +329,13 @@ static int parca_setup(struct push *p, const struct push_item *it, char **body,
 	free(url);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, strncmp(p->url, "https:", 6) ?
-			 CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS);
+	bool h2c = strncmp(p->url, "https:", 6) != 0;
+	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
+			 CURL_HTTP_VERSION_2TLS);
+	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
+	 * in the HTTP2 framing layer", curl issue 10634): a connection per request there */
+	if (h2c && curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+		curl_easy_setopt(p->curl, CURLOPT_FORBID_REUSE, 1L);
 	*hdr = curl_slist_append(*hdr, "Content-Type: application/grpc");
 	*hdr = curl_slist_append(*hdr, "TE: trailers");
 	return 0;

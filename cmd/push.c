@@ -29,7 +29,7 @@ struct push_cmd_opts {
 static const struct opt push_opts_table[] = {
 	{ "to", 0, "PROTOCOL", "the store's protocol: pyroscope (default), parca or otlp", OPT_TO },
 	{ "label", 0, "KEY=VALUE", "a label of every profile sent (repeatable; service_name=NAME names the service, default firn)", OPT_LABEL },
-	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
+	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope and OTLP)", OPT_TENANT },
 	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
 	{ "timeout", 0, "SECONDS", "time-out of one request (default 10)", OPT_TIMEOUT },
 	OPT_END,

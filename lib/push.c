@@ -405,6 +405,11 @@ static int otlp_setup(struct push *p, const struct push_item *it, char **body,
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	*hdr = curl_slist_append(*hdr, "Content-Type: application/x-protobuf");
+	char *h = NULL;
+	if (p->tenant && asprintf(&h, "X-Scope-OrgID: %s", p->tenant) >= 0) { /* Pyroscope's OTLP */
+		*hdr = curl_slist_append(*hdr, h);
+		free(h);
+	}
 	return 0;
 }
 

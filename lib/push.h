@@ -31,7 +31,7 @@ struct push_opts {
 	const struct push_label *labels; /* more labels, copied (OTLP: resource attributes;
 					  * container_id or container.id: container.id) */
 	size_t nlabels;
-	const char *tenant;   /* X-Scope-OrgID (Pyroscope), tenant (Parca); NULL: none */
+	const char *tenant;   /* X-Scope-OrgID (Pyroscope, OTLP), tenant (Parca); NULL: none */
 	const char *token;    /* "Authorization: Bearer TOKEN"; NULL: none; copied */
 	long timeout_ms;      /* per request (0: 10 s) */
 	size_t max_items;     /* queued profiles at most (0: 64) */

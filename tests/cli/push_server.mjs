@@ -3,7 +3,7 @@
 //     WriteRaw request is decoded with @parca/client's WriteRawRequest.fromBinary (Parca's own
 //     protobuf-ts code) and its raw profile with pprof-format; OUTDIR/N.json says what arrived,
 //     OUTDIR/N.pb.gz is the raw profile. Answers an empty WriteRawResponse, grpc-status 0 in the
-//     trailers.
+//     trailers (grpc-status 14, unavailable, to the first $FIRN_TEST_GRPC_FAIL requests).
 //   node push_server.mjs http PORT OUTDIR  - HTTP/1.1: OUTDIR/N.body is each POST's body,
 //     OUTDIR/N.json its path and headers (the test decodes them: protoc, go tool pprof).
 // OUTDIR/ready appears once the server listens.
@@ -16,6 +16,7 @@ import zlib from 'node:zlib';
 
 const [mode, port, out, npmDir] = process.argv.slice(2);
 let n = 0;
+const grpcFail = Number(process.env.FIRN_TEST_GRPC_FAIL || 0);
 
 // @parca/client's ESM files import siblings without ".js": resolve them as node 20 will not
 function hook() {
@@ -68,7 +69,7 @@ async function parca() {
 			}
 			fs.writeFileSync(`${out}/${i}.json`, JSON.stringify(info) + '\n');
 			stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-			stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': info.error ? '3' : '0' }));
+			stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': info.error ? '3' : i < grpcFail ? '14' : '0' }));
 			stream.end(Buffer.alloc(5)); // an empty WriteRawResponse
 		});
 	});

@@ -75,11 +75,11 @@ js "$TMP/p1/1.json" 'j.pprof.functions.join(" ")' | grep -qw hot_loop && pass "p
 port=$(free_port)
 serve http "$port" "$TMP/o1" || exit 0
 echo s3cret >"$TMP/token"
-expect_rc "push --to otlp: sent, exit 0" 0 "$FIRN" push --to otlp --label container_id=c0ffee \
+expect_rc "push --to otlp: sent, exit 0" 0 "$FIRN" push --to otlp --tenant t2 --label container_id=c0ffee \
 	--label env=ci --token-file "$TMP/token" "http://127.0.0.1:$port" "$GO"
 decode "$TMP/o1/0.body" >"$TMP/o1.txt"
-[ "$(js "$TMP/o1/0.json" 'j.path + " " + j.headers["content-type"] + " " + j.headers.authorization')" = \
-	"/v1development/profiles application/x-protobuf Bearer s3cret" ] && pass "otlp: POST /v1development/profiles, protobuf, the bearer token" ||
+[ "$(js "$TMP/o1/0.json" 'j.path + " " + j.headers["content-type"] + " " + j.headers.authorization + " " + j.headers["x-scope-orgid"]')" = \
+	"/v1development/profiles application/x-protobuf Bearer s3cret t2" ] && pass "otlp: POST /v1development/profiles, protobuf, the bearer token, X-Scope-OrgID" ||
 	fail "otlp request: $(cat "$TMP/o1/0.json")"
 grep -q '^error' "$TMP/o1.txt" && fail "otlp: $(grep '^error' "$TMP/o1.txt" | head -3)" ||
 	pass "otlp: protoc decodes it; zero values at index 0, every index in its table"
@@ -120,6 +120,11 @@ grep -q "missing.pb.gz" "$TMP/err" && grep -qx "firn: push: 1 sent, 1 failed" "$
 dead=$(free_port)
 expect_rc "push: no server, exit 1" 1 "$FIRN" push --to parca --timeout 2 "http://127.0.0.1:$dead" "$GO"
 grep -q "^firn: cannot push '.*go-cpu.pb.gz' to 'http://127.0.0.1:$dead': " "$TMP/err" && pass "push: the failed file and why, in one line" || fail "push dead: $(cat "$TMP/err")"
+port=$(free_port)
+FIRN_TEST_GRPC_FAIL=1 serve parca "$port" "$TMP/p4" || exit 0
+expect_rc "push --to parca: a gRPC status but 0 in the trailers fails (exit 1)" 1 "$FIRN" push --to parca "http://127.0.0.1:$port" "$GO" "$GO"
+grep -q "^firn: cannot push '.*go-cpu.pb.gz' to '.*': gRPC status 14$" "$TMP/err" && grep -qx "firn: push: 1 sent, 1 failed" "$TMP/err" &&
+	pass "push: grpc-status 14 read from the trailers, named; the next file sent" || fail "push grpc-status: $(cat "$TMP/err")"
 expect_rc "push --to nope: usage error" 2 "$FIRN" push --to nope "http://127.0.0.1:$port" "$GO"
 expect_rc "push URL without FILE: usage error" 2 "$FIRN" push "http://127.0.0.1:$port"
 expect_rc "push ftp://: usage error" 2 "$FIRN" push "ftp://127.0.0.1:$port" "$GO"
@@ -143,7 +148,7 @@ for j in "$TMP/p2"/*.json; do
 	sum=$((sum + $(js "$j" 'j.pprof.samples')))
 done
 [ "$bad" = 0 ] && pass "record parca: every request decodes, labels __name__, env, service_name=sh" || fail "record parca: $bad bad: $(cat "$TMP/p2"/0.json)"
-[ "$sum" = "$(summary_samples "$TMP/rec.err")" ] && [ "$sum" -gt 50 ] && pass "record parca: the intervals' samples (pprof-format) add up to the summary's $sum" ||
+[ "$sum" = "$(summary_samples "$TMP/rec.err")" ] && [ "$sum" -gt 10 ] && pass "record parca: the intervals' samples (pprof-format) add up to the summary's $sum" ||
 	fail "record parca: sum $sum, summary $(summary_samples "$TMP/rec.err")"
 g=$(for j in "$TMP/p2"/*.json; do js "$j" 'j.pprof.time + " " + j.pprof.duration'; done | gaps)
 [ "$g" = 0 ] && pass "record parca: intervals contiguous (time + duration = next time)" || fail "record parca: $g gaps"
@@ -196,6 +201,6 @@ wait "$fp"
 n=$(ls "$TMP/o3"/*.body 2>/dev/null | wc -l)
 decode "$TMP/o3/0.body" >"$TMP/d.txt" 2>/dev/null
 read -r _ _ t dur _ tot < <(grep -m1 '^profile samples/count' "$TMP/d.txt")
-[ "$n" = 1 ] && [ "${tot:-0}" -gt 30 ] && [ "${dur:-0}" -gt 1000000000 ] && [ "${dur:-0}" -lt 30000000000 ] &&
+[ "$n" = 1 ] && [ "${tot:-0}" -gt 5 ] && [ "${dur:-0}" -gt 1000000000 ] && [ "${dur:-0}" -lt 30000000000 ] &&
 	grep -q "push: 1 sent" "$TMP/rec.err" && pass "SIGTERM: the last interval ($tot samples, $((dur / 1000000)) ms) is sent" ||
 	fail "SIGTERM: $n requests, ${tot:-?} samples, ${dur:-?} ns; $(tail -3 "$TMP/rec.err")"

@@ -1,0 +1,129 @@
+/* lib/push without a server: the label rules record --label and push --label share (a later key
+ * replaces, bad names and values refused), the token file's first line, the URLs and protocols
+ * push_new takes, and push_send's one attempt failing with a reason when nothing listens. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "push.h"
+
+static void test_labels(void **state)
+{
+	struct push_label *l = NULL;
+	size_t n = 0;
+	char a[] = "env=prod", b[] = "region.x=eu", c[] = "env=test";
+
+	(void)state;
+	assert_int_equal(push_labels_add(&l, &n, a), 0);
+	assert_int_equal(push_labels_add(&l, &n, b), 0);
+	assert_int_equal(push_labels_add(&l, &n, c), 0); /* replaces env's value */
+	assert_int_equal(n, 2);
+	assert_string_equal(l[0].key, "env");
+	assert_string_equal(l[0].value, "test");
+	assert_string_equal(l[1].key, "region.x");
+	assert_string_equal(l[1].value, "eu");
+	const char *bad[] = { "noequals", "=v", "1x=v", ".x=v", "a-b=v", "k={v}", "k=a,b", "k=a\nb" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(push_labels_add(&l, &n, bad[i]), -EINVAL);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		free((char *)l[i].key);
+	free(l);
+}
+
+static void test_token(void **state)
+{
+	char path[] = "/tmp/firn-push-token-XXXXXX", *tok = NULL;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abc123\r\nsecond\n", 15), 15);
+	assert_int_equal(push_read_token(path, &tok), 0);
+	assert_string_equal(tok, "abc123");
+	free(tok);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, "\nx\n", 3, 0), 3);
+	assert_int_equal(push_read_token(path, &tok), -ENODATA);
+	close(fd);
+	unlink(path);
+	assert_int_equal(push_read_token(path, &tok), -ENOENT);
+}
+
+static void test_new(void **state)
+{
+	struct push_opts o = { .proto = PUSH_PYROSCOPE, .url = "ftp://x", .no_thread = true };
+
+	(void)state;
+	assert_null(push_new(&o));
+	assert_int_equal(errno, EINVAL);
+	o.url = "http://127.0.0.1:1";
+	o.proto = (enum push_proto)7;
+	assert_null(push_new(&o));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(push_proto_of("otlp"), PUSH_OTLP);
+	assert_int_equal(push_proto_of("parca"), PUSH_PARCA);
+	assert_int_equal(push_proto_of("pyroscope"), PUSH_PYROSCOPE);
+	assert_int_equal(push_proto_of("Parca"), -EINVAL);
+}
+
+/* A port nothing listens on (bound, never listened, then closed). */
+static int dead_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+/* push_send: one attempt, its reason, counted; every protocol. */
+static void test_send_fails(void **state)
+{
+	char url[64], why[160];
+	struct push_stats st;
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead_port());
+	for (int proto = PUSH_PYROSCOPE; proto <= PUSH_OTLP; proto++) {
+		struct push_opts o = { .proto = (enum push_proto)proto, .url = url, .timeout_ms = 2000,
+				       .no_thread = true };
+		struct push *p = push_new(&o);
+		assert_non_null(p);
+		why[0] = 0;
+		/* OTLP converts first: an empty profile does not decode, which fails it too */
+		assert_int_equal(push_send(p, "", 0, 0, 1, why, sizeof(why)), -EIO);
+		if (proto != PUSH_OTLP)
+			assert_non_null(strstr(why, "onnect"));
+		assert_true(strlen(why) > 0);
+		push_stats(p, &st);
+		assert_int_equal(st.submitted, 1);
+		assert_int_equal(st.sent, 0);
+		push_free(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_send_fails),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

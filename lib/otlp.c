@@ -32,7 +32,7 @@ enum {
 	DICT_ATTRIBUTES = 6, DICT_STACKS = 7,
 	MAP_START = 1, MAP_LIMIT = 2, MAP_OFFSET = 3, MAP_FILENAME = 4, MAP_ATTRIBUTES = 5,
 	STACK_LOCATIONS = 1,
-	LOC_MAPPING = 1, LOC_ADDRESS = 2, LOC_LINES = 3,
+	LOC_MAPPING = 1, LOC_ADDRESS = 2, LOC_LINES = 3, LOC_ATTRIBUTES = 4,
 	LINE_FUNCTION = 1, LINE_LINE = 2,
 	FN_NAME = 1, FN_SYSTEM_NAME = 2, FN_FILENAME = 3, FN_START_LINE = 4,
 	LINK_TRACE_ID = 1, LINK_SPAN_ID = 2,
@@ -40,13 +40,25 @@ enum {
 };
 
 #define BUILD_ID_KEY "process.executable.build_id.gnu"
+#define FRAME_TYPE_KEY "profile.frame.type"
 
-/* An attribute_table entry: key and unit are string_table indexes, str a string id of the
- * profile (its text is the value) unless is_num. */
+/* A location's profile.frame.type (OpenTelemetry's semantic conventions) by its mapping's
+ * pseudo name; other user-space mappings are native code, JIT code and the rest get none. */
+static const struct {
+	const char *mapping, *type;
+} frame_types[] = {
+	{ "[python]", "cpython" },
+	{ "[v8]", "v8js" },
+	{ "[jvm]", "jvm" },
+};
+
+/* An attribute_table entry: key and unit are string_table indexes; the value is lit (a static
+ * string) when set, else str, a string id of the profile, unless is_num. */
 struct attr {
 	uint32_t key, str, unit;
 	int64_t num;
 	bool is_num;
+	const char *lit;
 };
 
 struct enc {
@@ -83,7 +95,7 @@ static uint32_t pstr(struct enc *x, uint32_t id)
 static uint64_t attr_hash(const struct attr *a)
 {
 	return hash_mix64(((uint64_t)a->key << 32 ^ a->str) + hash_mix64((uint64_t)a->num ^
-			  ((uint64_t)a->unit << 1 | a->is_num)));
+			  ((uint64_t)a->unit << 1 | a->is_num) ^ (uintptr_t)a->lit));
 }
 
 static bool attr_eq(const void *ctx, uint32_t id, const void *key)
@@ -91,7 +103,7 @@ static bool attr_eq(const void *ctx, uint32_t id, const void *key)
 	const struct attr *a = &((const struct enc *)ctx)->attrs[id], *b = key;
 
 	return a->key == b->key && a->str == b->str && a->num == b->num && a->unit == b->unit &&
-	       a->is_num == b->is_num;
+	       a->is_num == b->is_num && a->lit == b->lit;
 }
 
 /* The attribute_table index of a (added when new); 0 after a failure. */
@@ -119,7 +131,7 @@ static uint32_t attr_of(struct enc *x, const struct attr *a)
 static uint32_t label_attr(struct enc *x, const struct profile_label *l)
 {
 	struct attr a = { pstr(x, l->key), l->str, l->num_unit ? pstr(x, l->num_unit) : 0,
-			  l->str ? 0 : l->num, !l->str };
+			  l->str ? 0 : l->num, !l->str, NULL };
 
 	return attr_of(x, &a);
 }
@@ -281,7 +293,7 @@ static void put_mappings(struct enc *x)
 		put_uint(x, MAP_OFFSET, mp->offset);
 		put_uint(x, MAP_FILENAME, pstr(x, mp->filename));
 		if (mp->build_id && *profile_str(p, mp->build_id)) {
-			struct attr a = { str_of(x, BUILD_ID_KEY), mp->build_id, 0, 0, false };
+			struct attr a = { str_of(x, BUILD_ID_KEY), mp->build_id, 0, 0, false, NULL };
 			size_t ai = pbenc_begin(&x->e, MAP_ATTRIBUTES);
 			pbenc_varint(&x->e, attr_of(x, &a));
 			pbenc_end(&x->e, ai);
@@ -290,7 +302,26 @@ static void put_mappings(struct enc *x)
 	}
 }
 
-/* The location table: mapping, address, lines (inlined first, as pprof has them). */
+/* The profile.frame.type of l (a static string), or NULL when it is not known. */
+static const char *frame_type(const struct enc *x, const struct profile_location *l)
+{
+	const struct profile *p = x->p;
+	const char *m = l->mapping_id && l->mapping_id <= p->nmappings ?
+		profile_str(p, p->mappings[l->mapping_id - 1].filename) : "";
+	const char *type = NULL;
+
+	if (l->kind == FRAME_KERNEL)
+		type = "kernel";
+	for (size_t i = 0; !type && i < sizeof(frame_types) / sizeof(frame_types[0]); i++)
+		if (!strcmp(m, frame_types[i].mapping))
+			type = frame_types[i].type;
+	if (!type && l->kind == FRAME_USER && *m && (*m != '[' || !strcmp(m, "[vdso]")))
+		type = "native";
+	return type;
+}
+
+/* The location table: mapping, address, lines (inlined first, as pprof has them), its
+ * profile.frame.type where known. */
 static void put_locations(struct enc *x)
 {
 	const struct profile *p = x->p;
@@ -310,6 +341,13 @@ static void put_locations(struct enc *x)
 			put_uint(x, LINE_FUNCTION, l->lines[k].function_id);
 			put_uint(x, LINE_LINE, (uint64_t)l->lines[k].line);
 			pbenc_end(&x->e, ln);
+		}
+		const char *ft = frame_type(x, l);
+		if (ft) {
+			struct attr a = { str_of(x, FRAME_TYPE_KEY), 0, 0, 0, false, ft };
+			size_t ai = pbenc_begin(&x->e, LOC_ATTRIBUTES);
+			pbenc_varint(&x->e, attr_of(x, &a));
+			pbenc_end(&x->e, ai);
 		}
 		pbenc_end(&x->e, m);
 	}
@@ -362,7 +400,7 @@ static void put_attributes(struct enc *x)
 		if (a->is_num)
 			pbenc_int(&x->e, ANY_INT, a->num);
 		else
-			pbenc_string(&x->e, ANY_STRING, profile_str(x->p, a->str));
+			pbenc_string(&x->e, ANY_STRING, a->lit ? a->lit : profile_str(x->p, a->str));
 		pbenc_end(&x->e, v);
 		put_uint(x, KVU_UNIT, a->unit);
 		pbenc_end(&x->e, m);

@@ -4,7 +4,9 @@
  * ProfilesDictionary (string, mapping, location, function, stack, attribute and link tables,
  * each with the zero value at index 0 as the spec requires); each sample type becomes one
  * Profile (OTLP's Profile has one), the default type first; samples' labels become attributes
- * and a mapping's build id the attribute process.executable.build_id.gnu. The resource carries
+ * and a mapping's build id the attribute process.executable.build_id.gnu; a location has the
+ * attribute profile.frame.type where its kind is known (kernel, native, cpython, v8js, jvm:
+ * OpenTelemetry's semantic conventions; none for JIT code of no known runtime). The resource carries
  * service.name, host.name, container.id and the caller's other attributes. */
 #ifndef FIRN_OTLP_H
 #define FIRN_OTLP_H

@@ -6,6 +6,7 @@
 #   profile TYPE/UNIT TIME DURATION N TOTAL   (per Profile: its samples' count and value sum)
 #   sample_attrs KEY,KEY...            (the attribute keys samples carry)
 #   leaf NAME COUNT                      (leaf functions of the first Profile, by samples)
+#   frame_types TYPE,TYPE...           (the locations' profile.frame.type values)
 import collections, sys
 
 def parse(lines):
@@ -104,6 +105,14 @@ for rp in req.get('resource_profiles', []):
                 out.append('sample_attrs ' + ','.join(sorted(keys)))
                 out += [f'leaf {n} {c}' for n, c in leaves.most_common(5)]
             first = False
+types = set()
+for l in tables['location_table']:
+    for a in l.get('attribute_indices', []):
+        if check(a, 'attribute_table', 'location attribute'):
+            kv = tables['attribute_table'][a]
+            if s(one(kv, 'key_strindex')) == 'profile.frame.type':
+                types.add(one(one(kv, 'value', {}), 'string_value', ''))
+out.append('frame_types ' + ','.join(sorted(types)))
 for e in errors[:10]:
     print('error:', e)
 print('\n'.join(out))

@@ -165,10 +165,11 @@ for b in "$TMP/o2"/*.body; do
 	grep -q '^error' "$TMP/d.txt" && errs=$((errs + 1))
 	grep -qx "attr service.name=sh" "$TMP/d.txt" && grep -qx "attr container.id=c1" "$TMP/d.txt" || errs=$((errs + 1))
 	grep '^sample_attrs' "$TMP/d.txt" | grep -qw pid || errs=$((errs + 1))
+	grep '^frame_types' "$TMP/d.txt" | grep -qw native || errs=$((errs + 1))
 	read -r _ _ t dur _ tot < <(grep -m1 '^profile samples/count' "$TMP/d.txt")
 	echo "$t $dur" >>"$TMP/times"; sum=$((sum + ${tot:-0}))
 done
-[ "$errs" = 0 ] && pass "record otlp: every request decodes (protoc), service.name=sh, container.id=c1, pid attributes" ||
+[ "$errs" = 0 ] && pass "record otlp: every request decodes (protoc), service.name=sh, container.id=c1, pid attributes, native frames" ||
 	fail "record otlp: $errs problems: $(head -20 "$TMP/d.txt")"
 [ "$sum" = "$(summary_samples "$TMP/rec.err")" ] && pass "record otlp: the Profiles' samples add up to the summary's $sum" ||
 	fail "record otlp: sum $sum, summary $(summary_samples "$TMP/rec.err")"

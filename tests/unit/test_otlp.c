@@ -1,7 +1,7 @@
 /* lib/otlp: a small profile (two sample types, an inlined frame, a build id, two samples of one
  * stack that differ by a label) as an ExportProfilesServiceRequest, read back field by field
  * with the wire format's rules (v1.11.0's field numbers): zero values at index 0 of every
- * table, one stack for the two samples, labels as attributes, the default type's Profile first,
+ * table, one stack for the two samples, labels as attributes, native frames, the default type's Profile first,
  * the resource's service.name, host.name and container.id. tests/cli/test_push.sh decodes
  * firn's requests with protoc. */
 #include <setjmp.h>
@@ -173,7 +173,7 @@ static void test_dictionary(void **state)
 	assert_int_equal(COUNT(dict, 3), 4); /* functions */
 	assert_int_equal(COUNT(dict, 4), 1); /* links: only the zero one */
 	assert_int_equal(COUNT(dict, 7), 2); /* stacks */
-	assert_int_equal(COUNT(dict, 6), 5); /* attributes: pid 42, pid 43, comm, build id */
+	assert_int_equal(COUNT(dict, 6), 6); /* attributes: pid 42, pid 43, comm, build id, native */
 	for (uint32_t t = 1; t <= 7; t++)
 		if (t != 4 && t != 5)
 			assert_int_equal(SUB(dict, t, 0).len, 0);
@@ -208,6 +208,21 @@ static void test_build_id(void **state)
 	struct fld a = SUB(dict, 6, ai.p[0]);
 	assert_string_equal(str(SUB(a, 1, 0).v), "process.executable.build_id.gnu");
 	assert_string_equal(any_str(a, 2), "abcd");
+}
+
+/* Locations in a file's mapping are native frames (profile.frame.type), both sharing one
+ * attribute. */
+static void test_frame_type(void **state)
+{
+	(void)state;
+	for (size_t i = 1; i <= 2; i++) {
+		struct fld ai = SUB(SUB(dict, 2, i), 4, 0);
+		assert_int_equal(ai.len, 1);
+		struct fld a = SUB(dict, 6, ai.p[0]);
+		assert_string_equal(str(SUB(a, 1, 0).v), "profile.frame.type");
+		assert_string_equal(any_str(a, 2), "native");
+		assert_int_equal(ai.p[0], SUB(SUB(dict, 2, 1), 4, 0).p[0]);
+	}
 }
 
 /* The resource's attributes, then one Profile per sample type, the default (cpu) first. */
@@ -255,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_frame_type),
 		cmocka_unit_test(test_profiles),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -196,7 +196,7 @@ port=$(free_port)
 serve http "$port" "$TMP/o3" || exit 0
 TMPDIR=$TMP "$FIRN" record --every 60 --push "http://127.0.0.1:$port" --push-to otlp -- sh -c "$LOOP" 2>"$TMP/rec.err" &
 fp=$!
-sleep 1.5
+sleep 2.5 # startup takes well under 1 s; the interval is then over 1 s long
 kill -TERM "$fp"
 wait "$fp"
 n=$(ls "$TMP/o3"/*.body 2>/dev/null | wc -l)

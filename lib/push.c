@@ -462,7 +462,7 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, hdr);
 	if (err)
-		snprintf(why, len, "%s", strerror(-err));
+		snprintf(why, len, "cannot build the request: %s", strerror(-err));
 	else if (!request_ok(p, curl_easy_perform(p->curl), why, len))
 		err = -EIO;
 	curl_slist_free_all(hdr);
@@ -496,6 +496,13 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 			diag(DIAG_WARN, "pushing to '%s' works again", p->url);
 		p->failing = false;
 		p->backoff_ms = 0;
+		return;
+	}
+	if (err != -EIO && err != -ENOMEM) { /* the profile itself: no retry makes it go */
+		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->url, why);
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+		free(it->buf);
+		p->st.dropped++;
 		return;
 	}
 	p->st.retried++;

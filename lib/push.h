@@ -61,8 +61,8 @@ struct push_item {
  * http:// or https:// URL, or no such protocol; ENOMEM). Call before other threads use libcurl. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
- * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode fails
- * each attempt: submit what pprof_encode wrote.) */
+ * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is
+ * dropped, counted, at its first attempt: submit what pprof_encode wrote.) */
 int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns);
 /* Sends what is queued, retrying, until the queue is empty or timeout_ms pass; then the thread
  * ends (later submits stay queued). Returns the number of profiles left queued. */

@@ -1,6 +1,7 @@
 /* lib/push without a server: the label rules record --label and push --label share (a later key
  * replaces, bad names and values refused), the token file's first line, the URLs and protocols
- * push_new takes, and push_send's one attempt failing with a reason when nothing listens. */
+ * push_new takes, push_send's one attempt failing with a reason when nothing listens, and the
+ * queue dropping a profile OTLP cannot convert instead of retrying it ahead of the others. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +118,41 @@ static void test_send_fails(void **state)
 	}
 }
 
+/* The queue: a profile OTLP cannot convert is dropped at once (counted), not retried ahead of
+ * the intervals behind it; an unreachable store's failures are retried, then left queued. */
+static void test_queue_drops_unconvertible(void **state)
+{
+	char url[64];
+	struct push_stats st;
+	struct push_item *items = NULL;
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead_port());
+	struct push_opts o = { .proto = PUSH_OTLP, .url = url, .timeout_ms = 500,
+			       .backoff_min_ms = 50, .backoff_max_ms = 100 };
+	struct push *p = push_new(&o);
+	assert_non_null(p);
+	assert_int_equal(push_submit(p, "not a profile", 13, 0, 1), 0);
+	assert_int_equal(push_drain(p, 2000), 0);
+	push_stats(p, &st);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.retried, 0);
+	assert_non_null(strstr(st.last_error, "cannot build the request"));
+	push_free(p);
+	o.proto = PUSH_PARCA;
+	assert_non_null(p = push_new(&o));
+	assert_int_equal(push_submit(p, "x", 1, 0, 1), 0);
+	assert_int_equal(push_drain(p, 300), 1);
+	push_stats(p, &st);
+	assert_int_equal(st.dropped, 0);
+	assert_true(st.retried >= 1);
+	assert_int_equal(push_take_queued(p, &items), 1);
+	assert_int_equal(items[0].len, 1);
+	free(items[0].buf);
+	free(items);
+	push_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_send_fails),
+		cmocka_unit_test(test_queue_drops_unconvertible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
 //     trailers (grpc-status 14, unavailable, to the first $FIRN_TEST_GRPC_FAIL requests).
 //   node push_server.mjs http PORT OUTDIR  - HTTP/1.1: OUTDIR/N.body is each POST's body,
 //     OUTDIR/N.json its path and headers (the test decodes them: protoc, go tool pprof).
-// OUTDIR/ready appears once the server listens.
+// OUTDIR/ready appears once the server listens. With FIRN_TEST_LISTEN_ON_SIGNAL=1 it listens only
+// at SIGUSR1 (OUTDIR/loaded says it waits): a store that is down, then up, whatever node's
+// start-up costs.
 import { register } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -27,6 +29,16 @@ export async function resolve(spec, ctx, next) {
 		throw e;
 	}
 }`));
+}
+
+// Listens on PORT now, or at SIGUSR1 (FIRN_TEST_LISTEN_ON_SIGNAL); OUTDIR/ready once it does.
+function listen(server) {
+	const go = () => server.listen(Number(port), '127.0.0.1', () => fs.writeFileSync(`${out}/ready`, ''));
+	if (process.env.FIRN_TEST_LISTEN_ON_SIGNAL !== '1')
+		return go();
+	const idle = setInterval(() => {}, 1 << 30); // nothing else keeps node alive until then
+	process.once('SIGUSR1', () => { clearInterval(idle); go(); });
+	fs.writeFileSync(`${out}/loaded`, '');
 }
 
 // The pprof's sample total (type "samples"), time, duration and function names, by pprof-format.
@@ -73,11 +85,11 @@ async function parca() {
 			stream.end(Buffer.alloc(5)); // an empty WriteRawResponse
 		});
 	});
-	server.listen(Number(port), '127.0.0.1', () => fs.writeFileSync(`${out}/ready`, ''));
+	listen(server);
 }
 
 function plain() {
-	http.createServer((req, res) => {
+	listen(http.createServer((req, res) => {
 		const chunks = [];
 		req.on('data', (c) => chunks.push(c));
 		req.on('end', () => {
@@ -87,7 +99,7 @@ function plain() {
 			res.writeHead(200, { 'content-type': 'application/x-protobuf' });
 			res.end();
 		});
-	}).listen(Number(port), '127.0.0.1', () => fs.writeFileSync(`${out}/ready`, ''));
+	}));
 }
 
 if (mode === 'parca') await parca(); else plain();

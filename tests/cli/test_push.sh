@@ -26,12 +26,15 @@ if ! have @parca/client $PARCA_CLIENT_VERSION || ! have pprof-format $PPROF_FORM
 fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# serve MODE PORT DIR: a loopback store (tests/cli/push_server.mjs) in the background, ready
+# serve MODE PORT DIR: a loopback store (tests/cli/push_server.mjs) in the background, once it
+# listens (with FIRN_TEST_LISTEN_ON_SIGNAL=1: once it waits for SIGUSR1 to listen; $srv its pid)
 serve() {
+	local want=ready
+	[ "${FIRN_TEST_LISTEN_ON_SIGNAL:-}" = 1 ] && want=loaded
 	mkdir -p "$3"
 	node "$ROOT/tests/cli/push_server.mjs" "$1" "$2" "$3" "$NPM_DIR" 2>"$3.log" &
 	srv=$!; srvs="$srvs $srv"
-	for _ in $(seq 100); do [ -e "$3/ready" ] && return 0; sleep 0.05; done
+	for _ in $(seq 400); do [ -e "$3/$want" ] && return 0; sleep 0.05; done
 	fail "the $1 server did not start: $(cat "$3.log")"; return 1
 }
 # jq-less JSON field access: js FILE EXPR (EXPR over j, the file's object)
@@ -164,9 +167,11 @@ for b in "$TMP/o2"/*.body; do
 	decode "$b" >"$TMP/d.txt"
 	grep -q '^error' "$TMP/d.txt" && errs=$((errs + 1))
 	grep -qx "attr service.name=sh" "$TMP/d.txt" && grep -qx "attr container.id=c1" "$TMP/d.txt" || errs=$((errs + 1))
-	grep '^sample_attrs' "$TMP/d.txt" | grep -qw pid || errs=$((errs + 1))
-	grep '^frame_types' "$TMP/d.txt" | grep -qw native || errs=$((errs + 1))
 	read -r _ _ t dur _ tot < <(grep -m1 '^profile samples/count' "$TMP/d.txt")
+	if [ "${tot:-0}" -gt 0 ]; then # an interval may have no sample on a loaded machine
+		grep '^sample_attrs' "$TMP/d.txt" | grep -qw pid || errs=$((errs + 1))
+		grep '^frame_types' "$TMP/d.txt" | grep -qw native || errs=$((errs + 1))
+	fi
 	echo "$t $dur" >>"$TMP/times"; sum=$((sum + ${tot:-0}))
 done
 [ "$errs" = 0 ] && pass "record otlp: every request decodes (protoc), service.name=sh, container.id=c1, pid attributes, native frames" ||
@@ -177,10 +182,11 @@ done
 
 # ---- a store down, then up: the queued intervals arrive, none twice ----
 port=$(free_port)
+FIRN_TEST_LISTEN_ON_SIGNAL=1 serve parca "$port" "$TMP/p3" || exit 0 # loaded, not listening
 TMPDIR=$TMP "$FIRN" record --every 0.5 --push "http://127.0.0.1:$port" --push-to parca --push-timeout 0.5 -d 3 -- sh -c "$LOOP" 2>"$TMP/rec.err" &
 fp=$!
 sleep 1
-serve parca "$port" "$TMP/p3" || exit 0
+kill -USR1 "$srv"
 wait "$fp"
 iv=$(sed -n 's/^firn: intervals: \([0-9]*\) .*/\1/p' "$TMP/rec.err")
 n=$(ls "$TMP/p3"/*.json 2>/dev/null | wc -l)
@@ -188,8 +194,8 @@ read -r sent retried < <(sed -n 's/^firn: push: \([0-9]*\) sent, \([0-9]*\) retr
 [ -n "${sent:-}" ] && [ "$sent" = "$iv" ] && [ "$n" = "$iv" ] && [ "${retried:-0}" -ge 1 ] &&
 	pass "down then up: all $iv intervals arrived once after $retried failed attempts" ||
 	fail "down then up: $n arrived of ${iv:-?}; $(grep push: "$TMP/rec.err")"
-g=$(for j in "$TMP/p3"/*.json; do js "$j" 'j.pprof.time + " " + j.pprof.duration'; done | gaps)
-[ "$g" = 0 ] && pass "down then up: the intervals that arrive are contiguous" || fail "down then up: $g gaps"
+g=$(for j in "$TMP/p3"/*.json; do js "$j" 'j.pprof.time + " " + j.pprof.duration'; done 2>/dev/null | gaps)
+[ "$n" -gt 1 ] && [ "$g" = 0 ] && pass "down then up: the $n intervals that arrive are contiguous" || fail "down then up: $n arrived, $g gaps"
 
 # ---- SIGTERM sends the last interval (otlp) ----
 port=$(free_port)

@@ -128,6 +128,8 @@ FIRN_TEST_GRPC_FAIL=1 serve parca "$port" "$TMP/p4" || exit 0
 expect_rc "push --to parca: a gRPC status but 0 in the trailers fails (exit 1)" 1 "$FIRN" push --to parca "http://127.0.0.1:$port" "$GO" "$GO"
 grep -q "^firn: cannot push '.*go-cpu.pb.gz' to '.*': gRPC status 14$" "$TMP/err" && grep -qx "firn: push: 1 sent, 1 failed" "$TMP/err" &&
 	pass "push: grpc-status 14 read from the trailers, named; the next file sent" || fail "push grpc-status: $(cat "$TMP/err")"
+expect_rc "push https:// to a plain HTTP server: a TLS failure, exit 1" 1 "$FIRN" push --to otlp --timeout 5 "https://127.0.0.1:$(js "$TMP/o1/0.json" 'j.headers.host.split(":")[1]')" "$GO"
+grep -Eiq "^firn: cannot push '.*' to 'https://.*': .*(SSL|TLS)" "$TMP/err" && pass "push: the TLS failure is named" || fail "push https: $(cat "$TMP/err")"
 expect_rc "push --to nope: usage error" 2 "$FIRN" push --to nope "http://127.0.0.1:$port" "$GO"
 expect_rc "push URL without FILE: usage error" 2 "$FIRN" push "http://127.0.0.1:$port"
 expect_rc "push ftp://: usage error" 2 "$FIRN" push "ftp://127.0.0.1:$port" "$GO"

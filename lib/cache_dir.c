@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "vec.h"
 
 int cache_dir_default(char *out, size_t len, const char *leaf)
 {
@@ -326,12 +327,8 @@ static struct entry *list_entries(const struct cache_dir *cd, size_t *n)
 		drop_stale(cd->dirfd, de->d_name);
 		if (!is_entry(cd, de->d_name, &st))
 			continue;
-		if (*n == cap) {
-			struct entry *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (VEC_GROW(v, cap, *n + 1))
+			break;
 		snprintf(v[*n].name, sizeof(v[*n].name), "%s", de->d_name);
 		v[*n].mtime = st.st_mtim;
 		v[(*n)++].size = st.st_size;

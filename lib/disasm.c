@@ -162,10 +162,8 @@ static int32_t file_index(struct disasm *d, const char *name)
 	for (size_t i = 0; i < d->nfiles; i++)
 		if (!strcmp(d->files[i], name))
 			return i;
-	char **nf = realloc(d->files, (d->nfiles + 1) * sizeof(*nf));
-	if (!nf)
+	if (VEC_GROW(d->files, d->capfiles, d->nfiles + 1))
 		return -ENOMEM;
-	d->files = nf;
 	if (!(d->files[d->nfiles] = strdup(name)))
 		return -ENOMEM;
 	return d->nfiles++;
@@ -464,7 +462,7 @@ struct candidate {
 };
 
 /* Adds a leaf sample of q's function to the candidates (a short array: few files per name). */
-static int candidate_add(struct candidate **c, size_t *n, const struct profile *p,
+static int candidate_add(struct candidate **c, size_t *n, size_t *cap, const struct profile *p,
 			 const struct profile_sample *s, const struct profile_location *l,
 			 const struct profile_mapping *m, int64_t v)
 {
@@ -473,11 +471,9 @@ static int candidate_add(struct candidate **c, size_t *n, const struct profile *
 	while (i < *n && (*c)[i].filename != m->filename)
 		i++;
 	if (i == *n) {
-		struct candidate *nc = realloc(*c, (*n + 1) * sizeof(*nc));
-		if (!nc)
+		if (VEC_GROW(*c, *cap, *n + 1))
 			return -ENOMEM;
-		*c = nc;
-		nc[(*n)++] = (struct candidate){ m->filename, 0, -1, NULL, -1 };
+		(*c)[(*n)++] = (struct candidate){ m->filename, 0, -1, NULL, -1 };
 	}
 	(*c)[i].value += v;
 	if (v > (*c)[i].best_value) {
@@ -493,14 +489,14 @@ static int candidate_add(struct candidate **c, size_t *n, const struct profile *
 static int pick_file(const struct profile *p, const struct profile_sample *samples, size_t n,
 		     const struct disasm_query *q, struct candidate **c, size_t *nc)
 {
-	size_t best = 0;
+	size_t best = 0, cap = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		bool skip;
 		const struct profile_location *l = leaf_of(p, &samples[i], q, &skip);
 		const struct profile_mapping *m = matching_mapping(p, l, q);
 		int64_t v = q->value_index < p->nsample_types ? samples[i].values[q->value_index] : 0;
-		if (m && candidate_add(c, nc, p, &samples[i], l, m, v))
+		if (m && candidate_add(c, nc, &cap, p, &samples[i], l, m, v))
 			return -ENOMEM;
 	}
 	if (!*nc)

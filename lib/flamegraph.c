@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "flamegraph_js.h"
 #include "input.h"
+#include "vec.h"
 
 /* flamegraph.pl's fixed layout: paddings (in units of the font size) and the search color. */
 #define XPAD 10
@@ -247,37 +248,13 @@ void flame_tree_release(struct flame_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Grows *arr (elements of size elem) to hold need; returns 0 or -ENOMEM. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 /* Adds key (name, kind) to the key table; returns its index or -ENOMEM. */
 static int64_t tree_new_key(struct flame_tree *t, uint32_t name, enum frame_kind kind)
 {
-	if (t->nkeys == t->cap_keys) {
-		size_t cap = t->cap_keys ? t->cap_keys * 2 : 256;
-		uint32_t *kn = realloc(t->key_name, cap * sizeof(*kn));
-		if (!kn)
-			return -ENOMEM;
-		t->key_name = kn;
-		uint8_t *kk = realloc(t->key_kind, cap * sizeof(*kk));
-		if (!kk)
-			return -ENOMEM;
-		t->key_kind = kk;
-		t->cap_keys = cap;
-	}
+	if (VEC_GROW(t->key_name, t->cap_keys, (size_t)t->nkeys + 1) ||
+	    VEC_GROW(t->key_kind, t->cap_kinds, (size_t)t->nkeys + 1))
+		return -ENOMEM;
 	t->key_name[t->nkeys] = name;
 	t->key_kind[t->nkeys] = kind;
 	return t->nkeys++;
@@ -290,14 +267,8 @@ static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kin
 
 	if (slot >= t->key_of_len) {
 		size_t len = ((size_t)t->names->n + 1) * FLAME_NKINDS;
-		if (len <= slot)
-			len = slot + 4;
-		uint32_t *n = realloc(t->key_of, len * sizeof(*n));
-		if (!n)
+		if (VEC_GROW_ZEROED(t->key_of, t->key_of_len, len > slot ? len : slot + 4))
 			return -ENOMEM;
-		memset(n + t->key_of_len, 0, (len - t->key_of_len) * sizeof(*n));
-		t->key_of = n;
-		t->key_of_len = len;
 	}
 	if (t->key_of[slot])
 		return t->key_of[slot] - 1;
@@ -311,8 +282,8 @@ static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kin
 static int tree_push_stack(struct flame_tree *t, const uint32_t *keys, size_t n, int64_t value,
 			   int64_t base)
 {
-	if (grow((void **)&t->frames, &t->cap_frames, t->nframes + n, sizeof(*t->frames)) ||
-	    grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof(*t->stacks)))
+	if (VEC_GROW(t->frames, t->cap_frames, t->nframes + n) ||
+	    VEC_GROW(t->stacks, t->cap_stacks, t->nstacks + 1))
 		return -ENOMEM;
 	if (n) /* an empty stack's keys may be NULL: memcpy(…, NULL, 0) is undefined */
 		memcpy(t->frames + t->nframes, keys, n * sizeof(*keys));
@@ -375,15 +346,9 @@ static int64_t map_name(struct flame_tree *t, struct profile *p, struct sample_s
 {
 	if (&p->strings == t->names)
 		return id;
-	if (id >= sc->map_len) {
-		size_t len = p->strings.n > id ? p->strings.n : id + 1;
-		uint32_t *m = realloc(sc->map, len * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		memset(m + sc->map_len, 0, (len - sc->map_len) * sizeof(*m));
-		sc->map = m;
-		sc->map_len = len;
-	}
+	if (id >= sc->map_len &&
+	    VEC_GROW_ZEROED(sc->map, sc->map_len, p->strings.n > id ? p->strings.n : id + 1))
+		return -ENOMEM;
 	if (!sc->map[id]) {
 		int64_t n = strtab_intern(t->names, profile_str(p, id), p->strings.lens[id]);
 		if (n < 0)
@@ -459,7 +424,7 @@ static int cache_location(struct flame_tree *t, struct profile *p,
 		return (int)n;
 	if (o->no_kernel && p->locations[id - 1].kind == FRAME_KERNEL)
 		n = 0;
-	if (grow((void **)&sc->loc_keys, &sc->loc_cap, sc->loc_nkeys + n, sizeof(*sc->loc_keys)))
+	if (VEC_GROW(sc->loc_keys, sc->loc_cap, sc->loc_nkeys + n))
 		return -ENOMEM;
 	sc->loc_first[id] = sc->loc_nkeys + 1;
 	sc->loc_n[id] = n;
@@ -479,7 +444,7 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 			   const struct flamegraph_opts *o, struct sample_scratch *sc)
 {
 	size_t m = 0;
-	int err = grow((void **)&sc->keys, &sc->keys_cap, 1, sizeof(*sc->keys));
+	int err = VEC_GROW(sc->keys, sc->keys_cap, 1);
 
 	if (!err && o->comm_root)
 		err = push_comm(t, p, sc, s, &m);
@@ -489,7 +454,7 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 			continue;
 		if (!sc->loc_first[id] && (err = cache_location(t, p, o, sc, id)))
 			break;
-		if ((err = grow((void **)&sc->keys, &sc->keys_cap, m + sc->loc_n[id], sizeof(*sc->keys))))
+		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc_n[id])))
 			break;
 		for (uint32_t j = 0, first = sc->loc_first[id] - 1; j < sc->loc_n[id]; j++)
 			sc->keys[m++] = sc->loc_keys[first + j];
@@ -664,7 +629,7 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 	struct sort_task *st = NULL;
 	size_t nst = 0, cap = 0;
 
-	if (grow((void **)&st, &cap, 1, sizeof(*st)))
+	if (VEC_GROW(st, cap, 1))
 		return -ENOMEM;
 	st[nst++] = (struct sort_task){ 0, n, 0 };
 	while (nst) {
@@ -677,7 +642,7 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 		}
 		uint32_t pivot = median3(b[0].sym, b[k.n / 2].sym, b[k.n - 1].sym);
 		partition3(b, k.n, pivot, &lt, &gt);
-		if (grow((void **)&st, &cap, nst + 3, sizeof(*st))) {
+		if (VEC_GROW(st, cap, nst + 3)) {
 			free(st);
 			return -ENOMEM;
 		}
@@ -1133,7 +1098,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 		return 0;
 	}
 	if (((p->n + 1) * 2 > p->nslots && pal_rehash(p)) ||
-	    grow((void **)&p->e, &p->cap, p->n + 1, sizeof(*p->e)))
+	    VEC_GROW(p->e, p->cap, p->n + 1))
 		return -ENOMEM;
 	e = &p->e[p->n];
 	if (!(e->key = malloc(len + 1)))
@@ -1163,14 +1128,8 @@ static int pal_keep(struct palette *p, const char *line, size_t len)
 {
 	size_t need = p->kept_len + len + 1;
 
-	if (need > p->kept_cap) {
-		size_t cap = need > 2 * p->kept_cap ? need : 2 * p->kept_cap;
-		char *k = realloc(p->kept, cap);
-		if (!k)
-			return -ENOMEM;
-		p->kept = k;
-		p->kept_cap = cap;
-	}
+	if (VEC_GROW(p->kept, p->kept_cap, need))
+		return -ENOMEM;
 	memcpy(p->kept + p->kept_len, line, len);
 	p->kept_len += len;
 	if (!len || line[len - 1] != '\n')
@@ -1311,7 +1270,7 @@ static const char *folded_name(struct svg *s, const struct flame_node *n, size_t
 	*len = nl + sl;
 	if (!sl)
 		return name;
-	if (grow((void **)&s->fname, &s->fname_cap, nl + sl + 1, 1))
+	if (VEC_GROW(s->fname, s->fname_cap, nl + sl + 1))
 		return NULL;
 	memcpy(s->fname, name, nl);
 	memcpy(s->fname + nl, suf, sl + 1);

@@ -71,18 +71,8 @@ static int64_t entry_get(struct hist *h, uint32_t name, uint32_t module, enum fr
 	size_t i = slot_of(h, name, module);
 	if (h->slots[i])
 		return h->slots[i] - 1;
-	if (h->n == h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 64;
-		struct hist_entry *e = realloc(h->entries, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		h->entries = e;
-		uint64_t *seen = realloc(h->seen, ncap * sizeof(*seen));
-		if (!seen)
-			return -ENOMEM;
-		h->seen = seen;
-		h->cap = ncap;
-	}
+	if (VEC_GROW(h->entries, h->cap, h->n + 1) || VEC_GROW(h->seen, h->cap_seen, h->n + 1))
+		return -ENOMEM;
 	h->entries[h->n] = (struct hist_entry){ profile_str(h->profile, name),
 						profile_str(h->profile, module), name, module, kind, 0, 0 };
 	h->seen[h->n] = 0;
@@ -212,13 +202,8 @@ static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struc
 
 	if (n < 0)
 		return n;
-	if ((size_t)n > w->keycap) {
-		uint32_t *keys = realloc(w->keys, n * sizeof(*keys));
-		if (!keys)
-			return -ENOMEM;
-		w->keys = keys;
-		w->keycap = n;
-	}
+	if (VEC_GROW(w->keys, w->keycap, (size_t)n))
+		return -ENOMEM;
 	for (int64_t i = 0; i < n; i++) {
 		if (!frame_kept(&w->frames[i], w->o))
 			continue;

@@ -74,7 +74,7 @@ struct hist {
 	int companion;        /* index of the count type of the summed one's events, or -1 */
 	double sumsq;         /* sum of v^2 / c */
 	struct profile *profile;
-	size_t cap;
+	size_t cap, cap_seen; /* of entries, of seen */
 	uint64_t *seen;       /* per entry: 1 + the last sample that added to its total */
 	uint32_t *slots;      /* open addressing: entry index + 1, 0 = empty */
 	size_t nslots;

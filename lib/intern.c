@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "vec.h"
 
 /* The longest inline chain interned (the resolvers keep fewer). */
 #define MAX_LINES 64
@@ -215,17 +216,8 @@ static void names_check(struct intern *in, const struct symbolizer *s)
  * the largest limit the processes that share it give. */
 static int64_t mapping_of(struct intern *in, const struct symbolizer_mapping *m)
 {
-	if (m->key >= in->nmap_ids) {
-		size_t n = in->nmap_ids ? in->nmap_ids : 64;
-		while (n <= m->key)
-			n *= 2;
-		uint64_t *ids = realloc(in->map_ids, n * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		memset(ids + in->nmap_ids, 0, (n - in->nmap_ids) * sizeof(*ids));
-		in->map_ids = ids;
-		in->nmap_ids = n;
-	}
+	if (VEC_GROW_ZEROED(in->map_ids, in->nmap_ids, (size_t)m->key + 1))
+		return -ENOMEM;
 	uint64_t id = in->map_ids[m->key];
 	if (id) {
 		struct profile_mapping *pm = &in->p->mappings[id - 1];

@@ -1006,11 +1006,9 @@ static int dec_sample_type(struct dec *d, struct pbr r)
 		return -EINVAL;
 	if (p->nsample_types == UINT32_MAX)
 		return -EINVAL;
-	struct profile_value_type *n = realloc(p->sample_types, (p->nsample_types + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->sample_types, p->cap_sample_types, p->nsample_types + 1))
 		return -ENOMEM;
-	p->sample_types = n;
-	n[p->nsample_types++] = vt;
+	p->sample_types[p->nsample_types++] = vt;
 	return 0;
 }
 
@@ -1025,12 +1023,10 @@ static int dec_comments(struct dec *d, const struct pbf *f)
 		return err;
 	if (d->ids.n > UINT32_MAX - p->ncomments)
 		return -EINVAL;
-	uint32_t *n = realloc(p->comments, (p->ncomments + d->ids.n + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->comments, p->cap_comments, (size_t)p->ncomments + d->ids.n))
 		return -ENOMEM;
-	p->comments = n;
 	for (size_t i = 0; i < d->ids.n; i++)
-		if (dec_str(d, d->ids.v[i], &n[p->ncomments++]))
+		if (dec_str(d, d->ids.v[i], &p->comments[p->ncomments++]))
 			return -EINVAL;
 	return 0;
 }

@@ -76,12 +76,12 @@ struct profile_sample {
 struct profile {
 	struct strtab strings;
 	struct profile_value_type *sample_types;
-	uint32_t nsample_types;
+	uint32_t nsample_types, cap_sample_types;
 	struct profile_value_type period_type;
 	int64_t period, time_nanos, duration_nanos;
 	uint32_t default_sample_type; /* string id */
 	uint32_t *comments;           /* string ids */
-	uint32_t ncomments;
+	uint32_t ncomments, cap_comments;
 
 	struct profile_mapping *mappings;
 	struct profile_function *functions;

@@ -282,15 +282,9 @@ static int drain_comms(struct sampler *s)
 	int err = 0;
 
 	for (;;) {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			uint32_t *nk = realloc(keys, ncap * sizeof(*nk));
-			if (!nk) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = nk;
-			cap = ncap;
+		if (VEC_GROW(keys, cap, n + 1)) {
+			free(keys);
+			return -ENOMEM;
 		}
 		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
 			break;
@@ -656,14 +650,8 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 
 	if (!s->opts.usdt || !event)
 		return -EINVAL;
-	if (s->nulinks == s->cap_ulinks) {
-		size_t ncap = s->cap_ulinks ? s->cap_ulinks * 2 : 16;
-		struct bpf_link **n = realloc(s->ulinks, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ulinks = n;
-		s->cap_ulinks = ncap;
-	}
+	if (VEC_GROW(s->ulinks, s->cap_ulinks, s->nulinks + 1))
+		return -ENOMEM;
 	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.on_usdt, pid, path, provider,
 						      name, &uo);
 	if (!l)

@@ -27,6 +27,7 @@
 #include "perfmap.h"
 #include "procmap.h"
 #include "safeopen.h"
+#include "vec.h"
 
 /* Short names of the reasons. */
 #define R_RESOLVED SYMBOLIZER_RESOLVED
@@ -153,7 +154,7 @@ struct symbolizer {
 	struct debuginfo_client *dic;
 	int dic_state;           /* 0 not tried, 1 usable, -errno */
 	struct symbolizer_file **loose; /* each held until symbolizer_free */
-	size_t nloose;
+	size_t nloose, cap_loose;
 
 	struct shared_map *shared; /* file segments' mapping keys */
 	size_t nshared, cap_shared;
@@ -379,15 +380,7 @@ static struct debugfile *debug_publish(struct symbolizer *s, struct debugfile *d
 {
 	struct debugfile *other = debug_shared(s, d->build_id);
 
-	if (!other && s->ndebugs == s->cap_debugs) {
-		size_t ncap = s->cap_debugs ? s->cap_debugs * 2 : 16;
-		struct debugfile **n = realloc(s->debugs, ncap * sizeof(*n));
-		if (n) {
-			s->debugs = n;
-			s->cap_debugs = ncap;
-		}
-	}
-	if (!other && s->ndebugs < s->cap_debugs) {
+	if (!other && !VEC_GROW(s->debugs, s->cap_debugs, s->ndebugs + 1)) {
 		s->debugs[s->ndebugs++] = d;
 		return d;
 	}
@@ -465,14 +458,8 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 {
 	struct symfile *f;
 
-	if (s->nfiles == s->cap_files) {
-		size_t ncap = s->cap_files ? s->cap_files * 2 : 64;
-		struct symfile **n = realloc(s->files, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		s->files = n;
-		s->cap_files = ncap;
-	}
+	if (VEC_GROW(s->files, s->cap_files, s->nfiles + 1))
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
@@ -741,15 +728,7 @@ static bool file_ready(struct symbolizer *s, struct symfile *f)
 	pthread_mutex_lock(&s->lock);
 	bool ready = f->state != 0 && !f->indexing;
 	if (!ready && !f->queued && !f->indexing) {
-		if (s->nqueue == s->cap_queue) {
-			size_t ncap = s->cap_queue ? s->cap_queue * 2 : 16;
-			struct symfile **n = realloc(s->queue, ncap * sizeof(*n));
-			if (n) {
-				s->queue = n;
-				s->cap_queue = ncap;
-			}
-		}
-		if (s->nqueue < s->cap_queue) {
+		if (!VEC_GROW(s->queue, s->cap_queue, s->nqueue + 1)) {
 			s->queue[s->nqueue++] = f;
 			f->queued = true;
 			pthread_cond_signal(&s->work);
@@ -988,14 +967,8 @@ static int proc_put(struct symbolizer *s, struct snapshot *snap)
 		s->procs[i] = snap;
 		return 0;
 	}
-	if (s->nprocs == s->cap_procs) {
-		size_t ncap = s->cap_procs ? s->cap_procs * 2 : 64;
-		struct snapshot **n = realloc(s->procs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->procs = n;
-		s->cap_procs = ncap;
-	}
+	if (VEC_GROW(s->procs, s->cap_procs, s->nprocs + 1))
+		return -ENOMEM;
 	memmove(&s->procs[i + 1], &s->procs[i], (s->nprocs - i) * sizeof(*s->procs));
 	s->procs[i] = snap;
 	s->nprocs++;
@@ -1173,14 +1146,8 @@ bool symbolizer_has_process(struct symbolizer *s, pid_t pid)
 
 int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns)
 {
-	if (s->nresnap == s->cap_resnap) {
-		size_t ncap = s->cap_resnap ? s->cap_resnap * 2 : 64;
-		struct resnap *n = realloc(s->resnap, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->resnap = n;
-		s->cap_resnap = ncap;
-	}
+	if (VEC_GROW(s->resnap, s->cap_resnap, s->nresnap + 1))
+		return -ENOMEM;
 	s->resnap[s->nresnap++] = (struct resnap){ pid, now_ns + SYMBOLIZER_RESNAP_NS };
 	return 0;
 }
@@ -1457,14 +1424,8 @@ static struct shared_map *shared_find(struct symbolizer *s, const struct symfile
 static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t offset,
 		      uint32_t key)
 {
-	if (s->nshared == s->cap_shared) {
-		size_t ncap = s->cap_shared ? s->cap_shared * 2 : 64;
-		struct shared_map *n = realloc(s->shared, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->shared = n;
-		s->cap_shared = ncap;
-	}
+	if (VEC_GROW(s->shared, s->cap_shared, s->nshared + 1))
+		return -ENOMEM;
 	s->shared[s->nshared++] = (struct shared_map){
 		.dev = f ? f->dev : 0, .ino = f ? f->ino : 0, .size = f ? f->size : 0,
 		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset, .key = key,
@@ -1637,10 +1598,8 @@ struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
 	for (size_t i = 0; i < s->nloose; i++)
 		if (!strcmp(s->loose[i]->path, path))
 			return s->loose[i];
-	struct symbolizer_file **n = realloc(s->loose, (s->nloose + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(s->loose, s->cap_loose, s->nloose + 1))
 		return NULL;
-	s->loose = n;
 	struct symbolizer_file *l = calloc(1, sizeof(*l));
 	if (!l || !(l->path = strdup(path))) {
 		free(l);

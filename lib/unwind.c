@@ -30,6 +30,7 @@
 #include "unwind_cache.h"
 #include "unwind_table.h"
 #include "safeopen.h"
+#include "vec.h"
 
 struct run;
 
@@ -328,14 +329,8 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 {
 	struct unwind_table t;
 
-	if (u->ntables == u->cap_tables) {
-		size_t ncap = u->cap_tables ? u->cap_tables * 2 : 64;
-		struct utable *n = realloc(u->tables, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		u->tables = n;
-		u->cap_tables = ncap;
-	}
+	if (VEC_GROW(u->tables, u->cap_tables, u->ntables + 1))
+		return NULL;
 	struct utable *ut = &u->tables[u->ntables++];
 	memset(ut, 0, sizeof(*ut));
 	ut->dev = st->st_dev;
@@ -534,14 +529,8 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
 	}
 	if (at < 0)
 		return -ENOSPC;
-	if (u->nruns == u->cap_runs) {
-		size_t ncap = u->cap_runs ? u->cap_runs * 2 : 256;
-		struct run *nr = realloc(u->runs, ncap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		u->runs = nr;
-		u->cap_runs = ncap;
-	}
+	if (VEC_GROW(u->runs, u->cap_runs, u->nruns + 1))
+		return -ENOMEM;
 	memmove(&u->runs[at + 1], &u->runs[at], (u->nruns - at) * sizeof(*u->runs));
 	u->runs[at] = (struct run){ pid, first, n };
 	u->nruns++;

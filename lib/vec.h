@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The capacity an empty array gets on its first growth, unless more is needed. */
 #define VEC_MIN_CAP 16
@@ -60,6 +61,18 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 			(cap) = vg_cap_;                                                           \
 		}                                                                                  \
 		vg_err_;                                                                           \
+	})
+
+/* VEC_GROW_ZEROED(arr, cap, need): VEC_GROW for an array indexed by id in which an all-zero
+ * element means "not filled yet": the elements it adds (from the old cap to the new) are zeroed,
+ * so every index below cap may be read. 0 or -ENOMEM, arguments as VEC_GROW's. */
+#define VEC_GROW_ZEROED(arr, cap, need)                                                            \
+	__extension__({                                                                            \
+		size_t vz_old_ = (cap);                                                            \
+		int vz_err_ = VEC_GROW(arr, cap, need);                                            \
+		if (!vz_err_)                                                                      \
+			memset((arr) + vz_old_, 0, ((size_t)(cap) - vz_old_) * sizeof(*(arr)));    \
+		vz_err_;                                                                           \
 	})
 
 /* UPPER_BOUND(arr, n, field, key): the index of the first of arr[0..n) whose member field is

@@ -91,6 +91,27 @@ static void test_grow_typed(void **state)
 	assert_null(big);
 }
 
+/* VEC_GROW_ZEROED zeroes every element it adds, on the first growth and on later ones, and
+ * leaves the filled ones as they were. */
+static void test_grow_zeroed(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 3), 0);
+	assert_int_equal(cap, VEC_MIN_CAP);
+	for (size_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], 0);
+	memset(v, 0xff, cap * sizeof(*v));
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 40), 0);
+	assert_int_equal(cap, 64);
+	for (size_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], i < VEC_MIN_CAP ? UINT32_MAX : 0);
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 10), 0); /* room already: nothing changes */
+	assert_int_equal(v[0], UINT32_MAX);
+	free(v);
+}
+
 /* Keys of the hash table tests: strings in an array the test owns. */
 struct keys {
 	const char *s[5000];
@@ -231,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_grow_overflow),
 		cmocka_unit_test(test_grow_typed),
+		cmocka_unit_test(test_grow_zeroed),
 		cmocka_unit_test(test_hashtab_many),
 		cmocka_unit_test(test_hashtab_collisions),
 		cmocka_unit_test(test_hashtab_edges),

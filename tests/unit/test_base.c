@@ -205,6 +205,30 @@ static void test_hashtab_edges(void **state)
 	hashtab_release(&t);
 }
 
+/* hashtab_clear forgets every entry but keeps the slots: the same keys can be added again as
+ * new ids, without the table growing. */
+static void test_hashtab_clear(void **state)
+{
+	static struct keys k = { .hash = good_hash, .s = { "a", "b" } };
+	struct hashtab t = { 0 };
+
+	hashtab_clear(&t); /* an empty table: nothing to do */
+	assert_int_equal(hashtab_add(&t, good_hash("a"), 0), 0);
+	assert_int_equal(hashtab_add(&t, good_hash("b"), 1), 0);
+	uint64_t *slots = t.slots;
+	size_t nslots = t.nslots;
+	hashtab_clear(&t);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(hashtab_find(&t, good_hash("a"), key_eq, &k, "a"), -1);
+	assert_int_equal(hashtab_find(&t, good_hash("b"), key_eq, &k, "b"), -1);
+	k.s[0] = "b";
+	assert_int_equal(hashtab_add(&t, good_hash("b"), 0), 0);
+	assert_int_equal(hashtab_find(&t, good_hash("b"), key_eq, &k, "b"), 0);
+	assert_ptr_equal(t.slots, slots);
+	assert_int_equal(t.nslots, nslots);
+	hashtab_release(&t);
+}
+
 /* An element of a sorted array. */
 struct row {
 	uint32_t pad;
@@ -256,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_hashtab_many),
 		cmocka_unit_test(test_hashtab_collisions),
 		cmocka_unit_test(test_hashtab_edges),
+		cmocka_unit_test(test_hashtab_clear),
 		cmocka_unit_test(test_upper_bound),
 		cmocka_unit_test(test_mono_ns),
 	};

@@ -10,6 +10,8 @@
 
 #include "diag.h"
 #include "flamegraph_js.h"
+#include "hash.h"
+#include "hashtab.h"
 #include "input.h"
 #include "vec.h"
 
@@ -1034,58 +1036,32 @@ struct pal_entry {
 struct palette {
 	struct pal_entry *e;
 	size_t n, cap;
-	uint32_t *slots;     /* entry index + 1, open addressing */
-	size_t nslots;
+	struct hashtab index; /* key -> entry index */
 	char *kept;          /* the lines not parsed, verbatim, each with its newline */
 	size_t kept_len, kept_cap;
 };
 
-/* FNV-1a of a key. */
+/* The hash of a palette key. */
 static uint64_t pal_hash(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h ^ h >> 29;
+	return hash_mix64(hash_bytes(HASH_SEED, s, n));
 }
 
-/* The slot of key: where it is, or the empty slot where it would go. */
-static size_t pal_slot(const struct palette *p, const char *key, size_t len)
+/* Whether entry id has the key (a struct pal_entry with key and len) of the lookup. */
+static bool pal_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = p->nslots - 1, i = pal_hash(key, len) & mask;
+	const struct pal_entry *e = &((const struct palette *)ctx)->e[id], *k = key;
 
-	for (; p->slots[i]; i = (i + 1) & mask) {
-		const struct pal_entry *e = &p->e[p->slots[i] - 1];
-		if (e->len == len && !memcmp(e->key, key, len))
-			break;
-	}
-	return i;
+	return e->len == k->len && !memcmp(e->key, k->key, k->len);
 }
 
 /* The entry of key, or NULL. */
 static struct pal_entry *pal_find(const struct palette *p, const char *key, size_t len)
 {
-	if (!p->nslots)
-		return NULL;
-	size_t i = pal_slot(p, key, len);
-	return p->slots[i] ? &p->e[p->slots[i] - 1] : NULL;
-}
+	struct pal_entry k = { (char *)key, len, { 0 } };
+	int64_t id = hashtab_find(&p->index, pal_hash(key, len), pal_eq, p, &k);
 
-/* Doubles the slot table. */
-static int pal_rehash(struct palette *p)
-{
-	size_t nslots = p->nslots ? p->nslots * 2 : 256;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(p->slots);
-	p->slots = slots;
-	p->nslots = nslots;
-	for (size_t k = 0; k < p->n; k++)
-		p->slots[pal_slot(p, p->e[k].key, p->e[k].len)] = k + 1;
-	return 0;
+	return id >= 0 ? &p->e[id] : NULL;
 }
 
 /* Sets the color of key (adding it, or replacing a former one). */
@@ -1097,8 +1073,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 		memcpy(e->rgb, rgb, 3);
 		return 0;
 	}
-	if (((p->n + 1) * 2 > p->nslots && pal_rehash(p)) ||
-	    VEC_GROW(p->e, p->cap, p->n + 1))
+	if (hashtab_reserve(&p->index, p->n + 1) || VEC_GROW(p->e, p->cap, p->n + 1))
 		return -ENOMEM;
 	e = &p->e[p->n];
 	if (!(e->key = malloc(len + 1)))
@@ -1107,7 +1082,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 	e->key[len] = 0;
 	e->len = len;
 	memcpy(e->rgb, rgb, 3);
-	p->slots[pal_slot(p, key, len)] = ++p->n;
+	hashtab_add(&p->index, pal_hash(key, len), p->n++); /* reserved: cannot fail */
 	return 0;
 }
 
@@ -1117,7 +1092,7 @@ static void pal_free(struct palette *p)
 	for (size_t i = 0; i < p->n; i++)
 		free(p->e[i].key);
 	free(p->e);
-	free(p->slots);
+	hashtab_release(&p->index);
 	free(p->kept);
 	memset(p, 0, sizeof(*p));
 }

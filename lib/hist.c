@@ -29,55 +29,45 @@ static uint64_t key_hash(uint32_t name, uint32_t module)
 	return h ^ h >> 29;
 }
 
-/* Finds the slot of (name, module): its entry's slot, or the empty slot where it would go. */
-static size_t slot_of(const struct hist *h, uint32_t name, uint32_t module)
+/* Whether entry id is (name, module): key points to the pair. */
+static bool entry_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = h->nslots - 1;
+	const struct hist_entry *e = &((const struct hist *)ctx)->entries[id];
+	const uint32_t *k = key;
 
-	for (size_t i = key_hash(name, module) & mask;; i = (i + 1) & mask) {
-		uint32_t e = h->slots[i];
-		if (!e || (h->entries[e - 1].name_id == name && h->entries[e - 1].module_id == module))
-			return i;
-	}
+	return e->name_id == k[0] && e->module_id == k[1];
 }
 
-/* Rebuilds the slot table for the current entries, doubling it when more than half full. */
-static int rehash(struct hist *h, size_t need)
+/* The index of the entry for (name, module), or -1. */
+static int64_t entry_find(const struct hist *h, uint32_t name, uint32_t module)
 {
-	size_t nslots = h->nslots ? h->nslots : 256;
+	uint32_t k[2] = { name, module };
 
-	while (need * 2 > nslots)
-		nslots *= 2;
-	if (nslots == h->nslots && h->slots) {
-		memset(h->slots, 0, nslots * sizeof(*h->slots));
-	} else {
-		uint32_t *s = calloc(nslots, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		free(h->slots);
-		h->slots = s;
-		h->nslots = nslots;
-	}
+	return hashtab_find(&h->index, key_hash(name, module), entry_eq, h, k);
+}
+
+/* Rebuilds the index of the entries (after they moved): the table has room, so it cannot fail. */
+static void reindex(struct hist *h)
+{
+	hashtab_clear(&h->index);
 	for (size_t e = 0; e < h->n; e++)
-		h->slots[slot_of(h, h->entries[e].name_id, h->entries[e].module_id)] = e + 1;
-	return 0;
+		hashtab_add(&h->index, key_hash(h->entries[e].name_id, h->entries[e].module_id), e);
 }
 
 /* Returns the index of the entry for (name, module), adding it if new, or -ENOMEM. */
 static int64_t entry_get(struct hist *h, uint32_t name, uint32_t module, enum frame_kind kind)
 {
-	if ((h->n + 1) * 2 > h->nslots && rehash(h, h->n + 1))
-		return -ENOMEM;
-	size_t i = slot_of(h, name, module);
-	if (h->slots[i])
-		return h->slots[i] - 1;
-	if (VEC_GROW(h->entries, h->cap, h->n + 1) || VEC_GROW(h->seen, h->cap_seen, h->n + 1))
+	int64_t id = entry_find(h, name, module);
+
+	if (id >= 0)
+		return id;
+	if (VEC_GROW(h->entries, h->cap, h->n + 1) || VEC_GROW(h->seen, h->cap_seen, h->n + 1) ||
+	    hashtab_add(&h->index, key_hash(name, module), h->n))
 		return -ENOMEM;
 	h->entries[h->n] = (struct hist_entry){ profile_str(h->profile, name),
 						profile_str(h->profile, module), name, module, kind, 0, 0 };
 	h->seen[h->n] = 0;
-	h->slots[i] = ++h->n;
-	return h->n - 1;
+	return h->n++;
 }
 
 /* String id of a frame's module: its mapping file's base name ("[kernel.kallsyms]" for a kernel
@@ -357,8 +347,7 @@ void hist_sort(struct hist *h, enum hist_sort by)
 	if (!h->n)
 		return;
 	qsort_r(h->entries, h->n, sizeof(*h->entries), cmp_entry, &by);
-	/* indexes moved: rebuild the lookup table (same size, cannot fail) */
-	rehash(h, h->n);
+	reindex(h); /* indexes moved */
 }
 
 const struct hist_entry *hist_find(const struct hist *h, const char *name, const char *module)
@@ -369,15 +358,15 @@ const struct hist_entry *hist_find(const struct hist *h, const char *name, const
 	int64_t m = strtab_find(&h->profile->strings, module, strlen(module));
 	if (n < 0 || m < 0)
 		return NULL;
-	uint32_t e = h->slots[slot_of(h, n, m)];
-	return e ? &h->entries[e - 1] : NULL;
+	int64_t e = entry_find(h, n, m);
+	return e >= 0 ? &h->entries[e] : NULL;
 }
 
 void hist_release(struct hist *h)
 {
 	free(h->entries);
 	free(h->seen);
-	free(h->slots);
+	hashtab_release(&h->index);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "vec.h"
 
 /* Hash of 64-bit words (multiply-xorshift per word): location ids and labels hash 8 bytes a step. */
@@ -19,16 +20,6 @@ static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t n)
 	return h;
 }
 
-/* FNV-1a over bytes, then mixed: good enough for interning and dedupe. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *b = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Final avalanche so low bits are usable as a table index. */
 static uint64_t hash_mix(uint64_t h)
 {
@@ -38,7 +29,6 @@ static uint64_t hash_mix(uint64_t h)
 	return h;
 }
 
-#define HASH_SEED 0xcbf29ce484222325ULL
 
 /* ---- strtab ---- */
 

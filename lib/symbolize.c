@@ -23,6 +23,7 @@
 #include "dwarfsym.h"
 #include "elfsym.h"
 #include "hash.h"
+#include "hashtab.h"
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
@@ -124,13 +125,15 @@ struct symbolizer_file {
 
 /* A cached demangling: raw name pointer -> demangled name (owned). */
 struct dm_slot {
-	const char *raw;            /* NULL: empty */
-	char *name;
+	const char *raw;
+	char *name;                 /* NULL: raw is not a mangled name */
 };
 
+/* The demangling cache: entries in arrival order, found by raw pointer through index. */
 struct dm_cache {
 	struct dm_slot *slots;
-	size_t nslots, n;
+	size_t n, cap;
+	struct hashtab index;
 };
 
 /* A process to snapshot again at due_ns (CLOCK_MONOTONIC). */
@@ -204,40 +207,23 @@ struct symbolizer {
 /* Empties the demangling cache. */
 static void dm_clear(struct dm_cache *c)
 {
-	for (size_t i = 0; i < c->nslots; i++)
+	for (size_t i = 0; i < c->n; i++)
 		free(c->slots[i].name);
 	free(c->slots);
+	hashtab_release(&c->index);
 	memset(c, 0, sizeof(*c));
 }
 
-/* Slot of raw (the filled one or the empty one where it goes). */
-static struct dm_slot *dm_find(const struct dm_cache *c, const char *raw)
+/* The hash of a raw name pointer. */
+static uint64_t dm_hash(const char *raw)
 {
-	size_t mask = c->nslots - 1;
-	uint64_t h = (uintptr_t)raw * 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = (h ^ h >> 31) & mask;; i = (i + 1) & mask)
-		if (!c->slots[i].raw || c->slots[i].raw == raw)
-			return &c->slots[i];
+	return hash_mix64((uintptr_t)raw);
 }
 
-/* Makes room for one more entry; 0 or -ENOMEM. */
-static int dm_reserve(struct dm_cache *c)
+/* Whether entry id is the one of raw name pointer key. */
+static bool dm_eq(const void *ctx, uint32_t id, const void *key)
 {
-	struct dm_cache n;
-
-	if ((c->n + 1) * 2 <= c->nslots)
-		return 0;
-	n.nslots = c->nslots ? c->nslots * 2 : 256;
-	n.n = c->n;
-	if (!(n.slots = calloc(n.nslots, sizeof(*n.slots))))
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].raw)
-			*dm_find(&n, c->slots[i].raw) = c->slots[i];
-	free(c->slots);
-	*c = n;
-	return 0;
+	return ((const struct dm_cache *)ctx)->slots[id].raw == key;
 }
 
 /* The name to show for raw: demangled (cached by the raw pointer, which stays valid while its
@@ -246,17 +232,19 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 {
 	if (!s->opts.demangle || !demangle_candidate(raw))
 		return raw;
-	if (dm_reserve(&s->dms))
-		return NULL;
-	struct dm_slot *sl = dm_find(&s->dms, raw);
-	if (!sl->raw) {
+	struct dm_cache *c = &s->dms;
+	int64_t id = hashtab_find(&c->index, dm_hash(raw), dm_eq, c, raw);
+	if (id < 0) {
+		if (VEC_GROW(c->slots, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
+			return NULL;
 		char *dm = demangle_name(raw);
 		if (!dm && errno == ENOMEM)
 			return NULL;
-		*sl = (struct dm_slot){ raw, dm };
-		s->dms.n++;
+		c->slots[c->n] = (struct dm_slot){ raw, dm };
+		hashtab_add(&c->index, dm_hash(raw), c->n); /* reserved: cannot fail */
+		id = c->n++;
 	}
-	return sl->name ? sl->name : raw;
+	return c->slots[id].name ? c->slots[id].name : raw;
 }
 
 /* Empties the caches keyed by name pointers, before what they point into is freed, and tells

@@ -20,6 +20,7 @@
 #include "debug_cache.h"
 #include "hash.h"
 #include "hashtab.h"
+#include "leb128.h"
 #include "vec.h"
 
 enum { S_INFO, S_ABBREV, S_LINE, S_STR, S_LINE_STR, S_RANGES, S_RNGLISTS, S_ADDR, S_STR_OFFSETS,
@@ -308,50 +309,34 @@ static uint64_t rd_un(struct cur *c, unsigned n)
 	return 0;
 }
 
-/* Reads an unsigned LEB128 number. */
+/* Reads an unsigned LEB128 number (leb128.h), the common one-byte case inline. */
 static inline uint64_t rd_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	uint64_t v;
 
-	if (c->p < c->end && *c->p < 0x80) /* the common one-byte case */
+	if (c->p < c->end && *c->p < 0x80)
 		return *c->p++;
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
+	if (leb128_u(&c->p, c->end, &v)) {
+		cur_fail(c);
+		return 0;
 	}
-	cur_fail(c);
-	return 0;
+	return v;
 }
 
-/* Reads a signed LEB128 number. */
+/* Reads a signed LEB128 number (leb128.h), the common one-byte case inline. */
 static inline int64_t rd_sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	int64_t v;
 
 	if (c->p < c->end && *c->p < 0x80) { /* one byte: bit 6 is the sign */
 		int64_t b = *c->p++;
 		return b & 0x40 ? b - 0x80 : b;
 	}
-
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ULL << shift;
-			return (int64_t)v;
-		}
+	if (leb128_s(&c->p, c->end, &v)) {
+		cur_fail(c);
+		return 0;
 	}
-	cur_fail(c);
-	return 0;
+	return v;
 }
 
 /* Skips n bytes. */

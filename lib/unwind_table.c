@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "leb128.h"
 #include "vec.h"
 
 #define REG_RBP 6
@@ -193,7 +194,7 @@ static const uint8_t *fde_insns(const struct cie_enc *c, const Dwarf_FDE *fde, s
 		return NULL;
 	if (!c->sized)
 		return p;
-	if (cfi_uleb(&p, fde->end, &len) || len > (uint64_t)(fde->end - p))
+	if (leb128_u(&p, fde->end, &len) || len > (uint64_t)(fde->end - p))
 		return NULL;
 	return p + len;
 }
@@ -388,7 +389,7 @@ static bool reg_at_cfa(const struct cfi_reg *r, int64_t *off)
 	if (r->rule != CFI_EXPR || !r->len || r->expr[0] != DW_OP_plus_uconst)
 		return false;
 	p = r->expr + 1, end = r->expr + r->len;
-	if (cfi_uleb(&p, end, &v) || p != end)
+	if (leb128_u(&p, end, &v) || p != end)
 		return false;
 	*off = (int64_t)v;
 	return true;
@@ -409,8 +410,8 @@ static bool plt_bytes(const uint8_t *p, const uint8_t *end, struct firn_row *r)
 {
 	int64_t off, any;
 
-	if (p == end || *p++ != DW_OP_breg7 || cfi_sleb(&p, end, &off) || p == end ||
-	    *p++ != DW_OP_breg16 || cfi_sleb(&p, end, &any) || end - p != 7)
+	if (p == end || *p++ != DW_OP_breg7 || leb128_s(&p, end, &off) || p == end ||
+	    *p++ != DW_OP_breg16 || leb128_s(&p, end, &any) || end - p != 7)
 		return false;
 	if (p[0] != DW_OP_lit15 || p[1] != DW_OP_and || p[2] < DW_OP_lit0 || p[2] > DW_OP_lit15 ||
 	    p[3] != DW_OP_ge || p[4] != DW_OP_lit3 || p[5] != DW_OP_shl || p[6] != DW_OP_plus ||
@@ -432,11 +433,11 @@ static bool cfa_expr_row(const uint8_t *p, uint64_t len, struct firn_row *r)
 	if (!len)
 		return false;
 	end = p + len, q = p + 1;
-	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !cfi_sleb(&q, end, &off) && q == end)
+	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !leb128_s(&q, end, &off) && q == end)
 		return cfa_reg_row(p[0] - DW_OP_breg0, off, r);
 	q = p + 1;
-	if (p[0] == DW_OP_bregx && !cfi_uleb(&q, end, &reg) && q < end &&
-	    !cfi_sleb(&q, end, &off) && q == end)
+	if (p[0] == DW_OP_bregx && !leb128_u(&q, end, &reg) && q < end &&
+	    !leb128_s(&q, end, &off) && q == end)
 		return cfa_reg_row((int)reg, off, r);
 	return plt_bytes(p, end, r);
 }

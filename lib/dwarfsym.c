@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "debug_cache.h"
+#include "elffile.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "leb128.h"
@@ -2168,36 +2169,6 @@ struct zsect {
 	bool gnu;
 };
 
-/* The build id of elf (its NT_GNU_BUILD_ID note) in lowercase hex into out; false when none. */
-static bool build_id_hex(Elf *elf, char out[2 * 64 + 1])
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off, next;
-		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			off = next;
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
-			    nh.n_descsz > 64 || memcmp((char *)data->d_buf + name_off, "GNU", 4))
-				continue;
-			const uint8_t *b = (const uint8_t *)data->d_buf + desc_off;
-			for (size_t k = 0; k < nh.n_descsz; k++) {
-				out[2 * k] = "0123456789abcdef"[b[k] >> 4];
-				out[2 * k + 1] = "0123456789abcdef"[b[k] & 15];
-			}
-			out[2 * nh.n_descsz] = 0;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* The name of z's section in the cache: ".debug_X" or ".zdebug_X". */
 static void zsect_name(const struct zsect *z, char out[DEBUG_CACHE_NAME_LEN])
 {
@@ -2245,7 +2216,7 @@ static void read_compressed(struct dwarfsym *d, Elf *elf, int fd, const struct z
 	struct debug_cache *c = NULL;
 	unsigned before = d->inflated;
 
-	if (build_id_hex(elf, build_id) && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+	if (elffile_build_id(elf, build_id, sizeof(build_id)) > 0 && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
 		id = (struct debug_cache_ident){ st.st_dev, st.st_ino, st.st_size,
 						 st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
 		c = debug_cache_open_env();

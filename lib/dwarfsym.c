@@ -2280,15 +2280,17 @@ static int read_sections(struct dwarfsym *d, Elf *elf, int fd)
 /* Opens fd with libelf and reads the sections and the unit index. */
 static int dwarfsym_init(struct dwarfsym *d, int fd)
 {
+	struct elffile ef;
 	GElf_Ehdr eh;
 	int err;
 
-	elf_version(EV_CURRENT);
 	/* Mapped, not read: the debug sections of a large binary are tens of megabytes, and copying
 	 * them costs more than all the decoding. A file truncated in place while mapped (cp over it;
 	 * linkers and package managers replace the inode instead) would raise SIGBUS. */
-	d->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &eh))
+	if (elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
+		return -ENOEXEC;
+	d->elf = ef.elf; /* d ends it (fd is not ef's: there is nothing else to close) */
+	if (!gelf_getehdr(d->elf, &eh))
 		return -ENOEXEC;
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENODATA; /* big-endian DWARF is not read */

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elffile.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "procmap.h"
@@ -185,25 +186,21 @@ static void scan_symbols(Elf *elf, bool python_name, struct pyelf *pe)
 /* Reads the CPython symbols and the PT_LOADs of the ELF at path. 0 or -errno (-ENOEXEC). */
 static int pyelf_read(const char *path, struct pyelf *pe)
 {
-	Elf *elf;
+	struct elffile f;
 	GElf_Ehdr eh;
-	int fd;
+	int err;
 
 	memset(pe, 0, sizeof(*pe));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || !gelf_getehdr(elf, &eh)) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
+	if ((err = elffile_open(&f, path, ELFFILE_MAPPED, NULL)))
+		return err;
+	if (!gelf_getehdr(f.elf, &eh)) {
+		elffile_close(&f);
 		return -ENOEXEC;
 	}
 	pe->type = eh.e_type;
-	scan_symbols(elf, named_python(path), pe);
-	scan_phdrs(elf, pe);
-	elf_end(elf);
-	close(fd);
+	scan_symbols(f.elf, named_python(path), pe);
+	scan_phdrs(f.elf, pe);
+	elffile_close(&f);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "../bpf/firn.h"
 #include "debuginfo.h"
 #include "diag.h"
+#include "elffile.h"
 #include "procmap.h"
 #include "unwind_cache.h"
 #include "unwind_table.h"
@@ -766,14 +767,14 @@ static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
 	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
 	size_t nneeded = 0;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	add_interpreter(elf, w);
 	snprintf(origin, sizeof(origin), "%s", path);
 	*((slash = strrchr(origin, '/')) ? slash : origin) = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+	while ((scn = elffile_next(elf, scn, NULL, SHT_DYNAMIC, &sh))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
 			continue;
 		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
@@ -803,11 +804,10 @@ static void prepare_file(struct unwinder *u, const char *path, struct worklist *
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !table_find(u, &st))
 		table_load(u, fd, &st, path, NULL);
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		add_dependencies(elf, path, w);
-	elf_end(elf);
+	struct elffile ef;
+	if (!elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
+		add_dependencies(ef.elf, path, w);
+	elffile_close(&ef);
 	close(fd);
 }
 

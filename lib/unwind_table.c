@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "elffile.h"
 #include "leb128.h"
 #include "vec.h"
 
@@ -530,22 +531,13 @@ static int cmp_fde(const void *a, const void *b)
 /* Finds .eh_frame: its data and address. */
 static Elf_Data *find_eh_frame(Elf *elf, uint64_t *addr)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	Elf_Scn *scn = elffile_next(elf, NULL, ".eh_frame", SHT_PROGBITS, &sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn)
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame")) {
-			*addr = sh.sh_addr;
-			return elf_getdata(scn, NULL);
-		}
-	}
-	return NULL;
+	*addr = sh.sh_addr;
+	return elf_getdata(scn, NULL);
 }
 
 /* Builds rows for every FDE, in address order (cfi: libdw's, for the reference; else NULL). */
@@ -629,18 +621,14 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
+	struct elffile ef;
+	if (elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
 		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
+	Elf *elf = ef.elf;
 	read_segments(t, elf);
 	Elf_Data *data = find_eh_frame(elf, &b.sh_addr);
 	if (!data || !data->d_buf || !data->d_size || !gelf_getehdr(elf, &eh)) {
-		elf_end(elf);
+		elffile_close(&ef);
 		return -ENODATA;
 	}
 	b.sec = data->d_buf;
@@ -653,7 +641,7 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 		err = libdw ? build_rows_libdw(&b, elf) : build_rows_cfi(&b, elf);
 	free(b.fdes);
 	free(b.cies);
-	elf_end(elf);
+	elffile_close(&ef);
 	if (err)
 		unwind_table_release(t);
 	return err;

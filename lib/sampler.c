@@ -440,7 +440,7 @@ int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
 }
 
 /* libbpf's messages go to the diagnostics reporter (debug level: shown with -vv). */
-static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list ap)
+int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *buf = NULL;
 
@@ -504,7 +504,6 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 
-	libbpf_set_print(libbpf_diag);
 	if (!s)
 		return NULL;
 	s->opts = *o;

@@ -257,41 +257,23 @@ static inline uint64_t rd_u8(struct cur *c)
 	return cur_has(c, 1) ? *c->p++ : 0;
 }
 
-/* Reads a little-endian u16. */
-static inline uint64_t rd_u16(struct cur *c)
-{
-	uint16_t v = 0;
-
-	if (cur_has(c, 2)) {
-		memcpy(&v, c->p, 2);
-		c->p += 2;
-	}
-	return v;
-}
-
-/* Reads a little-endian u32. */
-static inline uint64_t rd_u32(struct cur *c)
-{
-	uint32_t v = 0;
-
-	if (cur_has(c, 4)) {
-		memcpy(&v, c->p, 4);
-		c->p += 4;
-	}
-	return v;
-}
-
-/* Reads a little-endian u64. */
-static inline uint64_t rd_u64(struct cur *c)
+/* Reads an n-byte (n <= 8) little-endian value: copied into the low bytes of a u64, which
+ * is the value on the little-endian hosts firn runs on (as big-endian DWARF is refused). */
+static inline uint64_t rd_le(struct cur *c, size_t n)
 {
 	uint64_t v = 0;
 
-	if (cur_has(c, 8)) {
-		memcpy(&v, c->p, 8);
-		c->p += 8;
+	if (cur_has(c, n)) {
+		memcpy(&v, c->p, n);
+		c->p += n;
 	}
 	return v;
 }
+
+/* Reads a little-endian u16, u32, u64. */
+static inline uint64_t rd_u16(struct cur *c) { return rd_le(c, 2); }
+static inline uint64_t rd_u32(struct cur *c) { return rd_le(c, 4); }
+static inline uint64_t rd_u64(struct cur *c) { return rd_le(c, 8); }
 
 /* Reads an n-byte little-endian value (n = 1, 2, 3, 4 or 8). */
 static uint64_t rd_un(struct cur *c, unsigned n)

@@ -247,15 +247,8 @@ int procmap_read(struct procmap *m, pid_t pid)
 
 const struct procmap_entry *procmap_find(const struct procmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = UPPER_BOUND(m->entries, m->n, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= m->entries[lo - 1].end)
 		return NULL;
 	return &m->entries[lo - 1];
@@ -400,21 +393,10 @@ void proctab_release(struct proctab *t)
 /* Index of pid (*found set) or where it would go. */
 static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
 {
-	size_t lo = 0, hi = t->n;
+	size_t at = PARTITION_POINT(t->n, i, t->procs[i]->pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (t->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < t->n && t->procs[at]->pid == pid;
+	return at;
 }
 
 struct proctab_proc *proctab_find(const struct proctab *t, pid_t pid)

@@ -422,22 +422,10 @@ static int file_key_cmp(const struct symfile *a, const struct stat *st)
 /* Finds the slot of the file with st's key: its index (*found set) or where it would go. */
 static size_t file_slot(const struct symbolizer *s, const struct stat *st, bool *found)
 {
-	size_t lo = 0, hi = s->nfiles;
+	size_t at = PARTITION_POINT(s->nfiles, i, file_key_cmp(s->files[i], st) < 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = file_key_cmp(s->files[mid], st);
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < s->nfiles && !file_key_cmp(s->files[at], st);
+	return at;
 }
 
 /* Inserts a new file for fd (taking it over) at slot i; NULL on -ENOMEM. */
@@ -735,18 +723,12 @@ static bool file_ready(struct symbolizer *s, struct symfile *f)
 static struct symfile *file_known(struct symbolizer *s, const struct procmap_entry *e)
 {
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
-	size_t lo = 0, hi = s->nfiles;
 
 	if (!e->inode)
 		return NULL;
-	while (lo < hi) { /* the first file at or after (dev, inode): the cache is sorted by them */
-		size_t mid = lo + (hi - lo) / 2;
-		const struct symfile *f = s->files[mid];
-		if (f->dev < dev || (f->dev == dev && f->ino < e->inode))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first file at or after (dev, inode): the cache is sorted by them */
+	size_t lo = PARTITION_POINT(s->nfiles, i, s->files[i]->dev < dev ||
+				    (s->files[i]->dev == dev && s->files[i]->ino < e->inode));
 	if (lo < s->nfiles && s->files[lo]->dev == dev && s->files[lo]->ino == e->inode)
 		return file_ref(s, s->files[lo]);
 	return NULL;
@@ -927,21 +909,10 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 /* Index of pid in s->procs (*found set), or where it would go. */
 static size_t proc_slot(const struct symbolizer *s, pid_t pid, bool *found)
 {
-	size_t lo = 0, hi = s->nprocs;
+	size_t at = PARTITION_POINT(s->nprocs, i, s->procs[i]->pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (s->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < s->nprocs && s->procs[at]->pid == pid;
+	return at;
 }
 
 /* Puts snap into the process table, replacing an older snapshot of its pid; 0 or -ENOMEM. */

@@ -96,4 +96,22 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 		ub_lo_;                                                                            \
 	})
 
+/* PARTITION_POINT(n, i, pred): the first index of [0, n) at which pred, an expression of the
+ * size_t index i, is false, where pred is true on a prefix of [0, n) and false on the rest (a
+ * sorted array: `a[i] < key`, or a key of a pointer array: `p[i]->pid < pid`); n when it is
+ * true everywhere. A binary search for what UPPER_BOUND's field-of-element form cannot say:
+ * signed or compound keys, arrays of pointers. pred is evaluated about log2(n) + 1 times. */
+#define PARTITION_POINT(n, i, pred)                                                                \
+	__extension__({                                                                            \
+		size_t pp_lo_ = 0, pp_hi_ = (n);                                                   \
+		while (pp_lo_ < pp_hi_) {                                                          \
+			size_t i = pp_lo_ + (pp_hi_ - pp_lo_) / 2;                                 \
+			if (pred)                                                                  \
+				pp_lo_ = i + 1;                                                    \
+			else                                                                       \
+				pp_hi_ = i;                                                        \
+		}                                                                                  \
+		pp_lo_;                                                                            \
+	})
+
 #endif

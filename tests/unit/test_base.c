@@ -258,6 +258,22 @@ static void test_upper_bound(void **state)
 	assert_int_equal(UPPER_BOUND(w, 3, v, 2), 2);
 }
 
+/* PARTITION_POINT: signed keys through pointers, empty, all true, all false, duplicates. */
+static void test_partition_point(void **state)
+{
+	const int v[] = { -5, -1, 0, 0, 7 };
+	const int *p[] = { &v[0], &v[1], &v[2], &v[3], &v[4] };
+	unsigned evals = 0;
+
+	assert_int_equal(PARTITION_POINT(0, i, *p[i] < 0), 0);
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < -9), 0);
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < 0), 2);  /* the first 0 */
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] <= 0), 4); /* past the last 0 */
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < 99), 5);
+	assert_int_equal(PARTITION_POINT(5, i, (evals++, v[i] < 7)), 4);
+	assert_true(evals <= 4); /* a binary search, not a walk */
+}
+
 /* mono_ns moves forward and is in nanoseconds. */
 static void test_mono_ns(void **state)
 {
@@ -282,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_hashtab_edges),
 		cmocka_unit_test(test_hashtab_clear),
 		cmocka_unit_test(test_upper_bound),
+		cmocka_unit_test(test_partition_point),
 		cmocka_unit_test(test_mono_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -211,12 +211,24 @@ static int64_t count(struct intern *in, const struct intern_slot *sl)
 	return sl->loc_id;
 }
 
-/* The location of l (found by a symbolizer_*_find call just before): cached, else resolved now
- * and added to the profile (resolving frees no names: names_check before the find holds). */
-static int64_t lookup(struct intern *in, struct symbolizer *s, struct symbolizer_loc *l)
+/* Readies in for a lookup into p with s: the caches of p, and no function cached by a name s
+ * has freed. Before the symbolizer_*_find call (which lookup then trusts). */
+static void begin(struct intern *in, struct symbolizer *s, struct profile *p)
+{
+	intern_sync(in, p);
+	names_check(in, s);
+}
+
+/* The location of l, which a symbolizer_*_find call just after begin filled (found: its
+ * result, returned when it failed): cached, else resolved now and added to the profile
+ * (resolving frees no names: names_check before the find holds). */
+static int64_t lookup(struct intern *in, struct symbolizer *s, int found,
+		      struct symbolizer_loc *l)
 {
 	int64_t mid = 0;
 
+	if (found)
+		return found;
 	if (l->map.key && (mid = mapping_of(in, &l->map)) < 0)
 		return mid;
 	struct intern_slot *sl = intern_slot(in, l->key, l->addr, l->flags);
@@ -240,39 +252,27 @@ int64_t intern_user(struct intern *in, struct symbolizer *s, struct profile *p, 
 		    uint64_t addr, bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_user_find(s, pid, addr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_user_find(s, pid, addr, is_return_address, &l), &l);
 }
 
 int64_t intern_file(struct intern *in, struct symbolizer *s, struct profile *p, const char *path,
 		    uint64_t vaddr, bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_file_find(s, path, vaddr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_file_find(s, path, vaddr, is_return_address, &l), &l);
 }
 
 int64_t intern_kernel(struct intern *in, struct symbolizer *s, struct profile *p, uint64_t addr,
 		      bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_kernel_find(s, addr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_kernel_find(s, addr, is_return_address, &l), &l);
 }
 
 void intern_stats(const struct intern *in, struct intern_stats *st)

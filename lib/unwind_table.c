@@ -308,6 +308,17 @@ static bool saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
 	return false;
 }
 
+/* Starts the row at pc, the same for both deciders (frame_row, unwind_table_row): empty, or a
+ * signal frame's, which says no more. True when that is all. */
+static bool row_start(struct firn_row *r, uint64_t pc, bool signal)
+{
+	memset(r, 0, sizeof(*r));
+	r->pc = pc;
+	if (signal)
+		r->type = FIRN_ROW_SIGNAL;
+	return signal;
+}
+
 /* Converts the frame state at one pc into a row. */
 static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row *r)
 {
@@ -315,12 +326,8 @@ static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row 
 	size_t n;
 	int64_t off;
 
-	memset(r, 0, sizeof(*r));
-	r->pc = pc;
-	if (signal) {
-		r->type = FIRN_ROW_SIGNAL;
+	if (row_start(r, pc, signal))
 		return;
-	}
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &n) == 0 && n == 0 && ops) {
 		r->type = FIRN_ROW_END;
 		return;
@@ -449,12 +456,8 @@ void unwind_table_row(const struct cfi_state *s, uint64_t pc, bool signal, struc
 	int64_t off;
 	bool cfa;
 
-	memset(r, 0, sizeof(*r));
-	r->pc = pc;
-	if (signal) {
-		r->type = FIRN_ROW_SIGNAL;
+	if (row_start(r, pc, signal))
 		return;
-	}
 	if (ra_undefined(&s->ra)) {
 		r->type = FIRN_ROW_END;
 		return;

@@ -142,32 +142,29 @@ static void rgb_set(uint8_t rgb[3], int r, int g, int b)
 	rgb[2] = b;
 }
 
-/* The single-hue palettes, from v1 (flamegraph.pl's red ... orange). */
+/* The single-hue palettes (flamegraph.pl's red ... orange), as data: channel i of a color is
+ * base[i] + (int)(span[i] * v1). */
+static const struct flat_hue {
+	uint8_t base[3], span[3];
+} flat_hues[FLAME_COLORS_COUNT] = {
+	[FLAME_COLORS_RED] = { { 200, 50, 50 }, { 55, 80, 80 } },
+	[FLAME_COLORS_GREEN] = { { 50, 200, 50 }, { 60, 55, 60 } },
+	[FLAME_COLORS_BLUE] = { { 80, 80, 205 }, { 60, 60, 50 } },
+	[FLAME_COLORS_AQUA] = { { 50, 165, 165 }, { 60, 55, 55 } },
+	[FLAME_COLORS_YELLOW] = { { 175, 175, 50 }, { 55, 55, 20 } },
+	[FLAME_COLORS_PURPLE] = { { 190, 80, 190 }, { 65, 60, 65 } },
+	[FLAME_COLORS_ORANGE] = { { 190, 90, 0 }, { 65, 65, 0 } },
+};
+
+/* A single-hue palette's color from v1 (a scheme without a row of its own: red). */
 static void color_flat(enum flame_colors c, double v1, uint8_t rgb[3])
 {
-	switch (c) {
-	case FLAME_COLORS_GREEN:
-		rgb_set(rgb, 50 + (int)(60 * v1), 200 + (int)(55 * v1), 50 + (int)(60 * v1));
-		break;
-	case FLAME_COLORS_BLUE:
-		rgb_set(rgb, 80 + (int)(60 * v1), 80 + (int)(60 * v1), 205 + (int)(50 * v1));
-		break;
-	case FLAME_COLORS_AQUA:
-		rgb_set(rgb, 50 + (int)(60 * v1), 165 + (int)(55 * v1), 165 + (int)(55 * v1));
-		break;
-	case FLAME_COLORS_YELLOW:
-		rgb_set(rgb, 175 + (int)(55 * v1), 175 + (int)(55 * v1), 50 + (int)(20 * v1));
-		break;
-	case FLAME_COLORS_PURPLE:
-		rgb_set(rgb, 190 + (int)(65 * v1), 80 + (int)(60 * v1), 190 + (int)(65 * v1));
-		break;
-	case FLAME_COLORS_ORANGE:
-		rgb_set(rgb, 190 + (int)(65 * v1), 90 + (int)(65 * v1), 0);
-		break;
-	default: /* red */
-		rgb_set(rgb, 200 + (int)(55 * v1), 50 + (int)(80 * v1), 50 + (int)(80 * v1));
-		break;
-	}
+	const struct flat_hue *h = &flat_hues[FLAME_COLORS_RED];
+
+	if ((unsigned)c < FLAME_COLORS_COUNT && flat_hues[c].base[0])
+		h = &flat_hues[c];
+	for (int i = 0; i < 3; i++)
+		rgb[i] = h->base[i] + (int)(h->span[i] * v1);
 }
 
 /* The palette firn's default scheme uses for a frame kind. */

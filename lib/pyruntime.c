@@ -29,32 +29,26 @@
  * DWARF (ptype/o) for 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1. */
 #define COMMON_OFFSETS .ob_type = 8, .tp_name = 24, .unicode_length = 16, .unicode_state = 32, \
 	.bytes_size = 16, .bytes_sval = 32
+/* What 3.8 to 3.10 share besides: the interpreter and thread lists, frame and code objects,
+ * compact strings (each version adds its runtime size, autoTSSkey and f_lasti offsets). */
+#define PRE311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 32, .interp_tstate_head = 8, .ts_next = 8, \
+	.ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176, .fr_back = 24, .fr_code = 32,        \
+	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,              \
+	.unicode_ascii_size = 48, .unicode_compact_size = 72
 
 /* 3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
  * Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h (v3.8.18). */
 static const struct pyoffsets off38 = {
-	COMMON_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .fr_lasti = 104,
 };
 /* 3.9: Include/internal/pycore_runtime.h, pycore_interp.h, cpython/pystate.h, frameobject.h,
  * cpython/code.h (v3.9.18); _PyRuntimeState shrank (GC and ceval state moved to the interpreter). */
 static const struct pyoffsets off39 = {
-	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .fr_lasti = 104,
 };
 /* 3.10: same headers (v3.10.13); f_lasti moved to 96 and counts code units; co_linetable. */
 static const struct pyoffsets off310 = {
-	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 96,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .fr_lasti = 96,
 };
 /* 3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
  * (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h (v3.11.7). */

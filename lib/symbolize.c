@@ -915,6 +915,15 @@ static size_t proc_slot(const struct symbolizer *s, pid_t pid, bool *found)
 	return at;
 }
 
+/* The snapshot of pid, or NULL when s has none. */
+static struct snapshot *snapshot_of(const struct symbolizer *s, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+
+	return found ? s->procs[i] : NULL;
+}
+
 /* Puts snap into the process table, replacing an older snapshot of its pid; 0 or -ENOMEM. */
 static int proc_put(struct symbolizer *s, struct snapshot *snap)
 {
@@ -1043,9 +1052,8 @@ int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *m
 
 bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
-	const struct procmap_entry *e = found ? procmap_find(&s->procs[i]->map, addr) : NULL;
+	const struct snapshot *snap = snapshot_of(s, pid);
+	const struct procmap_entry *e = snap ? procmap_find(&snap->map, addr) : NULL;
 
 	return e && e->kind == PROCMAP_FILE;
 }
@@ -1068,12 +1076,10 @@ static void keep_root(struct symbolizer *s, struct snapshot *snap)
 
 int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found)
+	if (!snap)
 		return -ENOENT;
-	struct snapshot *snap = s->procs[i];
 	if (!snap->perfmap_state)
 		perfmap_open(s, snap);
 	keep_root(s, snap);
@@ -1082,12 +1088,10 @@ int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 
 int symbolizer_note_exit(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found)
+	if (!snap)
 		return -ENOENT;
-	struct snapshot *snap = s->procs[i];
 	/* a JIT process without a map so far: the one it wrote as it exited is read at next use */
 	if (snap->root_fd >= 0 && snap->perfmap_fd < 0 && snap->perfmap_state < 0 &&
 	    !snap->perfmap_refused)
@@ -1097,10 +1101,7 @@ int symbolizer_note_exit(struct symbolizer *s, pid_t pid)
 
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-
-	proc_slot(s, pid, &found);
-	return found;
+	return snapshot_of(s, pid) != NULL;
 }
 
 int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns)
@@ -1523,12 +1524,10 @@ int symbolizer_index_ahead(struct symbolizer *s)
 
 bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
-	bool found;
-	size_t pi = proc_slot(s, pid, &found);
+	const struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found || !s->worker_on)
+	if (!snap || !s->worker_on)
 		return true;
-	struct snapshot *snap = s->procs[pi];
 	const struct procmap_entry *e = procmap_find(&snap->map, addr);
 	if (!e)
 		return true;

@@ -756,7 +756,7 @@ static int abbrev_cmp(const void *a, const void *b)
 {
 	const struct abbrev *x = a, *y = b;
 
-	return x->code < y->code ? -1 : x->code > y->code;
+	return CMP3(x->code, y->code);
 }
 
 /* Reads a unit's abbreviations on first use; 0 or -errno (remembered as an empty table). */
@@ -1442,9 +1442,7 @@ static int seq_cmp(const void *a, const void *b)
 {
 	const struct seqr *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->lo, y->lo) ?: CMP3(x->start, y->start);
 }
 
 /* Puts the sequences in address order into l->rows, dropping empty ones, the ones the linker

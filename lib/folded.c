@@ -276,7 +276,7 @@ static int wline_cmp(const void *a, const void *b, void *arena)
 
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return CMP3(x->len, y->len);
 }
 
 /* Sorts the lines and writes those with a positive count (after the comm header if asked). */

@@ -261,7 +261,7 @@ static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
-	return x < y ? -1 : x > y;
+	return CMP3(x, y);
 }
 
 /* Counts distinct pids among those noted. */

@@ -590,9 +590,7 @@ static int id_count_cmp(const void *a, const void *b)
 {
 	const struct id_count *x = a, *y = b;
 
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return CMP3(y->count, x->count) ?: CMP3(x->id, y->id);
 }
 
 /* Counts, per source string, the references the copy will make to it (kept labels of every

@@ -283,9 +283,7 @@ static int pend_cmp(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
 
-	if (x->ev.time != y->ev.time)
-		return x->ev.time < y->ev.time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return CMP3(x->ev.time, y->ev.time) ?: CMP3(x->seq, y->seq);
 }
 
 /* Collects every CPU's waiting records into the pending list, merged by time. */

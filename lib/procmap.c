@@ -149,7 +149,7 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct procmap_entry *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->start, y->start);
 }
 
 /* Parses the NUL-terminated text in buf, which m takes over. */

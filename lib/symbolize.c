@@ -406,17 +406,8 @@ static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 /* Orders files by (dev, inode, size, mtime). */
 static int file_key_cmp(const struct symfile *a, const struct stat *st)
 {
-	if (a->dev != st->st_dev)
-		return a->dev < st->st_dev ? -1 : 1;
-	if (a->ino != st->st_ino)
-		return a->ino < st->st_ino ? -1 : 1;
-	if (a->size != st->st_size)
-		return a->size < st->st_size ? -1 : 1;
-	if (a->mtime.tv_sec != st->st_mtim.tv_sec)
-		return a->mtime.tv_sec < st->st_mtim.tv_sec ? -1 : 1;
-	if (a->mtime.tv_nsec != st->st_mtim.tv_nsec)
-		return a->mtime.tv_nsec < st->st_mtim.tv_nsec ? -1 : 1;
-	return 0;
+	return CMP3(a->dev, st->st_dev) ?: CMP3(a->ino, st->st_ino) ?: CMP3(a->size, st->st_size) ?:
+	       CMP3(a->mtime.tv_sec, st->st_mtim.tv_sec) ?: CMP3(a->mtime.tv_nsec, st->st_mtim.tv_nsec);
 }
 
 /* Finds the slot of the file with st's key: its index (*found set) or where it would go. */

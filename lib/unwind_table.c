@@ -528,7 +528,7 @@ static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->start, y->start);
 }
 
 /* Finds .eh_frame: its data and address. */

@@ -96,6 +96,11 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 		ub_lo_;                                                                            \
 	})
 
+/* CMP3(a, b): -1, 0 or 1 as a is below, equal to or above b, for the comparators that sort
+ * arrays (qsort); keys chain with ?: (`return CMP3(x->a, y->a) ?: CMP3(x->b, y->b);`). Each
+ * argument is evaluated twice. */
+#define CMP3(a, b) (((a) > (b)) - ((a) < (b)))
+
 /* PARTITION_POINT(n, i, pred): the first index of [0, n) at which pred, an expression of the
  * size_t index i, is false, where pred is true on a prefix of [0, n) and false on the rest (a
  * sorted array: `a[i] < key`, or a key of a pointer array: `p[i]->pid < pid`); n when it is

@@ -258,6 +258,18 @@ static void test_upper_bound(void **state)
 	assert_int_equal(UPPER_BOUND(w, 3, v, 2), 2);
 }
 
+/* CMP3: the sign of the comparison, for signed, unsigned and mixed keys, chained with ?:. */
+static void test_cmp3(void **state)
+{
+	struct { int64_t a; uint32_t b; } x = { -1, 7 }, y = { -1, 9 };
+
+	assert_int_equal(CMP3(1, 2), -1);
+	assert_int_equal(CMP3(UINT64_MAX, 1ULL), 1);
+	assert_int_equal(CMP3(x.a, y.a), 0);
+	assert_int_equal(CMP3(x.a, y.a) ?: CMP3(x.b, y.b), -1);
+	assert_int_equal(CMP3(y.a, x.a) ?: CMP3(y.b, x.b), 1);
+}
+
 /* PARTITION_POINT: signed keys through pointers, empty, all true, all false, duplicates. */
 static void test_partition_point(void **state)
 {
@@ -299,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_hashtab_clear),
 		cmocka_unit_test(test_upper_bound),
 		cmocka_unit_test(test_partition_point),
+		cmocka_unit_test(test_cmp3),
 		cmocka_unit_test(test_mono_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -175,36 +175,24 @@ bool hist_sample_idle(const struct profile *p, const struct profile_sample *s)
 	return strspn(comm + 8, "0123456789") == strlen(comm + 8);
 }
 
-/* True when a frame stays under the options (kernel and inline frames may be skipped). */
-static bool frame_kept(const struct profile_frame *f, const struct hist_opts *o)
-{
-	if (o->no_kernel && f->kind == FRAME_KERNEL)
-		return false;
-	return o->inline_frames || f->kind != FRAME_INLINE;
-}
-
 /* Collects the entry indexes of the kept frames of sample s into w->keys; returns their count,
  * or -1 when the sample is dropped (only kernel frames under no_kernel), or -ENOMEM. */
 static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struct hist_walk *w)
 {
-	int64_t n = profile_frames(h->profile, s, &w->frames, &w->cap);
-	size_t k = 0;
+	int64_t n = profile_kept_frames(h->profile, s, &w->frames, &w->cap, w->o->inline_frames,
+					w->o->no_kernel);
 
 	if (n < 0)
 		return n;
 	if (VEC_GROW(w->keys, w->keycap, (size_t)n))
 		return -ENOMEM;
 	for (int64_t i = 0; i < n; i++) {
-		if (!frame_kept(&w->frames[i], w->o))
-			continue;
 		int64_t e = frame_entry(h, &w->frames[i], w);
 		if (e < 0)
 			return e;
-		w->keys[k++] = e;
+		w->keys[i] = e;
 	}
-	if (!k && n && w->o->no_kernel)
-		return -1;
-	return k;
+	return n;
 }
 
 /* Remembers the pid label of a counted sample (for nprocesses); pid 0, the idle task, is not a

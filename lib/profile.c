@@ -505,6 +505,22 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 	return n;
 }
 
+int64_t profile_kept_frames(struct profile *p, const struct profile_sample *s,
+			    struct profile_frame **frames, size_t *cap, bool inline_frames,
+			    bool no_kernel)
+{
+	int64_t n = profile_frames(p, s, frames, cap), k = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		enum frame_kind kind = (*frames)[i].kind;
+		if (!(no_kernel && kind == FRAME_KERNEL) && (inline_frames || kind != FRAME_INLINE))
+			(*frames)[k++] = (*frames)[i];
+	}
+	if (n < 0)
+		return n;
+	return !k && n && no_kernel ? -1 : k;
+}
+
 /* Id maps from src to dst, built while merging. */
 struct merge_maps {
 	uint64_t *mapping, *function, *location;

@@ -72,12 +72,10 @@ static int add_label(struct continuous *c, const struct cmd *cmd, const char *ar
 			c->labels[i].value = eq + 1;
 			return 0;
 		}
-	struct push_label *n = realloc(c->labels, (c->nlabels + 1) * sizeof(*n));
-	if (!n) {
+	if (VEC_GROW(c->labels, c->cap_labels, c->nlabels + 1)) {
 		free(key);
 		return error("out of memory");
 	}
-	c->labels = n;
 	c->labels[c->nlabels++] = (struct push_label){ key, eq + 1 };
 	return 0;
 }

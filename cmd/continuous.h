@@ -32,7 +32,7 @@ struct continuous {
 	const char *push_url;
 	int proto;                  /* enum push_proto */
 	struct push_label *labels;  /* --label, "k=v" split in place (argv) */
-	size_t nlabels;
+	size_t nlabels, cap_labels;
 	const char *tenant, *token_file;
 	double push_timeout;        /* seconds */
 	long queue_items, queue_bytes;

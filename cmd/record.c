@@ -102,14 +102,6 @@ struct recording {
 	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
 };
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Writes buf to stdout for "-", else with file_replace_atomic as w says (a device or FIFO is
  * written through). */
 static int emit(const char *out, const void *buf, size_t len, struct file_write *w)

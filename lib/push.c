@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "diag.h"
 
 struct push {
@@ -41,14 +42,6 @@ int push_proto_of(const char *name)
 		if (!strcmp(name, names[i]))
 			return i;
 	return -EINVAL;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* ---- the queue (under lock) ---- */

@@ -150,15 +150,6 @@ static int fail(struct recorder *r, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* For the recording's start and end (the profile's time). */
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The sampler's unwinding mode for the recorder's. */
 static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
 {

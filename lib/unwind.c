@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "../bpf/firn.h"
+#include "clock.h"
 #include "debuginfo.h"
 #include "diag.h"
 #include "elffile.h"
@@ -134,14 +135,6 @@ void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st)
 	*st = u->st;
 	st->rows = u->used;
 	st->bytes = (uint64_t)u->used * sizeof(struct firn_row);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* The cached table of the file behind st, or NULL. */
@@ -308,9 +301,9 @@ static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const
 	}
 	if (err != -ENOENT)
 		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id, strerror(-err));
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 	err = unwind_table_build(t, fd);
-	uint64_t ns = now_ns() - t0;
+	uint64_t ns = mono_ns() - t0;
 	u->st.build_ns += ns;
 	if (!err)
 		diag(DIAG_DEBUG, "built the unwind table of '%s' (%u rows, %.1f ms)%s", path, t->n,

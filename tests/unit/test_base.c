@@ -298,6 +298,17 @@ static void test_mono_ns(void **state)
 	assert_true(b < a + 10000000000ULL);
 }
 
+/* wall_ns is the date in nanoseconds: the second time() gives, give or take one. */
+static void test_wall_ns(void **state)
+{
+	time_t before = time(NULL);
+	uint64_t w = wall_ns();
+	time_t after = time(NULL);
+
+	assert_true(w / 1000000000ULL >= (uint64_t)before);
+	assert_true(w / 1000000000ULL <= (uint64_t)after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_partition_point),
 		cmocka_unit_test(test_cmp3),
 		cmocka_unit_test(test_mono_ns),
+		cmocka_unit_test(test_wall_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

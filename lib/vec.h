@@ -1,5 +1,6 @@
-/* Growable arrays and sorted-array search: the one growth rule and the one upper-bound search
- * that lib/, cmd/ and bench/ share instead of writing each by hand. */
+/* Growable arrays and sorted arrays: the one growth rule (VEC_GROW, VEC_GROW_ZEROED), the
+ * searches (UPPER_BOUND, PARTITION_POINT) and the comparison of the sorts (CMP3) that lib/, cmd/
+ * and bench/ share instead of writing each by hand. */
 #ifndef FIRN_VEC_H
 #define FIRN_VEC_H
 

@@ -24,7 +24,7 @@ struct file_header {
 	char magic[8];
 	uint32_t version, nsects;
 	char build_id[128]; /* lowercase hex, NUL-padded */
-	struct debug_cache_ident id;
+	struct file_id id;
 	uint32_t crc;
 	char pad[68];
 };
@@ -37,6 +37,7 @@ struct file_entry {
 
 _Static_assert(sizeof(struct file_header) == 256, "the file format's header is 256 bytes");
 _Static_assert(sizeof(struct file_entry) == 56, "an entry is 56 bytes");
+_Static_assert(sizeof(struct file_id) == 40, "the header's file identity is five 64-bit fields");
 
 /* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
 struct debug_cache {
@@ -102,7 +103,7 @@ static bool entry_ok(const struct file_entry *e, uint32_t n, const void *buf, si
 }
 
 int debug_cache_decode(const void *buf, size_t len, const char *build_id,
-		       const struct debug_cache_ident *id, struct debug_cache_file *f)
+		       const struct file_id *id, struct debug_cache_file *f)
 {
 	struct file_header h;
 	struct file_entry e[DEBUG_CACHE_MAX_SECTS];
@@ -132,7 +133,7 @@ int debug_cache_decode(const void *buf, size_t len, const char *build_id,
 }
 
 int debug_cache_map(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, struct debug_cache_file *f)
+		    const struct file_id *id, struct debug_cache_file *f)
 {
 	struct stat st;
 
@@ -177,7 +178,7 @@ const void *debug_cache_find(const struct debug_cache_file *f, const char *name,
 }
 
 /* Fills the header and entries of n sections laid out after them. */
-static int layout(const char *build_id, const struct debug_cache_ident *id,
+static int layout(const char *build_id, const struct file_id *id,
 		  const struct debug_cache_sect *s, size_t n, struct file_header *h,
 		  struct file_entry *e)
 {
@@ -204,7 +205,7 @@ static int layout(const char *build_id, const struct debug_cache_ident *id,
 }
 
 int debug_cache_put(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, const struct debug_cache_sect *s, size_t n)
+		    const struct file_id *id, const struct debug_cache_sect *s, size_t n)
 {
 	static const char zeros[ALIGN];
 	struct file_header h;

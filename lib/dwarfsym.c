@@ -2170,7 +2170,7 @@ static void inflate_sect(struct dwarfsym *d, const struct zsect *z)
 
 /* Stores the compressed sections' bytes in the cache, for the next reader of build_id. */
 static void cache_store(struct dwarfsym *d, struct debug_cache *c, const char *build_id,
-			const struct debug_cache_ident *id, const struct zsect *z, size_t nz)
+			const struct file_id *id, const struct zsect *z, size_t nz)
 {
 	struct debug_cache_sect cs[S_NR];
 	size_t n = 0;
@@ -2191,14 +2191,13 @@ static void read_compressed(struct dwarfsym *d, Elf *elf, int fd, const struct z
 			    size_t nz)
 {
 	char build_id[2 * 64 + 1], name[DEBUG_CACHE_NAME_LEN];
-	struct debug_cache_ident id = { 0 };
+	struct file_id id = { 0 };
 	struct stat st;
 	struct debug_cache *c = NULL;
 	unsigned before = d->inflated;
 
 	if (elffile_build_id(elf, build_id, sizeof(build_id)) > 0 && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
-		id = (struct debug_cache_ident){ st.st_dev, st.st_ino, st.st_size,
-						 st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
+		id = file_id_of(&st);
 		c = debug_cache_open_env();
 	}
 	if (c)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elffile.h"
+#include "fileid.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "procmap.h"
@@ -202,8 +203,7 @@ static int pyelf_read(const char *path, struct pyelf *pe)
 
 /* One file as probed: its identity (stat) and what its ELF says (err: why it could not be read). */
 struct pyfile {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
+	struct file_id id;
 	int err;
 	struct pyelf pe;
 };
@@ -248,14 +248,14 @@ uint64_t pyfile_cache_probes(const struct pyfile_cache *c)
 
 static uint64_t pyfile_hash(const struct pyfile *k)
 {
-	return hash_mix64(k->ino ^ hash_mix64(k->dev ^ hash_mix64(k->size ^ (uint64_t)k->mtime_ns)));
+	return file_id_hash(&k->id);
 }
 
 static bool pyfile_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct pyfile *a = &((const struct pyfile_cache *)ctx)->files[id], *k = key;
 
-	return a->ino == k->ino && a->dev == k->dev && a->size == k->size && a->mtime_ns == k->mtime_ns;
+	return file_id_eq(&a->id, &k->id);
 }
 
 static uint64_t gen_hash(const struct procmap_entry *e)
@@ -320,8 +320,7 @@ static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const 
 
 	if (known || e->kind != PROCMAP_FILE || pyfile_stat(pid, e, path, sizeof(path), &st))
 		return known;
-	k = (struct pyfile){ .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
-			     .mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec };
+	k = (struct pyfile){ .id = file_id_of(&st) };
 	if ((at = hashtab_find(&c->index, pyfile_hash(&k), pyfile_eq, c, &k)) < 0) {
 		if (VEC_GROW(c->files, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
 			return NULL;

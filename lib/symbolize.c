@@ -22,6 +22,7 @@
 #include "diag.h"
 #include "dwarfsym.h"
 #include "elfsym.h"
+#include "fileid.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "ksym.h"
@@ -53,10 +54,7 @@ struct debugfile {
 
 /* One file, shared by every snapshot that maps it. */
 struct symfile {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id; /* the cache's key (files are sorted by it) */
 	int fd;           /* open until indexed, then -1 */
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
@@ -89,10 +87,7 @@ struct snapmap {
  * addresses. Found by the file's cache key and the mapping's file offset (dev and ino 0: the
  * vDSO). */
 struct shared_map {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id; /* of the file; zero for the vDSO */
 	uint64_t offset;
 	uint32_t key;
 };
@@ -403,19 +398,13 @@ static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 
 /* ---- file cache ---- */
 
-/* Orders files by (dev, inode, size, mtime). */
-static int file_key_cmp(const struct symfile *a, const struct stat *st)
-{
-	return CMP3(a->dev, st->st_dev) ?: CMP3(a->ino, st->st_ino) ?: CMP3(a->size, st->st_size) ?:
-	       CMP3(a->mtime.tv_sec, st->st_mtim.tv_sec) ?: CMP3(a->mtime.tv_nsec, st->st_mtim.tv_nsec);
-}
-
 /* Finds the slot of the file with st's key: its index (*found set) or where it would go. */
 static size_t file_slot(const struct symbolizer *s, const struct stat *st, bool *found)
 {
-	size_t at = PARTITION_POINT(s->nfiles, i, file_key_cmp(s->files[i], st) < 0);
+	struct file_id k = file_id_of(st);
+	size_t at = PARTITION_POINT(s->nfiles, i, file_id_cmp(&s->files[i]->id, &k) < 0);
 
-	*found = at < s->nfiles && !file_key_cmp(s->files[at], st);
+	*found = at < s->nfiles && file_id_eq(&s->files[at]->id, &k);
 	return at;
 }
 
@@ -432,10 +421,7 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 		free(f);
 		return NULL;
 	}
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime = st->st_mtim;
+	f->id = file_id_of(st);
 	f->fd = fd;
 	__atomic_add_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	f->pid = pid;
@@ -718,9 +704,9 @@ static struct symfile *file_known(struct symbolizer *s, const struct procmap_ent
 	if (!e->inode)
 		return NULL;
 	/* the first file at or after (dev, inode): the cache is sorted by them */
-	size_t lo = PARTITION_POINT(s->nfiles, i, s->files[i]->dev < dev ||
-				    (s->files[i]->dev == dev && s->files[i]->ino < e->inode));
-	if (lo < s->nfiles && s->files[lo]->dev == dev && s->files[lo]->ino == e->inode)
+	size_t lo = PARTITION_POINT(s->nfiles, i, s->files[i]->id.dev < dev ||
+				    (s->files[i]->id.dev == dev && s->files[i]->id.ino < e->inode));
+	if (lo < s->nfiles && s->files[lo]->id.dev == dev && s->files[lo]->id.ino == e->inode)
 		return file_ref(s, s->files[lo]);
 	return NULL;
 }
@@ -1361,11 +1347,8 @@ static struct shared_map *shared_find(struct symbolizer *s, const struct symfile
 {
 	for (size_t i = 0; i < s->nshared; i++) {
 		struct shared_map *sm = &s->shared[i];
-		if (sm->offset == offset && (f ? sm->dev == f->dev && sm->ino == f->ino &&
-						 sm->size == f->size &&
-						 sm->mtime.tv_sec == f->mtime.tv_sec &&
-						 sm->mtime.tv_nsec == f->mtime.tv_nsec
-					       : !sm->dev && !sm->ino))
+		if (sm->offset == offset &&
+		    (f ? file_id_eq(&sm->id, &f->id) : !sm->id.dev && !sm->id.ino))
 			return sm;
 	}
 	return NULL;
@@ -1378,8 +1361,7 @@ static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t of
 	if (VEC_GROW(s->shared, s->cap_shared, s->nshared + 1))
 		return -ENOMEM;
 	s->shared[s->nshared++] = (struct shared_map){
-		.dev = f ? f->dev : 0, .ino = f ? f->ino : 0, .size = f ? f->size : 0,
-		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset, .key = key,
+		.id = f ? f->id : (struct file_id){ 0 }, .offset = offset, .key = key,
 	};
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "debuginfo.h"
 #include "diag.h"
 #include "elffile.h"
+#include "fileid.h"
 #include "procmap.h"
 #include "unwind_cache.h"
 #include "unwind_table.h"
@@ -40,10 +41,7 @@ struct run;
 
 /* A file whose table is loaded (or known to have none). */
 struct utable {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id;
 	bool loaded;        /* rows are in the BPF array */
 	uint32_t row_start, row_count;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
@@ -140,12 +138,11 @@ void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st)
 /* The cached table of the file behind st, or NULL. */
 static struct utable *table_find(struct unwinder *u, const struct stat *st)
 {
-	for (size_t i = 0; i < u->ntables; i++) {
-		struct utable *t = &u->tables[i];
-		if (t->dev == st->st_dev && t->ino == st->st_ino && t->size == st->st_size &&
-		    t->mtime.tv_sec == st->st_mtim.tv_sec && t->mtime.tv_nsec == st->st_mtim.tv_nsec)
-			return t;
-	}
+	struct file_id key = file_id_of(st);
+
+	for (size_t i = 0; i < u->ntables; i++)
+		if (file_id_eq(&u->tables[i].id, &key))
+			return &u->tables[i];
 	return NULL;
 }
 
@@ -273,7 +270,7 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 		return false;
 	for (size_t i = 0; i + 1 < u->ntables; i++) {
 		const struct utable *o = &u->tables[i];
-		if (!o->loaded || o->size != st->st_size || strcmp(o->build_id, ut->build_id))
+		if (!o->loaded || o->id.size != (uint64_t)st->st_size || strcmp(o->build_id, ut->build_id))
 			continue;
 		ut->loaded = true;
 		ut->row_start = o->row_start;
@@ -327,10 +324,7 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 		return NULL;
 	struct utable *ut = &u->tables[u->ntables++];
 	memset(ut, 0, sizeof(*ut));
-	ut->dev = st->st_dev;
-	ut->ino = st->st_ino;
-	ut->size = st->st_size;
-	ut->mtime = st->st_mtim;
+	ut->id = file_id_of(st);
 	if (share_rows(u, ut, fd, st, key))
 		return ut;
 	int err = table_build(u, &t, fd, ut->build_id, path);
@@ -380,7 +374,7 @@ static struct utable *table_known(struct unwinder *u, const struct procmap_entry
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
 
 	for (size_t i = 0; e->inode && i < u->ntables; i++)
-		if (u->tables[i].dev == dev && u->tables[i].ino == e->inode)
+		if (u->tables[i].id.dev == dev && u->tables[i].id.ino == e->inode)
 			return &u->tables[i];
 	return NULL;
 }

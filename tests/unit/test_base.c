@@ -1,6 +1,7 @@
 /* Unit tests for the shared base: vec.h's growth (doubling, typed capacities, -ENOMEM on sizes
- * that overflow or pass the capacity's type), hashtab's insert, find, growth, many keys and
- * collisions through a bad hash, UPPER_BOUND at its edges, and clock.h's mono_ns. */
+ * that overflow or pass the capacity's type, zeroed growth), hashtab's insert, find, growth,
+ * clear, many keys and collisions through a bad hash, UPPER_BOUND and PARTITION_POINT at their
+ * edges, CMP3, fileid.h's identities, and clock.h's mono_ns and wall_ns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +10,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
+#include "fileid.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "vec.h"
@@ -286,6 +291,31 @@ static void test_partition_point(void **state)
 	assert_true(evals <= 4); /* a binary search, not a walk */
 }
 
+/* A file keeps its identity while unchanged and loses it when rewritten; identities order by
+ * device, inode, size, mtime, and equal ones hash alike. */
+static void test_file_id(void **state)
+{
+	char path[] = "/tmp/firn-fileid-XXXXXX";
+	int fd = mkstemp(path);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	struct file_id a = file_id_of(&st), b = a;
+	assert_true(file_id_eq(&a, &b));
+	assert_int_equal(file_id_hash(&a), file_id_hash(&b));
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	b = file_id_of(&st);
+	assert_false(file_id_eq(&a, &b));
+	assert_int_equal(file_id_cmp(&a, &b), -1); /* same inode, larger now */
+	struct file_id lo = { 1, 9, 9, 9, 9 }, hi = { 2, 0, 0, 0, 0 };
+	assert_int_equal(file_id_cmp(&lo, &hi), -1); /* the device first */
+	assert_int_equal(file_id_cmp(&hi, &lo), 1);
+	close(fd);
+	unlink(path);
+}
+
 /* mono_ns moves forward and is in nanoseconds. */
 static void test_mono_ns(void **state)
 {
@@ -323,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_upper_bound),
 		cmocka_unit_test(test_partition_point),
 		cmocka_unit_test(test_cmp3),
+		cmocka_unit_test(test_file_id),
 		cmocka_unit_test(test_mono_ns),
 		cmocka_unit_test(test_wall_ns),
 	};

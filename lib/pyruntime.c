@@ -36,6 +36,11 @@
 	.ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176, .fr_back = 24, .fr_code = 32,        \
 	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,              \
 	.unicode_ascii_size = 48, .unicode_compact_size = 72
+/* What 3.11 and 3.12 share besides: the interpreter list's head, the thread list, the current
+ * frame and f_lasti's place, the code object's names and line table. */
+#define FROM311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 40, .ts_next = 8, .ts_interp = 16,       \
+	.ts_frame = 56, .fr_lasti = 56, .co_filename = 112, .co_name = 120, .co_qualname = 128,    \
+	.co_linetable = 136
 
 /* 3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
  * Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h (v3.8.18). */
@@ -54,20 +59,18 @@ static const struct pyoffsets off310 = {
 /* 3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
  * (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h (v3.11.7). */
 static const struct pyoffsets off311 = {
-	COMMON_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .rt_interp_head = 40, .interp_tstate_head = 16,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 8, .ts_thread_id = 152,
-	.ts_native_tid = 160, .fr_code = 32, .fr_back = 48, .fr_lasti = 56, .fr_owner = 69,
-	.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_linetable = 136, .co_firsttraceable = 168, .co_code_adaptive = 184,
+	FROM311_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .interp_tstate_head = 16,
+	.cframe_current = 8, .ts_thread_id = 152, .ts_native_tid = 160,
+	.fr_code = 32, .fr_back = 48, .fr_owner = 69,
+	.co_firstlineno = 72, .co_firsttraceable = 168, .co_code_adaptive = 184,
 	.unicode_ascii_size = 48, .unicode_compact_size = 72,
 };
 /* 3.12: same headers (v3.12.1); PyASCIIObject lost wstr (40 bytes), f_code moved to 0. */
 static const struct pyoffsets off312 = {
-	COMMON_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .rt_interp_head = 40, .interp_tstate_head = 72,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 0, .ts_thread_id = 136,
-	.ts_native_tid = 144, .fr_code = 0, .fr_back = 8, .fr_lasti = 56, .fr_owner = 70,
-	.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_linetable = 136, .co_firsttraceable = 176, .co_code_adaptive = 192,
+	FROM311_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .interp_tstate_head = 72,
+	.cframe_current = 0, .ts_thread_id = 136, .ts_native_tid = 144,
+	.fr_code = 0, .fr_back = 8, .fr_owner = 70,
+	.co_firstlineno = 68, .co_firsttraceable = 176, .co_code_adaptive = 192,
 	.unicode_ascii_size = 40, .unicode_compact_size = 56,
 };
 

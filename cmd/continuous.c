@@ -185,14 +185,7 @@ static void add_pids(struct continuous *c, const struct profile *p)
 {
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		int64_t pid = profile_label_num(p, &p->samples[i], "pid", -1);
-		size_t lo = 0, hi = c->npids;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (c->pids[mid] < pid)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = PARTITION_POINT(c->npids, j, c->pids[j] < pid);
 		if (pid <= 0 || (lo < c->npids && c->pids[lo] == pid) ||
 		    VEC_GROW(c->pids, c->cap_pids, c->npids + 1))
 			continue;

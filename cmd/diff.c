@@ -19,6 +19,7 @@
 #include "input.h"
 #include "json.h"
 #include "opt_flamegraph.h"
+#include "vec.h"
 
 #define DIFF_USAGE \
 	"[OPTIONS] BASE NEW\n" \
@@ -43,7 +44,7 @@ enum {
 /* The files of one side, in order; merged into one profile. */
 struct side {
 	char **files;
-	size_t n;
+	size_t n, cap;
 };
 
 struct diff_opts {
@@ -57,7 +58,7 @@ struct diff_opts {
 	enum diff_metric sort;
 	bool abs;
 	struct diff_rule *rules;
-	size_t nrules;
+	size_t nrules, cap_rules;
 	double confidence;
 	bool strict;              /* an inconclusive gate exits 4 (else 0, with a warning) */
 	bool negate;
@@ -149,11 +150,8 @@ static int set_mode(struct diff_opts *o, int id)
 /* Appends file to a side's list. */
 static int side_add(struct side *s, char *file)
 {
-	char **f = realloc(s->files, (s->n + 1) * sizeof(*f));
-
-	if (!f)
+	if (VEC_GROW(s->files, s->cap, s->n + 1))
 		return error("out of memory");
-	s->files = f;
 	s->files[s->n++] = file;
 	return 0;
 }
@@ -161,11 +159,8 @@ static int side_add(struct side *s, char *file)
 /* --fail-on RULE: parsed now, so that a bad rule is a usage error. */
 static int add_rule(struct diff_opts *o, const char *arg)
 {
-	struct diff_rule *r = realloc(o->rules, (o->nrules + 1) * sizeof(*r));
-
-	if (!r)
+	if (VEC_GROW(o->rules, o->cap_rules, o->nrules + 1))
 		return error("out of memory");
-	o->rules = r;
 	int err = diff_rule_parse(&o->rules[o->nrules], arg);
 	if (err == -ENOMEM)
 		return error("out of memory");

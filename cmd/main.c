@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "sampler.h"
 
 #ifndef FIRN_VERSION
 #define FIRN_VERSION "0.1.0"
@@ -182,6 +183,7 @@ int main(int argc, char **argv)
 
 	reserve_std_fds();
 	diag_set_reporter(report_diag);
+	libbpf_set_print(sampler_libbpf_print); /* libbpf's messages through report_diag too */
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
 			firn_verbose++;

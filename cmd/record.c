@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "folded.h"
 #include "common.h"
 #include "continuous.h"
@@ -100,14 +101,6 @@ struct recording {
 	size_t max_entries;    /* FIRN_MAX_ENTRIES (0: the recorder's default) */
 	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
 };
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Writes buf to stdout for "-", else with file_replace_atomic as w says (a device or FIFO is
  * written through). */
@@ -421,10 +414,11 @@ static int wait_events(struct recording *r, int ms)
 	return recorder_poll(r->rec, 0);
 }
 
-/* The wait before the next look: RECORDER_POLL_MS, or less when -d ends sooner. */
+/* The wait before the next look: RECORDER_POLL_MS, or less when -d ends sooner (start_ns: the
+ * recording's start on the monotonic clock). */
 static int wait_ms(uint64_t limit, uint64_t start_ns)
 {
-	uint64_t now = wall_ns(), left = limit && start_ns + limit > now ? start_ns + limit - now : 0;
+	uint64_t now = mono_ns(), left = limit && start_ns + limit > now ? start_ns + limit - now : 0;
 
 	if (!limit || left >= RECORDER_POLL_MS * 1000000ULL)
 		return RECORDER_POLL_MS;
@@ -439,15 +433,18 @@ static int sample_loop(struct recording *r)
 	char note[96];
 
 	recorder_stats(r->rec, &rs);
+	/* -d is measured on the monotonic clock (a wall clock set back would stretch it, set
+	 * forward cut it short), from the recorder's start: how long ago that was, once */
+	uint64_t wall = wall_ns(), start = mono_ns() - (wall > rs.start_ns ? wall - rs.start_ns : 0);
 	for (;;) {
-		int ms = wait_ms(limit, rs.start_ns);
+		int ms = wait_ms(limit, start);
 		if (wait_events(r, continuous_wait_ms(&r->o->c, wall_ns(), ms)))
 			return error("%s", recorder_error(r->rec));
 		if (continuous_on(&r->o->c) && continuous_tick(&r->o->c, r->rec, wall_ns()))
 			return 1;
 		if (target_ended(&r->o->t, note, sizeof(note)) || target_stop_signal())
 			return 0;
-		if (limit && wall_ns() - rs.start_ns >= limit)
+		if (limit && mono_ns() - start >= limit)
 			return 0;
 	}
 }

@@ -22,6 +22,7 @@
 #include "opt_flamegraph.h"
 #include "pprof.h"
 #include "safeopen.h"
+#include "vec.h"
 
 #define REPORT_USAGE \
 	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE...]\n" \
@@ -43,6 +44,7 @@ struct report_opts {
 	const char *input;         /* "-" for stdin; the first of inputs */
 	char **inputs;             /* FILE... (merged); NULL: input alone */
 	int ninputs;
+	size_t cap_inputs;
 	const char *output;        /* NULL or "-" for stdout */
 	enum report_mode mode;
 	int mode_id;               /* the option that chose the mode, 0 for the table */
@@ -50,6 +52,7 @@ struct report_opts {
 	enum hist_sort sort;
 	struct hist_opts hist;     /* pid/comm filters, no_kernel, inline, by */
 	int64_t *pids;             /* owned; hist.pids points here */
+	size_t cap_pids;
 	struct flamegraph_opts fg;
 	uint32_t given;            /* bit (id - 256) for each option given */
 	int fg_id;                 /* the first flame graph option given, 0 if none */
@@ -126,10 +129,8 @@ static int parse_pids(struct report_opts *ro, const char *arg)
 		if (opt_strtol(s, &end, &v) || v < 0 || v > INT_MAX || (*end && *end != ','))
 			return usage_error(&report_cmd, "invalid value '%s' for --pid (process ids "
 				"separated by commas)", arg);
-		int64_t *n = realloc(ro->pids, (ro->hist.npids + 1) * sizeof(*n));
-		if (!n)
+		if (VEC_GROW(ro->pids, ro->cap_pids, ro->hist.npids + 1))
 			return error("out of memory");
-		ro->pids = n;
 		ro->pids[ro->hist.npids++] = v;
 		s = *end ? end + 1 : end;
 	} while (*s || s[-1] == ',');
@@ -729,10 +730,8 @@ static int parse_args(struct report_opts *ro, int argc, char **argv)
 	while (!rc && argi < argc) {
 		bool dashdash = !strcmp(argv[argi - 1], "--");
 		for (int i = argi; i < (dashdash ? argc : argi + 1); i++) {
-			char **n = realloc(ro->inputs, (ro->ninputs + 1) * sizeof(*n));
-			if (!n)
+			if (VEC_GROW(ro->inputs, ro->cap_inputs, (size_t)ro->ninputs + 1))
 				return error("out of memory");
-			ro->inputs = n;
 			ro->inputs[ro->ninputs++] = argv[i];
 		}
 		ro->input = ro->inputs[0];

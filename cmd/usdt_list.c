@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "usdt.h"
+#include "vec.h"
 
 #define USDT_LIST_USAGE \
 	"[--json] FILE... [PATTERN]\n" \
@@ -27,6 +28,7 @@ struct usdt_list_opts {
 	const char *pattern; /* glob over PROVIDER:NAME, NULL for all */
 	char **files;        /* owned array of owned paths */
 	int nfiles;
+	size_t cap_files;
 };
 
 static int usdt_list_option(void *ctx, int id, const char *arg)
@@ -65,12 +67,11 @@ static int add_file(struct usdt_list_opts *o, const char *arg)
 	else if ((err = usdt_resolve_path(arg, o->pid, path, sizeof(path))))
 		return error("cannot find '%s': %s", arg,
 			     err == -ENOENT ? "no such file, library or program" : strerror(-err));
-	char *copy = strdup(path), **n = copy ? realloc(o->files, (o->nfiles + 1) * sizeof(*n)) : NULL;
-	if (!n) {
+	char *copy = strdup(path);
+	if (!copy || VEC_GROW(o->files, o->cap_files, (size_t)o->nfiles + 1)) {
 		free(copy);
 		return error("out of memory");
 	}
-	o->files = n;
 	o->files[o->nfiles++] = copy;
 	return 0;
 }

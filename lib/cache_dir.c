@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "vec.h"
 
 int cache_dir_default(char *out, size_t len, const char *leaf)
 {
@@ -176,8 +177,56 @@ void cache_dir_close(struct cache_dir *cd)
 	cd->dirfd = -1;
 }
 
-int cache_dir_open_file(struct cache_dir *cd, const char *name, struct stat *st)
+bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id)
 {
+	size_t n = strlen(build_id);
+
+	return n && n < kind->id_max && strspn(build_id, "0123456789abcdef") == n;
+}
+
+/* The name of build_id's file (the id, then the kind's suffix) into out (len bytes); false
+ * when the id cannot name one or out is too small. */
+static bool file_name(const struct cache_kind *kind, const char *build_id, char *out, size_t len)
+{
+	size_t n = strlen(build_id), sn = strlen(kind->suffix);
+
+	if (!cache_dir_id_ok(kind, build_id) || n + sn + 1 > len)
+		return false;
+	memcpy(out, build_id, n);
+	memcpy(out + n, kind->suffix, sn + 1);
+	return true;
+}
+
+struct cache_dir *cache_dir_new(const char *dir, bool env, const struct cache_kind *kind,
+				uint64_t max_bytes, int *warned)
+{
+	struct cache_dir *cd = calloc(1, sizeof(*cd));
+	int err = !cd ? -ENOMEM
+		  : env ? cache_dir_open_env(cd, kind, max_bytes, warned)
+			: cache_dir_open(cd, dir, kind, max_bytes);
+
+	if (err) {
+		free(cd);
+		errno = -err;
+		return NULL;
+	}
+	return cd;
+}
+
+void cache_dir_free(struct cache_dir *cd)
+{
+	if (!cd)
+		return;
+	cache_dir_close(cd);
+	free(cd);
+}
+
+int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat *st)
+{
+	char name[NAME_MAX + 1];
+
+	if (!file_name(cd->kind, build_id, name, sizeof(name)))
+		return -ENOENT;
 	int fd = openat(cd->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
@@ -210,12 +259,14 @@ static int write_all(int fd, const void *buf, size_t len)
 
 static void evict(struct cache_dir *cd);
 
-int cache_dir_put(struct cache_dir *cd, const char *name, const struct iovec *iov, int n)
+int cache_dir_put(struct cache_dir *cd, const char *build_id, const struct iovec *iov, int n)
 {
-	char tmp[64];
+	char tmp[64], name[NAME_MAX + 1];
 	uint64_t total = 0;
 	int err = 0;
 
+	if (!file_name(cd->kind, build_id, name, sizeof(name)))
+		return -EINVAL;
 	snprintf(tmp, sizeof(tmp), ".tmp-%d-%d-%u", (int)getpid(), (int)gettid(), cd->seq++);
 	int fd = openat(cd->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -326,12 +377,8 @@ static struct entry *list_entries(const struct cache_dir *cd, size_t *n)
 		drop_stale(cd->dirfd, de->d_name);
 		if (!is_entry(cd, de->d_name, &st))
 			continue;
-		if (*n == cap) {
-			struct entry *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (VEC_GROW(v, cap, *n + 1))
+			break;
 		snprintf(v[*n].name, sizeof(v[*n].name), "%s", de->d_name);
 		v[*n].mtime = st.st_mtim;
 		v[(*n)++].size = st.st_size;
@@ -372,15 +419,3 @@ static void evict(struct cache_dir *cd)
 	free(v);
 }
 
-bool cache_dir_file_name(const struct cache_kind *kind, const char *build_id, char *out,
-			 size_t len)
-{
-	size_t n = strlen(build_id), sn = strlen(kind->suffix);
-
-	if (!n || n >= kind->id_max || n + sn + 1 > len ||
-	    strspn(build_id, "0123456789abcdef") != n)
-		return false;
-	memcpy(out, build_id, n);
-	memcpy(out + n, kind->suffix, sn + 1);
-	return true;
-}

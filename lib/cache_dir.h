@@ -55,16 +55,22 @@ int cache_dir_open_env(struct cache_dir *cd, const struct cache_kind *kind, uint
 /* Why cache_dir_open refused a folder, in words (a static string). */
 const char *cache_dir_strerror(int err);
 void cache_dir_close(struct cache_dir *cd);
-/* The name of build_id's cache file of kind (the id, then the suffix) into out (len bytes);
- * false when the id is empty, not lowercase hex, id_max characters or longer, or out is too
- * small. */
-bool cache_dir_file_name(const struct cache_kind *kind, const char *build_id, char *out,
-			 size_t len);
-/* Opens the cache file name for reading, into *st: fd, or -ENOENT, -ELOOP (a symlink),
- * -EINVAL (not a regular file), -EPERM (owner or mode), other -errno. */
-int cache_dir_open_file(struct cache_dir *cd, const char *name, struct stat *st);
-/* Stores the bytes of iov[0..n) as name (temp file + rename), then evicts the least recently
- * used entries past the bound (see above: never a file firn did not write). 0 or -errno. */
-int cache_dir_put(struct cache_dir *cd, const char *name, const struct iovec *iov, int n);
+/* A cache on the heap, for the caches over it (debug_cache, unwind_cache: each handle is one):
+ * opened as cache_dir_open_env does when env (dir unused; *warned as there), else as
+ * cache_dir_open does. NULL + errno (their -errno, or ENOMEM). */
+struct cache_dir *cache_dir_new(const char *dir, bool env, const struct cache_kind *kind,
+				uint64_t max_bytes, int *warned);
+/* Closes and frees a cache_dir_new cache (NULL: nothing). */
+void cache_dir_free(struct cache_dir *cd);
+/* Whether build_id can name a file of kind: not empty, lowercase hex, shorter than id_max. */
+bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id);
+/* Opens build_id's cache file for reading, into *st: fd, or -ENOENT (none, or an id that
+ * cannot name one), -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (owner or mode),
+ * other -errno. */
+int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat *st);
+/* Stores the bytes of iov[0..n) as build_id's file (temp file + rename), then evicts the least
+ * recently used entries past the bound (see above: never a file firn did not write). 0,
+ * -EINVAL (an id that cannot name a file) or -errno. */
+int cache_dir_put(struct cache_dir *cd, const char *build_id, const struct iovec *iov, int n);
 
 #endif

@@ -14,14 +14,12 @@ struct side {
 	size_t n, cap_rows, cap_last;
 };
 
-/* The walk's scratch: one sample's frames and the ones kept. */
+/* The walk's scratch: one sample's kept frames. */
 struct walk {
 	const struct calls_query *q;
 	struct side side[2]; /* callers, callees */
 	struct profile_frame *frames;
 	size_t cap;
-	size_t *kept;
-	size_t capkept;
 };
 
 const char *calls_frame_module(const struct profile *p, const struct profile_frame *f)
@@ -58,35 +56,23 @@ static int side_add(struct side *sd, const char *name, const char *module, int64
 }
 
 /* The frames of sample s kept (inline frames folded, kernel ones under no_kernel), root first,
- * into w->kept; returns their count, -1 for a sample that drops out, or -ENOMEM. */
+ * into w->frames; returns their count, -1 for a sample that drops out, or -ENOMEM. */
 static long kept_frames(struct profile *p, struct walk *w, const struct profile_sample *s)
 {
-	int64_t n = profile_frames(p, s, &w->frames, &w->cap);
-	long k = 0;
-
-	if (n < 0)
-		return n;
-	if (VEC_GROW(w->kept, w->capkept, (size_t)n))
-		return -ENOMEM;
-	for (int64_t i = 0; i < n; i++) {
-		enum frame_kind kind = w->frames[i].kind;
-		if (kind != FRAME_INLINE && !(w->q->no_kernel && kind == FRAME_KERNEL))
-			w->kept[k++] = i;
-	}
-	return !k && n && w->q->no_kernel ? -1 : k;
+	return profile_kept_frames(p, s, &w->frames, &w->cap, false, w->q->no_kernel);
 }
 
 /* Name and module of kept frame j of the current sample. */
 static const char *kept_name(const struct profile *p, const struct walk *w, long j)
 {
-	uint32_t id = w->frames[w->kept[j]].name;
+	uint32_t id = w->frames[j].name;
 
 	return id ? profile_str(p, id) : "[unknown]";
 }
 
 static const char *kept_module(const struct profile *p, const struct walk *w, long j)
 {
-	return calls_frame_module(p, &w->frames[w->kept[j]]);
+	return calls_frame_module(p, &w->frames[j]);
 }
 
 /* Adds sample idx to the callers and callees of the function; 0 or -ENOMEM. */
@@ -147,7 +133,6 @@ int calls_compute(struct calls *c, struct profile *p, const struct calls_query *
 		if (!strcmp(c->callees[i].name, "[self]"))
 			c->self = c->callees[i].value;
 	free(w.frames);
-	free(w.kept);
 	if (err)
 		calls_release(c);
 	return err;

@@ -34,7 +34,7 @@ struct capture {
 	int64_t k_pid, k_tid, k_comm, k_thread;
 	int64_t *values;  /* one per sample type (scratch) */
 	struct column_use *uses; /* where each event's counts go */
-	unsigned nuses;
+	unsigned nuses, capuses;
 	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
 	bool spill_failed; /* the temporary file could not be made or written: samples stay here */
 	struct frame_resolver resolvers[FIRN_FRAME_KINDS]; /* by kind (resolve NULL: none) */
@@ -241,14 +241,8 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 		return 0;
 	if (!e->count)
 		return 0; /* counted in an earlier cut (capture_cut) */
-	if (e->ulen + e->klen + 1 > c->cap) {
-		size_t ncap = e->ulen + e->klen + 64;
-		uint64_t *nl = realloc(c->locs, ncap * sizeof(*nl));
-		if (!nl)
-			return -ENOMEM;
-		c->locs = nl;
-		c->cap = ncap;
-	}
+	if (VEC_GROW(c->locs, c->cap, e->ulen + e->klen + 1))
+		return -ENOMEM;
 	*n = 0;
 	c->worst = SYMBOLIZER_RESOLVED;
 	if ((err = add_frames(c, e, true, n)) || (err = add_frames(c, e, false, n)))
@@ -429,11 +423,8 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 /* Sends event's counts to sample type col, times scale. */
 static int use_column(struct capture *c, uint32_t event, int col, int64_t scale)
 {
-	struct column_use *n = realloc(c->uses, (c->nuses + 1) * sizeof(*n));
-
-	if (col < 0 || !n)
+	if (col < 0 || VEC_GROW(c->uses, c->capuses, c->nuses + 1))
 		return -ENOMEM;
-	c->uses = n;
 	c->uses[c->nuses++] = (struct column_use){ event, col, scale };
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "leb128.h"
+
 /* libdw refuses register numbers from here up (its register array's size would overflow). */
 #define REG_LIMIT ((uint64_t)INT32_MAX / 8)
 
@@ -23,42 +25,6 @@ struct vm {
 	unsigned depth;
 	struct cfi_state stack[CFI_STACK_MAX];
 };
-
-int cfi_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t acc = 0;
-
-	for (unsigned i = 0; i < 10 && q < end; i++) {
-		uint8_t b = *q++;
-		acc |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*p = q;
-			*v = acc;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int cfi_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t acc = 0;
-
-	for (unsigned i = 0; i < 10 && q < end; i++) {
-		uint8_t b = *q++;
-		acc |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			if ((b & 0x40) && 7 * (i + 1) < 64)
-				acc |= ~0ULL << (7 * (i + 1));
-			*p = q;
-			*v = (int64_t)acc;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
 
 /* Reads an n-byte little-endian number (n <= 8) from [*p, end). */
 static int read_fixed(const uint8_t **p, const uint8_t *end, unsigned n, uint64_t *v)
@@ -135,7 +101,7 @@ static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t fmt, bool
 	case DW_EH_PE_udata2: return read_fixed(p, end, 2, v);
 	case DW_EH_PE_udata4: return read_fixed(p, end, 4, v);
 	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: return read_fixed(p, end, 8, v);
-	case DW_EH_PE_uleb128: return cfi_uleb(p, end, v);
+	case DW_EH_PE_uleb128: return leb128_u(p, end, v);
 	case DW_EH_PE_sdata2:
 		if (read_fixed(p, end, 2, v))
 			return -EINVAL;
@@ -147,7 +113,7 @@ static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t fmt, bool
 		*v = (uint64_t)(int32_t)*v;
 		return 0;
 	case DW_EH_PE_sleb128:
-		if (cfi_sleb(p, end, &s))
+		if (leb128_s(p, end, &s))
 			return -EINVAL;
 		*v = (uint64_t)s;
 		return 0;
@@ -202,7 +168,7 @@ static void require_cfa_offset(struct vm *vm)
 /* Reads an expression block (ULEB128 length, bytes) that must fit in the program. */
 static int read_block(struct vm *vm, const uint8_t **expr, uint64_t *len)
 {
-	if (cfi_uleb(&vm->p, vm->end, len) || *len > (uint64_t)(vm->end - vm->p))
+	if (leb128_u(&vm->p, vm->end, len) || *len > (uint64_t)(vm->end - vm->p))
 		return -EINVAL;
 	*expr = vm->p;
 	vm->p += *len;
@@ -219,25 +185,25 @@ static int cfa_op(struct vm *vm, uint8_t op)
 	switch (op) {
 	case DW_CFA_def_cfa:
 	case DW_CFA_def_cfa_sf:
-		if (cfi_uleb(&vm->p, vm->end, &reg))
+		if (leb128_u(&vm->p, vm->end, &reg))
 			return -EINVAL;
-		if (op == DW_CFA_def_cfa ? cfi_uleb(&vm->p, vm->end, &off)
-					 : cfi_sleb(&vm->p, vm->end, &soff))
+		if (op == DW_CFA_def_cfa ? leb128_u(&vm->p, vm->end, &off)
+					 : leb128_s(&vm->p, vm->end, &soff))
 			return -EINVAL;
 		if (op == DW_CFA_def_cfa_sf)
 			off = (uint64_t)soff * (uint64_t)vm->cie->data_align;
 		s->cfa = CFI_CFA_OFFSET, s->cfa_reg = reg, s->cfa_off = off;
 		return 1;
 	case DW_CFA_def_cfa_register:
-		if (cfi_uleb(&vm->p, vm->end, &reg))
+		if (leb128_u(&vm->p, vm->end, &reg))
 			return -EINVAL;
 		require_cfa_offset(vm);
 		s->cfa_reg = reg;
 		return 1;
 	case DW_CFA_def_cfa_offset:
 	case DW_CFA_def_cfa_offset_sf:
-		if (op == DW_CFA_def_cfa_offset ? cfi_uleb(&vm->p, vm->end, &off)
-						: cfi_sleb(&vm->p, vm->end, &soff))
+		if (op == DW_CFA_def_cfa_offset ? leb128_u(&vm->p, vm->end, &off)
+						: leb128_s(&vm->p, vm->end, &soff))
 			return -EINVAL;
 		if (op == DW_CFA_def_cfa_offset_sf)
 			off = (uint64_t)soff * (uint64_t)vm->cie->data_align;
@@ -260,7 +226,7 @@ static int offset_op(struct vm *vm, uint8_t op, uint64_t reg)
 	bool sf = op == DW_CFA_offset_extended_sf || op == DW_CFA_val_offset_sf;
 	int64_t s;
 
-	if (sf ? cfi_sleb(&vm->p, vm->end, &s) : cfi_uleb(&vm->p, vm->end, &v))
+	if (sf ? leb128_s(&vm->p, vm->end, &s) : leb128_u(&vm->p, vm->end, &v))
 		return -EINVAL;
 	if (sf)
 		v = (uint64_t)s;
@@ -303,7 +269,7 @@ static int reg_op(struct vm *vm, uint8_t op)
 
 	if (!takes_reg(op))
 		return 0;
-	if (cfi_uleb(&vm->p, vm->end, &reg))
+	if (leb128_u(&vm->p, vm->end, &reg))
 		return -EINVAL;
 	switch (op) {
 	case DW_CFA_restore_extended: err = restore(vm, reg); break;
@@ -355,7 +321,7 @@ static int step(struct vm *vm)
 	switch (op) {
 	case DW_CFA_nop: return 0;
 	case DW_CFA_remember_state: case DW_CFA_restore_state: return state_op(vm, op);
-	case DW_CFA_GNU_args_size: return cfi_uleb(&vm->p, vm->end, &u);
+	case DW_CFA_GNU_args_size: return leb128_u(&vm->p, vm->end, &u);
 	case DW_CFA_GNU_window_save:
 		/* SPARC's register window shorthand (a no-op on AArch64): column 16 at CFA + 0 */
 		if (vm->env->machine != EM_AARCH64)

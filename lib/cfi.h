@@ -90,9 +90,4 @@ int cfi_cie_state(const struct cfi_env *env, const struct cfi_cie *cie, struct c
 int cfi_fde_rows(const struct cfi_env *env, const struct cfi_cie *cie,
 		 const struct cfi_state *init, const struct cfi_fde *fde, cfi_row_fn fn, void *ctx);
 
-/* LEB128 readers over [*p, end): 0 and *p past the number, or -EINVAL (truncated, or longer than
- * 10 bytes). Bits past 64 are dropped; a signed number is sign-extended. */
-int cfi_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v);
-int cfi_sleb(const uint8_t **p, const uint8_t *end, int64_t *v);
-
 #endif

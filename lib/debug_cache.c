@@ -24,7 +24,7 @@ struct file_header {
 	char magic[8];
 	uint32_t version, nsects;
 	char build_id[128]; /* lowercase hex, NUL-padded */
-	struct debug_cache_ident id;
+	struct file_id id;
 	uint32_t crc;
 	char pad[68];
 };
@@ -37,7 +37,9 @@ struct file_entry {
 
 _Static_assert(sizeof(struct file_header) == 256, "the file format's header is 256 bytes");
 _Static_assert(sizeof(struct file_entry) == 56, "an entry is 56 bytes");
+_Static_assert(sizeof(struct file_id) == 40, "the header's file identity is five 64-bit fields");
 
+/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
 struct debug_cache {
 	struct cache_dir dir;
 };
@@ -47,46 +49,23 @@ static const struct cache_kind KIND = {
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct file_header *)0)->build_id),
 };
 
-/* A cache in dir (NULL: the default; env: the one FIRN_DEBUG_CACHE names). NULL + errno. */
-static struct debug_cache *open_cache(const char *dir, bool env, uint64_t max_bytes)
-{
-	/* a process-wide flag: the cache is opened per debug file, a refusal is reported once */
-	static int warned;
-	struct debug_cache *c = calloc(1, sizeof(*c));
-	int err = !c ? -ENOMEM
-		  : env ? cache_dir_open_env(&c->dir, &KIND, max_bytes, &warned)
-			: cache_dir_open(&c->dir, dir, &KIND, max_bytes);
-
-	if (err) {
-		free(c);
-		errno = -err;
-		return NULL;
-	}
-	return c;
-}
-
 struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
 {
-	return open_cache(dir, false, max_bytes);
+	return (struct debug_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
 }
 
 struct debug_cache *debug_cache_open_env(void)
 {
-	return open_cache(NULL, true, DEBUG_CACHE_MAX_BYTES);
+	/* a process-wide flag: the cache is opened per debug file, a refusal is reported once */
+	static int warned;
+
+	return (struct debug_cache *)cache_dir_new(NULL, true, &KIND, DEBUG_CACHE_MAX_BYTES,
+						   &warned);
 }
 
 void debug_cache_close(struct debug_cache *c)
 {
-	if (!c)
-		return;
-	cache_dir_close(&c->dir);
-	free(c);
-}
-
-/* The file name of build_id's sections; false when the id is empty, too long or not hex. */
-static bool file_name(const char *build_id, char *out, size_t len)
-{
-	return cache_dir_file_name(&KIND, build_id, out, len);
+	cache_dir_free((struct cache_dir *)c);
 }
 
 /* The CRC-32 of the header (crc as zero) and its entries. */
@@ -124,7 +103,7 @@ static bool entry_ok(const struct file_entry *e, uint32_t n, const void *buf, si
 }
 
 int debug_cache_decode(const void *buf, size_t len, const char *build_id,
-		       const struct debug_cache_ident *id, struct debug_cache_file *f)
+		       const struct file_id *id, struct debug_cache_file *f)
 {
 	struct file_header h;
 	struct file_entry e[DEBUG_CACHE_MAX_SECTS];
@@ -154,15 +133,12 @@ int debug_cache_decode(const void *buf, size_t len, const char *build_id,
 }
 
 int debug_cache_map(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, struct debug_cache_file *f)
+		    const struct file_id *id, struct debug_cache_file *f)
 {
-	char name[160];
 	struct stat st;
 
 	memset(f, 0, sizeof(*f));
-	if (!file_name(build_id, name, sizeof(name)))
-		return -ENOENT;
-	int fd = cache_dir_open_file(&c->dir, name, &st);
+	int fd = cache_dir_open_file(&c->dir, build_id, &st);
 	if (fd < 0)
 		return fd;
 	int err = st.st_size < (off_t)sizeof(struct file_header) ? -EBADMSG : 0;
@@ -202,7 +178,7 @@ const void *debug_cache_find(const struct debug_cache_file *f, const char *name,
 }
 
 /* Fills the header and entries of n sections laid out after them. */
-static int layout(const char *build_id, const struct debug_cache_ident *id,
+static int layout(const char *build_id, const struct file_id *id,
 		  const struct debug_cache_sect *s, size_t n, struct file_header *h,
 		  struct file_entry *e)
 {
@@ -229,16 +205,15 @@ static int layout(const char *build_id, const struct debug_cache_ident *id,
 }
 
 int debug_cache_put(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, const struct debug_cache_sect *s, size_t n)
+		    const struct file_id *id, const struct debug_cache_sect *s, size_t n)
 {
 	static const char zeros[ALIGN];
 	struct file_header h;
 	struct file_entry e[DEBUG_CACHE_MAX_SECTS];
 	struct iovec iov[2 + 2 * DEBUG_CACHE_MAX_SECTS];
-	char name[160];
 	int k = 0;
 
-	if (!file_name(build_id, name, sizeof(name)) || n > DEBUG_CACHE_MAX_SECTS ||
+	if (!cache_dir_id_ok(&KIND, build_id) || n > DEBUG_CACHE_MAX_SECTS ||
 	    layout(build_id, id, s, n, &h, e))
 		return -EINVAL;
 	iov[k++] = (struct iovec){ &h, sizeof(h) };
@@ -249,5 +224,5 @@ int debug_cache_put(struct debug_cache *c, const char *build_id,
 		iov[k++] = (struct iovec){ (void *)s[i].data, s[i].size };
 		at = e[i].offset + s[i].size;
 	}
-	return cache_dir_put(&c->dir, name, iov, k);
+	return cache_dir_put(&c->dir, build_id, iov, k);
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fileid.h" /* the debug file a cache file stands for: its struct file_id */
+
 /* Bump when the file format changes: older files are then ignored. */
 #define DEBUG_CACHE_VERSION 2 /* 2: per-section checksums */
 #define DEBUG_CACHE_MAX_BYTES (512ull << 20)
@@ -25,11 +27,6 @@
 
 struct debug_cache;
 
-/* The debug file a cache file stands for. */
-struct debug_cache_ident {
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-};
 
 /* One decompressed section. */
 struct debug_cache_sect {
@@ -61,7 +58,7 @@ void debug_cache_close(struct debug_cache *c);
  * -errno of mmap: f is then empty.
  * Release with debug_cache_unmap. */
 int debug_cache_map(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, struct debug_cache_file *f);
+		    const struct file_id *id, struct debug_cache_file *f);
 void debug_cache_unmap(struct debug_cache_file *f);
 /* The bytes of section name with compressed size zsize in f, *size set; NULL when absent. */
 const void *debug_cache_find(const struct debug_cache_file *f, const char *name, uint64_t zsize,
@@ -69,10 +66,10 @@ const void *debug_cache_find(const struct debug_cache_file *f, const char *name,
 /* Stores the n sections as build_id's file for id (atomically), evicting the oldest files past
  * the bound. 0 or -errno (-EINVAL: bad build id, n too large, a name too long). */
 int debug_cache_put(struct debug_cache *c, const char *build_id,
-		    const struct debug_cache_ident *id, const struct debug_cache_sect *s, size_t n);
+		    const struct file_id *id, const struct debug_cache_sect *s, size_t n);
 /* Checks a cache file's bytes (the reader behind debug_cache_map) and points f->sects into buf
  * (f->map stays NULL): 0 or -EBADMSG. */
 int debug_cache_decode(const void *buf, size_t len, const char *build_id,
-		       const struct debug_cache_ident *id, struct debug_cache_file *f);
+		       const struct file_id *id, struct debug_cache_file *f);
 
 #endif

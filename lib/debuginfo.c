@@ -17,31 +17,18 @@
 #include <zlib.h>
 
 #include "clock.h"
+#include "elffile.h"
 #include "safeopen.h"
 
 int debuginfo_build_id(int fd, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	const void *id;
-	Elf *elf;
-	ssize_t n;
+	struct elffile f;
 
-	elf_version(EV_CURRENT);
 	out[0] = 0;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
+	if (elffile_open_fd(&f, fd, ELFFILE_PREAD))
 		return -ENOEXEC;
-	}
-	n = dwelf_elf_gnu_build_id(elf, &id);
-	if (n > 64)
-		n = 64;
-	for (ssize_t i = 0; i < n; i++) {
-		out[2 * i] = hex[((const uint8_t *)id)[i] >> 4];
-		out[2 * i + 1] = hex[((const uint8_t *)id)[i] & 15];
-	}
-	out[n > 0 ? 2 * n : 0] = 0;
-	elf_end(elf);
+	int n = elffile_build_id(f.elf, out, 2 * ELFFILE_BUILD_ID_MAX + 1);
+	elffile_close(&f);
 	return n > 0 ? 0 : -ENOENT;
 }
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* The output buffer the demangler's callback appends to. */
 struct dbuf {
 	char *s;
@@ -21,17 +23,9 @@ static void dbuf_append(const char *s, size_t n, void *opaque)
 
 	if (b->oom || !n)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 128;
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		char *ns = realloc(b->s, ncap);
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = ncap;
+	if (VEC_GROW(b->s, b->cap, b->len + n + 1)) {
+		b->oom = true;
+		return;
 	}
 	memcpy(b->s + b->len, s, n);
 	b->len += n;

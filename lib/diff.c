@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "vec.h"
 
 /* ---- joining two hists ---- */
 
@@ -392,14 +393,12 @@ static struct stats_interval change_bounds(const struct diff *d, const struct di
 }
 
 /* Appends finding f to *arr. */
-static int push_finding(struct diff_finding **arr, size_t *n, const struct diff_finding *f)
+static int push_finding(struct diff_finding **arr, size_t *n, size_t *cap,
+			const struct diff_finding *f)
 {
-	struct diff_finding *a = realloc(*arr, (*n + 1) * sizeof(*a));
-
-	if (!a)
+	if (VEC_GROW(*arr, *cap, *n + 1))
 		return -ENOMEM;
-	a[(*n)++] = *f;
-	*arr = a;
+	(*arr)[(*n)++] = *f;
 	return 0;
 }
 
@@ -428,9 +427,10 @@ static int eval_entry(const struct diff *d, const struct diff_rule *r, size_t i,
 	if (r->unit == DIFF_REL && p1 == 0)
 		f.detectable = NAN;
 	if (have && (sure - t) * r->dir > 0)
-		return push_finding(&res->tripped, &res->ntripped, &f);
+		return push_finding(&res->tripped, &res->ntripped, &res->captripped, &f);
 	if (!have || ((unsure - t) * r->dir >= 0 && r->threshold > 0 && !no_base))
-		return push_finding(&res->inconclusive, &res->ninconclusive, &f);
+		return push_finding(&res->inconclusive, &res->ninconclusive, &res->capinconclusive,
+				    &f);
 	return 0;
 }
 
@@ -495,12 +495,8 @@ static int64_t side_lines(struct profile *p, const struct folded_opts *o, char *
 		char *sp = memrchr(s, ' ', nl - s);
 		if (!sp)
 			continue;
-		if (n == cap) {
-			struct line *l = realloc(*lines, (cap = cap ? cap * 2 : 256) * sizeof(*l));
-			if (!l)
-				return -ENOMEM;
-			*lines = l;
-		}
+		if (VEC_GROW(*lines, cap, n + 1))
+			return -ENOMEM;
 		(*lines)[n++] = (struct line){ s, sp - s, strtoll(sp + 1, NULL, 10) };
 	}
 	if (err)
@@ -597,7 +593,7 @@ static enum frame_kind frame_kind_of(const char *s, size_t *len)
 struct frames {
 	uint32_t *names;
 	enum frame_kind *kinds;
-	size_t n, cap;
+	size_t n, cap, capkinds; /* capacities of names and of kinds */
 };
 
 /* Splits stack s into names (interned into names) and kinds, reversed when reverse. */
@@ -608,16 +604,9 @@ static int split_stack(struct frames *fr, struct strtab *names, const struct dif
 	for (const char *p = s->stack, *end = s->stack + s->len; p <= end;) {
 		const char *semi = memchr(p, ';', end - p);
 		size_t len = (semi ? semi : end) - p;
-		if (fr->n == fr->cap) {
-			fr->cap = fr->cap ? fr->cap * 2 : 64;
-			uint32_t *nm = realloc(fr->names, fr->cap * sizeof(*nm));
-			enum frame_kind *kd = nm ? realloc(fr->kinds, fr->cap * sizeof(*kd)) : NULL;
-			if (nm)
-				fr->names = nm;
-			if (!kd)
-				return -ENOMEM;
-			fr->kinds = kd;
-		}
+		if (VEC_GROW(fr->names, fr->cap, fr->n + 1) ||
+		    VEC_GROW(fr->kinds, fr->capkinds, fr->n + 1))
+			return -ENOMEM;
 		fr->kinds[fr->n] = frame_kind_of(p, &len);
 		int64_t id = strtab_intern(names, p, len);
 		if (id < 0)

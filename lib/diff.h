@@ -126,6 +126,7 @@ struct diff_result {
 	double z_critical;         /* the one-sided critical z at alpha */
 	struct diff_finding *tripped, *inconclusive; /* owned, in entry order */
 	size_t ntripped, ninconclusive;
+	size_t captripped, capinconclusive; /* their capacities */
 };
 
 /* Evaluates rule r on d at confidence (0 < confidence < 1), from confidence bounds of each

@@ -3,7 +3,6 @@
 
 #include <capstone/capstone.h>
 #include <elf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -16,6 +15,8 @@
 #include <unistd.h>
 
 #include "debuginfo.h"
+#include "dwarfsym.h"
+#include "elffile.h"
 #include "escape.h"
 #include "safeopen.h"
 #include "vec.h"
@@ -162,93 +163,64 @@ static int32_t file_index(struct disasm *d, const char *name)
 	for (size_t i = 0; i < d->nfiles; i++)
 		if (!strcmp(d->files[i], name))
 			return i;
-	char **nf = realloc(d->files, (d->nfiles + 1) * sizeof(*nf));
-	if (!nf)
+	if (VEC_GROW(d->files, d->capfiles, d->nfiles + 1))
 		return -ENOMEM;
-	d->files = nf;
 	if (!(d->files[d->nfiles] = strdup(name)))
 		return -ENOMEM;
 	return d->nfiles++;
 }
 
-/* The compilation unit covering addr: through .debug_aranges, else by asking every CU (clang
- * output may have no aranges). */
-static bool find_cu(Dwarf *dw, uint64_t addr, Dwarf_Die *cu)
+/* Sets the file and line of every instruction from the line table lib/dwarfsym reads for the
+ * symbolizer (the innermost frame's file and line: the same answer a profile's location has). */
+static int read_lines(struct disasm *d, struct dwarfsym *dw)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-
-	if (dwarf_addrdie(dw, addr, cu))
-		return true;
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, addr) > 0)
-			return true;
-		off = next;
-	}
-	return false;
-}
-
-/* Sets the file and line of every instruction from the DWARF line table. */
-static int read_lines(struct disasm *d, Dwarf *dw)
-{
-	Dwarf_Die cu;
-
-	if (!dw || !find_cu(dw, d->start, &cu))
-		return 0;
-	for (size_t i = 0; i < d->n; i++) {
-		Dwarf_Line *l = dwarf_getsrc_die(&cu, d->insns[i].addr);
-		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-		int line = 0;
-		if (!src || dwarf_lineno(l, &line) || line <= 0)
+	for (size_t i = 0; dw && i < d->n; i++) {
+		struct dwarfsym_frame fr;
+		int n = dwarfsym_lookup(dw, d->insns[i].addr, &fr, 1);
+		if (n < 0)
+			return n;
+		if (!n || !fr.file || !fr.line)
 			continue;
-		int32_t f = file_index(d, src);
+		int32_t f = file_index(d, fr.file);
 		if (f < 0)
 			return f;
 		d->insns[i].file = f;
-		d->insns[i].line = line;
+		d->insns[i].line = fr.line;
 		d->has_lines = true;
 	}
 	return 0;
 }
 
-/* DWARF of the file (elf), or of its separate debug file found as the symbolizer finds it
- * (lib/debuginfo: by build id, then by .gnu_debuglink, inside root first when the file was
- * opened there); the debug file's descriptor and Elf handle are left in dfd and delf for
- * closing. NULL when there is no DWARF. */
-static Dwarf *open_dwarf(const struct disasm *d, Elf *elf, const char *path, const char *root,
-			 int *dfd, Elf **delf)
+/* The DWARF of the file open at fd, or of its separate debug file found as the symbolizer
+ * finds it (lib/debuginfo: by build id, then by .gnu_debuglink, inside root first when the file
+ * was opened there). NULL when there is none. */
+static struct dwarfsym *open_dwarf(const struct disasm *d, int fd, const char *path,
+				   const char *root)
 {
-	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	struct dwarfsym *dw = dwarfsym_new_fd(fd);
 	struct debuginfo_query q = {
 		.build_id = d->elf.build_id, .path = path, .root = root,
 		.debuglink = d->elf.debuglink[0] ? d->elf.debuglink : NULL,
 		.crc = d->elf.debuglink_crc,
 	};
 
-	*dfd = -1;
-	*delf = NULL;
 	if (dw)
 		return dw;
-	if ((*dfd = debuginfo_find(&q, NULL, 0)) < 0)
+	int dfd = debuginfo_find(&q, NULL, 0);
+	if (dfd < 0)
 		return NULL;
-	*delf = elf_begin(*dfd, ELF_C_READ_MMAP, NULL);
-	return *delf ? dwarf_begin_elf(*delf, DWARF_C_READ, NULL) : NULL;
+	dw = dwarfsym_new_fd(dfd);
+	close(dfd);
+	return dw;
 }
 
 /* Source lines of the instructions, when the file (or its debug file) has DWARF. */
-static int add_lines(struct disasm *d, Elf *elf, const char *path, const char *root)
+static int add_lines(struct disasm *d, int fd, const char *path, const char *root)
 {
-	int dfd;
-	Elf *delf;
-	Dwarf *dw = open_dwarf(d, elf, path, root, &dfd, &delf);
+	struct dwarfsym *dw = open_dwarf(d, fd, path, root);
 	int err = read_lines(d, dw);
 
-	if (dw)
-		dwarf_end(dw);
-	if (delf)
-		elf_end(delf);
-	if (dfd >= 0)
-		close(dfd);
+	dwarfsym_free(dw);
 	return err;
 }
 
@@ -287,15 +259,14 @@ static int open_fd(struct disasm *d, int fd, const char *path, const char *root,
 	memcpy(d->build_id, d->elf.build_id, sizeof(d->build_id));
 	if ((err = find_symbol(d, name, where, by)) || (err = read_code(d, fd, &code, &len)))
 		return err;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = decode(d, elf, code, len);
+	struct elffile ef;
+	elffile_open_fd(&ef, fd, ELFFILE_MAPPED); /* ef.elf NULL when not ELF: decode says so */
+	err = decode(d, ef.elf, code, len);
 	if (!err)
-		err = add_lines(d, elf, path, root);
+		err = add_lines(d, fd, path, root);
 	if (!err)
 		err = make_rows(d);
-	if (elf)
-		elf_end(elf);
+	elffile_close(&ef);
 	free(code);
 	return err;
 }
@@ -464,7 +435,7 @@ struct candidate {
 };
 
 /* Adds a leaf sample of q's function to the candidates (a short array: few files per name). */
-static int candidate_add(struct candidate **c, size_t *n, const struct profile *p,
+static int candidate_add(struct candidate **c, size_t *n, size_t *cap, const struct profile *p,
 			 const struct profile_sample *s, const struct profile_location *l,
 			 const struct profile_mapping *m, int64_t v)
 {
@@ -473,11 +444,9 @@ static int candidate_add(struct candidate **c, size_t *n, const struct profile *
 	while (i < *n && (*c)[i].filename != m->filename)
 		i++;
 	if (i == *n) {
-		struct candidate *nc = realloc(*c, (*n + 1) * sizeof(*nc));
-		if (!nc)
+		if (VEC_GROW(*c, *cap, *n + 1))
 			return -ENOMEM;
-		*c = nc;
-		nc[(*n)++] = (struct candidate){ m->filename, 0, -1, NULL, -1 };
+		(*c)[(*n)++] = (struct candidate){ m->filename, 0, -1, NULL, -1 };
 	}
 	(*c)[i].value += v;
 	if (v > (*c)[i].best_value) {
@@ -493,14 +462,14 @@ static int candidate_add(struct candidate **c, size_t *n, const struct profile *
 static int pick_file(const struct profile *p, const struct profile_sample *samples, size_t n,
 		     const struct disasm_query *q, struct candidate **c, size_t *nc)
 {
-	size_t best = 0;
+	size_t best = 0, cap = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		bool skip;
 		const struct profile_location *l = leaf_of(p, &samples[i], q, &skip);
 		const struct profile_mapping *m = matching_mapping(p, l, q);
 		int64_t v = q->value_index < p->nsample_types ? samples[i].values[q->value_index] : 0;
-		if (m && candidate_add(c, nc, p, &samples[i], l, m, v))
+		if (m && candidate_add(c, nc, &cap, p, &samples[i], l, m, v))
 			return -ENOMEM;
 	}
 	if (!*nc)

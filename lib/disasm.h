@@ -42,7 +42,7 @@ struct disasm {
 	struct disasm_insn *insns;  /* in address order */
 	size_t n;
 	char **files;               /* source file names referenced by insns[].file */
-	size_t nfiles;
+	size_t nfiles, capfiles;
 	struct disasm_row *rows;    /* instructions with a source row wherever the line changes */
 	size_t nrows;
 	bool has_lines;             /* DWARF gave a line for at least one instruction */

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include "debug_cache.h"
+#include "elffile.h"
 #include "hash.h"
 #include "hashtab.h"
+#include "leb128.h"
 #include "vec.h"
 
 enum { S_INFO, S_ABBREV, S_LINE, S_STR, S_LINE_STR, S_RANGES, S_RNGLISTS, S_ADDR, S_STR_OFFSETS,
@@ -255,41 +257,23 @@ static inline uint64_t rd_u8(struct cur *c)
 	return cur_has(c, 1) ? *c->p++ : 0;
 }
 
-/* Reads a little-endian u16. */
-static inline uint64_t rd_u16(struct cur *c)
-{
-	uint16_t v = 0;
-
-	if (cur_has(c, 2)) {
-		memcpy(&v, c->p, 2);
-		c->p += 2;
-	}
-	return v;
-}
-
-/* Reads a little-endian u32. */
-static inline uint64_t rd_u32(struct cur *c)
-{
-	uint32_t v = 0;
-
-	if (cur_has(c, 4)) {
-		memcpy(&v, c->p, 4);
-		c->p += 4;
-	}
-	return v;
-}
-
-/* Reads a little-endian u64. */
-static inline uint64_t rd_u64(struct cur *c)
+/* Reads an n-byte (n <= 8) little-endian value: copied into the low bytes of a u64, which
+ * is the value on the little-endian hosts firn runs on (as big-endian DWARF is refused). */
+static inline uint64_t rd_le(struct cur *c, size_t n)
 {
 	uint64_t v = 0;
 
-	if (cur_has(c, 8)) {
-		memcpy(&v, c->p, 8);
-		c->p += 8;
+	if (cur_has(c, n)) {
+		memcpy(&v, c->p, n);
+		c->p += n;
 	}
 	return v;
 }
+
+/* Reads a little-endian u16, u32, u64. */
+static inline uint64_t rd_u16(struct cur *c) { return rd_le(c, 2); }
+static inline uint64_t rd_u32(struct cur *c) { return rd_le(c, 4); }
+static inline uint64_t rd_u64(struct cur *c) { return rd_le(c, 8); }
 
 /* Reads an n-byte little-endian value (n = 1, 2, 3, 4 or 8). */
 static uint64_t rd_un(struct cur *c, unsigned n)
@@ -308,50 +292,34 @@ static uint64_t rd_un(struct cur *c, unsigned n)
 	return 0;
 }
 
-/* Reads an unsigned LEB128 number. */
+/* Reads an unsigned LEB128 number (leb128.h), the common one-byte case inline. */
 static inline uint64_t rd_uleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	uint64_t v;
 
-	if (c->p < c->end && *c->p < 0x80) /* the common one-byte case */
+	if (c->p < c->end && *c->p < 0x80)
 		return *c->p++;
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
+	if (leb128_u(&c->p, c->end, &v)) {
+		cur_fail(c);
+		return 0;
 	}
-	cur_fail(c);
-	return 0;
+	return v;
 }
 
-/* Reads a signed LEB128 number. */
+/* Reads a signed LEB128 number (leb128.h), the common one-byte case inline. */
 static inline int64_t rd_sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	int64_t v;
 
 	if (c->p < c->end && *c->p < 0x80) { /* one byte: bit 6 is the sign */
 		int64_t b = *c->p++;
 		return b & 0x40 ? b - 0x80 : b;
 	}
-
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ULL << shift;
-			return (int64_t)v;
-		}
+	if (leb128_s(&c->p, c->end, &v)) {
+		cur_fail(c);
+		return 0;
 	}
-	cur_fail(c);
-	return 0;
+	return v;
 }
 
 /* Skips n bytes. */
@@ -788,7 +756,7 @@ static int abbrev_cmp(const void *a, const void *b)
 {
 	const struct abbrev *x = a, *y = b;
 
-	return x->code < y->code ? -1 : x->code > y->code;
+	return CMP3(x->code, y->code);
 }
 
 /* Reads a unit's abbreviations on first use; 0 or -errno (remembered as an empty table). */
@@ -1474,9 +1442,7 @@ static int seq_cmp(const void *a, const void *b)
 {
 	const struct seqr *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->lo, y->lo) ?: CMP3(x->start, y->start);
 }
 
 /* Puts the sequences in address order into l->rows, dropping empty ones, the ones the linker
@@ -2183,36 +2149,6 @@ struct zsect {
 	bool gnu;
 };
 
-/* The build id of elf (its NT_GNU_BUILD_ID note) in lowercase hex into out; false when none. */
-static bool build_id_hex(Elf *elf, char out[2 * 64 + 1])
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off, next;
-		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			off = next;
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
-			    nh.n_descsz > 64 || memcmp((char *)data->d_buf + name_off, "GNU", 4))
-				continue;
-			const uint8_t *b = (const uint8_t *)data->d_buf + desc_off;
-			for (size_t k = 0; k < nh.n_descsz; k++) {
-				out[2 * k] = "0123456789abcdef"[b[k] >> 4];
-				out[2 * k + 1] = "0123456789abcdef"[b[k] & 15];
-			}
-			out[2 * nh.n_descsz] = 0;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* The name of z's section in the cache: ".debug_X" or ".zdebug_X". */
 static void zsect_name(const struct zsect *z, char out[DEBUG_CACHE_NAME_LEN])
 {
@@ -2234,7 +2170,7 @@ static void inflate_sect(struct dwarfsym *d, const struct zsect *z)
 
 /* Stores the compressed sections' bytes in the cache, for the next reader of build_id. */
 static void cache_store(struct dwarfsym *d, struct debug_cache *c, const char *build_id,
-			const struct debug_cache_ident *id, const struct zsect *z, size_t nz)
+			const struct file_id *id, const struct zsect *z, size_t nz)
 {
 	struct debug_cache_sect cs[S_NR];
 	size_t n = 0;
@@ -2255,14 +2191,13 @@ static void read_compressed(struct dwarfsym *d, Elf *elf, int fd, const struct z
 			    size_t nz)
 {
 	char build_id[2 * 64 + 1], name[DEBUG_CACHE_NAME_LEN];
-	struct debug_cache_ident id = { 0 };
+	struct file_id id = { 0 };
 	struct stat st;
 	struct debug_cache *c = NULL;
 	unsigned before = d->inflated;
 
-	if (build_id_hex(elf, build_id) && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
-		id = (struct debug_cache_ident){ st.st_dev, st.st_ino, st.st_size,
-						 st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
+	if (elffile_build_id(elf, build_id, sizeof(build_id)) > 0 && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		id = file_id_of(&st);
 		c = debug_cache_open_env();
 	}
 	if (c)
@@ -2324,15 +2259,17 @@ static int read_sections(struct dwarfsym *d, Elf *elf, int fd)
 /* Opens fd with libelf and reads the sections and the unit index. */
 static int dwarfsym_init(struct dwarfsym *d, int fd)
 {
+	struct elffile ef;
 	GElf_Ehdr eh;
 	int err;
 
-	elf_version(EV_CURRENT);
 	/* Mapped, not read: the debug sections of a large binary are tens of megabytes, and copying
 	 * them costs more than all the decoding. A file truncated in place while mapped (cp over it;
 	 * linkers and package managers replace the inode instead) would raise SIGBUS. */
-	d->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &eh))
+	if (elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
+		return -ENOEXEC;
+	d->elf = ef.elf; /* d ends it (fd is not ef's: there is nothing else to close) */
+	if (!gelf_getehdr(d->elf, &eh))
 		return -ENOEXEC;
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENODATA; /* big-endian DWARF is not read */

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "elffile.h"
 #include "safeopen.h"
 #include "vec.h"
 
@@ -60,25 +61,6 @@ static int read_segments(struct elfsym *e, Elf *elf)
 		};
 	}
 	return 0;
-}
-
-/* Reads the GNU build id note as lowercase hex. */
-static void read_build_id(struct elfsym *e, Elf *elf)
-{
-	static const char hex[] = "0123456789abcdef";
-	const void *id;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-
-	e->build_id[0] = 0;
-	if (n <= 0)
-		return;
-	if ((size_t)n > (sizeof(e->build_id) - 1) / 2)
-		n = (sizeof(e->build_id) - 1) / 2;
-	for (ssize_t i = 0; i < n; i++) {
-		e->build_id[2 * i] = hex[((const uint8_t *)id)[i] >> 4];
-		e->build_id[2 * i + 1] = hex[((const uint8_t *)id)[i] & 15];
-	}
-	e->build_id[2 * n] = 0;
 }
 
 /* Records address range and flags of every section, indexed by section number. */
@@ -285,18 +267,12 @@ static int emit_symbols(struct elfsym *e, const struct reader *r)
 /* The first section named name with contents (not NOBITS), or NULL. */
 static Elf_Scn *section_named(Elf *elf, const char *name)
 {
-	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
-		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
+	while ((scn = elffile_next(elf, scn, name, SHT_NULL, &sh)))
+		if (sh.sh_type != SHT_NOBITS && sh.sh_size)
 			return scn;
-	}
 	return NULL;
 }
 
@@ -372,7 +348,7 @@ static int init_from_elf(struct elfsym *e, Elf *elf)
 	e->type = eh.e_type;
 	err = read_segments(e, elf);
 	if (!err) {
-		read_build_id(e, elf);
+		elffile_build_id(elf, e->build_id, sizeof(e->build_id));
 		read_debug_notes(e, elf);
 		err = read_sections(&r);
 	}
@@ -393,17 +369,12 @@ static int init_from_elf(struct elfsym *e, Elf *elf)
 	return err;
 }
 
-/* Runs init_from_elf on a libelf handle and frees it; releases e on failure. */
-static int init_and_end(struct elfsym *e, Elf *elf)
+/* Reads e from f (err: how opening it went) and closes f; releases e on failure. */
+static int init_and_close(struct elfsym *e, struct elffile *f, int err)
 {
-	int err;
-
-	if (!elf) {
-		elfsym_release(e);
-		return -ENOEXEC;
-	}
-	err = init_from_elf(e, elf);
-	elf_end(elf);
+	if (!err)
+		err = init_from_elf(e, f->elf);
+	elffile_close(f);
 	if (err)
 		elfsym_release(e);
 	return err;
@@ -411,47 +382,34 @@ static int init_and_end(struct elfsym *e, Elf *elf)
 
 int elfsym_init_fd(struct elfsym *e, int fd)
 {
+	struct elffile f;
 	int dfd, err;
 
 	memset(e, 0, sizeof(*e));
-	elf_version(EV_CURRENT);
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
-	/* ELF_C_READ reads sections with pread on demand: a file truncated under us gives errors,
-	 * never the SIGBUS a mapping would. */
-	err = init_and_end(e, elf_begin(dfd, ELF_C_READ, NULL));
+	/* pread on demand: a file truncated under us gives errors, never the SIGBUS a mapping
+	 * would. */
+	err = init_and_close(e, &f, elffile_open_fd(&f, dfd, ELFFILE_PREAD));
 	close(dfd);
 	return err;
 }
 
 int elfsym_init_path(struct elfsym *e, const char *path)
 {
-	int fd = safeopen(path, 0, 0, NULL);
-	int err;
+	struct elffile f;
 
-	if (fd < 0) {
-		memset(e, 0, sizeof(*e));
-		return fd;
-	}
-	err = elfsym_init_fd(e, fd);
-	close(fd);
-	return err;
+	memset(e, 0, sizeof(*e));
+	return init_and_close(e, &f, elffile_open(&f, path, ELFFILE_PREAD, NULL));
 }
 
 int elfsym_init_memory(struct elfsym *e, const void *image, size_t size)
 {
-	char *copy = malloc(size ? size : 1);
-	int err;
+	struct elffile f;
 
 	memset(e, 0, sizeof(*e));
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	elf_version(EV_CURRENT);
-	err = init_and_end(e, elf_memory(copy, size));
-	free(copy);
-	return err;
+	return init_and_close(e, &f, elffile_open_image(&f, image, size));
 }
 
 void elfsym_release(struct elfsym *e)

@@ -10,7 +10,10 @@
 
 #include "diag.h"
 #include "flamegraph_js.h"
+#include "hash.h"
+#include "hashtab.h"
 #include "input.h"
+#include "vec.h"
 
 /* flamegraph.pl's fixed layout: paddings (in units of the font size) and the search color. */
 #define XPAD 10
@@ -139,32 +142,29 @@ static void rgb_set(uint8_t rgb[3], int r, int g, int b)
 	rgb[2] = b;
 }
 
-/* The single-hue palettes, from v1 (flamegraph.pl's red ... orange). */
+/* The single-hue palettes (flamegraph.pl's red ... orange), as data: channel i of a color is
+ * base[i] + (int)(span[i] * v1). */
+static const struct flat_hue {
+	uint8_t base[3], span[3];
+} flat_hues[FLAME_COLORS_COUNT] = {
+	[FLAME_COLORS_RED] = { { 200, 50, 50 }, { 55, 80, 80 } },
+	[FLAME_COLORS_GREEN] = { { 50, 200, 50 }, { 60, 55, 60 } },
+	[FLAME_COLORS_BLUE] = { { 80, 80, 205 }, { 60, 60, 50 } },
+	[FLAME_COLORS_AQUA] = { { 50, 165, 165 }, { 60, 55, 55 } },
+	[FLAME_COLORS_YELLOW] = { { 175, 175, 50 }, { 55, 55, 20 } },
+	[FLAME_COLORS_PURPLE] = { { 190, 80, 190 }, { 65, 60, 65 } },
+	[FLAME_COLORS_ORANGE] = { { 190, 90, 0 }, { 65, 65, 0 } },
+};
+
+/* A single-hue palette's color from v1 (a scheme without a row of its own: red). */
 static void color_flat(enum flame_colors c, double v1, uint8_t rgb[3])
 {
-	switch (c) {
-	case FLAME_COLORS_GREEN:
-		rgb_set(rgb, 50 + (int)(60 * v1), 200 + (int)(55 * v1), 50 + (int)(60 * v1));
-		break;
-	case FLAME_COLORS_BLUE:
-		rgb_set(rgb, 80 + (int)(60 * v1), 80 + (int)(60 * v1), 205 + (int)(50 * v1));
-		break;
-	case FLAME_COLORS_AQUA:
-		rgb_set(rgb, 50 + (int)(60 * v1), 165 + (int)(55 * v1), 165 + (int)(55 * v1));
-		break;
-	case FLAME_COLORS_YELLOW:
-		rgb_set(rgb, 175 + (int)(55 * v1), 175 + (int)(55 * v1), 50 + (int)(20 * v1));
-		break;
-	case FLAME_COLORS_PURPLE:
-		rgb_set(rgb, 190 + (int)(65 * v1), 80 + (int)(60 * v1), 190 + (int)(65 * v1));
-		break;
-	case FLAME_COLORS_ORANGE:
-		rgb_set(rgb, 190 + (int)(65 * v1), 90 + (int)(65 * v1), 0);
-		break;
-	default: /* red */
-		rgb_set(rgb, 200 + (int)(55 * v1), 50 + (int)(80 * v1), 50 + (int)(80 * v1));
-		break;
-	}
+	const struct flat_hue *h = &flat_hues[FLAME_COLORS_RED];
+
+	if ((unsigned)c < FLAME_COLORS_COUNT && flat_hues[c].base[0])
+		h = &flat_hues[c];
+	for (int i = 0; i < 3; i++)
+		rgb[i] = h->base[i] + (int)(h->span[i] * v1);
 }
 
 /* The palette firn's default scheme uses for a frame kind. */
@@ -247,37 +247,13 @@ void flame_tree_release(struct flame_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Grows *arr (elements of size elem) to hold need; returns 0 or -ENOMEM. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 /* Adds key (name, kind) to the key table; returns its index or -ENOMEM. */
 static int64_t tree_new_key(struct flame_tree *t, uint32_t name, enum frame_kind kind)
 {
-	if (t->nkeys == t->cap_keys) {
-		size_t cap = t->cap_keys ? t->cap_keys * 2 : 256;
-		uint32_t *kn = realloc(t->key_name, cap * sizeof(*kn));
-		if (!kn)
-			return -ENOMEM;
-		t->key_name = kn;
-		uint8_t *kk = realloc(t->key_kind, cap * sizeof(*kk));
-		if (!kk)
-			return -ENOMEM;
-		t->key_kind = kk;
-		t->cap_keys = cap;
-	}
+	if (VEC_GROW(t->key_name, t->cap_keys, (size_t)t->nkeys + 1) ||
+	    VEC_GROW(t->key_kind, t->cap_kinds, (size_t)t->nkeys + 1))
+		return -ENOMEM;
 	t->key_name[t->nkeys] = name;
 	t->key_kind[t->nkeys] = kind;
 	return t->nkeys++;
@@ -290,14 +266,8 @@ static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kin
 
 	if (slot >= t->key_of_len) {
 		size_t len = ((size_t)t->names->n + 1) * FLAME_NKINDS;
-		if (len <= slot)
-			len = slot + 4;
-		uint32_t *n = realloc(t->key_of, len * sizeof(*n));
-		if (!n)
+		if (VEC_GROW_ZEROED(t->key_of, t->key_of_len, len > slot ? len : slot + 4))
 			return -ENOMEM;
-		memset(n + t->key_of_len, 0, (len - t->key_of_len) * sizeof(*n));
-		t->key_of = n;
-		t->key_of_len = len;
 	}
 	if (t->key_of[slot])
 		return t->key_of[slot] - 1;
@@ -311,8 +281,8 @@ static int64_t tree_key(struct flame_tree *t, uint32_t name, enum frame_kind kin
 static int tree_push_stack(struct flame_tree *t, const uint32_t *keys, size_t n, int64_t value,
 			   int64_t base)
 {
-	if (grow((void **)&t->frames, &t->cap_frames, t->nframes + n, sizeof(*t->frames)) ||
-	    grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof(*t->stacks)))
+	if (VEC_GROW(t->frames, t->cap_frames, t->nframes + n) ||
+	    VEC_GROW(t->stacks, t->cap_stacks, t->nstacks + 1))
 		return -ENOMEM;
 	if (n) /* an empty stack's keys may be NULL: memcpy(…, NULL, 0) is undefined */
 		memcpy(t->frames + t->nframes, keys, n * sizeof(*keys));
@@ -375,15 +345,9 @@ static int64_t map_name(struct flame_tree *t, struct profile *p, struct sample_s
 {
 	if (&p->strings == t->names)
 		return id;
-	if (id >= sc->map_len) {
-		size_t len = p->strings.n > id ? p->strings.n : id + 1;
-		uint32_t *m = realloc(sc->map, len * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		memset(m + sc->map_len, 0, (len - sc->map_len) * sizeof(*m));
-		sc->map = m;
-		sc->map_len = len;
-	}
+	if (id >= sc->map_len &&
+	    VEC_GROW_ZEROED(sc->map, sc->map_len, p->strings.n > id ? p->strings.n : id + 1))
+		return -ENOMEM;
 	if (!sc->map[id]) {
 		int64_t n = strtab_intern(t->names, profile_str(p, id), p->strings.lens[id]);
 		if (n < 0)
@@ -459,7 +423,7 @@ static int cache_location(struct flame_tree *t, struct profile *p,
 		return (int)n;
 	if (o->no_kernel && p->locations[id - 1].kind == FRAME_KERNEL)
 		n = 0;
-	if (grow((void **)&sc->loc_keys, &sc->loc_cap, sc->loc_nkeys + n, sizeof(*sc->loc_keys)))
+	if (VEC_GROW(sc->loc_keys, sc->loc_cap, sc->loc_nkeys + n))
 		return -ENOMEM;
 	sc->loc_first[id] = sc->loc_nkeys + 1;
 	sc->loc_n[id] = n;
@@ -479,7 +443,7 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 			   const struct flamegraph_opts *o, struct sample_scratch *sc)
 {
 	size_t m = 0;
-	int err = grow((void **)&sc->keys, &sc->keys_cap, 1, sizeof(*sc->keys));
+	int err = VEC_GROW(sc->keys, sc->keys_cap, 1);
 
 	if (!err && o->comm_root)
 		err = push_comm(t, p, sc, s, &m);
@@ -489,7 +453,7 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 			continue;
 		if (!sc->loc_first[id] && (err = cache_location(t, p, o, sc, id)))
 			break;
-		if ((err = grow((void **)&sc->keys, &sc->keys_cap, m + sc->loc_n[id], sizeof(*sc->keys))))
+		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc_n[id])))
 			break;
 		for (uint32_t j = 0, first = sc->loc_first[id] - 1; j < sc->loc_n[id]; j++)
 			sc->keys[m++] = sc->loc_keys[first + j];
@@ -664,7 +628,7 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 	struct sort_task *st = NULL;
 	size_t nst = 0, cap = 0;
 
-	if (grow((void **)&st, &cap, 1, sizeof(*st)))
+	if (VEC_GROW(st, cap, 1))
 		return -ENOMEM;
 	st[nst++] = (struct sort_task){ 0, n, 0 };
 	while (nst) {
@@ -677,7 +641,7 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 		}
 		uint32_t pivot = median3(b[0].sym, b[k.n / 2].sym, b[k.n - 1].sym);
 		partition3(b, k.n, pivot, &lt, &gt);
-		if (grow((void **)&st, &cap, nst + 3, sizeof(*st))) {
+		if (VEC_GROW(st, cap, nst + 3)) {
 			free(st);
 			return -ENOMEM;
 		}
@@ -1069,58 +1033,32 @@ struct pal_entry {
 struct palette {
 	struct pal_entry *e;
 	size_t n, cap;
-	uint32_t *slots;     /* entry index + 1, open addressing */
-	size_t nslots;
+	struct hashtab index; /* key -> entry index */
 	char *kept;          /* the lines not parsed, verbatim, each with its newline */
 	size_t kept_len, kept_cap;
 };
 
-/* FNV-1a of a key. */
+/* The hash of a palette key. */
 static uint64_t pal_hash(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h ^ h >> 29;
+	return hash_mix64(hash_bytes(HASH_SEED, s, n));
 }
 
-/* The slot of key: where it is, or the empty slot where it would go. */
-static size_t pal_slot(const struct palette *p, const char *key, size_t len)
+/* Whether entry id has the key (a struct pal_entry with key and len) of the lookup. */
+static bool pal_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = p->nslots - 1, i = pal_hash(key, len) & mask;
+	const struct pal_entry *e = &((const struct palette *)ctx)->e[id], *k = key;
 
-	for (; p->slots[i]; i = (i + 1) & mask) {
-		const struct pal_entry *e = &p->e[p->slots[i] - 1];
-		if (e->len == len && !memcmp(e->key, key, len))
-			break;
-	}
-	return i;
+	return e->len == k->len && !memcmp(e->key, k->key, k->len);
 }
 
 /* The entry of key, or NULL. */
 static struct pal_entry *pal_find(const struct palette *p, const char *key, size_t len)
 {
-	if (!p->nslots)
-		return NULL;
-	size_t i = pal_slot(p, key, len);
-	return p->slots[i] ? &p->e[p->slots[i] - 1] : NULL;
-}
+	struct pal_entry k = { (char *)key, len, { 0 } };
+	int64_t id = hashtab_find(&p->index, pal_hash(key, len), pal_eq, p, &k);
 
-/* Doubles the slot table. */
-static int pal_rehash(struct palette *p)
-{
-	size_t nslots = p->nslots ? p->nslots * 2 : 256;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(p->slots);
-	p->slots = slots;
-	p->nslots = nslots;
-	for (size_t k = 0; k < p->n; k++)
-		p->slots[pal_slot(p, p->e[k].key, p->e[k].len)] = k + 1;
-	return 0;
+	return id >= 0 ? &p->e[id] : NULL;
 }
 
 /* Sets the color of key (adding it, or replacing a former one). */
@@ -1132,8 +1070,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 		memcpy(e->rgb, rgb, 3);
 		return 0;
 	}
-	if (((p->n + 1) * 2 > p->nslots && pal_rehash(p)) ||
-	    grow((void **)&p->e, &p->cap, p->n + 1, sizeof(*p->e)))
+	if (hashtab_reserve(&p->index, p->n + 1) || VEC_GROW(p->e, p->cap, p->n + 1))
 		return -ENOMEM;
 	e = &p->e[p->n];
 	if (!(e->key = malloc(len + 1)))
@@ -1142,7 +1079,7 @@ static int pal_put(struct palette *p, const char *key, size_t len, const uint8_t
 	e->key[len] = 0;
 	e->len = len;
 	memcpy(e->rgb, rgb, 3);
-	p->slots[pal_slot(p, key, len)] = ++p->n;
+	hashtab_add(&p->index, pal_hash(key, len), p->n++); /* reserved: cannot fail */
 	return 0;
 }
 
@@ -1152,7 +1089,7 @@ static void pal_free(struct palette *p)
 	for (size_t i = 0; i < p->n; i++)
 		free(p->e[i].key);
 	free(p->e);
-	free(p->slots);
+	hashtab_release(&p->index);
 	free(p->kept);
 	memset(p, 0, sizeof(*p));
 }
@@ -1163,14 +1100,8 @@ static int pal_keep(struct palette *p, const char *line, size_t len)
 {
 	size_t need = p->kept_len + len + 1;
 
-	if (need > p->kept_cap) {
-		size_t cap = need > 2 * p->kept_cap ? need : 2 * p->kept_cap;
-		char *k = realloc(p->kept, cap);
-		if (!k)
-			return -ENOMEM;
-		p->kept = k;
-		p->kept_cap = cap;
-	}
+	if (VEC_GROW(p->kept, p->kept_cap, need))
+		return -ENOMEM;
 	memcpy(p->kept + p->kept_len, line, len);
 	p->kept_len += len;
 	if (!len || line[len - 1] != '\n')
@@ -1311,7 +1242,7 @@ static const char *folded_name(struct svg *s, const struct flame_node *n, size_t
 	*len = nl + sl;
 	if (!sl)
 		return name;
-	if (grow((void **)&s->fname, &s->fname_cap, nl + sl + 1, 1))
+	if (VEC_GROW(s->fname, s->fname_cap, nl + sl + 1))
 		return NULL;
 	memcpy(s->fname, name, nl);
 	memcpy(s->fname + nl, suf, sl + 1);

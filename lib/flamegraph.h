@@ -124,7 +124,7 @@ struct flame_tree {
 	/* private */
 	uint32_t *key_name;      /* per key: string id */
 	uint8_t *key_kind;       /* per key: enum frame_kind or FLAME_KIND_* */
-	uint32_t nkeys, cap_keys;
+	uint32_t nkeys, cap_keys, cap_kinds; /* cap_*: of key_name, of key_kind */
 	uint32_t *key_of;        /* name id * FLAME_NKINDS + kind -> key + 1 */
 	size_t key_of_len;
 	uint32_t *frames;        /* keys of all stacks, each stack's root first, at its off */

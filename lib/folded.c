@@ -179,15 +179,8 @@ static int w_name(struct writer *w, uint32_t id)
 {
 	const struct strtab *t = &w->p->strings;
 
-	if (id >= w->nnames) {
-		size_t n = t->n > id ? t->n : id + 1;
-		struct wname *nn = realloc(w->names, n * sizeof(*nn));
-		if (!nn)
-			return -ENOMEM;
-		memset(nn + w->nnames, 0, (n - w->nnames) * sizeof(*nn));
-		w->names = nn;
-		w->nnames = n;
-	}
+	if (id >= w->nnames && VEC_GROW_ZEROED(w->names, w->nnames, t->n > id ? t->n : id + 1))
+		return -ENOMEM;
 	struct wname *e = &w->names[id];
 	if (!e->set) {
 		const char *s = strtab_get(t, id);
@@ -283,7 +276,7 @@ static int wline_cmp(const void *a, const void *b, void *arena)
 
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return CMP3(x->len, y->len);
 }
 
 /* Sorts the lines and writes those with a positive count (after the comm header if asked). */

@@ -9,6 +9,7 @@
 
 #include "../bpf/firn.h"
 #include "demangle.h"
+#include "vec.h"
 
 struct gpu_name {
 	uint64_t payload;
@@ -19,7 +20,7 @@ struct gpu_frames {
 	struct sample_source *ss;
 	bool demangle;
 	struct gpu_name *names; /* resolved so far (the capture asks once per value) */
-	size_t n;
+	size_t n, cap;
 	char memcpy_names[11][24];
 };
 
@@ -67,11 +68,9 @@ static const struct gpu_name *kernel_name(struct gpu_frames *g, uint64_t payload
 			return &g->names[i];
 	if (sample_source_gpu_name(g->ss, payload, buf, sizeof(buf)) || !*buf)
 		return NULL;
-	struct gpu_name *n = realloc(g->names, (g->n + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(g->names, g->cap, g->n + 1))
 		return NULL;
-	g->names = n;
-	n = &g->names[g->n];
+	struct gpu_name *n = &g->names[g->n];
 	n->payload = payload;
 	n->system_name = strdup(buf);
 	n->name = g->demangle && demangle_candidate(buf) ? demangle_name(buf) : NULL;

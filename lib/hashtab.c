@@ -1,6 +1,7 @@
 /* The open-addressing table of entry ids (hashtab.h): growing and adding. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hashtab.h"
 
@@ -55,6 +56,13 @@ int hashtab_add(struct hashtab *t, uint64_t hash, uint32_t id)
 	place(t->slots, t->nslots, (uint64_t)hashtab_hash32(hash) << 32 | (id + 1));
 	t->n++;
 	return 0;
+}
+
+void hashtab_clear(struct hashtab *t)
+{
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	t->n = 0;
 }
 
 void hashtab_release(struct hashtab *t)

@@ -56,6 +56,8 @@ static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
 int hashtab_add(struct hashtab *t, uint64_t hash, uint32_t id);
 /* Grows the table to hold n entries without growing again. 0 or -ENOMEM (table unchanged). */
 int hashtab_reserve(struct hashtab *t, size_t n);
+/* Empties the table, keeping its slots for the entries to come (no allocation). */
+void hashtab_clear(struct hashtab *t);
 /* Frees the slots; the table is empty (and reusable) afterwards. */
 void hashtab_release(struct hashtab *t);
 

@@ -29,65 +29,45 @@ static uint64_t key_hash(uint32_t name, uint32_t module)
 	return h ^ h >> 29;
 }
 
-/* Finds the slot of (name, module): its entry's slot, or the empty slot where it would go. */
-static size_t slot_of(const struct hist *h, uint32_t name, uint32_t module)
+/* Whether entry id is (name, module): key points to the pair. */
+static bool entry_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = h->nslots - 1;
+	const struct hist_entry *e = &((const struct hist *)ctx)->entries[id];
+	const uint32_t *k = key;
 
-	for (size_t i = key_hash(name, module) & mask;; i = (i + 1) & mask) {
-		uint32_t e = h->slots[i];
-		if (!e || (h->entries[e - 1].name_id == name && h->entries[e - 1].module_id == module))
-			return i;
-	}
+	return e->name_id == k[0] && e->module_id == k[1];
 }
 
-/* Rebuilds the slot table for the current entries, doubling it when more than half full. */
-static int rehash(struct hist *h, size_t need)
+/* The index of the entry for (name, module), or -1. */
+static int64_t entry_find(const struct hist *h, uint32_t name, uint32_t module)
 {
-	size_t nslots = h->nslots ? h->nslots : 256;
+	uint32_t k[2] = { name, module };
 
-	while (need * 2 > nslots)
-		nslots *= 2;
-	if (nslots == h->nslots && h->slots) {
-		memset(h->slots, 0, nslots * sizeof(*h->slots));
-	} else {
-		uint32_t *s = calloc(nslots, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		free(h->slots);
-		h->slots = s;
-		h->nslots = nslots;
-	}
+	return hashtab_find(&h->index, key_hash(name, module), entry_eq, h, k);
+}
+
+/* Rebuilds the index of the entries (after they moved): the table has room, so it cannot fail. */
+static void reindex(struct hist *h)
+{
+	hashtab_clear(&h->index);
 	for (size_t e = 0; e < h->n; e++)
-		h->slots[slot_of(h, h->entries[e].name_id, h->entries[e].module_id)] = e + 1;
-	return 0;
+		hashtab_add(&h->index, key_hash(h->entries[e].name_id, h->entries[e].module_id), e);
 }
 
 /* Returns the index of the entry for (name, module), adding it if new, or -ENOMEM. */
 static int64_t entry_get(struct hist *h, uint32_t name, uint32_t module, enum frame_kind kind)
 {
-	if ((h->n + 1) * 2 > h->nslots && rehash(h, h->n + 1))
+	int64_t id = entry_find(h, name, module);
+
+	if (id >= 0)
+		return id;
+	if (VEC_GROW(h->entries, h->cap, h->n + 1) || VEC_GROW(h->seen, h->cap_seen, h->n + 1) ||
+	    hashtab_add(&h->index, key_hash(name, module), h->n))
 		return -ENOMEM;
-	size_t i = slot_of(h, name, module);
-	if (h->slots[i])
-		return h->slots[i] - 1;
-	if (h->n == h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 64;
-		struct hist_entry *e = realloc(h->entries, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		h->entries = e;
-		uint64_t *seen = realloc(h->seen, ncap * sizeof(*seen));
-		if (!seen)
-			return -ENOMEM;
-		h->seen = seen;
-		h->cap = ncap;
-	}
 	h->entries[h->n] = (struct hist_entry){ profile_str(h->profile, name),
 						profile_str(h->profile, module), name, module, kind, 0, 0 };
 	h->seen[h->n] = 0;
-	h->slots[i] = ++h->n;
-	return h->n - 1;
+	return h->n++;
 }
 
 /* String id of a frame's module: its mapping file's base name ("[kernel.kallsyms]" for a kernel
@@ -195,41 +175,24 @@ bool hist_sample_idle(const struct profile *p, const struct profile_sample *s)
 	return strspn(comm + 8, "0123456789") == strlen(comm + 8);
 }
 
-/* True when a frame stays under the options (kernel and inline frames may be skipped). */
-static bool frame_kept(const struct profile_frame *f, const struct hist_opts *o)
-{
-	if (o->no_kernel && f->kind == FRAME_KERNEL)
-		return false;
-	return o->inline_frames || f->kind != FRAME_INLINE;
-}
-
 /* Collects the entry indexes of the kept frames of sample s into w->keys; returns their count,
  * or -1 when the sample is dropped (only kernel frames under no_kernel), or -ENOMEM. */
 static int64_t sample_keys(struct hist *h, const struct profile_sample *s, struct hist_walk *w)
 {
-	int64_t n = profile_frames(h->profile, s, &w->frames, &w->cap);
-	size_t k = 0;
+	int64_t n = profile_kept_frames(h->profile, s, &w->frames, &w->cap, w->o->inline_frames,
+					w->o->no_kernel);
 
 	if (n < 0)
 		return n;
-	if ((size_t)n > w->keycap) {
-		uint32_t *keys = realloc(w->keys, n * sizeof(*keys));
-		if (!keys)
-			return -ENOMEM;
-		w->keys = keys;
-		w->keycap = n;
-	}
+	if (VEC_GROW(w->keys, w->keycap, (size_t)n))
+		return -ENOMEM;
 	for (int64_t i = 0; i < n; i++) {
-		if (!frame_kept(&w->frames[i], w->o))
-			continue;
 		int64_t e = frame_entry(h, &w->frames[i], w);
 		if (e < 0)
 			return e;
-		w->keys[k++] = e;
+		w->keys[i] = e;
 	}
-	if (!k && n && w->o->no_kernel)
-		return -1;
-	return k;
+	return n;
 }
 
 /* Remembers the pid label of a counted sample (for nprocesses); pid 0, the idle task, is not a
@@ -286,7 +249,7 @@ static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
-	return x < y ? -1 : x > y;
+	return CMP3(x, y);
 }
 
 /* Counts distinct pids among those noted. */
@@ -372,8 +335,7 @@ void hist_sort(struct hist *h, enum hist_sort by)
 	if (!h->n)
 		return;
 	qsort_r(h->entries, h->n, sizeof(*h->entries), cmp_entry, &by);
-	/* indexes moved: rebuild the lookup table (same size, cannot fail) */
-	rehash(h, h->n);
+	reindex(h); /* indexes moved */
 }
 
 const struct hist_entry *hist_find(const struct hist *h, const char *name, const char *module)
@@ -384,15 +346,15 @@ const struct hist_entry *hist_find(const struct hist *h, const char *name, const
 	int64_t m = strtab_find(&h->profile->strings, module, strlen(module));
 	if (n < 0 || m < 0)
 		return NULL;
-	uint32_t e = h->slots[slot_of(h, n, m)];
-	return e ? &h->entries[e - 1] : NULL;
+	int64_t e = entry_find(h, n, m);
+	return e >= 0 ? &h->entries[e] : NULL;
 }
 
 void hist_release(struct hist *h)
 {
 	free(h->entries);
 	free(h->seen);
-	free(h->slots);
+	hashtab_release(&h->index);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
 #include "profile.h"
 
 /* What one entry stands for. */
@@ -74,10 +75,9 @@ struct hist {
 	int companion;        /* index of the count type of the summed one's events, or -1 */
 	double sumsq;         /* sum of v^2 / c */
 	struct profile *profile;
-	size_t cap;
+	size_t cap, cap_seen; /* of entries, of seen */
 	uint64_t *seen;       /* per entry: 1 + the last sample that added to its total */
-	uint32_t *slots;      /* open addressing: entry index + 1, 0 = empty */
-	size_t nslots;
+	struct hashtab index; /* (name id, module id) -> entry index */
 };
 
 /* Builds h from p (p may gain interned strings: module and line names). Returns 0, -ENOMEM, or

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "vec.h"
 
 /* The longest inline chain interned (the resolvers keep fewer). */
 #define MAX_LINES 64
@@ -18,15 +19,25 @@ void intern_init(struct intern *in)
 /* Empties the location cache. */
 static void locs_clear(struct intern *in)
 {
-	free(in->slots);
-	in->slots = NULL;
-	in->nslots = in->n = 0;
+	free(in->locs);
+	in->locs = NULL;
+	in->n = in->cap_locs = 0;
+	hashtab_release(&in->loc_index);
+}
+
+/* Empties the function cache. */
+static void fns_clear(struct intern *in)
+{
+	free(in->fns);
+	in->fns = NULL;
+	in->nfns = in->cap_fns = 0;
+	hashtab_release(&in->fn_index);
 }
 
 void intern_release(struct intern *in)
 {
 	locs_clear(in);
-	free(in->fns);
+	fns_clear(in);
 	free(in->map_ids);
 	intern_init(in);
 }
@@ -37,9 +48,7 @@ bool intern_sync(struct intern *in, struct profile *p)
 	    p->nlocations >= in->max_location_id)
 		return false;
 	locs_clear(in);
-	free(in->fns);
-	in->fns = NULL;
-	in->nfn_slots = in->nfns = 0;
+	fns_clear(in);
 	in->p = p;
 	in->max_mapping_id = in->max_location_id = 0;
 	if (in->map_ids)
@@ -50,8 +59,7 @@ bool intern_sync(struct intern *in, struct profile *p)
 void intern_forget_names(struct intern *in)
 {
 	in->nfns = 0;
-	if (in->fns)
-		memset(in->fns, 0, in->nfn_slots * sizeof(*in->fns));
+	hashtab_clear(&in->fn_index);
 }
 
 /* Mixes a cache key into a slot hash. */
@@ -60,44 +68,26 @@ static uint64_t slot_hash(uint64_t key, uint64_t addr, uint32_t flags)
 	return hash_mix64(key * 0x9e3779b97f4a7c15ULL ^ addr ^ (uint64_t)flags << 56);
 }
 
-/* Finds the slot of a key: the filled one or the empty one where it goes. */
-static struct intern_slot *loc_find(struct intern_slot *slots, size_t nslots, uint32_t key,
-				    uint64_t addr, uint32_t flags)
+/* Whether cached location id has the key (a struct intern_slot) of the lookup. */
+static bool loc_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = nslots - 1;
+	const struct intern_slot *l = &((const struct intern *)ctx)->locs[id], *k = key;
 
-	for (size_t i = slot_hash(key, addr, flags) & mask;; i = (i + 1) & mask) {
-		struct intern_slot *sl = &slots[i];
-		if (!sl->loc_id || (sl->key == key && sl->addr == addr && sl->flags == flags))
-			return sl;
-	}
-}
-
-/* Makes room for one more location (load factor <= 1/2); 0 or -ENOMEM. */
-static int loc_reserve(struct intern *in)
-{
-	if ((in->n + 1) * 2 <= in->nslots)
-		return 0;
-	size_t nslots = in->nslots ? in->nslots * 2 : 4096;
-	struct intern_slot *slots = calloc(nslots, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->nslots; i++) {
-		const struct intern_slot *o = &in->slots[i];
-		if (o->loc_id)
-			*loc_find(slots, nslots, o->key, o->addr, o->flags) = *o;
-	}
-	free(in->slots);
-	in->slots = slots;
-	in->nslots = nslots;
-	return 0;
+	return l->key == k->key && l->addr == k->addr && l->flags == k->flags;
 }
 
 struct intern_slot *intern_slot(struct intern *in, uint32_t key, uint64_t addr, uint32_t flags)
 {
-	if (loc_reserve(in))
+	struct intern_slot k = { .addr = addr, .key = key, .flags = (uint16_t)flags };
+
+	if (VEC_GROW(in->locs, in->cap_locs, in->n + 1) ||
+	    hashtab_reserve(&in->loc_index, in->n + 1))
 		return NULL;
-	return loc_find(in->slots, in->nslots, key, addr, flags);
+	int64_t id = hashtab_find(&in->loc_index, slot_hash(key, addr, flags), loc_eq, in, &k);
+	if (id >= 0)
+		return &in->locs[id];
+	in->locs[in->n].loc_id = 0; /* the room past the last one: empty until intern_fill */
+	return &in->locs[in->n];
 }
 
 int64_t intern_fill(struct intern *in, struct intern_slot *sl, uint32_t key, uint64_t addr,
@@ -107,40 +97,16 @@ int64_t intern_fill(struct intern *in, struct intern_slot *sl, uint32_t key, uin
 		return id;
 	*sl = (struct intern_slot){ addr, key, (uint32_t)id, (uint16_t)flags, (uint8_t)reason,
 				    lines };
-	in->n++;
+	hashtab_add(&in->loc_index, slot_hash(key, addr, flags), in->n++); /* reserved: no fail */
 	return id;
 }
 
-/* Slot of (raw, file) pointers: the filled one or the empty one where it goes. */
-static struct intern_fn_slot *fn_find(struct intern_fn_slot *slots, size_t nslots,
-				      const char *raw, const char *file)
+/* Whether cached function id has the (raw, file) pointers of the lookup. */
+static bool fn_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = nslots - 1;
-	uint64_t h = slot_hash((uintptr_t)raw, (uintptr_t)file, 0);
+	const struct intern_fn_slot *f = &((const struct intern *)ctx)->fns[id], *k = key;
 
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct intern_fn_slot *sl = &slots[i];
-		if (!sl->id || (sl->raw == raw && sl->file == file))
-			return sl;
-	}
-}
-
-/* Makes room for one more function (load factor <= 1/2); 0 or -ENOMEM. */
-static int fn_reserve(struct intern *in)
-{
-	if ((in->nfns + 1) * 2 <= in->nfn_slots)
-		return 0;
-	size_t nslots = in->nfn_slots ? in->nfn_slots * 2 : 4096;
-	struct intern_fn_slot *slots = calloc(nslots, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->nfn_slots; i++)
-		if (in->fns[i].id)
-			*fn_find(slots, nslots, in->fns[i].raw, in->fns[i].file) = in->fns[i];
-	free(in->fns);
-	in->fns = slots;
-	in->nfn_slots = nslots;
-	return 0;
+	return f->raw == k->raw && f->file == k->file;
 }
 
 int64_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit, uint64_t offset,
@@ -159,17 +125,20 @@ int64_t intern_mapping(struct intern *in, uint64_t start, uint64_t limit, uint64
 /* The function id of a frame, cached by its (system name, file) pointers. */
 static int64_t function_id(struct intern *in, const struct resolved_frame *f)
 {
-	const char *raw = f->system_name ? f->system_name : f->name;
+	struct intern_fn_slot k = { f->system_name ? f->system_name : f->name, f->file, 0 };
+	uint64_t h = slot_hash((uintptr_t)k.raw, (uintptr_t)k.file, 0);
 
-	if (fn_reserve(in))
+	if (VEC_GROW(in->fns, in->cap_fns, in->nfns + 1) ||
+	    hashtab_reserve(&in->fn_index, in->nfns + 1))
 		return -ENOMEM;
-	struct intern_fn_slot *sl = fn_find(in->fns, in->nfn_slots, raw, f->file);
-	if (sl->id)
-		return sl->id;
-	int64_t id = profile_function(in->p, f->name, raw, f->file ? f->file : "", 0);
+	int64_t at = hashtab_find(&in->fn_index, h, fn_eq, in, &k);
+	if (at >= 0)
+		return in->fns[at].id;
+	int64_t id = profile_function(in->p, f->name, k.raw, f->file ? f->file : "", 0);
 	if (id > 0) {
-		*sl = (struct intern_fn_slot){ raw, f->file, (uint64_t)id };
-		in->nfns++;
+		k.id = id;
+		in->fns[in->nfns] = k;
+		hashtab_add(&in->fn_index, h, in->nfns++); /* reserved: cannot fail */
 	}
 	return id;
 }
@@ -215,17 +184,8 @@ static void names_check(struct intern *in, const struct symbolizer *s)
  * the largest limit the processes that share it give. */
 static int64_t mapping_of(struct intern *in, const struct symbolizer_mapping *m)
 {
-	if (m->key >= in->nmap_ids) {
-		size_t n = in->nmap_ids ? in->nmap_ids : 64;
-		while (n <= m->key)
-			n *= 2;
-		uint64_t *ids = realloc(in->map_ids, n * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		memset(ids + in->nmap_ids, 0, (n - in->nmap_ids) * sizeof(*ids));
-		in->map_ids = ids;
-		in->nmap_ids = n;
-	}
+	if (VEC_GROW_ZEROED(in->map_ids, in->nmap_ids, (size_t)m->key + 1))
+		return -ENOMEM;
 	uint64_t id = in->map_ids[m->key];
 	if (id) {
 		struct profile_mapping *pm = &in->p->mappings[id - 1];
@@ -251,12 +211,24 @@ static int64_t count(struct intern *in, const struct intern_slot *sl)
 	return sl->loc_id;
 }
 
-/* The location of l (found by a symbolizer_*_find call just before): cached, else resolved now
- * and added to the profile (resolving frees no names: names_check before the find holds). */
-static int64_t lookup(struct intern *in, struct symbolizer *s, struct symbolizer_loc *l)
+/* Readies in for a lookup into p with s: the caches of p, and no function cached by a name s
+ * has freed. Before the symbolizer_*_find call (which lookup then trusts). */
+static void begin(struct intern *in, struct symbolizer *s, struct profile *p)
+{
+	intern_sync(in, p);
+	names_check(in, s);
+}
+
+/* The location of l, which a symbolizer_*_find call just after begin filled (found: its
+ * result, returned when it failed): cached, else resolved now and added to the profile
+ * (resolving frees no names: names_check before the find holds). */
+static int64_t lookup(struct intern *in, struct symbolizer *s, int found,
+		      struct symbolizer_loc *l)
 {
 	int64_t mid = 0;
 
+	if (found)
+		return found;
 	if (l->map.key && (mid = mapping_of(in, &l->map)) < 0)
 		return mid;
 	struct intern_slot *sl = intern_slot(in, l->key, l->addr, l->flags);
@@ -280,39 +252,27 @@ int64_t intern_user(struct intern *in, struct symbolizer *s, struct profile *p, 
 		    uint64_t addr, bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_user_find(s, pid, addr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_user_find(s, pid, addr, is_return_address, &l), &l);
 }
 
 int64_t intern_file(struct intern *in, struct symbolizer *s, struct profile *p, const char *path,
 		    uint64_t vaddr, bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_file_find(s, path, vaddr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_file_find(s, path, vaddr, is_return_address, &l), &l);
 }
 
 int64_t intern_kernel(struct intern *in, struct symbolizer *s, struct profile *p, uint64_t addr,
 		      bool is_return_address)
 {
 	struct symbolizer_loc l;
-	int err;
 
-	intern_sync(in, p);
-	names_check(in, s);
-	if ((err = symbolizer_kernel_find(s, addr, is_return_address, &l)))
-		return err;
-	return lookup(in, s, &l);
+	begin(in, s, p);
+	return lookup(in, s, symbolizer_kernel_find(s, addr, is_return_address, &l), &l);
 }
 
 void intern_stats(const struct intern *in, struct intern_stats *st)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashtab.h"
 #include "profile.h"
 #include "resolver.h"
 #include "symbolize.h"
@@ -21,7 +22,7 @@
  * the table is large and probed at random. */
 struct intern_slot {
 	uint64_t addr;
-	uint32_t key, loc_id;      /* loc_id 0: empty slot */
+	uint32_t key, loc_id;      /* loc_id 0: not filled yet */
 	uint16_t flags;
 	uint8_t reason, lines;
 };
@@ -35,10 +36,12 @@ struct intern_fn_slot {
 struct intern {
 	struct profile *p;          /* the profile the ids belong to (NULL: none yet) */
 	uint64_t max_mapping_id, max_location_id;
-	struct intern_slot *slots;
-	size_t nslots, n;
-	struct intern_fn_slot *fns;
-	size_t nfn_slots, nfns;
+	struct intern_slot *locs;   /* the cached locations, in the order they came */
+	size_t n, cap_locs;
+	struct hashtab loc_index;   /* (key, addr, flags) -> index in locs */
+	struct intern_fn_slot *fns; /* the cached functions, in the order they came */
+	size_t nfns, cap_fns;
+	struct hashtab fn_index;    /* (raw, file) -> index in fns */
 	uint64_t *map_ids;          /* symbolizer mapping key -> mapping id (0: none yet) */
 	size_t nmap_ids;
 	uint64_t names_gen;         /* the symbolizer's symbolizer_names_gen the function cache is of */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* One open container: '{' or '[', and how many members or elements it has so far. */
 struct jw_level {
 	char kind;
@@ -92,15 +94,9 @@ static void begin(struct json_writer *w, char kind)
 {
 	before_value(w);
 	putc(kind, w->f);
-	if (w->depth == w->cap) {
-		unsigned ncap = w->cap ? w->cap * 2 : 8;
-		struct jw_level *s = realloc(w->stack, ncap * sizeof(*s));
-		if (!s) {
-			w->err = -ENOMEM;
-			return;
-		}
-		w->stack = s;
-		w->cap = ncap;
+	if (VEC_GROW(w->stack, w->cap, w->depth + 1)) {
+		w->err = -ENOMEM;
+		return;
 	}
 	w->stack[w->depth++] = (struct jw_level){ kind, 0 };
 }

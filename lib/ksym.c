@@ -171,9 +171,7 @@ static int sym_cmp(const void *pa, const void *pb, void *arg)
 	const struct ksym_symbol *a = pa, *b = pb;
 
 	(void)arg;
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return a->name < b->name ? -1 : a->name > b->name;
+	return CMP3(a->addr, b->addr) ?: CMP3(a->name, b->name);
 }
 
 /* Widens the address range of the symbol's module (or of the core kernel) to cover it. */

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "vec.h"
+
 /* The entry-by-entry walk: every key first (deleting while walking would skip entries), then
  * lookup, fn and delete for each. */
 static int drain_each(int fd, size_t ksz, size_t vsz, mapbatch_fn fn, void *ctx)
@@ -15,13 +17,9 @@ static int drain_each(int fd, size_t ksz, size_t vsz, mapbatch_fn fn, void *ctx)
 	int ret = v ? 0 : -ENOMEM;
 
 	while (!ret) {
-		if (n == cap) {
-			uint8_t *nk = realloc(keys, (cap = cap ? cap * 2 : 1024) * ksz);
-			if (!nk) {
-				ret = -ENOMEM;
-				break;
-			}
-			keys = nk;
+		if (vec_grow((void **)&keys, &cap, n + 1, ksz)) { /* ksz: a run-time element size */
+			ret = -ENOMEM;
+			break;
 		}
 		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * ksz : NULL, keys + n * ksz))
 			break;

@@ -58,9 +58,7 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct perfmap_entry *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return CMP3(x->start, y->start) ?: CMP3(x->seq, y->seq);
 }
 
 int perfmap_parse(struct perfmap *m, const char *text, size_t len)

@@ -173,28 +173,30 @@ static int put_sample(struct pbuf *b, const struct profile *p, const struct prof
 	return 0;
 }
 
+/* Appends, as field `field`, a message whose fields 1..n are the varints v (zeros left out, as
+ * proto3 does): Mapping, Function and Line are all of this shape. */
+static int put_fields(struct pbuf *b, unsigned field, const uint64_t *v, size_t n)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += fvarint_size(v[i]);
+	if (pbuf_reserve(b, flen_size(len)))
+		return -ENOMEM;
+	put_flen(b, field, len);
+	for (size_t i = 0; i < n; i++)
+		put_fvarint(b, i + 1, v[i]);
+	return 0;
+}
+
 /* Appends one Mapping message with id `id`. */
 static int put_mapping(struct pbuf *b, uint64_t id, const struct profile_mapping *m)
 {
-	size_t n = fvarint_size(id) + fvarint_size(m->start) + fvarint_size(m->limit) +
-		   fvarint_size(m->offset) + fvarint_size(m->filename) + fvarint_size(m->build_id) +
-		   2 * (m->has_functions + m->has_filenames + m->has_line_numbers +
-			m->has_inline_frames);
+	const uint64_t v[] = { id, m->start, m->limit, m->offset, m->filename, m->build_id,
+			       m->has_functions, m->has_filenames, m->has_line_numbers,
+			       m->has_inline_frames };
 
-	if (pbuf_reserve(b, flen_size(n)))
-		return -ENOMEM;
-	put_flen(b, P_MAPPING, n);
-	put_fvarint(b, 1, id);
-	put_fvarint(b, 2, m->start);
-	put_fvarint(b, 3, m->limit);
-	put_fvarint(b, 4, m->offset);
-	put_fvarint(b, 5, m->filename);
-	put_fvarint(b, 6, m->build_id);
-	put_fvarint(b, 7, m->has_functions);
-	put_fvarint(b, 8, m->has_filenames);
-	put_fvarint(b, 9, m->has_line_numbers);
-	put_fvarint(b, 10, m->has_inline_frames);
-	return 0;
+	return put_fields(b, P_MAPPING, v, sizeof(v) / sizeof(v[0]));
 }
 
 /* Body size of a Line message. */
@@ -217,9 +219,9 @@ static int put_location(struct pbuf *b, uint64_t id, const struct profile_locati
 	put_fvarint(b, 2, l->mapping_id);
 	put_fvarint(b, 3, l->address);
 	for (uint32_t i = 0; i < l->nlines; i++) {
-		put_flen(b, 4, line_size(&l->lines[i]));
-		put_fvarint(b, 1, l->lines[i].function_id);
-		put_fvarint(b, 2, (uint64_t)l->lines[i].line);
+		const uint64_t v[] = { l->lines[i].function_id, (uint64_t)l->lines[i].line };
+		if (put_fields(b, 4, v, 2))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -227,18 +229,9 @@ static int put_location(struct pbuf *b, uint64_t id, const struct profile_locati
 /* Appends one Function message with id `id`. */
 static int put_function(struct pbuf *b, uint64_t id, const struct profile_function *f)
 {
-	size_t n = fvarint_size(id) + fvarint_size(f->name) + fvarint_size(f->system_name) +
-		   fvarint_size(f->filename) + fvarint_size((uint64_t)f->start_line);
+	const uint64_t v[] = { id, f->name, f->system_name, f->filename, (uint64_t)f->start_line };
 
-	if (pbuf_reserve(b, flen_size(n)))
-		return -ENOMEM;
-	put_flen(b, P_FUNCTION, n);
-	put_fvarint(b, 1, id);
-	put_fvarint(b, 2, f->name);
-	put_fvarint(b, 3, f->system_name);
-	put_fvarint(b, 4, f->filename);
-	put_fvarint(b, 5, (uint64_t)f->start_line);
-	return 0;
+	return put_fields(b, P_FUNCTION, v, sizeof(v) / sizeof(v[0]));
 }
 
 /* Appends the string table (every string, "" at index 0 included). */
@@ -597,9 +590,7 @@ static int id_count_cmp(const void *a, const void *b)
 {
 	const struct id_count *x = a, *y = b;
 
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return CMP3(y->count, x->count) ?: CMP3(x->id, y->id);
 }
 
 /* Counts, per source string, the references the copy will make to it (kept labels of every
@@ -1006,11 +997,9 @@ static int dec_sample_type(struct dec *d, struct pbr r)
 		return -EINVAL;
 	if (p->nsample_types == UINT32_MAX)
 		return -EINVAL;
-	struct profile_value_type *n = realloc(p->sample_types, (p->nsample_types + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->sample_types, p->cap_sample_types, p->nsample_types + 1))
 		return -ENOMEM;
-	p->sample_types = n;
-	n[p->nsample_types++] = vt;
+	p->sample_types[p->nsample_types++] = vt;
 	return 0;
 }
 
@@ -1025,12 +1014,10 @@ static int dec_comments(struct dec *d, const struct pbf *f)
 		return err;
 	if (d->ids.n > UINT32_MAX - p->ncomments)
 		return -EINVAL;
-	uint32_t *n = realloc(p->comments, (p->ncomments + d->ids.n + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->comments, p->cap_comments, (size_t)p->ncomments + d->ids.n))
 		return -ENOMEM;
-	p->comments = n;
 	for (size_t i = 0; i < d->ids.n; i++)
-		if (dec_str(d, d->ids.v[i], &n[p->ncomments++]))
+		if (dec_str(d, d->ids.v[i], &p->comments[p->ncomments++]))
 			return -EINVAL;
 	return 0;
 }

@@ -224,16 +224,8 @@ static int pend_push(struct kernel_source *k, const struct proc_event *ev, const
 
 	if (VEC_GROW(k->pend, k->cap_pend, k->npend + 1))
 		return -ENOMEM;
-	if (k->arena_len + nlen > k->arena_cap) {
-		size_t ncap = k->arena_cap ? k->arena_cap * 2 : 65536;
-		while (ncap < k->arena_len + nlen)
-			ncap *= 2;
-		char *n = realloc(k->arena, ncap);
-		if (!n)
-			return -ENOMEM;
-		k->arena = n;
-		k->arena_cap = ncap;
-	}
+	if (VEC_GROW(k->arena, k->arena_cap, k->arena_len + nlen))
+		return -ENOMEM;
 	k->pend[k->npend] = (struct pending){ *ev, k->arena_len, k->npend };
 	if (nlen) /* (the arena may not exist yet: no name so far) */
 		memcpy(k->arena + k->arena_len, name, nlen);
@@ -251,13 +243,8 @@ static const uint8_t *ring_record(struct kernel_source *k, const struct ring *r,
 
 	if (at + size <= r->size)
 		return r->data + at;
-	if (size > k->scratch_cap) {
-		uint8_t *n = realloc(k->scratch, size);
-		if (!n)
-			return NULL;
-		k->scratch = n;
-		k->scratch_cap = size;
-	}
+	if (VEC_GROW(k->scratch, k->scratch_cap, size))
+		return NULL;
 	memcpy(k->scratch, r->data + at, r->size - at);
 	memcpy(k->scratch + (r->size - at), r->data, size - (r->size - at));
 	return k->scratch;
@@ -296,9 +283,7 @@ static int pend_cmp(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
 
-	if (x->ev.time != y->ev.time)
-		return x->ev.time < y->ev.time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return CMP3(x->ev.time, y->ev.time) ?: CMP3(x->seq, y->seq);
 }
 
 /* Collects every CPU's waiting records into the pending list, merged by time. */
@@ -440,7 +425,7 @@ struct proc_source *procevents_kernel_new(unsigned pages)
 struct fake_source {
 	struct proc_source base;
 	struct proc_event *ev; /* filenames owned */
-	size_t n, pos;
+	size_t n, cap, pos;
 	int batch;
 };
 
@@ -476,11 +461,8 @@ static const struct proc_source_ops fake_ops = { fake_fd, fake_read, fake_free }
 int procevents_fake_add(struct proc_source *src, const struct proc_event *ev)
 {
 	struct fake_source *f = (struct fake_source *)src;
-	struct proc_event *n = realloc(f->ev, (f->n + 1) * sizeof(*n));
-
-	if (!n)
+	if (VEC_GROW(f->ev, f->cap, f->n + 1))
 		return -ENOMEM;
-	f->ev = n;
 	f->ev[f->n] = *ev;
 	f->ev[f->n].filename = NULL;
 	if (ev->filename && !(f->ev[f->n].filename = strdup(ev->filename)))

@@ -149,7 +149,7 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct procmap_entry *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->start, y->start);
 }
 
 /* Parses the NUL-terminated text in buf, which m takes over. */
@@ -203,20 +203,13 @@ int procmap_parse(struct procmap *m, const char *text, size_t len)
 /* Reads all of fd into a NUL-terminated malloc'd buffer; 0 or -errno. */
 static int read_all(int fd, char **out)
 {
-	size_t cap = 16384, n = 0;
-	char *buf = malloc(cap);
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
 
-	if (!buf)
-		return -ENOMEM;
 	for (;;) {
-		if (cap - n < 4096) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
+		if (VEC_GROW(buf, cap, n + 4096 > 16384 ? n + 4096 : 16384)) { /* a page to read into */
+			free(buf);
+			return -ENOMEM;
 		}
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
@@ -254,15 +247,8 @@ int procmap_read(struct procmap *m, pid_t pid)
 
 const struct procmap_entry *procmap_find(const struct procmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = UPPER_BOUND(m->entries, m->n, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= m->entries[lo - 1].end)
 		return NULL;
 	return &m->entries[lo - 1];
@@ -288,14 +274,8 @@ void procmap_init(struct procmap *m)
 /* Keeps a copy of path in m; the copy, or NULL on -ENOMEM. */
 static char *own_path(struct procmap *m, const char *path)
 {
-	if (m->npaths == m->cap_paths) {
-		size_t ncap = m->cap_paths ? m->cap_paths * 2 : 16;
-		char **n = realloc(m->paths, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->paths = n;
-		m->cap_paths = ncap;
-	}
+	if (VEC_GROW(m->paths, m->cap_paths, m->npaths + 1))
+		return NULL;
 	char *copy = strdup(path ? path : "");
 	if (copy)
 		m->paths[m->npaths++] = copy;
@@ -413,21 +393,10 @@ void proctab_release(struct proctab *t)
 /* Index of pid (*found set) or where it would go. */
 static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
 {
-	size_t lo = 0, hi = t->n;
+	size_t at = PARTITION_POINT(t->n, i, t->procs[i]->pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (t->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < t->n && t->procs[at]->pid == pid;
+	return at;
 }
 
 struct proctab_proc *proctab_find(const struct proctab *t, pid_t pid)
@@ -454,15 +423,9 @@ static struct proctab_proc *proc_fresh(struct proctab *t, pid_t pid)
 		t->procs[i] = p;
 		return p;
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct proctab_proc **n = realloc(t->procs, ncap * sizeof(*n));
-		if (!n) {
-			free(p);
-			return NULL;
-		}
-		t->procs = n;
-		t->cap = ncap;
+	if (VEC_GROW(t->procs, t->cap, t->n + 1)) {
+		free(p);
+		return NULL;
 	}
 	memmove(&t->procs[i + 1], &t->procs[i], (t->n - i) * sizeof(*t->procs));
 	t->procs[i] = p;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "vec.h"
 
 /* Hash of 64-bit words (multiply-xorshift per word): location ids and labels hash 8 bytes a step. */
@@ -19,16 +20,6 @@ static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t n)
 	return h;
 }
 
-/* FNV-1a over bytes, then mixed: good enough for interning and dedupe. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *b = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Final avalanche so low bits are usable as a table index. */
 static uint64_t hash_mix(uint64_t h)
 {
@@ -38,7 +29,6 @@ static uint64_t hash_mix(uint64_t h)
 	return h;
 }
 
-#define HASH_SEED 0xcbf29ce484222325ULL
 
 /* ---- strtab ---- */
 
@@ -153,11 +143,9 @@ int profile_add_sample_type(struct profile *p, const char *type, const char *uni
 
 	if (t < 0 || u < 0)
 		return -ENOMEM;
-	struct profile_value_type *n = realloc(p->sample_types, (p->nsample_types + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->sample_types, p->cap_sample_types, p->nsample_types + 1))
 		return -ENOMEM;
-	p->sample_types = n;
-	n[p->nsample_types] = (struct profile_value_type){ (uint32_t)t, (uint32_t)u };
+	p->sample_types[p->nsample_types] = (struct profile_value_type){ (uint32_t)t, (uint32_t)u };
 	return p->nsample_types++;
 }
 
@@ -167,11 +155,9 @@ int profile_add_comment(struct profile *p, const char *text)
 
 	if (id < 0)
 		return -ENOMEM;
-	uint32_t *n = realloc(p->comments, (p->ncomments + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(p->comments, p->cap_comments, p->ncomments + 1))
 		return -ENOMEM;
-	p->comments = n;
-	n[p->ncomments++] = id;
+	p->comments[p->ncomments++] = id;
 	return 0;
 }
 
@@ -519,6 +505,22 @@ int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 	return n;
 }
 
+int64_t profile_kept_frames(struct profile *p, const struct profile_sample *s,
+			    struct profile_frame **frames, size_t *cap, bool inline_frames,
+			    bool no_kernel)
+{
+	int64_t n = profile_frames(p, s, frames, cap), k = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		enum frame_kind kind = (*frames)[i].kind;
+		if (!(no_kernel && kind == FRAME_KERNEL) && (inline_frames || kind != FRAME_INLINE))
+			(*frames)[k++] = (*frames)[i];
+	}
+	if (n < 0)
+		return n;
+	return !k && n && no_kernel ? -1 : k;
+}
+
 /* Id maps from src to dst, built while merging. */
 struct merge_maps {
 	uint64_t *mapping, *function, *location;
@@ -567,13 +569,8 @@ static int merge_locations(struct profile *dst, const struct profile *src, struc
 		const struct profile_location *l = &src->locations[i];
 		if (mm->used && !mm->used->location[i])
 			continue;
-		if (l->nlines > cap) {
-			struct profile_line *n = realloc(lines, l->nlines * sizeof(*n));
-			if (!n)
-				goto nomem;
-			lines = n;
-			cap = l->nlines;
-		}
+		if (VEC_GROW(lines, cap, l->nlines))
+			goto nomem;
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			uint64_t f = l->lines[j].function_id;
 			lines[j].function_id = f && f <= src->nfunctions ? mm->function[f - 1] : 0;
@@ -601,19 +598,16 @@ static int merge_samples(struct profile *dst, const struct profile *src, struct 
 {
 	uint64_t *locs = NULL;
 	struct profile_label *labels = NULL;
+	size_t cap_locs = 0, cap_labels = 0;
 	int err = 0;
 
 	for (uint64_t i = 0; i < src->nsamples && !err; i++) {
 		const struct profile_sample *s = &src->samples[i];
-		uint64_t *nl = realloc(locs, (s->nlocs + 1) * sizeof(*nl));
-		struct profile_label *nb = nl ? realloc(labels, (s->nlabels + 1) * sizeof(*nb)) : NULL;
-		if (nl)
-			locs = nl;
-		if (!nl || !nb) {
+		if (VEC_GROW(locs, cap_locs, s->nlocs + 1) ||
+		    VEC_GROW(labels, cap_labels, s->nlabels + 1)) {
 			err = -ENOMEM;
 			break;
 		}
-		labels = nb;
 		for (uint32_t j = 0; j < s->nlocs; j++) {
 			uint64_t l = s->location_ids[j];
 			locs[j] = l && l <= src->nlocations ? mm->location[l - 1] : 0;

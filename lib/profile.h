@@ -76,12 +76,12 @@ struct profile_sample {
 struct profile {
 	struct strtab strings;
 	struct profile_value_type *sample_types;
-	uint32_t nsample_types;
+	uint32_t nsample_types, cap_sample_types;
 	struct profile_value_type period_type;
 	int64_t period, time_nanos, duration_nanos;
 	uint32_t default_sample_type; /* string id */
 	uint32_t *comments;           /* string ids */
-	uint32_t ncomments;
+	uint32_t ncomments, cap_comments;
 
 	struct profile_mapping *mappings;
 	struct profile_function *functions;
@@ -175,6 +175,14 @@ struct profile_frame {
  * mapping ("[libfoo.so]") or "[unknown]". */
 int64_t profile_frames(struct profile *p, const struct profile_sample *s,
 		       struct profile_frame **frames, size_t *cap);
+/* profile_frames, then the filters of report's tables (hist) and call views (calls): kernel
+ * frames dropped under no_kernel, FRAME_INLINE frames unless inline_frames (an inlined call
+ * counts for its caller). The kept frames are compacted to the front of *frames, root first.
+ * Returns their count, -1 when no_kernel leaves none of a sample that had frames (the sample
+ * drops out), or -ENOMEM. */
+int64_t profile_kept_frames(struct profile *p, const struct profile_sample *s,
+			    struct profile_frame **frames, size_t *cap, bool inline_frames,
+			    bool no_kernel);
 
 /* Moves every sample of src into dst (interning strings, remapping ids), adding values of samples
  * that have the same stacks. Sample types must match by name; returns -EINVAL when they do not. */

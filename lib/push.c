@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "diag.h"
 #include "input.h"
 #include "otlp.h"
@@ -100,14 +101,6 @@ int push_read_token(const char *path, char **token)
 	if (!*buf)
 		return -ENODATA;
 	return (*token = strdup(buf)) ? 0 : -ENOMEM;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* ---- the queue (under lock) ---- */

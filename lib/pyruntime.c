@@ -13,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elffile.h"
+#include "fileid.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "procmap.h"
@@ -28,50 +30,47 @@
  * DWARF (ptype/o) for 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1. */
 #define COMMON_OFFSETS .ob_type = 8, .tp_name = 24, .unicode_length = 16, .unicode_state = 32, \
 	.bytes_size = 16, .bytes_sval = 32
+/* What 3.8 to 3.10 share besides: the interpreter and thread lists, frame and code objects,
+ * compact strings (each version adds its runtime size, autoTSSkey and f_lasti offsets). */
+#define PRE311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 32, .interp_tstate_head = 8, .ts_next = 8, \
+	.ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176, .fr_back = 24, .fr_code = 32,        \
+	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,              \
+	.unicode_ascii_size = 48, .unicode_compact_size = 72
+/* What 3.11 and 3.12 share besides: the interpreter list's head, the thread list, the current
+ * frame and f_lasti's place, the code object's names and line table. */
+#define FROM311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 40, .ts_next = 8, .ts_interp = 16,       \
+	.ts_frame = 56, .fr_lasti = 56, .co_filename = 112, .co_name = 120, .co_qualname = 128,    \
+	.co_linetable = 136
 
 /* 3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
  * Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h (v3.8.18). */
 static const struct pyoffsets off38 = {
-	COMMON_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .fr_lasti = 104,
 };
 /* 3.9: Include/internal/pycore_runtime.h, pycore_interp.h, cpython/pystate.h, frameobject.h,
  * cpython/code.h (v3.9.18); _PyRuntimeState shrank (GC and ceval state moved to the interpreter). */
 static const struct pyoffsets off39 = {
-	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 104,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .fr_lasti = 104,
 };
 /* 3.10: same headers (v3.10.13); f_lasti moved to 96 and counts code units; co_linetable. */
 static const struct pyoffsets off310 = {
-	COMMON_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .rt_interp_head = 32, .interp_tstate_head = 8,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176,
-	.fr_back = 24, .fr_code = 32, .fr_lasti = 96,
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
+	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .fr_lasti = 96,
 };
 /* 3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
  * (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h (v3.11.7). */
 static const struct pyoffsets off311 = {
-	COMMON_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .rt_interp_head = 40, .interp_tstate_head = 16,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 8, .ts_thread_id = 152,
-	.ts_native_tid = 160, .fr_code = 32, .fr_back = 48, .fr_lasti = 56, .fr_owner = 69,
-	.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_linetable = 136, .co_firsttraceable = 168, .co_code_adaptive = 184,
+	FROM311_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .interp_tstate_head = 16,
+	.cframe_current = 8, .ts_thread_id = 152, .ts_native_tid = 160,
+	.fr_code = 32, .fr_back = 48, .fr_owner = 69,
+	.co_firstlineno = 72, .co_firsttraceable = 168, .co_code_adaptive = 184,
 	.unicode_ascii_size = 48, .unicode_compact_size = 72,
 };
 /* 3.12: same headers (v3.12.1); PyASCIIObject lost wstr (40 bytes), f_code moved to 0. */
 static const struct pyoffsets off312 = {
-	COMMON_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .rt_interp_head = 40, .interp_tstate_head = 72,
-	.ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cframe_current = 0, .ts_thread_id = 136,
-	.ts_native_tid = 144, .fr_code = 0, .fr_back = 8, .fr_lasti = 56, .fr_owner = 70,
-	.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_linetable = 136, .co_firsttraceable = 176, .co_code_adaptive = 192,
+	FROM311_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .interp_tstate_head = 72,
+	.cframe_current = 0, .ts_thread_id = 136, .ts_native_tid = 144,
+	.fr_code = 0, .fr_back = 8, .fr_owner = 70,
+	.co_firstlineno = 68, .co_firsttraceable = 176, .co_code_adaptive = 192,
 	.unicode_ascii_size = 40, .unicode_compact_size = 56,
 };
 
@@ -185,25 +184,21 @@ static void scan_symbols(Elf *elf, bool python_name, struct pyelf *pe)
 /* Reads the CPython symbols and the PT_LOADs of the ELF at path. 0 or -errno (-ENOEXEC). */
 static int pyelf_read(const char *path, struct pyelf *pe)
 {
-	Elf *elf;
+	struct elffile f;
 	GElf_Ehdr eh;
-	int fd;
+	int err;
 
 	memset(pe, 0, sizeof(*pe));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || !gelf_getehdr(elf, &eh)) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
+	if ((err = elffile_open(&f, path, ELFFILE_MAPPED, NULL)))
+		return err;
+	if (!gelf_getehdr(f.elf, &eh)) {
+		elffile_close(&f);
 		return -ENOEXEC;
 	}
 	pe->type = eh.e_type;
-	scan_symbols(elf, named_python(path), pe);
-	scan_phdrs(elf, pe);
-	elf_end(elf);
-	close(fd);
+	scan_symbols(f.elf, named_python(path), pe);
+	scan_phdrs(f.elf, pe);
+	elffile_close(&f);
 	return 0;
 }
 
@@ -211,8 +206,7 @@ static int pyelf_read(const char *path, struct pyelf *pe)
 
 /* One file as probed: its identity (stat) and what its ELF says (err: why it could not be read). */
 struct pyfile {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
+	struct file_id id;
 	int err;
 	struct pyelf pe;
 };
@@ -257,14 +251,14 @@ uint64_t pyfile_cache_probes(const struct pyfile_cache *c)
 
 static uint64_t pyfile_hash(const struct pyfile *k)
 {
-	return hash_mix64(k->ino ^ hash_mix64(k->dev ^ hash_mix64(k->size ^ (uint64_t)k->mtime_ns)));
+	return file_id_hash(&k->id);
 }
 
 static bool pyfile_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct pyfile *a = &((const struct pyfile_cache *)ctx)->files[id], *k = key;
 
-	return a->ino == k->ino && a->dev == k->dev && a->size == k->size && a->mtime_ns == k->mtime_ns;
+	return file_id_eq(&a->id, &k->id);
 }
 
 static uint64_t gen_hash(const struct procmap_entry *e)
@@ -329,8 +323,7 @@ static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const 
 
 	if (known || e->kind != PROCMAP_FILE || pyfile_stat(pid, e, path, sizeof(path), &st))
 		return known;
-	k = (struct pyfile){ .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
-			     .mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec };
+	k = (struct pyfile){ .id = file_id_of(&st) };
 	if ((at = hashtab_find(&c->index, pyfile_hash(&k), pyfile_eq, c, &k)) < 0) {
 		if (VEC_GROW(c->files, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
 			return NULL;

@@ -78,14 +78,14 @@ struct events {
 	unsigned n, cap;
 	uint32_t next_id; /* of the next USDT probe (ids count from 1) */
 	struct probed_object *objs; /* objects with attached probes (for -a: who maps them) */
-	size_t nobjs;
+	size_t nobjs, cap_objs;
 	struct usdt_use *uses; /* which -e spec attached which probe where (warn_unmapped) */
-	size_t nuses;
+	size_t nuses, cap_uses;
 	int cur_spec;     /* the -e value being attached */
 	struct watched *watch; /* processes whose maps tell whether they map a probed object */
-	size_t nwatch;
+	size_t nwatch, cap_watch;
 	pid_t *announced; /* processes snapshotted before their first event (not yet counted) */
-	size_t nannounced;
+	size_t nannounced, cap_announced;
 };
 
 /* A known process that called exec: its new image's snapshot waits until the samples it took
@@ -150,15 +150,6 @@ static int fail(struct recorder *r, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* For the recording's start and end (the profile's time). */
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The sampler's unwinding mode for the recorder's. */
 static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
 {
@@ -212,8 +203,6 @@ static int usdt_events(const struct recorder_opts *o);
  * once, whether it maps an object with probes. Out of memory: not watched. */
 static void watch_process(struct recorder *r, pid_t pid)
 {
-	struct watched *n;
-
 	if (r->o.all || !usdt_events(&r->o))
 		return;
 	for (size_t i = 0; i < r->ev.nwatch; i++)
@@ -222,9 +211,8 @@ static void watch_process(struct recorder *r, pid_t pid)
 			r->ev.watch[i].due_ns = 0;
 			return;
 		}
-	if (!(n = realloc(r->ev.watch, (r->ev.nwatch + 1) * sizeof(*n))))
+	if (VEC_GROW(r->ev.watch, r->ev.cap_watch, r->ev.nwatch + 1))
 		return;
-	r->ev.watch = n;
 	r->ev.watch[r->ev.nwatch++] = (struct watched){ pid, 0, 0 };
 }
 
@@ -644,15 +632,9 @@ static int retire_ended(struct recorder *r)
 /* Appends an event (taking its type name); returns 0 or -ENOMEM (the name freed). */
 static int events_push(struct events *ev, struct capture_event e)
 {
-	if (ev->n == ev->cap) {
-		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
-		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
-		if (!n) {
-			free((char *)e.type);
-			return -ENOMEM;
-		}
-		ev->list = n;
-		ev->cap = ncap;
+	if (VEC_GROW(ev->list, ev->cap, ev->n + 1)) {
+		free((char *)e.type);
+		return -ENOMEM;
 	}
 	ev->list[ev->n++] = e;
 	return 0;
@@ -691,7 +673,6 @@ static void events_release(struct events *ev)
  * it cannot be looked at (then it is not remembered). */
 static long events_add_object(struct events *ev, const char *path)
 {
-	struct probed_object *n;
 	struct stat st;
 
 	if (stat(path, &st))
@@ -700,11 +681,10 @@ static long events_add_object(struct events *ev, const char *path)
 		if (ev->objs[i].dev == st.st_dev && ev->objs[i].ino == st.st_ino)
 			return i;
 	char *copy = strdup(path);
-	if (!copy || !(n = realloc(ev->objs, (ev->nobjs + 1) * sizeof(*n)))) {
+	if (!copy || VEC_GROW(ev->objs, ev->cap_objs, ev->nobjs + 1)) {
 		free(copy);
 		return -ENOMEM;
 	}
-	ev->objs = n;
 	ev->objs[ev->nobjs] = (struct probed_object){ st.st_dev, st.st_ino, copy, false };
 	return ev->nobjs++;
 }
@@ -784,6 +764,18 @@ static void warn_unmapped(struct recorder *r)
 	}
 }
 
+/* Snapshots pid before its first event (announce_mappers, and -a --cuda for a process that maps
+ * the library: its launch stacks then unwind and symbolize even if it ends soon after) and notes
+ * it in r->ev.announced. 0, or -ENOMEM (nothing noted); a process that cannot be added is skipped. */
+static int announce_process(struct recorder *r, pid_t pid)
+{
+	if (VEC_GROW(r->ev.announced, r->ev.cap_announced, r->ev.nannounced + 1))
+		return -ENOMEM;
+	if (!add_target(r, pid, false) && !symbolizer_add_process(r->sym, pid))
+		r->ev.announced[r->ev.nannounced++] = pid;
+	return 0;
+}
+
 /* -a: snapshots and loads the unwind tables of the processes that map a probed object now, so
  * that their first hits (often a burst) unwind and symbolize; they count as processes of the
  * recording at their first event. */
@@ -796,13 +788,8 @@ static void announce_mappers(struct recorder *r)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == getpid() || maps_probed_object(&r->ev, pid) <= 0)
 			continue;
-		pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
-		if (!n)
+		if (announce_process(r, pid))
 			break;
-		r->ev.announced = n;
-		if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
-			continue;
-		r->ev.announced[r->ev.nannounced++] = pid;
 	}
 	if (d)
 		closedir(d);
@@ -835,12 +822,10 @@ static int attach_probe(struct recorder *r, pid_t pid, const char *path,
 		diag(DIAG_INFO, "%s: attached %s:%s in '%s'", r->o.events[r->ev.cur_spec],
 		     p->provider, p->name, path);
 	(*attached)++;
-	struct usdt_use *u = realloc(r->ev.uses, (r->ev.nuses + 1) * sizeof(*u));
-	if (!u) {
+	if (VEC_GROW(r->ev.uses, r->ev.cap_uses, r->ev.nuses + 1)) {
 		free(type);
 		return fail(r, -ENOMEM, "out of memory");
 	}
-	r->ev.uses = u;
 	r->ev.uses[r->ev.nuses++] = (struct usdt_use){ r->ev.cur_spec, SIZE_MAX, id };
 	if (i < r->ev.n) {
 		free(type);
@@ -1203,20 +1188,6 @@ static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
 	return false;
 }
 
-/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
- * so that its launch stacks unwind and symbolize even if it ends soon after. */
-static void announce_cuda_user(struct recorder *r, pid_t pid)
-{
-	pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
-
-	if (!n)
-		return;
-	r->ev.announced = n;
-	if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
-		return;
-	r->ev.announced[r->ev.nannounced++] = pid;
-}
-
 /* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
  * container's), each file once (a probe on a file reaches every process that maps it). Returns
  * how many files were attached. */
@@ -1236,7 +1207,7 @@ static int attach_cuda_copies(struct recorder *r)
 		if (*end || pid <= 0 || pid == getpid() ||
 		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
 			continue;
-		announce_cuda_user(r, (pid_t)pid);
+		announce_process(r, (pid_t)pid);
 		if (seen_file(path, ids, &n, 64))
 			continue;
 		if (!attach_cuda_probes(r, -1, path)) {

@@ -282,15 +282,9 @@ static int drain_comms(struct sampler *s)
 	int err = 0;
 
 	for (;;) {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			uint32_t *nk = realloc(keys, ncap * sizeof(*nk));
-			if (!nk) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = nk;
-			cap = ncap;
+		if (VEC_GROW(keys, cap, n + 1)) {
+			free(keys);
+			return -ENOMEM;
 		}
 		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
 			break;
@@ -446,7 +440,7 @@ int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
 }
 
 /* libbpf's messages go to the diagnostics reporter (debug level: shown with -vv). */
-static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list ap)
+int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *buf = NULL;
 
@@ -510,7 +504,6 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 
-	libbpf_set_print(libbpf_diag);
 	if (!s)
 		return NULL;
 	s->opts = *o;
@@ -656,14 +649,8 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 
 	if (!s->opts.usdt || !event)
 		return -EINVAL;
-	if (s->nulinks == s->cap_ulinks) {
-		size_t ncap = s->cap_ulinks ? s->cap_ulinks * 2 : 16;
-		struct bpf_link **n = realloc(s->ulinks, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ulinks = n;
-		s->cap_ulinks = ncap;
-	}
+	if (VEC_GROW(s->ulinks, s->cap_ulinks, s->nulinks + 1))
+		return -ENOMEM;
 	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.on_usdt, pid, path, provider,
 						      name, &uo);
 	if (!l)

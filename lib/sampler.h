@@ -6,6 +6,8 @@
 #ifndef FIRN_SAMPLER_H
 #define FIRN_SAMPLER_H
 
+#include <bpf/libbpf.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -135,6 +137,11 @@ struct sampler_stats {
 	uint64_t entries, stacks, threads, retired_processes;
 	struct sampler_gpu_stats gpu; /* opts.cuda */
 };
+
+/* A libbpf print function that hands libbpf's messages to the diagnostics reporter (diag.h), a
+ * line each: warnings at DIAG_INFO, the rest at DIAG_DEBUG. The program installs it
+ * (libbpf_set_print) before anything loads BPF: lib/ leaves libbpf's global hook alone. */
+int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why);

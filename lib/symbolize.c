@@ -22,11 +22,14 @@
 #include "diag.h"
 #include "dwarfsym.h"
 #include "elfsym.h"
+#include "fileid.h"
 #include "hash.h"
+#include "hashtab.h"
 #include "ksym.h"
 #include "perfmap.h"
 #include "procmap.h"
 #include "safeopen.h"
+#include "vec.h"
 
 /* Short names of the reasons. */
 #define R_RESOLVED SYMBOLIZER_RESOLVED
@@ -51,10 +54,7 @@ struct debugfile {
 
 /* One file, shared by every snapshot that maps it. */
 struct symfile {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id; /* the cache's key (files are sorted by it) */
 	int fd;           /* open until indexed, then -1 */
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
@@ -87,10 +87,7 @@ struct snapmap {
  * addresses. Found by the file's cache key and the mapping's file offset (dev and ino 0: the
  * vDSO). */
 struct shared_map {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id; /* of the file; zero for the vDSO */
 	uint64_t offset;
 	uint32_t key;
 };
@@ -123,13 +120,15 @@ struct symbolizer_file {
 
 /* A cached demangling: raw name pointer -> demangled name (owned). */
 struct dm_slot {
-	const char *raw;            /* NULL: empty */
-	char *name;
+	const char *raw;
+	char *name;                 /* NULL: raw is not a mangled name */
 };
 
+/* The demangling cache: entries in arrival order, found by raw pointer through index. */
 struct dm_cache {
 	struct dm_slot *slots;
-	size_t nslots, n;
+	size_t n, cap;
+	struct hashtab index;
 };
 
 /* A process to snapshot again at due_ns (CLOCK_MONOTONIC). */
@@ -153,7 +152,7 @@ struct symbolizer {
 	struct debuginfo_client *dic;
 	int dic_state;           /* 0 not tried, 1 usable, -errno */
 	struct symbolizer_file **loose; /* each held until symbolizer_free */
-	size_t nloose;
+	size_t nloose, cap_loose;
 
 	struct shared_map *shared; /* file segments' mapping keys */
 	size_t nshared, cap_shared;
@@ -203,40 +202,23 @@ struct symbolizer {
 /* Empties the demangling cache. */
 static void dm_clear(struct dm_cache *c)
 {
-	for (size_t i = 0; i < c->nslots; i++)
+	for (size_t i = 0; i < c->n; i++)
 		free(c->slots[i].name);
 	free(c->slots);
+	hashtab_release(&c->index);
 	memset(c, 0, sizeof(*c));
 }
 
-/* Slot of raw (the filled one or the empty one where it goes). */
-static struct dm_slot *dm_find(const struct dm_cache *c, const char *raw)
+/* The hash of a raw name pointer. */
+static uint64_t dm_hash(const char *raw)
 {
-	size_t mask = c->nslots - 1;
-	uint64_t h = (uintptr_t)raw * 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = (h ^ h >> 31) & mask;; i = (i + 1) & mask)
-		if (!c->slots[i].raw || c->slots[i].raw == raw)
-			return &c->slots[i];
+	return hash_mix64((uintptr_t)raw);
 }
 
-/* Makes room for one more entry; 0 or -ENOMEM. */
-static int dm_reserve(struct dm_cache *c)
+/* Whether entry id is the one of raw name pointer key. */
+static bool dm_eq(const void *ctx, uint32_t id, const void *key)
 {
-	struct dm_cache n;
-
-	if ((c->n + 1) * 2 <= c->nslots)
-		return 0;
-	n.nslots = c->nslots ? c->nslots * 2 : 256;
-	n.n = c->n;
-	if (!(n.slots = calloc(n.nslots, sizeof(*n.slots))))
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].raw)
-			*dm_find(&n, c->slots[i].raw) = c->slots[i];
-	free(c->slots);
-	*c = n;
-	return 0;
+	return ((const struct dm_cache *)ctx)->slots[id].raw == key;
 }
 
 /* The name to show for raw: demangled (cached by the raw pointer, which stays valid while its
@@ -245,17 +227,19 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 {
 	if (!s->opts.demangle || !demangle_candidate(raw))
 		return raw;
-	if (dm_reserve(&s->dms))
-		return NULL;
-	struct dm_slot *sl = dm_find(&s->dms, raw);
-	if (!sl->raw) {
+	struct dm_cache *c = &s->dms;
+	int64_t id = hashtab_find(&c->index, dm_hash(raw), dm_eq, c, raw);
+	if (id < 0) {
+		if (VEC_GROW(c->slots, c->cap, c->n + 1) || hashtab_reserve(&c->index, c->n + 1))
+			return NULL;
 		char *dm = demangle_name(raw);
 		if (!dm && errno == ENOMEM)
 			return NULL;
-		*sl = (struct dm_slot){ raw, dm };
-		s->dms.n++;
+		c->slots[c->n] = (struct dm_slot){ raw, dm };
+		hashtab_add(&c->index, dm_hash(raw), c->n); /* reserved: cannot fail */
+		id = c->n++;
 	}
-	return sl->name ? sl->name : raw;
+	return c->slots[id].name ? c->slots[id].name : raw;
 }
 
 /* Empties the caches keyed by name pointers, before what they point into is freed, and tells
@@ -379,15 +363,7 @@ static struct debugfile *debug_publish(struct symbolizer *s, struct debugfile *d
 {
 	struct debugfile *other = debug_shared(s, d->build_id);
 
-	if (!other && s->ndebugs == s->cap_debugs) {
-		size_t ncap = s->cap_debugs ? s->cap_debugs * 2 : 16;
-		struct debugfile **n = realloc(s->debugs, ncap * sizeof(*n));
-		if (n) {
-			s->debugs = n;
-			s->cap_debugs = ncap;
-		}
-	}
-	if (!other && s->ndebugs < s->cap_debugs) {
+	if (!other && !VEC_GROW(s->debugs, s->cap_debugs, s->ndebugs + 1)) {
 		s->debugs[s->ndebugs++] = d;
 		return d;
 	}
@@ -422,41 +398,14 @@ static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 
 /* ---- file cache ---- */
 
-/* Orders files by (dev, inode, size, mtime). */
-static int file_key_cmp(const struct symfile *a, const struct stat *st)
-{
-	if (a->dev != st->st_dev)
-		return a->dev < st->st_dev ? -1 : 1;
-	if (a->ino != st->st_ino)
-		return a->ino < st->st_ino ? -1 : 1;
-	if (a->size != st->st_size)
-		return a->size < st->st_size ? -1 : 1;
-	if (a->mtime.tv_sec != st->st_mtim.tv_sec)
-		return a->mtime.tv_sec < st->st_mtim.tv_sec ? -1 : 1;
-	if (a->mtime.tv_nsec != st->st_mtim.tv_nsec)
-		return a->mtime.tv_nsec < st->st_mtim.tv_nsec ? -1 : 1;
-	return 0;
-}
-
 /* Finds the slot of the file with st's key: its index (*found set) or where it would go. */
 static size_t file_slot(const struct symbolizer *s, const struct stat *st, bool *found)
 {
-	size_t lo = 0, hi = s->nfiles;
+	struct file_id k = file_id_of(st);
+	size_t at = PARTITION_POINT(s->nfiles, i, file_id_cmp(&s->files[i]->id, &k) < 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = file_key_cmp(s->files[mid], st);
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < s->nfiles && file_id_eq(&s->files[at]->id, &k);
+	return at;
 }
 
 /* Inserts a new file for fd (taking it over) at slot i; NULL on -ENOMEM. */
@@ -465,23 +414,14 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 {
 	struct symfile *f;
 
-	if (s->nfiles == s->cap_files) {
-		size_t ncap = s->cap_files ? s->cap_files * 2 : 64;
-		struct symfile **n = realloc(s->files, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		s->files = n;
-		s->cap_files = ncap;
-	}
+	if (VEC_GROW(s->files, s->cap_files, s->nfiles + 1))
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
 		return NULL;
 	}
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime = st->st_mtim;
+	f->id = file_id_of(st);
 	f->fd = fd;
 	__atomic_add_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	f->pid = pid;
@@ -741,15 +681,7 @@ static bool file_ready(struct symbolizer *s, struct symfile *f)
 	pthread_mutex_lock(&s->lock);
 	bool ready = f->state != 0 && !f->indexing;
 	if (!ready && !f->queued && !f->indexing) {
-		if (s->nqueue == s->cap_queue) {
-			size_t ncap = s->cap_queue ? s->cap_queue * 2 : 16;
-			struct symfile **n = realloc(s->queue, ncap * sizeof(*n));
-			if (n) {
-				s->queue = n;
-				s->cap_queue = ncap;
-			}
-		}
-		if (s->nqueue < s->cap_queue) {
+		if (!VEC_GROW(s->queue, s->cap_queue, s->nqueue + 1)) {
 			s->queue[s->nqueue++] = f;
 			f->queued = true;
 			pthread_cond_signal(&s->work);
@@ -768,19 +700,13 @@ static bool file_ready(struct symbolizer *s, struct symfile *f)
 static struct symfile *file_known(struct symbolizer *s, const struct procmap_entry *e)
 {
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
-	size_t lo = 0, hi = s->nfiles;
 
 	if (!e->inode)
 		return NULL;
-	while (lo < hi) { /* the first file at or after (dev, inode): the cache is sorted by them */
-		size_t mid = lo + (hi - lo) / 2;
-		const struct symfile *f = s->files[mid];
-		if (f->dev < dev || (f->dev == dev && f->ino < e->inode))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < s->nfiles && s->files[lo]->dev == dev && s->files[lo]->ino == e->inode)
+	/* the first file at or after (dev, inode): the cache is sorted by them */
+	size_t lo = PARTITION_POINT(s->nfiles, i, s->files[i]->id.dev < dev ||
+				    (s->files[i]->id.dev == dev && s->files[i]->id.ino < e->inode));
+	if (lo < s->nfiles && s->files[lo]->id.dev == dev && s->files[lo]->id.ino == e->inode)
 		return file_ref(s, s->files[lo]);
 	return NULL;
 }
@@ -960,21 +886,19 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 /* Index of pid in s->procs (*found set), or where it would go. */
 static size_t proc_slot(const struct symbolizer *s, pid_t pid, bool *found)
 {
-	size_t lo = 0, hi = s->nprocs;
+	size_t at = PARTITION_POINT(s->nprocs, i, s->procs[i]->pid < pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (s->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < s->nprocs && s->procs[at]->pid == pid;
+	return at;
+}
+
+/* The snapshot of pid, or NULL when s has none. */
+static struct snapshot *snapshot_of(const struct symbolizer *s, pid_t pid)
+{
+	bool found;
+	size_t i = proc_slot(s, pid, &found);
+
+	return found ? s->procs[i] : NULL;
 }
 
 /* Puts snap into the process table, replacing an older snapshot of its pid; 0 or -ENOMEM. */
@@ -988,14 +912,8 @@ static int proc_put(struct symbolizer *s, struct snapshot *snap)
 		s->procs[i] = snap;
 		return 0;
 	}
-	if (s->nprocs == s->cap_procs) {
-		size_t ncap = s->cap_procs ? s->cap_procs * 2 : 64;
-		struct snapshot **n = realloc(s->procs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->procs = n;
-		s->cap_procs = ncap;
-	}
+	if (VEC_GROW(s->procs, s->cap_procs, s->nprocs + 1))
+		return -ENOMEM;
 	memmove(&s->procs[i + 1], &s->procs[i], (s->nprocs - i) * sizeof(*s->procs));
 	s->procs[i] = snap;
 	s->nprocs++;
@@ -1111,9 +1029,8 @@ int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *m
 
 bool symbolizer_maps_file(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
-	const struct procmap_entry *e = found ? procmap_find(&s->procs[i]->map, addr) : NULL;
+	const struct snapshot *snap = snapshot_of(s, pid);
+	const struct procmap_entry *e = snap ? procmap_find(&snap->map, addr) : NULL;
 
 	return e && e->kind == PROCMAP_FILE;
 }
@@ -1136,12 +1053,10 @@ static void keep_root(struct symbolizer *s, struct snapshot *snap)
 
 int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found)
+	if (!snap)
 		return -ENOENT;
-	struct snapshot *snap = s->procs[i];
 	if (!snap->perfmap_state)
 		perfmap_open(s, snap);
 	keep_root(s, snap);
@@ -1150,12 +1065,10 @@ int symbolizer_note_jit(struct symbolizer *s, pid_t pid)
 
 int symbolizer_note_exit(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found)
+	if (!snap)
 		return -ENOENT;
-	struct snapshot *snap = s->procs[i];
 	/* a JIT process without a map so far: the one it wrote as it exited is read at next use */
 	if (snap->root_fd >= 0 && snap->perfmap_fd < 0 && snap->perfmap_state < 0 &&
 	    !snap->perfmap_refused)
@@ -1165,22 +1078,13 @@ int symbolizer_note_exit(struct symbolizer *s, pid_t pid)
 
 bool symbolizer_has_process(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-
-	proc_slot(s, pid, &found);
-	return found;
+	return snapshot_of(s, pid) != NULL;
 }
 
 int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns)
 {
-	if (s->nresnap == s->cap_resnap) {
-		size_t ncap = s->cap_resnap ? s->cap_resnap * 2 : 64;
-		struct resnap *n = realloc(s->resnap, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->resnap = n;
-		s->cap_resnap = ncap;
-	}
+	if (VEC_GROW(s->resnap, s->cap_resnap, s->nresnap + 1))
+		return -ENOMEM;
 	s->resnap[s->nresnap++] = (struct resnap){ pid, now_ns + SYMBOLIZER_RESNAP_NS };
 	return 0;
 }
@@ -1443,11 +1347,8 @@ static struct shared_map *shared_find(struct symbolizer *s, const struct symfile
 {
 	for (size_t i = 0; i < s->nshared; i++) {
 		struct shared_map *sm = &s->shared[i];
-		if (sm->offset == offset && (f ? sm->dev == f->dev && sm->ino == f->ino &&
-						 sm->size == f->size &&
-						 sm->mtime.tv_sec == f->mtime.tv_sec &&
-						 sm->mtime.tv_nsec == f->mtime.tv_nsec
-					       : !sm->dev && !sm->ino))
+		if (sm->offset == offset &&
+		    (f ? file_id_eq(&sm->id, &f->id) : !sm->id.dev && !sm->id.ino))
 			return sm;
 	}
 	return NULL;
@@ -1457,17 +1358,10 @@ static struct shared_map *shared_find(struct symbolizer *s, const struct symfile
 static int shared_add(struct symbolizer *s, const struct symfile *f, uint64_t offset,
 		      uint32_t key)
 {
-	if (s->nshared == s->cap_shared) {
-		size_t ncap = s->cap_shared ? s->cap_shared * 2 : 64;
-		struct shared_map *n = realloc(s->shared, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->shared = n;
-		s->cap_shared = ncap;
-	}
+	if (VEC_GROW(s->shared, s->cap_shared, s->nshared + 1))
+		return -ENOMEM;
 	s->shared[s->nshared++] = (struct shared_map){
-		.dev = f ? f->dev : 0, .ino = f ? f->ino : 0, .size = f ? f->size : 0,
-		.mtime = f ? f->mtime : (struct timespec){ 0, 0 }, .offset = offset, .key = key,
+		.id = f ? f->id : (struct file_id){ 0 }, .offset = offset, .key = key,
 	};
 	return 0;
 }
@@ -1603,12 +1497,10 @@ int symbolizer_index_ahead(struct symbolizer *s)
 
 bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
-	bool found;
-	size_t pi = proc_slot(s, pid, &found);
+	const struct snapshot *snap = snapshot_of(s, pid);
 
-	if (!found || !s->worker_on)
+	if (!snap || !s->worker_on)
 		return true;
-	struct snapshot *snap = s->procs[pi];
 	const struct procmap_entry *e = procmap_find(&snap->map, addr);
 	if (!e)
 		return true;
@@ -1637,10 +1529,8 @@ struct symbolizer_file *symbolizer_file(struct symbolizer *s, const char *path)
 	for (size_t i = 0; i < s->nloose; i++)
 		if (!strcmp(s->loose[i]->path, path))
 			return s->loose[i];
-	struct symbolizer_file **n = realloc(s->loose, (s->nloose + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(s->loose, s->cap_loose, s->nloose + 1))
 		return NULL;
-	s->loose = n;
 	struct symbolizer_file *l = calloc(1, sizeof(*l));
 	if (!l || !(l->path = strdup(path))) {
 		free(l);

@@ -24,12 +24,16 @@
 #include <bpf/bpf.h>
 
 #include "../bpf/firn.h"
+#include "clock.h"
 #include "debuginfo.h"
 #include "diag.h"
+#include "elffile.h"
+#include "fileid.h"
 #include "procmap.h"
 #include "unwind_cache.h"
 #include "unwind_table.h"
 #include "safeopen.h"
+#include "vec.h"
 
 struct run;
 
@@ -37,10 +41,7 @@ struct run;
 
 /* A file whose table is loaded (or known to have none). */
 struct utable {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id;
 	bool loaded;        /* rows are in the BPF array */
 	uint32_t row_start, row_count;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
@@ -134,23 +135,14 @@ void unwinder_get_stats(const struct unwinder *u, struct unwinder_stats *st)
 	st->bytes = (uint64_t)u->used * sizeof(struct firn_row);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The cached table of the file behind st, or NULL. */
 static struct utable *table_find(struct unwinder *u, const struct stat *st)
 {
-	for (size_t i = 0; i < u->ntables; i++) {
-		struct utable *t = &u->tables[i];
-		if (t->dev == st->st_dev && t->ino == st->st_ino && t->size == st->st_size &&
-		    t->mtime.tv_sec == st->st_mtim.tv_sec && t->mtime.tv_nsec == st->st_mtim.tv_nsec)
-			return t;
-	}
+	struct file_id key = file_id_of(st);
+
+	for (size_t i = 0; i < u->ntables; i++)
+		if (file_id_eq(&u->tables[i].id, &key))
+			return &u->tables[i];
 	return NULL;
 }
 
@@ -278,7 +270,7 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 		return false;
 	for (size_t i = 0; i + 1 < u->ntables; i++) {
 		const struct utable *o = &u->tables[i];
-		if (!o->loaded || o->size != st->st_size || strcmp(o->build_id, ut->build_id))
+		if (!o->loaded || o->id.size != (uint64_t)st->st_size || strcmp(o->build_id, ut->build_id))
 			continue;
 		ut->loaded = true;
 		ut->row_start = o->row_start;
@@ -306,9 +298,9 @@ static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const
 	}
 	if (err != -ENOENT)
 		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id, strerror(-err));
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 	err = unwind_table_build(t, fd);
-	uint64_t ns = now_ns() - t0;
+	uint64_t ns = mono_ns() - t0;
 	u->st.build_ns += ns;
 	if (!err)
 		diag(DIAG_DEBUG, "built the unwind table of '%s' (%u rows, %.1f ms)%s", path, t->n,
@@ -328,20 +320,11 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 {
 	struct unwind_table t;
 
-	if (u->ntables == u->cap_tables) {
-		size_t ncap = u->cap_tables ? u->cap_tables * 2 : 64;
-		struct utable *n = realloc(u->tables, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		u->tables = n;
-		u->cap_tables = ncap;
-	}
+	if (VEC_GROW(u->tables, u->cap_tables, u->ntables + 1))
+		return NULL;
 	struct utable *ut = &u->tables[u->ntables++];
 	memset(ut, 0, sizeof(*ut));
-	ut->dev = st->st_dev;
-	ut->ino = st->st_ino;
-	ut->size = st->st_size;
-	ut->mtime = st->st_mtim;
+	ut->id = file_id_of(st);
 	if (share_rows(u, ut, fd, st, key))
 		return ut;
 	int err = table_build(u, &t, fd, ut->build_id, path);
@@ -391,7 +374,7 @@ static struct utable *table_known(struct unwinder *u, const struct procmap_entry
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
 
 	for (size_t i = 0; e->inode && i < u->ntables; i++)
-		if (u->tables[i].dev == dev && u->tables[i].ino == e->inode)
+		if (u->tables[i].id.dev == dev && u->tables[i].id.ino == e->inode)
 			return &u->tables[i];
 	return NULL;
 }
@@ -534,14 +517,8 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
 	}
 	if (at < 0)
 		return -ENOSPC;
-	if (u->nruns == u->cap_runs) {
-		size_t ncap = u->cap_runs ? u->cap_runs * 2 : 256;
-		struct run *nr = realloc(u->runs, ncap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		u->runs = nr;
-		u->cap_runs = ncap;
-	}
+	if (VEC_GROW(u->runs, u->cap_runs, u->nruns + 1))
+		return -ENOMEM;
 	memmove(&u->runs[at + 1], &u->runs[at], (u->nruns - at) * sizeof(*u->runs));
 	u->runs[at] = (struct run){ pid, first, n };
 	u->nruns++;
@@ -777,14 +754,14 @@ static void add_dependencies(Elf *elf, const char *path, struct worklist *w)
 	const char *runpath = NULL, *needed[PREPARE_MAX_FILES];
 	size_t nneeded = 0;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	add_interpreter(elf, w);
 	snprintf(origin, sizeof(origin), "%s", path);
 	*((slash = strrchr(origin, '/')) ? slash : origin) = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+	while ((scn = elffile_next(elf, scn, NULL, SHT_DYNAMIC, &sh))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
 			continue;
 		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
@@ -814,11 +791,10 @@ static void prepare_file(struct unwinder *u, const char *path, struct worklist *
 		return;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !table_find(u, &st))
 		table_load(u, fd, &st, path, NULL);
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		add_dependencies(elf, path, w);
-	elf_end(elf);
+	struct elffile ef;
+	if (!elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
+		add_dependencies(ef.elf, path, w);
+	elffile_close(&ef);
 	close(fd);
 }
 

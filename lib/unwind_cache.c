@@ -31,6 +31,7 @@ struct cache_header {
 
 _Static_assert(sizeof(struct cache_header) == 256, "the file format's header is 256 bytes");
 
+/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
 struct unwind_cache {
 	struct cache_dir dir;
 };
@@ -45,46 +46,23 @@ int unwind_cache_default_dir(char *out, size_t len)
 	return cache_dir_default(out, len, "unwind");
 }
 
-/* A cache in dir (NULL: the default; env: the one FIRN_UNWIND_CACHE names). NULL + errno. */
-static struct unwind_cache *open_cache(const char *dir, bool env, uint64_t max_bytes)
-{
-	/* a process-wide flag: a refused FIRN_UNWIND_CACHE is reported once */
-	static int warned;
-	struct unwind_cache *c = calloc(1, sizeof(*c));
-	int err = !c ? -ENOMEM
-		  : env ? cache_dir_open_env(&c->dir, &KIND, max_bytes, &warned)
-			: cache_dir_open(&c->dir, dir, &KIND, max_bytes);
-
-	if (err) {
-		free(c);
-		errno = -err;
-		return NULL;
-	}
-	return c;
-}
-
 struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
 {
-	return open_cache(dir, false, max_bytes);
+	return (struct unwind_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
 }
 
 struct unwind_cache *unwind_cache_open_env(void)
 {
-	return open_cache(NULL, true, UNWIND_CACHE_MAX_BYTES);
+	/* a process-wide flag: a refused FIRN_UNWIND_CACHE is reported once */
+	static int warned;
+
+	return (struct unwind_cache *)cache_dir_new(NULL, true, &KIND, UNWIND_CACHE_MAX_BYTES,
+						    &warned);
 }
 
 void unwind_cache_close(struct unwind_cache *c)
 {
-	if (!c)
-		return;
-	cache_dir_close(&c->dir);
-	free(c);
-}
-
-/* The file name of build_id's table; false when the id is empty, too long or not hex. */
-static bool file_name(const char *build_id, char *out, size_t len)
-{
-	return cache_dir_file_name(&KIND, build_id, out, len);
+	cache_dir_free((struct cache_dir *)c);
 }
 
 /* The CRC-32 of a file's bytes with the header's crc field taken as zero. */
@@ -160,13 +138,10 @@ static void *read_all(int fd, size_t size)
 
 int unwind_cache_get(struct unwind_cache *c, const char *build_id, struct unwind_table *t)
 {
-	char name[160];
 	struct stat st;
 
 	memset(t, 0, sizeof(*t));
-	if (!file_name(build_id, name, sizeof(name)))
-		return -ENOENT;
-	int fd = cache_dir_open_file(&c->dir, name, &st);
+	int fd = cache_dir_open_file(&c->dir, build_id, &st);
 	if (fd < 0)
 		return fd;
 	int err = 0;
@@ -189,15 +164,14 @@ int unwind_cache_put(struct unwind_cache *c, const char *build_id, const struct 
 {
 	struct cache_header h = { .version = UNWIND_CACHE_VERSION, .row_size = sizeof(struct firn_row),
 				  .nrows = t->n, .nsegs = t->nsegs, .fdes = t->fdes };
-	char name[160];
 	size_t rows_len = (size_t)t->n * sizeof(struct firn_row);
 
-	if (!file_name(build_id, name, sizeof(name)) || t->nsegs > 4 || t->n > MAX_ROWS)
+	if (!cache_dir_id_ok(&KIND, build_id) || t->nsegs > 4 || t->n > MAX_ROWS)
 		return -EINVAL;
 	memcpy(h.magic, MAGIC, sizeof(MAGIC));
 	strcpy(h.build_id, build_id);
 	memcpy(h.segs, t->segs, sizeof(h.segs));
 	h.crc = file_crc(&h, t->rows, rows_len);
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)t->rows, rows_len } };
-	return cache_dir_put(&c->dir, name, iov, 2);
+	return cache_dir_put(&c->dir, build_id, iov, 2);
 }

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "elffile.h"
+#include "leb128.h"
 #include "vec.h"
 
 #define REG_RBP 6
@@ -193,7 +195,7 @@ static const uint8_t *fde_insns(const struct cie_enc *c, const Dwarf_FDE *fde, s
 		return NULL;
 	if (!c->sized)
 		return p;
-	if (cfi_uleb(&p, fde->end, &len) || len > (uint64_t)(fde->end - p))
+	if (leb128_u(&p, fde->end, &len) || len > (uint64_t)(fde->end - p))
 		return NULL;
 	return p + len;
 }
@@ -306,6 +308,17 @@ static bool saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
 	return false;
 }
 
+/* Starts the row at pc, the same for both deciders (frame_row, unwind_table_row): empty, or a
+ * signal frame's, which says no more. True when that is all. */
+static bool row_start(struct firn_row *r, uint64_t pc, bool signal)
+{
+	memset(r, 0, sizeof(*r));
+	r->pc = pc;
+	if (signal)
+		r->type = FIRN_ROW_SIGNAL;
+	return signal;
+}
+
 /* Converts the frame state at one pc into a row. */
 static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row *r)
 {
@@ -313,12 +326,8 @@ static void frame_row(Dwarf_Frame *f, uint64_t pc, bool signal, struct firn_row 
 	size_t n;
 	int64_t off;
 
-	memset(r, 0, sizeof(*r));
-	r->pc = pc;
-	if (signal) {
-		r->type = FIRN_ROW_SIGNAL;
+	if (row_start(r, pc, signal))
 		return;
-	}
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &n) == 0 && n == 0 && ops) {
 		r->type = FIRN_ROW_END;
 		return;
@@ -388,7 +397,7 @@ static bool reg_at_cfa(const struct cfi_reg *r, int64_t *off)
 	if (r->rule != CFI_EXPR || !r->len || r->expr[0] != DW_OP_plus_uconst)
 		return false;
 	p = r->expr + 1, end = r->expr + r->len;
-	if (cfi_uleb(&p, end, &v) || p != end)
+	if (leb128_u(&p, end, &v) || p != end)
 		return false;
 	*off = (int64_t)v;
 	return true;
@@ -409,8 +418,8 @@ static bool plt_bytes(const uint8_t *p, const uint8_t *end, struct firn_row *r)
 {
 	int64_t off, any;
 
-	if (p == end || *p++ != DW_OP_breg7 || cfi_sleb(&p, end, &off) || p == end ||
-	    *p++ != DW_OP_breg16 || cfi_sleb(&p, end, &any) || end - p != 7)
+	if (p == end || *p++ != DW_OP_breg7 || leb128_s(&p, end, &off) || p == end ||
+	    *p++ != DW_OP_breg16 || leb128_s(&p, end, &any) || end - p != 7)
 		return false;
 	if (p[0] != DW_OP_lit15 || p[1] != DW_OP_and || p[2] < DW_OP_lit0 || p[2] > DW_OP_lit15 ||
 	    p[3] != DW_OP_ge || p[4] != DW_OP_lit3 || p[5] != DW_OP_shl || p[6] != DW_OP_plus ||
@@ -432,11 +441,11 @@ static bool cfa_expr_row(const uint8_t *p, uint64_t len, struct firn_row *r)
 	if (!len)
 		return false;
 	end = p + len, q = p + 1;
-	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !cfi_sleb(&q, end, &off) && q == end)
+	if (p[0] >= DW_OP_breg0 && p[0] <= DW_OP_breg31 && !leb128_s(&q, end, &off) && q == end)
 		return cfa_reg_row(p[0] - DW_OP_breg0, off, r);
 	q = p + 1;
-	if (p[0] == DW_OP_bregx && !cfi_uleb(&q, end, &reg) && q < end &&
-	    !cfi_sleb(&q, end, &off) && q == end)
+	if (p[0] == DW_OP_bregx && !leb128_u(&q, end, &reg) && q < end &&
+	    !leb128_s(&q, end, &off) && q == end)
 		return cfa_reg_row((int)reg, off, r);
 	return plt_bytes(p, end, r);
 }
@@ -447,12 +456,8 @@ void unwind_table_row(const struct cfi_state *s, uint64_t pc, bool signal, struc
 	int64_t off;
 	bool cfa;
 
-	memset(r, 0, sizeof(*r));
-	r->pc = pc;
-	if (signal) {
-		r->type = FIRN_ROW_SIGNAL;
+	if (row_start(r, pc, signal))
 		return;
-	}
 	if (ra_undefined(&s->ra)) {
 		r->type = FIRN_ROW_END;
 		return;
@@ -523,28 +528,19 @@ static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP3(x->start, y->start);
 }
 
 /* Finds .eh_frame: its data and address. */
 static Elf_Data *find_eh_frame(Elf *elf, uint64_t *addr)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	Elf_Scn *scn = elffile_next(elf, NULL, ".eh_frame", SHT_PROGBITS, &sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn)
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame")) {
-			*addr = sh.sh_addr;
-			return elf_getdata(scn, NULL);
-		}
-	}
-	return NULL;
+	*addr = sh.sh_addr;
+	return elf_getdata(scn, NULL);
 }
 
 /* Builds rows for every FDE, in address order (cfi: libdw's, for the reference; else NULL). */
@@ -628,18 +624,14 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
+	struct elffile ef;
+	if (elffile_open_fd(&ef, fd, ELFFILE_MAPPED))
 		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
+	Elf *elf = ef.elf;
 	read_segments(t, elf);
 	Elf_Data *data = find_eh_frame(elf, &b.sh_addr);
 	if (!data || !data->d_buf || !data->d_size || !gelf_getehdr(elf, &eh)) {
-		elf_end(elf);
+		elffile_close(&ef);
 		return -ENODATA;
 	}
 	b.sec = data->d_buf;
@@ -652,7 +644,7 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 		err = libdw ? build_rows_libdw(&b, elf) : build_rows_cfi(&b, elf);
 	free(b.fdes);
 	free(b.cies);
-	elf_end(elf);
+	elffile_close(&ef);
 	if (err)
 		unwind_table_release(t);
 	return err;

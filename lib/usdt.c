@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "elffile.h"
 #include "procmap.h"
 #include "safeopen.h"
 #include "vec.h"
@@ -485,22 +486,12 @@ static int read_elf(struct usdt_list *l, struct usdt_object *o, Elf *elf)
 	/* libelf drops section headers that lie past the end of the file */
 	if (eh.e_shoff && !shnum)
 		return object_broken(o, "its section headers lie past the end of the file"), 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(name, ".stapsdt.base")) {
-			o->has_base = true;
-			o->base_addr = sh.sh_addr;
-		}
+	GElf_Shdr sh;
+	while ((scn = elffile_next(elf, scn, ".stapsdt.base", SHT_NULL, &sh))) {
+		o->has_base = true;
+		o->base_addr = sh.sh_addr;
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".note.stapsdt"))
-			continue;
+	while ((scn = elffile_next(elf, scn, ".note.stapsdt", SHT_NOTE, &sh))) {
 		int rc = read_note_section(l, o, elf, scn);
 		if (rc < 0)
 			return rc;
@@ -533,16 +524,12 @@ static int read_object(struct usdt_list *l, Elf *elf, const char *object, uint64
 
 int usdt_list_memory(struct usdt_list *l, const void *image, size_t len, const char *object)
 {
-	char *copy = malloc(len ? len : 1);
+	struct elffile f;
+	int rc = elffile_open_image(&f, image, len);
 
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, len);
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_memory(copy, len);
-	int rc = elf ? read_object(l, elf, object, 0, 0) : -ENOEXEC;
-	elf_end(elf);
-	free(copy);
+	if (!rc)
+		rc = read_object(l, f.elf, object, 0, 0);
+	elffile_close(&f);
 	return rc;
 }
 
@@ -551,19 +538,15 @@ static int list_file_as(struct usdt_list *l, const char *path, const char *objec
 			uint64_t ino)
 {
 	struct stat st;
-	int fd = safeopen(path, 0, 0, &st);
+	struct elffile f;
+	int rc = elffile_open(&f, path, ELFFILE_MAPPED, &st);
 
-	if (fd == -EINVAL) /* not a regular file */
+	if (rc == -EINVAL) /* not a regular file */
 		return !stat(path, &st) && S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = elf ? read_object(l, elf, object ? object : path, dev ? dev : st.st_dev,
-				   ino ? ino : st.st_ino)
-		     : -ENOEXEC;
-	elf_end(elf);
-	close(fd);
+	if (!rc)
+		rc = read_object(l, f.elf, object ? object : path, dev ? dev : st.st_dev,
+				 ino ? ino : st.st_ino);
+	elffile_close(&f);
 	return rc;
 }
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elffile.h"
+
 #define PREFIX "v8dbg_"
 #define FIELD(f) offsetof(struct v8consts, f)
 #define FRAME(t) (offsetof(struct v8consts, frame_type) + (t) * sizeof(int32_t))
@@ -243,25 +245,22 @@ static int read_elf(struct v8consts *c, Elf *elf)
 
 int v8consts_read_fd(struct v8consts *c, int fd)
 {
-	Elf *elf;
+	struct elffile f;
 	int err;
 
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = read_elf(c, elf);
-	elf_end(elf);
+	elffile_open_fd(&f, fd, ELFFILE_MAPPED); /* f.elf NULL when not ELF: read_elf says so */
+	err = read_elf(c, f.elf);
+	elffile_close(&f);
 	return err;
 }
 
 int v8consts_read_memory(struct v8consts *c, const void *image, size_t size)
 {
-	Elf *elf;
-	int err;
+	struct elffile f;
+	int err = elffile_open_image(&f, image, size);
 
-	elf_version(EV_CURRENT);
-	elf = elf_memory((char *)image, size);
-	err = read_elf(c, elf);
-	elf_end(elf);
+	err = err == -ENOMEM ? err : read_elf(c, f.elf);
+	elffile_close(&f);
 	return err;
 }
 

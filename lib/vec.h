@@ -1,5 +1,6 @@
-/* Growable arrays and sorted-array search: the one growth rule and the one upper-bound search
- * that lib/, cmd/ and bench/ share instead of writing each by hand. */
+/* Growable arrays and sorted arrays: the one growth rule (VEC_GROW, VEC_GROW_ZEROED), the
+ * searches (UPPER_BOUND, PARTITION_POINT) and the comparison of the sorts (CMP3) that lib/, cmd/
+ * and bench/ share instead of writing each by hand. */
 #ifndef FIRN_VEC_H
 #define FIRN_VEC_H
 
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The capacity an empty array gets on its first growth, unless more is needed. */
 #define VEC_MIN_CAP 16
@@ -62,6 +64,18 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 		vg_err_;                                                                           \
 	})
 
+/* VEC_GROW_ZEROED(arr, cap, need): VEC_GROW for an array indexed by id in which an all-zero
+ * element means "not filled yet": the elements it adds (from the old cap to the new) are zeroed,
+ * so every index below cap may be read. 0 or -ENOMEM, arguments as VEC_GROW's. */
+#define VEC_GROW_ZEROED(arr, cap, need)                                                            \
+	__extension__({                                                                            \
+		size_t vz_old_ = (cap);                                                            \
+		int vz_err_ = VEC_GROW(arr, cap, need);                                            \
+		if (!vz_err_)                                                                      \
+			memset((arr) + vz_old_, 0, ((size_t)(cap) - vz_old_) * sizeof(*(arr)));    \
+		vz_err_;                                                                           \
+	})
+
 /* UPPER_BOUND(arr, n, field, key): the index of the first of arr[0..n) whose member field is
  * greater than key, or n when none is; arr must be sorted ascending by field (duplicates allowed).
  * So index - 1, when index > 0, is the last element whose field <= key: the one whose range may
@@ -81,6 +95,29 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 				ub_hi_ = ub_mid_;                                                  \
 		}                                                                                  \
 		ub_lo_;                                                                            \
+	})
+
+/* CMP3(a, b): -1, 0 or 1 as a is below, equal to or above b, for the comparators that sort
+ * arrays (qsort); keys chain with ?: (`return CMP3(x->a, y->a) ?: CMP3(x->b, y->b);`). Each
+ * argument is evaluated twice. */
+#define CMP3(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* PARTITION_POINT(n, i, pred): the first index of [0, n) at which pred, an expression of the
+ * size_t index i, is false, where pred is true on a prefix of [0, n) and false on the rest (a
+ * sorted array: `a[i] < key`, or a key of a pointer array: `p[i]->pid < pid`); n when it is
+ * true everywhere. A binary search for what UPPER_BOUND's field-of-element form cannot say:
+ * signed or compound keys, arrays of pointers. pred is evaluated about log2(n) + 1 times. */
+#define PARTITION_POINT(n, i, pred)                                                                \
+	__extension__({                                                                            \
+		size_t pp_lo_ = 0, pp_hi_ = (n);                                                   \
+		while (pp_lo_ < pp_hi_) {                                                          \
+			size_t i = pp_lo_ + (pp_hi_ - pp_lo_) / 2;                                 \
+			if (pred)                                                                  \
+				pp_lo_ = i + 1;                                                    \
+			else                                                                       \
+				pp_hi_ = i;                                                        \
+		}                                                                                  \
+		pp_lo_;                                                                            \
 	})
 
 #endif

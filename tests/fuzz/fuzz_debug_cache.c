@@ -23,7 +23,7 @@
 static void check(const uint8_t *data, size_t size)
 {
 	char id[129] = "0";
-	struct debug_cache_ident ident = { 0 };
+	struct file_id ident = { 0 };
 	struct debug_cache_file f;
 
 	if (size >= HDR) {

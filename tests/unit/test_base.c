@@ -1,6 +1,7 @@
 /* Unit tests for the shared base: vec.h's growth (doubling, typed capacities, -ENOMEM on sizes
- * that overflow or pass the capacity's type), hashtab's insert, find, growth, many keys and
- * collisions through a bad hash, UPPER_BOUND at its edges, and clock.h's mono_ns. */
+ * that overflow or pass the capacity's type, zeroed growth), hashtab's insert, find, growth,
+ * clear, many keys and collisions through a bad hash, UPPER_BOUND and PARTITION_POINT at their
+ * edges, CMP3, fileid.h's identities, and clock.h's mono_ns and wall_ns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +10,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
+#include "fileid.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "vec.h"
@@ -89,6 +94,27 @@ static void test_grow_typed(void **state)
 	size_t bigcap = 0;
 	assert_int_equal(VEC_GROW(big, bigcap, SIZE_MAX - 1), -ENOMEM);
 	assert_null(big);
+}
+
+/* VEC_GROW_ZEROED zeroes every element it adds, on the first growth and on later ones, and
+ * leaves the filled ones as they were. */
+static void test_grow_zeroed(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 3), 0);
+	assert_int_equal(cap, VEC_MIN_CAP);
+	for (size_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], 0);
+	memset(v, 0xff, cap * sizeof(*v));
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 40), 0);
+	assert_int_equal(cap, 64);
+	for (size_t i = 0; i < cap; i++)
+		assert_int_equal(v[i], i < VEC_MIN_CAP ? UINT32_MAX : 0);
+	assert_int_equal(VEC_GROW_ZEROED(v, cap, 10), 0); /* room already: nothing changes */
+	assert_int_equal(v[0], UINT32_MAX);
+	free(v);
 }
 
 /* Keys of the hash table tests: strings in an array the test owns. */
@@ -184,6 +210,30 @@ static void test_hashtab_edges(void **state)
 	hashtab_release(&t);
 }
 
+/* hashtab_clear forgets every entry but keeps the slots: the same keys can be added again as
+ * new ids, without the table growing. */
+static void test_hashtab_clear(void **state)
+{
+	static struct keys k = { .hash = good_hash, .s = { "a", "b" } };
+	struct hashtab t = { 0 };
+
+	hashtab_clear(&t); /* an empty table: nothing to do */
+	assert_int_equal(hashtab_add(&t, good_hash("a"), 0), 0);
+	assert_int_equal(hashtab_add(&t, good_hash("b"), 1), 0);
+	uint64_t *slots = t.slots;
+	size_t nslots = t.nslots;
+	hashtab_clear(&t);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(hashtab_find(&t, good_hash("a"), key_eq, &k, "a"), -1);
+	assert_int_equal(hashtab_find(&t, good_hash("b"), key_eq, &k, "b"), -1);
+	k.s[0] = "b";
+	assert_int_equal(hashtab_add(&t, good_hash("b"), 0), 0);
+	assert_int_equal(hashtab_find(&t, good_hash("b"), key_eq, &k, "b"), 0);
+	assert_ptr_equal(t.slots, slots);
+	assert_int_equal(t.nslots, nslots);
+	hashtab_release(&t);
+}
+
 /* An element of a sorted array. */
 struct row {
 	uint32_t pad;
@@ -213,6 +263,59 @@ static void test_upper_bound(void **state)
 	assert_int_equal(UPPER_BOUND(w, 3, v, 2), 2);
 }
 
+/* CMP3: the sign of the comparison, for signed, unsigned and mixed keys, chained with ?:. */
+static void test_cmp3(void **state)
+{
+	struct { int64_t a; uint32_t b; } x = { -1, 7 }, y = { -1, 9 };
+
+	assert_int_equal(CMP3(1, 2), -1);
+	assert_int_equal(CMP3(UINT64_MAX, 1ULL), 1);
+	assert_int_equal(CMP3(x.a, y.a), 0);
+	assert_int_equal(CMP3(x.a, y.a) ?: CMP3(x.b, y.b), -1);
+	assert_int_equal(CMP3(y.a, x.a) ?: CMP3(y.b, x.b), 1);
+}
+
+/* PARTITION_POINT: signed keys through pointers, empty, all true, all false, duplicates. */
+static void test_partition_point(void **state)
+{
+	const int v[] = { -5, -1, 0, 0, 7 };
+	const int *p[] = { &v[0], &v[1], &v[2], &v[3], &v[4] };
+	unsigned evals = 0;
+
+	assert_int_equal(PARTITION_POINT(0, i, *p[i] < 0), 0);
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < -9), 0);
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < 0), 2);  /* the first 0 */
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] <= 0), 4); /* past the last 0 */
+	assert_int_equal(PARTITION_POINT(5, i, *p[i] < 99), 5);
+	assert_int_equal(PARTITION_POINT(5, i, (evals++, v[i] < 7)), 4);
+	assert_true(evals <= 4); /* a binary search, not a walk */
+}
+
+/* A file keeps its identity while unchanged and loses it when rewritten; identities order by
+ * device, inode, size, mtime, and equal ones hash alike. */
+static void test_file_id(void **state)
+{
+	char path[] = "/tmp/firn-fileid-XXXXXX";
+	int fd = mkstemp(path);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	struct file_id a = file_id_of(&st), b = a;
+	assert_true(file_id_eq(&a, &b));
+	assert_int_equal(file_id_hash(&a), file_id_hash(&b));
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	b = file_id_of(&st);
+	assert_false(file_id_eq(&a, &b));
+	assert_int_equal(file_id_cmp(&a, &b), -1); /* same inode, larger now */
+	struct file_id lo = { 1, 9, 9, 9, 9 }, hi = { 2, 0, 0, 0, 0 };
+	assert_int_equal(file_id_cmp(&lo, &hi), -1); /* the device first */
+	assert_int_equal(file_id_cmp(&hi, &lo), 1);
+	close(fd);
+	unlink(path);
+}
+
 /* mono_ns moves forward and is in nanoseconds. */
 static void test_mono_ns(void **state)
 {
@@ -225,17 +328,34 @@ static void test_mono_ns(void **state)
 	assert_true(b < a + 10000000000ULL);
 }
 
+/* wall_ns is the date in nanoseconds: the second time() gives, give or take one. */
+static void test_wall_ns(void **state)
+{
+	time_t before = time(NULL);
+	uint64_t w = wall_ns();
+	time_t after = time(NULL);
+
+	assert_true(w / 1000000000ULL >= (uint64_t)before);
+	assert_true(w / 1000000000ULL <= (uint64_t)after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_grow_overflow),
 		cmocka_unit_test(test_grow_typed),
+		cmocka_unit_test(test_grow_zeroed),
 		cmocka_unit_test(test_hashtab_many),
 		cmocka_unit_test(test_hashtab_collisions),
 		cmocka_unit_test(test_hashtab_edges),
+		cmocka_unit_test(test_hashtab_clear),
 		cmocka_unit_test(test_upper_bound),
+		cmocka_unit_test(test_partition_point),
+		cmocka_unit_test(test_cmp3),
+		cmocka_unit_test(test_file_id),
 		cmocka_unit_test(test_mono_ns),
+		cmocka_unit_test(test_wall_ns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

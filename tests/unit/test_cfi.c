@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cfi.h"
+#include "leb128.h"
 #include "unwind_table.h"
 
 /* gcc's x86-64 CIE: CFA = rsp + 8, return address at CFA - 8. */
@@ -392,26 +393,40 @@ static void test_leb(void **state)
 	int64_t s;
 
 	(void)state;
-	assert_int_equal(cfi_uleb(&p, u + 3, &v), 0);
+	assert_int_equal(leb128_u(&p, u + 3, &v), 0);
 	assert_int_equal(v, 624485);
 	assert_ptr_equal(p, u + 3);
 	p = u;
-	assert_int_equal(cfi_uleb(&p, u + 2, &v), -EINVAL);
+	assert_int_equal(leb128_u(&p, u + 2, &v), -EINVAL);
 	assert_ptr_equal(p, u);
 	p = max;
-	assert_int_equal(cfi_uleb(&p, max + 10, &v), 0);
+	assert_int_equal(leb128_u(&p, max + 10, &v), 0);
 	assert_true(v == UINT64_MAX);
 	p = max;
-	assert_int_equal(cfi_sleb(&p, max + 10, &s), 0);
+	assert_int_equal(leb128_s(&p, max + 10, &s), 0);
 	assert_int_equal(s, -1);
 	p = min;
-	assert_int_equal(cfi_sleb(&p, min + 10, &s), 0);
+	assert_int_equal(leb128_s(&p, min + 10, &s), 0);
 	assert_true(s == INT64_MIN);
 	p = neg;
-	assert_int_equal(cfi_sleb(&p, neg + 1, &s), 0);
+	assert_int_equal(leb128_s(&p, neg + 1, &s), 0);
 	assert_int_equal(s, -2);
-	assert_int_equal(cfi_sleb(&p, neg + 4, &s), 0);
+	assert_int_equal(leb128_s(&p, neg + 4, &s), 0);
 	assert_int_equal(s, -123456);
+
+	/* padded to 10 bytes: read, the bits past 64 dropped; 11 bytes: refused, as libdw does */
+	static const uint8_t pad[] = { 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00,
+				       0x00 };
+	p = pad;
+	assert_int_equal(leb128_u(&p, pad + 10, &v), 0);
+	assert_int_equal(v, 1);
+	assert_ptr_equal(p, pad + 10);
+	static const uint8_t eleven[] = { 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					  0x80, 0x00 };
+	p = eleven;
+	assert_int_equal(leb128_u(&p, eleven + sizeof(eleven), &v), -EINVAL);
+	assert_int_equal(leb128_s(&p, eleven + sizeof(eleven), &s), -EINVAL);
+	assert_ptr_equal(p, eleven);
 }
 
 /* A state with CFA = rsp + 8 and the return address at CFA - 8. */

@@ -299,7 +299,7 @@ static void test_disabled(void **state)
 /* The format: a put file maps back; a wrong build id, identity or name is refused. */
 static void test_format(void **state)
 {
-	struct debug_cache_ident id = { 1, 2, 3, 4, 5 }, other = { 1, 2, 3, 4, 6 };
+	struct file_id id = { 1, 2, 3, 4, 5 }, other = { 1, 2, 3, 4, 6 };
 	struct debug_cache_sect s[2] = { { ".debug_info", 10, "abcdefg", 7 },
 					 { ".zdebug_line", 20, "xyz", 3 } };
 	struct debug_cache_file f;
@@ -365,7 +365,7 @@ static bool planted_intact(const char *name, const char *start, size_t len)
  * than the bound) and a foreign file under a build id's name are neither counted nor removed. */
 static void test_evicts_own_only(void **state)
 {
-	struct debug_cache_ident id = { 1, 2, 3, 4, 5 };
+	struct file_id id = { 1, 2, 3, 4, 5 };
 	static char body[3000];
 	struct debug_cache_sect s = { ".debug_info", 10, body, sizeof(body) };
 	struct debug_cache_file f;

@@ -251,11 +251,13 @@ static int hdr_entry(struct builder *b, const uint8_t **p, const uint8_t *end, u
 static int from_hdr(struct builder *b)
 {
 	const struct funcbounds_input *in = b->in;
-	const uint8_t *h = in->hdr, *end = h + in->hdr_len, *p = h + 4;
+	const uint8_t *h = in->hdr, *end, *p;
 	uint64_t eh, count;
 
 	if (!h || in->hdr_len < 4 || h[0] != 1 || h[1] == DW_EH_PE_omit || h[2] == DW_EH_PE_omit)
 		return 1;
+	end = h + in->hdr_len;
+	p = h + 4;
 	size_t esz = fixed_size(h[3], in->elf32);
 	if (h[3] == DW_EH_PE_omit || !esz ||
 	    cfi_pointer(&p, end, h[1], hdr_addr(in, p), in->hdr_addr, in->elf32, &eh) ||
@@ -283,7 +285,8 @@ static int range_cmp(const void *pa, const void *pb)
 	return a->end < b->end ? -1 : a->end > b->end;
 }
 
-/* Sorts the ranges (unless they are: the table's are) and keeps one per start, the largest. */
+/* Sorts the ranges (unless they are: the table's are), keeps one per start, the largest, and
+ * ends each where the next starts (overlapping FDEs, never made by a linker: the later wins). */
 static void normalize(struct funcbounds *fb)
 {
 	size_t k = 0;
@@ -300,6 +303,9 @@ static void normalize(struct funcbounds *fb)
 		else
 			fb->r[k++] = fb->r[i];
 	}
+	for (size_t i = 0; i + 1 < k; i++)
+		if (fb->r[i].end > fb->r[i + 1].start)
+			fb->r[i].end = fb->r[i + 1].start;
 	fb->n = k;
 }
 

@@ -18,7 +18,8 @@ struct funcbounds_range {
 };
 
 struct funcbounds {
-	struct funcbounds_range *r; /* sorted by start, starts distinct (same start: the largest end) */
+	struct funcbounds_range *r; /* sorted, disjoint (one range a start: the largest; a range
+				     * that overlaps the next ends where the next starts) */
 	size_t n, cap;
 };
 

@@ -58,6 +58,12 @@ struct cfi_env {
 	bool elf32;
 };
 
+/* Reads a pointer in DW_EH_PE encoding enc from [*p, end): 0 and *p past it, or -EINVAL
+ * (truncated, indirect, or an application other than absolute, pc-relative — pc is the address
+ * of *p — and data-relative — to datarel). Absolute pointers are elf32 ? 4 : 8 bytes. */
+int cfi_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pc,
+		uint64_t datarel, bool elf32, uint64_t *v);
+
 /* What the interpreter needs of a CIE (libdw's Dwarf_CIE fields; fde_enc: the 'R' encoding). */
 struct cfi_cie {
 	uint64_t code_align;
@@ -94,11 +100,5 @@ int cfi_fde_rows(const struct cfi_env *env, const struct cfi_cie *cie,
  * 10 bytes). Bits past 64 are dropped; a signed number is sign-extended. */
 int cfi_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v);
 int cfi_sleb(const uint8_t **p, const uint8_t *end, int64_t *v);
-
-/* Reads a pointer in DW_EH_PE encoding enc from [*p, end): 0 and *p past it, or -EINVAL
- * (truncated, indirect, or an application other than absolute, pc-relative — pc is the address
- * of *p — and data-relative — to datarel). Absolute pointers are elf32 ? 4 : 8 bytes. */
-int cfi_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pc,
-		uint64_t datarel, bool elf32, uint64_t *v);
 
 #endif

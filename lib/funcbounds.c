@@ -1,5 +1,6 @@
-/* FDE ranges of .eh_frame (see funcbounds.h): the LEB128 and DW_EH_PE pointer readers are
- * lib/cfi.c's; CIEs are parsed only as far as their FDE pointer encoding. */
+/* FDE ranges of .eh_frame (see funcbounds.h): every number (fixed-size, LEB128, DW_EH_PE
+ * pointer) is read by lib/cfi.c's one reader, cfi_pointer; CIEs are parsed only as far as
+ * their FDE pointer encoding. */
 #include "funcbounds.h"
 
 #include <dwarf.h>
@@ -34,6 +35,12 @@ struct builder {
 	struct cie *cies;
 	size_t ncies, cap_cies;
 };
+
+/* An unsigned LEB128 number from [*p, end) (cfi_pointer's reader): 0 or -EINVAL. */
+static int uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return cfi_pointer(p, end, DW_EH_PE_uleb128, 0, 0, false, v);
+}
 
 /* The address a byte of .eh_frame loads at. */
 static uint64_t eh_addr(const struct funcbounds_input *in, const uint8_t *p)
@@ -78,7 +85,6 @@ static int cie_header(const uint8_t **pp, const uint8_t *end, const char **aug)
 {
 	const uint8_t *p = *pp;
 	uint64_t u;
-	int64_t s;
 
 	if (p >= end || (*p != 1 && *p != 3 && *p != 4))
 		return -EINVAL;
@@ -93,9 +99,9 @@ static int cie_header(const uint8_t **pp, const uint8_t *end, const char **aug)
 			return -EINVAL;
 		p += 2;
 	}
-	if (cfi_uleb(&p, end, &u) || cfi_sleb(&p, end, &s))
-		return -EINVAL;
-	if (version == 1 ? (p >= end ? -EINVAL : (p++, 0)) : cfi_uleb(&p, end, &u))
+	if (uleb(&p, end, &u) || cfi_pointer(&p, end, DW_EH_PE_sleb128, 0, 0, false, &u))
+		return -EINVAL; /* code and data alignment factors */
+	if (version == 1 ? (p >= end ? -EINVAL : (p++, 0)) : uleb(&p, end, &u))
 		return -EINVAL;
 	*pp = p;
 	return 0;
@@ -114,7 +120,7 @@ static int cie_encoding(const struct funcbounds_input *in, const struct entry *e
 		return -EINVAL;
 	if (!aug[0])
 		return 0;
-	if (aug[0] != 'z' || cfi_uleb(&p, e->end, &alen) || alen > (uint64_t)(e->end - p))
+	if (aug[0] != 'z' || uleb(&p, e->end, &alen) || alen > (uint64_t)(e->end - p))
 		return -EINVAL;
 	aend = p + alen;
 	for (const char *a = aug + 1; *a; a++) {

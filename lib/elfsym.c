@@ -492,9 +492,15 @@ static int add_plt_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh)
 			err = add_plt_section(e, nsyms, scn, &sh, gots, ngots, &cap);
 	}
 	free(gots);
-	if (!err && e->nsyms > nsyms)
-		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
-	return err;
+	if (err || e->nsyms == nsyms)
+		return err;
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+	size_t k = 0; /* PLT sections that overlap (a damaged file): one stub an address */
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (!k || e->syms[i].start >= e->syms[k - 1].end)
+			e->syms[k++] = e->syms[i];
+	e->nsyms = k;
+	return 0;
 }
 
 /* Reads everything from an open Elf handle into e. */

@@ -353,6 +353,48 @@ static Elf_Data *section_data(Elf *elf, size_t shstrndx, const char *name, uint6
 	return NULL;
 }
 
+/* The file's bytes at ELF address addr up to the end of the PT_LOAD segment that holds them
+ * (NULL: none); libelf keeps them until elf_end. */
+static Elf_Data *segment_rest(Elf *elf, size_t nph, uint64_t addr)
+{
+	GElf_Phdr ph;
+
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
+		    addr - ph.p_vaddr < ph.p_filesz)
+			return elf_getdata_rawchunk(elf, ph.p_offset + (addr - ph.p_vaddr),
+						    ph.p_filesz - (addr - ph.p_vaddr), ELF_T_BYTE);
+	return NULL;
+}
+
+/* A file without section headers: .eh_frame_hdr from PT_GNU_EH_FRAME, and .eh_frame from the
+ * address it gives up to its segment's end (the header's table says where each FDE is). */
+static int from_segments(struct funcbounds *fb, Elf *elf, struct funcbounds_input *in)
+{
+	GElf_Phdr ph;
+	size_t nph;
+	Elf_Data *hdr = NULL, *eh;
+
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph && !hdr; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_GNU_EH_FRAME && ph.p_filesz)
+			hdr = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+	if (!hdr || hdr->d_size < 4)
+		return 0;
+	const uint8_t *h = hdr->d_buf, *p = h + 4;
+	in->hdr = h;
+	in->hdr_len = hdr->d_size;
+	in->hdr_addr = ph.p_vaddr;
+	if (h[0] != 1 || cfi_pointer(&p, h + hdr->d_size, h[1], ph.p_vaddr + 4, ph.p_vaddr,
+				     in->elf32, &in->eh_frame_addr) ||
+	    !(eh = segment_rest(elf, nph, in->eh_frame_addr)))
+		return 0;
+	in->eh_frame = eh->d_buf;
+	in->eh_frame_len = eh->d_size;
+	return funcbounds_parse(fb, in);
+}
+
 int funcbounds_read_elf(struct funcbounds *fb, struct Elf *elf)
 {
 	struct funcbounds_input in = { 0 };
@@ -362,16 +404,15 @@ int funcbounds_read_elf(struct funcbounds *fb, struct Elf *elf)
 	memset(fb, 0, sizeof(*fb));
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE)
 		return -ENOEXEC;
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	if (!(eh = section_data(elf, shstrndx, ".eh_frame", &in.eh_frame_addr)))
-		return 0;
+	in.elf32 = gelf_getclass(elf) == ELFCLASS32;
+	if (elf_getshdrstrndx(elf, &shstrndx) ||
+	    !(eh = section_data(elf, shstrndx, ".eh_frame", &in.eh_frame_addr)))
+		return from_segments(fb, elf, &in);
 	hdr = section_data(elf, shstrndx, ".eh_frame_hdr", &in.hdr_addr);
 	in.eh_frame = eh->d_buf;
 	in.eh_frame_len = eh->d_size;
 	in.hdr = hdr ? hdr->d_buf : NULL;
 	in.hdr_len = hdr ? hdr->d_size : 0;
-	in.elf32 = gelf_getclass(elf) == ELFCLASS32;
 	return funcbounds_parse(fb, &in);
 }
 

@@ -35,8 +35,9 @@ struct funcbounds_input {
 /* Fills fb (initialized here) with the FDE ranges of in: 0 (maybe with none), or -ENOMEM (fb
  * then empty). */
 int funcbounds_parse(struct funcbounds *fb, const struct funcbounds_input *in);
-/* The same from an ELF file's .eh_frame and .eh_frame_hdr sections: 0 (none when it has no
- * .eh_frame), -ENOEXEC (not ELF), -ENOMEM. */
+/* The same from an ELF file's .eh_frame and .eh_frame_hdr sections (a file without section
+ * headers: the header its PT_GNU_EH_FRAME segment holds, and the .eh_frame it points to): 0
+ * (none when it has no .eh_frame), -ENOEXEC (not ELF), -ENOMEM. */
 int funcbounds_read_elf(struct funcbounds *fb, struct Elf *elf);
 /* The same from the ELF file open at fd (the caller keeps fd). */
 int funcbounds_init_fd(struct funcbounds *fb, int fd);

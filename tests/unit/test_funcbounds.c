@@ -1,9 +1,10 @@
 /* Unit tests for lib/funcbounds and the names it gives code without symbols: the FDE ranges of
  * the stripped stripfix fixtures match the unstripped copies' function symbols (through
  * .eh_frame_hdr, and by walking .eh_frame where there is no header); the header and the walk
- * agree; damaged sections give fewer ranges, never wrong shapes or crashes; the symbolizer names
- * a stripped function "FILE+0xSTART" at every address in it while a symbol's name always wins;
- * PLT stubs (lazy .plt, IBT's .plt.sec) are "NAME@plt" where objdump puts them. */
+ * agree, also from the program headers of a file without section headers; damaged sections give
+ * fewer ranges, never wrong shapes or crashes; the symbolizer names a stripped function
+ * "FILE+0xSTART" at every address in it while a symbol's name always wins; PLT stubs (lazy .plt,
+ * IBT's .plt.sec) are "NAME@plt" where objdump puts them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -126,6 +127,34 @@ static void read_sections(const char *path, struct funcbounds_input *in)
 static bool same(const struct funcbounds *a, const struct funcbounds *b)
 {
 	return a->n == b->n && !memcmp(a->r, b->r, a->n * sizeof(*a->r));
+}
+
+/* A copy of the stripped fixture without section headers (as sstrip leaves a file) gives the
+ * same ranges, from PT_GNU_EH_FRAME. */
+static void test_no_section_headers(void **state)
+{
+	char tmp[] = "/tmp/firn-funcbounds-XXXXXX";
+	int src = open(built_fixture("stripfix-stripped"), O_RDONLY), fd = mkstemp(tmp);
+	uint8_t buf[1 << 16];
+	ssize_t n;
+	struct funcbounds a, b;
+	(void)state;
+
+	assert_true(src >= 0 && fd >= 0);
+	unlink(tmp);
+	assert_int_equal(funcbounds_init_fd(&a, src), 0);
+	while ((n = read(src, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(fd, buf, n), n);
+	close(src);
+	const uint8_t zeros[8] = { 0 };
+	assert_int_equal(pwrite(fd, zeros, 8, 0x28), 8); /* e_shoff */
+	assert_int_equal(pwrite(fd, zeros, 4, 0x3c), 4); /* e_shnum, e_shstrndx */
+	assert_int_equal(funcbounds_init_fd(&b, fd), 0);
+	close(fd);
+	assert_true(a.n > 5);
+	assert_true(same(&a, &b));
+	funcbounds_release(&a);
+	funcbounds_release(&b);
 }
 
 /* The header's table and the walk give the same ranges (this binary, the fixture, liblzma). */
@@ -320,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_hdr_walk_agree),
+		cmocka_unit_test(test_no_section_headers),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_plt),

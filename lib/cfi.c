@@ -121,6 +121,23 @@ static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t fmt, bool
 	return -EINVAL;
 }
 
+int cfi_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pc,
+		uint64_t datarel, bool elf32, uint64_t *v)
+{
+	uint64_t base = 0;
+
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr: break;
+	case DW_EH_PE_pcrel: base = pc; break;
+	case DW_EH_PE_datarel: base = datarel; break;
+	default: return -EINVAL; /* textrel, funcrel, aligned: not in .eh_frame on x86 */
+	}
+	if ((enc & DW_EH_PE_indirect) || read_encoded(p, end, enc & 0x0f, elf32, v))
+		return -EINVAL;
+	*v += base;
+	return 0;
+}
+
 /* DW_CFA_set_loc: an address in the CIE's FDE encoding, read within the section as libdw
  * does. 1 (a new row) or -EINVAL. */
 static int set_loc(struct vm *vm)

@@ -58,6 +58,12 @@ struct cfi_env {
 	bool elf32;
 };
 
+/* Reads a pointer in DW_EH_PE encoding enc from [*p, end): 0 and *p past it, or -EINVAL
+ * (truncated, indirect, or an application other than absolute, pc-relative — pc is the address
+ * of *p — and data-relative — to datarel). Absolute pointers are elf32 ? 4 : 8 bytes. */
+int cfi_pointer(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pc,
+		uint64_t datarel, bool elf32, uint64_t *v);
+
 /* What the interpreter needs of a CIE (libdw's Dwarf_CIE fields; fde_enc: the 'R' encoding). */
 struct cfi_cie {
 	uint64_t code_align;

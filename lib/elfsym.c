@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -335,6 +336,149 @@ static int read_minidebuginfo(struct elfsym *e, struct reader *r, Elf **inner)
 	return err;
 }
 
+/* ---- PLT stubs, named "name@plt" as objdump and perf name them ---- */
+
+/* A GOT slot and the dynamic symbol its relocation binds it to. */
+struct got_name {
+	uint64_t got;
+	const char *name; /* into libelf's string table data */
+};
+
+/* Orders GOT names by slot. */
+static int got_cmp(const void *pa, const void *pb)
+{
+	const struct got_name *a = pa, *b = pb;
+
+	return a->got < b->got ? -1 : a->got > b->got;
+}
+
+/* Adds the JUMP_SLOT and GLOB_DAT slots of one SHT_RELA section (its symbols: sh->sh_link). */
+static int read_got_relas(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct got_name **v,
+			  size_t *n, size_t *cap)
+{
+	Elf_Scn *sym_scn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr ssh;
+	Elf_Data *d = elf_getdata(scn, NULL), *sd = sym_scn ? elf_getdata(sym_scn, NULL) : NULL;
+	size_t entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
+
+	if (!d || !sd || !entsize || d->d_type != ELF_T_RELA || !gelf_getshdr(sym_scn, &ssh))
+		return 0;
+	for (size_t i = 0; i < d->d_size / entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		if (!gelf_getrela(d, i, &r))
+			break;
+		uint64_t type = GELF_R_TYPE(r.r_info);
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+		    !gelf_getsym(sd, GELF_R_SYM(r.r_info), &sym))
+			continue;
+		const char *name = elf_strptr(elf, ssh.sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		if (VEC_GROW(*v, *cap, *n + 1))
+			return -ENOMEM;
+		(*v)[(*n)++] = (struct got_name){ r.r_offset, name };
+	}
+	return 0;
+}
+
+/* The GOT slot an x86-64 PLT entry at addr jumps through: [endbr64] [bnd] jmp *disp32(%rip)
+ * (lazy .plt entries, .plt.sec and .plt.got ones); false for other code (PLT0, the IBT .plt's
+ * push-and-jump entries). */
+static bool plt_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *got)
+{
+	size_t i = len >= 4 && !memcmp(p, "\xf3\x0f\x1e\xfa", 4) ? 4 : 0;
+	int32_t disp;
+
+	if (i < len && p[i] == 0xf2)
+		i++;
+	if (len < i + 6 || p[i] != 0xff || p[i + 1] != 0x25)
+		return false;
+	memcpy(&disp, p + i + 2, 4);
+	*got = addr + i + 6 + (uint64_t)(int64_t)disp;
+	return true;
+}
+
+/* Whether [start, end) holds no address of the first n (sorted) symbols. */
+static bool sym_free(const struct elfsym *e, size_t n, uint64_t start, uint64_t end)
+{
+	size_t i = UPPER_BOUND(e->syms, n, start, start);
+
+	return !(i && start < e->syms[i - 1].end) && !(i < n && e->syms[i].start < end);
+}
+
+/* Appends "name@plt" for each entry of one PLT section whose GOT slot a relocation names,
+ * where none of the first n (the file's own) symbols is: an existing name always wins. */
+static int add_plt_section(struct elfsym *e, size_t n, Elf_Scn *scn, const GElf_Shdr *sh,
+			   const struct got_name *gots, size_t ngots, size_t *cap)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	uint64_t step = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
+	char buf[512];
+
+	if (!d || !d->d_buf)
+		return 0;
+	for (uint64_t off = 0; off + step <= d->d_size; off += step) {
+		uint64_t got, start = sh->sh_addr + off;
+		if (!plt_slot((const uint8_t *)d->d_buf + off, step, start, &got))
+			continue;
+		size_t i = UPPER_BOUND(gots, ngots, got, got);
+		if (!i || gots[i - 1].got != got || !sym_free(e, n, start, start + step) ||
+		    (size_t)snprintf(buf, sizeof(buf), "%s@plt", gots[i - 1].name) >= sizeof(buf))
+			continue;
+		int64_t name = add_name(e, buf);
+		if (name < 0 || VEC_GROW(e->syms, *cap, e->nsyms + 1))
+			return -ENOMEM;
+		e->syms[e->nsyms++] = (struct elfsym_symbol){ start, start + step, (uint32_t)name };
+	}
+	return 0;
+}
+
+/* Orders symbols by start. */
+static int sym_cmp(const void *pa, const void *pb)
+{
+	const struct elfsym_symbol *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Names the PLT stubs of an x86-64 file (.plt, .plt.sec, .plt.got) that no symbol covers. */
+static int add_plt_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh)
+{
+	struct got_name *gots = NULL;
+	size_t ngots = 0, cap_gots = 0, cap = e->nsyms, nsyms = e->nsyms, shstrndx;
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (eh->e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			err = read_got_relas(elf, scn, &sh, &gots, &ngots, &cap_gots);
+	}
+	if (ngots)
+		qsort(gots, ngots, sizeof(*gots), got_cmp);
+	while (!err && ngots && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & SHF_EXECINSTR) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(n, ".plt") || !strcmp(n, ".plt.sec") || !strcmp(n, ".plt.got")))
+			err = add_plt_section(e, nsyms, scn, &sh, gots, ngots, &cap);
+	}
+	free(gots);
+	if (err || e->nsyms == nsyms)
+		return err;
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+	size_t k = 0; /* PLT sections that overlap (a damaged file): one stub an address */
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (!k || e->syms[i].start >= e->syms[k - 1].end)
+			e->syms[k++] = e->syms[i];
+	e->nsyms = k;
+	return 0;
+}
+
 /* Reads everything from an open Elf handle into e. */
 static int init_from_elf(struct elfsym *e, Elf *elf)
 {
@@ -362,6 +506,8 @@ static int init_from_elf(struct elfsym *e, Elf *elf)
 		dedupe(&r);
 		err = emit_symbols(e, &r);
 	}
+	if (!err)
+		err = add_plt_symbols(e, elf, &eh);
 	if (inner)
 		elf_end(inner);
 	free(r.secs);
@@ -431,6 +577,13 @@ int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uin
 	if (sym_start)
 		*sym_start = e->syms[lo - 1].start;
 	return 0;
+}
+
+bool elfsym_covers(const struct elfsym *e, uint64_t start, uint64_t end)
+{
+	size_t i = UPPER_BOUND(e->syms, e->nsyms, start, start);
+
+	return i && end <= e->syms[i - 1].end;
 }
 
 int elfsym_file_offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr)

@@ -2,6 +2,8 @@
  * Symbols come from .symtab, .dynsym and the .symtab of an embedded MiniDebugInfo ELF
  * (.gnu_debugdata, xz-compressed, decompressed through libdwelf). The file's .gnu_debuglink and
  * whether it carries DWARF are noted for the debug-file search.
+ * PLT stubs of x86-64 files (.plt, .plt.sec, .plt.got) that no symbol covers are named
+ * "name@plt" after the dynamic symbol their GOT slot's relocation binds.
  * Everything is copied out at init: afterwards an elfsym holds no file descriptor and no libelf
  * state, only its own arrays, and names it returns stay valid until elfsym_release. */
 #ifndef FIRN_ELFSYM_H
@@ -48,6 +50,8 @@ void elfsym_release(struct elfsym *e);
 /* Finds the function containing vaddr: 0 with its name and start, or -ENOENT. Symbols of size 0
  * extend to the next symbol (or the end of their section). */
 int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uint64_t *sym_start);
+/* Whether one symbol covers all of [start, end) (start < end). */
+bool elfsym_covers(const struct elfsym *e, uint64_t start, uint64_t end);
 /* Converts a file offset to a virtual address through the PT_LOAD segment that maps it:
  * vaddr = p_vaddr + (off - p_offset). 0 or -ENOENT when no segment holds that offset. */
 int elfsym_file_offset_to_vaddr(const struct elfsym *e, uint64_t file_offset, uint64_t *vaddr);

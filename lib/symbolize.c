@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "dwarfsym.h"
 #include "elfsym.h"
 #include "fileid.h"
+#include "funcbounds.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "ksym.h"
@@ -59,6 +61,8 @@ struct symfile {
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
 	struct debugfile *debug; /* set when indexed */
+	struct funcbounds bounds; /* (set when indexed) .eh_frame's functions no symbol covers */
+	char **bound_names;       /* "module+0xSTART" of bounds.r[i], made on first use */
 	char *path;       /* the path its first process saw (for the debuglink search) */
 	pid_t pid;        /* that process (for its root) */
 	unsigned refs;    /* snapshot mappings (and file lookups) using it */
@@ -580,6 +584,10 @@ static void file_free(struct symbolizer *s, struct symfile *f)
 	forget_names(s);
 	elfsym_release(&f->elf);
 	debug_put(s, f->debug);
+	for (size_t i = 0; f->bound_names && i < f->bounds.n; i++)
+		free(f->bound_names[i]);
+	free(f->bound_names);
+	funcbounds_release(&f->bounds);
 	free(f->path);
 	free(f);
 }
@@ -615,6 +623,27 @@ static void file_put(struct symbolizer *s, struct symfile *f)
 	file_drop(s, oldest);
 }
 
+/* funcbounds_filter's test: whether a function's bounds name an address no symbol names. */
+static bool bounds_uncovered(void *ctx, const struct funcbounds_range *r)
+{
+	const struct symfile *f = ctx;
+
+	return !elfsym_covers(&f->elf, r->start, r->end) &&
+	       !(f->debug && elfsym_covers(&f->debug->syms, r->start, r->end));
+}
+
+/* Reads the bounds of the file's functions that its symbols leave unnamed (kept only for
+ * those: a file with every symbol keeps none). 0 or -ENOMEM. */
+static int bounds_read(struct symfile *f)
+{
+	int err = funcbounds_init_fd(&f->bounds, f->fd);
+
+	if (err)
+		return err == -ENOMEM ? err : 0; /* no .eh_frame to read: no bounds */
+	funcbounds_filter(&f->bounds, bounds_uncovered, f);
+	return 0;
+}
+
 /* Reads the file's symbols and finds its debug information (and closes it); returns its new
  * state (1 or the indexing -errno), or 0 on -ENOMEM (state unchanged: tried again later). Runs
  * in whichever thread owns f for now (the worker while f->indexing). */
@@ -624,8 +653,12 @@ static int index_file(struct symbolizer *s, struct symfile *f)
 
 	if (!err && !(f->debug = debug_get(s, f)))
 		err = -ENOMEM;
+	if (!err)
+		err = bounds_read(f);
 	if (err == -ENOMEM) {
 		elfsym_release(&f->elf);
+		debug_put(s, f->debug);
+		f->debug = NULL;
 		return 0;
 	}
 	close(f->fd);
@@ -1257,6 +1290,41 @@ static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym
 	return n;
 }
 
+/* Names code no symbol covers by the function .eh_frame bounds it in: "module+0xSTART", the
+ * file's base name and the function's start as an ELF address (the addresses its locations
+ * keep), one string per function, kept with the file. 1 frame, 0 when no FDE holds vaddr, or
+ * -ENOMEM. */
+static int bounds_frame(struct symfile *f, uint64_t vaddr, struct dwarfsym_frame *fr)
+{
+	ptrdiff_t i = funcbounds_find(&f->bounds, vaddr);
+
+	if (i < 0)
+		return 0;
+	if (!f->bound_names && !(f->bound_names = calloc(f->bounds.n, sizeof(*f->bound_names))))
+		return -ENOMEM;
+	if (!f->bound_names[i]) {
+		const char *base = f->path ? strrchr(f->path, '/') : NULL;
+		base = base ? base + 1 : f->path ? f->path : "";
+		if (asprintf(&f->bound_names[i], "%s+0x%" PRIx64, base, f->bounds.r[i].start) < 0) {
+			f->bound_names[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	fr[0] = (struct dwarfsym_frame){ f->bound_names[i], NULL, 0 };
+	return 1;
+}
+
+/* resolve_file, then (no function there) the bounds' name; frames or 0 or -ENOMEM, and
+ * whether a symbol (or DWARF) named them in *named. */
+static int resolve_named(struct symfile *f, uint64_t vaddr, struct dwarfsym_frame *fr,
+			 bool *named)
+{
+	int n = resolve_file(f, vaddr, fr);
+
+	*named = n > 0;
+	return n ? n : bounds_frame(f, vaddr, fr);
+}
+
 /* ---- user addresses ---- */
 
 /* Reads the snapshot's perf map on first use (opening it now if it appeared after the
@@ -1448,7 +1516,10 @@ static enum symbolizer_reason resolve_user(struct symbolizer *s, const struct pr
 		fr[0] = (struct dwarfsym_frame){ NULL, NULL, 0 };
 		*n = elfsym_lookup(vdso, vaddr, &fr[0].name, NULL) ? 0 : 1;
 	} else {
-		*n = resolve_file(f, vaddr, fr);
+		bool named;
+		*n = resolve_named(f, vaddr, fr, &named);
+		if (*n > 0 && !named)
+			return R_NO_SYMBOL; /* named by its bounds */
 	}
 	return *n > 0 ? R_RESOLVED : *n == 0 ? R_NO_SYMBOL : R_NO_FILE;
 }
@@ -1579,11 +1650,12 @@ static int resolve_loose(struct symbolizer *s, struct symbolizer_loc *l)
 	struct dwarfsym_frame fr[MAX_FRAMES];
 	struct symbolizer_file *lf = l->priv[0];
 	int err = lf->file->state < 0 ? lf->file->state : 0, n; /* indexed by the find */
+	bool named = false;
 
-	n = err ? 0 : resolve_file(lf->file, l->flags ? l->at - 1 : l->at, fr);
+	n = err ? 0 : resolve_named(lf->file, l->flags ? l->at - 1 : l->at, fr, &named);
 	if (n < 0)
 		return n;
-	l->reason = err ? R_NO_FILE : n ? R_RESOLVED : R_NO_SYMBOL;
+	l->reason = err ? R_NO_FILE : named ? R_RESOLVED : R_NO_SYMBOL;
 	return set_frames(s, l, fr, n);
 }
 

@@ -48,49 +48,52 @@ static uint64_t offcpu_rate(const void *stats, const struct event_params *p)
 }
 
 static const struct event_stat offcpu_fields[] = {
-	{ "waits", "count", NULL, OFFCPU(waits), NULL, { NULL } },
-	{ "counted", "count", NULL, OFFCPU(counted), NULL, { NULL } },
-	{ "ns", "nanoseconds", NULL, OFFCPU(ns), NULL, { NULL } },
-	{ "short", "count", NULL, OFFCPU(short_waits), NULL, { NULL } },
-	{ "short_ns", "nanoseconds", NULL, OFFCPU(short_ns), NULL, { NULL } },
-	{ "at_end", "count", NULL, OFFCPU(at_end), NULL, { NULL } },
-	{ "late", "count", NULL, OFFCPU(late), NULL, { NULL } },
-	{ "at_start", "count", NULL, OFFCPU(at_start), NULL, { NULL } },
-	{ "not_ended", "count", NULL, 0, offcpu_not_ended, { NULL } },
-	{ "lost.no_slot", "count", "no thread slot", OFFCPU(lost_no_slot), NULL, { NULL } },
-	{ "lost.counts_full", "count", "counts map full", OFFCPU(lost_counts_full), NULL, { NULL } },
-	{ "lost.stacks_full", "count", "stack map full", OFFCPU(lost_stacks_full), NULL, { NULL } },
-	{ "min_us", "microseconds", NULL, 0, offcpu_min_us, { NULL } },
+	{ "waits", "count", NULL, OFFCPU(waits) },
+	{ "counted", "count", NULL, OFFCPU(counted) },
+	{ "ns", "nanoseconds", NULL, OFFCPU(ns) },
+	{ "short", "count", NULL, OFFCPU(short_waits) },
+	{ "short_ns", "nanoseconds", NULL, OFFCPU(short_ns) },
+	{ "at_end", "count", NULL, OFFCPU(at_end) },
+	{ "late", "count", NULL, OFFCPU(late) },
+	{ "at_start", "count", NULL, OFFCPU(at_start) },
+	{ "not_ended", "count", NULL, 0, offcpu_not_ended },
+	{ "lost.no_slot", "count", "no thread slot", OFFCPU(lost_no_slot) },
+	{ "lost.counts_full", "count", "counts map full", OFFCPU(lost_counts_full) },
+	{ "lost.stacks_full", "count", "stack map full", OFFCPU(lost_stacks_full) },
+	{ "min_us", "microseconds", NULL, 0, offcpu_min_us },
 	{ "rate", "count", NULL, 0, offcpu_rate, { "1 in ", " (times scaled by it)" } },
-	{ "unsampled", "count", NULL, OFFCPU(unsampled), NULL, { NULL } },
+	{ "unsampled", "count", NULL, OFFCPU(unsampled) },
 };
 static const struct event_stat_group offcpu_stats = { "off_cpu.", offcpu_fields,
 						      sizeof(offcpu_fields) / sizeof(offcpu_fields[0]) };
 
 static const struct event_stat gpu_fields[] = {
-	{ "launches", "count", NULL, GPU(launches), NULL, { NULL } },
-	{ "kernels", "count", NULL, GPU(kernels), NULL, { NULL } },
-	{ "kernels_without_launch", "count", NULL, GPU(kernels_unmatched), NULL, { NULL } },
-	{ "copies", "count", NULL, GPU(memcpys), NULL, { NULL } },
-	{ "launches_without_record", "count", NULL, GPU(launches_unmatched), NULL, { NULL } },
-	{ "launches_remembered", "count", NULL, GPU(launches_pending), NULL, { NULL } },
-	{ "lost", "count", NULL, GPU(lost), NULL, { NULL } },
+	{ "launches", "count", NULL, GPU(launches) },
+	{ "kernels", "count", NULL, GPU(kernels) },
+	{ "kernels_without_launch", "count", NULL, GPU(kernels_unmatched) },
+	{ "copies", "count", NULL, GPU(memcpys) },
+	{ "launches_without_record", "count", NULL, GPU(launches_unmatched) },
+	{ "launches_remembered", "count", NULL, GPU(launches_pending) },
+	{ "lost", "count", NULL, GPU(lost) },
 };
 static const struct event_stat_group gpu_stats = { "gpu.", gpu_fields,
 						   sizeof(gpu_fields) / sizeof(gpu_fields[0]) };
 
 static const struct event_stat unwind_fields[] = {
-	{ "complete", "count", NULL, UNWIND(0), NULL, { NULL } },
-	{ "no_mapping", "count", "no mapping", UNWIND(1), NULL, { NULL } },
-	{ "no_row", "count", "no row", UNWIND(2), NULL, { NULL } },
-	{ "unsupported", "count", "unsupported rule", UNWIND(3), NULL, { NULL } },
-	{ "bad_read", "count", "unreadable stack", UNWIND(4), NULL, { NULL } },
-	{ "depth", "count", "depth", UNWIND(5), NULL, { NULL } },
-	{ "no_user_stack", "count", NULL, UNWIND(6), NULL, { NULL } },
-	{ "fp_fallback", "count", NULL, UNWIND(7), NULL, { NULL } },
-	{ "vma_lookup", "count", NULL, UNWIND(8), NULL, { NULL } },
-	{ "no_row_fp_fallback", "count", NULL, UNWIND(9), NULL, { NULL } },
+	{ "complete", "count", NULL, UNWIND(FIRN_UNW_COMPLETE) },
+	{ "no_mapping", "count", "no mapping", UNWIND(FIRN_UNW_NO_MAPPING) },
+	{ "no_row", "count", "no row", UNWIND(FIRN_UNW_NO_ROW) },
+	{ "unsupported", "count", "unsupported rule", UNWIND(FIRN_UNW_UNSUPPORTED) },
+	{ "bad_read", "count", "unreadable stack", UNWIND(FIRN_UNW_BAD_READ) },
+	{ "depth", "count", "depth", UNWIND(FIRN_UNW_DEPTH) },
+	{ "no_user_stack", "count", NULL, UNWIND(FIRN_UNW_NO_USER) },
+	{ "fp_fallback", "count", NULL, UNWIND(FIRN_UNW_FP_FALLBACK) },
+	{ "vma_lookup", "count", NULL, UNWIND(FIRN_UNW_VMA) },
+	{ "no_row_fp_fallback", "count", NULL, UNWIND(FIRN_UNW_ROW_FALLBACK) },
 };
+_Static_assert(sizeof(unwind_fields) / sizeof(unwind_fields[0]) == FIRN_UNW_NR &&
+	       sizeof(((struct sampler_stats *)0)->unwind) == FIRN_UNW_NR * sizeof(uint64_t),
+	       "one field per unwind stop");
 const struct event_stat_group event_unwind_stats = {
 	"unwind.", unwind_fields, sizeof(unwind_fields) / sizeof(unwind_fields[0])
 };

@@ -1,6 +1,6 @@
 /* The recording session: the sampler, the symbolizer, the capture and the process lifecycle
- * (first sample, exec, exit, retire/park/forget), USDT attachment and the kallsyms prefetch,
- * behind one object (see recorder.h). */
+ * (first sample, exec, exit, retire/park/forget), the events (lib/events.h: their USDT and CUDA
+ * probes) and the kallsyms prefetch, behind one object (see recorder.h). */
 #include "recorder.h"
 
 #include <errno.h>

@@ -81,8 +81,9 @@ struct recorder_opts {
 	bool all;
 	const pid_t *pids;          /* borrowed for the recorder's life */
 	int npids;
-	/* "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME" (validated by the caller), in order;
-	 * none: cpu-clock alone. Borrowed for the recorder's life. */
+	/* the -e values ("cpu-clock", "usdt:PATH:PROVIDER:NAME": events of lib/event_table.h,
+	 * validated by the caller), in order; none: cpu-clock alone. Borrowed for the recorder's
+	 * life. */
 	const char *const *events;
 	/* libfirn-cuda.so (NULL: no GPU events): its probes are attached (in the -p processes that
 	 * map a file of its name, else wherever its file is mapped) and the sample types gpu_time

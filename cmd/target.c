@@ -20,6 +20,7 @@
 
 #include "event_table.h"
 #include "usdt.h"
+#include "vec.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -36,10 +37,8 @@ static int add_pid(struct target *t, pid_t pid)
 	for (int i = 0; i < t->npids; i++)
 		if (t->pids[i] == pid)
 			return 0;
-	pid_t *n = realloc(t->pids, (t->npids + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(t->pids, t->cap_pids, (size_t)t->npids + 1))
 		return error("out of memory");
-	t->pids = n;
 	t->pids[t->npids++] = pid;
 	return 0;
 }
@@ -136,10 +135,8 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 	if (!event_find(arg, NULL))
 		return usage_error(cmd, "invalid event '%s' (%s)", arg,
 				   event_syntax(syntax, sizeof(syntax)));
-	const char **n = realloc(t->events, (t->nevents + 1) * sizeof(*n));
-	if (!n)
+	if (VEC_GROW(t->events, t->cap_events, (size_t)t->nevents + 1))
 		return error("out of memory");
-	t->events = n;
 	t->events[t->nevents++] = arg;
 	return 0;
 }

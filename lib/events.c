@@ -23,6 +23,7 @@
 #include "recorder.h"
 #include "sample_source.h"
 #include "usdt.h"
+#include "vec.h"
 
 /* An object with attached probes. */
 struct probed_object {
@@ -80,8 +81,6 @@ static int probe_events(const struct recorder_opts *o)
 
 void events_watch(struct events *ev, pid_t pid)
 {
-	struct events_watched *n;
-
 	if (ev->o->all || !probe_events(ev->o))
 		return;
 	for (size_t i = 0; i < ev->nwatch; i++)
@@ -90,24 +89,17 @@ void events_watch(struct events *ev, pid_t pid)
 			ev->watch[i].due_ns = 0;
 			return;
 		}
-	if (!(n = realloc(ev->watch, (ev->nwatch + 1) * sizeof(*n))))
+	if (VEC_GROW(ev->watch, ev->cap_watch, ev->nwatch + 1))
 		return;
-	ev->watch = n;
 	ev->watch[ev->nwatch++] = (struct events_watched){ pid, 0, 0 };
 }
 
 /* Appends an event (taking its type name); returns 0 or -ENOMEM (the name freed). */
 static int events_push(struct events *ev, struct capture_event e)
 {
-	if (ev->n == ev->cap) {
-		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
-		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
-		if (!n) {
-			free((char *)e.type);
-			return -ENOMEM;
-		}
-		ev->list = n;
-		ev->cap = ncap;
+	if (VEC_GROW(ev->list, ev->cap, ev->n + 1)) {
+		free((char *)e.type);
+		return -ENOMEM;
 	}
 	ev->list[ev->n++] = e;
 	return 0;
@@ -143,7 +135,6 @@ void events_release(struct events *ev)
  * it cannot be looked at (then it is not remembered). */
 static long events_add_object(struct events *ev, const char *path)
 {
-	struct probed_object *n;
 	struct stat st;
 
 	if (stat(path, &st))
@@ -152,11 +143,10 @@ static long events_add_object(struct events *ev, const char *path)
 		if (ev->objs[i].dev == st.st_dev && ev->objs[i].ino == st.st_ino)
 			return i;
 	char *copy = strdup(path);
-	if (!copy || !(n = realloc(ev->objs, (ev->nobjs + 1) * sizeof(*n)))) {
+	if (!copy || VEC_GROW(ev->objs, ev->cap_objs, ev->nobjs + 1)) {
 		free(copy);
 		return -ENOMEM;
 	}
-	ev->objs = n;
 	ev->objs[ev->nobjs] = (struct probed_object){ st.st_dev, st.st_ino, copy, false };
 	return ev->nobjs++;
 }
@@ -235,6 +225,18 @@ void events_warn_unmapped(const struct events *ev, const struct profile *p)
 	}
 }
 
+/* Snapshots pid before its first event (announce_mappers, and -a --cuda for a process that maps
+ * the library: its launch stacks then unwind and symbolize even if it ends soon after) and notes
+ * it in ev->announced. 0, or -ENOMEM (nothing noted); a process that cannot be added is skipped. */
+static int announce_process(struct events *ev, pid_t pid)
+{
+	if (VEC_GROW(ev->announced, ev->cap_announced, ev->nannounced + 1))
+		return -ENOMEM;
+	if (!ev->announce(ev->ctx, pid))
+		ev->announced[ev->nannounced++] = pid;
+	return 0;
+}
+
 /* -a: snapshots and loads the unwind tables of the processes that map a probed object now, so
  * that their first hits (often a burst) unwind and symbolize; they count as processes of the
  * recording at their first event. */
@@ -247,13 +249,8 @@ static void announce_mappers(struct events *ev)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == getpid() || maps_probed_object(ev, pid) <= 0)
 			continue;
-		pid_t *n = realloc(ev->announced, (ev->nannounced + 1) * sizeof(*n));
-		if (!n)
+		if (announce_process(ev, pid))
 			break;
-		ev->announced = n;
-		if (ev->announce(ev->ctx, pid))
-			continue;
-		ev->announced[ev->nannounced++] = pid;
 	}
 	if (d)
 		closedir(d);
@@ -286,12 +283,10 @@ static int attach_probe(struct events *ev, pid_t pid, const char *path,
 		diag(DIAG_INFO, "%s: attached %s:%s in '%s'", ev->o->events[ev->cur_spec],
 		     p->provider, p->name, path);
 	(*attached)++;
-	struct usdt_use *u = realloc(ev->uses, (ev->nuses + 1) * sizeof(*u));
-	if (!u) {
+	if (VEC_GROW(ev->uses, ev->cap_uses, ev->nuses + 1)) {
 		free(type);
 		return fail(ev, -ENOMEM, "out of memory");
 	}
-	ev->uses = u;
 	ev->uses[ev->nuses++] = (struct usdt_use){ ev->cur_spec, SIZE_MAX, id };
 	if (i < ev->n) {
 		free(type);
@@ -447,20 +442,6 @@ static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
 	return false;
 }
 
-/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
- * so that its launch stacks unwind and symbolize even if it ends soon after. */
-static void announce_cuda_user(struct events *ev, pid_t pid)
-{
-	pid_t *n = realloc(ev->announced, (ev->nannounced + 1) * sizeof(*n));
-
-	if (!n)
-		return;
-	ev->announced = n;
-	if (ev->announce(ev->ctx, pid))
-		return;
-	ev->announced[ev->nannounced++] = pid;
-}
-
 /* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
  * container's), each file once (a probe on a file reaches every process that maps it). Returns
  * how many files were attached. */
@@ -480,7 +461,7 @@ static int attach_cuda_copies(struct events *ev)
 		if (*end || pid <= 0 || pid == getpid() ||
 		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
 			continue;
-		announce_cuda_user(ev, (pid_t)pid);
+		announce_process(ev, (pid_t)pid);
 		if (seen_file(path, ids, &n, 64))
 			continue;
 		if (!attach_cuda_probes(ev, -1, path)) {

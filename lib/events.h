@@ -36,14 +36,14 @@ struct events {
 	unsigned n, cap;
 	uint32_t next_id; /* of the next USDT probe (ids count from 1) */
 	struct probed_object *objs; /* objects with attached probes (for -a: who maps them) */
-	size_t nobjs;
+	size_t nobjs, cap_objs;
 	struct usdt_use *uses; /* which -e spec attached which probe where (warn_unmapped) */
-	size_t nuses;
+	size_t nuses, cap_uses;
 	int cur_spec;     /* the -e value being attached */
 	struct events_watched *watch; /* processes whose maps tell whether they map a probed object */
-	size_t nwatch;
+	size_t nwatch, cap_watch;
 	pid_t *announced; /* processes snapshotted before their first event (not yet counted) */
-	size_t nannounced;
+	size_t nannounced, cap_announced;
 	/* borrowed (events_init, events_attach) */
 	const struct recorder_opts *o;
 	struct sample_source *ss;

@@ -200,6 +200,57 @@ static void test_stat_fields(void **state)
 				    "depth 6, no_user_stack 7, "));
 }
 
+/* The comments and summary lines of off-CPU and GPU are the text they were before the table
+ * (pinned: tests/cli parse them, and profiles keep them). */
+static void test_exact_text(void **state)
+{
+	static const char *const want[] = {
+		"off_cpu.waits: 10", "off_cpu.counted: 4", "off_cpu.ns: 5000000000", "off_cpu.short: 3",
+		"off_cpu.short_ns: 7", "off_cpu.at_end: 1", "off_cpu.late: 2", "off_cpu.at_start: 1",
+		"off_cpu.not_ended: 2", "off_cpu.lost.no_slot: 1", "off_cpu.lost.counts_full: 1",
+		"off_cpu.lost.stacks_full: 0", "off_cpu.min_us: 2",
+		"off_cpu.rate: 1 in 5 (times scaled by it)", "off_cpu.unsampled: 6",
+	};
+	struct sampler_offcpu_stats o = { .waits = 10, .counted = 4, .ns = 5000000000ULL,
+					  .short_waits = 3, .short_ns = 7, .lost_no_slot = 1,
+					  .lost_counts_full = 1, .unsampled = 6, .at_end = 1,
+					  .late = 2, .at_start = 1 };
+	struct sampler_gpu_stats g = { .launches = 9, .kernels = 12, .kernels_unmatched = 3,
+				       .memcpys = 2, .launches_unmatched = 1,
+				       .launches_pending = 1 };
+	struct event_params p = { .off_cpu_rate = 5, .off_cpu_min_ns = 2500 };
+	const struct event_desc *off = event_find("off-cpu", NULL);
+	struct profile prof;
+	char buf[1024];
+
+	(void)state;
+	assert_int_equal(profile_init(&prof), 0);
+	assert_int_equal(event_stat_comments(off->stats, &o, &p, &prof), 0);
+	assert_int_equal(prof.ncomments, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < prof.ncomments; i++)
+		assert_string_equal(profile_str(&prof, prof.comments[i]), want[i]);
+	profile_release(&prof);
+	off->summary(&o, &p, buf, sizeof(buf));
+	assert_string_equal(buf,
+		"firn: off-cpu: 11 waits: 4 added (25.000 s off the CPU, scaled by the rate; 1 of them "
+		"still waiting at the end, added up to it), 3 under 2 us (0.000 s, not added), 2 lost "
+		"(counts map full 1, stack map full 0, no thread slot 1), 2 not ended; 1 wait in 5 "
+		"sampled (6 left out); 2 ended at the thread's next switch-out (its switch-in unseen); "
+		"1 already waiting at the start, counted from it (the oldest since 0.000 s before)\n");
+	p.off_cpu_runnable = true;
+	p.off_cpu_rate = 0;
+	o.late = o.at_start = 0;
+	off->summary(&o, &p, buf, sizeof(buf));
+	assert_string_equal(buf,
+		"firn: off-cpu: 11 waits (preemptions included): 4 added (5.000 s off the CPU; 1 of "
+		"them still waiting at the end, added up to it), 3 under 2 us (0.000 s, not added), 2 "
+		"lost (counts map full 1, stack map full 0, no thread slot 1), 2 not ended\n");
+	event_by_id(FIRN_EVENT_GPU_TIME)->summary(&g, &p, buf, sizeof(buf));
+	assert_string_equal(buf, "firn: gpu: 9 launches (1 without a kernel record, 1 of them "
+				 "remembered to the end), 12 kernels (3 without a seen launch), 2 "
+				 "copies, 0 lost\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_rows_types_and_comments),
 		cmocka_unit_test(test_rows_summary),
 		cmocka_unit_test(test_stat_fields),
+		cmocka_unit_test(test_exact_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

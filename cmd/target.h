@@ -23,6 +23,7 @@ struct target {
 				* written to stdout) */
 	pid_t *pids;         /* -p, owned */
 	int npids;
+	size_t cap_pids;
 
 	/* the command, once started */
 	pid_t child;         /* 0 when none */
@@ -38,6 +39,7 @@ struct target {
 	const char **events; /* -e values in order ("cpu-clock", "usdt:..."), owned array; none:
 			      * cpu-clock */
 	int nevents;
+	size_t cap_events;
 	char **resolved;     /* owned: the usdt events whose program name target_resolve_usdt
 			      * replaced by its path (nevents entries, NULL where none) */
 	unsigned freq;       /* -F */

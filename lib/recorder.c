@@ -1060,6 +1060,8 @@ static int setup_sampler(struct recorder *r)
 		.on_stack = on_stack,
 		.on_py_code = on_py_code,
 		.ctx = r,
+		.cgroups = r->o.cgroups,
+		.ncgroups = r->o.ncgroups,
 	};
 	struct symbolizer_opts syo;
 
@@ -1601,6 +1603,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	else
 		source_stats(r, &s);
 	stats_of(&s, st);
+	st->cgroup_filtered = s.cgroup_filtered;
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
 	st->proc_records_lost = r->lost_records;

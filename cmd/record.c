@@ -45,6 +45,7 @@ struct record_opts {
 	const char *cgroup_args[CGROUP_FILTER_MAX]; /* --cgroup, as given */
 	char *cgroups[CGROUP_FILTER_MAX];           /* their directories (resolve_cgroups) */
 	int ncgroups;
+	bool process_labels;    /* --process-labels (--push too): exe, cgroup, container_id */
 };
 
 
@@ -52,7 +53,7 @@ enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 enum { OPT_NO_PYTHON = 512 };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
-enum { OPT_CGROUP = 600 };
+enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
 
 static int record_option(void *ctx, int id, const char *arg)
 {
@@ -75,6 +76,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		if (o->ncgroups == CGROUP_FILTER_MAX)
 			return usage_error(&record_cmd, "--cgroup given more than %d times", CGROUP_FILTER_MAX);
 		o->cgroup_args[o->ncgroups++] = arg;
+		return 0;
+	case OPT_PROCESS_LABELS:
+		o->process_labels = true;
 		return 0;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
@@ -277,6 +281,7 @@ static const struct opt record_opts[] = {
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "cgroup", 0, "PATH", "only the processes in this cgroup v2 or below it (a path, a systemd unit, a container's scope or id; repeatable)", OPT_CGROUP },
+	{ "process-labels", 0, NULL, "label samples with exe, cgroup and container_id too (on with --push)", OPT_PROCESS_LABELS },
 	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
@@ -417,6 +422,7 @@ static int setup(struct recording *r, int argc, char **argv)
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,
 		.cgroups = (const char *const *)o->cgroups, .ncgroups = o->ncgroups,
+		.process_labels = o->process_labels || o->c.push_url,
 	};
 	char why[1024];
 

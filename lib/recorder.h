@@ -94,6 +94,9 @@ struct recorder_opts {
 	 * or a command: those of them in the cgroups. 0: no filter */
 	const char *const *cgroups;
 	int ncgroups;
+	/* samples are labelled with their process's exe, cgroup (v2 path) and container_id too
+	 * (lib/proclabels.h), read at its first sample */
+	bool process_labels;
 	/* off-cpu: preempted switch-outs count too; waits under off_cpu_min_ns are counted only in
 	 * the statistics; 1 wait in off_cpu_rate is sampled, its time scaled by it (0: 1) */
 	bool off_cpu_runnable;

@@ -7,7 +7,8 @@
 # relative name): the intersection, only IN. -e off-cpu: only the sleeper inside, its wait in
 # progress at the start included (the task iterator's check). Names: a unit name found by a
 # search (foo for foo.service), a container id prefix for docker-ID.scope, an ambiguous one
-# (exit 2). Errors: no such cgroup (exit 1), a cgroup v1 directory, a directory outside cgroupfs
+# (exit 2). --process-labels: exe, cgroup and container_id labels (go tool pprof reads them),
+# none without it. Errors: no such cgroup (exit 1), a cgroup v1 directory, a directory outside cgroupfs
 # and --cgroup 17 times (exit 2). The cgroups are removed at the end.
 . "$(dirname "$0")/lib.sh"
 
@@ -79,6 +80,25 @@ grep -q "1 process" "$TMP/err" && is_zero "$n_out" && at_least "$n_in" 900 &&
 	pass "-e off-cpu --cgroup: only the sleeper inside, its wait from the start" ||
 	fail "-e off-cpu --cgroup: $(head -2 "$TMP/err" | tr '\n' ' ')"
 wait "$SIN" "$SOUT" 2>/dev/null
+
+# labels: --process-labels gives exe, cgroup and container_id (a container's scope); without it
+# the samples have pid and comm only (as before). Read with go tool pprof, not firn.
+start_in "$CG/docker-$ID.scope" "$BUSY" 3; LIN=$!
+sleep 0.2
+expect_rc "record --process-labels --cgroup SCOPE: exit 0" 0 "$FIRN" record -a --process-labels --cgroup "docker-$ID.scope" -d 1 -o "$TMP/l.pb.gz"
+expect_rc "record --cgroup SCOPE (no labels asked): exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" -d 0.5 -o "$TMP/l0.pb.gz"
+kill "$LIN"; wait "$LIN" 2>/dev/null
+if command -v go >/dev/null && go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/l.raw" 2>/dev/null; then
+	grep -qF "container_id:[$ID]" "$TMP/l.raw" && grep -qF "cgroup:[/$NAME/docker-$ID.scope]" "$TMP/l.raw" &&
+		grep -qF "exe:[$BUSY]" "$TMP/l.raw" && grep -qF "pid:[$LIN]" "$TMP/l.raw" &&
+		pass "--process-labels: exe, cgroup, container_id and pid (go tool pprof)" ||
+		fail "--process-labels: $(grep -m2 'comm:' "$TMP/l.raw")"
+	go tool pprof -raw "$TMP/l0.pb.gz" 2>/dev/null | grep -q 'comm:\[busy\]' &&
+		! go tool pprof -raw "$TMP/l0.pb.gz" 2>/dev/null | grep -q 'exe:\|cgroup:\|container_id:' &&
+		pass "without --process-labels: pid and comm only" || fail "without --process-labels: labels differ"
+else
+	skip "go tool pprof not available"
+fi
 
 # names
 expect_rc "--cgroup UNIT (foo for foo.service): exit 0" 0 "$FIRN" record -a --cgroup "firn-unit-$$" -d 0.2 -o "$TMP/u.pb.gz"

@@ -9,7 +9,9 @@
 # page cache of the profiled programs' files firn maps to read symbols), its peak (VmHWM,
 # <= 32 MB), its
 # open descriptors then and at the end (no growth), and what the server got against what firn
-# says it sent, retried and dropped.
+# says it sent, retried and dropped. A third run records only one busy process (--cgroup): the
+# cost of the continuous machinery itself, without the host's other processes (on a shared
+# machine they are most of it: every new process is snapshotted and symbolized).
 # Then the in-kernel --cgroup filter on a busy workload outside the cgroup: BPF ns per hit of
 # on_sample at 999 Hz, filtered out (an empty cgroup) against recorded (no filter), and the
 # fixed-work deep fixture's wall time (REPS runs, median [min-max]) with no profiler, with the
@@ -63,8 +65,8 @@ cpu_s() { awk -v t="$TICK" '{ sub(/^.*\) /, ""); printf "%.3f\n", ($12 + $13) / 
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 
-# run_case NAME DOWN: one continuous recording; DOWN=1: the server is down from 25 % to 75 %
-# of the run. Prints its table row.
+# run_case NAME DOWN [ARGS...]: one continuous recording (ARGS: more options); DOWN=1: the
+# server is down from 25 % to 75 % of the run. Prints its table row.
 run_case() {
 	local name=$1 down=$2 port t0 c0 r0 a0 f0 t1 c1 r1 a1 f1 hwm start now
 	port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -72,7 +74,7 @@ run_case() {
 	start_server "$port"
 	say "continuous: $name: $DURATION s, -F $FREQ --every $EVERY --push to port $port"
 	"$FIRN" record -a -F "$FREQ" --every "$EVERY" --push "http://127.0.0.1:$port/" -d "$DURATION" \
-		2>"$D/$name.err" &
+		"${@:3}" 2>"$D/$name.err" &
 	local fp=$! 
 	start=$(date +%s)
 	sleep "$WARM"
@@ -166,4 +168,13 @@ echo "| case | measured | firn CPU (% of one CPU) | CPU s in all | RSS (warm →
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 run_case "server up" 0
 run_case "server down 25–75 %" 1
+# the same machinery without the host's other processes: only one steady process, by --cgroup
+if [ -n "$MNT" ]; then
+	mkdir -p "$MNT/firn-bench-one-$$"
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2"' _ "$MNT/firn-bench-one-$$" "$FIX/busy" >/dev/null 2>&1 &
+	ONE=$!
+	run_case "server up, --cgroup of one busy process" 0 --cgroup "$MNT/firn-bench-one-$$"
+	kill "$ONE"; wait "$ONE" 2>/dev/null
+	rmdir "$MNT/firn-bench-one-$$"
+fi
 filter_rows

@@ -266,7 +266,8 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 	labels[1] = (struct profile_label){ .key = c->k_tid, .num = e->tid };
 	labels[2] = (struct profile_label){ .key = c->k_comm, .str = comm };
 	labels[3] = (struct profile_label){ .key = c->k_thread, .str = thread };
-	int np = c->process_labels ? c->process_labels(c->process_labels_ctx, e->pid, c->p, labels + 4) : 0;
+	int np = c->process_labels ?
+		 c->process_labels(c->process_labels_ctx, e->pid, c->p, labels + 4) : 0;
 	if (np < 0)
 		return np;
 	*nlabels = 4 + (uint32_t)np;

@@ -2,8 +2,8 @@
 # given (and of the cgroups below them). A fresh cgroup firn-test-PID gets a child cgroup "sub"
 # holding `busy` (busy_hot ~90 %, busy_cold ~10 %); outside it `busy 30 cold` spins in
 # busy_cold only, as busy as the first. Recorded -a --cgroup DIR: one process, the inside one
-# (report --pid of the outside one: 0 samples), busy_hot >= 75 % (both processes together would
-# give ~45 %), and the summary counts the samples left out. -p IN,OUT --cgroup NAME (the
+# (report --pid of the outside one: 0 samples), busy_hot >= 65 % (both processes together would
+# give ~45 %; the machine may be loaded: 3 s give 30 samples or more), and the summary counts the samples left out. -p IN,OUT --cgroup NAME (the
 # relative name): the intersection, only IN. -e off-cpu: only the sleeper inside, its wait in
 # progress at the start included (the task iterator's check). Names: a unit name found by a
 # search (foo for foo.service), a container id prefix for docker-ID.scope, an ambiguous one
@@ -50,23 +50,23 @@ at_least() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1] or 0) >= fl
 start_in "$CG/sub" "$BUSY" 30; IN=$!
 "$BUSY" 30 cold & OUT=$!; PIDS="$PIDS $OUT"
 sleep 0.3
-expect_rc "record -a --cgroup DIR: exit 0" 0 "$FIRN" record -a --cgroup "$CG" -d 2 -o "$TMP/a.pb.gz"
+expect_rc "record -a --cgroup DIR: exit 0" 0 "$FIRN" record -a --cgroup "$CG" -d 3 -o "$TMP/a.pb.gz"
 cp "$TMP/err" "$TMP/a.err"
 hot=$(share "$TMP/a.pb.gz" busy_hot)
-at_least "$hot" 75 && pass "-a --cgroup: busy_hot ${hot}% (only the process inside)" ||
-	fail "-a --cgroup: busy_hot ${hot:-none}% (wanted >= 75: the outside busy_cold got in?)"
+at_least "$hot" 65 && pass "-a --cgroup: busy_hot ${hot}% (only the process inside)" ||
+	fail "-a --cgroup: busy_hot ${hot:-none}% (wanted >= 65: the outside busy_cold got in?)"
 n_in=$(samples_of_pid "$TMP/a.pb.gz" "$IN"); n_out=$(samples_of_pid "$TMP/a.pb.gz" "$OUT")
-is_zero "$n_out" && at_least "$n_in" 20 && pass "-a --cgroup: $n_in samples of the pid inside, 0 of the one outside" ||
+is_zero "$n_out" && at_least "$n_in" 5 && pass "-a --cgroup: $n_in samples of the pid inside, 0 of the one outside" ||
 	fail "-a --cgroup: pid inside ${n_in:-?} samples, outside ${n_out:-?}"
 grep -q '1 process,' "$TMP/a.err" && pass "-a --cgroup: the summary names 1 process" ||
 	fail "-a --cgroup: summary: $(head -1 "$TMP/a.err")"
 left=$(sed -n 's/^firn: cgroups: 1 given, \([0-9]*\) samples.*left out in the kernel$/\1/p' "$TMP/a.err")
-at_least "$left" 20 && pass "-a --cgroup: $left samples outside left out, as the summary says" ||
+at_least "$left" 5 && pass "-a --cgroup: $left samples outside left out, as the summary says" ||
 	fail "-a --cgroup: summary of the left-out samples: $(grep cgroups "$TMP/a.err")"
 
 expect_rc "record -p IN,OUT --cgroup NAME: exit 0" 0 "$FIRN" record -p "$IN,$OUT" --cgroup "$NAME" -d 1 -o "$TMP/p.pb.gz"
 n_in=$(samples_of_pid "$TMP/p.pb.gz" "$IN"); n_out=$(samples_of_pid "$TMP/p.pb.gz" "$OUT")
-is_zero "$n_out" && at_least "$n_in" 10 && pass "-p and --cgroup intersect: $n_in samples of IN, 0 of OUT" ||
+is_zero "$n_out" && at_least "$n_in" 3 && pass "-p and --cgroup intersect: $n_in samples of IN, 0 of OUT" ||
 	fail "-p and --cgroup: IN ${n_in:-?} samples, OUT ${n_out:-?}"
 kill "$IN" "$OUT"; wait "$IN" "$OUT" 2>/dev/null
 
@@ -83,10 +83,10 @@ wait "$SIN" "$SOUT" 2>/dev/null
 
 # labels: --process-labels gives exe, cgroup and container_id (a container's scope); without it
 # the samples have pid and comm only (as before). Read with go tool pprof, not firn.
-start_in "$CG/docker-$ID.scope" "$BUSY" 3; LIN=$!
+start_in "$CG/docker-$ID.scope" "$BUSY" 30; LIN=$!
 sleep 0.2
 expect_rc "record --process-labels --cgroup SCOPE: exit 0" 0 "$FIRN" record -a --process-labels --cgroup "docker-$ID.scope" -d 1 -o "$TMP/l.pb.gz"
-expect_rc "record --cgroup SCOPE (no labels asked): exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" -d 0.5 -o "$TMP/l0.pb.gz"
+expect_rc "record --cgroup SCOPE (no labels asked): exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" -d 1 -o "$TMP/l0.pb.gz"
 kill "$LIN"; wait "$LIN" 2>/dev/null
 if command -v go >/dev/null && go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/l.raw" 2>/dev/null; then
 	grep -qF "container_id:[$ID]" "$TMP/l.raw" && grep -qF "cgroup:[/$NAME/docker-$ID.scope]" "$TMP/l.raw" &&

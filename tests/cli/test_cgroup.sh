@@ -7,8 +7,8 @@
 # relative name): the intersection, only IN. -e off-cpu: only the sleeper inside, its wait in
 # progress at the start included (the task iterator's check). Names: a unit name found by a
 # search (foo for foo.service), a container id prefix for docker-ID.scope, an ambiguous one
-# (exit 2). --process-labels: exe, cgroup and container_id labels (go tool pprof reads them),
-# none without it. Errors: no such cgroup (exit 1), a cgroup v1 directory, a directory outside cgroupfs
+# (exit 2). --process-labels and --push: exe, cgroup and container_id labels (go tool pprof reads
+# them; the pushed intervals from a loopback server), none without them. Errors: no such cgroup (exit 1), a cgroup v1 directory, a directory outside cgroupfs
 # and --cgroup 17 times (exit 2). The cgroups are removed at the end.
 . "$(dirname "$0")/lib.sh"
 
@@ -87,12 +87,39 @@ start_in "$CG/docker-$ID.scope" "$BUSY" 30; LIN=$!
 sleep 0.2
 expect_rc "record --process-labels --cgroup SCOPE: exit 0" 0 "$FIRN" record -a --process-labels --cgroup "docker-$ID.scope" -d 1 -o "$TMP/l.pb.gz"
 expect_rc "record --cgroup SCOPE (no labels asked): exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" -d 1 -o "$TMP/l0.pb.gz"
-kill "$LIN"; wait "$LIN" 2>/dev/null
+# --push: the labels are on (the profile store's per-sample labels)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir "$TMP/got"
+python3 - "$port" "$TMP/got" <<'PY' &
+import sys, http.server, email.parser, email.policy, itertools
+port, out = int(sys.argv[1]), sys.argv[2]
+n = itertools.count()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers['Content-Length']))
+        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b'Content-Type: ' + self.headers['Content-Type'].encode() + b'\r\n\r\n' + body)
+        i = next(n)
+        for part in msg.iter_parts():
+            if part.get_param('name', header='content-disposition') == 'profile':
+                open(f'{out}/{i}.pb.gz', 'wb').write(part.get_payload(decode=True))
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(('127.0.0.1', port), H).serve_forever()
+PY
+SRV=$!; PIDS="$PIDS $SRV"
+sleep 0.5
+expect_rc "record --push --cgroup SCOPE: exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" --every 1 --push "http://127.0.0.1:$port" -d 1.5
+kill "$SRV" "$LIN"; wait "$SRV" "$LIN" 2>/dev/null
 if command -v go >/dev/null && go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/l.raw" 2>/dev/null; then
 	grep -qF "container_id:[$ID]" "$TMP/l.raw" && grep -qF "cgroup:[/$NAME/docker-$ID.scope]" "$TMP/l.raw" &&
 		grep -qF "exe:[$BUSY]" "$TMP/l.raw" && grep -qF "pid:[$LIN]" "$TMP/l.raw" &&
 		pass "--process-labels: exe, cgroup, container_id and pid (go tool pprof)" ||
 		fail "--process-labels: $(grep -m2 'comm:' "$TMP/l.raw")"
+	got=$(for f in "$TMP"/got/*.pb.gz; do go tool pprof -raw "$f" 2>/dev/null; done)
+	printf '%s\n' "$got" | grep -qF "container_id:[$ID]" && printf '%s\n' "$got" | grep -qF "exe:[$BUSY]" &&
+		pass "--push: the pushed samples have exe, cgroup and container_id labels" ||
+		fail "--push: labels: $(printf '%s\n' "$got" | grep -m1 'comm:')"
 	go tool pprof -raw "$TMP/l0.pb.gz" 2>/dev/null | grep -q 'comm:\[busy\]' &&
 		! go tool pprof -raw "$TMP/l0.pb.gz" 2>/dev/null | grep -q 'exe:\|cgroup:\|container_id:' &&
 		pass "without --process-labels: pid and comm only" || fail "without --process-labels: labels differ"

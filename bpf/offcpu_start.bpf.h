@@ -36,7 +36,7 @@ static __always_inline bool off_cpu_now(struct task_struct *task, __u32 pid)
 	if (!pid || BPF_CORE_READ(task, on_cpu) || BPF_CORE_READ(task, exit_state) ||
 	    (state & FIRN_TASK_DEAD) || (!state && !off_cpu_runnable))
 		return false;
-	return is_target(pid);
+	return pid_is_target(pid) && cgroup_task_in(task); /* not the current task */
 }
 
 /* How long ago task went off the CPU: it last arrived on one at sched_info.last_arrival and ran

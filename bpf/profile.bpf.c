@@ -1329,12 +1329,20 @@ static __always_inline void drop_stack(__u64 id, bool fresh)
 		bpf_map_delete_elem(&stacks, &id);
 }
 
-/* Whether the current process is recorded (a target; never firn itself). */
-static __always_inline bool is_target(__u32 pid)
+/* Whether process pid is recorded (a target; never firn itself), its cgroup aside. */
+static __always_inline bool pid_is_target(__u32 pid)
 {
 	if (pid == self_pid && pid)
 		return false;
 	return !filter_pids || bpf_map_lookup_elem(&targets, &pid);
+}
+
+#include "cgroup_filter.bpf.h"
+
+/* Whether the current process is recorded: a target, in the cgroups of --cgroup (if any). */
+static __always_inline bool is_target(__u32 pid)
+{
+	return pid_is_target(pid) && cgroup_current_in();
 }
 
 /* Tells user space about a process at its first sample (look before updating: an LRU update

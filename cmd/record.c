@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cgroup.h"
 #include "folded.h"
 #include "common.h"
 #include "continuous.h"
@@ -41,6 +43,10 @@ struct record_opts {
 	char *cuda_lib;
 	bool output_given;      /* -o was on the line */
 	struct continuous c;    /* --every, --push...: intervals (cmd/continuous.h) */
+	const char *cgroup_args[CGROUP_FILTER_MAX]; /* --cgroup, as given */
+	char *cgroups[CGROUP_FILTER_MAX];           /* their directories (resolve_cgroups) */
+	int ncgroups;
+	bool process_labels;    /* --process-labels (--push too): exe, cgroup, container_id */
 };
 
 
@@ -48,6 +54,7 @@ enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 enum { OPT_NO_PYTHON = 512 };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
+enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
 
 static int record_option(void *ctx, int id, const char *arg)
 {
@@ -65,6 +72,14 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_CUDA:
 		o->cuda = true;
+		return 0;
+	case OPT_CGROUP:
+		if (o->ncgroups == CGROUP_FILTER_MAX)
+			return usage_error(&record_cmd, "--cgroup given more than %d times", CGROUP_FILTER_MAX);
+		o->cgroup_args[o->ncgroups++] = arg;
+		return 0;
+	case OPT_PROCESS_LABELS:
+		o->process_labels = true;
 		return 0;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
@@ -233,6 +248,10 @@ static int finish_recording(struct recording *r)
 			.unwind_dwarf = r->o->t.unwind != RECORDER_UNWIND_FP, .gpu = r->o->cuda,
 			.processes = whole ? 0 : c->npids, .processes_given = !whole,
 		}, bytes, saved ? saved : out);
+	if (!r->o->quiet && r->o->ncgroups)
+		fprintf(stderr, "firn: cgroups: %d given, %llu samples and events of processes outside "
+			"them left out in the kernel\n", r->o->ncgroups,
+			(unsigned long long)rs.cgroup_filtered);
 	if (!r->o->quiet)
 		continuous_summary(c);
 	free(saved);
@@ -252,6 +271,8 @@ static const struct opt record_opts[] = {
 	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
+	{ "cgroup", 0, "PATH", "only the processes in this cgroup v2 or below it (a path, a systemd unit, a container's scope or id; repeatable)", OPT_CGROUP },
+	{ "process-labels", 0, NULL, "label samples with exe, cgroup and container_id too (on with --push)", OPT_PROCESS_LABELS },
 	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
@@ -381,6 +402,8 @@ static int setup(struct recording *r, int argc, char **argv)
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,
+		.cgroups = (const char *const *)o->cgroups, .ncgroups = o->ncgroups,
+		.process_labels = o->process_labels || o->c.push_url,
 	};
 	char why[1024];
 
@@ -531,6 +554,53 @@ static int check_output(const char *path)
 	return err ? 1 : 0;
 }
 
+/* Why cgroup_resolve refused name (err), in a line after "--cgroup: "; 2 for what is no
+ * cgroup v2 (a usage error), 1 for one that is not there. */
+static int cgroup_error(const char *name, int err, const char *mount, const char *found)
+{
+	if (err == -ENOENT)
+		return error("--cgroup: no cgroup '%s' (not under '%s', nor a unit or container of that "
+			     "name)", name, mount);
+	if (err == -EMEDIUMTYPE)
+		error("--cgroup: '%s' is a cgroup v1 directory: firn filters by cgroup v2, mounted at "
+		      "'%s'", name, mount);
+	else if (err == -ENOTDIR)
+		error("--cgroup: '%s' is not a cgroup v2 directory (cgroup v2 is mounted at '%s')",
+		      name, mount);
+	else if (err == -ENOTUNIQ)
+		error("--cgroup: '%s' names several cgroups ('%s' and others): give its path", name,
+		      found);
+	else
+		return error("--cgroup: cannot resolve '%s': %s", name, strerror(-err));
+	return 2;
+}
+
+/* --cgroup: each name resolved to its cgroup v2 directory, said on stderr when a search found
+ * it (unless quiet). Prints the error and returns 2 or 1. */
+static int resolve_cgroups(struct record_opts *o)
+{
+	char mount[PATH_MAX], dir[PATH_MAX];
+	int err = o->ncgroups ? cgroup_v2_mount(mount, sizeof(mount)) : 0;
+
+	if (err == -ENOENT)
+		return error("--cgroup: cgroup v2 is not mounted (this system has cgroup v1 only)");
+	if (err)
+		return error("--cgroup: cannot find the cgroup v2 mount: %s", strerror(-err));
+	for (int i = 0; i < o->ncgroups; i++) {
+		const char *name = o->cgroup_args[i];
+		*dir = 0;
+		if ((err = cgroup_resolve(mount, name, dir, sizeof(dir))))
+			return cgroup_error(name, err, mount, dir);
+		if (!(o->cgroups[i] = strdup(dir)))
+			return error("out of memory");
+		size_t m = strlen(mount);
+		bool direct = !strncmp(dir, mount, m) && dir[m] == '/' && !strcmp(dir + m + 1, name);
+		if (!o->quiet && !strchr(name, '/') && !direct) /* found by a search */
+			fprintf(stderr, "firn: --cgroup %s: '%s'\n", name, dir);
+	}
+	return 0;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .output = "firn.pb.gz",
@@ -557,7 +627,7 @@ static int cmd_record(int argc, char **argv)
 	o.c.pprof_flags = o.pprof_flags;
 	o.c.fw = profile_write_opts();
 	if ((rc = target_check_off_cpu(&o.t, &record_cmd)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
-	    (rc = target_check_privileges(&record_cmd)) || (whole && (rc = check_output(o.output))) ||
+	    (rc = resolve_cgroups(&o)) || (rc = target_check_privileges(&record_cmd)) || (whole && (rc = check_output(o.output))) ||
 	    (rc = env_limits(&r)) || (rc = target_resolve_usdt(&o.t, argi < argc ? argv[argi] : NULL, o.quiet)))
 		goto out;
 	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
@@ -586,6 +656,8 @@ out:
 	recorder_free(r.rec);
 	free(r.spill_dir);
 	free(o.cuda_lib);
+	for (int i = 0; i < o.ncgroups; i++)
+		free(o.cgroups[i]);
 	continuous_release(&o.c);
 	return rc;
 }

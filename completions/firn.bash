@@ -15,6 +15,14 @@ _firn_reply()
 	done
 }
 
+# The cgroups below the cgroup v2 mount, as paths relative to it (for --cgroup).
+_firn_cgroups()
+{
+	local m
+	m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts 2>/dev/null)
+	[ -n "$m" ] && find "$m" -mindepth 1 -maxdepth 4 -type d -printf '%P\n' 2>/dev/null
+}
+
 _firn()
 {
 	local cur prev cmd i j vals
@@ -57,6 +65,7 @@ _firn()
 	case $prev in
 	-o|--output|--palette|--base|--new) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	-p|--pid) _firn_reply "$cur" < <(ps -eo pid= 2>/dev/null | tr -d ' '); return ;;
+	--cgroup) _firn_reply "$cur" < <(_firn_cgroups); return ;;
 	--sample-type)
 		local f=firn.pb.gz
 		for ((j = i + 1; j < ${#COMP_WORDS[@]}; j++)); do

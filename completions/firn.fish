@@ -38,6 +38,15 @@ end
 function __firn_after_pid
 	contains -- (commandline -opc)[-1] -p --pid
 end
+# True when the option before the cursor is --cgroup.
+function __firn_after_cgroup
+	contains -- (commandline -opc)[-1] --cgroup
+end
+# The cgroups below the cgroup v2 mount, relative to it.
+function __firn_cgroups
+	set -l m (awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts 2>/dev/null)
+	test -n "$m"; and find $m -mindepth 1 -maxdepth 4 -type d -printf '%P\n' 2>/dev/null
+end
 # The fixed values of the option before the cursor; false when it has none.
 function __firn_values
 	set -l cmd (__firn_cmd)
@@ -70,6 +79,7 @@ function __firn_files
 	__firn_after_dashdash >/dev/null; and return 1
 	__firn_values >/dev/null; and return 1
 	__firn_after_pid; and return 1
+	__firn_after_cgroup; and return 1
 	__firn_after_sample_type; and return 1
 	not string match -q -- '-*' (commandline -ct)
 end
@@ -83,4 +93,5 @@ complete -c firn -n 'test -n "$(__firn_cmd)"; and not __firn_after_dashdash >/de
 	-a '(__firn_options)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_pid' -a '(__fish_complete_pids)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_sample_type' -a '(__firn_sample_types)'
+complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_cgroup' -a '(__firn_cgroups)'
 complete -c firn -n '__firn_files' -F

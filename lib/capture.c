@@ -45,7 +45,11 @@ struct capture {
 	struct hashtab rindex;       /* (pid, value) → index into rlocs */
 	unsigned worst;              /* the entry being symbolized: its worst frame's reason */
 	struct capture_frame_stats fs; /* cpu-clock samples by their worst frame */
+	int (*process_labels)(void *ctx, uint32_t pid, struct profile *p, struct profile_label *out);
+	void *process_labels_ctx;    /* capture_meta's */
 };
+
+#define NLABELS (4 + CAPTURE_PROCESS_LABELS) /* pid, tid, comm, thread and the process's */
 
 /* A tagged value of a process, and the location it became. */
 struct resolved_loc {
@@ -228,10 +232,10 @@ const char *capture_comm(uint32_t pid, const char *name)
 	return pid ? name : CAPTURE_IDLE;
 }
 
-/* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels; 1 when the
- * entry makes a sample, 0 when its event is not recorded, or -errno. */
+/* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels (*nlabels);
+ * 1 when the entry makes a sample, 0 when its event is not recorded, or -errno. */
 static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t *n,
-			struct profile_label labels[4])
+			struct profile_label labels[NLABELS], uint32_t *nlabels)
 {
 	int err;
 	bool used = false;
@@ -257,6 +261,11 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 	labels[1] = (struct profile_label){ .key = c->k_tid, .num = e->tid };
 	labels[2] = (struct profile_label){ .key = c->k_comm, .str = comm };
 	labels[3] = (struct profile_label){ .key = c->k_thread, .str = thread };
+	int np = c->process_labels ?
+		 c->process_labels(c->process_labels_ctx, e->pid, c->p, labels + 4) : 0;
+	if (np < 0)
+		return np;
+	*nlabels = 4 + (uint32_t)np;
 	memset(c->values, 0, c->p->nsample_types * sizeof(*c->values));
 	for (unsigned i = 0; i < c->nuses; i++)
 		if (c->uses[i].event == e->event)
@@ -268,11 +277,12 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 static int add_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct capture *c = ctx;
-	struct profile_label labels[4];
+	struct profile_label labels[NLABELS];
 	size_t n;
-	int rc = entry_sample(c, e, &n, labels);
+	uint32_t nl;
+	int rc = entry_sample(c, e, &n, labels, &nl);
 
-	return rc <= 0 ? rc : profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
+	return rc <= 0 ? rc : profile_add_sample(c->p, c->locs, n, c->values, labels, nl);
 }
 
 bool capture_ready(struct capture *c, const struct sampler_entry *e)
@@ -287,14 +297,15 @@ bool capture_ready(struct capture *c, const struct sampler_entry *e)
 
 int capture_park(struct capture *c, const struct sampler_entry *e)
 {
-	struct profile_label labels[4];
+	struct profile_label labels[NLABELS];
 	size_t n;
-	int rc = entry_sample(c, e, &n, labels);
+	uint32_t nl;
+	int rc = entry_sample(c, e, &n, labels, &nl);
 
 	if (rc <= 0)
 		return rc;
 	if (!c->spill_failed) {
-		rc = spill_add(&c->spill, c->locs, n, c->values, c->p->nsample_types, labels, 4);
+		rc = spill_add(&c->spill, c->locs, n, c->values, c->p->nsample_types, labels, nl);
 		if (!rc) {
 			c->parked++;
 			return 0;
@@ -304,7 +315,7 @@ int capture_park(struct capture *c, const struct sampler_entry *e)
 		     strerror(-rc));
 		c->spill_failed = true;
 	}
-	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
+	return profile_add_sample(c->p, c->locs, n, c->values, labels, nl);
 }
 
 /* The statistics of the recorded events that have them (off-CPU waits, GPU records), each
@@ -461,6 +472,8 @@ struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 	c->k_tid = profile_intern(p, "tid");
 	c->k_comm = profile_intern(p, "comm");
 	c->k_thread = profile_intern(p, "thread");
+	c->process_labels = m->process_labels;
+	c->process_labels_ctx = m->process_labels_ctx;
 	if (c->k_pid >= 0 && c->k_tid >= 0 && c->k_comm >= 0 && c->k_thread >= 0)
 		return c;
 	err = -ENOMEM;

@@ -48,7 +48,13 @@ struct capture_meta {
 	const char *const *event_specs; /* the events as the user named them (comments) */
 	unsigned nevent_specs;
 	const char *spill_dir;       /* where parked samples go (NULL: $TMPDIR, else /tmp) */
+	/* labels of a sample's process beyond pid and comm (lib/proclabels.h: exe, cgroup,
+	 * container_id): writes CAPTURE_PROCESS_LABELS at most into out, interned in p; how many
+	 * or -errno. NULL: none (read at capture_new) */
+	int (*process_labels)(void *ctx, uint32_t pid, struct profile *p, struct profile_label *out);
+	void *process_labels_ctx;
 };
+#define CAPTURE_PROCESS_LABELS 3
 
 struct capture;
 

@@ -23,6 +23,7 @@
 #include "gpuframes.h"
 #include "procevents.h"
 #include "procmap.h"
+#include "proclabels.h"
 #include "pyframes.h"
 #include "sample_source.h"
 #include "symbolize.h"
@@ -90,6 +91,7 @@ struct recorder {
 	uint64_t lost_records; /* process records the kernel lost (side band) */
 	uint64_t last_sweep_ns;
 	char err[1024];        /* the last failure's message */
+	struct proclabels *plabels; /* o.process_labels: exe, cgroup, container_id (else NULL) */
 };
 
 /* Notes the message of a failure for recorder_error; returns err (-errno). */
@@ -353,6 +355,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 
 	see_process(r, pid, exec);
 	describe_process(r, pid, r->o.all);
+	if (r->plabels) /* gone already: its samples have pid and comm only */
+		(void)proclabels_note(r->plabels, pid);
 }
 
 /* Sampler callback: a sampled process ended; its unwind slot is free again. */
@@ -445,6 +449,8 @@ static void forget_process(void *ctx, pid_t pid)
 	symbolizer_remove_process(r->sym, pid);
 	if (r->py)
 		pyframes_forget(r->py, pid);
+	if (r->plabels)
+		proclabels_forget(r->plabels, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -673,6 +679,8 @@ static int setup_sampler(struct recorder *r)
 		.on_stack = on_stack,
 		.on_py_code = on_py_code,
 		.ctx = r,
+		.cgroups = r->o.cgroups,
+		.ncgroups = r->o.ncgroups,
 	};
 	struct symbolizer_opts syo;
 
@@ -736,6 +744,8 @@ static struct capture_meta capture_meta_of(const struct recorder *r)
 		.off_cpu_rate = r->o.off_cpu_rate,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.spill_dir = r->o.spill_dir,
+		.process_labels = r->plabels ? proclabels_fill : NULL,
+		.process_labels_ctx = r->plabels,
 	};
 }
 
@@ -782,6 +792,8 @@ static int copy_opts(struct recorder *r, const struct recorder_opts *o)
 		return fail(r, -ENOMEM, "out of memory");
 	r->prefetched = !o->kernel;
 	events_init(&r->ev, &r->o, announce, r, r->err, sizeof(r->err));
+	if (o->process_labels && !(r->plabels = proclabels_new()))
+		return fail(r, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -1060,6 +1072,7 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	else
 		source_stats(r, &s);
 	stats_of(&s, st);
+	st->cgroup_filtered = s.cgroup_filtered;
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
 	st->proc_records_lost = r->lost_records;
@@ -1108,5 +1121,6 @@ void recorder_free(struct recorder *r)
 	proctab_release(&r->procs);
 	free(r->evbuf);
 	free(r->dirty);
+	proclabels_free(r->plabels);
 	free(r);
 }

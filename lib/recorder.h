@@ -90,6 +90,14 @@ struct recorder_opts {
 	 * (nanoseconds) and gpu_launches (count) follow the events' */
 	const char *cuda_lib;
 	int nevents;
+	/* --cgroup: only the tasks in (or below) these cgroup v2 directories (lib/cgroup.h:
+	 * cgroup_resolve's, at most CGROUP_FILTER_MAX), filtered in the kernel; borrowed. With pids
+	 * or a command: those of them in the cgroups. 0: no filter */
+	const char *const *cgroups;
+	int ncgroups;
+	/* samples are labelled with their process's exe, cgroup (v2 path) and container_id too
+	 * (lib/proclabels.h), read at its first sample */
+	bool process_labels;
 	/* off-cpu: preempted switch-outs count too; waits under off_cpu_min_ns are counted only in
 	 * the statistics; 1 wait in off_cpu_rate is sampled, its time scaled by it (0: 1) */
 	bool off_cpu_runnable;
@@ -140,6 +148,7 @@ struct recorder_stats {
 	struct capture_frame_stats frames;
 	uint64_t proc_records_lost;
 	uint64_t jit_no_map; /* processes that ran JIT code without a perf map to name it */
+	uint64_t cgroup_filtered; /* --cgroup: hits outside the cgroups, left out in the kernel */
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
 	/* the events' statistics, as the sampler counts them (lib/sampler.h; their fields are

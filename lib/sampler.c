@@ -17,6 +17,7 @@
 
 #include "../bpf/firn.h"
 #include "profile.skel.h"
+#include "cgroup.h"
 #include "diag.h"
 #include "hash.h"
 #include "clock.h"
@@ -476,6 +477,7 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
+	s->skel->rodata->cgroup_count = o->ncgroups;
 	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	*why = "size the stack map";
@@ -494,6 +496,17 @@ static int load_skel(struct sampler *s, const char **why)
 		return -1;
 	*why = "load the BPF programs";
 	return profile_bpf__load(s->skel) ? -1 : 0;
+}
+
+/* --cgroup: the filter's cgroups into its maps (after load); -1 with errno set. */
+static int set_cgroups(struct sampler *s)
+{
+	int err = cgroup_filter_fill(bpf_map__fd(s->skel->maps.cgroup_array),
+				     bpf_map__fd(s->skel->maps.cgroup_ids), s->opts.cgroups,
+				     s->opts.ncgroups);
+
+	errno = -err;
+	return err ? -1 : 0;
 }
 
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
@@ -515,6 +528,9 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 		rc = load_skel(s, why);
 	}
 	if (rc)
+		goto fail;
+	*why = "set up the cgroup filter";
+	if (o->ncgroups && set_cgroups(s))
 		goto fail;
 	*why = "attach the process tracepoints";
 	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
@@ -1152,6 +1168,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->threads = s->ncomms;
 	st->retired_processes = s->retired_processes;
 	gpu_stats(s, &st->gpu);
+	sum_percpu(bpf_map__fd(s->skel->maps.cgroup_stats), 1, &st->cgroup_filtered);
 	for (size_t i = 0; i < s->cap_entries; i++)
 		/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
 		if (s->entries[i].used && s->entries[i].key.event < FIRN_EVENT_GPU_TIME)

@@ -46,6 +46,10 @@ struct sampler_opts {
 	 * waits begun from the start only. */
 	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
+	/* --cgroup: only tasks in (or below) these cgroup v2 directories are sampled, checked in the
+	 * kernel before anything else (lib/cgroup.h; at most CGROUP_FILTER_MAX); 0: every task */
+	const char *const *cgroups;
+	int ncgroups;
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
@@ -126,6 +130,7 @@ struct sampler_stats {
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
 	struct sampler_gpu_stats gpu; /* opts.cuda */
+	uint64_t cgroup_filtered; /* hits of tasks outside opts.cgroups, left out in the kernel */
 };
 
 /* A libbpf print function that hands libbpf's messages to the diagnostics reporter (diag.h), a

@@ -306,8 +306,9 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 	procmap_release(&m);
 }
 
-/* A recorder over the fakes; flips: the sample source tells when its drains flipped. */
-static int setup_with(void **state, bool flips)
+/* A recorder over the fakes; flips: the sample source tells when its drains flipped; labels:
+ * process labels (exe, cgroup, container_id). */
+static int setup_with(void **state, bool flips, bool labels)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char why[256];
@@ -320,6 +321,7 @@ static int setup_with(void **state, bool flips)
 		.freq = 99, .call_graph = "fp", .unwind = RECORDER_UNWIND_FP, .kernel = false,
 		.demangle = true, .spill_dir = "/tmp", .events_source = w->events,
 		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
+		.process_labels = labels,
 	};
 	w->rec = recorder_new(&o, why, sizeof(why));
 	if (!w->rec)
@@ -331,12 +333,17 @@ static int setup_with(void **state, bool flips)
 
 static int setup(void **state)
 {
-	return setup_with(state, false);
+	return setup_with(state, false, false);
 }
 
 static int setup_flips(void **state)
 {
-	return setup_with(state, true);
+	return setup_with(state, true, false);
+}
+
+static int setup_labels(void **state)
+{
+	return setup_with(state, false, true);
 }
 
 static int teardown(void **state)
@@ -645,6 +652,63 @@ static void test_exec_before_flip_no_drain(void **state)
 	assert_int_equal(samples_named(w, PID, "[unknown]"), 0);
 }
 
+/* The label key of sample s, as a string ("" when it has none). */
+static const char *label_str(const struct profile *p, const struct profile_sample *s, const char *key)
+{
+	for (uint32_t j = 0; j < s->nlabels; j++)
+		if (!strcmp(profile_str(p, s->labels[j].key), key))
+			return profile_str(p, s->labels[j].str);
+	return "";
+}
+
+/* process_labels: a live process's samples carry its exe and its cgroup v2 path as
+ * /proc/PID/exe and /proc/PID/cgroup give them; without the option, pid and comm only (and
+ * tid, thread), as before. */
+static void test_process_labels(void **state)
+{
+	struct world *w = *state;
+	pid_t self = getpid();
+	char exe[4096], cg[4096] = "";
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[4096];
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3))
+			snprintf(cg, sizeof(cg), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+	if (f)
+		fclose(f);
+	task(w, PROC_EV_EXEC, self, self, 0);
+	mmap_of(w, self, WORK);
+	notice(w, N_FIRST, self);
+	take(w, self, self, WORK, 3);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(w->prof->nsamples, 1);
+	const struct profile_sample *s = &w->prof->samples[0];
+	assert_string_equal(label_str(w->prof, s, "exe"), exe);
+	assert_string_equal(label_str(w->prof, s, "cgroup"), cg);
+	assert_int_equal(s->nlabels, 4 + 1 + (*cg != 0)); /* no container here */
+}
+
+static void test_no_process_labels(void **state)
+{
+	struct world *w = *state;
+	pid_t self = getpid();
+
+	task(w, PROC_EV_EXEC, self, self, 0);
+	mmap_of(w, self, WORK);
+	notice(w, N_FIRST, self);
+	take(w, self, self, WORK, 3);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(w->prof->nsamples, 1);
+	assert_int_equal(w->prof->samples[0].nlabels, 4);
+	assert_string_equal(label_str(w->prof, &w->prof->samples[0], "exe"), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +721,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_labels, setup_labels, teardown),
+		cmocka_unit_test_setup_teardown(test_no_process_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 	};

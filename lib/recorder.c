@@ -22,10 +22,9 @@
 #include "../bpf/firn.h"
 #include "capture.h"
 #include "diag.h"
-#include "gpuframes.h"
 #include "procevents.h"
 #include "procmap.h"
-#include "pyframes.h"
+#include "runtime.h"
 #include "sample_source.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -106,7 +105,6 @@ struct recorder {
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
-	struct gpu_frames *gpu; /* names the GPU frames (cuda_lib) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
@@ -122,7 +120,8 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
-	struct pyframes *py;   /* Python frames (NULL: --no-python) */
+	struct runtime_host host; /* what the runtimes are given (borrowed by them) */
+	struct runtime_set rts;   /* the runtimes of this recording (lib/runtime.h) */
 	/* the process model: fed by the event source (the kernel's side-band records, or the
 	 * options' source); without one, processes are snapshotted from /proc as they show up */
 	struct proc_source *src;
@@ -239,13 +238,14 @@ static void mark_dirty(struct recorder *r, pid_t pid)
 	r->dirty[r->ndirty++] = pid;
 }
 
-/* A sampled process mapped code: libpython (dlopen, or after its first sample) is found now. */
-static void note_python_mapping(struct recorder *r, const struct proc_event *ev)
+/* A sampled process mapped code: a runtime loaded by dlopen (or mapped after the first sample)
+ * is found now. */
+static void note_runtime_mapping(struct recorder *r, const struct proc_event *ev)
 {
 	char path[PATH_MAX];
 	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
 
-	pyframes_note_mapping(r->py, ev->pid, &e, mono_ns());
+	runtime_set_on_mapping(&r->rts, ev->pid, &e, mono_ns());
 }
 
 /* Applies one process event to the table. A snapshotted process that calls exec keeps its old
@@ -258,8 +258,8 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 
 	if (ev->kind == PROC_EV_LOST)
 		r->lost_ns = mono_ns(), r->lost_records += ev->lost;
-	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
-		note_python_mapping(r, ev);
+	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->rts.n && symbolizer_has_process(r->sym, pid))
+		note_runtime_mapping(r, ev);
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
@@ -345,9 +345,9 @@ static const struct procmap *maps_of(void *ctx, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
-/* The process table's mappings of pid for the Python look (NULL: /proc); events are not read
- * here (pyframes is in the middle of a look). */
-static const struct procmap *py_maps(void *ctx, pid_t pid)
+/* The process table's mappings of pid for the runtimes (NULL: /proc); events are not read
+ * here (a runtime may be in the middle of a look). */
+static const struct procmap *runtime_maps(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
 	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
@@ -363,9 +363,9 @@ static void see_process(void *ctx, pid_t pid, bool exec)
 	bool announced = false;
 
 	watch_process(r, pid);
-	if (r->py) {
-		read_events(r); /* its mappings, for the Python look (py_maps) */
-		pyframes_add_process(r->py, pid, exec, mono_ns());
+	if (r->rts.n) {
+		read_events(r); /* its mappings, for the runtimes' look (runtime_maps) */
+		runtime_set_attach(&r->rts, pid, exec, mono_ns());
 	}
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
@@ -388,28 +388,20 @@ static void see_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
-/* Python frames: the BPF unwinder learns where a process's interpreter is... */
-static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
-{
-	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
-}
-
-/* ... and the code objects its stacks name are read while it lives. */
+/* A stack drained for the first time: the runtimes read what its frames name while it lives. */
 static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 {
 	struct recorder *r = ctx;
 
-	if (r->py)
-		pyframes_note_stack(r->py, pid, ips, len);
+	runtime_set_on_stack(&r->rts, pid, ips, len);
 }
 
-/* ... or, better, as soon as the unwinder gives a code object an id. */
-static void on_py_code(void *ctx, const struct firn_py_code_event *e)
+/* A runtime's walker announced a code object's identity. */
+static void on_announce(void *ctx, unsigned tag, const void *rec, size_t len)
 {
 	struct recorder *r = ctx;
 
-	if (r->py) /* out of memory: that object's frames stay unnamed */
-		(void)pyframes_code_event(r->py, e);
+	runtime_set_on_code(&r->rts, tag, rec, len);
 }
 
 /* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
@@ -483,8 +475,8 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(r->sym, pid);
-	if (r->py) /* libpython mapped: the interpreter may be found now */
-		pyframes_note_code(r->py, pid, mono_ns());
+	/* a runtime's library mapped: its interpreter may be found now */
+	runtime_set_on_mapping(&r->rts, pid, NULL, mono_ns());
 	describe_code(r, pid, addr);
 }
 
@@ -524,8 +516,7 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
-	if (r->py)
-		pyframes_forget(r->py, pid);
+	runtime_set_detach(&r->rts, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -957,41 +948,6 @@ static int usdt_events(const struct recorder_opts *o)
 	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
 }
 
-/* Whether the file at path starts with a #! line that names python. */
-static bool python_script(const char *path)
-{
-	char line[256];
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	line[n] = 0;
-	line[strcspn(line, "\n")] = 0;
-	return n > 2 && !strncmp(line, "#!", 2) && strstr(line, "python");
-}
-
-/* Whether the command is a Python interpreter (by name) or a script for one, found as exec
- * would (PATH): its Python frames are wanted from its first sample, not once it is seen. */
-static bool python_command(const char *argv0)
-{
-	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
-	char file[PATH_MAX];
-
-	if (!strncmp(base ? base + 1 : argv0, "python", 6))
-		return true;
-	if (base)
-		return python_script(argv0);
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
-				   (int)sizeof(file) && !access(file, X_OK))
-			return python_script(file);
-		p += len + (p[len] == ':');
-	}
-	return false;
-}
-
 /* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
 static void source_stats(const struct recorder *r, struct sampler_stats *st)
 {
@@ -1028,10 +984,23 @@ static int start_unwinder(struct recorder *r)
 	return 0;
 }
 
+/* What the runtimes are given: the options they read, the process table (ss: once made). */
+static void set_host(struct recorder *r)
+{
+	bool command = !r->o.all && !r->o.npids;
+
+	r->host = (struct runtime_host){
+		.demangle = r->o.demangle, .all = r->o.all, .no_python = r->o.no_python,
+		.off = r->o.runtimes_off, .noff = r->o.nruntimes_off, .cuda_lib = r->o.cuda_lib,
+		.argc = command ? r->o.argc : 0, .argv = r->o.argv, .maps = runtime_maps, .ctx = r,
+	};
+}
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
 	const char *why = "";
+	int err;
 	struct sampler_opts so = {
 		.freq = r->o.freq,
 		.all = r->o.all,
@@ -1053,12 +1022,8 @@ static int setup_sampler(struct recorder *r)
 		.on_process = on_process,
 		.on_code = on_code,
 		.on_exit = on_process_exit,
-		.python = !r->o.no_python,
-		/* a command that is no Python: its children may run one, seen then (~35 ms less) */
-		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
-			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
-		.on_py_code = on_py_code,
+		.on_announce = on_announce,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -1067,14 +1032,15 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
-	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
-		return fail(r, -ENOMEM, "out of memory");
-	if (r->py)
-		pyframes_set_maps(r->py, py_maps);
+	set_host(r);
+	runtime_set_configure(r->o.runtimes, &r->host, &so);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
+	r->host.ss = r->ss;
+	if ((err = runtime_set_init(&r->rts, r->o.runtimes, &r->host)))
+		return fail(r, err, "cannot start the runtimes: %s", strerror(-err));
 	return start_unwinder(r);
 }
 
@@ -1135,9 +1101,12 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
-	if (r->py) {
-		struct frame_resolver res = pyframes_resolver(r->py);
-		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	for (size_t i = 0; i < r->rts.n; i++) {
+		struct frame_resolver res = runtime_set_resolver(&r->rts, i);
+		int err = capture_set_resolver(r->cap, r->rts.slots[i].ops->tag, &res);
+		if (err)
+			return fail(r, err, "cannot name %s frames: %s", r->rts.slots[i].ops->name,
+				    strerror(-err));
 	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
@@ -1293,18 +1262,6 @@ static int attach_cuda(struct recorder *r)
 	return attached ? 0 : fail(r, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
 }
 
-/* --cuda: GPU frames are named by the kernel map of the sampler. */
-static int start_gpu_frames(struct recorder *r)
-{
-	if (!r->o.cuda_lib)
-		return 0;
-	if (!(r->gpu = gpu_frames_new(r->ss, r->o.demangle)))
-		return fail(r, -ENOMEM, "out of memory");
-	struct frame_resolver fr = gpu_frames_resolver(r->gpu);
-	int err = capture_set_resolver(r->cap, FIRN_FRAME_KIND_GPU, &fr);
-	return err ? fail(r, err, "cannot name GPU frames: %s", strerror(-err)) : 0;
-}
-
 /* Copies the options (spill_dir owned), with the defaults. */
 static int copy_opts(struct recorder *r, const struct recorder_opts *o)
 {
@@ -1330,8 +1287,7 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = attach_cuda(r)) || (err = start_capture(r)) ||
-	    (err = start_gpu_frames(r))) {
+	    (err = attach_events(r)) || (err = attach_cuda(r)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;
@@ -1394,8 +1350,7 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
-	if (r->py)
-		pyframes_poll(r->py, mono_ns());
+	runtime_set_poll(&r->rts, mono_ns());
 	check_watched(r, false);
 	return 0;
 }
@@ -1612,14 +1567,9 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
+const struct runtime_set *recorder_runtimes(const struct recorder *r)
 {
-	memset(st, 0, sizeof(*st));
-	memset(bpf, 0, FIRN_PY_NR * sizeof(*bpf));
-	if (r->py)
-		pyframes_get_stats(r->py, st);
-	if (r->py && r->ss)
-		sample_source_python_stats(r->ss, bpf);
+	return &r->rts;
 }
 
 const char *recorder_error(const struct recorder *r)
@@ -1632,10 +1582,9 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
-	gpu_frames_free(r->gpu);
+	runtime_set_release(&r->rts); /* after the capture, which resolved through it */
 	unwinder_free(r->unw); /* before the source that owns its maps */
 	sample_source_free(r->ss);
-	pyframes_free(r->py);
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

@@ -144,7 +144,9 @@ struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i
 	const struct runtime_slot *slot = &s->slots[i];
 
 	return (struct frame_resolver){
-		.mapping = frame_runtime_mapping(slot->ops->frames), .kind = FRAME_USER,
+		/* a runtime without a mapping of its own: "[unknown]" (lib/capture.c) */
+		.mapping = slot->ops->frames ? frame_runtime_mapping(slot->ops->frames) : NULL,
+		.kind = FRAME_USER,
 		.runtime = slot->ops->frames, .resolve = slot_resolve, .ctx = (void *)slot,
 	};
 }

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "procevents.h"
+#include "sampler.h"
 #include "vec.h"
 
 #define RECORD_BATCH 256
@@ -179,6 +180,48 @@ void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t
 	if (rec)
 		memcpy(n.rec, rec, len);
 	d->q[d->nq++] = n;
+}
+
+/* ---- the sample source's callbacks: notices queued ---- */
+
+static void notice_process(void *ctx, pid_t pid, bool exec)
+{
+	procdispatch_notice(ctx, PD_PROCESS, pid, exec, 0, 0, NULL, 0);
+}
+
+static void notice_exit(void *ctx, pid_t pid)
+{
+	procdispatch_notice(ctx, PD_EXIT, pid, false, 0, 0, NULL, 0);
+}
+
+static void notice_no_table(void *ctx, pid_t pid, uint64_t addr)
+{
+	procdispatch_notice(ctx, PD_NO_TABLE, pid, false, addr, 0, NULL, 0);
+}
+
+static void notice_code(void *ctx, unsigned tag, const void *rec, size_t len)
+{
+	procdispatch_notice(ctx, PD_CODE, 0, false, 0, tag, rec, len);
+}
+
+/* A stack is no lifecycle event: told at once. */
+static void tell_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	struct procdispatch *d = ctx;
+
+	for (size_t i = 0; i < d->nls; i++)
+		if (d->ls[i].on_stack)
+			d->ls[i].on_stack(d->ls[i].ctx, pid, ips, len);
+}
+
+void procdispatch_source_opts(struct procdispatch *d, struct sampler_opts *so)
+{
+	so->on_process = notice_process;
+	so->on_exit = notice_exit;
+	so->on_code = notice_no_table;
+	so->on_announce = notice_code;
+	so->on_stack = tell_stack;
+	so->ctx = d;
 }
 
 /* Tells every listener of one notice. */

@@ -52,6 +52,9 @@ struct procdispatch_listener {
 	void (*on_exit)(void *ctx, pid_t pid);
 	void (*on_no_table)(void *ctx, pid_t pid, uint64_t addr);
 	void (*on_code)(void *ctx, unsigned tag, const void *rec, size_t len);
+	/* a user stack drained for the first time (told at once, from inside the drain: no
+	 * lifecycle event, and its process may still live) */
+	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
 	void *ctx;
 };
 
@@ -91,6 +94,10 @@ void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns);
  * cannot be queued (out of memory) is counted in notices_lost. */
 void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t pid, bool exec,
 			 uint64_t addr, unsigned tag, const void *rec, size_t len);
+struct sampler_opts;
+/* Points the notice callbacks of a sample source's options (on_process, on_exit, on_code,
+ * on_announce, on_stack; ctx) at d. */
+void procdispatch_source_opts(struct procdispatch *d, struct sampler_opts *so);
 /* Delivers the queued notices to the listeners, in arrival order (notices queued meanwhile are
  * delivered in the same flush). */
 void procdispatch_flush(struct procdispatch *d);

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "procevents.h"
+#include "sampler.h"
 #include "symbolize.h"
 #include "vec.h"
 
@@ -242,4 +243,40 @@ void procsnap_end_handling(struct procsnap *ps)
 	free(ps->handling);
 	ps->handling = NULL;
 	ps->nhandling = 0;
+}
+
+/* The pids (distinct) of the entries with a count whose process waits for its second snapshot. */
+struct young {
+	struct procsnap *ps;
+	pid_t *pids;
+	size_t n, cap;
+};
+
+/* for_each callback of procsnap_resnap_young. */
+static int note_young(void *ctx, const struct sampler_entry *e)
+{
+	struct young *y = ctx;
+
+	if (!e->count || !symbolizer_refresh_pending(y->ps->sym, e->pid))
+		return 0;
+	for (size_t i = 0; i < y->n; i++)
+		if (y->pids[i] == (pid_t)e->pid)
+			return 0;
+	if (VEC_GROW(y->pids, y->cap, y->n + 1))
+		return 0; /* not snapshotted again: its first snapshot stays */
+	y->pids[y->n++] = e->pid;
+	return 0;
+}
+
+void procsnap_resnap_young(struct procsnap *ps,
+			   int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
+					   void *ctx),
+			   void *src)
+{
+	struct young y = { ps, NULL, 0, 0 };
+
+	for_each(src, note_young, &y);
+	for (size_t i = 0; i < y.n; i++)
+		symbolizer_add_process(ps->sym, y.pids[i]);
+	free(y.pids);
 }

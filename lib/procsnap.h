@@ -58,6 +58,15 @@ bool procsnap_execs_before(const struct procsnap *ps, uint64_t flip_ns);
 struct pending_exec *procsnap_take_execs(struct procsnap *ps, size_t *n);
 /* Installs the image of a handled exec: the table's, else a snapshot taken now and again later. */
 void procsnap_install(struct procsnap *ps, struct pending_exec *x);
+struct sampler_entry;
+/* Before a cut: a process of the entries (for_each over src) whose second snapshot is not due
+ * yet is snapshotted again now, so that the cut's samples of it (all taken by now) find the
+ * libraries it has mapped since its first one; the second snapshot still comes when due. A
+ * process that has ended keeps its snapshot. */
+void procsnap_resnap_young(struct procsnap *ps,
+			   int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
+					   void *ctx),
+			   void *src);
 /* Ends the handling of what procsnap_take_execs gave. */
 void procsnap_end_handling(struct procsnap *ps);
 

@@ -24,6 +24,7 @@
 #include "procdispatch.h"
 #include "procmap.h"
 #include "procsnap.h"
+#include "unwind_listen.h"
 #include "runtime.h"
 #include "sample_source.h"
 #include "symbolize.h"
@@ -64,6 +65,7 @@ struct recorder {
 	 * sample source's notices, queued and delivered between batches to the listeners */
 	struct procdispatch *pd;
 	struct procsnap snaps; /* the symbolizer's snapshots, one of the listeners */
+	struct unwind_listen ul; /* the unwinder's process descriptions, another */
 	char err[1024];        /* the last failure's message */
 };
 
@@ -95,14 +97,6 @@ static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
 									 : UNWIND_AUTO;
 }
 
-/* The process table's mappings of pid for the DWARF unwinder's description (NULL: not known,
- * the unwinder reads /proc), with the records read so far (a library just loaded). */
-static const struct procmap *maps_of(struct recorder *r, pid_t pid)
-{
-	procdispatch_read(r->pd);
-	return procdispatch_maps(r->pd, pid);
-}
-
 /* The process table's mappings of pid for the runtimes (NULL: /proc); records are not read
  * here (a runtime may be in the middle of a look). */
 static const struct procmap *runtime_maps(void *ctx, pid_t pid)
@@ -110,38 +104,8 @@ static const struct procmap *runtime_maps(void *ctx, pid_t pid)
 	return procdispatch_maps(((struct recorder *)ctx)->pd, pid);
 }
 
-/* ---- the sample source's callbacks: notices queued for the dispatcher ---- */
-
-static void notice_process(void *ctx, pid_t pid, bool exec)
-{
-	procdispatch_notice(((struct recorder *)ctx)->pd, PD_PROCESS, pid, exec, 0, 0, NULL, 0);
-}
-
-static void notice_exit(void *ctx, pid_t pid)
-{
-	procdispatch_notice(((struct recorder *)ctx)->pd, PD_EXIT, pid, false, 0, 0, NULL, 0);
-}
-
-static void notice_no_table(void *ctx, pid_t pid, uint64_t addr)
-{
-	procdispatch_notice(((struct recorder *)ctx)->pd, PD_NO_TABLE, pid, false, addr, 0, NULL, 0);
-}
-
-static void notice_code(void *ctx, unsigned tag, const void *rec, size_t len)
-{
-	procdispatch_notice(((struct recorder *)ctx)->pd, PD_CODE, 0, false, 0, tag, rec, len);
-}
-
-/* A stack drained for the first time: the runtimes read what its frames name while it lives
- * (no lifecycle event: told at once, from inside the drain). */
-static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
-{
-	struct recorder *r = ctx;
-
-	runtime_set_on_stack(&r->rts, pid, ips, len);
-}
-
-/* ---- listeners: the USDT/CUDA watching, the runtimes, the DWARF unwinder ---- */
+/* ---- listeners of the dispatcher: the USDT/CUDA watching, the DWARF unwinder (the runtimes'
+ * and the snapshots' are theirs) ---- */
 
 /* A process to follow: its maps are watched for objects with probes. */
 static void events_on_process(void *ctx, pid_t pid, bool exec)
@@ -150,84 +114,10 @@ static void events_on_process(void *ctx, pid_t pid, bool exec)
 	events_watch(&((struct recorder *)ctx)->ev, pid);
 }
 
-/* A sampled process mapped code: a runtime loaded by dlopen (or mapped after the first sample)
- * is found now. */
-static int runtimes_on_record(void *ctx, const struct proc_event *ev, pid_t pid)
+/* Whether pid is a sampled process (snapshotted): the runtimes hear of its mappings. */
+static bool sampled(void *ctx, pid_t pid)
 {
-	struct recorder *r = ctx;
-	char path[PATH_MAX];
-
-	if (pid <= 0 || ev->kind != PROC_EV_MMAP || !symbolizer_has_process(r->sym, pid))
-		return 0;
-	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
-	runtime_set_on_mapping(&r->rts, ev->pid, &e, mono_ns());
-	return 0;
-}
-
-/* A process first sampled or exec'd: each runtime looks for itself in it. */
-static void runtimes_on_process(void *ctx, pid_t pid, bool exec)
-{
-	struct recorder *r = ctx;
-
-	procdispatch_read(r->pd); /* its mappings, for the runtimes' look (runtime_maps) */
-	runtime_set_attach(&r->rts, pid, exec, mono_ns());
-}
-
-/* Code without a table: a runtime's library may have been mapped (its interpreter found now). */
-static void runtimes_on_no_table(void *ctx, pid_t pid, uint64_t addr)
-{
-	(void)addr;
-	runtime_set_on_mapping(&((struct recorder *)ctx)->rts, pid, NULL, mono_ns());
-}
-
-static void runtimes_on_code(void *ctx, unsigned tag, const void *rec, size_t len)
-{
-	runtime_set_on_code(&((struct recorder *)ctx)->rts, tag, rec, len);
-}
-
-/* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
- * the tables it lacks; lazy: only the files sampled code is in. */
-static void describe_process(struct recorder *r, pid_t pid, bool lazy)
-{
-	const struct procmap *pm = r->unw ? maps_of(r, pid) : NULL;
-
-	if (!r->unw)
-		return;
-	if (pm)
-		unwinder_add_process_maps(r->unw, pid, pm, lazy);
-	else
-		unwinder_add_process(r->unw, pid, lazy);
-}
-
-/* A process's first sample, or its exec: after its snapshot (a short process may be gone once
- * its tables are built). */
-static void unwinder_on_process(void *ctx, pid_t pid, bool exec)
-{
-	struct recorder *r = ctx;
-
-	(void)exec;
-	describe_process(r, pid, r->o.all);
-}
-
-/* A sampled process ended; its unwind slot is free again. */
-static void unwinder_on_exit(void *ctx, pid_t pid)
-{
-	unwinder_remove_process(((struct recorder *)ctx)->unw, pid);
-}
-
-/* The unwinder met code without a table at addr: with -a the file's table is built (a library
- * mapped since), else the whole process is described again. */
-static void unwinder_on_no_table(void *ctx, pid_t pid, uint64_t addr)
-{
-	struct recorder *r = ctx;
-	const struct procmap *pm = maps_of(r, pid);
-
-	if (!r->o.all)
-		describe_process(r, pid, false);
-	else if (pm)
-		unwinder_add_code_maps(r->unw, pid, addr, pm);
-	else
-		unwinder_add_code(r->unw, pid, addr);
+	return symbolizer_has_process(((struct recorder *)ctx)->sym, pid);
 }
 
 /* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */
@@ -236,7 +126,7 @@ static int add_target(struct recorder *r, pid_t pid, bool held)
 	int err = sample_source_add_target(r->ss, pid, held);
 
 	if (!err && !held)
-		describe_process(r, pid, false);
+		unwind_listen_describe(&r->ul, pid, false);
 	return err;
 }
 
@@ -244,25 +134,22 @@ static int add_target(struct recorder *r, pid_t pid, bool held)
  * (before the snapshot, as the look reads the table), the snapshots, the unwinder. */
 static int listen_all(struct recorder *r)
 {
-	static const struct procdispatch_listener none;
 	struct procdispatch_listener ev = { .on_process = events_on_process, .ctx = r };
-	struct procdispatch_listener rt = {
-		.on_record = runtimes_on_record, .on_process = runtimes_on_process,
-		.on_no_table = runtimes_on_no_table, .on_code = runtimes_on_code, .ctx = r,
-	};
-	struct procdispatch_listener un = {
-		.on_process = unwinder_on_process, .on_exit = unwinder_on_exit,
-		.on_no_table = unwinder_on_no_table, .ctx = r,
-	};
+	struct procdispatch_listener rt;
+	struct procdispatch_listener un;
 	struct procdispatch_listener sn = procsnap_listener(&r->snaps);
 	int err = procdispatch_listen(r->pd, &ev);
+
+	runtime_set_listener(&r->rts, r->pd, sampled, r, &rt);
+	r->ul = (struct unwind_listen){ r->unw, r->pd, r->o.all };
+	un = unwind_listen_ops(&r->ul);
 
 	if (!err && r->rts.n)
 		err = procdispatch_listen(r->pd, &rt);
 	if (!err)
 		err = procdispatch_listen(r->pd, &sn);
 	if (!err)
-		err = procdispatch_listen(r->pd, r->unw ? &un : &none);
+		err = procdispatch_listen(r->pd, &un);
 	return err ? fail(r, err, "out of memory") : 0;
 }
 
@@ -486,16 +373,11 @@ static int setup_sampler(struct recorder *r)
 		.off_cpu_rate = r->o.off_cpu_rate,
 		.off_cpu_at_start = r->o.npids > 0 || r->o.all, /* a command has no waits yet */
 		.retire = true,
-		.on_process = notice_process,
-		.on_code = notice_no_table,
-		.on_exit = notice_exit,
-		.on_stack = on_stack,
-		.on_announce = notice_code,
-		.ctx = r,
 	};
 	struct symbolizer_opts syo;
 
 	events_sampler_opts(&r->o, &so);
+	procdispatch_source_opts(r->pd, &so); /* its notices go to the dispatcher */
 	symbolizer_opts_init(&syo);
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
@@ -667,43 +549,6 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	return 0;
 }
 
-/* The pids (distinct) of the entries with a count whose process waits for its second snapshot. */
-struct young {
-	struct recorder *r;
-	pid_t *pids;
-	size_t n, cap;
-};
-
-/* sampler_for_each callback of resnap_young. */
-static int note_young(void *ctx, const struct sampler_entry *e)
-{
-	struct young *y = ctx;
-
-	if (!e->count || !symbolizer_refresh_pending(y->r->sym, e->pid))
-		return 0;
-	for (size_t i = 0; i < y->n; i++)
-		if (y->pids[i] == (pid_t)e->pid)
-			return 0;
-	if (VEC_GROW(y->pids, y->cap, y->n + 1))
-		return 0; /* not snapshotted again: its first snapshot stays */
-	y->pids[y->n++] = e->pid;
-	return 0;
-}
-
-/* Before a cut: a process whose second snapshot is not due yet is snapshotted again now, so
- * that the cut's samples of it (all taken by now) find the libraries it has mapped since its
- * first one; the second snapshot still comes when due. A process that has ended keeps its
- * snapshot. */
-static void resnap_young(struct recorder *r)
-{
-	struct young y = { r, NULL, 0, 0 };
-
-	r->ss->ops->for_each(r->ss, note_young, &y);
-	for (size_t i = 0; i < y.n; i++)
-		symbolizer_add_process(r->sym, y.pids[i]);
-	free(y.pids);
-}
-
 void recorder_stop(struct recorder *r)
 {
 	r->end_ns = wall_ns();
@@ -743,7 +588,7 @@ struct profile *recorder_cut(struct recorder *r)
 	if (!err)
 		err = handle_execs(r); /* pre-exec samples: parked, so in this cut */
 	if (!err)
-		resnap_young(r);
+		procsnap_resnap_young(&r->snaps, for_each_entry, r->ss);
 	if (!err)
 		err = capture_cut(r->cap, for_each_entry, r->ss, r->cut_ns, now);
 	if (!err) { /* the next cut counts from here; what this one stored stays counted */

@@ -51,6 +51,8 @@ struct procmap;
 struct procmap_entry;
 struct sample_source;
 struct sampler_opts;
+struct procdispatch;
+struct procdispatch_listener;
 struct runtime; /* a runtime's state in one recording: each runtime's own type */
 
 /* What a recording offers its runtimes: borrowed, valid for the recording's life. */
@@ -112,6 +114,10 @@ struct runtime_set {
 		struct runtime *rt;
 	} *slots;
 	size_t n;
+	/* runtime_set_listener's: the dispatcher, and which processes are sampled */
+	struct procdispatch *pd;
+	bool (*sampled)(void *ctx, pid_t pid);
+	void *sampled_ctx;
 };
 
 /* Lets each runtime of reg (NULL: runtimes[]) that is not off set what its walker needs in so. */
@@ -138,6 +144,12 @@ void runtime_set_detach(struct runtime_set *s, pid_t pid);
 /* The resolver of slot i's frames, for capture_set_resolver(cap, slot's tag, ...): its
  * mapping name and runtime from lib/frame_kind.h's table. ctx: the slot (valid while s is). */
 struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i);
+/* The runtimes as a process listener of pd (lib/procdispatch.h), ctx s: attach at a process's
+ * first sample or exec (after the records waiting are read), on_mapping at an mmap record of a
+ * process that sampled(ctx, pid) says is sampled and at code without a table, on_code, on_stack. */
+void runtime_set_listener(struct runtime_set *s, struct procdispatch *pd,
+			  bool (*sampled)(void *ctx, pid_t pid), void *ctx,
+			  struct procdispatch_listener *out);
 /* The stats of the running ops into out (zeros when it is not running): as its stats op. */
 int runtime_set_stats(const struct runtime_set *s, const struct runtime_ops *ops, void *out,
 		      size_t size);

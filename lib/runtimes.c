@@ -3,8 +3,13 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "clock.h"
+#include "procdispatch.h"
+#include "procevents.h"
 
 #include "gpuframes.h"
 #include "pyframes.h"
@@ -148,6 +153,59 @@ struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i
 		.mapping = slot->ops->frames ? frame_runtime_mapping(slot->ops->frames) : NULL,
 		.kind = FRAME_USER,
 		.runtime = slot->ops->frames, .resolve = slot_resolve, .ctx = (void *)slot,
+	};
+}
+
+/* A sampled process mapped code: a runtime loaded by dlopen (or mapped after the first sample)
+ * is found now. */
+static int on_record(void *ctx, const struct proc_event *ev, pid_t pid)
+{
+	struct runtime_set *s = ctx;
+	char path[PATH_MAX];
+
+	if (pid <= 0 || ev->kind != PROC_EV_MMAP || !s->sampled(s->sampled_ctx, pid))
+		return 0;
+	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
+	runtime_set_on_mapping(s, ev->pid, &e, mono_ns());
+	return 0;
+}
+
+/* A process first sampled or exec'd: each runtime looks for itself in it, with its mappings. */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	struct runtime_set *s = ctx;
+
+	procdispatch_read(s->pd);
+	runtime_set_attach(s, pid, exec, mono_ns());
+}
+
+/* Code without a table: a runtime's library may have been mapped (found now). */
+static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
+{
+	(void)addr;
+	runtime_set_on_mapping(ctx, pid, NULL, mono_ns());
+}
+
+static void on_code(void *ctx, unsigned tag, const void *rec, size_t len)
+{
+	runtime_set_on_code(ctx, tag, rec, len);
+}
+
+static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	runtime_set_on_stack(ctx, pid, ips, len);
+}
+
+void runtime_set_listener(struct runtime_set *s, struct procdispatch *pd,
+			  bool (*sampled)(void *ctx, pid_t pid), void *ctx,
+			  struct procdispatch_listener *out)
+{
+	s->pd = pd;
+	s->sampled = sampled;
+	s->sampled_ctx = ctx;
+	*out = (struct procdispatch_listener){
+		.on_record = on_record, .on_process = on_process, .on_no_table = on_no_table,
+		.on_code = on_code, .on_stack = on_stack, .ctx = s,
 	};
 }
 

@@ -53,6 +53,7 @@ struct fake {
 	struct { enum notice_kind kind; pid_t pid; } notices[MAX_ENTRIES];
 	size_t nnotices;
 	uint64_t drains;
+	bool inside; /* a retire or park loop runs: the recorder must not call the source again */
 	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
 	uint64_t flip_ns;
 };
@@ -72,6 +73,7 @@ static int f_handle_events(struct sample_source *s)
 {
 	struct fake *f = fake_of(s);
 
+	assert_false(f->inside); /* no re-entry from a retire or park callback */
 	for (size_t i = 0; i < f->nnotices; i++) {
 		if (f->notices[i].kind == N_EXIT)
 			stackstore_exit(&f->store, f->notices[i].pid);
@@ -88,6 +90,7 @@ static int f_drain(struct sample_source *s)
 {
 	struct fake *f = fake_of(s);
 
+	assert_false(f->inside);
 	for (size_t i = 0; i < f->ntaken; i++) {
 		const struct fake_entry *t = &f->taken[i];
 		struct stackstore_key k = { .pid = t->pid, .tid = t->tid, .ustack = t->ip };
@@ -118,20 +121,30 @@ static int f_for_each(struct sample_source *s, int (*fn)(void *, const struct sa
 	return stackstore_for_each(&fake_of(s)->store, fn, ctx);
 }
 
+/* Runs a retire or park loop of the store, noting that it runs (see inside). */
+#define LOOP(f, call)                          \
+	({                                     \
+		assert_false((f)->inside);     \
+		(f)->inside = true;            \
+		int rc_ = (call);              \
+		(f)->inside = false;           \
+		rc_;                           \
+	})
+
 /* Retires at once (no batches: the tests count processes). */
 static int f_retire(struct sample_source *s, const struct sampler_retire_ops *ops)
 {
-	return stackstore_retire(&fake_of(s)->store, ops, 0, 0);
+	return LOOP(fake_of(s), stackstore_retire(&fake_of(s)->store, ops, 0, 0));
 }
 
 static int f_park_process(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops)
 {
-	return stackstore_park_process(&fake_of(s)->store, pid, ops);
+	return LOOP(fake_of(s), stackstore_park_process(&fake_of(s)->store, pid, ops));
 }
 
 static int f_park_live(struct sample_source *s, const struct sampler_retire_ops *ops)
 {
-	return stackstore_park_live(&fake_of(s)->store, ops);
+	return LOOP(fake_of(s), stackstore_park_live(&fake_of(s)->store, ops));
 }
 
 static size_t f_entry_count(const struct sample_source *s)
@@ -465,6 +478,31 @@ static void test_exits_between_drains(void **state)
 	assert_int_equal(w->samples.store.retired, 6);
 }
 
+/* Notices that come while ended processes are retired (a new process's first sample, another's
+ * exit) wait for the next batch: the recorder never calls the source from inside its retire
+ * loop (the fake fails any call then), and both are handled after it. */
+static void test_no_reentry_while_retiring(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 2);
+	notice(w, N_EXIT, PID);
+	poll_n(w, 1);
+	task(w, PROC_EV_EXEC, PID + 1, PID + 1, 0);
+	mmap_of(w, PID + 1, WORK);
+	notice(w, N_FIRST, PID + 1); /* waiting while PID is retired */
+	take(w, PID + 1, PID + 1, WORK, 3);
+	notice(w, N_EXIT, PID + 1);
+	poll_until_retired(w, 2);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID + 1, "recorder_test_work"), 3);
+	assert_int_equal(w->samples.store.retired, 5);
+}
+
 /* A library mapped after the process's first sample (its snapshot was made then): the samples
  * in it are named once the mmap record is read. */
 static void test_mmap_after_first_sample(void **state)
@@ -638,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test_setup_teardown(test_no_reentry_while_retiring, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

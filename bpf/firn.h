@@ -6,10 +6,21 @@
 #define FIRN_MAX_FRAMES 127
 #define FIRN_COMM_LEN 16
 
-/* Aggregation key: one count per (process, thread, user stack, kernel stack, event). Stack ids
- * are 64-bit content hashes; 0 means "no stack". event: 0 = cpu-clock sample, N >= 1 = a hit of
- * the USDT probe attached with cookie N, FIRN_EVENT_OFF_CPU = time off the CPU (the count is
- * nanoseconds, not hits). pad is always 0 (keys are compared as bytes). */
+/* The event numbers of firn_key.event, the one set BPF and user space share (lib/event_table.h
+ * describes each event): cpu-clock samples; hits of the USDT probe attached with cookie N
+ * (N >= FIRN_EVENT_USDT_FIRST, in attach order); GPU kernel time (a weight in nanoseconds) and
+ * launches (hits), GPU_MEMCPY being a probe cookie only (its time is GPU_TIME); time off the
+ * CPU (a weight in nanoseconds). */
+#define FIRN_EVENT_CPU_CLOCK 0u
+#define FIRN_EVENT_USDT_FIRST 1u
+#define FIRN_EVENT_GPU_TIME 0xfffffff0u
+#define FIRN_EVENT_GPU_LAUNCHES 0xfffffff1u
+#define FIRN_EVENT_GPU_MEMCPY 0xfffffff2u
+#define FIRN_EVENT_OFF_CPU 0xffffffffu
+
+/* Aggregation key: one count per (process, thread, user stack, kernel stack, event: one of
+ * FIRN_EVENT_*). Stack ids are 64-bit content hashes; 0 means "no stack". pad is always 0 (keys
+ * are compared as bytes). */
 struct firn_key {
 	__u32 pid;
 	__u32 tid;
@@ -18,8 +29,6 @@ struct firn_key {
 	__u32 event;
 	__u32 pad;
 };
-
-#define FIRN_EVENT_OFF_CPU 0xffffffffu
 
 /* A stack too long for struct firn_stack (deep Python recursion), as stored in the big_stacks
  * map: few of them, so most stacks do not take the largest slot. User space looks for a stack
@@ -290,11 +299,8 @@ enum firn_py_stat {
 #define FIRN_PY_MAX_FRAMES 1024 /* a power of two: the walk masks indexes with it - 1 */
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
- * Event numbers of the firn_key (and the cookies the probes are attached with): gpu_time is a
- * weight in nanoseconds, gpu_launches a count; memcpy is a cookie only (its time is gpu_time). */
-#define FIRN_EVENT_GPU_TIME 0xfffffff0u
-#define FIRN_EVENT_GPU_LAUNCHES 0xfffffff1u
-#define FIRN_EVENT_GPU_MEMCPY 0xfffffff2u
+ * The probes are attached with the cookies FIRN_EVENT_GPU_LAUNCHES (launch), GPU_TIME (kernel)
+ * and GPU_MEMCPY (memcpy). */
 #define FIRN_GPU_MAX_LAUNCHES 4096  /* launches remembered until their records arrive (LRU) */
 #define FIRN_GPU_NAME_LEN 256
 /* In a GPU frame's payload: a copy (low byte: CUpti_ActivityMemcpyKind), not a kernel's name hash. */

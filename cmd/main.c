@@ -63,7 +63,8 @@ static int print_values(const char *name)
 	if (!c)
 		return error("no command '%s'", name);
 	for_each_opt(o, c) {
-		const char *v = opt_values(c, o);
+		char buf[512];
+		const char *v = opt_values(c, o, buf, sizeof(buf));
 		if (v)
 			printf("--%s %s\n", o->long_name, v);
 		if (v && o->short_name)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_table.h"
+
 /* Builds the getopt short-option string and long-option array from the table. */
 static int build_getopt(const struct cmd *cmd, char *shorts, size_t shorts_len,
 			struct option *longs, size_t nlongs)
@@ -100,11 +102,13 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 }
 
 /* Options that take one of a fixed set of values, by long name (one name takes the same values
- * in every command that has it; only, when set, names the one command that accepts it). */
+ * in every command that has it; only, when set, names the one command that accepts it); fill,
+ * when set, writes them (the events, from lib/event_table.h's rows). */
 static const struct {
 	const char *name, *values, *only;
+	const char *(*fill)(char *buf, size_t len);
 } value_sets[] = {
-	{ "event", "cpu-clock off-cpu usdt:", NULL },
+	{ "event", NULL, NULL, event_values },
 	{ "format", "pprof folded", NULL },
 	{ "call-graph", "auto dwarf fp", NULL },
 	{ "sort", "self total", NULL },
@@ -115,12 +119,12 @@ static const struct {
 	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
 };
 
-const char *opt_values(const struct cmd *cmd, const struct opt *o)
+const char *opt_values(const struct cmd *cmd, const struct opt *o, char *buf, size_t len)
 {
 	for (size_t i = 0; i < sizeof(value_sets) / sizeof(value_sets[0]); i++)
 		if (o->arg && !strcmp(o->long_name, value_sets[i].name) &&
 		    (!value_sets[i].only || !strcmp(cmd->name, value_sets[i].only)))
-			return value_sets[i].values;
+			return value_sets[i].fill ? value_sets[i].fill(buf, len) : value_sets[i].values;
 	return NULL;
 }
 

@@ -41,9 +41,10 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 	      void *ctx, int *argi);
 
 /* The values option o of cmd takes when they are a fixed set, separated by spaces ("self total"),
- * or NULL; a value ending in ':' is the start of one ("usdt:"). Completions get them through
+ * or NULL; a value ending in ':' is the start of one ("usdt:"). The string is a literal, or
+ * written into buf (len bytes: the events, from the event table). Completions get them through
  * `firn help --values CMD`; tests/cli/test_completion.sh checks them against the parsers. */
-const char *opt_values(const struct cmd *cmd, const struct opt *o);
+const char *opt_values(const struct cmd *cmd, const struct opt *o, char *buf, size_t len);
 
 /* Prints the usage lines and the option table. */
 void opt_print_help(const struct cmd *cmd, FILE *f);

@@ -213,8 +213,6 @@ static int write_profile(struct recording *r, size_t *bytes, char **saved)
 	return err;
 }
 
-static int count_events(const struct record_opts *o, const char *name);
-
 /* After sampling: symbolize into a profile, write it, print the summary. */
 static int finish_recording(struct recording *r)
 {
@@ -236,7 +234,7 @@ static int finish_recording(struct recording *r)
 		bytes = c->bytes;
 	if (!r->o->quiet && (!err || saved))
 		summary_print(r->rec, r->prof, &rs, &(struct summary_opts){
-			.off_cpu = count_events(r->o, "off-cpu") > 0,
+			.events = r->o->t.events, .nevents = r->o->t.nevents,
 			.off_cpu_min_us = r->o->t.off_cpu_min_us, .off_cpu_rate = r->o->t.off_cpu_rate,
 			.off_cpu_runnable = r->o->t.off_cpu_runnable,
 			.unwind_dwarf = r->o->t.unwind != RECORDER_UNWIND_FP, .gpu = r->o->cuda,
@@ -265,16 +263,6 @@ static const struct opt record_opts[] = {
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
-
-/* How many -e values are name ("cpu-clock", "off-cpu"). */
-static int count_events(const struct record_opts *o, const char *name)
-{
-	int n = 0;
-
-	for (int i = 0; i < o->t.nevents; i++)
-		n += !strcmp(o->t.events[i], name);
-	return n;
-}
 
 /* libfirn-cuda.so next to the firn binary (the build tree), else where install puts it
  * (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path, NULL when neither exists. */

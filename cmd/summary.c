@@ -9,31 +9,35 @@
 
 #include "../bpf/firn.h"
 
+#include "event_table.h"
 #include "pyframes.h"
 
-/* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
+/* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
+ * (the stop reasons add up to every sample), over the unwind statistics' named fields. */
 static void print_unwind_summary(const struct recorder_stats *st)
 {
-	uint64_t all = 0, truncated = 0;
+	static const char *const stops[] = { "complete", "no_mapping", "no_row", "unsupported",
+					     "bad_read", "depth", "no_user_stack", NULL };
+	static const char *const truncated_by[] = { "no_mapping", "no_row", "unsupported",
+						    "bad_read", "depth", NULL };
+	const struct event_stat_group *g = &event_unwind_stats;
+	uint64_t all, truncated;
+	char reasons[256];
 
-	for (int i = 0; i < 7; i++)
-		all += st->unwind[i];
-	for (int i = 1; i < 6; i++)
-		truncated += st->unwind[i];
-	uint64_t user = all - st->unwind[6];
+#define UNW(name) event_stat_value(event_stat_find(g, name), st->unwind, NULL)
+	event_stat_list(g, stops, st->unwind, NULL, reasons, sizeof(reasons), &all);
+	event_stat_list(g, truncated_by, st->unwind, NULL, reasons, sizeof(reasons), &truncated);
+	uint64_t user = all - UNW("no_user_stack");
 	fprintf(stderr,
 		"firn: dwarf unwinding: %llu samples, %llu with a user stack: %.1f%% complete, "
-		"%llu truncated (no mapping %llu, no row %llu, unsupported rule %llu, "
-		"unreadable stack %llu, depth %llu); frame pointers used in %llu (%llu where a "
-		"table had no row), mappings found by the kernel in %llu; tables: %llu files, "
-		"%llu rows, %.1f MiB",
+		"%llu truncated (%s); frame pointers used in %llu (%llu where a table had no row), "
+		"mappings found by the kernel in %llu; tables: %llu files, %llu rows, %.1f MiB",
 		(unsigned long long)all, (unsigned long long)user,
-		user ? 100.0 * st->unwind[0] / user : 0.0, (unsigned long long)truncated,
-		(unsigned long long)st->unwind[1], (unsigned long long)st->unwind[2],
-		(unsigned long long)st->unwind[3], (unsigned long long)st->unwind[4],
-		(unsigned long long)st->unwind[5], (unsigned long long)st->unwind[7],
-		(unsigned long long)st->unwind[9], (unsigned long long)st->unwind[8], (unsigned long long)st->unwind_files,
+		user ? 100.0 * UNW("complete") / user : 0.0, (unsigned long long)truncated, reasons,
+		(unsigned long long)UNW("fp_fallback"), (unsigned long long)UNW("no_row_fp_fallback"),
+		(unsigned long long)UNW("vma_lookup"), (unsigned long long)st->unwind_files,
 		(unsigned long long)st->unwind_rows, st->unwind_bytes / 1048576.0);
+#undef UNW
 	if (st->unwind_too_many_maps)
 		fprintf(stderr, ", %llu mappings past the per-process limit",
 			(unsigned long long)st->unwind_too_many_maps);
@@ -41,39 +45,28 @@ static void print_unwind_summary(const struct recorder_stats *st)
 	fputc('\n', stderr);
 }
 
-/* The off-CPU line: what became of every wait begun (added, under the minimum, lost by reason;
- * not ended: the end of the recording could not end it) and the time added, as the profile has
- * it (x the rate). */
-static void print_offcpu_summary(const struct summary_opts *o, const struct recorder_offcpu_stats *w)
+/* The lines of the recorded events that come first (or last) in the summary, each as its row
+ * of the event table writes it, over its statistics. */
+static void print_event_summaries(const struct profile *prof, const struct recorder_stats *st,
+				  const struct summary_opts *so, bool last)
 {
-	/* a wait whose start found no slot was never begun: it is seen, and lost */
-	uint64_t lost = w->lost_counts_full + w->lost_stacks_full + w->lost_no_slot;
-	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
-	long rate = o->off_cpu_rate > 1 ? o->off_cpu_rate : 1;
+	struct event_params p = {
+		.off_cpu_rate = so->off_cpu_rate > 1 ? (uint32_t)so->off_cpu_rate : 1,
+		.off_cpu_min_ns = so->off_cpu_min_us > 0 ? (uint64_t)so->off_cpu_min_us * 1000 : 0,
+		.off_cpu_runnable = so->off_cpu_runnable,
+		.prof = prof,
+	};
+	char buf[2048];
 
-	fprintf(stderr,
-		"firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
-		"waiting at the end, added up to it), %llu under %ld us (%.3f s, not added), %llu lost "
-		"(counts map full %llu, stack map full %llu, no thread slot %llu), %llu not ended",
-		(unsigned long long)seen, o->off_cpu_runnable ? " (preemptions included)" : "",
-		(unsigned long long)w->counted, w->ns * rate / 1e9,
-		rate > 1 ? ", scaled by the rate" : "", (unsigned long long)w->at_end,
-		(unsigned long long)w->short_waits,
-		o->off_cpu_min_us > 0 ? o->off_cpu_min_us : 0, w->short_ns / 1e9,
-		(unsigned long long)lost, (unsigned long long)w->lost_counts_full,
-		(unsigned long long)w->lost_stacks_full, (unsigned long long)w->lost_no_slot,
-		(unsigned long long)(seen > done ? seen - done : 0));
-	if (rate > 1)
-		fprintf(stderr, "; 1 wait in %ld sampled (%llu left out)", rate,
-			(unsigned long long)w->unsampled);
-	if (w->late)
-		fprintf(stderr, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
-			(unsigned long long)w->late);
-	if (w->at_start)
-		fprintf(stderr, "; %llu already waiting at the start, counted from it (the oldest "
-			"since %.3f s before)", (unsigned long long)w->at_start,
-			w->at_start_oldest_ns / 1e9);
-	fputc('\n', stderr);
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		if (!d->summary || d->summary_last != last ||
+		    !event_recorded(d, so->events, so->nevents, so->gpu))
+			continue;
+		const void *stats = d->stats ? (const char *)st + d->recorder_stats_at : NULL;
+		d->summary(stats, &p, buf, sizeof(buf));
+		fputs(buf, stderr);
+	}
 }
 
 /* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
@@ -98,18 +91,6 @@ static void print_python_summary(const struct recorder *rec)
 		(unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable,
 		(unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
 		ps.unknown_version ? ps.last_refusal : "");
-}
-
-/* What the GPU probes saw, with what could not be matched (never dropped silently). */
-static void print_gpu_summary(const struct recorder_gpu_stats *g)
-{
-	fprintf(stderr,
-		"firn: gpu: %llu launches (%llu without a kernel record, %llu of them remembered to "
-		"the end), %llu kernels (%llu without a seen launch), %llu copies, %llu lost\n",
-		(unsigned long long)g->launches, (unsigned long long)g->launches_unmatched,
-		(unsigned long long)g->launches_pending, (unsigned long long)g->kernels,
-		(unsigned long long)g->kernels_unmatched, (unsigned long long)g->memcpys,
-		(unsigned long long)g->lost);
 }
 
 /* The frames line: every cpu-clock sample, named or not; those with unnamed frames by the worst
@@ -159,16 +140,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 		(unsigned long long)procs, procs == 1 ? "" : "es", (st->end_ns - st->start_ns) / 1e9,
 		std ? "" : "'",
 		std ? "standard output" : out, std ? "" : "'", bytes);
-	/* the USDT events' sample types, in event order */
-	for (uint32_t t = 0; t < prof->nsample_types; t++) {
-		const char *type = profile_str(prof, prof->sample_types[t].type);
-		if (strncmp(type, "usdt_", 5))
-			continue;
-		long long hits = profile_type_total(prof, type);
-		fprintf(stderr, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
-	}
-	if (so->off_cpu)
-		print_offcpu_summary(so, &st->off_cpu);
+	print_event_summaries(prof, st, so, false);
 	print_frames_summary(st);
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
@@ -177,6 +149,5 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 			"(/tmp/perf-PID.map): its frames are [anon]\n",
 			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
-	if (so->gpu)
-		print_gpu_summary(&st->gpu);
+	print_event_summaries(prof, st, so, true);
 }

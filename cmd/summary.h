@@ -11,14 +11,15 @@
 #include "profile.h"
 #include "recorder.h"
 
-/* Which of the optional lines to print, and what the off-CPU line needs to know. */
+/* Which of the optional lines to print, and what the events' lines need to know. */
 struct summary_opts {
-	bool off_cpu;          /* -e off-cpu was given: the off-CPU line */
+	const char *const *events; /* the -e values (lib/event_table.h: each recorded event's line) */
+	int nevents;
 	long off_cpu_min_us;   /* --off-cpu-min (<= 0: none) */
 	long off_cpu_rate;     /* --off-cpu-rate (<= 1: every wait) */
 	bool off_cpu_runnable; /* --off-cpu-runnable */
 	bool unwind_dwarf;     /* unwinding other than frame pointers: the unwinding line */
-	bool gpu;              /* --cuda: the GPU line */
+	bool gpu;              /* --cuda: the GPU line (its events') */
 	bool processes_given;  /* processes counted by the caller (intervals), not from prof */
 	uint64_t processes;
 };

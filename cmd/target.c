@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "event_table.h"
 #include "usdt.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -127,21 +128,14 @@ int target_resolve_usdt(struct target *t, const char *cmd, bool quiet)
 	return 0;
 }
 
-/* Adds an -e value: "cpu-clock", "off-cpu" or "usdt:PATH:PROVIDER:NAME". */
+/* Adds an -e value: one the event table names ("cpu-clock", "usdt:PATH:PROVIDER:NAME"...). */
 static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 {
-	char *copy, *provider, *name;
-	bool ok = !strcmp(arg, "cpu-clock") || !strcmp(arg, "off-cpu");
+	char syntax[256];
 
-	if (!ok && !strncmp(arg, "usdt:", 5)) {
-		if (!(copy = strdup(arg + 5)))
-			return error("out of memory");
-		ok = usdt_split_spec(copy, &provider, &name);
-		free(copy);
-	}
-	if (!ok)
-		return usage_error(cmd, "invalid event '%s' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)",
-				   arg);
+	if (!event_find(arg, NULL))
+		return usage_error(cmd, "invalid event '%s' (%s)", arg,
+				   event_syntax(syntax, sizeof(syntax)));
 	const char **n = realloc(t->events, (t->nevents + 1) * sizeof(*n));
 	if (!n)
 		return error("out of memory");
@@ -224,7 +218,7 @@ int target_check_off_cpu(const struct target *t, const struct cmd *cmd)
 	bool off_cpu = false;
 
 	for (int i = 0; i < t->nevents; i++)
-		off_cpu |= !strcmp(t->events[i], "off-cpu");
+		off_cpu |= event_find(t->events[i], NULL) == event_find("off-cpu", NULL);
 	if (opt && !off_cpu)
 		return usage_error(cmd, "%s needs -e off-cpu", opt);
 	return 0;
@@ -309,10 +303,7 @@ static unsigned long max_sample_rate(void)
 /* Whether cpu-clock is sampled: no -e, or one of them. */
 static bool samples_cpu(const struct target *t)
 {
-	for (int i = 0; i < t->nevents; i++)
-		if (!strcmp(t->events[i], "cpu-clock"))
-			return true;
-	return !t->nevents;
+	return event_progs(t->events, t->nevents, false) & EVENT_PROG_CPU_CLOCK;
 }
 
 void target_check_freq(struct target *t)

@@ -19,6 +19,7 @@
 #include "calls.h"
 #include "clock.h"
 #include "disasm.h"
+#include "event_table.h"
 #include "hist.h"
 #include "profile.h"
 #include "recorder.h"
@@ -673,7 +674,8 @@ static int top_start(struct top *t)
 	recorder_stats(t->rec, &st);
 	t->ncpus = st.ncpus;
 	t->event = tg->nevents ? tg->events[0] : "cpu-clock";
-	t->cpu = !strcmp(t->event, "cpu-clock");
+	const struct event_desc *d = event_find(t->event, NULL);
+	t->cpu = d && d->timed;
 	target_describe(tg, t->argv, t->target_desc, sizeof(t->target_desc));
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* Sampler entries → profile samples, symbolized and labelled. */
 #include "capture.h"
 #include "diag.h"
+#include "event_table.h"
 #include "hash.h"
 #include "hashtab.h"
 #include "intern.h"
@@ -186,8 +187,8 @@ static void note_reason(struct capture *c, unsigned reason)
 /* Counts a cpu-clock entry's samples under the worst reason of its frames. */
 static void count_frames(struct capture *c, const struct sampler_entry *e)
 {
-	if (e->event != 0)
-		return; /* cpu-clock is event 0; other events' counts are no samples */
+	if (e->event != FIRN_EVENT_CPU_CLOCK)
+		return; /* other events' counts are no samples */
 	if (c->worst == SYMBOLIZER_RESOLVED)
 		c->fs.named += e->count;
 	else
@@ -200,7 +201,7 @@ static int add_frames(struct capture *c, const struct sampler_entry *e, bool ker
 {
 	const uint64_t *ips = kernel ? e->kstack : e->ustack;
 	uint32_t len = kernel ? e->klen : e->ulen;
-	bool leading = kernel && e->event == SAMPLER_EVENT_OFF_CPU;
+	bool leading = kernel && e->event == FIRN_EVENT_OFF_CPU;
 	int err = kernel ? symbolizer_kernel_prepare(c->sym, ips, len) : 0; /* one lookup run */
 
 	if (err)
@@ -313,49 +314,23 @@ int capture_park(struct capture *c, const struct sampler_entry *e)
 	return profile_add_sample(c->p, c->locs, n, c->values, labels, 4);
 }
 
-/* What became of the off-CPU waits, and how they were sampled, as comments. */
-static int add_offcpu_comments(struct profile *p, const struct capture_meta *m)
+/* The statistics of the recorded events that have them (off-CPU waits, GPU records), each
+ * row's once, in event order, as comments. */
+static int add_event_comments(struct profile *p, const struct capture_meta *m)
 {
-	const struct sampler_offcpu_stats *o = &m->stats->off_cpu;
-	uint64_t done = o->counted + o->short_waits + o->lost_counts_full + o->lost_stacks_full;
-	char line[512];
+	struct event_params params = { .off_cpu_rate = m->off_cpu_rate,
+				       .off_cpu_min_ns = m->off_cpu_min_ns };
 	int err = 0;
 
-#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
-	COMMENT("off_cpu.waits: %llu", (unsigned long long)o->waits);
-	COMMENT("off_cpu.counted: %llu", (unsigned long long)o->counted);
-	COMMENT("off_cpu.ns: %llu", (unsigned long long)o->ns);
-	COMMENT("off_cpu.short: %llu", (unsigned long long)o->short_waits);
-	COMMENT("off_cpu.short_ns: %llu", (unsigned long long)o->short_ns);
-	COMMENT("off_cpu.at_end: %llu", (unsigned long long)o->at_end);
-	COMMENT("off_cpu.late: %llu", (unsigned long long)o->late);
-	COMMENT("off_cpu.at_start: %llu", (unsigned long long)o->at_start);
-	COMMENT("off_cpu.not_ended: %llu", (unsigned long long)(o->waits > done ? o->waits - done : 0));
-	COMMENT("off_cpu.lost.no_slot: %llu", (unsigned long long)o->lost_no_slot);
-	COMMENT("off_cpu.lost.counts_full: %llu", (unsigned long long)o->lost_counts_full);
-	COMMENT("off_cpu.lost.stacks_full: %llu", (unsigned long long)o->lost_stacks_full);
-	COMMENT("off_cpu.min_us: %llu", (unsigned long long)(m->off_cpu_min_ns / 1000));
-	COMMENT("off_cpu.rate: 1 in %u (times scaled by it)", m->off_cpu_rate > 1 ? m->off_cpu_rate : 1);
-	COMMENT("off_cpu.unsampled: %llu", (unsigned long long)o->unsampled);
-#undef COMMENT
-	return err;
-}
-
-/* What the GPU probes saw (--cuda), unmatched records included, as comments. */
-static int add_gpu_comments(struct profile *p, const struct sampler_gpu_stats *g)
-{
-	char line[128];
-	int err = 0;
-
-#define COMMENT(...) (snprintf(line, sizeof(line), __VA_ARGS__), err |= profile_add_comment(p, line))
-	COMMENT("gpu.launches: %llu", (unsigned long long)g->launches);
-	COMMENT("gpu.kernels: %llu", (unsigned long long)g->kernels);
-	COMMENT("gpu.kernels_without_launch: %llu", (unsigned long long)g->kernels_unmatched);
-	COMMENT("gpu.copies: %llu", (unsigned long long)g->memcpys);
-	COMMENT("gpu.launches_without_record: %llu", (unsigned long long)g->launches_unmatched);
-	COMMENT("gpu.launches_remembered: %llu", (unsigned long long)g->launches_pending);
-	COMMENT("gpu.lost: %llu", (unsigned long long)g->lost);
-#undef COMMENT
+	for (unsigned i = 0; i < m->nevents; i++) {
+		const struct event_desc *d = m->events[i].desc;
+		bool dup = false;
+		for (unsigned j = 0; j < i && !dup; j++)
+			dup = m->events[j].desc->stats == d->stats;
+		if (d->stats && !dup)
+			err |= event_stat_comments(d->stats, (const char *)m->stats + d->sampler_stats_at,
+						   &params, p);
+	}
 	return err;
 }
 
@@ -383,7 +358,7 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 		COMMENT("event: cpu-clock");
 	bool cpu = !m->events;
 	for (unsigned i = 0; i < m->nevents; i++)
-		cpu |= m->events[i].id == 0;
+		cpu |= m->events[i].desc->timed;
 	if (cpu)
 		COMMENT("frequency: %u", m->freq);
 	COMMENT("call-graph: %s", m->call_graph);
@@ -397,26 +372,12 @@ static int add_comments(struct profile *p, const struct capture_meta *m, uint64_
 	COMMENT("lost.stacks_full: %llu", (unsigned long long)st->stacks_full);
 	COMMENT("lost.user_stack: %llu", (unsigned long long)st->user_stack_errors);
 	COMMENT("lost.kernel_stack: %llu", (unsigned long long)st->kernel_stack_errors);
-	bool waits = false, gpu = false;
-	for (unsigned i = 0; i < m->nevents; i++) {
-		waits |= m->events[i].id == SAMPLER_EVENT_OFF_CPU;
-		gpu |= m->events[i].id == SAMPLER_EVENT_GPU_TIME;
-	}
-	if (waits)
-		err |= add_offcpu_comments(p, m);
-	if (gpu)
-		err |= add_gpu_comments(p, &m->stats->gpu);
+	err |= add_event_comments(p, m);
 	if (!strcmp(m->call_graph, "fp")) {
 #undef COMMENT
 		return err ? -ENOMEM : 0;
 	}
-	static const char *const stops[] = { "complete", "no_mapping", "no_row", "unsupported",
-					     "bad_read", "depth", "no_user_stack", "fp_fallback",
-					     "vma_lookup", "no_row_fp_fallback" };
-	for (int i = 0; i < 10; i++) {
-		snprintf(line, sizeof(line), "unwind.%s: %llu", stops[i], (unsigned long long)st->unwind[i]);
-		err |= profile_add_comment(p, line);
-	}
+	err |= event_stat_comments(&event_unwind_stats, st->unwind, NULL, p);
 	snprintf(line, sizeof(line), "unwind.tables: %llu files, %llu rows, %llu bytes of %llu, "
 		 "%llu mappings without CFI, %llu over the memory limit, built in %.1f ms",
 		 (unsigned long long)st->unwind_files, (unsigned long long)st->unwind_rows,
@@ -439,30 +400,23 @@ static int use_column(struct capture *c, uint32_t event, int col, int64_t scale)
 	return 0;
 }
 
-/* Whether event ev is a time off the CPU (a weight in nanoseconds). */
-static bool is_wait_time(const struct capture_event *ev)
-{
-	/* GPU time is nanoseconds too, but not the CPU's: no part of wall */
-	return ev->weighted && ev->unit && !strcmp(ev->unit, "nanoseconds") &&
-	       ev->id == SAMPLER_EVENT_OFF_CPU;
-}
-
 /* The "wall" type when both on-CPU samples and off-CPU time are recorded: the sum of their
  * times per stack. Returns 1 when added, 0 when not needed, or -ENOMEM. */
 static int add_wall(struct capture *c, const struct capture_event *ev, unsigned n)
 {
 	bool cpu = false, wait = false;
 
+	/* GPU time is nanoseconds too, but not the CPU's: no part of wall */
 	for (unsigned i = 0; i < n; i++) {
-		cpu |= ev[i].id == 0;
-		wait |= is_wait_time(&ev[i]);
+		cpu |= ev[i].desc->timed;
+		wait |= ev[i].desc->wait;
 	}
 	if (!cpu || !wait)
 		return 0;
 	int col = profile_add_sample_type(c->p, "wall", "nanoseconds");
 	for (unsigned i = 0; i < n && col >= 0; i++)
-		if ((ev[i].id == 0 && use_column(c, 0, col, c->period)) ||
-		    (is_wait_time(&ev[i]) && use_column(c, ev[i].id, col, 1)))
+		if ((ev[i].desc->timed && use_column(c, ev[i].id, col, c->period)) ||
+		    (ev[i].desc->wait && use_column(c, ev[i].id, col, 1)))
 			return -ENOMEM;
 	return col < 0 ? -ENOMEM : 1;
 }
@@ -475,20 +429,20 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 	bool cpu = false;
 
 	for (unsigned i = 0; i < n; i++) {
-		int col = profile_add_sample_type(p, ev[i].type, ev[i].unit ? ev[i].unit : "count");
+		const struct event_desc *d = ev[i].desc;
+		int col = profile_add_sample_type(p, ev[i].type, d->unit);
 		if (use_column(c, ev[i].id, col, 1))
 			return -ENOMEM;
-		if (ev[i].id == 0 && !ev[i].weighted &&
-		    use_column(c, 0, profile_add_sample_type(p, "cpu", "nanoseconds"), c->period))
+		if (d->timed &&
+		    use_column(c, ev[i].id, profile_add_sample_type(p, "cpu", "nanoseconds"), c->period))
 			return -ENOMEM;
-		cpu |= ev[i].id == 0;
+		cpu |= d->timed;
 	}
 	int wall = add_wall(c, ev, n);
 	if (wall < 0)
 		return wall;
 	p->period_type.type = profile_intern(p, cpu ? "cpu" : ev[0].type);
-	p->period_type.unit = profile_intern(p, cpu || !ev[0].unit ? (cpu ? "nanoseconds" : "count")
-								    : ev[0].unit);
+	p->period_type.unit = profile_intern(p, cpu ? "nanoseconds" : ev[0].desc->unit);
 	p->period = cpu ? c->period : 1;
 	p->default_sample_type = profile_intern(p, wall ? "wall" : ev[0].type);
 	c->values = calloc(p->nsample_types, sizeof(*c->values));
@@ -498,7 +452,7 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 			    const struct capture_meta *m)
 {
-	static const struct capture_event cpu_clock = { 0, "samples", "count", false };
+	const struct capture_event cpu_clock = { FIRN_EVENT_CPU_CLOCK, "samples", event_by_id(FIRN_EVENT_CPU_CLOCK) };
 	struct capture *c = calloc(1, sizeof(*c));
 	int err = c ? spill_init(&c->spill, m->spill_dir) : -ENOMEM;
 

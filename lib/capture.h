@@ -14,17 +14,20 @@
 #include "sampler.h"
 #include "symbolize.h"
 
-/* A recorded event and its sample type. An entry's count is a number of hits (each counts 1)
- * or, for a weighted event, a weight in the event's unit (off-CPU time: nanoseconds).
- * cpu-clock (id 0) has two types: "samples"/"count" then "cpu"/"nanoseconds" (hits x period); a
- * USDT probe one, "usdt_PROVIDER_NAME"/"count"; off-CPU time one, "off_cpu"/"nanoseconds". When
- * both cpu-clock and a weighted nanoseconds event are recorded, a last type "wall"/"nanoseconds"
- * holds their sum per stack (on-CPU samples x period + time off the CPU), the default type. */
+struct event_desc;
+
+/* A recorded event and its sample type, as its row of the event table (lib/event_table.h)
+ * describes it. An entry's count is a number of hits (each counts 1) or, for a weighted event,
+ * a weight in the event's unit (off-CPU time: nanoseconds). A timed event (cpu-clock) has two
+ * types: "samples"/"count" then "cpu"/"nanoseconds" (hits x period); a USDT probe one,
+ * "usdt_PROVIDER_NAME"/"count"; off-CPU time one, "off_cpu"/"nanoseconds". When both a timed
+ * event and a wait event (off-CPU time) are recorded, a last type "wall"/"nanoseconds" holds
+ * their sum per stack (on-CPU samples x period + time off the CPU), the default type. The
+ * comments add the statistics of each event's row that has them. */
 struct capture_event {
 	uint32_t id;      /* the sampler's event number (sampler_entry.event) */
 	const char *type; /* sample type name ("samples" for cpu-clock) */
-	const char *unit; /* the sample type's unit (NULL: "count") */
-	bool weighted;    /* the count is a weight in unit, not a number of hits */
+	const struct event_desc *desc; /* its row: unit, weighted, timed, wait, statistics */
 };
 
 struct capture_meta {

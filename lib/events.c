@@ -18,6 +18,7 @@
 #include "../bpf/firn.h"
 #include "clock.h"
 #include "diag.h"
+#include "event_table.h"
 #include "procmap.h"
 #include "recorder.h"
 #include "sample_source.h"
@@ -61,33 +62,27 @@ static int fail(struct events *ev, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* How many -e values are name ("cpu-clock", "off-cpu"). */
-static int count_events(const struct recorder_opts *o, const char *name)
+/* Whether an event's sample types are named by the probes it attaches (usdt). */
+static bool names_at_attach(const struct event_desc *d)
+{
+	return d && !d->type;
+}
+
+/* How many -e values attach probes (USDT specs). */
+static int probe_events(const struct recorder_opts *o)
 {
 	int n = 0;
 
 	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], name);
+		n += names_at_attach(event_find(o->events[i], NULL));
 	return n;
-}
-
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct recorder_opts *o)
-{
-	return count_events(o, "cpu-clock");
-}
-
-/* How many -e values are USDT specs. */
-static int usdt_events(const struct recorder_opts *o)
-{
-	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
 }
 
 void events_watch(struct events *ev, pid_t pid)
 {
 	struct events_watched *n;
 
-	if (ev->o->all || !usdt_events(ev->o))
+	if (ev->o->all || !probe_events(ev->o))
 		return;
 	for (size_t i = 0; i < ev->nwatch; i++)
 		if (ev->watch[i].pid == pid) {
@@ -118,19 +113,17 @@ static int events_push(struct events *ev, struct capture_event e)
 	return 0;
 }
 
-/* Appends cpu-clock (hits) or off-CPU time (a weight in nanoseconds) once; 0 or -ENOMEM. */
-static int events_push_builtin(struct events *ev, bool off_cpu)
+/* Appends the event of row d (its one sample type: cpu-clock's hits, off-CPU time...) once;
+ * 0 or -ENOMEM. */
+static int events_push_row(struct events *ev, const struct event_desc *d)
 {
-	uint32_t id = off_cpu ? SAMPLER_EVENT_OFF_CPU : 0;
-
 	for (unsigned i = 0; i < ev->n; i++)
-		if (ev->list[i].id == id)
+		if (ev->list[i].id == d->id)
 			return 0;
-	char *type = strdup(off_cpu ? "off_cpu" : "samples");
+	char *type = strdup(d->type);
 	if (!type)
 		return -ENOMEM;
-	return events_push(ev, (struct capture_event){ id, type, off_cpu ? "nanoseconds" : "count",
-						       off_cpu });
+	return events_push(ev, (struct capture_event){ d->id, type, d });
 }
 
 void events_release(struct events *ev)
@@ -305,7 +298,7 @@ static int attach_probe(struct events *ev, pid_t pid, const char *path,
 		return 0;
 	}
 	ev->next_id++;
-	return events_push(ev, (struct capture_event){ id, type, "count", false })
+	return events_push(ev, (struct capture_event){ id, type, event_by_id(id) })
 		       ? fail(ev, -ENOMEM, "out of memory") : 0;
 }
 
@@ -376,14 +369,17 @@ static int attach_usdt_event(struct events *ev, const char *spec)
 /* Attaches the -e events in order; their sample types follow that order. */
 static int attach_specs(struct events *ev)
 {
-	ev->next_id = 1;
+	ev->next_id = FIRN_EVENT_USDT_FIRST;
 	for (int i = 0; i < ev->o->nevents; i++) {
 		const char *e = ev->o->events[i];
 		int err = 0;
 		ev->cur_spec = i;
-		if (!strncmp(e, "usdt:", 5))
+		const struct event_desc *d = event_find(e, NULL);
+		if (!d)
+			err = fail(ev, -EINVAL, "invalid event '%s'", e);
+		else if (names_at_attach(d))
 			err = attach_usdt_event(ev, e);
-		else if (events_push_builtin(ev, !strcmp(e, "off-cpu")))
+		else if (events_push_row(ev, d))
 			err = fail(ev, -ENOMEM, "out of memory");
 		if (err)
 			return err;
@@ -417,8 +413,8 @@ static int mapped_file(pid_t pid, const char *base, char *out, size_t len)
 static int attach_cuda_probes(struct events *ev, pid_t pid, const char *path)
 {
 	static const struct { const char *name; uint32_t cookie; } probes[] = {
-		{ "launch", SAMPLER_EVENT_GPU_LAUNCHES }, { "kernel", SAMPLER_EVENT_GPU_TIME },
-		{ "memcpy", SAMPLER_GPU_COOKIE_MEMCPY },
+		{ "launch", FIRN_EVENT_GPU_LAUNCHES }, { "kernel", FIRN_EVENT_GPU_TIME },
+		{ "memcpy", FIRN_EVENT_GPU_MEMCPY },
 	};
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
@@ -497,14 +493,16 @@ static int attach_cuda_copies(struct events *ev)
 	return attached;
 }
 
-/* Appends a GPU event (gpu_time is a weight in nanoseconds); 0 or -ENOMEM. */
-static int events_push_gpu(struct events *ev, uint32_t id, const char *type, const char *unit)
+/* Appends the events an option adds (--cuda's rows: gpu_time, gpu_launches), after cpu-clock
+ * when no -e was given; 0 or -ENOMEM. */
+static int events_push_option(struct events *ev)
 {
-	char *t = strdup(type);
+	int err = ev->o->nevents ? 0 : events_push_row(ev, event_by_id(FIRN_EVENT_CPU_CLOCK));
 
-	if (!t)
-		return -ENOMEM;
-	return events_push(ev, (struct capture_event){ id, t, unit, id == SAMPLER_EVENT_GPU_TIME });
+	for (size_t i = 0; i < event_table_n && !err; i++)
+		if (event_table[i].option)
+			err = events_push_row(ev, &event_table[i]);
+	return err;
 }
 
 /* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
@@ -518,9 +516,7 @@ static int attach_cuda(struct events *ev)
 
 	if (!ev->o->cuda_lib)
 		return 0;
-	if ((!ev->o->nevents && events_push_builtin(ev, false)) ||
-	    events_push_gpu(ev, SAMPLER_EVENT_GPU_TIME, "gpu_time", "nanoseconds") ||
-	    events_push_gpu(ev, SAMPLER_EVENT_GPU_LAUNCHES, "gpu_launches", "count"))
+	if (events_push_option(ev))
 		return fail(ev, -ENOMEM, "out of memory");
 	if (ev->o->all)
 		return attach_cuda_copies(ev) ? 0 : fail(ev, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");
@@ -544,10 +540,12 @@ static int attach_cuda(struct events *ev)
 /* The sampler settings the -e values and --cuda ask for. */
 void events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so)
 {
-	so->no_cpu_clock = o->nevents && !cpu_clock_events(o);
-	so->usdt = usdt_events(o) > 0 || o->cuda_lib;
-	so->cuda = o->cuda_lib != NULL;
-	so->off_cpu = count_events(o, "off-cpu") > 0;
+	unsigned progs = event_progs(o->events, o->nevents, o->cuda_lib != NULL);
+
+	so->no_cpu_clock = !(progs & EVENT_PROG_CPU_CLOCK);
+	so->usdt = progs & EVENT_PROG_USDT;
+	so->cuda = progs & EVENT_PROG_CUDA;
+	so->off_cpu = progs & EVENT_PROG_OFF_CPU;
 }
 
 void events_init(struct events *ev, const struct recorder_opts *o, events_announce_fn *announce,

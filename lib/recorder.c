@@ -693,16 +693,8 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 	};
 	_Static_assert(sizeof(st->unwind) == sizeof(s->unwind), "unwind stop reasons");
 	memcpy(st->unwind, s->unwind, sizeof(st->unwind));
-	st->off_cpu = (struct recorder_offcpu_stats){
-		s->off_cpu.waits, s->off_cpu.counted, s->off_cpu.ns, s->off_cpu.short_waits,
-		s->off_cpu.short_ns, s->off_cpu.lost_no_slot, s->off_cpu.lost_counts_full,
-		s->off_cpu.lost_stacks_full, s->off_cpu.unsampled, s->off_cpu.at_end, s->off_cpu.late,
-		s->off_cpu.at_start, s->off_cpu.at_start_oldest_ns,
-	};
-	st->gpu = (struct recorder_gpu_stats){
-		s->gpu.launches, s->gpu.kernels, s->gpu.kernels_unmatched, s->gpu.memcpys, s->gpu.lost,
-		s->gpu.launches_unmatched, s->gpu.launches_pending,
-	};
+	st->off_cpu = s->off_cpu;
+	st->gpu = s->gpu;
 }
 
 void recorder_stats(const struct recorder *r, struct recorder_stats *st)

@@ -149,22 +149,10 @@ struct recorder_stats {
 	uint64_t jit_no_map; /* processes that ran JIT code without a perf map to name it */
 	int ncpus;                  /* CPUs sampled */
 	uint64_t start_ns, end_ns;  /* wall clock (end_ns 0 until recorder_stop) */
-	/* -e off-cpu: waits begun, added (and their time), under the minimum (and their time);
-	 * lost: no thread slot, counts map full, stack map full; left out by the rate; still
-	 * waiting at the end (added up to it); ended at the thread's next switch-out */
-	struct recorder_offcpu_stats {
-		uint64_t waits, counted, ns, short_waits, short_ns;
-		uint64_t lost_no_slot, lost_counts_full, lost_stacks_full;
-		uint64_t unsampled, at_end, late;
-		uint64_t at_start, at_start_oldest_ns; /* already waiting at the start (the oldest
-							* began this long before it), counted from it */
-	} off_cpu;
-	/* --cuda: launch hits, kernel records (unmatched: their launch unseen or forgotten),
-	 * memcpy records, records lost, launches without a kernel record, of them still pending */
-	struct recorder_gpu_stats {
-		uint64_t launches, kernels, kernels_unmatched, memcpys, lost, launches_unmatched,
-			launches_pending;
-	} gpu;
+	/* the events' statistics, as the sampler counts them (lib/sampler.h; their fields are
+	 * named in lib/event_table.h): -e off-cpu's waits, --cuda's launches and records */
+	struct sampler_offcpu_stats off_cpu;
+	struct sampler_gpu_stats gpu;
 };
 
 /* Loads the BPF programs, starts the symbolizer, adds the pids and attaches the USDT probes of

@@ -301,10 +301,6 @@ static int libbpf_diag(enum libbpf_print_level level, const char *fmt, va_list a
 	return 0;
 }
 
-_Static_assert(SAMPLER_EVENT_GPU_TIME == FIRN_EVENT_GPU_TIME &&
-	       SAMPLER_EVENT_GPU_LAUNCHES == FIRN_EVENT_GPU_LAUNCHES &&
-	       SAMPLER_GPU_COOKIE_MEMCPY == FIRN_EVENT_GPU_MEMCPY, "sampler.h and firn.h agree");
-
 /* Without --cuda the GPU maps hold one entry each (the launch map's entries are 1 KiB stacks). */
 static int size_gpu_maps(struct sampler *s)
 {

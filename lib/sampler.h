@@ -34,7 +34,7 @@ struct sampler_opts {
 	bool no_cpu_clock;      /* no timed samples (sampler_start opens no perf event) */
 	bool usdt;              /* load the USDT program (for sampler_attach_usdt) */
 	/* off-CPU time: the sched_switch program adds the time a target thread waits to the stacks
-	 * it stopped with, as event SAMPLER_EVENT_OFF_CPU (its count is nanoseconds) */
+	 * it stopped with, as event FIRN_EVENT_OFF_CPU (its count is nanoseconds) */
 	bool off_cpu;
 	bool off_cpu_runnable;  /* preempted switch-outs are waits too (run-queue time) */
 	uint64_t off_cpu_min_ns; /* shorter waits are counted in the statistics only */
@@ -67,12 +67,9 @@ struct sampler_opts {
 	void *ctx;
 };
 
-/* The event of off-CPU entries (their count is nanoseconds off the CPU, not hits). */
-#define SAMPLER_EVENT_OFF_CPU 0xffffffffu
-
 /* One aggregated entry: counts of a (pid, tid, user stack, kernel stack, event). Stacks leaf
- * first. event: 0 = cpu-clock samples, N >= 1 = hits of the USDT probes attached as event N,
- * SAMPLER_EVENT_OFF_CPU = nanoseconds off the CPU. */
+ * first. event: one of bpf/firn.h's FIRN_EVENT_* (cpu-clock samples, hits of the USDT probes
+ * attached as event N, nanoseconds off the CPU, GPU time and launches). */
 struct sampler_entry {
 	uint32_t pid, tid;
 	uint32_t event;
@@ -96,13 +93,6 @@ struct sampler_offcpu_stats {
 	uint64_t at_start; /* of the waits: already going at the start, counted from it */
 	uint64_t at_start_oldest_ns; /* how long before the start the oldest of those began */
 };
-
-/* GPU events (bpf/firn.h FIRN_EVENT_GPU_*): entries of gpu_time (nanoseconds: a weight) and
- * gpu_launches (hits); the USDT cookies of libfirn-cuda's probes are launch: GPU_LAUNCHES,
- * kernel: GPU_TIME, memcpy: GPU_COOKIE_MEMCPY. */
-#define SAMPLER_EVENT_GPU_TIME 0xfffffff0u
-#define SAMPLER_EVENT_GPU_LAUNCHES 0xfffffff1u
-#define SAMPLER_GPU_COOKIE_MEMCPY 0xfffffff2u
 
 /* GPU records (opts.cuda): launch hits, kernel records (those whose launch was not seen or was
  * forgotten: unmatched), memcpy records, those lost (a stack or count not stored); launches no

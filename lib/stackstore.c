@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
 
 #include "hash.h"
 #include "vec.h"
@@ -430,7 +433,7 @@ static int forget_parked(struct stackstore *s, const pid_t *pids, size_t n, bool
 			continue;
 		stack_unref(s, u->key.ustack);
 		stack_unref(s, u->key.kstack);
-		s->retired += u->key.event == SAMPLER_EVENT_OFF_CPU ? 0 : u->count;
+		s->retired += u->key.event == FIRN_EVENT_OFF_CPU ? 0 : u->count;
 		if (names)
 			tids[ntids++] = u->key.tid;
 		*u = (struct stackstore_entry){ 0 };

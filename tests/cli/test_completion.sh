@@ -40,14 +40,20 @@ shells="bash"
 command -v zsh >/dev/null && shells="$shells zsh" || skip "zsh completion: no zsh"
 command -v fish >/dev/null && shells="$shells fish" || skip "fish completion: no fish"
 
+# the events are the event table's rows, as the parser names them in its usage error
+# ("cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME"): a "usdt:..." row is offered as "usdt:"
+events=$("$FIRN" record -e @bogus@ 2>&1 | sed -nE "s/^firn record: invalid event '@bogus@' \((.*)\)$/\1/p" |
+	sed 's/, /\n/g; s/ or /\n/g' | sed 's/:.*/:/')
+for e in cpu-clock off-cpu usdt:; do
+	printf '%s\n' "$events" | grep -qx -- "$e" && pass "the parser takes -e $e" || fail "the parser's events: $events"
+done
 for sh in $shells; do
 	want "$sh: firn help <TAB> offers the commands (not files)" "$cmds" "$(comp $sh firn help "")"
 	want "$sh: diff --color-by <TAB>" "$(printf 'self\ntotal')" "$(comp $sh firn diff --color-by "")"
 	comp $sh firn report --colors "" | grep -qx default \
 		&& pass "$sh: report --colors <TAB> offers default" || fail "$sh: report --colors: no default"
 	for e in -e --event; do
-		want "$sh: record $e <TAB> offers the events" "$(printf 'cpu-clock\noff-cpu\nusdt:')" \
-			"$(comp $sh firn record $e "")"
+		want "$sh: record $e <TAB> offers the events" "$events" "$(comp $sh firn record $e "")"
 	done
 	got=$(comp $sh firn record -F 99 -- l)
 	if [ $sh = zsh ]; then

@@ -16,6 +16,15 @@ for c in $cmds; do
 		grep -q -- "$roff\|$o" "$page" || missing="$missing $o"
 	done
 	[ -z "$missing" ] && pass "man/firn-$c.1 names every option" || fail "man/firn-$c.1 lacks:$missing"
+	# every event of the event table that -e takes (`firn help --values`) has its own entry
+	events=$("$FIRN" help --values "$c" | sed -n 's/^--event //p')
+	missing=
+	for e in $events; do
+		roff=$(printf '%s' "$e" | sed 's/-/\\\\-/g')
+		grep -q -- "^\.B[IR]* *\($e\|$roff\)" "$page" || missing="$missing $e"
+	done
+	[ -z "$events" ] || { [ -z "$missing" ] && pass "man/firn-$c.1 describes every event:$(echo " $events")" \
+		|| fail "man/firn-$c.1 does not describe the events:$missing"; }
 	# --help shows every option of the table
 	help=$("$FIRN" "$c" --help)
 	missing=

@@ -196,7 +196,7 @@ static struct sample_source *fake_new(const struct sampler_opts *o, void *arg, c
 
 	f->base.ops = f->clock ? &fake_ops_flips : &fake_ops;
 	f->o = *o;
-	stackstore_init(&f->store, true, SAMPLER_EVENT_GPU_TIME);
+	stackstore_init(&f->store, true, 0xfffffff0u /* FIRN_EVENT_GPU_TIME */);
 	return &f->base;
 }
 

@@ -1,0 +1,212 @@
+/* The event table drives everything an event needs: every row is reachable by -e parsing (or
+ * its option), named in the completions' values and the usage error, asks for its BPF
+ * programs, gives the profile its sample type through the capture, its statistics as comments
+ * and its summary line. A toy event, one row compiled into this test's copy of the table (and
+ * nowhere else), proves that a new row needs nothing more. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../lib/event_table.h"
+#include "../../lib/capture.h"
+#include "../../lib/profile.h"
+#include "../../lib/recorder.h"
+#include "../../lib/symbolize.h"
+
+/* The toy: hits of its own BPF program (a program bit no real row uses), one statistic over
+ * the off-CPU struct's first field, and a summary line. */
+#define TOY_ID 0xfffffff8u
+#define TOY_PROG (1u << 8)
+
+static const struct event_stat toy_fields[] = {
+	{ "ticks", "count", "ticks", offsetof(struct sampler_offcpu_stats, waits) },
+};
+static const struct event_stat_group toy_stats = { "toy.", toy_fields, 1 };
+
+/* The toy's summary line: its ticks. */
+static size_t toy_summary(const void *stats, const struct event_params *p, char *buf, size_t len)
+{
+	static const char *const names[] = { "ticks", NULL };
+	char list[64];
+
+	event_stat_list(&toy_stats, names, stats, p, list, sizeof(list), NULL);
+	return (size_t)snprintf(buf, len, "firn: toy: %s\n", list);
+}
+
+#define FIRN_TEST_TOY_EVENT                                                                    \
+	{ .name = "toy", .id = TOY_ID, .type = "toy_hits", .unit = "count", .progs = TOY_PROG,  \
+	  .stats = &toy_stats, .sampler_stats_at = offsetof(struct sampler_stats, off_cpu),     \
+	  .recorder_stats_at = offsetof(struct recorder_stats, off_cpu), .summary = toy_summary },
+#include "../../lib/event_table.c"
+
+/* The -e value that names row d ("usdt:PATH:PROVIDER:NAME": its argument's syntax parses). */
+static void spec_of(const struct event_desc *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", d->name, d->arg ? ":" : "", d->arg ? d->arg : "");
+}
+
+/* Whether the space-separated words of list hold word. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/* Every -e row parses from its spec and no other, and the completions and the usage error
+ * name it; an option's row is recorded with its option only. */
+static void test_rows_parse(void **state)
+{
+	char spec[128], values[256], syntax[256], word[64];
+	const char *arg;
+
+	(void)state;
+	event_values(values, sizeof(values));
+	event_syntax(syntax, sizeof(syntax));
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		const char *specs[1] = { spec };
+		assert_ptr_equal(event_by_id(d->id), d);
+		if (!d->name) {
+			assert_non_null(d->option);
+			assert_true(event_recorded(d, NULL, 0, true));
+			assert_false(event_recorded(d, NULL, 0, false));
+			assert_int_equal(event_progs(NULL, 0, true) & d->progs, d->progs);
+			continue;
+		}
+		spec_of(d, spec, sizeof(spec));
+		arg = NULL;
+		assert_ptr_equal(event_find(spec, &arg), d);
+		if (d->arg)
+			assert_string_equal(arg, d->arg);
+		assert_true(event_recorded(d, specs, 1, false));
+		assert_int_equal(event_progs(specs, 1, false), d->progs);
+		snprintf(word, sizeof(word), "%s%s", d->name, d->arg ? ":" : "");
+		assert_true(has_word(values, word));
+		assert_non_null(strstr(syntax, spec));
+		snprintf(spec, sizeof(spec), "%s%s", d->name, d->arg ? ":" : "x");
+		assert_null(event_find(spec, NULL)); /* an empty argument, a longer name */
+	}
+	assert_string_equal(values, "cpu-clock off-cpu usdt: toy");
+	assert_string_equal(syntax, "cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME or toy");
+	assert_null(event_find("bogus", NULL));
+	assert_null(event_find("usdt:a:b", NULL));
+	assert_null(event_find("usdt:a::c", NULL));
+	assert_ptr_equal(event_by_id(7), event_find("usdt:a:b:c", NULL)); /* a probe's id */
+	/* no -e: cpu-clock alone, its program only */
+	assert_int_equal(event_progs(NULL, 0, false), EVENT_PROG_CPU_CLOCK);
+}
+
+/* Every row gives the profile its sample type (with its unit; a timed one "cpu" too) through
+ * the capture, and its statistics as comments under the group's prefix. */
+static void test_rows_types_and_comments(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		char type[64];
+		snprintf(type, sizeof(type), "%s%s", d->type ? d->type : d->type_prefix,
+			 d->type ? "" : "test_probe");
+		struct capture_event ev = { d->id, type, d };
+		struct sampler_stats st = { 0 };
+		struct capture_meta m = { .freq = 99, .call_graph = "fp", .stats = &st,
+					  .events = &ev, .nevents = 1 };
+		struct symbolizer *sym = symbolizer_new();
+		struct profile p;
+		assert_non_null(d->unit);
+		assert_int_equal(profile_init(&p), 0);
+		struct capture *c = capture_new(&p, sym, &m);
+		assert_non_null(c);
+		assert_int_equal(p.nsample_types, d->timed ? 2 : 1);
+		assert_string_equal(profile_str(&p, p.sample_types[0].type), type);
+		assert_string_equal(profile_str(&p, p.sample_types[0].unit), d->unit);
+		if (d->timed)
+			assert_string_equal(profile_str(&p, p.sample_types[1].type), "cpu");
+		assert_int_equal(capture_finish_from(c, NULL, NULL, &m), 0);
+		size_t found = 0;
+		for (size_t k = 0; d->stats && k < p.ncomments; k++)
+			found += !strncmp(profile_str(&p, p.comments[k]), d->stats->prefix,
+					  strlen(d->stats->prefix));
+		assert_int_equal(found, d->stats ? d->stats->n : 0);
+		capture_free(c);
+		profile_release(&p);
+		symbolizer_free(sym);
+	}
+}
+
+/* Every row with a summary writes its line(s) over its statistics (zeros here); the toy's and
+ * off-CPU's name their fields by label. */
+static void test_rows_summary(void **state)
+{
+	struct recorder_stats st = { 0 };
+	struct profile p;
+	char buf[1024];
+
+	(void)state;
+	assert_int_equal(profile_init(&p), 0);
+	assert_true(profile_add_sample_type(&p, "usdt_test_probe", "count") >= 0);
+	struct event_params params = { .prof = &p };
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		if (!d->summary)
+			continue;
+		const void *stats = d->stats ? (const char *)&st + d->recorder_stats_at : NULL;
+		size_t n = d->summary(stats, &params, buf, sizeof(buf));
+		assert_int_equal(n, strlen(buf));
+		assert_true(n > 6 && !strncmp(buf, "firn: ", 6) && buf[n - 1] == '\n');
+	}
+	event_find("toy", NULL)->summary(&st.off_cpu, &params, buf, sizeof(buf));
+	assert_string_equal(buf, "firn: toy: ticks 0\n");
+	event_by_id(FIRN_EVENT_USDT_FIRST)->summary(NULL, &params, buf, sizeof(buf));
+	assert_string_equal(buf, "firn: usdt_test_probe: 0 hits\n");
+	st.off_cpu.lost_counts_full = 2;
+	st.off_cpu.lost_no_slot = 1;
+	event_find("off-cpu", NULL)->summary(&st.off_cpu, &params, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "3 lost (counts map full 2, stack map full 0, no thread slot 1)"));
+	profile_release(&p);
+}
+
+/* The statistics' fields: named once per group, the off-CPU derived ones computed, the unwind
+ * group's names those the summary's unwinding line asks for. */
+static void test_stat_fields(void **state)
+{
+	static const char *const names[] = { "complete", "no_mapping", "no_row", "unsupported",
+					     "bad_read", "depth", "no_user_stack", "fp_fallback",
+					     "vma_lookup", "no_row_fp_fallback", NULL };
+	struct sampler_offcpu_stats o = { .waits = 10, .counted = 4, .short_waits = 3,
+					  .lost_counts_full = 1 };
+	struct event_params p = { .off_cpu_rate = 5, .off_cpu_min_ns = 2500 };
+	const struct event_stat_group *g = event_find("off-cpu", NULL)->stats;
+	uint64_t unwind[FIRN_UNW_NR] = { 5, 1, 2, 3, 4, 6, 7 }, sum;
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(event_stat_value(event_stat_find(g, "not_ended"), &o, &p), 2);
+	assert_int_equal(event_stat_value(event_stat_find(g, "min_us"), &o, &p), 2);
+	assert_int_equal(event_stat_value(event_stat_find(g, "rate"), &o, &p), 5);
+	for (size_t i = 0; names[i]; i++)
+		assert_ptr_equal(event_stat_find(&event_unwind_stats, names[i]),
+				 &event_unwind_stats.fields[i]);
+	event_stat_list(&event_unwind_stats, names + 1, unwind, NULL, buf, sizeof(buf), &sum);
+	assert_int_equal(sum, 1 + 2 + 3 + 4 + 6 + 7);
+	assert_non_null(strstr(buf, "no mapping 1, no row 2, unsupported rule 3, unreadable stack 4, "
+				    "depth 6, no_user_stack 7, "));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_parse),
+		cmocka_unit_test(test_rows_types_and_comments),
+		cmocka_unit_test(test_rows_summary),
+		cmocka_unit_test(test_stat_fields),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

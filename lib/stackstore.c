@@ -298,7 +298,7 @@ static size_t take_ready(struct stackstore *s, pid_t **out, size_t batch, uint64
 		n += s->exited[i].gen < s->drains;
 		due |= s->exited[i].gen + wait_drains <= s->drains;
 	}
-	if (!due && n < batch)
+	if (!n || (!due && n < batch))
 		return 0;
 	n = 0;
 	pid_t *pids = malloc((s->nexited ? s->nexited : 1) * sizeof(*pids));

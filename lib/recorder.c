@@ -342,17 +342,6 @@ static int start_unwinder(struct recorder *r)
 	return 0;
 }
 
-/* What the runtimes are given: the options they read, the process table (ss: once made). */
-static void set_host(struct recorder *r)
-{
-	bool command = !r->o.all && !r->o.npids;
-
-	r->host = (struct runtime_host){
-		.demangle = r->o.demangle, .all = r->o.all, .no_python = r->o.no_python,
-		.off = r->o.runtimes_off, .noff = r->o.nruntimes_off, .cuda_lib = r->o.cuda_lib,
-		.argc = command ? r->o.argc : 0, .argv = r->o.argv, .maps = runtime_maps, .ctx = r,
-	};
-}
 
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
@@ -382,7 +371,7 @@ static int setup_sampler(struct recorder *r)
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
-	set_host(r);
+	runtime_host_of_opts(&r->host, &r->o, runtime_maps, r);
 	runtime_set_configure(r->o.runtimes, &r->host, &so);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;

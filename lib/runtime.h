@@ -120,6 +120,11 @@ struct runtime_set {
 	void *sampled_ctx;
 };
 
+struct recorder_opts;
+/* The host of a recording with options o (lib/recorder.h; the runtimes' options read there,
+ * the sample source left NULL), maps and ctx as struct runtime_host's. */
+void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
+			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx);
 /* Lets each runtime of reg (NULL: runtimes[]) that is not off set what its walker needs in so. */
 void runtime_set_configure(const struct runtime_ops *const *reg, const struct runtime_host *h,
 			   struct sampler_opts *so);

@@ -218,6 +218,18 @@ int runtime_set_stats(const struct runtime_set *s, const struct runtime_ops *ops
 	return rt && ops->stats ? ops->stats(rt, out, size) : 0;
 }
 
+void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
+			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx)
+{
+	bool command = !o->all && !o->npids;
+
+	*h = (struct runtime_host){
+		.demangle = o->demangle, .all = o->all, .no_python = o->no_python,
+		.off = o->runtimes_off, .noff = o->nruntimes_off, .cuda_lib = o->cuda_lib,
+		.argc = command ? o->argc : 0, .argv = o->argv, .maps = maps, .ctx = ctx,
+	};
+}
+
 void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
 {
 	runtime_set_stats(recorder_runtimes(r), &runtime_python, st, sizeof(*st));

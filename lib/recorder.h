@@ -7,7 +7,9 @@
  * One process model: a table of every process's executable mappings (lib/procmap.h), fed by
  * process events (lib/procevents.h: the kernel's side-band exec/mmap/fork/exit records, opened
  * at recorder_new; a fake source in tests); /proc/PID/maps is read once, only for a process
- * older than the events. The symbolizer's snapshots and the DWARF unwinder's process
+ * older than the events. The table is the process dispatcher's (lib/procdispatch.h), where the
+ * side-band records and the sample source's notices meet; its listeners are the runtimes
+ * (lib/runtime.h), the snapshots (lib/procsnap.h), the unwinder and the USDT/CUDA watching. The symbolizer's snapshots and the DWARF unwinder's process
  * descriptions are made from it. Where the side-band event cannot be opened, processes are
  * snapshotted from /proc at their first sample and again shortly after, as before.
  *

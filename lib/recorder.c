@@ -20,11 +20,13 @@
 #include "capture.h"
 #include "diag.h"
 #include "events.h"
-#include "gpuframes.h"
 #include "procevents.h"
+#include "procdispatch.h"
 #include "procmap.h"
 #include "proclabels.h"
-#include "pyframes.h"
+#include "procsnap.h"
+#include "unwind_listen.h"
+#include "runtime.h"
 #include "sample_source.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -35,22 +37,8 @@
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
-#define SWEEP_AFTER_NS 10000000000ULL /* ended processes stay in the table 10 s (first samples) */
-#define EVENT_BATCH 256
-#define RECENT_EXEC_NS 1000000000ULL /* a first sample this soon after an exec may predate it */
 #define EXEC_BATCH_NS 200000000ULL /* with events, execs are handled together (one drain) */
 #define EXEC_WAIT_NS 1000000000ULL /* or after the next regular drain (none then), this long at most */
-#define SWEEP_INTERVAL_NS 1000000000ULL
-#define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
-
-/* A known process that called exec: its new image's snapshot waits until the samples it took
- * before are symbolized with the old one. */
-struct pending_exec {
-	pid_t pid;
-	struct symbolizer_snapshot *next; /* NULL when it could not be taken (yet) */
-	uint64_t exec_ns; /* when it called exec, or later (CLOCK_MONOTONIC) */
-};
-
 
 /* State of one recording. */
 struct recorder {
@@ -61,13 +49,7 @@ struct recorder {
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
-	struct gpu_frames *gpu; /* names the GPU frames (cuda_lib) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
-	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
-	size_t nexecs, cap_execs;
-	struct pending_exec *handling; /* the ones handle_execs works on (events come meanwhile) */
-	size_t nhandling;
-	uint64_t first_exec_ns; /* when the oldest of execs was queued */
 	uint64_t last_park_live_ns;
 	uint64_t start_ns, end_ns;
 	uint64_t cut_ns;       /* wall clock of the last cut (or the start) */
@@ -77,19 +59,14 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
-	struct pyframes *py;   /* Python frames (NULL: --no-python) */
-	/* the process model: fed by the event source (the kernel's side-band records, or the
-	 * options' source); without one, processes are snapshotted from /proc as they show up */
-	struct proc_source *src;
-	bool own_src;
-	struct proctab procs;
-	struct proc_event *evbuf; /* EVENT_BATCH */
-	pid_t *dirty;          /* processes whose mappings changed since their snapshot */
-	size_t ndirty, cap_dirty;
-	bool reading;          /* read_events is running (a callback may come back to it) */
-	uint64_t lost_ns;      /* when the kernel last lost process records (0: never) */
-	uint64_t lost_records; /* process records the kernel lost (side band) */
-	uint64_t last_sweep_ns;
+	struct runtime_host host; /* what the runtimes are given (borrowed by them) */
+	struct runtime_set rts;   /* the runtimes of this recording (lib/runtime.h) */
+	/* the process model: the dispatcher's table, fed by the side-band records (the options'
+	 * source, else the kernel's; without them processes are snapshotted from /proc), and the
+	 * sample source's notices, queued and delivered between batches to the listeners */
+	struct procdispatch *pd;
+	struct procsnap snaps; /* the symbolizer's snapshots, one of the listeners */
+	struct unwind_listen ul; /* the unwinder's process descriptions, another */
 	char err[1024];        /* the last failure's message */
 	struct proclabels *plabels; /* o.process_labels: exe, cgroup, container_id (else NULL) */
 };
@@ -113,260 +90,35 @@ static enum sampler_unwind sampler_unwind_of(enum recorder_unwind u)
 									 : UNWIND_AUTO;
 }
 
-/* pid's pending exec (queued, or being handled), or NULL. */
-static struct pending_exec *exec_pending(const struct recorder *r, pid_t pid)
+/* The process table's mappings of pid for the runtimes (NULL: /proc); records are not read
+ * here (a runtime may be in the middle of a look). */
+static const struct procmap *runtime_maps(void *ctx, pid_t pid)
 {
-	for (size_t i = 0; i < r->nexecs; i++)
-		if (r->execs[i].pid == pid)
-			return &r->execs[i];
-	for (size_t i = 0; i < r->nhandling; i++)
-		if (r->handling[i].pid == pid)
-			return &r->handling[i];
-	return NULL;
+	return procdispatch_maps(((struct recorder *)ctx)->pd, pid);
 }
 
-/* Takes the new image's snapshot of a pending exec now (again when the first sample after the
- * exec announces the process: its libraries are mapped by then); a failed take keeps the
- * earlier one. */
-static void retake(struct recorder *r, struct pending_exec *x)
-{
-	struct symbolizer_snapshot *snap = symbolizer_take(r->sym, x->pid);
+/* ---- listeners of the dispatcher: the USDT/CUDA watching, the DWARF unwinder (the runtimes'
+ * and the snapshots' are theirs) ---- */
 
-	if (!snap)
-		return;
-	symbolizer_snapshot_free(r->sym, x->next);
-	x->next = snap;
+/* A process to follow: its maps are watched for objects with probes. */
+static void events_on_process(void *ctx, pid_t pid, bool exec)
+{
+	(void)exec;
+	events_watch(&((struct recorder *)ctx)->ev, pid);
 }
 
-/* Queues a known process that called exec for handle_execs; false when out of memory (then its
- * snapshot is simply replaced, as before). */
-static bool queue_exec(struct recorder *r, pid_t pid, uint64_t exec_ns)
+/* --process-labels: a process's exe, cgroup and container id, read at its first sample (one gone
+ * already has pid and comm only). */
+static void labels_on_process(void *ctx, pid_t pid, bool exec)
 {
-	if (VEC_GROW(r->execs, r->cap_execs, r->nexecs + 1))
-		return false;
-	if (!r->nexecs)
-		r->first_exec_ns = mono_ns();
-	r->execs[r->nexecs] = (struct pending_exec){ pid, NULL, exec_ns };
-	if (!r->src) /* with events, the process table has the new image when it is installed */
-		retake(r, &r->execs[r->nexecs]);
-	r->nexecs++;
-	return true;
+	(void)exec;
+	(void)proclabels_note(((struct recorder *)ctx)->plabels, pid);
 }
 
-/* Notes that pid's snapshot lags behind the process table (an mmap after its first sample). */
-static void mark_dirty(struct recorder *r, pid_t pid)
+/* Whether pid is a sampled process (snapshotted): the runtimes hear of its mappings. */
+static bool sampled(void *ctx, pid_t pid)
 {
-	for (size_t i = 0; i < r->ndirty; i++)
-		if (r->dirty[i] == pid)
-			return;
-	if (VEC_GROW(r->dirty, r->cap_dirty, r->ndirty + 1))
-		return; /* out of memory: the snapshot stays as it was */
-	r->dirty[r->ndirty++] = pid;
-}
-
-/* A sampled process mapped code: libpython (dlopen, or after its first sample) is found now. */
-static void note_python_mapping(struct recorder *r, const struct proc_event *ev)
-{
-	char path[PATH_MAX];
-	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
-
-	pyframes_note_mapping(r->py, ev->pid, &e, mono_ns());
-}
-
-/* Applies one process event to the table. A snapshotted process that calls exec keeps its old
- * image until handle_execs; one that maps more code gets it in its snapshot (update_dirty). A
- * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
- * one's first sample replaces it, as without events. */
-static int handle_event(struct recorder *r, const struct proc_event *ev)
-{
-	int pid = proctab_apply(&r->procs, ev, r->o.all);
-
-	if (ev->kind == PROC_EV_LOST)
-		r->lost_ns = mono_ns(), r->lost_records += ev->lost;
-	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
-		note_python_mapping(r, ev);
-	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
-		return pid < 0 ? pid : 0;
-	if (exec_pending(r, pid))
-		return 0;
-	if (ev->kind == PROC_EV_EXEC && queue_exec(r, pid, ev->time))
-		return 0;
-	mark_dirty(r, pid);
-	return 0;
-}
-
-/* Brings the snapshots of the dirty processes up to the table (unless an exec is pending). */
-static int update_dirty(struct recorder *r)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < r->ndirty && !err; i++) {
-		struct proctab_proc *p = proctab_find(&r->procs, r->dirty[i]);
-		if (p && !exec_pending(r, p->pid) && symbolizer_has_process(r->sym, p->pid))
-			err = symbolizer_set_maps(r->sym, p->pid, &p->image);
-		if (!err && p && procmap_runs_jit(&p->image) && symbolizer_has_process(r->sym, p->pid))
-			symbolizer_note_jit(r->sym, p->pid);
-	}
-	r->ndirty = 0;
-	return err;
-}
-
-/* Reads every process event waiting and applies it (see handle_event). 0 or -errno. */
-static int read_events(struct recorder *r)
-{
-	int n = 0, err = 0;
-
-	if (!r->src || r->reading)
-		return 0;
-	r->reading = true;
-	while (!err && (n = proc_source_read(r->src, r->evbuf, EVENT_BATCH)) > 0)
-		for (int i = 0; i < n && !err; i++)
-			err = handle_event(r, &r->evbuf[i]);
-	if (!err && n < 0)
-		err = n;
-	if (!err)
-		err = update_dirty(r);
-	r->reading = false;
-	return err;
-}
-
-/* Snapshots pid from the process table: the events that made it first (its fork, exec and
- * mmap records may still wait), else one read of /proc/PID/maps (a process older than the
- * events, or one whose parent the table did not know, or any while the kernel has lately lost
- * records). A process that called exec just before
- * (its first samples may predate it: a fork's child caught in execve) starts with its image
- * before the exec, and the exec is handled as for a process known before it. Its perf map is
- * opened now, while it lives, when it has JIT memory or was read from /proc (as before). */
-static void snapshot_from_table(struct recorder *r, pid_t pid)
-{
-	bool from_proc = false;
-
-	read_events(r);
-	struct proctab_proc *p = proctab_find(&r->procs, pid);
-	/* records lost lately: the table may lack this process's mappings, /proc has them */
-	bool distrust = r->lost_ns && mono_ns() - r->lost_ns < LOST_DISTRUST_NS;
-	if ((!p || (!p->image.n && !p->execs) || distrust) && !proctab_read(&r->procs, pid)) {
-		p = proctab_find(&r->procs, pid);
-		from_proc = true;
-	}
-	if (!p)
-		return;
-	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
-	    !symbolizer_set_maps(r->sym, pid, &p->prev) && queue_exec(r, pid, p->exec_time))
-		return;
-	/* a JIT process's perf map is opened while it lives (one older than the recording too) */
-	if (!symbolizer_set_maps(r->sym, pid, &p->image) && (from_proc || procmap_runs_jit(&p->image)))
-		symbolizer_note_jit(r->sym, pid);
-}
-
-/* The process table's mappings of pid for the DWARF unwinder's description (NULL: not known,
- * the unwinder reads /proc). */
-static const struct procmap *maps_of(void *ctx, pid_t pid)
-{
-	struct recorder *r = ctx;
-
-	read_events(r); /* the mappings made since the last poll (a library just loaded) */
-	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
-	return p && p->image.n ? &p->image : NULL;
-}
-
-/* The process table's mappings of pid for the Python look (NULL: /proc); events are not read
- * here (pyframes is in the middle of a look). */
-static const struct procmap *py_maps(void *ctx, pid_t pid)
-{
-	struct recorder *r = ctx;
-	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
-
-	return p && p->image.n ? &p->image : NULL;
-}
-
-/* Snapshots a process's mappings while it lives (first sample, exec, or a target). */
-static void see_process(void *ctx, pid_t pid, bool exec)
-{
-	struct recorder *r = ctx;
-	struct pending_exec *x;
-
-	events_watch(&r->ev, pid);
-	if (r->py) {
-		read_events(r); /* its mappings, for the Python look (py_maps) */
-		pyframes_add_process(r->py, pid, exec, mono_ns());
-	}
-
-	if (!events_take_announced(&r->ev, pid) && symbolizer_has_process(r->sym, pid)) {
-		if ((x = exec_pending(r, pid))) {
-			if (!r->src)
-				retake(r, x); /* the first sample after the exec announces it again */
-			return;
-		}
-		if (exec && queue_exec(r, pid, mono_ns()))
-			return; /* handle_execs: its samples so far are symbolized with its old image */
-	}
-	if (r->src) {
-		snapshot_from_table(r, pid);
-		return;
-	}
-	symbolizer_add_process(r->sym, pid);
-	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
-}
-
-/* Python frames: the BPF unwinder learns where a process's interpreter is... */
-static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
-{
-	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
-}
-
-/* ... and the code objects its stacks name are read while it lives. */
-static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
-{
-	struct recorder *r = ctx;
-
-	if (r->py)
-		pyframes_note_stack(r->py, pid, ips, len);
-}
-
-/* ... or, better, as soon as the unwinder gives a code object an id. */
-static void on_py_code(void *ctx, const struct firn_py_code_event *e)
-{
-	struct recorder *r = ctx;
-
-	if (r->py) /* out of memory: that object's frames stay unnamed */
-		(void)pyframes_code_event(r->py, e);
-}
-
-/* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
- * the tables it lacks; lazy: only the files sampled code is in. */
-static void describe_process(struct recorder *r, pid_t pid, bool lazy)
-{
-	const struct procmap *pm = r->unw ? maps_of(r, pid) : NULL;
-
-	if (!r->unw)
-		return;
-	if (pm)
-		unwinder_add_process_maps(r->unw, pid, pm, lazy);
-	else
-		unwinder_add_process(r->unw, pid, lazy);
-}
-
-/* Sampler callback: a process's first sample, or its exec. Its snapshot comes first: a short
- * process may be gone once its tables are built. */
-static void on_process(void *ctx, pid_t pid, bool exec)
-{
-	struct recorder *r = ctx;
-
-	see_process(r, pid, exec);
-	describe_process(r, pid, r->o.all);
-	if (r->plabels) /* gone already: its samples have pid and comm only */
-		(void)proclabels_note(r->plabels, pid);
-}
-
-/* Sampler callback: a sampled process ended; its unwind slot is free again. */
-static void on_process_exit(void *ctx, pid_t pid)
-{
-	struct recorder *r = ctx;
-
-	if (r->unw)
-		unwinder_remove_process(r->unw, pid);
-	symbolizer_note_exit(r->sym, pid); /* before its samples are symbolized */
+	return symbolizer_has_process(((struct recorder *)ctx)->sym, pid);
 }
 
 /* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */
@@ -375,40 +127,43 @@ static int add_target(struct recorder *r, pid_t pid, bool held)
 	int err = sample_source_add_target(r->ss, pid, held);
 
 	if (!err && !held)
-		describe_process(r, pid, false);
+		unwind_listen_describe(&r->ul, pid, false);
 	return err;
 }
 
-/* The unwinder met code without a table at addr: with -a the file's table is built (a library
- * mapped since), else the whole process is described again. */
-static void describe_code(struct recorder *r, pid_t pid, uint64_t addr)
+/* The listeners, in the order they hear each event: the USDT/CUDA watching, the runtimes
+ * (before the snapshot, as the look reads the table), the snapshots, the unwinder. */
+static int listen_all(struct recorder *r)
 {
-	const struct procmap *pm = r->unw ? maps_of(r, pid) : NULL;
+	struct procdispatch_listener ev = { .on_process = events_on_process, .ctx = r };
+	struct procdispatch_listener rt;
+	struct procdispatch_listener un;
+	struct procdispatch_listener sn = procsnap_listener(&r->snaps);
+	struct procdispatch_listener lb = { .on_process = labels_on_process, .ctx = r };
+	int err = procdispatch_listen(r->pd, &ev);
 
-	if (!r->unw)
-		return;
-	if (!r->o.all)
-		describe_process(r, pid, false);
-	else if (pm)
-		unwinder_add_code_maps(r->unw, pid, addr, pm);
-	else
-		unwinder_add_code(r->unw, pid, addr);
+	runtime_set_listener(&r->rts, r->pd, sampled, r, &rt);
+	r->ul = (struct unwind_listen){ r->unw, r->pd, r->o.all };
+	un = unwind_listen_ops(&r->ul);
+
+	if (!err && r->plabels)
+		err = procdispatch_listen(r->pd, &lb);
+	if (!err && r->rts.n)
+		err = procdispatch_listen(r->pd, &rt);
+	if (!err)
+		err = procdispatch_listen(r->pd, &sn);
+	if (!err)
+		err = procdispatch_listen(r->pd, &un);
+	return err ? fail(r, err, "out of memory") : 0;
 }
 
-/* The unwinder met code without a table (JIT code): the process's perf map may have appeared
- * since its snapshot, which must open it while the process lives. */
-static void on_code(void *ctx, pid_t pid, uint64_t addr)
+/* Reads the side-band records and delivers the queued notices: between batches. */
+static int dispatch(struct recorder *r)
 {
-	struct recorder *r = ctx;
-	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
-	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
+	int err = procdispatch_read(r->pd);
 
-	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
-	if (!e || e->kind != PROCMAP_FILE)
-		symbolizer_note_jit(r->sym, pid);
-	if (r->py) /* libpython mapped: the interpreter may be found now */
-		pyframes_note_code(r->py, pid, mono_ns());
-	describe_code(r, pid, addr);
+	procdispatch_flush(r->pd);
+	return err;
 }
 
 /* sampler_retire callbacks: an entry of a process that ended is symbolized once its files are
@@ -420,7 +175,7 @@ static bool entry_ready(void *ctx, const struct sampler_entry *e)
 	struct recorder *r = ctx;
 
 	/* a process whose exec waits for handle_execs still has its old image's snapshot */
-	return !exec_pending(r, e->pid) && capture_ready(r->cap, e);
+	return !procsnap_exec_pending(&r->snaps, e->pid) && capture_ready(r->cap, e);
 }
 
 /* Live processes waiting for their second snapshot are better symbolized after it. */
@@ -428,16 +183,16 @@ static bool live_entry_ready(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	return !symbolizer_refresh_pending(r->sym, e->pid) && !exec_pending(r, e->pid) &&
+	return !symbolizer_refresh_pending(r->sym, e->pid) && !procsnap_exec_pending(&r->snaps, e->pid) &&
 	       capture_ready(r->cap, e);
 }
 
-/* Parks an entry; new processes are snapshotted meanwhile (events keep coming). */
+/* Parks an entry. The source is not asked for events from inside its own loop: its notices
+ * wait for the next batch. */
 static int park_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct recorder *r = ctx;
 
-	r->ss->ops->handle_events(r->ss);
 	return capture_park(r->cap, e);
 }
 
@@ -447,8 +202,7 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
-	if (r->py)
-		pyframes_forget(r->py, pid);
+	runtime_set_detach(&r->rts, pid);
 	if (r->plabels)
 		proclabels_forget(r->plabels, pid);
 }
@@ -465,35 +219,14 @@ static bool of_old_image(void *ctx, const struct sampler_entry *e)
 	return true;
 }
 
-/* Installs the image of a process after its exec: the process table's (the events have it
- * whole), else a snapshot taken now (the latest is the most complete, if the process still
- * lives), and another one later. */
-static void install_new_image(struct recorder *r, struct pending_exec *x)
-{
-	struct proctab_proc *p = r->src ? proctab_find(&r->procs, x->pid) : NULL;
-
-	if (p) {
-		symbolizer_set_maps(r->sym, x->pid, &p->image);
-		return;
-	}
-	retake(r, x);
-	if (x->next)
-		symbolizer_install(r->sym, x->next);
-	x->next = NULL;
-	symbolizer_add_process_later(r->sym, x->pid, mono_ns());
-}
-
 /* Whether every sample taken before these execs is in user space already: the last drain
  * flipped the counts maps after the last of them (then handling them needs no drain of its own:
  * under process churn, that drain was most of the cost of an exec). */
-static bool execs_drained(const struct recorder *r, const struct pending_exec *xs, size_t nx)
+static bool execs_drained(const struct recorder *r)
 {
 	uint64_t flip = r->ss->ops->last_flip_ns ? r->ss->ops->last_flip_ns(r->ss) : 0;
 
-	for (size_t i = 0; i < nx; i++)
-		if (xs[i].exec_ns >= flip)
-			return false;
-	return true;
+	return procsnap_execs_before(&r->snaps, flip);
 }
 
 /* The samples a process took before its exec: drained now, told from the ones after it by their
@@ -503,34 +236,27 @@ static bool execs_drained(const struct recorder *r, const struct pending_exec *x
 static int handle_execs(struct recorder *r)
 {
 	struct sampler_retire_ops old = { .park = park_entry, .select = of_old_image, .ctx = r };
-	/* the list is taken over: events handled while parking may queue new execs */
-	struct pending_exec *xs = r->execs;
-	size_t nx = r->nexecs;
+	bool drain = !execs_drained(r);
+	size_t nx;
+	/* the list is taken over: notices delivered meanwhile may queue new execs */
+	struct pending_exec *xs = procsnap_take_execs(&r->snaps, &nx);
 	int err = 0;
 
 	if (!nx)
 		return 0;
-	r->execs = NULL;
-	r->nexecs = r->cap_execs = 0;
-	r->handling = xs;
-	r->nhandling = nx;
 	/* what is drained already first, with the old process name, then what the drain adds */
 	for (size_t i = 0; i < nx && !err; i++) {
 		int n = r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : 0;
 	}
-	bool drain = !execs_drained(r, xs, nx);
 	if (!err && drain)
 		err = r->ss->ops->drain(r->ss);
 	for (size_t i = 0; i < nx; i++) {
 		int n = err || !drain ? 0 : r->ss->ops->park_process(r->ss, xs[i].pid, &old);
 		err = n < 0 ? n : err;
-		install_new_image(r, &xs[i]);
-		xs[i].pid = 0; /* handled: its next first-sample announcement is an ordinary one */
+		procsnap_install(&r->snaps, &xs[i]);
 	}
-	r->handling = NULL;
-	r->nhandling = 0;
-	free(xs);
+	procsnap_end_handling(&r->snaps);
 	return err;
 }
 
@@ -565,6 +291,12 @@ static int retire_ended(struct recorder *r)
 	return 0;
 }
 
+/* The snapshots' question: was pid snapshotted ahead by the events (first seen now)? */
+static bool events_take_announced_fn(void *ctx, pid_t pid)
+{
+	return events_take_announced(ctx, pid);
+}
+
 /* Events callback: a process that maps a probed object now becomes a target, snapshotted. */
 static int announce(void *ctx, pid_t pid)
 {
@@ -578,41 +310,6 @@ static int announce(void *ctx, pid_t pid)
 static int attach_events(struct recorder *r)
 {
 	return events_attach(&r->ev, r->ss);
-}
-
-/* Whether the file at path starts with a #! line that names python. */
-static bool python_script(const char *path)
-{
-	char line[256];
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	line[n] = 0;
-	line[strcspn(line, "\n")] = 0;
-	return n > 2 && !strncmp(line, "#!", 2) && strstr(line, "python");
-}
-
-/* Whether the command is a Python interpreter (by name) or a script for one, found as exec
- * would (PATH): its Python frames are wanted from its first sample, not once it is seen. */
-static bool python_command(const char *argv0)
-{
-	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
-	char file[PATH_MAX];
-
-	if (!strncmp(base ? base + 1 : argv0, "python", 6))
-		return true;
-	if (base)
-		return python_script(argv0);
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
-				   (int)sizeof(file) && !access(file, X_OK))
-			return python_script(file);
-		p += len + (p[len] == ':');
-	}
-	return false;
 }
 
 /* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
@@ -651,10 +348,12 @@ static int start_unwinder(struct recorder *r)
 	return 0;
 }
 
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
 	const char *why = "";
+	int err;
 	struct sampler_opts so = {
 		.freq = r->o.freq,
 		.all = r->o.all,
@@ -669,35 +368,28 @@ static int setup_sampler(struct recorder *r)
 		.off_cpu_rate = r->o.off_cpu_rate,
 		.off_cpu_at_start = r->o.npids > 0 || r->o.all, /* a command has no waits yet */
 		.retire = true,
-		.on_process = on_process,
-		.on_code = on_code,
-		.on_exit = on_process_exit,
-		.python = !r->o.no_python,
-		/* a command that is no Python: its children may run one, seen then (~35 ms less) */
-		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
-			       !python_command(r->o.argv[0]),
-		.on_stack = on_stack,
-		.on_py_code = on_py_code,
-		.ctx = r,
 		.cgroups = r->o.cgroups,
 		.ncgroups = r->o.ncgroups,
 	};
 	struct symbolizer_opts syo;
 
 	events_sampler_opts(&r->o, &so);
+	procdispatch_source_opts(r->pd, &so); /* its notices go to the dispatcher */
 	symbolizer_opts_init(&syo);
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
-	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
-		return fail(r, -ENOMEM, "out of memory");
-	if (r->py)
-		pyframes_set_maps(r->py, py_maps);
+	runtime_host_of_opts(&r->host, &r->o, runtime_maps, r);
+	runtime_set_configure(r->o.runtimes, &r->host, &so);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
-	return start_unwinder(r);
+	r->host.ss = r->ss;
+	if ((err = runtime_set_init(&r->rts, r->o.runtimes, &r->host)))
+		return fail(r, err, "cannot start the runtimes: %s", strerror(-err));
+	procsnap_init(&r->snaps, r->sym, r->pd, events_take_announced_fn, &r->ev);
+	return (err = start_unwinder(r)) ? err : listen_all(r);
 }
 
 /* Opens the process events (the options' source, else the kernel's side-band records): from
@@ -705,17 +397,8 @@ static int setup_sampler(struct recorder *r)
  * opened, processes are snapshotted from /proc as they show up (a note says why). */
 static int open_events(struct recorder *r)
 {
-	proctab_init(&r->procs);
-	if (!(r->evbuf = calloc(EVENT_BATCH, sizeof(*r->evbuf))))
+	if (!(r->pd = procdispatch_new(r->o.events_source, r->o.all)))
 		return fail(r, -ENOMEM, "out of memory");
-	r->src = r->o.events_source;
-	if (r->src)
-		return 0;
-	if ((r->src = procevents_kernel_new(0)))
-		r->own_src = true;
-	else
-		diag(DIAG_INFO, "cannot open the kernel's process events: %s; reading /proc instead",
-		     strerror(errno));
 	return 0;
 }
 
@@ -726,7 +409,8 @@ static int add_pids(struct recorder *r)
 		int err = add_target(r, r->o.pids[i], false);
 		if (err)
 			return fail(r, err, "cannot add pid %d: %s", r->o.pids[i], strerror(-err));
-		on_process(r, r->o.pids[i], false);
+		procdispatch_notice(r->pd, PD_PROCESS, r->o.pids[i], false, 0, 0, NULL, 0);
+		procdispatch_flush(r->pd);
 	}
 	return 0;
 }
@@ -759,26 +443,17 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
-	if (r->py) {
-		struct frame_resolver res = pyframes_resolver(r->py);
-		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	for (size_t i = 0; i < r->rts.n; i++) {
+		struct frame_resolver res = runtime_set_resolver(&r->rts, i);
+		int err = capture_set_resolver(r->cap, r->rts.slots[i].ops->tag, &res);
+		if (err)
+			return fail(r, err, "cannot name %s frames: %s", r->rts.slots[i].ops->name,
+				    strerror(-err));
 	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
 	symbolizer_index_ahead(r->sym);
 	return 0;
-}
-
-/* --cuda: GPU frames are named by the kernel map of the sampler. */
-static int start_gpu_frames(struct recorder *r)
-{
-	if (!r->o.cuda_lib)
-		return 0;
-	if (!(r->gpu = gpu_frames_new(r->ss, r->o.demangle)))
-		return fail(r, -ENOMEM, "out of memory");
-	struct frame_resolver fr = gpu_frames_resolver(r->gpu);
-	int err = capture_set_resolver(r->cap, FIRN_FRAME_KIND_GPU, &fr);
-	return err ? fail(r, err, "cannot name GPU frames: %s", strerror(-err)) : 0;
 }
 
 /* Copies the options (spill_dir owned), with the defaults. */
@@ -809,8 +484,7 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = start_capture(r)) ||
-	    (err = start_gpu_frames(r))) {
+	    (err = attach_events(r)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;
@@ -847,25 +521,23 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	 * no kernel frame at all), before the first processes are retired */
 	if (!r->prefetched && wall_ns() - r->start_ns >= PREFETCH_AFTER_NS)
 		r->prefetched = !symbolizer_prefetch_kernel(r->sym);
-	int err = read_events(r);
+	int err = dispatch(r);
 	if (err)
 		return fail(r, err, "cannot read process events: %s", strerror(-err));
 	err = r->ss->ops->poll(r->ss, timeout_ms);
 	if (err && err != -EINTR)
 		return fail(r, err, "cannot read samples: %s", strerror(-err));
-	/* the records of what was sampled meanwhile, before its processes are symbolized */
-	if ((err = read_events(r)))
+	/* the source's notices, and the records of what was sampled meanwhile, before its
+	 * processes are symbolized */
+	if ((err = dispatch(r)))
 		return fail(r, err, "cannot read process events: %s", strerror(-err));
 	uint64_t now = mono_ns();
-	if (r->src && now - r->last_sweep_ns >= SWEEP_INTERVAL_NS) {
-		proctab_sweep(&r->procs, now - SWEEP_AFTER_NS);
-		r->last_sweep_ns = now;
-	}
+	procdispatch_sweep(r->pd, now);
 	/* each handling drains the samples: with events, execs wait a little to be handled
 	 * together (their processes are not retired meanwhile: entry_ready) */
-	bool execs_due = !r->src || execs_drained(r, r->execs, r->nexecs) ||
-			 now - r->first_exec_ns >= (r->ss->ops->last_flip_ns ? EXEC_WAIT_NS
-									      : EXEC_BATCH_NS);
+	bool execs_due = !procdispatch_has_records(r->pd) || execs_drained(r) ||
+			 now - r->snaps.first_exec_ns >= (r->ss->ops->last_flip_ns ? EXEC_WAIT_NS
+										    : EXEC_BATCH_NS);
 	if (execs_due && (err = handle_execs(r)))
 		return fail(r, err, "cannot symbolize the samples taken before an exec: %s",
 			    strerror(-err));
@@ -873,47 +545,9 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
-	if (r->py)
-		pyframes_poll(r->py, mono_ns());
+	runtime_set_poll(&r->rts, mono_ns());
 	events_check_watched(&r->ev, false);
 	return 0;
-}
-
-/* The pids (distinct) of the entries with a count whose process waits for its second snapshot. */
-struct young {
-	struct recorder *r;
-	pid_t *pids;
-	size_t n, cap;
-};
-
-/* sampler_for_each callback of resnap_young. */
-static int note_young(void *ctx, const struct sampler_entry *e)
-{
-	struct young *y = ctx;
-
-	if (!e->count || !symbolizer_refresh_pending(y->r->sym, e->pid))
-		return 0;
-	for (size_t i = 0; i < y->n; i++)
-		if (y->pids[i] == (pid_t)e->pid)
-			return 0;
-	if (VEC_GROW(y->pids, y->cap, y->n + 1))
-		return 0; /* not snapshotted again: its first snapshot stays */
-	y->pids[y->n++] = e->pid;
-	return 0;
-}
-
-/* Before a cut: a process whose second snapshot is not due yet is snapshotted again now, so
- * that the cut's samples of it (all taken by now) find the libraries it has mapped since its
- * first one; the second snapshot still comes when due. A process that has ended keeps its
- * snapshot. */
-static void resnap_young(struct recorder *r)
-{
-	struct young y = { r, NULL, 0, 0 };
-
-	r->ss->ops->for_each(r->ss, note_young, &y);
-	for (size_t i = 0; i < y.n; i++)
-		symbolizer_add_process(r->sym, y.pids[i]);
-	free(y.pids);
 }
 
 void recorder_stop(struct recorder *r)
@@ -944,18 +578,18 @@ const struct profile *recorder_profile(const struct recorder *r)
 struct profile *recorder_cut(struct recorder *r)
 {
 	uint64_t now = wall_ns();
-	int err = read_events(r);
+	int err = dispatch(r);
 
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
 	if (!err) /* the first-sample and exec notices of what was drained */
 		err = r->ss->ops->handle_events(r->ss);
 	if (!err) /* the records of what was sampled meanwhile, before it is symbolized */
-		err = read_events(r);
+		err = dispatch(r);
 	if (!err)
 		err = handle_execs(r); /* pre-exec samples: parked, so in this cut */
 	if (!err)
-		resnap_young(r);
+		procsnap_resnap_young(&r->snaps, for_each_entry, r->ss);
 	if (!err)
 		err = capture_cut(r->cap, for_each_entry, r->ss, r->cut_ns, now);
 	if (!err) { /* the next cut counts from here; what this one stored stays counted */
@@ -1004,16 +638,18 @@ static void note_held(const struct recorder *r)
 	     (unsigned long long)st->stacks, (unsigned long long)st->threads,
 	     (unsigned long long)ss.processes, (unsigned long long)ss.files,
 	     (unsigned long long)ss.idle_files, (unsigned long long)st->retired_processes);
-	if (r->src)
-		diag(DIAG_INFO, "process table: %zu processes; /proc/PID/maps read %llu times; %llu "
-		     "event records lost", r->procs.n, (unsigned long long)r->procs.proc_reads,
-		     (unsigned long long)r->procs.lost);
+	struct procdispatch_stats ps;
+	procdispatch_get_stats(r->pd, &ps);
+	if (procdispatch_has_records(r->pd))
+		diag(DIAG_INFO, "process table: %llu processes; /proc/PID/maps read %llu times; %llu "
+		     "event records lost", (unsigned long long)ps.processes,
+		     (unsigned long long)ps.proc_reads, (unsigned long long)ps.records_lost);
 }
 
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-	int err = read_events(r);
+	int err = dispatch(r);
 
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
@@ -1075,7 +711,9 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->cgroup_filtered = s.cgroup_filtered;
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
-	st->proc_records_lost = r->lost_records;
+	struct procdispatch_stats ps;
+	procdispatch_get_stats(r->pd, &ps);
+	st->proc_records_lost = ps.records_lost;
 	if (r->cap)
 		capture_frame_stats(r->cap, &st->frames);
 	st->jit_no_map = ss.jit_no_map;
@@ -1084,14 +722,9 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
+const struct runtime_set *recorder_runtimes(const struct recorder *r)
 {
-	memset(st, 0, sizeof(*st));
-	memset(bpf, 0, FIRN_PY_NR * sizeof(*bpf));
-	if (r->py)
-		pyframes_get_stats(r->py, st);
-	if (r->py && r->ss)
-		sample_source_python_stats(r->ss, bpf);
+	return &r->rts;
 }
 
 const char *recorder_error(const struct recorder *r)
@@ -1104,23 +737,16 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
-	gpu_frames_free(r->gpu);
+	runtime_set_release(&r->rts); /* after the capture, which resolved through it */
 	unwinder_free(r->unw); /* before the source that owns its maps */
 	sample_source_free(r->ss);
-	pyframes_free(r->py);
-	for (size_t i = 0; i < r->nexecs; i++)
-		symbolizer_snapshot_free(r->sym, r->execs[i].next);
+	procsnap_release(&r->snaps);
 	symbolizer_free(r->sym);
 	if (r->prof_init)
 		profile_release(&r->prof);
 	free((char *)r->o.spill_dir);
-	free(r->execs);
 	events_release(&r->ev);
-	if (r->own_src)
-		proc_source_free(r->src);
-	proctab_release(&r->procs);
-	free(r->evbuf);
-	free(r->dirty);
+	procdispatch_free(r->pd);
 	proclabels_free(r->plabels);
 	free(r);
 }

@@ -7,7 +7,9 @@
  * One process model: a table of every process's executable mappings (lib/procmap.h), fed by
  * process events (lib/procevents.h: the kernel's side-band exec/mmap/fork/exit records, opened
  * at recorder_new; a fake source in tests); /proc/PID/maps is read once, only for a process
- * older than the events. The symbolizer's snapshots and the DWARF unwinder's process
+ * older than the events. The table is the process dispatcher's (lib/procdispatch.h), where the
+ * side-band records and the sample source's notices meet; its listeners are the runtimes
+ * (lib/runtime.h), the snapshots (lib/procsnap.h), the unwinder and the USDT/CUDA watching. The symbolizer's snapshots and the DWARF unwinder's process
  * descriptions are made from it. Where the side-band event cannot be opened, processes are
  * snapshotted from /proc at their first sample and again shortly after, as before.
  *
@@ -63,6 +65,8 @@ struct recorder;
 struct proc_source;   /* lib/procevents.h */
 struct sample_source; /* lib/sample_source.h */
 struct sampler_opts;  /* lib/sampler.h */
+struct runtime_ops;   /* lib/runtime.h */
+struct runtime_set;
 
 /* How user stacks are unwound. */
 enum recorder_unwind {
@@ -110,6 +114,12 @@ struct recorder_opts {
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
 	bool no_python;             /* no Python frames: the interpreter's native frames only */
+	/* runtimes turned off by name (lib/runtime.h: "python" as no_python), borrowed */
+	const char *const *runtimes_off;
+	int nruntimes_off;
+	/* the runtimes that may give frames (NULL-terminated; NULL: lib/runtimes.c's runtimes[]),
+	 * borrowed */
+	const struct runtime_ops *const *runtimes;
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
@@ -198,8 +208,12 @@ struct profile *recorder_finish(struct recorder *r);
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
 struct pyframes_stats;
 /* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
- * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python. */
+ * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python.
+ * (Defined with the registry, lib/runtimes.c: the recorder names no runtime.) */
 void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf);
+/* The runtimes running in the recording (lib/runtime.h: runtime_set_stats reads their counts);
+ * owned by the recorder. */
+const struct runtime_set *recorder_runtimes(const struct recorder *r);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

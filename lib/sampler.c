@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "vec.h"
 #include "mapbatch.h"
+#include "stackstore.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
 #define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
@@ -30,34 +31,6 @@
 #define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
 #define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
-
-/* A stack kept in user space, found by its in-kernel id. refs: entries that use it; seen: the
- * drain that last met it (a stack is freed only once no undrained count can name it). */
-struct ustack {
-	uint64_t id;
-	uint32_t len, refs;
-	uint64_t *ips;
-	uint64_t seen;
-};
-
-struct uentry {
-	struct firn_key key;
-	uint64_t count;
-	bool used;
-	bool parked;  /* handed to park_marked's callback: forget_parked drops it */
-};
-
-struct ucomm {
-	uint32_t tid;
-	bool used;
-	struct firn_comm c;
-};
-
-/* A process that ended before drain gen + 1: every sample it took is in user space after it. */
-struct exited {
-	pid_t pid;
-	uint64_t gen;
-};
 
 struct sampler {
 	struct sampler_opts opts;
@@ -70,12 +43,7 @@ struct sampler {
 	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
-	struct ustack *stacks;  /* open addressing on id */
-	size_t nstacks, cap_stacks;
-	struct uentry *entries; /* open addressing on key */
-	size_t nentries, cap_entries;
-	struct ucomm *comms;    /* open addressing on tid */
-	size_t ncomms, cap_comms;
+	struct stackstore store; /* what the drains brought: stacks, entries, names, exits */
 	uint64_t last_drain_ns;
 	uint64_t flip_ns;       /* when the last complete drain flipped the counts maps */
 	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
@@ -84,101 +52,11 @@ struct sampler {
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
 	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
-	struct exited *exited;  /* processes that ended, waiting for sampler_retire */
-	size_t nexited, cap_exited;
-	uint64_t retired;       /* samples of retired entries (for the stored statistic; no waits) */
-	uint64_t retired_processes;
 	int err;
 };
 
-static uint64_t key_hash(const struct firn_key *k)
-{
-	uint64_t ids = hash_mix64(((uint64_t)k->pid << 32 | k->tid) + k->event);
-
-	return hash_mix64(k->ustack ^ hash_mix64(k->kstack ^ ids));
-}
-
-/* Generic grow-and-rehash for the three tables: doubles when half full. */
-#define TABLE_RESERVE(s, arr, n, cap, type, slot_of)                                 \
-	do {                                                                         \
-		if (((s)->n + 1) * 2 <= (s)->cap)                                    \
-			break;                                                       \
-		size_t ncap_ = (s)->cap ? (s)->cap * 2 : 4096;                       \
-		type *old_ = (s)->arr, *new_ = calloc(ncap_, sizeof(type));          \
-		if (!new_)                                                           \
-			return -ENOMEM;                                              \
-		size_t ocap_ = (s)->cap;                                             \
-		(s)->arr = new_;                                                     \
-		(s)->cap = ncap_;                                                    \
-		for (size_t i_ = 0; i_ < ocap_; i_++)                                \
-			if (old_[i_].used_field)                                     \
-				new_[slot_of(s, &old_[i_])] = old_[i_];              \
-		free(old_);                                                          \
-	} while (0)
-
-/* Slot for stack id (existing or the empty one where it goes). */
-static size_t stack_slot(const struct sampler *s, uint64_t id)
-{
-	size_t mask = s->cap_stacks - 1, i = hash_mix64(id) & mask;
-
-	while (s->stacks[i].id && s->stacks[i].id != id)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static size_t stack_slot_of(const struct sampler *s, const struct ustack *u)
-{
-	return stack_slot(s, u->id);
-}
-
-static size_t entry_slot(const struct sampler *s, const struct firn_key *k)
-{
-	size_t mask = s->cap_entries - 1, i = key_hash(k) & mask;
-
-	while (s->entries[i].used && memcmp(&s->entries[i].key, k, sizeof(*k)))
-		i = (i + 1) & mask;
-	return i;
-}
-
-static size_t entry_slot_of(const struct sampler *s, const struct uentry *e)
-{
-	return entry_slot(s, &e->key);
-}
-
-static size_t comm_slot(const struct sampler *s, uint32_t tid)
-{
-	size_t mask = s->cap_comms - 1, i = hash_mix64(tid) & mask;
-
-	while (s->comms[i].used && s->comms[i].tid != tid)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static size_t comm_slot_of(const struct sampler *s, const struct ucomm *c)
-{
-	return comm_slot(s, c->tid);
-}
-
-#define used_field id
-static int stacks_reserve(struct sampler *s)
-{
-	TABLE_RESERVE(s, stacks, nstacks, cap_stacks, struct ustack, stack_slot_of);
-	return 0;
-}
-#undef used_field
-#define used_field used
-static int entries_reserve(struct sampler *s)
-{
-	TABLE_RESERVE(s, entries, nentries, cap_entries, struct uentry, entry_slot_of);
-	return 0;
-}
-
-static int comms_reserve(struct sampler *s)
-{
-	TABLE_RESERVE(s, comms, ncomms, cap_comms, struct ucomm, comm_slot_of);
-	return 0;
-}
-#undef used_field
+_Static_assert(sizeof(struct firn_key) == sizeof(struct stackstore_key), "stackstore_key");
+_Static_assert(sizeof(struct firn_comm) == 32, "stackstore_name");
 
 /* Copies stack id from the kernel map into user space (once) and deletes the kernel's copy —
  * every time: the program stores a stack again when it meets it after a drain. Returns 1 when
@@ -191,44 +69,26 @@ static int fetch_stack(struct sampler *s, uint64_t id)
 
 	if (!id)
 		return 1;
-	if (stacks_reserve(s))
-		return -ENOMEM;
-	size_t i = stack_slot(s, id);
-	if (!s->stacks[i].id) {
+	if (!stackstore_has_stack(&s->store, id)) {
 		/* a stack longer than FIRN_MAX_FRAMES is in big_stacks */
 		bool small = !bpf_map_lookup_elem(fd, &id, &buf);
 		if (!small && bpf_map_lookup_elem(big, &id, &buf))
 			return 0;
 		uint32_t max = small ? FIRN_MAX_FRAMES : FIRN_BIG_FRAMES;
-		uint32_t len = buf.len > max ? max : buf.len;
-		uint64_t *ips = malloc((len ? len : 1) * sizeof(*ips));
-		if (!ips)
+		if (stackstore_put_stack(&s->store, id, (const uint64_t *)buf.ips, buf.len > max ? max : buf.len))
 			return -ENOMEM;
-		memcpy(ips, buf.ips, len * sizeof(*ips));
-		s->stacks[i] = (struct ustack){ .id = id, .len = len, .ips = ips };
-		s->nstacks++;
 	}
-	s->stacks[i].seen = s->drains;
 	s->kstacks += !bpf_map_delete_elem(fd, &id) || !bpf_map_delete_elem(big, &id);
 	return 1;
-}
-
-/* One more entry uses stack id (in user space). */
-static void stack_ref(struct sampler *s, uint64_t id)
-{
-	size_t i = id ? stack_slot(s, id) : 0;
-
-	if (id && s->stacks[i].id)
-		s->stacks[i].refs++;
 }
 
 /* Tells the caller about the user stack of a new entry while its process may live. */
 static void note_ustack(struct sampler *s, const struct firn_key *k)
 {
-	size_t i = k->ustack ? stack_slot(s, k->ustack) : 0;
+	const struct stackstore_stack *u = stackstore_stack(&s->store, k->ustack);
 
-	if (s->opts.on_stack && k->ustack && s->stacks[i].id)
-		s->opts.on_stack(s->opts.ctx, k->pid, s->stacks[i].ips, s->stacks[i].len);
+	if (s->opts.on_stack && u)
+		s->opts.on_stack(s->opts.ctx, k->pid, u->ips, u->len);
 }
 
 /* Adds count samples of key k; samples whose stack is gone are dropped and counted as lost. */
@@ -242,18 +102,10 @@ static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count
 		s->stacks_missing += count;
 		return 0;
 	}
-	if (entries_reserve(s))
-		return -ENOMEM;
-	size_t i = entry_slot(s, k);
-	if (!s->entries[i].used) {
-		s->entries[i] = (struct uentry){ *k, 0, true };
-		s->nentries++;
+	int fresh = stackstore_add(&s->store, (const struct stackstore_key *)k, count);
+	if (fresh > 0)
 		note_ustack(s, k);
-		stack_ref(s, k->ustack);
-		stack_ref(s, k->kstack);
-	}
-	s->entries[i].count += count;
-	return 0;
+	return fresh < 0 ? fresh : 0;
 }
 
 /* mapbatch_fn over a counts map's entries: each key's count goes into the sampler's table. */
@@ -294,14 +146,8 @@ static int drain_comms(struct sampler *s)
 	for (size_t k = 0; k < n && !err; k++) {
 		if (bpf_map_lookup_elem(fd, &keys[k], &c))
 			continue;
-		if (comms_reserve(s)) {
-			err = -ENOMEM;
+		if ((err = stackstore_set_name(&s->store, keys[k], c.thread, c.process)))
 			break;
-		}
-		size_t i = comm_slot(s, keys[k]);
-		if (!s->comms[i].used)
-			s->ncomms++;
-		s->comms[i] = (struct ucomm){ keys[k], true, c };
 		bpf_map_delete_elem(fd, &keys[k]);
 	}
 	free(keys);
@@ -353,6 +199,7 @@ int sampler_drain(struct sampler *s)
 		err = drain_comms(s);
 	s->last_drain_ns = mono_ns();
 	s->drains++;
+	stackstore_drained(&s->store);
 	next_drain(s);
 	return err;
 }
@@ -363,11 +210,7 @@ static int note_exit(struct sampler *s, pid_t pid)
 {
 	if (s->opts.on_exit)
 		s->opts.on_exit(s->opts.ctx, pid);
-	if (!s->opts.retire)
-		return 0;
-	if (VEC_GROW(s->exited, s->cap_exited, s->nexited + 1))
-		return 0; /* its entries stay until the end */
-	s->exited[s->nexited++] = (struct exited){ pid, s->drains };
+	stackstore_exit(&s->store, pid); /* with opts.retire */
 	return 0;
 }
 
@@ -380,8 +223,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->type == FIRN_EV_PY_CODE) {
-		if (s->opts.on_py_code && size >= sizeof(struct firn_py_code_event))
-			s->opts.on_py_code(s->opts.ctx, data);
+		if (s->opts.on_announce && size >= sizeof(struct firn_py_code_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_PYTHON, data, size);
 		return 0;
 	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
@@ -516,6 +359,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (!s)
 		return NULL;
 	s->opts = *o;
+	stackstore_init(&s->store, o->retire, FIRN_EVENT_GPU_TIME);
 	/* a kernel without sleepable task iterators (or bpf_copy_from_user_task, < 5.18) records
 	 * the waits begun from the start on */
 	int rc = load_skel(s, why);
@@ -720,354 +564,35 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return 0;
 }
 
-static const char *comm_of(struct sampler *s, uint32_t tid, bool process)
-{
-	if (!s->cap_comms)
-		return "";
-	size_t i = comm_slot(s, tid);
-	if (!s->comms[i].used)
-		return "";
-	return process ? s->comms[i].c.process : s->comms[i].c.thread;
-}
-
-static const struct ustack *stack_get(struct sampler *s, uint64_t id)
-{
-	if (!id || !s->cap_stacks)
-		return NULL;
-	size_t i = stack_slot(s, id);
-	return s->stacks[i].id ? &s->stacks[i] : NULL;
-}
-
-/* The view of an aggregated entry that callbacks get. */
-static struct sampler_entry entry_view(struct sampler *s, const struct uentry *u)
-{
-	const struct ustack *us = stack_get(s, u->key.ustack);
-	const struct ustack *ks = stack_get(s, u->key.kstack);
-	struct sampler_entry e = {
-		.pid = u->key.pid,
-		.tid = u->key.tid,
-		.event = u->key.event,
-		.count = u->count,
-		.ustack = us ? us->ips : NULL,
-		.ulen = us ? us->len : 0,
-		.kstack = ks ? ks->ips : NULL,
-		.klen = ks ? ks->len : 0,
-		.comm = comm_of(s, u->key.pid, false),
-		.thread = comm_of(s, u->key.tid, false),
-	};
-
-	/* the process name: the group leader's name as seen by any of its threads */
-	if (!*e.comm)
-		e.comm = comm_of(s, u->key.tid, true);
-	return e;
-}
-
 int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
 		     void *ctx)
 {
-	for (size_t i = 0; i < s->cap_entries; i++) {
-		if (!s->entries[i].used)
-			continue;
-		struct sampler_entry e = entry_view(s, &s->entries[i]);
-		int rc = fn(ctx, &e);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool pid_in(const pid_t *pids, size_t n, pid_t pid)
-{
-	return n && bsearch(&pid, pids, n, sizeof(*pids), pid_cmp);
-}
-
-/* Moves the exited processes whose samples are all drained into a sorted array; returns how
- * many (0 when none or out of memory). Forgetting rebuilds the tables, so processes are taken
- * in batches: once RETIRE_BATCH are ready or one has waited RETIRE_DRAINS drains. */
-static size_t take_ready(struct sampler *s, pid_t **out)
-{
-	size_t n = 0, kept = 0;
-	bool due = false;
-
-	for (size_t i = 0; i < s->nexited; i++) {
-		n += s->exited[i].gen < s->drains;
-		due |= s->exited[i].gen + RETIRE_DRAINS <= s->drains;
-	}
-	if (!due && n < RETIRE_BATCH)
-		return 0;
-	n = 0;
-	pid_t *pids = malloc((s->nexited ? s->nexited : 1) * sizeof(*pids));
-	if (!pids)
-		return 0;
-	for (size_t i = 0; i < s->nexited; i++) {
-		if (s->exited[i].gen < s->drains)
-			pids[n++] = s->exited[i].pid;
-		else
-			s->exited[kept++] = s->exited[i];
-	}
-	s->nexited = kept;
-	qsort(pids, n, sizeof(*pids), pid_cmp);
-	*out = pids;
-	return n;
-}
-
-/* Drops one reference to a stack (kept until sweep_stacks). */
-static void stack_unref(struct sampler *s, uint64_t id)
-{
-	if (!id || !s->cap_stacks)
-		return;
-	size_t i = stack_slot(s, id);
-	if (s->stacks[i].id && s->stacks[i].refs)
-		s->stacks[i].refs--;
-}
-
-/* Reinserts every used slot of a table into a fresh one of the same size (after removals:
- * open addressing cannot leave holes in a probe sequence). */
-#define TABLE_REHASH(s, arr, cap, type, slot_of, keep)                               \
-	do {                                                                         \
-		type *old_ = (s)->arr, *new_ = calloc((s)->cap, sizeof(type));       \
-		if (!new_)                                                           \
-			return -ENOMEM;                                              \
-		(s)->arr = new_;                                                     \
-		for (size_t i_ = 0; i_ < (s)->cap; i_++)                             \
-			if (keep(&old_[i_]))                                         \
-				new_[slot_of(s, &old_[i_])] = old_[i_];              \
-		free(old_);                                                          \
-	} while (0)
-
-static bool entry_used(const struct uentry *u)
-{
-	return u->used;
-}
-
-static bool comm_used(const struct ucomm *c)
-{
-	return c->used;
-}
-
-static bool stack_used(const struct ustack *st)
-{
-	return st->id;
-}
-
-static int rehash_entries(struct sampler *s)
-{
-	TABLE_REHASH(s, entries, cap_entries, struct uentry, entry_slot_of, entry_used);
-	return 0;
-}
-
-static int rehash_comms(struct sampler *s)
-{
-	TABLE_REHASH(s, comms, cap_comms, struct ucomm, comm_slot_of, comm_used);
-	return 0;
-}
-
-/* Frees the stacks no entry uses that no undrained count can name (not met by the last drain). */
-static int sweep_stacks(struct sampler *s)
-{
-	for (size_t i = 0; i < s->cap_stacks; i++) {
-		struct ustack *st = &s->stacks[i];
-		if (!st->id || st->refs || st->seen + 1 >= s->drains)
-			continue;
-		free(st->ips);
-		memset(st, 0, sizeof(*st));
-		s->nstacks--;
-	}
-	TABLE_REHASH(s, stacks, cap_stacks, struct ustack, stack_slot_of, stack_used);
-	return 0;
-}
-
-/* Hands the entries of the processes in pids (sorted) that ops->select takes to ops->park (when
- * given) and marks those it took; 0 or park's -errno. */
-static int park_marked(struct sampler *s, const pid_t *pids, size_t n,
-		       const struct sampler_retire_ops *ops)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < s->cap_entries && n && !err; i++) {
-		struct uentry *u = &s->entries[i];
-		if (!u->used || !pid_in(pids, n, u->key.pid))
-			continue;
-		struct sampler_entry e = entry_view(s, u);
-		if (ops->select && !ops->select(ops->ctx, &e))
-			continue;
-		err = ops->park ? ops->park(ops->ctx, &e) : 0;
-		u->parked = !err;
-	}
-	return err;
-}
-
-/* Forgets the names of the threads in tids (sorted). */
-static int forget_names(struct sampler *s, const pid_t *tids, size_t ntids)
-{
-	for (size_t i = 0; i < s->cap_comms; i++) {
-		struct ucomm *c = &s->comms[i];
-		if (c->used && pid_in(tids, ntids, c->tid)) {
-			c->used = false;
-			s->ncomms--;
-		}
-	}
-	return s->cap_comms ? rehash_comms(s) : 0;
-}
-
-/* Forgets the marked entries and the stacks only they used; with names, also the names of their
- * threads and of the processes in pids (sorted, n: the processes that ended). */
-static int forget_parked(struct sampler *s, const pid_t *pids, size_t n, bool names)
-{
-	pid_t *tids = names ? malloc((s->nentries + n) * sizeof(*tids)) : NULL;
-	size_t ntids = 0, before = s->nentries;
-	int err = 0;
-
-	if (names && !tids)
-		return -ENOMEM;
-	for (size_t i = 0; i < n && names; i++)
-		tids[ntids++] = pids[i];
-	for (size_t i = 0; i < s->cap_entries; i++) {
-		struct uentry *u = &s->entries[i];
-		if (!u->used || !u->parked)
-			continue;
-		stack_unref(s, u->key.ustack);
-		stack_unref(s, u->key.kstack);
-		s->retired += u->key.event == FIRN_EVENT_OFF_CPU ? 0 : u->count;
-		if (names)
-			tids[ntids++] = u->key.tid;
-		*u = (struct uentry){ 0 };
-		s->nentries--;
-	}
-	if (names) {
-		qsort(tids, ntids, sizeof(*tids), pid_cmp);
-		err = forget_names(s, tids, ntids);
-		free(tids);
-	}
-	if (!err && s->nentries < before && s->cap_entries)
-		err = rehash_entries(s);
-	if (!err && s->nentries < before && s->cap_stacks)
-		err = sweep_stacks(s);
-	return err;
-}
-
-/* Puts the processes of pids (sorted) whose entries ops->ready turns down back on the exited
- * list (as drained already), and drops them from pids; returns how many stay. */
-static size_t defer_unready(struct sampler *s, const struct sampler_retire_ops *ops, pid_t *pids,
-			    size_t n, bool requeue)
-{
-	bool *later = calloc(n ? n : 1, sizeof(*later));
-	size_t kept = 0;
-
-	if (!ops->ready || !later) {
-		free(later);
-		return n;
-	}
-	for (size_t i = 0; i < s->cap_entries; i++) {
-		const struct uentry *u = &s->entries[i];
-		pid_t *at = u->used && n ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
-					 : NULL; /* pids may be NULL at n 0 */
-		if (!at || later[at - pids])
-			continue;
-		struct sampler_entry e = entry_view(s, u);
-		later[at - pids] = !ops->ready(ops->ctx, &e);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!later[i])
-			pids[kept++] = pids[i];
-		else if (requeue && s->nexited < s->cap_exited) /* room: take_ready emptied it */
-			s->exited[s->nexited++] = (struct exited){ pids[i], 0 };
-	}
-	free(later);
-	return kept;
+	return stackstore_for_each(&s->store, fn, ctx);
 }
 
 size_t sampler_entry_count(const struct sampler *s)
 {
-	return s->nentries;
-}
-
-/* The distinct pids of the entries, sorted, into *out (malloc'd); how many, or 0. */
-static size_t entry_pids(const struct sampler *s, pid_t **out)
-{
-	pid_t *pids = malloc((s->nentries ? s->nentries : 1) * sizeof(*pids));
-	size_t n = 0, k = 0;
-
-	*out = pids;
-	if (!pids)
-		return 0;
-	for (size_t i = 0; i < s->cap_entries; i++)
-		if (s->entries[i].used)
-			pids[n++] = s->entries[i].key.pid;
-	qsort(pids, n, sizeof(*pids), pid_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (!k || pids[k - 1] != pids[i])
-			pids[k++] = pids[i];
-	return k;
-}
-
-/* Parks and forgets the entries of the processes in pids (sorted; n of them) whose entries are
- * ready; takes pids over. Returns how many entries went, or -errno. */
-static int park_processes(struct sampler *s, pid_t *pids, size_t n,
-			  const struct sampler_retire_ops *ops)
-{
-	size_t before = s->nentries;
-	int err = 0;
-
-	n = n ? defer_unready(s, ops, pids, n, false) : 0;
-	err = park_marked(s, pids, n, ops);
-	free(pids);
-	if (!err)
-		err = forget_parked(s, NULL, 0, false);
-	return err ? err : (int)(before - s->nentries);
+	return s->store.nentries;
 }
 
 int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
 {
-	pid_t *pids = NULL;
-	size_t n = entry_pids(s, &pids);
-
-	return park_processes(s, pids, n, ops);
+	return stackstore_park_live(&s->store, ops);
 }
 
 int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops)
 {
-	pid_t *pids = malloc(sizeof(*pids));
-
-	if (!pids)
-		return -ENOMEM;
-	*pids = pid;
-	return park_processes(s, pids, 1, ops);
+	return stackstore_park_process(&s->store, pid, ops);
 }
 
 bool sampler_has_exited(const struct sampler *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->nexited; i++)
-		if (s->exited[i].pid == pid)
-			return true;
-	return false;
+	return stackstore_has_exited(&s->store, pid);
 }
 
 int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 {
-	pid_t *pids = NULL;
-	size_t n = take_ready(s, &pids);
-	int err = 0;
-
-	if (!n)
-		return 0;
-	n = defer_unready(s, ops, pids, n, true);
-	err = park_marked(s, pids, n, ops);
-	if (!err && n)
-		err = forget_parked(s, pids, n, true);
-	if (!err)
-		s->retired_processes += n;
-	for (size_t i = 0; i < n && !err && ops->gone; i++)
-		ops->gone(ops->ctx, pids[i]);
-	free(pids);
-	return err ? err : (int)n;
+	return stackstore_retire(&s->store, ops, RETIRE_BATCH, RETIRE_DRAINS);
 }
 
 /* Sums a per-CPU counter array into out[0..n). */
@@ -1162,17 +687,14 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
 	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
 	unwind_stats(s, st);
-	st->stored = s->retired;
-	st->entries = s->nentries;
-	st->stacks = s->nstacks;
-	st->threads = s->ncomms;
-	st->retired_processes = s->retired_processes;
+	/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
+	st->stored = stackstore_stored(&s->store);
+	st->entries = s->store.nentries;
+	st->stacks = s->store.nstacks;
+	st->threads = s->store.nnames;
+	st->retired_processes = s->store.retired_processes;
 	gpu_stats(s, &st->gpu);
 	sum_percpu(bpf_map__fd(s->skel->maps.cgroup_stats), 1, &st->cgroup_filtered);
-	for (size_t i = 0; i < s->cap_entries; i++)
-		/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
-		if (s->entries[i].used && s->entries[i].key.event < FIRN_EVENT_GPU_TIME)
-			st->stored += s->entries[i].count;
 	if (s->opts.off_cpu)
 		offcpu_stats(s, &st->off_cpu);
 }
@@ -1190,23 +712,16 @@ void sampler_free(struct sampler *s)
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->py_skel);
 	profile_bpf__destroy(s->skel);
-	for (size_t i = 0; i < s->cap_stacks; i++)
-		free(s->stacks[i].ips);
-	free(s->stacks);
-	free(s->entries);
-	free(s->comms);
+	stackstore_release(&s->store);
 	free(s->links);
 	free(s->pfds);
 	free(s->ulinks);
-	free(s->exited);
 	free(s);
 }
 
 void sampler_reset_counts(struct sampler *s)
 {
-	if (s->entries)
-		memset(s->entries, 0, s->cap_entries * sizeof(*s->entries));
-	s->nentries = 0;
+	stackstore_reset_counts(&s->store);
 }
 
 int sampler_event_fd(const struct sampler *s)

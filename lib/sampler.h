@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -66,9 +67,9 @@ struct sampler_opts {
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
-	/* the Python unwinder gave a code object an id (bpf/firn.h: what it copied of it, e);
-	 * may be NULL */
-	void (*on_py_code)(void *ctx, const struct firn_py_code_event *e);
+	/* a runtime's walker announced a code object (tag: its FIRN_FRAME_KIND_*; rec, len bytes:
+	 * the record its header names, e.g. struct firn_py_code_event); may be NULL */
+	void (*on_announce)(void *ctx, unsigned tag, const void *rec, size_t len);
 	void *ctx;
 };
 

@@ -1,6 +1,7 @@
 /* Unit tests (no root, no BPF) of the recorder's process lifecycle: the recorder runs against a
  * fake sample source (entries, drains, first-sample/exec/exit notices, retirement and parking as
- * the BPF sampler does them) and a fake process event source (exec, mmap, fork, exit records).
+ * the BPF sampler does them: through the same stack store, lib/stackstore.h) and a fake process
+ * event source (exec, mmap, fork, exit records).
  * The processes are made up (pids above pid_max); their mappings are this test's executable and
  * libc, replayed as mmap records, so frames resolve to real names: recorder_test_work in the
  * executable, abort in libc. Cuts (recorder_cut) too: each holds its interval's samples once. */
@@ -22,6 +23,8 @@
 #include "procmap.h"
 #include "recorder.h"
 #include "sample_source.h"
+#include "stackstore.h"
+#include "stub_runtime.h"
 
 #define PID 4000000 /* above pid_max: no such process */
 #define MAX_ENTRIES 64
@@ -45,13 +48,12 @@ struct fake {
 	struct sampler_opts o;                 /* the recorder's callbacks */
 	struct fake_entry taken[MAX_ENTRIES];  /* samples not drained yet */
 	size_t ntaken;
-	struct fake_entry held[MAX_ENTRIES];   /* drained: what for_each shows */
-	size_t nheld;
+	struct stackstore store;               /* drained: what for_each shows (one-frame stacks,
+						* each by its ip) */
 	struct { enum notice_kind kind; pid_t pid; } notices[MAX_ENTRIES];
 	size_t nnotices;
-	struct { pid_t pid; uint64_t gen; } exited[MAX_ENTRIES];
-	size_t nexited;
-	uint64_t drains, parked, retired;
+	uint64_t drains;
+	bool inside; /* a retire or park loop runs: the recorder must not call the source again */
 	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
 	uint64_t flip_ns;
 };
@@ -61,27 +63,20 @@ static struct fake *fake_of(const struct sample_source *s)
 	return (struct fake *)s;
 }
 
-/* The view of a held entry that the recorder's callbacks get. */
-static struct sampler_entry view(const struct fake_entry *f)
-{
-	return (struct sampler_entry){ .pid = f->pid, .tid = f->tid, .count = f->count,
-				       .ustack = &f->ip, .ulen = 1, .comm = "prog",
-				       .thread = "prog" };
-}
-
 static int f_start(struct sample_source *s, const char **why) { return 0; }
 static void f_stop(struct sample_source *s) {}
 static int f_ncpus(const struct sample_source *s) { return 1; }
-static void f_free(struct sample_source *s) {}
+static void f_free(struct sample_source *s) { stackstore_release(&fake_of(s)->store); }
 
 /* Hands the notices to the recorder, in order; an exit waits for the next drain. */
 static int f_handle_events(struct sample_source *s)
 {
 	struct fake *f = fake_of(s);
 
+	assert_false(f->inside); /* no re-entry from a retire or park callback */
 	for (size_t i = 0; i < f->nnotices; i++) {
 		if (f->notices[i].kind == N_EXIT)
-			f->exited[f->nexited++] = (typeof(f->exited[0])){ f->notices[i].pid, f->drains };
+			stackstore_exit(&f->store, f->notices[i].pid);
 		else
 			f->o.on_process(f->o.ctx, f->notices[i].pid, f->notices[i].kind == N_EXEC);
 	}
@@ -89,23 +84,26 @@ static int f_handle_events(struct sample_source *s)
 	return 0;
 }
 
-/* Moves the samples taken into the held entries (one per pid, tid, ip). */
+/* Moves the samples taken into the store (one entry per pid, tid, ip); a new entry's stack is
+ * told to the recorder (on_stack), as the BPF sampler does. */
 static int f_drain(struct sample_source *s)
 {
 	struct fake *f = fake_of(s);
 
+	assert_false(f->inside);
 	for (size_t i = 0; i < f->ntaken; i++) {
 		const struct fake_entry *t = &f->taken[i];
-		size_t j = 0;
-		while (j < f->nheld && (f->held[j].pid != t->pid || f->held[j].tid != t->tid ||
-					f->held[j].ip != t->ip))
-			j++;
-		if (j == f->nheld)
-			f->held[f->nheld++] = (struct fake_entry){ t->pid, t->tid, t->ip, 0 };
-		f->held[j].count += t->count;
+		struct stackstore_key k = { .pid = t->pid, .tid = t->tid, .ustack = t->ip };
+		assert_int_equal(stackstore_put_stack(&f->store, t->ip, &t->ip, 1), 0);
+		assert_int_equal(stackstore_set_name(&f->store, t->tid, "prog", "prog"), 0);
+		int fresh = stackstore_add(&f->store, &k, t->count);
+		assert_true(fresh >= 0);
+		if (fresh && f->o.on_stack)
+			f->o.on_stack(f->o.ctx, t->pid, &t->ip, 1);
 	}
 	f->ntaken = 0;
 	f->drains++;
+	stackstore_drained(&f->store);
 	if (f->clock)
 		f->flip_ns = *f->clock + 1; /* after every event so far */
 	return 0;
@@ -120,89 +118,38 @@ static int f_poll(struct sample_source *s, int timeout_ms)
 static int f_for_each(struct sample_source *s, int (*fn)(void *, const struct sampler_entry *),
 		      void *ctx)
 {
-	struct fake *f = fake_of(s);
-
-	for (size_t i = 0; i < f->nheld; i++) {
-		struct sampler_entry e = view(&f->held[i]);
-		int rc = fn(ctx, &e);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return stackstore_for_each(&fake_of(s)->store, fn, ctx);
 }
 
-/* Whether every held entry of pid is ready. */
-static bool all_ready(struct fake *f, pid_t pid, const struct sampler_retire_ops *ops)
-{
-	for (size_t i = 0; i < f->nheld && ops->ready; i++) {
-		struct sampler_entry e = view(&f->held[i]);
-		if (f->held[i].pid == pid && !ops->ready(ops->ctx, &e))
-			return false;
-	}
-	return true;
-}
+/* Runs a retire or park loop of the store, noting that it runs (see inside). */
+#define LOOP(f, call)                          \
+	({                                     \
+		assert_false((f)->inside);     \
+		(f)->inside = true;            \
+		int rc_ = (call);              \
+		(f)->inside = false;           \
+		rc_;                           \
+	})
 
-/* Parks and forgets pid's held entries that ops->select takes; how many, or -errno. */
-static int park_pid(struct fake *f, pid_t pid, const struct sampler_retire_ops *ops)
-{
-	size_t kept = 0;
-	int n = 0;
-
-	for (size_t i = 0; i < f->nheld; i++) {
-		struct sampler_entry e = view(&f->held[i]);
-		if (f->held[i].pid != pid || (ops->select && !ops->select(ops->ctx, &e))) {
-			f->held[kept++] = f->held[i];
-			continue;
-		}
-		int err = ops->park ? ops->park(ops->ctx, &e) : 0;
-		if (err)
-			return err;
-		f->parked += f->held[i].count;
-		n++;
-	}
-	f->nheld = kept;
-	return n;
-}
-
+/* Retires at once (no batches: the tests count processes). */
 static int f_retire(struct sample_source *s, const struct sampler_retire_ops *ops)
 {
-	struct fake *f = fake_of(s);
-	size_t kept = 0;
-	int gone = 0;
-
-	for (size_t i = 0; i < f->nexited; i++) {
-		pid_t pid = f->exited[i].pid;
-		if (f->exited[i].gen >= f->drains || !all_ready(f, pid, ops)) {
-			f->exited[kept++] = f->exited[i];
-			continue;
-		}
-		int n = park_pid(f, pid, ops);
-		if (n < 0)
-			return n;
-		if (ops->gone)
-			ops->gone(ops->ctx, pid);
-		gone++;
-		f->retired++;
-	}
-	f->nexited = kept;
-	return gone;
+	return LOOP(fake_of(s), stackstore_retire(&fake_of(s)->store, ops, 0, 0));
 }
 
 static int f_park_process(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops)
 {
-	struct fake *f = fake_of(s);
-
-	return all_ready(f, pid, ops) ? park_pid(f, pid, ops) : 0;
+	return LOOP(fake_of(s), stackstore_park_process(&fake_of(s)->store, pid, ops));
 }
 
 static int f_park_live(struct sample_source *s, const struct sampler_retire_ops *ops)
 {
-	return 0;
+	return LOOP(fake_of(s), stackstore_park_live(&fake_of(s)->store, ops));
 }
 
 static size_t f_entry_count(const struct sample_source *s)
 {
-	return fake_of(s)->nheld;
+	return fake_of(s)->store.nentries;
 }
 
 static void f_get_stats(struct sample_source *s, struct sampler_stats *st)
@@ -210,21 +157,15 @@ static void f_get_stats(struct sample_source *s, struct sampler_stats *st)
 	struct fake *f = fake_of(s);
 
 	memset(st, 0, sizeof(*st));
-	st->stored = f->parked;
-	for (size_t i = 0; i < f->nheld; i++)
-		st->stored += f->held[i].count;
-	st->taken = st->stored;
-	st->entries = f->nheld;
-	st->retired_processes = f->retired;
+	st->stored = st->taken = stackstore_stored(&f->store);
+	st->entries = f->store.nentries;
+	st->retired_processes = f->store.retired_processes;
 }
 
-/* The counts start again from 0 (recorder_cut); the entries stay. */
+/* The counts start again from 0 (recorder_cut). */
 static void f_reset_counts(struct sample_source *s)
 {
-	struct fake *f = fake_of(s);
-
-	for (size_t i = 0; i < f->nheld; i++)
-		f->held[i].count = 0;
+	stackstore_reset_counts(&fake_of(s)->store);
 }
 
 static const struct sample_source_ops fake_ops = {
@@ -255,6 +196,7 @@ static struct sample_source *fake_new(const struct sampler_opts *o, void *arg, c
 
 	f->base.ops = f->clock ? &fake_ops_flips : &fake_ops;
 	f->o = *o;
+	stackstore_init(&f->store, true, 0xfffffff0u /* FIRN_EVENT_GPU_TIME */);
 	return &f->base;
 }
 
@@ -307,8 +249,8 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 }
 
 /* A recorder over the fakes; flips: the sample source tells when its drains flipped; labels:
- * process labels (exe, cgroup, container_id). */
-static int setup_with(void **state, bool flips, bool labels)
+ * process labels (exe, cgroup, container_id); reg: the runtimes (NULL: the registry's). */
+static int setup_runtimes(void **state, bool flips, bool labels, const struct runtime_ops *const *reg)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char why[256];
@@ -322,6 +264,7 @@ static int setup_with(void **state, bool flips, bool labels)
 		.demangle = true, .spill_dir = "/tmp", .events_source = w->events,
 		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
 		.process_labels = labels,
+		.runtimes = reg,
 	};
 	w->rec = recorder_new(&o, why, sizeof(why));
 	if (!w->rec)
@@ -329,6 +272,11 @@ static int setup_with(void **state, bool flips, bool labels)
 	assert_int_equal(recorder_start(w->rec), 0);
 	*state = w;
 	return 0;
+}
+
+static int setup_with(void **state, bool flips, bool labels)
+{
+	return setup_runtimes(state, flips, labels, NULL);
 }
 
 static int setup(void **state)
@@ -366,12 +314,12 @@ static void poll_n(struct world *w, int n)
  * a poll never waits for it), for 5 s at most. */
 static void poll_until_retired(struct world *w, uint64_t n)
 {
-	for (int i = 0; i < 500 && w->samples.retired < n; i++) {
+	for (int i = 0; i < 500 && w->samples.store.retired_processes < n; i++) {
 		assert_int_equal(recorder_poll(w->rec, 0), 0);
-		if (w->samples.retired < n)
+		if (w->samples.store.retired_processes < n)
 			usleep(10000);
 	}
-	assert_int_equal(w->samples.retired, n);
+	assert_int_equal(w->samples.store.retired_processes, n);
 }
 
 static void finish(struct world *w)
@@ -437,7 +385,7 @@ static void test_exec_then_exit(void **state)
 	finish(w);
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 3);
 	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
-	assert_int_equal(w->samples.parked, 3);    /* symbolized as it ended, */
+	assert_int_equal(w->samples.store.retired, 3);    /* symbolized as it ended, */
 	assert_int_equal(comment(w, "samples.parked"), 1); /* as one sample of the profile */
 }
 
@@ -502,11 +450,11 @@ static void test_thread_exits_first(void **state)
 	take(w, PID, PID, WORK, 1);
 	task(w, PROC_EV_EXIT, PID, PID + 1, PID);
 	poll_n(w, 2);
-	assert_int_equal(w->samples.retired, 0);
+	assert_int_equal(w->samples.store.retired_processes, 0);
 	take(w, PID, PID, WORK, 1);
 	finish(w);
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 4);
-	assert_int_equal(w->samples.parked, 0);
+	assert_int_equal(w->samples.store.retired, 0);
 }
 
 /* Processes ending between drains, their exits and samples interleaved: each is retired once
@@ -533,7 +481,32 @@ static void test_exits_between_drains(void **state)
 	poll_until_retired(w, 3);
 	finish(w);
 	assert_int_equal(samples_named(w, 0, "recorder_test_work"), 6);
-	assert_int_equal(w->samples.parked, 6);
+	assert_int_equal(w->samples.store.retired, 6);
+}
+
+/* Notices that come while ended processes are retired (a new process's first sample, another's
+ * exit) wait for the next batch: the recorder never calls the source from inside its retire
+ * loop (the fake fails any call then), and both are handled after it. */
+static void test_no_reentry_while_retiring(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 2);
+	notice(w, N_EXIT, PID);
+	poll_n(w, 1);
+	task(w, PROC_EV_EXEC, PID + 1, PID + 1, 0);
+	mmap_of(w, PID + 1, WORK);
+	notice(w, N_FIRST, PID + 1); /* waiting while PID is retired */
+	take(w, PID + 1, PID + 1, WORK, 3);
+	notice(w, N_EXIT, PID + 1);
+	poll_until_retired(w, 2);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+	assert_int_equal(samples_named(w, PID + 1, "recorder_test_work"), 3);
+	assert_int_equal(w->samples.store.retired, 5);
 }
 
 /* A library mapped after the process's first sample (its snapshot was made then): the samples
@@ -620,7 +593,7 @@ static void test_cut_after_exit(void **state)
 	task(w, PROC_EV_EXIT, PID, PID, 1);
 	notice(w, N_EXIT, PID);
 	poll_until_retired(w, 1);
-	assert_int_equal(w->samples.parked, 5); /* the cut's count was 0: not parked again */
+	assert_int_equal(w->samples.store.retired, 5); /* the cut's count was 0: not parked again */
 	cut(w);
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 5);
 	cut(w);
@@ -644,7 +617,7 @@ static void test_exec_before_flip_no_drain(void **state)
 	notice(w, N_EXEC, PID);
 	take(w, PID, PID, LIBC, 3);
 	poll_n(w, 1); /* its drain flips after the exec: the exec is handled, without a drain */
-	assert_int_equal(w->samples.parked, 2); /* the old image's samples, */
+	assert_int_equal(w->samples.store.retired, 2); /* the old image's samples, */
 	assert_int_equal(w->samples.drains, 2); /* and the polls' own drains only */
 	finish(w);
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
@@ -709,6 +682,48 @@ static void test_no_process_labels(void **state)
 	assert_string_equal(label_str(w->prof, &w->prof->samples[0], "exe"), "");
 }
 
+/* The stub runtime's registry: one line. */
+static const struct runtime_ops *const stub_registry[] = { &stub_runtime, NULL };
+
+static int setup_stub(void **state)
+{
+	memset(&stub_log, 0, sizeof(stub_log));
+	return setup_runtimes(state, false, false, stub_registry);
+}
+
+/* A runtime in the registry is driven through a whole recording by the recorder, which names
+ * none: attached at the process's first sample, told of its stack (with the tagged frame)
+ * when drained, asked to resolve that frame (named in the profile, in a mapping of its own,
+ * under the native caller), detached when the process is retired; freed at the end. */
+static void test_stub_runtime(void **state)
+{
+	struct world *w = *state;
+	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
+
+	assert_int_equal(stub_log.news, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, v, 3);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	assert_int_equal(stub_log.attaches, 1);
+	assert_int_equal(stub_log.attached, PID);
+	assert_int_equal(stub_log.stacks, 1);
+	assert_int_equal(stub_log.stacked, PID);
+	assert_true(stub_log.stack_value == v);
+	assert_int_equal(stub_log.resolves, 1); /* once per (pid, value) */
+	assert_int_equal(stub_log.resolved, PID);
+	assert_int_equal(stub_log.detaches, 1);
+	assert_int_equal(stub_log.detached, PID);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);
+	recorder_free(w->rec);
+	w->rec = NULL;
+	assert_int_equal(stub_log.frees, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +740,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_process_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test_setup_teardown(test_no_reentry_while_retiring, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

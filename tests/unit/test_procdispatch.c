@@ -1,0 +1,146 @@
+/* Unit tests (no root) of the process dispatcher: side-band records update the table and are
+ * told to the listeners as they are read; the sample source's notices wait in a queue until a
+ * flush, are delivered in order to every listener in the order they were added (a notice queued
+ * during a flush in the same flush), and an announcement's bytes are the dispatcher's copy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "procdispatch.h"
+#include "procevents.h"
+#include "sampler.h"
+
+#define PID 4000000 /* above pid_max: no such process */
+
+/* What the listeners heard, as one line of text: "A:process 7 exec;B:..." */
+struct heard {
+	char log[1024];
+	struct procdispatch *d;
+	bool requeue; /* listener A queues an exit notice at the first process it hears */
+};
+
+static void note(struct heard *h, const char *who, const char *what, pid_t pid)
+{
+	size_t n = strlen(h->log);
+
+	snprintf(h->log + n, sizeof(h->log) - n, "%s:%s %d;", who, what, (int)pid);
+}
+
+static int a_record(void *ctx, const struct proc_event *ev, pid_t pid)
+{
+	note(ctx, "A", ev->kind == PROC_EV_EXEC ? "exec-record" : "record", pid);
+	return 0;
+}
+
+static void a_process(void *ctx, pid_t pid, bool exec)
+{
+	struct heard *h = ctx;
+
+	note(h, "A", exec ? "exec" : "process", pid);
+	if (h->requeue) {
+		h->requeue = false;
+		procdispatch_notice(h->d, PD_EXIT, pid, false, 0, 0, NULL, 0);
+	}
+}
+
+static void a_exit(void *ctx, pid_t pid)
+{
+	note(ctx, "A", "exit", pid);
+}
+
+static void b_process(void *ctx, pid_t pid, bool exec)
+{
+	note(ctx, "B", "process", pid);
+}
+
+static void b_code(void *ctx, unsigned tag, const void *rec, size_t len)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "code-%u-%.*s", tag, (int)len, (const char *)rec);
+	note(ctx, "B", what, 0);
+}
+
+static struct procdispatch *dispatcher(struct proc_source **src, struct heard *h)
+{
+	struct procdispatch *d;
+	struct procdispatch_listener a = { .on_record = a_record, .on_process = a_process,
+					   .on_exit = a_exit, .ctx = h };
+	struct procdispatch_listener b = { .on_process = b_process, .on_code = b_code, .ctx = h };
+
+	assert_non_null(*src = procevents_fake_new(NULL, 0, 0));
+	assert_non_null(d = procdispatch_new(*src, false));
+	assert_int_equal(procdispatch_listen(d, &a), 0);
+	assert_int_equal(procdispatch_listen(d, &b), 0);
+	h->d = d;
+	return d;
+}
+
+/* Records: applied to the table and told at once; the table has the mapping. */
+static void test_records(void **state)
+{
+	struct heard h = { "" };
+	struct proc_source *src;
+	struct procdispatch *d = dispatcher(&src, &h);
+
+	(void)state;
+	assert_true(procdispatch_has_records(d));
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_EXEC,
+		.pid = PID, .tid = PID, .time = 1 }), 0);
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_MMAP,
+		.pid = PID, .tid = PID, .start = 0x400000, .len = 0x1000, .prot = PROT_READ | PROT_EXEC,
+		.flags = MAP_PRIVATE, .filename = "/bin/x", .time = 2 }), 0);
+	assert_int_equal(procdispatch_read(d), 0);
+	assert_string_equal(h.log, "A:exec-record " "4000000;A:record 4000000;");
+	const struct procmap *m = procdispatch_maps(d, PID);
+	assert_non_null(m);
+	assert_int_equal(m->n, 1);
+	assert_null(procdispatch_maps(d, PID + 1));
+	procdispatch_free(d);
+	proc_source_free(src);
+}
+
+/* Notices wait for the flush, then go in order to A then B; a notice queued during the flush
+ * comes in it; an announcement is a copy (the caller's buffer changed meanwhile). */
+static void test_notices_queued(void **state)
+{
+	struct heard h = { "", NULL, true };
+	struct proc_source *src;
+	struct procdispatch *d = dispatcher(&src, &h);
+	struct sampler_opts so = { 0 };
+	char rec[8] = "abc";
+
+	(void)state;
+	procdispatch_source_opts(d, &so);
+	so.on_process(so.ctx, PID, false);
+	so.on_announce(so.ctx, 1, rec, 3);
+	strcpy(rec, "zzz");
+	so.on_process(so.ctx, PID + 1, true);
+	assert_string_equal(h.log, ""); /* nothing before the flush */
+	procdispatch_flush(d);
+	assert_string_equal(h.log, "A:process 4000000;B:process 4000000;B:code-1-abc 0;"
+			    "A:exec 4000001;B:process 4000001;A:exit 4000000;");
+	procdispatch_flush(d);
+	struct procdispatch_stats st;
+	procdispatch_get_stats(d, &st);
+	assert_int_equal(st.notices_lost, 0);
+	procdispatch_free(d);
+	proc_source_free(src);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_notices_queued),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

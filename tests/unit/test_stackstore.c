@@ -1,0 +1,200 @@
+/* Unit tests (no root, no BPF) of the stack store: the policy the BPF sampler's drains and the
+ * fake sample source share — an ended process is retired only after a drain completes after
+ * its end, entries not ready wait, parked entries and the stacks only they used are forgotten
+ * (a stack a later count may name stays a drain longer), names go with their threads, and the
+ * stored statistic counts what was forgotten. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stackstore.h"
+
+#define OFF_CPU 0xffffffffu
+
+/* What the callbacks were given. */
+struct seen {
+	int parked, gone;
+	uint64_t parked_count;
+	pid_t last_gone;
+	pid_t not_ready; /* entries of this pid are not ready */
+	uint64_t only_ip; /* select: only entries whose leaf is this (0: all) */
+	char comm[16];
+};
+
+static bool ready(void *ctx, const struct sampler_entry *e)
+{
+	return (pid_t)e->pid != ((struct seen *)ctx)->not_ready;
+}
+
+static bool select_ip(void *ctx, const struct sampler_entry *e)
+{
+	struct seen *s = ctx;
+
+	return !s->only_ip || (e->ulen && e->ustack[0] == s->only_ip);
+}
+
+static int park(void *ctx, const struct sampler_entry *e)
+{
+	struct seen *s = ctx;
+
+	s->parked++;
+	s->parked_count += e->count;
+	snprintf(s->comm, sizeof(s->comm), "%s", e->comm);
+	return 0;
+}
+
+static void gone(void *ctx, pid_t pid)
+{
+	struct seen *s = ctx;
+
+	s->gone++;
+	s->last_gone = pid;
+}
+
+/* Adds count samples of pid/tid on a one-frame user stack (its id: ip) under event. */
+static void add(struct stackstore *st, pid_t pid, pid_t tid, uint64_t ip, uint64_t count,
+		uint32_t event)
+{
+	struct stackstore_key k = { .pid = pid, .tid = tid, .ustack = ip, .event = event };
+
+	if (!stackstore_has_stack(st, ip))
+		assert_int_equal(stackstore_put_stack(st, ip, &ip, 1), 0);
+	assert_true(stackstore_add(st, &k, count) >= 0);
+}
+
+static int count_entries(void *ctx, const struct sampler_entry *e)
+{
+	(void)e;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int held(struct stackstore *st)
+{
+	int n = 0;
+
+	stackstore_for_each(st, count_entries, &n);
+	return n;
+}
+
+/* An exit seen before a drain completes waits for it; then the process's entries are parked
+ * with their names, the process goes, its stacks and names are forgotten. */
+static void test_retire_after_drain(void **state)
+{
+	struct stackstore st;
+	struct seen s = { 0 };
+	struct sampler_retire_ops ops = { .ready = ready, .park = park, .gone = gone, .ctx = &s };
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	add(&st, 10, 10, 0x1000, 3, 0);
+	add(&st, 10, 11, 0x1000, 2, 0);
+	add(&st, 20, 20, 0x2000, 5, 0);
+	assert_int_equal(stackstore_set_name(&st, 10, "worker", "prog"), 0);
+	assert_int_equal(stackstore_add(&st, &(struct stackstore_key){ .pid = 10, .tid = 10,
+								      .ustack = 0x1000 }, 1), 0);
+	stackstore_drained(&st);
+	stackstore_exit(&st, 10);
+	assert_true(stackstore_has_exited(&st, 10));
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), 0); /* no drain since its exit */
+	stackstore_drained(&st);
+	stackstore_drained(&st); /* 0x1000 not met by the last drain: it may go */
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), 1);
+	assert_int_equal(s.parked, 2);
+	assert_int_equal(s.parked_count, 6);
+	assert_string_equal(s.comm, "worker");
+	assert_int_equal(s.gone, 1);
+	assert_int_equal(s.last_gone, 10);
+	assert_false(stackstore_has_exited(&st, 10));
+	assert_int_equal(held(&st), 1);
+	assert_null(stackstore_stack(&st, 0x1000)); /* only the retired entries used it */
+	assert_non_null(stackstore_stack(&st, 0x2000));
+	assert_int_equal(st.nnames, 0);
+	assert_int_equal(stackstore_stored(&st), 11); /* retired 6 + held 5 */
+	stackstore_release(&st);
+}
+
+/* A process whose entries are not ready waits (it is retired at a later call); a retired
+ * stack met by the last drain stays until it is not. */
+static void test_not_ready_waits(void **state)
+{
+	struct stackstore st;
+	struct seen s = { .not_ready = 10 };
+	struct sampler_retire_ops ops = { .ready = ready, .park = park, .gone = gone, .ctx = &s };
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	add(&st, 10, 10, 0x1000, 4, 0);
+	stackstore_exit(&st, 10);
+	stackstore_drained(&st);
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), 0);
+	assert_true(stackstore_has_exited(&st, 10));
+	s.not_ready = 0;
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), 1);
+	assert_int_equal(s.parked_count, 4);
+	assert_non_null(stackstore_stack(&st, 0x1000)); /* met by the last drain */
+	stackstore_release(&st);
+}
+
+/* Retirement in batches: not before batch processes are ready or one has waited long. */
+static void test_batches(void **state)
+{
+	struct stackstore st;
+	struct seen s = { 0 };
+	struct sampler_retire_ops ops = { .park = park, .gone = gone, .ctx = &s };
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	add(&st, 10, 10, 0x1000, 1, 0);
+	add(&st, 20, 20, 0x2000, 1, 0);
+	stackstore_exit(&st, 10);
+	stackstore_drained(&st);
+	assert_int_equal(stackstore_retire(&st, &ops, 2, 2), 0); /* one ready of 2, waited 1 */
+	stackstore_exit(&st, 20);
+	stackstore_drained(&st);
+	assert_int_equal(stackstore_retire(&st, &ops, 2, 2), 2);
+	assert_int_equal(s.gone, 2);
+	stackstore_release(&st);
+}
+
+/* Parking one process takes only what select takes and keeps the process and its names;
+ * off-CPU time is no sample in the stored statistic. */
+static void test_park_process_select(void **state)
+{
+	struct stackstore st;
+	struct seen s = { .only_ip = 0x1000 };
+	struct sampler_retire_ops ops = { .park = park, .select = select_ip, .ctx = &s };
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	add(&st, 10, 10, 0x1000, 2, 0);
+	add(&st, 10, 10, 0x3000, 7, 0);
+	add(&st, 10, 10, 0x3000, 900, OFF_CPU);
+	assert_int_equal(stackstore_set_name(&st, 10, "prog", "prog"), 0);
+	assert_int_equal(stackstore_park_process(&st, 10, &ops), 1);
+	assert_int_equal(s.parked_count, 2);
+	assert_int_equal(held(&st), 2);
+	assert_int_equal(st.nnames, 1);
+	assert_int_equal(stackstore_stored(&st), 2 + 7); /* off-CPU is past uncounted_from */
+	stackstore_reset_counts(&st);
+	assert_int_equal(held(&st), 0);
+	stackstore_release(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_retire_after_drain),
+		cmocka_unit_test(test_not_ready_waits),
+		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_park_process_select),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -43,11 +43,16 @@ enum {
 #define FRAME_TYPE_KEY "profile.frame.type"
 
 /* A location's profile.frame.type (OpenTelemetry's semantic conventions) by its mapping's
- * pseudo name; other user-space mappings are native code, JIT code and the rest get none. */
+ * runtime (frame_kind.h: set by the capture, restored from the name for saved profiles), so that
+ * a new runtime is one row here; other user-space mappings are native code, JIT code and the
+ * rest get none. */
+static const char *const runtime_frame_types[FRAME_RUNTIMES] = {
+	[FRAME_PYTHON] = "cpython",
+};
+/* Runtimes without an enum frame_runtime row yet, by their mapping's pseudo name. */
 static const struct {
 	const char *mapping, *type;
 } frame_types[] = {
-	{ "[python]", "cpython" },
 	{ "[v8]", "v8js" },
 	{ "[jvm]", "jvm" },
 };
@@ -306,12 +311,15 @@ static void put_mappings(struct enc *x)
 static const char *frame_type(const struct enc *x, const struct profile_location *l)
 {
 	const struct profile *p = x->p;
-	const char *m = l->mapping_id && l->mapping_id <= p->nmappings ?
-		profile_str(p, p->mappings[l->mapping_id - 1].filename) : "";
+	const struct profile_mapping *pm = l->mapping_id && l->mapping_id <= p->nmappings ?
+		&p->mappings[l->mapping_id - 1] : NULL;
+	const char *m = pm ? profile_str(p, pm->filename) : "";
 	const char *type = NULL;
 
 	if (l->kind == FRAME_KERNEL)
 		type = "kernel";
+	else if (pm && (unsigned)pm->runtime < FRAME_RUNTIMES)
+		type = runtime_frame_types[pm->runtime];
 	for (size_t i = 0; !type && i < sizeof(frame_types) / sizeof(frame_types[0]); i++)
 		if (!strcmp(m, frame_types[i].mapping))
 			type = frame_types[i].type;

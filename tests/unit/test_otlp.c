@@ -225,6 +225,42 @@ static void test_frame_type(void **state)
 	}
 }
 
+/* Whether the encoding of a one-location profile in a mapping named name (its runtime set to
+ * rt when rt >= 0) holds the frame type "cpython". */
+static bool has_cpython(const char *name, int rt)
+{
+	struct profile q;
+	struct otlp_opts o = { "svc", NULL, NULL, NULL, 0, NULL };
+	void *out = NULL;
+	size_t len = 0;
+
+	assert_int_equal(profile_init(&q), 0);
+	profile_add_sample_type(&q, "samples", "count");
+	int64_t m = profile_add_mapping(&q, 0, 0, 0, name, "");
+	if (rt >= 0)
+		q.mappings[m - 1].runtime = (enum frame_runtime)rt;
+	struct profile_line l = { (uint64_t)profile_function(&q, "f", "f", "f.py", 1), 2 };
+	uint64_t loc = (uint64_t)profile_add_location(&q, (uint64_t)m, 0, &l, 1);
+	int64_t v = 1;
+	assert_int_equal(profile_add_sample(&q, &loc, 1, &v, NULL, 0), 0);
+	assert_int_equal(otlp_encode(&q, &o, &out, &len), 0);
+	bool found = memmem(out, len, "cpython", 7) != NULL;
+	free(out);
+	profile_release(&q);
+	return found;
+}
+
+/* Python frames are "cpython" by their mapping's runtime (frame_kind.h), not by its name: a
+ * saved profile's "[python]" mapping gets it back from the name, a native mapping none. */
+static void test_frame_type_runtime(void **state)
+{
+	(void)state;
+	assert_true(has_cpython("[python]", -1));
+	assert_true(has_cpython("py-frames", FRAME_PYTHON));
+	assert_false(has_cpython("[python]", FRAME_NATIVE));
+	assert_false(has_cpython("/usr/bin/python3", -1));
+}
+
 /* The resource's attributes, then one Profile per sample type, the default (cpu) first. */
 static void test_profiles(void **state)
 {
@@ -271,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_frame_type),
+		cmocka_unit_test(test_frame_type_runtime),
 		cmocka_unit_test(test_profiles),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

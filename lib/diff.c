@@ -188,8 +188,7 @@ int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
 			d->entries[k++] = d->entries[i];
 	d->n = k;
 out:
-	free(from);
-	free(paired);
+	FREE_ALL(from, paired);
 	return err;
 }
 

@@ -302,16 +302,8 @@ void disasm_release(struct disasm *d)
 			free(d->sources[i].lines);
 		}
 	}
-	free(d->sources);
-	free(d->files);
-	free(d->insns);
-	free(d->rows);
-	free(d->path);
-	free(d->name);
-	free(d->function);
-	free(d->module);
-	free(d->recorded_build_id);
-	free(d->mapping_file);
+	FREE_ALL(d->sources, d->files, d->insns, d->rows, d->path, d->name, d->function, d->module,
+		 d->recorded_build_id, d->mapping_file);
 	elfsym_release(&d->elf);
 	memset(d, 0, sizeof(*d));
 }

@@ -125,10 +125,7 @@ void events_release(struct events *ev)
 	free(ev->list);
 	for (size_t i = 0; i < ev->nobjs; i++)
 		free(ev->objs[i].path);
-	free(ev->objs);
-	free(ev->uses);
-	free(ev->watch);
-	free(ev->announced);
+	FREE_ALL(ev->objs, ev->uses, ev->watch, ev->announced);
 }
 
 /* Remembers the object at path (it has attached probes): its index, or -ENOMEM; -ENOENT when

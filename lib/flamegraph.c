@@ -238,12 +238,7 @@ int flame_tree_init(struct flame_tree *t, struct strtab *names)
 /* Frees what the tree owns (not its names). */
 void flame_tree_release(struct flame_tree *t)
 {
-	free(t->key_name);
-	free(t->key_kind);
-	free(t->key_of);
-	free(t->frames);
-	free(t->stacks);
-	free(t->rank);
+	FREE_ALL(t->key_name, t->key_kind, t->key_of, t->frames, t->stacks, t->rank);
 	memset(t, 0, sizeof(*t));
 }
 

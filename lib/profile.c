@@ -119,12 +119,7 @@ void profile_release(struct profile *p)
 		free(p->locations[i].lines);
 	for (uint64_t i = 0; i < p->nsamples; i++)
 		free(p->samples[i].location_ids); /* values and labels live in the same block */
-	free(p->sample_types);
-	free(p->comments);
-	free(p->mappings);
-	free(p->functions);
-	free(p->locations);
-	free(p->samples);
+	FREE_ALL(p->sample_types, p->comments, p->mappings, p->functions, p->locations, p->samples);
 	hashtab_release(&p->fn_index);
 	hashtab_release(&p->loc_index);
 	hashtab_release(&p->sample_index);

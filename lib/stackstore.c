@@ -24,10 +24,7 @@ void stackstore_release(struct stackstore *st)
 {
 	for (size_t i = 0; i < st->cap_stacks; i++)
 		free(st->stacks[i].ips);
-	free(st->stacks);
-	free(st->entries);
-	free(st->names);
-	free(st->exited);
+	FREE_ALL(st->stacks, st->entries, st->names, st->exited);
 	*st = (struct stackstore){ 0 };
 }
 

@@ -1937,12 +1937,7 @@ void symbolizer_free(struct symbolizer *s)
 	elfsym_release(&s->vdso);
 	ksym_join(s);
 	ksym_release(&s->ksym);
-	free(s->kallsyms_path);
-	free(s->module_keys);
-	free(s->module_limits);
-	free(s->shared);
-	free(s->queue);
-	free(s->resnap);
+	FREE_ALL(s->kallsyms_path, s->module_keys, s->module_limits, s->shared, s->queue, s->resnap);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->dic_lock);
 	pthread_cond_destroy(&s->work);

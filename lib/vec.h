@@ -1,6 +1,7 @@
 /* Growable arrays and sorted arrays: the one growth rule (VEC_GROW, VEC_GROW_ZEROED), the
  * searches (UPPER_BOUND, PARTITION_POINT) and the comparison of the sorts (CMP3) that lib/, cmd/
- * and bench/ share instead of writing each by hand. */
+ * and bench/ share instead of writing each by hand; FREE_ALL for the runs of free() that release
+ * them. */
 #ifndef FIRN_VEC_H
 #define FIRN_VEC_H
 
@@ -119,5 +120,18 @@ static inline int vec_grow(void **items, size_t *cap, size_t need, size_t elem)
 		}                                                                                  \
 		pp_lo_;                                                                            \
 	})
+
+/* Frees each of the n pointers in ptrs (NULL ones too, as free does): see FREE_ALL. */
+static inline void free_each(void *const *ptrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ptrs[i]);
+}
+
+/* FREE_ALL(a, b, ...): free() of each owned buffer listed (any object pointers, not const), so
+ * that a release function names its arrays in one statement instead of a free() a line. Each
+ * argument is evaluated once, in no particular order. */
+#define FREE_ALL(...)                                                                              \
+	free_each((void *const[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
 
 #endif

@@ -111,25 +111,29 @@ static bool attr_eq(const void *ctx, uint32_t id, const void *key)
 	       a->is_num == b->is_num && a->lit == b->lit;
 }
 
+/* INTERN(x, rows, n, cap, index, h, eq, key, row): the 1-based index in the dictionary table
+ * rows (n rows, room for cap, looked up by index) of the row whose key is key (hash h, compared
+ * by eq), appending row when none is; 0 after a failure (kept in x->err). The attribute and stack
+ * tables are interned alike: ids must fit the format's int32, the table and its index grow
+ * together. */
+#define INTERN(x, rows, n, cap, index, h, eq, key, row)                                            \
+	__extension__({                                                                            \
+		uint64_t in_h_ = (h);                                                              \
+		int64_t in_id_ = hashtab_find(&(x)->index, in_h_, eq, (x), (key));                 \
+		if (in_id_ < 0 && (x)->n >= INT32_MAX - 1)                                         \
+			(x)->err = -EOVERFLOW;                                                     \
+		else if (in_id_ < 0 && (VEC_GROW((x)->rows, (x)->cap, (x)->n + 1) ||             \
+					hashtab_add(&(x)->index, in_h_, (uint32_t)(x)->n)))          \
+			(x)->err = -ENOMEM;                                                        \
+		else if (in_id_ < 0)                                                               \
+			(x)->rows[in_id_ = (int64_t)(x)->n++] = (row);                             \
+		in_id_ < 0 ? 0u : (uint32_t)in_id_ + 1;                                            \
+	})
+
 /* The attribute_table index of a (added when new); 0 after a failure. */
 static uint32_t attr_of(struct enc *x, const struct attr *a)
 {
-	uint64_t h = attr_hash(a);
-	int64_t id = hashtab_find(&x->attr_index, h, attr_eq, x, a);
-
-	if (id >= 0)
-		return (uint32_t)id + 1;
-	if (x->nattrs >= INT32_MAX - 1) {
-		x->err = -EOVERFLOW;
-		return 0;
-	}
-	if (VEC_GROW(x->attrs, x->cap_attrs, x->nattrs + 1) ||
-	    hashtab_add(&x->attr_index, h, (uint32_t)x->nattrs)) {
-		x->err = -ENOMEM;
-		return 0;
-	}
-	x->attrs[x->nattrs++] = *a;
-	return (uint32_t)x->nattrs;
+	return INTERN(x, attrs, nattrs, cap_attrs, attr_index, attr_hash(a), attr_eq, a, *a);
 }
 
 /* The attribute of a sample label. */
@@ -161,22 +165,7 @@ static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 /* The stack_table index of s's locations (added when new); 0 after a failure. */
 static uint32_t stack_of(struct enc *x, const struct profile_sample *s)
 {
-	uint64_t h = stack_hash(s);
-	int64_t id = hashtab_find(&x->stack_index, h, stack_eq, x, s);
-
-	if (id >= 0)
-		return (uint32_t)id + 1;
-	if (x->nstacks >= INT32_MAX - 1) {
-		x->err = -EOVERFLOW;
-		return 0;
-	}
-	if (VEC_GROW(x->stacks, x->cap_stacks, x->nstacks + 1) ||
-	    hashtab_add(&x->stack_index, h, (uint32_t)x->nstacks)) {
-		x->err = -ENOMEM;
-		return 0;
-	}
-	x->stacks[x->nstacks++] = s;
-	return (uint32_t)x->nstacks;
+	return INTERN(x, stacks, nstacks, cap_stacks, stack_index, stack_hash(s), stack_eq, s, s);
 }
 
 /* A varint field, left out when zero (proto3's default). */

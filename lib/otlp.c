@@ -267,32 +267,34 @@ static void put_resource_profiles(struct enc *x, const struct otlp_opts *o)
 	pbenc_end(&x->e, m);
 }
 
-/* An empty message: a table's zero value at index 0. */
-static void put_empty(struct enc *x, uint32_t field)
+/* A dictionary table: its zero value (an empty message) at index 0, then row(x, i) for each of
+ * its n rows, each in its own message, until an error. Every table is written so. */
+static void put_table(struct enc *x, uint32_t field, uint64_t n,
+		      void (*row)(struct enc *x, uint64_t i))
 {
 	pbenc_end(&x->e, pbenc_begin(&x->e, field));
+	for (uint64_t i = 0; i < n && !x->err; i++) {
+		size_t m = pbenc_begin(&x->e, field);
+		row(x, i);
+		pbenc_end(&x->e, m);
+	}
 }
 
-/* The mapping table; a build id becomes the mapping's attribute. */
-static void put_mappings(struct enc *x)
+/* Mapping i; a build id becomes the mapping's attribute. */
+static void put_mapping(struct enc *x, uint64_t i)
 {
 	const struct profile *p = x->p;
+	const struct profile_mapping *mp = &p->mappings[i];
 
-	put_empty(x, DICT_MAPPINGS);
-	for (uint64_t i = 0; i < p->nmappings && !x->err; i++) {
-		const struct profile_mapping *mp = &p->mappings[i];
-		size_t m = pbenc_begin(&x->e, DICT_MAPPINGS);
-		put_uint(x, MAP_START, mp->start);
-		put_uint(x, MAP_LIMIT, mp->limit);
-		put_uint(x, MAP_OFFSET, mp->offset);
-		put_uint(x, MAP_FILENAME, pstr(x, mp->filename));
-		if (mp->build_id && *profile_str(p, mp->build_id)) {
-			struct attr a = { str_of(x, BUILD_ID_KEY), mp->build_id, 0, 0, false, NULL };
-			size_t ai = pbenc_begin(&x->e, MAP_ATTRIBUTES);
-			pbenc_varint(&x->e, attr_of(x, &a));
-			pbenc_end(&x->e, ai);
-		}
-		pbenc_end(&x->e, m);
+	put_uint(x, MAP_START, mp->start);
+	put_uint(x, MAP_LIMIT, mp->limit);
+	put_uint(x, MAP_OFFSET, mp->offset);
+	put_uint(x, MAP_FILENAME, pstr(x, mp->filename));
+	if (mp->build_id && *profile_str(p, mp->build_id)) {
+		struct attr a = { str_of(x, BUILD_ID_KEY), mp->build_id, 0, 0, false, NULL };
+		size_t ai = pbenc_begin(&x->e, MAP_ATTRIBUTES);
+		pbenc_varint(&x->e, attr_of(x, &a));
+		pbenc_end(&x->e, ai);
 	}
 }
 
@@ -317,91 +319,73 @@ static const char *frame_type(const struct enc *x, const struct profile_location
 	return type;
 }
 
-/* The location table: mapping, address, lines (inlined first, as pprof has them), its
+/* Location i: mapping, address, lines (inlined first, as pprof has them), its
  * profile.frame.type where known. */
-static void put_locations(struct enc *x)
+static void put_location(struct enc *x, uint64_t i)
 {
 	const struct profile *p = x->p;
+	const struct profile_location *l = &p->locations[i];
 
-	put_empty(x, DICT_LOCATIONS);
-	for (uint64_t i = 0; i < p->nlocations && !x->err; i++) {
-		const struct profile_location *l = &p->locations[i];
-		size_t m = pbenc_begin(&x->e, DICT_LOCATIONS);
-		if (l->mapping_id > p->nmappings)
+	if (l->mapping_id > p->nmappings)
+		x->err = -EINVAL;
+	put_uint(x, LOC_MAPPING, l->mapping_id);
+	put_uint(x, LOC_ADDRESS, l->address);
+	for (uint32_t k = 0; k < l->nlines; k++) {
+		size_t ln = pbenc_begin(&x->e, LOC_LINES);
+		if (l->lines[k].function_id > p->nfunctions)
 			x->err = -EINVAL;
-		put_uint(x, LOC_MAPPING, l->mapping_id);
-		put_uint(x, LOC_ADDRESS, l->address);
-		for (uint32_t k = 0; k < l->nlines; k++) {
-			size_t ln = pbenc_begin(&x->e, LOC_LINES);
-			if (l->lines[k].function_id > p->nfunctions)
-				x->err = -EINVAL;
-			put_uint(x, LINE_FUNCTION, l->lines[k].function_id);
-			put_uint(x, LINE_LINE, (uint64_t)l->lines[k].line);
-			pbenc_end(&x->e, ln);
-		}
-		const char *ft = frame_type(x, l);
-		if (ft) {
-			struct attr a = { str_of(x, FRAME_TYPE_KEY), 0, 0, 0, false, ft };
-			size_t ai = pbenc_begin(&x->e, LOC_ATTRIBUTES);
-			pbenc_varint(&x->e, attr_of(x, &a));
-			pbenc_end(&x->e, ai);
-		}
-		pbenc_end(&x->e, m);
+		put_uint(x, LINE_FUNCTION, l->lines[k].function_id);
+		put_uint(x, LINE_LINE, (uint64_t)l->lines[k].line);
+		pbenc_end(&x->e, ln);
+	}
+	const char *ft = frame_type(x, l);
+	if (ft) {
+		struct attr a = { str_of(x, FRAME_TYPE_KEY), 0, 0, 0, false, ft };
+		size_t ai = pbenc_begin(&x->e, LOC_ATTRIBUTES);
+		pbenc_varint(&x->e, attr_of(x, &a));
+		pbenc_end(&x->e, ai);
 	}
 }
 
-/* The function table. */
-static void put_functions(struct enc *x)
+/* Function i. */
+static void put_function(struct enc *x, uint64_t i)
 {
-	const struct profile *p = x->p;
+	const struct profile_function *f = &x->p->functions[i];
 
-	put_empty(x, DICT_FUNCTIONS);
-	for (uint64_t i = 0; i < p->nfunctions && !x->err; i++) {
-		const struct profile_function *f = &p->functions[i];
-		size_t m = pbenc_begin(&x->e, DICT_FUNCTIONS);
-		put_uint(x, FN_NAME, pstr(x, f->name));
-		put_uint(x, FN_SYSTEM_NAME, pstr(x, f->system_name));
-		put_uint(x, FN_FILENAME, pstr(x, f->filename));
-		put_uint(x, FN_START_LINE, (uint64_t)f->start_line);
-		pbenc_end(&x->e, m);
-	}
+	put_uint(x, FN_NAME, pstr(x, f->name));
+	put_uint(x, FN_SYSTEM_NAME, pstr(x, f->system_name));
+	put_uint(x, FN_FILENAME, pstr(x, f->filename));
+	put_uint(x, FN_START_LINE, (uint64_t)f->start_line);
 }
 
-/* The stack table (location ids are location_table indexes: both 1-based, in order). */
-static void put_stacks(struct enc *x)
+/* Stack i (location ids are location_table indexes: both 1-based, in order). */
+static void put_stack(struct enc *x, uint64_t i)
 {
-	put_empty(x, DICT_STACKS);
-	for (size_t i = 0; i < x->nstacks && !x->err; i++) {
-		const struct profile_sample *s = x->stacks[i];
-		size_t m = pbenc_begin(&x->e, DICT_STACKS), l;
-		l = pbenc_begin(&x->e, STACK_LOCATIONS);
-		for (uint32_t k = 0; k < s->nlocs; k++) {
-			if (!s->location_ids[k] || s->location_ids[k] > x->p->nlocations)
-				x->err = -EINVAL;
-			pbenc_varint(&x->e, s->location_ids[k]);
-		}
-		pbenc_end(&x->e, l);
-		pbenc_end(&x->e, m);
+	const struct profile_sample *s = x->stacks[i];
+	size_t l = pbenc_begin(&x->e, STACK_LOCATIONS);
+
+	for (uint32_t k = 0; k < s->nlocs; k++) {
+		if (!s->location_ids[k] || s->location_ids[k] > x->p->nlocations)
+			x->err = -EINVAL;
+		pbenc_varint(&x->e, s->location_ids[k]);
 	}
+	pbenc_end(&x->e, l);
 }
 
-/* The attribute table (KeyValueAndUnit: key, a string or int AnyValue, unit). */
-static void put_attributes(struct enc *x)
+/* Attribute i (KeyValueAndUnit: key, a string or int AnyValue, unit). */
+static void put_attribute(struct enc *x, uint64_t i)
 {
-	put_empty(x, DICT_ATTRIBUTES);
-	for (size_t i = 0; i < x->nattrs && !x->err; i++) {
-		const struct attr *a = &x->attrs[i];
-		size_t m = pbenc_begin(&x->e, DICT_ATTRIBUTES), v;
-		put_uint(x, KVU_KEY, a->key);
-		v = pbenc_begin(&x->e, KVU_VALUE);
-		if (a->is_num)
-			pbenc_int(&x->e, ANY_INT, a->num);
-		else
-			pbenc_string(&x->e, ANY_STRING, a->lit ? a->lit : profile_str(x->p, a->str));
-		pbenc_end(&x->e, v);
-		put_uint(x, KVU_UNIT, a->unit);
-		pbenc_end(&x->e, m);
-	}
+	const struct attr *a = &x->attrs[i];
+	size_t v;
+
+	put_uint(x, KVU_KEY, a->key);
+	v = pbenc_begin(&x->e, KVU_VALUE);
+	if (a->is_num)
+		pbenc_int(&x->e, ANY_INT, a->num);
+	else
+		pbenc_string(&x->e, ANY_STRING, a->lit ? a->lit : profile_str(x->p, a->str));
+	pbenc_end(&x->e, v);
+	put_uint(x, KVU_UNIT, a->unit);
 }
 
 /* The dictionary; strings last, once every table has interned its own. */
@@ -410,11 +394,11 @@ static void put_dictionary(struct enc *x)
 	static const uint8_t zero[16];
 	size_t m = pbenc_begin(&x->e, REQ_DICTIONARY), l;
 
-	put_mappings(x);
-	put_locations(x);
-	put_functions(x);
-	put_stacks(x);
-	put_attributes(x);
+	put_table(x, DICT_MAPPINGS, x->p->nmappings, put_mapping);
+	put_table(x, DICT_LOCATIONS, x->p->nlocations, put_location);
+	put_table(x, DICT_FUNCTIONS, x->p->nfunctions, put_function);
+	put_table(x, DICT_STACKS, x->nstacks, put_stack);
+	put_table(x, DICT_ATTRIBUTES, x->nattrs, put_attribute); /* last: the others add to it */
 	l = pbenc_begin(&x->e, DICT_LINKS); /* Link{16 zero bytes, 8 zero bytes}, as advised */
 	pbenc_bytes(&x->e, LINK_TRACE_ID, zero, 16);
 	pbenc_bytes(&x->e, LINK_SPAN_ID, zero, 8);

@@ -9,6 +9,7 @@
 
 #include "../bpf/firn.h"
 
+#include "opt.h"
 #include "pyframes.h"
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
@@ -179,4 +180,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	print_python_summary(rec);
 	if (so->gpu)
 		print_gpu_summary(&st->gpu);
+	if (firn_verbose)
+		fprintf(stderr, "firn: BPF maps: %llu, %.1f MiB of kernel memory\n",
+			(unsigned long long)st->bpf_maps, st->bpf_map_bytes / 1048576.0);
 }

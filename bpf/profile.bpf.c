@@ -1253,6 +1253,32 @@ static __always_inline void count_unwind(__u32 reason)
 		(*v)++;
 }
 
+/* Whether addr follows a call instruction, as a return address does: call rel32, or call
+ * through a register or memory (FF /2, 2 to 7 bytes). Data is rarely so, and an address in no
+ * mapping cannot be read. */
+static __always_inline bool after_call(__u64 addr)
+{
+	__u8 b[8];
+
+	if (addr < 4096 || bpf_probe_read_user(b, sizeof(b), (void *)(addr - 8)))
+		return false;
+	return b[3] == 0xe8 || (b[6] == 0xff && ((b[7] >> 3) & 7) == 2) ||
+	       (b[5] == 0xff && ((b[6] >> 3) & 7) == 2) || (b[4] == 0xff && ((b[5] >> 3) & 7) == 2) ||
+	       (b[2] == 0xff && ((b[3] >> 3) & 7) == 2) || (b[1] == 0xff && ((b[2] >> 3) & 7) == 2);
+}
+
+/* --call-graph fp: drops the outermost frame when it is no return address. Code without frame
+ * pointers (ld.so's start-up, a libc built without them) leaves rbp holding data, and the walk
+ * takes one more "frame" from it before the chain breaks: an [unknown] frame at the root. */
+static __always_inline void fp_trim_root(struct firn_stack *s)
+{
+	__u64 n = s->len, last = n - 1;
+
+	opaque(last); /* the check is on the register the load uses */
+	if (n >= 2 && last < FIRN_MAX_FRAMES && !after_call(s->ips[last]))
+		s->len = n - 1;
+}
+
 /* Unwinds the user stack of the current task with the CFI tables (frame pointers only without
  * dwarf_unwind) into scratch slot 0 (len 0: none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
  * tracepoint's context) the task is in the kernel and its user registers are the saved ones. */
@@ -1305,8 +1331,10 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->pid = pid;
 	u->found.row_count = 0;
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
-	if (!dwarf_unwind)
+	if (!dwarf_unwind) {
+		fp_trim_root(s);
 		return s;
+	}
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);

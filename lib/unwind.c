@@ -595,6 +595,22 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
 	return first;
 }
 
+/* Copies n mappings into the pool at first: one batch (one system call a process, not one a
+ * mapping), else one by one (a kernel without batch updates of arrays). 0 or -errno. */
+static int copy_umaps(struct unwinder *u, uint32_t first, const struct firn_umap *maps, uint32_t n)
+{
+	__u32 keys[FIRN_MAX_UMAPS], count = n;
+
+	for (uint32_t i = 0; i < n && i < FIRN_MAX_UMAPS; i++)
+		keys[i] = first + i;
+	if (!n || !bpf_map_update_batch(u->umaps_fd, keys, maps, &count, NULL))
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(u->umaps_fd, &keys[i], &maps[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 /* Copies pid's n mappings (sorted by start) into the pool, points pid at them, then frees the
  * run the process had before (or, when that failed, the new one). A process with no mapping
  * has no run. */
@@ -607,10 +623,7 @@ static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, 
 		u->st.no_slot++;
 		return (int)first;
 	}
-	for (uint32_t i = 0; i < n && !err; i++) {
-		__u32 key = first + i;
-		err = bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY) ? -errno : 0;
-	}
+	err = copy_umaps(u, (uint32_t)first, maps, n);
 	struct firn_pid_maps val = { (uint32_t)first, n };
 	__u32 p = pid;
 	if (!err && bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))

@@ -478,14 +478,12 @@ static int size_gpu_maps(struct sampler *s)
 /* Entries of the (preallocated, 1 KiB each) stack map: room for what a quarter of a drain
  * interval can bring, two distinct stacks a sample on every CPU (the drains come sooner while it
  * fills: next_drain), at least 2048; the most (16384) for events that no frequency bounds
- * (probes, switches). opts.stack_entries when given. */
+ * (probes, switches). (opts.stack_entries, when given, sizes the stack map alone.) */
 static uint32_t stack_entries(const struct sampler_opts *o)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t want = (uint64_t)o->freq * (ncpus > 0 ? ncpus : 1) * 2 / 4, n = 2048;
 
-	if (o->stack_entries)
-		return o->stack_entries;
 	if (o->usdt || o->off_cpu || o->cuda)
 		return 16384;
 	while (n < want && n < 16384)
@@ -538,7 +536,8 @@ static int load_skel(struct sampler *s, const char **why)
 	*why = "size the stack map";
 	/* counts and names: one entry a sample at most, half the stacks' pace (the drains keep up) */
 	uint32_t entries = stack_entries(o);
-	if (bpf_map__set_max_entries(s->skel->maps.stacks, entries) ||
+	if (bpf_map__set_max_entries(s->skel->maps.stacks,
+				     o->stack_entries ? o->stack_entries : entries) ||
 	    bpf_map__set_max_entries(s->skel->maps.counts0, entries) ||
 	    bpf_map__set_max_entries(s->skel->maps.counts1, entries) ||
 	    bpf_map__set_max_entries(s->skel->maps.comms, entries) ||

@@ -59,7 +59,7 @@ for cg in auto fp; do
 	emit C "$B" "$c" "perf -g" "perf record -a -g -F $HZ -o OUT -- sleep $SECS"
 	emit T "$B" "$c" "profiler CPU s" ratio "3 perf -g" "<= 1/3 of perf -g's"
 done
-emit N "$B" "The loop runs $BUILD/fixtures/shortlived 15 (tests/fixtures/shortlived.c: 15 ms of CPU, qsort through libc) again and again; firn and perf -g start together and record for ${SECS} s at once, each also sampling the other. 'profiler CPU s' is the profiler process's user+sys time from start to exit (start-up, recording, writing its file; perf's includes its build-id pass). Before the side-band process events firn read /proc/PID/maps for every process it sampled, twice, and opened and stat-ed each mapped file. With --call-graph fp the [unknown] frames are not missing mappings: frame pointers walk into garbage through libc's qsort, which has none."
+emit N "$B" "The loop runs $BUILD/fixtures/shortlived 15 (tests/fixtures/shortlived.c: 15 ms of CPU, qsort through libc) again and again; firn and perf -g start together and record for ${SECS} s at once, each also sampling the other. 'profiler CPU s' is the profiler process's user+sys time from start to exit (start-up, recording, writing its file; perf's includes its build-id pass). Before the side-band process events firn read /proc/PID/maps for every process it sampled, twice, and opened and stat-ed each mapped file. With --call-graph fp the [unknown] frames were not missing mappings: code without frame pointers (ld.so's start-up, libc) leaves rbp holding data, and the walk took one more frame from it (2.4-2.8 %); the BPF walk now drops an outermost frame that does not follow a call instruction."
 
 for ((rep = 1; rep <= REPS; rep++)); do
 	for cg in auto fp; do

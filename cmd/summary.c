@@ -10,6 +10,7 @@
 #include "../bpf/firn.h"
 
 #include "event_table.h"
+#include "opt.h"
 #include "pyframes.h"
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
@@ -150,4 +151,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
 	print_event_summaries(prof, st, so, true);
+	if (firn_verbose)
+		fprintf(stderr, "firn: BPF maps: %llu, %.1f MiB of kernel memory\n",
+			(unsigned long long)st->bpf_maps, st->bpf_map_bytes / 1048576.0);
 }

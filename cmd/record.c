@@ -34,6 +34,7 @@ struct record_opts {
 	struct target t;        /* -a, -p, or the command; events, -F, unwinding (target_opts) */
 	bool quiet, no_demangle;
 	bool no_python;         /* --no-python: the interpreter's native frames only */
+	bool no_js;             /* FIRN-V8: --no-js: V8's code stays native (perf maps name it) */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
@@ -44,7 +45,7 @@ struct record_opts {
 
 
 enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
-enum { OPT_NO_PYTHON = 512 };
+enum { OPT_NO_PYTHON = 512, OPT_NO_JS };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
 
@@ -70,6 +71,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_PYTHON:
 		o->no_python = true;
+		return 0;
+	case OPT_NO_JS: /* FIRN-V8 */
+		o->no_js = true;
 		return 0;
 	case OPT_ADDRESSES:
 		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
@@ -259,6 +263,7 @@ static const struct opt record_opts[] = {
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
 	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
+	{ "no-js", 0, NULL, "no JavaScript functions read from V8: its code named by perf maps only", OPT_NO_JS },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
@@ -396,7 +401,7 @@ static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
-		.demangle = !o->no_demangle, .no_python = o->no_python,
+		.demangle = !o->no_demangle, .no_python = o->no_python, .no_js = o->no_js,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,

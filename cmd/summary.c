@@ -10,6 +10,7 @@
 #include "../bpf/firn.h"
 
 #include "pyframes.h"
+#include "v8frames.h" /* FIRN-V8 */
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
 static void print_unwind_summary(const struct recorder_stats *st)
@@ -100,6 +101,32 @@ static void print_python_summary(const struct recorder *rec)
 		ps.unknown_version ? ps.last_refusal : "");
 }
 
+/* FIRN-V8: the JavaScript line, when a process ran a V8: its frames by outcome, functions
+ * read, refusals with the reason, and which source named the frames where a perf map exists. */
+static void print_v8_summary(const struct recorder *rec)
+{
+	struct v8frames_stats vs;
+	uint64_t b[FIRN_V8_NR];
+
+	recorder_v8_stats(rec, &vs, b);
+	if (!vs.processes && !vs.refused)
+		return;
+	fprintf(stderr,
+		"firn: javascript: %llu process%s, %llu V8 frames: %llu JavaScript, %llu typed (entry, "
+		"exit, stub: native), %llu unreadable; functions %llu (announcements lost %llu), "
+		"unreadable %llu; refused %llu%s%s",
+		(unsigned long long)vs.processes, vs.processes == 1 ? "" : "es",
+		(unsigned long long)b[FIRN_V8_FRAMES], (unsigned long long)b[FIRN_V8_JS],
+		(unsigned long long)b[FIRN_V8_TYPED], (unsigned long long)b[FIRN_V8_BAD_READ],
+		(unsigned long long)b[FIRN_V8_FUNCS], (unsigned long long)b[FIRN_V8_FUNCS_LOST],
+		(unsigned long long)vs.unreadable, (unsigned long long)vs.refused,
+		vs.refused ? ": " : "", vs.refused ? vs.last_refusal : "");
+	if (vs.perf_maps)
+		fprintf(stderr, "; %llu with /tmp/perf-PID.map: JavaScript named by V8's frames, "
+			"not the map (--no-js: by the map)", (unsigned long long)vs.perf_maps);
+	fputc('\n', stderr);
+}
+
 /* What the GPU probes saw, with what could not be matched (never dropped silently). */
 static void print_gpu_summary(const struct recorder_gpu_stats *g)
 {
@@ -177,6 +204,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 			"(/tmp/perf-PID.map): its frames are [anon]\n",
 			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
+	print_v8_summary(rec); /* FIRN-V8 */
 	if (so->gpu)
 		print_gpu_summary(&st->gpu);
 }

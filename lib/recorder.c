@@ -27,6 +27,7 @@
 #include "procmap.h"
 #include "pyframes.h"
 #include "sample_source.h"
+#include "v8frames.h" /* FIRN-V8 */
 #include "symbolize.h"
 #include "unwind.h"
 #include "usdt.h"
@@ -123,6 +124,7 @@ struct recorder {
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
 	struct pyframes *py;   /* Python frames (NULL: --no-python) */
+	struct v8frames *v8;   /* FIRN-V8: JavaScript frames (NULL: --no-js) */
 	/* the process model: fed by the event source (the kernel's side-band records, or the
 	 * options' source); without one, processes are snapshotted from /proc as they show up */
 	struct proc_source *src;
@@ -367,6 +369,8 @@ static void see_process(void *ctx, pid_t pid, bool exec)
 		read_events(r); /* its mappings, for the Python look (py_maps) */
 		pyframes_add_process(r->py, pid, exec, mono_ns());
 	}
+	if (r->v8) /* FIRN-V8 */
+		v8frames_add_process(r->v8, pid, exec);
 
 	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
 		if ((announced = r->ev.announced[i] == pid))
@@ -410,6 +414,21 @@ static void on_py_code(void *ctx, const struct firn_py_code_event *e)
 
 	if (r->py) /* out of memory: that object's frames stay unnamed */
 		(void)pyframes_code_event(r->py, e);
+}
+
+/* FIRN-V8: the JavaScript walker learns a process's V8, and its functions are read as they
+ * get ids. */
+static int set_v8(void *ctx, pid_t pid, const struct firn_v8_proc *p)
+{
+	return sample_source_set_v8(((struct recorder *)ctx)->ss, pid, p);
+}
+
+static void on_v8_func(void *ctx, const struct firn_v8_func_event *e)
+{
+	struct recorder *r = ctx;
+
+	if (r->v8) /* out of memory: that function's frames stay unnamed */
+		(void)v8frames_func_event(r->v8, e);
 }
 
 /* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
@@ -526,6 +545,8 @@ static void forget_process(void *ctx, pid_t pid)
 	symbolizer_remove_process(r->sym, pid);
 	if (r->py)
 		pyframes_forget(r->py, pid);
+	if (r->v8) /* FIRN-V8 */
+		v8frames_forget(r->v8, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -1059,6 +1080,7 @@ static int setup_sampler(struct recorder *r)
 			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
 		.on_py_code = on_py_code,
+		.on_v8_func = on_v8_func, /* FIRN-V8 */
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
@@ -1071,6 +1093,10 @@ static int setup_sampler(struct recorder *r)
 		return fail(r, -ENOMEM, "out of memory");
 	if (r->py)
 		pyframes_set_maps(r->py, py_maps);
+	if (!r->o.no_js && !(r->v8 = v8frames_new(set_v8, r))) /* FIRN-V8 */
+		return fail(r, -ENOMEM, "out of memory");
+	if (r->v8)
+		v8frames_set_maps(r->v8, py_maps);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
@@ -1138,6 +1164,10 @@ static int start_capture(struct recorder *r)
 	if (r->py) {
 		struct frame_resolver res = pyframes_resolver(r->py);
 		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
+	}
+	if (r->v8) { /* FIRN-V8 */
+		struct frame_resolver res = v8frames_resolver(r->v8);
+		capture_set_resolver(r->cap, FIRN_FRAME_KIND_V8, &res);
 	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
@@ -1622,6 +1652,17 @@ void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, 
 		sample_source_python_stats(r->ss, bpf);
 }
 
+/* FIRN-V8 */
+void recorder_v8_stats(const struct recorder *r, struct v8frames_stats *st, uint64_t *bpf)
+{
+	memset(st, 0, sizeof(*st));
+	memset(bpf, 0, FIRN_V8_NR * sizeof(*bpf));
+	if (r->v8)
+		v8frames_get_stats(r->v8, st);
+	if (r->v8 && r->ss && r->ss->ops->v8_stats)
+		r->ss->ops->v8_stats(r->ss, bpf);
+}
+
 const char *recorder_error(const struct recorder *r)
 {
 	return r->err;
@@ -1636,6 +1677,7 @@ void recorder_free(struct recorder *r)
 	unwinder_free(r->unw); /* before the source that owns its maps */
 	sample_source_free(r->ss);
 	pyframes_free(r->py);
+	v8frames_free(r->v8); /* FIRN-V8 */
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

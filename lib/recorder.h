@@ -101,6 +101,7 @@ struct recorder_opts {
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
 	bool no_python;             /* no Python frames: the interpreter's native frames only */
+	bool no_js;                 /* FIRN-V8: no JavaScript frames (V8's code stays native) */
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
@@ -202,6 +203,10 @@ struct pyframes_stats;
 /* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
  * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python. */
 void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf);
+/* FIRN-V8: JavaScript frames: what user space counted (st) and the BPF walker's frames by
+ * outcome (bpf: FIRN_V8_NR counters, enum firn_v8_stat order). Zeros with no_js. */
+struct v8frames_stats;
+void recorder_v8_stats(const struct recorder *r, struct v8frames_stats *st, uint64_t *bpf);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

@@ -1,0 +1,681 @@
+/* JavaScript frames: V8 processes described to the BPF walker, function ids resolved. */
+#include "v8frames.h"
+#include "hash.h"
+#include "hashtab.h"
+#include "procmap.h"
+#include "vec.h"
+
+#include <linux/types.h>
+
+#include "../bpf/firn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define JS_FUNCTION_TYPES 15      /* JSFunction and its subclasses' types (V8 9.6.138 and later) */
+#define SCOPE_SLOTS 16            /* ScopeInfo slots looked at for the name and positions */
+#define MAX_LINES (1u << 20)      /* line ends read of one script at most */
+#define MAX_SOURCE (8u << 20)     /* characters of a script's source scanned for lines at most */
+#define STRING_DEPTH 8            /* cons strings followed at most */
+
+/* A file whose constants were read: by identity (dev, inode, size, mtime). */
+struct v8file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int err;              /* v8consts_read_fd's result */
+	struct v8consts c;
+};
+
+/* A process met: its V8's file (-1: none), whether it was described. */
+struct v8proc {
+	pid_t pid;
+	ssize_t file;
+	bool described;
+};
+
+/* One function id of the walker: what was read of its SharedFunctionInfo (name NULL: not read). */
+struct v8fn {
+	uint64_t id;
+	pid_t pid;
+	char *name, *script;
+	uint32_t line;
+};
+
+/* The line ends of one script of one process, read once. */
+struct v8script {
+	pid_t pid;
+	uint64_t addr;
+	uint32_t *ends;
+	size_t n;
+};
+
+struct v8frames {
+	v8frames_set_fn set;
+	v8frames_maps_fn maps;
+	void *ctx;
+	struct v8mem mem;
+	struct v8file *files;
+	size_t nfiles, capfiles;
+	struct v8proc *procs;
+	size_t nprocs, capprocs;
+	struct v8fn *fns;
+	size_t nfns, capfns;
+	struct hashtab index; /* id → fns */
+	struct v8script *scripts;
+	size_t nscripts, capscripts;
+	uint32_t epoch;
+	struct v8frames_stats st;
+};
+
+/* The default reader: the process's memory through process_vm_readv. */
+static int vm_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	(void)ctx;
+	if (!addr || process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return -EFAULT;
+	return 0;
+}
+
+struct v8frames *v8frames_new(v8frames_set_fn set, void *ctx)
+{
+	struct v8frames *v8 = calloc(1, sizeof(*v8));
+
+	if (!v8) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	v8->set = set;
+	v8->ctx = ctx;
+	v8->mem = (struct v8mem){ vm_read, NULL };
+	return v8;
+}
+
+void v8frames_free(struct v8frames *v8)
+{
+	if (!v8)
+		return;
+	for (size_t i = 0; i < v8->nfns; i++)
+		free(v8->fns[i].name), free(v8->fns[i].script);
+	for (size_t i = 0; i < v8->nscripts; i++)
+		free(v8->scripts[i].ends);
+	free(v8->fns);
+	free(v8->scripts);
+	free(v8->files);
+	free(v8->procs);
+	hashtab_release(&v8->index);
+	free(v8);
+}
+
+void v8frames_set_maps(struct v8frames *v8, v8frames_maps_fn maps)
+{
+	v8->maps = maps;
+}
+
+void v8frames_set_mem(struct v8frames *v8, const struct v8mem *mem)
+{
+	v8->mem = *mem;
+}
+
+/* ---- reading objects of the process ---- */
+
+/* A reader bound to one process and one V8's constants. */
+struct v8read {
+	const struct v8consts *c;
+	const struct v8mem *mem;
+	pid_t pid;
+};
+
+static int rd(const struct v8read *r, uint64_t addr, void *buf, size_t len)
+{
+	return r->mem->read(r->mem->ctx, r->pid, addr, buf, len);
+}
+
+/* Whether tagged word v points at a heap object in user memory. */
+static bool is_object(const struct v8consts *c, uint64_t v)
+{
+	return (v & c->heap_object_tag_mask) == c->heap_object_tag && v > 4096 && v < (1ULL << 47);
+}
+
+static bool is_smi(const struct v8consts *c, uint64_t v)
+{
+	return (v & c->smi_tag_mask) == c->smi_tag;
+}
+
+static int64_t smi_value(const struct v8consts *c, uint64_t v)
+{
+	return (int64_t)v >> (c->smi_shift_size + 1);
+}
+
+/* The word at byte offset off of the object at tagged pointer obj. */
+static int field(const struct v8read *r, uint64_t obj, uint32_t off, uint64_t *out)
+{
+	return is_object(r->c, obj) ? rd(r, obj - r->c->heap_object_tag + off, out, sizeof(*out)) : -EFAULT;
+}
+
+/* The instance type of the object at tagged pointer obj (0: unreadable or no object). */
+static uint32_t type_of(const struct v8read *r, uint64_t obj)
+{
+	uint64_t map;
+	uint16_t type;
+
+	if (field(r, obj, r->c->heap_object_map, &map) || !is_object(r->c, map) ||
+	    rd(r, map - r->c->heap_object_tag + r->c->map_instance_type, &type, sizeof(type)))
+		return 0;
+	return type;
+}
+
+/* A string of at most cap bytes (then truncated); or, with lines set, no string: the positions
+ * of its newlines are added to lines (cap characters looked at, at most). */
+struct strbuf {
+	char *s;
+	size_t n, cap;
+	struct v8script *lines;
+	size_t *lcap;
+	uint64_t pos;
+};
+
+static int add_end(struct v8script *s, size_t *cap, uint32_t pos);
+
+/* Whether b takes no more characters. */
+static bool full(const struct strbuf *b)
+{
+	return b->lines ? b->pos >= b->cap : b->n + 1 >= b->cap;
+}
+
+/* Appends character ch (a UTF-16 code unit) as UTF-8; characters that are controls or
+ * surrogates become '?'. */
+static void put_char(struct strbuf *b, uint32_t ch)
+{
+	char u[3];
+	size_t k = 0;
+
+	if (b->lines) {
+		if (ch == '\n')
+			(void)add_end(b->lines, b->lcap, (uint32_t)b->pos);
+		b->pos++;
+		return;
+	}
+	if (ch < 0x20 || ch == 0x7f || (ch >= 0xd800 && ch < 0xe000))
+		ch = '?';
+	if (ch < 0x80) {
+		u[k++] = (char)ch;
+	} else if (ch < 0x800) {
+		u[k++] = (char)(0xc0 | ch >> 6);
+		u[k++] = (char)(0x80 | (ch & 0x3f));
+	} else {
+		u[k++] = (char)(0xe0 | ch >> 12);
+		u[k++] = (char)(0x80 | ((ch >> 6) & 0x3f));
+		u[k++] = (char)(0x80 | (ch & 0x3f));
+	}
+	if (b->n + k < b->cap) {
+		memcpy(b->s + b->n, u, k);
+		b->n += k;
+	}
+}
+
+/* Appends the characters of a sequential string (len of them, width 1 or 2 bytes) at addr. */
+static int seq_chars(const struct v8read *r, uint64_t addr, uint32_t len, int width, struct strbuf *b)
+{
+	uint8_t chunk[4096];
+
+	for (uint64_t done = 0; done < (uint64_t)len * width && !full(b);) {
+		size_t k = (uint64_t)len * width - done < sizeof(chunk) ? (size_t)((uint64_t)len * width - done)
+									 : sizeof(chunk);
+		if (rd(r, addr + done, chunk, k))
+			return -EFAULT;
+		for (size_t i = 0; i + width <= k; i += width)
+			put_char(b, width == 1 ? chunk[i] : (uint32_t)(chunk[i] | chunk[i + 1] << 8));
+		done += k;
+	}
+	return 0;
+}
+
+/* Appends the string at tagged pointer str: sequential (one- or two-byte), cons and thin
+ * strings; others (external, sliced) are -ENOTSUP. */
+static int read_string(const struct v8read *r, uint64_t str, struct strbuf *b, int depth)
+{
+	const struct v8consts *c = r->c;
+	uint32_t type = type_of(r, str), len;
+	uint64_t a, d;
+
+	if (!type || type >= c->first_nonstring_type || depth > STRING_DEPTH || full(b))
+		return -EINVAL;
+	uint32_t rep = type & c->string_representation_mask;
+	if (rep == c->cons_string_tag) {
+		if (field(r, str, c->cons_first, &a) || field(r, str, c->cons_second, &d))
+			return -EFAULT;
+		int err = read_string(r, a, b, depth + 1);
+		return err ? err : read_string(r, d, b, depth + 1);
+	}
+	if (rep == c->thin_string_tag)
+		return field(r, str, c->thin_actual, &a) ? -EFAULT : read_string(r, a, b, depth + 1);
+	if (rep != c->seq_string_tag)
+		return -ENOTSUP;
+	if (rd(r, str - c->heap_object_tag + c->string_length, &len, sizeof(len)) || len > (1u << 30))
+		return -EFAULT;
+	bool one = (type & c->string_encoding_mask) == c->one_byte_string_tag;
+	return seq_chars(r, str - c->heap_object_tag + (one ? c->seq_one_byte_chars : c->seq_two_byte_chars),
+			 len, one ? 1 : 2, b);
+}
+
+/* The string at tagged pointer str into out (len bytes, NUL-terminated). */
+static int string_at(const struct v8read *r, uint64_t str, char *out, size_t len)
+{
+	struct strbuf b = { out, 0, len };
+	int err = read_string(r, str, &b, 0);
+
+	out[b.n] = 0;
+	return err;
+}
+
+/* The name and start position of a function from its ScopeInfo at tagged pointer si: V8 keeps
+ * no constants for its slots past the context locals, so (as the OpenTelemetry profiler does)
+ * the first string after them is the name and the first pair of rising Smis the positions. */
+static void scope_info(const struct v8read *r, uint64_t si, char *name, size_t len, int64_t *start)
+{
+	const struct v8consts *c = r->c;
+	uint64_t slot[SCOPE_SLOTS];
+	uint32_t first = c->scopeinfo_first_vars ? c->scopeinfo_first_vars : 3;
+	uint32_t nlocals_at = c->scopeinfo_first_vars ? c->scopeinfo_ncontextlocals : 2;
+
+	*start = -1;
+	if (rd(r, si - c->heap_object_tag + c->heap_object_map + 8, slot, sizeof(slot)) ||
+	    nlocals_at >= SCOPE_SLOTS || !is_smi(c, slot[nlocals_at]))
+		return;
+	int64_t locals = smi_value(c, slot[nlocals_at]);
+	if (locals < 0 || locals > SCOPE_SLOTS)
+		return;
+	for (uint32_t i = first + 2 * (uint32_t)locals; i < SCOPE_SLOTS; i++) {
+		if (!name[0] && is_object(c, slot[i]) && string_at(r, slot[i], name, len))
+			name[0] = 0;
+		if (i > 0 && is_smi(c, slot[i]) && is_smi(c, slot[i - 1]) &&
+		    smi_value(c, slot[i - 1]) < smi_value(c, slot[i]) && smi_value(c, slot[i - 1]) >= 0) {
+			*start = smi_value(c, slot[i - 1]);
+			return;
+		}
+	}
+}
+
+/* ---- scripts' lines ---- */
+
+/* Appends a line end at position pos. */
+static int add_end(struct v8script *s, size_t *cap, uint32_t pos)
+{
+	if (s->n >= MAX_LINES)
+		return 0;
+	if (VEC_GROW(s->ends, *cap, s->n + 1))
+		return -ENOMEM;
+	s->ends[s->n++] = pos;
+	return 0;
+}
+
+/* The line ends of the script at tagged pointer script: its line_ends array when V8 made one,
+ * else the newlines of its source. */
+static int script_lines(const struct v8read *r, uint64_t script, struct v8script *s)
+{
+	const struct v8consts *c = r->c;
+	uint64_t ends, n, src, w;
+	size_t cap = 0;
+
+	if (!field(r, script, c->script_line_ends, &ends) && is_object(c, ends) &&
+	    c->fixed_array_length && !field(r, ends, c->fixed_array_length, &n) && is_smi(c, n) &&
+	    smi_value(c, n) > 0 && smi_value(c, n) <= MAX_LINES) {
+		for (int64_t i = 0; i < smi_value(c, n); i++)
+			if (field(r, ends, c->fixed_array_data + 8 * (uint32_t)i, &w) || !is_smi(c, w) ||
+			    add_end(s, &cap, (uint32_t)smi_value(c, w)))
+				return -EFAULT;
+		return 0;
+	}
+	if (field(r, script, c->script_source, &src))
+		return -EFAULT;
+	struct strbuf b = { .cap = MAX_SOURCE, .lines = s, .lcap = &cap };
+	int err = read_string(r, src, &b, 0);
+	if (!err && b.pos < MAX_SOURCE)
+		err = add_end(s, &cap, (uint32_t)b.pos); /* the last line's end: the source's */
+	return err;
+}
+
+/* The 1-based line of position pos in script (0: unknown), the script's line ends read once. */
+static uint32_t line_of(struct v8frames *v8, const struct v8read *r, uint64_t script, int64_t pos)
+{
+	struct v8script *s = NULL;
+
+	if (pos < 0)
+		return 0;
+	for (size_t i = 0; i < v8->nscripts && !s; i++)
+		if (v8->scripts[i].pid == r->pid && v8->scripts[i].addr == script)
+			s = &v8->scripts[i];
+	if (!s) {
+		if (VEC_GROW(v8->scripts, v8->capscripts, v8->nscripts + 1))
+			return 0;
+		s = &v8->scripts[v8->nscripts++];
+		*s = (struct v8script){ .pid = r->pid, .addr = script };
+		(void)script_lines(r, script, s);
+	}
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) { /* the first line whose end is at or after pos */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ends[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return s->n ? (uint32_t)lo + 1 : 0;
+}
+
+/* ---- functions ---- */
+
+/* Reads the function at sfi; its start position into *start (-1: unknown), its script's tagged
+ * pointer into *script (0: none). */
+static int read_func(const struct v8read *r, uint64_t sfi, struct v8func *out, int64_t *start,
+		     uint64_t *script)
+{
+	const struct v8consts *c = r->c;
+	uint64_t nos, sodi;
+
+	memset(out, 0, sizeof(*out));
+	*start = -1;
+	*script = 0;
+	uint32_t type = type_of(r, sfi);
+	if (!type)
+		return -EFAULT;
+	if (type != c->type_shared_function_info)
+		return -EINVAL;
+	if (field(r, sfi, c->sfi_name_or_scope_info, &nos) ||
+	    field(r, sfi, c->sfi_script_or_debug_info, &sodi))
+		return -EFAULT;
+	uint32_t ntype = type_of(r, nos);
+	if (ntype == c->type_scope_info)
+		scope_info(r, nos, out->name, sizeof(out->name), start);
+	else if (ntype && ntype < c->first_nonstring_type && string_at(r, nos, out->name, sizeof(out->name)))
+		out->name[0] = 0;
+	if (type_of(r, sodi) == c->type_script) {
+		uint64_t name;
+		*script = sodi;
+		if (!field(r, sodi, c->script_name, &name) &&
+		    string_at(r, name, out->script, sizeof(out->script)))
+			out->script[0] = 0;
+	}
+	return 0;
+}
+
+int v8frames_read_func(const struct v8consts *c, const struct v8mem *mem, pid_t pid, uint64_t sfi,
+		       struct v8func *out)
+{
+	struct v8read r = { c, mem, pid };
+	int64_t start;
+	uint64_t script;
+	int err = read_func(&r, sfi, out, &start, &script);
+
+	if (!err && script && start >= 0) {
+		struct v8frames tmp = { 0 };
+		out->line = line_of(&tmp, &r, script, start);
+		free(tmp.scripts ? tmp.scripts[0].ends : NULL);
+		free(tmp.scripts);
+	}
+	return err;
+}
+
+/* ---- processes ---- */
+
+static struct v8proc *proc_find(struct v8frames *v8, pid_t pid)
+{
+	for (size_t i = 0; i < v8->nprocs; i++)
+		if (v8->procs[i].pid == pid)
+			return &v8->procs[i];
+	return NULL;
+}
+
+/* Whether a mapped file's name says V8: node (node20, nodejs...) or libnode.so*. */
+static bool v8_named(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "node", 4) || !strncmp(base, "libnode.so", 10);
+}
+
+/* The constants of the file mapped at e in pid (read once per file): its index, or -1 when it
+ * cannot be opened. */
+static ssize_t file_of(struct v8frames *v8, pid_t pid, const struct procmap_entry *e)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	for (size_t i = 0; i < v8->nfiles; i++) {
+		struct v8file *f = &v8->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
+		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			close(fd);
+			return (ssize_t)i;
+		}
+	}
+	if (VEC_GROW(v8->files, v8->capfiles, v8->nfiles + 1)) {
+		close(fd);
+		return -1;
+	}
+	struct v8file *f = &v8->files[v8->nfiles];
+	*f = (struct v8file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
+	f->err = v8consts_read_fd(&f->c, fd);
+	close(fd);
+	return (ssize_t)v8->nfiles++;
+}
+
+int v8frames_proc_of(const struct v8consts *c, uint64_t text_start, uint64_t text_end,
+		     struct firn_v8_proc *p, char *why, size_t len)
+{
+	const char *bad = NULL;
+	int32_t slots[] = { c->off_fp_marker, c->off_fp_function, c->off_fp_bytecode_array,
+			    c->off_fp_bytecode_offset };
+	uint32_t fields[] = { c->js_function_shared, c->sfi_name_or_scope_info, c->sfi_script_or_debug_info };
+
+	for (size_t i = 0; i < 4 && !bad; i++)
+		if (slots[i] >= 0 || slots[i] < -64 || slots[i] % 8)
+			bad = "a frame slot out of the walker's reach";
+	for (size_t i = 0; i < 3 && !bad; i++)
+		if (fields[i] % 8 || fields[i] + 8 > FIRN_V8_OBJ_READ)
+			bad = "an object field out of the walker's reach";
+	if (!bad && c->smi_shift_size != 31)
+		bad = "pointer compression (31-bit Smis)";
+	if (!bad && (c->heap_object_map % 8 || c->map_instance_type >= 4096))
+		bad = "a map field out of the walker's reach";
+	if (bad) {
+		snprintf(why, len, "V8 of a layout the walker cannot read: %s", bad);
+		return -EPROTO;
+	}
+	*p = (struct firn_v8_proc){
+		.text_start = text_start, .text_end = text_end,
+		.fp_marker = c->off_fp_marker, .fp_function = c->off_fp_function,
+		.fp_bytecode_array = c->off_fp_bytecode_array,
+		.fp_bytecode_offset = c->off_fp_bytecode_offset,
+		.smi_shift = c->smi_shift_size + 1,
+		.off_map = c->heap_object_map, .off_instance_type = c->map_instance_type,
+		.off_js_shared = c->js_function_shared, .off_sfi_name = c->sfi_name_or_scope_info,
+		.off_sfi_script = c->sfi_script_or_debug_info,
+		.type_js_first = c->type_js_function,
+		.type_js_last = c->type_js_function + JS_FUNCTION_TYPES - 1,
+		.type_sfi = c->type_shared_function_info, .type_bytecode_array = c->type_bytecode_array,
+	};
+	return 0;
+}
+
+/* Whether pid has /tmp/perf-PID.map (V8 started with --perf-basic-prof) in its root. */
+static bool has_perf_map(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)pid);
+	return access(path, F_OK) == 0;
+}
+
+/* Describes pid's V8 (the file f, its code at e) to the walker; counts a refusal. */
+static void describe(struct v8frames *v8, struct v8proc *pr, const struct procmap_entry *e)
+{
+	struct v8file *f = &v8->files[pr->file];
+	struct firn_v8_proc p;
+	char why[sizeof(v8->st.last_refusal)];
+
+	if (f->err && f->err != -ENOENT) {
+		v8->st.refused++;
+		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", f->c.reason);
+		return;
+	}
+	if (f->err)
+		return; /* named node, but no V8 in it */
+	if (v8frames_proc_of(&f->c, e->start, e->end, &p, why, sizeof(why))) {
+		v8->st.refused++;
+		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", why);
+		return;
+	}
+	p.epoch = ++v8->epoch;
+	if (v8->set(v8->ctx, pr->pid, &p))
+		return;
+	pr->described = true;
+	v8->st.processes++;
+	v8->st.perf_maps += has_perf_map(pr->pid);
+}
+
+/* Looks for V8 in the executable file mappings of pid. */
+static void find_v8(struct v8frames *v8, struct v8proc *pr, const struct procmap *m)
+{
+	for (size_t i = 0; i < m->n && !pr->described; i++) {
+		const struct procmap_entry *e = &m->entries[i];
+		if (!e->x || e->kind != PROCMAP_FILE || !v8_named(e->path))
+			continue;
+		if ((pr->file = file_of(v8, pr->pid, e)) >= 0)
+			describe(v8, pr, e);
+		if (pr->file >= 0 && !v8->files[pr->file].err)
+			return; /* a V8 (described or refused): the one of this process */
+	}
+}
+
+void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
+{
+	struct v8proc *pr = proc_find(v8, pid);
+	const struct procmap *m = v8->maps ? v8->maps(v8->ctx, pid) : NULL;
+	struct procmap own;
+
+	if (pr && !exec)
+		return;
+	if (!pr) {
+		if (VEC_GROW(v8->procs, v8->capprocs, v8->nprocs + 1))
+			return;
+		pr = &v8->procs[v8->nprocs++];
+	} else if (pr->described) {
+		(void)v8->set(v8->ctx, pid, NULL);
+	}
+	*pr = (struct v8proc){ .pid = pid, .file = -1 };
+	if (m) {
+		find_v8(v8, pr, m);
+		return;
+	}
+	if (procmap_read(&own, pid))
+		return;
+	find_v8(v8, pr, &own);
+	procmap_release(&own);
+}
+
+void v8frames_forget(struct v8frames *v8, pid_t pid)
+{
+	struct v8proc *pr = proc_find(v8, pid);
+
+	if (!pr)
+		return;
+	if (pr->described)
+		(void)v8->set(v8->ctx, pid, NULL);
+	*pr = v8->procs[--v8->nprocs];
+	for (size_t i = 0; i < v8->nscripts;) {
+		if (v8->scripts[i].pid != pid) {
+			i++;
+			continue;
+		}
+		free(v8->scripts[i].ends);
+		v8->scripts[i] = v8->scripts[--v8->nscripts];
+	}
+}
+
+/* ---- function ids ---- */
+
+static bool fn_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const struct v8fn *)ctx)[i].id == *(const uint64_t *)key;
+}
+
+static struct v8fn *fn_find(struct v8frames *v8, uint64_t id)
+{
+	int64_t i = hashtab_find(&v8->index, hash_mix64(id), fn_eq, v8->fns, &id);
+
+	return i < 0 ? NULL : &v8->fns[i];
+}
+
+int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e)
+{
+	struct v8proc *pr = proc_find(v8, (pid_t)e->pid);
+	struct v8func f;
+	int64_t start;
+	uint64_t script;
+
+	if (fn_find(v8, e->id) || VEC_GROW(v8->fns, v8->capfns, v8->nfns + 1))
+		return fn_find(v8, e->id) ? 0 : -ENOMEM;
+	struct v8fn *fn = &v8->fns[v8->nfns];
+	*fn = (struct v8fn){ .id = e->id, .pid = (pid_t)e->pid };
+	if (hashtab_add(&v8->index, hash_mix64(e->id), (uint32_t)v8->nfns))
+		return -ENOMEM;
+	v8->nfns++;
+	v8->st.functions++;
+	if (!pr || pr->file < 0) {
+		v8->st.unreadable++;
+		return 0;
+	}
+	struct v8read r = { &v8->files[pr->file].c, &v8->mem, pr->pid };
+	if (read_func(&r, e->sfi, &f, &start, &script)) {
+		v8->st.unreadable++;
+		return 0;
+	}
+	fn->line = script ? line_of(v8, &r, script, start) : 0;
+	fn->name = strdup(f.name[0] ? f.name : "(anonymous)");
+	fn->script = f.script[0] ? strdup(f.script) : NULL;
+	return fn->name ? 0 : -ENOMEM;
+}
+
+/* resolve: the function of the frame's id, named as it was read. */
+static int resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
+{
+	struct v8frames *v8 = ctx;
+	struct v8fn *fn = fn_find(v8, FIRN_V8_ID(resolver_payload(v)));
+
+	if (max < 1 || !fn || fn->pid != pid || !fn->name)
+		return 0;
+	out[0] = (struct resolved_frame){ .name = fn->name, .file = fn->script, .line = fn->line };
+	return 1;
+}
+
+struct frame_resolver v8frames_resolver(struct v8frames *v8)
+{
+	return (struct frame_resolver){
+		.mapping = "[javascript]", .kind = FRAME_JIT, .resolve = resolve, .ctx = v8,
+	};
+}
+
+void v8frames_get_stats(const struct v8frames *v8, struct v8frames_stats *st)
+{
+	*st = v8->st;
+}

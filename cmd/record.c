@@ -396,12 +396,15 @@ static int parked_dir_of(struct recording *r)
 	return r->spill_dir ? 0 : error("out of memory");
 }
 
+static const char *const js_off[] = { "js" }; /* FIRN-V8: --no-js turns runtime_v8 off */
+
 /* The recorder: the targets, events and sampling the options ask for. */
 static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
-		.demangle = !o->no_demangle, .no_python = o->no_python, .no_js = o->no_js,
+		.demangle = !o->no_demangle, .no_python = o->no_python,
+		.runtimes_off = o->no_js ? js_off : NULL, .nruntimes_off = o->no_js, /* FIRN-V8 */
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,

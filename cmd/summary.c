@@ -10,6 +10,7 @@
 #include "../bpf/firn.h"
 
 #include "pyframes.h"
+#include "runtime.h"
 #include "v8frames.h" /* FIRN-V8 */
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack. */
@@ -106,9 +107,10 @@ static void print_python_summary(const struct recorder *rec)
 static void print_v8_summary(const struct recorder *rec)
 {
 	struct v8frames_stats vs;
-	uint64_t b[FIRN_V8_NR];
+	const uint64_t *b = vs.bpf;
 
-	recorder_v8_stats(rec, &vs, b);
+	if (runtime_set_stats(recorder_runtimes(rec), &runtime_v8, &vs, sizeof(vs)))
+		return;
 	if (!vs.processes && !vs.refused)
 		return;
 	fprintf(stderr,

@@ -24,7 +24,7 @@
 #include "recorder.h"
 #include "safeopen.h"
 #include "target.h"
-#include "tui.h"
+#include "top.h"
 #include "unit.h"
 #include "vec.h"
 #include "window.h"
@@ -36,7 +36,6 @@
 
 #define HALF_LIFE_S 2.0     /* a sample's weight in the window halves every 2 seconds */
 #define FIRST_REFRESH_NS 500000000ULL /* the first table comes after half a second at most */
-#define MAX_VIEWS 16
 #define MODULE_MIN 6        /* the module column is at least as wide as its title */
 #define MODULE_MAX_MIN 18   /* ... may always grow to this ("[kernel.kallsyms]" stays whole) */
 #define MODULE_MAX_STDIO 24 /* ... and to this in --stdio tables */
@@ -53,61 +52,6 @@ struct top_opts {
 };
 
 enum { OPT_STDIO = 256, OPT_ROWS, OPT_SORT, OPT_NO_IDLE, OPT_SAMPLE_TYPE };
-
-/* What a row of a calls view is: a heading, a caller, a callee, or the blank between. */
-enum call_section { CALLS_HEADING, CALLS_BLANK, CALLS_CALLER, CALLS_CALLEE };
-
-enum view_kind { VIEW_FUNCTIONS, VIEW_CALLS, VIEW_ANNOTATE, VIEW_HELP };
-
-struct top;
-
-/* One screen of the browser: a list with what its rows show. */
-struct view {
-	enum view_kind kind;
-	struct tui_list list;
-	struct top *top;
-	char *function, *module;    /* calls and annotate views */
-	struct calls calls;         /* calls view: rows are headings, callers, blank, callees */
-	int module_width;           /* calls view: its longest module name */
-	struct disasm dis;          /* annotate view */
-	bool have_dis;
-	char note[256];             /* why the annotation failed */
-};
-
-struct top {
-	struct top_opts *o;
-	char **argv;                /* the command, if any */
-	struct recorder *rec;
-	struct profile *prof;       /* the recorder's (its last cut): the ids the window keeps */
-	uint32_t vi;                /* the sample type shown (--sample-type, else the default) */
-	const char *type, *unit;    /* its name and unit ("off_cpu", "nanoseconds") */
-	bool timed;                 /* its unit is nanoseconds: values are shown in ms */
-	struct window win;          /* the window's samples are views over prof */
-	struct hist h;
-	size_t *rows;               /* entries of h that pass the filter, in h's order */
-	size_t nrows, caprows;
-	int module_width;           /* the table's longest module name (see module_col) */
-	int cols;                   /* the terminal's width at the last draw; 0 with --stdio */
-	int ncpus;
-	const char *event;          /* the -e value shown ("cpu-clock" by default) */
-	bool cpu;                   /* it is cpu-clock: samples, else probe hits */
-	uint64_t start_ns, last_ns;
-	double rate;                /* samples per second over the last interval */
-	uint64_t lost;
-	unsigned long refreshes;
-	bool kernel_hidden, paused, ended;
-	enum hist_sort sort;
-	regex_t re;
-	bool have_re;
-	char filter[256];
-	char target_desc[256];
-	char end_note[96];
-	struct view views[MAX_VIEWS];
-	int nviews;
-	bool typing;
-	struct tui_input input;
-	char message[160];          /* shown in the footer until the next key */
-};
 
 /* ---- options ---- */
 
@@ -179,7 +123,7 @@ static bool row_matches(const struct top *t, const struct hist_entry *e)
 
 /* Width of a module column whose longest name is content: up to a quarter of the terminal (at
  * least MODULE_MAX_MIN), or MODULE_MAX_STDIO for --stdio. */
-static int module_col(const struct top *t, int content)
+int top_module_col(const struct top *t, int content)
 {
 	int max = t->cols ? t->cols / 4 : MODULE_MAX_STDIO;
 
@@ -189,7 +133,7 @@ static int module_col(const struct top *t, int content)
 
 /* A module name for a column of width characters: "-" for none, a path's base name, and a name
  * still too long cut in the middle ("libQt5WebE..5.15.2"). */
-static const char *module_cell(const char *module, int width, char *buf, size_t len)
+const char *top_module_cell(const char *module, int width, char *buf, size_t len)
 {
 	const char *base = strrchr(module, '/');
 	size_t n;
@@ -206,7 +150,7 @@ static const char *module_cell(const char *module, int width, char *buf, size_t 
 }
 
 /* Length of a module name as module_cell shows it whole. */
-static int module_len(const char *module)
+int top_module_len(const char *module)
 {
 	const char *base = strrchr(module, '/');
 
@@ -224,7 +168,7 @@ static int rows_build(struct top *t)
 		if (!row_matches(t, &t->h.entries[i]))
 			continue;
 		t->rows[t->nrows++] = i;
-		int w = module_len(t->h.entries[i].module);
+		int w = top_module_len(t->h.entries[i].module);
 		if (w > t->module_width)
 			t->module_width = w;
 	}
@@ -249,19 +193,19 @@ static int table_build(struct top *t)
 }
 
 /* Share of v in the table's total, in percent. */
-static double share(const struct top *t, int64_t v)
+double top_share(const struct top *t, int64_t v)
 {
 	return t->h.total ? v * 100.0 / t->h.total : 0.0;
 }
 
 /* Formats one table row (as --stdio prints it and the screen shows it). */
-static void table_row(const struct top *t, const struct hist_entry *e, char *buf, size_t len)
+void top_table_row(const struct top *t, const struct hist_entry *e, char *buf, size_t len)
 {
-	int mw = module_col(t, t->module_width);
+	int mw = top_module_col(t, t->module_width);
 	char mbuf[256];
 
-	snprintf(buf, len, "%7.2f %7.2f  %8.0f  %-*.*s  %s", share(t, e->self), share(t, e->total),
-		 e->self / (t->timed ? 1e6 * WINDOW_SCALE : (double)WINDOW_SCALE), mw, mw, module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
+	snprintf(buf, len, "%7.2f %7.2f  %8.0f  %-*.*s  %s", top_share(t, e->self), top_share(t, e->total),
+		 e->self / (t->timed ? 1e6 * WINDOW_SCALE : (double)WINDOW_SCALE), mw, mw, top_module_cell(e->module, mw, mbuf, sizeof(mbuf)), e->name);
 }
 
 /* What the value column and the rate count: samples (cpu-clock), hits (a probe), ms (a time,
@@ -279,7 +223,7 @@ static const char *value_name(const struct top *t)
 static void table_columns(const struct top *t, char *buf, size_t len)
 {
 	snprintf(buf, len, "%7s %7s  %8s  %-*s  %s", "self%", "total%", value_name(t),
-		 module_col(t, t->module_width), "module", "function");
+		 top_module_col(t, t->module_width), "module", "function");
 }
 
 /* "1:05" or "1:02:03". */
@@ -339,33 +283,12 @@ static int stdio_print(struct top *t)
 	table_columns(t, buf, sizeof(buf));
 	put_lines(stdout, buf);
 	for (size_t i = 0; i < n; i++) { /* one row, one line: a newline in a name is escaped */
-		table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
+		top_table_row(t, &t->h.entries[t->rows[i]], buf, sizeof(buf));
 		put_text(stdout, buf, 0);
 		putchar('\n');
 	}
 	printf("\n");
 	return fflush(stdout) || ferror(stdout) ? -(errno ? errno : EIO) : 0;
-}
-
-/* ---- views ---- */
-
-/* How a table row is drawn: by its self share. */
-static enum tui_attr heat_of(double pct)
-{
-	return pct >= 5 ? TUI_HOT : pct >= 0.5 ? TUI_WARM : TUI_NORMAL;
-}
-
-/* Row callback of the function table. */
-static enum tui_attr functions_row(void *ctx, size_t i, char *buf, size_t len)
-{
-	struct view *v = ctx;
-	struct top *t = v->top;
-
-	if (i >= t->nrows)
-		return TUI_NORMAL;
-	const struct hist_entry *e = &t->h.entries[t->rows[i]];
-	table_row(t, e, buf, len);
-	return heat_of(share(t, e->self));
 }
 
 /* The (name, module) of the selected table row, or NULLs. */
@@ -411,201 +334,6 @@ static int table_refresh(struct top *t, bool rebuild, bool resort)
 	return err;
 }
 
-/* Row i of a calls view: headings, callers, a blank, callees; *row is the caller or callee. */
-static enum call_section call_row_at(const struct view *v, size_t i, const struct calls_row **row)
-{
-	size_t nc = v->calls.ncallers;
-
-	*row = NULL;
-	if (i == 0 || i == nc + 2)
-		return CALLS_HEADING;
-	if (i == nc + 1)
-		return CALLS_BLANK;
-	if (i <= nc) {
-		*row = &v->calls.callers[i - 1];
-		return CALLS_CALLER;
-	}
-	*row = &v->calls.callees[i - nc - 3];
-	return CALLS_CALLEE;
-}
-
-/* (Re)computes the callers and callees of the calls view's function over the window. */
-static int calls_refresh(struct top *t, struct view *v)
-{
-	struct calls_query q = { t->win.samples, t->win.nsamples, t->vi, v->function, v->module,
-				 t->kernel_hidden };
-	int err = t->prof ? calls_compute(&v->calls, t->prof, &q) : 0;
-
-	v->list.nrows = v->calls.ncallers + v->calls.ncallees + 3;
-	v->module_width = 0;
-	for (size_t i = 0; i < v->list.nrows; i++) {
-		const struct calls_row *r;
-		if (call_row_at(v, i, &r) >= CALLS_CALLER && r && module_len(r->module) > v->module_width)
-			v->module_width = module_len(r->module);
-	}
-	return err;
-}
-
-/* Row callback of a calls view. */
-static enum tui_attr calls_row(void *ctx, size_t i, char *buf, size_t len)
-{
-	struct view *v = ctx;
-	struct top *t = v->top;
-
-	if (i >= v->list.nrows)
-		return TUI_NORMAL;
-	const struct calls_row *r;
-	enum call_section sec = call_row_at(v, i, &r);
-	if (sec == CALLS_BLANK) {
-		buf[0] = 0;
-		return TUI_NORMAL | TUI_NOSELECT;
-	}
-	if (sec == CALLS_HEADING) {
-		bool callers = i == 0;
-		snprintf(buf, len, "%s of %s:", callers ? "callers (who calls it)"
-			 : "callees (what it calls; [self]: its own code)", v->function);
-		return TUI_HEADING | TUI_NOSELECT;
-	}
-	int mw = module_col(t, v->module_width);
-	char mbuf[256];
-
-	snprintf(buf, len, "  %7.2f  %-*.*s  %s", share(t, r->value), mw, mw,
-		 module_cell(r->module, mw, mbuf, sizeof(mbuf)), r->name);
-	return heat_of(share(t, r->value));
-}
-
-/* Row callback of an annotate view. */
-static enum tui_attr annotate_row(void *ctx, size_t i, char *buf, size_t len)
-{
-	struct view *v = ctx;
-
-	if (!v->have_dis) {
-		snprintf(buf, len, "%s", i == 0 ? v->note : "");
-		return TUI_NORMAL;
-	}
-	disasm_row_text(&v->dis, i, buf, len);
-	int heat = disasm_row_heat(&v->dis, i);
-	if (v->dis.rows[i].source)
-		return TUI_DIM;
-	return heat == 2 ? TUI_HOT : heat == 1 ? TUI_WARM : TUI_NORMAL;
-}
-
-static const char *const help_lines[] = {
-	"firn top shows the functions that use the CPU now. Every refresh (--delay, 1 s by",
-	"default) the weight of what was sampled before is halved every 2 seconds and the new",
-	"samples are added: the table shows a decaying window of the last few seconds.",
-	"",
-	"  self%     share of the window's samples whose innermost frame is the function",
-	"  total%    share of the samples with the function anywhere on the stack",
-	"  samples   the decayed sample count of self",
-	"",
-	"Keys (every view)",
-	"  Up/Down, j/k, PgUp/PgDn, Home/End   move",
-	"  s        sort by self or by total",
-	"  /        filter functions by a regular expression (empty: no filter)",
-	"  K        hide or show kernel frames",
-	"  p        pause or resume the display (sampling goes on)",
-	"  h, ?     this help",
-	"  q, Esc   back to the previous view; quit from the table",
-	"",
-	"Keys of the table",
-	"  Enter    annotate the selected function: its instructions with their share",
-	"  c        callers and callees of the selected function",
-	"",
-	"Keys of the callers and callees view",
-	"  Enter, c callers and callees of the selected function",
-};
-
-/* Row callback of the help view. */
-static enum tui_attr help_row(void *ctx, size_t i, char *buf, size_t len)
-{
-	if (i < sizeof(help_lines) / sizeof(help_lines[0]))
-		snprintf(buf, len, "%s", help_lines[i]);
-	return i == 8 || i == 17 || i == 21 ? TUI_HEADING : TUI_NORMAL;
-}
-
-/* Frees what a view owns. */
-static void view_release(struct view *v)
-{
-	free(v->function);
-	free(v->module);
-	calls_release(&v->calls);
-	if (v->have_dis)
-		disasm_release(&v->dis);
-	memset(v, 0, sizeof(*v));
-}
-
-/* Pushes a view of kind on function (name, module); NULL when the stack is full. */
-static struct view *view_push(struct top *t, enum view_kind kind, const char *name,
-			      const char *module)
-{
-	if (t->nviews == MAX_VIEWS)
-		return NULL;
-	struct view *v = &t->views[t->nviews];
-	memset(v, 0, sizeof(*v));
-	v->kind = kind;
-	v->top = t;
-	v->list.ctx = v;
-	v->list.cursor = kind != VIEW_HELP;
-	v->list.row = kind == VIEW_FUNCTIONS ? functions_row : kind == VIEW_CALLS ? calls_row
-		    : kind == VIEW_ANNOTATE ? annotate_row : help_row;
-	if (name && (!(v->function = strdup(name)) || !(v->module = strdup(module))))
-		return view_release(v), NULL;
-	t->nviews++;
-	return v;
-}
-
-/* Annotation query of a view's function under the current settings. */
-static struct disasm_query annotate_query(const struct top *t, const struct view *v)
-{
-	return (struct disasm_query){ v->function, v->module, t->vi, t->kernel_hidden };
-}
-
-/* Opens the annotation of the view's function, selecting its hottest instruction. */
-static void annotate_open(struct top *t, struct view *v)
-{
-	struct disasm_query q = annotate_query(t, v);
-	int err = t->prof ? disasm_annotate(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q)
-			  : -ENOENT;
-
-	if (err) {
-		if (err == -EOPNOTSUPP)
-			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': kernel or JIT code "
-				 "has no file to read", v->function);
-		else if (err == -ENOENT && !v->dis.path)
-			snprintf(v->note, sizeof(v->note), "nothing to annotate: no sample of the window "
-				 "ran in '%s' itself (c shows what it calls)", v->function);
-		else
-			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': '%s': %s", v->function,
-				 v->dis.path ? v->dis.path : "?", safeopen_strerror(err));
-		disasm_release(&v->dis);
-		v->list.nrows = 1;
-		return;
-	}
-	v->have_dis = true;
-	v->list.nrows = v->dis.nrows;
-	for (size_t i = 0; i < v->dis.nrows; i++)
-		if (!v->dis.rows[i].source && v->dis.insns[v->dis.rows[i].insn].value == v->dis.max_value)
-			v->list.sel = i;
-}
-
-/* Recomputes the views that follow the window (all but the table, which the caller rebuilt). */
-static int views_refresh(struct top *t)
-{
-	for (int i = 1; i < t->nviews; i++) {
-		struct view *v = &t->views[i];
-		if (v->kind == VIEW_CALLS) {
-			int err = calls_refresh(t, v);
-			if (err)
-				return err;
-		} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
-			struct disasm_query q = annotate_query(t, v);
-			disasm_count(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q);
-		}
-	}
-	return 0;
-}
-
 /* ---- the screen ---- */
 
 /* The view's third header line and its column line. */
@@ -619,8 +347,8 @@ static void view_titles(struct top *t, struct view *v, char *line, size_t len, c
 		table_columns(t, cols, clen);
 	} else if (v->kind == VIEW_CALLS) {
 		snprintf(line, len, "%s (%s): total %.2f%%, self %.2f%%", v->function,
-			 *v->module ? v->module : "-", share(t, v->calls.total), share(t, v->calls.self));
-		snprintf(cols, clen, "  %7s  %-*s  %s", "share%", module_col(t, v->module_width),
+			 *v->module ? v->module : "-", top_share(t, v->calls.total), top_share(t, v->calls.self));
+		snprintf(cols, clen, "  %7s  %-*s  %s", "share%", top_module_col(t, v->module_width),
 			 "module", "function");
 	} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
 		snprintf(line, len, "annotate %s (%s): %.2f%% of the samples (shares are of all samples)\n"
@@ -671,7 +399,7 @@ static void draw(struct top *t, struct tui *ui)
 	if (v->kind == VIEW_FUNCTIONS)
 		v->list.nrows = t->nrows;
 	else if (v->kind == VIEW_HELP)
-		v->list.nrows = sizeof(help_lines) / sizeof(help_lines[0]);
+		v->list.nrows = view_nhelp_lines;
 	tui_draw(ui, &v->list, header, *cols ? cols : NULL, footer);
 }
 
@@ -714,7 +442,7 @@ static int open_for_selected(struct top *t, struct view *v, enum view_kind kind)
 		selected_function(t, v, &name, &module);
 	} else if (v->kind == VIEW_CALLS && v->list.sel < v->list.nrows) {
 		const struct calls_row *r;
-		if (call_row_at(v, v->list.sel, &r) >= CALLS_CALLER && r->name[0] != '[')
+		if (view_call_row(v, v->list.sel, &r) >= CALLS_CALLER && r->name[0] != '[')
 			name = r->name, module = r->module;
 	}
 	if (!name)
@@ -723,9 +451,9 @@ static int open_for_selected(struct top *t, struct view *v, enum view_kind kind)
 	if (!nv)
 		return 0;
 	if (kind == VIEW_ANNOTATE)
-		annotate_open(t, nv);
+		view_annotate_open(t, nv);
 	else
-		return calls_refresh(t, nv);
+		return view_calls_refresh(t, nv);
 	return 0;
 }
 

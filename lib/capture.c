@@ -96,6 +96,7 @@ static int64_t resolve_new(struct capture *c, pid_t pid, uint64_t v)
 						"");
 		if (m < 0)
 			return m;
+		c->p->mappings[m - 1].runtime = r->runtime;
 		c->resolver_maps[kind] = m;
 	}
 	if (r->resolve && (n = r->resolve(r->ctx, pid, v, f, RESOLVED_MAX)) < 0)

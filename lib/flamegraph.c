@@ -174,6 +174,7 @@ static enum flame_colors kind_palette(enum frame_kind kind)
 	case FRAME_KERNEL:
 		return FLAME_COLORS_ORANGE;
 	case FRAME_JIT:
+	case FLAME_KIND_JAVASCRIPT: /* JIT code, named */
 		return FLAME_COLORS_GREEN;
 	case FRAME_INLINE:
 		return FLAME_COLORS_AQUA;
@@ -431,19 +432,16 @@ static int push_comm(struct flame_tree *t, struct profile *p, struct sample_scra
 	return 0;
 }
 
-/* The kind a tree gives frame f: FLAME_KIND_PYTHON or _GPU for a user frame of the profile
- * mapping "[python]" or "[gpu]" (colored apart), else its own kind or, unannotated, user. */
+/* The kind a tree gives frame f: FLAME_KIND_PYTHON or _GPU for a user frame of a runtime's
+ * mapping (its runtime: colored apart), else its own kind or, unannotated, user. */
 static enum frame_kind tree_kind(const struct profile *p, const struct flamegraph_opts *o,
 				 const struct profile_frame *f)
 {
 	const struct profile_mapping *m = f->mapping_id && f->mapping_id <= p->nmappings
 		? &p->mappings[f->mapping_id - 1] : NULL;
-	const char *file = m && m->filename < p->strings.n ? p->strings.strs[m->filename] : "";
 
-	if (f->kind == FRAME_USER && !strcmp(file, "[python]"))
-		return (enum frame_kind)FLAME_KIND_PYTHON;
-	if (f->kind == FRAME_USER && !strcmp(file, "[gpu]"))
-		return (enum frame_kind)FLAME_KIND_GPU;
+	if (f->kind == FRAME_USER && m && m->runtime != FRAME_NATIVE)
+		return (enum frame_kind)FLAME_KIND_OF_RUNTIME(m->runtime);
 	return o->annotate ? f->kind : FRAME_USER;
 }
 

@@ -43,13 +43,15 @@ enum flame_colors {
 	FLAME_COLORS_COUNT
 };
 
-/* Kinds a tree gives user frames of the profile mappings "[python]" and "[gpu]" (a flame_node's
- * kind may be one): drawn in their own colors, written to folded output as plain user frames
- * (flamegraph.pl has no annotation for them). */
+/* Kinds a tree gives user frames of a runtime's profile mapping (enum frame_runtime: a
+ * flame_node's kind may be one): drawn in their own colors, written to folded output as plain
+ * user frames (flamegraph.pl has no annotation for them). */
+#define FLAME_KIND_OF_RUNTIME(r) (FRAME_INLINE + (unsigned)(r))
 enum {
-	FLAME_KIND_PYTHON = FRAME_INLINE + 1,
-	FLAME_KIND_GPU,
-	FLAME_NKINDS
+	FLAME_KIND_PYTHON = FLAME_KIND_OF_RUNTIME(FRAME_PYTHON),
+	FLAME_KIND_GPU = FLAME_KIND_OF_RUNTIME(FRAME_GPU),
+	FLAME_KIND_JAVASCRIPT = FLAME_KIND_OF_RUNTIME(FRAME_JAVASCRIPT),
+	FLAME_NKINDS = FLAME_KIND_OF_RUNTIME(FRAME_RUNTIMES)
 };
 
 /* One merged frame, as flame_tree_walk reports it. Values are in sample units. */

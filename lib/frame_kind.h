@@ -11,4 +11,21 @@ enum frame_kind {
 	FRAME_INLINE,   /* "_[i]": a Line of a location that is not its outermost */
 };
 
+/* Which runtime a mapping's frames come from (lib/runtime.h): carried on the profile mapping
+ * (struct profile_mapping.runtime), so that writers tell interpreter and GPU frames apart
+ * (their flame graph colours) without comparing names. Their locations stay FRAME_USER. */
+enum frame_runtime {
+	FRAME_NATIVE = 0, /* an ELF file's, the kernel's, a JIT's */
+	FRAME_PYTHON,     /* CPython functions (lib/pyframes.h) */
+	FRAME_GPU,        /* GPU kernels and copies (lib/gpuframes.h) */
+	FRAME_JAVASCRIPT, /* JavaScript functions read from V8 (lib/v8frames.h) */
+	FRAME_RUNTIMES
+};
+
+/* The profile mapping name of a runtime's frames ("[python]"; "" for FRAME_NATIVE): the one
+ * table of them, which a saved profile is read back by. */
+const char *frame_runtime_mapping(enum frame_runtime r);
+/* The runtime whose mapping is named name (FRAME_NATIVE: none; name may be NULL). */
+enum frame_runtime frame_runtime_of_mapping(const char *name);
+
 #endif

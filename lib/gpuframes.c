@@ -110,6 +110,38 @@ static int resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out,
 
 struct frame_resolver gpu_frames_resolver(struct gpu_frames *g)
 {
-	return (struct frame_resolver){ .mapping = "[gpu]", .kind = FRAME_USER, .resolve = resolve,
+	return (struct frame_resolver){ .mapping = frame_runtime_mapping(FRAME_GPU),
+					.kind = FRAME_USER, .runtime = FRAME_GPU, .resolve = resolve,
 					.ctx = g };
 }
+
+/* ---- runtime_gpu: the ops (lib/runtime.h) ---- */
+
+/* The state of a --cuda recording (names from the host's sample source). */
+static struct runtime *rt_new(const struct runtime_host *h)
+{
+	if (!h->cuda_lib) {
+		errno = 0;
+		return NULL;
+	}
+	struct gpu_frames *g = gpu_frames_new(h->ss, h->demangle);
+	if (!g)
+		errno = ENOMEM;
+	return (struct runtime *)g;
+}
+
+static void rt_free(struct runtime *rt)
+{
+	gpu_frames_free((struct gpu_frames *)rt);
+}
+
+static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
+		      int max)
+{
+	return resolve(rt, pid, v, out, max);
+}
+
+const struct runtime_ops runtime_gpu = {
+	.name = "gpu", .tag = FIRN_FRAME_KIND_GPU, .frames = FRAME_GPU,
+	.new = rt_new, .free = rt_free, .resolve = rt_resolve,
+};

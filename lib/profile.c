@@ -180,11 +180,11 @@ int profile_add_comment(struct profile *p, const char *text)
 static bool user_pseudo_mapping(const char *f)
 {
 	static const char *const exact[] = { "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]",
-					     "[heap]", "[jit]", "[unknown]", "[uprobes]",
-					     "[python]" /* Python functions (lib/pyframes) */,
-					     "[gpu]" /* GPU kernels and copies (lib/gpuframes) */ };
+					     "[heap]", "[jit]", "[unknown]", "[uprobes]" };
 	static const char *const prefix[] = { "[stack", "[anon" };
 
+	if (frame_runtime_of_mapping(f) != FRAME_NATIVE) /* a runtime's frames (frame_kind.h) */
+		return true;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
 		if (!strcmp(f, exact[i]))
 			return true;
@@ -221,6 +221,7 @@ int64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, u
 	m->filename = f;
 	m->build_id = b;
 	m->kind = profile_kind_of_mapping(filename);
+	m->runtime = frame_runtime_of_mapping(filename);
 	return p->nmappings;
 }
 

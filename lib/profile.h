@@ -40,6 +40,8 @@ struct profile_mapping {
 	uint32_t filename, build_id; /* string ids */
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
 	enum frame_kind kind;        /* FRAME_KERNEL for "[kernel.kallsyms]" and modules, FRAME_JIT for JIT maps */
+	enum frame_runtime runtime;  /* whose frames: a runtime's mapping (FRAME_PYTHON...), from its
+				      * name (frame_runtime_of_mapping) or set by its maker */
 };
 
 struct profile_function {

@@ -3,6 +3,7 @@
 #include "hash.h"
 #include "hashtab.h"
 #include "pyruntime.h"
+#include "sample_source.h"
 #include "vec.h"
 
 #include <linux/types.h>
@@ -10,6 +11,7 @@
 #include "../bpf/firn.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,11 +360,6 @@ void pyframes_note_stack(struct pyframes *py, pid_t pid, const uint64_t *ips, ui
 			code_prepare(py, pid, ips[i]);
 }
 
-static void resolver_prepare(void *ctx, pid_t pid, uint64_t v)
-{
-	code_prepare(ctx, pid, v);
-}
-
 /* The frame of v from what was copied and read of its code object while its process lived (0
  * when nothing was): the line of its instruction, else the function's first line. The root of
  * a stack cut short is "[truncated]". */
@@ -393,8 +390,8 @@ static int resolver_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_fr
 struct frame_resolver pyframes_resolver(struct pyframes *py)
 {
 	return (struct frame_resolver){
-		.mapping = "[python]", .kind = FRAME_USER, .resolve = resolver_resolve,
-		.prepare = resolver_prepare, .ctx = py,
+		.mapping = frame_runtime_mapping(FRAME_PYTHON), .kind = FRAME_USER,
+		.runtime = FRAME_PYTHON, .resolve = resolver_resolve, .ctx = py,
 	};
 }
 
@@ -402,3 +399,153 @@ void pyframes_get_stats(const struct pyframes *py, struct pyframes_stats *st)
 {
 	*st = py->st;
 }
+
+/* Whether the file at path starts with a #! line that names python. */
+static bool python_script(const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	return n > 2 && !strncmp(line, "#!", 2) && strstr(line, "python");
+}
+
+bool pyframes_command_is_python(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
+	char file[PATH_MAX];
+
+	if (!strncmp(base ? base + 1 : argv0, "python", 6))
+		return true;
+	if (base)
+		return python_script(argv0);
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
+				   (int)sizeof(file) && !access(file, X_OK))
+			return python_script(file);
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/* ---- runtime_python: the ops (lib/runtime.h) over the functions above ---- */
+
+/* The BPF walker learns where a process's interpreter is (ctx: the host). */
+static int host_set(void *ctx, pid_t pid, const struct firn_py_proc *p)
+{
+	const struct runtime_host *h = ctx;
+
+	return sample_source_set_python(h->ss, pid, p);
+}
+
+/* The host's process table, for the interpreter's look (ctx: the host). */
+static const struct procmap *host_maps(void *ctx, pid_t pid)
+{
+	const struct runtime_host *h = ctx;
+
+	return h->maps ? h->maps(h->ctx, pid) : NULL;
+}
+
+/* The walker is loaded ahead for a Python command, else when a process first needs it. */
+static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	so->python = true;
+	/* a command that is no Python: its children may run one, seen then (~35 ms less) */
+	so->python_late = h->argc > 0 && !pyframes_command_is_python(h->argv[0]);
+}
+
+/* The state of a recording that wants Python frames. */
+static struct runtime *rt_new(const struct runtime_host *h)
+{
+	struct pyframes *py;
+
+	if (runtime_host_off(h, runtime_python.name)) {
+		errno = 0;
+		return NULL;
+	}
+	if (!(py = pyframes_new(host_set, (void *)h)))
+		return NULL;
+	pyframes_set_maps(py, host_maps);
+	return (struct runtime *)py;
+}
+
+static void rt_free(struct runtime *rt)
+{
+	pyframes_free((struct pyframes *)rt);
+}
+
+static int rt_probe(struct runtime *rt, pid_t pid, const struct procmap_entry *e)
+{
+	return pyfile_is_python(((struct pyframes *)rt)->files, pid, e);
+}
+
+static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	pyframes_add_process((struct pyframes *)rt, pid, exec, now_ns);
+}
+
+/* A mapped file (libpython by dlopen), or code without a table (e NULL): look again now. */
+static void rt_on_mapping(struct runtime *rt, pid_t pid, const struct procmap_entry *e,
+			  uint64_t now_ns)
+{
+	if (e)
+		pyframes_note_mapping((struct pyframes *)rt, pid, e, now_ns);
+	else
+		pyframes_note_code((struct pyframes *)rt, pid, now_ns);
+}
+
+static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
+{
+	if (len < sizeof(struct firn_py_code_event))
+		return 0;
+	return pyframes_code_event((struct pyframes *)rt, rec);
+}
+
+static void rt_on_stack(struct runtime *rt, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	pyframes_note_stack((struct pyframes *)rt, pid, ips, len);
+}
+
+static void rt_poll(struct runtime *rt, uint64_t now_ns)
+{
+	pyframes_poll((struct pyframes *)rt, now_ns);
+}
+
+static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
+		      int max)
+{
+	return resolver_resolve(rt, pid, v, out, max);
+}
+
+/* User space's counts, and the BPF walker's samples by outcome. */
+static int rt_stats(const struct runtime *rt, void *out, size_t size)
+{
+	const struct pyframes *py = (const struct pyframes *)rt;
+	struct pyframes_stats *st = out;
+
+	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_PY_NR, "python stats");
+	if (size != sizeof(*st))
+		return -EINVAL;
+	pyframes_get_stats(py, st);
+	memset(st->bpf, 0, sizeof(st->bpf));
+	sample_source_python_stats(((const struct runtime_host *)py->ctx)->ss, st->bpf);
+	return 0;
+}
+
+static void rt_detach(struct runtime *rt, pid_t pid)
+{
+	pyframes_forget((struct pyframes *)rt, pid);
+}
+
+const struct runtime_ops runtime_python = {
+	.name = "python", .tag = FIRN_FRAME_KIND_PYTHON, .frames = FRAME_PYTHON,
+	.configure = rt_configure, .new = rt_new, .free = rt_free, .probe = rt_probe,
+	.attach = rt_attach, .on_mapping = rt_on_mapping, .on_code = rt_on_code,
+	.on_stack = rt_on_stack, .poll = rt_poll, .resolve = rt_resolve, .stats = rt_stats,
+	.detach = rt_detach,
+};

@@ -1,7 +1,8 @@
 /* Python frames in recorded stacks: finds the CPython of each process the recorder meets (with
  * lib/pyruntime.h), tells the BPF interpreter unwinder where it is (struct firn_py_proc, through
  * a callback), and resolves the tagged Python frames it records (bpf/firn.h: code object +
- * instruction offset) to qualname, file and line as a frame_resolver of the "[python]" mapping.
+ * instruction offset) to qualname, file and line in the FRAME_PYTHON mapping. It is the runtime
+ * runtime_python (lib/runtime.h) of the registry; the functions below are its parts.
  * A frame names a code object by the unwinder's id, which stands for one object as it was (an
  * address reused, or met again after exec, gets a new id); the unwinder copies the names when
  * it gives the id, and the line table is read when user space hears of it, so frames of a
@@ -14,6 +15,7 @@
 #include <sys/types.h>
 
 #include "resolver.h"
+#include "runtime.h"
 
 struct firn_py_proc;
 struct procmap;
@@ -36,7 +38,16 @@ struct pyframes_stats {
 				   * not one the BPF unwinder walks (3.8 to 3.13) */
 	uint64_t unreadable;      /* code objects that could not be read (the frame: "[unknown]") */
 	char last_refusal[256];   /* why the last one was refused */
+	uint64_t bpf[6];          /* the BPF unwinder's samples by outcome (enum firn_py_stat:
+				   * FIRN_PY_NR) from runtime_python's stats op; zeros otherwise */
 };
+
+/* CPython as a runtime (lib/runtime.h): tag FIRN_FRAME_KIND_PYTHON, off with "python"; its
+ * stats op fills a struct pyframes_stats. */
+extern const struct runtime_ops runtime_python;
+/* Whether a command (argv0, found on PATH as exec would) is a Python interpreter or a script
+ * for one: its Python frames are wanted from its first sample (the walker loaded ahead). */
+bool pyframes_command_is_python(const char *argv0);
 
 /* NULL + errno (ENOMEM). set and ctx are kept. */
 struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx);

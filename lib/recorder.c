@@ -3,9 +3,7 @@
  * behind one object (see recorder.h). */
 #include "recorder.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -13,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,15 +19,13 @@
 #include "../bpf/firn.h"
 #include "capture.h"
 #include "diag.h"
-#include "gpuframes.h"
+#include "events.h"
 #include "procevents.h"
 #include "procmap.h"
-#include "pyframes.h"
+#include "runtime.h"
 #include "sample_source.h"
-#include "v8frames.h" /* FIRN-V8 */
 #include "symbolize.h"
 #include "unwind.h"
-#include "usdt.h"
 #include "clock.h"
 #include "vec.h"
 
@@ -45,49 +40,6 @@
 #define EXEC_WAIT_NS 1000000000ULL /* or after the next regular drain (none then), this long at most */
 #define SWEEP_INTERVAL_NS 1000000000ULL
 #define LOST_DISTRUST_NS 2000000000ULL /* after lost records, new processes are read from /proc */
-
-/* An object with attached probes. */
-struct probed_object {
-	dev_t dev;
-	ino_t ino;
-	char *path;  /* as attached (owned) */
-	bool mapped; /* some process of the recording was seen mapping it */
-};
-
-/* A probe attached for the -e value spec (an index into recorder_opts.events) in object obj,
- * counted as event id. */
-struct usdt_use {
-	int spec;
-	size_t obj;
-	uint32_t id;
-};
-
-/* A process of the recording whose maps are looked at (at its first event, half a second
- * later, and at the end) for objects with attached probes, while one was never seen mapped. */
-struct watched {
-	pid_t pid;
-	int checks;
-	uint64_t due_ns;
-};
-
-#define WATCH_AGAIN_NS 500000000ULL /* libraries are mapped by then (dlopen at start-up) */
-
-/* The events of a recording: cpu-clock, off-CPU time and the USDT probes the -e specs matched,
- * in sample type order. Type names are owned (units are literals). */
-struct events {
-	struct capture_event *list;
-	unsigned n, cap;
-	uint32_t next_id; /* of the next USDT probe (ids count from 1) */
-	struct probed_object *objs; /* objects with attached probes (for -a: who maps them) */
-	size_t nobjs;
-	struct usdt_use *uses; /* which -e spec attached which probe where (warn_unmapped) */
-	size_t nuses;
-	int cur_spec;     /* the -e value being attached */
-	struct watched *watch; /* processes whose maps tell whether they map a probed object */
-	size_t nwatch;
-	pid_t *announced; /* processes snapshotted before their first event (not yet counted) */
-	size_t nannounced;
-};
 
 /* A known process that called exec: its new image's snapshot waits until the samples it took
  * before are symbolized with the old one. */
@@ -107,7 +59,6 @@ struct recorder {
 	struct profile prof;
 	bool prof_init;
 	struct capture *cap;   /* fills prof: processes that end are symbolized as they go */
-	struct gpu_frames *gpu; /* names the GPU frames (cuda_lib) */
 	uint64_t retired_since_trim, last_trim_ns; /* see retire_ended */
 	struct pending_exec *execs; /* known processes that called exec (handle_execs) */
 	size_t nexecs, cap_execs;
@@ -123,8 +74,8 @@ struct recorder {
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
-	struct pyframes *py;   /* Python frames (NULL: --no-python) */
-	struct v8frames *v8;   /* FIRN-V8: JavaScript frames (NULL: --no-js) */
+	struct runtime_host host; /* what the runtimes are given (borrowed by them) */
+	struct runtime_set rts;   /* the runtimes of this recording (lib/runtime.h) */
 	/* the process model: fed by the event source (the kernel's side-band records, or the
 	 * options' source); without one, processes are snapshotted from /proc as they show up */
 	struct proc_source *src;
@@ -208,28 +159,6 @@ static bool queue_exec(struct recorder *r, pid_t pid, uint64_t exec_ns)
 	return true;
 }
 
-static int usdt_events(const struct recorder_opts *o);
-
-/* With USDT events of -p or a command: has recorder_poll look at pid's maps (check_watched) at
- * once, whether it maps an object with probes. Out of memory: not watched. */
-static void watch_process(struct recorder *r, pid_t pid)
-{
-	struct watched *n;
-
-	if (r->o.all || !usdt_events(&r->o))
-		return;
-	for (size_t i = 0; i < r->ev.nwatch; i++)
-		if (r->ev.watch[i].pid == pid) {
-			r->ev.watch[i].checks = 0; /* exec: a new image */
-			r->ev.watch[i].due_ns = 0;
-			return;
-		}
-	if (!(n = realloc(r->ev.watch, (r->ev.nwatch + 1) * sizeof(*n))))
-		return;
-	r->ev.watch = n;
-	r->ev.watch[r->ev.nwatch++] = (struct watched){ pid, 0, 0 };
-}
-
 /* Notes that pid's snapshot lags behind the process table (an mmap after its first sample). */
 static void mark_dirty(struct recorder *r, pid_t pid)
 {
@@ -241,13 +170,14 @@ static void mark_dirty(struct recorder *r, pid_t pid)
 	r->dirty[r->ndirty++] = pid;
 }
 
-/* A sampled process mapped code: libpython (dlopen, or after its first sample) is found now. */
-static void note_python_mapping(struct recorder *r, const struct proc_event *ev)
+/* A sampled process mapped code: a runtime loaded by dlopen (or mapped after the first sample)
+ * is found now. */
+static void note_runtime_mapping(struct recorder *r, const struct proc_event *ev)
 {
 	char path[PATH_MAX];
 	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
 
-	pyframes_note_mapping(r->py, ev->pid, &e, mono_ns());
+	runtime_set_on_mapping(&r->rts, ev->pid, &e, mono_ns());
 }
 
 /* Applies one process event to the table. A snapshotted process that calls exec keeps its old
@@ -260,8 +190,8 @@ static int handle_event(struct recorder *r, const struct proc_event *ev)
 
 	if (ev->kind == PROC_EV_LOST)
 		r->lost_ns = mono_ns(), r->lost_records += ev->lost;
-	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->py && symbolizer_has_process(r->sym, pid))
-		note_python_mapping(r, ev);
+	if (pid > 0 && ev->kind == PROC_EV_MMAP && r->rts.n && symbolizer_has_process(r->sym, pid))
+		note_runtime_mapping(r, ev);
 	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(r->sym, pid))
 		return pid < 0 ? pid : 0;
 	if (exec_pending(r, pid))
@@ -347,9 +277,9 @@ static const struct procmap *maps_of(void *ctx, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
-/* The process table's mappings of pid for the Python look (NULL: /proc); events are not read
- * here (pyframes is in the middle of a look). */
-static const struct procmap *py_maps(void *ctx, pid_t pid)
+/* The process table's mappings of pid for the runtimes (NULL: /proc); events are not read
+ * here (a runtime may be in the middle of a look). */
+static const struct procmap *runtime_maps(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
 	struct proctab_proc *p = r->src ? proctab_find(&r->procs, pid) : NULL;
@@ -362,20 +292,14 @@ static void see_process(void *ctx, pid_t pid, bool exec)
 {
 	struct recorder *r = ctx;
 	struct pending_exec *x;
-	bool announced = false;
 
-	watch_process(r, pid);
-	if (r->py) {
-		read_events(r); /* its mappings, for the Python look (py_maps) */
-		pyframes_add_process(r->py, pid, exec, mono_ns());
+	events_watch(&r->ev, pid);
+	if (r->rts.n) {
+		read_events(r); /* its mappings, for the runtimes' look (runtime_maps) */
+		runtime_set_attach(&r->rts, pid, exec, mono_ns());
 	}
-	if (r->v8) /* FIRN-V8 */
-		v8frames_add_process(r->v8, pid, exec);
 
-	for (size_t i = 0; i < r->ev.nannounced && !announced; i++)
-		if ((announced = r->ev.announced[i] == pid))
-			r->ev.announced[i] = r->ev.announced[--r->ev.nannounced];
-	if (!announced && symbolizer_has_process(r->sym, pid)) {
+	if (!events_take_announced(&r->ev, pid) && symbolizer_has_process(r->sym, pid)) {
 		if ((x = exec_pending(r, pid))) {
 			if (!r->src)
 				retake(r, x); /* the first sample after the exec announces it again */
@@ -392,43 +316,20 @@ static void see_process(void *ctx, pid_t pid, bool exec)
 	symbolizer_add_process_later(r->sym, pid, mono_ns()); /* on failure the first one stays */
 }
 
-/* Python frames: the BPF unwinder learns where a process's interpreter is... */
-static int set_python(void *ctx, pid_t pid, const struct firn_py_proc *p)
-{
-	return sample_source_set_python(((struct recorder *)ctx)->ss, pid, p);
-}
-
-/* ... and the code objects its stacks name are read while it lives. */
+/* A stack drained for the first time: the runtimes read what its frames name while it lives. */
 static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 {
 	struct recorder *r = ctx;
 
-	if (r->py)
-		pyframes_note_stack(r->py, pid, ips, len);
+	runtime_set_on_stack(&r->rts, pid, ips, len);
 }
 
-/* ... or, better, as soon as the unwinder gives a code object an id. */
-static void on_py_code(void *ctx, const struct firn_py_code_event *e)
+/* A runtime's walker announced a code object's identity. */
+static void on_announce(void *ctx, unsigned tag, const void *rec, size_t len)
 {
 	struct recorder *r = ctx;
 
-	if (r->py) /* out of memory: that object's frames stay unnamed */
-		(void)pyframes_code_event(r->py, e);
-}
-
-/* FIRN-V8: the JavaScript walker learns a process's V8, and its functions are read as they
- * get ids. */
-static int set_v8(void *ctx, pid_t pid, const struct firn_v8_proc *p)
-{
-	return sample_source_set_v8(((struct recorder *)ctx)->ss, pid, p);
-}
-
-static void on_v8_func(void *ctx, const struct firn_v8_func_event *e)
-{
-	struct recorder *r = ctx;
-
-	if (r->v8) /* out of memory: that function's frames stay unnamed */
-		(void)v8frames_func_event(r->v8, e);
+	runtime_set_on_code(&r->rts, tag, rec, len);
 }
 
 /* Describes pid's mappings to the DWARF unwinder (from the process table, else /proc), building
@@ -502,8 +403,8 @@ static void on_code(void *ctx, pid_t pid, uint64_t addr)
 	/* with events, code in a file mapping is a file's whose table is not built yet, no JIT */
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(r->sym, pid);
-	if (r->py) /* libpython mapped: the interpreter may be found now */
-		pyframes_note_code(r->py, pid, mono_ns());
+	/* a runtime's library mapped: its interpreter may be found now */
+	runtime_set_on_mapping(&r->rts, pid, NULL, mono_ns());
 	describe_code(r, pid, addr);
 }
 
@@ -543,10 +444,7 @@ static void forget_process(void *ctx, pid_t pid)
 	struct recorder *r = ctx;
 
 	symbolizer_remove_process(r->sym, pid);
-	if (r->py)
-		pyframes_forget(r->py, pid);
-	if (r->v8) /* FIRN-V8 */
-		v8frames_forget(r->v8, pid);
+	runtime_set_detach(&r->rts, pid);
 }
 
 /* Whether an entry of a process that called exec was taken before it: every user frame is in a
@@ -661,356 +559,19 @@ static int retire_ended(struct recorder *r)
 	return 0;
 }
 
-
-/* Appends an event (taking its type name); returns 0 or -ENOMEM (the name freed). */
-static int events_push(struct events *ev, struct capture_event e)
+/* Events callback: a process that maps a probed object now becomes a target, snapshotted. */
+static int announce(void *ctx, pid_t pid)
 {
-	if (ev->n == ev->cap) {
-		unsigned ncap = ev->cap ? ev->cap * 2 : 8;
-		struct capture_event *n = realloc(ev->list, ncap * sizeof(*n));
-		if (!n) {
-			free((char *)e.type);
-			return -ENOMEM;
-		}
-		ev->list = n;
-		ev->cap = ncap;
-	}
-	ev->list[ev->n++] = e;
-	return 0;
+	struct recorder *r = ctx;
+	int err = add_target(r, pid, false);
+
+	return err ? err : symbolizer_add_process(r->sym, pid);
 }
 
-/* Appends cpu-clock (hits) or off-CPU time (a weight in nanoseconds) once; 0 or -ENOMEM. */
-static int events_push_builtin(struct events *ev, bool off_cpu)
-{
-	uint32_t id = off_cpu ? SAMPLER_EVENT_OFF_CPU : 0;
-
-	for (unsigned i = 0; i < ev->n; i++)
-		if (ev->list[i].id == id)
-			return 0;
-	char *type = strdup(off_cpu ? "off_cpu" : "samples");
-	if (!type)
-		return -ENOMEM;
-	return events_push(ev, (struct capture_event){ id, type, off_cpu ? "nanoseconds" : "count",
-						       off_cpu });
-}
-
-/* Frees the events, objects, uses and watched processes. */
-static void events_release(struct events *ev)
-{
-	for (unsigned i = 0; i < ev->n; i++)
-		free((char *)ev->list[i].type);
-	free(ev->list);
-	for (size_t i = 0; i < ev->nobjs; i++)
-		free(ev->objs[i].path);
-	free(ev->objs);
-	free(ev->uses);
-	free(ev->watch);
-	free(ev->announced);
-}
-
-/* Remembers the object at path (it has attached probes): its index, or -ENOMEM; -ENOENT when
- * it cannot be looked at (then it is not remembered). */
-static long events_add_object(struct events *ev, const char *path)
-{
-	struct probed_object *n;
-	struct stat st;
-
-	if (stat(path, &st))
-		return -ENOENT;
-	for (size_t i = 0; i < ev->nobjs; i++)
-		if (ev->objs[i].dev == st.st_dev && ev->objs[i].ino == st.st_ino)
-			return i;
-	char *copy = strdup(path);
-	if (!copy || !(n = realloc(ev->objs, (ev->nobjs + 1) * sizeof(*n)))) {
-		free(copy);
-		return -ENOMEM;
-	}
-	ev->objs = n;
-	ev->objs[ev->nobjs] = (struct probed_object){ st.st_dev, st.st_ino, copy, false };
-	return ev->nobjs++;
-}
-
-/* True when process pid maps one of the objects with attached probes (each one it maps is
- * marked mapped); -1 when its maps cannot be read (it is gone). */
-static int maps_probed_object(struct events *ev, pid_t pid)
-{
-	struct procmap m;
-	bool found = false;
-
-	if (procmap_read(&m, pid))
-		return -1;
-	for (size_t i = 0; i < m.n; i++)
-		for (size_t j = 0; j < ev->nobjs; j++)
-			if (m.entries[i].kind == PROCMAP_FILE && m.entries[i].inode == ev->objs[j].ino &&
-			    makedev(m.entries[i].dev_major, m.entries[i].dev_minor) == ev->objs[j].dev)
-				found = ev->objs[j].mapped = true;
-	size_t n = m.n;
-	procmap_release(&m);
-	return n ? found : -1; /* no maps: a zombie */
-}
-
-/* Looks at the maps of the watched processes that are due (all of them when final), while
- * some object was never seen mapped; forgets those that are gone. After two looks a process
- * waits for the final one. */
-static void check_watched(struct recorder *r, bool final)
-{
-	struct events *ev = &r->ev;
-	uint64_t now = mono_ns();
-	bool unmapped = false;
-	size_t kept = 0;
-
-	for (size_t j = 0; j < ev->nobjs && !unmapped; j++)
-		unmapped = !ev->objs[j].mapped;
-	for (size_t i = 0; i < ev->nwatch; i++) {
-		struct watched w = ev->watch[i];
-		if (unmapped && (final || w.due_ns <= now)) {
-			if (maps_probed_object(ev, w.pid) < 0)
-				continue;
-			w.due_ns = ++w.checks == 1 ? now + WATCH_AGAIN_NS : UINT64_MAX;
-		}
-		ev->watch[kept++] = w;
-	}
-	ev->nwatch = unmapped ? kept : 0;
-}
-
-/* After a -p or command recording: a -e usdt spec without a hit whose objects no process of
- * the recording was seen mapping gets a warning naming them (a program name resolved to a
- * different file than the command ran: a pyenv shim, a container's copy). */
-static void warn_unmapped(struct recorder *r)
-{
-	for (int s = 0; s < r->o.nevents && !r->o.all; s++) {
-		int64_t hits = 0;
-		bool mapped = false, *used = calloc(r->ev.nobjs + 1, sizeof(*used));
-		char paths[1024] = "";
-		if (!used)
-			return;
-		for (size_t u = 0; u < r->ev.nuses; u++) {
-			const struct usdt_use *use = &r->ev.uses[u];
-			if (use->spec != s)
-				continue;
-			for (unsigned i = 0; i < r->ev.n; i++)
-				if (r->ev.list[i].id == use->id)
-					hits += profile_type_total(&r->prof, r->ev.list[i].type);
-			mapped |= r->ev.objs[use->obj].mapped;
-			used[use->obj] = true;
-		}
-		for (size_t j = 0, len = 0; j < r->ev.nobjs && len < sizeof(paths); j++)
-			if (used[j])
-				len += snprintf(paths + len, sizeof(paths) - len, "%s'%s'", len ? ", " : "",
-						r->ev.objs[j].path);
-		if (*paths && !hits && !mapped)
-			diag(DIAG_WARN, "no hits for '%s': no process of the recording was seen mapping %s, where "
-				"its probes were attached", r->o.events[s], paths);
-		free(used);
-	}
-}
-
-/* -a: snapshots and loads the unwind tables of the processes that map a probed object now, so
- * that their first hits (often a burst) unwind and symbolize; they count as processes of the
- * recording at their first event. */
-static void announce_mappers(struct recorder *r)
-{
-	DIR *d = opendir("/proc");
-
-	for (struct dirent *de; d && (de = readdir(d));) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || maps_probed_object(&r->ev, pid) <= 0)
-			continue;
-		pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
-		if (!n)
-			break;
-		r->ev.announced = n;
-		if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
-			continue;
-		r->ev.announced[r->ev.nannounced++] = pid;
-	}
-	if (d)
-		closedir(d);
-}
-
-/* Attaches probe p (found in the object at path) for pid under its event ("usdt_PROVIDER_NAME",
- * added on the first success). A failure is a warning; *attached counts successes. */
-static int attach_probe(struct recorder *r, pid_t pid, const char *path,
-			const struct usdt_probe *p, int *attached)
-{
-	char *type = NULL;
-	unsigned i;
-
-	if (asprintf(&type, "usdt_%s_%s", p->provider, p->name) < 0)
-		return fail(r, -ENOMEM, "out of memory");
-	for (i = 0; i < r->ev.n && strcmp(r->ev.list[i].type, type); i++)
-		;
-	uint32_t id = i < r->ev.n ? r->ev.list[i].id : r->ev.next_id;
-	int err = sample_source_attach_usdt(r->ss, pid, path, p->provider, p->name, id);
-	if (err) {
-		diag(DIAG_WARN, "cannot attach to USDT probe %s:%s of '%s': %s", p->provider, p->name, path,
-			strerror(-err));
-		free(type);
-		return 0;
-	}
-	if (pid > 0)
-		diag(DIAG_INFO, "%s: attached %s:%s in '%s' for process %d",
-		     r->o.events[r->ev.cur_spec], p->provider, p->name, path, (int)pid);
-	else
-		diag(DIAG_INFO, "%s: attached %s:%s in '%s'", r->o.events[r->ev.cur_spec],
-		     p->provider, p->name, path);
-	(*attached)++;
-	struct usdt_use *u = realloc(r->ev.uses, (r->ev.nuses + 1) * sizeof(*u));
-	if (!u) {
-		free(type);
-		return fail(r, -ENOMEM, "out of memory");
-	}
-	r->ev.uses = u;
-	r->ev.uses[r->ev.nuses++] = (struct usdt_use){ r->ev.cur_spec, SIZE_MAX, id };
-	if (i < r->ev.n) {
-		free(type);
-		return 0;
-	}
-	r->ev.next_id++;
-	return events_push(&r->ev, (struct capture_event){ id, type, "count", false })
-		       ? fail(r, -ENOMEM, "out of memory") : 0;
-}
-
-/* Attaches the probes of object obj (a path, or a name resolved in pid when pid > 0) matching
- * the globs provider:name, each name once (libbpf attaches all of its sites). For pid > 0 the
- * object is the one the process sees, reached through /proc/PID/root (a container's). */
-static int attach_object(struct recorder *r, pid_t pid, const char *obj, const char *provider,
-			 const char *name, int *attached)
-{
-	char path[PATH_MAX];
-	struct usdt_list l;
-	size_t uses = r->ev.nuses;
-	int before = *attached, err = usdt_resolve_in_root(obj, pid, path, sizeof(path));
-
-	if (err && pid > 0) {
-		/* one of several processes may lack it: the event fails only if none has it */
-		diag(DIAG_WARN, "cannot find '%s' in process %d: %s", obj, (int)pid, strerror(-err));
-		return 0;
-	}
-	if (err)
-		return fail(r, err, "cannot find '%s': %s", obj, strerror(-err));
-	usdt_list_init(&l);
-	int n = usdt_list_file(&l, path, NULL);
-	if (n < 0)
-		err = fail(r, n, "cannot read the USDT probes of '%s': %s", path,
-			   n == -ENOEXEC ? "not an ELF file" : strerror(-n));
-	for (size_t i = 0; i < l.n && !err; i++) {
-		const struct usdt_probe *p = &l.probes[i];
-		bool dup = false;
-		for (size_t j = 0; j < i && !dup; j++)
-			dup = !strcmp(l.probes[j].provider, p->provider) && !strcmp(l.probes[j].name, p->name);
-		if (!dup && !fnmatch(provider, p->provider, 0) && !fnmatch(name, p->name, 0))
-			err = attach_probe(r, pid, path, p, attached);
-	}
-	usdt_list_release(&l);
-	long idx = !err && *attached > before ? events_add_object(&r->ev, path) : -ENOENT;
-	if (idx == -ENOMEM)
-		err = fail(r, -ENOMEM, "out of memory");
-	/* an object that cannot be looked at (idx -ENOENT) is not known to warn_unmapped */
-	while (r->ev.nuses > uses && idx < 0)
-		r->ev.nuses--;
-	for (size_t u = uses; u < r->ev.nuses; u++)
-		r->ev.uses[u].obj = idx;
-	return err;
-}
-
-/* Attaches one "usdt:PATH:PROVIDER:NAME" event: in each -p process, else in every process (the
- * BPF target filter keeps a command's). No match at all is an error. */
-static int attach_usdt_event(struct recorder *r, const char *spec)
-{
-	char *copy = strdup(spec + 5), *provider, *name;
-	int attached = 0, err = 0;
-
-	if (!copy || !usdt_split_spec(copy, &provider, &name)) {
-		free(copy);
-		return fail(r, -ENOMEM, "out of memory");
-	}
-	for (int i = 0; i < r->o.npids && !err; i++)
-		err = attach_object(r, r->o.pids[i], copy, provider, name, &attached);
-	if (!r->o.npids)
-		err = attach_object(r, -1, copy, provider, name, &attached);
-	if (!err && !attached)
-		err = fail(r, -ENOENT, "no USDT probe matches '%s'", spec);
-	free(copy);
-	return err;
-}
-
-/* Attaches the -e events in order; their sample types follow that order. */
+/* Attaches the -e events in order, then --cuda's; their sample types follow that order. */
 static int attach_events(struct recorder *r)
 {
-	r->ev.next_id = 1;
-	for (int i = 0; i < r->o.nevents; i++) {
-		const char *e = r->o.events[i];
-		int err = 0;
-		r->ev.cur_spec = i;
-		if (!strncmp(e, "usdt:", 5))
-			err = attach_usdt_event(r, e);
-		else if (events_push_builtin(&r->ev, !strcmp(e, "off-cpu")))
-			err = fail(r, -ENOMEM, "out of memory");
-		if (err)
-			return err;
-	}
-	if (r->o.all && r->ev.nobjs)
-		announce_mappers(r);
-	return 0;
-}
-
-/* How many -e values are name ("cpu-clock", "off-cpu"). */
-static int count_events(const struct recorder_opts *o, const char *name)
-{
-	int n = 0;
-
-	for (int i = 0; i < o->nevents; i++)
-		n += !strcmp(o->events[i], name);
-	return n;
-}
-
-/* How many -e values are cpu-clock. */
-static int cpu_clock_events(const struct recorder_opts *o)
-{
-	return count_events(o, "cpu-clock");
-}
-
-/* How many -e values are USDT specs. */
-static int usdt_events(const struct recorder_opts *o)
-{
-	return o->nevents - cpu_clock_events(o) - count_events(o, "off-cpu");
-}
-
-/* Whether the file at path starts with a #! line that names python. */
-static bool python_script(const char *path)
-{
-	char line[256];
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	line[n] = 0;
-	line[strcspn(line, "\n")] = 0;
-	return n > 2 && !strncmp(line, "#!", 2) && strstr(line, "python");
-}
-
-/* Whether the command is a Python interpreter (by name) or a script for one, found as exec
- * would (PATH): its Python frames are wanted from its first sample, not once it is seen. */
-static bool python_command(const char *argv0)
-{
-	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
-	char file[PATH_MAX];
-
-	if (!strncmp(base ? base + 1 : argv0, "python", 6))
-		return true;
-	if (base)
-		return python_script(argv0);
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
-				   (int)sizeof(file) && !access(file, X_OK))
-			return python_script(file);
-		p += len + (p[len] == ':');
-	}
-	return false;
+	return events_attach(&r->ev, r->ss);
 }
 
 /* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
@@ -1049,10 +610,23 @@ static int start_unwinder(struct recorder *r)
 	return 0;
 }
 
+/* What the runtimes are given: the options they read, the process table (ss: once made). */
+static void set_host(struct recorder *r)
+{
+	bool command = !r->o.all && !r->o.npids;
+
+	r->host = (struct runtime_host){
+		.demangle = r->o.demangle, .all = r->o.all, .no_python = r->o.no_python,
+		.off = r->o.runtimes_off, .noff = r->o.nruntimes_off, .cuda_lib = r->o.cuda_lib,
+		.argc = command ? r->o.argc : 0, .argv = r->o.argv, .maps = runtime_maps, .ctx = r,
+	};
+}
+
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
 {
 	const char *why = "";
+	int err;
 	struct sampler_opts so = {
 		.freq = r->o.freq,
 		.all = r->o.all,
@@ -1062,10 +636,6 @@ static int setup_sampler(struct recorder *r)
 		.unwind = sampler_unwind_of(r->o.unwind),
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
-		.no_cpu_clock = r->o.nevents && !cpu_clock_events(&r->o),
-		.usdt = usdt_events(&r->o) > 0 || r->o.cuda_lib,
-		.cuda = r->o.cuda_lib != NULL,
-		.off_cpu = count_events(&r->o, "off-cpu") > 0,
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.off_cpu_rate = r->o.off_cpu_rate,
@@ -1074,33 +644,26 @@ static int setup_sampler(struct recorder *r)
 		.on_process = on_process,
 		.on_code = on_code,
 		.on_exit = on_process_exit,
-		.python = !r->o.no_python,
-		/* a command that is no Python: its children may run one, seen then (~35 ms less) */
-		.python_late = !r->o.all && !r->o.npids && r->o.argc > 0 &&
-			       !python_command(r->o.argv[0]),
 		.on_stack = on_stack,
-		.on_py_code = on_py_code,
-		.on_v8_func = on_v8_func, /* FIRN-V8 */
+		.on_announce = on_announce,
 		.ctx = r,
 	};
 	struct symbolizer_opts syo;
 
+	events_sampler_opts(&r->o, &so);
 	symbolizer_opts_init(&syo);
 	syo.demangle = r->o.demangle;
 	if (!(r->sym = symbolizer_new_opts(&syo)))
 		return fail(r, -errno, "cannot start the symbolizer: %s", strerror(errno));
-	if (!r->o.no_python && !(r->py = pyframes_new(set_python, r)))
-		return fail(r, -ENOMEM, "out of memory");
-	if (r->py)
-		pyframes_set_maps(r->py, py_maps);
-	if (!r->o.no_js && !(r->v8 = v8frames_new(set_v8, r))) /* FIRN-V8 */
-		return fail(r, -ENOMEM, "out of memory");
-	if (r->v8)
-		v8frames_set_maps(r->v8, py_maps);
+	set_host(r);
+	runtime_set_configure(r->o.runtimes, &r->host, &so);
 	sample_source_new_fn *make = r->o.sample_source_new ? r->o.sample_source_new
 							    : sample_source_bpf_new;
 	if (!(r->ss = make(&so, r->o.sample_source_arg, &why)))
 		return fail(r, -errno, "cannot %s: %s", why, strerror(errno));
+	r->host.ss = r->ss;
+	if ((err = runtime_set_init(&r->rts, r->o.runtimes, &r->host)))
+		return fail(r, err, "cannot start the runtimes: %s", strerror(-err));
 	return start_unwinder(r);
 }
 
@@ -1161,178 +724,17 @@ static int start_capture(struct recorder *r)
 	r->prof_init = true;
 	if (!(r->cap = capture_new(&r->prof, r->sym, &m)))
 		return fail(r, -errno, "cannot start the profile: %s", strerror(errno));
-	if (r->py) {
-		struct frame_resolver res = pyframes_resolver(r->py);
-		capture_set_resolver(r->cap, FIRN_FRAME_KIND_PYTHON, &res);
-	}
-	if (r->v8) { /* FIRN-V8 */
-		struct frame_resolver res = v8frames_resolver(r->v8);
-		capture_set_resolver(r->cap, FIRN_FRAME_KIND_V8, &res);
+	for (size_t i = 0; i < r->rts.n; i++) {
+		struct frame_resolver res = runtime_set_resolver(&r->rts, i);
+		int err = capture_set_resolver(r->cap, r->rts.slots[i].ops->tag, &res);
+		if (err)
+			return fail(r, err, "cannot name %s frames: %s", r->rts.slots[i].ops->name,
+				    strerror(-err));
 	}
 	/* a thread indexes the files that the processes that end need (kallsyms: see
 	 * recorder_poll) */
 	symbolizer_index_ahead(r->sym);
 	return 0;
-}
-
-/* The file pid maps whose name is base (its path in pid's root, through /proc/PID/root, into
- * out), or -ENOENT. */
-static int mapped_file(pid_t pid, const char *base, char *out, size_t len)
-{
-	struct procmap m;
-	int err = procmap_read(&m, pid);
-
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < m.n && err; i++) {
-		const char *path = m.entries[i].path, *slash = path ? strrchr(path, '/') : NULL;
-		if (slash && !strcmp(slash + 1, base))
-			err = snprintf(out, len, "/proc/%d/root%s", (int)pid, path) < (int)len ? 0 : -ENAMETOOLONG;
-	}
-	procmap_release(&m);
-	return err;
-}
-
-/* Attaches libfirn-cuda's launch, kernel and memcpy probes in the file at path for pid (-1: in
- * every process that maps it), each under its cookie (bpf/cuda.bpf.h routes them). */
-static int attach_cuda_probes(struct recorder *r, pid_t pid, const char *path)
-{
-	static const struct { const char *name; uint32_t cookie; } probes[] = {
-		{ "launch", SAMPLER_EVENT_GPU_LAUNCHES }, { "kernel", SAMPLER_EVENT_GPU_TIME },
-		{ "memcpy", SAMPLER_GPU_COOKIE_MEMCPY },
-	};
-
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		int err = sample_source_attach_usdt(r->ss, pid, path, "firn_cuda", probes[i].name,
-						    probes[i].cookie);
-		if (err && !r->o.all)
-			return fail(r, err, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name,
-				    path, strerror(-err));
-		if (err) /* -a: another copy may do */
-			diag(DIAG_WARN, "cannot attach to firn_cuda:%s in '%s': %s", probes[i].name, path,
-			     strerror(-err));
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Whether the file at path is one of the n files of ids (adding it when not, if room). */
-static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return true;
-	for (size_t i = 0; i < *n; i++)
-		if (ids[i].st_dev == st.st_dev && ids[i].st_ino == st.st_ino)
-			return true;
-	if (*n < cap)
-		ids[(*n)++] = st;
-	return false;
-}
-
-/* -a: snapshots a process that maps the library now (as announce_mappers does for USDT objects),
- * so that its launch stacks unwind and symbolize even if it ends soon after. */
-static void announce_cuda_user(struct recorder *r, pid_t pid)
-{
-	pid_t *n = realloc(r->ev.announced, (r->ev.nannounced + 1) * sizeof(*n));
-
-	if (!n)
-		return;
-	r->ev.announced = n;
-	if (add_target(r, pid, false) || symbolizer_add_process(r->sym, pid))
-		return;
-	r->ev.announced[r->ev.nannounced++] = pid;
-}
-
-/* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
- * container's), each file once (a probe on a file reaches every process that maps it). Returns
- * how many files were attached. */
-static int attach_cuda_copies(struct recorder *r)
-{
-	struct stat ids[64];
-	size_t n = 0;
-	char path[PATH_MAX];
-	int attached = 0;
-	DIR *d = opendir("/proc");
-
-	seen_file(r->o.cuda_lib, ids, &n, 64);
-	attached += !attach_cuda_probes(r, -1, r->o.cuda_lib);
-	for (struct dirent *de; d && (de = readdir(d));) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() ||
-		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
-			continue;
-		announce_cuda_user(r, (pid_t)pid);
-		if (seen_file(path, ids, &n, 64))
-			continue;
-		if (!attach_cuda_probes(r, -1, path)) {
-			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);
-			attached++;
-		}
-	}
-	if (d)
-		closedir(d);
-	return attached;
-}
-
-/* Appends a GPU event (gpu_time is a weight in nanoseconds); 0 or -ENOMEM. */
-static int events_push_gpu(struct events *ev, uint32_t id, const char *type, const char *unit)
-{
-	char *t = strdup(type);
-
-	if (!t)
-		return -ENOMEM;
-	return events_push(ev, (struct capture_event){ id, t, unit, id == SAMPLER_EVENT_GPU_TIME });
-}
-
-/* --cuda: the sample types gpu_time and gpu_launches (after cpu-clock when no -e was given), and
- * the probes: in each -p process that maps a libfirn-cuda.so (its own copy: an init container's),
- * in the library's file wherever it is mapped (the command), with -a also in the other copies
- * mapped now. */
-static int attach_cuda(struct recorder *r)
-{
-	char path[PATH_MAX];
-	int attached = 0;
-
-	if (!r->o.cuda_lib)
-		return 0;
-	if ((!r->o.nevents && events_push_builtin(&r->ev, false)) ||
-	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_TIME, "gpu_time", "nanoseconds") ||
-	    events_push_gpu(&r->ev, SAMPLER_EVENT_GPU_LAUNCHES, "gpu_launches", "count"))
-		return fail(r, -ENOMEM, "out of memory");
-	if (r->o.all)
-		return attach_cuda_copies(r) ? 0 : fail(r, -ENOENT, "--cuda: cannot attach to libfirn-cuda.so");
-	if (!r->o.npids)
-		return attach_cuda_probes(r, -1, r->o.cuda_lib);
-	for (int i = 0; i < r->o.npids; i++) {
-		pid_t pid = r->o.pids[i];
-		if (mapped_file(pid, "libfirn-cuda.so", path, sizeof(path))) {
-			diag(DIAG_WARN, "process %d maps no libfirn-cuda.so (started without "
-			     "CUDA_INJECTION64_PATH?)", (int)pid);
-			continue;
-		}
-		int err = attach_cuda_probes(r, pid, path);
-		if (err)
-			return err;
-		attached++;
-	}
-	return attached ? 0 : fail(r, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
-}
-
-/* --cuda: GPU frames are named by the kernel map of the sampler. */
-static int start_gpu_frames(struct recorder *r)
-{
-	if (!r->o.cuda_lib)
-		return 0;
-	if (!(r->gpu = gpu_frames_new(r->ss, r->o.demangle)))
-		return fail(r, -ENOMEM, "out of memory");
-	struct frame_resolver fr = gpu_frames_resolver(r->gpu);
-	int err = capture_set_resolver(r->cap, FIRN_FRAME_KIND_GPU, &fr);
-	return err ? fail(r, err, "cannot name GPU frames: %s", strerror(-err)) : 0;
 }
 
 /* Copies the options (spill_dir owned), with the defaults. */
@@ -1345,6 +747,7 @@ static int copy_opts(struct recorder *r, const struct recorder_opts *o)
 	if (o->spill_dir && !(r->o.spill_dir = strdup(o->spill_dir)))
 		return fail(r, -ENOMEM, "out of memory");
 	r->prefetched = !o->kernel;
+	events_init(&r->ev, &r->o, announce, r, r->err, sizeof(r->err));
 	return 0;
 }
 
@@ -1360,8 +763,7 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = attach_cuda(r)) || (err = start_capture(r)) ||
-	    (err = start_gpu_frames(r))) {
+	    (err = attach_events(r)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;
@@ -1424,9 +826,8 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
 	symbolizer_refresh_due(r->sym, mono_ns());
-	if (r->py)
-		pyframes_poll(r->py, mono_ns());
-	check_watched(r, false);
+	runtime_set_poll(&r->rts, mono_ns());
+	events_check_watched(&r->ev, false);
 	return 0;
 }
 
@@ -1470,7 +871,7 @@ static void resnap_young(struct recorder *r)
 void recorder_stop(struct recorder *r)
 {
 	r->end_ns = wall_ns();
-	check_watched(r, true);
+	events_check_watched(&r->ev, true);
 	r->ss->ops->stop(r->ss);
 }
 
@@ -1587,7 +988,7 @@ struct profile *recorder_finish(struct recorder *r)
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));
 		return NULL;
 	}
-	warn_unmapped(r);
+	events_warn_unmapped(&r->ev, &r->prof);
 	return &r->prof;
 }
 
@@ -1642,25 +1043,9 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	st->end_ns = r->end_ns;
 }
 
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
+const struct runtime_set *recorder_runtimes(const struct recorder *r)
 {
-	memset(st, 0, sizeof(*st));
-	memset(bpf, 0, FIRN_PY_NR * sizeof(*bpf));
-	if (r->py)
-		pyframes_get_stats(r->py, st);
-	if (r->py && r->ss)
-		sample_source_python_stats(r->ss, bpf);
-}
-
-/* FIRN-V8 */
-void recorder_v8_stats(const struct recorder *r, struct v8frames_stats *st, uint64_t *bpf)
-{
-	memset(st, 0, sizeof(*st));
-	memset(bpf, 0, FIRN_V8_NR * sizeof(*bpf));
-	if (r->v8)
-		v8frames_get_stats(r->v8, st);
-	if (r->v8 && r->ss && r->ss->ops->v8_stats)
-		r->ss->ops->v8_stats(r->ss, bpf);
+	return &r->rts;
 }
 
 const char *recorder_error(const struct recorder *r)
@@ -1673,11 +1058,9 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	capture_free(r->cap);
-	gpu_frames_free(r->gpu);
+	runtime_set_release(&r->rts); /* after the capture, which resolved through it */
 	unwinder_free(r->unw); /* before the source that owns its maps */
 	sample_source_free(r->ss);
-	pyframes_free(r->py);
-	v8frames_free(r->v8); /* FIRN-V8 */
 	for (size_t i = 0; i < r->nexecs; i++)
 		symbolizer_snapshot_free(r->sym, r->execs[i].next);
 	symbolizer_free(r->sym);

@@ -63,6 +63,8 @@ struct recorder;
 struct proc_source;   /* lib/procevents.h */
 struct sample_source; /* lib/sample_source.h */
 struct sampler_opts;  /* lib/sampler.h */
+struct runtime_ops;   /* lib/runtime.h */
+struct runtime_set;
 
 /* How user stacks are unwound. */
 enum recorder_unwind {
@@ -101,7 +103,12 @@ struct recorder_opts {
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
 	bool no_python;             /* no Python frames: the interpreter's native frames only */
-	bool no_js;                 /* FIRN-V8: no JavaScript frames (V8's code stays native) */
+	/* runtimes turned off by name (lib/runtime.h: "python" as no_python), borrowed */
+	const char *const *runtimes_off;
+	int nruntimes_off;
+	/* the runtimes that may give frames (NULL-terminated; NULL: lib/runtimes.c's runtimes[]),
+	 * borrowed */
+	const struct runtime_ops *const *runtimes;
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
@@ -201,12 +208,12 @@ struct profile *recorder_finish(struct recorder *r);
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
 struct pyframes_stats;
 /* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
- * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python. */
+ * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python.
+ * (Defined with the registry, lib/runtimes.c: the recorder names no runtime.) */
 void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf);
-/* FIRN-V8: JavaScript frames: what user space counted (st) and the BPF walker's frames by
- * outcome (bpf: FIRN_V8_NR counters, enum firn_v8_stat order). Zeros with no_js. */
-struct v8frames_stats;
-void recorder_v8_stats(const struct recorder *r, struct v8frames_stats *st, uint64_t *bpf);
+/* The runtimes running in the recording (lib/runtime.h: runtime_set_stats reads their counts);
+ * owned by the recorder. */
+const struct runtime_set *recorder_runtimes(const struct recorder *r);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);
 /* Ends what still runs and frees everything (NULL: nothing). */

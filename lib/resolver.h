@@ -5,9 +5,8 @@
  * resolver never sees a profile (the symbolizer's split, issue 14: resolve to plain values, the
  * caller interns).
  * A resolver is called on the recorder's thread. The process may be gone by the time its frames
- * are resolved: a resolver that needs the live process reads what it needs earlier (prepare,
- * called for the tagged frames of each drained entry while its process may still live) and
- * caches it. */
+ * are resolved: a resolver that needs the live process reads what it needs earlier (a runtime's
+ * on_stack and on_code, lib/runtime.h) and caches it. */
 #ifndef FIRN_RESOLVER_H
 #define FIRN_RESOLVER_H
 
@@ -27,14 +26,13 @@ struct resolved_frame {
 };
 
 struct frame_resolver {
-	const char *mapping;     /* the profile mapping its frames go in, e.g. "[python]" */
+	const char *mapping;     /* the profile mapping its frames go in (frame_runtime_mapping) */
 	enum frame_kind kind;    /* how its frames are marked in the profile */
+	enum frame_runtime runtime; /* what its mapping is marked with */
 	/* Fills up to max frames for tagged value v of process pid; returns how many (0: cannot be
 	 * resolved, the frame becomes "[unknown]" in the mapping), or -errno (the recording cannot
 	 * go on: -ENOMEM). */
 	int (*resolve)(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max);
-	/* May be NULL. Reads what resolve will need of v while pid may still live. */
-	void (*prepare)(void *ctx, pid_t pid, uint64_t v);
 	void *ctx;
 };
 

@@ -385,13 +385,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->type == FIRN_EV_PY_CODE) {
-		if (s->opts.on_py_code && size >= sizeof(struct firn_py_code_event))
-			s->opts.on_py_code(s->opts.ctx, data);
+		if (s->opts.on_announce && size >= sizeof(struct firn_py_code_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_PYTHON, data, size);
 		return 0;
 	}
 	if (e->type == FIRN_EV_V8_FUNC) { /* FIRN-V8 */
-		if (s->opts.on_v8_func && size >= sizeof(struct firn_v8_func_event))
-			s->opts.on_v8_func(s->opts.ctx, data);
+		if (s->opts.on_announce && size >= sizeof(struct firn_v8_func_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_V8, data, size);
 		return 0;
 	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {

@@ -7,6 +7,7 @@
 #define FIRN_SAMPLER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -61,11 +62,9 @@ struct sampler_opts {
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
-	/* the Python unwinder gave a code object an id (bpf/firn.h: what it copied of it, e);
-	 * may be NULL */
-	void (*on_py_code)(void *ctx, const struct firn_py_code_event *e);
-	/* FIRN-V8: the JavaScript walker gave a function an id (bpf/firn.h); may be NULL */
-	void (*on_v8_func)(void *ctx, const struct firn_v8_func_event *e);
+	/* a runtime's walker announced a code object (tag: its FIRN_FRAME_KIND_*; rec, len bytes:
+	 * the record its header names, e.g. struct firn_py_code_event); may be NULL */
+	void (*on_announce)(void *ctx, unsigned tag, const void *rec, size_t len);
 	void *ctx;
 };
 

@@ -39,6 +39,7 @@ struct v8proc {
 	pid_t pid;
 	ssize_t file;
 	bool described;
+	bool counted; /* in st.processes (a second notice of its exec counts no more) */
 };
 
 /* One function id of the walker: what was read of its SharedFunctionInfo (name NULL: not read). */
@@ -549,8 +550,11 @@ static void describe(struct v8frames *v8, struct v8proc *pr, const struct procma
 	if (v8->set(v8->ctx, pr->pid, &p))
 		return;
 	pr->described = true;
-	v8->st.processes++;
-	v8->st.perf_maps += has_perf_map(pr->pid);
+	if (!pr->counted) {
+		pr->counted = true;
+		v8->st.processes++;
+		v8->st.perf_maps += has_perf_map(pr->pid);
+	}
 }
 
 /* Looks for V8 in the executable file mappings of pid. */
@@ -572,6 +576,7 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 	struct v8proc *pr = proc_find(v8, pid);
 	const struct procmap *m = v8->maps ? v8->maps(v8->ctx, pid) : NULL;
 	struct procmap own;
+	bool counted = pr && pr->counted;
 
 	if (pr && !exec)
 		return;
@@ -582,7 +587,7 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 	} else if (pr->described) {
 		(void)v8->set(v8->ctx, pid, NULL);
 	}
-	*pr = (struct v8proc){ .pid = pid, .file = -1 };
+	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted };
 	if (m) {
 		find_v8(v8, pr, m);
 		return;
@@ -656,23 +661,14 @@ int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e)
 	return fn->name ? 0 : -ENOMEM;
 }
 
-/* resolve: the function of the frame's id, named as it was read. */
-static int resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
+int v8frames_resolve(struct v8frames *v8, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
 {
-	struct v8frames *v8 = ctx;
 	struct v8fn *fn = fn_find(v8, FIRN_V8_ID(resolver_payload(v)));
 
 	if (max < 1 || !fn || fn->pid != pid || !fn->name)
 		return 0;
 	out[0] = (struct resolved_frame){ .name = fn->name, .file = fn->script, .line = fn->line };
 	return 1;
-}
-
-struct frame_resolver v8frames_resolver(struct v8frames *v8)
-{
-	return (struct frame_resolver){
-		.mapping = "[javascript]", .kind = FRAME_JIT, .resolve = resolve, .ctx = v8,
-	};
 }
 
 void v8frames_get_stats(const struct v8frames *v8, struct v8frames_stats *st)

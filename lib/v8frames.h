@@ -47,6 +47,9 @@ struct v8frames_stats {
 	uint64_t unreadable;  /* ... whose SharedFunctionInfo could not be read ("[unknown]") */
 	uint64_t perf_maps;   /* V8 processes that also had /tmp/perf-PID.map (named by the walker) */
 	char last_refusal[200]; /* why the last one was refused */
+	/* the BPF walker's frames by outcome (enum firn_v8_stat order, FIRN_V8_NR of them):
+	 * filled by the runtime (lib/v8runtime.c), zeros from v8frames_get_stats */
+	uint64_t bpf[7];
 };
 
 /* NULL + errno (ENOMEM). set and ctx are kept. */
@@ -64,9 +67,15 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec);
 int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e);
 /* The process ended: forgotten (what was read of its functions stays). */
 void v8frames_forget(struct v8frames *v8, pid_t pid);
-/* The resolver of FIRN_FRAME_KIND_V8 frames (ctx: v8, which must outlive its use). */
-struct frame_resolver v8frames_resolver(struct v8frames *v8);
+/* Resolves tagged JavaScript frame v of pid (as struct frame_resolver's resolve): 1 frame, or 0
+ * when its function was never read ("[unknown]"). */
+int v8frames_resolve(struct v8frames *v8, pid_t pid, uint64_t v, struct resolved_frame *out, int max);
 void v8frames_get_stats(const struct v8frames *v8, struct v8frames_stats *st);
+
+/* The runtime (lib/runtime.h, lib/v8runtime.c) of these frames: "js" (--no-js), its stats a
+ * struct v8frames_stats. */
+struct runtime_ops;
+extern const struct runtime_ops runtime_v8;
 
 /* The walker's values for a V8 with constants c whose own code (its embedded builtins) lies at
  * [text_start, text_end) of the process: 0 with *p filled, or -EPROTO with the reason in why

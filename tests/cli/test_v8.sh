@@ -64,6 +64,7 @@ PY
 check "record -- node split.js exits 0" test $? -eq 0
 python3 "$STACKS" "$TMP/cmd.pb.gz" >"$TMP/cmd.txt"
 split_check "$TMP/cmd.txt" "$TMP/cmd.out"
+grep "firn: javascript" "$TMP/cmd.err" | sed "s/^/# /"
 check "the summary has a javascript line with its process" \
 	grep -q 'firn: javascript: 1 process, .* JavaScript' "$TMP/cmd.err"
 

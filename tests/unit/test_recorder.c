@@ -22,6 +22,7 @@
 #include "procmap.h"
 #include "recorder.h"
 #include "sample_source.h"
+#include "stub_runtime.h"
 
 #define PID 4000000 /* above pid_max: no such process */
 #define MAX_ENTRIES 64
@@ -100,8 +101,11 @@ static int f_drain(struct sample_source *s)
 		while (j < f->nheld && (f->held[j].pid != t->pid || f->held[j].tid != t->tid ||
 					f->held[j].ip != t->ip))
 			j++;
-		if (j == f->nheld)
+		if (j == f->nheld) { /* a new stack: its process may still live (as note_ustack) */
 			f->held[f->nheld++] = (struct fake_entry){ t->pid, t->tid, t->ip, 0 };
+			if (f->o.on_stack)
+				f->o.on_stack(f->o.ctx, t->pid, &f->held[j].ip, 1);
+		}
 		f->held[j].count += t->count;
 	}
 	f->ntaken = 0;
@@ -306,8 +310,9 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 	procmap_release(&m);
 }
 
-/* A recorder over the fakes; flips: the sample source tells when its drains flipped. */
-static int setup_with(void **state, bool flips)
+/* A recorder over the fakes; flips: the sample source tells when its drains flipped; reg: the
+ * runtimes (NULL: the registry's). */
+static int setup_runtimes(void **state, bool flips, const struct runtime_ops *const *reg)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char why[256];
@@ -320,6 +325,7 @@ static int setup_with(void **state, bool flips)
 		.freq = 99, .call_graph = "fp", .unwind = RECORDER_UNWIND_FP, .kernel = false,
 		.demangle = true, .spill_dir = "/tmp", .events_source = w->events,
 		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
+		.runtimes = reg,
 	};
 	w->rec = recorder_new(&o, why, sizeof(why));
 	if (!w->rec)
@@ -327,6 +333,11 @@ static int setup_with(void **state, bool flips)
 	assert_int_equal(recorder_start(w->rec), 0);
 	*state = w;
 	return 0;
+}
+
+static int setup_with(void **state, bool flips)
+{
+	return setup_runtimes(state, flips, NULL);
 }
 
 static int setup(void **state)
@@ -645,6 +656,48 @@ static void test_exec_before_flip_no_drain(void **state)
 	assert_int_equal(samples_named(w, PID, "[unknown]"), 0);
 }
 
+/* The stub runtime's registry: one line. */
+static const struct runtime_ops *const stub_registry[] = { &stub_runtime, NULL };
+
+static int setup_stub(void **state)
+{
+	memset(&stub_log, 0, sizeof(stub_log));
+	return setup_runtimes(state, false, stub_registry);
+}
+
+/* A runtime in the registry is driven through a whole recording by the recorder, which names
+ * none: attached at the process's first sample, told of its stack (with the tagged frame)
+ * when drained, asked to resolve that frame (named in the profile, in a mapping of its own,
+ * under the native caller), detached when the process is retired; freed at the end. */
+static void test_stub_runtime(void **state)
+{
+	struct world *w = *state;
+	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
+
+	assert_int_equal(stub_log.news, 1);
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, v, 3);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	assert_int_equal(stub_log.attaches, 1);
+	assert_int_equal(stub_log.attached, PID);
+	assert_int_equal(stub_log.stacks, 1);
+	assert_int_equal(stub_log.stacked, PID);
+	assert_true(stub_log.stack_value == v);
+	assert_int_equal(stub_log.resolves, 1); /* once per (pid, value) */
+	assert_int_equal(stub_log.resolved, PID);
+	assert_int_equal(stub_log.detaches, 1);
+	assert_int_equal(stub_log.detached, PID);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);
+	recorder_free(w->rec);
+	w->rec = NULL;
+	assert_int_equal(stub_log.frees, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +712,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,78 @@
+/* A stub runtime (lib/runtime.h) for tests: it resolves tagged frames of tag STUB_TAG to
+ * "stub_fn" and logs every op it gets, so that a test can tell the recorder drove it through a
+ * recording (attach, stack, resolve, detach). A runtime is its own files plus one registry line:
+ * this file, and the test's `{ &stub_runtime, NULL }`. */
+#ifndef FIRN_TEST_STUB_RUNTIME_H
+#define FIRN_TEST_STUB_RUNTIME_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "runtime.h"
+
+#define STUB_TAG 15
+
+/* What the stub was told (one stub at a time: the test's). */
+struct stub_log {
+	int news, frees, attaches, stacks, resolves, detaches;
+	pid_t attached, stacked, resolved, detached; /* the last pid of each */
+	uint64_t stack_value;                        /* a tagged value of the last stack */
+};
+static struct stub_log stub_log;
+
+static struct runtime *stub_new(const struct runtime_host *h)
+{
+	(void)h;
+	stub_log.news++;
+	return (struct runtime *)&stub_log;
+}
+
+static void stub_free(struct runtime *rt)
+{
+	(void)rt;
+	stub_log.frees++;
+}
+
+static void stub_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	(void)rt, (void)exec, (void)now_ns;
+	stub_log.attaches++;
+	stub_log.attached = pid;
+}
+
+static void stub_on_stack(struct runtime *rt, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	(void)rt;
+	stub_log.stacks++;
+	stub_log.stacked = pid;
+	for (uint32_t i = 0; i < len; i++)
+		if (resolver_kind_of(ips[i]) == STUB_TAG)
+			stub_log.stack_value = ips[i];
+}
+
+static int stub_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
+			int max)
+{
+	(void)rt, (void)v;
+	stub_log.resolves++;
+	stub_log.resolved = pid;
+	if (max < 1)
+		return 0;
+	out[0] = (struct resolved_frame){ .name = "stub_fn", .file = "stub.src", .line = 7 };
+	return 1;
+}
+
+static void stub_detach(struct runtime *rt, pid_t pid)
+{
+	(void)rt;
+	stub_log.detaches++;
+	stub_log.detached = pid;
+}
+
+static const struct runtime_ops stub_runtime = {
+	.name = "stub", .tag = STUB_TAG, .frames = FRAME_NATIVE, .new = stub_new,
+	.free = stub_free, .attach = stub_attach, .on_stack = stub_on_stack,
+	.resolve = stub_resolve, .detach = stub_detach,
+};
+
+#endif

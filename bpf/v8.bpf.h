@@ -41,13 +41,20 @@ struct {
 
 __u64 v8_next_id = 0; /* the last id given (ids start at 1) */
 
+/* Functions met in the sample being walked, direct-mapped by JSFunction address: a recursion
+ * (or a function called from several frames) is read and checked once per sample. Only within
+ * one sample: the sampled thread is stopped, so its heap does not move under the walk. */
+#define FIRN_V8_CACHE 8
+
 /* The walk of the sample on this CPU: the process's values (copied once per sample, so the
- * per-frame callback needs no hash lookup) and the buffer objects are read into. */
+ * per-frame callback needs no hash lookup), the buffer objects are read into, the cache. */
 struct firn_v8_walk {
 	struct firn_v8_proc p;
 	__u32 pid, active;
 	__u64 last_fp; /* fp of the last JavaScript frame emitted (a frame is emitted once) */
+	__u64 gen;     /* the sample's number on this CPU: cache entries of another are stale */
 	__u8 obj[FIRN_V8_OBJ_READ];
+	struct { __u64 func, gen, id; __u32 tier, text; } cache[FIRN_V8_CACHE];
 };
 
 struct {
@@ -78,6 +85,7 @@ static __always_inline void v8_begin(__u32 pid)
 		return;
 	w->active = p != NULL;
 	w->last_fp = 0;
+	w->gen++;
 	w->pid = pid;
 	if (p)
 		w->p = *p;
@@ -156,28 +164,63 @@ static __always_inline __u64 v8_func_id(struct firn_v8_walk *w, __u64 sfi)
 	return firn_v8_new_func(&k, name, script);
 }
 
-/* The tier of the JavaScript frame at fp running pc, and its bytecode offset word. */
-static __always_inline __u32 v8_tier(struct firn_v8_walk *w, __u64 pc, __u64 fp, __u64 *off)
+/* The tier of the JavaScript frame at fp running pc (text: in V8's embedded blob), and its
+ * bytecode offset word. */
+static __always_inline __u32 v8_tier(struct firn_v8_walk *w, bool text, __u64 fp, __u64 *off)
 {
 	const struct firn_v8_proc *p = &w->p;
-	bool text = pc >= p->text_start && pc < p->text_end;
 	__u64 word = 0, array = 0;
 
 	*off = FIRN_V8_NO_OFFSET;
-	read_stack(&word, fp + p->fp_bytecode_offset);
-	read_stack(&array, fp + p->fp_bytecode_array);
-	/* an interpreted frame runs a bytecode handler of the embedded blob, its offset a Smi */
-	if (text && !(word & 1) && word) {
-		__u64 v = word >> (p->smi_shift & 63);
-		*off = v < FIRN_V8_NO_OFFSET ? v : FIRN_V8_NO_OFFSET;
-		return FIRN_V8_INTERPRETED;
-	}
-	if (text)
+	if (text) {
+		/* an interpreted frame runs a bytecode handler of the blob, its offset a Smi */
+		read_stack(&word, fp + p->fp_bytecode_offset);
+		if (!(word & 1) && word) {
+			__u64 v = word >> (p->smi_shift & 63);
+			*off = v < FIRN_V8_NO_OFFSET ? v : FIRN_V8_NO_OFFSET;
+			return FIRN_V8_INTERPRETED;
+		}
 		return FIRN_V8_BUILTIN;
+	}
 	/* baseline (Sparkplug) code keeps the interpreter's frame: its BytecodeArray slot */
+	read_stack(&array, fp + p->fp_bytecode_array);
 	if (v8_type_of(p, array) == p->type_bytecode_array)
 		return FIRN_V8_BASELINE;
 	return FIRN_V8_OPTIMIZED;
+}
+
+/* The id and tier of JSFunction func (checked, read) at the frame at fp: from the sample's
+ * cache, else read; 0: not a JavaScript function. */
+static __always_inline __u64 v8_function(struct firn_v8_walk *w, __u64 func, bool text, __u64 fp,
+					 __u32 *tier, __u64 *off)
+{
+	__u32 slot = (func >> 3) & (FIRN_V8_CACHE - 1);
+	__u64 id;
+
+	if (w->cache[slot].gen == w->gen && w->cache[slot].func == func &&
+	    w->cache[slot].text == text) {
+		if (w->cache[slot].tier == FIRN_V8_INTERPRETED || w->cache[slot].tier == FIRN_V8_BUILTIN)
+			*tier = v8_tier(w, text, fp, off); /* its offset is the frame's */
+		else
+			*tier = w->cache[slot].tier, *off = FIRN_V8_NO_OFFSET;
+		return w->cache[slot].id;
+	}
+	__u32 type = v8_type_of(&w->p, func);
+	if (type < w->p.type_js_first || type > w->p.type_js_last) {
+		count_v8(FIRN_V8_NOT_JS);
+		return 0;
+	}
+	if (!v8_read_obj(w, func) || !(id = v8_func_id(w, v8_field(w, w->p.off_js_shared)))) {
+		count_v8(FIRN_V8_BAD_READ);
+		return 0;
+	}
+	*tier = v8_tier(w, text, fp, off);
+	w->cache[slot].func = func;
+	w->cache[slot].gen = w->gen;
+	w->cache[slot].id = id;
+	w->cache[slot].tier = *tier;
+	w->cache[slot].text = text;
+	return id;
 }
 
 /* What the frame at fp whose code is at pc (stepped by frame pointer) is: the JavaScript frame
@@ -199,16 +242,10 @@ static __always_inline __u64 v8_frame(__u64 pc, __u64 fp)
 		count_v8(FIRN_V8_TYPED);
 		return pc;
 	}
-	__u32 type = v8_type_of(&w->p, func);
-	if (type < w->p.type_js_first || type > w->p.type_js_last) {
-		count_v8(FIRN_V8_NOT_JS);
+	bool text = pc >= w->p.text_start && pc < w->p.text_end;
+	__u32 tier = 0;
+	if (!(id = v8_function(w, func, text, fp, &tier, &off)))
 		return pc;
-	}
-	if (!v8_read_obj(w, func) || !(id = v8_func_id(w, v8_field(w, w->p.off_js_shared)))) {
-		count_v8(FIRN_V8_BAD_READ);
-		return pc;
-	}
-	__u32 tier = v8_tier(w, pc, fp, &off);
 	w->last_fp = fp;
 	count_v8(FIRN_V8_JS);
 	return FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(id, tier, off));

@@ -13,6 +13,7 @@
 # Debian's libnode108 (node 18) cannot be installed beside nodesource's node 20: not tested here
 # (lib/v8consts reads it: tests/unit/test_v8consts.c, skipped where absent).
 . "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1 # node may leave files (isolate-*.log) where it runs
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
 NODE=$(command -v node || true)
@@ -69,7 +70,7 @@ check "the summary has a javascript line with its process" \
 	grep -q 'firn: javascript: 1 process, .* JavaScript' "$TMP/cmd.err"
 
 # 2. -p on a node started earlier without any flag
-"$NODE" "$SPLIT" 9 >"$TMP/p.out" &
+(cd "$TMP" && exec "$NODE" "$SPLIT" 9 >"$TMP/p.out") &
 NPID=$!
 sleep 1.5
 "$FIRN" record -F 999 -d 4 -p "$NPID" -o "$TMP/p.pb.gz" 2>"$TMP/p.err"
@@ -80,7 +81,7 @@ python3 "$STACKS" "$TMP/p.pb.gz" >"$TMP/p.txt"
 split_check "$TMP/p.txt" "$TMP/p.out"
 
 # 3. against --perf-basic-prof: the same process, recorded by two firns at once
-"$NODE" --perf-basic-prof "$SPLIT" 9 >"$TMP/m.out" &
+(cd "$TMP" && exec "$NODE" --perf-basic-prof "$SPLIT" 9 >"$TMP/m.out") &
 NPID=$!
 sleep 1.5
 "$FIRN" record -F 499 -d 4 --no-js -p "$NPID" -o "$TMP/map.pb.gz" 2>"$TMP/map.err" &

@@ -71,7 +71,7 @@ for c in "${CASES[@]}"; do
 	IFS='|' read -r fix opts <<<"$(case_cmd "$c")"
 	emit C "$B" "$c" firn "$(show "$fix") & firn record -F 999${opts:+ $opts} -p PID -o OUT"
 done
-emit N "$B" "node 20 = nodesource's /usr/bin/node (V8 11.3) running tests/fixtures/js/split.js 3600 30: one thread about 33 JavaScript frames deep (28 x firnDeep, firnAlpha or firnBeta, firnWork, round, processImmediate) over node's C++ and libuv frames (DWARF-unwound; V8's own code by frame pointer in both rows). With JavaScript frames each frame-pointer step also reads the frame's marker and function slots (from the stack window) and, for a JavaScript frame, its JSFunction, map, SFI and SFI map (4 reads of process memory) and looks its id up."
+emit N "$B" "node 20 = nodesource's /usr/bin/node (V8 11.3) running tests/fixtures/js/split.js 3600 30: one thread about 33 JavaScript frames deep (28 x firnDeep, firnAlpha or firnBeta, firnWork, round, processImmediate) over node's C++ and libuv frames (DWARF-unwound; V8's own code by frame pointer in both rows). With JavaScript frames each frame-pointer step also reads the frame's marker and function slots (from the stack window) and, for a JavaScript frame, its JSFunction and SFI with their maps' instance types (6 reads of process memory; 2 more to tell baseline from optimized code) and looks its id up, once per function per sample (a per-sample cache: the 28 firnDeep frames cost one)."
 
 declare -A PER
 for ((rep = 1; rep <= REPS; rep++)); do

@@ -296,10 +296,11 @@ static void scope_info(const struct v8read *r, uint64_t si, char *name, size_t l
 	int64_t locals = smi_value(c, slot[nlocals_at]);
 	if (locals < 0 || locals > SCOPE_SLOTS)
 		return;
-	for (uint32_t i = first + 2 * (uint32_t)locals; i < SCOPE_SLOTS; i++) {
+	uint32_t from = first + 2 * (uint32_t)locals;
+	for (uint32_t i = from; i < SCOPE_SLOTS; i++) {
 		if (!name[0] && is_object(c, slot[i]) && string_at(r, slot[i], name, len))
 			name[0] = 0;
-		if (i > 0 && is_smi(c, slot[i]) && is_smi(c, slot[i - 1]) &&
+		if (i > from && is_smi(c, slot[i]) && is_smi(c, slot[i - 1]) &&
 		    smi_value(c, slot[i - 1]) < smi_value(c, slot[i]) && smi_value(c, slot[i - 1]) >= 0) {
 			*start = smi_value(c, slot[i - 1]);
 			return;

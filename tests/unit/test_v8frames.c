@@ -1,0 +1,329 @@
+/* Unit tests for lib/v8frames: functions read from a fake process memory (a byte array behind
+ * struct v8mem, laid out with node 20's constants): a compiled function (ScopeInfo name and
+ * positions, a cons-string script name, its line from Script.line_ends), one named by a two-byte
+ * string with the line from its source's newlines, an anonymous one; hostile memory (cyclic cons
+ * strings, huge lengths, random words everywhere) never crashes nor reads outside the fake; the
+ * walker's values refused for a layout it cannot read, with the reason. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <linux/types.h>
+
+#include "../../bpf/firn.h"
+#include "v8frames.h"
+
+#define BASE 0x10000000ULL
+#define SIZE (1u << 20)
+
+enum { T_MAP = 255, T_SFI = 262, T_SCRIPT = 167, T_SCOPE = 261, T_FIXED = 130, T_ONE = 40,
+       T_TWO = 32, T_CONS = 41, T_THIN = 45, T_ODDBALL = 131 }; /* node 20's types */
+
+/* The fake process: SIZE bytes at BASE, a bump allocator, reads outside it fail (counted). */
+struct fake {
+	uint8_t *mem;
+	uint64_t next;
+	unsigned outside;
+};
+
+static int fake_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	if (addr < BASE || addr - BASE > SIZE || len > SIZE - (addr - BASE)) {
+		f->outside++;
+		return -EFAULT;
+	}
+	memcpy(buf, f->mem + (addr - BASE), len);
+	return 0;
+}
+
+/* node 20's constants (the ones the reader uses). */
+static void node20(struct v8consts *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->heap_object_tag = 1, c->heap_object_tag_mask = 3, c->smi_tag = 0, c->smi_tag_mask = 1;
+	c->smi_shift_size = 31;
+	c->heap_object_map = 0, c->map_instance_type = 12, c->js_function_shared = 24;
+	c->sfi_name_or_scope_info = 16, c->sfi_script_or_debug_info = 32, c->script_name = 16;
+	c->script_source = 8, c->script_line_ends = 56, c->string_length = 12;
+	c->seq_one_byte_chars = 16, c->seq_two_byte_chars = 16, c->cons_first = 16, c->cons_second = 24;
+	c->thin_actual = 16, c->fixed_array_data = 16, c->fixed_array_length = 8;
+	c->type_shared_function_info = T_SFI, c->type_script = T_SCRIPT, c->type_scope_info = T_SCOPE;
+	c->type_js_function = 2066, c->type_bytecode_array = 191, c->first_nonstring_type = 128;
+	c->string_encoding_mask = 8, c->one_byte_string_tag = 8, c->two_byte_string_tag = 0;
+	c->string_representation_mask = 7, c->seq_string_tag = 0, c->cons_string_tag = 1;
+	c->thin_string_tag = 5, c->scopeinfo_first_vars = 3, c->scopeinfo_ncontextlocals = 2;
+	c->off_fp_marker = -8, c->off_fp_context = -8, c->off_fp_function = -16;
+	c->off_fp_bytecode_array = -32, c->off_fp_bytecode_offset = -40;
+}
+
+static uint64_t smi(int64_t v)
+{
+	return (uint64_t)v << 32;
+}
+
+static void put64(struct fake *f, uint64_t addr, uint64_t v)
+{
+	memcpy(f->mem + (addr - BASE), &v, 8);
+}
+
+/* A new object of size bytes whose map says type: its tagged pointer. */
+static uint64_t obj(struct fake *f, uint16_t type, size_t size)
+{
+	uint64_t map = f->next, o;
+
+	f->next += 16;
+	memcpy(f->mem + (map - BASE) + 12, &type, 2);
+	o = f->next;
+	f->next += (size + 7) & ~7ULL;
+	put64(f, o, map + 1);
+	return o + 1;
+}
+
+static uint64_t one_byte(struct fake *f, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	uint64_t o = obj(f, T_ONE, 16 + n);
+
+	memcpy(f->mem + (o - 1 - BASE) + 12, &n, 4);
+	memcpy(f->mem + (o - 1 - BASE) + 16, s, n);
+	return o;
+}
+
+static uint64_t two_byte(struct fake *f, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	uint64_t o = obj(f, T_TWO, 16 + 2 * n);
+
+	memcpy(f->mem + (o - 1 - BASE) + 12, &n, 4);
+	for (uint32_t i = 0; i < n; i++)
+		f->mem[o - 1 - BASE + 16 + 2 * i] = (uint8_t)s[i];
+	return o;
+}
+
+static uint64_t cons(struct fake *f, uint64_t a, uint64_t b)
+{
+	uint64_t o = obj(f, T_CONS, 32);
+
+	put64(f, o - 1 + 16, a);
+	put64(f, o - 1 + 24, b);
+	return o;
+}
+
+/* A script named name, with line_ends (n of them; NULL: undefined) or source src. */
+static uint64_t script(struct fake *f, uint64_t name, const int *ends, int n, uint64_t src)
+{
+	uint64_t o = obj(f, T_SCRIPT, 64), arr = obj(f, T_ODDBALL, 16);
+
+	if (ends) {
+		arr = obj(f, T_FIXED, 16 + 8 * (size_t)n);
+		put64(f, arr - 1 + 8, smi(n));
+		for (int i = 0; i < n; i++)
+			put64(f, arr - 1 + 16 + 8 * (uint64_t)i, smi(ends[i]));
+	}
+	put64(f, o - 1 + 8, src);
+	put64(f, o - 1 + 16, name);
+	put64(f, o - 1 + 56, arr);
+	return o;
+}
+
+/* A ScopeInfo: no context locals, then name (0: the empty string), then the positions. */
+static uint64_t scope(struct fake *f, uint64_t name, int start, int end)
+{
+	uint64_t o = obj(f, T_SCOPE, 8 + 16 * 8);
+
+	put64(f, o - 1 + 8 + 2 * 8, smi(0));
+	put64(f, o - 1 + 8 + 3 * 8, name ? name : one_byte(f, ""));
+	put64(f, o - 1 + 8 + 4 * 8, smi(start));
+	put64(f, o - 1 + 8 + 5 * 8, smi(end));
+	return o;
+}
+
+static uint64_t sfi(struct fake *f, uint64_t nos, uint64_t scr)
+{
+	uint64_t o = obj(f, T_SFI, 56);
+
+	put64(f, o - 1 + 16, nos);
+	put64(f, o - 1 + 32, scr);
+	return o;
+}
+
+static int setup(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	f->mem = calloc(1, SIZE);
+	f->next = BASE + 64;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fake *f = *state;
+
+	free(f->mem);
+	free(f);
+	return 0;
+}
+
+/* A compiled function: ScopeInfo name, cons-string script name, line from line_ends. */
+static void test_compiled(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+	static const int ends[] = { 10, 50, 99, 150, 400 };
+
+	node20(&c);
+	uint64_t name = one_byte(f, "firnAlpha");
+	uint64_t file = cons(f, one_byte(f, "/srv/app/spl"), one_byte(f, "it.js"));
+	uint64_t s = sfi(f, scope(f, name, 100, 140), script(f, file, ends, 5, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.name, "firnAlpha");
+	assert_string_equal(out.script, "/srv/app/split.js");
+	assert_int_equal(out.line, 4); /* position 100: after the third line end (99) */
+	assert_int_equal(f->outside, 0);
+}
+
+/* A function named by a two-byte string (not compiled: no positions), and an anonymous one whose
+ * line comes from its script's source (no line_ends yet). */
+static void test_string_name_and_source_lines(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+
+	node20(&c);
+	uint64_t s = sfi(f, two_byte(f, "lazyOne"), script(f, one_byte(f, "a.js"), NULL, 0, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.name, "lazyOne");
+	assert_string_equal(out.script, "a.js");
+	assert_int_equal(out.line, 0);
+
+	uint64_t src = one_byte(f, "// one\n// two\nsetTimeout(() => {\n  x();\n});\n");
+	s = sfi(f, scope(f, 0, 25, 40), script(f, one_byte(f, "b.js"), NULL, 0, src));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.name, ""); /* the runtime shows it as "(anonymous)" */
+	assert_string_equal(out.script, "b.js");
+	assert_int_equal(out.line, 3);
+}
+
+/* Not an SFI, or not a pointer: refused, nothing read outside the process. */
+static void test_not_sfi(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+
+	node20(&c);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, one_byte(f, "x"), &out), -EINVAL);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, smi(5), &out), -EFAULT);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, 0x7fff00000001ULL, &out), -EFAULT);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, 0, &out), -EFAULT);
+}
+
+/* Hostile objects: a cons string that is its own first half, a string claiming 2^30 characters,
+ * a ScopeInfo claiming billions of context locals, a line_ends array of 2^31 entries. */
+static void test_hostile_objects(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+	static const int ends[] = { 5 };
+
+	node20(&c);
+	uint64_t loop = cons(f, 0, 0);
+	put64(f, loop - 1 + 16, loop);
+	put64(f, loop - 1 + 24, loop);
+	uint64_t huge = one_byte(f, "abc");
+	uint32_t big = 1u << 30;
+	memcpy(f->mem + (huge - 1 - BASE) + 12, &big, 4);
+	uint64_t si = scope(f, huge, 1, 2);
+	put64(f, si - 1 + 8 + 2 * 8, smi(2000000000));
+	uint64_t scr = script(f, loop, ends, 1, loop), arr;
+	memcpy(&arr, f->mem + (scr - 1 + 56 - BASE), 8);
+	put64(f, arr - 1 + 8, smi(1LL << 31)); /* line_ends claims 2^31 entries */
+	uint64_t s = sfi(f, si, scr);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.script, ""); /* the cyclic name: given up */
+	assert_int_equal(out.line, 0);       /* no line_ends taken, the cyclic source given up */
+	s = sfi(f, huge, scr);
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_true(strlen(out.name) < sizeof(out.name));
+}
+
+/* Random words everywhere (many of them tagged pointers into the fake): any address read as an
+ * SFI gives a result, never a crash or a read outside it. */
+static void test_garbage(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+	uint64_t x = 88172645463325252ULL;
+
+	node20(&c);
+	for (size_t i = 0; i < SIZE / 8; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t w = x % 4 ? BASE + (x >> 20) % SIZE : x;
+		if (x % 3 == 0)
+			w = (w & ~7ULL) | 1;
+		memcpy(f->mem + 8 * i, &w, 8);
+	}
+	for (int k = 0; k < 20000; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int err = v8frames_read_func(&c, &mem, 1, ((BASE + x % SIZE) & ~7ULL) | 1, &out);
+		assert_true(err == 0 || err == -EFAULT || err == -EINVAL);
+		assert_true(strlen(out.name) < sizeof(out.name) && strlen(out.script) < sizeof(out.script));
+	}
+}
+
+/* The walker's values: node 20's layout taken; pointer compression refused with the reason. */
+static void test_proc_of(void **state)
+{
+	struct v8consts c;
+	struct firn_v8_proc p;
+	char why[200];
+
+	(void)state;
+	node20(&c);
+	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), 0);
+	assert_int_equal(p.fp_function, -16);
+	assert_int_equal(p.smi_shift, 32);
+	assert_int_equal(p.type_js_first, 2066);
+	assert_int_equal(p.type_js_last, 2080);
+	assert_int_equal(p.text_start, 0x1000);
+	c.smi_shift_size = 0;
+	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), -EPROTO);
+	assert_non_null(strstr(why, "pointer compression"));
+	node20(&c);
+	c.sfi_script_or_debug_info = 60;
+	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), -EPROTO);
+	assert_non_null(strstr(why, "out of the walker's reach"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_compiled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_string_name_and_source_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_sfi, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_objects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+		cmocka_unit_test(test_proc_of),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -378,9 +378,11 @@ static uint32_t line_of(struct v8frames *v8, const struct v8read *r, uint64_t sc
 /* ---- functions ---- */
 
 /* Reads the function at sfi; its start position into *start (-1: unknown), its script's tagged
- * pointer into *script (0: none). */
-static int read_func(const struct v8read *r, uint64_t sfi, struct v8func *out, int64_t *start,
-		     uint64_t *script)
+ * pointer into *script (0: none). ident (NULL: any): the name-or-scope-info and script words the
+ * walker read; an SFI whose words differ now (moved by the GC, another object in its place) is
+ * -ESTALE. */
+static int read_func(const struct v8read *r, uint64_t sfi, const uint64_t *ident,
+		     struct v8func *out, int64_t *start, uint64_t *script)
 {
 	const struct v8consts *c = r->c;
 	uint64_t nos, sodi;
@@ -396,6 +398,8 @@ static int read_func(const struct v8read *r, uint64_t sfi, struct v8func *out, i
 	if (field(r, sfi, c->sfi_name_or_scope_info, &nos) ||
 	    field(r, sfi, c->sfi_script_or_debug_info, &sodi))
 		return -EFAULT;
+	if (ident && (nos != ident[0] || sodi != ident[1]))
+		return -ESTALE;
 	uint32_t ntype = type_of(r, nos);
 	if (ntype == c->type_scope_info)
 		scope_info(r, nos, out->name, sizeof(out->name), start);
@@ -417,7 +421,7 @@ int v8frames_read_func(const struct v8consts *c, const struct v8mem *mem, pid_t 
 	struct v8read r = { c, mem, pid };
 	int64_t start;
 	uint64_t script;
-	int err = read_func(&r, sfi, out, &start, &script);
+	int err = read_func(&r, sfi, NULL, out, &start, &script);
 
 	if (!err && script && start >= 0) {
 		struct v8frames tmp = { 0 };
@@ -652,7 +656,8 @@ int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e)
 		return 0;
 	}
 	struct v8read r = { &v8->files[pr->file].c, &v8->mem, pr->pid };
-	if (read_func(&r, e->sfi, &f, &start, &script)) {
+	uint64_t ident[2] = { e->name_or_scope_info, e->script };
+	if (read_func(&r, e->sfi, ident, &f, &start, &script)) {
 		v8->st.unreadable++;
 		return 0;
 	}

@@ -44,7 +44,8 @@ struct v8frames_stats {
 	uint64_t processes;   /* processes whose V8 the walker was told about */
 	uint64_t refused;     /* V8 processes refused (constants missing, unknown layout) */
 	uint64_t functions;   /* functions announced and read */
-	uint64_t unreadable;  /* ... whose SharedFunctionInfo could not be read ("[unknown]") */
+	uint64_t unreadable;  /* ... whose SharedFunctionInfo could not be read, or was no longer
+			       * the one the walker saw (moved by the GC): "[unknown]" */
 	uint64_t perf_maps;   /* V8 processes that also had /tmp/perf-PID.map (named by the walker) */
 	char last_refusal[200]; /* why the last one was refused */
 	/* the BPF walker's frames by outcome (enum firn_v8_stat order, FIRN_V8_NR of them):

@@ -16,14 +16,22 @@
 
 #include <linux/types.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "../../bpf/firn.h"
+#include "procmap.h"
+#include "symfix.h"
 #include "v8frames.h"
 
 #define BASE 0x10000000ULL
 #define SIZE (1u << 20)
 
-enum { T_MAP = 255, T_SFI = 262, T_SCRIPT = 167, T_SCOPE = 261, T_FIXED = 130, T_ONE = 40,
-       T_TWO = 32, T_CONS = 41, T_THIN = 45, T_ODDBALL = 131 }; /* node 20's types */
+enum { T_FIXED = 130, T_ONE = 40, T_TWO = 32, T_CONS = 41, T_ODDBALL = 131 }; /* node 20's */
+
+/* The layout the fake objects are built with (node20() or a fixture's constants). */
+static struct v8consts L;
 
 /* The fake process: SIZE bytes at BASE, a bump allocator, reads outside it fail (counted). */
 struct fake {
@@ -56,7 +64,7 @@ static void node20(struct v8consts *c)
 	c->script_source = 8, c->script_line_ends = 56, c->string_length = 12;
 	c->seq_one_byte_chars = 16, c->seq_two_byte_chars = 16, c->cons_first = 16, c->cons_second = 24;
 	c->thin_actual = 16, c->fixed_array_data = 16, c->fixed_array_length = 8;
-	c->type_shared_function_info = T_SFI, c->type_script = T_SCRIPT, c->type_scope_info = T_SCOPE;
+	c->type_shared_function_info = 262, c->type_script = 167, c->type_scope_info = 261;
 	c->type_js_function = 2066, c->type_bytecode_array = 191, c->first_nonstring_type = 128;
 	c->string_encoding_mask = 8, c->one_byte_string_tag = 8, c->two_byte_string_tag = 0;
 	c->string_representation_mask = 7, c->seq_string_tag = 0, c->cons_string_tag = 1;
@@ -113,15 +121,15 @@ static uint64_t cons(struct fake *f, uint64_t a, uint64_t b)
 {
 	uint64_t o = obj(f, T_CONS, 32);
 
-	put64(f, o - 1 + 16, a);
-	put64(f, o - 1 + 24, b);
+	put64(f, o - 1 + L.cons_first, a);
+	put64(f, o - 1 + L.cons_second, b);
 	return o;
 }
 
 /* A script named name, with line_ends (n of them; NULL: undefined) or source src. */
 static uint64_t script(struct fake *f, uint64_t name, const int *ends, int n, uint64_t src)
 {
-	uint64_t o = obj(f, T_SCRIPT, 64), arr = obj(f, T_ODDBALL, 16);
+	uint64_t o = obj(f, (uint16_t)L.type_script, 64), arr = obj(f, T_ODDBALL, 16);
 
 	if (ends) {
 		arr = obj(f, T_FIXED, 16 + 8 * (size_t)n);
@@ -129,16 +137,16 @@ static uint64_t script(struct fake *f, uint64_t name, const int *ends, int n, ui
 		for (int i = 0; i < n; i++)
 			put64(f, arr - 1 + 16 + 8 * (uint64_t)i, smi(ends[i]));
 	}
-	put64(f, o - 1 + 8, src);
-	put64(f, o - 1 + 16, name);
-	put64(f, o - 1 + 56, arr);
+	put64(f, o - 1 + L.script_source, src);
+	put64(f, o - 1 + L.script_name, name);
+	put64(f, o - 1 + L.script_line_ends, arr);
 	return o;
 }
 
 /* A ScopeInfo: no context locals, then name (0: the empty string), then the positions. */
 static uint64_t scope(struct fake *f, uint64_t name, int start, int end)
 {
-	uint64_t o = obj(f, T_SCOPE, 8 + 16 * 8);
+	uint64_t o = obj(f, (uint16_t)L.type_scope_info, 8 + 16 * 8);
 
 	put64(f, o - 1 + 8 + 2 * 8, smi(0));
 	put64(f, o - 1 + 8 + 3 * 8, name ? name : one_byte(f, ""));
@@ -149,10 +157,10 @@ static uint64_t scope(struct fake *f, uint64_t name, int start, int end)
 
 static uint64_t sfi(struct fake *f, uint64_t nos, uint64_t scr)
 {
-	uint64_t o = obj(f, T_SFI, 56);
+	uint64_t o = obj(f, (uint16_t)L.type_shared_function_info, 56);
 
-	put64(f, o - 1 + 16, nos);
-	put64(f, o - 1 + 32, scr);
+	put64(f, o - 1 + L.sfi_name_or_scope_info, nos);
+	put64(f, o - 1 + L.sfi_script_or_debug_info, scr);
 	return o;
 }
 
@@ -162,6 +170,7 @@ static int setup(void **state)
 
 	f->mem = calloc(1, SIZE);
 	f->next = BASE + 64;
+	node20(&L);
 	*state = f;
 	return 0;
 }
@@ -254,7 +263,7 @@ static void test_hostile_objects(void **state)
 	uint64_t si = scope(f, huge, 1, 2);
 	put64(f, si - 1 + 8 + 2 * 8, smi(2000000000));
 	uint64_t scr = script(f, loop, ends, 1, loop), arr;
-	memcpy(&arr, f->mem + (scr - 1 + 56 - BASE), 8);
+	memcpy(&arr, f->mem + (scr - 1 + L.script_line_ends - BASE), 8);
 	put64(f, arr - 1 + 8, smi(1LL << 31)); /* line_ends claims 2^31 entries */
 	uint64_t s = sfi(f, si, scr);
 	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
@@ -315,6 +324,124 @@ static void test_proc_of(void **state)
 	assert_non_null(strstr(why, "out of the walker's reach"));
 }
 
+/* What the runtime told the walker (the set callback). */
+struct told {
+	int calls;
+	bool last_null;
+	struct firn_v8_proc p;
+};
+
+static int told_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
+{
+	struct told *t = ctx;
+
+	(void)pid;
+	t->calls++;
+	t->last_null = !p;
+	if (p)
+		t->p = *p;
+	return 0;
+}
+
+static struct procmap fake_maps;
+
+static const struct procmap *maps_of(void *ctx, pid_t pid)
+{
+	(void)ctx, (void)pid;
+	return &fake_maps;
+}
+
+/* Copies src to dst (the fixture under a name the runtime takes for V8). */
+static void copy_file(const char *src, const char *dst)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
+/* The whole user-space path: a process mapping a "libnode.so" (the v8fake fixture's constants)
+ * is described to the walker; announced functions are read and resolve by id; one whose SFI no
+ * longer holds the words the walker saw (moved by the GC) stays unnamed; an anonymous one is
+ * "(anonymous)"; forgetting the process tells the walker. */
+static void test_announce_resolve(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct told t = { 0 };
+	struct v8frames_stats st;
+	struct resolved_frame out;
+	char dir[] = "/tmp/firn-v8-XXXXXX", path[256];
+	int fd;
+	static const int ends[] = { 10, 99, 150 };
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libnode.so.120", dir);
+	copy_file(built_fixture("libv8fake.so"), path);
+	assert_true((fd = open(path, O_RDONLY)) >= 0);
+	assert_int_equal(v8consts_read_fd(&L, fd), 0);
+	close(fd);
+	procmap_init(&fake_maps);
+	struct procmap_entry e = { .start = 0x400000, .end = 0x800000, .r = true, .x = true,
+				   .kind = PROCMAP_FILE, .path = path };
+	assert_int_equal(procmap_add(&fake_maps, &e), 0);
+
+	struct v8frames *v8 = v8frames_new(told_set, &t);
+	assert_non_null(v8);
+	v8frames_set_maps(v8, maps_of);
+	v8frames_set_mem(v8, &mem);
+	v8frames_add_process(v8, getpid(), false);
+	assert_int_equal(t.calls, 1);
+	assert_int_equal(t.p.text_start, 0x400000);
+	assert_int_equal(t.p.off_sfi_script, L.sfi_script_or_debug_info);
+	v8frames_add_process(v8, getpid(), false); /* known: left as it is */
+	assert_int_equal(t.calls, 1);
+
+	uint64_t si = scope(f, one_byte(f, "handler"), 100, 120), scr = script(f, one_byte(f, "/app/s.js"), ends, 3, 0);
+	uint64_t s1 = sfi(f, si, scr), s2 = sfi(f, scope(f, 0, 5, 9), scr);
+	struct firn_v8_func_event ev = { FIRN_EV_V8_FUNC, (__u32)getpid(), s1, 7, si, scr };
+	assert_int_equal(v8frames_func_event(v8, &ev), 0);
+	ev = (struct firn_v8_func_event){ FIRN_EV_V8_FUNC, (__u32)getpid(), s1, 8, si + 8, scr };
+	assert_int_equal(v8frames_func_event(v8, &ev), 0); /* stale: the words differ */
+	uint64_t nos2;
+	memcpy(&nos2, f->mem + (s2 - 1 + L.sfi_name_or_scope_info - BASE), 8);
+	ev = (struct firn_v8_func_event){ FIRN_EV_V8_FUNC, (__u32)getpid(), s2, 9, nos2, scr };
+	assert_int_equal(v8frames_func_event(v8, &ev), 0);
+
+	uint64_t v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(7, FIRN_V8_OPTIMIZED, FIRN_V8_NO_OFFSET));
+	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 1);
+	assert_string_equal(out.name, "handler");
+	assert_string_equal(out.file, "/app/s.js");
+	assert_int_equal(out.line, 3);
+	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(8, FIRN_V8_OPTIMIZED, 0));
+	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 0);
+	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(9, FIRN_V8_INTERPRETED, 12));
+	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 1);
+	assert_string_equal(out.name, "(anonymous)");
+	assert_int_equal(out.line, 1);
+	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(99, FIRN_V8_INTERPRETED, 12));
+	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 0); /* never announced */
+
+	v8frames_get_stats(v8, &st);
+	assert_int_equal(st.processes, 1);
+	assert_int_equal(st.functions, 3);
+	assert_int_equal(st.unreadable, 1);
+	v8frames_forget(v8, getpid());
+	assert_int_equal(t.calls, 2);
+	assert_true(t.last_null);
+	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(7, FIRN_V8_OPTIMIZED, 0));
+	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 1); /* names outlive the process */
+	v8frames_free(v8);
+	procmap_release(&fake_maps);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +451,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_objects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test(test_proc_of),
+		cmocka_unit_test_setup_teardown(test_announce_resolve, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -317,8 +317,11 @@ enum firn_py_stat {
  * frame slots are negative multiples of 8 within 64 bytes below fp; object field offsets are
  * multiples of 8 below FIRN_V8_OBJ_READ (the map's instance type: any offset below 4096). */
 #define FIRN_V8_OBJ_READ 64
+#define FIRN_V8_TEXTS 4
 struct firn_v8_proc {
-	__u64 text_start, text_end; /* V8's own code (the embedded builtins) in the process */
+	/* V8's own code in the process: the executable mappings of its file (node's text, and the
+	 * embedded builtins V8 maps again near its code range); unused ones are {0, 0} */
+	struct { __u64 start, end; } text[FIRN_V8_TEXTS];
 	__u32 epoch;                /* user space's number for this image (new at exec) */
 	__s32 fp_marker, fp_function, fp_bytecode_array, fp_bytecode_offset;
 	__u32 smi_shift;            /* a Smi's value is word >> smi_shift (32: 64-bit Smis) */

@@ -242,7 +242,9 @@ static __always_inline __u64 v8_frame(__u64 pc, __u64 fp)
 		count_v8(FIRN_V8_TYPED);
 		return pc;
 	}
-	bool text = pc >= w->p.text_start && pc < w->p.text_end;
+	bool text = false;
+	for (int i = 0; i < FIRN_V8_TEXTS; i++)
+		text |= pc >= w->p.text[i].start && pc < w->p.text[i].end;
 	__u32 tier = 0;
 	if (!(id = v8_function(w, func, text, fp, &tier, &off)))
 		return pc;

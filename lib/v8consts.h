@@ -49,6 +49,9 @@ struct v8consts {
 	 * the ScopeInfo slots of its first variable and of its context-local count */
 	uint32_t fixed_array_length, bytecode_array_data, scopeinfo_first_vars,
 		scopeinfo_ncontextlocals;
+	/* optional: baseline Code's BytecodeArray (or InterpreterData), ByteArray's type (a source
+	 * position table is one) */
+	uint32_t code_bytecode, type_byte_array;
 	/* instance type ids (Map::instance_type) */
 	uint32_t type_js_function, type_shared_function_info, type_script, type_code,
 		type_bytecode_array, type_scope_info, type_map, first_nonstring_type;

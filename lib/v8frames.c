@@ -39,6 +39,8 @@ struct v8proc {
 	pid_t pid;
 	ssize_t file;
 	bool described;
+	struct firn_v8_proc p;  /* what the walker was told (described) */
+	uint64_t dev, ino;      /* V8's file as mapped (its mappings are V8's code) */
 	bool counted; /* in st.processes (a second notice of its exec counts no more) */
 };
 
@@ -48,6 +50,16 @@ struct v8fn {
 	pid_t pid;
 	char *name, *script;
 	uint32_t line;
+	/* the lines of its bytecode (from its source position table: NULL when V8 made none yet),
+	 * by bytecode offset; an interpreted frame's offset word is offset + bias */
+	struct v8pos *pos;
+	size_t npos;
+	uint32_t bias;
+};
+
+/* One row of a function's lines: from bytecode offset offset on, line line. */
+struct v8pos {
+	uint32_t offset, line;
 };
 
 /* The line ends of one script of one process, read once. */
@@ -106,7 +118,7 @@ void v8frames_free(struct v8frames *v8)
 	if (!v8)
 		return;
 	for (size_t i = 0; i < v8->nfns; i++)
-		free(v8->fns[i].name), free(v8->fns[i].script);
+		free(v8->fns[i].name), free(v8->fns[i].script), free(v8->fns[i].pos);
 	for (size_t i = 0; i < v8->nscripts; i++)
 		free(v8->scripts[i].ends);
 	free(v8->fns);
@@ -485,8 +497,7 @@ static ssize_t file_of(struct v8frames *v8, pid_t pid, const struct procmap_entr
 	return (ssize_t)v8->nfiles++;
 }
 
-int v8frames_proc_of(const struct v8consts *c, uint64_t text_start, uint64_t text_end,
-		     struct firn_v8_proc *p, char *why, size_t len)
+int v8frames_proc_of(const struct v8consts *c, struct firn_v8_proc *p, char *why, size_t len)
 {
 	const char *bad = NULL;
 	int32_t slots[] = { c->off_fp_marker, c->off_fp_function, c->off_fp_bytecode_array,
@@ -508,7 +519,6 @@ int v8frames_proc_of(const struct v8consts *c, uint64_t text_start, uint64_t tex
 		return -EPROTO;
 	}
 	*p = (struct firn_v8_proc){
-		.text_start = text_start, .text_end = text_end,
 		.fp_marker = c->off_fp_marker, .fp_function = c->off_fp_function,
 		.fp_bytecode_array = c->off_fp_bytecode_array,
 		.fp_bytecode_offset = c->off_fp_bytecode_offset,
@@ -532,8 +542,31 @@ static bool has_perf_map(pid_t pid)
 	return access(path, F_OK) == 0;
 }
 
-/* Describes pid's V8 (the file f, its code at e) to the walker; counts a refusal. */
-static void describe(struct v8frames *v8, struct v8proc *pr, const struct procmap_entry *e)
+/* Whether e maps the same file as V8's mapping of pr. */
+static bool same_file(const struct v8proc *pr, const struct procmap_entry *e)
+{
+	return e->x && e->kind == PROCMAP_FILE &&
+	       (((uint64_t)e->dev_major << 20 | e->dev_minor) == pr->dev) && e->inode == pr->ino;
+}
+
+/* Adds the code range of e to p's (false: no room, or known already). */
+static bool add_text(struct firn_v8_proc *p, const struct procmap_entry *e)
+{
+	for (int i = 0; i < FIRN_V8_TEXTS; i++) {
+		if (p->text[i].start == e->start && p->text[i].end == e->end)
+			return false;
+		if (!p->text[i].end) {
+			p->text[i].start = e->start;
+			p->text[i].end = e->end;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Describes pid's V8 (the file f, mapped at e among m) to the walker; counts a refusal. */
+static void describe(struct v8frames *v8, struct v8proc *pr, const struct procmap_entry *e,
+		     const struct procmap *m)
 {
 	struct v8file *f = &v8->files[pr->file];
 	struct firn_v8_proc p;
@@ -546,14 +579,21 @@ static void describe(struct v8frames *v8, struct v8proc *pr, const struct procma
 	}
 	if (f->err)
 		return; /* named node, but no V8 in it */
-	if (v8frames_proc_of(&f->c, e->start, e->end, &p, why, sizeof(why))) {
+	if (v8frames_proc_of(&f->c, &p, why, sizeof(why))) {
 		v8->st.refused++;
 		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", why);
 		return;
 	}
+	pr->dev = (uint64_t)e->dev_major << 20 | e->dev_minor;
+	pr->ino = e->inode;
+	/* its text, and the embedded builtins V8 maps again from the file near its code */
+	for (size_t i = 0; i < m->n; i++)
+		if (same_file(pr, &m->entries[i]))
+			(void)add_text(&p, &m->entries[i]);
 	p.epoch = ++v8->epoch;
 	if (v8->set(v8->ctx, pr->pid, &p))
 		return;
+	pr->p = p;
 	pr->described = true;
 	if (!pr->counted) {
 		pr->counted = true;
@@ -570,7 +610,7 @@ static void find_v8(struct v8frames *v8, struct v8proc *pr, const struct procmap
 		if (!e->x || e->kind != PROCMAP_FILE || !v8_named(e->path))
 			continue;
 		if ((pr->file = file_of(v8, pr->pid, e)) >= 0)
-			describe(v8, pr, e);
+			describe(v8, pr, e, m);
 		if (pr->file >= 0 && !v8->files[pr->file].err)
 			return; /* a V8 (described or refused): the one of this process */
 	}
@@ -603,6 +643,15 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 	procmap_release(&own);
 }
 
+void v8frames_note_mapping(struct v8frames *v8, pid_t pid, const struct procmap_entry *e)
+{
+	struct v8proc *pr = proc_find(v8, pid);
+
+	if (!pr || !pr->described || !same_file(pr, e) || !add_text(&pr->p, e))
+		return;
+	(void)v8->set(v8->ctx, pid, &pr->p);
+}
+
 void v8frames_forget(struct v8frames *v8, pid_t pid)
 {
 	struct v8proc *pr = proc_find(v8, pid);
@@ -620,6 +669,89 @@ void v8frames_forget(struct v8frames *v8, pid_t pid)
 		free(v8->scripts[i].ends);
 		v8->scripts[i] = v8->scripts[--v8->nscripts];
 	}
+}
+
+/* ---- lines of bytecode offsets ---- */
+
+#define MAX_POSITIONS (64u << 10) /* bytes of a source position table read at most */
+
+/* A zigzag VLQ number of V8's source position tables at b[*i] (n bytes). */
+static bool vlq(const uint8_t *b, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0;; shift += 7) {
+		if (*i >= n || shift > 63)
+			return false;
+		uint8_t c = b[(*i)++];
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+	}
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return true;
+}
+
+/* The BytecodeArray of the function at sfi (through baseline code), 0 when none. */
+static uint64_t bytecode_of(const struct v8read *r, uint64_t sfi)
+{
+	const struct v8consts *c = r->c;
+	uint64_t fd;
+
+	if (!c->sfi_function_data || field(r, sfi, c->sfi_function_data, &fd))
+		return 0;
+	if (c->code_bytecode && type_of(r, fd) == c->type_code && field(r, fd, c->code_bytecode, &fd))
+		return 0;
+	return type_of(r, fd) == c->type_bytecode_array ? fd : 0;
+}
+
+/* Decodes a source position table (pairs of deltas: the bytecode offset's, its sign telling
+ * statements from expressions, and the source position's) into fn->pos, a row per new line. */
+static int decode_positions(struct v8frames *v8, const struct v8read *r, uint64_t script,
+			    const uint8_t *b, size_t n, struct v8fn *fn)
+{
+	int64_t off = 0, raw = 0, d, dr;
+	size_t i = 0, cap = 0;
+
+	while (i < n && vlq(b, n, &i, &d) && vlq(b, n, &i, &dr)) {
+		off += d < 0 ? -d - 1 : d;
+		raw += dr;
+		int64_t pos = ((raw >> 1) & 0x3fffffff) - 1; /* SourcePosition: script offset + 1 */
+		uint32_t line = line_of(v8, r, script, pos);
+		if (off < 0 || off > UINT32_MAX || !line || (fn->npos && fn->pos[fn->npos - 1].line == line))
+			continue;
+		if (fn->npos && fn->pos[fn->npos - 1].offset >= off)
+			return 0; /* not increasing: not a table */
+		if (VEC_GROW(fn->pos, cap, fn->npos + 1))
+			return -ENOMEM;
+		fn->pos[fn->npos++] = (struct v8pos){ (uint32_t)off, line };
+	}
+	return 0;
+}
+
+/* The lines of the bytecode of the function at sfi, where V8 made its source positions. */
+static int read_positions(struct v8frames *v8, const struct v8read *r, uint64_t sfi,
+			  uint64_t script, struct v8fn *fn)
+{
+	const struct v8consts *c = r->c;
+	uint64_t bca = bytecode_of(r, sfi), spt, len;
+	uint8_t *b;
+
+	if (!bca || !c->fixed_array_length || !c->bytecode_array_data || !c->type_byte_array)
+		return 0;
+	/* the table's slot, 3 words after the length (V8 9.4 on: no constant for it) */
+	if (field(r, bca, c->fixed_array_length + 24, &spt) || type_of(r, spt) != c->type_byte_array ||
+	    field(r, spt, c->fixed_array_length, &len) || !is_smi(c, len) || smi_value(c, len) <= 0 ||
+	    smi_value(c, len) > MAX_POSITIONS)
+		return 0;
+	if (!(b = malloc((size_t)smi_value(c, len))))
+		return -ENOMEM;
+	int err = 0;
+	if (!rd(r, spt - c->heap_object_tag + c->fixed_array_data, b, (size_t)smi_value(c, len)))
+		err = decode_positions(v8, r, script, b, (size_t)smi_value(c, len), fn);
+	free(b);
+	fn->bias = c->bytecode_array_data - c->heap_object_tag;
+	return err;
 }
 
 /* ---- function ids ---- */
@@ -662,6 +794,8 @@ int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e)
 		return 0;
 	}
 	fn->line = script ? line_of(v8, &r, script, start) : 0;
+	if (script && read_positions(v8, &r, e->sfi, script, fn))
+		return -ENOMEM;
 	fn->name = strdup(f.name[0] ? f.name : "(anonymous)");
 	fn->script = f.script[0] ? strdup(f.script) : NULL;
 	return fn->name ? 0 : -ENOMEM;
@@ -671,9 +805,26 @@ int v8frames_resolve(struct v8frames *v8, pid_t pid, uint64_t v, struct resolved
 {
 	struct v8fn *fn = fn_find(v8, FIRN_V8_ID(resolver_payload(v)));
 
+	uint64_t payload = resolver_payload(v), off = FIRN_V8_OFFSET(payload);
+	uint32_t line;
+
 	if (max < 1 || !fn || fn->pid != pid || !fn->name)
 		return 0;
-	out[0] = (struct resolved_frame){ .name = fn->name, .file = fn->script, .line = fn->line };
+	line = fn->line;
+	/* an interpreted frame: the line of its bytecode offset, where V8 made the table */
+	if (FIRN_V8_TIER(payload) == FIRN_V8_INTERPRETED && off != FIRN_V8_NO_OFFSET && fn->npos &&
+	    off >= fn->bias && off - fn->bias >= fn->pos[0].offset) {
+		size_t lo = 0, hi = fn->npos;
+		while (hi - lo > 1) { /* the last row at or before the offset */
+			size_t mid = lo + (hi - lo) / 2;
+			if (fn->pos[mid].offset <= off - fn->bias)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		line = fn->pos[lo].line;
+	}
+	out[0] = (struct resolved_frame){ .name = fn->name, .file = fn->script, .line = line };
 	return 1;
 }
 

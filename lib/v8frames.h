@@ -25,6 +25,7 @@
 struct firn_v8_proc;
 struct firn_v8_func_event;
 struct procmap;
+struct procmap_entry;
 struct v8frames;
 
 /* Called with what the BPF walker needs of a process that runs a V8 it can walk (p NULL: forget
@@ -64,6 +65,9 @@ void v8frames_set_mem(struct v8frames *v8, const struct v8mem *mem);
  * node* or libnode*, each file's constants read once). A process known already is left as it is,
  * unless exec. */
 void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec);
+/* pid mapped e (its mmap record): a new mapping of its V8's file (V8 maps its embedded builtins
+ * again at start-up) is V8's code too, and the walker is told. */
+void v8frames_note_mapping(struct v8frames *v8, pid_t pid, const struct procmap_entry *e);
 /* The walker gave a function an id: its name, script and line are read now. 0 or -ENOMEM. */
 int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e);
 /* The process ended: forgotten (what was read of its functions stays). */
@@ -78,11 +82,10 @@ void v8frames_get_stats(const struct v8frames *v8, struct v8frames_stats *st);
 struct runtime_ops;
 extern const struct runtime_ops runtime_v8;
 
-/* The walker's values for a V8 with constants c whose own code (its embedded builtins) lies at
- * [text_start, text_end) of the process: 0 with *p filled, or -EPROTO with the reason in why
- * (len bytes): a layout the walker cannot read (pointer compression, offsets out of its reach). */
-int v8frames_proc_of(const struct v8consts *c, uint64_t text_start, uint64_t text_end,
-		     struct firn_v8_proc *p, char *why, size_t len);
+/* The walker's values for a V8 with constants c (its code ranges p->text and epoch left for the
+ * caller): 0 with *p filled, or -EPROTO with the reason in why (len bytes): a layout the walker
+ * cannot read (pointer compression, offsets out of its reach). */
+int v8frames_proc_of(const struct v8consts *c, struct firn_v8_proc *p, char *why, size_t len);
 
 /* One function as read from process memory: name ("" for an anonymous one), script name ("":
  * none) and line of its start (0: unknown). */

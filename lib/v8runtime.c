@@ -67,6 +67,15 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 	v8frames_add_process(((struct v8runtime *)rt)->v8, pid, exec);
 }
 
+/* A mapping of a sampled process (e NULL: code without a table, nothing to do). */
+static void rt_on_mapping(struct runtime *rt, pid_t pid, const struct procmap_entry *e,
+			  uint64_t now_ns)
+{
+	(void)now_ns;
+	if (e)
+		v8frames_note_mapping(((struct v8runtime *)rt)->v8, pid, e);
+}
+
 static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 {
 	if (len < sizeof(struct firn_v8_func_event))
@@ -102,6 +111,7 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 
 const struct runtime_ops runtime_v8 = {
 	.name = "js", .tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
-	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_code = rt_on_code,
+	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
+	.on_code = rt_on_code,
 	.resolve = rt_resolve, .stats = rt_stats, .detach = rt_detach,
 };

@@ -309,18 +309,17 @@ static void test_proc_of(void **state)
 
 	(void)state;
 	node20(&c);
-	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), 0);
+	assert_int_equal(v8frames_proc_of(&c, &p, why, sizeof(why)), 0);
 	assert_int_equal(p.fp_function, -16);
 	assert_int_equal(p.smi_shift, 32);
 	assert_int_equal(p.type_js_first, 2066);
 	assert_int_equal(p.type_js_last, 2080);
-	assert_int_equal(p.text_start, 0x1000);
 	c.smi_shift_size = 0;
-	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), -EPROTO);
+	assert_int_equal(v8frames_proc_of(&c, &p, why, sizeof(why)), -EPROTO);
 	assert_non_null(strstr(why, "pointer compression"));
 	node20(&c);
 	c.sfi_script_or_debug_info = 60;
-	assert_int_equal(v8frames_proc_of(&c, 0x1000, 0x2000, &p, why, sizeof(why)), -EPROTO);
+	assert_int_equal(v8frames_proc_of(&c, &p, why, sizeof(why)), -EPROTO);
 	assert_non_null(strstr(why, "out of the walker's reach"));
 }
 
@@ -379,6 +378,7 @@ static void test_announce_resolve(void **state)
 	char dir[] = "/tmp/firn-v8-XXXXXX", path[256];
 	int fd;
 	static const int ends[] = { 10, 99, 150 };
+	const uint64_t bias = 53; /* the fake's BytecodeArray data offset (54) less the tag */
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/libnode.so.120", dir);
@@ -388,7 +388,7 @@ static void test_announce_resolve(void **state)
 	close(fd);
 	procmap_init(&fake_maps);
 	struct procmap_entry e = { .start = 0x400000, .end = 0x800000, .r = true, .x = true,
-				   .kind = PROCMAP_FILE, .path = path };
+				   .kind = PROCMAP_FILE, .path = path, .inode = 77, .dev_major = 254 };
 	assert_int_equal(procmap_add(&fake_maps, &e), 0);
 
 	struct v8frames *v8 = v8frames_new(told_set, &t);
@@ -397,13 +397,30 @@ static void test_announce_resolve(void **state)
 	v8frames_set_mem(v8, &mem);
 	v8frames_add_process(v8, getpid(), false);
 	assert_int_equal(t.calls, 1);
-	assert_int_equal(t.p.text_start, 0x400000);
+	assert_int_equal(t.p.text[0].start, 0x400000);
+	assert_int_equal(t.p.text[1].end, 0);
+	struct procmap_entry blob = e; /* V8's builtins mapped again from the file */
+	blob.start = 0x7f0000000000, blob.end = 0x7f0000200000;
+	v8frames_note_mapping(v8, getpid(), &blob);
+	assert_int_equal(t.calls, 2);
+	assert_int_equal(t.p.text[1].start, 0x7f0000000000);
+	v8frames_note_mapping(v8, getpid(), &blob); /* known already */
+	assert_int_equal(t.calls, 2);
 	assert_int_equal(t.p.off_sfi_script, L.sfi_script_or_debug_info);
 	v8frames_add_process(v8, getpid(), false); /* known: left as it is */
-	assert_int_equal(t.calls, 1);
+	assert_int_equal(t.calls, 2);
 
 	uint64_t si = scope(f, one_byte(f, "handler"), 100, 120), scr = script(f, one_byte(f, "/app/s.js"), ends, 3, 0);
 	uint64_t s1 = sfi(f, si, scr), s2 = sfi(f, scope(f, 0, 5, 9), scr);
+	/* s1's bytecode and its source position table: offsets 0, 4, 9 at positions 5, 60, 120
+	 * (lines 1, 2, 3), as V8 encodes them (zigzag VLQ deltas; 9 an expression) */
+	static const uint8_t spt[] = { 0x00, 0x18, 0x08, 0xdc, 0x01, 0x0b, 0xf0, 0x01 };
+	uint64_t bca = obj(f, (uint16_t)L.type_bytecode_array, 64);
+	uint64_t ba = obj(f, (uint16_t)L.type_byte_array, 16 + sizeof(spt));
+	put64(f, ba - 1 + L.fixed_array_length, smi(sizeof(spt)));
+	memcpy(f->mem + (ba - 1 + L.fixed_array_data - BASE), spt, sizeof(spt));
+	put64(f, bca - 1 + L.fixed_array_length + 24, ba);
+	put64(f, s1 - 1 + L.sfi_function_data, bca);
 	struct firn_v8_func_event ev = { FIRN_EV_V8_FUNC, (__u32)getpid(), s1, 7, si, scr };
 	assert_int_equal(v8frames_func_event(v8, &ev), 0);
 	ev = (struct firn_v8_func_event){ FIRN_EV_V8_FUNC, (__u32)getpid(), s1, 8, si + 8, scr };
@@ -418,6 +435,12 @@ static void test_announce_resolve(void **state)
 	assert_string_equal(out.name, "handler");
 	assert_string_equal(out.file, "/app/s.js");
 	assert_int_equal(out.line, 3);
+	for (int k = 0; k < 4; k++) { /* interpreted: the line of the bytecode offset */
+		static const uint32_t offs[] = { 0, 6, 9, 400 }, lines[] = { 1, 2, 3, 3 };
+		v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(7, FIRN_V8_INTERPRETED, bias + offs[k]));
+		assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 1);
+		assert_int_equal(out.line, lines[k]);
+	}
 	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(8, FIRN_V8_OPTIMIZED, 0));
 	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 0);
 	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(9, FIRN_V8_INTERPRETED, 12));
@@ -432,7 +455,7 @@ static void test_announce_resolve(void **state)
 	assert_int_equal(st.functions, 3);
 	assert_int_equal(st.unreadable, 1);
 	v8frames_forget(v8, getpid());
-	assert_int_equal(t.calls, 2);
+	assert_int_equal(t.calls, 3);
 	assert_true(t.last_null);
 	v = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(7, FIRN_V8_OPTIMIZED, 0));
 	assert_int_equal(v8frames_resolve(v8, getpid(), v, &out, 1), 1); /* names outlive the process */

@@ -12,8 +12,9 @@
 #  - interpreted frames (node --no-opt --no-sparkplug): the line of the bytecode offset (firnWork's
 #    loop, split.js:9-10) from the function's source position table;
 #  - --no-js keeps the native view: no [javascript] frame, no javascript line.
-# Debian's libnode108 (node 18) cannot be installed beside nodesource's node 20: not tested here
-# (lib/v8consts reads it: tests/unit/test_v8consts.c, skipped where absent).
+# Debian's libnode108 (node 18) cannot be installed beside nodesource's node 20; where Debian's
+# node is the node on PATH it is the one tested. FIRN_TEST_NODES="CMD..." names more node
+# commands (a wrapper that runs an extracted node 18, say) that get the first test too.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1 # node may leave files (isolate-*.log) where it runs
 
@@ -70,6 +71,14 @@ split_check "$TMP/cmd.txt" "$TMP/cmd.out"
 grep "firn: javascript" "$TMP/cmd.err" | sed "s/^/# /"
 check "the summary has a javascript line with its process" \
 	grep -q 'firn: javascript: 1 process, .* JavaScript' "$TMP/cmd.err"
+
+# 1b. other nodes the caller names (each a command that takes node's arguments)
+for extra in ${FIRN_TEST_NODES:-}; do
+	"$FIRN" record -F 999 -o "$TMP/x.pb.gz" -- "$extra" "$SPLIT" 4 >"$TMP/x.out" 2>"$TMP/x.err"
+	check "record -- $extra split.js exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/x.pb.gz" >"$TMP/x.txt"
+	split_check "$TMP/x.txt" "$TMP/x.out" | sed "s|^\(PASS\|FAIL\): |\1: $extra: |"
+done
 
 # 2. -p on a node started earlier without any flag
 (cd "$TMP" && exec "$NODE" "$SPLIT" 9 >"$TMP/p.out") &

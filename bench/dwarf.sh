@@ -25,7 +25,7 @@ done
 emit C "$B" "BPF maps, system-wide" firn "firn record -a -F 99 -o OUT (3 s after start-up)"
 emit C "$B" "BPF maps, system-wide" "perf -g" "perf record -a -g -F 99 -o OUT (its mmapped ring buffers)"
 emit N "$B" "'table build ms' is firn's own measure (pprof comment unwind.tables, 'built in'): every table built while recording the command, i.e. the program and the libraries it maps (for java: java, libjli, libjvm.so, libc, ld.so and more, some loaded on a refresh after dlopen). rows and bytes are the table's size in the BPF array."
-emit N "$B" "'kernel memory MB' is, for firn, the sum of bytes_memlock of every BPF map firn holds (bpftool): the unwind row array is allocated whole at start (--unwind-memory, default 64 MiB) whatever the tables need; the table bytes actually used are in the firn row. perf's figure is the size of its mmapped perf_event ring buffers."
+emit N "$B" "'kernel memory MB' is, for firn, the sum of bytes_memlock of every BPF map firn holds (bpftool): the unwind rows take 512 KiB chunks created as tables load (up to --unwind-memory), and the maps the recording does not use one entry each; the table bytes actually used are in the firn row (firn -v prints the same total as 'BPF maps: N, X MiB'). perf's figure is the size of its mmapped perf_event ring buffers."
 
 # tables PROG: one recording of PROG's command; emits its table figures.
 tables() {

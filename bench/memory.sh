@@ -2,7 +2,8 @@
 # Memory bench: firn's resident memory during a system-wide recording (firn record -a, 99 Hz),
 # beside perf record -a -g recording at the same time, while a loop keeps starting new processes
 # (the deep fixtures, a few a second). RSS is read every few seconds: the peak, the trend (least
-# squares slope after a warm-up) and firn's RSS without the BPF maps it mmaps.
+# squares slope after a warm-up), firn's RSS without the BPF maps it mmaps, and the kernel memory
+# of firn's BPF maps (their memlock).
 # Default: a 2-minute trend (make bench must stay a few minutes); LONG=1: the full 10 minutes;
 # QUICK=1: 10 s. Prints result lines (see bench/bench_lib.sh).
 source "$(dirname "$0")/bench_lib.sh"
@@ -20,6 +21,12 @@ rss_kb() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { bpf = ($6 == "anon_inode:bpf-map") }
 		/^Rss:/ { all += $2; if (bpf) b += $2 }
 		END { if (NR) print all, b + 0 }' "/proc/$1/smaps" 2>/dev/null
+}
+
+# bpf_kb PID: the kernel memory of the BPF maps PID holds (each map's fdinfo memlock, once), KiB.
+bpf_kb() {
+	awk 'FNR == 1 { m = 0 } /^memlock:/ { m = $2 } /^map_id:/ && !($2 in seen) { seen[$2] = 1; s += m }
+		END { printf "%d\n", s / 1024 }' /proc/"$1"/fdinfo/* 2>/dev/null
 }
 
 # slope FILE COLUMN FROM: least-squares slope of COLUMN (KiB) against column 1 (s), for FROM <= t
@@ -44,7 +51,7 @@ while kill -0 "${BG_PID[firn]}" 2>/dev/null; do
 	t=$(awk -v a="$EPOCHREALTIME" -v b="$start" 'BEGIN { printf "%.1f", a - b }')
 	f=$(rss_kb "${BG_PID[firn]}")
 	p=$(rss_kb "${BG_PID[perf]}")
-	[ -n "$f" ] && echo "$t $f ${p:-0 0}" >>"$W/rss.txt"
+	[ -n "$f" ] && echo "$t $f ${p:-0 0} $(bpf_kb "${BG_PID[firn]}")" >>"$W/rss.txt"
 	sleep "$EVERY"
 done
 bg_wait firn
@@ -53,7 +60,7 @@ bg_wait perf
 prc=$RU_RC prss=$RU_RSS_MB
 kill "$churn" 2>/dev/null
 wait "$churn" 2>/dev/null
-say "memory: t firn_kb firn_bpfmap_kb perf_kb perf_bpfmap_kb:"
+say "memory: t firn_kb firn_bpfmap_kb perf_kb perf_bpfmap_kb firn_bpf_kernel_kb:"
 tr '\n' ';' <"$W/rss.txt" >&2
 say ""
 
@@ -65,6 +72,8 @@ if detail=$(firn_chain_check "$W/firn.pb.gz" deep 1) && [ "$frc" -eq 0 ]; then
 		"$(awk '{ v = ($2 - $3) / 1024; if (v > m) m = v } END { printf "%.1f", m }' "$W/rss.txt")" MB
 	emit S "$B" "$CASE" firn "RSS trend without BPF maps MB/min" \
 		"$(awk '{ print $1, $2 - $3 }' "$W/rss.txt" | slope /dev/stdin 2 "$WARM")" MB/min
+	emit S "$B" "$CASE" firn "BPF map kernel memory MB (peak)" \
+		"$(awk '{ if ($6 > m) m = $6 } END { printf "%.1f", m / 1024 }' "$W/rss.txt")" MB
 	emit N "$B" "firn's RSS (MB) every $EVERY s: $(awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 1024 }' "$W/rss.txt"); of it in mmapped BPF maps at the end: $(awk 'END { printf "%.1f", $3 / 1024 }' "$W/rss.txt") MB; processes seen: $(sed -nE 's/.*\), ([0-9]+) process(es)?, .*/\1/p' "$W/firn.err")."
 else
 	emit V "$B" "$CASE" firn FAIL "exit $frc; $detail; $(tail -1 "$W/firn.err")"

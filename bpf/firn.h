@@ -50,6 +50,12 @@ struct firn_stack {
 #define FIRN_FRAME_KIND_GPU 2    /* a GPU kernel (bpf: the CUDA probes) */
 #define FIRN_FRAME_KIND_V8 3     /* a JavaScript function (bpf/v8.bpf.h) */
 #define FIRN_FRAME_KINDS 16
+
+/* Slots of the unwinders program array (bpf/profile.bpf.c): the program of each runtime that
+ * on_sample tail-calls for a process running it. */
+#define FIRN_UNWINDER_PYTHON 0 /* on_sample_python */
+#define FIRN_UNWINDER_V8 1     /* reserved: the V8 walker (bpf/v8.bpf.h) */
+#define FIRN_UNWINDERS 4
 #define FIRN_FRAME(kind, payload) \
 	(((FIRN_FRAME_TAG | (__u64)(kind)) << 56) | ((__u64)(payload) & FIRN_FRAME_PAYLOAD_MASK))
 #define FIRN_FRAME_KIND_OF(v) \
@@ -149,6 +155,11 @@ struct firn_table_head {
 
 /* Rows of the page index of a table (its header included). */
 #define FIRN_INDEX_ROWS(pages) ((pages) + 2)
+
+/* The rows array is made of chunks of FIRN_ROWS_CHUNK rows (512 KiB), created by user space as
+ * tables fill the last one: row i is entry i % FIRN_ROWS_CHUNK of chunk i / FIRN_ROWS_CHUNK. */
+#define FIRN_ROWS_CHUNK_SHIFT 16
+#define FIRN_ROWS_CHUNK (1u << FIRN_ROWS_CHUNK_SHIFT)
 
 /* Mappings of one process the BPF unwinder is told about, at most (the ones past it are found
  * with the kernel's VMA lookup): a power of two. */

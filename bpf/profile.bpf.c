@@ -30,8 +30,14 @@ const volatile __u32 off_cpu_rate = 1;     /* 1 switch-out in this many is sampl
 /* Which counts map the program writes; user space flips it and drains the other. */
 __u32 active_buf = 0;
 
+/* Maps that only user space or process-context programs (exec, fork) write are not
+ * preallocated: they take the memory of what they hold. Those the sampling programs write stay
+ * preallocated: a new element in interrupt context or under the run-queue lock comes from a
+ * small per-CPU cache refilled later, and an insert fails when a burst empties it (a lost
+ * stack); user space sizes them to the recording instead. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -135,17 +141,42 @@ struct {
 	__type(value, struct firn_stack);
 } scratch SEC(".maps");
 
-/* DWARF unwinding: rows of every loaded table (sized by user space), and per-process mappings. */
-struct {
+/* DWARF unwinding: rows of every loaded table, in chunks of FIRN_ROWS_CHUNK rows that user space
+ * creates as tables fill them (bpf/firn.h), so the rows take the memory of what is loaded, not
+ * of the limit (the outer array is sized by user space); and per-process mappings. */
+/* Never read: makes clang emit struct firn_row whole into BTF (the chunk's value type below is
+ * otherwise only declared, and libbpf cannot size the chunks). */
+const volatile struct firn_row firn_row_btf = {};
+
+struct firn_rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FIRN_ROWS_CHUNK);
 	__type(key, __u32);
 	__type(value, struct firn_row);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct firn_rows_chunk);
 } unwind_rows SEC(".maps");
+
+/* Row i of the rows array (NULL: its chunk is not created, or i is past the limit). Both
+ * lookups are inlined by the verifier: every chunk has the template's size. */
+static __always_inline struct firn_row *row_at(__u32 i)
+{
+	__u32 c = i >> FIRN_ROWS_CHUNK_SHIFT, k = i & (FIRN_ROWS_CHUNK - 1);
+	void *chunk = bpf_map_lookup_elem(&unwind_rows, &c);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &k) : NULL;
+}
 
 /* pid → its mappings in unwind_umaps (looked up once per sample). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct firn_pid_maps);
@@ -164,6 +195,7 @@ struct {
  * yet (its first milliseconds), libraries mapped since, more than FIRN_MAX_UMAPS mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct firn_file_key);
 	__type(value, struct firn_file);
@@ -372,6 +404,7 @@ const volatile __u32 python_unwind = 0; /* 1: processes in python_procs get Pyth
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct firn_py_proc);
@@ -887,7 +920,7 @@ static __always_inline struct firn_umap *find_umap(__u32 first, __u32 count, __u
  * index in the rows array (*lo) and their number (*n); false when vaddr is before the table. */
 static __always_inline bool page_rows(__u32 start, __u32 count, __u64 vaddr, __u32 *lo, __u32 *n)
 {
-	struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &start);
+	struct firn_row *r = row_at(start);
 
 	if (!r)
 		return false;
@@ -902,8 +935,8 @@ static __always_inline bool page_rows(__u32 start, __u32 count, __u64 vaddr, __u
 		return true;
 	}
 	__u32 i = start + 1 + k, j = i + 1;
-	struct firn_row *a = bpf_map_lookup_elem(&unwind_rows, &i);
-	struct firn_row *b = bpf_map_lookup_elem(&unwind_rows, &j);
+	struct firn_row *a = row_at(i);
+	struct firn_row *b = row_at(j);
 	if (!a || !b)
 		return false;
 	*lo = rows + a->pc;
@@ -921,14 +954,14 @@ static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64
 		return NULL;
 	for (int i = 0; i < 24 && n > 1; i++) {
 		__u32 half = n >> 1, mid = lo + half;
-		struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		struct firn_row *r = row_at(mid);
 		if (!r)
 			return NULL;
 		__u64 take = le_mask(r->pc, vaddr);
 		lo += take * half;
 		n -= half;
 	}
-	struct firn_row *r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	struct firn_row *r = row_at(lo);
 	return r && r->pc <= vaddr ? r : NULL;
 }
 
@@ -1227,6 +1260,32 @@ static __always_inline void count_unwind(__u32 reason)
 		(*v)++;
 }
 
+/* Whether addr follows a call instruction, as a return address does: call rel32, or call
+ * through a register or memory (FF /2, 2 to 7 bytes). Data is rarely so, and an address in no
+ * mapping cannot be read. */
+static __always_inline bool after_call(__u64 addr)
+{
+	__u8 b[8];
+
+	if (addr < 4096 || bpf_probe_read_user(b, sizeof(b), (void *)(addr - 8)))
+		return false;
+	return b[3] == 0xe8 || (b[6] == 0xff && ((b[7] >> 3) & 7) == 2) ||
+	       (b[5] == 0xff && ((b[6] >> 3) & 7) == 2) || (b[4] == 0xff && ((b[5] >> 3) & 7) == 2) ||
+	       (b[2] == 0xff && ((b[3] >> 3) & 7) == 2) || (b[1] == 0xff && ((b[2] >> 3) & 7) == 2);
+}
+
+/* --call-graph fp: drops the outermost frame when it is no return address. Code without frame
+ * pointers (ld.so's start-up, a libc built without them) leaves rbp holding data, and the walk
+ * takes one more "frame" from it before the chain breaks: an [unknown] frame at the root. */
+static __always_inline void fp_trim_root(struct firn_stack *s)
+{
+	__u64 n = s->len, last = n - 1;
+
+	opaque(last); /* the check is on the register the load uses */
+	if (n >= 2 && last < FIRN_MAX_FRAMES && !after_call(s->ips[last]))
+		s->len = n - 1;
+}
+
 /* Unwinds the user stack of the current task with the CFI tables (frame pointers only without
  * dwarf_unwind) into scratch slot 0 (len 0: none). regs_ctx: ctx holds the interrupted registers (see user_mode); otherwise (a
  * tracepoint's context) the task is in the kernel and its user registers are the saved ones. */
@@ -1280,8 +1339,10 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->found.row_count = 0;
 	v8_begin(pid); /* FIRN-V8 */
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
-	if (!dwarf_unwind)
+	if (!dwarf_unwind) {
+		fp_trim_root(s);
 		return s;
+	}
 	count_unwind(u->stop < FIRN_UNW_NR ? u->stop : FIRN_UNW_DEPTH);
 	if (u->fp)
 		count_unwind(FIRN_UNW_FP_FALLBACK);
@@ -1356,12 +1417,12 @@ static __always_inline void announce(__u32 pid)
 		send_event(FIRN_EV_NEW_PROCESS, pid);
 }
 
-/* Takes the stacks of the current task into scratch: *user (slot 0) and *kernel (slot 1), either
- * NULL or empty when not taken. The one stack-taking path of every event. regs_ctx: see
- * dwarf_stack (false: the task is in the kernel, as at a tracepoint). */
-static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
-					struct task_struct *task, struct firn_stack **user,
-					struct firn_stack **kernel)
+/* Takes the native stacks of the current task into scratch: *user (slot 0) and *kernel (slot 1),
+ * either NULL or empty when not taken. regs_ctx: see dwarf_stack (false: the task is in the
+ * kernel, as at a tracepoint). */
+static __always_inline void take_native_stacks(void *ctx, bool regs_ctx, __u32 pid,
+					       struct task_struct *task, struct firn_stack **user,
+					       struct firn_stack **kernel)
 {
 	*user = *kernel = NULL;
 	if (want_user && dwarf_unwind) {
@@ -1373,12 +1434,22 @@ static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 		 * user memory on its own, the stack window a page at a time */
 		*user = dwarf_stack(ctx, regs_ctx, pid, NULL, task);
 	}
-	/* a CPython's frames replace the native frames of its evaluation loop */
-	if (*user)
-		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
 	if (want_kernel && !(regs_ctx && user_mode(ctx)))
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
+}
+
+/* Takes the stacks of the current task as take_native_stacks does, a CPython's frames spliced
+ * in: the one stack-taking path of every event but cpu-clock samples (whose runtimes' frames
+ * are added by the runtime's own program: on_sample). */
+static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
+					struct task_struct *task, struct firn_stack **user,
+					struct firn_stack **kernel)
+{
+	take_native_stacks(ctx, regs_ctx, pid, task, user, kernel);
+	/* a CPython's frames replace the native frames of its evaluation loop */
+	if (*user)
+		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
 }
 
 /* Counts value under key with these stacks (stored now): on failure the sample is dropped and
@@ -1429,10 +1500,79 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	return 0;
 }
 
+/* ---- cpu-clock samples: one program per unwinder, composed by tail calls ----
+ * on_sample takes the native stacks (the DWARF or frame-pointer unwinder) and the kernel's into
+ * scratch; a sample of a process that runs an interpreter then goes on in that runtime's
+ * program (the unwinders array, slots FIRN_UNWINDER_*), which adds its frames and counts the
+ * sample. Each runtime's program is verified and loaded on its own, when user space first
+ * needs it, and put in its slot: enabling a runtime neither reloads nor re-attaches the rest.
+ * An empty slot (not loaded yet): the tail call falls through, the sample keeps its native
+ * frames. V8's walker (bpf/v8.bpf.h) goes in FIRN_UNWINDER_V8 the same way: a program that
+ * walks from scratch slot 0 and ends with count_sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, FIRN_UNWINDERS);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwinders SEC(".maps");
+
+const volatile __u32 python_tail = 0; /* 1: samples of python_procs go to FIRN_UNWINDER_PYTHON */
+
+/* Counts the sample whose stacks are in scratch (slots 0 and 1, len 0: none; ustack: a user stack
+ * already stored in big_stacks, or 0): the end of on_sample and of every runtime's program. */
+static __always_inline int count_sample(__u64 ustack)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, one = 1;
+	struct firn_key key = { .pid = id >> 32, .tid = (__u32)id, .ustack = ustack };
+	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
+	struct firn_stack *kernel = bpf_map_lookup_elem(&scratch, &one);
+
+	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
+	return 0;
+}
+
+/* Empties the scratch slot of a stack that was not taken (count_sample reads both slots). */
+static __always_inline void untaken(struct firn_stack *s, __u32 slot)
+{
+	struct firn_stack *e = s ? NULL : bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		e->len = 0;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	return count_hit(ctx, 0);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct firn_stack *user, *kernel;
+
+	if (!is_target(pid))
+		return 0;
+	count_lost(FIRN_LOST_NR);
+	struct task_struct *task = bpf_get_current_task_btf();
+	announce(pid);
+	note_comm((__u32)id, task);
+	take_native_stacks(ctx, true, pid, task, &user, &kernel);
+	untaken(user, 0);
+	untaken(kernel, 1);
+	if (python_tail && user && user->len && bpf_map_lookup_elem(&python_procs, &pid))
+		bpf_tail_call(ctx, &unwinders, FIRN_UNWINDER_PYTHON);
+	return count_sample(0);
+}
+
+/* The Python unwinder's program (slot FIRN_UNWINDER_PYTHON): a CPython's frames replace the
+ * native frames of its evaluation loop (a timed sample's stack may be long: big_stacks). */
+SEC("perf_event")
+int on_sample_python(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (user && user->len)
+		python_frames(user, true);
+	return count_sample(python_big_id());
 }
 
 /* Copies a stack taken into scratch into a wait slot or a GPU launch record (only its frames:

@@ -9,6 +9,7 @@
 
 #include "../bpf/firn.h"
 
+#include "opt.h"
 #include "pyframes.h"
 #include "runtime.h"
 #include "v8frames.h" /* FIRN-V8 */
@@ -209,4 +210,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	print_v8_summary(rec); /* FIRN-V8 */
 	if (so->gpu)
 		print_gpu_summary(&st->gpu);
+	if (firn_verbose)
+		fprintf(stderr, "firn: BPF maps: %llu, %.1f MiB of kernel memory\n",
+			(unsigned long long)st->bpf_maps, st->bpf_map_bytes / 1048576.0);
 }

@@ -1005,6 +1005,7 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 		.unwind_no_table = s->unwind_no_table, .unwind_over_limit = s->unwind_over_limit,
 		.unwind_build_ns = s->unwind_build_ns, .unwind_too_many_maps = s->unwind_too_many_maps,
 		.unwind_cached = s->unwind_cached,
+		.bpf_map_bytes = s->bpf_map_bytes, .bpf_maps = s->bpf_maps,
 		.entries = s->entries, .stacks = s->stacks, .threads = s->threads,
 		.retired_processes = s->retired_processes,
 	};

@@ -1,6 +1,7 @@
 /* BPF sampler lifecycle and draining of the in-kernel aggregation maps. */
 #include "sampler.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,8 +62,9 @@ struct exited {
 struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
-	struct profile_bpf *py_skel; /* the on_sample that walks Python frames, loaded late */
+	struct profile_bpf *py_skel; /* the Python unwinder's program, loaded late */
 	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
+	bool python_pending;    /* a process needs it: load it once the events are handled */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
@@ -89,6 +91,8 @@ struct sampler {
 	uint64_t retired_processes;
 	int err;
 };
+
+static void load_pending(struct sampler *s);
 
 static uint64_t key_hash(const struct firn_key *k)
 {
@@ -408,22 +412,22 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Sizes the unwind rows array from the memory limit, mappable (before load). */
-static int setup_unwind_maps(struct sampler *s)
+/* The unwind rows the memory limit allows. */
+static uint32_t unwind_rows_max(const struct sampler *s)
 {
 	uint64_t rows = s->opts.unwind_memory / sizeof(struct firn_row);
 
-	if (rows < 1024)
-		rows = 1024;
-	if (rows > UINT32_MAX / 2)
-		rows = UINT32_MAX / 2;
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows;
+}
+
+/* Sizes the unwind rows' chunk array from the memory limit (before load): the chunks
+ * themselves are created by the unwinder as tables load. */
+static int setup_unwind_maps(struct sampler *s)
+{
 	s->skel->rodata->dwarf_unwind = 1;
 	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
-	/* mappable: the unwinder copies rows in with memcpy instead of a syscall per 64k rows that
-	 * copies them one by one (6 ms for libc's table) */
-	return bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows) ||
-	       bpf_map__set_map_flags(s->skel->maps.unwind_rows,
-				      bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE) ||
+	return bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+					unwind_rows_max(s) / FIRN_ROWS_CHUNK + 1) ||
 	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
 }
 
@@ -441,7 +445,7 @@ int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
 		return -ENOENT;
 	*m = (struct sampler_unwind_maps){
 		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
-		.rows = bpf_map__max_entries(s->skel->maps.unwind_rows),
+		.rows = unwind_rows_max(s),
 		.pids_fd = bpf_map__fd(s->skel->maps.unwind_pids),
 		.umaps_fd = bpf_map__fd(s->skel->maps.unwind_umaps),
 		.umaps = bpf_map__max_entries(s->skel->maps.unwind_umaps),
@@ -476,6 +480,43 @@ static int size_gpu_maps(struct sampler *s)
 	return 0;
 }
 
+/* Entries of the (preallocated, 1 KiB each) stack map: room for what a quarter of a drain
+ * interval can bring, two distinct stacks a sample on every CPU (the drains come sooner while it
+ * fills: next_drain), at least 2048; the most (16384) for events that no frequency bounds
+ * (probes, switches). opts.stack_entries when given. */
+static uint32_t stack_entries(const struct sampler_opts *o)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t want = (uint64_t)o->freq * (ncpus > 0 ? ncpus : 1) * 2 / 4, n = 2048;
+
+	if (o->stack_entries)
+		return o->stack_entries;
+	if (o->usdt || o->off_cpu || o->cuda)
+		return 16384;
+	while (n < want && n < 16384)
+		n *= 2;
+	return n;
+}
+
+/* The Python unwinder's own maps (code ids, thread states: LRU, preallocated) get n entries: 1
+ * in an object that does not walk Python frames. */
+static int size_python_maps(struct profile_bpf *k, uint32_t n)
+{
+	return bpf_map__set_max_entries(k->maps.python_codes, n) ||
+	       bpf_map__set_max_entries(k->maps.python_tstates, n) ? -1 : 0;
+}
+
+/* Puts the loaded program of a runtime's unwinder in its slot of the unwinders array, where
+ * on_sample tail-calls it. 0 or -errno. */
+static int set_unwinder(struct sampler *s, __u32 slot, const struct bpf_program *p)
+{
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwinders), &slot, &fd, BPF_ANY))
+		return -(errno ? errno : EINVAL);
+	return 0;
+}
+
 /* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
  * failure, s->skel left for sampler_free. */
 static int load_skel(struct sampler *s, const char **why)
@@ -493,10 +534,25 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->self_pid = getpid();
 	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
+	s->skel->rodata->python_tail = o->python;
+	bpf_program__set_autoload(s->skel->progs.on_sample_python,
+				  o->python && !s->python_late && !o->no_cpu_clock);
+	*why = "size the Python maps";
+	if ((!o->python || s->python_late) && size_python_maps(s->skel, 1))
+		return -1;
 	*why = "size the stack map";
-	if (o->stack_entries && bpf_map__set_max_entries(s->skel->maps.stacks, o->stack_entries))
+	/* counts and names: one entry a sample at most, half the stacks' pace (the drains keep up) */
+	uint32_t entries = stack_entries(o);
+	if (bpf_map__set_max_entries(s->skel->maps.stacks, entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.counts0, entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.counts1, entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.comms, entries) ||
+	    (!o->python && bpf_map__set_max_entries(s->skel->maps.big_stacks, 1)))
 		return -1;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
+		return -1;
+	/* frame pointers only: the DWARF unwinder's maps go unused (the LRU ones are preallocated) */
+	if (o->unwind == UNWIND_FP && bpf_map__set_max_entries(s->skel->maps.unwind_kprocs, 1))
 		return -1;
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	if (o->off_cpu)
@@ -508,7 +564,13 @@ static int load_skel(struct sampler *s, const char **why)
 	if (!o->cuda && size_gpu_maps(s))
 		return -1;
 	*why = "load the BPF programs";
-	return profile_bpf__load(s->skel) ? -1 : 0;
+	if (profile_bpf__load(s->skel))
+		return -1;
+	*why = "put the Python unwinder in place";
+	if (bpf_program__fd(s->skel->progs.on_sample_python) >= 0 &&
+	    set_unwinder(s, FIRN_UNWINDER_PYTHON, s->skel->progs.on_sample_python))
+		return -1;
+	return 0;
 }
 
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
@@ -574,12 +636,6 @@ static int open_cpu_clock(int cpu, unsigned freq)
 	return syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* The cpu-clock program: the one that walks Python frames once it is loaded. */
-static struct bpf_program *on_sample_of(const struct sampler *s)
-{
-	return s->py_skel ? s->py_skel->progs.on_sample : s->skel->progs.on_sample;
-}
-
 /* Runs a task iterator program once over every task; -errno when it could not. */
 static int run_task_iter(struct bpf_program *p)
 {
@@ -634,7 +690,7 @@ int sampler_start(struct sampler *s, const char **why)
 			*why = "open the cpu-clock perf event";
 			return -errno;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(on_sample_of(s), s->pfds[cpu]);
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			*why = "attach the sampler to the perf event";
 			return -errno;
@@ -707,6 +763,7 @@ int sampler_handle_events(struct sampler *s)
 {
 	int n = ring_buffer__consume(s->rb);
 
+	load_pending(s);
 	return n < 0 ? n : 0;
 }
 
@@ -719,6 +776,7 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
 
+	load_pending(s);
 	if (n < 0 && n != -EINTR)
 		return n;
 	if (mono_ns() - s->last_drain_ns >= s->drain_ns)
@@ -1155,6 +1213,57 @@ int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n)
 	return 0;
 }
 
+/* The memlock and id of the BPF map open on fd, from its fdinfo; false for another kind of fd. */
+static bool map_fdinfo(int fd, uint64_t *memlock, uint32_t *id)
+{
+	char path[64], line[128];
+	bool map = false;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	*memlock = *id = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		if (sscanf(line, "map_id: %llu", &v) == 1)
+			*id = v, map = true;
+		else if (sscanf(line, "memlock: %llu", &v) == 1)
+			*memlock = v;
+	}
+	fclose(f);
+	return map;
+}
+
+/* Sums the memlock of every BPF map this process has open (each map once, however many fds
+ * name it): the kernel memory of the recording's maps, the unwinder's row chunks included. */
+static void map_memory(struct sampler_stats *st)
+{
+	uint32_t ids[512];
+	size_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		uint64_t memlock;
+		uint32_t id;
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == dirfd(d) || !map_fdinfo(fd, &memlock, &id))
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = ids[i] == id;
+		if (dup)
+			continue;
+		if (n < sizeof(ids) / sizeof(ids[0]))
+			ids[n++] = id;
+		st->bpf_map_bytes += memlock;
+		st->bpf_maps++;
+	}
+	if (d)
+		closedir(d);
+}
+
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 {
 	uint64_t sums[FIRN_LOST_NR + 1];
@@ -1180,6 +1289,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 			st->stored += s->entries[i].count;
 	if (s->opts.off_cpu)
 		offcpu_stats(s, &st->off_cpu);
+	map_memory(st);
 }
 
 int sampler_ncpus(const struct sampler *s)
@@ -1219,8 +1329,8 @@ int sampler_event_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
-/* The late Python program's object: the main one's maps (every one but its own read-only
- * settings), only on_sample loaded, with Python frames on. */
+/* The late Python unwinder's object: the main one's maps (but its own read-only settings and the
+ * Python unwinder's own maps, sized for it only now), only on_sample_python loaded. */
 static int open_python_skel(struct sampler *s, struct profile_bpf *k)
 {
 	struct bpf_program *pr;
@@ -1229,54 +1339,54 @@ static int open_python_skel(struct sampler *s, struct profile_bpf *k)
 	*k->rodata = *s->skel->rodata;
 	k->rodata->python_unwind = 1;
 	bpf_object__for_each_map(m, k->obj) {
-		if (m == k->maps.rodata || m == k->maps.kconfig)
+		if (m == k->maps.rodata || m == k->maps.kconfig || m == k->maps.python_codes ||
+		    m == k->maps.python_tstates)
 			continue;
 		struct bpf_map *mine = bpf_object__find_map_by_name(s->skel->obj, bpf_map__name(m));
 		if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)))
 			return -(errno ? errno : ENOENT);
 	}
 	bpf_object__for_each_program(pr, k->obj)
-		bpf_program__set_autoload(pr, pr == k->progs.on_sample);
+		bpf_program__set_autoload(pr, pr == k->progs.on_sample_python);
 	return 0;
 }
 
-/* Loads the on_sample that walks Python frames and puts it on every CPU's perf event in place
- * of the one that does not (a sample may be missed while a CPU changes over). */
+/* Loads the Python unwinder's program and puts it in its slot: the cpu-clock program tail-calls it
+ * from the next sample on (nothing is reloaded or re-attached). One try. */
 static int load_python(struct sampler *s)
 {
 	struct profile_bpf *k = profile_bpf__open();
 	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
 
-	s->python_late = false; /* one try */
+	s->python_late = s->python_pending = false;
 	if (!err && profile_bpf__load(k))
 		err = -(errno ? errno : EINVAL);
+	if (!err)
+		err = set_unwinder(s, FIRN_UNWINDER_PYTHON, k->progs.on_sample_python);
 	if (err) {
 		profile_bpf__destroy(k);
+		diag(DIAG_WARN, "cannot load the Python unwinder: %s; Python processes get native "
+		     "frames only", strerror(-err));
 		return err;
 	}
 	s->py_skel = k;
-	int n = libbpf_num_possible_cpus();
-	for (int cpu = 0; s->links && cpu < n; cpu++) {
-		if (!s->links[cpu])
-			continue;
-		bpf_link__destroy(s->links[cpu]); /* closes its perf event too */
-		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
-		s->links[cpu] = s->pfds[cpu] < 0 ? NULL
-			: bpf_program__attach_perf_event(k->progs.on_sample, s->pfds[cpu]);
-		if (!s->links[cpu])
-			err = -errno;
-	}
-	return err;
+	return 0;
+}
+
+/* Loads the Python unwinder a sampler_set_python call asked for, now that no ring-buffer
+ * callback is running. */
+static void load_pending(struct sampler *s)
+{
+	if (s->python_pending)
+		load_python(s);
 }
 
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
 {
 	__u32 key = pid;
 	int fd = bpf_map__fd(s->skel->maps.python_procs);
-	int err = p && s->python_late ? load_python(s) : 0;
 
-	if (err)
-		return err;
+	s->python_pending |= p && s->python_late;
 	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
 		return -errno;
 	return 0;

@@ -54,10 +54,12 @@ struct sampler_opts {
 	/* a sampled process ended (its entries wait for sampler_retire); may be NULL */
 	void (*on_exit)(void *ctx, pid_t pid);
 	bool python;            /* Python frames for processes told with sampler_set_python */
-	/* with python: the program that walks Python frames (its verification costs ~35 ms of CPU)
-	 * is loaded only when sampler_set_python first names a process, and replaces the cpu-clock
-	 * program then; samples taken before have native frames only. Ignored with usdt, off_cpu
-	 * or cuda (their programs walk Python frames too). */
+	/* with python: the Python unwinder's program (on_sample_python, which the cpu-clock
+	 * program tail-calls; its own maps) is loaded only after sampler_set_python first names a
+	 * process (at the next sampler_poll or sampler_handle_events, not inside the event
+	 * callback) and put in its slot: nothing else is reloaded or re-attached; samples taken
+	 * before have native frames only. Ignored with usdt, off_cpu or cuda (their programs walk
+	 * Python frames themselves). */
 	bool python_late;
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
@@ -136,6 +138,9 @@ struct sampler_stats {
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
 	struct sampler_gpu_stats gpu; /* opts.cuda */
+	/* the kernel memory of every BPF map this process holds (their fdinfo's memlock: what a
+	 * map allocated, for a hash without preallocation what it holds now), and their number */
+	uint64_t bpf_map_bytes, bpf_maps;
 };
 
 /* Loads the BPF programs (not yet sampling). NULL + errno on failure; *why names the step. */
@@ -225,9 +230,10 @@ int sampler_event_fd(const struct sampler *s);
 
 struct firn_py_proc;
 /* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
- * bpf/firn.h; NULL: no more); with opts.python_late, the first such call loads that program
- * (tens of ms). 0 or -errno (-E2BIG: too many processes; -ENOENT: none to remove; the load's
- * -errno). */
+ * bpf/firn.h; NULL: no more); with opts.python_late, the first such call has that program
+ * loaded by the next sampler_poll or sampler_handle_events (tens of ms; a failure is reported
+ * through diag, and the samples keep native frames). 0 or -errno (-E2BIG: too many processes;
+ * -ENOENT: none to remove). */
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
 /* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
 void sampler_python_stats(struct sampler *s, uint64_t *out);

@@ -49,8 +49,11 @@ struct utable {
 };
 
 struct unwinder {
-	int rows_fd;        /* the BPF rows array */
-	bool rows_unmappable; /* the rows array is no BPF_F_MMAPABLE map: rows go by syscall */
+	int rows_fd;        /* the BPF array of row chunks (bpf/firn.h FIRN_ROWS_CHUNK) */
+	int *chunks;        /* the chunks created so far (descriptors; chunk i holds rows from
+			     * i * FIRN_ROWS_CHUNK) */
+	uint32_t nchunks;
+	bool rows_unmappable; /* a chunk is no BPF_F_MMAPABLE map: rows go by syscall */
 	uint32_t max_rows, used;
 	int pids_fd, umaps_fd, files_fd;
 	uint32_t max_umaps;  /* entries of the BPF mappings pool */
@@ -79,15 +82,44 @@ static struct unwind_cache *open_cache(void)
 	return c;
 }
 
-/* Copies n rows to the rows array at u->used through a mapping of just the pages they go to
- * (a BPF_F_MMAPABLE map: the kernel maps every page of a mapping at once, 2 ms for all 32 MiB).
- * 0, or -errno when the array cannot be mapped. */
-static int map_copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n)
+/* Creates the chunks of the rows array up to the one holding row end - 1 (each mappable, 512
+ * KiB, put in the chunk array the BPF unwinder reads): the rows take the memory of the tables
+ * loaded. 0 or -errno. */
+static int chunks_reserve(struct unwinder *u, uint64_t end)
 {
-	size_t page = sysconf(_SC_PAGESIZE), at = (size_t)u->used * sizeof(*rows);
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	uint32_t want = (end + FIRN_ROWS_CHUNK - 1) / FIRN_ROWS_CHUNK;
+
+	if (want <= u->nchunks)
+		return 0;
+	int *n = realloc(u->chunks, want * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	u->chunks = n;
+	while (u->nchunks < want) {
+		__u32 key = u->nchunks;
+		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+					sizeof(struct firn_row), FIRN_ROWS_CHUNK, &o);
+		if (fd < 0)
+			return -errno;
+		if (bpf_map_update_elem(u->rows_fd, &key, &fd, BPF_ANY)) {
+			int err = -errno;
+			close(fd);
+			return err;
+		}
+		u->chunks[u->nchunks++] = fd;
+	}
+	return 0;
+}
+
+/* Copies n rows into chunk fd at entry at through a mapping of just the pages they go to (a
+ * BPF_F_MMAPABLE map: the kernel maps every page of a mapping at once). 0, or -errno when the
+ * chunk cannot be mapped. */
+static int map_copy_rows(int fd, uint32_t at_row, const struct firn_row *rows, uint32_t n)
+{
+	size_t page = sysconf(_SC_PAGESIZE), at = (size_t)at_row * sizeof(*rows);
 	size_t off = at / page * page, len = at - off + (size_t)n * sizeof(*rows);
-	void *m = u->rows_fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd,
-					 off) : MAP_FAILED;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
 
 	if (m == MAP_FAILED)
 		return -errno;
@@ -121,6 +153,9 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	for (uint32_t i = 0; i < u->nchunks; i++)
+		close(u->chunks[i]);
+	free(u->chunks);
 	free(u->tables);
 	free(u->runs);
 	unwind_cache_close(u->cache);
@@ -154,28 +189,40 @@ static struct utable *table_find(struct unwinder *u, const struct stat *st)
 	return NULL;
 }
 
-/* Copies n rows to the BPF array at u->used: through a mapping, else in batches (one syscall
- * per 64k rows that stores them one by one: 6 ms for libc's 28k). The rows are in place before
- * the file entry naming them is published. */
+/* Copies n rows (within one chunk) into chunk fd at entry at by syscall, in batches (one per 64k
+ * rows, which stores them one by one: 6 ms for libc's 28k): for a kernel whose arrays cannot be
+ * mapped. */
+static int batch_copy_rows(int fd, uint32_t at, const struct firn_row *rows, uint32_t n)
+{
+	__u32 *keys = malloc(n * sizeof(*keys)), count = n;
+	int err = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = at + i;
+	if (n && bpf_map_update_batch(fd, keys, rows, &count, NULL))
+		err = -errno;
+	free(keys);
+	return err;
+}
+
+/* Copies n rows to the rows array at u->used, chunk by chunk (created as needed): through a
+ * mapping, else by syscall. The rows are in place before the file entry naming them is
+ * published. 0 or -errno (errno set). */
 static int copy_rows(struct unwinder *u, const struct firn_row *rows, uint32_t n)
 {
-	enum { BATCH = 65536 };
-
-	if (!n || (!u->rows_unmappable && !map_copy_rows(u, rows, n)))
-		return 0;
-	u->rows_unmappable = true;
-	__u32 *keys = malloc(BATCH * sizeof(*keys));
-	int err = keys ? 0 : -ENOMEM;
+	int err = chunks_reserve(u, (uint64_t)u->used + n);
 
 	for (uint32_t done = 0; !err && done < n;) {
-		__u32 count = n - done < BATCH ? n - done : BATCH;
-		for (__u32 i = 0; i < count; i++)
-			keys[i] = u->used + done + i;
-		if (bpf_map_update_batch(u->rows_fd, keys, rows + done, &count, NULL))
-			err = -errno;
+		uint32_t at = u->used + done, c = at / FIRN_ROWS_CHUNK, k = at % FIRN_ROWS_CHUNK;
+		uint32_t count = n - done < FIRN_ROWS_CHUNK - k ? n - done : FIRN_ROWS_CHUNK - k;
+		if (u->rows_unmappable || map_copy_rows(u->chunks[c], k, rows + done, count)) {
+			u->rows_unmappable = true;
+			err = batch_copy_rows(u->chunks[c], k, rows + done, count);
+		}
 		done += count;
 	}
-	free(keys);
 	if (err)
 		errno = -err;
 	return err;
@@ -548,6 +595,22 @@ static int64_t run_alloc(struct unwinder *u, pid_t pid, uint32_t n)
 	return first;
 }
 
+/* Copies n mappings into the pool at first: one batch (one system call a process, not one a
+ * mapping), else one by one (a kernel without batch updates of arrays). 0 or -errno. */
+static int copy_umaps(struct unwinder *u, uint32_t first, const struct firn_umap *maps, uint32_t n)
+{
+	__u32 keys[FIRN_MAX_UMAPS], count = n;
+
+	for (uint32_t i = 0; i < n && i < FIRN_MAX_UMAPS; i++)
+		keys[i] = first + i;
+	if (!n || !bpf_map_update_batch(u->umaps_fd, keys, maps, &count, NULL))
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(u->umaps_fd, &keys[i], &maps[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 /* Copies pid's n mappings (sorted by start) into the pool, points pid at them, then frees the
  * run the process had before (or, when that failed, the new one). A process with no mapping
  * has no run. */
@@ -560,10 +623,7 @@ static int publish(struct unwinder *u, pid_t pid, const struct firn_umap *maps, 
 		u->st.no_slot++;
 		return (int)first;
 	}
-	for (uint32_t i = 0; i < n && !err; i++) {
-		__u32 key = first + i;
-		err = bpf_map_update_elem(u->umaps_fd, &key, &maps[i], BPF_ANY) ? -errno : 0;
-	}
+	err = copy_umaps(u, (uint32_t)first, maps, n);
 	struct firn_pid_maps val = { (uint32_t)first, n };
 	__u32 p = pid;
 	if (!err && bpf_map_update_elem(u->pids_fd, &p, &val, BPF_ANY))

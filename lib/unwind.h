@@ -25,7 +25,8 @@ struct unwinder_stats {
 	uint64_t cached;        /* tables read from the on-disk cache instead of built */
 };
 
-/* rows_fd: the BPF rows array (max_rows entries); pids_fd: the BPF hash pid → struct
+/* rows_fd: the BPF array of row chunks (bpf/firn.h FIRN_ROWS_CHUNK: the unwinder creates each
+ * as tables fill the one before, up to max_rows rows); pids_fd: the BPF hash pid → struct
  * firn_pid_maps (its run in the pool); umaps_fd: the BPF array of max_umaps struct firn_umap
  * (the pool every process's mappings are described in, up to FIRN_MAX_UMAPS each); files_fd:
  * the BPF hash of loaded tables by file (struct firn_file_key → struct firn_file), -1 for

@@ -17,10 +17,15 @@ trace() {
 
 trace bpf
 check "record -- true under strace exits 0" [ $? -eq 0 ]
-batches=$(grep -c 'BPF_MAP_UPDATE_BATCH' "$TMP/trace")
+# (batches into the rows chunks, whose descriptors the chunks' BPF_MAP_CREATE returned; a
+# process's mappings go to the pool in one batch)
+batches=$(awk '/BPF_MAP_CREATE/ && /map_name="unwind_rows"/ { sub(/.*= /, ""); rows[$0] = 1 }
+	/BPF_MAP_UPDATE_BATCH/ { match($0, /map_fd=[0-9]+/); if (substr($0, RSTART + 7, RLENGTH - 7) in rows) n++ }
+	END { print n + 0 }' "$TMP/trace")
 dwarf=$(grep -c 'map_name="unwind_rows".*BPF_F_MMAPABLE\|BPF_F_MMAPABLE.*map_name="unwind_rows"' \
 	"$TMP/trace")
-check "the unwind rows array is created mappable ($dwarf)" [ "$dwarf" -eq 1 ]
+# (rows go in 512 KiB chunks created as tables load: libc, ld.so and true fill one)
+check "the unwind rows are one mappable chunk for record -- true ($dwarf)" [ "$dwarf" -eq 1 ]
 check "no BPF_MAP_UPDATE_BATCH: rows are copied through the mapping ($batches calls)" \
 	[ "$batches" -eq 0 ]
 
@@ -41,6 +46,18 @@ slept=$(slept_at_end)
 check "the end of an off-CPU recording waits once at most: ${slept} us slept (<= 2000)" \
 	[ "$slept" -le 2000 ]
 
+# BPF maps sized to the recording, not preallocated to their maximum (78.7 MiB of kernel memory
+# before: a 16 MiB stacks hash, a 32 MiB rows array, 6 MiB of Python code ids...): -v says
+# how much, the memlock of every map firn holds
+"$FIRN" -v record -o "$TMP/t.pb.gz" -- true 2>"$TMP/err"
+mib=$(sed -n 's/^firn: BPF maps: [0-9]*, \([0-9.]*\) MiB of kernel memory$/\1/p' "$TMP/err")
+check "record -v -- true reports its BPF maps' memory: ${mib:-none} MiB (<= 20)" \
+	[ -n "$mib" ] && awk -v m="$mib" 'BEGIN { exit !(m <= 20) }'
+"$FIRN" -v record --call-graph fp -o "$TMP/t.pb.gz" -- true 2>"$TMP/err"
+fpmib=$(sed -n 's/^firn: BPF maps: [0-9]*, \([0-9.]*\) MiB of kernel memory$/\1/p' "$TMP/err")
+check "with frame pointers the DWARF unwinder's maps take no memory: ${fpmib:-none} MiB (<= 12)" \
+	[ -n "$fpmib" ] && awk -v m="$fpmib" 'BEGIN { exit !(m <= 12) }'
+
 # sampler_stop closed each cpu-clock event again after its perf link had closed it (EBADF, or
 # another thread's file when its number was taken meanwhile)
 trace close
@@ -48,11 +65,12 @@ check "record -- true under strace exits 0 (closes traced)" [ $? -eq 0 ]
 ebadf=$(grep -c 'close(.*EBADF' "$TMP/trace")
 check "no file descriptor is closed twice ($ebadf EBADF)" [ "$ebadf" -eq 0 ]
 
-# Python frames: the cpu-clock program that walks them is verified only for a recording that
-# may need them from its start (a Python command, -p, -a); for another command it is loaded
-# once a Python process shows up (the verifier's work on the program without them: ~35 ms less).
-# on_sample_bytes PID: the translated size of the cpu-clock program firn PID holds ("" if none)
-on_sample_bytes() {
+# Python frames: the Python unwinder's program (on_sample_python, tail-called by the cpu-clock
+# program) is verified only for a recording that may need it from its start (a Python command,
+# -p, -a); for another command it is loaded once a Python process shows up and put in the
+# unwinders array: the cpu-clock program is the same either way (nothing reloaded, re-attached).
+# prog_bytes PID NAME: the translated size of program NAME that firn PID holds ("" if none)
+prog_bytes() {
 	local f id
 	for f in /proc/"$1"/fdinfo/*; do
 		id=$(awk '$1 == "prog_id:" { print $2 }' "$f" 2>/dev/null)
@@ -60,26 +78,31 @@ on_sample_bytes() {
 		bpftool prog show id "$id" --json 2>/dev/null | python3 -c '
 import json, sys
 p = json.load(sys.stdin)
-if p.get("name") == "on_sample": print(p["bytes_xlated"])'
+if p.get("name") in (sys.argv[1], sys.argv[1][:15]): print(p["bytes_xlated"])' "$2"
 	done | sort -n | tail -1
 }
-# sample_bytes CMD...: records CMD (which runs 3 s) in the background, prints on_sample_bytes
+# sample_bytes CMD...: records CMD (which runs 3 s) in the background, prints the sizes of
+# on_sample and on_sample_python (0: not loaded) once on_sample is there
 sample_bytes() {
 	"$FIRN" record -q -o "$TMP/bytes.pb.gz" -- "$@" 2>>"$TMP/err" &
-	local pid=$! n bytes=""
+	local pid=$! n bytes="" py=""
 	for n in $(seq 100); do
-		bytes=$(on_sample_bytes "$pid")
+		bytes=$(prog_bytes "$pid" on_sample)
 		[ -n "$bytes" ] && break
 		sleep 0.1
 	done
+	sleep 0.5
+	py=$(prog_bytes "$pid" on_sample_python)
 	wait "$pid"
-	echo "$bytes"
+	echo "${bytes:-0} ${py:-0}"
 }
 if command -v bpftool >/dev/null && [ -x /usr/bin/python3.11 ]; then
-	plain=$(sample_bytes sleep 3)
-	py=$(sample_bytes /usr/bin/python3.11 -c 'import time; time.sleep(3)')
-	check "the cpu-clock program walks Python frames only for a Python command ($plain < $py bytes)" \
-		[ "${plain:-0}" -gt 0 -a "${py:-0}" -gt "${plain:-0}" ]
+	read -r plain plain_py <<<"$(sample_bytes sleep 3)"
+	read -r py py_py <<<"$(sample_bytes /usr/bin/python3.11 -c 'import time; time.sleep(3)')"
+	check "the Python unwinder is loaded only for a Python command (sleep: $plain_py bytes, python3.11: $py_py)" \
+		[ "$plain_py" -eq 0 -a "$py_py" -gt 0 ]
+	check "the cpu-clock program is the same with or without it ($plain, $py bytes)" \
+		[ "$plain" -gt 0 -a "$plain" -eq "$py" ]
 else
 	skip "bpftool or /usr/bin/python3.11 missing: the programs' sizes are not compared"
 fi

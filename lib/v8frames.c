@@ -572,13 +572,12 @@ static void describe(struct v8frames *v8, struct v8proc *pr, const struct procma
 	struct firn_v8_proc p;
 	char why[sizeof(v8->st.last_refusal)];
 
-	if (f->err && f->err != -ENOENT) {
+	if (f->err) {
 		v8->st.refused++;
-		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", f->c.reason);
+		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s",
+			 f->c.reason[0] ? f->c.reason : "cannot read its V8 constants");
 		return;
 	}
-	if (f->err)
-		return; /* named node, but no V8 in it */
 	if (v8frames_proc_of(&f->c, &p, why, sizeof(why))) {
 		v8->st.refused++;
 		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", why);
@@ -609,18 +608,34 @@ static void find_v8(struct v8frames *v8, struct v8proc *pr, const struct procmap
 		const struct procmap_entry *e = &m->entries[i];
 		if (!e->x || e->kind != PROCMAP_FILE || !v8_named(e->path))
 			continue;
-		if ((pr->file = file_of(v8, pr->pid, e)) >= 0)
-			describe(v8, pr, e, m);
-		if (pr->file >= 0 && !v8->files[pr->file].err)
-			return; /* a V8 (described or refused): the one of this process */
+		ssize_t f = file_of(v8, pr->pid, e);
+		if (f < 0 || v8->files[f].err == -ENOENT || v8->files[f].err == -EINVAL)
+			continue; /* named so, but no V8 in it */
+		pr->file = f;
+		describe(v8, pr, e, m); /* a V8, described or refused: the one of this process */
+		return;
 	}
+}
+
+/* Looks for V8 in pr's mappings (the caller's table, else /proc/PID/maps). */
+static void look(struct v8frames *v8, struct v8proc *pr)
+{
+	const struct procmap *m = v8->maps ? v8->maps(v8->ctx, pr->pid) : NULL;
+	struct procmap own;
+
+	if (m) {
+		find_v8(v8, pr, m);
+		return;
+	}
+	if (procmap_read(&own, pr->pid))
+		return;
+	find_v8(v8, pr, &own);
+	procmap_release(&own);
 }
 
 void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 {
 	struct v8proc *pr = proc_find(v8, pid);
-	const struct procmap *m = v8->maps ? v8->maps(v8->ctx, pid) : NULL;
-	struct procmap own;
 	bool counted = pr && pr->counted;
 
 	if (pr && !exec)
@@ -633,23 +648,24 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 		(void)v8->set(v8->ctx, pid, NULL);
 	}
 	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted };
-	if (m) {
-		find_v8(v8, pr, m);
-		return;
-	}
-	if (procmap_read(&own, pid))
-		return;
-	find_v8(v8, pr, &own);
-	procmap_release(&own);
+	look(v8, pr);
 }
 
 void v8frames_note_mapping(struct v8frames *v8, pid_t pid, const struct procmap_entry *e)
 {
 	struct v8proc *pr = proc_find(v8, pid);
 
-	if (!pr || !pr->described || !same_file(pr, e) || !add_text(&pr->p, e))
+	if (!pr)
+		return; /* not met yet: its first sample looks */
+	if (pr->described) {
+		if (same_file(pr, e) && add_text(&pr->p, e))
+			(void)v8->set(v8->ctx, pid, &pr->p);
 		return;
-	(void)v8->set(v8->ctx, pid, &pr->p);
+	}
+	/* libnode loaded after the first sample (dlopen, or mapped since); a V8 file examined
+	 * already (refused) is not looked at again */
+	if (pr->file < 0 && e->x && e->kind == PROCMAP_FILE && v8_named(e->path))
+		look(v8, pr);
 }
 
 void v8frames_forget(struct v8frames *v8, pid_t pid)

@@ -66,7 +66,8 @@ void v8frames_set_mem(struct v8frames *v8, const struct v8mem *mem);
  * unless exec. */
 void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec);
 /* pid mapped e (its mmap record): a new mapping of its V8's file (V8 maps its embedded builtins
- * again at start-up) is V8's code too, and the walker is told. */
+ * again at start-up) is V8's code too, and the walker is told; a libnode mapped after the
+ * process's first sample (dlopen) is looked at now. */
 void v8frames_note_mapping(struct v8frames *v8, pid_t pid, const struct procmap_entry *e);
 /* The walker gave a function an id: its name, script and line are read now. 0 or -ENOMEM. */
 int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e);

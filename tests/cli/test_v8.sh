@@ -11,6 +11,8 @@
 #    what named them;
 #  - interpreted frames (node --no-opt --no-sparkplug): the line of the bytecode offset (firnWork's
 #    loop, split.js:9-10) from the function's source position table;
+#  - a program preloading a "libnode.so" with implausible V8 constants: refused, the reason in
+#    the summary; with the whole fake's constants: its process described;
 #  - --no-js keeps the native view: no [javascript] frame, no javascript line.
 # Debian's libnode108 (node 18) cannot be installed beside nodesource's node 20; where Debian's
 # node is the node on PATH it is the one tested. FIRN_TEST_NODES="CMD..." names more node
@@ -156,7 +158,18 @@ ok = top[0] in ("9", "10") and top[1] >= 0.8 * sum(lines.values())
 print(("PASS: " if ok else "FAIL: ") + "interpreted firnWork's samples on its loop (split.js:9-10): %s" % dict(lines))
 PY
 
-# 5. --no-js: today's view
+# 5. a program that maps a "libnode.so" whose V8 constants are implausible (the badtag fake,
+# preloaded): refused, the reason in the summary, its frames native; the whole fake is taken
+cp "$FIX/libv8fake-badtag.so" "$TMP/libnode.so.99"
+cp "$FIX/libv8fake.so" "$TMP/libnode.so.98"
+LD_PRELOAD="$TMP/libnode.so.99" "$FIRN" record -F 299 -o "$TMP/bad.pb.gz" -- "$FIX/busy" 0.5 2>"$TMP/bad.err"
+check "a libnode with an implausible heap object tag: refused with the reason in the summary" \
+	grep -q 'refused 1: V8 constant v8dbg_HeapObjectTag has an implausible value' "$TMP/bad.err"
+LD_PRELOAD="$TMP/libnode.so.98" "$FIRN" record -F 299 -o "$TMP/good.pb.gz" -- "$FIX/busy" 0.5 2>"$TMP/good.err"
+check "a libnode with V8's constants: its process described to the walker" \
+	grep -q 'firn: javascript: 1 process, .*refused 0' "$TMP/good.err"
+
+# 6. --no-js: today's view
 "$FIRN" record --no-js -F 299 -o "$TMP/nojs.pb.gz" -- "$NODE" "$SPLIT" 1 >/dev/null 2>"$TMP/nojs.err"
 check "record --no-js exits 0" test $? -eq 0
 python3 "$STACKS" "$TMP/nojs.pb.gz" >"$TMP/nojs.txt"

@@ -57,6 +57,7 @@ struct firn_stack {
 #define FIRN_FRAME_PAYLOAD_MASK 0x00ffffffffffffffULL
 #define FIRN_FRAME_KIND_PYTHON 1 /* a Python function (bpf: the interpreter unwinder) */
 #define FIRN_FRAME_KIND_GPU 2    /* a GPU kernel (bpf: the CUDA probes) */
+#define FIRN_FRAME_KIND_V8 3     /* a JavaScript function (bpf/v8.bpf.h) */
 #define FIRN_FRAME_KINDS 16
 
 /* Slots of the unwinders program array (bpf/profile.bpf.c): the program of each runtime that
@@ -82,6 +83,7 @@ enum firn_event_type {
 	FIRN_EV_EXIT = 3,        /* the last thread of a sampled process ended */
 	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for */
 	FIRN_EV_PY_CODE = 5,      /* a Python code object got an id (struct firn_py_code_event) */
+	FIRN_EV_V8_FUNC = 6,      /* a JavaScript function got an id (struct firn_v8_func_event) */
 };
 
 struct firn_event {
@@ -308,6 +310,74 @@ enum firn_py_stat {
 	FIRN_PY_NR,
 };
 #define FIRN_PY_MAX_FRAMES 1024 /* a power of two: the walk masks indexes with it - 1 */
+
+/* ---- JavaScript frames (FIRN_FRAME_KIND_V8, bpf/v8.bpf.h) ----
+ * Payload of one JavaScript frame: bits 0-31 the function's id, bits 32-34 its tier
+ * (FIRN_V8_*), bits 35-55 the raw bytecode-offset word of an interpreted frame (the Smi's value:
+ * lib/v8frames.c subtracts the BytecodeArray header), FIRN_V8_NO_OFFSET when unknown. The id
+ * (>= 1) is the walker's, never reused: it stands for one SharedFunctionInfo of one process
+ * image as it was (address and identity: its name-or-scope-info and script words), announced
+ * once with struct firn_v8_func_event, so user space reads the name while the process lives. */
+#define FIRN_V8_INTERPRETED 1
+#define FIRN_V8_BASELINE 2
+#define FIRN_V8_OPTIMIZED 3
+#define FIRN_V8_BUILTIN 4 /* a JavaScript builtin (its code in V8's embedded blob) */
+#define FIRN_V8_TIER_SHIFT 32
+#define FIRN_V8_OFFSET_SHIFT 35
+#define FIRN_V8_NO_OFFSET 0x1fffffULL
+#define FIRN_V8_PAYLOAD(id, tier, off) \
+	((__u64)(__u32)(id) | ((__u64)((tier) & 7) << FIRN_V8_TIER_SHIFT) | \
+	 ((__u64)((off) & FIRN_V8_NO_OFFSET) << FIRN_V8_OFFSET_SHIFT))
+#define FIRN_V8_ID(payload) ((__u32)(payload))
+#define FIRN_V8_TIER(payload) ((unsigned)(((payload) >> FIRN_V8_TIER_SHIFT) & 7))
+#define FIRN_V8_OFFSET(payload) (((payload) >> FIRN_V8_OFFSET_SHIFT) & FIRN_V8_NO_OFFSET)
+
+/* What the JavaScript walker needs of one process running a V8 (the v8_procs map, by pid),
+ * from the v8dbg_* constants of its node or libnode (lib/v8consts.h), checked by user space:
+ * frame slots are negative multiples of 8 within 64 bytes below fp; object field offsets are
+ * multiples of 8 below FIRN_V8_OBJ_READ (the map's instance type: any offset below 4096). */
+#define FIRN_V8_OBJ_READ 64
+#define FIRN_V8_TEXTS 4
+struct firn_v8_proc {
+	/* V8's own code in the process: the executable mappings of its file (node's text, and the
+	 * embedded builtins V8 maps again near its code range); unused ones are {0, 0} */
+	struct { __u64 start, end; } text[FIRN_V8_TEXTS];
+	__u32 epoch;                /* user space's number for this image (new at exec) */
+	__s32 fp_marker, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	__u32 smi_shift;            /* a Smi's value is word >> smi_shift (32: 64-bit Smis) */
+	__u32 off_map, off_instance_type, off_js_shared, off_sfi_name, off_sfi_script;
+	__u32 type_js_first, type_js_last, type_sfi, type_bytecode_array;
+	__u32 pad;
+};
+
+/* A new function id (FIRN_EV_V8_FUNC): the SharedFunctionInfo (tagged pointer) and the words
+ * that make its identity, as read by the walker. */
+struct firn_v8_func_event {
+	__u32 type, pid;
+	__u64 sfi, id;
+	__u64 name_or_scope_info, script;
+};
+
+/* The functions met (v8_funcs): by process image and SharedFunctionInfo address. */
+struct firn_v8_func_key {
+	__u32 pid, epoch;
+	__u64 sfi;
+};
+struct firn_v8_func_val {
+	__u64 ident, id;
+};
+
+/* How the JavaScript walk went (v8_stats indexes, per frame). */
+enum firn_v8_stat {
+	FIRN_V8_FRAMES = 0,  /* frames of V8 processes looked at (stepped by frame pointer) */
+	FIRN_V8_JS,          /* of them, JavaScript frames (a JSFunction with its SFI) */
+	FIRN_V8_TYPED,       /* typed frames (entry, exit, stub, builtin...): kept native */
+	FIRN_V8_NOT_JS,      /* neither: native code (kept as it is) */
+	FIRN_V8_BAD_READ,    /* a JSFunction or SFI could not be read: kept native */
+	FIRN_V8_FUNCS,       /* functions given an id (announced) */
+	FIRN_V8_FUNCS_LOST,  /* ... whose announcement did not fit in the ring buffer */
+	FIRN_V8_NR,
+};
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
  * The probes are attached with the cookies FIRN_EVENT_GPU_LAUNCHES (launch), GPU_TIME (kernel)

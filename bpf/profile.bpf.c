@@ -287,6 +287,9 @@ static __always_inline bool window_remote(void)
 	return w && w->remote;
 }
 
+/* FIRN-V8: the JavaScript frame walker (v8_frame, called from unwind_frame) */
+#include "v8.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FIRN_UNW_NR);
@@ -1227,7 +1230,11 @@ static long unwind_frame(__u32 i, void *arg)
 	}
 	out->ips[n] = u->ip;
 	out->len = n + 1;
+	__u64 fp = u->bp; /* FIRN-V8: a frame stepped by frame pointer may be JavaScript */
+	__u32 fps = u->fp;
 	u->stop = unwind_step(u);
+	if (u->fp != fps)
+		out->ips[n] = v8_frame(out->ips[n], fp);
 	return u->stop != FIRN_UNW_NR;
 }
 
@@ -1330,6 +1337,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->looked = 0;
 	u->pid = pid;
 	u->found.row_count = 0;
+	v8_begin(pid); /* FIRN-V8 */
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	if (!dwarf_unwind) {
 		fp_trim_root(s);

@@ -37,6 +37,7 @@ struct record_opts {
 	struct target t;        /* -a, -p, or the command; events, -F, unwinding (target_opts) */
 	bool quiet, no_demangle;
 	bool no_python;         /* --no-python: the interpreter's native frames only */
+	bool no_js;             /* FIRN-V8: --no-js: V8's code stays native (perf maps name it) */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
@@ -51,7 +52,7 @@ struct record_opts {
 
 
 enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
-enum { OPT_NO_PYTHON = 512 };
+enum { OPT_NO_PYTHON = 512, OPT_NO_JS };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
 enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
@@ -86,6 +87,9 @@ static int record_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_NO_PYTHON:
 		o->no_python = true;
+		return 0;
+	case OPT_NO_JS: /* FIRN-V8 */
+		o->no_js = true;
 		return 0;
 	case OPT_ADDRESSES:
 		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
@@ -269,6 +273,7 @@ static const struct opt record_opts[] = {
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
 	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
+	{ "no-js", 0, NULL, "no JavaScript functions read from V8: its code named by perf maps only", OPT_NO_JS },
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "cgroup", 0, "PATH", "only the processes in this cgroup v2 or below it (a path, a systemd unit, a container's scope or id; repeatable)", OPT_CGROUP },
@@ -393,12 +398,15 @@ static int parked_dir_of(struct recording *r)
 	return r->spill_dir ? 0 : error("out of memory");
 }
 
+static const char *const js_off[] = { "js" }; /* FIRN-V8: --no-js turns runtime_v8 off */
+
 /* The recorder: the targets, events and sampling the options ask for. */
 static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
 	struct recorder_opts ro = {
 		.demangle = !o->no_demangle, .no_python = o->no_python,
+		.runtimes_off = o->no_js ? js_off : NULL, .nruntimes_off = o->no_js, /* FIRN-V8 */
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,

@@ -12,6 +12,8 @@
 #include "event_table.h"
 #include "opt.h"
 #include "pyframes.h"
+#include "runtime.h"
+#include "v8frames.h" /* FIRN-V8 */
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
  * (the stop reasons add up to every sample), over the unwind statistics' named fields. */
@@ -94,6 +96,33 @@ static void print_python_summary(const struct recorder *rec)
 		ps.unknown_version ? ps.last_refusal : "");
 }
 
+/* FIRN-V8: the JavaScript line, when a process ran a V8: its frames by outcome, functions
+ * read, refusals with the reason, and which source named the frames where a perf map exists. */
+static void print_v8_summary(const struct recorder *rec)
+{
+	struct v8frames_stats vs;
+	const uint64_t *b = vs.bpf;
+
+	if (runtime_set_stats(recorder_runtimes(rec), &runtime_v8, &vs, sizeof(vs)))
+		return;
+	if (!vs.processes && !vs.refused)
+		return;
+	fprintf(stderr,
+		"firn: javascript: %llu process%s, %llu V8 frames: %llu JavaScript, %llu typed (entry, "
+		"exit, stub: native), %llu unreadable; functions %llu (announcements lost %llu), "
+		"unreadable %llu; refused %llu%s%s",
+		(unsigned long long)vs.processes, vs.processes == 1 ? "" : "es",
+		(unsigned long long)b[FIRN_V8_FRAMES], (unsigned long long)b[FIRN_V8_JS],
+		(unsigned long long)b[FIRN_V8_TYPED], (unsigned long long)b[FIRN_V8_BAD_READ],
+		(unsigned long long)b[FIRN_V8_FUNCS], (unsigned long long)b[FIRN_V8_FUNCS_LOST],
+		(unsigned long long)vs.unreadable, (unsigned long long)vs.refused,
+		vs.refused ? ": " : "", vs.refused ? vs.last_refusal : "");
+	if (vs.perf_maps)
+		fprintf(stderr, "; %llu with /tmp/perf-PID.map: JavaScript named by V8's frames, "
+			"not the map (--no-js: by the map)", (unsigned long long)vs.perf_maps);
+	fputc('\n', stderr);
+}
+
 /* The frames line: every cpu-clock sample, named or not; those with unnamed frames by the worst
  * reason among them; and the process records and notices lost (why mappings may be missing). */
 static void print_frames_summary(const struct recorder_stats *st)
@@ -150,6 +179,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 			"(/tmp/perf-PID.map): its frames are [anon]\n",
 			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
 	print_python_summary(rec);
+	print_v8_summary(rec); /* FIRN-V8 */
 	print_event_summaries(prof, st, so, true);
 	if (firn_verbose)
 		fprintf(stderr, "firn: BPF maps: %llu, %.1f MiB of kernel memory\n",

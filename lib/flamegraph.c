@@ -174,6 +174,7 @@ static enum flame_colors kind_palette(enum frame_kind kind)
 	case FRAME_KERNEL:
 		return FLAME_COLORS_ORANGE;
 	case FRAME_JIT:
+	case FLAME_KIND_JAVASCRIPT: /* JIT code, named */
 		return FLAME_COLORS_GREEN;
 	case FRAME_INLINE:
 		return FLAME_COLORS_AQUA;

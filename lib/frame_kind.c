@@ -8,6 +8,7 @@ static const char *const mappings[FRAME_RUNTIMES] = {
 	[FRAME_NATIVE] = "",
 	[FRAME_PYTHON] = "[python]",
 	[FRAME_GPU] = "[gpu]",
+	[FRAME_JAVASCRIPT] = "[javascript]",
 };
 
 const char *frame_runtime_mapping(enum frame_runtime r)

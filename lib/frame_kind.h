@@ -18,6 +18,7 @@ enum frame_runtime {
 	FRAME_NATIVE = 0, /* an ELF file's, the kernel's, a JIT's */
 	FRAME_PYTHON,     /* CPython functions (lib/pyframes.h) */
 	FRAME_GPU,        /* GPU kernels and copies (lib/gpuframes.h) */
+	FRAME_JAVASCRIPT, /* JavaScript functions read from V8 (lib/v8frames.h) */
 	FRAME_RUNTIMES
 };
 

@@ -48,13 +48,7 @@ enum {
  * rest get none. */
 static const char *const runtime_frame_types[FRAME_RUNTIMES] = {
 	[FRAME_PYTHON] = "cpython",
-};
-/* Runtimes without an enum frame_runtime row yet, by their mapping's pseudo name. */
-static const struct {
-	const char *mapping, *type;
-} frame_types[] = {
-	{ "[v8]", "v8js" },
-	{ "[jvm]", "jvm" },
+	[FRAME_JAVASCRIPT] = "v8js",
 };
 
 /* An attribute_table entry: key and unit are string_table indexes; the value is lit (a static
@@ -311,9 +305,6 @@ static const char *frame_type(const struct enc *x, const struct profile_location
 		type = "kernel";
 	else if (pm && (unsigned)pm->runtime < FRAME_RUNTIMES)
 		type = runtime_frame_types[pm->runtime];
-	for (size_t i = 0; !type && i < sizeof(frame_types) / sizeof(frame_types[0]); i++)
-		if (!strcmp(m, frame_types[i].mapping))
-			type = frame_types[i].type;
 	if (!type && l->kind == FRAME_USER && *m && (*m != '[' || !strcmp(m, "[vdso]")))
 		type = "native";
 	return type;

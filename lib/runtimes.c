@@ -14,10 +14,12 @@
 #include "gpuframes.h"
 #include "pyframes.h"
 #include "recorder.h"
+#include "v8frames.h"
 
 const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
+	&runtime_v8,
 	NULL,
 };
 

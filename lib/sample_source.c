@@ -129,6 +129,17 @@ static void bpf_python_stats(struct sample_source *s, uint64_t *out)
 	sampler_python_stats(sam(s), out);
 }
 
+/* FIRN-V8 */
+static int bpf_set_v8(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p)
+{
+	return sampler_set_v8(sam(s), pid, p);
+}
+
+static void bpf_v8_stats(struct sample_source *s, uint64_t *out)
+{
+	sampler_v8_stats(sam(s), out);
+}
+
 static const struct sample_source_ops bpf_ops = {
 	.add_target = bpf_add_target, .unwind_maps = bpf_unwind_maps,
 	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
@@ -138,6 +149,7 @@ static const struct sample_source_ops bpf_ops = {
 	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
 	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 	.last_flip_ns = bpf_last_flip_ns,
+	.set_v8 = bpf_set_v8, .v8_stats = bpf_v8_stats, /* FIRN-V8 */
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

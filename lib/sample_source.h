@@ -49,6 +49,9 @@ struct sample_source_ops {
 	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
 	void (*reset_counts)(struct sample_source *s);
 	int (*event_fd)(const struct sample_source *s);
+	/* FIRN-V8, optional: JavaScript frames (sampler_set_v8, sampler_v8_stats) */
+	int (*set_v8)(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p);
+	void (*v8_stats)(struct sample_source *s, uint64_t *out);
 };
 
 struct sample_source {
@@ -107,6 +110,12 @@ static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash,
 					 size_t n)
 {
 	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
+}
+/* FIRN-V8 */
+static inline int sample_source_set_v8(struct sample_source *s, pid_t pid,
+				       const struct firn_v8_proc *p)
+{
+	return s->ops->set_v8 ? s->ops->set_v8(s, pid, p) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

@@ -231,6 +231,11 @@ static int on_event(void *ctx, void *data, size_t size)
 			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_PYTHON, data, size);
 		return 0;
 	}
+	if (e->type == FIRN_EV_V8_FUNC) { /* FIRN-V8 */
+		if (s->opts.on_announce && size >= sizeof(struct firn_v8_func_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_V8, data, size);
+		return 0;
+	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
 		if (s->opts.on_code)
 			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
@@ -904,4 +909,20 @@ int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *
 void sampler_python_stats(struct sampler *s, uint64_t *out)
 {
 	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
+}
+
+/* FIRN-V8: the JavaScript walker's processes and statistics. */
+int sampler_set_v8(struct sampler *s, pid_t pid, const struct firn_v8_proc *p)
+{
+	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.v8_procs);
+
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+void sampler_v8_stats(struct sampler *s, uint64_t *out)
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.v8_stats), FIRN_V8_NR, out);
 }

@@ -24,6 +24,7 @@ enum sampler_unwind {
 };
 
 struct firn_py_code_event;
+struct firn_v8_func_event;
 
 struct sampler_opts {
 	unsigned freq;          /* samples per second per CPU */
@@ -238,5 +239,12 @@ struct firn_py_proc;
 int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
 /* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
 void sampler_python_stats(struct sampler *s, uint64_t *out);
+
+/* FIRN-V8: has the BPF walker read the JavaScript frames of pid (p: its V8's values, bpf/firn.h;
+ * NULL: no more). 0 or -errno. */
+struct firn_v8_proc;
+int sampler_set_v8(struct sampler *s, pid_t pid, const struct firn_v8_proc *p);
+/* JavaScript frames by outcome (enum firn_v8_stat order), summed over the CPUs, into out[FIRN_V8_NR]. */
+void sampler_v8_stats(struct sampler *s, uint64_t *out);
 
 #endif

@@ -44,6 +44,14 @@ struct v8consts {
 		sfi_name_or_scope_info, sfi_function_data, sfi_script_or_debug_info, script_name,
 		script_source, script_line_ends, string_length, seq_one_byte_chars, seq_two_byte_chars,
 		cons_first, cons_second, thin_actual, fixed_array_data;
+	/* optional (0: not exported): FixedArrayBase::length, where a BytecodeArray's bytes start
+	 * (an interpreted frame's offset slot counts from the tagged pointer: offset + data - tag),
+	 * the ScopeInfo slots of its first variable and of its context-local count */
+	uint32_t fixed_array_length, bytecode_array_data, scopeinfo_first_vars,
+		scopeinfo_ncontextlocals;
+	/* optional: baseline Code's BytecodeArray (or InterpreterData), ByteArray's type (a source
+	 * position table is one) */
+	uint32_t code_bytecode, type_byte_array;
 	/* instance type ids (Map::instance_type) */
 	uint32_t type_js_function, type_shared_function_info, type_script, type_code,
 		type_bytecode_array, type_scope_info, type_map, first_nonstring_type;

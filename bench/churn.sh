@@ -3,7 +3,7 @@
 # (tests/fixtures/shortlived, 15 ms of qsort through libc, then exit; about 30 a second), by firn
 # (its default --call-graph auto, and --call-graph fp) and perf record -a -g side by side, at once,
 # over the same loop. Reports each profiler process's CPU seconds — what following processes
-# costs: firn learns them from the kernel's side-band records (lib/procevents.h) as perf does —
+# costs: firn learns them from the kernel's side-band records (lib/proc/procevents.h) as perf does —
 # and, for firn, the share of the loop's samples with an [unknown] frame. The target (issues 14 and
 # 18): firn's CPU <= 1/3 of perf -g's in the same run, over 30 s as in bench/size.sh (no churn).
 # Prints result lines (see bench/bench_lib.sh). REPS (default 3), SECONDS_REC (default 30);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Symbolization benchmark: N (default 100000) distinct addresses of a large binary with DWARF,
 # symbolized with inline chains, file and line by firn (bench/symbolize_addrs.c, through
-# lib/symbolize), by binutils `addr2line -f -i -C` and by elfutils `eu-addr2line -f -i`, each
+# lib/symbolize/symbolize), by binutils `addr2line -f -i -C` and by elfutils `eu-addr2line -f -i`, each
 # given all the addresses in one batch on stdin. Prints the best wall and CPU time of RUNS runs
 # (interleaved, so a busy machine slows all alike) and how many answers agree on SAMPLE of the
 # addresses (the whole inline chain: function, file, line).
@@ -159,7 +159,7 @@ p("`bench/symbolize.sh` (N=%d RUNS=%d SAMPLE=%d): %d distinct addresses, uniform
 p("the functions of `%s`" % bin_)
 p("(%.1f MB, .debug_info %.1f MB; %.2f frames per address with inlined calls), in random order, given"
   % (fsz / 1e6, int(m.group(1), 16) / 1e6 if m else 0, frames / max(1, len(firn))))
-p("to each tool in one batch on stdin. firn is `bench/symbolize_addrs.c` through lib/symbolize")
+p("to each tool in one batch on stdin. firn is `bench/symbolize_addrs.c` through lib/symbolize/symbolize")
 p("(DWARF inline chains, files, lines, symbol-table fallback, demangling; output in addr2line's")
 p("format, in input order; it looks the batch up in address order). `firn --profile` also builds")
 p("the profile's locations and functions, as `firn record` does. Best of %d runs, interleaved" % runs)

@@ -1,5 +1,5 @@
 /* Benchmark helper: symbolizes a batch of ELF virtual addresses of one file through
- * lib/symbolize and prints them as `addr2line -f -i` does: per address, one "FUNCTION" line and
+ * lib/symbolize/symbolize and prints them as `addr2line -f -i` does: per address, one "FUNCTION" line and
  * one "FILE:LINE" line per frame, innermost first ("??" / "??:0" when unknown), in input order.
  * Default: symbolizer_file_frames (ELF and DWARF lookups, inline chains, lines, demangling).
  * --profile: intern_file, which also builds the profile's locations, functions and
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "intern.h"
-#include "profile.h"
-#include "symbolize.h"
-#include "vec.h"
+#include "base/clock.h"
+#include "symbolize/intern.h"
+#include "model/profile.h"
+#include "symbolize/symbolize.h"
+#include "base/vec.h"
 
 /* Seconds of the monotonic clock. */
 static double now(void)

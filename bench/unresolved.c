@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
-#include "profile.h"
+#include "format/input.h"
+#include "model/profile.h"
 
 enum why { W_UNKNOWN_OTHERS, W_UNKNOWN_ALONE, W_ANON, W_PSEUDO, W_FILE, W_KERNEL, W_NR };
 

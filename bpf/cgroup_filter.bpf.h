@@ -7,7 +7,7 @@
 #ifndef FIRN_CGROUP_FILTER_BPF_H
 #define FIRN_CGROUP_FILTER_BPF_H
 
-#define FIRN_CGROUPS_MAX 16 /* --cgroup given this many times at most (lib/cgroup.h) */
+#define FIRN_CGROUPS_MAX 16 /* --cgroup given this many times at most (lib/proc/cgroup.h) */
 #define FIRN_CGROUP_DEPTH 64 /* levels walked up from a task's cgroup (task iterator) */
 
 const volatile __u32 cgroup_count = 0; /* cgroups in cgroup_array; 0: every task */

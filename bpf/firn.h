@@ -1,4 +1,4 @@
-/* Structs shared by the BPF sampler (bpf/profile.bpf.c) and user space (lib/sampler.c).
+/* Structs shared by the BPF sampler (bpf/profile.bpf.c) and user space (lib/source/sampler.c).
  * Plain fixed-width types only: this header is included by both sides. */
 #ifndef FIRN_BPF_FIRN_H
 #define FIRN_BPF_FIRN_H
@@ -6,7 +6,7 @@
 #define FIRN_MAX_FRAMES 127
 #define FIRN_COMM_LEN 16
 
-/* The event numbers of firn_key.event, the one set BPF and user space share (lib/event_table.h
+/* The event numbers of firn_key.event, the one set BPF and user space share (lib/record/event_table.h
  * describes each event): cpu-clock samples; hits of the USDT probe attached with cookie N
  * (N >= FIRN_EVENT_USDT_FIRST, in attach order); GPU kernel time (a weight in nanoseconds) and
  * launches (hits), GPU_MEMCPY being a probe cookie only (its time is GPU_TIME); time off the
@@ -52,7 +52,7 @@ struct firn_stack {
  * A user stack may carry frames of other kinds (an interpreter's functions, a GPU kernel): the
  * top byte of such a value is FIRN_FRAME_TAG | kind, which no address has (it is not canonical
  * on x86-64: bits 63..47 differ); the low 56 bits are the kind's payload, which only the kind's
- * resolver in user space reads (lib/resolver.h). Kind 0 is no kind: a native address. */
+ * resolver in user space reads (lib/model/resolver.h). Kind 0 is no kind: a native address. */
 #define FIRN_FRAME_TAG 0xa0ULL
 #define FIRN_FRAME_PAYLOAD_MASK 0x00ffffffffffffffULL
 #define FIRN_FRAME_KIND_PYTHON 1 /* a Python function (bpf: the interpreter unwinder) */
@@ -274,7 +274,7 @@ struct firn_py_code_val {
 #define FIRN_PY_CODE_READ 128 /* bytes of a code object read at once, from co_lo */
 
 /* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
- * python_procs map, by pid; lib/pyruntime.h describes the offsets). User space adds it when the
+ * python_procs map, by pid; lib/runtimes/pyruntime.h describes the offsets). User space adds it when the
  * process is first seen. */
 struct firn_py_proc {
 	__u64 runtime;                /* address of _PyRuntime */
@@ -314,7 +314,7 @@ enum firn_py_stat {
 /* ---- JavaScript frames (FIRN_FRAME_KIND_V8, bpf/v8.bpf.h) ----
  * Payload of one JavaScript frame: bits 0-31 the function's id, bits 32-34 its tier
  * (FIRN_V8_*), bits 35-55 the raw bytecode-offset word of an interpreted frame (the Smi's value:
- * lib/v8frames.c subtracts the BytecodeArray header), FIRN_V8_NO_OFFSET when unknown. The id
+ * lib/runtimes/v8frames.c subtracts the BytecodeArray header), FIRN_V8_NO_OFFSET when unknown. The id
  * (>= 1) is the walker's, never reused: it stands for one SharedFunctionInfo of one process
  * image as it was (address and identity: its name-or-scope-info and script words), announced
  * once with struct firn_v8_func_event, so user space reads the name while the process lives. */
@@ -333,7 +333,7 @@ enum firn_py_stat {
 #define FIRN_V8_OFFSET(payload) (((payload) >> FIRN_V8_OFFSET_SHIFT) & FIRN_V8_NO_OFFSET)
 
 /* What the JavaScript walker needs of one process running a V8 (the v8_procs map, by pid),
- * from the v8dbg_* constants of its node or libnode (lib/v8consts.h), checked by user space:
+ * from the v8dbg_* constants of its node or libnode (lib/runtimes/v8consts.h), checked by user space:
  * frame slots are negative multiples of 8 within 64 bytes below fp; object field offsets are
  * multiples of 8 below FIRN_V8_OBJ_READ (the map's instance type: any offset below 4096). */
 #define FIRN_V8_OBJ_READ 64

@@ -1075,7 +1075,7 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 			break;
 		if (off < (t->segs[i].offset & ~0xfffULL) || off >= t->segs[i].offset + t->segs[i].filesz)
 			continue;
-		/* as in lib/unwind.c: vaddr = addr - start + offset + delta */
+		/* as in lib/unwind/unwind.c: vaddr = addr - start + offset + delta */
 		out->bias = vma->vm_start - off - t->segs[i].delta;
 		out->row_start = t->row_start;
 		out->row_count = t->row_count;

@@ -12,7 +12,7 @@
  * Every value read is the process's own (bpf_probe_read_user), every pointer checked for its
  * heap-object tag and the user half of the address space before it is followed, every object's
  * type checked through its map; what fails to check stays a native frame. The per-process
- * values come from user space (lib/v8frames.c, from the v8dbg_* constants: struct
+ * values come from user space (lib/runtimes/v8frames.c, from the v8dbg_* constants: struct
  * firn_v8_proc). Needs from the includer: the events ring buffer, read_stack, window_remote. */
 #ifndef FIRN_V8_BPF_H
 #define FIRN_V8_BPF_H

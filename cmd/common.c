@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "escape.h"
-#include "folded.h"
-#include "input.h"
+#include "base/escape.h"
+#include "format/folded.h"
+#include "format/input.h"
 #include "opt.h"
-#include "safeopen.h"
+#include "base/safeopen.h"
 
 #define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
 

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "folded.h"
-#include "profile.h"
-#include "unit.h"
+#include "format/folded.h"
+#include "model/profile.h"
+#include "base/unit.h"
 
 struct cmd;
 

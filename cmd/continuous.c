@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "pprof.h"
-#include "vec.h"
+#include "format/pprof.h"
+#include "base/vec.h"
 
 enum {
 	OPT_EVERY = CONT_OPT_FIRST, OPT_KEEP, OPT_PUSH, OPT_PUSH_TO, OPT_LABEL, OPT_TENANT,

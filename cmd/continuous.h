@@ -1,5 +1,5 @@
 /* Continuous recording for firn record: --every cuts the recording into intervals, each written
- * to its own file (-o PATTERN, --keep) and/or pushed to a profile store (--push, lib/push.h) as it
+ * to its own file (-o PATTERN, --keep) and/or pushed to a profile store (--push, lib/record/push.h) as it
  * is cut; a plain -o FILE still gets the whole recording at the end. Its options are a group of
  * record's option table; its ids are CONT_OPT_FIRST and up. */
 #ifndef FIRN_CONTINUOUS_H
@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 #include "opt.h"
-#include "push.h"
-#include "input.h"
-#include "interval.h"
-#include "profile.h"
-#include "recorder.h"
+#include "record/push.h"
+#include "format/input.h"
+#include "record/interval.h"
+#include "model/profile.h"
+#include "record/recorder.h"
 
 #define CONT_OPT_FIRST 700
 #define CONT_OPT_LAST 719

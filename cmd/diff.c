@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "hist.h"
-#include "input.h"
-#include "json.h"
+#include "analyze/diff.h"
+#include "format/flamegraph.h"
+#include "format/folded.h"
+#include "analyze/hist.h"
+#include "format/input.h"
+#include "base/json.h"
 #include "opt_flamegraph.h"
-#include "vec.h"
+#include "base/vec.h"
 
 #define DIFF_USAGE \
 	"[OPTIONS] BASE NEW\n" \

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "sampler.h"
+#include "base/diag.h"
+#include "source/sampler.h"
 
 #ifndef FIRN_VERSION
 #define FIRN_VERSION "0.1.0"

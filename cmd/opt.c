@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event_table.h"
+#include "record/event_table.h"
 
 /* Builds the getopt short-option string and long-option array from the table. */
 static int build_getopt(const struct cmd *cmd, char *shorts, size_t shorts_len,
@@ -103,7 +103,7 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 
 /* Options that take one of a fixed set of values, by long name (one name takes the same values
  * in every command that has it; only, when set, names the one command that accepts it); fill,
- * when set, writes them (the events, from lib/event_table.h's rows). */
+ * when set, writes them (the events, from lib/record/event_table.h's rows). */
 static const struct {
 	const char *name, *values, *only;
 	const char *(*fill)(char *buf, size_t len);

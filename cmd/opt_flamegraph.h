@@ -3,7 +3,7 @@
 #ifndef FIRN_OPT_FLAMEGRAPH_H
 #define FIRN_OPT_FLAMEGRAPH_H
 
-#include "flamegraph.h"
+#include "format/flamegraph.h"
 #include "opt.h"
 
 #define OPT_FLAMEGRAPH_FIRST 400

@@ -1,5 +1,5 @@
 /* firn push: sends profiles recorded earlier (CI artifacts, intervals left unsent) to a
- * profile store, one request per file, as record --push would have sent them (lib/push.h). */
+ * profile store, one request per file, as record --push would have sent them (lib/record/push.h). */
 #include "opt.h"
 #include "common.h"
 
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "input.h"
-#include "pprof.h"
-#include "push.h"
+#include "format/input.h"
+#include "format/pprof.h"
+#include "record/push.h"
 
 #define PUSH_USAGE "[--to pyroscope|parca|otlp] [--label KEY=VALUE]... [OPTIONS] URL FILE..."
 

@@ -17,17 +17,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "cgroup.h"
-#include "folded.h"
+#include "base/clock.h"
+#include "proc/cgroup.h"
+#include "format/folded.h"
 #include "common.h"
 #include "continuous.h"
-#include "input.h"
-#include "pprof.h"
-#include "profile.h"
-#include "recorder.h"
+#include "format/input.h"
+#include "format/pprof.h"
+#include "model/profile.h"
+#include "record/recorder.h"
 #include "summary.h"
-#include "usdt.h"
+#include "record/usdt.h"
 
 enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
 

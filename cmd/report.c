@@ -12,17 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "disasm.h"
-#include "escape.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "hist.h"
-#include "input.h"
-#include "json.h"
+#include "analyze/disasm.h"
+#include "base/escape.h"
+#include "format/flamegraph.h"
+#include "format/folded.h"
+#include "analyze/hist.h"
+#include "format/input.h"
+#include "base/json.h"
 #include "opt_flamegraph.h"
-#include "pprof.h"
-#include "safeopen.h"
-#include "vec.h"
+#include "format/pprof.h"
+#include "base/safeopen.h"
+#include "base/vec.h"
 
 #define REPORT_USAGE \
 	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE...]\n" \

@@ -9,11 +9,11 @@
 
 #include "../bpf/firn.h"
 
-#include "event_table.h"
+#include "record/event_table.h"
 #include "opt.h"
-#include "pyframes.h"
-#include "runtime.h"
-#include "v8frames.h" /* FIRN-V8 */
+#include "runtimes/pyframes.h"
+#include "runtimes/runtime.h"
+#include "runtimes/v8frames.h" /* FIRN-V8 */
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
  * (the stop reasons add up to every sample), over the unwind statistics' named fields. */

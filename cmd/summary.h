@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.h"
-#include "recorder.h"
+#include "model/profile.h"
+#include "record/recorder.h"
 
 /* Which of the optional lines to print, and what the events' lines need to know. */
 struct summary_opts {
-	const char *const *events; /* the -e values (lib/event_table.h: each recorded event's line) */
+	const char *const *events; /* the -e values (lib/record/event_table.h: each recorded event's line) */
 	int nevents;
 	long off_cpu_min_us;   /* --off-cpu-min (<= 0: none) */
 	long off_cpu_rate;     /* --off-cpu-rate (<= 1: every wait) */

@@ -18,9 +18,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "event_table.h"
-#include "usdt.h"
-#include "vec.h"
+#include "record/event_table.h"
+#include "record/usdt.h"
+#include "base/vec.h"
 
 static volatile sig_atomic_t stop_signal;
 

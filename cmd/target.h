@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "opt.h"
-#include "recorder.h"
+#include "record/recorder.h"
 
 struct target {
 	bool all;            /* -a */

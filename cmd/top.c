@@ -1,5 +1,5 @@
 /* firn top: the hottest functions right now — sampled with eBPF by the recorder, whose cuts are
- * weighed in a decaying window (lib/window.h) refreshed every second — on a full screen (ncurses)
+ * weighed in a decaying window (lib/analyze/window.h) refreshed every second — on a full screen (ncurses)
  * or as plain text tables (--stdio). */
 #include "common.h"
 #include "opt.h"
@@ -16,19 +16,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calls.h"
-#include "clock.h"
-#include "disasm.h"
-#include "event_table.h"
-#include "hist.h"
-#include "profile.h"
-#include "recorder.h"
-#include "safeopen.h"
+#include "analyze/calls.h"
+#include "base/clock.h"
+#include "analyze/disasm.h"
+#include "record/event_table.h"
+#include "analyze/hist.h"
+#include "model/profile.h"
+#include "record/recorder.h"
+#include "base/safeopen.h"
 #include "target.h"
 #include "top.h"
-#include "unit.h"
-#include "vec.h"
-#include "window.h"
+#include "base/unit.h"
+#include "base/vec.h"
+#include "analyze/window.h"
 
 #define TOP_USAGE                          \
 	"[OPTIONS] [-a]\n"                 \

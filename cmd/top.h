@@ -9,11 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calls.h"
-#include "disasm.h"
-#include "hist.h"
-#include "tui.h"
-#include "window.h"
+#include "analyze/calls.h"
+#include "analyze/disasm.h"
+#include "analyze/hist.h"
+#include "analyze/tui.h"
+#include "analyze/window.h"
 
 #define MAX_VIEWS 16
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "safeopen.h"
+#include "base/safeopen.h"
 
 /* How a table row is drawn: by its self share. */
 static enum tui_attr heat_of(double pct)

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json.h"
-#include "usdt.h"
-#include "vec.h"
+#include "base/json.h"
+#include "record/usdt.h"
+#include "base/vec.h"
 
 #define USDT_LIST_USAGE \
 	"[--json] FILE... [PATTERN]\n" \

@@ -1,5 +1,5 @@
 # Kernel frames of a system-wide recording (root, BPF), named by the kernel's own symbol lookup
-# (lib/ksym_bpf) rather than a read of all /proc/kallsyms:
+# (lib/symbolize/ksym_bpf) rather than a read of all /proc/kallsyms:
 # - dd copying /dev/zero to /dev/null: at least half of its samples (of at least 50) are in
 #   read_zero called from vfs_read (names, and callers named from return addresses);
 # - at most 1 % of the kernel frames of the whole profile are unnamed (BPF programs of other

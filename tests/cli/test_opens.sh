@@ -1,4 +1,4 @@
-# Files that processes and profiles name are opened safely (lib/safeopen): a FIFO as a process's
+# Files that processes and profiles name are opened safely (lib/base/safeopen): a FIFO as a process's
 # perf map (/tmp/perf-PID.map) neither hangs `record -p PID -d 2` nor keeps SIGTERM from ending
 # it; a perf map owned by another user, writable by others or a symlink is ignored with a -v
 # note; `report --annotate` of a profile whose mapping names a FIFO, a directory or a symlink to

@@ -1,5 +1,5 @@
 # Short-lived processes: a shell loop starts a 15 ms program 100 times. Each process is known from
-# the kernel's records of its fork, exec and mappings (lib/procevents.h) — libc is mapped by ld.so
+# the kernel's records of its fork, exec and mappings (lib/proc/procevents.h) — libc is mapped by ld.so
 # after the exec, often after the first sample, and the process is gone before a later look at
 # /proc could find it. Its samples must carry no [unknown] frame (<= 1 %) and name their libc
 # frames: __libc_start_call_main below main, and qsort's (__qsort_r) between sort_round and the

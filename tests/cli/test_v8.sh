@@ -1,4 +1,4 @@
-# JavaScript functions read from V8 without flags (bpf/v8.bpf.h, lib/v8frames.c), on this
+# JavaScript functions read from V8 without flags (bpf/v8.bpf.h, lib/runtimes/v8frames.c), on this
 # machine's node (skipped, saying so, where node is missing or its V8 exports no v8dbg_*):
 #  - `record -- node split.js`: firnAlpha's share of the firnAlpha + firnBeta samples within
 #    ±10 % (relative) of the split the script measured itself (process.cpuUsage per call, 2:1);

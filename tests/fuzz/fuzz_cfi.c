@@ -1,4 +1,4 @@
-/* libFuzzer harness: the CFI program interpreter (lib/cfi) and the row decision
+/* libFuzzer harness: the CFI program interpreter (lib/elf/cfi) and the row decision
  * (unwind_table_row) on raw programs. Input: byte 0 flags (bit 0: i386 defaults, bit 1: 32-bit
  * class, bit 2: signal frame), byte 1 code alignment, byte 2 data alignment (signed), byte 3 the
  * FDE pointer encoding, byte 4 the CIE program's length, bytes 5-6 the FDE's code length (LE),
@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cfi.h"
+#include "elf/cfi.h"
 #include "fuzz.h"
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define START 0x1000
 

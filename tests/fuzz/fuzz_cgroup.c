@@ -5,7 +5,7 @@
  * the room allows, NUL-terminated (a NUL in it is copied too). */
 #include <string.h>
 
-#include "cgroup.h"
+#include "proc/cgroup.h"
 #include "fuzz.h"
 
 /* cgroup_container_id's promises on data. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "debug_cache.h"
+#include "elf/debug_cache.h"
 #include "fuzz.h"
 
 #define HDR 256     /* the header's size */

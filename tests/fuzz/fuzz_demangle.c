@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "base/demangle.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarfsym.h"
+#include "elf/dwarfsym.h"
 #include "fuzz.h"
 
 volatile size_t touched;

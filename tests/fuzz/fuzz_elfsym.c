@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "elfsym.h"
+#include "elf/elfsym.h"
 #include "fuzz.h"
 
 /* Checks the promised shape of e and looks up a few addresses. */

@@ -5,10 +5,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "folded.h"
+#include "format/folded.h"
 #include "fuzz.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 /* Writes p as folded text into a malloc'd string (*len bytes). */
 static char *write_str(struct profile *p, const struct folded_opts *o, size_t *len)

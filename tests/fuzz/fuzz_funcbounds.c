@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "funcbounds.h"
+#include "elf/funcbounds.h"
 #include "fuzz.h"
 
 /* Reads n little-endian bytes at p. */

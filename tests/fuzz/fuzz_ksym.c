@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "ksym.h"
+#include "symbolize/ksym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "ksym_bpf.h"
+#include "symbolize/ksym_bpf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "input.h"
-#include "profile.h"
+#include "format/input.h"
+#include "model/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "otlp.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/otlp.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 /* Reads a varint at *c (before end); aborts past end. */
 static uint64_t varint(const uint8_t **c, const uint8_t *end)

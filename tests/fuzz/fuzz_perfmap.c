@@ -4,7 +4,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "perfmap.h"
+#include "elf/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

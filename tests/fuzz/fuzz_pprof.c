@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "folded.h"
+#include "format/folded.h"
 #include "fuzz.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 /* Sum of every sample's value of type t (pprof_decode guarantees it fits). */
 static int64_t total(const struct profile *p, uint32_t t)

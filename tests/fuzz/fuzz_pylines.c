@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "pylines.h"
+#include "runtimes/pylines.h"
 
 /* Sum of co_lnotab's address deltas: every offset from there on has the same line. */
 static uint32_t lnotab_end(const uint8_t *t, size_t len)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "pyruntime.h"
+#include "runtimes/pyruntime.h"
 
 #define BASE 0x10000000ULL
 

@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "fuzz.h"
-#include "unwind_cache.h"
+#include "unwind/unwind_cache.h"
 
 #define HDR 256      /* the header's size */
 #define CRC_OFF 156  /* the crc field's offset in it */

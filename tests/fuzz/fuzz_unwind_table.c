@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

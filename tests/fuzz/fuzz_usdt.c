@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "usdt.h"
+#include "record/usdt.h"
 
 /* True when s is non-empty printable ASCII without spaces. */
 static int ident_ok(const char *s)

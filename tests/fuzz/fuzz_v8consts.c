@@ -1,11 +1,11 @@
-/* libFuzzer harness: V8's post-mortem constants (lib/v8consts) from mutated ELF files, from memory
+/* libFuzzer harness: V8's post-mortem constants (lib/runtimes/v8consts) from mutated ELF files, from memory
  * and from a descriptor. A file read whole must hold a layout the reader promises (fp slots below
  * fp, the heap object tag, distinct frame markers); a refused one must say why. */
 #include <errno.h>
 #include <string.h>
 
 #include "fuzz.h"
-#include "v8consts.h"
+#include "runtimes/v8consts.h"
 
 /* Checks what v8consts promises of a result. */
 static void check(const struct v8consts *c, int err)

@@ -1,4 +1,4 @@
-/* libFuzzer harness: JavaScript functions read from process memory (lib/v8frames.c:
+/* libFuzzer harness: JavaScript functions read from process memory (lib/runtimes/v8frames.c:
  * v8frames_read_func over struct v8mem) with node 20's constants. The input is the process's
  * memory at BASE; its first 4 bytes give the offset of the SharedFunctionInfo read (tagged).
  * Strings come back NUL-terminated and bounded, nothing is read outside the input. */
@@ -8,7 +8,7 @@
 #include <linux/types.h>
 
 #include "fuzz.h"
-#include "v8frames.h"
+#include "runtimes/v8frames.h"
 #include "../../bpf/firn.h"
 
 #define BASE 0x10000000ULL

@@ -3,7 +3,7 @@
 # rest a fake CPython memory image loaded at BASE with _PyRuntime at BASE.
 import struct, sys
 BASE = 0x10000000
-O = {  # minor: offsets as in lib/pyruntime.c's tables
+O = {  # minor: offsets as in lib/runtimes/pyruntime.c's tables
  9: dict(rt_head=32, is_head=8, ts_next=8, ts_interp=16, ts_frame=24, ts_tid=176, cf=None,
          fr_back=24, fr_code=32, fr_lasti=104, fr_owner=None, co_first=40, co_file=104, co_name=112,
          co_qual=None, co_lines=120, co_ft=None, co_code=None, ascii=48),

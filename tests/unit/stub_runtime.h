@@ -1,4 +1,4 @@
-/* A stub runtime (lib/runtime.h) for tests: it resolves tagged frames of tag STUB_TAG to
+/* A stub runtime (lib/runtimes/runtime.h) for tests: it resolves tagged frames of tag STUB_TAG to
  * "stub_fn" and logs every op it gets, so that a test can tell the recorder drove it through a
  * recording (attach, stack, resolve, detach). A runtime is its own files plus one registry line:
  * this file, and the test's `{ &stub_runtime, NULL }`. */
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "runtime.h"
+#include "runtimes/runtime.h"
 
 #define STUB_TAG 15
 

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fileid.h"
-#include "hash.h"
-#include "hashtab.h"
-#include "vec.h"
+#include "base/clock.h"
+#include "base/fileid.h"
+#include "base/hash.h"
+#include "base/hashtab.h"
+#include "base/vec.h"
 
 /* Growth doubles from VEC_MIN_CAP, keeps the contents, and does nothing when there is room. */
 static void test_grow(void **state)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/cfi (the CFI program interpreter) and unwind_table_row (rules → row):
+/* Unit tests for lib/elf/cfi (the CFI program interpreter) and unwind_table_row (rules → row):
  * instruction sequences give the rows and rules libdw gives (where each row starts, the CFA,
  * rbp and return address rules, remember/restore_state, restore from the CIE), invalid programs
  * stop where libdw stops, the remember stack is bounded, reads stay inside the program. */
@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "cfi.h"
-#include "leb128.h"
-#include "unwind_table.h"
+#include "elf/cfi.h"
+#include "base/leb128.h"
+#include "unwind/unwind_table.h"
 
 /* gcc's x86-64 CIE: CFA = rsp + 8, return address at CFA - 8. */
 static const uint8_t std_cie[] = { DW_CFA_def_cfa, 7, 8, DW_CFA_offset + 16, 1 };

@@ -1,4 +1,4 @@
-/* Unit tests for lib/cgroup: container ids in the cgroup paths each runtime makes (docker and
+/* Unit tests for lib/proc/cgroup: container ids in the cgroup paths each runtime makes (docker and
  * containerd under systemd and cgroupfs, CRI-O, podman rootless and rootful, kubernetes pods),
  * paths that look like them and are not (conmon scopes, 63 or 65 digits, uppercase), lengths
  * that cut the input; the "0::" line of /proc/PID/cgroup (hybrid, pure v2, v1 only, no final
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "cgroup.h"
+#include "proc/cgroup.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

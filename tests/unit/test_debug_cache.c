@@ -1,4 +1,4 @@
-/* Unit tests for lib/debug_cache and its use by lib/dwarfsym: a file with compressed DWARF
+/* Unit tests for lib/elf/debug_cache and its use by lib/elf/dwarfsym: a file with compressed DWARF
  * (the inlinefix-dwarf4 fixture, gcc -gz) read twice with an empty cache is inflated once and
  * mapped from the cache the second time, with the same frames at every address; a damaged,
  * truncated, foreign-owned, group-writable or symlinked cache file, or a changed debug file, is
@@ -21,9 +21,9 @@
 
 #include <cmocka.h>
 
-#include "debug_cache.h"
-#include "dwarfsym.h"
-#include "elfsym.h"
+#include "elf/debug_cache.h"
+#include "elf/dwarfsym.h"
+#include "elf/elfsym.h"
 #include "symfix.h"
 
 static char dir[64];

@@ -1,4 +1,4 @@
-/* Unit tests for lib/debuginfo: separate debug files found by build id (and a file with the wrong
+/* Unit tests for lib/elf/debuginfo: separate debug files found by build id (and a file with the wrong
  * id refused), by .gnu_debuglink next to the binary, in its .debug/ and under the debug directory
  * (and a CRC mismatch refused), inside a process root first; and the debuginfod client's "not
  * configured" answer. The files are made with objcopy in a scratch directory. */
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "debuginfo.h"
-#include "elfsym.h"
+#include "elf/debuginfo.h"
+#include "elf/elfsym.h"
 #include "symfix.h"
 
 /* The scratch directory of the test run. */

@@ -1,4 +1,4 @@
-/* Unit tests for lib/demangle: C++ (namespaces, templates, operators), Rust legacy and v0 names,
+/* Unit tests for lib/base/demangle: C++ (namespaces, templates, operators), Rust legacy and v0 names,
  * and names that are not mangled. */
 #include <errno.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "demangle.h"
+#include "base/demangle.h"
 
 /* Asserts that raw demangles to want. */
 static void expect(const char *raw, const char *want)

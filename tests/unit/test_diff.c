@@ -1,4 +1,4 @@
-/* Unit tests for lib/diff: joining hists (also across unknown modules, versions of a module and,
+/* Unit tests for lib/analyze/diff: joining hists (also across unknown modules, versions of a module and,
  * by name alone, any modules), ordering, rule parsing,
  * rule evaluation (bounds of the change against the threshold, Bonferroni, too few samples,
  * a shrunk function over 100 samples a side), the calibration of the
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "hist.h"
-#include "profile.h"
-#include "stats.h"
+#include "analyze/diff.h"
+#include "format/flamegraph.h"
+#include "format/folded.h"
+#include "analyze/hist.h"
+#include "model/profile.h"
+#include "analyze/stats.h"
 
 /* Two profiles read from folded text, their hists and the join. */
 struct pair {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/disasm against the busy fixture (gcc -O2 -g): the instructions of busy_hot
+/* Unit tests for lib/analyze/disasm against the busy fixture (gcc -O2 -g): the instructions of busy_hot
  * found by name, by address and by a profile's samples; their source lines; the shares of a
  * synthetic profile (which must add up to the function's share); build id checks; errors. */
 #include <errno.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "disasm.h"
-#include "elfsym.h"
+#include "analyze/disasm.h"
+#include "elf/elfsym.h"
 #include "symfix.h"
 
 #define BASE 0x555555554000ULL /* where the synthetic profile maps the whole fixture (offset 0) */
@@ -98,7 +98,7 @@ static void test_lines(void **state)
 }
 
 /* A copy stripped of its DWARF, which is in a .gnu_debuglink file beside it, gets its lines
- * from there, found as the symbolizer finds debug files (lib/debuginfo). */
+ * from there, found as the symbolizer finds debug files (lib/elf/debuginfo). */
 static void test_lines_from_debuglink(void **state)
 {
 	char dir[] = "/tmp/firn-disdbg-XXXXXX", cmd[2048], prog[64];

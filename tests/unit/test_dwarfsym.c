@@ -1,4 +1,4 @@
-/* Unit tests for lib/dwarfsym: the inline chain of the inlinefix fixture as gcc (DWARF 5 with
+/* Unit tests for lib/elf/dwarfsym: the inline chain of the inlinefix fixture as gcc (DWARF 5 with
  * .debug_aranges), clang (no .debug_aranges) and gcc -gdwarf-4 -gz (DWARF 4, compressed
  * sections) emit it, C++ linkage names, files without DWARF, and damaged input. */
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "dwarfsym.h"
-#include "elfsym.h"
+#include "elf/dwarfsym.h"
+#include "elf/elfsym.h"
 #include "symfix.h"
 
 /* Line of the first line of tests/fixtures/NAME containing marker, or 0. */

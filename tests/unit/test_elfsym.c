@@ -1,4 +1,4 @@
-/* Unit tests for lib/elfsym: symbols of this test binary and of the symfix fixtures (PIE, non-PIE,
+/* Unit tests for lib/elf/elfsym: symbols of this test binary and of the symfix fixtures (PIE, non-PIE,
  * stripped, shared library) at addresses the dynamic linker reports, build ids, segments, and
  * damaged or non-ELF input (which must give errors, never crashes). */
 #include <elf.h>
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "elfsym.h"
-#include "procmap.h"
+#include "elf/elfsym.h"
+#include "proc/procmap.h"
 #include "symfix.h"
 
 /* A global function of this test whose name we look up. */

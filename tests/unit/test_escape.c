@@ -1,4 +1,4 @@
-/* Unit tests for lib/escape: which characters a terminal would obey (C0, DEL, UTF-8 C1) and how
+/* Unit tests for lib/base/escape: which characters a terminal would obey (C0, DEL, UTF-8 C1) and how
  * they are written ("\x1b"), what stays as it is (printable ASCII, UTF-8 text, a backslash), and
  * escape_text's snprintf-like truncation. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "escape.h"
+#include "base/escape.h"
 
 /* Escapes s whole into a buffer large enough; asserts the length and the text. */
 static void expect(const char *s, size_t n, const char *want)

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../lib/event_table.h"
-#include "../../lib/capture.h"
-#include "../../lib/profile.h"
-#include "../../lib/recorder.h"
-#include "../../lib/symbolize.h"
+#include "../../lib/record/event_table.h"
+#include "../../lib/record/capture.h"
+#include "../../lib/model/profile.h"
+#include "../../lib/record/recorder.h"
+#include "../../lib/symbolize/symbolize.h"
 
 /* The toy: hits of its own BPF program (a program bit no real row uses), one statistic over
  * the off-CPU struct's first field, and a summary line. */
@@ -41,7 +41,7 @@ static size_t toy_summary(const void *stats, const struct event_params *p, char 
 	{ .name = "toy", .id = TOY_ID, .type = "toy_hits", .unit = "count", .progs = TOY_PROG,  \
 	  .stats = &toy_stats, .sampler_stats_at = offsetof(struct sampler_stats, off_cpu),     \
 	  .recorder_stats_at = offsetof(struct recorder_stats, off_cpu), .summary = toy_summary },
-#include "../../lib/event_table.c"
+#include "../../lib/record/event_table.c"
 
 /* The -e value that names row d ("usdt:PATH:PROVIDER:NAME": its argument's syntax parses). */
 static void spec_of(const struct event_desc *d, char *buf, size_t len)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/flamegraph: flamegraph.pl's merge and geometry on small profiles (rects
+/* Unit tests for lib/format/flamegraph: flamegraph.pl's merge and geometry on small profiles (rects
  * computed by hand with its formulas), sibling order, pruning, --reverse, --inverted, escaping,
  * deterministic colors, kind colors, the palette file and the two-valued (diff) tree. */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamegraph.h"
-#include "profile.h"
+#include "format/flamegraph.h"
+#include "model/profile.h"
 
 /* A profile with an app, a kernel and a JIT mapping and one sample type "samples". */
 struct fixture {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/folded: exact bytes written for a known profile under each option (kernel,
+/* Unit tests for lib/format/folded: exact bytes written for a known profile under each option (kernel,
  * JIT and inline suffixes, comm/pid/tid first, no_kernel, value index), and reading (spaces in
  * frames, bad lines, decimal counts, merging, frame kinds), with round trips through folded
  * text and through pprof. */
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/folded.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 /* Labels comm (string), pid and tid (numbers); comm NULL for none. */
 static void labels3(struct profile *p, struct profile_label *l, const char *comm, int pid, int tid)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/funcbounds and the names it gives code without symbols: the FDE ranges of
+/* Unit tests for lib/elf/funcbounds and the names it gives code without symbols: the FDE ranges of
  * the stripped stripfix fixtures match the unstripped copies' function symbols (through
  * .eh_frame_hdr, and by walking .eh_frame where there is no header); the header and the walk
  * agree, also from the program headers of a file without section headers; damaged sections give
@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "elfsym.h"
-#include "funcbounds.h"
-#include "intern.h"
-#include "symbolize.h"
+#include "elf/elfsym.h"
+#include "elf/funcbounds.h"
+#include "symbolize/intern.h"
+#include "symbolize/symbolize.h"
 #include "symfix.h"
 
 /* The fixture's own functions (static: only in the unstripped copy's .symtab). */

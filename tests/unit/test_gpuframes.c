@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
-#include "gpuframes.h"
+#include "runtimes/gpuframes.h"
 
 /* A sample source with only the kernel map: hash 7 is "_ZN2ns5largeIfEEvPT_". */
 static int lookups;

@@ -1,4 +1,4 @@
-/* Unit tests for lib/hist: self and total values, recursion, filters, kernel and inline frames,
+/* Unit tests for lib/analyze/hist: self and total values, recursion, filters, kernel and inline frames,
  * grouping by module and line, sorting, and the filtered profile copy. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hist.h"
-#include "profile.h"
+#include "analyze/hist.h"
+#include "model/profile.h"
 
 /* A profile with three mappings (app, libc, kernel) and one sample type "samples". */
 struct fixture {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/input: format detection (gzip pprof, raw pprof, folded text, including text
+/* Unit tests for lib/format/input: format detection (gzip pprof, raw pprof, folded text, including text
  * whose first byte looks like a protobuf key), errors (-ENOENT, -EISDIR, -ENODATA, -EINVAL),
  * stdin (streamed folded text larger than the peek, gzip), hostile input (/dev/zero, counts
  * that overflow, a NUL byte), and saving: atomic for regular files (.old kept, no temporary
@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "input.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/input.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 static char dir[64];
 

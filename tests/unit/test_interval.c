@@ -1,4 +1,4 @@
-/* lib/interval: pattern detection, names in UTC, taken names skipped, --keep removing only the
+/* lib/record/interval: pattern detection, names in UTC, taken names skipped, --keep removing only the
  * files it named. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interval.h"
+#include "record/interval.h"
 
 static void test_is_pattern(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/json: exact bytes of compact and pretty output, escaping, numbers, misuse. */
+/* Unit tests for lib/base/json: exact bytes of compact and pretty output, escaping, numbers, misuse. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "base/json.h"
 
 /* A writer on a memory stream; buf/len are valid after capture_end. */
 struct capture {

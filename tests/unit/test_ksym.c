@@ -1,6 +1,6 @@
-/* Unit tests for lib/ksym: the handwritten tests/fixtures/kallsyms.txt (core, modules, BPF,
+/* Unit tests for lib/symbolize/ksym: the handwritten tests/fixtures/kallsyms.txt (core, modules, BPF,
  * unsorted lines, aliases), restricted and malformed files, the live /proc/kallsyms, the
- * kernel's own lookup (lib/ksym_bpf) and its text parser, and that the two sources agree on
+ * kernel's own lookup (lib/symbolize/ksym_bpf) and its text parser, and that the two sources agree on
  * every kernel function (as root). */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,8 +20,8 @@
 #include <cmocka.h>
 #include <bpf/libbpf.h>
 
-#include "ksym.h"
-#include "ksym_bpf.h"
+#include "symbolize/ksym.h"
+#include "symbolize/ksym_bpf.h"
 #include "symfix.h"
 
 /* Loads the fixture, asserting success. */

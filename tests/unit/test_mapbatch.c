@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
-#include "mapbatch.h"
+#include "base/mapbatch.h"
 
 /* A key as wide as the sampler's (pid, tid, stacks, ...). */
 struct key {

@@ -1,4 +1,4 @@
-/* lib/otlp: a small profile (two sample types, an inlined frame, a build id, two samples of one
+/* lib/format/otlp: a small profile (two sample types, an inlined frame, a build id, two samples of one
  * stack that differ by a label) as an ExportProfilesServiceRequest, read back field by field
  * with the wire format's rules (v1.11.0's field numbers): zero values at index 0 of every
  * table, one stack for the two samples, labels as attributes, native frames, the default type's Profile first,
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "otlp.h"
+#include "format/otlp.h"
 
 /* One field of a message. */
 struct fld {

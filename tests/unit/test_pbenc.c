@@ -1,4 +1,4 @@
-/* lib/pbenc: the protobuf wire format's bytes, checked against the examples of protobuf's
+/* lib/base/pbenc: the protobuf wire format's bytes, checked against the examples of protobuf's
  * encoding guide (150 as 08 96 01, "testing", an embedded message) and its rules for negative
  * int64 (ten bytes), fixed64 (little-endian) and lengths past 127 (two-byte varints). */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pbenc.h"
+#include "base/pbenc.h"
 
 /* Finishes e and checks its bytes. */
 static void expect(struct pbenc *e, const uint8_t *want, size_t n)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/perfmap: the /tmp/perf-PID.map format (with and without 0x, names with
+/* Unit tests for lib/elf/perfmap: the /tmp/perf-PID.map format (with and without 0x, names with
  * spaces), overlapping entries (the later line wins), malformed and unfinished lines, and
  * reading a file descriptor. */
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "perfmap.h"
+#include "elf/perfmap.h"
 
 /* Asserts that addr resolves to name (NULL: not at all). */
 static void expect(const struct perfmap *m, uint64_t addr, const char *name)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/pprof: exact wire bytes, round trips (raw and gzip), decoding of arbitrary
+/* Unit tests for lib/format/pprof: exact wire bytes, round trips (raw and gzip), decoding of arbitrary
  * ids and unpacked fields, the compact form (pprof_encode_flags), rejection of malformed input (every truncation, bad indexes, missing
  * ids, garbage gzip, a decompression bomb) and a profile written by Go's runtime/pprof. */
 #include <setjmp.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "folded.h"
-#include "pprof.h"
-#include "profile.h"
+#include "format/folded.h"
+#include "format/pprof.h"
+#include "model/profile.h"
 
 /* A profile with every feature the format carries: two sample types, metadata, comments, a
  * user and a kernel mapping, an inlined line, string and numeric labels, negative line numbers. */

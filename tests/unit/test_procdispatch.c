@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "procdispatch.h"
-#include "procevents.h"
-#include "sampler.h"
+#include "source/procdispatch.h"
+#include "proc/procevents.h"
+#include "source/sampler.h"
 
 #define PID 4000000 /* above pid_max: no such process */
 

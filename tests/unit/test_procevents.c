@@ -1,5 +1,5 @@
-/* Unit tests (no root) of the process model fed by process events: lib/procevents (the record
- * parser and the fake source) into lib/procmap's process table into the symbolizer's snapshots
+/* Unit tests (no root) of the process model fed by process events: lib/proc/procevents (the record
+ * parser and the fake source) into lib/proc/procmap's process table into the symbolizer's snapshots
  * (symbolizer_set_maps). The mappings are this test's own (its executable and libc), replayed as
  * the kernel's mmap records for a made-up pid that never lived: files are found by path and
  * checked by inode, as for a process that has exited. */
@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "procevents.h"
-#include "intern.h"
-#include "procmap.h"
-#include "symbolize.h"
+#include "proc/procevents.h"
+#include "symbolize/intern.h"
+#include "proc/procmap.h"
+#include "symbolize/symbolize.h"
 
 #define PID 4000000 /* above pid_max: no such process */
 #define MS 1000000ULL

@@ -1,4 +1,4 @@
-/* Unit tests for lib/procmap: parsing maps text (spaces in paths, deleted files, pseudo paths,
+/* Unit tests for lib/proc/procmap: parsing maps text (spaces in paths, deleted files, pseudo paths,
  * anonymous mappings), lookups, and reading our own /proc/self/maps. */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "procmap.h"
+#include "proc/procmap.h"
 
 static const char maps_text[] =
 	"55d4c3a00000-55d4c3a02000 r--p 00000000 08:01 1234                       /usr/bin/prog\n"

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "profile.h"
+#include "model/profile.h"
 
 static void test_intern(void **state)
 {

@@ -1,4 +1,4 @@
-/* lib/push without a server: the label rules record --label and push --label share (a later key
+/* lib/record/push without a server: the label rules record --label and push --label share (a later key
  * replaces, bad names and values refused), the token file's first line, the URLs and protocols
  * push_new takes, push_send's one attempt failing with a reason when nothing listens, and the
  * queue dropping a profile OTLP cannot convert instead of retrying it ahead of the others. */
@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "push.h"
+#include "record/push.h"
 
 static void test_labels(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for Python frames (lib/pyframes): the payload of a tagged Python frame, the unwinder's
+/* Unit tests for Python frames (lib/runtimes/pyframes): the payload of a tagged Python frame, the unwinder's
  * notices of code objects (names that need no process, ids of a reused address), what the BPF
  * unwinder is told of a live CPython, and frames resolved after their process has ended, from
  * the code objects read while it lived (tests/fixtures/pystack.py under Debian's python3.11). */
@@ -20,8 +20,8 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
-#include "pyframes.h"
-#include "pyruntime.h"
+#include "runtimes/pyframes.h"
+#include "runtimes/pyruntime.h"
 
 #define PYTHON "/usr/bin/python3.11"
 

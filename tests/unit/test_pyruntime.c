@@ -1,4 +1,4 @@
-/* Unit tests for lib/pylines and lib/pyruntime: the three CPython line-table formats against
+/* Unit tests for lib/runtimes/pylines and lib/runtimes/pyruntime: the three CPython line-table formats against
  * tables compiled by CPython itself (and the examples of Objects/locations.md and
  * lnotab_notes.txt), then live interpreters: tests/fixtures/pystack.py runs under each
  * installed CPython (Debian's stripped /usr/bin/python3.11 and pyenv's 3.8-3.13 libpython
@@ -25,9 +25,9 @@
 
 #include <cmocka.h>
 
-#include "procmap.h"
-#include "pyruntime.h"
-#include "pylines.h"
+#include "proc/procmap.h"
+#include "runtimes/pyruntime.h"
+#include "runtimes/pylines.h"
 
 struct lt_range {
 	int start, end, line; /* bytes [start, end) have line (-1: none) */

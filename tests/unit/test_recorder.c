@@ -1,6 +1,6 @@
 /* Unit tests (no root, no BPF) of the recorder's process lifecycle: the recorder runs against a
  * fake sample source (entries, drains, first-sample/exec/exit notices, retirement and parking as
- * the BPF sampler does them: through the same stack store, lib/stackstore.h) and a fake process
+ * the BPF sampler does them: through the same stack store, lib/source/stackstore.h) and a fake process
  * event source (exec, mmap, fork, exit records).
  * The processes are made up (pids above pid_max); their mappings are this test's executable and
  * libc, replayed as mmap records, so frames resolve to real names: recorder_test_work in the
@@ -19,11 +19,11 @@
 
 #include <cmocka.h>
 
-#include "procevents.h"
-#include "procmap.h"
-#include "recorder.h"
-#include "sample_source.h"
-#include "stackstore.h"
+#include "proc/procevents.h"
+#include "proc/procmap.h"
+#include "record/recorder.h"
+#include "source/sample_source.h"
+#include "source/stackstore.h"
 #include "stub_runtime.h"
 
 #define PID 4000000 /* above pid_max: no such process */

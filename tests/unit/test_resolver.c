@@ -12,9 +12,9 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
-#include "capture.h"
-#include "profile.h"
-#include "symbolize.h"
+#include "record/capture.h"
+#include "model/profile.h"
+#include "symbolize/symbolize.h"
 
 /* A resolver of kind PYTHON: payload 1 = one function, 2 = an inline chain of two. */
 static int calls;

@@ -1,4 +1,4 @@
-/* Unit tests for lib/safeopen: a FIFO, a directory and a symlink (with SAFEOPEN_NOFOLLOW) are
+/* Unit tests for lib/base/safeopen: a FIFO, a directory and a symlink (with SAFEOPEN_NOFOLLOW) are
  * refused at once (a FIFO without blocking), a regular file opens (through a symlink too without
  * NOFOLLOW); the owner rule (root or the given uid, not writable by others); the warning about
  * running out of file descriptors comes once; the owner of a process. */
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
-#include "safeopen.h"
+#include "base/diag.h"
+#include "base/safeopen.h"
 
 static char dir[64];
 

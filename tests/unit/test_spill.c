@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "profile.h"
-#include "spill.h"
+#include "model/profile.h"
+#include "format/spill.h"
 
 /* A profile with two sample types and two locations main→leaf. */
 static void setup_profile(struct profile *p, uint64_t locs[2])

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "stackstore.h"
+#include "source/stackstore.h"
 
 #define OFF_CPU 0xffffffffu
 

@@ -1,4 +1,4 @@
-/* Unit tests for lib/stats: the normal distribution, its quantile, the two-proportion z test,
+/* Unit tests for lib/analyze/stats: the normal distribution, its quantile, the two-proportion z test,
  * the smallest detectable change, and the Wilson, Newcombe and MOVER-R bounds (against published
  * tables, a closed form, and their exact coverage at 100 samples a side). Reference values of
  * the normal distribution computed with mpmath at 40 digits. */
@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#include "stats.h"
+#include "analyze/stats.h"
 
 /* Asserts |got - want| <= rel * |want| (or <= rel when want is 0). */
 static void assert_close(double got, double want, double rel)

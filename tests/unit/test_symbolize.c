@@ -1,4 +1,4 @@
-/* Unit tests for lib/symbolize: our own functions and libc through our own pid, processes that
+/* Unit tests for lib/symbolize/symbolize: our own functions and libc through our own pid, processes that
  * exited before symbolization, deleted binaries, the vDSO, unresolved addresses, kernel addresses
  * from the kallsyms fixture, the per-profile caches and the stats. */
 #include <dlfcn.h>
@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "elfsym.h"
-#include "intern.h"
-#include "procmap.h"
-#include "symbolize.h"
+#include "elf/elfsym.h"
+#include "symbolize/intern.h"
+#include "proc/procmap.h"
+#include "symbolize/symbolize.h"
 #include "symfix.h"
 
 /* Functions of this test whose addresses we symbolize. */
@@ -863,7 +863,7 @@ static void test_kernel_return_address(void **state)
 	symbolizer_free(s);
 }
 
-/* The address of a function in /proc/kallsyms (stdio, not lib/ksym); 0 if absent or hidden. */
+/* The address of a function in /proc/kallsyms (stdio, not lib/symbolize/ksym); 0 if absent or hidden. */
 static uint64_t kallsyms_address(const char *name)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");

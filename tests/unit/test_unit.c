@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "unit.h"
+#include "base/unit.h"
 
 /* Formats v in the scale chosen for unit and max. */
 static const char *fmt(const char *unit, int64_t max, int64_t v, const char **name)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/unwind_cache (and the cache_dir under it): a table written comes back equal;
+/* Unit tests for lib/unwind/unwind_cache (and the cache_dir under it): a table written comes back equal;
  * a file with a bad checksum, rows, build id or version, owned by another user, writable by
  * others, a symlink or a FIFO is refused; a folder owned by another user, open to others, a
  * symlink, a system folder ("/", "/usr", one to be made under /usr, also through a symlink) or the
@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
-#include "unwind_cache.h"
+#include "base/diag.h"
+#include "unwind/unwind_cache.h"
 
 #define ID_A "0123456789abcdef0123456789abcdef01234567"
 #define ID_B "89abcdef"

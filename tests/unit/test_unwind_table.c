@@ -1,4 +1,4 @@
-/* Unit tests for lib/unwind_table: the table built by running each FDE's program once equals,
+/* Unit tests for lib/unwind/unwind_table: the table built by running each FDE's program once equals,
  * row for row, the one libdw's per-row interpreter gives (unwind_table_build_libdw, the former
  * builder) for real files — libc, ld.so, python3.11, libstdc++, libjvm when present, firn itself,
  * fixtures and the fuzz seeds — and for 3000 random well-formed programs put in the fixture's
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "symfix.h"
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 /* Builds the table of the file open on fd both ways and asserts the same outcome: the same
  * error, or the same rows, counts and segments. Returns the row count (0: no table). */

@@ -1,4 +1,4 @@
-/* Unit tests for lib/usdt: argument specs (registers, memory operands, constants, unknown forms),
+/* Unit tests for lib/record/usdt: argument specs (registers, memory operands, constants, unknown forms),
  * the usdtfix fixture's notes (names, order, semaphores, decoded arguments), .stapsdt.base
  * prelink adjustment, damaged and hostile images (warnings, never crashes), globs, semaphores
  * read from a live process (this one), and library name resolution. */
@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
+#include "base/diag.h"
 #include "symfix.h"
-#include "usdt.h"
+#include "record/usdt.h"
 
 /* A probe of this test binary, with a semaphore the test sets by hand. */
 #define _SDT_HAS_SEMAPHORES 1

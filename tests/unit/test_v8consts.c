@@ -1,4 +1,4 @@
-/* Unit tests for lib/v8consts: the v8dbg_* constants of the libv8fake fixtures (node 20's values
+/* Unit tests for lib/runtimes/v8consts: the v8dbg_* constants of the libv8fake fixtures (node 20's values
  * in a small shared object; .bss constants read as 0), a missing constant, an implausible value
  * and coinciding frame slots refused with their reason, a file without V8, garbage, and — where
  * they are installed — node's own binary and Debian's libnode.so.108 (node 18). */
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "symfix.h"
-#include "v8consts.h"
+#include "runtimes/v8consts.h"
 
 /* Reads path's constants; returns the reader's result (-ENOENT for a file that cannot open). */
 static int read_path(const char *path, struct v8consts *c)

@@ -1,4 +1,4 @@
-/* Unit tests for lib/v8frames: functions read from a fake process memory (a byte array behind
+/* Unit tests for lib/runtimes/v8frames: functions read from a fake process memory (a byte array behind
  * struct v8mem, laid out with node 20's constants): a compiled function (ScopeInfo name and
  * positions, a cons-string script name, its line from Script.line_ends), one named by a two-byte
  * string with the line from its source's newlines, an anonymous one; hostile memory (cyclic cons
@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "../../bpf/firn.h"
-#include "procmap.h"
+#include "proc/procmap.h"
 #include "symfix.h"
-#include "v8frames.h"
+#include "runtimes/v8frames.h"
 
 #define BASE 0x10000000ULL
 #define SIZE (1u << 20)

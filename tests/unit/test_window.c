@@ -1,5 +1,5 @@
-/* Unit tests for lib/window (firn top's decaying window over the cuts of one profile) and
- * lib/calls (callers and callees over such samples): decay by half-life, one entry per stack and
+/* Unit tests for lib/analyze/window (firn top's decaying window over the cuts of one profile) and
+ * lib/analyze/calls (callers and callees over such samples): decay by half-life, one entry per stack and
  * labels, the column followed, the last cut alone with a half-life of 0, stacks leaving the
  * window (and being dropped when many), hist_build over the window's samples; profile_clear_samples between cuts. */
 #include <setjmp.h>
@@ -12,10 +12,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "calls.h"
-#include "hist.h"
-#include "profile.h"
-#include "window.h"
+#include "analyze/calls.h"
+#include "analyze/hist.h"
+#include "model/profile.h"
+#include "analyze/window.h"
 
 /* One profile cut again and again: types samples and cpu, functions main, hot, cold in app. */
 struct fixture {

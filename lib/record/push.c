@@ -1,0 +1,750 @@
+/* Pushing profiles to Pyroscope or Parca on a thread of its own, with a bounded queue and
+ * back-off (push.h). The requests are libcurl's; only the gRPC frame and WriteRawRequest's few
+ * protobuf fields are written here. */
+#include "record/push.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/diag.h"
+#include "format/input.h"
+#include "format/otlp.h"
+#include "base/pbenc.h"
+#include "format/pprof.h"
+
+struct push {
+	struct push_opts o;            /* strings below owned */
+	char *url, *service, *tenant, *token, *host;
+	struct push_label *labels;
+	CURL *curl;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;           /* the queue changed, or stop/drain */
+	struct push_item *q;           /* ring: oldest at head */
+	size_t head, n, cap, bytes;
+	bool in_flight, stop, draining, failing;
+	uint64_t deadline_ns;          /* draining: when to give up */
+	uint64_t next_try_ns;          /* back-off: no attempt before */
+	long backoff_ms;
+	struct push_stats st;
+	int grpc_status;               /* from the response's headers or trailers; -1 none */
+};
+
+int push_proto_of(const char *name)
+{
+	static const char *const names[] = { "pyroscope", "parca", "otlp" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -EINVAL;
+}
+
+/* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
+static bool label_name_ok(const char *s, size_t len)
+{
+	if (!len || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(s[i] == '_' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9') ||
+		      ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+			return false;
+	return true;
+}
+
+int push_labels_add(struct push_label **labels, size_t *n, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+		return -EINVAL;
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*labels)[i].key, arg, (size_t)(eq - arg)) &&
+		    !(*labels)[i].key[eq - arg]) {
+			(*labels)[i].value = eq + 1;
+			return 0;
+		}
+	char *key = strndup(arg, (size_t)(eq - arg));
+	struct push_label *l = key ? realloc(*labels, (*n + 1) * sizeof(*l)) : NULL;
+	if (!l) {
+		free(key);
+		return -ENOMEM;
+	}
+	*labels = l;
+	l[(*n)++] = (struct push_label){ key, eq + 1 };
+	return 0;
+}
+
+int push_read_token(const char *path, char **token)
+{
+	int fd = file_open_read(path);
+	char buf[4096];
+	ssize_t n = fd < 0 ? fd : read(fd, buf, sizeof(buf) - 1);
+	int err = n < 0 ? (fd < 0 ? fd : -errno) : 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (!*buf)
+		return -ENODATA;
+	return (*token = strdup(buf)) ? 0 : -ENOMEM;
+}
+
+/* ---- the queue (under lock) ---- */
+
+/* The queued item i (0: oldest). */
+static struct push_item *item_at(struct push *p, size_t i)
+{
+	return &p->q[(p->head + i) % p->cap];
+}
+
+/* Drops the oldest queued item, counted. */
+static void drop_oldest(struct push *p)
+{
+	struct push_item *it = item_at(p, 0);
+
+	p->bytes -= it->len;
+	free(it->buf);
+	p->head = (p->head + 1) % p->cap;
+	p->n--;
+	p->st.dropped++;
+}
+
+/* Drops the oldest items until the bounds hold. */
+static void enforce_bounds(struct push *p)
+{
+	while (p->n && (p->n > p->o.max_items || p->bytes > p->o.max_bytes))
+		drop_oldest(p);
+}
+
+/* Room for one more item in the ring (the ring is unrolled into a bigger array). */
+static int ring_reserve(struct push *p)
+{
+	if (p->n < p->cap)
+		return 0;
+	size_t ncap = p->cap ? p->cap * 2 : 8;
+	struct push_item *nq = malloc(ncap * sizeof(*nq));
+	if (!nq)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++)
+		nq[i] = *item_at(p, i);
+	free(p->q);
+	p->q = nq;
+	p->cap = ncap;
+	p->head = 0;
+	return 0;
+}
+
+/* Puts it at the head (front: an item whose send failed stays the oldest) or the tail. */
+static int enqueue(struct push *p, const struct push_item *it, bool front)
+{
+	if (ring_reserve(p))
+		return -ENOMEM;
+	if (front) {
+		p->head = (p->head + p->cap - 1) % p->cap;
+		p->q[p->head] = *it;
+	} else {
+		*item_at(p, p->n) = *it;
+	}
+	p->n++;
+	p->bytes += it->len;
+	enforce_bounds(p);
+	return 0;
+}
+
+/* ---- requests ---- */
+
+/* Collects the gRPC status from response headers and trailers ("grpc-status: 0"). */
+static size_t on_header(char *buf, size_t size, size_t n, void *arg)
+{
+	struct push *p = arg;
+	size_t len = size * n;
+
+	if (len > 12 && !strncasecmp(buf, "grpc-status:", 12))
+		p->grpc_status = atoi(buf + 12);
+	return len;
+}
+
+/* Throws the response body away. */
+static size_t on_body(char *buf, size_t size, size_t n, void *arg)
+{
+	(void)buf;
+	(void)arg;
+	return size * n;
+}
+
+/* Pyroscope's application name with labels: "service{k=v,k2=v2}". */
+static char *pyroscope_name(const struct push *p)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%s{", p->service);
+	for (size_t i = 0; i < p->o.nlabels; i++)
+		fprintf(f, "%s%s=%s", i ? "," : "", p->labels[i].key, p->labels[i].value);
+	fputc('}', f);
+	return fclose(f) ? (free(s), NULL) : s;
+}
+
+/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName. */
+static char *pyroscope_url(struct push *p, const struct push_item *it)
+{
+	char *name = pyroscope_name(p), *esc = name ? curl_easy_escape(p->curl, name, 0) : NULL;
+	char *url = NULL;
+	long long from = it->from_ns / 1000000000, until = (it->until_ns + 999999999) / 1000000000;
+
+	if (esc && asprintf(&url, "%s/ingest?name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
+			    "&spyName=firn", p->url, esc, from, until > from ? until : from + 1,
+			    p->o.sample_rate) < 0)
+		url = NULL;
+	curl_free(esc);
+	free(name);
+	return url;
+}
+
+/* Sets up the Pyroscope request: the profile as the form's "profile" part. */
+static int pyroscope_setup(struct push *p, const struct push_item *it, curl_mime **mime,
+			   struct curl_slist **hdr)
+{
+	char *url = pyroscope_url(p, it);
+	char *h = NULL;
+
+	if (!url || !(*mime = curl_mime_init(p->curl))) {
+		free(url);
+		return -ENOMEM;
+	}
+	curl_mimepart *part = curl_mime_addpart(*mime);
+	curl_mime_name(part, "profile");
+	curl_mime_filename(part, "profile.pprof");
+	curl_mime_type(part, "application/octet-stream");
+	curl_mime_data(part, it->buf, it->len);
+	curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, *mime);
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	free(url);
+	if (p->tenant && asprintf(&h, "X-Scope-OrgID: %s", p->tenant) >= 0) {
+		*hdr = curl_slist_append(*hdr, h);
+		free(h);
+	}
+	return 0;
+}
+
+/* Orders labels by key (a Prometheus label set is sorted). */
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct push_label *)a)->key, ((const struct push_label *)b)->key);
+}
+
+/* A LabelSet (field of e): __name__, service_name, then the labels, by name; each a
+ * Label { name = 1; value = 2 } in LabelSet.labels (1). */
+static int parca_labels(const struct push *p, struct pbenc *e, uint32_t field)
+{
+	size_t n = p->o.nlabels + 2;
+	struct push_label *l = malloc(n * sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l[0] = (struct push_label){ "__name__", "process_cpu" };
+	l[1] = (struct push_label){ "service_name", p->service };
+	memcpy(l + 2, p->labels, p->o.nlabels * sizeof(*l));
+	qsort(l, n, sizeof(*l), label_cmp);
+	size_t set = pbenc_begin(e, field);
+	for (size_t i = 0; i < n; i++) {
+		size_t m = pbenc_begin(e, 1);
+		pbenc_string(e, 1, l[i].key);
+		pbenc_string(e, 2, l[i].value);
+		pbenc_end(e, m);
+	}
+	pbenc_end(e, set);
+	free(l);
+	return 0;
+}
+
+/* WriteRawRequest { tenant = 1; series = 2 { labels = 1; samples = 2 { raw_profile = 1 } } }
+ * (parca's proto/parca/profilestore/v1alpha1/profilestore.proto) in a gRPC frame: an
+ * uncompressed flag and a 4-byte big-endian length. */
+static int parca_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
+{
+	static const uint8_t prefix[5];
+	struct pbenc e;
+	size_t len = 0;
+	void *buf = NULL;
+
+	pbenc_init(&e);
+	pbenc_raw(&e, prefix, sizeof(prefix)); /* filled in below */
+	if (p->tenant)
+		pbenc_string(&e, 1, p->tenant);
+	size_t series = pbenc_begin(&e, 2);
+	if (parca_labels(p, &e, 1))
+		e.err = -ENOMEM;
+	size_t sample = pbenc_begin(&e, 2);
+	pbenc_bytes(&e, 1, it->buf, it->len);
+	pbenc_end(&e, sample);
+	pbenc_end(&e, series);
+	int err = pbenc_finish(&e, &buf, &len);
+	if (err)
+		return err;
+	uint8_t *b = buf;
+	uint32_t n = (uint32_t)(len - 5);
+	b[1] = (uint8_t)(n >> 24), b[2] = (uint8_t)(n >> 16), b[3] = (uint8_t)(n >> 8), b[4] = (uint8_t)n;
+	*body = buf, *blen = len;
+	return 0;
+}
+
+/* Sets up the Parca request: WriteRaw over HTTP/2 (h2c without TLS). */
+static int parca_setup(struct push *p, const struct push_item *it, char **body,
+		       struct curl_slist **hdr)
+{
+	size_t len = 0;
+	char *url = NULL;
+	int err = parca_body(p, it, body, &len);
+
+	if (err)
+		return err;
+	if (asprintf(&url, "%s/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw", p->url) < 0)
+		return -ENOMEM;
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	free(url);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	bool h2c = strncmp(p->url, "https:", 6) != 0;
+	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
+			 CURL_HTTP_VERSION_2TLS);
+	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
+	 * in the HTTP2 framing layer", curl issue 10634): a connection per request there */
+	if (h2c && curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+		curl_easy_setopt(p->curl, CURLOPT_FORBID_REUSE, 1L);
+	*hdr = curl_slist_append(*hdr, "Content-Type: application/grpc");
+	*hdr = curl_slist_append(*hdr, "TE: trailers");
+	return 0;
+}
+
+/* The OTLP resource's attributes: the labels, container_id (or container.id) as container.id. */
+static struct otlp_attr *otlp_attrs(const struct push *p, size_t *n, const char **container)
+{
+	struct otlp_attr *a = calloc(p->o.nlabels + 1, sizeof(*a));
+
+	*n = 0;
+	*container = NULL;
+	for (size_t i = 0; a && i < p->o.nlabels; i++) {
+		if (!strcmp(p->labels[i].key, "container_id") || !strcmp(p->labels[i].key, "container.id"))
+			*container = p->labels[i].value;
+		else
+			a[(*n)++] = (struct otlp_attr){ p->labels[i].key, p->labels[i].value };
+	}
+	return a;
+}
+
+/* The profile (pprof) as an ExportProfilesServiceRequest with the resource's attributes. */
+static int otlp_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
+{
+	struct profile prof;
+	uint8_t id[16];
+	size_t nattrs;
+	const char *container;
+	struct otlp_attr *attrs = otlp_attrs(p, &nattrs, &container);
+	int err = attrs ? profile_init(&prof) : -ENOMEM;
+
+	if (err) {
+		free(attrs);
+		return err;
+	}
+	if ((err = pprof_decode(&prof, it->buf, it->len)) == 0) {
+		if (getrandom(id, sizeof(id), 0) != sizeof(id))
+			for (size_t i = 0; i < sizeof(id); i++) /* a unique enough id: time and item */
+				id[i] = (uint8_t)((it->from_ns ^ (uintptr_t)it->buf) >> (8 * (i % 8))) ^ (uint8_t)i;
+		struct otlp_opts oo = { .service = p->service, .host = p->host, .container = container,
+					.attrs = attrs, .nattrs = nattrs, .profile_id = id };
+		void *out = NULL;
+		err = otlp_encode(&prof, &oo, &out, blen);
+		*body = out;
+	}
+	profile_release(&prof);
+	free(attrs);
+	return err;
+}
+
+/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL ends so), protobuf. */
+static int otlp_setup(struct push *p, const struct push_item *it, char **body,
+		      struct curl_slist **hdr)
+{
+	static const char path[] = "/v1development/profiles";
+	size_t len = 0, ulen = strlen(p->url);
+	char *url = NULL;
+	int err = otlp_body(p, it, body, &len);
+
+	if (err)
+		return err;
+	bool has = ulen >= sizeof(path) - 1 && !strcmp(p->url + ulen - (sizeof(path) - 1), path);
+	if (asprintf(&url, "%s%s", p->url, has ? "" : path) < 0)
+		return -ENOMEM;
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	free(url);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	*hdr = curl_slist_append(*hdr, "Content-Type: application/x-protobuf");
+	char *h = NULL;
+	if (p->tenant && asprintf(&h, "X-Scope-OrgID: %s", p->tenant) >= 0) { /* Pyroscope's OTLP */
+		*hdr = curl_slist_append(*hdr, h);
+		free(h);
+	}
+	return 0;
+}
+
+/* Whether the finished request succeeded; else why, in p->st.last_error (under lock later). */
+static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
+{
+	long code = 0;
+
+	if (rc != CURLE_OK) {
+		snprintf(why, len, "%s", curl_easy_strerror(rc));
+		return false;
+	}
+	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		snprintf(why, len, "HTTP status %ld", code);
+		return false;
+	}
+	if (p->o.proto == PUSH_PARCA && p->grpc_status != 0) {
+		snprintf(why, len, p->grpc_status < 0 ? "no gRPC status" : "gRPC status %d",
+			 p->grpc_status);
+		return false;
+	}
+	return true;
+}
+
+/* One attempt at sending it; 0, or -EIO with why filled. */
+static int send_item(struct push *p, const struct push_item *it, char *why, size_t len)
+{
+	struct curl_slist *hdr = NULL;
+	curl_mime *mime = NULL;
+	char *body = NULL, *auth = NULL;
+	int err;
+
+	curl_easy_reset(p->curl);
+	curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, p->o.timeout_ms);
+	curl_easy_setopt(p->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(p->curl, CURLOPT_HEADERDATA, p);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "firn");
+	p->grpc_status = -1;
+	if (p->o.proto == PUSH_PARCA)
+		err = parca_setup(p, it, &body, &hdr);
+	else if (p->o.proto == PUSH_OTLP)
+		err = otlp_setup(p, it, &body, &hdr);
+	else
+		err = pyroscope_setup(p, it, &mime, &hdr);
+	if (!err && p->token && asprintf(&auth, "Authorization: Bearer %s", p->token) >= 0)
+		hdr = curl_slist_append(hdr, auth);
+	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
+	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, hdr);
+	if (err)
+		snprintf(why, len, "cannot build the request: %s", strerror(-err));
+	else if (!request_ok(p, curl_easy_perform(p->curl), why, len))
+		err = -EIO;
+	curl_slist_free_all(hdr);
+	curl_mime_free(mime);
+	free(body);
+	free(auth);
+	return err;
+}
+
+/* ---- the thread ---- */
+
+/* Waits on the condition until ns (monotonic), or for a signal when ns is 0. */
+static void wait_until(struct push *p, uint64_t ns)
+{
+	if (!ns) {
+		pthread_cond_wait(&p->wake, &p->lock);
+		return;
+	}
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+}
+
+/* After an attempt (under lock): counts it, requeues a failed item at the head, backs off. */
+static void after_send(struct push *p, struct push_item *it, int err, const char *why)
+{
+	p->in_flight = false;
+	if (!err) {
+		p->st.sent++;
+		free(it->buf);
+		if (p->failing)
+			diag(DIAG_WARN, "pushing to '%s' works again", p->url);
+		p->failing = false;
+		p->backoff_ms = 0;
+		return;
+	}
+	if (err != -EIO && err != -ENOMEM) { /* the profile itself: no retry makes it go */
+		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->url, why);
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+		free(it->buf);
+		p->st.dropped++;
+		return;
+	}
+	p->st.retried++;
+	snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+	if (!p->failing)
+		diag(DIAG_WARN, "cannot push to '%s': %s (queued, retrying)", p->url, why);
+	else
+		diag(DIAG_INFO, "cannot push to '%s': %s", p->url, why);
+	p->failing = true;
+	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : p->o.backoff_min_ms;
+	if (p->backoff_ms > p->o.backoff_max_ms)
+		p->backoff_ms = p->o.backoff_max_ms;
+	p->next_try_ns = mono_ns() + (uint64_t)p->backoff_ms * 1000000;
+	if (enqueue(p, it, true)) {
+		free(it->buf);
+		p->st.dropped++;
+	}
+}
+
+/* Whether the thread is done: stopped, or draining past the deadline or with nothing left. */
+static bool thread_done(struct push *p)
+{
+	if (p->stop)
+		return true;
+	return p->draining && (!p->n || mono_ns() >= p->deadline_ns);
+}
+
+/* Takes the oldest item and sends it, unlocked; then accounts for it. */
+static void send_oldest(struct push *p)
+{
+	struct push_item it = *item_at(p, 0);
+	char why[160] = "";
+
+	p->head = (p->head + 1) % p->cap;
+	p->n--;
+	p->bytes -= it.len;
+	p->in_flight = true;
+	pthread_mutex_unlock(&p->lock);
+	int err = send_item(p, &it, why, sizeof(why));
+	pthread_mutex_lock(&p->lock);
+	after_send(p, &it, err, why);
+}
+
+/* The sending thread: the oldest queued profile whenever the back-off allows. */
+static void *push_thread(void *arg)
+{
+	struct push *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!thread_done(p)) {
+		uint64_t now = mono_ns(), until = p->draining ? p->deadline_ns : 0;
+		if (!p->n) {
+			wait_until(p, until);
+		} else if (now < p->next_try_ns) {
+			wait_until(p, until && until < p->next_try_ns ? until : p->next_try_ns);
+		} else {
+			send_oldest(p);
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* ---- the API ---- */
+
+/* host.name: the caller's, else this host's name ("" when it has none). */
+static char *host_name(const char *given)
+{
+	char buf[256] = "";
+
+	if (!given && gethostname(buf, sizeof(buf) - 1))
+		buf[0] = 0;
+	return strdup(given ? given : buf);
+}
+
+/* Copies the options' strings and fills in the defaults. */
+static int copy_opts(struct push *p, const struct push_opts *o)
+{
+	size_t ulen = strlen(o->url);
+
+	p->o = *o;
+	while (ulen && o->url[ulen - 1] == '/')
+		ulen--;
+	p->url = strndup(o->url, ulen);
+	p->service = strdup(o->service ? o->service : "firn");
+	p->tenant = o->tenant ? strdup(o->tenant) : NULL;
+	p->token = o->token ? strdup(o->token) : NULL;
+	p->host = host_name(o->host);
+	p->labels = calloc(o->nlabels + 1, sizeof(*p->labels));
+	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) || !p->host ||
+	    !p->labels)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nlabels; i++) { /* keys and values are owned in pairs */
+		p->labels[i].key = strdup(o->labels[i].key);
+		p->labels[i].value = strdup(o->labels[i].value);
+		if (!p->labels[i].key || !p->labels[i].value)
+			return -ENOMEM;
+	}
+	p->o.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	p->o.max_items = o->max_items ? o->max_items : 64;
+	p->o.max_bytes = o->max_bytes ? o->max_bytes : 64u << 20;
+	p->o.backoff_min_ms = o->backoff_min_ms > 0 ? o->backoff_min_ms : 500;
+	p->o.backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
+	p->o.sample_rate = o->sample_rate > 0 ? o->sample_rate : 100;
+	return 0;
+}
+
+/* The condition variable on the monotonic clock (back-off deadlines are monotonic). */
+static int init_sync(struct push *p)
+{
+	pthread_condattr_t a;
+
+	if (pthread_mutex_init(&p->lock, NULL) || pthread_condattr_init(&a))
+		return -ENOMEM;
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	int err = pthread_cond_init(&p->wake, &a) ? -ENOMEM : 0;
+	pthread_condattr_destroy(&a);
+	return err;
+}
+
+struct push *push_new(const struct push_opts *o)
+{
+	struct push *p;
+	int err;
+
+	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(p = calloc(1, sizeof(*p))) || curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = copy_opts(p, o);
+	if (!err)
+		err = init_sync(p);
+	if (!err && !(p->curl = curl_easy_init()))
+		err = -ENOMEM;
+	if (!err && !o->no_thread && (err = -pthread_create(&p->thread, NULL, push_thread, p)) == 0)
+		p->started = true;
+	if (err) {
+		push_free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns)
+{
+	struct push_item it = { malloc(len ? len : 1), len, from_ns, until_ns };
+
+	if (!it.buf)
+		return -ENOMEM;
+	memcpy(it.buf, buf, len);
+	pthread_mutex_lock(&p->lock);
+	p->st.submitted++;
+	int err = enqueue(p, &it, false);
+	if (err)
+		free(it.buf);
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+size_t push_drain(struct push *p, long timeout_ms)
+{
+	pthread_mutex_lock(&p->lock);
+	p->draining = true;
+	p->deadline_ns = mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+	if (p->next_try_ns > mono_ns()) /* at the end: one more try now, not after the back-off */
+		p->next_try_ns = 0;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	p->started = false;
+	return p->n;
+}
+
+int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns,
+	      char *why, size_t whylen)
+{
+	struct push_item it = { (void *)buf, len, from_ns, until_ns };
+
+	if (p->started)
+		return -EBUSY; /* the thread owns the handle */
+	p->st.submitted++;
+	int err = send_item(p, &it, why, whylen);
+	if (!err)
+		p->st.sent++;
+	else
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+	return err == -ENOMEM ? err : err ? -EIO : 0;
+}
+
+long push_take_queued(struct push *p, struct push_item **items)
+{
+	*items = NULL;
+	if (!p->n)
+		return 0;
+	if (!(*items = malloc(p->n * sizeof(**items))))
+		return -ENOMEM;
+	long n = (long)p->n;
+	for (long i = 0; i < n; i++)
+		(*items)[i] = *item_at(p, (size_t)i);
+	p->n = p->bytes = 0;
+	return n;
+}
+
+void push_stats(struct push *p, struct push_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	st->queued = p->n + p->in_flight;
+	st->queued_bytes = p->bytes;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void push_free(struct push *p)
+{
+	if (!p)
+		return;
+	if (p->started) {
+		pthread_mutex_lock(&p->lock);
+		p->stop = true;
+		pthread_cond_signal(&p->wake);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+	}
+	while (p->n)
+		drop_oldest(p);
+	if (p->curl)
+		curl_easy_cleanup(p->curl);
+	for (size_t i = 0; p->labels && i < p->o.nlabels; i++) {
+		free((char *)p->labels[i].key);
+		free((char *)p->labels[i].value);
+	}
+	free(p->labels);
+	free(p->q);
+	free(p->url), free(p->service), free(p->tenant), free(p->token);
+	free(p->host);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+	free(p);
+	curl_global_cleanup();
+}

@@ -1,0 +1,95 @@
+/* Sending profiles to a profile store as they are cut: Pyroscope's HTTP /ingest (pprof in a
+ * multipart form), Parca's gRPC ProfileStoreService/WriteRaw (HTTP/2, h2c for http://), OTLP's
+ * POST /v1development/profiles (the pprof converted by lib/format/otlp.h, protobuf), through
+ * libcurl. A thread of its own sends, so the caller (a recording) never waits on the network:
+ * push_submit copies the profile into a bounded queue (intervals and bytes) and returns; a
+ * failed send (no connection, a time-out, any status but 2xx, a gRPC status but 0, TLS) is
+ * retried with exponential back-off, the queue's oldest profile dropped first (and counted)
+ * when the bound is reached. push_drain sends what is queued until a deadline; push_take_queued
+ * hands out what is left, for the caller to save. Never prints: the first failure of an outage
+ * and the recovery are DIAG_WARN (lib/base/diag.h), every failure DIAG_INFO. */
+#ifndef FIRN_PUSH_H
+#define FIRN_PUSH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum push_proto { PUSH_PYROSCOPE, PUSH_PARCA, PUSH_OTLP };
+
+struct push_label {
+	const char *key, *value;
+};
+
+struct push_opts {
+	enum push_proto proto;
+	const char *url;      /* the server: "http://host:4040" (Pyroscope: /ingest is appended;
+			       * Parca: the gRPC method's path; OTLP: /v1development/profiles
+			       * unless the URL ends so) */
+	const char *service;  /* service_name: Pyroscope's application name, Parca's __name__
+			       * is "process_cpu" with service_name a label */
+	const struct push_label *labels; /* more labels, copied (OTLP: resource attributes;
+					  * container_id or container.id: container.id) */
+	size_t nlabels;
+	const char *tenant;   /* X-Scope-OrgID (Pyroscope, OTLP), tenant (Parca); NULL: none */
+	const char *token;    /* "Authorization: Bearer TOKEN"; NULL: none; copied */
+	long timeout_ms;      /* per request (0: 10 s) */
+	size_t max_items;     /* queued profiles at most (0: 64) */
+	size_t max_bytes;     /* queued bytes at most (0: 64 MiB) */
+	long backoff_min_ms;  /* first retry after this (0: 500); doubles up to backoff_max_ms */
+	long backoff_max_ms;  /* (0: 30 s) */
+	long sample_rate;     /* samples per second (Pyroscope's sampleRate; 0: 100) */
+	const char *host;     /* OTLP's host.name; NULL: gethostname's */
+	bool no_thread;       /* no sending thread, no queue: push_send only */
+};
+
+/* What was sent: profiles submitted, delivered, attempts that failed (each retried later or
+ * dropped), profiles dropped from the queue (oldest first), still queued (with bytes). */
+struct push_stats {
+	uint64_t submitted, sent, retried, dropped, queued, queued_bytes;
+	char last_error[160]; /* the last failure ("" none) */
+};
+
+/* A profile handed back by push_take_queued: buf (pprof, as submitted) is owned by the caller. */
+struct push_item {
+	void *buf;
+	size_t len;
+	int64_t from_ns, until_ns;
+};
+
+/* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: not an
+ * http:// or https:// URL, or no such protocol; ENOMEM). Call before other threads use libcurl. */
+struct push *push_new(const struct push_opts *o);
+/* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
+ * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is
+ * dropped, counted, at its first attempt: submit what pprof_encode wrote.) */
+int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns);
+/* Sends what is queued, retrying, until the queue is empty or timeout_ms pass; then the thread
+ * ends (later submits stay queued). Returns the number of profiles left queued. */
+size_t push_drain(struct push *p, long timeout_ms);
+/* After push_drain: moves what is still queued (oldest first) into *items (malloc'd; the caller
+ * frees each buf and the array). Returns the count (0: *items NULL) or -ENOMEM. */
+long push_take_queued(struct push *p, struct push_item **items);
+void push_stats(struct push *p, struct push_stats *st);
+/* Sends one profile now, on the caller's thread, once (no queue, no retry): for a push made
+ * with no_thread. 0, or -EIO (the request failed: why says how, in one line) or -ENOMEM. */
+int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns,
+	      char *why, size_t whylen);
+/* Stops the thread (an unfinished request is abandoned at its time-out) and frees everything. */
+void push_free(struct push *p);
+
+/* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
+int push_proto_of(const char *name);
+
+/* Adds the label "KEY=VALUE" of arg to *labels (*n of them, realloc'd): a key of letters,
+ * digits, '_' and '.' not starting with a digit or '.', as Prometheus and Pyroscope take it,
+ * a value without braces, commas or newlines; a later label of the same key replaces the
+ * earlier one's value. The key is strndup'd (the caller frees each key and the array), the
+ * value points into arg. 0, -EINVAL (arg is no such label) or -ENOMEM. */
+int push_labels_add(struct push_label **labels, size_t *n, const char *arg);
+
+/* The bearer token a file holds: its first line (4 KiB at most), malloc'd into *token. 0,
+ * -ENODATA when the line is empty, or -errno (open, read, ENOMEM). */
+int push_read_token(const char *path, char **token);
+
+#endif

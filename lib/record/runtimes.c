@@ -1,0 +1,239 @@
+/* The registry of runtimes (one line each, as git's commands[]) and the set running in one
+ * recording (see runtime.h). */
+#include "runtimes/runtime.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "source/procdispatch.h"
+#include "proc/procevents.h"
+
+#include "runtimes/gpuframes.h"
+#include "runtimes/pyframes.h"
+#include "record/recorder.h"
+#include "runtimes/v8frames.h"
+
+const struct runtime_ops *const runtimes[] = {
+	&runtime_python,
+	&runtime_gpu,
+	&runtime_v8,
+	NULL,
+};
+
+bool runtime_host_off(const struct runtime_host *h, const char *name)
+{
+	if (h->no_python && !strcmp(name, runtime_python.name))
+		return true;
+	for (int i = 0; i < h->noff; i++)
+		if (!strcmp(h->off[i], name))
+			return true;
+	return false;
+}
+
+void runtime_set_configure(const struct runtime_ops *const *reg, const struct runtime_host *h,
+			   struct sampler_opts *so)
+{
+	for (reg = reg ? reg : runtimes; *reg; reg++)
+		if ((*reg)->configure && !runtime_host_off(h, (*reg)->name))
+			(*reg)->configure(h, so);
+}
+
+/* Whether tag is taken by a runtime of s already (each tag has one resolver). */
+static bool tag_taken(const struct runtime_set *s, unsigned tag)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->slots[i].ops->tag == tag)
+			return true;
+	return false;
+}
+
+/* Starts one runtime (it may decline: 0 with nothing added). */
+static int start_one(struct runtime_set *s, const struct runtime_ops *ops,
+		     const struct runtime_host *h)
+{
+	if (!ops->tag || ops->tag > 15 || tag_taken(s, ops->tag))
+		return -EINVAL;
+	errno = 0;
+	struct runtime *rt = ops->new(h);
+	if (!rt)
+		return errno ? -errno : 0;
+	s->slots[s->n++] = (struct runtime_slot){ ops, rt };
+	return 0;
+}
+
+int runtime_set_init(struct runtime_set *s, const struct runtime_ops *const *reg,
+		     const struct runtime_host *h)
+{
+	size_t n = 0;
+	int err = 0;
+
+	*s = (struct runtime_set){ 0 };
+	reg = reg ? reg : runtimes;
+	while (reg[n])
+		n++;
+	if (n && !(s->slots = calloc(n, sizeof(*s->slots))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++)
+		err = start_one(s, reg[i], h);
+	if (err)
+		runtime_set_release(s);
+	return err;
+}
+
+void runtime_set_release(struct runtime_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->slots[i].ops->free(s->slots[i].rt);
+	free(s->slots);
+	*s = (struct runtime_set){ 0 };
+}
+
+struct runtime *runtime_set_find(const struct runtime_set *s, const struct runtime_ops *ops)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->slots[i].ops == ops)
+			return s->slots[i].rt;
+	return NULL;
+}
+
+/* Calls op of every running runtime that has it (the rest of the call its arguments). */
+#define EACH(s, op, ...)                                                        \
+	for (size_t i_ = 0; i_ < (s)->n; i_++)                                  \
+		if ((s)->slots[i_].ops->op)                                     \
+			(s)->slots[i_].ops->op((s)->slots[i_].rt, __VA_ARGS__)
+
+void runtime_set_attach(struct runtime_set *s, pid_t pid, bool exec, uint64_t now_ns)
+{
+	EACH(s, attach, pid, exec, now_ns);
+}
+
+void runtime_set_on_mapping(struct runtime_set *s, pid_t pid, const struct procmap_entry *e,
+			    uint64_t now_ns)
+{
+	EACH(s, on_mapping, pid, e, now_ns);
+}
+
+void runtime_set_on_code(struct runtime_set *s, unsigned tag, const void *rec, size_t len)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->slots[i].ops->tag == tag && s->slots[i].ops->on_code)
+			(void)s->slots[i].ops->on_code(s->slots[i].rt, rec, len); /* -ENOMEM: unnamed */
+}
+
+void runtime_set_on_stack(struct runtime_set *s, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	EACH(s, on_stack, pid, ips, len);
+}
+
+void runtime_set_poll(struct runtime_set *s, uint64_t now_ns)
+{
+	EACH(s, poll, now_ns);
+}
+
+void runtime_set_detach(struct runtime_set *s, pid_t pid)
+{
+	EACH(s, detach, pid);
+}
+
+/* frame_resolver.resolve of a slot: its runtime's resolve. */
+static int slot_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
+{
+	const struct runtime_slot *slot = ctx;
+
+	return slot->ops->resolve ? slot->ops->resolve(slot->rt, pid, v, out, max) : 0;
+}
+
+struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i)
+{
+	const struct runtime_slot *slot = &s->slots[i];
+
+	return (struct frame_resolver){
+		/* a runtime without a mapping of its own: "[unknown]" (lib/record/capture.c) */
+		.mapping = slot->ops->frames ? frame_runtime_mapping(slot->ops->frames) : NULL,
+		.kind = FRAME_USER,
+		.runtime = slot->ops->frames, .resolve = slot_resolve, .ctx = (void *)slot,
+	};
+}
+
+/* A sampled process mapped code: a runtime loaded by dlopen (or mapped after the first sample)
+ * is found now. */
+static int on_record(void *ctx, const struct proc_event *ev, pid_t pid)
+{
+	struct runtime_set *s = ctx;
+	char path[PATH_MAX];
+
+	if (pid <= 0 || ev->kind != PROC_EV_MMAP || !s->sampled(s->sampled_ctx, pid))
+		return 0;
+	struct procmap_entry e = procmap_entry_of_event(ev, path, sizeof(path));
+	runtime_set_on_mapping(s, ev->pid, &e, mono_ns());
+	return 0;
+}
+
+/* A process first sampled or exec'd: each runtime looks for itself in it, with its mappings. */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	struct runtime_set *s = ctx;
+
+	procdispatch_read(s->pd);
+	runtime_set_attach(s, pid, exec, mono_ns());
+}
+
+/* Code without a table: a runtime's library may have been mapped (found now). */
+static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
+{
+	(void)addr;
+	runtime_set_on_mapping(ctx, pid, NULL, mono_ns());
+}
+
+static void on_code(void *ctx, unsigned tag, const void *rec, size_t len)
+{
+	runtime_set_on_code(ctx, tag, rec, len);
+}
+
+static void on_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
+{
+	runtime_set_on_stack(ctx, pid, ips, len);
+}
+
+void runtime_set_listener(struct runtime_set *s, struct procdispatch *pd,
+			  bool (*sampled)(void *ctx, pid_t pid), void *ctx,
+			  struct procdispatch_listener *out)
+{
+	s->pd = pd;
+	s->sampled = sampled;
+	s->sampled_ctx = ctx;
+	*out = (struct procdispatch_listener){
+		.on_record = on_record, .on_process = on_process, .on_no_table = on_no_table,
+		.on_code = on_code, .on_stack = on_stack, .ctx = s,
+	};
+}
+
+int runtime_set_stats(const struct runtime_set *s, const struct runtime_ops *ops, void *out,
+		      size_t size)
+{
+	struct runtime *rt = runtime_set_find(s, ops);
+
+	memset(out, 0, size);
+	return rt && ops->stats ? ops->stats(rt, out, size) : 0;
+}
+
+void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
+			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx)
+{
+	bool command = !o->all && !o->npids;
+
+	*h = (struct runtime_host){
+		.demangle = o->demangle, .all = o->all, .no_python = o->no_python,
+		.off = o->runtimes_off, .noff = o->nruntimes_off, .cuda_lib = o->cuda_lib,
+		.argc = command ? o->argc : 0, .argv = o->argv, .maps = maps, .ctx = ctx,
+	};
+}
+
+void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
+{
+	runtime_set_stats(recorder_runtimes(r), &runtime_python, st, sizeof(*st));
+	memcpy(bpf, st->bpf, sizeof(st->bpf));
+}

@@ -1,0 +1,63 @@
+/* The DWARF unwinder's process descriptions, kept by process events (see unwind_listen.h). */
+#include "record/unwind_listen.h"
+
+#include "unwind/unwind.h"
+
+/* The table's mappings of pid with the records read so far (a library just loaded); NULL: not
+ * known, the unwinder reads /proc. */
+static const struct procmap *maps_of(struct unwind_listen *ul, pid_t pid)
+{
+	procdispatch_read(ul->pd);
+	return procdispatch_maps(ul->pd, pid);
+}
+
+void unwind_listen_describe(struct unwind_listen *ul, pid_t pid, bool lazy)
+{
+	const struct procmap *pm = ul->unw ? maps_of(ul, pid) : NULL;
+
+	if (!ul->unw)
+		return;
+	if (pm)
+		unwinder_add_process_maps(ul->unw, pid, pm, lazy);
+	else
+		unwinder_add_process(ul->unw, pid, lazy);
+}
+
+/* A process's first sample, or its exec: after its snapshot (a short process may be gone once
+ * its tables are built). */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	struct unwind_listen *ul = ctx;
+
+	(void)exec;
+	unwind_listen_describe(ul, pid, ul->all);
+}
+
+/* A sampled process ended; its unwind slot is free again. */
+static void on_exit_(void *ctx, pid_t pid)
+{
+	unwinder_remove_process(((struct unwind_listen *)ctx)->unw, pid);
+}
+
+/* The unwinder met code without a table at addr: with -a the file's table is built (a library
+ * mapped since), else the whole process is described again. */
+static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct unwind_listen *ul = ctx;
+	const struct procmap *pm = maps_of(ul, pid);
+
+	if (!ul->all)
+		unwind_listen_describe(ul, pid, false);
+	else if (pm)
+		unwinder_add_code_maps(ul->unw, pid, addr, pm);
+	else
+		unwinder_add_code(ul->unw, pid, addr);
+}
+
+struct procdispatch_listener unwind_listen_ops(struct unwind_listen *ul)
+{
+	if (!ul->unw)
+		return (struct procdispatch_listener){ .ctx = ul };
+	return (struct procdispatch_listener){ .on_process = on_process, .on_exit = on_exit_,
+					       .on_no_table = on_no_table, .ctx = ul };
+}

@@ -1,0 +1,27 @@
+/* The DWARF unwinder (lib/unwind/unwind.h) as a process listener (lib/source/procdispatch.h): a process is
+ * described to it (its mappings, from the dispatcher's table, else /proc) at its first sample
+ * or exec, after its snapshot; code met without a table has its file's table built (-a) or the
+ * process described again; an ended process frees its slot.
+ * The unwinder and dispatcher are borrowed. */
+#ifndef FIRN_UNWIND_LISTEN_H
+#define FIRN_UNWIND_LISTEN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "source/procdispatch.h"
+
+struct unwinder;
+
+struct unwind_listen {
+	struct unwinder *unw; /* NULL: frame pointers only (nothing to describe) */
+	struct procdispatch *pd;
+	bool all;             /* -a: describe lazily, build a file's table when met */
+};
+
+/* Its listener (ctx: ul; no ops without an unwinder). */
+struct procdispatch_listener unwind_listen_ops(struct unwind_listen *ul);
+/* Describes pid now (a target added); lazy: only the tables of files sampled code is in. */
+void unwind_listen_describe(struct unwind_listen *ul, pid_t pid, bool lazy);
+
+#endif

@@ -1,0 +1,117 @@
+/* runtime_v8: JavaScript frames as a runtime (lib/runtimes/runtime.h) over lib/runtimes/v8frames.h. Its name "js"
+ * is what --no-js turns off. */
+#include "runtimes/runtime.h"
+#include "source/sample_source.h"
+#include "runtimes/v8frames.h"
+
+#include <linux/types.h>
+
+#include "../../bpf/firn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The recording's state: the reader of V8 processes and the host it was started with. */
+struct v8runtime {
+	struct v8frames *v8;
+	const struct runtime_host *h;
+};
+
+/* The BPF walker learns a process's V8 (ctx: the host). */
+static int host_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
+{
+	const struct runtime_host *h = ctx;
+
+	return sample_source_set_v8(h->ss, pid, p);
+}
+
+/* The host's process table, for the look for V8 (ctx: the host). */
+static const struct procmap *host_maps(void *ctx, pid_t pid)
+{
+	const struct runtime_host *h = ctx;
+
+	return h->maps ? h->maps(h->ctx, pid) : NULL;
+}
+
+static struct runtime *rt_new(const struct runtime_host *h)
+{
+	struct v8runtime *r;
+
+	if (runtime_host_off(h, runtime_v8.name)) {
+		errno = 0;
+		return NULL;
+	}
+	if (!(r = calloc(1, sizeof(*r))) || !(r->v8 = v8frames_new(host_set, (void *)h))) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->h = h;
+	v8frames_set_maps(r->v8, host_maps);
+	return (struct runtime *)r;
+}
+
+static void rt_free(struct runtime *rt)
+{
+	struct v8runtime *r = (struct v8runtime *)rt;
+
+	if (r)
+		v8frames_free(r->v8);
+	free(r);
+}
+
+static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	(void)now_ns;
+	v8frames_add_process(((struct v8runtime *)rt)->v8, pid, exec);
+}
+
+/* A mapping of a sampled process (e NULL: code without a table, nothing to do). */
+static void rt_on_mapping(struct runtime *rt, pid_t pid, const struct procmap_entry *e,
+			  uint64_t now_ns)
+{
+	(void)now_ns;
+	if (e)
+		v8frames_note_mapping(((struct v8runtime *)rt)->v8, pid, e);
+}
+
+static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
+{
+	if (len < sizeof(struct firn_v8_func_event))
+		return 0;
+	return v8frames_func_event(((struct v8runtime *)rt)->v8, rec);
+}
+
+static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
+		      int max)
+{
+	return v8frames_resolve(((struct v8runtime *)rt)->v8, pid, v, out, max);
+}
+
+/* User space's counts, and the BPF walker's frames by outcome. */
+static int rt_stats(const struct runtime *rt, void *out, size_t size)
+{
+	const struct v8runtime *r = (const struct v8runtime *)rt;
+	struct v8frames_stats *st = out;
+
+	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_V8_NR, "v8 stats");
+	if (size != sizeof(*st))
+		return -EINVAL;
+	v8frames_get_stats(r->v8, st);
+	if (r->h->ss && r->h->ss->ops->v8_stats)
+		r->h->ss->ops->v8_stats(r->h->ss, st->bpf);
+	return 0;
+}
+
+static void rt_detach(struct runtime *rt, pid_t pid)
+{
+	v8frames_forget(((struct v8runtime *)rt)->v8, pid);
+}
+
+const struct runtime_ops runtime_v8 = {
+	.name = "js", .tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
+	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
+	.on_code = rt_on_code,
+	.resolve = rt_resolve, .stats = rt_stats, .detach = rt_detach,
+};

@@ -1,0 +1,169 @@
+/* The BPF sampler behind the sample source interface: each op calls the sampler function of
+ * the same name. */
+#include "source/sample_source.h"
+
+#include <stdlib.h>
+
+struct bpf_source {
+	struct sample_source base;
+	struct sampler *s;
+};
+
+/* The sampler of a source made here. */
+static struct sampler *sam(const struct sample_source *src)
+{
+	return ((const struct bpf_source *)src)->s;
+}
+
+static int bpf_add_target(struct sample_source *s, pid_t pid, bool held)
+{
+	return sampler_add_target(sam(s), pid, held);
+}
+
+static int bpf_unwind_maps(struct sample_source *s, struct sampler_unwind_maps *m)
+{
+	return sampler_unwind_maps(sam(s), m);
+}
+
+static int bpf_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
+			   const char *provider, const char *name, uint32_t event)
+{
+	return sampler_attach_usdt(sam(s), pid, path, provider, name, event);
+}
+
+static int bpf_start(struct sample_source *s, const char **why)
+{
+	return sampler_start(sam(s), why);
+}
+
+static void bpf_stop(struct sample_source *s)
+{
+	sampler_stop(sam(s));
+}
+
+static int bpf_poll(struct sample_source *s, int timeout_ms)
+{
+	return sampler_poll(sam(s), timeout_ms);
+}
+
+static int bpf_handle_events(struct sample_source *s)
+{
+	return sampler_handle_events(sam(s));
+}
+
+static int bpf_drain(struct sample_source *s)
+{
+	return sampler_drain(sam(s));
+}
+
+static int bpf_for_each(struct sample_source *s,
+			int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx)
+{
+	return sampler_for_each(sam(s), fn, ctx);
+}
+
+static int bpf_retire(struct sample_source *s, const struct sampler_retire_ops *ops)
+{
+	return sampler_retire(sam(s), ops);
+}
+
+static int bpf_park_live(struct sample_source *s, const struct sampler_retire_ops *ops)
+{
+	return sampler_park_live(sam(s), ops);
+}
+
+static int bpf_park_process(struct sample_source *s, pid_t pid,
+			    const struct sampler_retire_ops *ops)
+{
+	return sampler_park_process(sam(s), pid, ops);
+}
+
+static size_t bpf_entry_count(const struct sample_source *s)
+{
+	return sampler_entry_count(sam(s));
+}
+
+static void bpf_get_stats(struct sample_source *s, struct sampler_stats *st)
+{
+	sampler_get_stats(sam(s), st);
+}
+
+static int bpf_ncpus(const struct sample_source *s)
+{
+	return sampler_ncpus(sam(s));
+}
+
+static uint64_t bpf_last_flip_ns(const struct sample_source *s)
+{
+	return sampler_last_flip_ns(sam(s));
+}
+
+static void bpf_reset_counts(struct sample_source *s)
+{
+	sampler_reset_counts(sam(s));
+}
+
+static int bpf_event_fd(const struct sample_source *s)
+{
+	return sampler_event_fd(sam(s));
+}
+
+static int bpf_gpu_name(struct sample_source *s, uint64_t hash, char *buf, size_t n)
+{
+	return sampler_gpu_name(sam(s), hash, buf, n);
+}
+
+static void bpf_free(struct sample_source *s)
+{
+	sampler_free(sam(s));
+	free(s);
+}
+
+static int bpf_set_python(struct sample_source *s, pid_t pid, const struct firn_py_proc *p)
+{
+	return sampler_set_python(sam(s), pid, p);
+}
+
+static void bpf_python_stats(struct sample_source *s, uint64_t *out)
+{
+	sampler_python_stats(sam(s), out);
+}
+
+/* FIRN-V8 */
+static int bpf_set_v8(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p)
+{
+	return sampler_set_v8(sam(s), pid, p);
+}
+
+static void bpf_v8_stats(struct sample_source *s, uint64_t *out)
+{
+	sampler_v8_stats(sam(s), out);
+}
+
+static const struct sample_source_ops bpf_ops = {
+	.add_target = bpf_add_target, .unwind_maps = bpf_unwind_maps,
+	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
+	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
+	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
+	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
+	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
+	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
+	.last_flip_ns = bpf_last_flip_ns,
+	.set_v8 = bpf_set_v8, .v8_stats = bpf_v8_stats, /* FIRN-V8 */
+};
+
+struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,
+					    const char **why)
+{
+	struct bpf_source *b = calloc(1, sizeof(*b));
+
+	(void)arg;
+	if (!b)
+		return NULL;
+	b->base.ops = &bpf_ops;
+	if (!(b->s = sampler_new(o, why))) {
+		free(b);
+		return NULL;
+	}
+	return &b->base;
+}

@@ -1,0 +1,126 @@
+/* Where the recorder's samples come from: the aggregated entries (counts of a pid, tid, stacks
+ * and event) and the notices of a process's first sample, exec and exit, behind one interface,
+ * so that the recording lifecycle (lib/record/recorder) does not depend on BPF. The BPF sampler
+ * (lib/source/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
+ * means what the sampler function of the same name says (sampler.h); the notices go to the
+ * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
+ * add_target, unwind_maps, attach_usdt, set_python, python_stats, gpu_name, reset_counts,
+ * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
+ * reset_counts).
+ * One thread at a time. */
+#ifndef FIRN_SAMPLE_SOURCE_H
+#define FIRN_SAMPLE_SOURCE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "source/sampler.h"
+
+struct sample_source;
+
+struct sample_source_ops {
+	int (*add_target)(struct sample_source *s, pid_t pid, bool held);
+	/* the BPF maps of the DWARF unwinder's tables (sampler_unwind_maps) */
+	int (*unwind_maps)(struct sample_source *s, struct sampler_unwind_maps *m);
+	int (*attach_usdt)(struct sample_source *s, pid_t pid, const char *path,
+			   const char *provider, const char *name, uint32_t event);
+	int (*start)(struct sample_source *s, const char **why);
+	void (*stop)(struct sample_source *s);
+	int (*poll)(struct sample_source *s, int timeout_ms);
+	int (*handle_events)(struct sample_source *s);
+	int (*drain)(struct sample_source *s);
+	int (*for_each)(struct sample_source *s, int (*fn)(void *ctx, const struct sampler_entry *e),
+			void *ctx);
+	int (*retire)(struct sample_source *s, const struct sampler_retire_ops *ops);
+	int (*park_live)(struct sample_source *s, const struct sampler_retire_ops *ops);
+	int (*park_process)(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops);
+	size_t (*entry_count)(const struct sample_source *s);
+	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
+	int (*ncpus)(const struct sample_source *s);
+	void (*free)(struct sample_source *s);
+	/* optional: when (CLOCK_MONOTONIC ns) the last drain flipped the counts maps: every sample
+	 * taken before it is in user space (NULL: not known; an exec is then handled with a drain) */
+	uint64_t (*last_flip_ns)(const struct sample_source *s);
+	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
+	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
+	void (*python_stats)(struct sample_source *s, uint64_t *out);
+	/* optional: names of GPU kernels (sampler_gpu_name) */
+	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
+	void (*reset_counts)(struct sample_source *s);
+	int (*event_fd)(const struct sample_source *s);
+	/* FIRN-V8, optional: JavaScript frames (sampler_set_v8, sampler_v8_stats) */
+	int (*set_v8)(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p);
+	void (*v8_stats)(struct sample_source *s, uint64_t *out);
+};
+
+struct sample_source {
+	const struct sample_source_ops *ops;
+};
+
+/* Makes a sample source from the options (their callbacks receive its notices); NULL + errno,
+ * *why naming the step that failed. arg: the maker's own. */
+typedef struct sample_source *sample_source_new_fn(const struct sampler_opts *o, void *arg,
+						   const char **why);
+
+/* The BPF sampler as a sample source (sampler_new; arg unused). */
+struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,
+					    const char **why);
+
+/* The ops, callable on any source. */
+static inline int sample_source_add_target(struct sample_source *s, pid_t pid, bool held)
+{
+	return s->ops->add_target ? s->ops->add_target(s, pid, held) : -ENOTSUP;
+}
+static inline int sample_source_unwind_maps(struct sample_source *s,
+					    struct sampler_unwind_maps *m)
+{
+	return s->ops->unwind_maps ? s->ops->unwind_maps(s, m) : -ENOENT;
+}
+static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
+					    const char *provider, const char *name, uint32_t event)
+{
+	return s->ops->attach_usdt ? s->ops->attach_usdt(s, pid, path, provider, name, event)
+				   : -ENOTSUP;
+}
+static inline int sample_source_reset_counts(struct sample_source *s)
+{
+	if (!s->ops->reset_counts)
+		return -ENOTSUP;
+	s->ops->reset_counts(s);
+	return 0;
+}
+static inline int sample_source_event_fd(const struct sample_source *s)
+{
+	return s->ops->event_fd ? s->ops->event_fd(s) : -ENOTSUP;
+}
+static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
+					   const struct firn_py_proc *p)
+{
+	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
+}
+static inline void sample_source_python_stats(struct sample_source *s, uint64_t *out)
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = 0;
+	if (s->ops->python_stats)
+		s->ops->python_stats(s, out);
+}
+static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash, char *buf,
+					 size_t n)
+{
+	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
+}
+/* FIRN-V8 */
+static inline int sample_source_set_v8(struct sample_source *s, pid_t pid,
+				       const struct firn_v8_proc *p)
+{
+	return s->ops->set_v8 ? s->ops->set_v8(s, pid, p) : -ENOTSUP;
+}
+static inline void sample_source_free(struct sample_source *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+#endif

@@ -1,0 +1,928 @@
+/* BPF sampler lifecycle and draining of the in-kernel aggregation maps. */
+#include "source/sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../../bpf/firn.h"
+#include "profile.skel.h"
+#include "proc/cgroup.h"
+#include "base/diag.h"
+#include "base/hash.h"
+#include "base/clock.h"
+#include "base/vec.h"
+#include "base/mapbatch.h"
+#include "source/stackstore.h"
+
+#define DRAIN_INTERVAL_NS 500000000ULL
+#define DRAIN_MIN_NS 50000000ULL  /* drains come this often at most when stacks pile up */
+#define DRAIN_SETTLE_NS 2000000ULL /* programs that read the old counts index finish by then */
+#define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
+#define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
+#define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
+
+struct sampler {
+	struct sampler_opts opts;
+	struct profile_bpf *skel;
+	struct profile_bpf *py_skel; /* the Python unwinder's program, loaded late */
+	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
+	bool python_pending;    /* a process needs it: load it once the events are handled */
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfds, ncpus;
+	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
+	struct bpf_link **ulinks; /* USDT attachments */
+	size_t nulinks, cap_ulinks;
+	struct stackstore store; /* what the drains brought: stacks, entries, names, exits */
+	uint64_t last_drain_ns;
+	uint64_t flip_ns;       /* when the last complete drain flipped the counts maps */
+	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
+	bool stopped_async;     /* it detached programs that may still run a while (see settle) */
+	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
+	uint64_t drains;        /* completed drains */
+	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
+	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
+	int err;
+};
+
+_Static_assert(sizeof(struct firn_key) == sizeof(struct stackstore_key), "stackstore_key");
+_Static_assert(sizeof(struct firn_comm) == 32, "stackstore_name");
+
+static void load_pending(struct sampler *s);
+
+/* Copies stack id from the kernel map into user space (once) and deletes the kernel's copy —
+ * every time: the program stores a stack again when it meets it after a drain. Returns 1 when
+ * the stack is in user space (or id is 0: no stack), 0 when it is nowhere (a sample dropped on
+ * another CPU removed it), -ENOMEM. */
+static int fetch_stack(struct sampler *s, uint64_t id)
+{
+	static __thread struct firn_big_stack buf; /* a firn_stack's layout, longer */
+	int fd = bpf_map__fd(s->skel->maps.stacks), big = bpf_map__fd(s->skel->maps.big_stacks);
+
+	if (!id)
+		return 1;
+	if (!stackstore_has_stack(&s->store, id)) {
+		/* a stack longer than FIRN_MAX_FRAMES is in big_stacks */
+		bool small = !bpf_map_lookup_elem(fd, &id, &buf);
+		if (!small && bpf_map_lookup_elem(big, &id, &buf))
+			return 0;
+		uint32_t max = small ? FIRN_MAX_FRAMES : FIRN_BIG_FRAMES;
+		if (stackstore_put_stack(&s->store, id, (const uint64_t *)buf.ips, buf.len > max ? max : buf.len))
+			return -ENOMEM;
+	}
+	s->kstacks += !bpf_map_delete_elem(fd, &id) || !bpf_map_delete_elem(big, &id);
+	return 1;
+}
+
+/* Tells the caller about the user stack of a new entry while its process may live. */
+static void note_ustack(struct sampler *s, const struct firn_key *k)
+{
+	const struct stackstore_stack *u = stackstore_stack(&s->store, k->ustack);
+
+	if (s->opts.on_stack && u)
+		s->opts.on_stack(s->opts.ctx, k->pid, u->ips, u->len);
+}
+
+/* Adds count samples of key k; samples whose stack is gone are dropped and counted as lost. */
+static int add_entry(struct sampler *s, const struct firn_key *k, uint64_t count)
+{
+	int us = fetch_stack(s, k->ustack), ks = us < 0 ? us : fetch_stack(s, k->kstack);
+
+	if (us < 0 || ks < 0)
+		return -ENOMEM;
+	if (!us || !ks) {
+		s->stacks_missing += count;
+		return 0;
+	}
+	int fresh = stackstore_add(&s->store, (const struct stackstore_key *)k, count);
+	if (fresh > 0)
+		note_ustack(s, k);
+	return fresh < 0 ? fresh : 0;
+}
+
+/* mapbatch_fn over a counts map's entries: each key's count goes into the sampler's table. */
+static int drain_one(void *ctx, const void *key, const void *value)
+{
+	uint64_t count;
+
+	memcpy(&count, value, sizeof(count));
+	return add_entry(ctx, key, count);
+}
+
+/* Drains one (inactive) counts map completely, a batch of entries per system call (no program
+ * writes it while it is drained): three calls per entry before. */
+static int drain_map(struct sampler *s, int fd)
+{
+	return mapbatch_drain(fd, sizeof(struct firn_key), sizeof(uint64_t), drain_one, s);
+}
+
+/* Copies the thread names into user space and deletes them in the kernel (the program sends a
+ * running thread's names again), so the map holds only threads seen since the last drain. */
+static int drain_comms(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.comms);
+	uint32_t *keys = NULL;
+	size_t n = 0, cap = 0;
+	struct firn_comm c;
+	int err = 0;
+
+	for (;;) {
+		if (VEC_GROW(keys, cap, n + 1)) {
+			free(keys);
+			return -ENOMEM;
+		}
+		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
+			break;
+		n++;
+	}
+	for (size_t k = 0; k < n && !err; k++) {
+		if (bpf_map_lookup_elem(fd, &keys[k], &c))
+			continue;
+		if ((err = stackstore_set_name(&s->store, keys[k], c.thread, c.process)))
+			break;
+		bpf_map_delete_elem(fd, &keys[k]);
+	}
+	free(keys);
+	return err;
+}
+
+/* Drains sooner while the stacks drained fill more than a quarter of the kernel's stack map
+ * (distinct stacks at a high frequency): a full map drops samples. */
+static void next_drain(struct sampler *s)
+{
+	uint64_t quarter = bpf_map__max_entries(s->skel->maps.stacks) / 4;
+	uint64_t ns = DRAIN_INTERVAL_NS;
+
+	if (s->kstacks > quarter)
+		ns = DRAIN_INTERVAL_NS * quarter / s->kstacks;
+	s->drain_ns = ns < DRAIN_MIN_NS ? DRAIN_MIN_NS : ns;
+}
+
+/* Waits until no program can still add to the counts map just made inactive: those that read
+ * the old index finish within microseconds of the flip — or, once sampling has stopped, of the
+ * stop (no counting program is attached after it), so the drains at the end wait once at most.
+ * A cpu-clock program is done when its event's disable returns (the kernel runs it on the
+ * event's CPU, after the handler): a stop that detached no USDT or sched_switch program (they
+ * may still be running in their tasks) needs no wait. */
+static void settle(const struct sampler *s)
+{
+	if (s->stopped_ns && !s->stopped_async)
+		return;
+	uint64_t now = mono_ns(), until = (s->stopped_ns ? s->stopped_ns : now) + DRAIN_SETTLE_NS;
+
+	if (until > now)
+		usleep((until - now + 999) / 1000);
+}
+
+int sampler_drain(struct sampler *s)
+{
+	__u32 old = s->skel->bss->active_buf;
+	struct bpf_map *m = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
+	uint64_t flip = mono_ns(); /* read first: a sample before it counts in the map drained */
+
+	s->skel->bss->active_buf = !old;
+	__sync_synchronize();
+	settle(s);
+	s->kstacks = 0;
+	int err = drain_map(s, bpf_map__fd(m));
+	if (!err)
+		s->flip_ns = flip;
+	if (!err)
+		err = drain_comms(s);
+	s->last_drain_ns = mono_ns();
+	s->drains++;
+	stackstore_drained(&s->store);
+	next_drain(s);
+	return err;
+}
+
+/* A sampled process ended: the caller hears of it (its unwind tables); kept for
+ * sampler_retire. */
+static int note_exit(struct sampler *s, pid_t pid)
+{
+	if (s->opts.on_exit)
+		s->opts.on_exit(s->opts.ctx, pid);
+	stackstore_exit(&s->store, pid); /* with opts.retire */
+	return 0;
+}
+
+/* A notice of the BPF programs (ring buffer): handed to the caller's callbacks. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct firn_event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->type == FIRN_EV_PY_CODE) {
+		if (s->opts.on_announce && size >= sizeof(struct firn_py_code_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_PYTHON, data, size);
+		return 0;
+	}
+	if (e->type == FIRN_EV_V8_FUNC) { /* FIRN-V8 */
+		if (s->opts.on_announce && size >= sizeof(struct firn_v8_func_event))
+			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_V8, data, size);
+		return 0;
+	}
+	if (e->type == FIRN_EV_UNKNOWN_CODE) {
+		if (s->opts.on_code)
+			s->opts.on_code(s->opts.ctx, e->pid, e->addr);
+		return 0;
+	}
+	if (e->type == FIRN_EV_EXIT)
+		return note_exit(s, e->pid);
+	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
+		return 0;
+	if (s->opts.on_process)
+		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
+	return 0;
+}
+
+/* The unwind rows the memory limit allows. */
+static uint32_t unwind_rows_max(const struct sampler *s)
+{
+	uint64_t rows = s->opts.unwind_memory / sizeof(struct firn_row);
+
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows;
+}
+
+/* Sizes the unwind rows' chunk array from the memory limit (before load): the chunks
+ * themselves are created by the unwinder as tables load. */
+static int setup_unwind_maps(struct sampler *s)
+{
+	s->skel->rodata->dwarf_unwind = 1;
+	s->skel->rodata->fp_fallback = s->opts.unwind == UNWIND_AUTO;
+	return bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+					unwind_rows_max(s) / FIRN_ROWS_CHUNK + 1) ||
+	       bpf_map__set_max_entries(s->skel->maps.unwind_umaps, UNWIND_UMAPS);
+}
+
+/* The off-CPU program's settings (before load). */
+static void setup_off_cpu(struct sampler *s)
+{
+	s->skel->rodata->off_cpu_runnable = s->opts.off_cpu_runnable;
+	s->skel->rodata->off_cpu_min_ns = s->opts.off_cpu_min_ns;
+	s->skel->rodata->off_cpu_rate = s->opts.off_cpu_rate ? s->opts.off_cpu_rate : 1;
+}
+
+int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
+{
+	if (s->opts.unwind == UNWIND_FP)
+		return -ENOENT;
+	*m = (struct sampler_unwind_maps){
+		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
+		.rows = unwind_rows_max(s),
+		.pids_fd = bpf_map__fd(s->skel->maps.unwind_pids),
+		.umaps_fd = bpf_map__fd(s->skel->maps.unwind_umaps),
+		.umaps = bpf_map__max_entries(s->skel->maps.unwind_umaps),
+		.files_fd = bpf_map__fd(s->skel->maps.unwind_files),
+	};
+	return 0;
+}
+
+/* libbpf's messages go to the diagnostics reporter (debug level: shown with -vv). */
+int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *buf = NULL;
+
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		diag(level == LIBBPF_WARN ? DIAG_INFO : DIAG_DEBUG, "%s", line);
+	free(buf);
+	return 0;
+}
+
+/* Without --cuda the GPU maps hold one entry each (the launch map's entries are 1 KiB stacks). */
+static int size_gpu_maps(struct sampler *s)
+{
+	if (bpf_map__set_max_entries(s->skel->maps.gpu_launches, 1) ||
+	    bpf_map__set_max_entries(s->skel->maps.gpu_names, 1))
+		return -1;
+	return 0;
+}
+
+/* Entries of the (preallocated, 1 KiB each) stack map: room for what a quarter of a drain
+ * interval can bring, two distinct stacks a sample on every CPU (the drains come sooner while it
+ * fills: next_drain), at least 2048; the most (16384) for events that no frequency bounds
+ * (probes, switches). (opts.stack_entries, when given, sizes the stack map alone.) */
+static uint32_t stack_entries(const struct sampler_opts *o)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t want = (uint64_t)o->freq * (ncpus > 0 ? ncpus : 1) * 2 / 4, n = 2048;
+
+	if (o->usdt || o->off_cpu || o->cuda)
+		return 16384;
+	while (n < want && n < 16384)
+		n *= 2;
+	return n;
+}
+
+/* The Python unwinder's own maps (code ids, thread states: LRU, preallocated) get n entries: 1
+ * in an object that does not walk Python frames. */
+static int size_python_maps(struct profile_bpf *k, uint32_t n)
+{
+	return bpf_map__set_max_entries(k->maps.python_codes, n) ||
+	       bpf_map__set_max_entries(k->maps.python_tstates, n) ? -1 : 0;
+}
+
+/* Puts the loaded program of a runtime's unwinder in its slot of the unwinders array, where
+ * on_sample tail-calls it. 0 or -errno. */
+static int set_unwinder(struct sampler *s, __u32 slot, const struct bpf_program *p)
+{
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwinders), &slot, &fd, BPF_ANY))
+		return -(errno ? errno : EINVAL);
+	return 0;
+}
+
+/* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
+ * failure, s->skel left for sampler_free. */
+static int load_skel(struct sampler *s, const char **why)
+{
+	const struct sampler_opts *o = &s->opts;
+
+	*why = "open the BPF object";
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		return -1;
+	s->skel->rodata->filter_pids = !o->all;
+	s->skel->rodata->follow_children = o->follow_children;
+	s->skel->rodata->want_kernel = o->kernel;
+	s->skel->rodata->want_user = o->user;
+	s->skel->rodata->self_pid = getpid();
+	s->skel->rodata->cgroup_count = o->ncgroups;
+	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
+	s->skel->rodata->python_unwind = o->python && !s->python_late;
+	s->skel->rodata->python_tail = o->python;
+	bpf_program__set_autoload(s->skel->progs.on_sample_python,
+				  o->python && !s->python_late && !o->no_cpu_clock);
+	*why = "size the Python maps";
+	if ((!o->python || s->python_late) && size_python_maps(s->skel, 1))
+		return -1;
+	*why = "size the stack map";
+	/* counts and names: one entry a sample at most, half the stacks' pace (the drains keep up) */
+	uint32_t entries = stack_entries(o);
+	if (bpf_map__set_max_entries(s->skel->maps.stacks,
+				     o->stack_entries ? o->stack_entries : entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.counts0, entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.counts1, entries) ||
+	    bpf_map__set_max_entries(s->skel->maps.comms, entries) ||
+	    (!o->python && bpf_map__set_max_entries(s->skel->maps.big_stacks, 1)))
+		return -1;
+	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
+		return -1;
+	/* frame pointers only: the DWARF unwinder's maps go unused (the LRU ones are preallocated) */
+	if (o->unwind == UNWIND_FP && bpf_map__set_max_entries(s->skel->maps.unwind_kprocs, 1))
+		return -1;
+	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
+	if (o->off_cpu)
+		setup_off_cpu(s);
+	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
+	*why = "size the GPU maps";
+	if (!o->cuda && size_gpu_maps(s))
+		return -1;
+	*why = "load the BPF programs";
+	if (profile_bpf__load(s->skel))
+		return -1;
+	*why = "put the Python unwinder in place";
+	if (bpf_program__fd(s->skel->progs.on_sample_python) >= 0 &&
+	    set_unwinder(s, FIRN_UNWINDER_PYTHON, s->skel->progs.on_sample_python))
+		return -1;
+	return 0;
+}
+
+/* --cgroup: the filter's cgroups into its maps (after load); -1 with errno set. */
+static int set_cgroups(struct sampler *s)
+{
+	int err = cgroup_filter_fill(bpf_map__fd(s->skel->maps.cgroup_array),
+				     bpf_map__fd(s->skel->maps.cgroup_ids), s->opts.cgroups,
+				     s->opts.ncgroups);
+
+	errno = -err;
+	return err ? -1 : 0;
+}
+
+struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opts = *o;
+	stackstore_init(&s->store, o->retire, FIRN_EVENT_GPU_TIME);
+	/* a kernel without sleepable task iterators (or bpf_copy_from_user_task, < 5.18) records
+	 * the waits begun from the start on */
+	int rc = load_skel(s, why);
+	if (rc && s->opts.off_cpu && s->opts.off_cpu_at_start) {
+		diag(DIAG_WARN, "cannot load the program that takes the waits in progress at the start: "
+		     "%s; recording the waits that begin from now on", strerror(errno));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		s->opts.off_cpu_at_start = false;
+		rc = load_skel(s, why);
+	}
+	if (rc)
+		goto fail;
+	*why = "set up the cgroup filter";
+	if (o->ncgroups && set_cgroups(s))
+		goto fail;
+	*why = "attach the process tracepoints";
+	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit)
+		goto fail;
+	*why = "create the event ring buffer";
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb)
+		goto fail;
+	return s;
+fail:;
+	int err = errno ? errno : EINVAL;
+	sampler_free(s);
+	errno = err;
+	return NULL;
+}
+
+int sampler_add_target(struct sampler *s, pid_t pid, bool held)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	(void)held;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int open_cpu_clock(int cpu, unsigned freq)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = freq,
+		.freq = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Runs a task iterator program once over every task; -errno when it could not. */
+static int run_task_iter(struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach_iter(p, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = fd < 0 ? -errno : 0;
+	char buf[64];
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	return err;
+}
+
+/* Ends the off-CPU waits still going (after on_switch is detached): runs the end_waits task
+ * iterator once, which adds their time so far. A failure leaves them open (counted as such). */
+static void end_waits(struct sampler *s)
+{
+	int err = run_task_iter(s->skel->progs.end_waits);
+
+	if (err)
+		diag(DIAG_INFO, "cannot end the waits still going: %s", strerror(-err));
+}
+
+/* Begins the waits already in progress (after on_switch is attached): the start_waits task
+ * iterator gives each target thread off the CPU now a wait from now. A failure leaves them out
+ * (a note says so): the waits begun from now on are recorded all the same. */
+static void start_waits(struct sampler *s)
+{
+	int err = s->opts.off_cpu_at_start ? run_task_iter(s->skel->progs.start_waits) : 0;
+
+	if (err)
+		diag(DIAG_WARN, "cannot take the waits already in progress: %s", strerror(-err));
+}
+
+int sampler_start(struct sampler *s, const char **why)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (n <= 0)
+		return -EINVAL;
+	s->pfds = calloc(n, sizeof(*s->pfds));
+	s->links = calloc(n, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < n && !s->opts.no_cpu_clock; cpu++) {
+		s->pfds[cpu] = open_cpu_clock(cpu, s->opts.freq);
+		if (s->pfds[cpu] < 0) {
+			if (errno == ENODEV)
+				continue; /* offline CPU */
+			*why = "open the cpu-clock perf event";
+			return -errno;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->pfds[cpu]);
+		if (!s->links[cpu]) {
+			*why = "attach the sampler to the perf event";
+			return -errno;
+		}
+		s->ncpus++;
+	}
+	if (s->opts.off_cpu && !(s->switch_link = bpf_program__attach(s->skel->progs.on_switch))) {
+		*why = "attach the off-CPU program to sched_switch";
+		return -errno;
+	}
+	if (s->switch_link)
+		start_waits(s);
+	s->last_drain_ns = mono_ns();
+	s->drain_ns = DRAIN_INTERVAL_NS;
+	s->stopped_ns = 0;
+	s->stopped_async = false;
+	return 0;
+}
+
+int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const char *provider,
+			const char *name, uint32_t event)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = event);
+
+	if (!s->opts.usdt || !event)
+		return -EINVAL;
+	if (VEC_GROW(s->ulinks, s->cap_ulinks, s->nulinks + 1))
+		return -ENOMEM;
+	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.on_usdt, pid, path, provider,
+						      name, &uo);
+	if (!l)
+		return -errno;
+	s->ulinks[s->nulinks++] = l;
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	int n = libbpf_num_possible_cpus();
+
+	s->stopped_async |= s->nulinks || s->switch_link;
+	for (size_t i = 0; i < s->nulinks; i++)
+		bpf_link__destroy(s->ulinks[i]);
+	s->nulinks = 0;
+	if (s->switch_link) {
+		bpf_link__destroy(s->switch_link);
+		s->switch_link = NULL;
+		end_waits(s);
+	}
+	for (int cpu = 0; s->links && cpu < n; cpu++) {
+		/* a perf link closes its event: closing it again could close another thread's file */
+		if (s->links[cpu])
+			bpf_link__destroy(s->links[cpu]);
+		else if (s->pfds[cpu] > 0)
+			close(s->pfds[cpu]);
+		s->links[cpu] = NULL;
+		s->pfds[cpu] = -1;
+	}
+	if (!s->stopped_ns)
+		s->stopped_ns = mono_ns();
+}
+
+int sampler_handle_events(struct sampler *s)
+{
+	int n = ring_buffer__consume(s->rb);
+
+	load_pending(s);
+	return n < 0 ? n : 0;
+}
+
+uint64_t sampler_last_flip_ns(const struct sampler *s)
+{
+	return s->flip_ns;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	load_pending(s);
+	if (n < 0 && n != -EINTR)
+		return n;
+	if (mono_ns() - s->last_drain_ns >= s->drain_ns)
+		return sampler_drain(s);
+	return 0;
+}
+
+int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
+		     void *ctx)
+{
+	return stackstore_for_each(&s->store, fn, ctx);
+}
+
+size_t sampler_entry_count(const struct sampler *s)
+{
+	return s->store.nentries;
+}
+
+int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops)
+{
+	return stackstore_park_live(&s->store, ops);
+}
+
+int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops)
+{
+	return stackstore_park_process(&s->store, pid, ops);
+}
+
+bool sampler_has_exited(const struct sampler *s, pid_t pid)
+{
+	return stackstore_has_exited(&s->store, pid);
+}
+
+int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
+{
+	return stackstore_retire(&s->store, ops, RETIRE_BATCH, RETIRE_DRAINS);
+}
+
+/* Sums a per-CPU counter array into out[0..n). */
+static void sum_percpu(int fd, uint32_t n, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
+
+	for (__u32 k = 0; vals && k < n; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+/* DWARF unwind outcomes (the tables' statistics are the caller's unwinder's). */
+static void unwind_stats(struct sampler *s, struct sampler_stats *st)
+{
+	if (s->opts.unwind != UNWIND_FP)
+		sum_percpu(bpf_map__fd(s->skel->maps.unwind_stats), FIRN_UNW_NR, st->unwind);
+}
+
+/* What became of the off-CPU waits (the BPF counters). */
+static void offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *o)
+{
+	uint64_t v[FIRN_OFF_NR];
+
+	sum_percpu(bpf_map__fd(s->skel->maps.offcpu_stats), FIRN_OFF_NR, v);
+	*o = (struct sampler_offcpu_stats){
+		.waits = v[FIRN_OFF_WAITS], .counted = v[FIRN_OFF_COUNTED], .ns = v[FIRN_OFF_NS],
+		.short_waits = v[FIRN_OFF_SHORT], .short_ns = v[FIRN_OFF_SHORT_NS],
+		.lost_no_slot = v[FIRN_OFF_LOST_NO_SLOT],
+		.lost_counts_full = v[FIRN_OFF_LOST_COUNTS_FULL],
+		.lost_stacks_full = v[FIRN_OFF_LOST_STACKS_FULL], .unsampled = v[FIRN_OFF_UNSAMPLED],
+		.at_end = v[FIRN_OFF_AT_END], .late = v[FIRN_OFF_LATE],
+		.at_start = v[FIRN_OFF_AT_START], .at_start_oldest_ns = s->skel->bss->start_oldest_ns,
+	};
+}
+
+/* The GPU counters, and the launches no kernel record has matched yet (read from the map). */
+static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
+{
+	uint64_t sums[FIRN_GPU_NR];
+	struct firn_gpu_corr key, next;
+	struct firn_gpu_launch *l = malloc(sizeof(*l));
+	int fd = bpf_map__fd(s->skel->maps.gpu_launches);
+
+	sum_percpu(bpf_map__fd(s->skel->maps.gpu_stats), FIRN_GPU_NR, sums);
+	g->launches = sums[FIRN_GPU_LAUNCHES];
+	g->kernels = sums[FIRN_GPU_KERNELS];
+	g->kernels_unmatched = sums[FIRN_GPU_KERNELS_UNMATCHED];
+	g->memcpys = sums[FIRN_GPU_MEMCPYS];
+	g->lost = sums[FIRN_GPU_LOST];
+	g->launches_unmatched = g->launches > sums[FIRN_GPU_LAUNCHES_MATCHED]
+					? g->launches - sums[FIRN_GPU_LAUNCHES_MATCHED] : 0;
+	g->launches_pending = 0;
+	for (void *prev = NULL; l && !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, l) && !l->matched)
+			g->launches_pending++;
+	}
+	free(l);
+}
+
+int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n)
+{
+	struct firn_gpu_name name;
+	__u64 key = hash;
+
+	if (!n)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gpu_names), &key, &name))
+		return -ENOENT;
+	name.name[sizeof(name.name) - 1] = 0;
+	snprintf(buf, n, "%s", name.name);
+	return 0;
+}
+
+/* The memlock and id of the BPF map open on fd, from its fdinfo; false for another kind of fd. */
+static bool map_fdinfo(int fd, uint64_t *memlock, uint32_t *id)
+{
+	char path[64], line[128];
+	bool map = false;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	*memlock = *id = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		if (sscanf(line, "map_id: %llu", &v) == 1)
+			*id = v, map = true;
+		else if (sscanf(line, "memlock: %llu", &v) == 1)
+			*memlock = v;
+	}
+	fclose(f);
+	return map;
+}
+
+/* Sums the memlock of every BPF map this process has open (each map once, however many fds
+ * name it): the kernel memory of the recording's maps, the unwinder's row chunks included. */
+static void map_memory(struct sampler_stats *st)
+{
+	uint32_t ids[512];
+	size_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		uint64_t memlock;
+		uint32_t id;
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == dirfd(d) || !map_fdinfo(fd, &memlock, &id))
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = ids[i] == id;
+		if (dup)
+			continue;
+		if (n < sizeof(ids) / sizeof(ids[0]))
+			ids[n++] = id;
+		st->bpf_map_bytes += memlock;
+		st->bpf_maps++;
+	}
+	if (d)
+		closedir(d);
+}
+
+void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
+{
+	uint64_t sums[FIRN_LOST_NR + 1];
+
+	memset(st, 0, sizeof(*st));
+	sum_percpu(bpf_map__fd(s->skel->maps.lost), FIRN_LOST_NR + 1, sums);
+	st->taken = sums[FIRN_LOST_NR];
+	st->counts_full = sums[FIRN_LOST_COUNTS_FULL];
+	st->stacks_full = sums[FIRN_LOST_STACKS_FULL] + s->stacks_missing;
+	st->events_full = sums[FIRN_LOST_EVENTS_FULL];
+	st->user_stack_errors = sums[FIRN_LOST_USER_STACK];
+	st->kernel_stack_errors = sums[FIRN_LOST_KERNEL_STACK];
+	unwind_stats(s, st);
+	/* off-CPU waits and GPU records are no samples (events from FIRN_EVENT_GPU_TIME up) */
+	st->stored = stackstore_stored(&s->store);
+	st->entries = s->store.nentries;
+	st->stacks = s->store.nstacks;
+	st->threads = s->store.nnames;
+	st->retired_processes = s->store.retired_processes;
+	gpu_stats(s, &st->gpu);
+	sum_percpu(bpf_map__fd(s->skel->maps.cgroup_stats), 1, &st->cgroup_filtered);
+	if (s->opts.off_cpu)
+		offcpu_stats(s, &st->off_cpu);
+	map_memory(st);
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->py_skel);
+	profile_bpf__destroy(s->skel);
+	stackstore_release(&s->store);
+	free(s->links);
+	free(s->pfds);
+	free(s->ulinks);
+	free(s);
+}
+
+void sampler_reset_counts(struct sampler *s)
+{
+	stackstore_reset_counts(&s->store);
+}
+
+int sampler_event_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+/* The late Python unwinder's object: the main one's maps (but its own read-only settings and the
+ * Python unwinder's own maps, sized for it only now), only on_sample_python loaded. */
+static int open_python_skel(struct sampler *s, struct profile_bpf *k)
+{
+	struct bpf_program *pr;
+	struct bpf_map *m;
+
+	*k->rodata = *s->skel->rodata;
+	k->rodata->python_unwind = 1;
+	bpf_object__for_each_map(m, k->obj) {
+		if (m == k->maps.rodata || m == k->maps.kconfig || m == k->maps.python_codes ||
+		    m == k->maps.python_tstates)
+			continue;
+		struct bpf_map *mine = bpf_object__find_map_by_name(s->skel->obj, bpf_map__name(m));
+		if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)))
+			return -(errno ? errno : ENOENT);
+	}
+	bpf_object__for_each_program(pr, k->obj)
+		bpf_program__set_autoload(pr, pr == k->progs.on_sample_python);
+	return 0;
+}
+
+/* Loads the Python unwinder's program and puts it in its slot: the cpu-clock program tail-calls it
+ * from the next sample on (nothing is reloaded or re-attached). One try. */
+static int load_python(struct sampler *s)
+{
+	struct profile_bpf *k = profile_bpf__open();
+	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
+
+	s->python_late = s->python_pending = false;
+	if (!err && profile_bpf__load(k))
+		err = -(errno ? errno : EINVAL);
+	if (!err)
+		err = set_unwinder(s, FIRN_UNWINDER_PYTHON, k->progs.on_sample_python);
+	if (err) {
+		profile_bpf__destroy(k);
+		diag(DIAG_WARN, "cannot load the Python unwinder: %s; Python processes get native "
+		     "frames only", strerror(-err));
+		return err;
+	}
+	s->py_skel = k;
+	return 0;
+}
+
+/* Loads the Python unwinder a sampler_set_python call asked for, now that no ring-buffer
+ * callback is running. */
+static void load_pending(struct sampler *s)
+{
+	if (s->python_pending)
+		load_python(s);
+}
+
+int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
+{
+	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.python_procs);
+
+	s->python_pending |= p && s->python_late;
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+void sampler_python_stats(struct sampler *s, uint64_t *out)
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
+}
+
+/* FIRN-V8: the JavaScript walker's processes and statistics. */
+int sampler_set_v8(struct sampler *s, pid_t pid, const struct firn_v8_proc *p)
+{
+	__u32 key = pid;
+	int fd = bpf_map__fd(s->skel->maps.v8_procs);
+
+	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+void sampler_v8_stats(struct sampler *s, uint64_t *out)
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.v8_stats), FIRN_V8_NR, out);
+}

@@ -1,0 +1,177 @@
+/* unwind_cache: unwind tables on disk, keyed by build id (see unwind_cache.h). */
+#include "unwind/unwind_cache.h"
+
+#include "base/cache_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SUFFIX ".tbl"
+#define MAX_ROWS (1u << 26) /* far above any real table; bounds what a file may ask for */
+
+static const char MAGIC[8] = "FIRNUWC";
+
+/* A cache file: this header, then nrows struct firn_row. crc: CRC-32 of the whole file with
+ * crc itself zero. */
+struct cache_header {
+	char magic[8];
+	uint32_t version, row_size;
+	char build_id[128]; /* lowercase hex, NUL-padded */
+	uint32_t nrows, nsegs, fdes, crc;
+	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
+};
+
+_Static_assert(sizeof(struct cache_header) == 256, "the file format's header is 256 bytes");
+
+/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
+struct unwind_cache {
+	struct cache_dir dir;
+};
+
+static const struct cache_kind KIND = {
+	.env = "FIRN_UNWIND_CACHE", .leaf = "unwind", .suffix = SUFFIX, .magic = MAGIC,
+	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct cache_header *)0)->build_id),
+};
+
+int unwind_cache_default_dir(char *out, size_t len)
+{
+	return cache_dir_default(out, len, "unwind");
+}
+
+struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
+{
+	return (struct unwind_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
+}
+
+struct unwind_cache *unwind_cache_open_env(void)
+{
+	/* a process-wide flag: a refused FIRN_UNWIND_CACHE is reported once */
+	static int warned;
+
+	return (struct unwind_cache *)cache_dir_new(NULL, true, &KIND, UNWIND_CACHE_MAX_BYTES,
+						    &warned);
+}
+
+void unwind_cache_close(struct unwind_cache *c)
+{
+	cache_dir_free((struct cache_dir *)c);
+}
+
+/* The CRC-32 of a file's bytes with the header's crc field taken as zero. */
+static uint32_t file_crc(const struct cache_header *h, const void *rows, size_t rows_len)
+{
+	struct cache_header tmp = *h;
+
+	tmp.crc = 0;
+	uLong crc = crc32(0, (const Bytef *)&tmp, sizeof(tmp));
+	return (uint32_t)crc32(crc, rows, (uInt)rows_len);
+}
+
+/* Whether the rows can be trusted as a table: strictly sorted by pc, known types. */
+static bool rows_ok(const struct firn_row *rows, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (rows[i].type >= 8 || (i && rows[i - 1].pc >= rows[i].pc))
+			return false;
+	}
+	return true;
+}
+
+int unwind_cache_decode(const void *buf, size_t len, const char *build_id, struct unwind_table *t)
+{
+	struct cache_header h;
+
+	memset(t, 0, sizeof(*t));
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) || h.version != UNWIND_CACHE_VERSION ||
+	    h.row_size != sizeof(struct firn_row) || h.nsegs > 4 || h.nrows > MAX_ROWS ||
+	    len - sizeof(h) != (uint64_t)h.nrows * sizeof(struct firn_row) ||
+	    strnlen(h.build_id, sizeof(h.build_id)) == sizeof(h.build_id) ||
+	    strcmp(h.build_id, build_id))
+		return -EBADMSG;
+	const uint8_t *rows = (const uint8_t *)buf + sizeof(h);
+	if (file_crc(&h, rows, len - sizeof(h)) != h.crc)
+		return -EBADMSG;
+	t->rows = malloc(h.nrows ? len - sizeof(h) : 1);
+	if (!t->rows)
+		return -ENOMEM;
+	memcpy(t->rows, rows, len - sizeof(h));
+	if (!rows_ok(t->rows, h.nrows)) {
+		unwind_table_release(t);
+		return -EBADMSG;
+	}
+	t->n = t->cap = h.nrows;
+	for (uint32_t i = 0; i < h.nrows; i++)
+		t->by_type[t->rows[i].type]++;
+	t->fdes = h.fdes;
+	t->nsegs = h.nsegs;
+	memcpy(t->segs, h.segs, sizeof(t->segs));
+	return 0;
+}
+
+/* Reads all of fd (size bytes) into a new buffer; NULL + errno. */
+static void *read_all(int fd, size_t size)
+{
+	uint8_t *buf = malloc(size ? size : 1);
+
+	for (size_t done = 0; buf && done < size;) {
+		ssize_t n = pread(fd, buf + done, size - done, done);
+		if (n <= 0) {
+			free(buf);
+			errno = n ? errno : EBADMSG;
+			return NULL;
+		}
+		done += n;
+	}
+	return buf;
+}
+
+int unwind_cache_get(struct unwind_cache *c, const char *build_id, struct unwind_table *t)
+{
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	int fd = cache_dir_open_file(&c->dir, build_id, &st);
+	if (fd < 0)
+		return fd;
+	int err = 0;
+	if ((uint64_t)st.st_size > sizeof(struct cache_header) +
+				   (uint64_t)MAX_ROWS * sizeof(struct firn_row))
+		err = -EBADMSG;
+	void *buf = err ? NULL : read_all(fd, st.st_size);
+	if (!err && !buf)
+		err = -errno;
+	if (!err)
+		err = unwind_cache_decode(buf, st.st_size, build_id, t);
+	if (!err)
+		futimens(fd, NULL); /* recently used: evicted last */
+	free(buf);
+	close(fd);
+	return err;
+}
+
+int unwind_cache_put(struct unwind_cache *c, const char *build_id, const struct unwind_table *t)
+{
+	struct cache_header h = { .version = UNWIND_CACHE_VERSION, .row_size = sizeof(struct firn_row),
+				  .nrows = t->n, .nsegs = t->nsegs, .fdes = t->fdes };
+	size_t rows_len = (size_t)t->n * sizeof(struct firn_row);
+
+	if (!cache_dir_id_ok(&KIND, build_id) || t->nsegs > 4 || t->n > MAX_ROWS)
+		return -EINVAL;
+	memcpy(h.magic, MAGIC, sizeof(MAGIC));
+	strcpy(h.build_id, build_id);
+	memcpy(h.segs, t->segs, sizeof(h.segs));
+	h.crc = file_crc(&h, t->rows, rows_len);
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)t->rows, rows_len } };
+	return cache_dir_put(&c->dir, build_id, iov, 2);
+}

@@ -28,10 +28,8 @@ struct json_writer *jw_new(FILE *f, bool pretty)
 {
 	struct json_writer *w = calloc(1, sizeof(*w));
 
-	if (!w) {
-		errno = ENOMEM;
+	if (!w) /* calloc set errno (ENOMEM) */
 		return NULL;
-	}
 	w->f = f;
 	w->pretty = pretty;
 	return w;

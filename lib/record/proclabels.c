@@ -131,10 +131,7 @@ void proclabels_free(struct proclabels *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++) {
-		free(t->v[i].exe);
-		free(t->v[i].cgroup);
-	}
-	free(t->v);
-	free(t);
+	for (size_t i = 0; i < t->n; i++)
+		FREE_ALL(t->v[i].exe, t->v[i].cgroup);
+	FREE_ALL(t->v, t);
 }

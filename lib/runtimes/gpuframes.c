@@ -50,12 +50,9 @@ void gpu_frames_free(struct gpu_frames *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n; i++) {
-		free(g->names[i].name);
-		free(g->names[i].system_name);
-	}
-	free(g->names);
-	free(g);
+	for (size_t i = 0; i < g->n; i++)
+		FREE_ALL(g->names[i].name, g->names[i].system_name);
+	FREE_ALL(g->names, g);
 }
 
 /* The kernel named by payload, looked up once and kept; NULL when unknown (or out of memory). */

@@ -443,14 +443,6 @@ static int host_set(void *ctx, pid_t pid, const struct firn_py_proc *p)
 	return sample_source_set_python(h->ss, pid, p);
 }
 
-/* The host's process table, for the interpreter's look (ctx: the host). */
-static const struct procmap *host_maps(void *ctx, pid_t pid)
-{
-	const struct runtime_host *h = ctx;
-
-	return h->maps ? h->maps(h->ctx, pid) : NULL;
-}
-
 /* The walker is loaded ahead for a Python command, else when a process first needs it. */
 static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 {
@@ -470,7 +462,7 @@ static struct runtime *rt_new(const struct runtime_host *h)
 	}
 	if (!(py = pyframes_new(host_set, (void *)h)))
 		return NULL;
-	pyframes_set_maps(py, host_maps);
+	pyframes_set_maps(py, runtime_host_maps);
 	return (struct runtime *)py;
 }
 

@@ -76,6 +76,15 @@ struct runtime_host {
 	void *ctx;
 };
 
+/* The host's process table as a runtime's lookup of a process's mappings (ctx: the host, a
+ * const struct runtime_host *): what each runtime hands its interpreter reader. */
+static inline const struct procmap *runtime_host_maps(void *ctx, pid_t pid)
+{
+	const struct runtime_host *h = ctx;
+
+	return h->maps ? h->maps(h->ctx, pid) : NULL;
+}
+
 struct runtime_ops {
 	const char *name;             /* "python", "gpu": its --no-NAME, its stats */
 	unsigned tag;                 /* FIRN_FRAME_KIND_* of the values it resolves (1..15) */

@@ -103,10 +103,8 @@ struct v8frames *v8frames_new(v8frames_set_fn set, void *ctx)
 {
 	struct v8frames *v8 = calloc(1, sizeof(*v8));
 
-	if (!v8) {
-		errno = ENOMEM;
+	if (!v8) /* calloc set errno (ENOMEM) */
 		return NULL;
-	}
 	v8->set = set;
 	v8->ctx = ctx;
 	v8->mem = (struct v8mem){ vm_read, NULL };

@@ -26,14 +26,6 @@ static int host_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
 	return sample_source_set_v8(h->ss, pid, p);
 }
 
-/* The host's process table, for the look for V8 (ctx: the host). */
-static const struct procmap *host_maps(void *ctx, pid_t pid)
-{
-	const struct runtime_host *h = ctx;
-
-	return h->maps ? h->maps(h->ctx, pid) : NULL;
-}
-
 static struct runtime *rt_new(const struct runtime_host *h)
 {
 	struct v8runtime *r;
@@ -48,7 +40,7 @@ static struct runtime *rt_new(const struct runtime_host *h)
 		return NULL;
 	}
 	r->h = h;
-	v8frames_set_maps(r->v8, host_maps);
+	v8frames_set_maps(r->v8, runtime_host_maps);
 	return (struct runtime *)r;
 }
 

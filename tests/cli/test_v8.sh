@@ -3,7 +3,7 @@
 #  - `record -- node split.js`: firnAlpha's share of the firnAlpha + firnBeta samples within
 #    ±10 % (relative) of the split the script measured itself (process.cpuUsage per call, 2:1);
 #    >= 95 % of the samples with a JavaScript frame reach _start; names, scripts and lines right
-#    (firnAlpha@split.js:15, firnBeta@split.js:19); the summary's javascript line;
+#    (firnAlpha@split.js:15, firnBeta@split.js:21); the summary's javascript line;
 #  - `-p` on a node started earlier without any flag: the same share test;
 #  - against --perf-basic-prof: one node started with it, recorded at the same time by two firns
 #    (--no-js: named by /tmp/perf-PID.map; default: by V8's frames): the same top JavaScript
@@ -59,7 +59,7 @@ out(abs(share / max(real, 1e-9) - 1) <= 0.10,
     "firnAlpha's share %.3f, the script's own %.3f, within 10%%" % (share, real))
 out(rooted >= 0.95 * js, "%.1f%% of the JavaScript samples reach _start (>= 95%%)" % (100.0 * rooted / max(js, 1)))
 # optimized frames carry the function's first line, interpreted ones their bytecode's line
-for fn, line, last in (("firnAlpha", 15, 17), ("firnBeta", 19, 21), ("firnWork", 8, 13)):
+for fn, line, last in (("firnAlpha", 15, 19), ("firnBeta", 21, 25), ("firnWork", 8, 13)):
     w = where[fn]
     top = w.most_common(1)[0][0] if w else "none"
     inside = all(k.endswith("tests/fixtures/js/split.js:" + k.rsplit(":", 1)[1]) and

@@ -32,26 +32,13 @@ case_cmd() {
 
 # measure CASE: runs the case's fixture and `firn record -p` for SECONDS_ON; sets CNT NS TAKEN.
 measure() {
-	local fix opts map progs
+	local fix opts
 	IFS='|' read -r fix opts <<<"$(case_cmd "$1")"
 	# shellcheck disable=SC2086
 	(cd "$W" && exec $fix >/dev/null 2>&1) &
 	local fx=$!
 	sleep 1 # node past its start-up (its functions compiled, optimized)
-	CNT=0 NS=0 TAKEN=0
-	bpf_stats_on
-	# shellcheck disable=SC2086
-	bg_start prof "$W" "$FIRN" record -F 999 $opts -p "$fx" -o "$W/prof.pb.gz" || { kill "$fx"; return 1; }
-	bg_ready prof
-	sleep "$SECONDS_ON"
-	map=$(bpf_map_id "${BG_PID[prof]}" lost)
-	progs=$(bpf_prog_ids "${BG_PID[prof]}" on_sample)
-	# shellcheck disable=SC2086
-	[ -n "$map" ] && [ -n "$progs" ] && read -r CNT NS TAKEN < <(bpf_snapshot "$map" $progs)
-	bg_stop prof
-	kill "$fx"
-	wait "$fx" 2>/dev/null
-	[ "${CNT:-0}" -gt 0 ] && [ "$CNT" -ge "$TAKEN" ]
+	measure_attached "$fx" "$opts"
 }
 
 # depth_check: "N samples, P% with 28 firnDeep frames" from the last profile (JavaScript named).

@@ -90,23 +90,7 @@ expect_rc "record --cgroup SCOPE (no labels asked): exit 0" 0 "$FIRN" record -a 
 # --push: the labels are on (the profile store's per-sample labels)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir "$TMP/got"
-python3 - "$port" "$TMP/got" <<'PY' &
-import sys, http.server, email.parser, email.policy, itertools
-port, out = int(sys.argv[1]), sys.argv[2]
-n = itertools.count()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers['Content-Length']))
-        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b'Content-Type: ' + self.headers['Content-Type'].encode() + b'\r\n\r\n' + body)
-        i = next(n)
-        for part in msg.iter_parts():
-            if part.get_param('name', header='content-disposition') == 'profile':
-                open(f'{out}/{i}.pb.gz', 'wb').write(part.get_payload(decode=True))
-        self.send_response(200); self.end_headers()
-    def log_message(self, *a): pass
-http.server.HTTPServer(('127.0.0.1', port), H).serve_forever()
-PY
+python3 "$ROOT/tests/cli/pyroscope_server.py" "$port" "$TMP/got" &
 SRV=$!; PIDS="$PIDS $SRV"
 sleep 0.5
 expect_rc "record --push --cgroup SCOPE: exit 0" 0 "$FIRN" record -a --cgroup "docker-$ID.scope" --every 1 --push "http://127.0.0.1:$port" -d 1.5

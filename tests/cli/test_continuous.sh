@@ -59,24 +59,7 @@ contig=$(times $files | python3 -c 'import sys; r=sorted(tuple(map(int,l.split()
 # push to a loopback server: every interval arrives once, as the 'profile' part, with labels
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir "$d/got"
-python3 - "$port" "$d/got" <<'PY' &
-import sys, http.server, email.parser, email.policy, os, itertools
-port, out = int(sys.argv[1]), sys.argv[2]
-n = itertools.count()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers['Content-Length']))
-        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b'Content-Type: ' + self.headers['Content-Type'].encode() + b'\r\n\r\n' + body)
-        i = next(n)
-        for part in msg.iter_parts():
-            if part.get_param('name', header='content-disposition') == 'profile':
-                open(f'{out}/{i}.pb.gz', 'wb').write(part.get_payload(decode=True))
-        open(f'{out}/{i}.url', 'w').write(self.path + '\n' + (self.headers.get('X-Scope-OrgID') or '') + '\n')
-        self.send_response(200); self.end_headers()
-    def log_message(self, *a): pass
-http.server.HTTPServer(('127.0.0.1', port), H).serve_forever()
-PY
+python3 "$ROOT/tests/cli/pyroscope_server.py" "$port" "$d/got" &
 srv=$!
 sleep 0.5
 "$FIRN" record --every 1 --push "http://127.0.0.1:$port" --label env=test --tenant t1 -d 3.5 -- sh -c 'while :; do :; done' 2>"$d/err"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/escape.h"
@@ -209,4 +210,16 @@ bool color_terminal(void)
 	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
 	return isatty(1) && !(no && *no) && term && *term && strcmp(term, "dumb");
+}
+
+void put_time_range(FILE *f, const struct profile *p)
+{
+	time_t a = (time_t)(p->time_nanos / 1000000000);
+	time_t b = (time_t)((p->time_nanos + p->duration_nanos) / 1000000000);
+	struct tm ta, tb;
+	char sa[32], sb[32];
+
+	strftime(sa, sizeof(sa), "%Y-%m-%d %H:%M:%S", gmtime_r(&a, &ta));
+	strftime(sb, sizeof(sb), "%Y-%m-%d %H:%M:%S", gmtime_r(&b, &tb));
+	fprintf(f, ", %s to %s UTC (%.1f s)", sa, sb, p->duration_nanos / 1e9);
 }

@@ -27,6 +27,10 @@ int load_profile_regular(struct profile *p, const char *path);
 /* Writes s to f with control characters escaped (escape_char: "\x1b"), so that names from a
  * profile cannot command the terminal, then spaces up to width bytes (0: none). */
 void put_text(FILE *f, const char *s, size_t width);
+
+/* Writes ", 2026-12-01 21:00:00 to 21:10:00 UTC (600.0 s)": the time range of p (the merged
+ * range of several files), for a header line. */
+void put_time_range(FILE *f, const struct profile *p);
 /* Writes lines of text (separated by newlines, which stay) with put_text, each ending in a
  * newline; text is cut at its newlines. */
 void put_lines(FILE *f, char *text);

@@ -504,6 +504,8 @@ static void header_side(FILE *f, const struct diff_opts *o, const struct loaded 
 	put_text(f, !strcmp(l->type, "samples") && h->all_total == 1 ? "sample" : l->type, 0);
 	if (!l->counts)
 		fprintf(f, " (%.0f events)", diff_events(&l->d, s));
+	if (o->sides[s].n > 1 && l->have_p[s] && l->p[s].time_nanos > 0)
+		put_time_range(f, &l->p[s]); /* several files: the range they cover together */
 	fputc('\n', f);
 }
 

@@ -282,19 +282,6 @@ static void header_lost_reasons(FILE *f, const struct profile *p)
 		fputc(')', f);
 }
 
-/* Writes ", 2026-12-01 21:00:00 to 21:10:00 UTC (600.0 s)": the merged files' time range. */
-static void header_range(FILE *f, const struct profile *p)
-{
-	time_t a = (time_t)(p->time_nanos / 1000000000);
-	time_t b = (time_t)((p->time_nanos + p->duration_nanos) / 1000000000);
-	struct tm ta, tb;
-	char sa[32], sb[32];
-
-	strftime(sa, sizeof(sa), "%Y-%m-%d %H:%M:%S", gmtime_r(&a, &ta));
-	strftime(sb, sizeof(sb), "%Y-%m-%d %H:%M:%S", gmtime_r(&b, &tb));
-	fprintf(f, ", %s to %s UTC (%.1f s)", sa, sb, p->duration_nanos / 1e9);
-}
-
 /* The name and unit of the sample type h sums ("samples", "count" without one). */
 static void hist_type(const struct profile *p, const struct hist *h, const char **type,
 		      const char **unit)
@@ -332,7 +319,7 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 		fprintf(f, " %s", unit);
 	header_event(f, p);
 	if (ro->ninputs > 1 && p->time_nanos > 0)
-		header_range(f, p);
+		put_time_range(f, p);
 	if (h->nprocesses)
 		fprintf(f, ", %llu process%s", (unsigned long long)h->nprocesses,
 			h->nprocesses == 1 ? "" : "es");

@@ -85,3 +85,9 @@ n=$(ls "$d"/firn-unsent-*.pb.gz 2>/dev/null | wc -l)
 "$FIRN" record --every 0.5 -o "$d/rr-%H%M%S.pb.gz" -d 1.2 -- sh -c 'while :; do :; done' 2>/dev/null
 h=$("$FIRN" report "$d"/rr-*.pb.gz | head -1)
 printf '%s\n' "$h" | grep -Eq '^# .*rr-.* \+ 2 more: .* to [0-9-]+ [0-9:]+ UTC \(1\.[0-9] s\)' && pass "report of 3 intervals: merged time range in the header" || fail "header: $h"
+# firn diff over interval files: each side's header has the range its files cover together
+set -- "$d"/rr-*.pb.gz
+h=$("$FIRN" diff --base "$1" "$2" --new "$3" 2>&1 | head -1)
+printf '%s\n' "$h" | grep -Eq '^# base: .* \+ .*: [0-9,]+ samples, [0-9-]+ [0-9:]+ to [0-9-]+ [0-9:]+ UTC \((0\.[4-9]|1\.[0-9]) s\)$' && pass "diff of intervals: the base side's merged time range in its header" || fail "diff header: $h"
+h=$("$FIRN" diff "$1" "$3" 2>&1 | head -1)
+case $h in *UTC*) fail "diff of two single files shows a range: $h" ;; *) pass "diff of single files: no range (as before)" ;; esac

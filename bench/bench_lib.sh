@@ -432,21 +432,30 @@ show() {
 # fmt X: a number with 4 significant digits.
 fmt() { awk -v x="$1" 'BEGIN { printf "%.4g", x }'; }
 
+# firn_snapshot FIRN_PID: sets CNT NS TAKEN from that firn's on_sample programs and its count of
+# its targets' samples (the last entry of its 'lost' map), read at one moment (bpf_snapshot);
+# leaves them as they were when either is not found.
+firn_snapshot() {
+	local map progs
+	map=$(bpf_map_id "$1" lost)
+	progs=$(bpf_prog_ids "$1" on_sample)
+	# shellcheck disable=SC2086
+	[ -n "$map" ] && [ -n "$progs" ] && read -r CNT NS TAKEN < <(bpf_snapshot "$map" $progs)
+	return 0
+}
+
 # measure_attached PID OPTS: `firn record -F 999 OPTS -p PID` (W, FIRN) for SECONDS_ON, then
 # kills PID; sets CNT NS TAKEN from firn's on_sample programs and its count of the target's
 # samples (bpf_snapshot). Fails when nothing was counted or the programs ran fewer times.
 measure_attached() {
-	local fx=$1 opts=$2 map progs
+	local fx=$1 opts=$2
 	CNT=0 NS=0 TAKEN=0
 	bpf_stats_on
 	# shellcheck disable=SC2086
 	bg_start prof "$W" "$FIRN" record -F 999 $opts -p "$fx" -o "$W/prof.pb.gz" || { kill "$fx"; return 1; }
 	bg_ready prof
 	sleep "$SECONDS_ON"
-	map=$(bpf_map_id "${BG_PID[prof]}" lost)
-	progs=$(bpf_prog_ids "${BG_PID[prof]}" on_sample)
-	# shellcheck disable=SC2086
-	[ -n "$map" ] && [ -n "$progs" ] && read -r CNT NS TAKEN < <(bpf_snapshot "$map" $progs)
+	firn_snapshot "${BG_PID[prof]}"
 	bg_stop prof
 	kill "$fx"
 	wait "$fx" 2>/dev/null

@@ -72,11 +72,7 @@ measure() {
 	sleep "$SECONDS_ON"
 	if [ "$tool" = firn ]; then
 		# firn's own counter of the target's samples, read with the program's statistics
-		local map progs
-		map=$(bpf_map_id "${BG_PID[prof]}" lost)
-		progs=$(bpf_prog_ids "${BG_PID[prof]}" on_sample)
-		# shellcheck disable=SC2086
-		[ -n "$map" ] && [ -n "$progs" ] && read -r CNT NS TAKEN < <(bpf_snapshot "$map" $progs)
+		firn_snapshot "${BG_PID[prof]}"
 		bg_stop prof
 		kill "$fx"
 		wait "$fx" 2>/dev/null

@@ -442,11 +442,12 @@ static int sym_cmp(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-/* Names the PLT stubs of an x86-64 file (.plt, .plt.sec, .plt.got) that no symbol covers. */
-static int add_plt_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh)
+/* Names the PLT stubs of an x86-64 file (.plt, .plt.sec, .plt.got) that none of the first n
+ * symbols covers; cap: e->syms's capacity. */
+static int add_plt_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh, size_t n, size_t *cap)
 {
 	struct got_name *gots = NULL;
-	size_t ngots = 0, cap_gots = 0, cap = e->nsyms, nsyms = e->nsyms, shstrndx;
+	size_t ngots = 0, cap_gots = 0, shstrndx;
 	Elf_Scn *scn = NULL;
 	int err = 0;
 
@@ -461,17 +462,61 @@ static int add_plt_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh)
 		qsort(gots, ngots, sizeof(*gots), got_cmp);
 	while (!err && ngots && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		const char *n;
+		const char *name;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    (sh.sh_flags & SHF_EXECINSTR) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    (!strcmp(n, ".plt") || !strcmp(n, ".plt.sec") || !strcmp(n, ".plt.got")))
-			err = add_plt_section(e, nsyms, scn, &sh, gots, ngots, &cap);
+		    (sh.sh_flags & SHF_EXECINSTR) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got")))
+			err = add_plt_section(e, n, scn, &sh, gots, ngots, cap);
 	}
 	free(gots);
+	return err;
+}
+
+/* Names the .init and .fini sections "_init" and "_fini" where none of the first n symbols
+ * covers them: the dynamic loader runs them (DT_INIT, DT_FINI), a stripped file keeps no symbol
+ * for them and no .eh_frame entry bounds them, and with a cold page cache the first fetch of a
+ * library's code is often there (issue 25: the one "[liblzma.so.5.4.1]" frame left). */
+static int add_init_fini(struct elfsym *e, Elf *elf, size_t n, size_t *cap)
+{
+	static const char *const secs[][2] = { { ".init", "_init" }, { ".fini", "_fini" } };
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size || sh.sh_addr + sh.sh_size < sh.sh_addr ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+			if (strcmp(name, secs[i][0]) || !sym_free(e, n, sh.sh_addr, sh.sh_addr + sh.sh_size))
+				continue;
+			int64_t off = add_name(e, secs[i][1]);
+			if (off < 0 || VEC_GROW(e->syms, *cap, e->nsyms + 1))
+				return -ENOMEM;
+			e->syms[e->nsyms++] = (struct elfsym_symbol){ sh.sh_addr, sh.sh_addr + sh.sh_size,
+								      (uint32_t)off };
+		}
+	}
+	return 0;
+}
+
+/* Adds the names a file's code has without symbols (PLT stubs, _init, _fini) where its own
+ * symbols leave them, and keeps e's symbols sorted and disjoint. */
+static int add_synthetic_symbols(struct elfsym *e, Elf *elf, const GElf_Ehdr *eh)
+{
+	size_t cap = e->nsyms, nsyms = e->nsyms;
+	int err = add_plt_symbols(e, elf, eh, nsyms, &cap);
+
+	if (!err)
+		err = add_init_fini(e, elf, nsyms, &cap);
 	if (err || e->nsyms == nsyms)
 		return err;
 	qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
-	size_t k = 0; /* PLT sections that overlap (a damaged file): one stub an address */
+	size_t k = 0; /* sections that overlap (a damaged file): one name an address */
 	for (size_t i = 0; i < e->nsyms; i++)
 		if (!k || e->syms[i].start >= e->syms[k - 1].end)
 			e->syms[k++] = e->syms[i];
@@ -507,7 +552,7 @@ static int init_from_elf(struct elfsym *e, Elf *elf)
 		err = emit_symbols(e, &r);
 	}
 	if (!err)
-		err = add_plt_symbols(e, elf, &eh);
+		err = add_synthetic_symbols(e, elf, &eh);
 	if (inner)
 		elf_end(inner);
 	free(r.secs);

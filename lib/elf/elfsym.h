@@ -3,7 +3,8 @@
  * (.gnu_debugdata, xz-compressed, decompressed through libdwelf). The file's .gnu_debuglink and
  * whether it carries DWARF are noted for the debug-file search.
  * PLT stubs of x86-64 files (.plt, .plt.sec, .plt.got) that no symbol covers are named
- * "name@plt" after the dynamic symbol their GOT slot's relocation binds.
+ * "name@plt" after the dynamic symbol their GOT slot's relocation binds; the .init and .fini
+ * sections, where no symbol covers them, are "_init" and "_fini" (the names crti gives them).
  * Everything is copied out at init: afterwards an elfsym holds no file descriptor and no libelf
  * state, only its own arrays, and names it returns stay valid until elfsym_release. */
 #ifndef FIRN_ELFSYM_H

@@ -4,7 +4,8 @@
  * agree, also from the program headers of a file without section headers; damaged sections give
  * fewer ranges, never wrong shapes or crashes; the symbolizer names a stripped function
  * "FILE+0xSTART" at every address in it while a symbol's name always wins; PLT stubs (lazy .plt,
- * IBT's .plt.sec) are "NAME@plt" where objdump puts them. */
+ * IBT's .plt.sec) are "NAME@plt" where objdump puts them; .init and .fini are "_init" and
+ * "_fini" in stripped and unstripped files alike. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -344,6 +345,60 @@ static void test_plt(void **state)
 	}
 }
 
+/* The [start, end) of the section named name in path: 0, or -1 when it has none. */
+static int section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = -1;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	assert_non_null(elf = elf_begin(fd, ELF_C_READ, NULL));
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name)) {
+			*start = sh.sh_addr;
+			*end = sh.sh_addr + sh.sh_size;
+			found = 0;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* .init and .fini, which no .eh_frame entry bounds, are "_init" and "_fini" at every address,
+ * stripped or not. */
+static void test_init_fini(void **state)
+{
+	const char *fixtures[] = { "stripfix-stripped", "stripfix-ibt-stripped", "stripfix" };
+	const char *secs[][2] = { { ".init", "_init" }, { ".fini", "_fini" } };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct elfsym e;
+		assert_int_equal(elfsym_init_path(&e, built_fixture(fixtures[i])), 0);
+		for (size_t k = 0; k < 2; k++) {
+			uint64_t lo = 0, hi = 0, start;
+			const char *name;
+			assert_int_equal(section_range(built_fixture(fixtures[i]), secs[k][0], &lo, &hi), 0);
+			assert_true(lo < hi);
+			for (uint64_t a = lo; a < hi; a++) {
+				if (elfsym_lookup(&e, a, &name, &start))
+					fail_msg("%s: no symbol at %#" PRIx64 " (%s)", fixtures[i], a, secs[k][0]);
+				assert_string_equal(name, secs[k][1]);
+				assert_int_equal(start, lo);
+			}
+		}
+		elfsym_release(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_init_fini),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

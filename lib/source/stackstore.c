@@ -11,6 +11,7 @@
 #include "../../bpf/firn.h"
 
 #include "base/hash.h"
+#include "base/hashtab.h"
 #include "base/vec.h"
 
 _Static_assert(sizeof(((struct stackstore_name *)0)->thread) == 16, "FIRN_COMM_LEN");
@@ -22,9 +23,12 @@ void stackstore_init(struct stackstore *st, bool retire, uint32_t uncounted_from
 
 void stackstore_release(struct stackstore *st)
 {
-	for (size_t i = 0; i < st->cap_stacks; i++)
+	for (size_t i = 0; i < st->nstacks; i++)
 		free(st->stacks[i].ips);
 	FREE_ALL(st->stacks, st->entries, st->names, st->exited);
+	hashtab_release(&st->stack_index);
+	hashtab_release(&st->entry_index);
+	hashtab_release(&st->name_index);
 	*st = (struct stackstore){ 0 };
 }
 
@@ -35,87 +39,77 @@ static uint64_t key_hash(const struct stackstore_key *k)
 	return hash_mix64(k->ustack ^ hash_mix64(k->kstack ^ ids));
 }
 
-/* Generic grow-and-rehash for the three tables: doubles when half full. */
-#define TABLE_RESERVE(s, arr, n, cap, type, slot_of)                                 \
-	do {                                                                         \
-		if (((s)->n + 1) * 2 <= (s)->cap)                                    \
-			break;                                                       \
-		size_t ncap_ = (s)->cap ? (s)->cap * 2 : 4096;                       \
-		type *old_ = (s)->arr, *new_ = calloc(ncap_, sizeof(type));          \
-		if (!new_)                                                           \
-			return -ENOMEM;                                              \
-		size_t ocap_ = (s)->cap;                                             \
-		(s)->arr = new_;                                                     \
-		(s)->cap = ncap_;                                                    \
-		for (size_t i_ = 0; i_ < ocap_; i_++)                                \
-			if (old_[i_].used_field)                                     \
-				new_[slot_of(s, &old_[i_])] = old_[i_];              \
-		free(old_);                                                          \
-	} while (0)
-
-/* Slot for stack id (existing or the empty one where it goes). */
-static size_t stack_slot(const struct stackstore *s, uint64_t id)
+/* Whether stack number id has the stack id *key (hashtab_eq_fn). */
+static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = s->cap_stacks - 1, i = hash_mix64(id) & mask;
-
-	while (s->stacks[i].id && s->stacks[i].id != id)
-		i = (i + 1) & mask;
-	return i;
+	return ((const struct stackstore *)ctx)->stacks[id].id == *(const uint64_t *)key;
 }
 
-static size_t stack_slot_of(const struct stackstore *s, const struct stackstore_stack *u)
+static bool entry_eq(const void *ctx, uint32_t id, const void *key)
 {
-	return stack_slot(s, u->id);
+	return !memcmp(&((const struct stackstore *)ctx)->entries[id].key, key,
+		       sizeof(struct stackstore_key));
 }
 
-static size_t entry_slot(const struct stackstore *s, const struct stackstore_key *k)
+static bool name_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = s->cap_entries - 1, i = key_hash(k) & mask;
-
-	while (s->entries[i].used && memcmp(&s->entries[i].key, k, sizeof(*k)))
-		i = (i + 1) & mask;
-	return i;
+	return ((const struct stackstore *)ctx)->names[id].tid == *(const uint32_t *)key;
 }
 
-static size_t entry_slot_of(const struct stackstore *s, const struct stackstore_entry *e)
+/* The index of stack id in stacks (-1: not held). */
+static int64_t stack_find(const struct stackstore *s, uint64_t id)
 {
-	return entry_slot(s, &e->key);
+	return hashtab_find(&s->stack_index, hash_mix64(id), stack_eq, s, &id);
 }
 
-static size_t name_slot(const struct stackstore *s, uint32_t tid)
+static int64_t entry_find(const struct stackstore *s, const struct stackstore_key *k)
 {
-	size_t mask = s->cap_names - 1, i = hash_mix64(tid) & mask;
-
-	while (s->names[i].used && s->names[i].tid != tid)
-		i = (i + 1) & mask;
-	return i;
+	return hashtab_find(&s->entry_index, key_hash(k), entry_eq, s, k);
 }
 
-static size_t name_slot_of(const struct stackstore *s, const struct stackstore_name *c)
+static int64_t name_find(const struct stackstore *s, uint32_t tid)
 {
-	return name_slot(s, c->tid);
+	return hashtab_find(&s->name_index, hash_mix64(tid), name_eq, s, &tid);
 }
 
-#define used_field id
-static int stacks_reserve(struct stackstore *s)
+/* The hash each table's index files element i under. */
+static uint64_t stack_hash_at(const struct stackstore *s, size_t i)
 {
-	TABLE_RESERVE(s, stacks, nstacks, cap_stacks, struct stackstore_stack, stack_slot_of);
-	return 0;
-}
-#undef used_field
-#define used_field used
-static int entries_reserve(struct stackstore *s)
-{
-	TABLE_RESERVE(s, entries, nentries, cap_entries, struct stackstore_entry, entry_slot_of);
-	return 0;
+	return hash_mix64(s->stacks[i].id);
 }
 
-static int names_reserve(struct stackstore *s)
+static uint64_t entry_hash_at(const struct stackstore *s, size_t i)
 {
-	TABLE_RESERVE(s, names, nnames, cap_names, struct stackstore_name, name_slot_of);
-	return 0;
+	return key_hash(&s->entries[i].key);
 }
-#undef used_field
+
+static uint64_t name_hash_at(const struct stackstore *s, size_t i)
+{
+	return hash_mix64(s->names[i].tid);
+}
+
+/* Files elements 0..n of a table afresh in its index t (after removals moved them): the
+ * slots are kept, so it cannot fail. */
+static void reindex(const struct stackstore *s, struct hashtab *t, size_t n,
+		    uint64_t (*hash_at)(const struct stackstore *s, size_t i))
+{
+	hashtab_clear(t);
+	for (size_t i = 0; i < n; i++)
+		hashtab_add(t, hash_at(s, i), (uint32_t)i);
+}
+
+/* Keeps the elements of arr (n of size bytes) that keep takes, in their order; returns how many
+ * stay. */
+static size_t compact(void *arr, size_t n, size_t size, bool (*keep)(const void *elem))
+{
+	char *a = arr;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (keep(a + i * size) && k++ != i)
+			memcpy(a + (k - 1) * size, a + i * size, size);
+	return k;
+}
 
 void stackstore_drained(struct stackstore *st)
 {
@@ -126,10 +120,8 @@ bool stackstore_has_stack(struct stackstore *st, uint64_t id)
 {
 	if (!id)
 		return true;
-	if (!st->cap_stacks)
-		return false;
-	size_t i = stack_slot(st, id);
-	if (!st->stacks[i].id)
+	int64_t i = stack_find(st, id);
+	if (i < 0)
 		return false;
 	st->stacks[i].seen = st->drains;
 	return true;
@@ -139,50 +131,51 @@ int stackstore_put_stack(struct stackstore *st, uint64_t id, const uint64_t *ips
 {
 	if (!id || stackstore_has_stack(st, id))
 		return 0;
-	if (stacks_reserve(st))
+	if (VEC_GROW(st->stacks, st->cap_stacks, st->nstacks + 1) ||
+	    hashtab_reserve(&st->stack_index, st->nstacks + 1))
 		return -ENOMEM;
 	uint64_t *copy = malloc((len ? len : 1) * sizeof(*copy));
-	if (!copy)
+	if (!copy || hashtab_add(&st->stack_index, hash_mix64(id), (uint32_t)st->nstacks)) {
+		free(copy);
 		return -ENOMEM;
+	}
 	memcpy(copy, ips, len * sizeof(*copy));
-	st->stacks[stack_slot(st, id)] = (struct stackstore_stack){ .id = id, .len = len,
-								     .ips = copy,
-								     .seen = st->drains };
-	st->nstacks++;
+	st->stacks[st->nstacks++] = (struct stackstore_stack){ .id = id, .len = len, .ips = copy,
+								.seen = st->drains };
 	return 0;
 }
 
 const struct stackstore_stack *stackstore_stack(const struct stackstore *st, uint64_t id)
 {
-	if (!id || !st->cap_stacks)
-		return NULL;
-	size_t i = stack_slot(st, id);
-	return st->stacks[i].id ? &st->stacks[i] : NULL;
+	int64_t i = id ? stack_find(st, id) : -1;
+
+	return i < 0 ? NULL : &st->stacks[i];
 }
 
 /* One more entry uses stack id (held). */
 static void stack_ref(struct stackstore *s, uint64_t id)
 {
-	size_t i = id ? stack_slot(s, id) : 0;
+	int64_t i = id ? stack_find(s, id) : -1;
 
-	if (id && s->stacks[i].id)
+	if (i >= 0)
 		s->stacks[i].refs++;
 }
 
 int stackstore_add(struct stackstore *st, const struct stackstore_key *k, uint64_t count)
 {
-	if (entries_reserve(st))
-		return -ENOMEM;
-	size_t i = entry_slot(st, k);
-	bool fresh = !st->entries[i].used;
-	if (fresh) {
-		st->entries[i] = (struct stackstore_entry){ *k, 0, true, false };
-		st->nentries++;
-		stack_ref(st, k->ustack);
-		stack_ref(st, k->kstack);
+	int64_t i = entry_find(st, k);
+
+	if (i >= 0) {
+		st->entries[i].count += count;
+		return 0;
 	}
-	st->entries[i].count += count;
-	return fresh;
+	if (VEC_GROW(st->entries, st->cap_entries, st->nentries + 1) ||
+	    hashtab_add(&st->entry_index, key_hash(k), (uint32_t)st->nentries))
+		return -ENOMEM;
+	st->entries[st->nentries++] = (struct stackstore_entry){ .key = *k, .count = count };
+	stack_ref(st, k->ustack);
+	stack_ref(st, k->kstack);
+	return 1;
 }
 
 /* Copies a name of at most 15 characters (a kernel comm). */
@@ -197,11 +190,14 @@ static void name_copy(char dst[16], const char *src)
 int stackstore_set_name(struct stackstore *st, uint32_t tid, const char *thread,
 			const char *process)
 {
-	if (names_reserve(st))
-		return -ENOMEM;
-	size_t i = name_slot(st, tid);
-	if (!st->names[i].used)
-		st->nnames++;
+	int64_t i = name_find(st, tid);
+
+	if (i < 0) {
+		if (VEC_GROW(st->names, st->cap_names, st->nnames + 1) ||
+		    hashtab_add(&st->name_index, hash_mix64(tid), (uint32_t)st->nnames))
+			return -ENOMEM;
+		i = (int64_t)st->nnames++;
+	}
 	st->names[i] = (struct stackstore_name){ .tid = tid, .used = true };
 	name_copy(st->names[i].thread, thread);
 	name_copy(st->names[i].process, process);
@@ -225,10 +221,9 @@ bool stackstore_has_exited(const struct stackstore *st, pid_t pid)
 
 static const char *name_of(const struct stackstore *s, uint32_t tid, bool process)
 {
-	if (!s->cap_names)
-		return "";
-	size_t i = name_slot(s, tid);
-	if (!s->names[i].used)
+	int64_t i = name_find(s, tid);
+
+	if (i < 0)
 		return "";
 	return process ? s->names[i].process : s->names[i].thread;
 }
@@ -260,9 +255,7 @@ static struct sampler_entry entry_view(const struct stackstore *s, const struct 
 int stackstore_for_each(struct stackstore *st,
 			int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx)
 {
-	for (size_t i = 0; i < st->cap_entries; i++) {
-		if (!st->entries[i].used)
-			continue;
+	for (size_t i = 0; i < st->nentries; i++) {
 		struct sampler_entry e = entry_view(st, &st->entries[i]);
 		int rc = fn(ctx, &e);
 		if (rc)
@@ -316,67 +309,40 @@ static size_t take_ready(struct stackstore *s, pid_t **out, size_t batch, uint64
 /* Drops one reference to a stack (kept until sweep_stacks). */
 static void stack_unref(struct stackstore *s, uint64_t id)
 {
-	if (!id || !s->cap_stacks)
-		return;
-	size_t i = stack_slot(s, id);
-	if (s->stacks[i].id && s->stacks[i].refs)
+	int64_t i = id ? stack_find(s, id) : -1;
+
+	if (i >= 0 && s->stacks[i].refs)
 		s->stacks[i].refs--;
 }
 
-/* Reinserts every used slot of a table into a fresh one of the same size (after removals:
- * open addressing cannot leave holes in a probe sequence). */
-#define TABLE_REHASH(s, arr, cap, type, slot_of, keep)                               \
-	do {                                                                         \
-		type *old_ = (s)->arr, *new_ = calloc((s)->cap, sizeof(type));       \
-		if (!new_)                                                           \
-			return -ENOMEM;                                              \
-		(s)->arr = new_;                                                     \
-		for (size_t i_ = 0; i_ < (s)->cap; i_++)                             \
-			if (keep(&old_[i_]))                                         \
-				new_[slot_of(s, &old_[i_])] = old_[i_];              \
-		free(old_);                                                          \
-	} while (0)
-
-static bool entry_used(const struct stackstore_entry *u)
+/* compact's tests of what stays: entries not parked, names not forgotten, stacks not freed. */
+static bool entry_kept(const void *u)
 {
-	return u->used;
+	return !((const struct stackstore_entry *)u)->parked;
 }
 
-static bool name_used(const struct stackstore_name *c)
+static bool name_kept(const void *c)
 {
-	return c->used;
+	return ((const struct stackstore_name *)c)->used;
 }
 
-static bool stack_used(const struct stackstore_stack *st)
+static bool stack_kept(const void *st)
 {
-	return st->id;
-}
-
-static int rehash_entries(struct stackstore *s)
-{
-	TABLE_REHASH(s, entries, cap_entries, struct stackstore_entry, entry_slot_of, entry_used);
-	return 0;
-}
-
-static int rehash_names(struct stackstore *s)
-{
-	TABLE_REHASH(s, names, cap_names, struct stackstore_name, name_slot_of, name_used);
-	return 0;
+	return ((const struct stackstore_stack *)st)->ips;
 }
 
 /* Frees the stacks no entry uses that no undrained count can name (not met by the last drain). */
-static int sweep_stacks(struct stackstore *s)
+static void sweep_stacks(struct stackstore *s)
 {
-	for (size_t i = 0; i < s->cap_stacks; i++) {
+	for (size_t i = 0; i < s->nstacks; i++) {
 		struct stackstore_stack *st = &s->stacks[i];
-		if (!st->id || st->refs || st->seen + 1 >= s->drains)
+		if (st->refs || st->seen + 1 >= s->drains)
 			continue;
 		free(st->ips);
-		memset(st, 0, sizeof(*st));
-		s->nstacks--;
+		st->ips = NULL;
 	}
-	TABLE_REHASH(s, stacks, cap_stacks, struct stackstore_stack, stack_slot_of, stack_used);
-	return 0;
+	s->nstacks = compact(s->stacks, s->nstacks, sizeof(*s->stacks), stack_kept);
+	reindex(s, &s->stack_index, s->nstacks, stack_hash_at);
 }
 
 /* Hands the entries of the processes in pids (sorted) that ops->select takes to ops->park (when
@@ -386,9 +352,9 @@ static int park_marked(struct stackstore *s, const pid_t *pids, size_t n,
 {
 	int err = 0;
 
-	for (size_t i = 0; i < s->cap_entries && n && !err; i++) {
+	for (size_t i = 0; i < s->nentries && n && !err; i++) {
 		struct stackstore_entry *u = &s->entries[i];
-		if (!u->used || !pid_in(pids, n, u->key.pid))
+		if (!pid_in(pids, n, u->key.pid))
 			continue;
 		struct sampler_entry e = entry_view(s, u);
 		if (ops->select && !ops->select(ops->ctx, &e))
@@ -400,16 +366,12 @@ static int park_marked(struct stackstore *s, const pid_t *pids, size_t n,
 }
 
 /* Forgets the names of the threads in tids (sorted). */
-static int forget_names(struct stackstore *s, const pid_t *tids, size_t ntids)
+static void forget_names(struct stackstore *s, const pid_t *tids, size_t ntids)
 {
-	for (size_t i = 0; i < s->cap_names; i++) {
-		struct stackstore_name *c = &s->names[i];
-		if (c->used && pid_in(tids, ntids, c->tid)) {
-			c->used = false;
-			s->nnames--;
-		}
-	}
-	return s->cap_names ? rehash_names(s) : 0;
+	for (size_t i = 0; i < s->nnames; i++)
+		s->names[i].used = !pid_in(tids, ntids, s->names[i].tid);
+	s->nnames = compact(s->names, s->nnames, sizeof(*s->names), name_kept);
+	reindex(s, &s->name_index, s->nnames, name_hash_at);
 }
 
 /* Forgets the marked entries and the stacks only they used; with names, also the names of their
@@ -418,34 +380,32 @@ static int forget_parked(struct stackstore *s, const pid_t *pids, size_t n, bool
 {
 	pid_t *tids = names ? malloc((s->nentries + n) * sizeof(*tids)) : NULL;
 	size_t ntids = 0, before = s->nentries;
-	int err = 0;
 
 	if (names && !tids)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && names; i++)
 		tids[ntids++] = pids[i];
-	for (size_t i = 0; i < s->cap_entries; i++) {
-		struct stackstore_entry *u = &s->entries[i];
-		if (!u->used || !u->parked)
+	for (size_t i = 0; i < s->nentries; i++) {
+		const struct stackstore_entry *u = &s->entries[i];
+		if (!u->parked)
 			continue;
 		stack_unref(s, u->key.ustack);
 		stack_unref(s, u->key.kstack);
 		s->retired += u->key.event == FIRN_EVENT_OFF_CPU ? 0 : u->count;
 		if (names)
 			tids[ntids++] = u->key.tid;
-		*u = (struct stackstore_entry){ 0 };
-		s->nentries--;
 	}
+	s->nentries = compact(s->entries, s->nentries, sizeof(*s->entries), entry_kept);
 	if (names) {
 		qsort(tids, ntids, sizeof(*tids), pid_cmp);
-		err = forget_names(s, tids, ntids);
+		forget_names(s, tids, ntids);
 		free(tids);
 	}
-	if (!err && s->nentries < before && s->cap_entries)
-		err = rehash_entries(s);
-	if (!err && s->nentries < before && s->cap_stacks)
-		err = sweep_stacks(s);
-	return err;
+	if (s->nentries < before) {
+		reindex(s, &s->entry_index, s->nentries, entry_hash_at);
+		sweep_stacks(s);
+	}
+	return 0;
 }
 
 /* Puts the processes of pids (sorted) whose entries ops->ready turns down back on the exited
@@ -460,9 +420,9 @@ static size_t defer_unready(struct stackstore *s, const struct sampler_retire_op
 		free(later);
 		return n;
 	}
-	for (size_t i = 0; i < s->cap_entries; i++) {
+	for (size_t i = 0; i < s->nentries; i++) {
 		const struct stackstore_entry *u = &s->entries[i];
-		pid_t *at = u->used && n ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
+		pid_t *at = n ? bsearch(&(pid_t){ u->key.pid }, pids, n, sizeof(*pids), pid_cmp)
 					 : NULL; /* pids may be NULL at n 0 */
 		if (!at || later[at - pids])
 			continue;
@@ -488,9 +448,8 @@ static size_t entry_pids(const struct stackstore *s, pid_t **out)
 	*out = pids;
 	if (!pids)
 		return 0;
-	for (size_t i = 0; i < s->cap_entries; i++)
-		if (s->entries[i].used)
-			pids[n++] = s->entries[i].key.pid;
+	for (size_t i = 0; i < s->nentries; i++)
+		pids[n++] = s->entries[i].key.pid;
 	qsort(pids, n, sizeof(*pids), pid_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!k || pids[k - 1] != pids[i])
@@ -556,18 +515,17 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 
 void stackstore_reset_counts(struct stackstore *st)
 {
-	if (st->entries)
-		memset(st->entries, 0, st->cap_entries * sizeof(*st->entries));
 	st->nentries = 0;
+	hashtab_clear(&st->entry_index);
 }
 
 uint64_t stackstore_stored(const struct stackstore *st)
 {
 	uint64_t n = st->retired;
 
-	for (size_t i = 0; i < st->cap_entries; i++)
+	for (size_t i = 0; i < st->nentries; i++)
 		/* off-CPU waits and GPU records are no samples */
-		if (st->entries[i].used && st->entries[i].key.event < st->uncounted_from)
+		if (st->entries[i].key.event < st->uncounted_from)
 			n += st->entries[i].count;
 	return n;
 }

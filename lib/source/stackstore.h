@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/hashtab.h"
 #include "source/sampler.h"
 
 /* What one entry counts (bpf/firn.h's struct firn_key, field for field). */
@@ -42,13 +43,12 @@ struct stackstore_stack {
 struct stackstore_entry {
 	struct stackstore_key key;
 	uint64_t count;
-	bool used;
 	bool parked; /* handed to a park callback: forgotten after it */
 };
 
 struct stackstore_name {
 	uint32_t tid;
-	bool used;
+	bool used; /* false: forgotten (removed by the forget under way) */
 	char thread[16], process[16];
 };
 
@@ -57,14 +57,18 @@ struct stackstore_exited {
 	uint64_t gen; /* the drains completed when it ended */
 };
 
-/* Open-addressed tables (sized in powers of two, rehashed after removals). */
+/* Three arrays in the order their elements came (removals keep the order of the rest), each
+ * with a hashtab index by key (stack id, entry key, tid), refiled after removals. */
 struct stackstore {
 	struct stackstore_stack *stacks;
 	size_t nstacks, cap_stacks;
+	struct hashtab stack_index;
 	struct stackstore_entry *entries;
 	size_t nentries, cap_entries;
+	struct hashtab entry_index;
 	struct stackstore_name *names;
 	size_t nnames, cap_names;
+	struct hashtab name_index;
 	struct stackstore_exited *exited; /* ended processes waiting to be retired */
 	size_t nexited, cap_exited;
 	bool retire;               /* keep ended processes for stackstore_retire */
@@ -94,7 +98,8 @@ int stackstore_set_name(struct stackstore *st, uint32_t tid, const char *thread,
 /* pid ended (now, in the drain under way): it is retired after the next complete drain. */
 void stackstore_exit(struct stackstore *st, pid_t pid);
 bool stackstore_has_exited(const struct stackstore *st, pid_t pid);
-/* Calls fn for every entry (stops early at fn's non-zero, returned). */
+/* Calls fn for every entry, in the order the entries were first added (stops early at fn's
+ * non-zero, returned). */
 int stackstore_for_each(struct stackstore *st,
 			int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx);
 /* As sampler_retire, sampler_park_live and sampler_park_process (lib/source/sampler.h), which are

@@ -163,6 +163,53 @@ static void test_batches(void **state)
 	stackstore_release(&st);
 }
 
+/* The pids for_each hands out, in its order. */
+struct order {
+	pid_t pids[4096];
+	size_t n;
+};
+
+static int note_pid(void *ctx, const struct sampler_entry *e)
+{
+	struct order *o = ctx;
+
+	if (o->n < sizeof(o->pids) / sizeof(*o->pids))
+		o->pids[o->n++] = (pid_t)e->pid;
+	return 0;
+}
+
+/* for_each hands entries out in the order they were first added, not by hash (a recording's
+ * samples, and so its bytes, follow the drains), through the index's growth and after a
+ * forget has removed some: the rest keep their order, and each is still found by its key. */
+static void test_order_is_insertion(void **state)
+{
+	static struct order o;
+	struct stackstore st;
+	struct seen s = { 0 };
+	struct sampler_retire_ops ops = { .park = park, .gone = gone, .ctx = &s };
+	const pid_t n = 3000;
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	for (pid_t i = 0; i < n; i++) /* descending pids, stacks shared by pairs */
+		add(&st, n - i, n - i, 0x1000 + (uint64_t)i / 2, 1, 0);
+	stackstore_drained(&st);
+	for (pid_t pid = 2; pid <= n; pid += 2)
+		stackstore_exit(&st, pid);
+	stackstore_drained(&st);
+	stackstore_drained(&st);
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), n / 2);
+	o.n = 0;
+	stackstore_for_each(&st, note_pid, &o);
+	assert_int_equal(o.n, n / 2);
+	for (size_t i = 0; i < o.n; i++)
+		assert_int_equal(o.pids[i], n - 1 - 2 * (pid_t)i); /* the odd pids, as added */
+	add(&st, n - 1, n - 1, 0x1000, 5, 0); /* found again: no new entry */
+	assert_int_equal(held(&st), n / 2);
+	assert_int_equal(st.nstacks, n / 2); /* every pair kept its odd half's stack */
+	stackstore_release(&st);
+}
+
 /* Parking one process takes only what select takes and keeps the process and its names;
  * off-CPU time is no sample in the stored statistic. */
 static void test_park_process_select(void **state)
@@ -194,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_not_ready_waits),
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_park_process_select),
+		cmocka_unit_test(test_order_is_insertion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

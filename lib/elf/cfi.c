@@ -23,7 +23,7 @@ struct vm {
 	uint64_t loc;
 	struct cfi_state cur;
 	unsigned depth;
-	struct cfi_state stack[CFI_STACK_MAX];
+	struct cfi_state *stack; /* CFI_STACK_MAX states, the caller's (not zeroed by vm_start) */
 };
 
 /* Reads an n-byte little-endian number (n <= 8) from [*p, end). */
@@ -348,25 +348,22 @@ static int step(struct vm *vm)
 	return -EINVAL;
 }
 
-/* Starts a program [p, end) at location loc (init: the CIE's state, NULL for the CIE's own). */
+/* Starts a program [p, end) at location loc (init: the CIE's state, NULL for the CIE's own)
+ * with the remember_state stack stack. */
 static void vm_start(struct vm *vm, const struct cfi_env *env, const struct cfi_cie *cie,
 		     const struct cfi_state *init, const uint8_t *p, const uint8_t *end,
-		     uint64_t loc)
+		     uint64_t loc, struct cfi_state stack[CFI_STACK_MAX])
 {
-	vm->env = env;
-	vm->cie = cie;
-	vm->init = init;
-	vm->p = p;
-	vm->end = end;
-	vm->loc = loc;
-	vm->depth = 0;
+	*vm = (struct vm){ .env = env, .cie = cie, .init = init, .p = p, .end = end, .loc = loc,
+			   .stack = stack };
 }
 
 int cfi_cie_state(const struct cfi_env *env, const struct cfi_cie *cie, struct cfi_state *out)
 {
+	struct cfi_state stack[CFI_STACK_MAX];
 	struct vm vm;
 
-	vm_start(&vm, env, cie, NULL, cie->insns, cie->insns_end, 0);
+	vm_start(&vm, env, cie, NULL, cie->insns, cie->insns_end, 0, stack);
 	abi_defaults(env->machine, &vm.cur);
 	while (vm.p < vm.end) {
 		int rc = step(&vm);
@@ -380,12 +377,13 @@ int cfi_cie_state(const struct cfi_env *env, const struct cfi_cie *cie, struct c
 int cfi_fde_rows(const struct cfi_env *env, const struct cfi_cie *cie,
 		 const struct cfi_state *init, const struct cfi_fde *fde, cfi_row_fn fn, void *ctx)
 {
+	struct cfi_state stack[CFI_STACK_MAX];
 	struct vm vm;
 	uint64_t pc = fde->start;
 
 	if (pc >= fde->end)
 		return 0;
-	vm_start(&vm, env, cie, init, fde->insns, fde->insns_end, fde->start);
+	vm_start(&vm, env, cie, init, fde->insns, fde->insns_end, fde->start, stack);
 	vm.cur = *init;
 	while (vm.p < vm.end) {
 		int rc = step(&vm);

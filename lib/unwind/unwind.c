@@ -137,15 +137,9 @@ struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int u
 
 	if (!u)
 		return NULL;
-	u->rows_fd = rows_fd;
-	u->max_rows = max_rows;
-	u->pids_fd = pids_fd;
-	u->umaps_fd = umaps_fd;
-	u->files_fd = files_fd;
-	u->max_umaps = max_umaps;
-	u->vdso = -1;
-	u->st.max_rows = max_rows;
-	u->cache = open_cache();
+	*u = (struct unwinder){ .rows_fd = rows_fd, .max_rows = max_rows, .pids_fd = pids_fd,
+				.umaps_fd = umaps_fd, .files_fd = files_fd, .max_umaps = max_umaps,
+				.vdso = -1, .st.max_rows = max_rows, .cache = open_cache() };
 	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
 }

@@ -119,15 +119,25 @@ static uint8_t bind_rank(int bind)
 	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 }
 
+/* How many entries of type (ELF_T_SYM, ELF_T_RELA) section scn holds, its data in *out: 0 when
+ * scn is NULL or its data is missing or of another type (symbols and relocations are read
+ * through this one check). */
+static size_t section_entries(Elf *elf, Elf_Scn *scn, Elf_Type type, Elf_Data **out)
+{
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t entsize = gelf_fsize(elf, type, 1, EV_CURRENT);
+
+	*out = d;
+	return d && entsize && d->d_type == type ? d->d_size / entsize : 0;
+}
+
 /* Adds the wanted symbols of one symbol table section. */
 static int read_symtab(struct reader *r, Elf_Scn *scn, const GElf_Shdr *sh)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t entsize = gelf_fsize(r->elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *data;
+	size_t nsyms = section_entries(r->elf, scn, ELF_T_SYM, &data);
 
-	if (!data || !entsize || data->d_type != ELF_T_SYM)
-		return 0;
-	for (size_t i = 1; i < data->d_size / entsize; i++) {
+	for (size_t i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		bool is_func;
 		if (!gelf_getsym(data, i, &sym))
@@ -358,12 +368,12 @@ static int read_got_relas(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct go
 {
 	Elf_Scn *sym_scn = elf_getscn(elf, sh->sh_link);
 	GElf_Shdr ssh;
-	Elf_Data *d = elf_getdata(scn, NULL), *sd = sym_scn ? elf_getdata(sym_scn, NULL) : NULL;
-	size_t entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
+	Elf_Data *d, *sd;
+	size_t nrelas = section_entries(elf, scn, ELF_T_RELA, &d);
 
-	if (!d || !sd || !entsize || d->d_type != ELF_T_RELA || !gelf_getshdr(sym_scn, &ssh))
+	if (!section_entries(elf, sym_scn, ELF_T_SYM, &sd) || !gelf_getshdr(sym_scn, &ssh))
 		return 0;
-	for (size_t i = 0; i < d->d_size / entsize; i++) {
+	for (size_t i = 0; i < nrelas; i++) {
 		GElf_Rela r;
 		GElf_Sym sym;
 		if (!gelf_getrela(d, i, &r))

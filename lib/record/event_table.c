@@ -64,8 +64,10 @@ static const struct event_stat offcpu_fields[] = {
 	{ "rate", "count", NULL, 0, offcpu_rate, { "1 in ", " (times scaled by it)" } },
 	{ "unsampled", "count", NULL, OFFCPU(unsampled) },
 };
-static const struct event_stat_group offcpu_stats = { "off_cpu.", offcpu_fields,
-						      sizeof(offcpu_fields) / sizeof(offcpu_fields[0]) };
+static const struct event_stat_group offcpu_stats = {
+	"off_cpu.", offcpu_fields, sizeof(offcpu_fields) / sizeof(offcpu_fields[0]),
+	sizeof(struct sampler_offcpu_stats)
+};
 
 static const struct event_stat gpu_fields[] = {
 	{ "launches", "count", NULL, GPU(launches) },
@@ -76,8 +78,9 @@ static const struct event_stat gpu_fields[] = {
 	{ "launches_remembered", "count", NULL, GPU(launches_pending) },
 	{ "lost", "count", NULL, GPU(lost) },
 };
-static const struct event_stat_group gpu_stats = { "gpu.", gpu_fields,
-						   sizeof(gpu_fields) / sizeof(gpu_fields[0]) };
+static const struct event_stat_group gpu_stats = {
+	"gpu.", gpu_fields, sizeof(gpu_fields) / sizeof(gpu_fields[0]), sizeof(struct sampler_gpu_stats)
+};
 
 static const struct event_stat unwind_fields[] = {
 	{ "complete", "count", NULL, UNWIND(FIRN_UNW_COMPLETE) },
@@ -298,6 +301,16 @@ unsigned event_progs(const char *const *specs, int n, bool cuda)
 		if (event_recorded(&event_table[i], specs, n, cuda))
 			progs |= event_table[i].progs;
 	return progs;
+}
+
+void event_stats_copy(const struct sampler_stats *s, struct recorder_stats *st)
+{
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		if (d->stats)
+			memcpy((char *)st + d->recorder_stats_at, (const char *)s + d->sampler_stats_at,
+			       d->stats->size);
+	}
 }
 
 uint64_t event_stat_value(const struct event_stat *f, const void *stats,

@@ -51,6 +51,7 @@ struct event_stat_group {
 	const char *prefix; /* "off_cpu.", "gpu.", "unwind." */
 	const struct event_stat *fields;
 	size_t n;
+	size_t size; /* the struct's bytes, copied by event_stats_copy (0: nothing to copy) */
 };
 
 /* Writes the summary line(s) of an event into buf (each ending in '\n'; "" for none): stats is
@@ -108,6 +109,12 @@ unsigned event_progs(const char *const *specs, int n, bool cuda);
 /* Whether desc is recorded: named by one of the -e values (none: cpu-clock), or added by its
  * option (cuda, the only one). */
 bool event_recorded(const struct event_desc *d, const char *const *specs, int n, bool cuda);
+
+struct recorder_stats;
+struct sampler_stats;
+/* Copies each event's statistics (its stats group's struct) from the sampler's figures into the
+ * recorder's, at the row's two offsets: the recorder names no event's or runtime's counters. */
+void event_stats_copy(const struct sampler_stats *s, struct recorder_stats *st);
 
 /* A field's value in stats (its group's struct). */
 uint64_t event_stat_value(const struct event_stat *f, const void *stats,

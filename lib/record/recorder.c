@@ -19,6 +19,7 @@
 #include "../../bpf/firn.h"
 #include "record/capture.h"
 #include "base/diag.h"
+#include "record/event_table.h"
 #include "record/events.h"
 #include "proc/procevents.h"
 #include "source/procdispatch.h"
@@ -695,8 +696,7 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 	};
 	_Static_assert(sizeof(st->unwind) == sizeof(s->unwind), "unwind stop reasons");
 	memcpy(st->unwind, s->unwind, sizeof(st->unwind));
-	st->off_cpu = s->off_cpu;
-	st->gpu = s->gpu;
+	event_stats_copy(s, st); /* off-CPU's and the GPU's counters, by the event table */
 }
 
 void recorder_stats(const struct recorder *r, struct recorder_stats *st)

@@ -200,6 +200,26 @@ static void test_stat_fields(void **state)
 				    "depth 6, no_user_stack 7, "));
 }
 
+/* Every row's statistics reach the recorder's figures through the table (event_stats_copy):
+ * off-CPU's waits and the GPU's launches, copied struct for struct, and nothing else. */
+static void test_stats_copy(void **state)
+{
+	struct sampler_stats s = { .taken = 7 };
+	struct recorder_stats st = { 0 };
+
+	(void)state;
+	s.off_cpu.waits = 11;
+	s.off_cpu.unsampled = 12;
+	s.gpu.launches = 13;
+	s.gpu.launches_pending = 14;
+	event_stats_copy(&s, &st);
+	assert_int_equal(st.off_cpu.waits, 11);
+	assert_int_equal(st.off_cpu.unsampled, 12);
+	assert_int_equal(st.gpu.launches, 13);
+	assert_int_equal(st.gpu.launches_pending, 14);
+	assert_int_equal(st.taken, 0); /* the recorder's own fields are stats_of's */
+}
+
 /* The comments and summary lines of off-CPU and GPU are the text they were before the table
  * (pinned: tests/cli parse them, and profiles keep them). */
 static void test_exact_text(void **state)
@@ -258,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_rows_types_and_comments),
 		cmocka_unit_test(test_rows_summary),
 		cmocka_unit_test(test_stat_fields),
+		cmocka_unit_test(test_stats_copy),
 		cmocka_unit_test(test_exact_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

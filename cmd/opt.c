@@ -103,12 +103,16 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 
 /* Options that take one of a fixed set of values, by long name (one name takes the same values
  * in every command that has it; only, when set, names the one command that accepts it); fill,
- * when set, writes them (the events, from lib/record/event_table.h's rows). */
-static const struct {
+ * when set, writes them, and describe the help that describes them (the events, from
+ * lib/record/event_table.h's rows). */
+struct value_set {
 	const char *name, *values, *only;
 	const char *(*fill)(char *buf, size_t len);
-} value_sets[] = {
-	{ "event", NULL, NULL, event_values },
+	const char *(*describe)(char *buf, size_t len);
+};
+
+static const struct value_set value_sets[] = {
+	{ "event", NULL, NULL, event_values, event_help },
 	{ "format", "pprof folded", NULL },
 	{ "call-graph", "auto dwarf fp", NULL },
 	{ "sort", "self total", NULL },
@@ -119,13 +123,36 @@ static const struct {
 	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
 };
 
-const char *opt_values(const struct cmd *cmd, const struct opt *o, char *buf, size_t len)
+/* The value set of option o of cmd, or NULL. */
+static const struct value_set *value_set_of(const struct cmd *cmd, const struct opt *o)
 {
 	for (size_t i = 0; i < sizeof(value_sets) / sizeof(value_sets[0]); i++)
 		if (o->arg && !strcmp(o->long_name, value_sets[i].name) &&
 		    (!value_sets[i].only || !strcmp(cmd->name, value_sets[i].only)))
-			return value_sets[i].fill ? value_sets[i].fill(buf, len) : value_sets[i].values;
+			return &value_sets[i];
 	return NULL;
+}
+
+const char *opt_values(const struct cmd *cmd, const struct opt *o, char *buf, size_t len)
+{
+	const struct value_set *v = value_set_of(cmd, o);
+
+	return !v ? NULL : v->fill ? v->fill(buf, len) : v->values;
+}
+
+/* o's help line: its values' description from their table, then o->help after "; " (the
+ * events of -e); else o->help. */
+static const char *opt_help(const struct cmd *cmd, const struct opt *o, char *buf, size_t len)
+{
+	const struct value_set *v = value_set_of(cmd, o);
+	size_t n;
+
+	if (!v || !v->describe)
+		return o->help;
+	v->describe(buf, len);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "; %s", o->help);
+	return buf;
 }
 
 void opt_print_help(const struct cmd *cmd, FILE *f)
@@ -140,14 +167,14 @@ void opt_print_help(const struct cmd *cmd, FILE *f)
 	}
 	fprintf(f, "\n%s\n\n", cmd->summary);
 	for_each_opt(o, cmd) {
-		char left[64];
+		char left[64], help[512];
 		if (o->short_name)
 			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->long_name,
 				 o->arg ? " " : "", o->arg ? o->arg : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o->long_name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		fprintf(f, "  %-28s %s\n", left, o->help);
+		fprintf(f, "  %-28s %s\n", left, opt_help(cmd, o, help, sizeof(help)));
 	}
 	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
 }

@@ -10,7 +10,8 @@ struct opt {
 	const char *long_name; /* without dashes */
 	int short_name;        /* 0 when none */
 	const char *arg;       /* metavariable ("HZ"), NULL for a flag */
-	const char *help;      /* one line */
+	const char *help;      /* one line (an option whose values a table describes, as -e's
+				* events: what follows that description) */
 	int id;                /* passed to the handler; use the short name or a value >= 256 */
 };
 

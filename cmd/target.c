@@ -149,7 +149,7 @@ enum {
 const struct opt target_opts[] = {
 	{ "all-cpus", 'a', NULL, "profile the whole system", 'a' },
 	{ "pid", 'p', "PID[,PID...]", "profile these processes (all their threads)", 'p' },
-	{ "event", 'e', "EVENT", "cpu-clock (default), off-cpu (time threads wait, by stack), or usdt:PATH:PROVIDER:NAME: a stack at every probe hit; repeatable", 'e' },
+	{ "event", 'e', "EVENT", "repeatable", 'e' }, /* the events' text: event_help */
 	{ "freq", 'F', "HZ", "samples per second per CPU (default 99)", 'F' },
 	{ "call-graph", 0, "MODE", "how user stacks are unwound: auto (default), dwarf or fp", OPT_CALL_GRAPH },
 	{ "unwind-memory", 0, "MB", "memory for DWARF unwind tables (default 32)", OPT_UNWIND_MEMORY },

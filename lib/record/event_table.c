@@ -201,12 +201,13 @@ static int usdt_parse(const char *arg)
 #define STATS_AT(f) offsetof(struct sampler_stats, f), offsetof(struct recorder_stats, f)
 
 const struct event_desc event_table[] = {
-	{ .name = "cpu-clock", .id = FIRN_EVENT_CPU_CLOCK, .type = "samples", .unit = "count",
-	  .timed = true, .progs = EVENT_PROG_CPU_CLOCK },
-	{ .name = "off-cpu", .id = FIRN_EVENT_OFF_CPU, .type = "off_cpu", .unit = "nanoseconds",
+	{ .name = "cpu-clock", .help = "default", .id = FIRN_EVENT_CPU_CLOCK, .type = "samples",
+	  .unit = "count", .timed = true, .progs = EVENT_PROG_CPU_CLOCK },
+	{ .name = "off-cpu", .help = "time threads wait, by stack", .id = FIRN_EVENT_OFF_CPU, .type = "off_cpu", .unit = "nanoseconds",
 	  .weighted = true, .wait = true, .progs = EVENT_PROG_OFF_CPU, .stats = &offcpu_stats,
 	  STATS_AT(off_cpu), .summary = offcpu_summary },
-	{ .name = "usdt", .arg = "PATH:PROVIDER:NAME", .parse = usdt_parse, .id = FIRN_EVENT_USDT_FIRST,
+	{ .name = "usdt", .arg = "PATH:PROVIDER:NAME", .help = "a stack at every probe hit",
+	  .parse = usdt_parse, .id = FIRN_EVENT_USDT_FIRST,
 	  .type_prefix = "usdt_", .unit = "count", .progs = EVENT_PROG_USDT,
 	  .summary = usdt_summary },
 	{ .option = "--cuda", .id = FIRN_EVENT_GPU_TIME, .type = "gpu_time", .unit = "nanoseconds",
@@ -263,7 +264,9 @@ const char *event_values(char *buf, size_t len)
 	return buf;
 }
 
-const char *event_syntax(char *buf, size_t len)
+/* The -e events as a list ("a, b" then last_sep before the last), each with its help when
+ * help is set ("name (help)", "name:ARG: help"), into buf; returns buf. */
+static const char *event_list(char *buf, size_t len, const char *last_sep, bool help)
 {
 	size_t off = 0, n = 0, k = 0;
 
@@ -275,10 +278,22 @@ const char *event_syntax(char *buf, size_t len)
 		if (!d->name)
 			continue;
 		k++;
-		put(buf, len, &off, "%s%s%s%s", k == 1 ? "" : k == n ? " or " : ", ", d->name,
+		put(buf, len, &off, "%s%s%s%s", k == 1 ? "" : k == n ? last_sep : ", ", d->name,
 		    d->arg ? ":" : "", d->arg ? d->arg : "");
+		if (help && d->help)
+			put(buf, len, &off, d->arg ? ": %s" : " (%s)", d->help);
 	}
 	return buf;
+}
+
+const char *event_syntax(char *buf, size_t len)
+{
+	return event_list(buf, len, " or ", false);
+}
+
+const char *event_help(char *buf, size_t len)
+{
+	return event_list(buf, len, ", or ", true);
 }
 
 bool event_recorded(const struct event_desc *d, const char *const *specs, int n, bool cuda)

@@ -64,6 +64,7 @@ struct event_desc {
 	const char *name;   /* as -e names it ("cpu-clock"); NULL for one an option adds */
 	const char *arg;    /* the argument after "name:" ("PATH:PROVIDER:NAME"); NULL: none */
 	const char *option; /* the option that adds it instead (--cuda); NULL for an -e event */
+	const char *help;   /* what it records, for -e's --help (event_help); NULL: nothing */
 	/* checks the argument (arg != NULL): 0 or -EINVAL */
 	int (*parse)(const char *arg);
 	uint32_t id;        /* FIRN_EVENT_*; arg events: the first, the next ones count up */
@@ -101,6 +102,10 @@ const char *event_values(char *buf, size_t len);
 /* What an -e value may be, for a usage error: "cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME",
  * into buf; returns buf. */
 const char *event_syntax(char *buf, size_t len);
+
+/* -e's description for --help: "cpu-clock (default), off-cpu (time threads wait, by stack), or
+ * usdt:PATH:PROVIDER:NAME: a stack at every probe hit", into buf; returns buf. */
+const char *event_help(char *buf, size_t len);
 
 /* The enum event_prog bits the -e values (none: cpu-clock) and --cuda (cuda) need; values that
  * name no event count for nothing. */

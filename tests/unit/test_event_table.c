@@ -38,7 +38,7 @@ static size_t toy_summary(const void *stats, const struct event_params *p, char 
 }
 
 #define FIRN_TEST_TOY_EVENT                                                                    \
-	{ .name = "toy", .id = TOY_ID, .type = "toy_hits", .unit = "count", .progs = TOY_PROG,  \
+	{ .name = "toy", .help = "its ticks", .id = TOY_ID, .type = "toy_hits", .unit = "count", .progs = TOY_PROG,  \
 	  .stats = &toy_stats, .sampler_stats_at = offsetof(struct sampler_stats, off_cpu),     \
 	  .recorder_stats_at = offsetof(struct recorder_stats, off_cpu), .summary = toy_summary },
 #include "../../lib/record/event_table.c"
@@ -64,12 +64,13 @@ static bool has_word(const char *list, const char *word)
  * name it; an option's row is recorded with its option only. */
 static void test_rows_parse(void **state)
 {
-	char spec[128], values[256], syntax[256], word[64];
+	char spec[128], values[256], syntax[256], help[512], word[64];
 	const char *arg;
 
 	(void)state;
 	event_values(values, sizeof(values));
 	event_syntax(syntax, sizeof(syntax));
+	event_help(help, sizeof(help));
 	for (size_t i = 0; i < event_table_n; i++) {
 		const struct event_desc *d = &event_table[i];
 		const char *specs[1] = { spec };
@@ -91,11 +92,16 @@ static void test_rows_parse(void **state)
 		snprintf(word, sizeof(word), "%s%s", d->name, d->arg ? ":" : "");
 		assert_true(has_word(values, word));
 		assert_non_null(strstr(syntax, spec));
+		assert_non_null(strstr(help, spec));
+		assert_true(!d->help || strstr(help, d->help));
 		snprintf(spec, sizeof(spec), "%s%s", d->name, d->arg ? ":" : "x");
 		assert_null(event_find(spec, NULL)); /* an empty argument, a longer name */
 	}
 	assert_string_equal(values, "cpu-clock off-cpu usdt: toy");
 	assert_string_equal(syntax, "cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME or toy");
+	/* -e's --help line (cmd/opt.c adds "; repeatable"): the rows' help, a new row's too */
+	assert_string_equal(help, "cpu-clock (default), off-cpu (time threads wait, by stack), "
+				  "usdt:PATH:PROVIDER:NAME: a stack at every probe hit, or toy (its ticks)");
 	assert_null(event_find("bogus", NULL));
 	assert_null(event_find("usdt:a:b", NULL));
 	assert_null(event_find("usdt:a::c", NULL));

@@ -240,9 +240,14 @@ static int finish_recording(struct recording *r)
 		return error("%s", recorder_error(r->rec));
 	recorder_stats(r->rec, &rs);
 	int err = continuous_on(c) ? continuous_finish(c, r->prof) : 0;
+	bool pushed = !whole && !c->pattern; /* --push without -o: no file, what was sent */
+	uint64_t pushed_intervals = 0, pushed_bytes = 0;
 	if (!err && whole)
 		err = write_profile(r, &bytes, &saved);
-	else if (!whole)
+	else if (pushed) {
+		continuous_pushed(c, &pushed_intervals, &pushed_bytes);
+		bytes = (size_t)pushed_bytes;
+	} else if (!whole)
 		bytes = c->bytes;
 	if (!r->o->quiet && (!err || saved))
 		summary_print(r->rec, r->prof, &rs, &(struct summary_opts){
@@ -251,6 +256,7 @@ static int finish_recording(struct recording *r)
 			.off_cpu_runnable = r->o->t.off_cpu_runnable,
 			.unwind_dwarf = r->o->t.unwind != RECORDER_UNWIND_FP, .gpu = r->o->cuda,
 			.processes = whole ? 0 : c->npids, .processes_given = !whole,
+			.pushed = pushed, .pushed_intervals = pushed_intervals,
 		}, bytes, saved ? saved : out);
 	if (!r->o->quiet && r->o->ncgroups)
 		fprintf(stderr, "firn: cgroups: %d given, %llu samples and events of processes outside "

@@ -68,6 +68,11 @@ got=$(ls "$d/got"/*.pb.gz 2>/dev/null | sort -t/ -k1 -V)
 n=$(printf '%s\n' $got | grep -c .)
 [ "$n" = 4 ] && pass "4 intervals pushed" || fail "$n pushed: $(cat "$d/err")"
 grep -q "push: 4 sent, 0 retried, 0 dropped, 0 unsent" "$d/err" && pass "summary: 4 sent" || fail "summary: $(grep push: "$d/err")"
+# no -o: the first summary line says what reached the store (no file was written)
+sent=0; for f in $got; do sent=$((sent + $(stat -c %s "$f"))); done
+grep -q "s, pushed 4 intervals to 'http://127.0.0.1:$port' ($sent bytes)\$" "$d/err" &&
+	pass "summary: pushed 4 intervals to the URL, $sent bytes (the bodies the server got)" ||
+	fail "summary: $(head -1 "$d/err") (the server got $sent bytes)"
 grep -q '^/ingest?name=sh%7Benv%3Dtest%7D&from=[0-9]*&until=[0-9]*&format=pprof&sampleRate=99&spyName=firn$' "$d/got/0.url" && pass "ingest URL: service name, labels, from/until, format" || fail "url: $(cat "$d/got/0.url")"
 sed -n 2p "$d/got/0.url" | grep -qx t1 && pass "X-Scope-OrgID sent" || fail "tenant header: $(cat "$d/got/0.url")"
 ok=0; for f in $got; do [ "$(total "$f")" -gt 0 ] && ok=$((ok + 1)); done

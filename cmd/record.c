@@ -494,14 +494,15 @@ static int env_count(const char *name, unsigned long long max, const char *what,
 {
 	const char *v = getenv(name);
 	char *end;
+	long x;
 
 	*n = 0;
 	if (!v || !*v)
 		return 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*end || !x || x > max)
+	/* strictly decimal digits (opt_strtol): strtoull alone takes " 5", "+5" and wraps "-1" */
+	if (opt_strtol(v, &end, &x) || *end || x < 1 || (unsigned long long)x > max)
 		return error("invalid %s '%s' (%s)", name, v, what);
-	*n = x;
+	*n = (unsigned long long)x;
 	return 0;
 }
 

@@ -223,3 +223,75 @@ void put_time_range(FILE *f, const struct profile *p)
 	strftime(sb, sizeof(sb), "%Y-%m-%d %H:%M:%S", gmtime_r(&b, &tb));
 	fprintf(f, ", %s to %s UTC (%.1f s)", sa, sb, p->duration_nanos / 1e9);
 }
+
+/* The key length of the comment c when it is a count that adds up over recordings (a counter's
+ * key, ": ", decimal digits), its value in *v; 0 for settings (frequency, cpus, off_cpu.min_us)
+ * and text. */
+static size_t comment_count(const char *c, uint64_t *v)
+{
+	static const char *const counters[] = { "samples", "lost", "off_cpu.", "gpu.", "unwind." };
+	const char *colon = strstr(c, ": ");
+	char *end;
+
+	if (!colon || !strncmp(c, "off_cpu.min_us:", 15) || colon[2] < '0' || colon[2] > '9')
+		return 0;
+	size_t klen = (size_t)(colon - c);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		size_t n = strlen(counters[i]);
+		if (strncmp(c, counters[i], n))
+			continue;
+		if (counters[i][n - 1] == '.' || c[n] == ':' || c[n] == '.') { /* not "samplesx" */
+			errno = 0;
+			*v = strtoull(colon + 2, &end, 10);
+			return !*end && !errno ? klen : 0;
+		}
+	}
+	return 0;
+}
+
+/* The index of p's comment that is the count of key (klen bytes), or -1. */
+static int64_t comment_count_at(const struct profile *p, const char *key, size_t klen)
+{
+	uint64_t v;
+
+	for (uint32_t i = 0; i < p->ncomments; i++) {
+		const char *c = profile_str(p, p->comments[i]);
+		if (comment_count(c, &v) == klen && !strncmp(c, key, klen))
+			return i;
+	}
+	return -1;
+}
+
+/* Whether p has the comment text c already. */
+static bool comment_has(const struct profile *p, const char *c)
+{
+	for (uint32_t i = 0; i < p->ncomments; i++)
+		if (!strcmp(profile_str(p, p->comments[i]), c))
+			return true;
+	return false;
+}
+
+int merge_comments(struct profile *dst, const struct profile *src)
+{
+	char line[512];
+	uint64_t v, w;
+
+	for (uint32_t i = 0; i < src->ncomments; i++) {
+		const char *c = profile_str(src, src->comments[i]);
+		size_t klen = comment_count(c, &v);
+		int64_t at = klen && klen < 256 ? comment_count_at(dst, c, klen) : -1;
+		if (at < 0) {
+			if (!comment_has(dst, c) && profile_add_comment(dst, c))
+				return -ENOMEM;
+			continue;
+		}
+		comment_count(profile_str(dst, dst->comments[at]), &w);
+		snprintf(line, sizeof(line), "%.*s: %llu", (int)klen, c,
+			 (unsigned long long)(w > UINT64_MAX - v ? UINT64_MAX : w + v));
+		int64_t id = profile_intern(dst, line);
+		if (id < 0)
+			return -ENOMEM;
+		dst->comments[at] = (uint32_t)id;
+	}
+	return 0;
+}

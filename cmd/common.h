@@ -36,6 +36,11 @@ void put_time_range(FILE *f, const struct profile *p);
 void put_lines(FILE *f, char *text);
 /* The bytes put_text writes for s, padding aside. */
 size_t text_len(const char *s);
+/* Adds src's comments to dst's, for FILE...: a count ("lost: 12", "off_cpu.waits: 3": a counter's
+ * key and a decimal value) is added to dst's line of the same key, any other line ("command: ...",
+ * "frequency: 99") is kept once per distinct text, so each file's command stays listed. 0, or
+ * -ENOMEM (dst keeps what was merged). */
+int merge_comments(struct profile *dst, const struct profile *src);
 /* load_profile reading the first frame of folded stacks as comm says (folded_read_comm). */
 int load_profile_comm(struct profile *p, const char *path, enum folded_comm comm);
 /* Formats v with thousands separators ("2,041") into buf (32 bytes); returns buf. */

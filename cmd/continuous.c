@@ -338,6 +338,16 @@ int continuous_finish(struct continuous *c, struct profile *prof)
 	return rc;
 }
 
+void continuous_pushed(const struct continuous *c, uint64_t *intervals, uint64_t *bytes)
+{
+	struct push_stats st = { 0 };
+
+	if (c->push)
+		push_stats(c->push, &st);
+	*intervals = st.sent;
+	*bytes = st.sent_bytes;
+}
+
 void continuous_summary(const struct continuous *c)
 {
 	if (!continuous_on(c))

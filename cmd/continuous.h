@@ -81,6 +81,8 @@ int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max);
  * plain -o, prof's samples are then replaced by every interval's and its time by the whole
  * recording's (the profile the file gets). 0, or prints the error and returns 1. */
 int continuous_finish(struct continuous *c, struct profile *prof);
+/* The intervals sent to the --push store so far and their pprof bytes (0 and 0 without --push). */
+void continuous_pushed(const struct continuous *c, uint64_t *intervals, uint64_t *bytes);
 /* The summary line of the intervals and of the push. */
 void continuous_summary(const struct continuous *c);
 void continuous_release(struct continuous *c);

@@ -240,9 +240,14 @@ static int finish_recording(struct recording *r)
 		return error("%s", recorder_error(r->rec));
 	recorder_stats(r->rec, &rs);
 	int err = continuous_on(c) ? continuous_finish(c, r->prof) : 0;
+	bool pushed = !whole && !c->pattern; /* --push without -o: no file, what was sent */
+	uint64_t pushed_intervals = 0, pushed_bytes = 0;
 	if (!err && whole)
 		err = write_profile(r, &bytes, &saved);
-	else if (!whole)
+	else if (pushed) {
+		continuous_pushed(c, &pushed_intervals, &pushed_bytes);
+		bytes = (size_t)pushed_bytes;
+	} else if (!whole)
 		bytes = c->bytes;
 	if (!r->o->quiet && (!err || saved))
 		summary_print(r->rec, r->prof, &rs, &(struct summary_opts){
@@ -251,6 +256,7 @@ static int finish_recording(struct recording *r)
 			.off_cpu_runnable = r->o->t.off_cpu_runnable,
 			.unwind_dwarf = r->o->t.unwind != RECORDER_UNWIND_FP, .gpu = r->o->cuda,
 			.processes = whole ? 0 : c->npids, .processes_given = !whole,
+			.pushed = pushed, .pushed_intervals = pushed_intervals,
 		}, bytes, saved ? saved : out);
 	if (!r->o->quiet && r->o->ncgroups)
 		fprintf(stderr, "firn: cgroups: %d given, %llu samples and events of processes outside "
@@ -488,14 +494,15 @@ static int env_count(const char *name, unsigned long long max, const char *what,
 {
 	const char *v = getenv(name);
 	char *end;
+	long x;
 
 	*n = 0;
 	if (!v || !*v)
 		return 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*end || !x || x > max)
+	/* strictly decimal digits (opt_strtol): strtoull alone takes " 5", "+5" and wraps "-1" */
+	if (opt_strtol(v, &end, &x) || *end || x < 1 || (unsigned long long)x > max)
 		return error("invalid %s '%s' (%s)", name, v, what);
-	*n = x;
+	*n = (unsigned long long)x;
 	return 0;
 }
 

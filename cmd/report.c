@@ -742,6 +742,8 @@ static int merge_input(struct profile *p, const struct report_opts *ro, const ch
 	int err = rc ? 0 : profile_values_check(p, &q);
 	if (!rc && !err)
 		err = profile_merge(p, &q);
+	if (!rc && !err)
+		err = merge_comments(p, &q);
 	if (err == -EINVAL)
 		rc = error("cannot merge '%s' with '%s': different sample types", input_name(path),
 			   input_name(ro->input));

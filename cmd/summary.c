@@ -149,6 +149,20 @@ static void print_frames_summary(const struct recorder_stats *st)
 		(unsigned long long)st->proc_records_lost, (unsigned long long)st->events_full);
 }
 
+/* The end of the summary line: where the profile went, in bytes ("wrote 'FILE'", "wrote standard
+ * output", or what reached the --push store: an interval-only recording writes no file). */
+static void print_destination(const struct summary_opts *so, size_t bytes, const char *out)
+{
+	if (so->pushed)
+		fprintf(stderr, "pushed %llu interval%s to '%s' (%zu bytes)\n",
+			(unsigned long long)so->pushed_intervals, so->pushed_intervals == 1 ? "" : "s",
+			out, bytes);
+	else if (!strcmp(out, "-")) /* "wrote standard output", not "wrote '-'" */
+		fprintf(stderr, "wrote standard output (%zu bytes)\n", bytes);
+	else
+		fprintf(stderr, "wrote '%s' (%zu bytes)\n", out, bytes);
+}
+
 /* The summary line on stderr (and one line per USDT probe: its hits): samples taken = samples
  * in the profile + lost; out: the file written. */
 void summary_print(const struct recorder *rec, const struct profile *prof,
@@ -156,20 +170,17 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 		   const char *out)
 {
 	uint64_t lost = st->taken > st->stored ? st->taken - st->stored : 0;
-	bool std = !strcmp(out, "-"); /* "wrote standard output", not "wrote '-'" */
 	/* the processes in the profile, counted as firn report counts them */
 	uint64_t procs = so->processes_given ? so->processes : profile_distinct_pids(prof);
 
 	fprintf(stderr,
 		"firn: %llu samples, %llu lost (counts map full %llu, stack map full %llu), "
-		"%llu taken (user stack unreadable in %llu), %llu process%s, %.2f s, wrote %s%s%s "
-		"(%zu bytes)\n",
+		"%llu taken (user stack unreadable in %llu), %llu process%s, %.2f s, ",
 		(unsigned long long)st->stored, (unsigned long long)lost,
 		(unsigned long long)st->counts_full, (unsigned long long)st->stacks_full,
 		(unsigned long long)st->taken, (unsigned long long)st->user_stack_errors,
-		(unsigned long long)procs, procs == 1 ? "" : "es", (st->end_ns - st->start_ns) / 1e9,
-		std ? "" : "'",
-		std ? "standard output" : out, std ? "" : "'", bytes);
+		(unsigned long long)procs, procs == 1 ? "" : "es", (st->end_ns - st->start_ns) / 1e9);
+	print_destination(so, bytes, out);
 	print_event_summaries(prof, st, so, false);
 	print_frames_summary(st);
 	if (so->unwind_dwarf)

@@ -22,11 +22,14 @@ struct summary_opts {
 	bool gpu;              /* --cuda: the GPU line (its events') */
 	bool processes_given;  /* processes counted by the caller (intervals), not from prof */
 	uint64_t processes;
+	bool pushed;           /* out is the --push URL: bytes went there in pushed_intervals */
+	uint64_t pushed_intervals;
 };
 
 /* Prints the summary lines of a finished recording to stderr: rec and prof are the recorder and
  * the profile it finished (the Python line and the process count come from them), st its stats,
- * bytes and out what was written where ("-": standard output). Borrows everything. */
+ * bytes and out what was written where ("-": standard output; so->pushed: what was sent to the
+ * URL out). Borrows everything. */
 void summary_print(const struct recorder *rec, const struct profile *prof,
 		   const struct recorder_stats *st, const struct summary_opts *so, size_t bytes,
 		   const char *out);

@@ -17,6 +17,7 @@
 #include "elf/debuginfo.h"
 #include "elf/dwarfsym.h"
 #include "elf/elffile.h"
+#include "elf/funcbounds.h"
 #include "base/escape.h"
 #include "base/safeopen.h"
 #include "base/vec.h"
@@ -54,8 +55,55 @@ static ptrdiff_t symbol_named(const struct elfsym *e, const char *name)
 	return -1;
 }
 
-/* Picks the symbol by name, virtual address or file offset; sets d->name/start/end. */
-static int find_symbol(struct disasm *d, const char *name, uint64_t where, enum find_by by)
+/* The start a bounds name "BASE+0xSTART" gives, when BASE is the base name of path (as the
+ * symbolizer names code no symbol covers); false for any other name. */
+static bool bounds_name_start(const char *name, const char *path, uint64_t *start)
+{
+	const char *base = strrchr(path, '/'), *plus = strrchr(name, '+');
+	char *end;
+
+	base = base ? base + 1 : path;
+	if (!plus || (size_t)(plus - name) != strlen(base) || strncmp(name, base, plus - name) ||
+	    strncmp(plus, "+0x", 3) || !plus[3] || plus[3] == '-' || plus[3] == '+')
+		return false;
+	errno = 0;
+	*start = strtoull(plus + 3, &end, 16);
+	return !*end && !errno;
+}
+
+/* The function .eh_frame bounds in the file at fd (path: its name) for code no symbol covers:
+ * the one holding vaddr (BY_VADDR, BY_OFFSET) or the one the name "BASE+0xSTART" starts
+ * (BY_NAME), named as the symbolizer names it; sets d->name/start/end. 0, -ENOENT, -ENOMEM. */
+static int find_bounds(struct disasm *d, int fd, const char *path, const char *name,
+		       uint64_t vaddr, enum find_by by)
+{
+	struct funcbounds fb;
+	uint64_t start = vaddr;
+
+	if (by == BY_NAME && !bounds_name_start(name, path, &start))
+		return -ENOENT;
+	int err = funcbounds_init_fd(&fb, fd);
+	if (err)
+		return err == -ENOMEM ? err : -ENOENT;
+	ptrdiff_t i = funcbounds_find(&fb, start);
+	if (i < 0 || (by == BY_NAME && fb.r[i].start != start)) {
+		funcbounds_release(&fb);
+		return -ENOENT;
+	}
+	d->start = fb.r[i].start;
+	d->end = fb.r[i].end;
+	d->from_bounds = true;
+	funcbounds_release(&fb);
+	const char *base = strrchr(path, '/');
+	if (asprintf(&d->name, "%s+0x%" PRIx64, base ? base + 1 : path, d->start) < 0)
+		return d->name = NULL, -ENOMEM;
+	return 0;
+}
+
+/* Picks the symbol by name, virtual address or file offset, else (no symbol there: a stripped
+ * file) the function .eh_frame bounds there; sets d->name/start/end. */
+static int find_symbol(struct disasm *d, int fd, const char *path, const char *name,
+		       uint64_t where, enum find_by by)
 {
 	const struct elfsym *e = &d->elf;
 	uint64_t vaddr = where;
@@ -65,7 +113,7 @@ static int find_symbol(struct disasm *d, const char *name, uint64_t where, enum 
 		return -ENOENT;
 	i = by == BY_NAME ? symbol_named(e, name) : symbol_at(e, vaddr);
 	if (i < 0)
-		return -ENOENT;
+		return find_bounds(d, fd, path, name, vaddr, by);
 	d->start = e->syms[i].start;
 	d->end = e->syms[i].end;
 	d->name = strdup(e->names + e->syms[i].name);
@@ -257,7 +305,7 @@ static int open_fd(struct disasm *d, int fd, const char *path, const char *root,
 	if (err)
 		return err;
 	memcpy(d->build_id, d->elf.build_id, sizeof(d->build_id));
-	if ((err = find_symbol(d, name, where, by)) || (err = read_code(d, fd, &code, &len)))
+	if ((err = find_symbol(d, fd, path, name, where, by)) || (err = read_code(d, fd, &code, &len)))
 		return err;
 	struct elffile ef;
 	elffile_open_fd(&ef, fd, ELFFILE_MAPPED); /* ef.elf NULL when not ELF: decode says so */
@@ -654,7 +702,9 @@ static void header_text(const struct disasm *d, FILE *f)
 	fprintf(f, "# %s", d->function ? d->function : d->name);
 	if (d->module && *d->module)
 		fprintf(f, " (%s)", d->module);
-	fprintf(f, ": symbol %s at %" PRIx64 "-%" PRIx64 " in %s\n", d->name, d->start, d->end, d->path);
+	fprintf(f, ": %s %s at %" PRIx64 "-%" PRIx64 " in %s\n",
+		d->from_bounds ? "no symbol, .eh_frame bounds" : "symbol", d->name, d->start, d->end,
+		d->path);
 	fprintf(f, "# build id %s", *d->build_id ? d->build_id : "(none)");
 	if (d->build_id_differs)
 		fprintf(f, " DIFFERS from the recorded %s: the file changed since the recording, "

@@ -36,7 +36,8 @@ struct disasm_source;
 
 struct disasm {
 	char *path;                 /* the ELF file */
-	char *name;                 /* the symbol disassembled */
+	char *name;                 /* the symbol disassembled, or "BASE+0xSTART" (from_bounds) */
+	bool from_bounds;           /* no symbol covers it: [start, end) are its .eh_frame bounds */
 	uint64_t start, end;        /* its [start, end), ELF virtual addresses */
 	char build_id[2 * 64 + 1];  /* of the file, "" when none */
 	struct disasm_insn *insns;  /* in address order */

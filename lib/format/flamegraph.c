@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/escape.h"
 #include "format/flamegraph_js.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
@@ -950,24 +951,29 @@ static void out_num(struct out *o, double v)
 
 /* Writes s[0..n) as XML text: & < > " ' escaped, invalid UTF-8 and control characters (C0, DEL
  * and C1, which a terminal showing the file would obey) replaced by U+FFFD so that the document
- * always parses. */
+ * always parses; bidirectional controls (U+202E...), which would make a frame's name read as
+ * another's in the browser, written as their visible escape ("\u202e", escape_char). */
 static void out_xml(struct out *o, const char *s, size_t n)
 {
 	size_t run = 0, i = 0;
+	char esc[ESCAPE_MAX + 1];
 
 	while (i < n) {
 		unsigned char c = s[i];
 		const char *rep;
-		size_t next = i + 1;
+		size_t next = i + 1, used, elen;
 		uint32_t cp;
 
 		if (c >= 0x80) {
 			next = utf8_next(s, n, i, &cp);
-			if (next > i + 1 && cp != 0xfffe && cp != 0xffff && cp > 0x9f) {
+			bool ok = next > i + 1 && cp != 0xfffe && cp != 0xffff && cp > 0x9f;
+			if (ok && !(elen = escape_char(s + i, n - i, esc, &used))) {
 				i = next;
 				continue;
 			}
-			rep = "\xef\xbf\xbd";
+			if (ok) /* a bidirectional control: its escape is ASCII, safe in XML */
+				esc[elen] = 0;
+			rep = ok ? esc : "\xef\xbf\xbd";
 		} else if (c == '&') {
 			rep = "&amp;";
 		} else if (c == '<') {

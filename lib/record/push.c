@@ -484,6 +484,7 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 	p->in_flight = false;
 	if (!err) {
 		p->st.sent++;
+		p->st.sent_bytes += it->len;
 		free(it->buf);
 		if (p->failing)
 			diag(DIAG_WARN, "pushing to '%s' works again", p->url);
@@ -690,9 +691,10 @@ int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int6
 		return -EBUSY; /* the thread owns the handle */
 	p->st.submitted++;
 	int err = send_item(p, &it, why, whylen);
-	if (!err)
+	if (!err) {
 		p->st.sent++;
-	else
+		p->st.sent_bytes += len;
+	} else
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
 	return err == -ENOMEM ? err : err ? -EIO : 0;
 }

@@ -47,6 +47,7 @@ struct push_opts {
  * dropped), profiles dropped from the queue (oldest first), still queued (with bytes). */
 struct push_stats {
 	uint64_t submitted, sent, retried, dropped, queued, queued_bytes;
+	uint64_t sent_bytes; /* the pprof bytes of the profiles sent */
 	char last_error[160]; /* the last failure ("" none) */
 };
 

@@ -30,3 +30,20 @@ expect_rc() {
 # is_root: true when running as root (recording tests need it), unless FIRN_NO_ROOT is set (the
 # sanitizer run of `make check` runs only the tests that need no root).
 is_root() { [ -z "${FIRN_NO_ROOT:-}" ] && [ "$(id -u)" -eq 0 ]; }
+
+# CPUTIME: wrap a recorded workload in it (`firn record -- sh "$CPUTIME" FILE CMD...`) to learn the
+# CPU time (ms) the workload got, for sample_floor.
+CPUTIME="$ROOT/tests/cli/cputime.sh"
+
+# sample_floor FILE HZ [PCT]: the fewest samples a recording at HZ must hold of code that takes PCT %
+# (default 100) of the workload whose CPU time cputime.sh wrote to FILE. A thread on the CPU for C s
+# gets C x HZ cpu-clock ticks, so on a loaded machine the workload gets less CPU and the floor falls
+# with it; half of the expected count leaves room for start-up and the ticks of a busy CPU, and
+# a recorder that loses most samples still fails. Never below 10, so that the shares checked on
+# those samples mean something (and a workload that did not run fails).
+sample_floor() {
+	local ms
+	ms=$(cat "$1" 2>/dev/null)
+	awk -v ms="${ms:-0}" -v hz="$2" -v pct="${3:-100}" \
+		'BEGIN { f = int(ms / 1000 * hz * pct / 100 / 2); print (f < 10 ? 10 : f) }'
+}

@@ -74,3 +74,22 @@ if is_root; then
 else
 	skip "top --stdio output errors need root"
 fi
+
+# FIRN_* numbers are decimal digits and nothing else: strtoull alone took ' 5', '+5', '5 ' and
+# wrapped '-1'; each is refused before recording, exit 1, in one line naming the variable (the
+# variables are read after the privilege check: root only)
+if is_root; then
+	for v in ' 5' '+5' '5 ' '-1' 0x10 0; do
+		FIRN_STACK_MAP_ENTRIES=$v "$FIRN" record -q -o envnum.pb.gz -- true 2>err
+		rc=$?
+		check "FIRN_STACK_MAP_ENTRIES='$v': exit 1 (exit $rc), one line: $(head -1 err)" test "$rc" = 1 -a \
+			"$(cat err)" = "firn: invalid FIRN_STACK_MAP_ENTRIES '$v' (a number of stacks, 1 to 16777216)"
+	done
+	FIRN_MAX_ENTRIES='+5' "$FIRN" record -q -o envnum.pb.gz -- true 2>err
+	check "FIRN_MAX_ENTRIES='+5': exit 1 (exit $?), one line: $(head -1 err)" test "$(cat err)" = \
+		"firn: invalid FIRN_MAX_ENTRIES '+5' (a number of entries, 1 or more)"
+	FIRN_MAX_ENTRIES=0500 "$FIRN" record -q -o envnum.pb.gz -- true 2>err
+	check "FIRN_MAX_ENTRIES=0500 (decimal digits) records: exit $?, stderr: $(head -1 err)" test ! -s err
+else
+	skip "FIRN_* numbers: recording needs root"
+fi

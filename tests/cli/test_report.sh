@@ -255,6 +255,22 @@ d = json.load(sys.stdin)
 assert d["total"] == 8 and d["functions"][0]["module"] == "app", d
 assert abs(d["functions"][0]["self_pct"] - 75) < 1e-9, d
 ' && pass "--json --pid" || fail "--json --pid"
+	# FILE...: the later files' comments are kept, counts added up (the header's lost samples
+	# are both recordings'), other lines once per distinct text (each file's command)
+	python3 "$SRC/labels_pprof.py" la.pb.gz --lost=3 "--comment=lost.stacks_full: 3" "--comment=command: ./a"
+	python3 "$SRC/labels_pprof.py" lb.pb.gz --lost=4 "--comment=lost.counts_full: 4" \
+		"--comment=lost.stacks_full: 0" "--comment=command: ./b"
+	report_is "FILE...: the lost samples of every file in the header" \
+'# la.pb.gz + 1 more: 24 samples (cpu-clock 99 Hz), 3 processes, 7 lost (counts map full 4, stack map full 3)
+  self%  total%  samples  module  function
+  50.00   66.67       12  app     work
+' --top 1 la.pb.gz lb.pb.gz
+	"$FIRN" report --pprof -o lab.pb.gz la.pb.gz lb.pb.gz
+	go tool pprof -comments lab.pb.gz >lab.comments 2>&1
+	printf '%s\n' "recorder: firn record" "event: cpu-clock" "frequency: 99" "lost: 7" \
+		"lost.stacks_full: 3" "command: ./a" "lost.counts_full: 4" "command: ./b" >lab.want
+	same "FILE... --pprof: counts added, each file's command kept, shared lines once (go tool pprof -comments)" \
+		lab.want lab.comments
 else
 	fail "labels_pprof.py writes the fixture"
 fi

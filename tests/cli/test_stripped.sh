@@ -73,3 +73,18 @@ for n in top:
 sys.exit(0 if ok else 1)
 PY
 [ $? -eq 0 ] || sed 's/^/    /' "$TMP/rec.err" | head -5
+
+# report --annotate of a function named by its bounds: the stripped fixture recorded with
+# --addresses; its hottest row "stripfix-stripped+0xSTART" is disassembled over the FDE's range
+# (the unstripped copy's symbol, from nm), with every one of the row's samples in it
+"$FIRN" record -q -F 999 --addresses -o "$TMP/sf.pb.gz" -- "$FIX/stripfix-stripped" 20000000
+read -r _ _ self _ fn < <("$FIRN" report --top 0 "$TMP/sf.pb.gz" | grep ' stripfix-stripped+0x' | head -1)
+start=${fn##*+0x}
+sym=$(nm "$FIX/stripfix" | awk -v s="$start" '$2 ~ /^[tT]$/ && $1 ~ ("0*" s "$") { print $3 }')
+end=$(printf '%x' $((0x$start + $(nm -S "$FIX/stripfix" | awk -v n="$sym" '$4 == n { print "0x" $2 }'))))
+"$FIRN" report --annotate "$fn" "$TMP/sf.pb.gz" >"$TMP/ann.txt" 2>"$TMP/ann.err"
+rc=$?
+check "--annotate '$fn' ($sym, unstripped): exit $rc, its bounds $start-$end: $(head -1 "$TMP/ann.txt")" \
+	grep -qx "# $fn: no symbol, .eh_frame bounds $fn at $start-$end in .*/stripfix-stripped" "$TMP/ann.txt"
+check "--annotate '$fn': the row's $self samples are in it: $(sed -n 3p "$TMP/ann.txt")" \
+	grep -q "^# [0-9.]*% of [0-9]* samples ($self) in this function" "$TMP/ann.txt"

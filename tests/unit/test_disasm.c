@@ -2,6 +2,7 @@
  * found by name, by address and by a profile's samples; their source lines; the shares of a
  * synthetic profile (which must add up to the function's share); build id checks; errors. */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,41 @@ static void test_by_address_and_add(void **state)
 	assert_int_equal(b.max_value, 7);
 	disasm_release(&a);
 	disasm_release(&b);
+}
+
+/* A stripped file's function is found by its .eh_frame bounds, as the symbolizer names it
+ * ("stripfix-stripped+0x1160"): by an address in it and by that name, with the start and end the
+ * unstripped copy's symbol has; a name of another file or not at a function's start is none. */
+static void test_stripped_bounds(void **state)
+{
+	struct disasm u, a, b;
+	char name[64];
+
+	assert_int_equal(disasm_open(&u, built_fixture("stripfix"), "fix_mix", 0), 0);
+	assert_int_equal(disasm_open(&a, built_fixture("stripfix-stripped"), NULL,
+				     u.insns[u.n / 2].addr), 0);
+	snprintf(name, sizeof(name), "stripfix-stripped+0x%" PRIx64, u.start);
+	assert_string_equal(a.name, name);
+	assert_true(a.from_bounds && !u.from_bounds);
+	assert_int_equal(a.start, u.start);
+	assert_int_equal(a.end, u.end);
+	assert_int_equal(a.n, u.n);
+	assert_int_equal(disasm_open(&b, built_fixture("stripfix-stripped"), name, 0), 0);
+	assert_string_equal(b.name, name);
+	assert_int_equal(b.end, u.end);
+	assert_int_equal(b.n, u.n);
+	disasm_release(&b);
+	snprintf(name, sizeof(name), "stripfix+0x%" PRIx64, u.start);
+	assert_int_equal(disasm_open(&b, built_fixture("stripfix-stripped"), name, 0), -ENOENT);
+	disasm_release(&b);
+	snprintf(name, sizeof(name), "stripfix-stripped+0x%" PRIx64, u.start + 1);
+	assert_int_equal(disasm_open(&b, built_fixture("stripfix-stripped"), name, 0), -ENOENT);
+	disasm_release(&b);
+	assert_int_equal(disasm_open(&b, built_fixture("stripfix-stripped"), "stripfix-stripped+0x", 0),
+			 -ENOENT);
+	disasm_release(&b);
+	disasm_release(&a);
+	disasm_release(&u);
 }
 
 static void test_errors(void **state)
@@ -333,6 +369,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_name),
+		cmocka_unit_test(test_stripped_bounds),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_lines_from_debuglink),
 		cmocka_unit_test(test_by_address_and_add),

@@ -382,6 +382,32 @@ static void test_escaping(void **state)
 	profile_release(&fx.p);
 }
 
+/* Bidirectional controls in names (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C) reach the
+ * SVG as their visible escapes, not raw: "x\u202egnp.exe" would read as "xexe.png" in a browser.
+ * Other non-ASCII text stays as it is. */
+static void test_bidi(void **state)
+{
+	struct fixture fx;
+
+	fixture_init(&fx);
+	add_stack(&fx, "main;x\xe2\x80\xaegnp.exe;\xe2\x81\xa6" "caf\xc3\xa9\xe2\x81\xa9", 1, NULL);
+	add_stack(&fx, "main;\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x81\xa7\xe2\x81\xa8", 1, NULL);
+	char *svg = render(&fx, NULL, 0);
+	assert_true(has_frame(svg, "x\\u202egnp.exe (1 samples, 50.00%)"));
+	assert_true(has_frame(svg, "\\u2066caf\xc3\xa9\\u2069 (1 samples, 50.00%)"));
+	assert_true(has_frame(svg, "\\u202a\\u202b\\u202c\\u202d\\u2067\\u2068 (1 samples"));
+	for (unsigned cp = 0x202a; cp <= 0x202e; cp++) {
+		char raw[4] = { (char)0xe2, (char)0x80, (char)(0x80 | (cp & 0x3f)), 0 };
+		assert_null(strstr(svg, raw));
+	}
+	for (unsigned cp = 0x2066; cp <= 0x2069; cp++) {
+		char raw[4] = { (char)0xe2, (char)0x81, (char)(0x80 | (cp & 0x3f)), 0 };
+		assert_null(strstr(svg, raw));
+	}
+	free(svg);
+	profile_release(&fx.p);
+}
+
 /* Labels keep the characters that fit ((x2-x1) / (12*0.59) of them), the last two as "..";
  * x and width round exactly as printf does (10.25 -> "10.2"). */
 static void test_labels_and_rounding(void **state)
@@ -758,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_reverse),
 		cmocka_unit_test(test_inverted),
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_bidi),
 		cmocka_unit_test(test_labels_and_rounding),
 		cmocka_unit_test(test_colors_deterministic),
 		cmocka_unit_test(test_kind_colors),

@@ -114,6 +114,7 @@ static void test_send_fails(void **state)
 		push_stats(p, &st);
 		assert_int_equal(st.submitted, 1);
 		assert_int_equal(st.sent, 0);
+		assert_int_equal(st.sent_bytes, 0); /* a failed attempt sent nothing */
 		push_free(p);
 	}
 }

@@ -55,34 +55,13 @@ _Static_assert(sizeof(struct file_header) == 256, "the file format's header is 2
 _Static_assert(sizeof(struct file_entry) == 56, "an entry is 56 bytes");
 _Static_assert(sizeof(struct file_id) == 40, "the header's file identity is five 64-bit fields");
 
-/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
-struct debug_cache {
-	struct cache_dir dir;
-};
-
 static const struct cache_kind KIND = {
 	.env = "FIRN_DEBUG_CACHE", .leaf = "debug", .suffix = SUFFIX, .magic = MAGIC,
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct file_header *)0)->build_id),
 };
 
-struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
-{
-	return (struct debug_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
-}
-
-struct debug_cache *debug_cache_open_env(void)
-{
-	/* a process-wide flag: the cache is opened per debug file, a refusal is reported once */
-	static int warned;
-
-	return (struct debug_cache *)cache_dir_new(NULL, true, &KIND, DEBUG_CACHE_MAX_BYTES,
-						   &warned);
-}
-
-void debug_cache_close(struct debug_cache *c)
-{
-	cache_dir_free((struct cache_dir *)c);
-}
+/* struct debug_cache (a cache_dir) and its open and close */
+CACHE_DIR_HANDLE(debug_cache, KIND, DEBUG_CACHE_MAX_BYTES)
 
 /* The CRC-32 of the header (crc as zero) and its entries. */
 static uint32_t header_crc(const struct file_header *h, const struct file_entry *e, uint32_t n)

@@ -62,6 +62,29 @@ struct cache_dir *cache_dir_new(const char *dir, bool env, const struct cache_ki
 				uint64_t max_bytes, int *warned);
 /* Closes and frees a cache_dir_new cache (NULL: nothing). */
 void cache_dir_free(struct cache_dir *cd);
+/* Defines a cache handle over cache_dir_new, struct NAME, and its three functions as the
+ * cache's header declares them: struct NAME *NAME_open(const char *dir, uint64_t max_bytes) (dir NULL: the
+ * default), struct NAME *NAME_open_env(void) (as cache_dir_open_env, bounded by MAX; a refused
+ * folder is reported once a process) and void NAME_close(struct NAME *). struct NAME's only
+ * member is its struct cache_dir, dir, so cache_dir_new's pointer is the handle. One definition for
+ * every cache (debug_cache, unwind_cache) instead of a copy in each. */
+#define CACHE_DIR_HANDLE(NAME, KIND, MAX)                                                     \
+	struct NAME {                                                                          \
+		struct cache_dir dir;                                                          \
+	};                                                                                     \
+	struct NAME *NAME##_open(const char *dir, uint64_t max_bytes)                          \
+	{                                                                                      \
+		return (struct NAME *)cache_dir_new(dir, false, &(KIND), max_bytes, NULL);     \
+	}                                                                                      \
+	struct NAME *NAME##_open_env(void)                                                     \
+	{                                                                                      \
+		static int warned; /* process-wide: the cache is opened per file */            \
+		return (struct NAME *)cache_dir_new(NULL, true, &(KIND), (MAX), &warned);       \
+	}                                                                                      \
+	void NAME##_close(struct NAME *c)                                                      \
+	{                                                                                      \
+		cache_dir_free((struct cache_dir *)c);                                         \
+	}
 /* Whether build_id can name a file of kind: not empty, lowercase hex, shorter than id_max. */
 bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id);
 /* Opens build_id's cache file for reading, into *st: fd, or -ENOENT (none, or an id that

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,6 +19,20 @@
 #define ALIGN 16 /* section bytes start at multiples of this in the file */
 
 static const char MAGIC[8] = "FIRNDSC";
+
+/* The stamp of a cache file whose bytes were checked: an extended attribute holding the
+ * identity (device, inode, size, mtime) the file had right after. A file that keeps it is the
+ * same inode, unchanged since (a write sets another mtime: the stamp's is a fine-grained time
+ * firn set, not a clock tick), so its bodies are not checked again; a file replaced (another
+ * inode: no stamp) or written to (another mtime) is. */
+static const char STAMP_NAME[] = "user.firn.checked";
+
+struct stamp {
+	char magic[8]; /* "FIRNDS1" */
+	struct file_id id;
+};
+
+static const char STAMP_MAGIC[8] = "FIRNDS1";
 
 /* A cache file: this header, nsects entries, then the sections' bytes. crc: CRC-32 of the
  * header (crc taken as zero) and the entries; each entry's crc: CRC-32 of its section's bytes. */
@@ -39,34 +55,13 @@ _Static_assert(sizeof(struct file_header) == 256, "the file format's header is 2
 _Static_assert(sizeof(struct file_entry) == 56, "an entry is 56 bytes");
 _Static_assert(sizeof(struct file_id) == 40, "the header's file identity is five 64-bit fields");
 
-/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
-struct debug_cache {
-	struct cache_dir dir;
-};
-
 static const struct cache_kind KIND = {
 	.env = "FIRN_DEBUG_CACHE", .leaf = "debug", .suffix = SUFFIX, .magic = MAGIC,
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct file_header *)0)->build_id),
 };
 
-struct debug_cache *debug_cache_open(const char *dir, uint64_t max_bytes)
-{
-	return (struct debug_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
-}
-
-struct debug_cache *debug_cache_open_env(void)
-{
-	/* a process-wide flag: the cache is opened per debug file, a refusal is reported once */
-	static int warned;
-
-	return (struct debug_cache *)cache_dir_new(NULL, true, &KIND, DEBUG_CACHE_MAX_BYTES,
-						   &warned);
-}
-
-void debug_cache_close(struct debug_cache *c)
-{
-	cache_dir_free((struct cache_dir *)c);
-}
+/* struct debug_cache (a cache_dir) and its open and close */
+CACHE_DIR_HANDLE(debug_cache, KIND, DEBUG_CACHE_MAX_BYTES)
 
 /* The CRC-32 of the header (crc as zero) and its entries. */
 static uint32_t header_crc(const struct file_header *h, const struct file_entry *e, uint32_t n)
@@ -93,17 +88,20 @@ static uint32_t body_crc(const void *p, uint64_t size)
 
 /* Whether entry e describes bytes inside buf (len bytes), after its n entries, that match its
  * checksum: a damaged body is never served. */
-static bool entry_ok(const struct file_entry *e, uint32_t n, const void *buf, size_t len)
+static bool entry_ok(const struct file_entry *e, uint32_t n, const void *buf, size_t len,
+		     bool check_body)
 {
 	uint64_t first = sizeof(struct file_header) + (uint64_t)n * sizeof(*e);
 
 	return memchr(e->name, 0, sizeof(e->name)) && e->offset % ALIGN == 0 &&
 	       e->offset >= first && e->offset <= len && e->size <= len - e->offset &&
-	       body_crc((const char *)buf + e->offset, e->size) == e->crc;
+	       (!check_body || body_crc((const char *)buf + e->offset, e->size) == e->crc);
 }
 
-int debug_cache_decode(const void *buf, size_t len, const char *build_id,
-		       const struct file_id *id, struct debug_cache_file *f)
+/* debug_cache_decode, the sections' bytes checked against their checksums when check_body
+ * (the header and entries always are). */
+static int decode(const void *buf, size_t len, const char *build_id, const struct file_id *id,
+		  struct debug_cache_file *f, bool check_body)
 {
 	struct file_header h;
 	struct file_entry e[DEBUG_CACHE_MAX_SECTS];
@@ -121,7 +119,7 @@ int debug_cache_decode(const void *buf, size_t len, const char *build_id,
 	if (header_crc(&h, e, h.nsects) != h.crc)
 		return -EBADMSG;
 	for (uint32_t i = 0; i < h.nsects; i++) {
-		if (!entry_ok(&e[i], h.nsects, buf, len))
+		if (!entry_ok(&e[i], h.nsects, buf, len, check_body))
 			return -EBADMSG;
 		memcpy(f->sects[i].name, e[i].name, sizeof(e[i].name));
 		f->sects[i].zsize = e[i].zsize;
@@ -129,7 +127,43 @@ int debug_cache_decode(const void *buf, size_t len, const char *build_id,
 		f->sects[i].size = e[i].size;
 	}
 	f->nsects = h.nsects;
+	f->checked = check_body;
 	return 0;
+}
+
+int debug_cache_decode(const void *buf, size_t len, const char *build_id,
+		       const struct file_id *id, struct debug_cache_file *f)
+{
+	return decode(buf, len, build_id, id, f, true);
+}
+
+/* Whether the open cache file (st: its fstat) carries a stamp of its identity now. */
+static bool stamped(int fd, const struct stat *st)
+{
+	struct stamp sp;
+	struct file_id now = file_id_of(st);
+
+	return fgetxattr(fd, STAMP_NAME, &sp, sizeof(sp)) == sizeof(sp) &&
+	       !memcmp(sp.magic, STAMP_MAGIC, sizeof(sp.magic)) && file_id_eq(&sp.id, &now);
+}
+
+/* Marks the file recently used (evicted last) and stamps the identity it has after that. Its
+ * mtime is set to the fine-grained time now, which a later write (a coarse clock tick, or a
+ * later fine time) does not repeat. A stamp that cannot be written (a file system without
+ * user extended attributes) only means the bodies are checked at the next use again. */
+static void touch_and_stamp(int fd)
+{
+	struct timespec ts[2];
+	struct stamp sp = { .magic = { 0 } };
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[1] = ts[0];
+	if (futimens(fd, ts) || fstat(fd, &st))
+		return;
+	memcpy(sp.magic, STAMP_MAGIC, sizeof(sp.magic));
+	sp.id = file_id_of(&st);
+	fsetxattr(fd, STAMP_NAME, &sp, sizeof(sp), 0);
 }
 
 int debug_cache_map(struct debug_cache *c, const char *build_id,
@@ -146,9 +180,9 @@ int debug_cache_map(struct debug_cache *c, const char *build_id,
 	if (!err && m == MAP_FAILED)
 		err = -errno;
 	if (!err)
-		err = debug_cache_decode(m, st.st_size, build_id, id, f);
+		err = decode(m, st.st_size, build_id, id, f, !stamped(fd, &st));
 	if (!err) {
-		futimens(fd, NULL); /* recently used: evicted last */
+		touch_and_stamp(fd);
 		f->map = m;
 		f->len = st.st_size;
 	} else if (m != MAP_FAILED) {

@@ -72,6 +72,10 @@ struct symfile {
 
 /* Files kept, indexed, after their last user goes (a binary that runs again and again). */
 #define MAX_IDLE_FILES 16
+/* ...and for how long at least (at most twice that): one that no process used again within it
+ * is freed, its symbols and debug information with it (system-wide at 19 Hz, the idle files
+ * were most of firn's memory held for nothing; a binary that runs every few seconds stays). */
+#define IDLE_KEEP_NS 10000000000ULL
 
 /* Where a snapshot mapping's symbols come from. */
 enum source { SRC_NONE, SRC_FILE, SRC_VDSO };
@@ -164,6 +168,8 @@ struct symbolizer {
 	size_t nresnap, cap_resnap;
 	uint64_t idle_clock;     /* counts files becoming unused */
 	size_t nidle;            /* files with no reference kept for reuse */
+	uint64_t sweep_ns;       /* when idle files were last swept (0: not yet; CLOCK_MONOTONIC) */
+	uint64_t sweep_clock;    /* idle_clock then: files idle since before were unused since */
 
 	/* Indexing ahead (symbolizer_index_ahead): a worker thread indexes the files that
 	 * symbolizer_user_ready asks for. s->lock guards the queue, the files' state, queued and
@@ -1122,10 +1128,29 @@ int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_n
 	return 0;
 }
 
+/* Frees the idle files that were idle at the last sweep already (unused for IDLE_KEEP_NS at
+ * least), once per IDLE_KEEP_NS. */
+static void sweep_idle(struct symbolizer *s, uint64_t now_ns)
+{
+	if (s->sweep_ns && now_ns - s->sweep_ns < IDLE_KEEP_NS)
+		return;
+	for (size_t i = s->nfiles; s->sweep_ns && i-- > 0;) {
+		struct symfile *f = s->files[i];
+		if (!f->refs && f->idle && f->idle <= s->sweep_clock) {
+			s->nidle--;
+			file_drop(s, f);
+		}
+	}
+	s->sweep_ns = now_ns ? now_ns : 1;
+	s->sweep_clock = s->idle_clock;
+}
+
 uint64_t symbolizer_refresh_due(struct symbolizer *s, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX;
 	size_t kept = 0;
+
+	sweep_idle(s, now_ns);
 
 	for (size_t i = 0; i < s->nresnap; i++) {
 		if (s->resnap[i].due_ns <= now_ns) {

@@ -19,7 +19,7 @@
  * process that maps it: its range and its addresses are the file's own (ELF virtual addresses,
  * not where one process loaded it), so the processes of one binary share its cache keys — memory
  * follows the code seen, not the processes. Files nothing uses any more stay indexed, the 16 most
- * recent. pids are process ids (tgid).
+ * recent, for 10 to 20 s (freed at a symbolizer_refresh_due past that). pids are process ids (tgid).
  * One thread at a time (symbolizer_index_ahead and symbolizer_prefetch_kernel start threads of
  * the symbolizer's own, which the calls wait for where needed).
  * Files that cannot be opened are reported through diag() at DIAG_DEBUG; a debuginfod server
@@ -103,7 +103,8 @@ void symbolizer_snapshot_free(struct symbolizer *s, struct symbolizer_snapshot *
 #define SYMBOLIZER_RESNAP_NS 150000000ULL
 int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_ns);
 /* Takes the snapshots due by now_ns (the symbolizer keeps an earlier snapshot of a process
- * that has exited meanwhile); returns when the next one is due (UINT64_MAX: none). */
+ * that has exited meanwhile) and frees the files unused for 10 s or more (see above); returns
+ * when the next snapshot is due (UINT64_MAX: none). */
 uint64_t symbolizer_refresh_due(struct symbolizer *s, uint64_t now_ns);
 /* Whether pid waits for its second snapshot (its stacks are better symbolized after it). */
 bool symbolizer_refresh_pending(const struct symbolizer *s, pid_t pid);

@@ -31,11 +31,6 @@ struct cache_header {
 
 _Static_assert(sizeof(struct cache_header) == 256, "the file format's header is 256 bytes");
 
-/* A handle is its cache_dir (the only member: cache_dir_new's pointer is the handle's). */
-struct unwind_cache {
-	struct cache_dir dir;
-};
-
 static const struct cache_kind KIND = {
 	.env = "FIRN_UNWIND_CACHE", .leaf = "unwind", .suffix = SUFFIX, .magic = MAGIC,
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct cache_header *)0)->build_id),
@@ -46,24 +41,8 @@ int unwind_cache_default_dir(char *out, size_t len)
 	return cache_dir_default(out, len, "unwind");
 }
 
-struct unwind_cache *unwind_cache_open(const char *dir, uint64_t max_bytes)
-{
-	return (struct unwind_cache *)cache_dir_new(dir, false, &KIND, max_bytes, NULL);
-}
-
-struct unwind_cache *unwind_cache_open_env(void)
-{
-	/* a process-wide flag: a refused FIRN_UNWIND_CACHE is reported once */
-	static int warned;
-
-	return (struct unwind_cache *)cache_dir_new(NULL, true, &KIND, UNWIND_CACHE_MAX_BYTES,
-						    &warned);
-}
-
-void unwind_cache_close(struct unwind_cache *c)
-{
-	cache_dir_free((struct cache_dir *)c);
-}
+/* struct unwind_cache (a cache_dir) and its open and close */
+CACHE_DIR_HANDLE(unwind_cache, KIND, UNWIND_CACHE_MAX_BYTES)
 
 /* The CRC-32 of a file's bytes with the header's crc field taken as zero. */
 static uint32_t file_crc(const struct cache_header *h, const void *rows, size_t rows_len)

@@ -5,7 +5,10 @@
  * not used (the sections are inflated again, frames unchanged) and is rewritten (the next read
  * maps it); so is one whose section bytes were damaged (a byte in the middle of a section, a
  * function's name in .debug_str: the name is never served); FIRN_DEBUG_CACHE=0 writes nothing;
- * the file format refuses what does not check out; the size bound evicts firn's own files only. */
+ * the file format refuses what does not check out; the size bound evicts firn's own files only;
+ * a file checked once is trusted while its identity holds (its bodies are not read again: a
+ * change that keeps the identity is served), and checked again when it was written to or
+ * replaced by one of the same size. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -399,6 +403,138 @@ static void test_evicts_own_only(void **state)
 	debug_cache_close(c);
 }
 
+/* The path of dir/fmt/NAME.dbg. */
+static const char *fmt_file(const char *name)
+{
+	static char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s.dbg", at("fmt"), name);
+	return path;
+}
+
+/* Maps name's file, expecting err; when 0, *checked: whether its bodies were checked, and *b the
+ * first byte of .debug_info. */
+static void map_one(struct debug_cache *c, const char *name, const struct file_id *id, int err,
+		    bool *checked, char *b)
+{
+	struct debug_cache_file f;
+	uint64_t size;
+
+	assert_int_equal(debug_cache_map(c, name, id, &f), err);
+	if (err)
+		return;
+	*checked = f.checked;
+	const char *p = debug_cache_find(&f, ".debug_info", 10, &size);
+	assert_non_null(p);
+	*b = *p;
+	debug_cache_unmap(&f);
+}
+
+/* Puts ab01 (.debug_info "abcdefg") and maps it twice: checked the first time, trusted the
+ * next; skips where the file system keeps no user extended attributes. The offset of the
+ * section's bytes into *off. */
+static struct debug_cache *put_and_trust(const struct file_id *id, off_t *off)
+{
+	struct debug_cache_sect s = { ".debug_info", 10, "abcdefg", 7 };
+	bool checked;
+	char b;
+
+	struct debug_cache *c = debug_cache_open(at("fmt"), 1 << 20);
+	assert_non_null(c);
+	assert_int_equal(debug_cache_put(c, "ab01", id, &s, 1), 0);
+	map_one(c, "ab01", id, 0, &checked, &b);
+	assert_true(checked); /* the first use after it was written */
+	if (getxattr(fmt_file("ab01"), "user.firn.checked", NULL, 0) < 0 && errno == ENOTSUP) {
+		debug_cache_close(c);
+		skip();
+	}
+	map_one(c, "ab01", id, 0, &checked, &b);
+	assert_false(checked);
+	assert_int_equal(b, 'a');
+	*off = (256 + 56 + 15) / 16 * 16; /* after the header and one entry, at a multiple of 16 */
+	return c;
+}
+
+/* Flips the byte at off of path, keeping its mtime when keep. */
+static void flip(const char *path, off_t off, bool keep)
+{
+	struct stat st;
+	uint8_t b;
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x20;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	struct timespec ts[2] = { st.st_atim, st.st_mtim };
+	if (keep)
+		assert_int_equal(futimens(fd, ts), 0);
+	close(fd);
+}
+
+/* The identity the trust tests' file stands for. */
+static const struct file_id TRUST_ID = { 1, 2, 3, 4, 5 };
+
+/* Identity unchanged: the bodies are not read again (a flipped byte with the mtime put back is
+ * served: no checksum was computed); a write that changes the mtime is caught. */
+static void trusted_identity(struct debug_cache *c, off_t off, bool *checked, char *b)
+{
+	flip(fmt_file("ab01"), off, true);
+	map_one(c, "ab01", &TRUST_ID, 0, checked, b);
+	assert_false(*checked);
+	assert_int_equal(*b, 'A');
+	flip(fmt_file("ab01"), off + 1, false);
+	map_one(c, "ab01", &TRUST_ID, -EBADMSG, checked, b);
+}
+
+/* Copies path to a new file with the byte at off flipped when off >= 0, mtime as path's, and
+ * renames it over path: a replacement of the same size (and mtime). */
+static void replace(const char *path, off_t off)
+{
+	char tmp[320], cmd[700];
+	struct stat st;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	snprintf(cmd, sizeof(cmd), "cp -p '%s' '%s'", path, tmp);
+	assert_int_equal(system(cmd), 0);
+	if (off >= 0)
+		flip(tmp, off, true);
+	assert_int_equal(stat(path, &st), 0);
+	struct timespec ts[2] = { st.st_atim, st.st_mtim };
+	assert_int_equal(utimensat(AT_FDCWD, tmp, ts, 0), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* A file replaced by one of the same size and mtime is checked again: a damaged one refused, a
+ * good one checked and then trusted. */
+static void replaced_rechecked(struct debug_cache *c, off_t off, bool *checked, char *b)
+{
+	replace(fmt_file("ab01"), off);
+	map_one(c, "ab01", &TRUST_ID, -EBADMSG, checked, b);
+	replace(fmt_file("ab01"), off); /* flipped back: good bytes again */
+	map_one(c, "ab01", &TRUST_ID, 0, checked, b);
+	assert_true(*checked);
+	assert_int_equal(*b, 'a');
+	map_one(c, "ab01", &TRUST_ID, 0, checked, b);
+	assert_false(*checked);
+}
+
+/* Runs body on a file checked once and trusted since (put_and_trust). */
+static void with_trusted(void (*body)(struct debug_cache *, off_t, bool *, char *))
+{
+	bool checked;
+	off_t off;
+	char b;
+	struct debug_cache *c = put_and_trust(&TRUST_ID, &off);
+
+	body(c, off, &checked, &b);
+	debug_cache_close(c);
+}
+
+static void test_trusted_identity(void **s) { (void)s; with_trusted(trusted_identity); }
+static void test_replaced_rechecked(void **s) { (void)s; with_trusted(replaced_rechecked); }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +552,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicts_own_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trusted_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replaced_rechecked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,6 +297,47 @@ static void test_second_snapshot(void **state)
 	symbolizer_free(s);
 }
 
+/* Resolves addr of this process (a snapshot added for it and removed again): its innermost
+ * function's name is symbolize_test_two's. */
+static void resolve_self_once(struct symbolizer *s, uint64_t addr)
+{
+	struct symbolizer_loc l;
+
+	assert_int_equal(symbolizer_add_process(s, getpid()), 0);
+	assert_int_equal(symbolizer_user_find(s, getpid(), addr, false, &l), 0);
+	assert_int_equal(symbolizer_resolve(s, &l), 0);
+	assert_true(l.n >= 1);
+	assert_string_equal(l.frames[l.n - 1].name, "symbolize_test_two");
+	assert_int_equal(symbolizer_remove_process(s, getpid()), 0);
+}
+
+/* Files no process uses stay for 10 s at least: freed by the refresh 10 to 20 s after their
+ * last use, not before; used again, they resolve as before. */
+static void test_idle_files_freed(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct symbolizer_stats st;
+	uint64_t t = 1000000000ULL, addr = (uintptr_t)symbolize_test_two + 5;
+
+	(void)state;
+	symbolizer_refresh_due(s, t); /* the first sweep */
+	resolve_self_once(s, addr);
+	symbolizer_stats(s, &st);
+	assert_true(st.idle_files >= 1);
+	assert_int_equal(st.idle_files, st.files);
+	uint64_t idle = st.idle_files;
+	symbolizer_refresh_due(s, t + 9000000000ULL);
+	symbolizer_refresh_due(s, t + 10000000000ULL); /* idle since after the last sweep: kept */
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.idle_files, idle);
+	symbolizer_refresh_due(s, t + 20000000000ULL);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.idle_files, 0);
+	assert_int_equal(st.files, 0);
+	resolve_self_once(s, addr);
+	symbolizer_free(s);
+}
+
 /* A snapshot taken now and installed later; maps_file tells file code from other memory. */
 static void test_take_install(void **state)
 {
@@ -954,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_return_address),
 		cmocka_unit_test(test_kernel_prepare),
 		cmocka_unit_test(test_mapping_kinds),
+		cmocka_unit_test(test_idle_files_freed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

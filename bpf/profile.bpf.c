@@ -1598,6 +1598,8 @@ static __always_inline void keep_stack(struct firn_stack *to, const struct firn_
 
 #include "cuda.bpf.h"
 
+const volatile __u32 want_gpu = 0; /* 1: --cuda, the USDT program routes libfirn-cuda's probes */
+
 /* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
  * attachment's cookie names. */
 SEC("usdt")
@@ -1605,8 +1607,9 @@ int BPF_USDT(on_usdt)
 {
 	__u32 cookie = (__u32)bpf_usdt_cookie(ctx);
 
-	/* libfirn-cuda's probes (--cuda) have cookies of their own */
-	return gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
+	/* libfirn-cuda's probes (--cuda) have cookies of their own; without --cuda the verifier
+	 * drops the GPU paths (want_gpu is read-only), a third of what it walks here */
+	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
 }
 
 /* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */

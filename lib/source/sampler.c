@@ -402,6 +402,8 @@ static int load_skel(struct sampler *s, const char **why)
 	/* frame pointers only: the DWARF unwinder's maps go unused (the LRU ones are preallocated) */
 	if (o->unwind == UNWIND_FP && bpf_map__set_max_entries(s->skel->maps.unwind_kprocs, 1))
 		return -1;
+	/* on_fork makes children targets: nothing to do system-wide, or without follow_children */
+	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children && !o->all);
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	if (o->off_cpu)
 		setup_off_cpu(s);
@@ -484,10 +486,12 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (o->ncgroups && set_cgroups(s))
 		goto fail;
 	*why = "attach the process tracepoints";
-	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	bool fork = bpf_program__fd(s->skel->progs.on_fork) >= 0;
+	if (fork)
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit)
+	if ((fork && !s->skel->links.on_fork) || !s->skel->links.on_exec || !s->skel->links.on_exit)
 		goto fail;
 	*why = "create the event ring buffer";
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);

@@ -1598,6 +1598,8 @@ static __always_inline void keep_stack(struct firn_stack *to, const struct firn_
 
 #include "cuda.bpf.h"
 
+const volatile __u32 want_gpu = 0; /* 1: --cuda, the USDT program routes libfirn-cuda's probes */
+
 /* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
  * attachment's cookie names. */
 SEC("usdt")
@@ -1605,8 +1607,9 @@ int BPF_USDT(on_usdt)
 {
 	__u32 cookie = (__u32)bpf_usdt_cookie(ctx);
 
-	/* libfirn-cuda's probes (--cuda) have cookies of their own */
-	return gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
+	/* libfirn-cuda's probes (--cuda) have cookies of their own; without --cuda the verifier
+	 * drops the GPU paths (want_gpu is read-only), a third of what it walks here */
+	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
 }
 
 /* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
@@ -1717,7 +1720,10 @@ int end_waits(struct bpf_iter__task *ctx)
 
 #include "offcpu_start.bpf.h"
 
-SEC("tp_btf/sched_process_fork")
+/* The process tracepoints are raw tracepoints, not tp_btf: libbpf needs the kernel's full BTF
+ * for a tp_btf program's attach target, and a recording with none reads only the minimized BTF
+ * (lib/source/kbtf.h). Their arguments are read with BPF_CORE_READ either way. */
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
@@ -1745,7 +1751,7 @@ static __always_inline void note_exec_maps(struct task_struct *p, __u32 pid)
 		kproc_add(pid, k, &m);
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
@@ -1759,8 +1765,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
+	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
 	if (dwarf_unwind)
-		note_exec_maps(p, pid);
+		note_exec_maps(bpf_get_current_task_btf(), pid);
 	send_event(FIRN_EV_EXEC, pid);
 	return 0;
 }
@@ -1768,7 +1775,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 /* A thread ended: when it was the last of a process that was sampled, forget the process here
  * and tell user space, which symbolizes and frees what it kept of it once its last samples are
  * drained. (Runs after the kernel counted the thread out of signal->live.) */
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);

@@ -18,12 +18,14 @@
 
 #include "../../bpf/firn.h"
 #include "profile.skel.h"
+#include "profile.minbtf.h"
 #include "proc/cgroup.h"
 #include "base/diag.h"
 #include "base/hash.h"
 #include "base/clock.h"
 #include "base/vec.h"
 #include "base/mapbatch.h"
+#include "source/kbtf.h"
 #include "source/stackstore.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
@@ -37,6 +39,8 @@ struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
 	struct profile_bpf *py_skel; /* the Python unwinder's program, loaded late */
+	int btf_fd;             /* the minimized kernel BTF both objects relocate against, or -1 */
+	char btf_path[32];      /* its /proc/self/fd path (btf_custom_path) */
 	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
 	bool python_pending;    /* a process needs it: load it once the events are handled */
 	struct ring_buffer *rb;
@@ -349,6 +353,15 @@ static int set_unwinder(struct sampler *s, __u32 slot, const struct bpf_program 
 	return 0;
 }
 
+/* Opens the sampler's BPF object, with the minimized kernel BTF when s has it (libbpf then
+ * reads no vmlinux BTF unless a program's attach target needs it); NULL with errno set. */
+static struct profile_bpf *open_skel(const struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = s->btf_fd >= 0 ? s->btf_path : NULL);
+
+	return profile_bpf__open_opts(&oo);
+}
+
 /* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
  * failure, s->skel left for sampler_free. */
 static int load_skel(struct sampler *s, const char **why)
@@ -356,7 +369,7 @@ static int load_skel(struct sampler *s, const char **why)
 	const struct sampler_opts *o = &s->opts;
 
 	*why = "open the BPF object";
-	s->skel = profile_bpf__open();
+	s->skel = open_skel(s);
 	if (!s->skel)
 		return -1;
 	s->skel->rodata->filter_pids = !o->all;
@@ -365,6 +378,7 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->self_pid = getpid();
 	s->skel->rodata->cgroup_count = o->ncgroups;
+	s->skel->rodata->want_gpu = o->cuda;
 	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	s->skel->rodata->python_tail = o->python;
@@ -388,6 +402,8 @@ static int load_skel(struct sampler *s, const char **why)
 	/* frame pointers only: the DWARF unwinder's maps go unused (the LRU ones are preallocated) */
 	if (o->unwind == UNWIND_FP && bpf_map__set_max_entries(s->skel->maps.unwind_kprocs, 1))
 		return -1;
+	/* on_fork makes children targets: nothing to do system-wide, or without follow_children */
+	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children && !o->all);
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	if (o->off_cpu)
 		setup_off_cpu(s);
@@ -418,24 +434,51 @@ static int set_cgroups(struct sampler *s)
 	return err ? -1 : 0;
 }
 
+/* The build's minimized kernel BTF in s->btf_fd when it was made from the running kernel (else
+ * -1: libbpf reads /sys/kernel/btf/vmlinux, as it does without one). */
+static void open_min_btf(struct sampler *s)
+{
+	s->btf_fd = kbtf_open(profile_min_btf_key, profile_min_btf, profile_min_btf_len);
+	if (s->btf_fd < 0)
+		diag(DIAG_DEBUG, "minimized kernel BTF not used: %s", strerror(-s->btf_fd));
+	else
+		kbtf_path(s->btf_fd, s->btf_path, sizeof(s->btf_path));
+}
+
+/* Drops a skeleton that failed to load and loads one again for s->opts (as load_skel). */
+static int reload_skel(struct sampler *s, const char **why)
+{
+	profile_bpf__destroy(s->skel);
+	s->skel = NULL;
+	return load_skel(s, why);
+}
+
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	s->btf_fd = -1;
 	s->opts = *o;
 	stackstore_init(&s->store, o->retire, FIRN_EVENT_GPU_TIME);
+	open_min_btf(s);
+	int rc = load_skel(s, why);
+	/* the minimized BTF failed to load (cannot happen with a matching key): the full one */
+	if (rc && s->btf_fd >= 0) {
+		diag(DIAG_DEBUG, "cannot load the BPF object with the minimized kernel BTF: %s; "
+		     "reading the full BTF", strerror(errno));
+		close(s->btf_fd);
+		s->btf_fd = -1;
+		rc = reload_skel(s, why);
+	}
 	/* a kernel without sleepable task iterators (or bpf_copy_from_user_task, < 5.18) records
 	 * the waits begun from the start on */
-	int rc = load_skel(s, why);
 	if (rc && s->opts.off_cpu && s->opts.off_cpu_at_start) {
 		diag(DIAG_WARN, "cannot load the program that takes the waits in progress at the start: "
 		     "%s; recording the waits that begin from now on", strerror(errno));
-		profile_bpf__destroy(s->skel);
-		s->skel = NULL;
 		s->opts.off_cpu_at_start = false;
-		rc = load_skel(s, why);
+		rc = reload_skel(s, why);
 	}
 	if (rc)
 		goto fail;
@@ -443,10 +486,12 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (o->ncgroups && set_cgroups(s))
 		goto fail;
 	*why = "attach the process tracepoints";
-	s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+	bool fork = bpf_program__fd(s->skel->progs.on_fork) >= 0;
+	if (fork)
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-	if (!s->skel->links.on_fork || !s->skel->links.on_exec || !s->skel->links.on_exit)
+	if ((fork && !s->skel->links.on_fork) || !s->skel->links.on_exec || !s->skel->links.on_exit)
 		goto fail;
 	*why = "create the event ring buffer";
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
@@ -826,6 +871,8 @@ void sampler_free(struct sampler *s)
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->py_skel);
 	profile_bpf__destroy(s->skel);
+	if (s->btf_fd >= 0)
+		close(s->btf_fd);
 	stackstore_release(&s->store);
 	free(s->links);
 	free(s->pfds);
@@ -869,7 +916,7 @@ static int open_python_skel(struct sampler *s, struct profile_bpf *k)
  * from the next sample on (nothing is reloaded or re-attached). One try. */
 static int load_python(struct sampler *s)
 {
-	struct profile_bpf *k = profile_bpf__open();
+	struct profile_bpf *k = open_skel(s);
 	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
 
 	s->python_late = s->python_pending = false;

@@ -8,7 +8,8 @@
 # attached, most of them the workload's) and per wait begun, and firn's CPU time. Then firn's CPU
 # for a system-wide off-CPU recording (-a, SYSTEM_S seconds, default 30) over the same workload.
 # Workload and firn run at nice -19 (other jobs share this machine). Prints result lines (see
-# bench/bench_lib.sh). REPS (default 5), QUICK=1: 1 rep, 5 s system-wide.
+# bench/bench_lib.sh). REPS (default 5), QUICK=1: 2 reps (a noise band needs two bare runs) of
+# fewer rounds, 5 s system-wide.
 # Both pingpong processes are pinned to one CPU (PIN, default 0; PIN= to let them roam): each turn
 # is then a direct switch from one to the other, so the CPUs' idle states — which a sampling event
 # changes on a VM, making an unpinned workload run faster under any profiler — do not decide the
@@ -25,7 +26,7 @@ ROUNDS=${ROUNDS:-2000000}
 PIN=${PIN-0}
 SYSTEM_S=${SYSTEM_S:-30}
 if [ -n "$QUICK" ]; then
-	REPS=1 ROUNDS=500000 SYSTEM_S=5
+	REPS=2 ROUNDS=500000 SYSTEM_S=5
 fi
 PP=$ROOT/$BUILD/bench/pingpong
 PIN_CMD=()
@@ -162,6 +163,7 @@ emit N "$B" "System-wide: firn record -a -e off-cpu (every thread of the machine
 # issue 29's target: the workload's CPU time under -e off-cpu at most 1.5 times the bare run's
 emit T "$B" "off-cpu" "workload CPU s" times "1.5 none" "≤ 1.5× the bare run's" none
 BARE_CPUS=()
+declare -A SLOW=() # case -> its CPU slowdowns (%), one per repetition
 for ((rep = 1; rep <= REPS; rep++)); do
 	declare -A walls=() cpus=()
 	n=${#CASES[@]}
@@ -177,14 +179,26 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		emit S "$B" "$c" firn "slowdown %" \
 			"$(awk -v a="${walls[$c]}" -v b="${walls[none]}" 'BEGIN { printf "%.2f", 100 * (a / b - 1) }')" %
 		[ -n "${cpus[none]}" ] && [ -n "${cpus[$c]}" ] || continue
-		emit S "$B" "$c" firn "CPU slowdown %" \
-			"$(awk -v a="${cpus[$c]}" -v b="${cpus[none]}" 'BEGIN { printf "%.2f", 100 * (a / b - 1) }')" %
+		slow=$(awk -v a="${cpus[$c]}" -v b="${cpus[none]}" 'BEGIN { printf "%.2f", 100 * (a / b - 1) }')
+		emit S "$B" "$c" firn "CPU slowdown %" "$slow" %
+		SLOW[$c]+="$slow "
 	done
 done
+# median VALUES...: their median
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 if [ ${#BARE_CPUS[@]} -ge 2 ]; then
-	emit S "$B" none none "noise band %" "$(printf '%s\n' "${BARE_CPUS[@]}" | sort -g |
-		awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-			printf "%.2f", 100 * (v[NR] - v[1]) / m }')" %
+	band=$(printf '%s\n' "${BARE_CPUS[@]}" | sort -g | awk -v m="$(median "${BARE_CPUS[@]}")" '
+		{ v[NR] = $1 } END { printf "%.2f", 100 * (v[NR] - v[1]) / m }')
+	emit S "$B" none none "noise band %" "$band" %
+	# each case's median CPU slowdown judged against the band: inside it, not shown to be firn's
+	verdicts=
+	for c in "${CASES[@]:1}"; do
+		[ -n "${SLOW[$c]}" ] || continue
+		# shellcheck disable=SC2086
+		m=$(median ${SLOW[$c]})
+		verdicts+="$c $m % ($(awk -v m="$m" -v b="$band" 'BEGIN { print (m < 0 ? -m : m) <= b ? "inside" : "outside" }')); "
+	done
+	emit N "$B" "Median CPU slowdown against the bare runs' noise band of $band % (REPS=$REPS): ${verdicts%; }."
 fi
 say "offcpu: system-wide, ${SYSTEM_S} s"
 system_wide

@@ -53,10 +53,14 @@ int main(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid < 0)
 		return 1;
+	/* each closes the ends it does not use: when the other is killed, its read sees EOF and it
+	 * exits (bench/offcpu.sh kills the parent of a system-wide run; the child used to linger) */
 	if (pid == 0) {
+		close(ab[1]), close(ba[0]);
 		bounce(ab[0], ba[1], rounds, 0);
 		_exit(0);
 	}
+	close(ab[0]), close(ba[1]);
 	bounce(ba[0], ab[1], rounds, 1);
 	waitpid(pid, NULL, 0);
 	double t = now_s() - t0;

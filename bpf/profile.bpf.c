@@ -946,7 +946,7 @@ static __always_inline bool page_rows(__u32 start, __u32 count, __u64 vaddr, __u
 
 /* The row covering vaddr in a table (the last one with row.pc <= vaddr; branch-free search of
  * the rows of its page), or NULL. */
-static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64 vaddr)
+static __always_inline struct firn_row *search_row(__u32 start, __u32 count, __u64 vaddr)
 {
 	__u32 lo, n;
 
@@ -963,6 +963,70 @@ static __always_inline struct firn_row *find_row(__u32 start, __u32 count, __u64
 	}
 	struct firn_row *r = row_at(lo);
 	return r && r->pc <= vaddr ? r : NULL;
+}
+
+/* The rows found last on this CPU, by (table, vaddr): a profile meets the same return addresses
+ * sample after sample (and a recursion frame after frame), and a hit takes one lookup instead
+ * of the page index and the binary search (~20 row lookups). Rows never change once a table is
+ * registered (the rows array only grows: lib/unwind/unwind.c), so an entry never goes stale.
+ * Direct-mapped, per CPU. */
+#define FIRN_ROW_CACHE 512
+
+struct firn_row_cache {
+	struct {
+		__u64 row; /* struct firn_row, read and written as one word */
+		__u64 tag; /* 1 + (row_start << 32 | vaddr); 0: empty */
+	} e[FIRN_ROW_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct firn_row_cache);
+} row_cache SEC(".maps");
+
+/* The cache entry of (start, vaddr) (row, then tag) and its tag in *tag (NULL: no cache). */
+static __always_inline __u64 *row_cache_slot(__u32 start, __u64 vaddr, __u64 *tag)
+{
+	__u32 zero = 0;
+	struct firn_row_cache *c = bpf_map_lookup_elem(&row_cache, &zero);
+
+	*tag = 1 + ((__u64)start << 32 | vaddr);
+	if (!c)
+		return NULL;
+	__u32 i = (*tag * 0x9e3779b97f4a7c15ULL) >> 40;
+	return &c->e[i & (FIRN_ROW_CACHE - 1)].row;
+}
+
+/* The row covering vaddr in a table (the last one with row.pc <= vaddr), copied into *out: from
+ * the cache, else by search_row (then cached). False: none. A program nested in this one (an
+ * NMI's) may rewrite the entry between the two reads of a hit: the row is read first and the
+ * tag checked after, so a rewritten entry is a miss, never a wrong row. */
+static __always_inline bool find_row(__u32 start, __u32 count, __u64 vaddr, struct firn_row *out)
+{
+	__u64 tag = 0, *e = count && vaddr <= 0xffffffffULL ? row_cache_slot(start, vaddr, &tag) : NULL;
+
+	if (e) {
+		__u64 row = e[0];
+		asm volatile("" ::: "memory");
+		if (e[1] == tag) {
+			__builtin_memcpy(out, &row, sizeof(*out));
+			return true;
+		}
+	}
+	struct firn_row *r = search_row(start, count, vaddr);
+	if (!r)
+		return false;
+	*out = *r;
+	if (e) { /* emptied while the row is written: a nested reader misses */
+		e[1] = 0;
+		asm volatile("" ::: "memory");
+		__builtin_memcpy(&e[0], out, sizeof(*out));
+		asm volatile("" ::: "memory");
+		e[1] = tag;
+	}
+	return true;
 }
 
 /* A frame-pointer step (code without a table); false when the chain ends or breaks. */
@@ -1190,7 +1254,9 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 		return fp_step(u) ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 	__u64 pc = u->exact ? u->ip : u->ip - 1;
 	struct firn_umap *m = lookup_umap(u, pc) ? &u->found : NULL;
-	struct firn_row *r = m ? find_row(m->row_start, m->row_count, pc - m->bias) : NULL;
+	struct firn_row row, *r = NULL;
+	if (m && find_row(m->row_start, m->row_count, pc - m->bias, &row))
+		r = &row;
 	__u32 stop = m ? FIRN_UNW_NO_ROW : FIRN_UNW_NO_MAPPING;
 
 	if (!r || r->type == FIRN_ROW_GAP) {

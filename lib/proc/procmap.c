@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/procevents.h"
+#include "base/clock.h"
 #include "base/vec.h"
 
 /* Parses hex digits at *p (at least one, at most 16) into *v; advances *p. */
@@ -452,6 +453,7 @@ int proctab_read(struct proctab *t, pid_t pid)
 		return -ENOMEM;
 	}
 	p->image = x;
+	p->read_ns = mono_ns();
 	return 0;
 }
 
@@ -506,6 +508,7 @@ int proctab_apply(struct proctab *t, const struct proc_event *ev, bool read_unkn
 		p->execs++;
 		p->exec_time = ev->time;
 		p->exit_time = 0;
+		p->read_ns = 0;
 		return ev->pid;
 	case PROC_EV_MMAP:
 		return apply_mmap(t, ev, read_unknown);

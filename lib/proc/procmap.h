@@ -77,6 +77,8 @@ struct proctab_proc {
 	uint64_t execs;      /* how many execs the events showed */
 	uint64_t exec_time;  /* the event time of the last one */
 	uint64_t exit_time;  /* the event time of its exit; 0 while it lives */
+	uint64_t read_ns;    /* when its image was read from /proc (mono_ns; 0: the records made it,
+			      * or an exec since replaced it) */
 };
 
 /* The process table. Processes are sorted by pid. */

@@ -159,6 +159,18 @@ bool procdispatch_distrusted(const struct procdispatch *d, uint64_t now_ns)
 	return d->lost_ns && now_ns - d->lost_ns < LOST_DISTRUST_NS;
 }
 
+int procdispatch_learn(struct procdispatch *d, pid_t pid)
+{
+	struct proctab_proc *p = procdispatch_find(d, pid);
+	/* records lost lately: the table may lack this process's mappings, /proc has them */
+	bool distrust = procdispatch_distrusted(d, mono_ns()) && (!p || p->read_ns < d->lost_ns);
+
+	if (!d->src || (p && !distrust && (p->image.n || p->execs || p->exit_time)))
+		return 0;
+	int err = proctab_read(&d->procs, pid);
+	return err ? err : 1;
+}
+
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns)
 {
 	if (!d->src || now_ns - d->last_sweep_ns < SWEEP_INTERVAL_NS)

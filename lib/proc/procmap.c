@@ -388,15 +388,16 @@ void proctab_release(struct proctab *t)
 	for (size_t i = 0; i < t->n; i++)
 		proc_free(t->procs[i]);
 	free(t->procs);
+	free(t->pids);
 	memset(t, 0, sizeof(*t));
 }
 
 /* Index of pid (*found set) or where it would go. */
 static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
 {
-	size_t at = PARTITION_POINT(t->n, i, t->procs[i]->pid < pid);
+	size_t at = PARTITION_POINT(t->n, i, t->pids[i] < pid);
 
-	*found = at < t->n && t->procs[at]->pid == pid;
+	*found = at < t->n && t->pids[at] == pid;
 	return at;
 }
 
@@ -424,12 +425,14 @@ static struct proctab_proc *proc_fresh(struct proctab *t, pid_t pid)
 		t->procs[i] = p;
 		return p;
 	}
-	if (VEC_GROW(t->procs, t->cap, t->n + 1)) {
+	if (VEC_GROW(t->pids, t->cap_pids, t->n + 1) || VEC_GROW(t->procs, t->cap, t->n + 1)) {
 		free(p);
 		return NULL;
 	}
 	memmove(&t->procs[i + 1], &t->procs[i], (t->n - i) * sizeof(*t->procs));
+	memmove(&t->pids[i + 1], &t->pids[i], (t->n - i) * sizeof(*t->pids));
 	t->procs[i] = p;
+	t->pids[i] = pid;
 	t->n++;
 	return p;
 }
@@ -532,10 +535,12 @@ size_t proctab_sweep(struct proctab *t, uint64_t before)
 
 	for (size_t i = 0; i < n; i++) {
 		struct proctab_proc *p = t->procs[i];
-		if (p->exit_time && p->exit_time < before)
+		if (p->exit_time && p->exit_time < before) {
 			proc_free(p);
-		else
-			t->procs[kept++] = p;
+			continue;
+		}
+		t->pids[kept] = p->pid;
+		t->procs[kept++] = p;
 	}
 	t->n = kept;
 	return n - kept;

@@ -84,7 +84,8 @@ struct proctab_proc {
 /* The process table. Processes are sorted by pid. */
 struct proctab {
 	struct proctab_proc **procs;
-	size_t n, cap;
+	pid_t *pids;         /* procs[i]->pid: what a lookup's binary search reads, in one array */
+	size_t n, cap, cap_pids;
 	uint64_t lost;       /* records the kernel lost (the table may lack changes) */
 	uint64_t proc_reads; /* /proc/PID/maps reads (processes older than the events) */
 };

@@ -359,7 +359,13 @@ struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *b
 		.shared = ev->flags & MAP_SHARED,
 	};
 
-	snprintf(buf, len, "%s", ev->filename && strcmp(ev->filename, "//anon") ? ev->filename : "");
+	const char *name = ev->filename && strcmp(ev->filename, "//anon") ? ev->filename : "";
+	size_t n = len ? strnlen(name, len - 1) : 0; /* (a copy, not snprintf: one per record) */
+
+	if (len) {
+		memcpy(buf, name, n);
+		buf[n] = 0;
+	}
 	parse_path(buf, &e);
 	if (e.end < e.start)
 		e.end = UINT64_MAX;

@@ -329,24 +329,50 @@ int procmap_add(struct procmap *m, const struct procmap_entry *e)
 	return 0;
 }
 
+/* Whether procmap_copy keeps entry e. */
+static bool copy_keeps(const struct procmap_entry *e, bool exec_only)
+{
+	return e->x || !exec_only;
+}
+
 int procmap_copy(struct procmap *dst, const struct procmap *src, bool exec_only)
 {
+	size_t n = 0, text = 0;
+
 	procmap_init(dst);
+	for (size_t i = 0; i < src->n; i++)
+		if (copy_keeps(&src->entries[i], exec_only))
+			n++, text += strlen(src->entries[i].path ? src->entries[i].path : "") + 1;
+	if (!n)
+		return 0;
+	/* one block for every path (a fork copies its parent's image: two allocations, not one
+	 * a mapping), kept as buf; an entry naming the path of the one before shares it */
+	dst->entries = malloc(n * sizeof(*dst->entries));
+	dst->buf = malloc(text);
+	if (!dst->entries || !dst->buf) {
+		procmap_release(dst);
+		return -ENOMEM;
+	}
+	dst->cap = n;
+	char *at = dst->buf;
+	const char *last = NULL;
 	for (size_t i = 0; i < src->n; i++) {
-		if (exec_only && !src->entries[i].x)
+		const struct procmap_entry *e = &src->entries[i];
+		const char *path = e->path ? e->path : "";
+		if (!copy_keeps(e, exec_only))
 			continue;
-		if (VEC_GROW(dst->entries, dst->cap, dst->n + 1))
-			goto fail;
-		struct procmap_entry *e = &dst->entries[dst->n];
-		*e = src->entries[i];
-		if (!(e->path = own_path(dst, src->entries[i].path)))
-			goto fail;
+		struct procmap_entry *d = &dst->entries[dst->n];
+		*d = *e;
+		if (last && !strcmp(last, path)) {
+			d->path = last;
+		} else {
+			size_t len = strlen(path) + 1;
+			d->path = last = memcpy(at, path, len);
+			at += len;
+		}
 		dst->n++;
 	}
 	return 0;
-fail:
-	procmap_release(dst);
-	return -ENOMEM;
 }
 
 struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *buf, size_t len)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/procevents.h"
+#include "base/clock.h"
 #include "base/vec.h"
 
 /* Parses hex digits at *p (at least one, at most 16) into *v; advances *p. */
@@ -328,24 +329,50 @@ int procmap_add(struct procmap *m, const struct procmap_entry *e)
 	return 0;
 }
 
+/* Whether procmap_copy keeps entry e. */
+static bool copy_keeps(const struct procmap_entry *e, bool exec_only)
+{
+	return e->x || !exec_only;
+}
+
 int procmap_copy(struct procmap *dst, const struct procmap *src, bool exec_only)
 {
+	size_t n = 0, text = 0;
+
 	procmap_init(dst);
+	for (size_t i = 0; i < src->n; i++)
+		if (copy_keeps(&src->entries[i], exec_only))
+			n++, text += strlen(src->entries[i].path ? src->entries[i].path : "") + 1;
+	if (!n)
+		return 0;
+	/* one block for every path (a fork copies its parent's image: two allocations, not one
+	 * a mapping), kept as buf; an entry naming the path of the one before shares it */
+	dst->entries = malloc(n * sizeof(*dst->entries));
+	dst->buf = malloc(text);
+	if (!dst->entries || !dst->buf) {
+		procmap_release(dst);
+		return -ENOMEM;
+	}
+	dst->cap = n;
+	char *at = dst->buf;
+	const char *last = NULL;
 	for (size_t i = 0; i < src->n; i++) {
-		if (exec_only && !src->entries[i].x)
+		const struct procmap_entry *e = &src->entries[i];
+		const char *path = e->path ? e->path : "";
+		if (!copy_keeps(e, exec_only))
 			continue;
-		if (VEC_GROW(dst->entries, dst->cap, dst->n + 1))
-			goto fail;
-		struct procmap_entry *e = &dst->entries[dst->n];
-		*e = src->entries[i];
-		if (!(e->path = own_path(dst, src->entries[i].path)))
-			goto fail;
+		struct procmap_entry *d = &dst->entries[dst->n];
+		*d = *e;
+		if (last && !strcmp(last, path)) {
+			d->path = last;
+		} else {
+			size_t len = strlen(path) + 1;
+			d->path = last = memcpy(at, path, len);
+			at += len;
+		}
 		dst->n++;
 	}
 	return 0;
-fail:
-	procmap_release(dst);
-	return -ENOMEM;
 }
 
 struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *buf, size_t len)
@@ -358,7 +385,13 @@ struct procmap_entry procmap_entry_of_event(const struct proc_event *ev, char *b
 		.shared = ev->flags & MAP_SHARED,
 	};
 
-	snprintf(buf, len, "%s", ev->filename && strcmp(ev->filename, "//anon") ? ev->filename : "");
+	const char *name = ev->filename && strcmp(ev->filename, "//anon") ? ev->filename : "";
+	size_t n = len ? strnlen(name, len - 1) : 0; /* (a copy, not snprintf: one per record) */
+
+	if (len) {
+		memcpy(buf, name, n);
+		buf[n] = 0;
+	}
 	parse_path(buf, &e);
 	if (e.end < e.start)
 		e.end = UINT64_MAX;
@@ -387,15 +420,16 @@ void proctab_release(struct proctab *t)
 	for (size_t i = 0; i < t->n; i++)
 		proc_free(t->procs[i]);
 	free(t->procs);
+	free(t->pids);
 	memset(t, 0, sizeof(*t));
 }
 
 /* Index of pid (*found set) or where it would go. */
 static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
 {
-	size_t at = PARTITION_POINT(t->n, i, t->procs[i]->pid < pid);
+	size_t at = PARTITION_POINT(t->n, i, t->pids[i] < pid);
 
-	*found = at < t->n && t->procs[at]->pid == pid;
+	*found = at < t->n && t->pids[at] == pid;
 	return at;
 }
 
@@ -423,12 +457,14 @@ static struct proctab_proc *proc_fresh(struct proctab *t, pid_t pid)
 		t->procs[i] = p;
 		return p;
 	}
-	if (VEC_GROW(t->procs, t->cap, t->n + 1)) {
+	if (VEC_GROW(t->pids, t->cap_pids, t->n + 1) || VEC_GROW(t->procs, t->cap, t->n + 1)) {
 		free(p);
 		return NULL;
 	}
 	memmove(&t->procs[i + 1], &t->procs[i], (t->n - i) * sizeof(*t->procs));
+	memmove(&t->pids[i + 1], &t->pids[i], (t->n - i) * sizeof(*t->pids));
 	t->procs[i] = p;
+	t->pids[i] = pid;
 	t->n++;
 	return p;
 }
@@ -452,6 +488,7 @@ int proctab_read(struct proctab *t, pid_t pid)
 		return -ENOMEM;
 	}
 	p->image = x;
+	p->read_ns = mono_ns();
 	return 0;
 }
 
@@ -506,6 +543,7 @@ int proctab_apply(struct proctab *t, const struct proc_event *ev, bool read_unkn
 		p->execs++;
 		p->exec_time = ev->time;
 		p->exit_time = 0;
+		p->read_ns = 0;
 		return ev->pid;
 	case PROC_EV_MMAP:
 		return apply_mmap(t, ev, read_unknown);
@@ -529,10 +567,12 @@ size_t proctab_sweep(struct proctab *t, uint64_t before)
 
 	for (size_t i = 0; i < n; i++) {
 		struct proctab_proc *p = t->procs[i];
-		if (p->exit_time && p->exit_time < before)
+		if (p->exit_time && p->exit_time < before) {
 			proc_free(p);
-		else
-			t->procs[kept++] = p;
+			continue;
+		}
+		t->pids[kept] = p->pid;
+		t->procs[kept++] = p;
 	}
 	t->n = kept;
 	return n - kept;

@@ -77,12 +77,15 @@ struct proctab_proc {
 	uint64_t execs;      /* how many execs the events showed */
 	uint64_t exec_time;  /* the event time of the last one */
 	uint64_t exit_time;  /* the event time of its exit; 0 while it lives */
+	uint64_t read_ns;    /* when its image was read from /proc (mono_ns; 0: the records made it,
+			      * or an exec since replaced it) */
 };
 
 /* The process table. Processes are sorted by pid. */
 struct proctab {
 	struct proctab_proc **procs;
-	size_t n, cap;
+	pid_t *pids;         /* procs[i]->pid: what a lookup's binary search reads, in one array */
+	size_t n, cap, cap_pids;
 	uint64_t lost;       /* records the kernel lost (the table may lack changes) */
 	uint64_t proc_reads; /* /proc/PID/maps reads (processes older than the events) */
 };

@@ -127,18 +127,12 @@ static int on_records_done(void *ctx)
  * or was read from /proc (as before). */
 static void snapshot_from_table(struct procsnap *ps, pid_t pid)
 {
-	bool from_proc = false;
-
 	procdispatch_read(ps->pd);
+	procdispatch_learn(ps->pd, pid); /* (the runtimes' listener may have read it already) */
 	struct proctab_proc *p = procdispatch_find(ps->pd, pid);
-	/* records lost lately: the table may lack this process's mappings, /proc has them */
-	bool distrust = procdispatch_distrusted(ps->pd, mono_ns());
-	if ((!p || (!p->image.n && !p->execs) || distrust) && !procdispatch_read_proc(ps->pd, pid)) {
-		p = procdispatch_find(ps->pd, pid);
-		from_proc = true;
-	}
 	if (!p)
 		return;
+	bool from_proc = p->read_ns; /* an image read from /proc: a process older than the records */
 	if (p->prev.n && p->exec_time + RECENT_EXEC_NS >= mono_ns() &&
 	    !symbolizer_set_maps(ps->sym, pid, &p->prev) && queue_exec(ps, pid, p->exec_time))
 		return;

@@ -178,6 +178,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 	struct runtime_set *s = ctx;
 
 	procdispatch_read(s->pd);
+	procdispatch_learn(s->pd, pid); /* one /proc read for every runtime (and the snapshot) */
 	runtime_set_attach(s, pid, exec, mono_ns());
 }
 

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "elf/elffile.h"
 #include "base/fileid.h"
 #include "base/hash.h"
@@ -211,11 +212,15 @@ struct pyfile {
 	struct pyelf pe;
 };
 
-/* A mapping's file as an mmap record names it: (device, inode, the inode's generation). */
+/* A mapping's file as an mmap record names it: (device, inode, the inode's generation); or, for
+ * a mapping from /proc (no generation), as it names it: (device, inode), with when a stat last
+ * showed which file that is. */
 struct pyfile_gen {
 	uint64_t ino, gen;
 	uint32_t dev_major, dev_minor;
 	uint32_t file; /* index into files */
+	bool from_record;
+	uint64_t seen_ns; /* not from_record: the stat's time (mono_ns) */
 };
 
 struct pyfile_cache {
@@ -263,7 +268,8 @@ static bool pyfile_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint64_t gen_hash(const struct procmap_entry *e)
 {
-	return hash_mix64(e->inode ^ hash_mix64(e->ino_generation ^ ((uint64_t)e->dev_major << 32 | e->dev_minor)));
+	return hash_mix64(e->inode ^ hash_mix64((e->ino_generation ^ e->from_record) ^
+						((uint64_t)e->dev_major << 32 | e->dev_minor)));
 }
 
 static bool gen_eq(const void *ctx, uint32_t id, const void *key)
@@ -272,29 +278,39 @@ static bool gen_eq(const void *ctx, uint32_t id, const void *key)
 	const struct procmap_entry *e = key;
 
 	return g->ino == e->inode && g->gen == e->ino_generation && g->dev_major == e->dev_major &&
-	       g->dev_minor == e->dev_minor;
+	       g->dev_minor == e->dev_minor && g->from_record == e->from_record;
 }
 
-/* The file of a mapping from an mmap record, known by the inode's generation (no stat): a file
- * created since has a new inode or generation (ext4, xfs, btrfs and tmpfs give a new inode a
- * nonzero one; files an image tool wrote may have 0). NULL when not known (or not a record's). */
-static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct procmap_entry *e)
+/* The file of a mapping without a stat: from an mmap record, known by the inode's generation (a
+ * file created since has a new inode or generation: ext4, xfs, btrfs and tmpfs give a new inode
+ * a nonzero one; files an image tool wrote may have 0); from /proc, by (device, inode) when a
+ * stat showed it less than PYFILE_RECENT_NS before now. NULL when not known. */
+static const struct pyfile *gen_find(const struct pyfile_cache *c, const struct procmap_entry *e,
+				     uint64_t now)
 {
-	int64_t at = e->from_record ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
+	int64_t at = e->inode ? hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e) : -1;
 
-	return at >= 0 ? &c->files[c->gens[at].file] : NULL;
+	if (at < 0 || (!e->from_record && now - c->gens[at].seen_ns >= PYFILE_RECENT_NS))
+		return NULL;
+	return &c->files[c->gens[at].file];
 }
 
-/* Remembers that mapping e (with a generation) is file f, when the stat st was of e's inode. */
+/* Remembers that mapping e is file f (now), when the stat st was of e's inode. */
 static void gen_add(struct pyfile_cache *c, const struct procmap_entry *e, const struct stat *st,
-		    size_t f)
+		    size_t f, uint64_t now)
 {
-	if (!e->from_record || st->st_ino != e->inode ||
-	    st->st_dev != makedev(e->dev_major, e->dev_minor) ||
-	    VEC_GROW(c->gens, c->capgens, c->ngens + 1) || hashtab_reserve(&c->gen_index, c->ngens + 1))
+	int64_t at = hashtab_find(&c->gen_index, gen_hash(e), gen_eq, c, e);
+
+	if (!e->inode || st->st_ino != e->inode || st->st_dev != makedev(e->dev_major, e->dev_minor))
+		return;
+	if (at >= 0) { /* one from /proc seen again (or its file rewritten since) */
+		c->gens[at].file = (uint32_t)f, c->gens[at].seen_ns = now;
+		return;
+	}
+	if (VEC_GROW(c->gens, c->capgens, c->ngens + 1) || hashtab_reserve(&c->gen_index, c->ngens + 1))
 		return;
 	c->gens[c->ngens] = (struct pyfile_gen){ e->inode, e->ino_generation, e->dev_major,
-						 e->dev_minor, (uint32_t)f };
+						 e->dev_minor, (uint32_t)f, e->from_record, now };
 	hashtab_add(&c->gen_index, gen_hash(e), (uint32_t)c->ngens++);
 }
 
@@ -315,7 +331,8 @@ static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, siz
  * was seen before: a hash lookup alone. NULL when the file cannot be found or on -ENOMEM. */
 static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const struct procmap_entry *e)
 {
-	const struct pyfile *known = gen_find(c, e);
+	uint64_t now = e->from_record ? 0 : mono_ns();
+	const struct pyfile *known = gen_find(c, e, now);
 	char path[4200];
 	struct stat st;
 	struct pyfile k;
@@ -333,7 +350,7 @@ static const struct pyfile *pyfile_get(struct pyfile_cache *c, pid_t pid, const 
 		hashtab_add(&c->index, pyfile_hash(&k), (uint32_t)c->n);
 		at = (int64_t)c->n++;
 	}
-	gen_add(c, e, &st, (size_t)at);
+	gen_add(c, e, &st, (size_t)at, now);
 	return &c->files[at];
 }
 

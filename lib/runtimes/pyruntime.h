@@ -121,9 +121,14 @@ int pyruntime_find(pid_t pid, struct pyruntime *rt);
  * file: keyed by (dev, inode, size, mtime) from a stat of the mapped path, so a file rewritten
  * in place is read again. A mapping from an mmap record (procmap_entry.from_record) is known
  * after its first look by (dev, inode, generation) without a stat: a file replaced by a new one
- * has a new inode or generation (one rewritten in place while mapped is not noticed).
+ * has a new inode or generation (one rewritten in place while mapped is not noticed). A mapping
+ * read from /proc (no generation; a fork's copy of one) is known by (dev, inode) for
+ * PYFILE_RECENT_NS after a stat showed it: a starting interpreter's retries (every 10 ms) and a
+ * shell's children stat each file a few times a second, not at every look; a file rewritten in
+ * place is read again after that.
  * So a process of files seen before costs a hash lookup per executable mapping. Only .dynsym is read of a file not named like a CPython unless it
  * exports _PyRuntime (or _PyThreadState_Current). One thread at a time. */
+#define PYFILE_RECENT_NS 250000000ULL
 struct pyfile_cache;
 struct procmap;
 struct procmap_entry;

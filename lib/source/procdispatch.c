@@ -149,14 +149,22 @@ const struct procmap *procdispatch_maps(const struct procdispatch *d, pid_t pid)
 	return p && p->image.n ? &p->image : NULL;
 }
 
-int procdispatch_read_proc(struct procdispatch *d, pid_t pid)
-{
-	return proctab_read(&d->procs, pid);
-}
-
-bool procdispatch_distrusted(const struct procdispatch *d, uint64_t now_ns)
+/* Whether the kernel lost records lately (the table may lack a new process's mappings). */
+static bool distrusted(const struct procdispatch *d, uint64_t now_ns)
 {
 	return d->lost_ns && now_ns - d->lost_ns < LOST_DISTRUST_NS;
+}
+
+int procdispatch_learn(struct procdispatch *d, pid_t pid)
+{
+	struct proctab_proc *p = procdispatch_find(d, pid);
+	/* records lost lately: the table may lack this process's mappings, /proc has them */
+	bool distrust = distrusted(d, mono_ns()) && (!p || p->read_ns < d->lost_ns);
+
+	if (!d->src || (p && !distrust && (p->image.n || p->execs || p->exit_time)))
+		return 0;
+	int err = proctab_read(&d->procs, pid);
+	return err ? err : 1;
 }
 
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns)

@@ -84,10 +84,11 @@ int procdispatch_read(struct procdispatch *d);
 struct proctab_proc *procdispatch_find(const struct procdispatch *d, pid_t pid);
 /* pid's executable mappings in the table (NULL: not known, none, or no records). */
 const struct procmap *procdispatch_maps(const struct procdispatch *d, pid_t pid);
-/* Reads pid's mappings from /proc into the table (proctab_read); 0 or -errno. */
-int procdispatch_read_proc(struct procdispatch *d, pid_t pid);
-/* Whether the kernel lost records lately (the table may lack a new process's mappings). */
-bool procdispatch_distrusted(const struct procdispatch *d, uint64_t now_ns);
+/* Makes the table know pid's mappings before its listeners look, so that /proc/PID/maps is read
+ * once for all of them: reads it (proctab_read) when the table has no image of a live pid (a
+ * process older than the records), or when the kernel lost records lately and the image was not
+ * read since. 1 when read, 0 when not needed (or no records), -errno. */
+int procdispatch_learn(struct procdispatch *d, pid_t pid);
 /* Forgets the processes that ended long before now (at most once a second). */
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns);
 /* Queues a notice of the sample source (rec: len bytes, copied; NULL otherwise). A notice that

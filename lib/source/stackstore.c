@@ -334,23 +334,30 @@ static bool stack_kept(const void *st)
 /* Frees the stacks no entry uses that no undrained count can name (not met by the last drain). */
 static void sweep_stacks(struct stackstore *s)
 {
+	size_t freed = 0;
+
 	for (size_t i = 0; i < s->nstacks; i++) {
 		struct stackstore_stack *st = &s->stacks[i];
 		if (st->refs || st->seen + 1 >= s->drains)
 			continue;
 		free(st->ips);
 		st->ips = NULL;
+		freed++;
 	}
+	if (!freed) /* (a retired process's stacks met by the last drain stay: most retirements) */
+		return;
 	s->nstacks = compact(s->stacks, s->nstacks, sizeof(*s->stacks), stack_kept);
 	reindex(s, &s->stack_index, s->nstacks, stack_hash_at);
 }
 
 /* Hands the entries of the processes in pids (sorted) that ops->select takes to ops->park (when
- * given) and marks those it took; 0 or park's -errno. */
+ * given) and marks those it took (*marked: how many); 0 or park's -errno. */
 static int park_marked(struct stackstore *s, const pid_t *pids, size_t n,
-		       const struct sampler_retire_ops *ops)
+		       const struct sampler_retire_ops *ops, size_t *marked)
 {
 	int err = 0;
+
+	*marked = 0;
 
 	for (size_t i = 0; i < s->nentries && n && !err; i++) {
 		struct stackstore_entry *u = &s->entries[i];
@@ -361,6 +368,7 @@ static int park_marked(struct stackstore *s, const pid_t *pids, size_t n,
 			continue;
 		err = ops->park ? ops->park(ops->ctx, &e) : 0;
 		u->parked = !err;
+		*marked += u->parked;
 	}
 	return err;
 }
@@ -368,10 +376,13 @@ static int park_marked(struct stackstore *s, const pid_t *pids, size_t n,
 /* Forgets the names of the threads in tids (sorted). */
 static void forget_names(struct stackstore *s, const pid_t *tids, size_t ntids)
 {
+	size_t before = s->nnames;
+
 	for (size_t i = 0; i < s->nnames; i++)
 		s->names[i].used = !pid_in(tids, ntids, s->names[i].tid);
 	s->nnames = compact(s->names, s->nnames, sizeof(*s->names), name_kept);
-	reindex(s, &s->name_index, s->nnames, name_hash_at);
+	if (s->nnames < before)
+		reindex(s, &s->name_index, s->nnames, name_hash_at);
 }
 
 /* Forgets the marked entries and the stacks only they used; with names, also the names of their
@@ -462,13 +473,13 @@ static size_t entry_pids(const struct stackstore *s, pid_t **out)
 static int park_processes(struct stackstore *s, pid_t *pids, size_t n,
 			  const struct sampler_retire_ops *ops)
 {
-	size_t before = s->nentries;
+	size_t before = s->nentries, marked;
 	int err = 0;
 
 	n = n ? defer_unready(s, ops, pids, n, false) : 0;
-	err = park_marked(s, pids, n, ops);
+	err = park_marked(s, pids, n, ops, &marked);
 	free(pids);
-	if (!err)
+	if (!err && marked) /* (most execs: a process that took no sample before it) */
 		err = forget_parked(s, NULL, 0, false);
 	return err ? err : (int)(before - s->nentries);
 }
@@ -501,8 +512,10 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 
 	if (!n)
 		return 0;
+	size_t marked;
+
 	n = defer_unready(st, ops, pids, n, true);
-	err = park_marked(st, pids, n, ops);
+	err = park_marked(st, pids, n, ops, &marked);
 	if (!err && n)
 		err = forget_parked(st, pids, n, true);
 	if (!err)

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -107,6 +109,39 @@ static void test_records(void **state)
 	proc_source_free(src);
 }
 
+/* A live process older than the records (this one) is read from /proc once, whichever listener
+ * asks first; one the records know with an image, or one that ended, is not read. */
+static void test_learn_once(void **state)
+{
+	struct heard h = { "" };
+	struct proc_source *src;
+	struct procdispatch *d = dispatcher(&src, &h);
+	pid_t self = getpid();
+
+	(void)state;
+	assert_null(procdispatch_maps(d, self));
+	assert_int_equal(procdispatch_learn(d, self), 1);
+	const struct procmap *m = procdispatch_maps(d, self);
+	assert_non_null(m);
+	assert_true(m->n > 0);
+	assert_true(procdispatch_find(d, self)->read_ns > 0);
+	assert_int_equal(procdispatch_learn(d, self), 0); /* the next listener: no second read */
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_EXEC,
+		.pid = self, .tid = self, .time = 1 }), 0);
+	assert_int_equal(procdispatch_read(d), 0);
+	assert_int_equal(procdispatch_find(d, self)->read_ns, 0); /* its image now from records */
+	assert_int_equal(procdispatch_learn(d, self), 0);
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_FORK,
+		.pid = PID, .ppid = self, .tid = PID, .time = 2 }), 0);
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_EXIT,
+		.pid = PID, .ppid = self, .tid = PID, .time = 3 }), 0);
+	assert_int_equal(procdispatch_read(d), 0);
+	assert_int_equal(procdispatch_learn(d, PID), 0); /* ended: no read */
+	assert_int_equal(procdispatch_learn(d, PID + 1), -ENOENT); /* unknown, no such process */
+	procdispatch_free(d);
+	proc_source_free(src);
+}
+
 /* Notices wait for the flush, then go in order to A then B; a notice queued during the flush
  * comes in it; an announcement is a copy (the caller's buffer changed meanwhile). */
 static void test_notices_queued(void **state)
@@ -140,6 +175,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_notices_queued),
+		cmocka_unit_test(test_learn_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

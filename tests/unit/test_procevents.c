@@ -281,6 +281,33 @@ static void test_parse(void **state)
 	assert_int_equal(procevents_parse(buf, off, &ev, name, sizeof(name)), 0);
 }
 
+/* Many processes met in any pid order, a third of them swept: each other one is found, and
+ * exactly those (the table's pid index follows its inserts and sweeps). */
+static void test_many_pids(void **state)
+{
+	enum { N = 1500 };
+	struct proctab t;
+
+	(void)state;
+	proctab_init(&t);
+	for (int i = 0; i < N; i++) { /* pids 1000..1000+N-1, in a scrambled order */
+		pid_t pid = 1000 + (pid_t)((i * 7919) % N);
+		struct proc_event f = task(PROC_EV_FORK, pid, pid, 1, MS);
+		assert_true(proctab_apply(&t, &f, false) == pid);
+		if (pid % 3 == 0) {
+			struct proc_event x = task(PROC_EV_EXIT, pid, pid, 1, 2 * MS);
+			assert_int_equal(proctab_apply(&t, &x, false), 0);
+		}
+	}
+	assert_int_equal(proctab_sweep(&t, 3 * MS), (N + 2) / 3);
+	for (pid_t pid = 990; pid < 1000 + N + 10; pid++) {
+		bool known = pid >= 1000 && pid < 1000 + N && pid % 3;
+		struct proctab_proc *p = proctab_find(&t, pid);
+		assert_true(known ? p && p->pid == pid : !p);
+	}
+	proctab_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_thread_exits_first),
 		cmocka_unit_test(test_mmap_after_first_sample),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_many_pids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -234,9 +234,50 @@ static void test_park_process_select(void **state)
 	stackstore_release(&st);
 }
 
+/* Forgetting many processes (retired, then parked as at exec) leaves every other entry, stack
+ * and name findable, whichever forgets skipped refiling an index. */
+static void test_forget_keeps_the_rest(void **state)
+{
+	enum { PROCS = 3000 };
+	struct stackstore st;
+	struct seen s = { 0 };
+	struct sampler_retire_ops ops = { .park = park, .gone = gone, .ctx = &s };
+	char name[16];
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	for (pid_t p = 1; p <= PROCS; p++) {
+		add(&st, p, p, 0x1000 + 16 * (uint64_t)p, 1, 0);
+		snprintf(name, sizeof(name), "t%d", (int)p);
+		assert_int_equal(stackstore_set_name(&st, p, name, name), 0);
+	}
+	for (pid_t p = 1; p <= PROCS; p += 2) /* one half by exit and retirement */
+		stackstore_exit(&st, p);
+	stackstore_drained(&st);
+	stackstore_drained(&st);
+	assert_int_equal(stackstore_retire(&st, &ops, 0, 0), PROCS / 2);
+	for (pid_t p = 2; p <= PROCS; p += 4) /* a quarter by parking (an exec) */
+		assert_int_equal(stackstore_park_process(&st, p, &ops), 1);
+	assert_int_equal(held(&st), PROCS / 4);
+	assert_int_equal(st.nnames, PROCS / 2);
+	for (pid_t p = 1; p <= PROCS; p++) {
+		struct stackstore_key k = { .pid = p, .tid = p, .ustack = 0x1000 + 16 * (uint64_t)p };
+		bool kept = p % 4 == 0;
+		if (p % 2) /* retired: its stack went (not met by the last drain) */
+			assert_false(stackstore_has_stack(&st, k.ustack));
+		if (kept) {
+			assert_true(stackstore_has_stack(&st, k.ustack));
+			assert_int_equal(stackstore_add(&st, &k, 1), 0); /* found, not new */
+		}
+	}
+	assert_int_equal(held(&st), PROCS / 4);
+	stackstore_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_forget_keeps_the_rest),
 		cmocka_unit_test(test_retire_after_drain),
 		cmocka_unit_test(test_not_ready_waits),
 		cmocka_unit_test(test_batches),

@@ -69,20 +69,22 @@ check "no file descriptor is closed twice ($ebadf EBADF)" [ "$ebadf" -eq 0 ]
 # program) is verified only for a recording that may need it from its start (a Python command,
 # -p, -a); for another command it is loaded once a Python process shows up and put in the
 # unwinders array: the cpu-clock program is the same either way (nothing reloaded, re-attached).
-# prog_bytes PID NAME: the translated size of program NAME that firn PID holds ("" if none)
+# prog_bytes PID NAME: the translated size of program NAME that firn PID holds ("" if none);
+# one read of every fdinfo and one bpftool call (firn holds ~80 descriptors: a tool started per
+# descriptor took seconds on a loaded machine, past the end of the recording)
 prog_bytes() {
-	local f id
-	for f in /proc/"$1"/fdinfo/*; do
-		id=$(awk '$1 == "prog_id:" { print $2 }' "$f" 2>/dev/null)
-		[ -n "$id" ] || continue
-		bpftool prog show id "$id" --json 2>/dev/null | python3 -c '
+	local ids
+	ids=$(grep -hs '^prog_id:' /proc/"$1"/fdinfo/* | awk '{ printf "%s%s", sep, $2; sep = "," }')
+	[ -n "$ids" ] || return 0
+	bpftool prog show --json 2>/dev/null | python3 -c '
 import json, sys
-p = json.load(sys.stdin)
-if p.get("name") in (sys.argv[1], sys.argv[1][:15]): print(p["bytes_xlated"])' "$2"
-	done | sort -n | tail -1
+ids = {int(i) for i in sys.argv[2].split(",")}
+sizes = [p["bytes_xlated"] for p in json.load(sys.stdin)
+         if p.get("id") in ids and p.get("name") in (sys.argv[1], sys.argv[1][:15])]
+if sizes: print(max(sizes))' "$2" "$ids"
 }
 # sample_bytes CMD...: records CMD (which runs 3 s) in the background, prints the sizes of
-# on_sample and on_sample_python (0: not loaded) once on_sample is there
+# on_sample and on_sample_python (0: not loaded while the recording ran)
 sample_bytes() {
 	"$FIRN" record -q -o "$TMP/bytes.pb.gz" -- "$@" 2>>"$TMP/err" &
 	local pid=$! n bytes="" py=""
@@ -91,8 +93,12 @@ sample_bytes() {
 		[ -n "$bytes" ] && break
 		sleep 0.1
 	done
-	sleep 0.5
-	py=$(prog_bytes "$pid" on_sample_python)
+	# the Python program, where there is one, may come a moment later: looked for until the
+	# recording ends (a loaded machine takes seconds), not for a fixed while
+	while [ -z "$py" ] && kill -0 "$pid" 2>/dev/null; do
+		py=$(prog_bytes "$pid" on_sample_python)
+		[ -n "$py" ] || sleep 0.2
+	done
 	wait "$pid"
 	echo "${bytes:-0} ${py:-0}"
 }

@@ -406,10 +406,11 @@ grep -q "^firn diff: rule 'any:self>+3pp' tripped: work_a (diffwork)" "$TMP/err"
 	&& ! grep -q "tripped: work_[bc]" "$TMP/err" && pass "changed pair: any:self names work_a only" \
 	|| fail "changed pair: $(cat "$TMP/err")"
 
-# 20 pairs of the unchanged workload: no false alarm, and the pairs decided (at most 2 of 20
-# inconclusive: a pair whose chance difference of ~1.8 standard errors puts its bound at the
-# threshold is honest, and a loaded machine's throttled sample rate widens the bounds; bounds
-# that are wrong or too wide leave most pairs undecided)
+# 20 pairs of the unchanged workload: no false alarm, and most pairs decided. A pair is
+# inconclusive when a function's chance difference puts its bound past +3 pp: with ~15k samples
+# a side the bounds are +-2 pp, so a difference over ~1.8 standard errors in any of the three
+# functions does it, about 1 pair in 10 (observed 1, 1 and 3 of 20). At most 8 of 20: a fail
+# once in ~15,000 runs at that rate; bounds that are wrong or too wide leave most undecided.
 alarms=0 undecided=0 other=0
 for i in $(seq 1 20); do
 	rec "$TMP/u1.pb.gz" 0.75 && rec "$TMP/u2.pb.gz" 0.75 || { other=$((other + 1)); continue; }
@@ -423,5 +424,5 @@ for i in $(seq 1 20); do
 done
 echo "# 20 unchanged pairs, any:self>+3pp: $alarms false alarms, $undecided inconclusive, $other errors"
 [ $alarms -eq 0 ] && pass "unchanged pairs: no false alarm in 20" || fail "unchanged pairs: $alarms false alarms in 20"
-[ $undecided -le 2 ] && [ $other -eq 0 ] && pass "unchanged pairs: at least 18 of 20 decided" \
+[ $undecided -le 8 ] && [ $other -eq 0 ] && pass "unchanged pairs: at least 12 of 20 decided" \
 	|| fail "unchanged pairs: $undecided inconclusive, $other errors"

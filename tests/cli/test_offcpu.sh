@@ -131,7 +131,9 @@ echo "# wall, by the fixture's own clock: sleep_short=$os% sleep_long=$ol% wait_
 share "wall sleep_short (fixture's clock)" "$ps" "$os" 1
 share "wall sleep_long (fixture's clock)" "$pl" "$ol" 1
 share "wall wait_pipe (fixture's clock)" "$pp" "$op" 1
-share "wall spin (fixture's clock)" "$pspin" "$ospin" 1
+# the spin, preempted most of its time on a loaded machine, falls short by up to ~2 pp there in
+# one run of four or so (old builds too: a preemption interval lost; see issue notes)
+share "wall spin (fixture's clock)" "$pspin" "$ospin" 2.5
 if command -v go >/dev/null; then
 	types=$(go tool pprof -raw "$TMP/wall.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
 	[ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds[dflt]" ] &&
@@ -186,7 +188,9 @@ if len(rows) != 4:
     print("FAIL: offcpu_lock printed %d threads, wanted 4" % len(rows))
 for tid, wall, cpu in rows:
     want, got = int(wall) - int(cpu), per.get(int(tid), 0)
-    ok = want > 0 and abs(got - want) <= 0.05 * want
+    # a new thread's first wait for a CPU (woken new, never switched out) is no off-CPU
+    # interval firn sees: on a loaded machine up to ~100 ms short, never over
+    ok = want > 0 and -(0.05 * want + 0.1e9) <= got - want <= 0.05 * want
     print("%s: thread %s off-CPU %.3f s, wall - CPU %.3f s (%+.1f%%)" % (
         "PASS" if ok else "FAIL", tid, got / 1e9, want / 1e9, 100.0 * (got - want) / max(want, 1)))
 PY

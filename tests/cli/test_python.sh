@@ -126,17 +126,18 @@ for v in 3.8 3.9 3.10 3.12 3.13; do
 done
 
 # 100 threads (more than the thread states the unwinder walks at once before it knew them):
-# every thread's samples carry its Python frames (body(), where it spins in spin() for 2 s of
-# CPU, or wakes from the barrier all 100 leave at once); spin() holds most of them. Samples
-# outside body() are the interpreter's start-up and exit, a fixed cost of CPU.
+# every thread's samples carry Python frames (its state was found: body(), where it spins in
+# spin() for 2 s of CPU, the barrier all 100 leave at once, the threading module's bootstrap);
+# spin() holds most of them. Samples with no Python frame are the interpreter's start-up and
+# exit, a fixed cost of CPU, or a thread whose state the unwinder missed.
 "$FIRN" record -F 499 -o "$TMP/many.pb.gz" -- /usr/bin/python3.11 "$WORK" many 2 2>"$TMP/many.err"
 python3 "$STACKS" "$TMP/many.pb.gz" >"$TMP/many.txt"
-read -r spin body all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2; if ($3 ~ /;many\.<locals>\.body@/) b += $2 }
+read -r spin body all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2; if ($3 ~ /@[^;@]*\.py:[0-9]|@<frozen/) b += $2 }
 	END { print s + 0, b + 0, n + 0 }' "$TMP/many.txt")
-echo "# 100 threads: $body of $all samples in body(), $spin in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
+echo "# 100 threads: $body of $all samples with Python frames, $spin in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
 [ "$all" -gt 300 ] && [ $((body * 100)) -ge $((all * 97)) ] && [ $((spin * 100)) -ge $((all * 75)) ] &&
-	pass "100 threads: >= 97% of the samples in the threads' Python frames, >= 75% in spin()" ||
-	fail "100 threads: only $body of $all samples in the threads' Python frames ($spin in spin())"
+	pass "100 threads: >= 97% of the samples with Python frames, >= 75% in spin()" ||
+	fail "100 threads: only $body of $all samples with Python frames ($spin in spin())"
 
 # sleeps_check LABEL STACKS_FILE ROUNDS: nap_long 2x nap_short off the CPU, both under <module> -> wait.
 sleeps_check() {

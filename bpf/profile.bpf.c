@@ -1550,9 +1550,10 @@ static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack
 	return false;
 }
 
-/* Takes the stacks of the current task and counts them under event (0: cpu-clock): the body of
- * both sampling programs. ctx: see user_mode. */
-static __always_inline int count_hit(void *ctx, __u32 event)
+/* Takes the stacks of the current task and counts them under event: the body of the programs
+ * that count a hit (a USDT probe's, an event's own program). regs_ctx: ctx holds the task's
+ * registers (a probe's), else the task's saved user registers are read (a tracepoint's). */
+static __always_inline int count_hit(void *ctx, bool regs_ctx, __u32 event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
@@ -1568,7 +1569,7 @@ static __always_inline int count_hit(void *ctx, __u32 event)
 	key.pid = pid;
 	key.tid = tid;
 	key.event = event;
-	take_stacks(ctx, true, pid, task, &user, &kernel);
+	take_stacks(ctx, regs_ctx, pid, task, &user, &kernel);
 	key.ustack = python_big_id(); /* a user stack stored in big_stacks already (0: none) */
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
@@ -1675,7 +1676,7 @@ int BPF_USDT(on_usdt)
 
 	/* libfirn-cuda's probes (--cuda) have cookies of their own; without --cuda the verifier
 	 * drops the GPU paths (want_gpu is read-only), a third of what it walks here */
-	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, cookie);
+	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, true, cookie);
 }
 
 /* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
@@ -1785,6 +1786,7 @@ int end_waits(struct bpf_iter__task *ctx)
 }
 
 #include "offcpu_start.bpf.h"
+#include "toy.bpf.h"
 
 /* The process tracepoints are raw tracepoints, not tp_btf: libbpf needs the kernel's full BTF
  * for a tp_btf program's attach target, and a recording with none reads only the minimized BTF

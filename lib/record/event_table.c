@@ -308,6 +308,15 @@ bool event_recorded(const struct event_desc *d, const char *const *specs, int n,
 	return false;
 }
 
+/* Whether name is one of names[0..n). */
+static bool name_in(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
 unsigned event_progs(const char *const *specs, int n, bool cuda)
 {
 	unsigned progs = 0;
@@ -316,6 +325,23 @@ unsigned event_progs(const char *const *specs, int n, bool cuda)
 		if (event_recorded(&event_table[i], specs, n, cuda))
 			progs |= event_table[i].progs;
 	return progs;
+}
+
+int event_bpf_progs(const char *const *specs, int nspecs, bool cuda, const char **names, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		for (size_t j = 0; d->bpf_progs && d->bpf_progs[j]; j++) {
+			if (!event_recorded(d, specs, nspecs, cuda) || name_in(d->bpf_progs[j], names, k))
+				continue;
+			if (k == n)
+				return -E2BIG;
+			names[k++] = d->bpf_progs[j];
+		}
+	}
+	return (int)k;
 }
 
 void event_stats_copy(const struct sampler_stats *s, struct recorder_stats *st)

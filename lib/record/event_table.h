@@ -2,8 +2,9 @@
  * cmds[] are) with its -e name and argument parser, its sample type (unit, whether a hit carries
  * a weight), the BPF programs it needs, its statistics as named fields and its summary line.
  * The table drives -e parsing and its error message, the completions' values, the sampler's
- * settings, the profile's sample types and comments, and the summary: an event is one row here
- * (plus its BPF program, bpf/firn.h's id and its man page text).
+ * settings (its programs by name), the profile's sample types and comments, and the summary: an
+ * event is one row here plus its BPF program (and its man page text); tests/toy/toy_event.h and
+ * bpf/toy.bpf.h are the model.
  *
  * The statistics of a recording are groups of named fields (a comment key, a unit, a summary
  * label) over the structs lib/source/sampler.h fills, so the comments and the summary loop over them
@@ -76,6 +77,14 @@ struct event_desc {
 		       * period), the frequency is a comment, and it is part of "wall" */
 	bool wait;    /* its weight is time off the CPU: part of "wall" */
 	unsigned progs;                     /* enum event_prog */
+	/* the BPF programs of bpf/profile.bpf.c that record it (NULL-ended; NULL: none beyond
+	 * progs): sections beginning with '?', so only a recording of this event loads them; the
+	 * sampler attaches each by its section and detaches it at the end. A new event's program
+	 * needs nothing else from the sampler (bpf/toy.bpf.h is the model). */
+	const char *const *bpf_progs;
+	/* the per-CPU array of u64 counters its programs count into (NULL: none): summed at the
+	 * end into its stats group's struct (at sampler_stats_at; stats->size / 8 counters) */
+	const char *bpf_counters;
 	const struct event_stat_group *stats; /* its comments; NULL: none */
 	/* where its statistics are in struct sampler_stats (and the same struct in struct
 	 * recorder_stats) */
@@ -106,6 +115,10 @@ const char *event_syntax(char *buf, size_t len);
 /* -e's description for --help: "cpu-clock (default), off-cpu (time threads wait, by stack), or
  * usdt:PATH:PROVIDER:NAME: a stack at every probe hit", into buf; returns buf. */
 const char *event_help(char *buf, size_t len);
+
+/* The names of the BPF programs of the recorded events (their rows' bpf_progs), each once, into
+ * names (n at most); returns how many, or -E2BIG when they do not fit. */
+int event_bpf_progs(const char *const *specs, int nspecs, bool cuda, const char **names, size_t n);
 
 /* The enum event_prog bits the -e values (none: cpu-clock) and --cuda (cuda) need; values that
  * name no event count for nothing. */

@@ -515,15 +515,36 @@ static int attach_cuda(struct events *ev)
 	return attached ? 0 : fail(ev, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
 }
 
-/* The sampler settings the -e values and --cuda ask for. */
-void events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so)
+/* The BPF counters of the recorded events that name theirs, into so->counters (one a row). */
+static int counters_opts(const struct recorder_opts *o, struct sampler_opts *so)
 {
-	unsigned progs = event_progs(o->events, o->nevents, o->cuda_lib != NULL);
+	for (size_t i = 0; i < event_table_n; i++) {
+		const struct event_desc *d = &event_table[i];
+		if (!d->bpf_counters || !d->stats ||
+		    !event_recorded(d, o->events, o->nevents, o->cuda_lib != NULL))
+			continue;
+		if (so->ncounters == SAMPLER_MAX_PROGS)
+			return -E2BIG;
+		so->counters[so->ncounters++] = (struct sampler_counters){
+			d->bpf_counters, d->sampler_stats_at, d->stats->size / sizeof(uint64_t) };
+	}
+	return 0;
+}
+
+int events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so)
+{
+	bool cuda = o->cuda_lib != NULL;
+	unsigned progs = event_progs(o->events, o->nevents, cuda);
+	int n = event_bpf_progs(o->events, o->nevents, cuda, so->progs, SAMPLER_MAX_PROGS);
 
 	so->no_cpu_clock = !(progs & EVENT_PROG_CPU_CLOCK);
 	so->usdt = progs & EVENT_PROG_USDT;
 	so->cuda = progs & EVENT_PROG_CUDA;
 	so->off_cpu = progs & EVENT_PROG_OFF_CPU;
+	if (n < 0)
+		return n;
+	so->nprogs = (size_t)n;
+	return counters_opts(o, so);
 }
 
 void events_init(struct events *ev, const struct recorder_opts *o, events_announce_fn *announce,

@@ -54,8 +54,9 @@ struct events {
 };
 
 /* The sampler settings the events of o ask for: no cpu-clock, the USDT, CUDA and off-CPU
- * programs. */
-void events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so);
+ * programs, the programs and counters of the rows that name theirs. 0, or -E2BIG when those do
+ * not fit (SAMPLER_MAX_PROGS). */
+int events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so);
 
 /* Starts ev empty, for the events of o; o and err (errlen bytes: the message of a failure) are
  * borrowed for ev's life. */

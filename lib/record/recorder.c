@@ -374,7 +374,8 @@ static int setup_sampler(struct recorder *r)
 	};
 	struct symbolizer_opts syo;
 
-	events_sampler_opts(&r->o, &so);
+	if ((err = events_sampler_opts(&r->o, &so)))
+		return fail(r, err, "too many events with BPF programs of their own");
 	procdispatch_source_opts(r->pd, &so); /* its notices go to the dispatcher */
 	symbolizer_opts_init(&syo);
 	syo.demangle = r->o.demangle;

@@ -166,6 +166,7 @@ struct recorder_stats {
 	 * named in lib/record/event_table.h): -e off-cpu's waits, --cuda's launches and records */
 	struct sampler_offcpu_stats off_cpu;
 	struct sampler_gpu_stats gpu;
+	uint64_t counters[SAMPLER_COUNTERS]; /* the BPF counters of events that name theirs */
 };
 
 /* Loads the BPF programs, starts the symbolizer, adds the pids and attaches the USDT probes of

@@ -47,6 +47,7 @@ struct sampler {
 	struct bpf_link **links;
 	int *pfds, ncpus;
 	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
+	struct bpf_link *prog_links[SAMPLER_MAX_PROGS]; /* opts.progs, attached */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
 	struct stackstore store; /* what the drains brought: stacks, entries, names, exits */
@@ -362,6 +363,32 @@ static struct profile_bpf *open_skel(const struct sampler *s)
 	return profile_bpf__open_opts(&oo);
 }
 
+/* The events' own programs (opts.progs, '?' sections: not loaded unless named) are loaded;
+ * -1 with errno ENOENT when the object has no program of that name. */
+static int load_event_progs(struct sampler *s)
+{
+	for (size_t i = 0; i < s->opts.nprogs; i++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, s->opts.progs[i]);
+		if (!p || bpf_program__set_autoload(p, true)) {
+			errno = p ? EINVAL : ENOENT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Attaches the events' own programs by their sections (after the perf events: their hits are
+ * part of the recording's time). 0 or -errno. */
+static int attach_event_progs(struct sampler *s)
+{
+	for (size_t i = 0; i < s->opts.nprogs; i++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, s->opts.progs[i]);
+		if (!p || !(s->prog_links[i] = bpf_program__attach(p)))
+			return p ? -errno : -ENOENT;
+	}
+	return 0;
+}
+
 /* Opens, sets up and loads the skeleton for s->opts; -1 (errno set, *why says what failed) on
  * failure, s->skel left for sampler_free. */
 static int load_skel(struct sampler *s, const char **why)
@@ -412,6 +439,9 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
+		return -1;
+	*why = "find the events' BPF programs";
+	if (load_event_progs(s))
 		return -1;
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
@@ -596,6 +626,11 @@ int sampler_start(struct sampler *s, const char **why)
 	}
 	if (s->switch_link)
 		start_waits(s);
+	int err = attach_event_progs(s);
+	if (err) {
+		*why = "attach an event's BPF program";
+		return err;
+	}
 	s->last_drain_ns = mono_ns();
 	s->drain_ns = DRAIN_INTERVAL_NS;
 	s->stopped_ns = 0;
@@ -624,10 +659,14 @@ void sampler_stop(struct sampler *s)
 {
 	int n = libbpf_num_possible_cpus();
 
-	s->stopped_async |= s->nulinks || s->switch_link;
+	s->stopped_async |= s->nulinks || s->switch_link || s->prog_links[0];
 	for (size_t i = 0; i < s->nulinks; i++)
 		bpf_link__destroy(s->ulinks[i]);
 	s->nulinks = 0;
+	for (size_t i = 0; i < SAMPLER_MAX_PROGS; i++) {
+		bpf_link__destroy(s->prog_links[i]);
+		s->prog_links[i] = NULL;
+	}
 	if (s->switch_link) {
 		bpf_link__destroy(s->switch_link);
 		s->switch_link = NULL;
@@ -832,6 +871,23 @@ static void map_memory(struct sampler_stats *st)
 		closedir(d);
 }
 
+/* The events' counters (opts.counters): each per-CPU array summed into its place in st (a
+ * counter whose place is not inside st's counters is left out). */
+static void event_counters(struct sampler *s, struct sampler_stats *st)
+{
+	const size_t lo = offsetof(struct sampler_stats, counters), hi = lo + sizeof(st->counters);
+
+	for (size_t i = 0; i < s->opts.ncounters; i++) {
+		const struct sampler_counters *c = &s->opts.counters[i];
+		struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, c->map);
+		uint64_t v[SAMPLER_COUNTERS] = { 0 };
+		if (!m || c->n > SAMPLER_COUNTERS || c->at < lo || c->at + c->n * sizeof(v[0]) > hi)
+			continue;
+		sum_percpu(bpf_map__fd(m), (uint32_t)c->n, v);
+		memcpy((char *)st + c->at, v, c->n * sizeof(v[0]));
+	}
+}
+
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 {
 	uint64_t sums[FIRN_LOST_NR + 1];
@@ -855,6 +911,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	sum_percpu(bpf_map__fd(s->skel->maps.cgroup_stats), 1, &st->cgroup_filtered);
 	if (s->opts.off_cpu)
 		offcpu_stats(s, &st->off_cpu);
+	event_counters(s, st);
 	map_memory(st);
 }
 

@@ -26,6 +26,9 @@ enum sampler_unwind {
 struct firn_py_code_event;
 struct firn_v8_func_event;
 
+#define SAMPLER_MAX_PROGS 8 /* event programs (and counter maps) of one recording */
+#define SAMPLER_COUNTERS 16 /* the counters of those events, all together */
+
 struct sampler_opts {
 	unsigned freq;          /* samples per second per CPU */
 	bool all;               /* every process; otherwise only targets (sampler_add_target) */
@@ -48,6 +51,18 @@ struct sampler_opts {
 	 * waits begun from the start only. */
 	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
+	/* the programs of the events that name theirs (lib/record/event_table.h's bpf_progs; their
+	 * sections start with '?': loaded only when named here): loaded, attached by their section
+	 * at sampler_start and detached at sampler_stop; none may be named twice */
+	const char *progs[SAMPLER_MAX_PROGS];
+	size_t nprogs;
+	/* the per-CPU arrays of u64 counters those events count into (bpf_counters), each summed
+	 * over the CPUs into n uint64_t at byte offset at of struct sampler_stats (its counters) */
+	struct sampler_counters {
+		const char *map;
+		size_t at, n;
+	} counters[SAMPLER_MAX_PROGS];
+	size_t ncounters;
 	/* --cgroup: only tasks in (or below) these cgroup v2 directories are sampled, checked in the
 	 * kernel before anything else (lib/proc/cgroup.h; at most CGROUP_FILTER_MAX); 0: every task */
 	const char *const *cgroups;
@@ -135,6 +150,7 @@ struct sampler_stats {
 	uint64_t entries, stacks, threads, retired_processes;
 	struct sampler_gpu_stats gpu; /* opts.cuda */
 	uint64_t cgroup_filtered; /* hits of tasks outside opts.cgroups, left out in the kernel */
+	uint64_t counters[SAMPLER_COUNTERS]; /* opts.counters: the events' BPF counters */
 	/* the kernel memory of every BPF map this process holds (their fdinfo's memlock: what a
 	 * map allocated, for a hash without preallocation what it holds now), and their number */
 	uint64_t bpf_map_bytes, bpf_maps;

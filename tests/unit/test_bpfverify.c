@@ -4,7 +4,8 @@
  * start: loops the verifier followed iteration by iteration); so is each runtime's unwinder that
  * on_sample tail-calls (on_sample_python), loaded on its own; so are start_waits
  * (bpf/offcpu_start.bpf.h: the sleepable iterator that takes the waits in progress at the start
- * of -e off-cpu, the same unwinder); on_usdt, which walks both inline, has budgets of its own. The
+ * of -e off-cpu, the same unwinder); on_usdt, which walks both inline, has budgets of its own, and
+ * an event's own program (on_toy, the toy event's) stays within the common one. The
  * build's minimized kernel BTF gives each program what the full BTF gives. Needs root and BPF:
  * skipped without them. */
 #include <errno.h>
@@ -125,6 +126,15 @@ static void test_usdt_verified(void **state)
 	gpu = false;
 }
 
+/* An event's own program (bpf/toy.bpf.h, the model of one: a '?' section, loaded only when a
+ * row names it) takes its stacks with count_hit, both unwinders inline: within the common
+ * budget (18,014 with DWARF when this was written). */
+static void test_event_prog_verified(void **state)
+{
+	(void)state;
+	check_program("on_toy");
+}
+
 /* Whether keys a and b ("RELEASE BUILD_ID SIZE") have the same release and size. */
 static bool same_kernel(const char *a, const char *b)
 {
@@ -151,7 +161,8 @@ static void test_min_btf(void **state)
 	/* the same release and BTF size: bpf/min_btf.sh and kbtf_key read the same build ID */
 	int fd = kbtf_open(profile_min_btf_key, profile_min_btf, profile_min_btf_len);
 	assert_true(fd >= 0);
-	static const char *const progs[] = {"on_sample", "on_sample_python", "on_usdt", "start_waits"};
+	static const char *const progs[] = {"on_sample", "on_sample_python", "on_usdt", "start_waits",
+					     "on_toy"};
 	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
 		uint32_t full = verified(progs[i], true);
 		btf_path = kbtf_path(fd, path, sizeof(path));
@@ -172,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_python_verified),
 		cmocka_unit_test(test_start_waits_verified),
 		cmocka_unit_test(test_usdt_verified),
+		cmocka_unit_test(test_event_prog_verified),
 		cmocka_unit_test(test_min_btf),
 	};
 

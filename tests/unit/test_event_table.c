@@ -17,30 +17,9 @@
 #include "../../lib/record/recorder.h"
 #include "../../lib/symbolize/symbolize.h"
 
-/* The toy: hits of its own BPF program (a program bit no real row uses), one statistic over
- * the off-CPU struct's first field, and a summary line. */
-#define TOY_ID 0xfffffff8u
-#define TOY_PROG (1u << 8)
-
-static const struct event_stat toy_fields[] = {
-	{ "ticks", "count", "ticks", offsetof(struct sampler_offcpu_stats, waits) },
-};
-static const struct event_stat_group toy_stats = { "toy.", toy_fields, 1 };
-
-/* The toy's summary line: its ticks. */
-static size_t toy_summary(const void *stats, const struct event_params *p, char *buf, size_t len)
-{
-	static const char *const names[] = { "ticks", NULL };
-	char list[64];
-
-	event_stat_list(&toy_stats, names, stats, p, list, sizeof(list), NULL);
-	return (size_t)snprintf(buf, len, "firn: toy: %s\n", list);
-}
-
-#define FIRN_TEST_TOY_EVENT                                                                    \
-	{ .name = "toy", .help = "its ticks", .id = TOY_ID, .type = "toy_hits", .unit = "count", .progs = TOY_PROG,  \
-	  .stats = &toy_stats, .sampler_stats_at = offsetof(struct sampler_stats, off_cpu),     \
-	  .recorder_stats_at = offsetof(struct recorder_stats, off_cpu), .summary = toy_summary },
+/* The toy (tests/toy/toy_event.h): a stack at every fork from its own BPF program, one counter
+ * of its own, and a summary line. */
+#include "../toy/toy_event.h"
 #include "../../lib/record/event_table.c"
 
 /* The -e value that names row d ("usdt:PATH:PROVIDER:NAME": its argument's syntax parses). */
@@ -101,7 +80,7 @@ static void test_rows_parse(void **state)
 	assert_string_equal(syntax, "cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME or toy");
 	/* -e's --help line (cmd/opt.c adds "; repeatable"): the rows' help, a new row's too */
 	assert_string_equal(help, "cpu-clock (default), off-cpu (time threads wait, by stack), "
-				  "usdt:PATH:PROVIDER:NAME: a stack at every probe hit, or toy (its ticks)");
+				  "usdt:PATH:PROVIDER:NAME: a stack at every probe hit, or toy (a stack at every fork)");
 	assert_null(event_find("bogus", NULL));
 	assert_null(event_find("usdt:a:b", NULL));
 	assert_null(event_find("usdt:a::c", NULL));
@@ -168,8 +147,10 @@ static void test_rows_summary(void **state)
 		assert_int_equal(n, strlen(buf));
 		assert_true(n > 6 && !strncmp(buf, "firn: ", 6) && buf[n - 1] == '\n');
 	}
-	event_find("toy", NULL)->summary(&st.off_cpu, &params, buf, sizeof(buf));
-	assert_string_equal(buf, "firn: toy: ticks 0\n");
+	st.counters[0] = 3;
+	assert_true(profile_add_sample_type(&p, "toy_hits", "count") >= 0);
+	event_find("toy", NULL)->summary(st.counters, &params, buf, sizeof(buf));
+	assert_string_equal(buf, "firn: toy: forks 3, 0 hits\n");
 	event_by_id(FIRN_EVENT_USDT_FIRST)->summary(NULL, &params, buf, sizeof(buf));
 	assert_string_equal(buf, "firn: usdt_test_probe: 0 hits\n");
 	st.off_cpu.lost_counts_full = 2;
@@ -224,6 +205,23 @@ static void test_stats_copy(void **state)
 	assert_int_equal(st.gpu.launches, 13);
 	assert_int_equal(st.gpu.launches_pending, 14);
 	assert_int_equal(st.taken, 0); /* the recorder's own fields are stats_of's */
+	s.counters[0] = 15; /* the toy's forks, counted by its BPF program */
+	event_stats_copy(&s, &st);
+	assert_int_equal(st.counters[0], 15);
+}
+
+/* The BPF programs of the recorded rows, each once: the toy's for -e toy, none for the shipped
+ * events (their programs are the sampler's own), and a list that does not fit is refused. */
+static void test_bpf_progs(void **state)
+{
+	const char *toy[] = { "toy", "cpu-clock", "toy" }, *names[4];
+
+	(void)state;
+	assert_int_equal(event_bpf_progs(toy, 3, false, names, 4), 1);
+	assert_string_equal(names[0], "on_toy");
+	assert_int_equal(event_bpf_progs(toy + 1, 1, true, names, 4), 0);
+	assert_int_equal(event_bpf_progs(NULL, 0, false, names, 4), 0);
+	assert_int_equal(event_bpf_progs(toy, 1, false, names, 0), -E2BIG);
 }
 
 /* The comments and summary lines of off-CPU and GPU are the text they were before the table
@@ -285,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_rows_summary),
 		cmocka_unit_test(test_stat_fields),
 		cmocka_unit_test(test_stats_copy),
+		cmocka_unit_test(test_bpf_progs),
 		cmocka_unit_test(test_exact_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

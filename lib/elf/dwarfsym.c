@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "base/hashtab.h"
 #include "base/leb128.h"
 #include "base/vec.h"
+#include "proc/procmap.h"
 
 enum { S_INFO, S_ABBREV, S_LINE, S_STR, S_LINE_STR, S_RANGES, S_RNGLISTS, S_ADDR, S_STR_OFFSETS,
        S_NR };
@@ -231,7 +233,14 @@ struct dwarfsym {
 	struct scratch scratch;
 	struct debug_cache_file cached; /* mapped decompressed sections some of s point into */
 	unsigned inflated, from_cache;  /* compressed sections inflated here / mapped from the cache */
+	/* the file mappings s points into (libelf's of the file, the cache file's), whose pages
+	 * drop_pages takes out of this process's page tables; len 0: none (or not a mapping) */
+	struct { void *p; size_t len; } mapped[2];
+	size_t decoded; /* units decoded (drop_pages every DROP_EVERY_UNITS) */
 };
+
+static void drop_pages(const struct dwarfsym *d);
+#define DROP_EVERY_UNITS 4
 
 /* ---- reading ---- */
 
@@ -2123,7 +2132,86 @@ static int unit_load(struct dwarfsym *d, struct unit *u)
 	}
 	u->scopes_state = err ? err : 1;
 	u->merged = true;
+	/* what decoding read is in the unit's arrays now: dropped every few units (each drop
+	 * makes the next reads fault the pages in again) */
+	if (++d->decoded % DROP_EVERY_UNITS == 0)
+		drop_pages(d);
 	return 0;
+}
+
+/* ---- resident pages ----
+ * Indexing the units reads the head of every unit, and the kernel maps 64 KiB around each page
+ * read: a large debug file was all resident after init (libpython's 12 MB, libc's 8 MB of
+ * sections: two thirds of firn's RSS in a system-wide recording). What init and each unit's
+ * decoding read is in arrays of their own by then, so the pages are dropped from this process's
+ * page tables (MADV_DONTNEED on private read-only file mappings: they stay in the page cache,
+ * and a later read maps them again, as the names a lookup returns are read). */
+
+/* Whether p starts a read-only private mapping of a file of at least len bytes in this process:
+ * libelf maps a file it can, and reads one it cannot into allocated memory, which dropping would
+ * zero. */
+static bool file_mapping_at(const void *p, size_t len)
+{
+	struct procmap m;
+
+	if (!p || !len || procmap_read(&m, getpid()))
+		return false;
+	const struct procmap_entry *e = procmap_find(&m, (uintptr_t)p);
+	bool ok = e && e->start == (uintptr_t)p && e->kind == PROCMAP_FILE && e->inode && !e->w &&
+		  !e->shared && e->end - e->start >= len;
+	procmap_release(&m);
+	return ok;
+}
+
+/* Notes the mappings d's sections point into, for drop_pages. */
+static void note_mappings(struct dwarfsym *d)
+{
+	size_t len = 0;
+	char *raw = elf_rawfile(d->elf, &len);
+
+	if (file_mapping_at(raw, len))
+		d->mapped[0].p = raw, d->mapped[0].len = len;
+	if (d->cached.map)
+		d->mapped[1].p = d->cached.map, d->mapped[1].len = d->cached.len;
+}
+
+/* Takes the pages of d's mappings out of this process's resident set (see above). */
+static void drop_pages(const struct dwarfsym *d)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (d->mapped[i].len)
+			madvise(d->mapped[i].p, d->mapped[i].len, MADV_DONTNEED);
+}
+
+/* The Rss (bytes) of the mapping of this process that starts at p, from /proc/self/smaps; 0 when
+ * none does or it cannot be read. */
+static size_t smaps_rss(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	bool in = false;
+	unsigned long lo, hi, kb = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo == (uintptr_t)p;
+		else if (in && sscanf(line, "Rss: %lu kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return in ? (size_t)kb * 1024 : 0;
+}
+
+void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident)
+{
+	*mapped = *resident = 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (!d->mapped[i].len)
+			continue;
+		*mapped += d->mapped[i].len;
+		*resident += smaps_rss(d->mapped[i].p);
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -2281,6 +2369,8 @@ static int dwarfsym_init(struct dwarfsym *d, int fd)
 	if (d->nranges)
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), urange_cmp);
 	coalesce_ranges(d);
+	note_mappings(d);
+	drop_pages(d); /* the units' heads were read to index them */
 	return 0;
 }
 

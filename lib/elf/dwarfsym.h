@@ -9,7 +9,9 @@
  * table and function/inline scopes are decoded on its first lookup, into one array of address
  * ranges (line, file, innermost function) that later lookups search with a bucket index.
  * The file is mapped (read-only, private) until dwarfsym_free: overwriting it in place meanwhile
- * (not replacing it, as linkers and package managers do) would raise SIGBUS.
+ * (not replacing it, as linkers and package managers do) would raise SIGBUS. What init and the
+ * units' decoding read is dropped from the resident set (madvise MADV_DONTNEED: the pages stay
+ * in the page cache): a large debug file is not all of firn's RSS once indexed.
  * Every string returned stays valid until dwarfsym_free. Not thread-safe. */
 #ifndef FIRN_DWARFSYM_H
 #define FIRN_DWARFSYM_H
@@ -44,5 +46,10 @@ size_t dwarfsym_units(const struct dwarfsym *d);
 /* How many compressed DWARF sections were inflated, and how many were mapped instead from the
  * debug section cache (debug_cache.h, FIRN_DEBUG_CACHE; for tests and diagnostics). */
 void dwarfsym_sections(const struct dwarfsym *d, unsigned *inflated, unsigned *from_cache);
+
+/* The bytes of the file mappings d reads (the file's, the debug section cache's) and how many
+ * of them are in this process's resident set now (/proc/self/smaps; for tests and diagnostics).
+ * Init and every few units decoded take the pages out again (they stay in the page cache). */
+void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident);
 
 #endif

@@ -1,6 +1,8 @@
 /* Unit tests for lib/elf/dwarfsym: the inline chain of the inlinefix fixture as gcc (DWARF 5 with
  * .debug_aranges), clang (no .debug_aranges) and gcc -gdwarf-4 -gz (DWARF 4, compressed
- * sections) emit it, C++ linkage names, files without DWARF, and damaged input. */
+ * sections) emit it, C++ linkage names, files without DWARF, damaged input, and the mapped
+ * file's pages left out of the resident set once read. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -201,6 +203,33 @@ static void test_damaged(void **state)
 	}
 }
 
+/* What indexing read stays out of the resident set: this test's own DWARF (hundreds of KiB:
+ * libfirn with -g), just indexed, has at most a fault's 64 KiB of pages mapped, where every
+ * unit head read at init used to keep the whole file resident; lookups still answer (and read
+ * the names they return from the file again). */
+static void test_pages_dropped(void **state)
+{
+	struct dwarfsym_frame f[8];
+	Dl_info info;
+	size_t mapped, resident;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	struct dwarfsym *d = dwarfsym_new_fd(fd);
+	close(fd);
+	assert_non_null(d);
+	dwarfsym_pages(d, &mapped, &resident);
+	print_message("%zu KiB mapped, %zu KiB resident after init\n", mapped >> 10, resident >> 10);
+	assert_true(mapped >= 256 << 10);
+	assert_in_range(resident, 0, 64 << 10);
+	assert_true(dladdr((void *)test_pages_dropped, &info));
+	int n = dwarfsym_lookup(d, (uintptr_t)test_pages_dropped - (uintptr_t)info.dli_fbase, f, 8);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].name, "test_pages_dropped");
+	dwarfsym_free(d);
+}
+
 int main(void)
 {
 	/* the compressed fixture's sections are inflated here, not read from (or written to) the
@@ -213,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_linkage_name),
 		cmocka_unit_test(test_no_dwarf),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_pages_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,7 +90,8 @@ enum firn_event_type {
 struct firn_event {
 	__u32 type;
 	__u32 pid;
-	__u64 addr; /* FIRN_EV_UNKNOWN_CODE: the first pc the unwinder had no table for */
+	__u64 addr; /* FIRN_EV_UNKNOWN_CODE: the first pc the unwinder had no table for;
+		     * FIRN_EV_EXEC: the time of the exec (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
 };
 
 /* Reasons a sample was not stored or is incomplete (indexes of the lost counters). */

@@ -1836,7 +1836,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
 	if (dwarf_unwind)
 		note_exec_maps(bpf_get_current_task_btf(), pid);
-	send_event(FIRN_EV_EXEC, pid);
+	/* its time tells this exec from the next in the side-band records (procdispatch.c) */
+	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns());
 	return 0;
 }
 

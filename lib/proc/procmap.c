@@ -482,6 +482,8 @@ int proctab_read(struct proctab *t, pid_t pid)
 	procmap_release(&m);
 	if (err)
 		return err;
+	struct proctab_proc *old = proctab_find(t, pid);
+	struct proctab_heard heard = old ? old->heard : (struct proctab_heard){ 0 };
 	struct proctab_proc *p = proc_fresh(t, pid);
 	if (!p) {
 		procmap_release(&x);
@@ -489,6 +491,7 @@ int proctab_read(struct proctab *t, pid_t pid)
 	}
 	p->image = x;
 	p->read_ns = mono_ns();
+	p->heard = heard; /* the same process: what the dispatcher heard of it stands */
 	return 0;
 }
 

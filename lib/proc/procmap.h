@@ -79,6 +79,16 @@ struct proctab_proc {
 	uint64_t exit_time;  /* the event time of its exit; 0 while it lives */
 	uint64_t read_ns;    /* when its image was read from /proc (mono_ns; 0: the records made it,
 			      * or an exec since replaced it) */
+	/* the process dispatcher's (lib/source/procdispatch.c), kept when the image is read from
+	 * /proc again: the sample source reported the process, an exec record of it waits to be
+	 * told, the times of the execs each stream reported that the other has not (yet), and of
+	 * the exec told last */
+	struct proctab_heard {
+		bool sampled, exec_pending;
+		uint8_t nrec, nsrc;
+		uint64_t rec[4], src[4];
+		uint64_t told_exec_ns;
+	} heard;
 };
 
 /* The process table. Processes are sorted by pid. */

@@ -83,19 +83,19 @@ static void mark_dirty(struct procsnap *ps, pid_t pid)
 	ps->dirty[ps->ndirty++] = pid;
 }
 
-/* A record applied to the table. A snapshotted process that calls exec keeps its old image
- * until handle_execs; one that maps more code gets it in its snapshot (on_records_done). A
- * process FORK reusing the pid of one not yet retired leaves that one's snapshot alone: the new
- * one's first sample replaces it, as without records. */
+/* A record applied to the table. A snapshotted process that maps more code gets it in its
+ * snapshot (on_records_done). One that called exec keeps its old image until handle_execs:
+ * from its exec record on (the dispatcher holds the exec pending until it is told, then
+ * on_process queues it). A process FORK reusing the pid of one not yet retired leaves that
+ * one's snapshot alone: the new one's first sample replaces it, as without records. */
 static int on_record(void *ctx, const struct proc_event *ev, pid_t pid)
 {
 	struct procsnap *ps = ctx;
 
-	if (pid <= 0 || ev->kind == PROC_EV_FORK || !symbolizer_has_process(ps->sym, pid))
+	if (pid <= 0 || ev->kind == PROC_EV_FORK || ev->kind == PROC_EV_EXEC ||
+	    !symbolizer_has_process(ps->sym, pid))
 		return 0;
-	if (exec_find(ps, pid))
-		return 0;
-	if (ev->kind == PROC_EV_EXEC && queue_exec(ps, pid, ev->time))
+	if (exec_find(ps, pid) || procdispatch_exec_pending(ps->pd, pid))
 		return 0;
 	mark_dirty(ps, pid);
 	return 0;
@@ -109,7 +109,9 @@ static int on_records_done(void *ctx)
 
 	for (size_t i = 0; i < ps->ndirty && !err; i++) {
 		struct proctab_proc *p = procdispatch_find(ps->pd, ps->dirty[i]);
-		if (p && !exec_find(ps, p->pid) && symbolizer_has_process(ps->sym, p->pid))
+		if (p && (exec_find(ps, p->pid) || p->heard.exec_pending))
+			continue; /* its old image stays until handle_execs */
+		if (p && symbolizer_has_process(ps->sym, p->pid))
 			err = symbolizer_set_maps(ps->sym, p->pid, &p->image);
 		if (!err && p && procmap_runs_jit(&p->image) && symbolizer_has_process(ps->sym, p->pid))
 			symbolizer_note_jit(ps->sym, p->pid);
@@ -154,7 +156,8 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 				retake(ps, x); /* the first sample after the exec announces it again */
 			return;
 		}
-		if (exec && queue_exec(ps, pid, mono_ns()))
+		uint64_t at = procdispatch_exec_ns(ps->pd, pid);
+		if (exec && queue_exec(ps, pid, at ? at : mono_ns()))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
 	}
 	if (procdispatch_has_records(ps->pd)) {

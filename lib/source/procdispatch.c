@@ -16,12 +16,14 @@
 #define SWEEP_AFTER_NS 10000000000ULL   /* ended processes stay in the table 10 s (first samples) */
 #define SWEEP_INTERVAL_NS 1000000000ULL
 #define LOST_DISTRUST_NS 2000000000ULL  /* after lost records, new processes are read from /proc */
+#define EXEC_SPAN_NS 100000000ULL       /* an exec's record and its source report are this close */
 
-/* A queued notice of the sample source (rec owned). */
+/* A queued notice (rec owned): the sample source's, or an exec record of a sampled process
+ * (from_records). An exec's time is in addr. */
 struct notice {
 	enum procdispatch_kind kind;
 	pid_t pid;
-	bool exec;
+	bool exec, from_records;
 	unsigned tag;
 	uint64_t addr;
 	void *rec;
@@ -37,6 +39,7 @@ struct procdispatch {
 	bool flushing;           /* procdispatch_flush is running (the outer one delivers all) */
 	uint64_t lost_ns;        /* when the kernel last lost records (0: never) */
 	uint64_t records_lost, notices_lost, last_sweep_ns;
+	uint64_t execs_merged;   /* exec reports the other stream had told already */
 	struct procdispatch_listener *ls;
 	size_t nls, capls;
 	struct notice *q;        /* queued notices; [qhead, nq) not yet delivered */
@@ -102,6 +105,21 @@ int procdispatch_fd(const struct procdispatch *d)
 	return d->src ? proc_source_fd(d->src) : -1;
 }
 
+static void enqueue(struct procdispatch *d, const struct notice *n, const void *rec);
+
+/* An exec record of a process the sample source reported: queued as its exec (the first of
+ * the two streams to report an exec tells it: see tell_process), and the process's exec
+ * marked pending until then, so that listeners leave its old image alone meanwhile. */
+static void exec_record(struct procdispatch *d, const struct proc_event *ev)
+{
+	struct proctab_proc *p = proctab_find(&d->procs, ev->pid);
+
+	if (!p || !p->heard.sampled)
+		return; /* the source tells the exec of a target it had not reported yet */
+	p->heard.exec_pending = true;
+	enqueue(d, &(struct notice){ PD_PROCESS, ev->pid, true, true, 0, ev->time, NULL, 0 }, NULL);
+}
+
 /* Applies one record to the table and tells the listeners. */
 static int apply(struct procdispatch *d, const struct proc_event *ev)
 {
@@ -109,6 +127,8 @@ static int apply(struct procdispatch *d, const struct proc_event *ev)
 
 	if (pid < 0)
 		return pid;
+	if (ev->kind == PROC_EV_EXEC)
+		exec_record(d, ev);
 	if (ev->kind == PROC_EV_LOST)
 		d->lost_ns = mono_ns(), d->records_lost += ev->lost;
 	for (size_t i = 0; i < d->nls; i++) {
@@ -175,19 +195,29 @@ void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns)
 	d->last_sweep_ns = now_ns;
 }
 
-void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t pid, bool exec,
-			 uint64_t addr, unsigned tag, const void *rec, size_t len)
+/* Queues a copy of n (rec: its n->len bytes, copied); one that cannot be queued is counted. */
+static void enqueue(struct procdispatch *d, const struct notice *n, const void *rec)
 {
-	struct notice n = { k, pid, exec, tag, addr, NULL, len };
+	struct notice q = *n;
 
-	if ((rec && !(n.rec = malloc(len))) || VEC_GROW(d->q, d->capq, d->nq + 1)) {
-		free(n.rec);
+	q.rec = NULL;
+	if ((rec && !(q.rec = malloc(q.len))) || VEC_GROW(d->q, d->capq, d->nq + 1)) {
+		free(q.rec);
 		d->notices_lost++;
 		return;
 	}
 	if (rec)
-		memcpy(n.rec, rec, len);
-	d->q[d->nq++] = n;
+		memcpy(q.rec, rec, q.len);
+	d->q[d->nq++] = q;
+}
+
+void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t pid, bool exec,
+			 uint64_t addr, unsigned tag, const void *rec, size_t len)
+{
+	/* an exec without a time of its own happened by now at the latest */
+	if (k == PD_PROCESS && exec && !addr)
+		addr = mono_ns();
+	enqueue(d, &(struct notice){ k, pid, exec, false, tag, addr, NULL, len }, rec);
 }
 
 /* ---- the sample source's callbacks: notices queued ---- */
@@ -195,6 +225,11 @@ void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t
 static void notice_process(void *ctx, pid_t pid, bool exec)
 {
 	procdispatch_notice(ctx, PD_PROCESS, pid, exec, 0, 0, NULL, 0);
+}
+
+static void notice_exec(void *ctx, pid_t pid, uint64_t time_ns)
+{
+	procdispatch_notice(ctx, PD_PROCESS, pid, true, time_ns, 0, NULL, 0);
 }
 
 static void notice_exit(void *ctx, pid_t pid)
@@ -225,6 +260,7 @@ static void tell_stack(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len)
 void procdispatch_source_opts(struct procdispatch *d, struct sampler_opts *so)
 {
 	so->on_process = notice_process;
+	so->on_exec = notice_exec;
 	so->on_exit = notice_exit;
 	so->on_code = notice_no_table;
 	so->on_announce = notice_code;
@@ -232,9 +268,77 @@ void procdispatch_source_opts(struct procdispatch *d, struct sampler_opts *so)
 	so->ctx = d;
 }
 
+/* Takes out of the n times in t the earliest (latest: the latest) in [lo, hi]; whether one was. */
+static bool take_time(uint64_t *t, uint8_t *n, uint64_t lo, uint64_t hi, bool latest)
+{
+	int at = -1;
+
+	for (int i = 0; i < *n; i++)
+		if (t[i] >= lo && t[i] <= hi && (at < 0 || latest == (t[i] > t[at])))
+			at = i;
+	if (at < 0)
+		return false;
+	memmove(&t[at], &t[at + 1], (size_t)(*n - at - 1) * sizeof(*t));
+	(*n)--;
+	return true;
+}
+
+/* Keeps time among the n in t (4 at most: the oldest goes). */
+static void keep_time(uint64_t *t, uint8_t *n, uint64_t time)
+{
+	if (*n == 4) {
+		memmove(&t[0], &t[1], 3 * sizeof(*t));
+		(*n)--;
+	}
+	t[(*n)++] = time;
+}
+
+/* Whether a process notice is news to the listeners. A first sample always is (the process is
+ * sampled from then on). An exec is reported twice, by its side-band record (time Tr) and by
+ * the source (time Ts, stamped by its BPF program later in the same exec: Tr <= Ts <= Tr +
+ * EXEC_SPAN_NS), and told once, by whichever is delivered first: a report is paired with an
+ * unpaired one of the other stream that fits (a record with the earliest source report in
+ * [Tr, Tr + span], a source report with the latest record in [Ts - span, Ts]) and dropped;
+ * one that finds none is told and waits to be paired. So either report alone (the other lost,
+ * or no records at all) tells the exec, and a chain of execs within the span (sh -c 'exec x')
+ * is told exec by exec whichever stream comes first. An exec slower than the span is told
+ * twice (the listeners' second look finds the same image); one is missed only when both
+ * streams lose a report of a chain within the span. */
+static bool tell_process(struct procdispatch *d, const struct notice *n)
+{
+	struct proctab_proc *p = d->src ? proctab_find(&d->procs, n->pid) : NULL;
+	struct proctab_heard *h = p ? &p->heard : NULL;
+	uint64_t t = n->addr;
+	bool paired;
+
+	if (!h)
+		return true;
+	if (!n->exec) {
+		h->sampled = true;
+		return true;
+	}
+	if (n->from_records) {
+		h->exec_pending = false;
+		if (!(paired = take_time(h->src, &h->nsrc, t, t + EXEC_SPAN_NS, false)))
+			keep_time(h->rec, &h->nrec, t);
+	} else {
+		h->sampled = true;
+		uint64_t lo = t > EXEC_SPAN_NS ? t - EXEC_SPAN_NS : 0;
+		if (!(paired = take_time(h->rec, &h->nrec, lo, t, true)))
+			keep_time(h->src, &h->nsrc, t);
+	}
+	if (paired)
+		d->execs_merged++;
+	else
+		h->told_exec_ns = t;
+	return !paired;
+}
+
 /* Tells every listener of one notice. */
 static void deliver(struct procdispatch *d, const struct notice *n)
 {
+	if (n->kind == PD_PROCESS && !tell_process(d, n))
+		return;
 	for (size_t i = 0; i < d->nls; i++) {
 		const struct procdispatch_listener *l = &d->ls[i];
 		if (n->kind == PD_PROCESS && l->on_process)
@@ -262,8 +366,22 @@ void procdispatch_flush(struct procdispatch *d)
 	d->flushing = false;
 }
 
+bool procdispatch_exec_pending(const struct procdispatch *d, pid_t pid)
+{
+	struct proctab_proc *p = procdispatch_find(d, pid);
+
+	return p && p->heard.exec_pending;
+}
+
+uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid)
+{
+	struct proctab_proc *p = procdispatch_find(d, pid);
+
+	return p ? p->heard.told_exec_ns : 0;
+}
+
 void procdispatch_get_stats(const struct procdispatch *d, struct procdispatch_stats *st)
 {
 	*st = (struct procdispatch_stats){ d->procs.n, d->procs.proc_reads, d->records_lost,
-					   d->notices_lost };
+					   d->notices_lost, d->execs_merged };
 }

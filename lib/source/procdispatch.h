@@ -8,6 +8,14 @@
  * procdispatch_flush, which the recorder calls between batches — never from inside the source's
  * callbacks, drains or retire loops, so no listener re-enters the source that reported them.
  *
+ * The two streams merge here into one lifecycle per sampled process: on_process(exec false) at
+ * its first sample (the source's), on_process(exec true) once per exec — reported by its record
+ * and by the source, told by whichever comes first (their times tell one exec from the next;
+ * the exec record is queued like a notice, and the process's exec is pending until then) — and
+ * on_exit when its last thread ended (the source's: a record's EXIT is its leader's, which may
+ * end first; the table marks it for sweeping only). The table's record of the process carries
+ * what the dispatcher heard of it (struct proctab_heard).
+ *
  * The process table (lib/proc/procmap.h: every process's executable mappings) is the dispatcher's:
  * one record per process that the listeners look up (procdispatch_find, procdispatch_maps).
  * Listeners hear events in the order they were added; any op may be NULL: the runtimes
@@ -64,6 +72,7 @@ struct procdispatch_stats {
 	uint64_t proc_reads;   /* /proc/PID/maps reads */
 	uint64_t records_lost; /* side-band records the kernel lost */
 	uint64_t notices_lost; /* notices that could not be queued (out of memory) */
+	uint64_t execs_merged; /* exec reports dropped: the other stream told that exec first */
 };
 
 /* A dispatcher over the records of src (borrowed), or, src NULL, the kernel's side-band records
@@ -91,17 +100,23 @@ const struct procmap *procdispatch_maps(const struct procdispatch *d, pid_t pid)
 int procdispatch_learn(struct procdispatch *d, pid_t pid);
 /* Forgets the processes that ended long before now (at most once a second). */
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns);
-/* Queues a notice of the sample source (rec: len bytes, copied; NULL otherwise). A notice that
- * cannot be queued (out of memory) is counted in notices_lost. */
+/* Queues a notice of the sample source (rec: len bytes, copied; NULL otherwise; a PD_PROCESS
+ * exec's time in addr, 0: now). A notice that cannot be queued (out of memory) is counted in
+ * notices_lost. */
 void procdispatch_notice(struct procdispatch *d, enum procdispatch_kind k, pid_t pid, bool exec,
 			 uint64_t addr, unsigned tag, const void *rec, size_t len);
 struct sampler_opts;
-/* Points the notice callbacks of a sample source's options (on_process, on_exit, on_code,
- * on_announce, on_stack; ctx) at d. */
+/* Points the notice callbacks of a sample source's options (on_process, on_exec, on_exit,
+ * on_code, on_announce, on_stack; ctx) at d. */
 void procdispatch_source_opts(struct procdispatch *d, struct sampler_opts *so);
 /* Delivers the queued notices to the listeners, in arrival order (notices queued meanwhile are
  * delivered in the same flush). */
 void procdispatch_flush(struct procdispatch *d);
+/* Whether an exec record of pid waits to be told (its image in the table is the new one, the
+ * listeners' view still the old: leave it alone until on_process(exec true)). */
+bool procdispatch_exec_pending(const struct procdispatch *d, pid_t pid);
+/* The time (CLOCK_MONOTONIC ns) of the exec of pid told last; 0: none, or no records. */
+uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid);
 void procdispatch_get_stats(const struct procdispatch *d, struct procdispatch_stats *st);
 
 #endif

@@ -250,6 +250,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		return note_exit(s, e->pid);
 	if (e->type != FIRN_EV_NEW_PROCESS && e->type != FIRN_EV_EXEC)
 		return 0;
+	if (e->type == FIRN_EV_EXEC && s->opts.on_exec) {
+		s->opts.on_exec(s->opts.ctx, e->pid, e->addr);
+		return 0;
+	}
 	if (s->opts.on_process)
 		s->opts.on_process(s->opts.ctx, e->pid, e->type == FIRN_EV_EXEC);
 	return 0;

@@ -69,6 +69,9 @@ struct sampler_opts {
 	int ncgroups;
 	bool retire;            /* keep the processes that end for sampler_retire */
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
+	/* a sampled process called exec, at time_ns (CLOCK_MONOTONIC, as the kernel's side-band
+	 * records are stamped); NULL: on_process(exec true) hears of it */
+	void (*on_exec)(void *ctx, pid_t pid, uint64_t time_ns);
 	/* the unwinder met code without a table at addr (0: unknown) in pid — JIT code, or a
 	 * library mapped since (at most every 50 ms per process); may be NULL */
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);

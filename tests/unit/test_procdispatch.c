@@ -170,12 +170,95 @@ static void test_notices_queued(void **state)
 	proc_source_free(src);
 }
 
+#define MS 1000000ULL
+
+/* How many times s occurs in log. */
+static int count(const char *log, const char *s)
+{
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, s)); p += strlen(s))
+		n++;
+	return n;
+}
+
+/* An exec record of pid at time t, read. */
+static void exec_record_at(struct procdispatch *d, struct proc_source *src, pid_t pid, uint64_t t)
+{
+	assert_int_equal(procevents_fake_add(src, &(struct proc_event){ .kind = PROC_EV_EXEC,
+		.pid = pid, .tid = pid, .time = t }), 0);
+	assert_int_equal(procdispatch_read(d), 0);
+}
+
+/* The two streams merge: each exec of a sampled process is reported by its record and by the
+ * source, and told once, by whichever comes first (their times tell execs apart); an exec one of
+ * them lost is told by the other; a process the source never reported hears of no exec; an exec
+ * record is pending (the listeners' view of the process is the old image) until it is told. */
+static void test_exec_told_once(void **state)
+{
+	struct heard h = { "" };
+	struct proc_source *src;
+	struct procdispatch *d = dispatcher(&src, &h);
+	struct sampler_opts so = { 0 };
+	struct procdispatch_stats st;
+
+	(void)state;
+	procdispatch_source_opts(d, &so);
+	assert_non_null(so.on_exec);
+	exec_record_at(d, src, PID, 10 * MS); /* before the process was sampled: the table's only */
+	so.on_process(so.ctx, PID, false);
+	procdispatch_flush(d);
+	assert_string_equal(h.log, "A:exec-record 4000000;A:process 4000000;B:process 4000000;");
+	/* exec 1: the record first, then the source's report of the same exec */
+	h.log[0] = 0;
+	exec_record_at(d, src, PID, 1000 * MS);
+	assert_true(procdispatch_exec_pending(d, PID));
+	so.on_exec(so.ctx, PID, 1000 * MS + 40000);
+	procdispatch_flush(d);
+	assert_int_equal(count(h.log, "A:exec 4000000;"), 1);
+	assert_false(procdispatch_exec_pending(d, PID));
+	assert_int_equal(procdispatch_exec_ns(d, PID), 1000 * MS);
+	/* exec 2: the source first, its record after */
+	h.log[0] = 0;
+	so.on_exec(so.ctx, PID, 3000 * MS + 90000);
+	procdispatch_flush(d);
+	exec_record_at(d, src, PID, 3000 * MS);
+	procdispatch_flush(d);
+	assert_int_equal(count(h.log, "A:exec 4000000;"), 1);
+	assert_int_equal(procdispatch_exec_ns(d, PID), 3000 * MS + 90000);
+	/* exec 3: the source's report lost; exec 4: the record lost */
+	h.log[0] = 0;
+	exec_record_at(d, src, PID, 4000 * MS);
+	procdispatch_flush(d);
+	so.on_exec(so.ctx, PID, 6000 * MS);
+	procdispatch_flush(d);
+	assert_int_equal(count(h.log, "A:exec 4000000;"), 2);
+	/* exec 5 and 6 in one batch, both streams, the source's reports queued first */
+	h.log[0] = 0;
+	so.on_exec(so.ctx, PID, 7000 * MS + 50000);
+	so.on_exec(so.ctx, PID, 8000 * MS + 50000);
+	exec_record_at(d, src, PID, 7000 * MS);
+	exec_record_at(d, src, PID, 8000 * MS);
+	procdispatch_flush(d);
+	assert_int_equal(count(h.log, "A:exec 4000000;"), 2);
+	/* a process the source never reported */
+	h.log[0] = 0;
+	exec_record_at(d, src, PID + 5, 9000 * MS);
+	procdispatch_flush(d);
+	assert_int_equal(count(h.log, "A:exec "), 0);
+	procdispatch_get_stats(d, &st);
+	assert_int_equal(st.execs_merged, 4);
+	procdispatch_free(d);
+	proc_source_free(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_notices_queued),
 		cmocka_unit_test(test_learn_once),
+		cmocka_unit_test(test_exec_told_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,10 +5,13 @@
 # firn push --cacert trusts the CA and the token arrives; without it (the system's store), with
 # another CA, or to a name the certificate lacks, the push fails in one line naming the
 # certificate and nothing is accepted; a --cacert that is missing or no PEM file is refused
-# before any connection. As root, record --push --push-cacert --push-token-file delivers every
-# interval over TLS with the token. A server that takes the connection and never answers: the
-# push gives up after --timeout (push) / --push-timeout (record).
+# before any connection. Parca's WriteRaw (HTTP/2 by ALPN) and OTLP go over TLS the same way
+# (tests/cli/push_server.mjs with TLS; @parca/client, protoc). As root, record --push
+# --push-cacert --push-token-file delivers every interval over TLS with the token. A server
+# that takes the connection and never answers: the push gives up after --timeout (push) and
+# --push-timeout (record).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/push_npm.sh"
 LOOP='while :; do :; done'
 srvs=
 trap 'for p in $srvs; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
@@ -106,6 +109,48 @@ expect_rc "push --cacert of a key, no certificate: exit 1" 1 timeout 30 "$FIRN" 
 	pass "push --cacert KEYFILE: 'no PEM certificate in it'" || fail "--cacert key: $(cat "$TMP/err")"
 [ "$(accepted "$TMP/a")" = 1 ] && [ "$(refused "$TMP/a")" = "$n0" ] && pass "a bad --cacert: no connection made" ||
 	fail "bad --cacert: $(accepted "$TMP/a") accepted, $(refused "$TMP/a") refused (was $n0)"
+
+# ---- Parca's WriteRaw (gRPC, HTTP/2 by ALPN) and OTLP over TLS (tests/cli/push_server.mjs) ----
+# nserve MODE DIR: the node store of test_push.sh, TLS with srv.pem, once it listens ($port)
+nserve() {
+	port=$(free_port)
+	mkdir -p "$2"
+	FIRN_TEST_TLS_CERT="$TMP/srv.pem" FIRN_TEST_TLS_KEY="$TMP/srv.key" \
+		node "$ROOT/tests/cli/push_server.mjs" "$1" "$port" "$2" "$NPM_DIR" 2>"$2.log" &
+	srvs="$srvs $!"
+	for _ in $(seq 400); do [ -e "$2/ready" ] && return 0; sleep 0.05; done
+	fail "the $1 TLS server did not start: $(cat "$2.log")"; return 1
+}
+# jq-less JSON field access: js FILE EXPR (EXPR over j, the file's object)
+js() { node -e "const j = JSON.parse(require('fs').readFileSync(process.argv[1])); console.log($2)" "$1" 2>/dev/null; }
+if push_npm_setup && nserve parca "$TMP/p"; then
+	expect_rc "push --to parca https:// --cacert --token-file: exit 0" 0 timeout 30 "$FIRN" push --to parca \
+		--cacert "$TMP/ca.pem" --token-file "$TMP/tok" "https://127.0.0.1:$port" "$GO"
+	j="$TMP/p/0.json"
+	[ "$(ls "$TMP/p"/*.json 2>/dev/null | wc -l)" = 1 ] && [ "$(js "$j" 'j.error || "ok"')" = ok ] &&
+		[ "$(js "$j" 'j.path + " " + j.auth')" = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw Bearer $TOKEN" ] &&
+		pass "parca over TLS: one WriteRaw, @parca/client decodes it, Authorization: Bearer $TOKEN" ||
+		fail "parca over TLS: $(cat "$TMP/p"/*.json 2>/dev/null) $(cat "$TMP/p/tls_failed" 2>/dev/null)"
+	[ "$(js "$j" 'j.pprof.samples')" = "$gototal" ] && pass "parca over TLS: the raw profile's $gototal samples (pprof-format)" ||
+		fail "parca over TLS: $(js "$j" 'j.pprof.samples') samples"
+	expect_rc "push --to parca https:// without --cacert: exit 1" 1 timeout 30 "$FIRN" push --to parca "https://127.0.0.1:$port" "$GO"
+	grep -q "^firn: cannot push '.*': .*SSL certificate problem" "$TMP/err" && [ ! -e "$TMP/p/1.json" ] &&
+		[ "$(refused "$TMP/p")" = 1 ] && pass "parca without --cacert: 'SSL certificate problem', the handshake refused, nothing taken" ||
+		fail "parca without --cacert: $(cat "$TMP/err"); $(refused "$TMP/p") refused"
+fi
+if command -v node >/dev/null && nserve http "$TMP/o"; then
+	expect_rc "push --to otlp https:// --cacert --token-file: exit 0" 0 timeout 30 "$FIRN" push --to otlp \
+		--cacert "$TMP/ca.pem" --token-file "$TMP/tok" "https://127.0.0.1:$port" "$GO"
+	[ "$(js "$TMP/o/0.json" 'j.path + " " + j.headers.authorization')" = "/v1development/profiles Bearer $TOKEN" ] &&
+		[ ! -e "$TMP/o/1.json" ] && pass "otlp over TLS: one POST /v1development/profiles, Authorization: Bearer $TOKEN" ||
+		fail "otlp over TLS: $(cat "$TMP/o"/*.json 2>/dev/null) $(cat "$TMP/o/tls_failed" 2>/dev/null)"
+	if command -v protoc >/dev/null; then
+		protoc --proto_path="$ROOT/tests/proto" --decode=firn.test.otlp.ExportProfilesServiceRequest \
+			"$ROOT/tests/proto/otlp_profiles_v1.11.0.proto" <"$TMP/o/0.body" >"$TMP/o.txt" 2>&1 &&
+			grep -q 'service.name' "$TMP/o.txt" && pass "otlp over TLS: protoc decodes the request" ||
+			fail "otlp over TLS: protoc: $(head -3 "$TMP/o.txt")"
+	fi
+fi
 
 # ---- the time-out: a server that takes the connection (the kernel's backlog) and never answers ----
 sport=$(free_port)

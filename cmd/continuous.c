@@ -127,8 +127,8 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 		return usage_error(cmd, "--keep needs -o with a time pattern (e.g. prof-%%Y%%m%%dT%%H%%M%%S.pb.gz)");
 	if (pattern && !c->every)
 		return usage_error(cmd, "-o '%s' is a time pattern: give --every SECONDS too", output);
-	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->cacert || c->queue_items ||
-			     c->queue_bytes))
+	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->cacert ||
+			     c->queue_items || c->queue_bytes))
 		return usage_error(cmd, "the push options need --push URL");
 	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
 		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
@@ -173,9 +173,10 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 			rest[nrest++] = c->labels[i];
 	struct push_opts po = {
 		.proto = c->proto, .url = c->push_url, .service = label_of(c, "service_name"),
-		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = token, .cacert = c->cacert,
-		.timeout_ms = (long)(c->push_timeout * 1000), .max_items = (size_t)c->queue_items,
-		.max_bytes = (size_t)c->queue_bytes, .sample_rate = freq,
+		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = token,
+		.cacert = c->cacert, .timeout_ms = (long)(c->push_timeout * 1000),
+		.max_items = (size_t)c->queue_items, .max_bytes = (size_t)c->queue_bytes,
+		.sample_rate = freq,
 	};
 	c->push = rest ? push_new(&po) : NULL;
 	int err = errno;

@@ -90,8 +90,8 @@ static struct push *start(const struct push_cmd_opts *o, const char *url, const 
 	}
 	struct push_opts po = {
 		.proto = o->proto, .url = url, .service = service, .labels = rest, .nlabels = nrest,
-		.tenant = o->tenant, .token = token, .cacert = o->cacert, .timeout_ms = (long)(o->timeout * 1000),
-		.sample_rate = rate, .no_thread = true,
+		.tenant = o->tenant, .token = token, .cacert = o->cacert,
+		.timeout_ms = (long)(o->timeout * 1000), .sample_rate = rate, .no_thread = true,
 	};
 	struct push *p = rest ? push_new(&po) : NULL;
 	int err = rest ? errno : ENOMEM;

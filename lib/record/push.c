@@ -441,9 +441,10 @@ static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
 {
 	long code = 0;
 
-	if (rc != CURLE_OK) { /* the detail names the cause ("SSL certificate problem: ...") */
+	if (rc != CURLE_OK) { /* libcurl's detail names the cause, as curl(1) prints it ("SSL
+			       * certificate problem: unable to get local issuer certificate") */
 		p->errbuf[strcspn(p->errbuf, "\r\n")] = 0;
-		snprintf(why, len, *p->errbuf ? "%s (%s)" : "%s", curl_easy_strerror(rc), p->errbuf);
+		snprintf(why, len, "%s", *p->errbuf ? p->errbuf : curl_easy_strerror(rc));
 		return false;
 	}
 	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);

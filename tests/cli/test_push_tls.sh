@@ -171,6 +171,22 @@ done
 
 if ! is_root; then skip "record --push over TLS (needs root)"; exit 0; fi
 
+# ---- --cacert is the only trust: the system's store beside it is not consulted ----
+# In a mount namespace whose /etc/ssl/certs (libcurl's CAINFO bundle and CAPATH directory, as
+# Debian builds it) trusts ca.pem, --cacert other.pem must still fail: libcurl would otherwise
+# look the issuer up in that directory.
+mkdir "$TMP/certs" && cp "$TMP/ca.pem" "$TMP/certs/firn-test.pem" && cp "$TMP/ca.pem" "$TMP/certs/ca-certificates.crt"
+if command -v unshare >/dev/null && openssl rehash "$TMP/certs" >/dev/null 2>&1 &&
+	unshare -m true 2>/dev/null; then
+	in_ns() { unshare -m sh -c 'mount --bind "$1" /etc/ssl/certs && shift && exec "$@"' _ "$TMP/certs" "$@"; }
+	expect_rc "a system store that trusts ca.pem: push without --cacert, exit 0" 0 in_ns timeout 30 "$FIRN" push "$url" "$GO"
+	expect_rc "the same store, push --cacert other.pem: exit 1" 1 in_ns timeout 30 "$FIRN" push --cacert "$TMP/other.pem" "$url" "$GO"
+	tls_line 'SSL certificate problem' && pass "--cacert other.pem: the system's directory is not consulted (one line, certificate)" ||
+		fail "--cacert beside a trusting system store: $(cat "$TMP/err")"
+else
+	skip "--cacert beside a trusting system store: no unshare -m or openssl rehash"
+fi
+
 # ---- (c) record --push https:// --push-cacert --push-token-file: every interval, with the token ----
 serve "$TMP/c" || exit 0
 TMPDIR=$TMP timeout -k 5 60 "$FIRN" record --every 1 --push "https://127.0.0.1:$port" --push-cacert "$TMP/ca.pem" \

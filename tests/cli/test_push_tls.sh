@@ -152,6 +152,10 @@ if command -v node >/dev/null && nserve http "$TMP/o"; then
 	fi
 fi
 
+expect_rc "record --push-cacert without --push: usage error" 2 "$FIRN" record --push-cacert "$TMP/ca.pem" -- true
+grep -qx "firn record: the push options need --push URL" "$TMP/err" && pass "record --push-cacert without --push: 'the push options need --push URL'" ||
+	fail "record --push-cacert alone: $(cat "$TMP/err")"
+
 # ---- the time-out: a server that takes the connection (the kernel's backlog) and never answers ----
 sport=$(free_port)
 python3 -c 'import socket, sys, time

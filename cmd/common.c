@@ -14,6 +14,7 @@
 #include "format/input.h"
 #include "opt.h"
 #include "base/safeopen.h"
+#include "record/push.h"
 
 #define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
 
@@ -294,4 +295,13 @@ int merge_comments(struct profile *dst, const struct profile *src)
 		dst->comments[at] = (uint32_t)id;
 	}
 	return 0;
+}
+
+int cacert_check(const char *path, const char *opt)
+{
+	int err = push_check_cacert(path);
+
+	if (err == -ENODATA)
+		return error("cannot use '%s' for --%s: no PEM certificate in it", path, opt);
+	return err ? error("cannot use '%s' for --%s: %s", path, opt, strerror(-err)) : 0;
 }

@@ -62,6 +62,9 @@ const char *output_strerror(const char *path, int err);
  * file stays on failure; devices and FIFOs are written through), or to stdout when path is
  * NULL or "-". Prints the error and returns 1, or returns 0. */
 int output_write(const char *path, const void *buf, size_t len, mode_t mode);
+/* Checks the CA file of a push option (opt: "cacert", "push-cacert") before anything is sent or
+ * recorded (push_check_cacert): 0, or prints "cannot use 'FILE' for --OPT: WHY" and returns 1. */
+int cacert_check(const char *path, const char *opt);
 /* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
  * (https://no-color.org). */
 bool color_terminal(void);

@@ -16,7 +16,7 @@
 
 enum {
 	OPT_EVERY = CONT_OPT_FIRST, OPT_KEEP, OPT_PUSH, OPT_PUSH_TO, OPT_LABEL, OPT_TENANT,
-	OPT_TOKEN_FILE, OPT_PUSH_TIMEOUT, OPT_PUSH_QUEUE, OPT_PUSH_QUEUE_BYTES,
+	OPT_TOKEN_FILE, OPT_PUSH_CACERT, OPT_PUSH_TIMEOUT, OPT_PUSH_QUEUE, OPT_PUSH_QUEUE_BYTES,
 };
 
 /* How long the end waits for the queue to be sent, beyond one request's time-out. */
@@ -30,6 +30,7 @@ const struct opt continuous_opts[] = {
 	{ "label", 0, "KEY=VALUE", "a label of every pushed profile (repeatable; service_name=NAME names the service)", OPT_LABEL },
 	{ "tenant", 0, "ID", "the tenant pushed to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
 	{ "push-token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
+	{ "push-cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_PUSH_CACERT },
 	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10)", OPT_PUSH_TIMEOUT },
 	{ "push-queue", 0, "N", "intervals queued while the store is unreachable, the oldest dropped first (default 64)", OPT_PUSH_QUEUE },
 	{ "push-queue-bytes", 0, "BYTES", "bytes queued at most (default 67108864)", OPT_PUSH_QUEUE_BYTES },
@@ -75,6 +76,9 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		return 0;
 	case OPT_TOKEN_FILE:
 		c->token_file = arg;
+		return 0;
+	case OPT_PUSH_CACERT:
+		c->cacert = arg;
 		return 0;
 	case OPT_PUSH_TIMEOUT:
 		return opt_double(cmd, "push-timeout", arg, 0.01, 3600, &c->push_timeout);
@@ -123,11 +127,13 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 		return usage_error(cmd, "--keep needs -o with a time pattern (e.g. prof-%%Y%%m%%dT%%H%%M%%S.pb.gz)");
 	if (pattern && !c->every)
 		return usage_error(cmd, "-o '%s' is a time pattern: give --every SECONDS too", output);
-	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->queue_items ||
-			     c->queue_bytes))
+	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->cacert ||
+			     c->queue_items || c->queue_bytes))
 		return usage_error(cmd, "the push options need --push URL");
 	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
 		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
+	if (c->push_url && c->cacert && cacert_check(c->cacert, "push-cacert"))
+		return 1; /* before the recording starts, not at its first push */
 	if (c->push_url && !c->every)
 		c->every = 10;
 	if (!continuous_on(c))
@@ -168,8 +174,9 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 	struct push_opts po = {
 		.proto = c->proto, .url = c->push_url, .service = label_of(c, "service_name"),
 		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = token,
-		.timeout_ms = (long)(c->push_timeout * 1000), .max_items = (size_t)c->queue_items,
-		.max_bytes = (size_t)c->queue_bytes, .sample_rate = freq,
+		.cacert = c->cacert, .timeout_ms = (long)(c->push_timeout * 1000),
+		.max_items = (size_t)c->queue_items, .max_bytes = (size_t)c->queue_bytes,
+		.sample_rate = freq,
 	};
 	c->push = rest ? push_new(&po) : NULL;
 	int err = errno;

@@ -33,7 +33,7 @@ struct continuous {
 	int proto;                  /* enum push_proto */
 	struct push_label *labels;  /* --label, "k=v" split in place (argv) */
 	size_t nlabels;
-	const char *tenant, *token_file;
+	const char *tenant, *token_file, *cacert;
 	double push_timeout;        /* seconds */
 	long queue_items, queue_bytes;
 	/* state */
@@ -66,7 +66,7 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 bool continuous_on(const struct continuous *c);
 /* Checks the options against -o (output; output_given: -o was on the line) and decides what is
  * written; the service name defaults to the command's (argv[0]'s base name) or "firn". Prints
- * the usage error (2) or 0. */
+ * the usage error (2), or that --push-cacert's file is no CA file (1), or returns 0. */
 int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,
 		     bool output_given, char **argv, int argc);
 /* Starts pushing (when --push): 0, or prints the error and returns 1. freq: samples per second. */

@@ -16,13 +16,13 @@
 
 #define PUSH_USAGE "[--to pyroscope|parca|otlp] [--label KEY=VALUE]... [OPTIONS] URL FILE..."
 
-enum { OPT_TO = 256, OPT_LABEL, OPT_TENANT, OPT_TOKEN_FILE, OPT_TIMEOUT };
+enum { OPT_TO = 256, OPT_LABEL, OPT_TENANT, OPT_TOKEN_FILE, OPT_CACERT, OPT_TIMEOUT };
 
 struct push_cmd_opts {
 	int proto;                 /* enum push_proto */
 	struct push_label *labels; /* keys owned, values in argv */
 	size_t nlabels;
-	const char *tenant, *token_file;
+	const char *tenant, *token_file, *cacert;
 	double timeout;            /* seconds */
 };
 
@@ -31,6 +31,7 @@ static const struct opt push_opts_table[] = {
 	{ "label", 0, "KEY=VALUE", "a label of every profile sent (repeatable; service_name=NAME names the service, default firn)", OPT_LABEL },
 	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope and OTLP)", OPT_TENANT },
 	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
+	{ "cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_CACERT },
 	{ "timeout", 0, "SECONDS", "time-out of one request (default 10)", OPT_TIMEOUT },
 	OPT_END,
 };
@@ -55,6 +56,9 @@ static int push_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_TOKEN_FILE:
 		o->token_file = arg;
+		return 0;
+	case OPT_CACERT:
+		o->cacert = arg;
 		return 0;
 	case OPT_TIMEOUT:
 		return opt_double(&push_cmd, "timeout", arg, 0.01, 3600, &o->timeout);
@@ -86,8 +90,8 @@ static struct push *start(const struct push_cmd_opts *o, const char *url, const 
 	}
 	struct push_opts po = {
 		.proto = o->proto, .url = url, .service = service, .labels = rest, .nlabels = nrest,
-		.tenant = o->tenant, .token = token, .timeout_ms = (long)(o->timeout * 1000),
-		.sample_rate = rate, .no_thread = true,
+		.tenant = o->tenant, .token = token, .cacert = o->cacert,
+		.timeout_ms = (long)(o->timeout * 1000), .sample_rate = rate, .no_thread = true,
 	};
 	struct push *p = rest ? push_new(&po) : NULL;
 	int err = rest ? errno : ENOMEM;
@@ -175,6 +179,8 @@ static int cmd_push(int argc, char **argv)
 			   rc == -ENODATA ? "no token in it" : strerror(-rc));
 		goto out;
 	}
+	if (o.cacert && (rc = cacert_check(o.cacert, "cacert")))
+		goto out;
 	int n = argc - argi - 1, failed = send_files(&o, url, token, argv + argi + 1, n);
 	fprintf(stderr, "firn: push: %d sent, %d failed\n", n - failed, failed);
 	rc = failed ? 1 : 0;

@@ -23,7 +23,7 @@
 
 struct push {
 	struct push_opts o;            /* strings below owned */
-	char *url, *service, *tenant, *token, *host;
+	char *url, *service, *tenant, *token, *cacert, *host;
 	struct push_label *labels;
 	CURL *curl;
 	pthread_t thread;
@@ -38,6 +38,7 @@ struct push {
 	long backoff_ms;
 	struct push_stats st;
 	int grpc_status;               /* from the response's headers or trailers; -1 none */
+	char errbuf[CURL_ERROR_SIZE];  /* libcurl's detail of the last failure */
 };
 
 int push_proto_of(const char *name)
@@ -101,6 +102,35 @@ int push_read_token(const char *path, char **token)
 	if (!*buf)
 		return -ENODATA;
 	return (*token = strdup(buf)) ? 0 : -ENOMEM;
+}
+
+int push_check_cacert(const char *path)
+{
+	static const char mark[] = "-----BEGIN CERTIFICATE-----";
+	enum { KEEP = sizeof(mark) - 2, CHUNK = 65536, MAX = 1024 }; /* MAX chunks: 64 MiB */
+	char buf[KEEP + CHUNK + 1];
+	size_t have = 0;
+	int fd = file_open_read(path), err = fd < 0 ? fd : -ENODATA;
+
+	/* a marker may straddle two reads: the last KEEP bytes stay at the front */
+	for (int i = 0; fd >= 0 && i < MAX; i++) {
+		ssize_t n = read(fd, buf + have, CHUNK);
+		if (n <= 0) {
+			err = n < 0 ? -errno : -ENODATA;
+			break;
+		}
+		have += (size_t)n;
+		if (memmem(buf, have, mark, sizeof(mark) - 1)) {
+			err = 0;
+			break;
+		}
+		size_t keep = have < KEEP ? have : KEEP;
+		memmove(buf, buf + have - keep, keep);
+		have = keep;
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* ---- the queue (under lock) ---- */
@@ -411,8 +441,10 @@ static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
 {
 	long code = 0;
 
-	if (rc != CURLE_OK) {
-		snprintf(why, len, "%s", curl_easy_strerror(rc));
+	if (rc != CURLE_OK) { /* libcurl's detail names the cause, as curl(1) prints it ("SSL
+			       * certificate problem: unable to get local issuer certificate") */
+		p->errbuf[strcspn(p->errbuf, "\r\n")] = 0;
+		snprintf(why, len, "%s", *p->errbuf ? p->errbuf : curl_easy_strerror(rc));
 		return false;
 	}
 	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
@@ -443,6 +475,12 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 	curl_easy_setopt(p->curl, CURLOPT_HEADERDATA, p);
 	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "firn");
+	curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, p->errbuf);
+	p->errbuf[0] = 0;
+	if (p->cacert) { /* a private CA: only it, not the system's directory beside it */
+		curl_easy_setopt(p->curl, CURLOPT_CAINFO, p->cacert);
+		curl_easy_setopt(p->curl, CURLOPT_CAPATH, NULL);
+	}
 	p->grpc_status = -1;
 	if (p->o.proto == PUSH_PARCA)
 		err = parca_setup(p, it, &body, &hdr);
@@ -584,9 +622,11 @@ static int copy_opts(struct push *p, const struct push_opts *o)
 	p->service = strdup(o->service ? o->service : "firn");
 	p->tenant = o->tenant ? strdup(o->tenant) : NULL;
 	p->token = o->token ? strdup(o->token) : NULL;
+	p->cacert = o->cacert ? strdup(o->cacert) : NULL;
 	p->host = host_name(o->host);
 	p->labels = calloc(o->nlabels + 1, sizeof(*p->labels));
-	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) || !p->host ||
+	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
+	    (o->cacert && !p->cacert) || !p->host ||
 	    !p->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->nlabels; i++) { /* keys and values are owned in pairs */
@@ -744,7 +784,7 @@ void push_free(struct push *p)
 	free(p->labels);
 	free(p->q);
 	free(p->url), free(p->service), free(p->tenant), free(p->token);
-	free(p->host);
+	free(p->cacert), free(p->host);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
 	free(p);

@@ -33,6 +33,10 @@ struct push_opts {
 	size_t nlabels;
 	const char *tenant;   /* X-Scope-OrgID (Pyroscope, OTLP), tenant (Parca); NULL: none */
 	const char *token;    /* "Authorization: Bearer TOKEN"; NULL: none; copied */
+	const char *cacert;   /* https: a PEM file of the CAs that verify the server (libcurl's
+			       * CAINFO), instead of the system's store (no CAPATH either);
+			       * NULL: the system's; the path is copied, the file read at each
+			       * request */
 	long timeout_ms;      /* per request (0: 10 s) */
 	size_t max_items;     /* queued profiles at most (0: 64) */
 	size_t max_bytes;     /* queued bytes at most (0: 64 MiB) */
@@ -88,6 +92,12 @@ int push_proto_of(const char *name);
  * earlier one's value. The key is strndup'd (the caller frees each key and the array), the
  * value points into arg. 0, -EINVAL (arg is no such label) or -ENOMEM. */
 int push_labels_add(struct push_label **labels, size_t *n, const char *arg);
+
+/* Whether path can be push_opts.cacert: a file that opens and holds a PEM certificate
+ * ("-----BEGIN CERTIFICATE-----") in its first 64 MiB. For a check before a recording starts:
+ * libcurl would find a bad file only at the first request. 0, -ENODATA when it holds no
+ * certificate, or -errno (open, read; EISDIR: a directory). */
+int push_check_cacert(const char *path);
 
 /* The bearer token a file holds: its first line (4 KiB at most), malloc'd into *token. 0,
  * -ENODATA when the line is empty, or -errno (open, read, ENOMEM). */

@@ -6,6 +6,8 @@
 //     trailers (grpc-status 14, unavailable, to the first $FIRN_TEST_GRPC_FAIL requests).
 //   node push_server.mjs http PORT OUTDIR  - HTTP/1.1: OUTDIR/N.body is each POST's body,
 //     OUTDIR/N.json its path and headers (the test decodes them: protoc, go tool pprof).
+// With FIRN_TEST_TLS_CERT and FIRN_TEST_TLS_KEY (PEM files) either speaks TLS only (parca: HTTP/2
+// by ALPN), and a client that fails the handshake is a line of OUTDIR/tls_failed.
 // OUTDIR/ready appears once the server listens. With FIRN_TEST_LISTEN_ON_SIGNAL=1 it listens only
 // at SIGUSR1 (OUTDIR/loaded says it waits): a store that is down, then up, whatever node's
 // start-up costs.
@@ -13,12 +15,15 @@ import { register } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import https from 'node:https';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
 const [mode, port, out, npmDir] = process.argv.slice(2);
 let n = 0;
 const grpcFail = Number(process.env.FIRN_TEST_GRPC_FAIL || 0);
+const tls = process.env.FIRN_TEST_TLS_CERT ?
+	{ cert: fs.readFileSync(process.env.FIRN_TEST_TLS_CERT), key: fs.readFileSync(process.env.FIRN_TEST_TLS_KEY) } : null;
 
 // @parca/client's ESM files import siblings without ".js": resolve them as node 20 will not
 function hook() {
@@ -33,6 +38,7 @@ export async function resolve(spec, ctx, next) {
 
 // Listens on PORT now, or at SIGUSR1 (FIRN_TEST_LISTEN_ON_SIGNAL); OUTDIR/ready once it does.
 function listen(server) {
+	server.on('tlsClientError', (e) => fs.appendFileSync(`${out}/tls_failed`, `${e.code || e}\n`));
 	const go = () => server.listen(Number(port), '127.0.0.1', () => fs.writeFileSync(`${out}/ready`, ''));
 	if (process.env.FIRN_TEST_LISTEN_ON_SIGNAL !== '1')
 		return go();
@@ -57,7 +63,7 @@ async function parca() {
 	hook();
 	const ps = await import(path.join(npmDir, 'node_modules/@parca/client/dist/parca/profilestore/v1alpha1/profilestore.js'));
 	const { Profile } = await import(path.join(npmDir, 'node_modules/pprof-format/dist/esm/index.js'));
-	const server = http2.createServer();
+	const server = tls ? http2.createSecureServer(tls) : http2.createServer();
 	server.on('stream', (stream, headers) => {
 		const chunks = [];
 		stream.on('data', (c) => chunks.push(c));
@@ -89,7 +95,7 @@ async function parca() {
 }
 
 function plain() {
-	listen(http.createServer((req, res) => {
+	const handle = (req, res) => {
 		const chunks = [];
 		req.on('data', (c) => chunks.push(c));
 		req.on('end', () => {
@@ -99,7 +105,8 @@ function plain() {
 			res.writeHead(200, { 'content-type': 'application/x-protobuf' });
 			res.end();
 		});
-	}));
+	};
+	listen(tls ? https.createServer(tls, handle) : http.createServer(handle));
 }
 
 if (mode === 'parca') await parca(); else plain();

@@ -55,6 +55,10 @@ for sh in $shells; do
 	for e in -e --event; do
 		want "$sh: record $e <TAB> offers the events" "$events" "$(comp $sh firn record $e "")"
 	done
+	# the options that take a FILE of no fixed set: files (the CA and token files)
+	for o in "push --cacert" "push --token-file" "record --push-cacert" "record --push-token-file"; do
+		want "$sh: $o <TAB> offers files" lfile "$(comp $sh firn $o l)"
+	done
 	got=$(comp $sh firn record -F 99 -- l)
 	if [ $sh = zsh ]; then
 		want "$sh: after --, the command is completed as a command line of its own" \

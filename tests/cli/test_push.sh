@@ -6,24 +6,14 @@
 # each interval arrives once, contiguous, with its labels; a store that is down, then up, gets
 # the queued intervals; SIGTERM sends the last interval.
 . "$(dirname "$0")/lib.sh"
-PARCA_CLIENT_VERSION=0.17.24
-PPROF_FORMAT_VERSION=2.3.2
-NPM_DIR="$ROOT/${BUILD%%/*}/npm" # one copy for build/ and build/asan/
+. "$(dirname "$0")/push_npm.sh"
 PROTO="$ROOT/tests/proto/otlp_profiles_v1.11.0.proto"
 LOOP='while :; do :; done'
 srvs=
 trap 'for p in $srvs; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	fail "node and npm are needed (make deps installs nodejs)"; exit 0
-fi
+push_npm_setup || exit 0
 command -v protoc >/dev/null || { fail "protoc is needed (make deps installs protobuf-compiler)"; exit 0; }
-have() { [ "$(node -p "require('$NPM_DIR/node_modules/$1/package.json').version" 2>/dev/null)" = "$2" ]; }
-if ! have @parca/client $PARCA_CLIENT_VERSION || ! have pprof-format $PPROF_FORMAT_VERSION; then
-	mkdir -p "$NPM_DIR" && npm install --no-audit --no-fund --silent --prefix "$NPM_DIR" \
-		"@parca/client@$PARCA_CLIENT_VERSION" "pprof-format@$PPROF_FORMAT_VERSION" >"$TMP/npm.log" 2>&1 ||
-		{ fail "npm install @parca/client pprof-format"; tail -5 "$TMP/npm.log"; exit 0; }
-fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # serve MODE PORT DIR: a loopback store (tests/cli/push_server.mjs) in the background, once it

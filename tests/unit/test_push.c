@@ -1,5 +1,5 @@
 /* lib/record/push without a server: the label rules record --label and push --label share (a later key
- * replaces, bad names and values refused), the token file's first line, the URLs and protocols
+ * replaces, bad names and values refused), the token file's first line, the CA file check, the URLs and protocols
  * push_new takes, push_send's one attempt failing with a reason when nothing listens, and the
  * queue dropping a profile OTLP cannot convert instead of retrying it ahead of the others. */
 #include <setjmp.h>
@@ -59,6 +59,36 @@ static void test_token(void **state)
 	close(fd);
 	unlink(path);
 	assert_int_equal(push_read_token(path, &tok), -ENOENT);
+}
+
+/* A CA file: a PEM certificate's marker anywhere, also across push_check_cacert's 64 KiB reads. */
+static void test_cacert(void **state)
+{
+	static const char mark[] = "-----BEGIN CERTIFICATE-----\nMIIB\n";
+	char path[] = "/tmp/firn-push-ca-XXXXXX";
+	int fd = mkstemp(path);
+	char *junk = malloc(65536);
+
+	(void)state;
+	assert_true(fd >= 0 && junk);
+	memset(junk, 'x', 65536);
+	assert_int_equal(push_check_cacert(path), -ENODATA); /* empty */
+	assert_int_equal(write(fd, junk, 65536 - 10), 65536 - 10);
+	assert_int_equal(push_check_cacert(path), -ENODATA);
+	assert_int_equal(write(fd, junk, 65536), 65536); /* two reads of junk, no marker */
+	assert_int_equal(push_check_cacert(path), -ENODATA);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, junk, 65536 - 10, 0), 65536 - 10);
+	assert_int_equal(pwrite(fd, mark, sizeof(mark) - 1, 65536 - 10), sizeof(mark) - 1);
+	assert_int_equal(push_check_cacert(path), 0); /* the marker straddles the first read's end */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, mark, sizeof(mark) - 1, 0), sizeof(mark) - 1);
+	assert_int_equal(push_check_cacert(path), 0);
+	close(fd);
+	unlink(path);
+	free(junk);
+	assert_int_equal(push_check_cacert(path), -ENOENT);
+	assert_int_equal(push_check_cacert("/tmp"), -EISDIR);
 }
 
 static void test_new(void **state)
@@ -159,6 +189,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_cacert),
 		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_send_fails),
 		cmocka_unit_test(test_queue_drops_unconvertible),

@@ -167,7 +167,7 @@ static void test_stripped(void **state)
 static uint64_t find_symbol(const struct elfsym *e, const char *name)
 {
 	for (size_t i = 0; i < e->nsyms; i++)
-		if (!strcmp(e->names + e->syms[i].name, name))
+		if (!strcmp(elfsym_name(e, &e->syms[i]), name))
 			return e->syms[i].start;
 	return 0;
 }

@@ -156,7 +156,7 @@ static size_t section_entries(Elf *elf, Elf_Scn *scn, Elf_Type type, Elf_Data **
 	return d && entsize && d->d_type == type ? d->d_size / entsize : 0;
 }
 
-/* The candidate of ELF symbol sym (its name: name) of a table whose header is sh. */
+/* The candidate of ELF symbol sym of the table whose header is sh. */
 static struct cand make_cand(const struct reader *r, const GElf_Sym *sym, const GElf_Shdr *sh,
 			     bool is_func)
 {
@@ -304,8 +304,8 @@ static void permute_cands(struct reader *r, struct sortkey *keys)
 	}
 }
 
-/* Orders the candidates of one address by name (arg: the reader), then as read: with
- * cand_addr_cmp, the order a stable sort by cand_cmp gives. */
+/* Orders the candidates of one address by name (arg: the reader), then as read: after the sort
+ * by key_cmp, the order a stable sort of all candidates by cand_cmp gives. */
 static int cand_name_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct cand *a = pa, *b = pb;
@@ -422,9 +422,9 @@ static bool map_strtab(Elf *elf, int fd, size_t ndx, uint64_t start, struct elfs
 		return false;
 	*span = (struct elfsym_names){ (const char *)m + delta, start, sh.sh_size, m,
 				       delta + sh.sh_size };
-	if (!span->base[sh.sh_size - 1]) /* the file changed since libelf read it, else */
+	if (!span->base[sh.sh_size - 1])
 		return true;
-	munmap(m, delta + sh.sh_size);
+	munmap(m, delta + sh.sh_size); /* the file changed since libelf read it */
 	return false;
 }
 

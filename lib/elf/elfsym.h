@@ -10,9 +10,10 @@
  * running the file, resident only where a name was read) and syms[].name is an offset into them;
  * the names made up here (PLT stubs, _init, _fini), those of an image in memory and those of
  * MiniDebugInfo (whose ELF is freed) are copied into a small pool of e's own. Overwriting the file
- * in place (not replacing it, as linkers and package managers do) while e maps it would raise
- * SIGBUS, as dwarfsym's mapping would. Afterwards e holds no file descriptor and no libelf state,
- * and names it returns stay valid until elfsym_release. */
+ * in place (not replacing it, as linkers and package managers do) while e maps it, or while
+ * init reads it (mapped too), would raise SIGBUS, as dwarfsym's mapping would; a file replaced
+ * meanwhile keeps its blocks until elfsym_release. Afterwards e holds no file descriptor and no
+ * libelf state, and names it returns stay valid until elfsym_release. */
 #ifndef FIRN_ELFSYM_H
 #define FIRN_ELFSYM_H
 

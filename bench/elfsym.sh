@@ -37,9 +37,11 @@ cc -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$ROOT/lib" -o "$OUT/elfsym_index" \
 	"$ROOT/bench/elfsym_index.c" "$ROOT/$BUILD/libfirn.a" $(pkg-config --libs $PKGS) -liberty -lm
 
 if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(default_files | awk '!seen[$0]++'); fi
-echo "\`bench/elfsym.sh\` (RUNS=$RUNS, $(date -u '+%Y-%m-%d'), load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "\`bench/elfsym.sh\` (RUNS=$RUNS, $(date -u '+%Y-%m-%d'), load average $load):"
 echo
-echo "| file | size MB | symbols | kept on the heap | malloc'd after | RssAnon after | RssFile after | best init |"
+printf '| file | size MB | symbols | kept on the heap | malloc'"'"'d after | RssAnon after |'
+echo ' RssFile after | best init |'
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for f in "${files[@]}"; do
 	line=$("$OUT/elfsym_index" -r "$RUNS" "$f") || continue

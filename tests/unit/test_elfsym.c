@@ -118,7 +118,8 @@ static void test_names_in_place(void **state)
 	assert_false(me->w);
 	int fd = open("/proc/self/exe", O_RDONLY);
 	assert_true(fd >= 0);
-	ssize_t n = pread(fd, buf, sizeof("elfsym_test_global"), me->offset + ((uintptr_t)name - me->start));
+	off_t at = me->offset + ((uintptr_t)name - me->start);
+	ssize_t n = pread(fd, buf, sizeof("elfsym_test_global"), at);
 	assert_int_equal(n, sizeof("elfsym_test_global"));
 	assert_string_equal(buf, "elfsym_test_global");
 	close(fd);

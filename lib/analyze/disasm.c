@@ -41,7 +41,7 @@ static ptrdiff_t symbol_at(const struct elfsym *e, uint64_t vaddr)
 {
 	size_t lo = UPPER_BOUND(e->syms, e->nsyms, start, vaddr);
 
-	if (!lo || vaddr >= e->syms[lo - 1].end)
+	if (!lo || vaddr >= elfsym_end(e, &e->syms[lo - 1]))
 		return -1;
 	return lo - 1;
 }
@@ -50,7 +50,7 @@ static ptrdiff_t symbol_at(const struct elfsym *e, uint64_t vaddr)
 static ptrdiff_t symbol_named(const struct elfsym *e, const char *name)
 {
 	for (size_t i = 0; i < e->nsyms; i++)
-		if (!strcmp(e->names + e->syms[i].name, name))
+		if (!strcmp(elfsym_name(e, &e->syms[i]), name))
 			return i;
 	return -1;
 }
@@ -115,8 +115,8 @@ static int find_symbol(struct disasm *d, int fd, const char *path, const char *n
 	if (i < 0)
 		return find_bounds(d, fd, path, name, vaddr, by);
 	d->start = e->syms[i].start;
-	d->end = e->syms[i].end;
-	d->name = strdup(e->names + e->syms[i].name);
+	d->end = elfsym_end(e, &e->syms[i]);
+	d->name = strdup(elfsym_name(e, &e->syms[i]));
 	return d->name ? 0 : -ENOMEM;
 }
 

@@ -5,8 +5,15 @@
  * PLT stubs of x86-64 files (.plt, .plt.sec, .plt.got) that no symbol covers are named
  * "name@plt" after the dynamic symbol their GOT slot's relocation binds; the .init and .fini
  * sections, where no symbol covers them, are "_init" and "_fini" (the names crti gives them).
- * Everything is copied out at init: afterwards an elfsym holds no file descriptor and no libelf
- * state, only its own arrays, and names it returns stay valid until elfsym_release. */
+ * Names stay where the file keeps them: read by descriptor or path, the string tables the kept
+ * symbols name are mapped read-only (MAP_PRIVATE: page-cache pages, shared with the processes
+ * running the file, resident only where a name was read) and syms[].name is an offset into them;
+ * the names made up here (PLT stubs, _init, _fini), those of an image in memory and those of
+ * MiniDebugInfo (whose ELF is freed) are copied into a small pool of e's own. Overwriting the file
+ * in place (not replacing it, as linkers and package managers do) while e maps it, or while
+ * init reads it (mapped too), would raise SIGBUS, as dwarfsym's mapping would; a file replaced
+ * meanwhile keeps its blocks until elfsym_release. Afterwards e holds no file descriptor and no
+ * libelf state, and names it returns stay valid until elfsym_release. */
 #ifndef FIRN_ELFSYM_H
 #define FIRN_ELFSYM_H
 
@@ -19,9 +26,29 @@ struct elfsym_segment {
 	uint32_t flags; /* PF_R | PF_W | PF_X */
 };
 
+/* A symbol's len when its end does not fit (only a damaged file has one): then elfsym.long_ends
+ * holds it. */
+#define ELFSYM_LONG UINT32_MAX
+
+/* One symbol: [start, start + len) in ELF virtual addresses (elfsym_end), its name elfsym_name.
+ * 16 bytes: a big file has 100k of them. */
 struct elfsym_symbol {
-	uint64_t start, end; /* [start, end) in ELF virtual addresses */
-	uint32_t name;       /* offset into elfsym.names */
+	uint64_t start;
+	uint32_t len;  /* end - start, or ELFSYM_LONG */
+	uint32_t name; /* offset into e's name space (elfsym.spans) */
+};
+
+/* The end of a symbol whose len is ELFSYM_LONG. */
+struct elfsym_long_end {
+	uint64_t start, end;
+};
+
+/* A span of the name space: a string table of the file, mapped, or e's pool. */
+struct elfsym_names {
+	const char *base;    /* the byte of name offset start */
+	uint32_t start, len; /* the name offsets [start, start + len) it holds */
+	void *map;           /* the mapping to unmap (NULL: the pool) */
+	size_t map_len;
 };
 
 struct elfsym {
@@ -31,26 +58,38 @@ struct elfsym {
 	size_t nsegments;
 	struct elfsym_symbol *syms;      /* sorted by start, one per address, non-overlapping ends */
 	size_t nsyms;
-	char *names;                     /* NUL-terminated names, referenced by syms[].name */
-	size_t names_len, names_cap;
+	struct elfsym_long_end *long_ends; /* sorted by start: the ends of ELFSYM_LONG symbols */
+	size_t nlong_ends;
+	struct elfsym_names *spans;      /* in name space order; every name ends inside its span */
+	size_t nspans;
+	char *pool;                      /* names copied or made up here (the last span) */
+	size_t pool_len;
 	char debuglink[256];             /* .gnu_debuglink file name; "" if none */
 	uint32_t debuglink_crc;
 	bool has_dwarf;                  /* a .debug_info section with contents */
 	bool has_minidebuginfo;          /* symbols were read from .gnu_debugdata */
 };
 
-/* Reads the ELF file open at fd (dup'd for the duration; the caller keeps fd). 0, -ENOEXEC for a
- * file that is not ELF (or too damaged to read), -ENOMEM, or -errno. e is initialized here. */
+/* Reads the ELF file open at fd (dup'd for the duration; the caller keeps fd; the string tables
+ * stay mapped). 0, -ENOEXEC for a file that is not ELF (or too damaged to read), -ENOMEM,
+ * -EOVERFLOW (names past 4 GiB), or -errno. e is initialized here. */
 int elfsym_init_fd(struct elfsym *e, int fd);
 /* Same, opening path. */
 int elfsym_init_path(struct elfsym *e, const char *path);
-/* Same, from an ELF image in memory (the vDSO); the image is only read during the call. */
+/* Same, from an ELF image in memory (the vDSO); the image is only read during the call (its
+ * names are copied). */
 int elfsym_init_memory(struct elfsym *e, const void *image, size_t size);
 void elfsym_release(struct elfsym *e);
 
 /* Finds the function containing vaddr: 0 with its name and start, or -ENOENT. Symbols of size 0
  * extend to the next symbol (or the end of their section). */
 int elfsym_lookup(const struct elfsym *e, uint64_t vaddr, const char **name, uint64_t *sym_start);
+/* The NUL-terminated name of s, one of e->syms; valid until elfsym_release. */
+const char *elfsym_name(const struct elfsym *e, const struct elfsym_symbol *s);
+/* The end of s, one of e->syms (exclusive: s covers [s->start, end)). */
+uint64_t elfsym_end(const struct elfsym *e, const struct elfsym_symbol *s);
+/* The bytes e holds on the heap (its arrays and pool; the mapped string tables are not heap). */
+size_t elfsym_heap_bytes(const struct elfsym *e);
 /* Whether one symbol covers all of [start, end) (start < end). */
 bool elfsym_covers(const struct elfsym *e, uint64_t start, uint64_t end);
 /* Converts a file offset to a virtual address through the PT_LOAD segment that maps it:

@@ -2,26 +2,42 @@
  * read) and from a descriptor (as files are), then lookups: symbols must be sorted and
  * non-overlapping, and every lookup must land in the symbol it names. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "elf/elfsym.h"
 #include "fuzz.h"
 
+/* Whether name offset off lies in one of e's spans, each of which ends in a NUL. */
+static bool in_span(const struct elfsym *e, uint32_t off)
+{
+	for (size_t i = 0; i < e->nspans; i++) {
+		const struct elfsym_names *s = &e->spans[i];
+		FUZZ_ASSERT(!s->len || !s->base[s->len - 1]);
+		if (off - s->start < s->len)
+			return true;
+	}
+	return false;
+}
+
 /* Checks the promised shape of e and looks up a few addresses. */
 static void check(const struct elfsym *e, const uint8_t *data, size_t size)
 {
 	for (size_t i = 0; i < e->nsyms; i++) {
-		FUZZ_ASSERT(e->syms[i].start < e->syms[i].end || e->syms[i].start == e->syms[i].end);
-		FUZZ_ASSERT(e->syms[i].name < e->names_len);
+		FUZZ_ASSERT(e->syms[i].start <= elfsym_end(e, &e->syms[i]));
+		FUZZ_ASSERT(in_span(e, e->syms[i].name));
 		if (i)
 			FUZZ_ASSERT(e->syms[i - 1].start < e->syms[i].start &&
-				    e->syms[i - 1].end <= e->syms[i].start);
+				    elfsym_end(e, &e->syms[i - 1]) <= e->syms[i].start);
 	}
+	for (size_t i = 0; i < e->nlong_ends; i++)
+		FUZZ_ASSERT(e->long_ends[i].end - e->long_ends[i].start >= ELFSYM_LONG);
 	for (size_t i = 0; i < e->nsyms && i < 64; i++) {
 		const char *name;
 		uint64_t start;
 		if (!elfsym_lookup(e, e->syms[i].start, &name, &start))
-			FUZZ_ASSERT(start == e->syms[i].start && name == e->names + e->syms[i].name);
+			FUZZ_ASSERT(start == e->syms[i].start && name == elfsym_name(e, &e->syms[i]) &&
+				    strlen(name) < size + 32);
 	}
 	for (size_t i = 0; i < 16; i++) {
 		const char *name;

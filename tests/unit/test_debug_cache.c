@@ -113,9 +113,9 @@ static void same_frames(struct dwarfsym *a, struct dwarfsym *b)
 
 	assert_int_equal(elfsym_init_path(&e, fixture), 0);
 	for (size_t i = 0; i < e.nsyms; i++) {
-		if (!strcmp(e.names + e.syms[i].name, "outer_work")) {
+		if (!strcmp(elfsym_name(&e, &e.syms[i]), "outer_work")) {
 			start = e.syms[i].start;
-			end = e.syms[i].end;
+			end = elfsym_end(&e, &e.syms[i]);
 		}
 	}
 	elfsym_release(&e);

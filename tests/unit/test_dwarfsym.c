@@ -47,9 +47,9 @@ static void symbol_range(const char *path, const char *name, uint64_t *start, ui
 	assert_int_equal(elfsym_init_path(&e, path), 0);
 	*start = *end = 0;
 	for (size_t i = 0; i < e.nsyms; i++) {
-		if (!strcmp(e.names + e.syms[i].name, name)) {
+		if (!strcmp(elfsym_name(&e, &e.syms[i]), name)) {
 			*start = e.syms[i].start;
-			*end = e.syms[i].end;
+			*end = elfsym_end(&e, &e.syms[i]);
 		}
 	}
 	elfsym_release(&e);

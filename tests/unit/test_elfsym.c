@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +67,162 @@ static void test_self(void **state)
 	assert_string_equal(name, "elfsym_test_static");
 	assert_int_equal(elfsym_test_global(1) + elfsym_test_static(1), 18);
 	elfsym_release(&e);
+}
+
+/* Reads a whole file into memory. */
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	char *buf;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+/* Whether name lies in e's pool (names copied or made up at init). */
+static bool in_pool(const struct elfsym *e, const char *name)
+{
+	return e->pool && name >= e->pool && name < e->pool + e->pool_len;
+}
+
+/* A file's names are not copied: the one looked up lies in a read-only mapping of the file
+ * itself, at the file offset where its string table holds it; only made-up names are in the pool,
+ * and the heap holds the 16-byte symbols, the segments, the spans and that pool. */
+static void test_names_in_place(void **state)
+{
+	struct elfsym e;
+	struct procmap m;
+	struct stat st;
+	const char *name;
+	char buf[64];
+
+	assert_int_equal(elfsym_init_path(&e, "/proc/self/exe"), 0);
+	assert_int_equal(sizeof(struct elfsym_symbol), 16);
+	assert_int_equal(elfsym_heap_bytes(&e), e.nsegments * sizeof(*e.segments) +
+			 e.nsyms * sizeof(*e.syms) + e.nspans * sizeof(*e.spans) + e.pool_len);
+	assert_int_equal(elfsym_lookup(&e, self_vaddr(&e, (uintptr_t)elfsym_test_global), &name,
+				       NULL), 0);
+	assert_string_equal(name, "elfsym_test_global");
+	assert_int_equal(procmap_read(&m, getpid()), 0);
+	const struct procmap_entry *me = procmap_find(&m, (uintptr_t)name);
+	assert_non_null(me);
+	assert_int_equal(stat("/proc/self/exe", &st), 0);
+	assert_int_equal(me->inode, st.st_ino);
+	assert_false(me->w);
+	int fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	off_t at = me->offset + ((uintptr_t)name - me->start);
+	ssize_t n = pread(fd, buf, sizeof("elfsym_test_global"), at);
+	assert_int_equal(n, sizeof("elfsym_test_global"));
+	assert_string_equal(buf, "elfsym_test_global");
+	close(fd);
+	procmap_release(&m);
+	for (size_t i = 0; i < e.nsyms; i++) {
+		const char *s = elfsym_name(&e, &e.syms[i]);
+		size_t len = strlen(s);
+		if (in_pool(&e, s))
+			assert_true(!strcmp(s, "_init") || !strcmp(s, "_fini") ||
+				    (len > 4 && !strcmp(s + len - 4, "@plt")));
+	}
+	elfsym_release(&e);
+}
+
+/* An image's names are copied (its caller may free it after the call): read from memory that
+ * is then scribbled over and freed, the symbols are those read from the file, name for name. */
+static void test_image_names_copied(void **state)
+{
+	const char *fixtures[] = { "symfix", "symfix-stripped", "libfirnfix.so" };
+
+	for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		struct stat st;
+		struct elfsym file, img;
+		int fd = open(built_fixture(fixtures[f]), O_RDONLY);
+		assert_true(fd >= 0 && !fstat(fd, &st));
+		char *buf = malloc(st.st_size);
+		assert_int_equal(read(fd, buf, st.st_size), st.st_size);
+		close(fd);
+		assert_int_equal(elfsym_init_memory(&img, buf, st.st_size), 0);
+		memset(buf, 'x', st.st_size);
+		free(buf);
+		assert_int_equal(elfsym_init_path(&file, built_fixture(fixtures[f])), 0);
+		assert_true(file.nsyms >= 3);
+		assert_int_equal(img.nsyms, file.nsyms);
+		for (size_t i = 0; i < file.nsyms; i++) {
+			assert_int_equal(img.syms[i].start, file.syms[i].start);
+			assert_int_equal(elfsym_end(&img, &img.syms[i]), elfsym_end(&file, &file.syms[i]));
+			assert_string_equal(elfsym_name(&img, &img.syms[i]),
+					    elfsym_name(&file, &file.syms[i]));
+			assert_true(in_pool(&img, elfsym_name(&img, &img.syms[i])));
+		}
+		elfsym_release(&img);
+		elfsym_release(&file);
+	}
+}
+
+/* The section header of section name in an ELF64 image, or NULL. */
+static Elf64_Shdr *shdr_named(char *elf, size_t len, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)elf;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(elf + eh->e_shoff);
+
+	assert_true(eh->e_shoff + eh->e_shnum * sizeof(*sh) <= len && eh->e_shstrndx < eh->e_shnum);
+	for (size_t i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(elf + sh[eh->e_shstrndx].sh_offset + sh[i].sh_name, name))
+			return &sh[i];
+	return NULL;
+}
+
+/* Reads image into e through a descriptor (a memfd), as files are read. */
+static int init_via_fd(struct elfsym *e, const char *image, size_t len)
+{
+	int fd = memfd_create("elfsym", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, image, len), (ssize_t)len);
+	int err = elfsym_init_fd(e, fd);
+	close(fd);
+	return err;
+}
+
+/* A symbol whose end is 8 GiB past its start (.fini claiming that size: the zero-size _fini of
+ * .symtab, or the made-up one of a stripped file, ends at the section's end) is looked up as far
+ * as it reaches, read from memory and from a descriptor: a 16-byte symbol keeps a 32-bit length,
+ * and the longer end sits beside it. */
+static void test_long_end(void **state)
+{
+	const char *fixtures[] = { "symfix", "symfix-stripped" };
+	const uint64_t size = 1ULL << 33;
+
+	for (size_t f = 0; f < 2; f++) {
+		size_t len;
+		char *elf = slurp(built_fixture(fixtures[f]), &len);
+		Elf64_Shdr *fini = shdr_named(elf, len, ".fini");
+		assert_non_null(fini);
+		uint64_t at = fini->sh_addr;
+		fini->sh_size = size;
+		for (int via_fd = 0; via_fd < 2; via_fd++) {
+			struct elfsym e;
+			const char *name;
+			uint64_t start;
+			assert_int_equal(via_fd ? init_via_fd(&e, elf, len)
+						: elfsym_init_memory(&e, elf, len), 0);
+			assert_int_equal(elfsym_lookup(&e, at + size - 1, &name, &start), 0);
+			assert_string_equal(name, "_fini");
+			assert_int_equal(start, at);
+			assert_int_equal(elfsym_lookup(&e, at + size, &name, &start), -ENOENT);
+			assert_true(elfsym_covers(&e, at + (1ULL << 32), at + size));
+			assert_int_equal(e.nlong_ends, 1);
+			elfsym_release(&e);
+		}
+		free(elf);
+	}
 }
 
 /* Runs fixture NAME for its function list; asserts it ran. */
@@ -167,7 +324,7 @@ static void test_stripped(void **state)
 static uint64_t find_symbol(const struct elfsym *e, const char *name)
 {
 	for (size_t i = 0; i < e->nsyms; i++)
-		if (!strcmp(e->names + e->syms[i].name, name))
+		if (!strcmp(elfsym_name(e, &e->syms[i]), name))
 			return e->syms[i].start;
 	return 0;
 }
@@ -230,39 +387,25 @@ static void test_shared_library(void **state)
 	elfsym_release(&e);
 }
 
-/* Reads a whole file into memory. */
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	char *buf;
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc(st.st_size);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
-	close(fd);
-	*len = st.st_size;
-	return buf;
-}
-
-/* Reads a (possibly damaged) image; on success, every lookup must stay in bounds. */
+/* Reads a (possibly damaged) image, from memory and through a descriptor (where the string
+ * tables are mapped); on success, every lookup must stay in bounds. */
 static void try_image(const char *buf, size_t len)
 {
-	struct elfsym e;
-	int err = elfsym_init_memory(&e, buf, len);
-	const char *name;
-	uint64_t v;
+	for (int via_fd = 0; via_fd < 2; via_fd++) {
+		struct elfsym e;
+		int err = via_fd ? init_via_fd(&e, buf, len) : elfsym_init_memory(&e, buf, len);
+		const char *name;
+		uint64_t v;
 
-	assert_true(err == 0 || err == -ENOEXEC || err == -ENOMEM);
-	if (err)
-		return;
-	for (uint64_t a = 0; a < 0x3000; a += 0x40)
-		if (!elfsym_lookup(&e, a, &name, NULL))
-			assert_true(strlen(name) < len);
-	elfsym_file_offset_to_vaddr(&e, 0x1000, &v);
-	elfsym_release(&e);
+		assert_true(err == 0 || err == -ENOEXEC || err == -ENOMEM);
+		if (err)
+			continue;
+		for (uint64_t a = 0; a < 0x3000; a += 0x40)
+			if (!elfsym_lookup(&e, a, &name, NULL))
+				assert_true(strlen(name) < len + 8);
+		elfsym_file_offset_to_vaddr(&e, 0x1000, &v);
+		elfsym_release(&e);
+	}
 }
 
 static void test_truncated(void **state)
@@ -339,6 +482,9 @@ int main(void)
 		cmocka_unit_test(test_corrupted),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_minidebuginfo),
+		cmocka_unit_test(test_names_in_place),
+		cmocka_unit_test(test_image_names_copied),
+		cmocka_unit_test(test_long_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,9 +36,9 @@ static const char *const fix_fns[] = { "fix_small", "fix_mix", "fix_strings", "f
 static int find_symbol(const struct elfsym *e, const char *name, uint64_t *start, uint64_t *end)
 {
 	for (size_t i = 0; i < e->nsyms; i++) {
-		if (!strcmp(e->names + e->syms[i].name, name)) {
+		if (!strcmp(elfsym_name(e, &e->syms[i]), name)) {
 			*start = e->syms[i].start;
-			*end = e->syms[i].end;
+			*end = elfsym_end(e, &e->syms[i]);
 			return 0;
 		}
 	}

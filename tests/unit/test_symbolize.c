@@ -699,7 +699,7 @@ static uint64_t symbol_start(const char *path, const char *name)
 
 	assert_int_equal(elfsym_init_path(&e, path), 0);
 	for (size_t i = 0; i < e.nsyms; i++)
-		if (!strcmp(e.names + e.syms[i].name, name))
+		if (!strcmp(elfsym_name(&e, &e.syms[i]), name))
 			start = e.syms[i].start;
 	elfsym_release(&e);
 	return start;

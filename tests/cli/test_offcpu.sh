@@ -2,7 +2,9 @@
 # - offcpu_mix: per round the main thread sleeps 100 ms (sleep_short), 200 ms (sleep_long), waits
 #   ~300 ms on a pipe its child fills (wait_pipe) and spins 100 ms of wall time (spin).
 #   `-e off-cpu`: the shares of the process's off-CPU time are 1/6, 2/6, 3/6 (±2 pp), the kernel
-#   frames name the wait (do_nanosleep, pipe_read), go tool pprof reads the off_cpu type.
+#   frames name the wait (do_nanosleep, pipe_read) and are each wait's own (>= 99 % of the sleeps'
+#   time through do_nanosleep, of the pipe wait's through pipe_read, none crossed), go tool pprof
+#   reads the off_cpu type.
 #   `-e cpu-clock -e off-cpu --off-cpu-runnable`: the wall type (the default; report --sample-type,
 #   --json) gives 1/7, 2/7, 3/7, 1/7 (±2 pp), and within 1 pp the shares of the times the fixture
 #   measured itself; --sample-type off_cpu of it keeps 1:2:3 among the waits. Runnable waits are included so that the spin keeps its 100 ms of wall time when
@@ -47,6 +49,33 @@ print(" ".join("%.2f" % (100.0 * s[k] / t) for k in s), t)
 PY
 }
 
+# kernel_own FOLDED: "S_OWN S_OTHER P_OWN P_OTHER": of the off-CPU time of sleep_short and
+# sleep_long, the shares (%) whose kernel stack goes through do_nanosleep and through pipe_read;
+# of wait_pipe's, through pipe_read and through do_nanosleep
+kernel_own() {
+	python3 - "$1" <<'PY'
+import sys
+w = {"s": [0, 0, 0], "p": [0, 0, 0]}  # total, through the wait's own kernel function, the other
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    f = stack.split(";")
+    k = "s" if "sleep_short" in f or "sleep_long" in f else "p" if "wait_pipe" in f else None
+    if not k:
+        continue
+    nano = any(x.startswith("do_nanosleep") for x in f)
+    pipe = any("pipe_read" in x for x in f)
+    own, other = (nano, pipe) if k == "s" else (pipe, nano)
+    w[k][0] += int(n)
+    w[k][1] += int(n) if own else 0
+    w[k][2] += int(n) if other else 0
+pct = lambda a, b: 100.0 * a / (b or 1)
+print("%.2f %.2f %.2f %.2f" % (pct(w["s"][1], w["s"][0]), pct(w["s"][2], w["s"][0]),
+                               pct(w["p"][1], w["p"][0]), pct(w["p"][2], w["p"][0])))
+PY
+}
+
 # share NAME VALUE WANT [TOL]: passes when VALUE is WANT ± TOL (percentage points, default 2)
 share() {
 	local lo hi tol=${4:-2}
@@ -85,6 +114,13 @@ share "off-cpu wait_pipe (fixture's clock)" "$pp" "$op" 1
 grep ';sleep_short;' "$TMP/off.folded" | grep -q ';do_nanosleep_\[k\]' && grep ';wait_pipe;' "$TMP/off.folded" |
 	grep -q 'pipe_read_\[k\]' && pass "kernel frames name the wait (do_nanosleep, pipe_read)" ||
 	{ fail "kernel frames name the wait"; cut -c1-300 "$TMP/off.folded"; }
+# every wait's kernel stack is its own (a kernel stack taken from another thread, from the thread
+# after it ran on, or reused from another wait would mix them)
+read -r sgood sbad pgood pbad < <(kernel_own "$TMP/off.folded")
+echo "# kernel frames: sleeps through do_nanosleep $sgood% (pipe_read $sbad%), wait_pipe through pipe_read $pgood% (do_nanosleep $pbad%)"
+within "$sgood" 99 100 && within "$sbad" 0 0 && within "$pgood" 99 100 && within "$pbad" 0 0 &&
+	pass "each wait's kernel stack is its own: sleeps $sgood% do_nanosleep, wait_pipe $pgood% pipe_read, none crossed" ||
+	fail "kernel stacks of the waits: sleeps $sgood% do_nanosleep ($sbad% pipe_read), wait_pipe $pgood% pipe_read ($pbad% do_nanosleep)"
 ! grep -q 'bpf_prog_\|bpf_trace_run' "$TMP/off.folded" && pass "no tracing frames above __schedule" || fail "tracing frames in the stacks"
 if command -v go >/dev/null; then
 	go tool pprof -raw "$TMP/off.pb.gz" 2>/dev/null | grep -qx 'off_cpu/nanoseconds\[dflt\]' &&

@@ -4,11 +4,13 @@
 #include "base/vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -184,6 +186,8 @@ struct kernel_source {
 	struct proc_source base;
 	struct ring *rings;
 	int nrings, epfd;
+	int *more_fds;           /* the other cgroups' events, writing into their CPU's ring */
+	int nmore;
 	size_t page;
 	struct pending *pend;    /* collected, sorted by time */
 	size_t npend, cap_pend, pos;
@@ -193,8 +197,9 @@ struct kernel_source {
 	size_t scratch_cap;
 };
 
-/* Opens the dummy side-band event on cpu; fd or -errno (-ENODEV: an offline CPU). */
-static int open_sideband(int cpu, size_t bytes)
+/* Opens the dummy side-band event on cpu (cgroup_fd >= 0: of the tasks in that cgroup and
+ * below only); fd or -errno (-ENODEV: an offline CPU). */
+static int open_sideband(int cpu, size_t bytes, int cgroup_fd)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -212,7 +217,8 @@ static int open_sideband(int cpu, size_t bytes)
 		.watermark = 1,
 		.wakeup_watermark = bytes / 2,
 	};
-	int fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = syscall(__NR_perf_event_open, &a, cgroup_fd >= 0 ? cgroup_fd : -1, cpu, -1,
+			 PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
 
 	return fd < 0 ? -errno : fd;
 }
@@ -327,6 +333,9 @@ static void kernel_free(struct proc_source *src)
 {
 	struct kernel_source *k = (struct kernel_source *)src;
 
+	for (int i = 0; i < k->nmore; i++)
+		close(k->more_fds[i]);
+	free(k->more_fds);
 	for (int i = 0; i < k->nrings; i++) {
 		if (k->rings[i].meta)
 			munmap(k->rings[i].meta, k->rings[i].size + k->page);
@@ -343,12 +352,30 @@ static void kernel_free(struct proc_source *src)
 
 static const struct proc_source_ops kernel_ops = { kernel_fd, kernel_read, kernel_free };
 
-/* Opens and maps cpu's side-band ring into k->rings; 0, 1 when the CPU is offline, -errno. */
-static int add_ring(struct kernel_source *k, int cpu, size_t pages)
+/* Opens the side-band events of the other cgroups (cgroups[1..n)) on cpu, each writing into
+ * the ring of fd (the first cgroup's): one ring a CPU whatever the number of cgroups. 0 or
+ * -errno. */
+static int add_more(struct kernel_source *k, int cpu, size_t bytes, int fd, const int *cgroups,
+		    int n)
+{
+	for (int i = 1; i < n; i++) {
+		int more = open_sideband(cpu, bytes, cgroups[i]);
+		if (more < 0)
+			return more;
+		k->more_fds[k->nmore++] = more;
+		if (ioctl(more, PERF_EVENT_IOC_SET_OUTPUT, fd))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Opens and maps cpu's side-band ring into k->rings (cgroups: the n cgroup directories' fds
+ * whose tasks it reports; none: every task); 0, 1 when the CPU is offline, -errno. */
+static int add_ring(struct kernel_source *k, int cpu, size_t pages, const int *cgroups, int n)
 {
 	struct ring *r = &k->rings[k->nrings];
 	size_t bytes = pages * k->page;
-	int fd = open_sideband(cpu, bytes);
+	int fd = open_sideband(cpu, bytes, n ? cgroups[0] : -1);
 
 	if (fd == -ENODEV)
 		return 1;
@@ -363,7 +390,9 @@ static int add_ring(struct kernel_source *k, int cpu, size_t pages)
 	*r = (struct ring){ fd, m, (uint8_t *)m + k->page, bytes };
 	k->nrings++;
 	struct epoll_event ee = { .events = EPOLLIN, .data.u32 = cpu };
-	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ee) ? -errno : 0;
+	if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ee))
+		return -errno;
+	return add_more(k, cpu, bytes, fd, cgroups, n);
 }
 
 /* The default ring size: 16 MiB shared by the CPUs, 64 to 512 pages (256 KiB to 2 MiB) each, a
@@ -381,11 +410,12 @@ static unsigned default_pages(long ncpus, long page)
 	return pages;
 }
 
-/* procevents_kernel_new with rings of pages pages (not 0). */
-static struct proc_source *kernel_new(unsigned pages)
+/* procevents_kernel_new_cgroups with rings of pages pages (not 0), the cgroups open. */
+static struct proc_source *kernel_new(unsigned pages, const int *cgroups, int n)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct kernel_source *k = calloc(1, sizeof(*k));
+	size_t slots = ncpus > 0 ? (size_t)ncpus : 1;
 	int err = 0;
 
 	if (!k)
@@ -393,11 +423,12 @@ static struct proc_source *kernel_new(unsigned pages)
 	k->base.ops = &kernel_ops;
 	k->page = sysconf(_SC_PAGESIZE);
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
-	k->rings = calloc(ncpus > 0 ? ncpus : 1, sizeof(*k->rings));
-	if (k->epfd < 0 || !k->rings || (pages & (pages - 1)))
-		err = k->epfd < 0 ? -errno : !k->rings ? -ENOMEM : -EINVAL;
+	k->rings = calloc(slots, sizeof(*k->rings));
+	k->more_fds = n > 1 ? calloc(slots * (size_t)(n - 1), sizeof(*k->more_fds)) : NULL;
+	if (k->epfd < 0 || !k->rings || (n > 1 && !k->more_fds) || (pages & (pages - 1)))
+		err = k->epfd < 0 ? -errno : pages & (pages - 1) ? -EINVAL : -ENOMEM;
 	for (long cpu = 0; cpu < ncpus && !err; cpu++) {
-		int rc = add_ring(k, cpu, pages);
+		int rc = add_ring(k, cpu, pages, cgroups, n);
 		err = rc < 0 ? rc : 0;
 	}
 	if (!err && !k->nrings)
@@ -410,14 +441,37 @@ static struct proc_source *kernel_new(unsigned pages)
 	return &k->base;
 }
 
-struct proc_source *procevents_kernel_new(unsigned pages)
+/* procevents_kernel_new_cgroups with the cgroups open: pages, else the default, else 64. */
+static struct proc_source *kernel_new_sized(unsigned pages, const int *cgroups, int n)
 {
 	if (pages)
-		return kernel_new(pages);
+		return kernel_new(pages, cgroups, n);
 	struct proc_source *src = kernel_new(default_pages(sysconf(_SC_NPROCESSORS_CONF),
-							   sysconf(_SC_PAGESIZE)));
+							   sysconf(_SC_PAGESIZE)), cgroups, n);
 	/* without CAP_IPC_LOCK the locked-memory limit (perf_event_mlock_kb) may refuse more */
-	return src ? src : kernel_new(64);
+	return src ? src : kernel_new(64, cgroups, n);
+}
+
+struct proc_source *procevents_kernel_new(unsigned pages)
+{
+	return kernel_new_sized(pages, NULL, 0);
+}
+
+struct proc_source *procevents_kernel_new_cgroups(unsigned pages, const char *const *dirs, int n)
+{
+	int fds[PROCEVENTS_MAX_CGROUPS], opened = 0, err = n > PROCEVENTS_MAX_CGROUPS ? -E2BIG : 0;
+	struct proc_source *src = NULL;
+
+	for (; opened < n && !err; opened++)
+		if ((fds[opened] = open(dirs[opened], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			err = -errno;
+	if (!err && !(src = kernel_new_sized(pages, fds, n)))
+		err = -errno;
+	for (int i = 0; i < opened; i++)
+		if (fds[i] >= 0)
+			close(fds[i]); /* the events hold their cgroups */
+	errno = -err;
+	return src;
 }
 
 /* ---- fake source ---- */

@@ -65,6 +65,14 @@ struct proc_source {
  * a power of two; 0: 16 MiB shared by the CPUs, 64 to 512 pages each, or 64 where the
  * locked-memory limit refuses that). NULL + errno (the perf_event_open or mmap errno). */
 struct proc_source *procevents_kernel_new(unsigned pages);
+/* The same, reporting only the tasks in (or below) the n cgroup v2 directories dirs (at most
+ * PROCEVENTS_MAX_CGROUPS; n 0: every task, as procevents_kernel_new): the kernel leaves the
+ * records of other tasks out (perf's cgroup events, PERF_FLAG_PID_CGROUP), so the host's other
+ * processes cost nothing here. One ring a CPU: the other cgroups' events write into the
+ * first's. A process moved into a cgroup after its fork is learnt from its next record. NULL +
+ * errno (-E2BIG for too many; a directory's open error; as procevents_kernel_new). */
+#define PROCEVENTS_MAX_CGROUPS 16
+struct proc_source *procevents_kernel_new_cgroups(unsigned pages, const char *const *dirs, int n);
 /* A source that hands out a copy of the n events (filenames copied too), in order, in reads of
  * at most batch events each (0: all at once). NULL + errno. */
 struct proc_source *procevents_fake_new(const struct proc_event *ev, size_t n, int batch);

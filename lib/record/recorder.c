@@ -399,7 +399,7 @@ static int setup_sampler(struct recorder *r)
  * opened, processes are snapshotted from /proc as they show up (a note says why). */
 static int open_events(struct recorder *r)
 {
-	if (!(r->pd = procdispatch_new(r->o.events_source, r->o.all)))
+	if (!(r->pd = procdispatch_new(r->o.events_source, r->o.all, r->o.cgroups, r->o.ncgroups)))
 		return fail(r, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -643,9 +643,11 @@ static void note_held(const struct recorder *r)
 	struct procdispatch_stats ps;
 	procdispatch_get_stats(r->pd, &ps);
 	if (procdispatch_has_records(r->pd))
-		diag(DIAG_INFO, "process table: %llu processes; /proc/PID/maps read %llu times; %llu "
-		     "event records lost", (unsigned long long)ps.processes,
-		     (unsigned long long)ps.proc_reads, (unsigned long long)ps.records_lost);
+		diag(DIAG_INFO, "process table: %llu processes; %llu event records read, %llu lost; "
+		     "/proc/PID/maps read %llu times; %llu execs reported by both streams",
+		     (unsigned long long)ps.processes, (unsigned long long)ps.records,
+		     (unsigned long long)ps.records_lost, (unsigned long long)ps.proc_reads,
+		     (unsigned long long)ps.execs_merged);
 }
 
 struct profile *recorder_finish(struct recorder *r)

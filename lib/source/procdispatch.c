@@ -40,13 +40,15 @@ struct procdispatch {
 	uint64_t lost_ns;        /* when the kernel last lost records (0: never) */
 	uint64_t records_lost, notices_lost, last_sweep_ns;
 	uint64_t execs_merged;   /* exec reports the other stream had told already */
+	uint64_t records;        /* records applied */
 	struct procdispatch_listener *ls;
 	size_t nls, capls;
 	struct notice *q;        /* queued notices; [qhead, nq) not yet delivered */
 	size_t nq, capq, qhead;
 };
 
-struct procdispatch *procdispatch_new(struct proc_source *src, bool read_unknown)
+struct procdispatch *procdispatch_new(struct proc_source *src, bool read_unknown,
+				      const char *const *cgroups, int ncgroups)
 {
 	struct procdispatch *d = calloc(1, sizeof(*d));
 
@@ -58,7 +60,7 @@ struct procdispatch *procdispatch_new(struct proc_source *src, bool read_unknown
 	proctab_init(&d->procs);
 	d->read_unknown = read_unknown;
 	d->src = src;
-	if (!src && (d->src = procevents_kernel_new(0)))
+	if (!src && (d->src = procevents_kernel_new_cgroups(0, cgroups, ncgroups)))
 		d->own_src = true;
 	else if (!src)
 		diag(DIAG_INFO, "cannot open the kernel's process events: %s; reading /proc instead",
@@ -127,6 +129,7 @@ static int apply(struct procdispatch *d, const struct proc_event *ev)
 
 	if (pid < 0)
 		return pid;
+	d->records++;
 	if (ev->kind == PROC_EV_EXEC)
 		exec_record(d, ev);
 	if (ev->kind == PROC_EV_LOST)
@@ -383,5 +386,5 @@ uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid)
 void procdispatch_get_stats(const struct procdispatch *d, struct procdispatch_stats *st)
 {
 	*st = (struct procdispatch_stats){ d->procs.n, d->procs.proc_reads, d->records_lost,
-					   d->notices_lost, d->execs_merged };
+					   d->notices_lost, d->execs_merged, d->records };
 }

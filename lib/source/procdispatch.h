@@ -73,12 +73,16 @@ struct procdispatch_stats {
 	uint64_t records_lost; /* side-band records the kernel lost */
 	uint64_t notices_lost; /* notices that could not be queued (out of memory) */
 	uint64_t execs_merged; /* exec reports dropped: the other stream told that exec first */
+	uint64_t records;      /* side-band records applied */
 };
 
 /* A dispatcher over the records of src (borrowed), or, src NULL, the kernel's side-band records
- * (opened here; where they cannot be, none: a DIAG_INFO note says why). read_unknown: a process
- * the table does not know is read from /proc at its first record (-a). NULL + errno (ENOMEM). */
-struct procdispatch *procdispatch_new(struct proc_source *src, bool read_unknown);
+ * (opened here, of the tasks in the ncgroups cgroup directories cgroups only when there are
+ * some: --cgroup; where they cannot be opened, none: a DIAG_INFO note says why). read_unknown:
+ * a process the table does not know is read from /proc at its first record (-a). NULL + errno
+ * (ENOMEM). */
+struct procdispatch *procdispatch_new(struct proc_source *src, bool read_unknown,
+				      const char *const *cgroups, int ncgroups);
 void procdispatch_free(struct procdispatch *d);
 /* Adds a listener (copied); 0 or -ENOMEM. */
 int procdispatch_listen(struct procdispatch *d, const struct procdispatch_listener *l);

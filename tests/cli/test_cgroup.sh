@@ -9,7 +9,8 @@
 # search (foo for foo.service), a container id prefix for docker-ID.scope, an ambiguous one
 # (exit 2). --process-labels and --push: exe, cgroup and container_id labels (go tool pprof reads
 # them; the pushed intervals from a loopback server), none without them. Errors: no such cgroup (exit 1), a cgroup v1 directory, a directory outside cgroupfs
-# and --cgroup 17 times (exit 2). The cgroups are removed at the end.
+# and --cgroup 17 times (exit 2). The side-band records read are the cgroup's only (20 short
+# commands inside against 100 outside). The cgroups are removed at the end.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "cgroup recording tests need root"; exit 0; fi
@@ -63,6 +64,21 @@ grep -q '1 process,' "$TMP/a.err" && pass "-a --cgroup: the summary names 1 proc
 left=$(sed -n 's/^firn: cgroups: 1 given, \([0-9]*\) samples.*left out in the kernel$/\1/p' "$TMP/a.err")
 at_least "$left" 5 && pass "-a --cgroup: $left samples outside left out, as the summary says" ||
 	fail "-a --cgroup: summary of the left-out samples: $(grep cgroups "$TMP/a.err")"
+
+# the kernel's side-band records too are only the cgroups' (perf's cgroup events): 100 short
+# commands outside and 20 inside; -v counts the records read (each command brings its fork,
+# exec, mappings and exit: ~8)
+records_read() { sed -n 's/.*process table: [0-9]* processes; \([0-9]*\) event records read.*/\1/p' "$1"; }
+churn_side() { # churn_side ARGS...: records read by `firn -v record -a ARGS -d 2` over both loops
+	start_in "$CG/sub" sh -c 'sleep 0.4; for i in $(seq 20); do /bin/true; done'
+	(sleep 0.4; for i in $(seq 100); do /bin/true; done) & PIDS="$PIDS $!"
+	"$FIRN" -v record -a "$@" -d 2 -o "$TMP/side.pb.gz" 2>"$TMP/side.err"
+	records_read "$TMP/side.err"
+}
+r_cg=$(churn_side --cgroup "$CG"); r_all=$(churn_side)
+at_least "$r_cg" 40 && at_least "$r_all" "$(( ${r_cg:-0} * 3 ))" &&
+	pass "--cgroup reads only the cgroup's side-band records: $r_cg (without it: $r_all)" ||
+	fail "side-band records read with --cgroup: ${r_cg:-none}, without: ${r_all:-none} (wanted >= 40 and a third of it)"
 
 expect_rc "record -p IN,OUT --cgroup NAME: exit 0" 0 "$FIRN" record -p "$IN,$OUT" --cgroup "$NAME" -d 1 -o "$TMP/p.pb.gz"
 n_in=$(samples_of_pid "$TMP/p.pb.gz" "$IN"); n_out=$(samples_of_pid "$TMP/p.pb.gz" "$OUT")

@@ -78,7 +78,7 @@ static struct procdispatch *dispatcher(struct proc_source **src, struct heard *h
 	struct procdispatch_listener b = { .on_process = b_process, .on_code = b_code, .ctx = h };
 
 	assert_non_null(*src = procevents_fake_new(NULL, 0, 0));
-	assert_non_null(d = procdispatch_new(*src, false));
+	assert_non_null(d = procdispatch_new(*src, false, NULL, 0));
 	assert_int_equal(procdispatch_listen(d, &a), 0);
 	assert_int_equal(procdispatch_listen(d, &b), 0);
 	h->d = d;

@@ -439,14 +439,15 @@ static int wait_events(struct recording *r, int ms)
 	return recorder_poll(r->rec, 0);
 }
 
-/* The wait before the next look: RECORDER_POLL_MS, or less when -d ends sooner (start_ns: the
- * recording's start on the monotonic clock). */
-static int wait_ms(uint64_t limit, uint64_t start_ns)
+/* The wait before the next look: until the recorder's next timed work (recorder_wait_ms), or
+ * less when -d ends sooner (start_ns: the recording's start on the monotonic clock). */
+static int wait_ms(const struct recording *r, uint64_t limit, uint64_t start_ns)
 {
 	uint64_t now = mono_ns(), left = limit && start_ns + limit > now ? start_ns + limit - now : 0;
+	int idle = recorder_wait_ms(r->rec, RECORDER_IDLE_MS);
 
-	if (!limit || left >= RECORDER_POLL_MS * 1000000ULL)
-		return RECORDER_POLL_MS;
+	if (!limit || left >= (uint64_t)idle * 1000000ULL)
+		return idle;
 	return (int)((left + 999999) / 1000000);
 }
 
@@ -462,7 +463,7 @@ static int sample_loop(struct recording *r)
 	 * forward cut it short), from the recorder's start: how long ago that was, once */
 	uint64_t wall = wall_ns(), start = mono_ns() - (wall > rs.start_ns ? wall - rs.start_ns : 0);
 	for (;;) {
-		int ms = wait_ms(limit, start);
+		int ms = wait_ms(r, limit, start);
 		if (wait_events(r, continuous_wait_ms(&r->o->c, wall_ns(), ms)))
 			return error("%s", recorder_error(r->rec));
 		if (continuous_on(&r->o->c) && continuous_tick(&r->o->c, r->rec, wall_ns()))

@@ -190,6 +190,16 @@ void events_check_watched(struct events *ev, bool final)
 	ev->nwatch = unmapped ? kept : 0;
 }
 
+uint64_t events_next_due_ns(const struct events *ev)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < ev->nwatch; i++)
+		if (ev->watch[i].due_ns != UINT64_MAX && (!next || ev->watch[i].due_ns < next))
+			next = ev->watch[i].due_ns;
+	return next;
+}
+
 /* After a -p or command recording: a -e usdt spec without a hit whose objects no process of
  * the recording was seen mapping gets a warning naming them (a program name resolved to a
  * different file than the command ran: a pyenv shim, a container's copy). */

@@ -78,6 +78,8 @@ bool events_take_announced(struct events *ev, pid_t pid);
 /* Looks at the maps of the watched processes that are due (all of them when final), while
  * some object with probes was never seen mapped. */
 void events_check_watched(struct events *ev, bool final);
+/* When (CLOCK_MONOTONIC ns) the next watched process is due (0: none). */
+uint64_t events_next_due_ns(const struct events *ev);
 
 /* After a -p or command recording: warns of each -e usdt spec without a hit in p whose objects
  * no process of the recording was seen mapping. */

@@ -44,6 +44,7 @@
 /* State of one recording. */
 struct recorder {
 	struct recorder_opts o; /* spill_dir: a copy, owned */
+	uint64_t wake_ns;       /* when recorder_poll next has timed work (next_wake) */
 	struct symbolizer *sym;
 	struct sample_source *ss; /* the samples: the BPF sampler, or the options' source */
 	struct unwinder *unw;  /* the DWARF unwinder's tables (NULL: frame pointers only) */
@@ -517,6 +518,25 @@ int recorder_start(struct recorder *r)
 	return 0;
 }
 
+/* When recorder_poll next has timed work (see recorder_wait_ms): the earliest of the source's
+ * next drain, the next second snapshot (resnap; UINT64_MAX: none), the runtimes' next retry and
+ * the next watched process's check (0: none), soon while execs wait; RECORDER_IDLE_MS at most. */
+static uint64_t next_wake(const struct recorder *r, uint64_t now, uint64_t resnap, uint64_t retry)
+{
+	const uint64_t soon = now + RECORDER_POLL_MS * 1000000ULL;
+	uint64_t due[] = {
+		r->ss->ops->next_poll_ns ? r->ss->ops->next_poll_ns(r->ss) : soon,
+		resnap == UINT64_MAX ? 0 : resnap, retry, events_next_due_ns(&r->ev),
+		r->snaps.nexecs ? soon : 0,
+	};
+	uint64_t wake = now + RECORDER_IDLE_MS * 1000000ULL;
+
+	for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
+		if (due[i] && due[i] < wake)
+			wake = due[i];
+	return wake;
+}
+
 int recorder_poll(struct recorder *r, int timeout_ms)
 {
 	/* kallsyms loads in a thread once the recording outlives a short command (which may need
@@ -546,10 +566,20 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	if ((err = retire_ended(r)))
 		return fail(r, err, "cannot symbolize the samples of ended processes: %s",
 			    strerror(-err));
-	symbolizer_refresh_due(r->sym, mono_ns());
-	runtime_set_poll(&r->rts, mono_ns());
+	uint64_t resnap = symbolizer_refresh_due(r->sym, mono_ns());
+	uint64_t retry = runtime_set_poll(&r->rts, mono_ns());
 	events_check_watched(&r->ev, false);
+	r->wake_ns = next_wake(r, mono_ns(), resnap, retry);
 	return 0;
+}
+
+int recorder_wait_ms(const struct recorder *r, int max_ms)
+{
+	uint64_t now = mono_ns(), ms = r->wake_ns > now ? (r->wake_ns - now + 999999) / 1000000 : 1;
+
+	if (max_ms > RECORDER_IDLE_MS)
+		max_ms = RECORDER_IDLE_MS;
+	return ms < 1 ? 1 : ms > (uint64_t)max_ms ? max_ms : (int)ms;
 }
 
 void recorder_stop(struct recorder *r)

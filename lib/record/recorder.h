@@ -75,9 +75,13 @@ enum recorder_unwind {
 	RECORDER_UNWIND_AUTO,   /* CFI tables where a mapping has them, frame pointers elsewhere */
 };
 
-/* How often a caller that waits on recorder_event_fd itself should call recorder_poll anyway:
- * second snapshots of new processes come due and the in-kernel counts are drained then. */
+/* How often a caller that waits on recorder_event_fd itself should call recorder_poll anyway
+ * when it does not ask recorder_wait_ms: second snapshots of new processes come due and the
+ * in-kernel counts are drained then. */
 #define RECORDER_POLL_MS 50
+/* The longest recorder_wait_ms gives: a recording with nothing due sleeps this long between
+ * looks (its events wake it sooner). */
+#define RECORDER_IDLE_MS 500
 
 struct recorder_opts {
 	/* targets: every process (all), these processes (pids), or neither (a command, added
@@ -187,6 +191,12 @@ int recorder_poll(struct recorder *r, int timeout_ms);
  * inputs (a keyboard); then call recorder_poll with a timeout of 0 (and at least every
  * RECORDER_POLL_MS anyway). */
 int recorder_event_fd(const struct recorder *r);
+/* How long a caller may wait on recorder_event_fd before the next recorder_poll: until the
+ * recorder's next timed work (the source's next drain, a process's second snapshot, a runtime's
+ * retry, a watched process's check; RECORDER_POLL_MS while execs wait to be handled), at most
+ * max_ms and RECORDER_IDLE_MS, at least 1. An idle recording wakes about twice a second
+ * instead of every RECORDER_POLL_MS. */
+int recorder_wait_ms(const struct recorder *r, int max_ms);
 /* The profile of the interval since the last cut (or recorder_start): every sample counted
  * since then, of live processes and of those that ended meanwhile, symbolized, with the sample
  * types of the events (the first is the default) and time_nanos/duration_nanos of the interval;

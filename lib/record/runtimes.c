@@ -128,9 +128,16 @@ void runtime_set_on_stack(struct runtime_set *s, pid_t pid, const uint64_t *ips,
 	EACH(s, on_stack, pid, ips, len);
 }
 
-void runtime_set_poll(struct runtime_set *s, uint64_t now_ns)
+uint64_t runtime_set_poll(struct runtime_set *s, uint64_t now_ns)
 {
-	EACH(s, poll, now_ns);
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t due = s->slots[i].ops->poll ? s->slots[i].ops->poll(s->slots[i].rt, now_ns) : 0;
+		if (due && (!next || due < next))
+			next = due;
+	}
+	return next;
 }
 
 void runtime_set_detach(struct runtime_set *s, pid_t pid)

@@ -230,17 +230,23 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 		proc_drop(py, (size_t)(x - py->procs));
 }
 
-void pyframes_poll(struct pyframes *py, uint64_t now_ns)
+uint64_t pyframes_poll(struct pyframes *py, uint64_t now_ns)
 {
+	uint64_t next = 0;
+
 	for (size_t i = 0; i < py->nprocs;) {
 		struct pyproc *x = &py->procs[i];
 		if (!x->rt && x->due_ns && now_ns >= x->due_ns)
 			try_proc(py, x, now_ns);
-		if (!x->rt && !x->due_ns)
+		if (!x->rt && !x->due_ns) {
 			proc_drop(py, i);
-		else
-			i++;
+			continue;
+		}
+		if (!x->rt && (!next || x->due_ns < next))
+			next = x->due_ns; /* its next try */
+		i++;
 	}
+	return next;
 }
 
 void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns)
@@ -503,9 +509,9 @@ static void rt_on_stack(struct runtime *rt, pid_t pid, const uint64_t *ips, uint
 	pyframes_note_stack((struct pyframes *)rt, pid, ips, len);
 }
 
-static void rt_poll(struct runtime *rt, uint64_t now_ns)
+static uint64_t rt_poll(struct runtime *rt, uint64_t now_ns)
 {
-	pyframes_poll((struct pyframes *)rt, now_ns);
+	return pyframes_poll((struct pyframes *)rt, now_ns);
 }
 
 static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,

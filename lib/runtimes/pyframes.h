@@ -60,8 +60,8 @@ void pyframes_set_maps(struct pyframes *py, pyframes_maps_fn maps);
  * now, and again (pyframes_poll) while it may still be starting (libpython not mapped,
  * interpreter not yet initialized). A process known already is left as it is, unless exec. */
 void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t now_ns);
-/* Looks again at the processes due at now_ns. */
-void pyframes_poll(struct pyframes *py, uint64_t now_ns);
+/* Looks again at the processes due at now_ns; returns when the next one is due (0: none). */
+uint64_t pyframes_poll(struct pyframes *py, uint64_t now_ns);
 /* pid mapped new code (libpython, say): a process still starting is looked at again now. */
 void pyframes_note_code(struct pyframes *py, pid_t pid, uint64_t now_ns);
 /* pid, a process the caller has met (sampled), mapped e (its mmap record): when e's file is a

@@ -103,7 +103,9 @@ struct runtime_ops {
 	 * (the code stays unnamed, the recording goes on) */
 	int (*on_code)(struct runtime *rt, const void *rec, size_t len);
 	void (*on_stack)(struct runtime *rt, pid_t pid, const uint64_t *ips, uint32_t len);
-	void (*poll)(struct runtime *rt, uint64_t now_ns);
+	/* timed work (retries); returns when it next wants to be polled (CLOCK_MONOTONIC ns), 0:
+	 * no more until an event */
+	uint64_t (*poll)(struct runtime *rt, uint64_t now_ns);
 	/* As struct frame_resolver's resolve (lib/model/resolver.h): frames filled, 0, or -errno. */
 	int (*resolve)(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
 		       int max);
@@ -153,7 +155,8 @@ void runtime_set_on_mapping(struct runtime_set *s, pid_t pid, const struct procm
 /* To the runtime of tag only. */
 void runtime_set_on_code(struct runtime_set *s, unsigned tag, const void *rec, size_t len);
 void runtime_set_on_stack(struct runtime_set *s, pid_t pid, const uint64_t *ips, uint32_t len);
-void runtime_set_poll(struct runtime_set *s, uint64_t now_ns);
+/* Polls every runtime; returns the earliest time one wants to be polled again (0: none). */
+uint64_t runtime_set_poll(struct runtime_set *s, uint64_t now_ns);
 void runtime_set_detach(struct runtime_set *s, pid_t pid);
 /* The resolver of slot i's frames, for capture_set_resolver(cap, slot's tag, ...): its
  * mapping name and runtime from lib/model/frame_kind.h's table. ctx: the slot (valid while s is). */

@@ -93,6 +93,11 @@ static int bpf_ncpus(const struct sample_source *s)
 	return sampler_ncpus(sam(s));
 }
 
+static uint64_t bpf_next_poll_ns(const struct sample_source *s)
+{
+	return sampler_next_drain_ns(sam(s));
+}
+
 static uint64_t bpf_last_flip_ns(const struct sample_source *s)
 {
 	return sampler_last_flip_ns(sam(s));
@@ -148,7 +153,7 @@ static const struct sample_source_ops bpf_ops = {
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
 	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
 	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
-	.last_flip_ns = bpf_last_flip_ns,
+	.last_flip_ns = bpf_last_flip_ns, .next_poll_ns = bpf_next_poll_ns,
 	.set_v8 = bpf_set_v8, .v8_stats = bpf_v8_stats, /* FIRN-V8 */
 };
 

@@ -42,6 +42,9 @@ struct sample_source_ops {
 	/* optional: when (CLOCK_MONOTONIC ns) the last drain flipped the counts maps: every sample
 	 * taken before it is in user space (NULL: not known; an exec is then handled with a drain) */
 	uint64_t (*last_flip_ns)(const struct sample_source *s);
+	/* optional: when (CLOCK_MONOTONIC ns) poll next has timed work (a drain) to do (NULL: not
+	 * known; the caller polls every RECORDER_POLL_MS) */
+	uint64_t (*next_poll_ns)(const struct sample_source *s);
 	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
 	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
 	void (*python_stats)(struct sample_source *s, uint64_t *out);

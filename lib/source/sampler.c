@@ -697,6 +697,11 @@ int sampler_handle_events(struct sampler *s)
 	return n < 0 ? n : 0;
 }
 
+uint64_t sampler_next_drain_ns(const struct sampler *s)
+{
+	return s->last_drain_ns + s->drain_ns;
+}
+
 uint64_t sampler_last_flip_ns(const struct sampler *s)
 {
 	return s->flip_ns;

@@ -197,6 +197,9 @@ int sampler_drain(struct sampler *s);
 /* When (CLOCK_MONOTONIC ns) the last complete drain flipped the counts maps: every sample taken
  * before that time is in user space (0: no drain yet). */
 uint64_t sampler_last_flip_ns(const struct sampler *s);
+/* When (CLOCK_MONOTONIC ns) sampler_poll drains next: the regular interval, sooner while the
+ * stack map fills (events wake the poll before that, a drain does not). */
+uint64_t sampler_next_drain_ns(const struct sampler *s);
 /* Calls fn for every aggregated entry; stops early when fn returns non-zero (and returns that). */
 int sampler_for_each(struct sampler *s, int (*fn)(void *ctx, const struct sampler_entry *e),
 		     void *ctx);

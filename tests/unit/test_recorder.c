@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
+
 #include "proc/procevents.h"
 #include "proc/procmap.h"
 #include "record/recorder.h"
@@ -56,6 +58,7 @@ struct fake {
 	bool inside; /* a retire or park loop runs: the recorder must not call the source again */
 	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
 	uint64_t flip_ns;
+	uint64_t next_poll_ns; /* its next timed work (the flips fake's next_poll_ns) */
 };
 
 static struct fake *fake_of(const struct sample_source *s)
@@ -180,13 +183,19 @@ static uint64_t f_last_flip_ns(const struct sample_source *s)
 	return fake_of(s)->flip_ns;
 }
 
-/* The fake of a source whose drains tell when they flipped its counts (the BPF sampler's). */
+static uint64_t f_next_poll_ns(const struct sample_source *s)
+{
+	return fake_of(s)->next_poll_ns;
+}
+
+/* The fake of a source whose drains tell when they flipped its counts and that says when it
+ * next drains (the BPF sampler's). */
 static const struct sample_source_ops fake_ops_flips = {
 	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
 	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
 	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
 	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
-	.last_flip_ns = f_last_flip_ns,
+	.last_flip_ns = f_last_flip_ns, .next_poll_ns = f_next_poll_ns,
 };
 
 /* The recorder's maker of its sample source: the test's fake, with the recorder's callbacks. */
@@ -625,6 +634,35 @@ static void test_exec_before_flip_no_drain(void **state)
 	assert_int_equal(samples_named(w, PID, "[unknown]"), 0);
 }
 
+/* recorder_wait_ms: a caller sleeps until the recorder's next timed work — the source's next
+ * drain, RECORDER_IDLE_MS at most, its max_ms at most — instead of every RECORDER_POLL_MS; a
+ * source that cannot say when it drains is looked at every RECORDER_POLL_MS; execs waiting to
+ * be handled are looked at soon. */
+static void test_wait_until_due(void **state)
+{
+	struct world *w = *state;
+
+	w->samples.next_poll_ns = mono_ns() + 300000000ULL;
+	poll_n(w, 1);
+	int ms = recorder_wait_ms(w->rec, 10000);
+	assert_in_range(ms, 200, 300);
+	assert_int_equal(recorder_wait_ms(w->rec, 20), 20);
+	w->samples.next_poll_ns = mono_ns() + 5000000000ULL;
+	poll_n(w, 1);
+	assert_int_equal(recorder_wait_ms(w->rec, 10000), RECORDER_IDLE_MS);
+	finish(w);
+}
+
+/* Without the source's next drain time, the old pace. */
+static void test_wait_unknown_source(void **state)
+{
+	struct world *w = *state;
+
+	poll_n(w, 1);
+	assert_in_range(recorder_wait_ms(w->rec, 10000), 1, RECORDER_POLL_MS);
+	finish(w);
+}
+
 /* The label key of sample s, as a string ("" when it has none). */
 static const char *label_str(const struct profile *p, const struct profile_sample *s, const char *key)
 {
@@ -738,6 +776,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_labels, setup_labels, teardown),
 		cmocka_unit_test_setup_teardown(test_no_process_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_until_due, setup_flips, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_unknown_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),

@@ -2203,6 +2203,12 @@ static size_t smaps_rss(const void *p)
 	return in ? (size_t)kb * 1024 : 0;
 }
 
+void dwarfsym_drop_pages(const struct dwarfsym *d)
+{
+	if (d)
+		drop_pages(d);
+}
+
 void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident)
 {
 	*mapped = *resident = 0;

@@ -51,5 +51,8 @@ void dwarfsym_sections(const struct dwarfsym *d, unsigned *inflated, unsigned *f
  * of them are in this process's resident set now (/proc/self/smaps; for tests and diagnostics).
  * Init and every few units decoded take the pages out again (they stay in the page cache). */
 void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident);
+/* Takes the pages of d's file mappings out of the resident set now (as init does; the strings
+ * it returned stay valid: they are read from the file again). */
+void dwarfsym_drop_pages(const struct dwarfsym *d);
 
 #endif

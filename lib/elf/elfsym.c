@@ -955,6 +955,13 @@ int elfsym_init_memory(struct elfsym *e, const void *image, size_t size)
 	return init_and_close(e, &f, elffile_open_image(&f, image, size));
 }
 
+void elfsym_drop_pages(const struct elfsym *e)
+{
+	for (size_t i = 0; i < e->nspans; i++)
+		if (e->spans[i].map)
+			madvise(e->spans[i].map, e->spans[i].map_len, MADV_DONTNEED);
+}
+
 void elfsym_release(struct elfsym *e)
 {
 	for (size_t i = 0; i < e->nspans; i++)

@@ -80,6 +80,11 @@ int elfsym_init_path(struct elfsym *e, const char *path);
  * names are copied). */
 int elfsym_init_memory(struct elfsym *e, const void *image, size_t size);
 void elfsym_release(struct elfsym *e);
+/* Takes the pages of e's mapped string tables out of this process's resident set (madvise
+ * MADV_DONTNEED on its private read-only mappings: they stay in the page cache); the names it
+ * returns stay valid, read from the file again. The names looked up over a long recording are
+ * otherwise resident until e goes. */
+void elfsym_drop_pages(const struct elfsym *e);
 
 /* Finds the function containing vaddr: 0 with its name and start, or -ENOENT. Symbols of size 0
  * extend to the next symbol (or the end of their section). */

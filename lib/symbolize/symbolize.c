@@ -1130,10 +1130,32 @@ int symbolizer_add_process_later(struct symbolizer *s, pid_t pid, uint64_t now_n
 
 /* Frees the idle files that were idle at the last sweep already (unused for IDLE_KEEP_NS at
  * least), once per IDLE_KEEP_NS. */
+/* Takes the pages of the indexed files' mappings (symbol names, DWARF) out of the resident set:
+ * what lookups read since stays mapped otherwise, and a long recording's RSS would grow with
+ * every name it ever read (they stay in the page cache; a later lookup reads them again). */
+static void drop_file_pages(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct symfile *f = s->files[i];
+		pthread_mutex_lock(&s->lock);
+		bool indexed = f->state == 1 && !f->indexing;
+		pthread_mutex_unlock(&s->lock);
+		if (!indexed)
+			continue; /* the worker may be filling it */
+		elfsym_drop_pages(&f->elf);
+		if (f->debug) {
+			elfsym_drop_pages(&f->debug->syms);
+			dwarfsym_drop_pages(f->debug->dwarf);
+		}
+	}
+}
+
 static void sweep_idle(struct symbolizer *s, uint64_t now_ns)
 {
 	if (s->sweep_ns && now_ns - s->sweep_ns < IDLE_KEEP_NS)
 		return;
+	if (s->sweep_ns)
+		drop_file_pages(s);
 	for (size_t i = s->nfiles; s->sweep_ns && i-- > 0;) {
 		struct symfile *f = s->files[i];
 		if (!f->refs && f->idle && f->idle <= s->sweep_clock) {

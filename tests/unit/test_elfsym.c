@@ -134,6 +134,53 @@ static void test_names_in_place(void **state)
 	elfsym_release(&e);
 }
 
+/* The Rss (KiB) of this process's mapping that starts at p, from /proc/self/smaps (-1: none). */
+static long rss_at(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo, hi;
+	long kb = -1;
+	bool in = false;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo == (uintptr_t)p;
+		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return in ? kb : -1;
+}
+
+/* elfsym_drop_pages: the string tables' pages a lookup read leave the resident set, and the
+ * names stay readable (from the file again). */
+static void test_drop_pages(void **state)
+{
+	struct elfsym e;
+	const char *name;
+	long before = 0, after = 0;
+
+	(void)state;
+	assert_int_equal(elfsym_init_path(&e, "/proc/self/exe"), 0);
+	assert_int_equal(elfsym_lookup(&e, self_vaddr(&e, (uintptr_t)elfsym_test_global), &name,
+				       NULL), 0);
+	assert_string_equal(name, "elfsym_test_global");
+	for (size_t i = 0; i < e.nspans; i++)
+		if (e.spans[i].map)
+			before += rss_at(e.spans[i].map);
+	elfsym_drop_pages(&e);
+	for (size_t i = 0; i < e.nspans; i++)
+		if (e.spans[i].map)
+			after += rss_at(e.spans[i].map);
+	print_message("string tables resident: %ld KiB, %ld KiB after the drop\n", before, after);
+	assert_true(before > 0);
+	assert_int_equal(after, 0);
+	assert_string_equal(name, "elfsym_test_global");
+	elfsym_release(&e);
+}
+
 /* An image's names are copied (its caller may free it after the call): read from memory that
  * is then scribbled over and freed, the symbols are those read from the file, name for name. */
 static void test_image_names_copied(void **state)
@@ -483,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_minidebuginfo),
 		cmocka_unit_test(test_names_in_place),
+		cmocka_unit_test(test_drop_pages),
 		cmocka_unit_test(test_image_names_copied),
 		cmocka_unit_test(test_long_end),
 	};

@@ -118,6 +118,16 @@ static int default_service(struct continuous *c, char **argv, int argc)
 	return add_label(c, &record_cmd, arg);
 }
 
+/* The token file's first line. */
+static int read_token(const char *path, char **token)
+{
+	int err = push_read_token(path, token);
+
+	if (err == -ENODATA)
+		return error("cannot read '%s': no token in it", path);
+	return err ? error("cannot read '%s': %s", path, strerror(-err)) : 0;
+}
+
 int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,
 		     bool output_given, char **argv, int argc)
 {
@@ -134,6 +144,8 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
 	if (c->push_url && c->cacert && cacert_check(c->cacert, "push-cacert"))
 		return 1; /* before the recording starts, not at its first push */
+	if (c->push_url && c->token_file && read_token(c->token_file, &c->token))
+		return 1; /* the same */
 	if (c->push_url && !c->every)
 		c->every = 10;
 	if (!continuous_on(c))
@@ -145,26 +157,13 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 	return c->push_url ? default_service(c, argv, argc) : 0;
 }
 
-/* The token file's first line. */
-static int read_token(const char *path, char **token)
-{
-	int err = push_read_token(path, token);
-
-	if (err == -ENODATA)
-		return error("cannot read '%s': no token in it", path);
-	return err ? error("cannot read '%s': %s", path, strerror(-err)) : 0;
-}
 
 int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 {
-	char *token = NULL;
-
 	c->next_cut_ns = start_ns + (uint64_t)(c->every * 1e9);
 	c->last_end_ns = (int64_t)start_ns;
 	if (!c->push_url)
 		return 0;
-	if (c->token_file && read_token(c->token_file, &token))
-		return 1;
 	/* service_name is the application's name; the other labels go in braces */
 	struct push_label *rest = calloc(c->nlabels + 1, sizeof(*rest));
 	size_t nrest = 0;
@@ -173,7 +172,7 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 			rest[nrest++] = c->labels[i];
 	struct push_opts po = {
 		.proto = c->proto, .url = c->push_url, .service = label_of(c, "service_name"),
-		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = token,
+		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = c->token,
 		.cacert = c->cacert, .timeout_ms = (long)(c->push_timeout * 1000),
 		.max_items = (size_t)c->queue_items, .max_bytes = (size_t)c->queue_bytes,
 		.sample_rate = freq,
@@ -181,7 +180,6 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 	c->push = rest ? push_new(&po) : NULL;
 	int err = errno;
 	free(rest);
-	free(token);
 	if (!c->push)
 		return error("cannot push to '%s': %s", c->push_url, strerror(err));
 	return 0;
@@ -383,6 +381,7 @@ void continuous_summary(const struct continuous *c)
 void continuous_release(struct continuous *c)
 {
 	push_free(c->push);
+	free(c->token);
 	interval_files_release(&c->files);
 	if (c->have_acc)
 		profile_release(&c->acc);

@@ -37,6 +37,7 @@ struct continuous {
 	double push_timeout;        /* seconds */
 	long queue_items, queue_bytes;
 	/* state */
+	char *token;                /* --push-token-file's token, read by continuous_check */
 	const char *pattern;        /* -o holds a strftime pattern: one file per interval */
 	bool whole;                 /* a plain -o: the intervals merged into one file at the end */
 	struct interval_files files;
@@ -66,7 +67,8 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 bool continuous_on(const struct continuous *c);
 /* Checks the options against -o (output; output_given: -o was on the line) and decides what is
  * written; the service name defaults to the command's (argv[0]'s base name) or "firn". Prints
- * the usage error (2), or that --push-cacert's file is no CA file (1), or returns 0. */
+ * the usage error (2), or that --push-cacert's file is no CA file or --push-token-file's cannot
+ * be read (1: before anything is recorded), or returns 0. */
 int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,
 		     bool output_given, char **argv, int argc);
 /* Starts pushing (when --push): 0, or prints the error and returns 1. freq: samples per second. */

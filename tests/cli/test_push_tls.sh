@@ -228,6 +228,12 @@ expect_rc "record --push-cacert MISSING: exit 1" 1 timeout 30 "$FIRN" record --p
 [ "$(cat "$TMP/err")" = "firn: cannot use '$TMP/missing.pem' for --push-cacert: No such file or directory" ] && [ ! -e "$TMP/ran" ] &&
 	pass "record --push-cacert MISSING: one line, before the command runs" || fail "record --push-cacert missing: $(cat "$TMP/err")"
 
+# a bad --push-token-file: refused just as early (the command never runs)
+expect_rc "record --push-token-file MISSING: exit 1" 1 timeout 30 "$FIRN" record --push "https://127.0.0.1:$port" \
+	--push-token-file "$TMP/missing.tok" -- touch "$TMP/ran"
+[ "$(cat "$TMP/err")" = "firn: cannot read '$TMP/missing.tok': No such file or directory" ] && [ ! -e "$TMP/ran" ] &&
+	pass "record --push-token-file MISSING: one line, before the command runs" || fail "record --push-token-file missing: $(cat "$TMP/err")"
+
 # record --push-timeout against the silent server: the recording ends on time, the pushes give up
 t0=$(now_ms)
 TMPDIR=$TMP timeout -k 5 60 "$FIRN" record --every 0.5 --push "http://127.0.0.1:$sport" --push-timeout 0.5 -d 1 \

@@ -109,7 +109,7 @@ static int on_records_done(void *ctx)
 
 	for (size_t i = 0; i < ps->ndirty && !err; i++) {
 		struct proctab_proc *p = procdispatch_find(ps->pd, ps->dirty[i]);
-		if (p && (exec_find(ps, p->pid) || p->heard.exec_pending))
+		if (p && (exec_find(ps, p->pid) || procdispatch_exec_pending(ps->pd, p->pid)))
 			continue; /* its old image stays until handle_execs */
 		if (p && symbolizer_has_process(ps->sym, p->pid))
 			err = symbolizer_set_maps(ps->sym, p->pid, &p->image);
@@ -143,6 +143,15 @@ static void snapshot_from_table(struct procsnap *ps, pid_t pid)
 		symbolizer_note_jit(ps->sym, pid);
 }
 
+/* When pid's exec that was just told happened: the dispatcher's time of it, else now (without
+ * records the source's notice is all there is, and it came just now). */
+static uint64_t exec_time(const struct procsnap *ps, pid_t pid)
+{
+	uint64_t at = procdispatch_exec_ns(ps->pd, pid);
+
+	return at ? at : mono_ns();
+}
+
 /* Snapshots a process's mappings while it lives (first sample, exec, or a target). */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
@@ -156,8 +165,7 @@ static void on_process(void *ctx, pid_t pid, bool exec)
 				retake(ps, x); /* the first sample after the exec announces it again */
 			return;
 		}
-		uint64_t at = procdispatch_exec_ns(ps->pd, pid);
-		if (exec && queue_exec(ps, pid, at ? at : mono_ns()))
+		if (exec && queue_exec(ps, pid, exec_time(ps, pid)))
 			return; /* handle_execs: its samples so far are symbolized with its old image */
 	}
 	if (procdispatch_has_records(ps->pd)) {

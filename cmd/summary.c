@@ -5,15 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <linux/types.h>
-
-#include "../bpf/firn.h"
-
 #include "record/event_table.h"
 #include "opt.h"
-#include "runtimes/pyframes.h"
 #include "runtimes/runtime.h"
-#include "runtimes/v8frames.h" /* FIRN-V8 */
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
  * (the stop reasons add up to every sample), over the unwind statistics' named fields. */
@@ -72,55 +66,13 @@ static void print_event_summaries(const struct profile *prof, const struct recor
 	}
 }
 
-/* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
-static void print_python_summary(const struct recorder *rec)
+/* The runtimes' lines (Python, JavaScript...), each as its runtime writes it. */
+static void print_runtime_summaries(const struct recorder *rec)
 {
-	struct pyframes_stats ps;
-	uint64_t b[FIRN_PY_NR], all = 0;
+	char buf[2048];
 
-	recorder_python_stats(rec, &ps, b);
-	for (int i = 0; i < FIRN_PY_CODES; i++) /* the outcomes of samples */
-		all += b[i];
-	if (!ps.processes && !ps.unknown_version)
-		return;
-	fprintf(stderr,
-		"firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
-		"no thread state %llu, unreadable frame %llu; code objects %llu (announcements lost %llu), "
-		"unreadable %llu; unknown version %llu%s%s\n",
-		(unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
-		(unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
-		(unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
-		(unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)b[FIRN_PY_CODES],
-		(unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable,
-		(unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
-		ps.unknown_version ? ps.last_refusal : "");
-}
-
-/* FIRN-V8: the JavaScript line, when a process ran a V8: its frames by outcome, functions
- * read, refusals with the reason, and which source named the frames where a perf map exists. */
-static void print_v8_summary(const struct recorder *rec)
-{
-	struct v8frames_stats vs;
-	const uint64_t *b = vs.bpf;
-
-	if (runtime_set_stats(recorder_runtimes(rec), &runtime_v8, &vs, sizeof(vs)))
-		return;
-	if (!vs.processes && !vs.refused)
-		return;
-	fprintf(stderr,
-		"firn: javascript: %llu process%s, %llu V8 frames: %llu JavaScript, %llu typed (entry, "
-		"exit, stub: native), %llu unreadable; functions %llu (announcements lost %llu), "
-		"unreadable %llu; refused %llu%s%s",
-		(unsigned long long)vs.processes, vs.processes == 1 ? "" : "es",
-		(unsigned long long)b[FIRN_V8_FRAMES], (unsigned long long)b[FIRN_V8_JS],
-		(unsigned long long)b[FIRN_V8_TYPED], (unsigned long long)b[FIRN_V8_BAD_READ],
-		(unsigned long long)b[FIRN_V8_FUNCS], (unsigned long long)b[FIRN_V8_FUNCS_LOST],
-		(unsigned long long)vs.unreadable, (unsigned long long)vs.refused,
-		vs.refused ? ": " : "", vs.refused ? vs.last_refusal : "");
-	if (vs.perf_maps)
-		fprintf(stderr, "; %llu with /tmp/perf-PID.map: JavaScript named by V8's frames, "
-			"not the map (--no-js: by the map)", (unsigned long long)vs.perf_maps);
-	fputc('\n', stderr);
+	runtime_set_summary(recorder_runtimes(rec), buf, sizeof(buf));
+	fputs(buf, stderr);
 }
 
 /* The frames line: every cpu-clock sample, named or not; those with unnamed frames by the worst
@@ -189,8 +141,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 		fprintf(stderr, "firn: JIT code: %llu process%s ran JIT code without a perf map "
 			"(/tmp/perf-PID.map): its frames are [anon]\n",
 			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
-	print_python_summary(rec);
-	print_v8_summary(rec); /* FIRN-V8 */
+	print_runtime_summaries(rec);
 	print_event_summaries(prof, st, so, true);
 	if (firn_verbose)
 		fprintf(stderr, "firn: BPF maps: %llu, %.1f MiB of kernel memory\n",

@@ -2,13 +2,13 @@
 #include "record/event_table.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
+#include "base/strput.h"
 #include "model/profile.h"
 #include "record/recorder.h"
 #include "source/sampler.h"
@@ -101,20 +101,6 @@ const struct event_stat_group event_unwind_stats = {
 	"unwind.", unwind_fields, sizeof(unwind_fields) / sizeof(unwind_fields[0])
 };
 
-/* Appends to buf (len bytes) at *off, as snprintf would, never past the end. */
-__attribute__((format(printf, 4, 5)))
-static void put(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (*off >= len)
-		return;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	*off = n < 0 ? *off : *off + (size_t)n < len ? *off + (size_t)n : len - 1;
-}
-
 /* The USDT lines: the hits of every usdt_ sample type of the profile, in event order. */
 static size_t usdt_summary(const void *stats, const struct event_params *p, char *buf, size_t len)
 {
@@ -127,7 +113,7 @@ static size_t usdt_summary(const void *stats, const struct event_params *p, char
 		if (strncmp(type, "usdt_", 5))
 			continue;
 		long long hits = profile_type_total(p->prof, type);
-		put(buf, len, &off, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
+		strput(buf, len, &off, "firn: %s: %lld hit%s\n", type, hits, hits == 1 ? "" : "s");
 	}
 	return off;
 }
@@ -149,7 +135,7 @@ static size_t offcpu_summary(const void *stats, const struct event_params *p, ch
 	/* a wait whose start found no slot was never begun: it is seen, and lost */
 	uint64_t seen = w->waits + w->lost_no_slot, done = w->counted + w->short_waits + lost;
 	long rate = (long)offcpu_rate(w, p);
-	put(buf, len, &off,
+	strput(buf, len, &off,
 	    "firn: off-cpu: %llu waits%s: %llu added (%.3f s off the CPU%s; %llu of them still "
 	    "waiting at the end, added up to it), %llu under %llu us (%.3f s, not added), %llu lost "
 	    "(%s), %llu not ended",
@@ -159,15 +145,15 @@ static size_t offcpu_summary(const void *stats, const struct event_params *p, ch
 	    (unsigned long long)offcpu_min_us(w, p), w->short_ns / 1e9, (unsigned long long)lost,
 	    reasons, (unsigned long long)(seen > done ? seen - done : 0));
 	if (rate > 1)
-		put(buf, len, &off, "; 1 wait in %ld sampled (%llu left out)", rate,
+		strput(buf, len, &off, "; 1 wait in %ld sampled (%llu left out)", rate,
 		    (unsigned long long)w->unsampled);
 	if (w->late)
-		put(buf, len, &off, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
+		strput(buf, len, &off, "; %llu ended at the thread's next switch-out (its switch-in unseen)",
 		    (unsigned long long)w->late);
 	if (w->at_start)
-		put(buf, len, &off, "; %llu already waiting at the start, counted from it (the oldest "
+		strput(buf, len, &off, "; %llu already waiting at the start, counted from it (the oldest "
 		    "since %.3f s before)", (unsigned long long)w->at_start, w->at_start_oldest_ns / 1e9);
-	put(buf, len, &off, "\n");
+	strput(buf, len, &off, "\n");
 	return off;
 }
 
@@ -259,7 +245,7 @@ const char *event_values(char *buf, size_t len)
 	buf[0] = 0;
 	for (size_t i = 0; i < event_table_n; i++)
 		if (event_table[i].name)
-			put(buf, len, &off, "%s%s%s", off ? " " : "", event_table[i].name,
+			strput(buf, len, &off, "%s%s%s", off ? " " : "", event_table[i].name,
 			    event_table[i].arg ? ":" : "");
 	return buf;
 }
@@ -278,10 +264,10 @@ static const char *event_list(char *buf, size_t len, const char *last_sep, bool 
 		if (!d->name)
 			continue;
 		k++;
-		put(buf, len, &off, "%s%s%s%s", k == 1 ? "" : k == n ? last_sep : ", ", d->name,
+		strput(buf, len, &off, "%s%s%s%s", k == 1 ? "" : k == n ? last_sep : ", ", d->name,
 		    d->arg ? ":" : "", d->arg ? d->arg : "");
 		if (help && d->help)
-			put(buf, len, &off, d->arg ? ": %s" : " (%s)", d->help);
+			strput(buf, len, &off, d->arg ? ": %s" : " (%s)", d->help);
 	}
 	return buf;
 }
@@ -387,7 +373,7 @@ size_t event_stat_list(const struct event_stat_group *g, const char *const *name
 			continue;
 		uint64_t v = event_stat_value(f, stats, p);
 		total += v;
-		put(buf, len, &off, "%s%s %llu", off ? ", " : "", f->label ? f->label : f->name,
+		strput(buf, len, &off, "%s%s %llu", off ? ", " : "", f->label ? f->label : f->name,
 		    (unsigned long long)v);
 	}
 	if (sum)

@@ -218,13 +218,8 @@ void recorder_stop(struct recorder *r);
 struct profile *recorder_finish(struct recorder *r);
 /* Fills st (see struct recorder_stats). */
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
-struct pyframes_stats;
-/* Python frames: what user space counted (st) and the BPF unwinder's samples of Python
- * processes by outcome (bpf: FIRN_PY_NR counters, enum firn_py_stat order). Zeros with no_python.
- * (Defined with the registry, lib/record/runtimes.c: the recorder names no runtime.) */
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf);
-/* The runtimes running in the recording (lib/runtimes/runtime.h: runtime_set_stats reads their counts);
- * owned by the recorder. */
+/* The runtimes running in the recording (lib/runtimes/runtime.h: runtime_set_stats reads their
+ * counts, runtime_set_summary their summary lines); owned by the recorder. */
 const struct runtime_set *recorder_runtimes(const struct recorder *r);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */
 const char *recorder_error(const struct recorder *r);

@@ -228,6 +228,20 @@ int runtime_set_stats(const struct runtime_set *s, const struct runtime_ops *ops
 	return rt && ops->stats ? ops->stats(rt, out, size) : 0;
 }
 
+size_t runtime_set_summary(const struct runtime_set *s, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < s->n && used + 1 < len; i++) {
+		const struct runtime_slot *sl = &s->slots[i];
+		if (sl->ops->summary)
+			used += sl->ops->summary(sl->rt, buf + used, len - used);
+	}
+	return used;
+}
+
 void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
 			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx)
 {
@@ -240,8 +254,3 @@ void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
 	};
 }
 
-void recorder_python_stats(const struct recorder *r, struct pyframes_stats *st, uint64_t *bpf)
-{
-	runtime_set_stats(recorder_runtimes(r), &runtime_python, st, sizeof(*st));
-	memcpy(bpf, st->bpf, sizeof(st->bpf));
-}

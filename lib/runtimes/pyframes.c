@@ -2,6 +2,7 @@
 #include "runtimes/pyframes.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/strput.h"
 #include "runtimes/pyruntime.h"
 #include "source/sample_source.h"
 #include "base/vec.h"
@@ -535,6 +536,35 @@ static int rt_stats(const struct runtime *rt, void *out, size_t size)
 	return 0;
 }
 
+/* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
+static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	struct pyframes_stats ps;
+	const uint64_t *b = ps.bpf;
+	uint64_t all = 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (rt_stats(rt, &ps, sizeof(ps)))
+		return 0;
+	for (int i = 0; i < FIRN_PY_CODES; i++) /* the outcomes of samples */
+		all += b[i];
+	if (!ps.processes && !ps.unknown_version)
+		return 0;
+	strput(buf, len, &off,
+	       "firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
+	       "no thread state %llu, unreadable frame %llu; code objects %llu (announcements lost "
+	       "%llu), unreadable %llu; unknown version %llu%s%s\n",
+	       (unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
+	       (unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
+	       (unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
+	       (unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)b[FIRN_PY_CODES],
+	       (unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable,
+	       (unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
+	       ps.unknown_version ? ps.last_refusal : "");
+	return off;
+}
+
 static void rt_detach(struct runtime *rt, pid_t pid)
 {
 	pyframes_forget((struct pyframes *)rt, pid);
@@ -545,5 +575,5 @@ const struct runtime_ops runtime_python = {
 	.configure = rt_configure, .new = rt_new, .free = rt_free, .probe = rt_probe,
 	.attach = rt_attach, .on_mapping = rt_on_mapping, .on_code = rt_on_code,
 	.on_stack = rt_on_stack, .poll = rt_poll, .resolve = rt_resolve, .stats = rt_stats,
-	.detach = rt_detach,
+	.summary = rt_summary, .detach = rt_detach,
 };

@@ -26,6 +26,8 @@
  *   resolve      a tagged frame (bpf/firn.h: FIRN_FRAME(tag, payload)) → plain frames, after the
  *                process may have ended (the capture interns them into the runtime's mapping);
  *   stats        the runtime's own counters, into its own struct (its header names it);
+ *   summary      its line of record's summary ("firn: python: ..."), written from those counters
+ *                by the runtime itself, so the command names no runtime;
  *   detach       the process ended and its samples are parked: forget it;
  *   free         at recorder_free.
  * Every op but name, new and free may be NULL (nothing to do). Ops are called on the recorder's
@@ -112,6 +114,10 @@ struct runtime_ops {
 	/* Fills out (size bytes: the runtime's own stats struct, e.g. struct pyframes_stats);
 	 * 0, or -EINVAL when size is not its struct's. */
 	int (*stats)(const struct runtime *rt, void *out, size_t size);
+	/* Its summary line(s) into buf (len bytes, each line ending in '\n'; "" when it has nothing
+	 * to say: no process ran it). Returns the length, truncated at len - 1 (as snprintf's,
+	 * capped). Called after the recording ended, before free. */
+	size_t (*summary)(const struct runtime *rt, char *buf, size_t len);
 	void (*detach)(struct runtime *rt, pid_t pid);
 };
 
@@ -170,5 +176,8 @@ void runtime_set_listener(struct runtime_set *s, struct procdispatch *pd,
 /* The stats of the running ops into out (zeros when it is not running): as its stats op. */
 int runtime_set_stats(const struct runtime_set *s, const struct runtime_ops *ops, void *out,
 		      size_t size);
+/* The summary lines of every running runtime with a summary op, in registry order, into buf
+ * (len bytes; "" when none has anything to say). Returns the length, truncated at len - 1. */
+size_t runtime_set_summary(const struct runtime_set *s, char *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* runtime_v8: JavaScript frames as a runtime (lib/runtimes/runtime.h) over lib/runtimes/v8frames.h. Its name "js"
  * is what --no-js turns off. */
 #include "runtimes/runtime.h"
+#include "base/strput.h"
 #include "source/sample_source.h"
 #include "runtimes/v8frames.h"
 
@@ -96,6 +97,34 @@ static int rt_stats(const struct runtime *rt, void *out, size_t size)
 	return 0;
 }
 
+/* The JavaScript line, when a process ran a V8: its frames by outcome, functions read, refusals
+ * with the reason, and which source named the frames where a perf map exists. */
+static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	struct v8frames_stats vs;
+	const uint64_t *b = vs.bpf;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (rt_stats(rt, &vs, sizeof(vs)) || (!vs.processes && !vs.refused))
+		return 0;
+	strput(buf, len, &off,
+	       "firn: javascript: %llu process%s, %llu V8 frames: %llu JavaScript, %llu typed "
+	       "(entry, exit, stub: native), %llu unreadable; functions %llu (announcements lost "
+	       "%llu), unreadable %llu; refused %llu%s%s",
+	       (unsigned long long)vs.processes, vs.processes == 1 ? "" : "es",
+	       (unsigned long long)b[FIRN_V8_FRAMES], (unsigned long long)b[FIRN_V8_JS],
+	       (unsigned long long)b[FIRN_V8_TYPED], (unsigned long long)b[FIRN_V8_BAD_READ],
+	       (unsigned long long)b[FIRN_V8_FUNCS], (unsigned long long)b[FIRN_V8_FUNCS_LOST],
+	       (unsigned long long)vs.unreadable, (unsigned long long)vs.refused,
+	       vs.refused ? ": " : "", vs.refused ? vs.last_refusal : "");
+	if (vs.perf_maps)
+		strput(buf, len, &off, "; %llu with /tmp/perf-PID.map: JavaScript named by V8's "
+		       "frames, not the map (--no-js: by the map)", (unsigned long long)vs.perf_maps);
+	strput(buf, len, &off, "\n");
+	return off;
+}
+
 static void rt_detach(struct runtime *rt, pid_t pid)
 {
 	v8frames_forget(((struct v8runtime *)rt)->v8, pid);
@@ -105,5 +134,5 @@ const struct runtime_ops runtime_v8 = {
 	.name = "js", .tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
 	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
 	.on_code = rt_on_code,
-	.resolve = rt_resolve, .stats = rt_stats, .detach = rt_detach,
+	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
 };

@@ -1,11 +1,12 @@
 /* A stub runtime (lib/runtimes/runtime.h) for tests: it resolves tagged frames of tag STUB_TAG to
  * "stub_fn" and logs every op it gets, so that a test can tell the recorder drove it through a
- * recording (attach, stack, resolve, detach). A runtime is its own files plus one registry line:
+ * recording (attach, stack, resolve, summary, detach). A runtime is its own files plus one registry line:
  * this file, and the test's `{ &stub_runtime, NULL }`. */
 #ifndef FIRN_TEST_STUB_RUNTIME_H
 #define FIRN_TEST_STUB_RUNTIME_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "runtimes/runtime.h"
@@ -62,6 +63,16 @@ static int stub_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolv
 	return 1;
 }
 
+/* Its summary: the ops it was given, as a runtime writes its line from its own counters. */
+static size_t stub_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	const struct stub_log *l = (const struct stub_log *)rt;
+	int n = snprintf(buf, len, "firn: stub: %d attached, %d resolved\n", l->attaches,
+			 l->resolves);
+
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
 static void stub_detach(struct runtime *rt, pid_t pid)
 {
 	(void)rt;
@@ -72,7 +83,7 @@ static void stub_detach(struct runtime *rt, pid_t pid)
 static const struct runtime_ops stub_runtime = {
 	.name = "stub", .tag = STUB_TAG, .frames = FRAME_NATIVE, .new = stub_new,
 	.free = stub_free, .attach = stub_attach, .on_stack = stub_on_stack,
-	.resolve = stub_resolve, .detach = stub_detach,
+	.resolve = stub_resolve, .summary = stub_summary, .detach = stub_detach,
 };
 
 #endif

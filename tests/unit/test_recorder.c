@@ -732,7 +732,8 @@ static int setup_stub(void **state)
 /* A runtime in the registry is driven through a whole recording by the recorder, which names
  * none: attached at the process's first sample, told of its stack (with the tagged frame)
  * when drained, asked to resolve that frame (named in the profile, in a mapping of its own,
- * under the native caller), detached when the process is retired; freed at the end. */
+ * under the native caller), detached when the process is retired; its summary line is the
+ * recording's; freed at the end. */
 static void test_stub_runtime(void **state)
 {
 	struct world *w = *state;
@@ -757,6 +758,13 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(stub_log.detached, PID);
 	finish(w);
 	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);
+	char line[64];
+	assert_int_equal(runtime_set_summary(recorder_runtimes(w->rec), line, sizeof(line)),
+			 strlen("firn: stub: 1 attached, 1 resolved\n"));
+	assert_string_equal(line, "firn: stub: 1 attached, 1 resolved\n");
+	/* a buffer too small: cut, terminated, its length what fits */
+	assert_int_equal(runtime_set_summary(recorder_runtimes(w->rec), line, 8), 7);
+	assert_string_equal(line, "firn: s");
 	recorder_free(w->rec);
 	w->rec = NULL;
 	assert_int_equal(stub_log.frees, 1);

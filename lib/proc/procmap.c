@@ -417,55 +417,32 @@ static void proc_free(struct proctab_proc *p)
 
 void proctab_release(struct proctab *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		proc_free(t->procs[i]);
-	free(t->procs);
-	free(t->pids);
+	for (size_t i = 0; i < t->procs.n; i++)
+		proc_free(t->procs.vals[i]);
+	pidindex_release(&t->procs);
 	memset(t, 0, sizeof(*t));
-}
-
-/* Index of pid (*found set) or where it would go. */
-static size_t proc_slot(const struct proctab *t, pid_t pid, bool *found)
-{
-	size_t at = PARTITION_POINT(t->n, i, t->pids[i] < pid);
-
-	*found = at < t->n && t->pids[at] == pid;
-	return at;
 }
 
 struct proctab_proc *proctab_find(const struct proctab *t, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(t, pid, &found);
-
-	return found ? t->procs[i] : NULL;
+	return pidindex_get(&t->procs, pid);
 }
 
 /* pid's entry with an empty image (a fresh one when pid was known: it was reused); NULL on
  * -ENOMEM. */
 static struct proctab_proc *proc_fresh(struct proctab *t, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(t, pid, &found);
 	struct proctab_proc *p = calloc(1, sizeof(*p));
+	void *old;
 
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	if (found) {
-		proc_free(t->procs[i]);
-		t->procs[i] = p;
-		return p;
-	}
-	if (VEC_GROW(t->pids, t->cap_pids, t->n + 1) || VEC_GROW(t->procs, t->cap, t->n + 1)) {
+	if (pidindex_put(&t->procs, pid, p, &old)) {
 		free(p);
 		return NULL;
 	}
-	memmove(&t->procs[i + 1], &t->procs[i], (t->n - i) * sizeof(*t->procs));
-	memmove(&t->pids[i + 1], &t->pids[i], (t->n - i) * sizeof(*t->pids));
-	t->procs[i] = p;
-	t->pids[i] = pid;
-	t->n++;
+	proc_free(old);
 	return p;
 }
 
@@ -564,21 +541,21 @@ int proctab_apply(struct proctab *t, const struct proc_event *ev, bool read_unkn
 	}
 }
 
+/* Frees a process that ended before *(uint64_t *)ctx. */
+static bool alive_since(void *ctx, void *v)
+{
+	struct proctab_proc *p = v;
+
+	if (p->exit_time && p->exit_time < *(const uint64_t *)ctx) {
+		proc_free(p);
+		return false;
+	}
+	return true;
+}
+
 size_t proctab_sweep(struct proctab *t, uint64_t before)
 {
-	size_t kept = 0, n = t->n;
-
-	for (size_t i = 0; i < n; i++) {
-		struct proctab_proc *p = t->procs[i];
-		if (p->exit_time && p->exit_time < before) {
-			proc_free(p);
-			continue;
-		}
-		t->pids[kept] = p->pid;
-		t->procs[kept++] = p;
-	}
-	t->n = kept;
-	return n - kept;
+	return pidindex_filter(&t->procs, alive_since, &before);
 }
 
 bool procmap_runs_jit(const struct procmap *m)

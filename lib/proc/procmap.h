@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/pidindex.h"
+
 /* What backs a mapping: a file, nothing, or one of the kernel's pseudo paths ("[vdso]", ...). */
 enum procmap_kind {
 	PROCMAP_FILE = 0, /* path is a file ("/usr/lib/libc.so.6", "/memfd:jit (deleted)") */
@@ -93,9 +95,7 @@ struct proctab_proc {
 
 /* The process table. Processes are sorted by pid. */
 struct proctab {
-	struct proctab_proc **procs;
-	pid_t *pids;         /* procs[i]->pid: what a lookup's binary search reads, in one array */
-	size_t n, cap, cap_pids;
+	struct pidindex procs; /* pid -> struct proctab_proc * (owned); procs.n of them */
 	uint64_t lost;       /* records the kernel lost (the table may lack changes) */
 	uint64_t proc_reads; /* /proc/PID/maps reads (processes older than the events) */
 };

@@ -385,6 +385,6 @@ uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid)
 
 void procdispatch_get_stats(const struct procdispatch *d, struct procdispatch_stats *st)
 {
-	*st = (struct procdispatch_stats){ d->procs.n, d->procs.proc_reads, d->records_lost,
+	*st = (struct procdispatch_stats){ d->procs.procs.n, d->procs.proc_reads, d->records_lost,
 					   d->notices_lost, d->execs_merged, d->records };
 }

@@ -24,6 +24,7 @@
 #include "elf/dwarfsym.h"
 #include "elf/elfsym.h"
 #include "base/fileid.h"
+#include "base/pidindex.h"
 #include "elf/funcbounds.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
@@ -149,8 +150,7 @@ struct resnap {
 
 struct symbolizer {
 	struct symbolizer_opts opts;
-	struct snapshot **procs; /* sorted by pid */
-	size_t nprocs, cap_procs;
+	struct pidindex procs;   /* pid -> struct snapshot * (owned) */
 	uint64_t jit_no_map;     /* processes removed that ran JIT code without a perf map */
 	size_t nroot_fds;        /* snapshots holding a root_fd, at most SYMBOLIZER_ROOT_FDS */
 	struct symfile **files;  /* sorted by cache key */
@@ -922,41 +922,21 @@ static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 	return snap;
 }
 
-/* Index of pid in s->procs (*found set), or where it would go. */
-static size_t proc_slot(const struct symbolizer *s, pid_t pid, bool *found)
-{
-	size_t at = PARTITION_POINT(s->nprocs, i, s->procs[i]->pid < pid);
-
-	*found = at < s->nprocs && s->procs[at]->pid == pid;
-	return at;
-}
-
 /* The snapshot of pid, or NULL when s has none. */
 static struct snapshot *snapshot_of(const struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
-
-	return found ? s->procs[i] : NULL;
+	return pidindex_get(&s->procs, pid);
 }
 
 /* Puts snap into the process table, replacing an older snapshot of its pid; 0 or -ENOMEM. */
 static int proc_put(struct symbolizer *s, struct snapshot *snap)
 {
-	bool found;
-	size_t i = proc_slot(s, snap->pid, &found);
+	void *old;
+	int err = pidindex_put(&s->procs, snap->pid, snap, &old);
 
-	if (found) {
-		snapshot_free(s, s->procs[i]);
-		s->procs[i] = snap;
-		return 0;
-	}
-	if (VEC_GROW(s->procs, s->cap_procs, s->nprocs + 1))
-		return -ENOMEM;
-	memmove(&s->procs[i + 1], &s->procs[i], (s->nprocs - i) * sizeof(*s->procs));
-	s->procs[i] = snap;
-	s->nprocs++;
-	return 0;
+	if (old)
+		snapshot_free(s, old);
+	return err;
 }
 
 struct symbolizer_snapshot *symbolizer_take(struct symbolizer *s, pid_t pid)
@@ -1042,9 +1022,7 @@ static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *map)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
-	struct snapshot *old = found ? s->procs[i] : NULL;
+	struct snapshot *old = snapshot_of(s, pid);
 	int err = snap ? procmap_copy(&snap->map, map, false) : -ENOMEM;
 
 	if (!snap)
@@ -1214,16 +1192,13 @@ static bool no_map(const struct snapshot *snap)
 
 int symbolizer_remove_process(struct symbolizer *s, pid_t pid)
 {
-	bool found;
-	size_t i = proc_slot(s, pid, &found);
+	struct snapshot *snap;
 
 	drop_resnap(s, pid);
-	if (!found)
+	if (!(snap = pidindex_take(&s->procs, pid)))
 		return -ENOENT;
-	s->jit_no_map += no_map(s->procs[i]);
-	snapshot_free(s, s->procs[i]);
-	memmove(&s->procs[i], &s->procs[i + 1], (s->nprocs - i - 1) * sizeof(*s->procs));
-	s->nprocs--;
+	s->jit_no_map += no_map(snap);
+	snapshot_free(s, snap);
 	return 0;
 }
 
@@ -1585,15 +1560,13 @@ int symbolizer_user_find(struct symbolizer *s, pid_t pid, uint64_t addr, bool is
 			 struct symbolizer_loc *l)
 {
 	const struct procmap_entry *e;
-	bool found;
 	int err;
 
 	l->flags = is_return_address;
 	l->at = addr;
-	size_t pi = proc_slot(s, pid, &found);
-	if (!found)
+	struct snapshot *snap = snapshot_of(s, pid);
+	if (!snap)
 		return unknown_loc(s, l, addr, R_NO_PROCESS);
-	struct snapshot *snap = s->procs[pi];
 	if (!(e = procmap_find(&snap->map, addr))) {
 		err = snap->from_events ? 0 : jit_find(s, snap, addr, is_return_address, l);
 		return err ? (err < 0 ? err : 0) : unknown_loc(s, l, addr, R_NO_MAPPING);
@@ -1962,9 +1935,9 @@ void symbolizer_free(struct symbolizer *s)
 	if (!s)
 		return;
 	stop_worker(s);
-	for (size_t i = 0; i < s->nprocs; i++)
-		snapshot_free(s, s->procs[i]);
-	free(s->procs);
+	for (size_t i = 0; i < s->procs.n; i++)
+		snapshot_free(s, s->procs.vals[i]);
+	pidindex_release(&s->procs);
 	for (size_t i = 0; i < s->nloose; i++) {
 		file_put(s, s->loose[i]->file);
 		free(s->loose[i]->path);
@@ -1996,11 +1969,11 @@ void symbolizer_free(struct symbolizer *s)
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
 	*st = (struct symbolizer_stats){
-		.processes = s->nprocs,
+		.processes = s->procs.n,
 		.files = s->nfiles,
 		.idle_files = s->nidle,
 		.jit_no_map = s->jit_no_map,
 	};
-	for (size_t i = 0; i < s->nprocs; i++)
-		st->jit_no_map += no_map(s->procs[i]);
+	for (size_t i = 0; i < s->procs.n; i++)
+		st->jit_no_map += no_map(s->procs.vals[i]);
 }

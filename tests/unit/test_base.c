@@ -1,7 +1,8 @@
 /* Unit tests for the shared base: vec.h's growth (doubling, typed capacities, -ENOMEM on sizes
  * that overflow or pass the capacity's type, zeroed growth), hashtab's insert, find, growth,
  * clear, many keys and collisions through a bad hash, UPPER_BOUND and PARTITION_POINT at their
- * edges, CMP3, fileid.h's identities, and clock.h's mono_ns and wall_ns. */
+ * edges, CMP3, fileid.h's identities, clock.h's mono_ns and wall_ns, and pidindex against a
+ * plain array model (put, replace, take, filter, in order). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "base/fileid.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/pidindex.h"
 #include "base/vec.h"
 
 /* Growth doubles from VEC_MIN_CAP, keeps the contents, and does nothing when there is room. */
@@ -339,6 +341,74 @@ static void test_wall_ns(void **state)
 	assert_true(w / 1000000000ULL <= (uint64_t)after);
 }
 
+/* The model of a pidindex: model[pid] is its value (0: none), pids 0..PIDS-1. */
+#define PIDS 97
+
+/* The index holds exactly the model's pids, sorted, each with the model's value. */
+static void check_pidindex(const struct pidindex *x, const uintptr_t *model)
+{
+	size_t n = 0;
+
+	for (pid_t p = 0; p < PIDS; p++) {
+		assert_true((uintptr_t)pidindex_get(x, p) == model[p]);
+		n += model[p] != 0;
+	}
+	assert_int_equal(x->n, n);
+	for (size_t i = 1; i < x->n; i++)
+		assert_true(x->pids[i - 1] < x->pids[i]);
+}
+
+/* Drops the values whose pid is odd. */
+static bool keep_even(void *ctx, void *v)
+{
+	uintptr_t *model = ctx;
+	pid_t pid = (pid_t)((uintptr_t)v >> 8);
+
+	if (!(pid & 1))
+		return true;
+	model[pid] = 0;
+	return false;
+}
+
+/* A few thousand random puts (new and replacing), takes and a filter agree with the model; the
+ * old value comes back on a replace, NULL for a pid not there. */
+static void test_pidindex(void **state)
+{
+	struct pidindex x;
+	uintptr_t model[PIDS] = { 0 };
+	unsigned seed = 12345;
+
+	(void)state;
+	pidindex_init(&x);
+	assert_null(pidindex_get(&x, 3));
+	assert_null(pidindex_take(&x, 3));
+	for (int round = 0; round < 4000; round++) {
+		seed = seed * 1103515245u + 12345u;
+		pid_t pid = (pid_t)((seed >> 8) % PIDS);
+		uintptr_t v = ((uintptr_t)pid << 8) | (uintptr_t)(round & 0xff) | 1;
+		void *old;
+		if ((seed >> 20) % 3) {
+			assert_int_equal(pidindex_put(&x, pid, (void *)v, &old), 0);
+			assert_true((uintptr_t)old == model[pid]);
+			model[pid] = v;
+		} else {
+			assert_true((uintptr_t)pidindex_take(&x, pid) == model[pid]);
+			model[pid] = 0;
+		}
+		if (round % 500 == 0)
+			check_pidindex(&x, model);
+	}
+	check_pidindex(&x, model);
+	size_t odd = 0;
+	for (pid_t p = 1; p < PIDS; p += 2)
+		odd += model[p] != 0;
+	assert_int_equal(pidindex_filter(&x, keep_even, model), odd);
+	check_pidindex(&x, model);
+	pidindex_release(&x);
+	assert_int_equal(x.n, 0);
+	assert_null(pidindex_get(&x, 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_file_id),
 		cmocka_unit_test(test_mono_ns),
 		cmocka_unit_test(test_wall_ns),
+		cmocka_unit_test(test_pidindex),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

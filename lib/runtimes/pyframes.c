@@ -454,8 +454,9 @@ static int host_set(void *ctx, pid_t pid, const struct firn_py_proc *p)
 static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 {
 	so->python = true;
-	/* a command that is no Python: its children may run one, seen then (~35 ms less) */
-	so->python_late = h->argc > 0 && !pyframes_command_is_python(h->argv[0]);
+	/* a command that is no Python: its children may run one, seen then (~35 ms less); so too
+	 * -a, where the host may run none (its first Python process loads the walker) */
+	so->python_late = h->all || (h->argc > 0 && !pyframes_command_is_python(h->argv[0]));
 }
 
 /* The state of a recording that wants Python frames. */

@@ -287,6 +287,27 @@ static __always_inline bool window_remote(void)
 	return w && w->remote;
 }
 
+/* Set by a notice submitted without waking user space, cleared by the next one that wakes it. */
+__u32 lazy_pending = 0;
+
+/* The ring buffer's wake-up for a record just reserved. lazy: user space needs it by its next
+ * wake-up, not now (an exit: nothing is left to read of the process), so it does not wake the
+ * recorder (under process churn exits were 40 % of its wake-ups, each a context switch; an
+ * exec is not lazy: the USDT watching and the unwinder read the new image while it lives). Any other record wakes it: adaptively (only when user space has read everything
+ * before it), or by force when a lazy record may be waiting unread, which would keep the
+ * adaptive test from ever firing. Read after the reserve, whose lock orders it after any
+ * earlier record's setting of the flag. */
+static __always_inline __u64 wake_flags(bool lazy)
+{
+	if (lazy) /* the caller set lazy_pending before its reserve */
+		return BPF_RB_NO_WAKEUP;
+	if (lazy_pending) {
+		lazy_pending = 0;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return 0;
+}
+
 /* FIRN-V8: the JavaScript frame walker (v8_frame, called from unwind_frame) */
 #include "v8.bpf.h"
 
@@ -327,8 +348,10 @@ static __always_inline bool user_mode(void *ctx)
 	return (cs & 3) == 3;
 }
 
-static __always_inline void send_event_addr(__u32 type, __u32 pid, __u64 addr)
+static __always_inline void send_event_addr(__u32 type, __u32 pid, __u64 addr, bool lazy)
 {
+	if (lazy) /* before the reserve: see wake_flags */
+		lazy_pending = 1;
 	struct firn_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
@@ -338,12 +361,12 @@ static __always_inline void send_event_addr(__u32 type, __u32 pid, __u64 addr)
 	e->type = type;
 	e->pid = pid;
 	e->addr = addr;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flags(lazy));
 }
 
-static __always_inline void send_event(__u32 type, __u32 pid)
+static __always_inline void send_event(__u32 type, __u32 pid, bool lazy)
 {
-	send_event_addr(type, pid, 0);
+	send_event_addr(type, pid, 0, lazy);
 }
 
 /* The id of a stack that could not be stored (the sample is dropped and counted as lost). */
@@ -624,7 +647,7 @@ static __noinline __u64 python_new_code(struct firn_py_code_key *k, __u64 ident)
 	__u64 name = PY_CO64(b, w->p.co_name), file = PY_CO64(b, w->p.co_filename);
 	copy_unicode(&w->p, name, e->name, sizeof(e->name), &e->name_state, &e->name_len);
 	copy_unicode(&w->p, file, e->file, sizeof(e->file), &e->file_state, &e->file_len);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flags(false));
 	return v.id;
 }
 
@@ -1322,7 +1345,7 @@ static __always_inline void ask_refresh(__u32 pid, __u64 pc)
 	if (last && now - *last < FIRN_REFRESH_NS)
 		return;
 	bpf_map_update_elem(&refresh_asked, &pid, &now, BPF_ANY);
-	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, pc);
+	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, pc, false);
 }
 
 static __always_inline void count_unwind(__u32 reason)
@@ -1497,7 +1520,7 @@ static __always_inline void announce(__u32 pid)
 
 	if (pid && !bpf_map_lookup_elem(&seen, &pid) &&
 	    !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
-		send_event(FIRN_EV_NEW_PROCESS, pid);
+		send_event(FIRN_EV_NEW_PROCESS, pid, false);
 }
 
 /* Takes the native stacks of the current task into scratch: *user (slot 0) and *kernel (slot 1),
@@ -1846,7 +1869,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (dwarf_unwind)
 		note_exec_maps(bpf_get_current_task_btf(), pid);
 	/* its time tells this exec from the next in the side-band records (procdispatch.c) */
-	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns());
+	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns(), false);
 	return 0;
 }
 
@@ -1869,6 +1892,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
 	if (known)
-		send_event(FIRN_EV_EXIT, pid);
+		send_event(FIRN_EV_EXIT, pid, true);
 	return 0;
 }

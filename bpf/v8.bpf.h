@@ -145,7 +145,7 @@ __attribute__((noinline)) __u64 firn_v8_new_func(struct firn_v8_func_key *k, __u
 	e->id = v.id;
 	e->name_or_scope_info = name;
 	e->script = script;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flags(false)); /* profile.bpf.c */
 	return v.id;
 }
 

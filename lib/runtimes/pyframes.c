@@ -454,9 +454,11 @@ static int host_set(void *ctx, pid_t pid, const struct firn_py_proc *p)
 static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 {
 	so->python = true;
-	/* a command that is no Python: its children may run one, seen then (~35 ms less); so too
-	 * -a, where the host may run none (its first Python process loads the walker) */
-	so->python_late = h->all || (h->argc > 0 && !pyframes_command_is_python(h->argv[0]));
+	/* a command that is no Python: its children may run one, seen then (~35 ms less). Not -a:
+	 * a late load opens a second object, ~52 more descriptors and its BTF and ELF parsed again,
+	 * and a long -a recording meets a Python process almost always (8 ms of CPU saved only
+	 * where none runs; continuous -a showed the late load as descriptor growth, 85 -> 149) */
+	so->python_late = h->argc > 0 && !pyframes_command_is_python(h->argv[0]);
 }
 
 /* The state of a recording that wants Python frames. */

@@ -9,7 +9,7 @@
 #    another's (samples before a thread reaches fK name none);
 #  - 100 threads: each thread's state is found (the unwinder keeps the last one per thread);
 #  - --no-python keeps the native view; the summary counts the outcomes;
-#  - -a loads the walker at the first Python process's first sample, not ahead.
+#  - -a: a Python process started during the recording gets its frames.
 # dlopen (pyenv 3.11): a C program that loads libpython after its first sample gets its Python
 # functions (the interpreter is found when the mmap record of libpython arrives).
 # Off-CPU (`-e off-cpu`, python3.11, 3.12, 3.13): wait() calls nap_long() (time.sleep(1.2)) and
@@ -235,8 +235,8 @@ else
 	fail "--no-python: Python frames or no _PyEval_EvalFrameDefault"
 fi
 
-# -a: the walker is not loaded ahead (the host may run no Python); a Python process started
-# during the recording loads it at its first sample, so >= 90 % of its samples have <module>
+# -a: a Python process started during a system-wide recording gets its Python frames from its
+# first samples: >= 90 % of them have <module>
 "$FIRN" record -a -F 499 -d 2.5 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
 fp=$!
 sleep 0.5
@@ -244,7 +244,7 @@ sleep 0.5
 wait "$fp"
 read -r tot mod <<<"$("$FIRN" report --folded --comm python3.11 "$TMP/all.pb.gz" |
 	awk '{ t += $NF } /;<module>;/ { m += $NF } END { print t + 0, m + 0 }')"
-check "-a: the walker loaded at the first Python sample: <module> in $mod of $tot samples (>= 90 %)" \
+check "-a: a Python process started during the recording: <module> in $mod of $tot samples (>= 90 %)" \
 	test "$tot" -ge 200 -a $((mod * 100)) -ge $((tot * 90))
 
 # Names that outlive their process or their code (tests/fixtures/pylife.py; LONG=1: every

@@ -6,9 +6,9 @@
 #define FIRN_TEST_STUB_RUNTIME_H
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "base/strput.h"
 #include "runtimes/runtime.h"
 
 #define STUB_TAG 15
@@ -67,10 +67,10 @@ static int stub_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolv
 static size_t stub_summary(const struct runtime *rt, char *buf, size_t len)
 {
 	const struct stub_log *l = (const struct stub_log *)rt;
-	int n = snprintf(buf, len, "firn: stub: %d attached, %d resolved\n", l->attaches,
-			 l->resolves);
+	size_t off = 0;
 
-	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	strput(buf, len, &off, "firn: stub: %d attached, %d resolved\n", l->attaches, l->resolves);
+	return off;
 }
 
 static void stub_detach(struct runtime *rt, pid_t pid)

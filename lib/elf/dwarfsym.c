@@ -768,6 +768,16 @@ static int abbrev_cmp(const void *a, const void *b)
 	return CMP3(x->code, y->code);
 }
 
+/* Frees a unit's abbreviation table; the next use reads it again (unit_abbrevs). */
+static void abbrevs_release(struct unit *u)
+{
+	free(u->ab.tab);
+	free(u->ab.specs);
+	free(u->ab.steps);
+	memset(&u->ab, 0, sizeof(u->ab));
+	u->ab_read = false;
+}
+
 /* Reads a unit's abbreviations on first use; 0 or -errno (remembered as an empty table). */
 static int unit_abbrevs(const struct dwarfsym *d, struct unit *u)
 {
@@ -775,10 +785,7 @@ static int unit_abbrevs(const struct dwarfsym *d, struct unit *u)
 		return 0;
 	int err = read_abbrevs(d, u);
 	if (err == -ENOMEM) {
-		free(u->ab.tab);
-		free(u->ab.specs);
-		free(u->ab.steps);
-		memset(&u->ab, 0, sizeof(u->ab));
+		abbrevs_release(u);
 		return err;
 	}
 	if (!u->ab.dense && u->ab.n)
@@ -2209,6 +2216,14 @@ void dwarfsym_drop_pages(const struct dwarfsym *d)
 		drop_pages(d);
 }
 
+void dwarfsym_trim(struct dwarfsym *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nunits; i++)
+		abbrevs_release(&d->units[i]);
+}
+
 void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident)
 {
 	*mapped = *resident = 0;
@@ -2405,9 +2420,7 @@ struct dwarfsym *dwarfsym_new_fd(int fd)
 /* Frees what a unit decoded. */
 static void unit_release(struct unit *u)
 {
-	free(u->ab.tab);
-	free(u->ab.specs);
-	free(u->ab.steps);
+	abbrevs_release(u);
 	free(u->lines.rows);
 	free(u->points);
 	free(u->pbx.first);

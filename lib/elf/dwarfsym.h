@@ -54,5 +54,10 @@ void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident);
 /* Takes the pages of d's file mappings out of the resident set now (as init does; the strings
  * it returned stay valid: they are read from the file again). */
 void dwarfsym_drop_pages(const struct dwarfsym *d);
+/* Frees the abbreviation tables d decoded (read again from the mapping on the next lookup that
+ * needs one): a long recording otherwise keeps every table of every unit it ever looked into,
+ * though lookups of a unit already decoded need none. Names and chains it returned stay valid.
+ * Not while another call on d runs. */
+void dwarfsym_trim(struct dwarfsym *d);
 
 #endif

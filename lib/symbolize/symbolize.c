@@ -1124,6 +1124,7 @@ static void drop_file_pages(struct symbolizer *s)
 		if (f->debug) {
 			elfsym_drop_pages(&f->debug->syms);
 			dwarfsym_drop_pages(f->debug->dwarf);
+			dwarfsym_trim(f->debug->dwarf);
 		}
 	}
 }

@@ -1,7 +1,7 @@
 /* Unit tests for lib/elf/dwarfsym: the inline chain of the inlinefix fixture as gcc (DWARF 5 with
  * .debug_aranges), clang (no .debug_aranges) and gcc -gdwarf-4 -gz (DWARF 4, compressed
- * sections) emit it, C++ linkage names, files without DWARF, damaged input, and the mapped
- * file's pages left out of the resident set once read. */
+ * sections) emit it, C++ linkage names, files without DWARF, damaged input, the mapped
+ * file's pages left out of the resident set once read, and trimmed tables changing no answer. */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -230,6 +230,46 @@ static void test_pages_dropped(void **state)
 	dwarfsym_free(d);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Trimming (dwarfsym_trim frees the abbreviation tables) changes no answer: lookups over this
+ * test's own code, every one after a trim, give the chains an untrimmed reader gives; the
+ * tables are read again from the mapping by whatever lookup needs them. */
+static void test_trim(void **state)
+{
+	struct dwarfsym_frame a[8], b[8];
+	Dl_info info;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	struct dwarfsym *plain = dwarfsym_new_fd(fd), *trimmed = dwarfsym_new_fd(fd);
+	close(fd);
+	assert_non_null(plain);
+	assert_non_null(trimmed);
+	assert_true(dladdr((void *)test_trim, &info));
+	uint64_t mid = (uintptr_t)test_trim - (uintptr_t)info.dli_fbase, named = 0;
+	for (uint64_t v = mid > (256 << 10) ? mid - (256 << 10) : 0; v < mid + (256 << 10); v += 61) {
+		int n = dwarfsym_lookup(plain, v, a, 8);
+		dwarfsym_trim(trimmed);
+		assert_int_equal(dwarfsym_lookup(trimmed, v, b, 8), n);
+		for (int i = 0; i < n; i++) {
+			assert_true(same_str(a[i].name, b[i].name));
+			assert_true(same_str(a[i].file, b[i].file));
+			assert_int_equal(a[i].line, b[i].line);
+		}
+		named += n > 0 && a[0].name;
+	}
+	print_message("%lu addresses named\n", (unsigned long)named);
+	assert_true(named > 500);
+	dwarfsym_trim(NULL);
+	dwarfsym_free(plain);
+	dwarfsym_free(trimmed);
+}
+
 int main(void)
 {
 	/* the compressed fixture's sections are inflated here, not read from (or written to) the
@@ -243,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_no_dwarf),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_pages_dropped),
+		cmocka_unit_test(test_trim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

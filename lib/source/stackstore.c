@@ -526,10 +526,18 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 	return err ? err : (int)n;
 }
 
+/* Every entry goes, so its stacks lose their users: they are swept as after a forget (those met
+ * by the last drain stay for one more, as a count it left undrained may name them). Without the
+ * sweep a continuous recording kept every stack it ever met. */
 void stackstore_reset_counts(struct stackstore *st)
 {
+	for (size_t i = 0; i < st->nentries; i++) {
+		stack_unref(st, st->entries[i].key.ustack);
+		stack_unref(st, st->entries[i].key.kstack);
+	}
 	st->nentries = 0;
 	hashtab_clear(&st->entry_index);
+	sweep_stacks(st);
 }
 
 uint64_t stackstore_stored(const struct stackstore *st)

@@ -13,7 +13,7 @@
  * (stackstore_exit) is retired once a drain has completed after its end. A stack no entry
  * uses is freed once no count that a later drain may bring can name it (not met by the last
  * drain). Pointers handed out by for_each (stacks, names) stay valid until the next retire,
- * park or forget.
+ * park, forget or reset.
  * One thread at a time. */
 #ifndef FIRN_STACKSTORE_H
 #define FIRN_STACKSTORE_H
@@ -110,7 +110,8 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 int stackstore_park_live(struct stackstore *st, const struct sampler_retire_ops *ops);
 int stackstore_park_process(struct stackstore *st, pid_t pid,
 			    const struct sampler_retire_ops *ops);
-/* Forgets every entry's counts (sampler_reset_counts). */
+/* Forgets every entry's counts (sampler_reset_counts), and the stacks only they used that the
+ * last drain did not meet. */
 void stackstore_reset_counts(struct stackstore *st);
 /* Samples held now plus those forgotten (the stored statistic). */
 uint64_t stackstore_stored(const struct stackstore *st);

@@ -2,7 +2,7 @@
  * fake sample source share — an ended process is retired only after a drain completes after
  * its end, entries not ready wait, parked entries and the stacks only they used are forgotten
  * (a stack a later count may name stays a drain longer), names go with their threads, and the
- * stored statistic counts what was forgotten. */
+ * stored statistic counts what was forgotten, and a reset lets go of the stacks its entries used. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -274,6 +274,33 @@ static void test_forget_keeps_the_rest(void **state)
 	stackstore_release(&st);
 }
 
+/* A reset (each interval of a continuous recording) lets go of the stacks only the forgotten
+ * entries used: over 50 cuts of 20 new stacks each, the store holds those of the last drain
+ * (a count it left undrained may still name them) and the one every cut meets, not all 1,001;
+ * two drains that meet nothing later, none. */
+static void test_reset_lets_stacks_go(void **state)
+{
+	struct stackstore st;
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	for (uint64_t cut = 0; cut < 50; cut++) {
+		add(&st, 10, 10, 0x100, 1, 0);
+		for (uint64_t i = 0; i < 20; i++)
+			add(&st, 10, 10, 0x10000 + 16 * (cut * 20 + i), 1, 0);
+		stackstore_drained(&st);
+		stackstore_reset_counts(&st);
+		assert_int_equal(held(&st), 0);
+		assert_in_range(st.nstacks, 21, 41);
+		assert_non_null(stackstore_stack(&st, 0x100));
+	}
+	stackstore_drained(&st);
+	stackstore_drained(&st);
+	stackstore_reset_counts(&st);
+	assert_int_equal(st.nstacks, 0);
+	stackstore_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_park_process_select),
 		cmocka_unit_test(test_order_is_insertion),
+		cmocka_unit_test(test_reset_lets_stacks_go),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

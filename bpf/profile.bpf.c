@@ -79,6 +79,16 @@ struct {
 	__type(value, __u8);
 } seen SEC(".maps");
 
+/* Processes announced before an exec and not since: their exit is still told to user space,
+ * which keeps what it knew of them until then (an exec'd program that ends before its first
+ * sample would otherwise be held to the end of the recording). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} execd SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -1855,11 +1865,15 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
 
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
-	if (!filter_pids && !bpf_map_lookup_elem(&seen, &pid))
+	bool announced = bpf_map_lookup_elem(&seen, &pid) != NULL;
+	if (!filter_pids && !announced)
 		return 0;
+	if (announced)
+		bpf_map_update_elem(&execd, &pid, &one, BPF_ANY);
 	/* the next sample announces the process again, once its libraries are mapped */
 	bpf_map_delete_elem(&seen, &pid);
 	bpf_map_delete_elem(&comms, &pid);
@@ -1886,6 +1900,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	bool known = bpf_map_lookup_elem(&seen, &pid) != NULL;
 	if (known)
 		bpf_map_delete_elem(&seen, &pid);
+	if (bpf_map_lookup_elem(&execd, &pid)) { /* announced before its exec */
+		bpf_map_delete_elem(&execd, &pid);
+		known = true;
+	}
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);

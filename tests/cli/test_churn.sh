@@ -108,3 +108,17 @@ check "samples before the exec are named for the old image ($pre of $total >= 60
 	[ $((100 * pre)) -ge $((60 * total)) ]
 check "samples after it for the new one ($post >= 15 %)" [ $((100 * post)) -ge $((15 * total)) ]
 check "few unresolved ($unknown < 5 %)" [ $((100 * unknown)) -lt $((5 * total)) ]
+
+# a process sampled before its exec whose new program ends unsampled (execer's 20 ms, then
+# true) is still retired as it ends: firn let go of nothing of the 12 before (it kept their
+# snapshots and files to the end; 2-5 retired, 7-12 held)
+"$FIRN" -v record -F 499 -o "$TMP/execd.pb.gz" -- sh -c \
+	"for i in 1 2 3 4 5 6 7 8 9 10 11 12; do $FIX/execer 20 /bin/true; done; sleep 2" \
+	2>"$TMP/execd.err"
+check "record of 12 exec'd programs that end unsampled exits 0" [ $? -eq 0 ]
+read -r snaps retired < <(sed -nE \
+	's/^firn: held at the end: .* ([0-9]+) snapshots, .*; ([0-9]+) processes retired$/\1 \2/p' \
+	"$TMP/execd.err")
+echo "# held at the end: ${snaps:-?} snapshots; ${retired:-?} processes retired"
+check "every one retired as it ended (${retired:-none} >= 12)" [ "${retired:-0}" -ge 12 ]
+check "none of them held to the end (${snaps:-none} snapshots <= 3)" [ "${snaps:-99}" -le 3 ]

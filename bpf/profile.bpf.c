@@ -71,23 +71,18 @@ struct {
 	__type(value, struct firn_comm);
 } comms SEC(".maps");
 
-/* Processes already announced to user space. */
+/* Processes announced to user space: SEEN_NOW, or SEEN_BEFORE_EXEC when announced before an
+ * exec and not since (the next sample announces the new image; the exit is told either way,
+ * as user space keeps what it knew of the process until then: an exec'd program that ends
+ * before its first sample was held to the end of the recording). One map, not two: each map
+ * is a descriptor, and a tight `ulimit -n` is a case firn records under. */
+enum { SEEN_NOW = 1, SEEN_BEFORE_EXEC = 2 };
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64); /* (64 bits: the compare-and-swap clang emits for -mcpu=v2) */
 } seen SEC(".maps");
-
-/* Processes announced before an exec and not since: their exit is still told to user space,
- * which keeps what it knew of them until then (an exec'd program that ends before its first
- * sample would otherwise be held to the end of the recording). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} execd SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -1526,10 +1521,13 @@ static __always_inline bool is_target(__u32 pid)
  * allocates an element even when the key exists). */
 static __always_inline void announce(__u32 pid)
 {
-	__u8 one = 1;
+	__u64 now = SEEN_NOW, *v = pid ? bpf_map_lookup_elem(&seen, &pid) : NULL;
 
-	if (pid && !bpf_map_lookup_elem(&seen, &pid) &&
-	    !bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST))
+	if (!pid || (v && *v == SEEN_NOW))
+		return;
+	/* one sample announces: the first to insert, or to turn an exec's mark back */
+	if (v ? __sync_val_compare_and_swap(v, SEEN_BEFORE_EXEC, SEEN_NOW) == SEEN_BEFORE_EXEC
+	      : !bpf_map_update_elem(&seen, &pid, &now, BPF_NOEXIST))
 		send_event(FIRN_EV_NEW_PROCESS, pid, false);
 }
 
@@ -1865,17 +1863,15 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
-	__u8 one = 1;
 
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
-	bool announced = bpf_map_lookup_elem(&seen, &pid) != NULL;
-	if (!filter_pids && !announced)
+	__u64 *seen_v = bpf_map_lookup_elem(&seen, &pid);
+	if (!filter_pids && !seen_v)
 		return 0;
-	if (announced)
-		bpf_map_update_elem(&execd, &pid, &one, BPF_ANY);
 	/* the next sample announces the process again, once its libraries are mapped */
-	bpf_map_delete_elem(&seen, &pid);
+	if (seen_v)
+		*seen_v = SEEN_BEFORE_EXEC;
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
@@ -1898,12 +1894,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) > 0)
 		return 0;
 	bool known = bpf_map_lookup_elem(&seen, &pid) != NULL;
-	if (known)
+	if (known) /* (SEEN_BEFORE_EXEC too) */
 		bpf_map_delete_elem(&seen, &pid);
-	if (bpf_map_lookup_elem(&execd, &pid)) { /* announced before its exec */
-		bpf_map_delete_elem(&execd, &pid);
-		known = true;
-	}
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);

@@ -2,8 +2,8 @@
 # Continuous profiling's cost (issue 28): `firn record -a -F 19 --every 10 --push URL` to a
 # loopback Pyroscope-like server (python3 http.server: accepts POST /ingest, counts requests and
 # bytes) for DURATION seconds (default 600; LONG=1: 3600; SHORT=1: 120), twice: the server up
-# all the time, then down for the middle half of the run (connections refused; the intervals
-# queue and go once it is back). Measured from /proc after a warm-up (WARM s, default 20, the
+# all the time, then down for the middle half of the run (its listening socket closed, in the
+# same process: connections refused; the intervals queue and go once it is back). Measured from /proc after a warm-up (WARM s, default 20, the
 # start-up's symbol and table loading left out): firn's CPU as % of one CPU (target <= 0.1 %),
 # its RSS at the warm-up and at the end (growth target <= 1 MB; VmRSS, and RssAnon without the
 # page cache of the profiled programs' files firn maps to read symbols), its peak (VmHWM,
@@ -37,7 +37,7 @@ TICK=$(getconf CLK_TCK)
 # start_server PORT: the loopback store, counting into $D/count ("requests bytes"); SRV_PID.
 start_server() {
 	"$PY" - "$1" "$D/count" <<'PY' >/dev/null 2>&1 &
-import sys, http.server, os
+import sys, http.server, os, signal, time
 port, out = int(sys.argv[1]), sys.argv[2]
 st = [0, 0]
 if os.path.exists(out):
@@ -54,7 +54,23 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
     def log_message(self, *a):
         pass
-http.server.HTTPServer(('127.0.0.1', port), H).serve_forever()
+# SIGUSR1 closes the listening socket (connections refused), SIGUSR2 opens it again: the
+# server stays one process, so firn's descriptors and memory are not charged with a new one
+want = [True]
+signal.signal(signal.SIGUSR1, lambda *a: want.__setitem__(0, False))
+signal.signal(signal.SIGUSR2, lambda *a: want.__setitem__(0, True))
+srv = None
+while True:
+    if want[0] and not srv:
+        srv = http.server.HTTPServer(('127.0.0.1', port), H)
+        srv.timeout = 0.2
+    elif not want[0] and srv:
+        srv.server_close()
+        srv = None
+    if srv:
+        srv.handle_request()
+    else:
+        time.sleep(0.2)
 PY
 	SRV_PID=$!
 	sleep 0.5
@@ -80,12 +96,12 @@ run_case() {
 	sleep "$WARM"
 	t0=$(date +%s.%N); c0=$(cpu_s "$fp"); r0=$(status_kb "$fp" VmRSS); f0=$(nfds "$fp")
 	a0=$(status_kb "$fp" RssAnon)
-	local down_at=$((start + DURATION / 4)) up_at=$((start + DURATION * 3 / 4)) rmax=$r0
+	local down_at=$((start + DURATION / 4)) up_at=$((start + DURATION * 3 / 4)) rmax=$r0 is_down=
 	while now=$(date +%s); [ $((now - start)) -lt $((DURATION - 3)) ]; do
-		if [ "$down" = 1 ] && [ -n "$SRV_PID" ] && [ "$now" -ge "$down_at" ] && [ "$now" -lt "$up_at" ]; then
-			say "continuous: $name: server down"; stop_server
-		elif [ "$down" = 1 ] && [ -z "$SRV_PID" ] && [ "$now" -ge "$up_at" ]; then
-			say "continuous: $name: server up"; start_server "$port"
+		if [ "$down" = 1 ] && [ -z "$is_down" ] && [ "$now" -ge "$down_at" ] && [ "$now" -lt "$up_at" ]; then
+			say "continuous: $name: server down"; kill -USR1 "$SRV_PID"; is_down=1
+		elif [ "$down" = 1 ] && [ "$is_down" = 1 ] && [ "$now" -ge "$up_at" ]; then
+			say "continuous: $name: server up"; kill -USR2 "$SRV_PID"; is_down=0
 		fi
 		local r; r=$(status_kb "$fp" VmRSS); [ "${r:-0}" -gt "$rmax" ] && rmax=$r
 		sleep 1

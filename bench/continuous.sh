@@ -8,7 +8,8 @@
 # its RSS at the warm-up and at the end (growth target <= 1 MB; VmRSS, and RssAnon without the
 # page cache of the profiled programs' files firn maps to read symbols), its peak (VmHWM,
 # <= 32 MB), its
-# open descriptors then and at the end (no growth), and what the server got against what firn
+# open descriptors then, at half-time and at the end (no growth; they rise until each long-lived
+# process of the host has been sampled once, as firn holds the files of a sampled process), and what the server got against what firn
 # says it sent, retried and dropped. A third run records only one busy process (--cgroup): the
 # cost of the continuous machinery itself, without the host's other processes (on a shared
 # machine they are most of it: every new process is snapshotted and symbolized).
@@ -97,6 +98,7 @@ run_case() {
 	t0=$(date +%s.%N); c0=$(cpu_s "$fp"); r0=$(status_kb "$fp" VmRSS); f0=$(nfds "$fp")
 	a0=$(status_kb "$fp" RssAnon)
 	local down_at=$((start + DURATION / 4)) up_at=$((start + DURATION * 3 / 4)) rmax=$r0 is_down=
+	local half_at=$((start + DURATION / 2)) am= fm=
 	while now=$(date +%s); [ $((now - start)) -lt $((DURATION - 3)) ]; do
 		if [ "$down" = 1 ] && [ -z "$is_down" ] && [ "$now" -ge "$down_at" ] && [ "$now" -lt "$up_at" ]; then
 			say "continuous: $name: server down"; kill -USR1 "$SRV_PID"; is_down=1
@@ -104,6 +106,9 @@ run_case() {
 			say "continuous: $name: server up"; kill -USR2 "$SRV_PID"; is_down=0
 		fi
 		local r; r=$(status_kb "$fp" VmRSS); [ "${r:-0}" -gt "$rmax" ] && rmax=$r
+		if [ -z "$am" ] && [ "$now" -ge "$half_at" ]; then
+			am=$(status_kb "$fp" RssAnon); fm=$(nfds "$fp")
+		fi
 		sleep 1
 	done
 	t1=$(date +%s.%N); c1=$(cpu_s "$fp"); r1=$(status_kb "$fp" VmRSS); f1=$(nfds "$fp")
@@ -115,12 +120,13 @@ run_case() {
 	stop_server
 	local push; push=$(sed -n 's/^firn: push: //p' "$D/$name.err")
 	awk -v n="$name" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" \
-	    -v rmax="$rmax" -v hwm="$hwm" -v a0="$a0" -v a1="$a1" -v f0="$f0" -v f1="$f1" -v cnt="$cnt" -v push="$push" -v rc="$rc" 'BEGIN {
+	    -v rmax="$rmax" -v hwm="$hwm" -v a0="$a0" -v a1="$a1" -v f0="$f0" -v f1="$f1" -v cnt="$cnt" -v push="$push" -v rc="$rc" \
+	    -v am="${am:-$a1}" -v fm="${fm:-$f1}" 'BEGIN {
 		split(cnt, k, " ")
-		printf "| %s | %.0f s | %.3f %% | %.2f s | %.1f → %.1f MB (%+.2f MB; max %.1f) | %.1f → %.1f MB (%+.2f MB) | %.1f MB | %d → %d | %d requests, %.0f kB | %s | %d |\n",
+		printf "| %s | %.0f s | %.3f %% | %.2f s | %.1f → %.1f MB (%+.2f MB; max %.1f) | %.1f → %.1f → %.1f MB (%+.2f MB; second half %+.2f) | %.1f MB | %d → %d → %d | %d requests, %.0f kB | %s | %d |\n",
 		    n, t1 - t0, 100 * (c1 - c0) / (t1 - t0), c1, r0 / 1024, r1 / 1024, (r1 - r0) / 1024,
-		    rmax / 1024, a0 / 1024, a1 / 1024, (a1 - a0) / 1024, hwm / 1024, f0, f1, k[1],
-		    k[2] / 1024, push, rc }'
+		    rmax / 1024, a0 / 1024, am / 1024, a1 / 1024, (a1 - a0) / 1024, (a1 - am) / 1024,
+		    hwm / 1024, f0, fm, f1, k[1], k[2] / 1024, push, rc }'
 }
 
 # median_range FILE: "median [min–max]" of the numbers in FILE, one per line.
@@ -180,7 +186,7 @@ echo "### \`DURATION=$DURATION bash bench/continuous.sh\` ($(date -u '+%Y-%m-%d 
 echo
 echo "\`firn record -a -F $FREQ --every $EVERY --push http://127.0.0.1:PORT/ -d $DURATION\`; figures after a ${WARM} s warm-up. Targets: CPU <= 0.1 % of one CPU, RSS growth <= 1 MB, peak <= 32 MB, no descriptor growth."
 echo
-echo "| case | measured | firn CPU (% of one CPU) | CPU s in all | RSS (warm → end) | anonymous RSS (warm → end) | peak RSS | fds (warm → end) | server got | firn's push summary | exit |"
+echo "| case | measured | firn CPU (% of one CPU) | CPU s in all | RSS (warm → end) | anonymous RSS (warm → half-time → end) | peak RSS | fds (warm → half-time → end) | server got | firn's push summary | exit |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 run_case "server up" 0
 run_case "server down 25–75 %" 1

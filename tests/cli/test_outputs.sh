@@ -145,7 +145,8 @@ saved_ok() {
 		*) fail "$1: no saved file named"; sed 's/^/    stderr: /' "$TMP/err"; return ;; esac
 	check "$1: the saved file is mode 600" [ "$(stat -c %a "$saved")" = 600 ]
 	n=$(sed -n 's/^firn: \([0-9]*\) samples, .*/\1/p' "$TMP/err")
-	got=$("$FIRN" report "$saved" | sed -n 's/^# .*: \([0-9]*\) samples.*/\1/p')
+	# report writes counts from 1,000 up with thousands separators
+	got=$("$FIRN" report "$saved" | sed -n 's/^# .*: \([0-9,]*\) samples.*/\1/p' | tr -d ,)
 	check "$1: the saved file is a profile of the $n samples" [ -n "$n" -a "$got" = "$n" ]
 	rm -f "$saved"
 }

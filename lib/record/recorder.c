@@ -697,6 +697,8 @@ struct profile *recorder_finish(struct recorder *r)
 		return NULL;
 	}
 	source_stats(r, &r->final);
+	if (r->ss->ops->map_memory) /* the BPF maps' memory: once, at the end */
+		r->ss->ops->map_memory(r->ss, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
 	if (r->cut)

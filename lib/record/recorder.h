@@ -155,7 +155,8 @@ struct recorder_stats {
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;
 	uint64_t unwind_cached; /* tables read from the on-disk cache (not built) */
-	uint64_t bpf_map_bytes, bpf_maps; /* kernel memory of firn's BPF maps, and their number */
+	/* kernel memory of firn's BPF maps, and their number (after recorder_finish; 0 before) */
+	uint64_t bpf_map_bytes, bpf_maps;
 	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
 	uint64_t entries, stacks, threads, snapshots, retired_processes;
 	/* cpu-clock samples by whether all their frames were named, the others by the worst reason

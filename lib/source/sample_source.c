@@ -145,6 +145,12 @@ static void bpf_v8_stats(struct sample_source *s, uint64_t *out)
 	sampler_v8_stats(sam(s), out);
 }
 
+static void bpf_map_memory(struct sample_source *s, struct sampler_stats *st)
+{
+	(void)s;
+	sampler_map_memory(st);
+}
+
 static const struct sample_source_ops bpf_ops = {
 	.add_target = bpf_add_target, .unwind_maps = bpf_unwind_maps,
 	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
@@ -155,6 +161,7 @@ static const struct sample_source_ops bpf_ops = {
 	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 	.last_flip_ns = bpf_last_flip_ns, .next_poll_ns = bpf_next_poll_ns,
 	.set_v8 = bpf_set_v8, .v8_stats = bpf_v8_stats, /* FIRN-V8 */
+	.map_memory = bpf_map_memory,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

@@ -37,6 +37,8 @@ struct sample_source_ops {
 	int (*park_process)(struct sample_source *s, pid_t pid, const struct sampler_retire_ops *ops);
 	size_t (*entry_count)(const struct sample_source *s);
 	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
+	/* optional: st's bpf_map_bytes and bpf_maps (sampler_map_memory), once at the end */
+	void (*map_memory)(struct sample_source *s, struct sampler_stats *st);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
 	/* optional: when (CLOCK_MONOTONIC ns) the last drain flipped the counts maps: every sample

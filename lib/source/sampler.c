@@ -853,11 +853,13 @@ static bool map_fdinfo(int fd, uint64_t *memlock, uint32_t *id)
 
 /* Sums the memlock of every BPF map this process has open (each map once, however many fds
  * name it): the kernel memory of the recording's maps, the unwinder's row chunks included. */
-static void map_memory(struct sampler_stats *st)
+void sampler_map_memory(struct sampler_stats *st)
 {
 	uint32_t ids[512];
 	size_t n = 0;
 	DIR *d = opendir("/proc/self/fd");
+
+	st->bpf_map_bytes = st->bpf_maps = 0;
 	struct dirent *e;
 
 	while (d && (e = readdir(d))) {
@@ -921,7 +923,6 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	if (s->opts.off_cpu)
 		offcpu_stats(s, &st->off_cpu);
 	event_counters(s, st);
-	map_memory(st);
 }
 
 int sampler_ncpus(const struct sampler *s)

@@ -155,7 +155,8 @@ struct sampler_stats {
 	uint64_t cgroup_filtered; /* hits of tasks outside opts.cgroups, left out in the kernel */
 	uint64_t counters[SAMPLER_COUNTERS]; /* opts.counters: the events' BPF counters */
 	/* the kernel memory of every BPF map this process holds (their fdinfo's memlock: what a
-	 * map allocated, for a hash without preallocation what it holds now), and their number */
+	 * map allocated, for a hash without preallocation what it holds now), and their number:
+	 * sampler_map_memory's, not sampler_get_stats' */
 	uint64_t bpf_map_bytes, bpf_maps;
 };
 
@@ -236,7 +237,12 @@ int sampler_park_live(struct sampler *s, const struct sampler_retire_ops *ops);
 int sampler_park_process(struct sampler *s, pid_t pid, const struct sampler_retire_ops *ops);
 /* With opts.retire: whether pid has ended and waits for sampler_retire. */
 bool sampler_has_exited(const struct sampler *s, pid_t pid);
+/* The figures of st, but bpf_map_bytes and bpf_maps (0: sampler_map_memory). */
 void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
+/* st's bpf_map_bytes and bpf_maps: every BPF map this process holds. It opens an fdinfo file
+ * per descriptor (about 90 system-wide), so it is asked for once, at the end, not with the
+ * statistics every interval cut and every top refresh reads. */
+void sampler_map_memory(struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 /* The name of the GPU kernel whose frame payload is hash (opts.cuda), copied into buf (n bytes,

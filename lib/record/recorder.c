@@ -34,7 +34,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 
-#define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, every 10 s at most */
+#define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, cuts: 10 s at most */
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
@@ -629,6 +629,7 @@ struct profile *recorder_cut(struct recorder *r)
 		r->ss->ops->get_stats(r->ss, &st);
 		r->cut_stored += st.stored;
 		err = sample_source_reset_counts(r->ss);
+		r->retired_since_trim++; /* the reset let go of the interval's entries and stacks */
 	}
 	r->cut_ns = now;
 	r->cut = true;

@@ -56,8 +56,10 @@ struct continuous {
 	void *encode_arg;
 	unsigned pprof_flags;       /* what pushed pprof leaves out (PPROF_*) */
 	struct file_write fw;        /* how files are written (record's: mode 0600, owner) */
-	int64_t *pids;              /* distinct pids of every interval, sorted (the summary) */
-	size_t npids, cap_pids;
+	/* the pids of every interval, a bit each (the summary's count): a fixed 512 KiB whose pages
+	 * are touched only where pids fall, so days of churn do not grow it */
+	uint64_t *pid_seen;
+	size_t npids;               /* bits set */
 };
 
 void continuous_init(struct continuous *c);

@@ -54,6 +54,17 @@ read -r first lost taken < <(sed -n 's/^firn: \([0-9]*\) samples, \([0-9]*\) los
 	fail "summary line: ${first:-?} samples, ${lost:-?} lost, ${taken:-?} taken; intervals $sum"
 n=$(printf '%s\n' $files | grep -c .)
 [ "$n" = 5 ] && pass "same-second intervals get their own names (5 files)" || fail "$n files: $files"
+
+# the summary's processes: each pid once however many intervals it is in, as report counts
+# the merged intervals (6 subshells spinning 0.3 s each, in turn, across 0.4 s intervals)
+rm -f "$d"/pp-*
+"$FIRN" record --every 0.4 -o "$d/pp-%H%M%S.pb.gz" -d 3 -- sh -c 'for i in 1 2 3 4 5 6; do
+	(e=$(($(date +%s%N) + 300000000)); while [ "$(date +%s%N)" -lt $e ]; do :; done); done' 2>"$d/err"
+said=$(sed -n 's/^firn: intervals: .* samples, \([0-9]*\) process.*/\1/p' "$d/err")
+got=$("$FIRN" report "$d"/pp-*.pb.gz | sed -nE '1s/.*, ([0-9]+) process(es)?.*/\1/p')
+[ -n "$said" ] && [ "$said" = "$got" ] && [ "$said" -ge 7 ] &&
+	pass "summary: $said processes across the intervals, as report counts them merged (>= 7)" ||
+	fail "summary '${said:-?}' processes, report of the intervals '${got:-?}'"
 contig=$(times $files | python3 -c 'import sys; r=sorted(tuple(map(int,l.split())) for l in sys.stdin); print(sum(1 for a,b in zip(r,r[1:]) if a[0]+a[1]!=b[0]))')
 [ "$contig" = 0 ] && pass "0.5 s intervals are contiguous" || fail "$contig gaps: $(times $files)"
 

@@ -58,14 +58,18 @@ out(a + b >= 400, "enough samples in firnAlpha and firnBeta (%d)" % (a + b))
 out(abs(share / max(real, 1e-9) - 1) <= 0.10,
     "firnAlpha's share %.3f, the script's own %.3f, within 10%%" % (share, real))
 out(rooted >= 0.95 * js, "%.1f%% of the JavaScript samples reach _start (>= 95%%)" % (100.0 * rooted / max(js, 1)))
-# optimized frames carry the function's first line, interpreted ones their bytecode's line
+# optimized frames carry the function's first line, interpreted ones their bytecode's line.
+# How long a function runs interpreted before TurboFan's code replaces it depends on the load
+# (the compiler is a background thread): on a loaded CI host firnBeta had 465 samples at its
+# first line and 786 at its bytecode's. So the first line must hold a tenth, not the most.
 for fn, line, last in (("firnAlpha", 15, 19), ("firnBeta", 21, 25), ("firnWork", 8, 13)):
     w = where[fn]
-    top = w.most_common(1)[0][0] if w else "none"
+    first = w.get(next((k for k in w if k.endswith("tests/fixtures/js/split.js:%d" % line)), ""), 0)
     inside = all(k.endswith("tests/fixtures/js/split.js:" + k.rsplit(":", 1)[1]) and
                  line <= int(k.rsplit(":", 1)[1]) <= last for k in w)
-    out(top.endswith("tests/fixtures/js/split.js:%d" % line) and inside,
-        "%s named at %s (split.js:%d), every line within its body: %s" % (fn, top, line, dict(w)))
+    out(w and first >= 0.1 * sum(w.values()) and inside,
+        "%s named at split.js:%d in %d of %d samples (>= 10 %%), every line within its body: %s"
+        % (fn, line, first, sum(w.values()), dict(w)))
 PY
 }
 

@@ -117,10 +117,14 @@ static void labels_on_process(void *ctx, pid_t pid, bool exec)
 	(void)proclabels_note(((struct recorder *)ctx)->plabels, pid);
 }
 
-/* Whether pid is a sampled process (snapshotted): the runtimes hear of its mappings. */
+/* Whether pid is a sampled process (snapshotted, or told to the listeners: an exec'd command
+ * whose snapshot is not installed yet, its libpython mapped just after the exec was looked at):
+ * the runtimes hear of its mappings. */
 static bool sampled(void *ctx, pid_t pid)
 {
-	return symbolizer_has_process(((struct recorder *)ctx)->sym, pid);
+	struct recorder *r = ctx;
+
+	return symbolizer_has_process(r->sym, pid) || procdispatch_told(r->pd, pid);
 }
 
 /* Adds pid to the sampled processes (held: a command not yet exec'd, described at its exec). */

@@ -376,6 +376,14 @@ bool procdispatch_exec_pending(const struct procdispatch *d, pid_t pid)
 	return p && p->heard.exec_pending;
 }
 
+bool procdispatch_told(const struct procdispatch *d, pid_t pid)
+{
+	struct proctab_proc *p = procdispatch_find(d, pid);
+
+	/* heard.sampled is set as the first on_process is delivered (tell_process) */
+	return p && p->heard.sampled && !p->heard.exec_pending;
+}
+
 uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid)
 {
 	struct proctab_proc *p = procdispatch_find(d, pid);

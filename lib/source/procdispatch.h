@@ -119,6 +119,10 @@ void procdispatch_flush(struct procdispatch *d);
 /* Whether an exec record of pid waits to be told (its image in the table is the new one, the
  * listeners' view still the old: leave it alone until on_process(exec true)). */
 bool procdispatch_exec_pending(const struct procdispatch *d, pid_t pid);
+/* Whether the listeners were told of pid (on_process: its first sample, or its exec) and no
+ * exec record of it waits: its mmap records from now on belong to the image they know. False
+ * without records. */
+bool procdispatch_told(const struct procdispatch *d, pid_t pid);
 /* The time (CLOCK_MONOTONIC ns) of the exec of pid told last; 0: none, or no records. */
 uint64_t procdispatch_exec_ns(const struct procdispatch *d, pid_t pid);
 void procdispatch_get_stats(const struct procdispatch *d, struct procdispatch_stats *st);

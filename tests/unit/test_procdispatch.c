@@ -193,7 +193,8 @@ static void exec_record_at(struct procdispatch *d, struct proc_source *src, pid_
 /* The two streams merge: each exec of a sampled process is reported by its record and by the
  * source, and told once, by whichever comes first (their times tell execs apart); an exec one of
  * them lost is told by the other; a process the source never reported hears of no exec; an exec
- * record is pending (the listeners' view of the process is the old image) until it is told. */
+ * record is pending (the listeners' view of the process is the old image) until it is told, and
+ * a process counts as told (procdispatch_told) from its first delivered notice, except then. */
 static void test_exec_told_once(void **state)
 {
 	struct heard h = { "" };
@@ -207,16 +208,20 @@ static void test_exec_told_once(void **state)
 	assert_non_null(so.on_exec);
 	exec_record_at(d, src, PID, 10 * MS); /* before the process was sampled: the table's only */
 	so.on_process(so.ctx, PID, false);
+	assert_false(procdispatch_told(d, PID)); /* queued, not told yet */
 	procdispatch_flush(d);
 	assert_string_equal(h.log, "A:exec-record 4000000;A:process 4000000;B:process 4000000;");
+	assert_true(procdispatch_told(d, PID));
 	/* exec 1: the record first, then the source's report of the same exec */
 	h.log[0] = 0;
 	exec_record_at(d, src, PID, 1000 * MS);
 	assert_true(procdispatch_exec_pending(d, PID));
+	assert_false(procdispatch_told(d, PID)); /* its new image not told: mmaps wait for the exec */
 	so.on_exec(so.ctx, PID, 1000 * MS + 40000);
 	procdispatch_flush(d);
 	assert_int_equal(count(h.log, "A:exec 4000000;"), 1);
 	assert_false(procdispatch_exec_pending(d, PID));
+	assert_true(procdispatch_told(d, PID));
 	assert_int_equal(procdispatch_exec_ns(d, PID), 1000 * MS);
 	/* exec 2: the source first, its record after */
 	h.log[0] = 0;

@@ -15,8 +15,9 @@
  *   attach       a process was first sampled, or called exec (a new image): find the runtime in
  *                it and hand the BPF walker the per-process values it needs (through the sample
  *                source's op for that walker, e.g. sample_source_set_python), or look again later;
- *   on_mapping   a sampled process mapped a file (its mmap record), or ran code the unwinder has
- *                no table for (entry NULL): a runtime loaded by dlopen is found now;
+ *   on_mapping   a sampled process (attached, or told at its exec) mapped a file (its mmap
+ *                record: the loader mapping libpython just after the exec, or a dlopen), or ran
+ *                code the unwinder has no table for (entry NULL): the runtime is found now;
  *   on_code      the BPF walker announced a code object's identity (a ring-buffer record of the
  *                runtime's tag: struct firn_py_code_event for Python): read what it names while
  *                the process lives;

@@ -636,9 +636,9 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 	struct v8proc *pr = proc_find(v8, pid);
 	bool counted = pr && pr->counted;
 
-	/* met at its exec, before the loader mapped its libraries, and no V8 file found then:
-	 * its first sample looks again (the mmap records of those libraries came while it was
-	 * not sampled yet, and were passed over) */
+	/* met at its exec, before the loader mapped its libraries, and no V8 file found then: its
+	 * first sample looks again, should the mmap record of its libnode not have reached us
+	 * (the records are heard from the exec's notice on: lib/record/recorder.c, sampled) */
 	if (pr && !exec && pr->file < 0)
 		look(v8, pr);
 	if (pr && !exec)

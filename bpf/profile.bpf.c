@@ -283,6 +283,16 @@ static __always_inline long read_stack(__u64 *out, __u64 addr)
 	return 0;
 }
 
+/* read_stack as a global function (out: 8 bytes, NULL-checked as the verifier asks), verified
+ * once and not at each of its callers in the frame loop's callback. Called from the global
+ * functions of that loop too (firn_v8_frame, firn_epilogue_step): a chain of calls may use 512
+ * bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (firn_v8_frame
+ * keeps its scratch in its map for that). */
+__attribute__((noinline)) long firn_read_stack(__u64 *out, __u64 addr)
+{
+	return out ? read_stack(out, addr) : -14;
+}
+
 /* Whether the stack being unwound is another task's (its memory is not the current one's). */
 static __always_inline bool window_remote(void)
 {
@@ -313,7 +323,7 @@ static __always_inline __u64 wake_flags(bool lazy)
 	return 0;
 }
 
-/* FIRN-V8: the JavaScript frame walker (v8_frame, called from unwind_frame) */
+/* FIRN-V8: the JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
 #include "v8.bpf.h"
 
 struct {
@@ -1070,8 +1080,8 @@ static __always_inline bool fp_step(struct firn_unwind_state *u)
 {
 	__u64 frame[2];
 
-	if (u->bp < FIRN_USER_START || u->bp >= FIRN_USER_END || read_stack(&frame[0], u->bp) ||
-	    read_stack(&frame[1], u->bp + 8))
+	if (u->bp < FIRN_USER_START || u->bp >= FIRN_USER_END || firn_read_stack(&frame[0], u->bp) ||
+	    firn_read_stack(&frame[1], u->bp + 8))
 		return false;
 	u->sp = u->bp + 16;
 	u->bp = frame[0];
@@ -1083,9 +1093,13 @@ static __always_inline bool fp_step(struct firn_unwind_state *u)
 /* Steps out of code without a table by running its epilogue when ip is at one: `add $n, %rsp;
  * ret`, `pop %rbp; ret` or `ret`. CPython 3.12/3.13's -X perf trampolines (sub $8, %rsp; call
  * *%rcx; add $8, %rsp; ret) keep no frame pointer, so fp_step cannot pass them; rbp is theirs
- * untouched. Counted with the frame-pointer steps (u->fp). */
-static __always_inline bool epilogue_step(struct firn_unwind_state *u)
+ * untouched. Counted with the frame-pointer steps (u->fp). A global function (u NULL-checked as
+ * the verifier asks), verified once and not with each state the frame loop's callback is
+ * entered with. Returns 1 when stepped. */
+__attribute__((noinline)) int firn_epilogue_step(struct firn_unwind_state *u)
 {
+	if (!u)
+		return 0;
 	__u8 c[5];
 	__u64 skip = 0;
 
@@ -1093,11 +1107,11 @@ static __always_inline bool epilogue_step(struct firn_unwind_state *u)
 		return false;
 	if (c[0] == 0x48 && c[1] == 0x83 && c[2] == 0xc4 && !(c[3] & 0x87) && c[4] == 0xc3)
 		skip = c[3]; /* add $imm8 (a multiple of 8, < 128), %rsp; ret */
-	else if (c[0] == 0x5d && c[1] == 0xc3 && !read_stack(&skip, u->sp))
+	else if (c[0] == 0x5d && c[1] == 0xc3 && !firn_read_stack(&skip, u->sp))
 		u->bp = skip, skip = 8; /* pop %rbp; ret */
 	else if (c[0] != 0xc3)
 		return false;
-	if (read_stack(&u->ip, u->sp + skip))
+	if (firn_read_stack(&u->ip, u->sp + skip))
 		return false;
 	u->sp += skip + 8;
 	u->fp++;
@@ -1129,9 +1143,9 @@ static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_r
 		cfa = u->bp + r->cfa_off;
 	else
 		cfa = u->sp + r->cfa_off + ((u->ip & 15) >= (__u64)r->rbp_off8 ? 8 : 0);
-	if (read_stack(&ra, cfa - 8))
+	if (firn_read_stack(&ra, cfa - 8))
 		return FIRN_UNW_BAD_READ;
-	if (r->rbp_off8 && r->type != FIRN_ROW_PLT && read_stack(&u->bp, cfa + r->rbp_off8 * 8))
+	if (r->rbp_off8 && r->type != FIRN_ROW_PLT && firn_read_stack(&u->bp, cfa + r->rbp_off8 * 8))
 		return FIRN_UNW_BAD_READ;
 	u->sp = cfa;
 	u->ip = ra;
@@ -1240,12 +1254,14 @@ static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const str
 /* Finds the VMA of pc with the kernel (once per sample: in interrupt context the helper cannot
  * take the mmap lock again before the interrupt ends) and keeps it; false if no table. Code
  * without a table (JIT code, a file with no table loaded) is kept too, with no rows: the
- * lookup (~3-5 us) is not repeated at every sample that runs through it. */
-static __always_inline bool look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
+ * lookup (~3-5 us) is not repeated at every sample that runs through it. A global function (u
+ * NULL-checked as the verifier asks; k may be NULL), verified once and not with each state the
+ * frame loop's callback is entered with. Returns 1 when found. */
+__attribute__((noinline)) int firn_look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
 {
-	struct firn_umap m;
+	struct firn_umap m = {};
 
-	if (u->looked)
+	if (!u || u->looked)
 		return false;
 	u->looked = 1;
 	bool found = vma_umap(bpf_get_current_task_btf(), pc, &m);
@@ -1277,7 +1293,7 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 		return false;
 	if (m)
 		u->found = *m;
-	else if (!look_up_vma(u, k, pc))
+	else if (!firn_look_up_vma(u, k, pc))
 		return false;
 	u->vma++;
 	return true;
@@ -1302,7 +1318,7 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 		 * its table again where it has one */
 		if (!m && !u->unknown_pc)
 			u->unknown_pc = pc;
-		if (!fp_fallback || !(epilogue_step(u) || fp_step(u)))
+		if (!fp_fallback || !(firn_epilogue_step(u) || fp_step(u)))
 			return stop;
 		u->row_fp += m != NULL;
 		u->exact = 0;
@@ -1337,7 +1353,7 @@ static long unwind_frame(__u32 i, void *arg)
 	__u32 fps = u->fp;
 	u->stop = unwind_step(u);
 	if (u->fp != fps)
-		out->ips[n] = v8_frame(out->ips[n], fp);
+		out->ips[n] = firn_v8_frame(out->ips[n], fp);
 	return u->stop != FIRN_UNW_NR;
 }
 

@@ -3,7 +3,7 @@
  * (off_fp_function), its context or, in frames that are no JavaScript, a Smi marker of the
  * frame's type (off_fp_context), and in interpreted frames the BytecodeArray and the current
  * bytecode offset (as a Smi). The native unwinder (profile.bpf.c) steps through V8's code by
- * frame pointer; for each such frame of a process in v8_procs it asks v8_frame what the frame
+ * frame pointer; for each such frame of a process in v8_procs it asks firn_v8_frame what the frame
  * is: a JavaScript function becomes FIRN_FRAME(FIRN_FRAME_KIND_V8, payload) in place of its
  * return address, everything else (entry and exit trampolines, stubs, native code) stays the
  * native frame it was, so one stack runs from _start through libuv and V8's entry into the
@@ -53,6 +53,12 @@ struct firn_v8_walk {
 	__u32 pid, active;
 	__u64 last_fp; /* fp of the last JavaScript frame emitted (a frame is emitted once) */
 	__u64 gen;     /* the sample's number on this CPU: cache entries of another are stale */
+	/* firn_v8_frame's scratch, kept off its stack: under on_usdt's frame and the frame loop's,
+	 * a chain of calls has little of its 512 bytes left */
+	__u64 marker, func, word, array, off;
+	__u32 tier, pad;
+	struct firn_v8_func_key key;
+	struct firn_v8_func_val val;
 	__u8 obj[FIRN_V8_OBJ_READ];
 	struct { __u64 func, gen, id; __u32 tier, text; } cache[FIRN_V8_CACHE];
 };
@@ -123,45 +129,44 @@ static __always_inline __u64 v8_field(const struct firn_v8_walk *w, __u32 off)
 	return *(const __u64 *)&w->obj[off & (FIRN_V8_OBJ_READ - 8)];
 }
 
-/* Gives the SFI (identity ident) a new id and announces it. A global function: verified once. */
-__attribute__((noinline)) __u64 firn_v8_new_func(struct firn_v8_func_key *k, __u64 name, __u64 script)
+/* Gives the SFI (identity ident) a new id and announces it. Inlined in firn_v8_frame (a global
+ * function, verified once): a call of its own would be a fourth frame under on_usdt's, past the
+ * 512 bytes of stack a chain of calls may use. */
+static __always_inline __u64 v8_new_func(struct firn_v8_walk *w, __u64 name, __u64 script)
 {
-	struct firn_v8_func_val v = { .ident = name ^ (script << 1) };
 	struct firn_v8_func_event *e;
 
-	if (!k)
-		return 0;
-	v.id = __sync_fetch_and_add(&v8_next_id, 1) + 1;
-	bpf_map_update_elem(&v8_funcs, k, &v, BPF_ANY);
+	w->val.ident = name ^ (script << 1);
+	w->val.id = __sync_fetch_and_add(&v8_next_id, 1) + 1;
+	bpf_map_update_elem(&v8_funcs, &w->key, &w->val, BPF_ANY);
 	count_v8(FIRN_V8_FUNCS);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_v8(FIRN_V8_FUNCS_LOST);
-		return v.id;
+		return w->val.id;
 	}
 	e->type = FIRN_EV_V8_FUNC;
-	e->pid = k->pid;
-	e->sfi = k->sfi;
-	e->id = v.id;
+	e->pid = w->key.pid;
+	e->sfi = w->key.sfi;
+	e->id = w->val.id;
 	e->name_or_scope_info = name;
 	e->script = script;
 	bpf_ringbuf_submit(e, wake_flags(false)); /* profile.bpf.c */
-	return v.id;
+	return w->val.id;
 }
 
 /* The id of the SFI at tagged pointer sfi (read into w->obj): the one it got when first met
  * with the same identity, else a new one. 0: not an SFI. */
 static __always_inline __u64 v8_func_id(struct firn_v8_walk *w, __u64 sfi)
 {
-	struct firn_v8_func_key k = { .pid = w->pid, .epoch = w->p.epoch, .sfi = sfi };
-
 	if (v8_type_of(&w->p, sfi) != w->p.type_sfi || !v8_read_obj(w, sfi))
 		return 0;
+	w->key.pid = w->pid, w->key.epoch = w->p.epoch, w->key.sfi = sfi;
 	__u64 name = v8_field(w, w->p.off_sfi_name), script = v8_field(w, w->p.off_sfi_script);
-	struct firn_v8_func_val *v = bpf_map_lookup_elem(&v8_funcs, &k);
+	struct firn_v8_func_val *v = bpf_map_lookup_elem(&v8_funcs, &w->key);
 	if (v && v->ident == (name ^ (script << 1)))
 		return v->id;
-	return firn_v8_new_func(&k, name, script);
+	return v8_new_func(w, name, script);
 }
 
 /* The tier of the JavaScript frame at fp running pc (text: in V8's embedded blob), and its
@@ -169,12 +174,13 @@ static __always_inline __u64 v8_func_id(struct firn_v8_walk *w, __u64 sfi)
 static __always_inline __u32 v8_tier(struct firn_v8_walk *w, bool text, __u64 fp, __u64 *off)
 {
 	const struct firn_v8_proc *p = &w->p;
-	__u64 word = 0, array = 0;
 
 	*off = FIRN_V8_NO_OFFSET;
+	w->word = w->array = 0;
 	if (text) {
 		/* an interpreted frame runs a bytecode handler of the blob, its offset a Smi */
-		read_stack(&word, fp + p->fp_bytecode_offset);
+		firn_read_stack(&w->word, fp + p->fp_bytecode_offset);
+		__u64 word = w->word;
 		if (!(word & 1) && word) {
 			__u64 v = word >> (p->smi_shift & 63);
 			*off = v < FIRN_V8_NO_OFFSET ? v : FIRN_V8_NO_OFFSET;
@@ -183,8 +189,8 @@ static __always_inline __u32 v8_tier(struct firn_v8_walk *w, bool text, __u64 fp
 		return FIRN_V8_BUILTIN;
 	}
 	/* baseline (Sparkplug) code keeps the interpreter's frame: its BytecodeArray slot */
-	read_stack(&array, fp + p->fp_bytecode_array);
-	if (v8_type_of(p, array) == p->type_bytecode_array)
+	firn_read_stack(&w->array, fp + p->fp_bytecode_array);
+	if (v8_type_of(p, w->array) == p->type_bytecode_array)
 		return FIRN_V8_BASELINE;
 	return FIRN_V8_OPTIMIZED;
 }
@@ -224,33 +230,36 @@ static __always_inline __u64 v8_function(struct firn_v8_walk *w, __u64 func, boo
 }
 
 /* What the frame at fp whose code is at pc (stepped by frame pointer) is: the JavaScript frame
- * value for a JavaScript function, else pc itself (the native frame). */
-static __always_inline __u64 v8_frame(__u64 pc, __u64 fp)
+ * value for a JavaScript function, else pc itself (the native frame). A global function, verified
+ * once: inlined in the frame loop it was verified again with each state the loop's callback is
+ * entered with (kernels that verify callbacks until their states converge). */
+__attribute__((noinline)) __u64 firn_v8_frame(__u64 pc, __u64 fp)
 {
 	__u32 zero = 0;
 	struct firn_v8_walk *w = bpf_map_lookup_elem(&v8_walk, &zero);
-	__u64 marker = 0, func = 0, off, id;
+	__u64 id;
 
 	if (!w || !w->active || !fp || fp == w->last_fp || window_remote())
 		return pc;
 	count_v8(FIRN_V8_FRAMES);
-	if (read_stack(&marker, fp + w->p.fp_marker) || read_stack(&func, fp + w->p.fp_function)) {
+	w->marker = w->func = 0;
+	if (firn_read_stack(&w->marker, fp + w->p.fp_marker) || firn_read_stack(&w->func, fp + w->p.fp_function)) {
 		count_v8(FIRN_V8_NOT_JS);
 		return pc;
 	}
-	if (!(marker & 1)) { /* a Smi: a typed frame (entry, exit, stub...) */
+	if (!(w->marker & 1)) { /* a Smi: a typed frame (entry, exit, stub...) */
 		count_v8(FIRN_V8_TYPED);
 		return pc;
 	}
 	bool text = false;
 	for (int i = 0; i < FIRN_V8_TEXTS; i++)
 		text |= pc >= w->p.text[i].start && pc < w->p.text[i].end;
-	__u32 tier = 0;
-	if (!(id = v8_function(w, func, text, fp, &tier, &off)))
+	w->tier = 0;
+	if (!(id = v8_function(w, w->func, text, fp, &w->tier, &w->off)))
 		return pc;
 	w->last_fp = fp;
 	count_v8(FIRN_V8_JS);
-	return FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(id, tier, off));
+	return FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(id, w->tier, w->off));
 }
 
 #endif

@@ -5,7 +5,10 @@
  * on_sample tail-calls (on_sample_python), loaded on its own; so are start_waits
  * (bpf/offcpu_start.bpf.h: the sleepable iterator that takes the waits in progress at the start
  * of -e off-cpu, the same unwinder); on_usdt, which walks both inline, has budgets of its own, and
- * an event's own program (on_toy, the toy event's) stays within the common one. The
+ * an event's own program (on_toy, the toy event's) stays within the common one. A kernel that
+ * verifies bpf_loop callbacks until their states converge (6.18.44-fc-v1252 here) took on_sample
+ * to 92,228 while the stack reads, the V8 frame check and the VMA look-up were inlined in the
+ * frame loop's callback: they are global functions, verified once (14,279 there). The
  * build's minimized kernel BTF gives each program what the full BTF gives. Needs root and BPF:
  * skipped without them. */
 #include <errno.h>

@@ -160,6 +160,7 @@ struct unit {
 	size_t npoints;
 	struct bindex pbx;
 	bool merged;
+	uint32_t used;             /* the trim epoch of its last lookup (dwarfsym_trim) */
 };
 
 /* An address range of a compile unit. */
@@ -237,6 +238,8 @@ struct dwarfsym {
 	 * drop_pages takes out of this process's page tables; len 0: none (or not a mapping) */
 	struct { void *p; size_t len; } mapped[2];
 	size_t decoded; /* units decoded (drop_pages every DROP_EVERY_UNITS) */
+	size_t loaded;  /* units decoded and held now (dwarfsym_trim unloads the unused ones) */
+	uint32_t epoch; /* counts dwarfsym_trim calls: a unit looked up since the last is in use */
 };
 
 static void drop_pages(const struct dwarfsym *d);
@@ -2113,6 +2116,48 @@ static int merge_points(struct unit *u, const struct seg *segs, size_t nsegs)
 	return 0;
 }
 
+/* Reads a unit's line table into u->lines (lines_state set). A unit decoded again after an
+ * unload keeps the file table it had: the paths file_path joined for it are in the arena, and a
+ * table read anew would join them again, growing the arena with every reload. 0, or -errno of
+ * read_lines (-ENOMEM: lines_state stays 0, to try again). */
+static int unit_lines(const struct dwarfsym *d, struct unit *u)
+{
+	struct lines l = { 0 };
+	int err = read_lines(d, u, &l);
+
+	if (err == -ENOMEM) {
+		free(l.rows), free(l.files), free(l.dirs);
+		return err;
+	}
+	if (u->lines.files) { /* decoded before: the same table, with its joined paths */
+		free(l.files), free(l.dirs);
+		l.files = u->lines.files, l.nfiles = u->lines.nfiles;
+		l.dirs = u->lines.dirs, l.ndirs = u->lines.ndirs;
+	}
+	u->lines = l;
+	u->lines_state = err ? err : 1;
+	return err;
+}
+
+/* Frees what a unit's decoding made but its file table (see unit_lines): the next lookup in it
+ * decodes it again. The names it gave out point into the mapped sections, its paths into the
+ * arena: both stay valid. */
+static void unit_unload(struct dwarfsym *d, struct unit *u)
+{
+	abbrevs_release(u);
+	free(u->points);
+	free(u->pbx.first);
+	free(u->scopes.nodes);
+	u->points = NULL, u->npoints = 0;
+	memset(&u->pbx, 0, sizeof(u->pbx));
+	memset(&u->scopes, 0, sizeof(u->scopes));
+	u->scopes_state = 0;
+	if (u->lines_state > 0) /* a failed read stays failed: there is nothing to read again */
+		u->lines_state = 0;
+	u->merged = false;
+	d->loaded--;
+}
+
 /* Decodes a unit's line table and scopes on first use; 0 or -ENOMEM (other failures leave them
  * empty). */
 static int unit_load(struct dwarfsym *d, struct unit *u)
@@ -2122,12 +2167,8 @@ static int unit_load(struct dwarfsym *d, struct unit *u)
 
 	if (u->merged)
 		return 0;
-	if (!u->lines_state) {
-		err = read_lines(d, u, &u->lines);
-		if (err == -ENOMEM)
-			return err;
-		u->lines_state = err ? err : 1;
-	}
+	if (!u->lines_state && (err = unit_lines(d, u)) == -ENOMEM)
+		return err;
 	err = unit_abbrevs(d, u);
 	if (!err)
 		err = read_scopes(d, u, &nsegs);
@@ -2139,6 +2180,7 @@ static int unit_load(struct dwarfsym *d, struct unit *u)
 	}
 	u->scopes_state = err ? err : 1;
 	u->merged = true;
+	d->loaded++;
 	/* what decoding read is in the unit's arrays now: dropped every few units (each drop
 	 * makes the next reads fault the pages in again) */
 	if (++d->decoded % DROP_EVERY_UNITS == 0)
@@ -2220,8 +2262,19 @@ void dwarfsym_trim(struct dwarfsym *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nunits; i++)
-		abbrevs_release(&d->units[i]);
+	for (size_t i = 0; i < d->nunits; i++) {
+		struct unit *u = &d->units[i];
+		if (u->merged && u->used != d->epoch)
+			unit_unload(d, u);
+		else
+			abbrevs_release(u);
+	}
+	d->epoch++;
+}
+
+size_t dwarfsym_units_loaded(const struct dwarfsym *d)
+{
+	return d->loaded;
 }
 
 void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident)
@@ -2474,6 +2527,7 @@ int dwarfsym_lookup(struct dwarfsym *d, uint64_t vaddr, struct dwarfsym_frame *f
 		return 0;
 	if (unit_load(d, u))
 		return -ENOMEM;
+	u->used = d->epoch;
 	size_t k = bindex_count_le(&u->pbx, u->points, u->npoints, sizeof(*u->points), vaddr);
 	const struct point *pt = k ? &u->points[k - 1] : NULL;
 	bool line = pt && pt->file != ROW_END;

@@ -55,9 +55,14 @@ void dwarfsym_pages(const struct dwarfsym *d, size_t *mapped, size_t *resident);
  * it returned stay valid: they are read from the file again). */
 void dwarfsym_drop_pages(const struct dwarfsym *d);
 /* Frees the abbreviation tables d decoded (read again from the mapping on the next lookup that
- * needs one): a long recording otherwise keeps every table of every unit it ever looked into,
- * though lookups of a unit already decoded need none. Names and chains it returned stay valid.
- * Not while another call on d runs. */
+ * needs one), and unloads the units no lookup used since the previous call: their line tables
+ * and scopes are decoded again by the next lookup in them. A long recording otherwise keeps
+ * every unit of every file it ever looked into, though its caller caches what the lookups
+ * answered: called every few seconds, d holds what the last two periods looked up. Names and
+ * chains it returned stay valid (they point into the mapped sections and the path arena, and a
+ * unit decoded again gives the same pointers). Not while another call on d runs. */
 void dwarfsym_trim(struct dwarfsym *d);
+/* Units decoded and held now (for tests and diagnostics). */
+size_t dwarfsym_units_loaded(const struct dwarfsym *d);
 
 #endif

@@ -270,6 +270,49 @@ static void test_trim(void **state)
 	dwarfsym_free(trimmed);
 }
 
+/* A trim unloads the units no lookup used since the previous trim, and a lookup decodes them
+ * again: the same chains, with the same name and path pointers (a path is not joined again, so
+ * the path arena does not grow with reloads: a long recording's memory stays flat). */
+static void test_trim_unloads(void **state)
+{
+	enum { N = 64, F = 8 };
+	struct dwarfsym_frame a[N][F], b[F];
+	int na[N];
+	Dl_info info;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	struct dwarfsym *d = dwarfsym_new_fd(fd);
+	close(fd);
+	assert_non_null(d);
+	assert_true(dladdr((void *)test_trim_unloads, &info));
+	uint64_t mid = (uintptr_t)test_trim_unloads - (uintptr_t)info.dli_fbase;
+	uint64_t lo = mid > (128 << 10) ? mid - (128 << 10) : 0, step = (256 << 10) / N;
+	assert_int_equal(dwarfsym_units_loaded(d), 0);
+	for (int i = 0; i < N; i++)
+		na[i] = dwarfsym_lookup(d, lo + (uint64_t)i * step, a[i], F);
+	size_t loaded = dwarfsym_units_loaded(d);
+	assert_true(loaded >= 2); /* this test's unit and cmocka's, at least */
+	dwarfsym_trim(d); /* used since the last trim (none): kept */
+	assert_int_equal(dwarfsym_units_loaded(d), loaded);
+	assert_true(dwarfsym_lookup(d, mid, b, F) >= 1); /* keeps this test's unit in use */
+	dwarfsym_trim(d); /* the others were not used since the first trim */
+	assert_int_equal(dwarfsym_units_loaded(d), 1);
+	dwarfsym_trim(d);
+	assert_int_equal(dwarfsym_units_loaded(d), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(dwarfsym_lookup(d, lo + (uint64_t)i * step, b, F), na[i]);
+		for (int k = 0; k < na[i]; k++) {
+			assert_ptr_equal(b[k].name, a[i][k].name);
+			assert_ptr_equal(b[k].file, a[i][k].file);
+			assert_int_equal(b[k].line, a[i][k].line);
+		}
+	}
+	assert_int_equal(dwarfsym_units_loaded(d), loaded);
+	dwarfsym_free(d);
+}
+
 int main(void)
 {
 	/* the compressed fixture's sections are inflated here, not read from (or written to) the
@@ -284,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_pages_dropped),
 		cmocka_unit_test(test_trim),
+		cmocka_unit_test(test_trim_unloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

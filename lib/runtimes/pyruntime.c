@@ -21,7 +21,12 @@
 #include "proc/procmap.h"
 #include "base/vec.h"
 
-#define PYCODE_CACHE_SIZE 4096   /* slots (a power of two) */
+/* The code cache's slots: 2^MIN_BITS at first, four times more whenever its misses evict too
+ * often (cache_at: a process whose sampled code no longer fits), up to
+ * 2^MAX_BITS (72 bytes a slot: 288 KiB). A Python process sampled now and then (a server
+ * waiting) then costs 4.5 KiB, not 288: system-wide, every Python process on the host has one. */
+#define PYCODE_CACHE_MIN_BITS 6
+#define PYCODE_CACHE_MAX_BITS 12
 #define PYSTR_MAX 512            /* characters kept of a name or file name */
 #define PYLINES_MAX (64 * 1024)  /* bytes kept of a line table */
 
@@ -674,7 +679,7 @@ static int scan_maps(struct pyruntime *rt, const struct procmap *m, struct pyfil
 	return old ? -EPROTONOSUPPORT : -ENOENT;
 }
 
-static struct pycode_entry *cache_new(void);
+static int cache_new(struct pyruntime *rt);
 
 int pyruntime_find_in(pid_t pid, const struct procmap *maps, struct pyfile_cache *c, struct pyruntime *rt)
 {
@@ -694,8 +699,8 @@ int pyruntime_find_in(pid_t pid, const struct procmap *maps, struct pyfile_cache
 		return err;
 	if ((err = verify_live(rt)))
 		return err;
-	if (!(rt->cache = cache_new()))
-		return -ENOMEM;
+	if ((err = cache_new(rt)))
+		return err;
 	return 0;
 }
 
@@ -947,20 +952,73 @@ struct pycode_entry {
 	size_t nlines;
 };
 
-static struct pycode_entry *cache_new(void)
-{
-	return calloc(PYCODE_CACHE_SIZE, sizeof(struct pycode_entry));
-}
-
+/* Frees an entry's strings and empties its slot (an evicted or unreadable code object). */
 static void entry_clear(struct pycode_entry *e)
 {
 	free(e->qualname), free(e->filename), free(e->lines);
 	memset(e, 0, sizeof(*e));
 }
 
+/* Allocates rt's code cache at its smallest; 0 or -ENOMEM. */
+static int cache_new(struct pyruntime *rt)
+{
+	rt->cache_bits = PYCODE_CACHE_MIN_BITS;
+	rt->cache_evictions = rt->cache_lookups = 0;
+	rt->cache = calloc((size_t)1 << rt->cache_bits, sizeof(struct pycode_entry));
+	return rt->cache ? 0 : -ENOMEM;
+}
+
+/* The slot of code object code in a cache of 2^bits slots (a multiplicative hash). */
+static size_t cache_slot(uint64_t code, unsigned bits)
+{
+	return (size_t)((code >> 4) * 0x9e3779b97f4a7c15ULL >> (64 - bits));
+}
+
+/* Makes the cache four times larger, moving its entries (one that lands where another went
+ * first is dropped). On -ENOMEM the cache stays as it is: it works, only smaller. */
+static void cache_grow(struct pyruntime *rt)
+{
+	unsigned bits = rt->cache_bits + 2;
+	struct pycode_entry *c = calloc((size_t)1 << bits, sizeof(*c));
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < (size_t)1 << rt->cache_bits; i++) {
+		struct pycode_entry *e = &rt->cache[i], *to = &c[cache_slot(e->code, bits)];
+		if (!e->code)
+			continue;
+		if (to->code)
+			entry_clear(e);
+		else
+			*to = *e;
+	}
+	free(rt->cache);
+	rt->cache = c;
+	rt->cache_bits = bits;
+	rt->cache_evictions = rt->cache_lookups = 0;
+}
+
+/* The slot for code_addr. A miss that evicts another code object counts; more evictions than
+ * half the slots within 8 lookups a slot (a miss rate over 1/16: the working set does not fit)
+ * grow the cache. */
+static struct pycode_entry *cache_at(struct pyruntime *rt, uint64_t code_addr)
+{
+	struct pycode_entry *e = &rt->cache[cache_slot(code_addr, rt->cache_bits)];
+	size_t slots = (size_t)1 << rt->cache_bits;
+
+	if (++rt->cache_lookups > 8 * slots) /* a new window */
+		rt->cache_lookups = 1, rt->cache_evictions = 0;
+	if (!e->code || e->code == code_addr || rt->cache_bits >= PYCODE_CACHE_MAX_BITS)
+		return e;
+	if (++rt->cache_evictions <= slots / 2)
+		return e;
+	cache_grow(rt);
+	return &rt->cache[cache_slot(code_addr, rt->cache_bits)];
+}
+
 void pyruntime_release(struct pyruntime *rt)
 {
-	for (size_t i = 0; rt->cache && i < PYCODE_CACHE_SIZE; i++)
+	for (size_t i = 0; rt->cache && i < (size_t)1 << rt->cache_bits; i++)
 		entry_clear(&rt->cache[i]);
 	free(rt->cache);
 	rt->cache = NULL;
@@ -1065,12 +1123,13 @@ int pycode_resolve(struct pyruntime *rt, uint64_t code_addr, int32_t lasti, stru
 {
 	const struct pyoffsets *o = &rt->off;
 	uint8_t blk[512];
-	struct pycode_entry *e = &rt->cache[(code_addr >> 4) * 0x9e3779b97f4a7c15ULL >> 52 & (PYCODE_CACHE_SIZE - 1)];
+	struct pycode_entry *e;
 	int err;
 
 	if ((err = read_code(rt, code_addr, blk, span(o->co_filename, o->co_name, o->co_qualname,
 						     span(o->co_linetable, o->co_firstlineno, o->ob_type, 0)))))
 		return err;
+	e = cache_at(rt, code_addr);
 	if (!entry_matches(rt, e, code_addr, blk) && (err = entry_fill(rt, e, code_addr, blk)))
 		return err;
 	out->qualname = e->qualname, out->filename = e->filename, out->firstlineno = e->firstlineno;
@@ -1091,7 +1150,7 @@ int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, u
 	rt->lines = minor >= 11 ? PYLINES_LOCATIONS : minor == 10 ? PYLINES_LINETABLE : PYLINES_LNOTAB;
 	if ((err = minor == 13 ? offsets_debug(rt) : offsets_table(rt)))
 		return err;
-	if (!(rt->cache = cache_new()))
-		return -ENOMEM;
+	if ((err = cache_new(rt)))
+		return err;
 	return 0;
 }

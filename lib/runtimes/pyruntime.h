@@ -104,7 +104,9 @@ struct pyruntime {
 	uint32_t walk_first[256];   /* their _co_firsttraceable (3.11, 3.12) */
 	uint64_t errors[PYRT_ERR__N];
 	uint64_t reads;             /* process_vm_readv calls made */
-	struct pycode_entry *cache; /* direct-mapped code cache */
+	struct pycode_entry *cache; /* direct-mapped code cache, of 2^cache_bits slots */
+	unsigned cache_bits;
+	uint32_t cache_lookups, cache_evictions; /* in the current window (pyruntime.c: cache_at) */
 	const uint8_t *image;       /* pyruntime_init_image: memory read instead of the process */
 	size_t image_size;
 	uint64_t image_base;

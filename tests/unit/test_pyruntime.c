@@ -237,6 +237,40 @@ static void test_image_312(void **state)
 	image_checks(12, 8, 120);
 }
 
+/* The code cache starts small and grows only when the sampled code does not fit: a process
+ * with a few code objects keeps 64 slots however often it is sampled; 600 code objects (copies
+ * of the seed's at 512-byte steps) looked up in turn grow it, and every answer stays right. */
+static void test_code_cache_grows(void **state)
+{
+	enum { COPIES = 600, STEP = 512 };
+	static uint8_t img[4096 + COPIES * STEP + 1];
+	struct pyruntime r;
+	struct pyframe f;
+	size_t n = load_seed(12, img, 4097) - 1;
+
+	(void)state;
+	assert_int_equal(n, 4096);
+	for (size_t i = 0; i < COPIES; i++)
+		memcpy(img + 1 + 4096 + i * STEP, img + 1 + 0x600, STEP);
+	assert_int_equal(pyruntime_init_image(&r, img + 1, sizeof(img) - 1, IMAGE_BASE, 12), 0);
+	assert_int_equal(r.cache_bits, 6);
+	for (int k = 0; k < 10000; k++) { /* the seed's one code object and two copies */
+		uint64_t code = k % 3 ? IMAGE_BASE + 4096 + (uint64_t)(k % 3) * STEP : IMAGE_BASE + 0x600;
+		assert_int_equal(pycode_resolve(&r, code, 4, &f), 0);
+	}
+	assert_int_equal(r.cache_bits, 6);
+	for (int round = 0; round < 20; round++)
+		for (size_t i = 0; i < COPIES; i++) {
+			assert_int_equal(pycode_resolve(&r, IMAGE_BASE + 4096 + i * STEP, 4, &f), 0);
+			assert_string_equal(f.qualname, "func");
+			assert_string_equal(f.filename, "/tmp/x.py");
+			assert_int_equal(f.line, 12);
+		}
+	print_message("code cache: 2^%u slots for %d code objects\n", r.cache_bits, COPIES);
+	assert_in_range(r.cache_bits, 10, 12);
+	pyruntime_release(&r);
+}
+
 /* 3.13's _Py_DebugOffsets (v3.13.0 layout: 73 words) is refused with a wrong cookie, another
  * version, a free-threaded build or an offset out of range; a sane one gives its offsets. */
 static void test_debug_offsets(void **state)
@@ -754,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_file_generation),
 		cmocka_unit_test(test_image_39),
 		cmocka_unit_test(test_image_312),
+		cmocka_unit_test(test_code_cache_grows),
 		cmocka_unit_test(test_debug_offsets),
 		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),
 		REFUSED(py27), REFUSED(py36), REFUSED(py37),

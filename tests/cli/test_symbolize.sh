@@ -7,16 +7,18 @@
 
 if ! is_root; then skip "symbolization recordings need root"; exit 0; fi
 
-# share FILE.folded COMM PATTERN: percent of COMM's samples whose stack (frames joined by ';',
-# comm first) matches the Python regex PATTERN, then the sample count: "PCT TOTAL".
+# share FILE.folded COMM PATTERN [WITHIN]: percent of COMM's samples whose stack (frames joined
+# by ';', comm first) matches the Python regex PATTERN, then the sample count: "PCT TOTAL". With
+# WITHIN, only the samples whose stack matches WITHIN count.
 share() {
 	python3 - "$@" <<'PY'
 import re, sys
 path, comm, pat = sys.argv[1], sys.argv[2], re.compile(sys.argv[3])
+within = re.compile(sys.argv[4]) if len(sys.argv) > 4 else None
 tot = hit = 0
 for line in open(path):
     stack, _, n = line.rstrip("\n").rpartition(" ")
-    if stack.split(";")[0] != comm:
+    if stack.split(";")[0] != comm or (within and not within.search(stack)):
         continue
     tot += int(n)
     if pat.search(stack):
@@ -204,10 +206,16 @@ else
 fi
 
 # 7. 200 processes of ~30 ms CPU each: their samples are symbolized although each is gone long
-# before the recording ends.
+# before the recording ends. The exec and the dynamic loader take a share of each process that
+# is the kernel's and the machine's, not firn's (10-11 % on kernel 6.18 fc-v1252, where a
+# share of all samples in short_hot was 89-90 %): short_hot's share is counted among the
+# samples that reached main (which calls only atol and short_hot), the unnamed frames' among
+# all, and main must hold most of the samples (a process not symbolized has no main).
 record short sh -c 'i=0; while [ $i -lt 200 ]; do "$0" 30; i=$((i+1)); done' "$FIX/shortfix"
-read -r pct tot < <(share "$TMP/short.folded" shortfix ';short_hot( |;|$)')
-python3 -c "import sys; sys.exit(0 if float('$pct') >= 90 and $tot >= 2000 else 1)" \
-	&& pass "200 short-lived processes: $pct% of $tot samples in short_hot" \
-	|| { fail "200 short-lived processes: $pct% of $tot samples in short_hot (wanted >= 90%)"; \
+read -r pct tot < <(share "$TMP/short.folded" shortfix ';main;short_hot( |;|$)' ';main(;|$| )')
+read -r inmain all < <(share "$TMP/short.folded" shortfix ';main(;|$| )')
+read -r unnamed _ < <(share "$TMP/short.folded" shortfix '\[unknown\]')
+python3 -c "import sys; sys.exit(0 if float('$pct') >= 95 and float('$inmain') >= 75 and float('$unnamed') <= 3 and $all >= 2000 else 1)" \
+	&& pass "200 short-lived processes: $pct% of $tot samples in main in short_hot, $inmain% of $all in main, $unnamed% unnamed" \
+	|| { fail "200 short-lived processes: $pct% of $tot samples in main in short_hot (wanted >= 95%), $inmain% of $all in main (>= 75%), $unnamed% unnamed (<= 3%)"; \
 	     sort -t' ' -k2 -n -r "$TMP/short.folded" | head -5 | cut -c1-200 | sed 's/^/    /'; }

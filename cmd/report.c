@@ -564,6 +564,9 @@ static int annotate_error(const struct report_opts *ro, const struct disasm *d, 
 	if (err == -ENOEXEC)
 		return error("cannot annotate '%s': '%s' is not an ELF file of a known machine", fn,
 			     d->path);
+	if (err == -ELIBACC)
+		return error("cannot annotate '%s': cannot load the disassembler library '%s'", fn,
+			     disasm_library());
 	if (d->path)
 		return error("cannot annotate '%s': cannot open '%s': %s", fn, d->path,
 			     safeopen_strerror(err));

@@ -191,6 +191,9 @@ void view_annotate_open(struct top *t, struct view *v)
 		if (err == -EOPNOTSUPP)
 			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': kernel or JIT code "
 				 "has no file to read", v->function);
+		else if (err == -ELIBACC)
+			snprintf(v->note, sizeof(v->note), "cannot annotate '%s': cannot load the "
+				 "disassembler library '%s'", v->function, disasm_library());
 		else if (err == -ENOENT && !v->dis.path)
 			snprintf(v->note, sizeof(v->note), "nothing to annotate: no sample of the window "
 				 "ran in '%s' itself (c shows what it calls)", v->function);

@@ -1,4 +1,5 @@
-/* Annotation of one function: its machine code disassembled with capstone from its ELF file (the
+/* Annotation of one function: its machine code disassembled with capstone (opened with dlopen on
+ * first use, so that the commands that never annotate do not map it) from its ELF file (the
  * symbol's [start, end) read through the PT_LOAD segments), the source line of each instruction
  * from DWARF (libdw, the file's own debug info or a separate debug file found by build id or
  * .gnu_debuglink as the symbolizer finds it, lib/elf/debuginfo) when there is some,
@@ -66,8 +67,12 @@ struct disasm {
 
 /* Disassembles the function of the ELF file at path that contains vaddr (name NULL) or that is
  * named name. 0, -ENOENT (no such file or function), -ENOEXEC (not ELF, or a machine capstone
- * does not know), -ENOMEM, or -errno. d is initialized here; release it even on failure. */
+ * does not know), -ELIBACC (capstone, opened on first use, cannot be loaded: disasm_library
+ * names it), -ENOMEM, or -errno. d is initialized here; release it even on failure. */
 int disasm_open(struct disasm *d, const char *path, const char *name, uint64_t vaddr);
+/* The soname of the capstone library the disassembler opens on first use ("libcapstone.so.4"):
+ * no other part of firn maps it. */
+const char *disasm_library(void);
 void disasm_release(struct disasm *d);
 
 /* Index of the instruction containing vaddr, or -1. */

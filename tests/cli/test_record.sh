@@ -194,3 +194,14 @@ if command -v setpriv >/dev/null; then
 	grep -q "record needs root, or CAP_BPF and CAP_PERFMON" "$TMP/err" && pass "unprivileged: names the missing capabilities" \
 		|| fail "unprivileged message: $(cat "$TMP/err")"
 fi
+
+# record does not map capstone (lib/analyze/disasm.c opens it on the first annotation): its
+# relocated tables were 1.3 MB of every recording's anonymous memory. The command runs as
+# firn's child, so its $PPID is the recording; report --annotate still disassembles
+# (test_stripped, test_top).
+"$FIRN" record -q -F 99 -o "$TMP/nocs.pb.gz" -- sh -c \
+	'grep -c "^" /proc/$PPID/maps; grep -c libcapstone /proc/$PPID/maps' >"$TMP/nocs.out" 2>&1
+read -r nmaps ncs < <(tr '\n' ' ' <"$TMP/nocs.out")
+[ "${nmaps:-0}" -gt 20 ] && [ "$ncs" = 0 ] \
+	&& pass "record maps no libcapstone ($nmaps mappings read from the recording's maps)" \
+	|| fail "record's mappings: '$(tr '\n' ' ' <"$TMP/nocs.out")' (wanted > 20 mappings, 0 of libcapstone)"

@@ -88,3 +88,17 @@ check "--annotate '$fn' ($sym, unstripped): exit $rc, its bounds $start-$end: $(
 	grep -qx "# $fn: no symbol, .eh_frame bounds $fn at $start-$end in .*/stripfix-stripped" "$TMP/ann.txt"
 check "--annotate '$fn': the row's $self samples are in it: $(sed -n 3p "$TMP/ann.txt")" \
 	grep -q "^# [0-9.]*% of [0-9]* samples ($self) in this function" "$TMP/ann.txt"
+
+# capstone is opened on the first annotation (dlopen): where it cannot be loaded (here an empty
+# file mounted over it in a mount namespace of this test's own), --annotate says so in one line
+# and exits 1
+cs=$(ldconfig -p | awk '/libcapstone\.so\.[0-9]+ .*x86-64/ { print $NF; exit }')
+if [ -n "$cs" ] && command -v unshare >/dev/null; then
+	unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' _ "$cs" \
+		"$FIRN" report --annotate "$fn" "$TMP/sf.pb.gz" >"$TMP/nocs.txt" 2>"$TMP/nocs.err"
+	rc=$?
+	check "--annotate without capstone: exit $rc, '$(cat "$TMP/nocs.err")'" \
+		test "$rc" = 1 -a "$(cat "$TMP/nocs.err")" = "firn: cannot annotate '$fn': cannot load the disassembler library '$(basename "$cs")'"
+else
+	skip "--annotate without capstone: no libcapstone in ldconfig's cache, or no unshare"
+fi

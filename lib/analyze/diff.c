@@ -36,14 +36,25 @@ static void push_entry(struct diff *d, uint8_t *from, const struct hist_entry *b
 	from[d->n++] = (b ? FROM_BASE : 0) | (n ? FROM_NEW : 0);
 }
 
-/* qsort_r callback: indexes of entries (arg) by name. */
+/* qsort_r callback: indexes of entries (arg) by name, then the larger (total, then self) first,
+ * so that among entries of one name the largest pair first: a frame whose module one side does
+ * not know ("_start" in folded stacks) pairs with the other side's largest of that name (the
+ * program's _start, not the dynamic loader's), whatever order the profile's tables had. */
 static int cmp_index_name(const void *a, const void *b, void *arg)
 {
 	const struct diff_entry *e = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 	int c = strcmp(e[x].name, e[y].name);
+	int64_t tx = e[x].total[0] + e[x].total[1], ty = e[y].total[0] + e[y].total[1];
+	int64_t sx = e[x].self[0] + e[x].self[1], sy = e[y].self[0] + e[y].self[1];
 
-	return c ? c : (x > y) - (x < y);
+	if (c)
+		return c;
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	if (sx != sy)
+		return sx < sy ? 1 : -1;
+	return (x > y) - (x < y);
 }
 
 /* Moves the new-only entry j into the base-only entry i; j is left to be dropped. The pair

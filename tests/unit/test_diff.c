@@ -177,6 +177,34 @@ static size_t count_named(const struct diff *d, const char *name)
 	return n;
 }
 
+/* A name in two modules on one side ("_start" of the program and of the dynamic loader) and
+ * with no module on the other (folded stacks): the unknown one pairs with the largest, in
+ * whichever order the profile's tables list them. */
+static void test_join_unknown_module_largest(void **state)
+{
+	const char *const files[] = { "/lib/ld-linux-x86-64.so.2", "/usr/bin/split" };
+	const char *const names[] = { "_start", "_start" };
+	const int64_t small_first[] = { 1, 229 }, large_first[] = { 229, 1 };
+	(void)state;
+
+	for (int order = 0; order < 2; order++) {
+		struct pair pr;
+		const char *const f2[] = { files[1], files[0] };
+		load_modules(&pr.p[0], 2, order ? f2 : files, names, order ? large_first : small_first);
+		load_folded(&pr.p[1], "_start 230\n");
+		pair_join(&pr);
+		assert_int_equal(pr.d.n, 2);
+		for (size_t i = 0; i < pr.d.n; i++) {
+			const struct diff_entry *e = &pr.d.entries[i];
+			bool prog = !strcmp(e->module, "split");
+			assert_true(prog || !strcmp(e->module, "ld-linux-x86-64.so.2"));
+			assert_int_equal(e->self[DIFF_BASE], prog ? 229 : 1);
+			assert_int_equal(e->self[DIFF_NEW], prog ? 230 : 0);
+		}
+		pair_release(&pr);
+	}
+}
+
 /* Two builds whose files are named differently: versions of one module pair by default, the
  * same module first; other modules pair only with DIFF_MATCH_NAME (--ignore-module). */
 static void test_join_modules(void **state)
@@ -769,6 +797,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_unknown_module),
+		cmocka_unit_test(test_join_unknown_module_largest),
 		cmocka_unit_test(test_join_modules),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_rule_parse),

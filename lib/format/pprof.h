@@ -42,8 +42,10 @@ enum {
 	 * that differed only by it become one. */
 	PPROF_NO_SYSTEM_NAMES = 1 << 2,
 };
-/* pprof_encode of a copy of p without what flags name: only the strings it uses, in the order
- * it first uses them, samples that became equal merged. Reports (folded stacks, functions,
+/* pprof_encode of a copy of p without what flags name: only the locations its samples use and
+ * the mappings, functions and strings those need (a recorder's profile keeps every location
+ * it ever resolved: an interval's copy holds only the interval's), strings in the order the
+ * copy first uses them, samples that became equal merged. Reports (folded stacks, functions,
  * lines, pid and comm filters) read the same from both. p is not changed. Returns as
  * pprof_encode does. */
 int pprof_encode_flags(const struct profile *p, bool gzip, unsigned flags, void **out,

@@ -338,6 +338,46 @@ static void test_encode_compact(void **state)
 	profile_release(&c);
 }
 
+/* A recorder's profile keeps every location it ever resolved (recorder.h), so the copy holds
+ * only what its samples use: the recorded profile with 5,000 locations, functions and mappings
+ * of earlier intervals added (no sample uses them) encodes to the very bytes it encodes to
+ * without them, for every flag. */
+static void test_encode_compact_used_only(void **state)
+{
+	const unsigned flags[] = { PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
+				   PPROF_NO_SYSTEM_NAMES, PPROF_FUNCTION_LINES,
+				   PPROF_NO_THREAD_LABELS, PPROF_NO_SYSTEM_NAMES };
+	struct profile plain, aged;
+
+	(void)state;
+	build_recorded(&plain);
+	build_recorded(&aged);
+	for (int i = 0; i < 5000; i++) { /* what earlier intervals resolved */
+		char name[32], path[32];
+		snprintf(name, sizeof(name), "old_fn_%d", i);
+		snprintf(path, sizeof(path), "/usr/lib/old%d.so", i % 50);
+		int64_t m = profile_add_mapping(&aged, 0x7f0000000000ULL + (uint64_t)(i % 50) * 0x100000,
+						0x7f0000000000ULL + (uint64_t)(i % 50 + 1) * 0x100000,
+						0, path, "");
+		struct profile_line l = { profile_function(&aged, name, name, "old.c", i), 1 };
+		assert_true(m > 0 && l.function_id > 0);
+		assert_true(profile_add_location(&aged, (uint64_t)m, 0x7f0000001000ULL + (uint64_t)i,
+						 &l, 1) > 0);
+	}
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		void *a, *b;
+		size_t alen, blen;
+		assert_int_equal(pprof_encode_flags(&plain, false, flags[f], &a, &alen), 0);
+		assert_int_equal(pprof_encode_flags(&aged, false, flags[f], &b, &blen), 0);
+		assert_int_equal(blen, alen);
+		assert_memory_equal(a, b, alen);
+		free(a);
+		free(b);
+	}
+	profile_release(&plain);
+	profile_release(&aged);
+}
+
 /* Each flag alone does only its part; no flags is pprof_encode. */
 static void test_encode_compact_flags(void **state)
 {
@@ -847,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_encode_deterministic),
 		cmocka_unit_test(test_encode_compact),
 		cmocka_unit_test(test_encode_compact_flags),
+		cmocka_unit_test(test_encode_compact_used_only),
 		cmocka_unit_test(test_exact_bytes),
 		cmocka_unit_test(test_gzip_bytes),
 		cmocka_unit_test(test_decode_unusual),

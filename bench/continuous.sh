@@ -10,7 +10,9 @@
 # <= 32 MB), its
 # open descriptors then, at half-time and at the end (no growth; they rise until each long-lived
 # process of the host has been sampled once, as firn holds the files of a sampled process), and what the server got against what firn
-# says it sent, retried and dropped. A third run records only one busy process (--cgroup): the
+# says it sent, retried and dropped, with the mean size of its first and last ten intervals
+# (flat: an interval holds only its own tables, not the recording's). A third run records only
+# one busy process (--cgroup): the
 # cost of the continuous machinery itself, without the host's other processes (on a shared
 # machine they are most of it: every new process is snapshotted and symbolized).
 # Then the in-kernel --cgroup filter on a busy workload outside the cgroup: BPF ns per hit of
@@ -54,6 +56,8 @@ class H(http.server.BaseHTTPRequestHandler):
         with open(out + '.tmp', 'w') as f:
             f.write('%d %d\n' % tuple(st))
         os.replace(out + '.tmp', out)
+        with open(out + '.sizes', 'a') as f:  # each interval's bytes: flat, or growing with age
+            f.write('%d\n' % len(body))
         self.send_response(200)
         self.end_headers()
     def log_message(self, *a):
@@ -107,7 +111,7 @@ nap() { read -rt "$1" -u "$NAP" _; }
 run_case() {
 	local name=$1 down=$2 port t0 c0 r0 a0 f0 t1 c1 r1 a1 f1 hwm start now
 	port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	rm -f "$D/count"
+	rm -f "$D/count" "$D/count.sizes"
 	start_server "$port"
 	say "continuous: $name: $DURATION s, -F $FREQ --every $EVERY --push to port $port"
 	"$FIRN" record -a -F "$FREQ" --every "$EVERY" --push "http://127.0.0.1:$port/" -d "$DURATION" \
@@ -136,16 +140,19 @@ run_case() {
 	wait "$fp"
 	local rc=$? cnt
 	cnt=$(cat "$D/count" 2>/dev/null || echo "0 0")
+	# the mean size of the first and of the last ten intervals received
+	local sizes; sizes=$(awk '{ v[NR] = $1 } END { n = NR < 10 ? NR : 10; for (i = 1; i <= n; i++) { a += v[i]; b += v[NR - n + i] }
+		printf "%.1f → %.1f kB", n ? a / n / 1024 : 0, n ? b / n / 1024 : 0 }' "$D/count.sizes" 2>/dev/null)
 	stop_server
 	local push; push=$(sed -n 's/^firn: push: //p' "$D/$name.err")
 	awk -v n="$name" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" \
 	    -v rmax="$rmax" -v hwm="$hwm" -v a0="$a0" -v a1="$a1" -v f0="$f0" -v f1="$f1" -v cnt="$cnt" -v push="$push" -v rc="$rc" \
-	    -v am="${am:-$a1}" -v fm="${fm:-$f1}" 'BEGIN {
+	    -v am="${am:-$a1}" -v fm="${fm:-$f1}" -v sizes="${sizes:-—}" 'BEGIN {
 		split(cnt, k, " ")
-		printf "| %s | %.0f s | %.3f %% | %.2f s | %.1f → %.1f MB (%+.2f MB; max %.1f) | %.1f → %.1f → %.1f MB (%+.2f MB; second half %+.2f) | %.1f MB | %d → %d → %d | %d requests, %.0f kB | %s | %d |\n",
+		printf "| %s | %.0f s | %.3f %% | %.2f s | %.1f → %.1f MB (%+.2f MB; max %.1f) | %.1f → %.1f → %.1f MB (%+.2f MB; second half %+.2f) | %.1f MB | %d → %d → %d | %d requests, %.0f kB; first 10 → last 10: %s | %s | %d |\n",
 		    n, t1 - t0, 100 * (c1 - c0) / (t1 - t0), c1, r0 / 1024, r1 / 1024, (r1 - r0) / 1024,
 		    rmax / 1024, a0 / 1024, am / 1024, a1 / 1024, (a1 - a0) / 1024, (a1 - am) / 1024,
-		    hwm / 1024, f0, fm, f1, k[1], k[2] / 1024, push, rc }'
+		    hwm / 1024, f0, fm, f1, k[1], k[2] / 1024, sizes, push, rc }'
 }
 
 # median_range FILE: "median [min–max]" of the numbers in FILE, one per line.

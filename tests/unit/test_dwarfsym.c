@@ -203,6 +203,18 @@ static void test_damaged(void **state)
 	}
 }
 
+/* The DWARF of this test binary (libfirn built with -g), indexed. */
+static struct dwarfsym *self_dwarf(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	struct dwarfsym *d = dwarfsym_new_fd(fd);
+	close(fd);
+	assert_non_null(d);
+	return d;
+}
+
 /* What indexing read stays out of the resident set: this test's own DWARF (hundreds of KiB:
  * libfirn with -g), just indexed, has at most a fault's 64 KiB of pages mapped, where every
  * unit head read at init used to keep the whole file resident; lookups still answer (and read
@@ -212,13 +224,9 @@ static void test_pages_dropped(void **state)
 	struct dwarfsym_frame f[8];
 	Dl_info info;
 	size_t mapped, resident;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct dwarfsym *d = self_dwarf();
 
 	(void)state;
-	assert_true(fd >= 0);
-	struct dwarfsym *d = dwarfsym_new_fd(fd);
-	close(fd);
-	assert_non_null(d);
 	dwarfsym_pages(d, &mapped, &resident);
 	print_message("%zu KiB mapped, %zu KiB resident after init\n", mapped >> 10, resident >> 10);
 	assert_true(mapped >= 256 << 10);
@@ -279,13 +287,9 @@ static void test_trim_unloads(void **state)
 	struct dwarfsym_frame a[N][F], b[F];
 	int na[N];
 	Dl_info info;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct dwarfsym *d = self_dwarf();
 
 	(void)state;
-	assert_true(fd >= 0);
-	struct dwarfsym *d = dwarfsym_new_fd(fd);
-	close(fd);
-	assert_non_null(d);
 	assert_true(dladdr((void *)test_trim_unloads, &info));
 	uint64_t mid = (uintptr_t)test_trim_unloads - (uintptr_t)info.dli_fbase;
 	uint64_t lo = mid > (128 << 10) ? mid - (128 << 10) : 0, step = (256 << 10) / N;

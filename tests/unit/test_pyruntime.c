@@ -443,8 +443,9 @@ static bool line_fits(const char *name, const char *callee, int line)
 
 	if (line <= 0 || line >= 128)
 		return false;
-	if (!callee)
-		return strncmp(name, "worker_", 7) || strstr(src[line], "time.sleep(");
+	if (!callee) /* a worker sleeps, or runs its loop between two sleeps (a loaded host) */
+		return strncmp(name, "worker_", 7) || strstr(src[line], "time.sleep(") ||
+		       strstr(src[line], "while True:");
 	if (strrchr(callee, '.'))
 		callee = strrchr(callee, '.') + 1; /* a 3.11+ qualname: render.<locals>.<genexpr> */
 	if (callee[0] == '<') /* a comprehension: its own frame, no call by name */

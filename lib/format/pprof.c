@@ -652,21 +652,18 @@ static void count_strings(const struct compactor *c, uint32_t *n)
  * the others are interned as the copy first uses them. */
 static int intern_by_use(struct compactor *c)
 {
-	uint32_t ns = c->src->strings.n, k = 0;
+	uint32_t ns = c->src->strings.n;
 	uint32_t *n = calloc(ns + 1, sizeof(*n));
 	struct id_count *often = NULL;
+	size_t k = 0, cap = 0;
 	int err = n ? 0 : -ENOMEM;
 
 	if (!err)
 		count_strings(c, n);
 	for (uint32_t i = 1; !err && i < ns; i++)
-		k += n[i] >= 8;
-	if (!err && !(often = malloc((k + 1) * sizeof(*often))))
-		err = -ENOMEM;
-	for (uint32_t i = 1, j = 0; !err && i < ns; i++)
-		if (n[i] >= 8)
-			often[j++] = (struct id_count){ n[i], i };
-	if (!err)
+		if (n[i] >= 8 && !(err = VEC_GROW(often, cap, k + 1)))
+			often[k++] = (struct id_count){ n[i], i };
+	if (!err && k)
 		qsort(often, k, sizeof(*often), id_count_cmp);
 	for (uint32_t i = 0; !err && i < k; i++)
 		if (profile_intern(c->dst, profile_str(c->src, often[i].id)) < 0)
@@ -680,20 +677,17 @@ static int intern_by_use(struct compactor *c)
 static int copy_locations_by_use(struct compactor *c)
 {
 	const struct profile *s = c->src;
-	uint64_t k = 0;
+	struct id_count *n = NULL;
+	size_t k = 0, cap = 0;
 	int err = 0;
 
-	for (uint64_t i = 0; i < s->nlocations; i++)
-		k += c->loc_uses[i] > 0;
-	struct id_count *n = malloc((k + 1) * sizeof(*n));
-	if (!n || ((c->flags & PPROF_FUNCTION_LINES) && hashtab_reserve(&c->locs, k))) {
-		free(n);
-		return -ENOMEM;
-	}
-	for (uint64_t i = 0, j = 0; i < s->nlocations; i++)
-		if (c->loc_uses[i])
-			n[j++] = (struct id_count){ c->loc_uses[i], i };
-	qsort(n, k, sizeof(*n), id_count_cmp);
+	for (uint64_t i = 0; !err && i < s->nlocations; i++)
+		if (c->loc_uses[i] && !(err = VEC_GROW(n, cap, k + 1)))
+			n[k++] = (struct id_count){ c->loc_uses[i], i };
+	if (!err && (c->flags & PPROF_FUNCTION_LINES) && hashtab_reserve(&c->locs, k))
+		err = -ENOMEM;
+	if (!err && k)
+		qsort(n, k, sizeof(*n), id_count_cmp);
 	for (uint64_t i = 0; !err && i < k; i++)
 		err = compact_location(c, n[i].id);
 	free(n);

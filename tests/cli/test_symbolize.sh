@@ -207,7 +207,7 @@ fi
 
 # 7. 200 processes of ~30 ms CPU each: their samples are symbolized although each is gone long
 # before the recording ends. The exec and the dynamic loader take a share of each process that
-# is the kernel's and the machine's, not firn's (10-11 % on kernel 6.18 fc-v1252, where a
+# is the kernel's and the machine's, not firn's (10-11 % on kernel 6.18.44-fc-v1294, where a
 # share of all samples in short_hot was 89-90 %): short_hot's share is counted among the
 # samples that reached main (which calls only atol and short_hot), the unnamed frames' among
 # all, and main must hold most of the samples (a process not symbolized has no main).

@@ -10,10 +10,14 @@ if ! is_root; then skip "recording tests need root"; exit 0; fi
 "$FIRN" record --call-graph fp -F 499 -o "$TMP/g.pb.gz" -- "$FIX/fpgarbage" 1 2>"$TMP/err"
 check "record --call-graph fp of fpgarbage exits 0" [ $? -eq 0 ]
 "$FIRN" report --folded "$TMP/g.pb.gz" >"$TMP/g.folded"
-# (a sample inside the execve that starts it has the image before it as its user frame, in no
-# mapping of the new one: an honest [unknown] that is no frame-pointer root, left out here)
+# (a sample before its exec, inside the execve or earlier in the forked child — ret_from_fork,
+# a page fault, all the more on a loaded host — has the image before it as its user frame, in no
+# mapping of the new one: an honest [unknown] that is no frame-pointer root. A walk from the bad
+# rbp starts at the exact pc, in spin_with_bad_rbp, so only stacks through the fixture's code
+# count as bad; the check below holds those to 95 % of all)
 read -r all bad < <(awk '/^fpgarbage;/ && !/;__x64_sys_execve_\[k\];/ { n += $NF
-	if (/\[unknown\]|;0x[0-9a-f]+(;| |$)/) u += $NF } END { print n + 0, u + 0 }' "$TMP/g.folded")
+	if (/;(spin_with_bad_rbp|main)(;| |$)/ && /\[unknown\]|;0x[0-9a-f]+(;| |$)/) u += $NF }
+	END { print n + 0, u + 0 }' "$TMP/g.folded")
 check "fpgarbage: no [unknown] root frame from its bad rbp ($bad of $all samples)" \
 	[ "$all" -ge 100 -a "$bad" -eq 0 ]
 spin=$(awk '/^fpgarbage;spin_with_bad_rbp( |;)/ { n += $NF } END { print n + 0 }' "$TMP/g.folded")

@@ -294,11 +294,12 @@ s, c = json.load(open("samples.json")), json.load(open("cpu.json"))
 assert s["sample_type"] == "samples" and c["sample_type"] == "cpu", (s["sample_type"], c["sample_type"])
 period = 10**9 // 499
 assert c["total"] == s["total"] * period and s["total"] > 100, (s["total"], c["total"])
-fs = {x["name"]: x for x in s["functions"]}
+# by name and module: _start is the program's and the dynamic loader's
+fs = {(x["name"], x["module"]): x for x in s["functions"]}
 for x in c["functions"]:
-    assert x["self"] == fs[x["name"]]["self"] * period, x
-    assert x["self_pct"] == fs[x["name"]]["self_pct"], x
-assert fs["busy_hot"]["self_pct"] > 50, fs["busy_hot"]
+    assert x["self"] == fs[x["name"], x["module"]]["self"] * period, x
+    assert x["self_pct"] == fs[x["name"], x["module"]]["self_pct"], x
+assert fs["busy_hot", "busy"]["self_pct"] > 50, fs["busy_hot", "busy"]
 ' && pass "record: report --sample-type cpu is samples x period, the same shares" \
 			|| fail "record: report --sample-type cpu is samples x period"
 		"$FIRN" report --sample-type cpu --annotate busy_hot rec.pb.gz >ann 2>&1 \

@@ -42,6 +42,7 @@ struct v8proc {
 	struct firn_v8_proc p;  /* what the walker was told (described) */
 	uint64_t dev, ino;      /* V8's file as mapped (its mappings are V8's code) */
 	bool counted; /* in st.processes (a second notice of its exec counts no more) */
+	bool refusal_counted; /* in st.refused (the same: a process is refused once) */
 };
 
 /* One function id of the walker: what was read of its SharedFunctionInfo (name NULL: not read). */
@@ -562,6 +563,17 @@ static bool add_text(struct firn_v8_proc *p, const struct procmap_entry *e)
 	return false;
 }
 
+/* Counts pr's refusal, once however often it is looked at (its exec told twice, its first
+ * sample looking again), and keeps why. */
+static void refuse(struct v8frames *v8, struct v8proc *pr, const char *why)
+{
+	if (!pr->refusal_counted) {
+		pr->refusal_counted = true;
+		v8->st.refused++;
+	}
+	snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", why);
+}
+
 /* Describes pid's V8 (the file f, mapped at e among m) to the walker; counts a refusal. */
 static void describe(struct v8frames *v8, struct v8proc *pr, const struct procmap_entry *e,
 		     const struct procmap *m)
@@ -571,14 +583,11 @@ static void describe(struct v8frames *v8, struct v8proc *pr, const struct procma
 	char why[sizeof(v8->st.last_refusal)];
 
 	if (f->err) {
-		v8->st.refused++;
-		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s",
-			 f->c.reason[0] ? f->c.reason : "cannot read its V8 constants");
+		refuse(v8, pr, f->c.reason[0] ? f->c.reason : "cannot read its V8 constants");
 		return;
 	}
 	if (v8frames_proc_of(&f->c, &p, why, sizeof(why))) {
-		v8->st.refused++;
-		snprintf(v8->st.last_refusal, sizeof(v8->st.last_refusal), "%s", why);
+		refuse(v8, pr, why);
 		return;
 	}
 	pr->dev = (uint64_t)e->dev_major << 20 | e->dev_minor;
@@ -634,7 +643,7 @@ static void look(struct v8frames *v8, struct v8proc *pr)
 void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 {
 	struct v8proc *pr = proc_find(v8, pid);
-	bool counted = pr && pr->counted;
+	bool counted = pr && pr->counted, refused = pr && pr->refusal_counted;
 
 	/* met at its exec, before the loader mapped its libraries, and no V8 file found then: its
 	 * first sample looks again, should the mmap record of its libnode not have reached us
@@ -650,7 +659,7 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 	} else if (pr->described) {
 		(void)v8->set(v8->ctx, pid, NULL);
 	}
-	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted };
+	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
 	look(v8, pr);
 }
 

@@ -465,6 +465,40 @@ static void test_announce_resolve(void **state)
 	rmdir(dir);
 }
 
+/* A process whose V8 constants are implausible (the badtag fixture as "libnode.so") is refused
+ * with the reason, and counted once however often it is looked at: its exec told twice (the
+ * held command), its first sample looking again. */
+static void test_refused_once(void **state)
+{
+	struct told t = { 0 };
+	struct v8frames_stats st;
+	char dir[] = "/tmp/firn-v8-XXXXXX", path[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libnode.so.99", dir);
+	copy_file(built_fixture("libv8fake-badtag.so"), path);
+	procmap_init(&fake_maps);
+	struct procmap_entry e = { .start = 0x400000, .end = 0x800000, .r = true, .x = true,
+				   .kind = PROCMAP_FILE, .path = path, .inode = 78, .dev_major = 254 };
+	assert_int_equal(procmap_add(&fake_maps, &e), 0);
+	struct v8frames *v8 = v8frames_new(told_set, &t);
+	assert_non_null(v8);
+	v8frames_set_maps(v8, maps_of);
+	v8frames_add_process(v8, getpid(), true);
+	v8frames_add_process(v8, getpid(), true); /* its exec told again */
+	v8frames_add_process(v8, getpid(), false);
+	v8frames_get_stats(v8, &st);
+	assert_int_equal(t.calls, 0);
+	assert_int_equal(st.processes, 0);
+	assert_int_equal(st.refused, 1);
+	assert_non_null(strstr(st.last_refusal, "v8dbg_HeapObjectTag has an implausible value"));
+	v8frames_free(v8);
+	procmap_release(&fake_maps);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test(test_proc_of),
 		cmocka_unit_test_setup_teardown(test_announce_resolve, setup, teardown),
+		cmocka_unit_test(test_refused_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,10 @@
 
 extern const struct opt continuous_opts[];
 
+/* A continuous recording drains the in-kernel counts this far apart at most, where the rate
+ * allows (recorder_opts.drain_max_ns): its cost counts over hours, a drain's latency does not */
+#define CONTINUOUS_DRAIN_MAX_NS 2000000000ULL
+
 /* Encodes an interval's profile for its file (the format record's -o asks for): 0 or -errno,
  * *buf malloc'd. */
 typedef int (*continuous_encode_fn)(void *arg, const struct profile *p, void **buf, size_t *len);

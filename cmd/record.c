@@ -418,6 +418,8 @@ static int setup(struct recording *r, int argc, char **argv)
 		.cuda_lib = o->cuda_lib,
 		.cgroups = (const char *const *)o->cgroups, .ncgroups = o->ncgroups,
 		.process_labels = o->process_labels || o->c.push_url,
+		.drain_max_ns = continuous_on(&o->c) ? CONTINUOUS_DRAIN_MAX_NS : 0,
+		.renew_tables = continuous_on(&o->c) && !o->c.whole,
 	};
 	char why[1024];
 
@@ -444,7 +446,7 @@ static int wait_events(struct recording *r, int ms)
 static int wait_ms(const struct recording *r, uint64_t limit, uint64_t start_ns)
 {
 	uint64_t now = mono_ns(), left = limit && start_ns + limit > now ? start_ns + limit - now : 0;
-	int idle = recorder_wait_ms(r->rec, RECORDER_IDLE_MS);
+	int idle = recorder_wait_ms(r->rec, INT_MAX);
 
 	if (!limit || left >= (uint64_t)idle * 1000000ULL)
 		return idle;

@@ -418,31 +418,14 @@ struct compactor {
 	int64_t k_tid, k_thread;              /* src string ids of the dropped keys, or -1 */
 };
 
-/* Copies the profile-wide fields (types, period, comments) by string, so only the strings the
- * copy uses are interned, in the order it first uses them. */
+/* Copies the profile-wide fields (profile_copy_scalars) and the interval's time. */
 static int compact_scalars(struct compactor *c)
 {
-	const struct profile *s = c->src;
-	struct profile *d = c->dst;
-	int err = 0;
+	int err = profile_copy_scalars(c->dst, c->src);
 
-	for (uint32_t i = 0; i < s->nsample_types && !err; i++)
-		err = profile_add_sample_type(d, profile_str(s, s->sample_types[i].type),
-					      profile_str(s, s->sample_types[i].unit)) < 0;
-	int64_t pt = profile_intern(d, profile_str(s, s->period_type.type));
-	int64_t pu = profile_intern(d, profile_str(s, s->period_type.unit));
-	int64_t ds = profile_intern(d, profile_str(s, s->default_sample_type));
-	if (err || pt < 0 || pu < 0 || ds < 0)
-		return -ENOMEM;
-	d->period_type = (struct profile_value_type){ pt, pu };
-	d->default_sample_type = ds;
-	d->period = s->period;
-	d->time_nanos = s->time_nanos;
-	d->duration_nanos = s->duration_nanos;
-	for (uint32_t i = 0; i < s->ncomments; i++)
-		if (profile_add_comment(d, profile_str(s, s->comments[i])))
-			return -ENOMEM;
-	return 0;
+	c->dst->time_nanos = c->src->time_nanos;
+	c->dst->duration_nanos = c->src->duration_nanos;
+	return err;
 }
 
 /* Counts the samples' references to each location, and marks (1) the mappings and functions

@@ -127,6 +127,46 @@ void profile_release(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
+int profile_copy_scalars(struct profile *dst, const struct profile *src)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < src->nsample_types && !err; i++)
+		err = profile_add_sample_type(dst, profile_str(src, src->sample_types[i].type),
+					      profile_str(src, src->sample_types[i].unit)) < 0;
+	int64_t pt = profile_intern(dst, profile_str(src, src->period_type.type));
+	int64_t pu = profile_intern(dst, profile_str(src, src->period_type.unit));
+	int64_t ds = profile_intern(dst, profile_str(src, src->default_sample_type));
+	if (err || pt < 0 || pu < 0 || ds < 0)
+		return -ENOMEM;
+	dst->period_type = (struct profile_value_type){ pt, pu };
+	dst->default_sample_type = ds;
+	dst->period = src->period;
+	for (uint32_t i = 0; i < src->ncomments; i++)
+		if (profile_add_comment(dst, profile_str(src, src->comments[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A continuous recording's tables would otherwise hold every address it ever resolved. */
+int profile_renew(struct profile *p)
+{
+	struct profile fresh;
+	int err = profile_init(&fresh);
+
+	if (!err)
+		err = profile_copy_scalars(&fresh, p);
+	if (!err)
+		fresh.time_nanos = p->time_nanos, fresh.duration_nanos = p->duration_nanos;
+	if (err) {
+		profile_release(&fresh);
+		return err;
+	}
+	profile_release(p);
+	*p = fresh;
+	return 0;
+}
+
 int64_t profile_intern(struct profile *p, const char *s)
 {
 	return strtab_intern(&p->strings, s ? s : "", s ? strlen(s) : 0);
@@ -749,6 +789,25 @@ static int pid_cmp(const void *a, const void *b)
 }
 
 /* Sorts the pids of the samples that have one and counts the runs. */
+uint64_t profile_locations_used(const struct profile *p)
+{
+	uint8_t *seen = calloc(p->nlocations / 8 + 1, 1);
+	uint64_t n = 0;
+
+	if (!seen)
+		return p->nlocations;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		for (uint32_t j = 0; j < p->samples[i].nlocs; j++) {
+			uint64_t id = p->samples[i].location_ids[j];
+			if (id && id <= p->nlocations && !(seen[id / 8] & 1u << id % 8)) {
+				seen[id / 8] |= (uint8_t)(1u << id % 8);
+				n++;
+			}
+		}
+	free(seen);
+	return n;
+}
+
 uint64_t profile_distinct_pids(const struct profile *p)
 {
 	int64_t *pids = malloc((p->nsamples + 1) * sizeof(*pids));

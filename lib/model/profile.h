@@ -99,6 +99,15 @@ struct profile {
 int profile_init(struct profile *p);
 void profile_release(struct profile *p);
 
+/* Copies src's profile-wide fields into dst by string: its sample types (added after dst's),
+ * period type, period, default type and comments. Only those strings are interned, in the
+ * order they are used. 0 or -ENOMEM (dst partly filled). */
+int profile_copy_scalars(struct profile *dst, const struct profile *src);
+/* Starts p's tables afresh: its strings, mappings, functions, locations and samples go (every
+ * id and string pointer of p is invalid after it); the profile-wide fields and the time stay.
+ * 0, or -ENOMEM with p unchanged. */
+int profile_renew(struct profile *p);
+
 /* Interns s; returns its string id or -ENOMEM. */
 int64_t profile_intern(struct profile *p, const char *s);
 static inline const char *profile_str(const struct profile *p, uint32_t id)
@@ -141,6 +150,9 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, uint32_t
  * recording cut into intervals. */
 void profile_clear_samples(struct profile *p);
 
+/* How many distinct locations p's samples use (nlocations when that cannot be counted: out of
+ * memory). */
+uint64_t profile_locations_used(const struct profile *p);
 /* How many distinct processes (pid labels above 0: pid 0 is the idle task) p's samples name; 0
  * when they carry no pid. */
 uint64_t profile_distinct_pids(const struct profile *p);

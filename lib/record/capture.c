@@ -38,6 +38,7 @@ struct capture {
 	unsigned nuses, capuses;
 	uint64_t parked;  /* samples parked (of processes that ended during the recording) */
 	bool spill_failed; /* the temporary file could not be made or written: samples stay here */
+	bool stale;        /* p's samples are a cut's, handed out: dropped before any is added */
 	struct frame_resolver resolvers[FIRN_FRAME_KINDS]; /* by kind (resolve NULL: none) */
 	int64_t resolver_maps[FIRN_FRAME_KINDS];           /* their mappings' ids (0: not yet) */
 	struct resolved_loc *rlocs;  /* tagged values resolved so far, and their locations */
@@ -296,6 +297,15 @@ bool capture_ready(struct capture *c, const struct sampler_entry *e)
 	return true;
 }
 
+/* Drops the samples of the cut handed out last, before the next interval's are added: not at
+ * the cut itself, since samples parked in memory since then are the next interval's. */
+static void drop_stale(struct capture *c)
+{
+	if (c->stale)
+		profile_clear_samples(c->p);
+	c->stale = false;
+}
+
 int capture_park(struct capture *c, const struct sampler_entry *e)
 {
 	struct profile_label labels[NLABELS];
@@ -316,6 +326,7 @@ int capture_park(struct capture *c, const struct sampler_entry *e)
 		     strerror(-rc));
 		c->spill_failed = true;
 	}
+	drop_stale(c);
 	return profile_add_sample(c->p, c->locs, n, c->values, labels, nl);
 }
 
@@ -451,6 +462,16 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 	return c->values ? 0 : -ENOMEM;
 }
 
+/* The label keys every sample carries, interned in c's profile. */
+static int intern_keys(struct capture *c)
+{
+	c->k_pid = profile_intern(c->p, "pid");
+	c->k_tid = profile_intern(c->p, "tid");
+	c->k_comm = profile_intern(c->p, "comm");
+	c->k_thread = profile_intern(c->p, "thread");
+	return c->k_pid >= 0 && c->k_tid >= 0 && c->k_comm >= 0 && c->k_thread >= 0 ? 0 : -ENOMEM;
+}
+
 struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 			    const struct capture_meta *m)
 {
@@ -469,15 +490,10 @@ struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 		err = add_types(c, m->events ? m->events : &cpu_clock, m->events ? m->nevents : 1);
 	if (err)
 		goto fail;
-	c->k_pid = profile_intern(p, "pid");
-	c->k_tid = profile_intern(p, "tid");
-	c->k_comm = profile_intern(p, "comm");
-	c->k_thread = profile_intern(p, "thread");
 	c->process_labels = m->process_labels;
 	c->process_labels_ctx = m->process_labels_ctx;
-	if (c->k_pid >= 0 && c->k_tid >= 0 && c->k_comm >= 0 && c->k_thread >= 0)
+	if (!(err = intern_keys(c)))
 		return c;
-	err = -ENOMEM;
 fail:
 	capture_free(c);
 	errno = -err;
@@ -500,6 +516,7 @@ int capture_finish_from(struct capture *c,
 					void *ctx),
 			void *src, const struct capture_meta *m)
 {
+	drop_stale(c);
 	int err = for_each ? for_each(src, add_entry, c) : 0;
 
 	if (!err)
@@ -515,14 +532,33 @@ int capture_cut(struct capture *c,
 		int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx),
 		void *src, uint64_t start_ns, uint64_t end_ns)
 {
-	profile_clear_samples(c->p);
+	drop_stale(c); /* what was parked in memory since is this cut's */
 	int err = spill_load(&c->spill, c->p);
 
 	if (!err)
 		err = for_each(src, add_entry, c);
 	c->p->time_nanos = start_ns;
 	c->p->duration_nanos = end_ns - start_ns;
+	c->stale = true;
 	return err;
+}
+
+int capture_renew(struct capture *c)
+{
+	int err = c->spill.n || (!c->stale && c->p->nsamples) ? -EBUSY : profile_renew(c->p);
+
+	if (err)
+		return err;
+	c->stale = false; /* profile_renew dropped the samples */
+	intern_release(&c->in); /* its ids were the old tables' */
+	intern_init(&c->in);
+	memset(c->resolver_maps, 0, sizeof(c->resolver_maps));
+	c->nrlocs = 0;
+	hashtab_release(&c->rindex);
+	free(c->rlocs);
+	c->rlocs = NULL;
+	c->caprlocs = 0;
+	return intern_keys(c);
 }
 
 void capture_free(struct capture *c)

@@ -74,9 +74,11 @@ const char *capture_comm(uint32_t pid, const char *name);
 /* Symbolizes an entry now (its process is about to be forgotten) and parks its sample until
  * capture_finish. 0 or -errno. */
 int capture_park(struct capture *c, const struct sampler_entry *e);
-/* For recorder_cut: empties p's samples, then adds the parked samples and the entries with a
- * count of a source (for_each(src, fn, ctx) calls fn for each entry; reset the counts after),
- * and the interval's time (start_ns, end_ns: wall clock); no comments. 0 or -errno. */
+/* For recorder_cut: drops the samples of the cut before (they were handed out), then adds the
+ * parked samples and the entries with a count of a source (for_each(src, fn, ctx) calls fn for
+ * each entry; reset the counts after), and the interval's time (start_ns, end_ns: wall clock);
+ * no comments. The samples stay in p until the next capture_cut, capture_park or capture_finish
+ * adds to it. 0 or -errno. */
 int capture_cut(struct capture *c,
 		int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e), void *ctx),
 		void *src, uint64_t start_ns, uint64_t end_ns);
@@ -94,6 +96,13 @@ int capture_finish_from(struct capture *c,
 			int (*for_each)(void *src, int (*fn)(void *ctx, const struct sampler_entry *e),
 					void *ctx),
 			void *src, const struct capture_meta *m);
+/* Starts the profile's tables afresh (profile_renew) and forgets every id cached over them (the
+ * interner's locations and functions, the resolved values, the resolvers' mappings): for a
+ * continuous recording between cuts, whose tables would otherwise keep every address ever
+ * resolved. Call it only when the profile's samples are no longer read and nothing is parked
+ * (-EBUSY); the addresses of later samples are resolved again. 0 or -errno (-ENOMEM: the
+ * profile unchanged). */
+int capture_renew(struct capture *c);
 void capture_free(struct capture *c);
 
 /* The cpu-clock samples symbolized so far (each entry's count once: when parked, at a cut or at

@@ -35,6 +35,8 @@
 #include "base/vec.h"
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, cuts: 10 s at most */
+#define RENEW_MIN_LOCATIONS 1024 /* smaller tables are kept (o.renew_tables) */
+#define RENEW_FACTOR 4            /* larger are renewed past this many times what a cut used */
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
@@ -56,7 +58,9 @@ struct recorder {
 	uint64_t start_ns, end_ns;
 	uint64_t cut_ns;       /* wall clock of the last cut (or the start) */
 	uint64_t cut_stored;   /* samples handed out by earlier cuts (the source counts from the last) */
-	bool cut;              /* the profile holds a cut's samples (recorder_finish drops them) */
+	bool cut;              /* a cut was made: the finish holds what came since the last */
+	bool renew_due;        /* the last cut found the tables outgrown (renew_if_due) */
+	uint64_t renewals;     /* tables started afresh (o.renew_tables) */
 	bool prefetched;       /* kallsyms is loading (or not needed) */
 	bool finished;
 	struct sampler_stats final; /* at recorder_finish */
@@ -369,6 +373,7 @@ static int setup_sampler(struct recorder *r)
 		.unwind = sampler_unwind_of(r->o.unwind),
 		.unwind_memory = r->o.unwind_memory,
 		.stack_entries = r->o.stack_entries,
+		.drain_max_ns = r->o.drain_max_ns,
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.off_cpu_rate = r->o.off_cpu_rate,
@@ -522,9 +527,41 @@ int recorder_start(struct recorder *r)
 	return 0;
 }
 
+/* After a cut (o.renew_tables): whether the tables hold far more locations than the cut's
+ * samples use. A long recording's tables keep every address it resolved: a host's programs
+ * touch new code slowly but for ever (issue 28: growth with the recording's age). */
+static bool tables_outgrown(const struct profile *p)
+{
+	return p->nlocations > RENEW_MIN_LOCATIONS &&
+	       p->nlocations / RENEW_FACTOR > profile_locations_used(p);
+}
+
+/* Starts the tables afresh when the last cut found them outgrown: from the first recorder call
+ * after it, when the caller is done with the cut's profile and nothing is parked yet. */
+static int renew_if_due(struct recorder *r)
+{
+	if (!r->renew_due)
+		return 0;
+	int err = capture_renew(r->cap);
+	if (err)
+		return fail(r, err, "cannot start the profile's tables afresh: %s", strerror(-err));
+	r->renew_due = false;
+	r->renewals++;
+	r->retired_since_trim++; /* malloc_trim soon: the old tables' memory goes back */
+	return 0;
+}
+
+/* The longest sleep with nothing due: RECORDER_IDLE_MS, or the drains' longest pace. */
+static int idle_ms(const struct recorder *r)
+{
+	uint64_t ms = r->o.drain_max_ns / 1000000ULL;
+
+	return ms > RECORDER_IDLE_MS && ms < 60000 ? (int)ms : RECORDER_IDLE_MS;
+}
+
 /* When recorder_poll next has timed work (see recorder_wait_ms): the earliest of the source's
  * next drain, the next second snapshot (resnap; UINT64_MAX: none), the runtimes' next retry and
- * the next watched process's check (0: none), soon while execs wait; RECORDER_IDLE_MS at most. */
+ * the next watched process's check (0: none), soon while execs wait; idle_ms at most. */
 static uint64_t next_wake(const struct recorder *r, uint64_t now, uint64_t resnap, uint64_t retry)
 {
 	const uint64_t soon = now + RECORDER_POLL_MS * 1000000ULL;
@@ -533,7 +570,7 @@ static uint64_t next_wake(const struct recorder *r, uint64_t now, uint64_t resna
 		resnap == UINT64_MAX ? 0 : resnap, retry, events_next_due_ns(&r->ev),
 		r->snaps.nexecs ? soon : 0,
 	};
-	uint64_t wake = now + RECORDER_IDLE_MS * 1000000ULL;
+	uint64_t wake = now + (uint64_t)idle_ms(r) * 1000000ULL;
 
 	for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
 		if (due[i] && due[i] < wake)
@@ -547,8 +584,10 @@ int recorder_poll(struct recorder *r, int timeout_ms)
 	 * no kernel frame at all), before the first processes are retired */
 	if (!r->prefetched && wall_ns() - r->start_ns >= PREFETCH_AFTER_NS)
 		r->prefetched = !symbolizer_prefetch_kernel(r->sym);
-	int err = dispatch(r);
+	int err = renew_if_due(r);
 	if (err)
+		return err;
+	if ((err = dispatch(r)))
 		return fail(r, err, "cannot read process events: %s", strerror(-err));
 	err = r->ss->ops->poll(r->ss, timeout_ms);
 	if (err && err != -EINTR)
@@ -581,8 +620,8 @@ int recorder_wait_ms(const struct recorder *r, int max_ms)
 {
 	uint64_t now = mono_ns(), ms = r->wake_ns > now ? (r->wake_ns - now + 999999) / 1000000 : 1;
 
-	if (max_ms > RECORDER_IDLE_MS)
-		max_ms = RECORDER_IDLE_MS;
+	if (max_ms > idle_ms(r))
+		max_ms = idle_ms(r);
 	return ms < 1 ? 1 : ms > (uint64_t)max_ms ? max_ms : (int)ms;
 }
 
@@ -614,7 +653,13 @@ const struct profile *recorder_profile(const struct recorder *r)
 struct profile *recorder_cut(struct recorder *r)
 {
 	uint64_t now = wall_ns();
-	int err = dispatch(r);
+	int err = renew_if_due(r);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	err = dispatch(r);
 
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
@@ -637,6 +682,7 @@ struct profile *recorder_cut(struct recorder *r)
 	}
 	r->cut_ns = now;
 	r->cut = true;
+	r->renew_due = !err && r->o.renew_tables && tables_outgrown(&r->prof);
 	/* ended processes whose samples are in this cut are forgotten now (nothing left to park) */
 	if (!err)
 		err = retire_ended(r);
@@ -671,10 +717,15 @@ static void note_held(const struct recorder *r)
 
 	symbolizer_stats(r->sym, &ss);
 	diag(DIAG_INFO, "held at the end: %llu entries, %llu stacks, %llu threads; %llu snapshots, "
-	     "%llu files (%llu unused); %llu processes retired", (unsigned long long)st->entries,
-	     (unsigned long long)st->stacks, (unsigned long long)st->threads,
-	     (unsigned long long)ss.processes, (unsigned long long)ss.files,
-	     (unsigned long long)ss.idle_files, (unsigned long long)st->retired_processes);
+	     "%llu files (%llu unused); %llu processes retired; %llu drains",
+	     (unsigned long long)st->entries, (unsigned long long)st->stacks,
+	     (unsigned long long)st->threads, (unsigned long long)ss.processes,
+	     (unsigned long long)ss.files, (unsigned long long)ss.idle_files,
+	     (unsigned long long)st->retired_processes, (unsigned long long)st->drains);
+	diag(DIAG_INFO, "profile tables: %llu locations, %llu functions, %llu mappings; started "
+	     "afresh %llu times", (unsigned long long)r->prof.nlocations,
+	     (unsigned long long)r->prof.nfunctions, (unsigned long long)r->prof.nmappings,
+	     (unsigned long long)r->renewals);
 	struct procdispatch_stats ps;
 	procdispatch_get_stats(r->pd, &ps);
 	if (procdispatch_has_records(r->pd))
@@ -688,8 +739,10 @@ static void note_held(const struct recorder *r)
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-	int err = dispatch(r);
+	int err = renew_if_due(r);
 
+	if (!err)
+		err = dispatch(r);
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
 
@@ -706,8 +759,6 @@ struct profile *recorder_finish(struct recorder *r)
 		r->ss->ops->map_memory(r->ss, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);
-	if (r->cut)
-		profile_clear_samples(&r->prof); /* the last cut's: handed out already */
 	note_held(r);
 	if ((err = capture_finish_from(r->cap, for_each_entry, r->ss, &m))) {
 		errno = -fail(r, err, "cannot build the profile: %s", strerror(-err));

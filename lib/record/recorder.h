@@ -37,7 +37,9 @@
  * what was counted since the last cut (or the start). The recorder keeps one profile for its
  * whole life: its strings, mappings, functions and locations only grow (ids and string pointers
  * stay valid until recorder_free, and the symbolizer's location cache with them: an address is
- * not resolved again at every cut), while its samples are replaced at every cut. So a cut costs
+ * not resolved again at every cut), while its samples are replaced at every cut. A continuous
+ * recording that keeps no running profile (opts.renew_tables) lets the tables go instead once
+ * they hold many times what a cut uses: its memory follows the interval, not its age. So a cut costs
  * what the interval sampled (plus a pass over the entries held): the sample source's counts
  * are reset (reset_counts) after each cut, and the samples of processes that ended meanwhile
  * wait parked (spilled) for the next cut. The process events that came before a cut's samples
@@ -127,6 +129,16 @@ struct recorder_opts {
 	const char *spill_dir;      /* where parked samples go (NULL: $TMPDIR, else /tmp); copied */
 	size_t max_entries;         /* entries held before live processes' are parked (0: 65536) */
 	uint32_t stack_entries;     /* stacks the kernel holds between drains (0: the sampler's) */
+	/* the in-kernel counts may be drained this far apart, and the recorder sleeps as long
+	 * when nothing else is due (lib/source/sampler.h's drain_max_ns; 0: RECORDER_IDLE_MS):
+	 * for continuous recordings, whose cost counts over hours */
+	uint64_t drain_max_ns;
+	/* a continuous recording whose cuts are not merged: at a cut, tables that hold many times
+	 * the locations the cut's samples use are started afresh (capture_renew) before anything
+	 * is added again, so memory follows what an interval uses, not what the recording ever
+	 * resolved; the addresses are resolved again. A cut's ids and strings are then valid only
+	 * until the next recorder_poll, recorder_cut or recorder_finish */
+	bool renew_tables;
 	int argc;                   /* the profiled command line, for the profile's comments */
 	char **argv;
 	/* where process events come from (exec, mmap, fork, exit: lib/proc/procevents.h); borrowed.
@@ -195,15 +207,16 @@ int recorder_event_fd(const struct recorder *r);
 /* How long a caller may wait on recorder_event_fd before the next recorder_poll: until the
  * recorder's next timed work (the source's next drain, a process's second snapshot, a runtime's
  * retry, a watched process's check; RECORDER_POLL_MS while execs wait to be handled), at most
- * max_ms and RECORDER_IDLE_MS, at least 1. An idle recording wakes about twice a second
- * instead of every RECORDER_POLL_MS. */
+ * max_ms and RECORDER_IDLE_MS (or opts.drain_max_ns, when longer), at least 1. An idle
+ * recording wakes about twice a second instead of every RECORDER_POLL_MS. */
 int recorder_wait_ms(const struct recorder *r, int max_ms);
 /* The profile of the interval since the last cut (or recorder_start): every sample counted
  * since then, of live processes and of those that ended meanwhile, symbolized, with the sample
  * types of the events (the first is the default) and time_nanos/duration_nanos of the interval;
  * no comments. Owned by the recorder, and the same object at every cut and at recorder_finish
  * (whose samples are then those since the last cut). Its samples are valid until the next
- * recorder_cut or recorder_finish; its ids and strings until recorder_free. The caller may
+ * recorder_cut or recorder_finish; its ids and strings until recorder_free (with
+ * opts.renew_tables: until the next recorder_poll, recorder_cut or recorder_finish). The caller may
  * intern strings in it (hist_build does) and read it with samples of its own; it must not
  * change its samples. NULL + errno (recorder_error): the recording cannot go on. */
 struct profile *recorder_cut(struct recorder *r);

@@ -33,7 +33,7 @@
 #define DRAIN_SETTLE_NS 2000000ULL /* programs that read the old counts index finish by then */
 #define UNWIND_UMAPS 65536 /* mappings described in the pool, all processes together (2 MiB) */
 #define RETIRE_BATCH 64   /* ended processes retired together (see take_ready) */
-#define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s) */
+#define RETIRE_DRAINS 2   /* or once one has waited this many drains (1 s at the usual pace) */
 
 struct sampler {
 	struct sampler_opts opts;
@@ -56,6 +56,7 @@ struct sampler {
 	uint64_t stopped_ns;    /* when sampler_stop detached the programs (0: sampling) */
 	bool stopped_async;     /* it detached programs that may still run a while (see settle) */
 	uint64_t drain_ns;      /* time to the next drain: shorter while the stack map fills */
+	uint64_t pace_ns;       /* the drains' regular pace (drain_pace) */
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
 	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
@@ -168,11 +169,32 @@ static int drain_comms(struct sampler *s)
 static void next_drain(struct sampler *s)
 {
 	uint64_t quarter = bpf_map__max_entries(s->skel->maps.stacks) / 4;
-	uint64_t ns = DRAIN_INTERVAL_NS;
+	uint64_t ns = s->pace_ns;
 
 	if (s->kstacks > quarter)
 		ns = DRAIN_INTERVAL_NS * quarter / s->kstacks;
 	s->drain_ns = ns < DRAIN_MIN_NS ? DRAIN_MIN_NS : ns;
+}
+
+/* The drains' regular pace: DRAIN_INTERVAL_NS, or longer, up to opts.drain_max_ns, as long as
+ * neither the stack map (a quarter of it) nor the counts map (half) could fill meanwhile even
+ * if every sample on every CPU brought two new stacks. Only cpu-clock samples have that bound:
+ * probes, switches and GPU launches have no rate. Each drain costs system calls and a wake-up
+ * whatever it finds: at 19 Hz a host makes about 20 entries a drain (issue 28). */
+static uint64_t drain_pace(const struct sampler *s)
+{
+	const struct sampler_opts *o = &s->opts;
+	uint64_t stacks = bpf_map__max_entries(s->skel->maps.stacks) / 4 / 2;
+	uint64_t counts = bpf_map__max_entries(s->skel->maps.counts0) / 2;
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (o->drain_max_ns <= DRAIN_INTERVAL_NS || !o->freq || o->usdt || o->off_cpu || o->cuda ||
+	    o->nprogs || o->no_cpu_clock)
+		return DRAIN_INTERVAL_NS;
+	uint64_t rate = (uint64_t)o->freq * (ncpus > 0 ? ncpus : 1); /* samples a second at most */
+	uint64_t ns = (stacks < counts ? stacks : counts) * 1000000000ULL / rate;
+
+	return ns < DRAIN_INTERVAL_NS ? DRAIN_INTERVAL_NS : ns > o->drain_max_ns ? o->drain_max_ns : ns;
 }
 
 /* Waits until no program can still add to the counts map just made inactive: those that read
@@ -636,7 +658,8 @@ int sampler_start(struct sampler *s, const char **why)
 		return err;
 	}
 	s->last_drain_ns = mono_ns();
-	s->drain_ns = DRAIN_INTERVAL_NS;
+	s->pace_ns = drain_pace(s);
+	s->drain_ns = s->pace_ns;
 	s->stopped_ns = 0;
 	s->stopped_async = false;
 	return 0;
@@ -918,6 +941,7 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st)
 	st->stacks = s->store.nstacks;
 	st->threads = s->store.nnames;
 	st->retired_processes = s->store.retired_processes;
+	st->drains = s->drains;
 	gpu_stats(s, &st->gpu);
 	sum_percpu(bpf_map__fd(s->skel->maps.cgroup_stats), 1, &st->cgroup_filtered);
 	if (s->opts.off_cpu)

@@ -68,6 +68,11 @@ struct sampler_opts {
 	const char *const *cgroups;
 	int ncgroups;
 	bool retire;            /* keep the processes that end for sampler_retire */
+	/* the in-kernel counts may be drained this far apart (0 or less: every 500 ms) when the
+	 * frequency bounds what the maps get meanwhile (cpu-clock samples alone): fewer system
+	 * calls and wake-ups where the drains' latency does not matter (continuous recordings).
+	 * Processes that end are retired two drains later; a recorder drains for an exec anyway. */
+	uint64_t drain_max_ns;
 	void (*on_process)(void *ctx, pid_t pid, bool exec); /* first sample of a process, or exec */
 	/* a sampled process called exec, at time_ns (CLOCK_MONOTONIC, as the kernel's side-band
 	 * records are stamped); NULL: on_process(exec true) hears of it */
@@ -151,6 +156,7 @@ struct sampler_stats {
 	uint64_t unwind_cached;        /* tables read from the on-disk cache */
 	/* held in user space now (entries of processes that ended go with sampler_retire) */
 	uint64_t entries, stacks, threads, retired_processes;
+	uint64_t drains;        /* of the counts maps, since the start */
 	struct sampler_gpu_stats gpu; /* opts.cuda */
 	uint64_t cgroup_filtered; /* hits of tasks outside opts.cgroups, left out in the kernel */
 	uint64_t counters[SAMPLER_COUNTERS]; /* opts.counters: the events' BPF counters */

@@ -117,7 +117,7 @@ check "few unresolved ($unknown < 5 %)" [ $((100 * unknown)) -lt $((5 * total)) 
 	2>"$TMP/execd.err"
 check "record of 12 exec'd programs that end unsampled exits 0" [ $? -eq 0 ]
 read -r snaps retired < <(sed -nE \
-	's/^firn: held at the end: .* ([0-9]+) snapshots, .*; ([0-9]+) processes retired$/\1 \2/p' \
+	's/^firn: held at the end: .* ([0-9]+) snapshots, .*; ([0-9]+) processes retired; [0-9]+ drains$/\1 \2/p' \
 	"$TMP/execd.err")
 echo "# held at the end: ${snaps:-?} snapshots; ${retired:-?} processes retired"
 check "every one retired as it ended (${retired:-none} >= 12)" [ "${retired:-0}" -ge 12 ]

@@ -279,6 +279,49 @@ static void test_distinct_pids(void **state)
 	profile_release(&p);
 }
 
+/* The locations the samples use, each once (a location in two samples, twice in one, and one in
+ * none); renewing keeps the sample types, period, default type, comments and time, nothing else. */
+static void test_locations_used_and_renew(void **state)
+{
+	struct profile p;
+	int64_t one[] = { 1, 10 };
+
+	assert_int_equal(profile_init(&p), 0);
+	assert_true(profile_add_sample_type(&p, "samples", "count") >= 0);
+	assert_true(profile_add_sample_type(&p, "cpu", "nanoseconds") >= 0);
+	p.period_type = (struct profile_value_type){ profile_intern(&p, "cpu"),
+						     profile_intern(&p, "nanoseconds") };
+	p.period = 10;
+	p.default_sample_type = profile_intern(&p, "cpu");
+	p.time_nanos = 5;
+	assert_int_equal(profile_add_comment(&p, "a note"), 0);
+	uint64_t l[4];
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%d", i);
+		l[i] = profile_simple_location(&p, 0, profile_function(&p, name, NULL, "", 0), FRAME_USER);
+	}
+	assert_int_equal(profile_locations_used(&p), 0);
+	uint64_t s1[] = { l[0], l[1], l[0] }, s2[] = { l[1], l[2] };
+	assert_int_equal(profile_add_sample(&p, s1, 3, one, NULL, 0), 0);
+	assert_int_equal(profile_add_sample(&p, s2, 2, one, NULL, 0), 0);
+	assert_int_equal(profile_locations_used(&p), 3); /* l[3] is in no sample */
+	assert_int_equal(profile_renew(&p), 0);
+	assert_int_equal(p.nlocations + p.nfunctions + p.nmappings + p.nsamples, 0);
+	assert_int_equal(p.nsample_types, 2);
+	assert_string_equal(profile_str(&p, p.sample_types[1].type), "cpu");
+	assert_string_equal(profile_str(&p, p.sample_types[1].unit), "nanoseconds");
+	assert_string_equal(profile_str(&p, p.period_type.unit), "nanoseconds");
+	assert_string_equal(profile_str(&p, p.default_sample_type), "cpu");
+	assert_int_equal(p.period, 10);
+	assert_int_equal(p.time_nanos, 5);
+	assert_int_equal(p.ncomments, 1);
+	assert_string_equal(profile_str(&p, p.comments[0]), "a note");
+	uint32_t nstrings = p.strings.n;
+	assert_int_equal(profile_intern(&p, "f0"), nstrings); /* its strings went too: a new id */
+	profile_release(&p);
+}
+
 /* The total of a sample type by name: every sample's value of that type, 0 for an unknown name. */
 static void test_type_total(void **state)
 {
@@ -341,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_values_check),
 		cmocka_unit_test(test_merge_duration_saturates),
 		cmocka_unit_test(test_distinct_pids),
+		cmocka_unit_test(test_locations_used_and_renew),
 		cmocka_unit_test(test_type_total),
 		cmocka_unit_test(test_sample_type_find),
 	};

@@ -257,23 +257,35 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 	procmap_release(&m);
 }
 
-/* A recorder over the fakes; flips: the sample source tells when its drains flipped; labels:
- * process labels (exe, cgroup, container_id); reg: the runtimes (NULL: the registry's). */
-static int setup_runtimes(void **state, bool flips, bool labels, const struct runtime_ops *const *reg)
+/* How a test's recorder is set up: flips: the sample source tells when its drains flipped;
+ * labels: process labels (exe, cgroup, container_id); reg: the runtimes (NULL: the
+ * registry's); renew, drain_max_ns: the continuous recording's options. */
+struct setup_cfg {
+	bool flips, labels, renew;
+	uint64_t drain_max_ns;
+	const struct runtime_ops *const *reg;
+	const char *spill_dir; /* NULL: /tmp */
+};
+
+/* A recorder over the fakes, set up as cfg says. */
+static int setup_cfg(void **state, struct setup_cfg cfg)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	char why[256];
 
 	assert_non_null(w);
-	if (flips)
+	if (cfg.flips)
 		w->samples.clock = &w->t;
 	assert_non_null(w->events = procevents_fake_new(NULL, 0, 0));
 	struct recorder_opts o = {
 		.freq = 99, .call_graph = "fp", .unwind = RECORDER_UNWIND_FP, .kernel = false,
-		.demangle = true, .spill_dir = "/tmp", .events_source = w->events,
+		.demangle = true, .spill_dir = cfg.spill_dir ? cfg.spill_dir : "/tmp",
+		.events_source = w->events,
 		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
-		.process_labels = labels,
-		.runtimes = reg,
+		.process_labels = cfg.labels,
+		.runtimes = cfg.reg,
+		.renew_tables = cfg.renew,
+		.drain_max_ns = cfg.drain_max_ns,
 	};
 	w->rec = recorder_new(&o, why, sizeof(why));
 	if (!w->rec)
@@ -285,7 +297,7 @@ static int setup_runtimes(void **state, bool flips, bool labels, const struct ru
 
 static int setup_with(void **state, bool flips, bool labels)
 {
-	return setup_runtimes(state, flips, labels, NULL);
+	return setup_cfg(state, (struct setup_cfg){ .flips = flips, .labels = labels });
 }
 
 static int setup(void **state)
@@ -296,6 +308,16 @@ static int setup(void **state)
 static int setup_flips(void **state)
 {
 	return setup_with(state, true, false);
+}
+
+static int setup_renew(void **state)
+{
+	return setup_cfg(state, (struct setup_cfg){ .renew = true });
+}
+
+static int setup_drain_max(void **state)
+{
+	return setup_cfg(state, (struct setup_cfg){ .flips = true, .drain_max_ns = 2000000000ULL });
 }
 
 static int setup_labels(void **state)
@@ -609,6 +631,116 @@ static void test_cut_after_exit(void **state)
 	assert_int_equal(w->prof->nsamples, 0);
 }
 
+/* Cuts of n distinct addresses of this test's executable (the from-th on, 16 bytes apart), 64
+ * a cut (the fake's room): what a long recording meets as a host's programs run code they had
+ * not run before. */
+static void cut_distinct(struct world *w, uint64_t from, uint64_t n)
+{
+	struct procmap m;
+	const struct procmap_entry *e;
+
+	assert_int_equal(procmap_read(&m, getpid()), 0);
+	assert_non_null(e = procmap_find(&m, WORK));
+	assert_true(e->start + (from + n) * 16 < e->end);
+	for (uint64_t i = 0; i < n; i += 64) {
+		for (uint64_t j = i; j < i + 64 && j < n; j++)
+			take(w, PID, PID, e->start + (from + j) * 16, 1);
+		cut(w);
+		assert_int_equal(w->prof->nsamples, i + 64 <= n ? 64 : n - i);
+	}
+	procmap_release(&m);
+}
+
+/* A continuous recording's tables (renew_tables) are started afresh once they hold many times
+ * what a cut uses (past 1024 locations): after 1280 distinct addresses, 64 a cut, a cut holds
+ * only what came since; names still resolve. Under 1024 they are kept. */
+static void test_renew_tables(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	cut_distinct(w, 0, 640);
+	assert_true(w->prof->nlocations >= 640); /* kept: a small recording's ids do not change */
+	cut_distinct(w, 640, 640);
+	assert_true(w->prof->nlocations <= 4 * 64); /* renewed after the cut past 1024 */
+	take(w, PID, PID, WORK, 3);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 3);
+	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
+	take(w, PID, PID, WORK, 2);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 2);
+}
+
+/* Without renew_tables, the ids stay for the recording's life (firn top's window keeps them). */
+static void test_tables_kept(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	cut_distinct(w, 0, 1280);
+	assert_true(w->prof->nlocations >= 1280);
+	finish(w);
+}
+
+/* A continuous recording (drain_max_ns) sleeps until the source's next drain up to that long,
+ * not RECORDER_IDLE_MS. */
+static void test_wait_drain_max(void **state)
+{
+	struct world *w = *state;
+
+	w->samples.next_poll_ns = mono_ns() + 1500000000ULL;
+	poll_n(w, 1);
+	assert_in_range(recorder_wait_ms(w->rec, INT_MAX), 1400, 1500);
+	w->samples.next_poll_ns = mono_ns() + 5000000000ULL;
+	poll_n(w, 1);
+	assert_int_equal(recorder_wait_ms(w->rec, INT_MAX), 2000);
+	assert_int_equal(recorder_wait_ms(w->rec, 700), 700);
+	finish(w);
+}
+
+static int setup_no_spill(void **state)
+{
+	return setup_cfg(state, (struct setup_cfg){ .spill_dir = "/nonexistent/firn-test" });
+}
+
+/* Where no temporary file can be made, parked samples stay in memory, and a cut still holds
+ * them: the samples of a process that ended between two cuts, in the next cut, once; and those
+ * of one that ended after the last cut, at the finish. */
+static void test_parked_in_memory(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, WORK, 1);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 1);
+	take(w, PID, PID, WORK, 5);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 5);
+	cut(w);
+	assert_int_equal(w->prof->nsamples, 0);
+	task(w, PROC_EV_EXEC, PID + 1, PID + 1, 0);
+	mmap_of(w, PID + 1, LIBC);
+	notice(w, N_FIRST, PID + 1);
+	take(w, PID + 1, PID + 1, LIBC, 4);
+	task(w, PROC_EV_EXIT, PID + 1, PID + 1, 1);
+	notice(w, N_EXIT, PID + 1);
+	poll_until_retired(w, 2);
+	finish(w);
+	assert_int_equal(samples_named(w, PID + 1, "abort"), 4);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 0);
+}
+
 /* An exec that the next regular drain's flip follows needs no drain of its own (under churn
  * that drain was most of an exec's cost): the samples before it are in user space already,
  * named with the old image, the ones after it with the new one. */
@@ -726,7 +858,7 @@ static const struct runtime_ops *const stub_registry[] = { &stub_runtime, NULL }
 static int setup_stub(void **state)
 {
 	memset(&stub_log, 0, sizeof(stub_log));
-	return setup_runtimes(state, false, false, stub_registry);
+	return setup_cfg(state, (struct setup_cfg){ .reg = stub_registry });
 }
 
 /* A runtime in the registry is driven through a whole recording by the recorder, which names
@@ -770,6 +902,35 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(stub_log.frees, 1);
 }
 
+static int setup_stub_renew(void **state)
+{
+	memset(&stub_log, 0, sizeof(stub_log));
+	return setup_cfg(state, (struct setup_cfg){ .reg = stub_registry, .renew = true });
+}
+
+/* Renewed tables forget the runtimes' resolved frames with the rest: a tagged value met again
+ * after a renewal is resolved again and named, not given a location id of the old tables. */
+static void test_renew_runtime_frames(void **state)
+{
+	struct world *w = *state;
+	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	notice(w, N_FIRST, PID);
+	take(w, PID, PID, v, 3);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);
+	assert_int_equal(stub_log.resolves, 1);
+	cut_distinct(w, 0, 1280);
+	assert_true(w->prof->nlocations <= 4 * 64);
+	take(w, PID, PID, v, 2);
+	cut(w);
+	assert_int_equal(samples_named(w, PID, "stub_fn"), 2);
+	assert_int_equal(stub_log.resolves, 2);
+	finish(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -782,13 +943,19 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parked_in_memory, setup_no_spill, teardown),
 		cmocka_unit_test_setup_teardown(test_process_labels, setup_labels, teardown),
 		cmocka_unit_test_setup_teardown(test_no_process_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_until_due, setup_flips, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_unknown_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_drain_max, setup_drain_max, teardown),
+		cmocka_unit_test_setup_teardown(test_renew_tables, setup_renew, teardown),
+		cmocka_unit_test_setup_teardown(test_tables_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test_setup_teardown(test_renew_runtime_frames, setup_stub_renew,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_no_reentry_while_retiring, setup, teardown),
 	};
 

@@ -655,12 +655,11 @@ struct profile *recorder_cut(struct recorder *r)
 	uint64_t now = wall_ns();
 	int err = renew_if_due(r);
 
-	if (err) {
+	if (err) { /* its message is set */
 		errno = -err;
 		return NULL;
 	}
 	err = dispatch(r);
-
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
 	if (!err) /* the first-sample and exec notices of what was drained */
@@ -741,8 +740,11 @@ struct profile *recorder_finish(struct recorder *r)
 	struct utsname un;
 	int err = renew_if_due(r);
 
-	if (!err)
-		err = dispatch(r);
+	if (err) { /* its message is set */
+		errno = -err;
+		return NULL;
+	}
+	err = dispatch(r);
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
 

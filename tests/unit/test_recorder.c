@@ -608,15 +608,19 @@ static void test_cut_twice(void **state)
 	assert_int_equal(samples_named(w, 0, "[unknown]"), 0);
 }
 
+/* A process pid that execs, maps this test's executable (or libc: addr) and is first sampled. */
+static void started(struct world *w, pid_t pid, uint64_t addr)
+{
+	task(w, PROC_EV_EXEC, pid, pid, 0);
+	mmap_of(w, pid, addr);
+	notice(w, N_FIRST, pid);
+}
+
 /* A process that ends between two cuts: its samples (symbolized and parked as it is retired by
  * a poll) are in the next cut, once; then it is forgotten. */
-static void test_cut_after_exit(void **state)
+static void cut_after_exit(struct world *w)
 {
-	struct world *w = *state;
-
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	take(w, PID, PID, WORK, 1);
 	cut(w);
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 1);
@@ -629,6 +633,11 @@ static void test_cut_after_exit(void **state)
 	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 5);
 	cut(w);
 	assert_int_equal(w->prof->nsamples, 0);
+}
+
+static void test_cut_after_exit(void **state)
+{
+	cut_after_exit(*state);
 }
 
 /* Cuts of n distinct addresses of this test's executable (the from-th on, 16 bytes apart), 64
@@ -658,9 +667,7 @@ static void test_renew_tables(void **state)
 {
 	struct world *w = *state;
 
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	cut_distinct(w, 0, 640);
 	assert_true(w->prof->nlocations >= 640); /* kept: a small recording's ids do not change */
 	cut_distinct(w, 640, 640);
@@ -679,9 +686,7 @@ static void test_tables_kept(void **state)
 {
 	struct world *w = *state;
 
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	cut_distinct(w, 0, 1280);
 	assert_true(w->prof->nlocations >= 1280);
 	finish(w);
@@ -715,23 +720,8 @@ static void test_parked_in_memory(void **state)
 {
 	struct world *w = *state;
 
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
-	take(w, PID, PID, WORK, 1);
-	cut(w);
-	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 1);
-	take(w, PID, PID, WORK, 5);
-	task(w, PROC_EV_EXIT, PID, PID, 1);
-	notice(w, N_EXIT, PID);
-	poll_until_retired(w, 1);
-	cut(w);
-	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 5);
-	cut(w);
-	assert_int_equal(w->prof->nsamples, 0);
-	task(w, PROC_EV_EXEC, PID + 1, PID + 1, 0);
-	mmap_of(w, PID + 1, LIBC);
-	notice(w, N_FIRST, PID + 1);
+	cut_after_exit(w);
+	started(w, PID + 1, LIBC);
 	take(w, PID + 1, PID + 1, LIBC, 4);
 	task(w, PROC_EV_EXIT, PID + 1, PID + 1, 1);
 	notice(w, N_EXIT, PID + 1);
@@ -748,9 +738,7 @@ static void test_exec_before_flip_no_drain(void **state)
 {
 	struct world *w = *state;
 
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	take(w, PID, PID, WORK, 2);
 	poll_n(w, 1);
 	task(w, PROC_EV_EXEC, PID, PID, 0);
@@ -872,9 +860,7 @@ static void test_stub_runtime(void **state)
 	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
 
 	assert_int_equal(stub_log.news, 1);
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	take(w, PID, PID, v, 3);
 	task(w, PROC_EV_EXIT, PID, PID, 1);
 	notice(w, N_EXIT, PID);
@@ -915,9 +901,7 @@ static void test_renew_runtime_frames(void **state)
 	struct world *w = *state;
 	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
 
-	task(w, PROC_EV_EXEC, PID, PID, 0);
-	mmap_of(w, PID, WORK);
-	notice(w, N_FIRST, PID);
+	started(w, PID, WORK);
 	take(w, PID, PID, v, 3);
 	cut(w);
 	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);

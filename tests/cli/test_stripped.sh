@@ -5,8 +5,12 @@
 # page cache the loader's first fetch of the library's code faults there); only the CRT's helpers
 # (frame_dummy and the like) have neither a symbol nor an FDE. The top functions' shares match
 # perf's address rows
-# grouped by the same bounds (readelf's FDE ranges) within 2 pp. ~20k samples each at 9999 Hz:
-# the standard error of a difference is under 0.7 pp.
+# grouped by the same bounds (readelf's FDE ranges) within 2 pp, as shares of the samples in user
+# code: ~20k samples each at 9999 Hz, the standard error of a difference is under 0.7 pp. Kernel
+# rows are left out of those shares: where the kernel enables interrupts again (pvm_irq_enable on
+# this paravirtualized guest) it takes the timer interrupts that were held, 8-12 % of the samples,
+# split between the two samplers as their timers happen to interleave (firn 8.5 %, perf 11.5 % in
+# one CI run, which moved every user share by 3 pp).
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording needs root"; exit 0; fi
@@ -39,7 +43,9 @@ def result(good, what):
 
 rows = json.load(open(firn_json))["functions"]
 total = sum(r["self"] for r in rows)
-firn = {r["name"]: r["self"] / total * 100 for r in rows}
+kernel = lambda module: module.startswith("[kernel") or module.startswith("[guest.kernel")
+utotal = sum(r["self"] for r in rows if not kernel(r["module"]))
+firn = {r["name"]: r["self"] / utotal * 100 for r in rows if not kernel(r["module"])}
 whole = [(r["name"], r["total"]) for r in rows if r["name"].startswith("[" + base.split(".so")[0])]
 result(total >= 5000 and sum(n for _, n in whole) <= total / 1000,
        "no row is the whole module (%d samples%s)" % (total, ", rows: %s" % whole if whole else ""))
@@ -56,6 +62,8 @@ for line in open(perf_txt):
     if not m:
         continue
     n, dso, sym = int(m[1]), m[2], m[3]
+    if kernel(dso):
+        continue
     ptotal += n
     key = sym
     if dso == base and sym.startswith("0x"):
@@ -66,7 +74,7 @@ for line in open(perf_txt):
     perf[key] = perf.get(key, 0) + n
 perf = {k: v / ptotal * 100 for k, v in perf.items()} if ptotal else {}
 top = sorted((n for n in firn if firn[n] >= 3), key=lambda n: -firn[n])
-result(ptotal >= 5000 and len(top) >= 3, "perf: %d samples; %d functions >= 3%%" % (ptotal, len(top)))
+result(ptotal >= 5000 and len(top) >= 3, "perf: %d samples in user code; %d functions >= 3%%" % (ptotal, len(top)))
 for n in top:
     d = firn[n] - perf.get(n, 0.0)
     result(abs(d) <= 2.0, "%s: firn %.2f%%, perf %.2f%% (%+.2f pp)" % (n, firn[n], perf.get(n, 0.0), d))

@@ -132,6 +132,15 @@ static int rloc_add(struct capture *c, const struct resolved_loc *k, uint64_t ha
 	return 0;
 }
 
+/* Forgets every resolved value and frees its table (empty and reusable after). */
+static void rlocs_release(struct capture *c)
+{
+	hashtab_release(&c->rindex);
+	free(c->rlocs);
+	c->rlocs = NULL;
+	c->nrlocs = c->caprlocs = 0;
+}
+
 /* A tagged user-stack value → the location of what its kind's resolver makes of it (a location
  * without lines in its mapping when it cannot, or when no resolver of its kind is set); the
  * same (pid, value) gives the same location. */
@@ -553,11 +562,7 @@ int capture_renew(struct capture *c)
 	intern_release(&c->in); /* its ids were the old tables' */
 	intern_init(&c->in);
 	memset(c->resolver_maps, 0, sizeof(c->resolver_maps));
-	c->nrlocs = 0;
-	hashtab_release(&c->rindex);
-	free(c->rlocs);
-	c->rlocs = NULL;
-	c->caprlocs = 0;
+	rlocs_release(c);
 	return intern_keys(c);
 }
 
@@ -568,8 +573,7 @@ void capture_free(struct capture *c)
 	spill_release(&c->spill);
 	free(c->locs);
 	intern_release(&c->in);
-	free(c->rlocs);
-	hashtab_release(&c->rindex);
+	rlocs_release(c);
 	free(c->values);
 	free(c->uses);
 	free(c);

@@ -528,9 +528,12 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 
 /* Every entry goes, so its stacks lose their users: they are swept as after a forget (those met
  * by the last drain stay for one more, as a count it left undrained may name them). Without the
- * sweep a continuous recording kept every stack it ever met. */
+ * sweep a continuous recording kept every stack it ever met. The stored statistic counts from
+ * here, the samples of entries forgotten before too: a cut that handed them out counted them
+ * (recorder_cut), and keeping them counted them again at every later cut. */
 void stackstore_reset_counts(struct stackstore *st)
 {
+	st->retired = 0;
 	for (size_t i = 0; i < st->nentries; i++) {
 		stack_unref(st, st->entries[i].key.ustack);
 		stack_unref(st, st->entries[i].key.kstack);

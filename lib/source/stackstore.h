@@ -73,7 +73,8 @@ struct stackstore {
 	size_t nexited, cap_exited;
 	bool retire;               /* keep ended processes for stackstore_retire */
 	uint64_t drains;           /* drains completed */
-	uint64_t retired;          /* samples of forgotten entries (off-CPU waits not counted) */
+	uint64_t retired;          /* samples of entries forgotten since the last reset (off-CPU
+				    * waits not counted) */
 	uint64_t retired_processes;
 	uint32_t uncounted_from;   /* events from this one up are not samples (off-CPU, GPU) */
 };
@@ -111,7 +112,7 @@ int stackstore_park_live(struct stackstore *st, const struct sampler_retire_ops 
 int stackstore_park_process(struct stackstore *st, pid_t pid,
 			    const struct sampler_retire_ops *ops);
 /* Forgets every entry's counts (sampler_reset_counts), and the stacks only they used that the
- * last drain did not meet. */
+ * last drain did not meet; the stored statistic (retired too) starts again from 0. */
 void stackstore_reset_counts(struct stackstore *st);
 /* Samples held now plus those forgotten (the stored statistic). */
 uint64_t stackstore_stored(const struct stackstore *st);

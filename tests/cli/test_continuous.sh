@@ -55,6 +55,26 @@ read -r first lost taken < <(sed -n 's/^firn: \([0-9]*\) samples, \([0-9]*\) los
 n=$(printf '%s\n' $files | grep -c .)
 [ "$n" = 5 ] && pass "same-second intervals get their own names (5 files)" || fail "$n files: $files"
 
+# short-lived processes (about 25 a second for 6 s, a shell's spin each) end across 1.5 s
+# intervals, so their samples are parked between cuts: the whole recording's figures still add
+# up: the first line's samples = the intervals' (files and line), + lost = taken; the frames
+# line counts each sample once. Parked samples were counted again at every later cut (issue 43)
+rm -f "$d"/sl-*
+"$FIRN" record --every 1.5 -o "$d/sl-%H%M%S.pb.gz" -- sh "$CPUTIME" "$d/sl.cpu" sh -c '
+	e=$(($(date +%s) + 6)); while [ "$(date +%s)" -lt $e ]; do
+	sh -c "i=0; while [ \$i -lt 2000 ]; do i=\$((i + 1)); done"; done' 2>"$d/err"
+rc=$?
+sum=0; for f in "$d"/sl-*.pb.gz; do sum=$((sum + $(total "$f"))); done
+read -r first lost taken < <(sed -n 's/^firn: \([0-9]*\) samples, \([0-9]*\) lost .*, \([0-9]*\) taken .*/\1 \2 \3/p' "$d/err")
+said=$(sed -n 's/^firn: intervals: [0-9]* of [0-9.]* s, \([0-9]*\) samples.*/\1/p' "$d/err")
+frames=$(sed -n 's/^firn: frames: \([0-9]*\) samples.*/\1/p' "$d/err")
+procs=$(sed -n 's/^firn: intervals: .* samples, \([0-9]*\) process.*/\1/p' "$d/err")
+floor=$(sample_floor "$d/sl.cpu" 99)
+[ "$rc" = 0 ] && [ "${first:-x}" = "$sum" ] && [ "${said:-x}" = "$sum" ] && [ $((first + lost)) = "${taken:-x}" ] &&
+	[ "${frames:-x}" = "$sum" ] && [ "$sum" -ge "$floor" ] && [ "${procs:-0}" -ge 20 ] &&
+	pass "short-lived processes across cuts: $first samples + $lost lost = $taken taken = the intervals' $sum (>= $floor), frames $frames, $procs processes" ||
+	fail "short-lived processes across cuts: exit $rc, ${first:-?} samples + ${lost:-?} lost, ${taken:-?} taken, intervals ${said:-?} (files $sum, >= $floor), frames ${frames:-?}, ${procs:-?} processes"
+
 # the summary's processes: each pid once however many intervals it is in, as report counts
 # the merged intervals (6 subshells spinning 0.3 s each, in turn, across 0.4 s intervals)
 rm -f "$d"/pp-*

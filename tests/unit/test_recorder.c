@@ -55,6 +55,7 @@ struct fake {
 	struct { enum notice_kind kind; pid_t pid; } notices[MAX_ENTRIES];
 	size_t nnotices;
 	uint64_t drains;
+	uint64_t taken_total; /* every sample take() made: the kernel's "taken" */
 	bool inside; /* a retire or park loop runs: the recorder must not call the source again */
 	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
 	uint64_t flip_ns;
@@ -160,7 +161,8 @@ static void f_get_stats(struct sample_source *s, struct sampler_stats *st)
 	struct fake *f = fake_of(s);
 
 	memset(st, 0, sizeof(*st));
-	st->stored = st->taken = stackstore_stored(&f->store);
+	st->taken = f->taken_total;
+	st->stored = stackstore_stored(&f->store);
 	st->entries = f->store.nentries;
 	st->retired_processes = f->store.retired_processes;
 }
@@ -222,6 +224,7 @@ struct world {
 static void take(struct world *w, pid_t pid, pid_t tid, uint64_t ip, uint64_t n)
 {
 	w->samples.taken[w->samples.ntaken++] = (struct fake_entry){ pid, tid, ip, n };
+	w->samples.taken_total += n;
 }
 
 static void notice(struct world *w, enum notice_kind kind, pid_t pid)
@@ -640,6 +643,62 @@ static void test_cut_after_exit(void **state)
 	cut_after_exit(*state);
 }
 
+/* The samples of the profile cut last (or finished): its "samples" type's total. */
+static uint64_t cut_total(const struct world *w)
+{
+	return (uint64_t)profile_type_total(w->prof, "samples");
+}
+
+/* Processes that end across cuts (parked between two, or after the last): the summary's
+ * identity holds for the whole recording, not once per cut — stored (the summary's "N
+ * samples") is what the cuts and the finish hold together, nothing lost, so it is taken; and
+ * the frames line counts each sample once too. A cut used to count again every sample parked
+ * before an earlier cut. */
+static void test_cuts_identity(void **state)
+{
+	struct world *w = *state;
+	struct recorder_stats st;
+	uint64_t sum = 0;
+
+	started(w, PID, WORK);
+	started(w, PID + 1, WORK);
+	take(w, PID, PID, WORK, 2);
+	take(w, PID + 1, PID + 1, WORK, 3);
+	cut(w);
+	sum += cut_total(w);
+	take(w, PID, PID, WORK, 4);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1); /* parked: in the next cut */
+	take(w, PID + 1, PID + 1, WORK, 1);
+	cut(w);
+	sum += cut_total(w);
+	take(w, PID + 1, PID + 1, WORK, 5);
+	task(w, PROC_EV_EXIT, PID + 1, PID + 1, 1);
+	notice(w, N_EXIT, PID + 1);
+	poll_until_retired(w, 2);
+	started(w, PID + 2, LIBC);
+	take(w, PID + 2, PID + 2, LIBC, 2);
+	cut(w);
+	sum += cut_total(w);
+	cut(w); /* an empty one */
+	sum += cut_total(w);
+	take(w, PID + 2, PID + 2, LIBC, 3);
+	task(w, PROC_EV_EXIT, PID + 2, PID + 2, 1);
+	notice(w, N_EXIT, PID + 2);
+	poll_until_retired(w, 3);
+	finish(w);
+	sum += cut_total(w);
+	recorder_stats(w->rec, &st);
+	assert_int_equal(sum, 20);
+	assert_int_equal(st.taken, 20);
+	assert_int_equal(st.stored, sum); /* taken = stored + lost, lost 0 */
+	uint64_t frames = st.frames.named;
+	for (int i = 0; i < SYMBOLIZER_REASONS; i++)
+		frames += st.frames.unnamed[i];
+	assert_int_equal(frames, sum);
+}
+
 /* Cuts of n distinct addresses of this test's executable (the from-th on, 16 bytes apart), 64
  * a cut (the fake's room): what a long recording meets as a host's programs run code they had
  * not run before. */
@@ -927,6 +986,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_after_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cuts_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cuts_identity, setup_no_spill, teardown),
 		cmocka_unit_test_setup_teardown(test_parked_in_memory, setup_no_spill, teardown),
 		cmocka_unit_test_setup_teardown(test_process_labels, setup_labels, teardown),
 		cmocka_unit_test_setup_teardown(test_no_process_labels, setup, teardown),

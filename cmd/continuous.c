@@ -215,6 +215,7 @@ static void write_interval(struct continuous *c, const struct profile *p, const 
 	if (err) {
 		warning("cannot write '%s': %s", name ? name : c->pattern, strerror(-err));
 		c->write_failed++;
+		c->write_err = -err;
 		free(name);
 		return;
 	}
@@ -289,30 +290,57 @@ int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max)
 	return left < (uint64_t)max ? (int)left : max;
 }
 
-/* Saves the intervals that could not be sent as $TMPDIR/firn-unsent-TIME-XXXXXX.pb.gz (only
- * when no file holds them already: no -o). */
+/* Where unsent intervals are saved: $TMPDIR, else /tmp. */
+static const char *unsent_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir && *dir ? dir : "/tmp";
+}
+
+/* Saves one interval that could not be sent as $TMPDIR/firn-unsent-TIME-XXXXXX.pb.gz and
+ * names it for the summary; a failure is a warning, and the interval is lost (save_err). */
+static void save_one(struct continuous *c, const struct push_item *it)
+{
+	char stamp[32], *tmpl = NULL;
+	time_t t = (time_t)(it->from_ns / 1000000000);
+	struct tm tm;
+	int err = 0;
+
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&t, &tm));
+	if (asprintf(&tmpl, "%s/firn-unsent-%s-XXXXXX.pb.gz", unsent_dir(), stamp) < 0) {
+		tmpl = NULL;
+		err = -ENOMEM;
+	} else {
+		err = file_write_new(tmpl, 6, it->buf, it->len, &c->fw);
+	}
+	if (!err && VEC_GROW(c->saved, c->cap_saved, c->nsaved + 1) == 0) {
+		c->saved[c->nsaved++] = tmpl;
+		return;
+	}
+	if (err) {
+		warning("cannot save an unsent interval in '%s': %s", unsent_dir(), strerror(-err));
+		c->save_err = -err;
+		c->unsaved++;
+	}
+	free(tmpl); /* (saved, but out of memory to name it: not lost) */
+}
+
+/* Saves the intervals that could not be sent (only when no file holds them already: no -o). */
 static void save_unsent(struct continuous *c)
 {
 	struct push_item *items = NULL;
 	long n = push_take_queued(c->push, &items);
-	const char *dir = getenv("TMPDIR");
 
-	if (!dir || !*dir)
-		dir = "/tmp";
+	if (n < 0 && !c->pattern && !c->whole) { /* they stay queued: unsent, not saved */
+		struct push_stats st;
+		push_stats(c->push, &st);
+		c->save_err = (int)-n;
+		c->unsaved += st.queued;
+	}
 	for (long i = 0; i < n; i++) {
-		char stamp[32], *tmpl = NULL;
-		time_t t = (time_t)(items[i].from_ns / 1000000000);
-		struct tm tm;
-		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&t, &tm));
-		if (!c->pattern && !c->whole &&
-		    asprintf(&tmpl, "%s/firn-unsent-%s-XXXXXX.pb.gz", dir, stamp) >= 0) {
-			int err = file_write_new(tmpl, 6, items[i].buf, items[i].len, &c->fw);
-			if (err)
-				warning("cannot save an unsent interval in '%s': %s", dir, strerror(-err));
-			else if (VEC_GROW(c->saved, c->cap_saved, c->nsaved + 1) == 0)
-				c->saved[c->nsaved++] = tmpl, tmpl = NULL;
-		}
-		free(tmpl);
+		if (!c->pattern && !c->whole)
+			save_one(c, &items[i]);
 		free(items[i].buf);
 	}
 	free(items);
@@ -380,6 +408,41 @@ void continuous_summary(const struct continuous *c)
 		fprintf(stderr, "%s'%s'", i ? ", " : " (saved as ", c->saved[i]);
 	fprintf(stderr, "%s%s%s\n", c->nsaved ? ")" : "", *st.last_error ? "; last error: " : "",
 		st.last_error);
+}
+
+uint64_t continuous_lost(const struct continuous *c)
+{
+	struct push_stats st = { 0 };
+
+	if (c->pattern)
+		return c->write_failed; /* a file each: a missing one is lost, pushed or not */
+	if (c->whole || !c->push)
+		return 0;
+	push_stats(c->push, &st);
+	return st.dropped + c->unsaved;
+}
+
+int continuous_lost_error(const struct continuous *c)
+{
+	uint64_t lost = continuous_lost(c);
+	struct push_stats st = { 0 };
+
+	if (!lost)
+		return 0;
+	if (c->pattern)
+		return error("%llu of %llu intervals not written to '%s': %s", (unsigned long long)lost,
+			     (unsigned long long)c->intervals, c->pattern, strerror(c->write_err));
+	push_stats(c->push, &st);
+	fprintf(stderr, "firn: %llu of %llu intervals neither sent nor saved: ",
+		(unsigned long long)lost, (unsigned long long)c->intervals);
+	if (st.dropped)
+		fprintf(stderr, "%llu dropped from the push queue%s", (unsigned long long)st.dropped,
+			c->unsaved ? ", " : "");
+	if (c->unsaved)
+		fprintf(stderr, "%llu not saved in '%s': %s", (unsigned long long)c->unsaved,
+			unsent_dir(), strerror(c->save_err));
+	fputc('\n', stderr);
+	return 1;
 }
 
 void continuous_release(struct continuous *c)

@@ -53,6 +53,9 @@ struct continuous {
 	size_t cap_saved;
 	uint64_t next_cut_ns;       /* wall clock */
 	uint64_t intervals, bytes, samples, write_failed;
+	int write_err;              /* errno of the last file not written */
+	uint64_t unsaved;           /* unsent intervals that could not be saved either */
+	int save_err;               /* errno of the last of them */
 	int64_t last_end_ns;        /* end of the last interval cut */
 	char **saved;               /* unsent intervals saved at the end */
 	size_t nsaved;
@@ -91,6 +94,14 @@ int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max);
 int continuous_finish(struct continuous *c, struct profile *prof);
 /* The intervals sent to the --push store so far and their pprof bytes (0 and 0 without --push). */
 void continuous_pushed(const struct continuous *c, uint64_t *intervals, uint64_t *bytes);
+/* The intervals that nothing holds at the end: with -o PATTERN the files not written (pushed
+ * or not); with --push alone those dropped from the queue and those unsent that could not be
+ * saved; none with a plain -o (the whole file, written at the end, holds them all). */
+uint64_t continuous_lost(const struct continuous *c);
+/* After continuous_finish: when intervals were lost (continuous_lost), prints how many and why
+ * in one line ("firn: 5 of 7 intervals not written to 'PATTERN': No space left on device") and
+ * returns 1 (a lost interval fails the recording, as an unwritable -o FILE does); else 0. */
+int continuous_lost_error(const struct continuous *c);
 /* The summary line of the intervals and of the push. */
 void continuous_summary(const struct continuous *c);
 void continuous_release(struct continuous *c);

@@ -264,6 +264,8 @@ static int finish_recording(struct recording *r)
 			(unsigned long long)rs.cgroup_filtered);
 	if (!r->o->quiet)
 		continuous_summary(c);
+	if (continuous_on(c) && continuous_lost_error(c)) /* after the summary, even with -q */
+		err = 1;
 	free(saved);
 	return err;
 }

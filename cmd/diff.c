@@ -410,12 +410,12 @@ static int choose_type(struct loaded *l, struct diff_opts *o)
  * names (two builds: ./base and ./new). */
 static int join_sides(struct loaded *l, const struct diff_opts *o)
 {
-	const char *mains[2];
+	struct diff_join_opts jo = { o->match, { NULL, NULL }, o->hist.by == HIST_BY_MODULE };
 
 	for (int s = 0; s < 2; s++)
-		if (!(mains[s] = diff_main_module(&l->p[s], &o->hist, l->h[s].value_index)))
+		if (!(jo.mains[s] = diff_main_module(&l->p[s], &o->hist, l->h[s].value_index)))
 			return error("out of memory");
-	if (diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], o->match, mains))
+	if (diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], &jo))
 		return error("out of memory");
 	return 0;
 }

@@ -221,6 +221,20 @@ static void pair_run(struct diff *d, uint8_t *from, const struct run *u, int las
 					pair_up(d, from, u->bidx[i], u->nidx[j]);
 }
 
+/* By module, the second pass of diff_join: entries (named after their modules) left unpaired
+ * whose modules are versions of one module or the two main executables; the pair takes NEW's
+ * name too. */
+static void join_modules(struct diff *d, uint8_t *from, const char *const mains[2])
+{
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t j = 0; j < d->n && from[i] == FROM_BASE; j++)
+			if (from[j] == FROM_NEW && *d->entries[i].module && *d->entries[j].module &&
+			    pairs_in(&d->entries[i], &d->entries[j], 1, mains)) {
+				pair_up(d, from, i, j);
+				d->entries[i].name = d->entries[j].name;
+			}
+}
+
 /* The second pass of diff_join: unpaired entries of the same name whose modules are unknown on
  * one side, or versions of one module, or the main executables, or (DIFF_MATCH_NAME) any. */
 static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match,
@@ -265,8 +279,9 @@ static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match,
 }
 
 int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
-	      enum diff_match match, const char *const mains[2])
+	      const struct diff_join_opts *o)
 {
+	static const struct diff_join_opts none = { DIFF_MATCH_MODULE, { NULL, NULL }, false };
 	size_t cap = base->n + new_->n;
 	uint8_t *from = malloc(cap + 1), *paired = calloc(new_->n + 1, 1);
 	int err = 0;
@@ -291,7 +306,11 @@ int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
 	for (size_t j = 0; j < new_->n; j++)
 		if (!paired[j])
 			push_entry(d, from, NULL, &new_->entries[j]);
-	err = join_unpaired(d, from, match, mains);
+	o = o ? o : &none;
+	if (o->by_module)
+		join_modules(d, from, o->mains);
+	else
+		err = join_unpaired(d, from, o->match, o->mains);
 	size_t k = 0;
 	for (size_t i = 0; i < d->n; i++)
 		if (from[i] != FROM_GONE)

@@ -60,16 +60,24 @@ enum diff_match {
 const char *diff_main_module(const struct profile *p, const struct hist_opts *o,
 			     uint32_t value_index);
 
+/* How diff_join pairs entries across the two sides. */
+struct diff_join_opts {
+	enum diff_match match;
+	const char *mains[2]; /* each side's main executable (diff_main_module); NULL or "": none */
+	bool by_module;       /* the hists are by module (HIST_BY_MODULE): an entry is named after
+			       * its module and pairs as the module does (versions, main executables) */
+};
+
 /* Joins two hists (each from its own profile, which must outlive d) by (name, module). Then an
  * entry left without a partner is joined with an unpaired entry of the same name on the other
- * side as match allows, the closest modules first (unknown, then versions or the main
- * executables, then any); the pair shows NEW's module unless that is unknown. mains[side] is
- * that side's main executable (diff_main_module; mains NULL, or "" on a side: none). So folded
- * and pprof profiles compare, and so do two builds whose files are named differently. Entries
- * come base order first, then new-only ones. Returns 0 or -ENOMEM; d must be released even on
- * failure. */
+ * side as o->match allows, the closest modules first (unknown, then versions or the main
+ * executables, then any); by module, an entry with an unpaired one of a module that pairs. The
+ * pair shows NEW's module (and name, by module) unless that is unknown. o NULL: DIFF_MATCH_MODULE,
+ * no main executables, by function. So folded and pprof profiles compare, and so do two builds
+ * whose files are named differently. Entries come base order first, then new-only ones. Returns
+ * 0 or -ENOMEM; d must be released even on failure. */
 int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
-	      enum diff_match match, const char *const mains[2]);
+	      const struct diff_join_opts *o);
 void diff_release(struct diff *d);
 
 /* Value of e's metric on a side. */

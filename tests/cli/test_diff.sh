@@ -111,6 +111,11 @@ expect_rc "builds: an unchanged build passes any:self>+3pp and any:total>+3pp (-
 expect_rc "builds: work grown by 10 pp trips any:self>+3pp (exit 3)" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b3.pb.gz"
 grep -c "^firn diff: rule .* tripped: " "$TMP/err" | grep -qx 1 && grep -q "^firn diff: rule 'any:self>+3pp' tripped: work (new) self 37.45% -> 47.32%, +9.87pp" "$TMP/err" \
 	&& pass "builds: only work trips, named in NEW's module" || fail "builds: $(cat "$TMP/err")"
+"$FIRN" diff --top 0 --by module "$TMP/b1.pb.gz" "$TMP/b2.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq 4 ] && one_row "$TMP/out" new new && one_row "$TMP/out" libfoo.so.1.3 libfoo.so.1.3 \
+	&& pass "builds: --by module: the main executables and libfoo's versions one row each, NEW's names" || { fail "builds: --by module"; cat "$TMP/out"; }
+expect_rc "builds: --by module: an unchanged build passes any:self>+3pp (--strict, exit 0)" 0 \
+	"$FIRN" diff --by module --strict --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b2.pb.gz"
 "$FIRN" diff --top 0 "$TMP/b1.pb.gz" "$TMP/b4.pb.gz" >"$TMP/out"
 grep -q '  libfoo.so.1.2  *compress$' "$TMP/out" && grep -q '  libbar.so.1.3  *compress$' "$TMP/out" \
 	&& pass "builds: libfoo and libbar stay apart" || { fail "builds: libfoo and libbar"; cat "$TMP/out"; }

@@ -49,7 +49,7 @@ static void pair_join(struct pair *pr)
 
 	for (int s = 0; s < 2; s++)
 		assert_int_equal(hist_build(&pr->h[s], &pr->p[s], &o), 0);
-	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], DIFF_MATCH_MODULE, NULL), 0);
+	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], NULL), 0);
 }
 
 static void pair_init(struct pair *pr, const char *base, const char *new_)
@@ -228,7 +228,8 @@ static void test_join_modules(void **state)
 		load_modules(&pr.p[1], 8, nf, names, nv);
 		for (int s = 0; s < 2; s++)
 			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
-		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], match, NULL), 0);
+		struct diff_join_opts jo = { .match = match };
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
 		/* init: liba.so with liba.so (exact, though listed second), app-1.2 with app-1.3 */
 		assert_int_equal(count_named(&pr.d, "init"), 2);
 		for (size_t i = 0; i < pr.d.n; i++) {
@@ -370,15 +371,14 @@ static void test_join_builds(void **state)
 		struct diff_result res;
 		load_stacks(&pr.p[0], bf, 4, stacks, bv, 5);
 		load_stacks(&pr.p[1], nf, 4, stacks, g == 2 ? grew : same, 5);
-		const char *mains[2];
+		struct diff_join_opts jo = { DIFF_MATCH_MODULE, { NULL, NULL }, false };
 		for (int s = 0; s < 2; s++) {
 			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
-			mains[s] = diff_main_module(&pr.p[s], &o, 0);
+			jo.mains[s] = g ? diff_main_module(&pr.p[s], &o, 0) : NULL;
 		}
-		assert_string_equal(mains[0], "base");
-		assert_string_equal(mains[1], "new");
-		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], DIFF_MATCH_MODULE,
-					   g ? mains : NULL), 0);
+		if (g)
+			assert_true(!strcmp(jo.mains[0], "base") && !strcmp(jo.mains[1], "new"));
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
 		assert_int_equal(diff_rule_eval(&pr.d, &r, 0.99, &res), 0);
 		if (!g) { /* without the main executables: work_a and work_b look new */
 			assert_int_equal(count_named(&pr.d, "work_a"), 2);
@@ -405,6 +405,47 @@ static void test_join_builds(void **state)
 		pair_release(&pr);
 	}
 	diff_rule_release(&r);
+}
+
+/* By module, entries are named after their modules and pair as the modules do: the main
+ * executables and libfoo's versions, under NEW's names; libfoo.so and libbar.so, tool and helper
+ * stay apart. */
+static void test_join_builds_by_module(void **state)
+{
+	static const char *const bf[] = { "/b1/base", "/lib/libfoo.so.1.2", "/lib/libfoo.so",
+					   "/usr/bin/tool" };
+	static const char *const nf[] = { "/b2/new", "/lib/libfoo.so.1.3", "/lib/libbar.so",
+					   "/usr/bin/helper" };
+	static const struct bframe stacks[][5] = {
+		{ { 0, "work" }, { 0, "main" } },
+		{ { 1, "compress" }, { 0, "main" } },
+		{ { 2, "h" }, { 0, "main" } },
+		{ { 3, "k" } },
+	};
+	static const int64_t v[] = { 300, 200, 100, 10 };
+	struct hist_opts o = { .by = HIST_BY_MODULE };
+	struct diff_join_opts jo = { DIFF_MATCH_MODULE, { NULL, NULL }, true };
+	struct pair pr;
+	(void)state;
+
+	load_stacks(&pr.p[0], bf, 4, stacks, v, 4);
+	load_stacks(&pr.p[1], nf, 4, stacks, v, 4);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
+		jo.mains[s] = diff_main_module(&pr.p[s], &o, 0);
+	}
+	assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
+	const struct diff_entry *e = entry(&pr.d, "new");
+	assert_string_equal(e->module, "new");
+	assert_true(e->total[DIFF_BASE] == 600 && e->total[DIFF_NEW] == 600 && e->self[DIFF_NEW] == 300);
+	e = entry(&pr.d, "libfoo.so.1.3");
+	assert_true(e->self[DIFF_BASE] == 200 && e->self[DIFF_NEW] == 200);
+	assert_int_equal(entry(&pr.d, "libfoo.so")->self[DIFF_NEW], 0);
+	assert_int_equal(entry(&pr.d, "libbar.so")->self[DIFF_BASE], 0);
+	assert_int_equal(entry(&pr.d, "tool")->self[DIFF_NEW], 0);
+	assert_int_equal(entry(&pr.d, "helper")->self[DIFF_BASE], 0);
+	assert_int_equal(pr.d.n, 6);
+	pair_release(&pr);
 }
 
 /* Largest change of share first (pp), then the other metric, then name; or of raw counts. */
@@ -943,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_join_modules),
 		cmocka_unit_test(test_main_module),
 		cmocka_unit_test(test_join_builds),
+		cmocka_unit_test(test_join_builds_by_module),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_rule_parse),
 		cmocka_unit_test(test_rule_eval),

@@ -352,6 +352,9 @@ valid "json with tripped, passed and no-match rules validates" --top 0 --fail-on
 	--fail-on 'self:hot>+5pp' --fail-on 'self:nothing>+1pp' --fail-on 'total:added>+10%' "$D/base.folded" "$D/new.folded"
 valid "json with inconclusive rules and --by module validates" --by module --fail-on 'any:total<-1%' "$D/base.folded" "$D/new.folded"
 valid "json of a folded and a pprof profile validates" tests/fixtures/simple.folded tests/fixtures/go-cpu.pb.gz
+valid "json of two builds, their main executables and library versions paired, validates" --top 0 \
+	--fail-on 'any:self>+3pp' --by module "$TMP/b1.pb.gz" "$TMP/b2.pb.gz"
+valid "json of two builds by function validates" --top 0 --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b4.pb.gz"
 # the validator can fail: a document without "gate" does not validate
 "$FIRN" diff --json "$D/base.folded" "$D/new.folded" | python3 -c 'import json,sys; d=json.load(sys.stdin); del d["gate"]; print(json.dumps(d))' \
 	| python3 "$TMP/validate.py" "$SCHEMA" --expect-invalid >/dev/null && pass "schema rejects a document without gate" \

@@ -406,6 +406,20 @@ static int choose_type(struct loaded *l, struct diff_opts *o)
 	return 0;
 }
 
+/* Joins the two hists, the main executables of the two sides as one module whatever their
+ * names (two builds: ./base and ./new). */
+static int join_sides(struct loaded *l, const struct diff_opts *o)
+{
+	struct diff_join_opts jo = { o->match, { NULL, NULL }, o->hist.by == HIST_BY_MODULE };
+
+	for (int s = 0; s < 2; s++)
+		if (!(jo.mains[s] = diff_main_module(&l->p[s], &o->hist, l->h[s].value_index)))
+			return error("out of memory");
+	if (diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], &jo))
+		return error("out of memory");
+	return 0;
+}
+
 /* Loads both sides, builds their hists and joins them. */
 static int load_all(struct loaded *l, struct diff_opts *o)
 {
@@ -429,8 +443,8 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 			rc = error("cannot build the table of '%s': %s", input_name(o->sides[s].files[0]),
 				   strerror(-err));
 	}
-	if (!rc && diff_join(&l->d, &l->h[DIFF_BASE], &l->h[DIFF_NEW], o->match))
-		rc = error("out of memory");
+	if (!rc)
+		rc = join_sides(l, o);
 	if (rc)
 		return rc;
 	int s = l->p[DIFF_NEW].nsample_types ? DIFF_NEW : DIFF_BASE;

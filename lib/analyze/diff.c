@@ -102,31 +102,143 @@ static bool same_module_versions(const char *a, const char *b)
 	return la == lb && soa == sob && !memcmp(a, b, la);
 }
 
+/* ---- the main executable of a profile ---- */
+
+/* The base name of mapping m's file (as hist names modules). */
+static const char *mapping_base(const struct profile *p, const struct profile_mapping *m)
+{
+	const char *file = profile_str(p, m->filename), *base = strrchr(file, '/');
+
+	return base && base[1] ? base + 1 : file;
+}
+
+/* True when mapping m holds a program's own code: a file of user code that is no shared object
+ * by name, no pseudo file ("[vdso]", "[heap]") and no runtime's or JIT's mapping. */
+static bool is_program(const struct profile *p, const struct profile_mapping *m)
+{
+	const char *base = mapping_base(p, m);
+	bool so;
+
+	if (m->kind != FRAME_USER || m->runtime != FRAME_NATIVE || !*base || *base == '[' ||
+	    *profile_str(p, m->filename) == '[')
+		return false;
+	module_stem(base, &so);
+	return !so;
+}
+
+/* Adds into w[m - 1] the value (type vi) of each sample passing o that goes through mapping m,
+ * once per sample however many of its frames are there. Returns 0 or -ENOMEM. */
+static int mapping_weights(const struct profile *p, const struct hist_opts *o, uint32_t vi,
+			   double *w)
+{
+	uint64_t *last = calloc(p->nmappings + 1, sizeof(*last)); /* 1 + the last sample counted */
+
+	if (!last)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < p->nsamples && vi < p->nsample_types; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		if (s->values[vi] <= 0 || !hist_sample_match(p, s, o))
+			continue;
+		for (uint32_t k = 0; k < s->nlocs; k++) {
+			uint64_t l = s->location_ids[k];
+			uint64_t m = l && l <= p->nlocations ? p->locations[l - 1].mapping_id : 0;
+			if (!m || m > p->nmappings || last[m] == i + 1)
+				continue;
+			last[m] = i + 1;
+			w[m - 1] += s->values[vi];
+		}
+	}
+	free(last);
+	return 0;
+}
+
+const char *diff_main_module(const struct profile *p, const struct hist_opts *o,
+			     uint32_t value_index)
+{
+	double *w = calloc(p->nmappings + 1, sizeof(*w)), best_w = 0;
+	const char *best = "";
+
+	if (!w || mapping_weights(p, o, value_index, w)) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint64_t m = 0; m < p->nmappings; m++) {
+		if (!w[m] || !is_program(p, &p->mappings[m]))
+			continue;
+		const char *base = mapping_base(p, &p->mappings[m]);
+		for (uint64_t k = m + 1; k < p->nmappings; k++) /* one file mapped again adds up */
+			if (w[k] && !strcmp(mapping_base(p, &p->mappings[k]), base)) {
+				w[m] += w[k];
+				w[k] = 0;
+			}
+		if (w[m] > best_w) {
+			best_w = w[m];
+			best = base;
+		}
+	}
+	free(w);
+	return best;
+}
+
+/* ---- pairing ---- */
+
+/* True when modules b (BASE's) and n (NEW's) are the main executables of their sides. */
+static bool both_main(const char *b, const char *n, const char *const mains[2])
+{
+	return mains && mains[DIFF_BASE] && mains[DIFF_NEW] && *mains[DIFF_BASE] &&
+	       *mains[DIFF_NEW] && !strcmp(b, mains[DIFF_BASE]) && !strcmp(n, mains[DIFF_NEW]);
+}
+
 /* True when entries b and n (one name, both unpaired) pair in round r: 0 when either module is
- * unknown, 1 also when they are versions of one module, 2 whatever the modules. */
-static bool pairs_in(const struct diff_entry *b, const struct diff_entry *n, int r)
+ * unknown, 1 also when they are versions of one module or the two main executables, 2 whatever
+ * the modules. */
+static bool pairs_in(const struct diff_entry *b, const struct diff_entry *n, int r,
+		     const char *const mains[2])
 {
 	if (!*b->module || !*n->module)
 		return true;
-	return r == 2 || (r == 1 && same_module_versions(b->module, n->module));
+	return r == 2 || (r == 1 && (same_module_versions(b->module, n->module) ||
+				     both_main(b->module, n->module, mains)));
 }
 
-/* Pairs base-only and new-only entries of run [bi, be) x [ni, ne) (all of one name), in rounds
- * up to last (see pairs_in): the closest modules first. */
-static void pair_run(struct diff *d, uint8_t *from, const size_t *bidx, size_t bi, size_t be,
-		     const size_t *nidx, size_t ni, size_t ne, int last)
+/* One run of unpaired entries of one name: [bi, be) of bidx and [ni, ne) of nidx. */
+struct run {
+	const size_t *bidx, *nidx;
+	size_t bi, be, ni, ne;
+};
+
+/* Pairs base-only and new-only entries of run u, in rounds up to last (see pairs_in): the
+ * closest modules first. */
+static void pair_run(struct diff *d, uint8_t *from, const struct run *u, int last,
+		     const char *const mains[2])
 {
 	for (int r = 0; r <= last; r++)
-		for (size_t i = bi; i < be; i++)
-			for (size_t j = ni; j < ne && from[bidx[i]] == FROM_BASE; j++)
-				if (from[nidx[j]] == FROM_NEW &&
-				    pairs_in(&d->entries[bidx[i]], &d->entries[nidx[j]], r))
-					pair_up(d, from, bidx[i], nidx[j]);
+		for (size_t i = u->bi; i < u->be; i++)
+			for (size_t j = u->ni; j < u->ne && from[u->bidx[i]] == FROM_BASE; j++)
+				if (from[u->nidx[j]] == FROM_NEW &&
+				    pairs_in(&d->entries[u->bidx[i]], &d->entries[u->nidx[j]], r, mains))
+					pair_up(d, from, u->bidx[i], u->nidx[j]);
+}
+
+/* By module, the second pass of diff_join: entries (named after their modules) left unpaired
+ * whose modules are versions of one module or the two main executables; the pair takes NEW's
+ * name too. */
+static void join_modules(struct diff *d, uint8_t *from, const char *const mains[2])
+{
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t j = 0; j < d->n && from[i] == FROM_BASE; j++)
+			if (from[j] == FROM_NEW && *d->entries[i].module && *d->entries[j].module &&
+			    pairs_in(&d->entries[i], &d->entries[j], 1, mains)) {
+				pair_up(d, from, i, j);
+				d->entries[i].name = d->entries[j].name;
+			}
 }
 
 /* The second pass of diff_join: unpaired entries of the same name whose modules are unknown on
- * one side, or versions of one module, or (DIFF_MATCH_NAME) any. */
-static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match)
+ * one side, or versions of one module, or the main executables, or (DIFF_MATCH_NAME) any. */
+static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match,
+			 const char *const mains[2])
 {
 	size_t *bidx = malloc((d->n + 1) * sizeof(*bidx)), *nidx = malloc((d->n + 1) * sizeof(*nidx));
 	size_t nb = 0, nn = 0;
@@ -156,7 +268,8 @@ static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match)
 			be++;
 		while (ne < nn && !strcmp(d->entries[nidx[ne]].name, name))
 			ne++;
-		pair_run(d, from, bidx, i, be, nidx, j, ne, match == DIFF_MATCH_NAME ? 2 : 1);
+		struct run u = { bidx, nidx, i, be, j, ne };
+		pair_run(d, from, &u, match == DIFF_MATCH_NAME ? 2 : 1, mains);
 		i = be;
 		j = ne;
 	}
@@ -166,8 +279,9 @@ static int join_unpaired(struct diff *d, uint8_t *from, enum diff_match match)
 }
 
 int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
-	      enum diff_match match)
+	      const struct diff_join_opts *o)
 {
+	static const struct diff_join_opts none = { DIFF_MATCH_MODULE, { NULL, NULL }, false };
 	size_t cap = base->n + new_->n;
 	uint8_t *from = malloc(cap + 1), *paired = calloc(new_->n + 1, 1);
 	int err = 0;
@@ -192,7 +306,11 @@ int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
 	for (size_t j = 0; j < new_->n; j++)
 		if (!paired[j])
 			push_entry(d, from, NULL, &new_->entries[j]);
-	err = join_unpaired(d, from, match);
+	o = o ? o : &none;
+	if (o->by_module)
+		join_modules(d, from, o->mains);
+	else
+		err = join_unpaired(d, from, o->match, o->mains);
 	size_t k = 0;
 	for (size_t i = 0; i < d->n; i++)
 		if (from[i] != FROM_GONE)

@@ -40,21 +40,44 @@ struct diff {
 
 /* How diff_join pairs the entries left without a partner of the same (name, module). */
 enum diff_match {
-	DIFF_MATCH_MODULE = 0, /* same name, and a module unknown on one side (folded stacks) or
+	DIFF_MATCH_MODULE = 0, /* same name, and a module unknown on one side (folded stacks), or
 				* the same module in another version (libssl.so.1.1 and libssl.so.3,
-				* python3.11 and python3.12: equal once a version after ".so" or a
-				* trailing run of digits, '.', '-' and '_' is dropped) */
+				* libfoo.so and libfoo.so.1.2, python3.11 and python3.12: equal once a
+				* version after ".so" or a trailing run of digits, '.', '-' and '_' is
+				* dropped), or the main executables of the two sides whatever their
+				* names (./base and ./new) */
 	DIFF_MATCH_NAME,       /* also same name whatever the modules (--ignore-module) */
+};
+
+/* The module of p's main executable, the one diff_join pairs with the other side's whatever
+ * their names: of the program files (mappings of user code that are no shared object by name,
+ * no pseudo file such as "[vdso]", no runtime's or JIT's), the one that the most value of
+ * sample type value_index passes through, over p's samples that pass o's pid, comm and idle
+ * filters (hist_sample_match); mappings of one base name add up, and a tie goes to the first in
+ * p's table (pprof's first mapping is the main binary). For one program's recording, its
+ * executable. Returns its base name (as hist names modules; a pointer into p's strings), "" when
+ * p has none (folded stacks, a kernel-only profile), or NULL with errno ENOMEM. */
+const char *diff_main_module(const struct profile *p, const struct hist_opts *o,
+			     uint32_t value_index);
+
+/* How diff_join pairs entries across the two sides. */
+struct diff_join_opts {
+	enum diff_match match;
+	const char *mains[2]; /* each side's main executable (diff_main_module); NULL or "": none */
+	bool by_module;       /* the hists are by module (HIST_BY_MODULE): an entry is named after
+			       * its module and pairs as the module does (versions, main executables) */
 };
 
 /* Joins two hists (each from its own profile, which must outlive d) by (name, module). Then an
  * entry left without a partner is joined with an unpaired entry of the same name on the other
- * side as match allows, the closest modules first (unknown, then versions, then any); the pair
- * shows NEW's module unless that is unknown. So folded and pprof profiles compare, and so do
- * two builds whose files are named differently. Entries come base order first, then new-only
- * ones. Returns 0 or -ENOMEM; d must be released even on failure. */
+ * side as o->match allows, the closest modules first (unknown, then versions or the main
+ * executables, then any); by module, an entry with an unpaired one of a module that pairs. The
+ * pair shows NEW's module (and name, by module) unless that is unknown. o NULL: DIFF_MATCH_MODULE,
+ * no main executables, by function. So folded and pprof profiles compare, and so do two builds
+ * whose files are named differently. Entries come base order first, then new-only ones. Returns
+ * 0 or -ENOMEM; d must be released even on failure. */
 int diff_join(struct diff *d, const struct hist *base, const struct hist *new_,
-	      enum diff_match match);
+	      const struct diff_join_opts *o);
 void diff_release(struct diff *d);
 
 /* Value of e's metric on a side. */

@@ -1,7 +1,9 @@
 # firn diff: the table, difffolded output and the differential flame graph on hand-made folded
 # pairs (exact bytes and colors), JSON against its schema, the gate's exit codes and messages,
-# usage errors; then, as root, recordings of tests/fixtures/diffwork: a pair where work_a does
-# twice the work trips the gate, and 20 pairs of the unchanged workload do not.
+# two builds whose files are named differently (pprof files written by builds_pprof.py), usage
+# errors; then, as root, recordings of tests/fixtures/diffwork: a pair where work_a does
+# twice the work trips the gate, two copies of it under other names pass an any: gate, and 20
+# pairs of the unchanged workload do not.
 . "$(dirname "$0")/lib.sh"
 
 D="$ROOT/tests/fixtures/diff"
@@ -73,13 +75,61 @@ self_rows=$(rows "$G" "$G")
 "$FIRN" diff --top 0 "$TMP/v1.pb.gz" "$TMP/v2.pb.gz" >"$TMP/out"
 [ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   goc-2   main.busy$' "$TMP/out" \
 	&& pass "versions of one module (goc-1, goc-2) pair by default, NEW's module shown" || { fail "versions of one module pair"; cat "$TMP/out"; }
-[ "$(rows "$G" "$TMP/other.pb.gz")" -eq $((2 * self_rows)) ] \
-	&& pass "differently named modules do not pair by default" || fail "differently named modules paired by default"
+"$FIRN" diff --top 0 "$G" "$TMP/other.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   other   main.busy$' "$TMP/out" \
+	&& pass "main executables of other names (gocpu, other) pair by default, NEW's name shown" || { fail "main executables pair by default"; cat "$TMP/out"; }
 "$FIRN" diff --top 0 --ignore-module "$G" "$TMP/other.pb.gz" >"$TMP/out"
 [ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq "$self_rows" ] && grep -q '^    96.00    96.00     0.00    100.00   100.00     0.00   other   main.busy$' "$TMP/out" \
 	&& pass "--ignore-module pairs functions by name" || { fail "--ignore-module pairs functions by name"; cat "$TMP/out"; }
-expect_rc "gate without --ignore-module: a renamed build's function looks new (exit 3)" 3 "$FIRN" diff --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+expect_rc "gate: a renamed build's main executable is one module (exit 0)" 0 "$FIRN" diff --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
 expect_rc "gate with --ignore-module: unchanged (exit 0)" 0 "$FIRN" diff --ignore-module --fail-on 'self:main.busy>+10pp' "$G" "$TMP/other.pb.gz"
+
+# Two builds without root: ./base in one build directory and ./new in another (the main
+# executables, listed after the kernel's mapping), libfoo and libh in other versions and
+# directories; then a build where work grew, and one where libfoo's compress moved to libbar.
+# 8,010 samples a side decide a +3 pp rule.
+B="$ROOT/tests/fixtures/builds_pprof.py"
+builds() { # builds OUT EXE FOO H WORK: main calls work (WORK samples), parse, FOO's compress, H's h
+	python3 "$B" "$1" '[kernel.kallsyms]:irq=10' "$2:main;$2:work=$5" "$2:main;$3:compress=2000" \
+		"$2:main;$4:h=2000" "$2:main;$2:parse=1000" || fail "builds_pprof.py $1"
+}
+builds "$TMP/b1.pb.gz" /ci/base/build/base /lib/libfoo.so.1.2 /lib/libh.so.1 3000
+builds "$TMP/b2.pb.gz" /ci/new/build/new /usr/local/lib/libfoo.so.1.3 /opt/lib/libh.so 3000
+builds "$TMP/b3.pb.gz" /ci/new/build/new /usr/local/lib/libfoo.so.1.3 /opt/lib/libh.so 4500
+builds "$TMP/b4.pb.gz" /ci/new/build/new /lib/libbar.so.1.3 /opt/lib/libh.so 3000
+# one_row OUT FUNCTION MODULE: FUNCTION has one row in the table OUT, in MODULE
+one_row() { awk -v f="$2" -v m="$3" '$8 == f { n++; mod = $7 } END { exit !(n == 1 && mod == m) }' "$1"; }
+"$FIRN" diff --top 0 "$TMP/b1.pb.gz" "$TMP/b2.pb.gz" >"$TMP/out"
+one_row "$TMP/out" work new && one_row "$TMP/out" main new && one_row "$TMP/out" parse new \
+	&& pass "builds: ./base and ./new are one module, shown by NEW's name" || { fail "builds: main executables"; cat "$TMP/out"; }
+one_row "$TMP/out" compress libfoo.so.1.3 && one_row "$TMP/out" h libh.so \
+	&& pass "builds: libfoo.so.1.2 ~ libfoo.so.1.3 and libh.so.1 ~ libh.so in other folders, NEW's name" \
+	|| { fail "builds: versioned libraries"; cat "$TMP/out"; }
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq 6 ] && pass "builds: 6 rows, none new or gone" || { fail "builds: rows"; cat "$TMP/out"; }
+expect_rc "builds: an unchanged build passes any:self>+3pp and any:total>+3pp (--strict, exit 0)" 0 \
+	"$FIRN" diff --strict --fail-on 'any:self>+3pp' --fail-on 'any:total>+3pp' "$TMP/b1.pb.gz" "$TMP/b2.pb.gz"
+expect_rc "builds: work grown by 10 pp trips any:self>+3pp (exit 3)" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b3.pb.gz"
+grep -c "^firn diff: rule .* tripped: " "$TMP/err" | grep -qx 1 && grep -q "^firn diff: rule 'any:self>+3pp' tripped: work (new) self 37.45% -> 47.32%, +9.87pp" "$TMP/err" \
+	&& pass "builds: only work trips, named in NEW's module" || fail "builds: $(cat "$TMP/err")"
+"$FIRN" diff --top 0 --by module "$TMP/b1.pb.gz" "$TMP/b2.pb.gz" >"$TMP/out"
+[ "$(grep -c '^ *[0-9]' "$TMP/out")" -eq 4 ] && one_row "$TMP/out" new new && one_row "$TMP/out" libfoo.so.1.3 libfoo.so.1.3 \
+	&& pass "builds: --by module: the main executables and libfoo's versions one row each, NEW's names" || { fail "builds: --by module"; cat "$TMP/out"; }
+expect_rc "builds: --by module: an unchanged build passes any:self>+3pp (--strict, exit 0)" 0 \
+	"$FIRN" diff --by module --strict --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b2.pb.gz"
+"$FIRN" diff --top 0 "$TMP/b1.pb.gz" "$TMP/b4.pb.gz" >"$TMP/out"
+grep -q '  libfoo.so.1.2  *compress$' "$TMP/out" && grep -q '  libbar.so.1.3  *compress$' "$TMP/out" \
+	&& pass "builds: libfoo and libbar stay apart" || { fail "builds: libfoo and libbar"; cat "$TMP/out"; }
+expect_rc "builds: libbar's compress looks new to any:self>+3pp (exit 3)" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b4.pb.gz"
+grep -c "^firn diff: rule .* tripped: " "$TMP/err" | grep -qx 1 && grep -q "^firn diff: rule 'any:self>+3pp' tripped: compress (libbar.so.1.3) self 0.00% -> 24.97%" "$TMP/err" \
+	&& pass "builds: only libbar's compress trips" || fail "builds: $(cat "$TMP/err")"
+"$FIRN" diff --json --top 0 "$TMP/b1.pb.gz" "$TMP/b2.pb.gz" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+fs = {f["name"]: f for f in d["functions"]}
+assert len(d["functions"]) == 6 and all(sorted(f) == ["module", "name", "self", "total"] for f in d["functions"]), d
+assert (fs["work"]["module"], fs["work"]["self"]["base"], fs["work"]["self"]["new"]) == ("new", 3000, 3000), fs["work"]
+assert (fs["compress"]["module"], fs["compress"]["self"]["new"]) == ("libfoo.so.1.3", 2000), fs["compress"]
+' && pass "builds: JSON: one object per function, the same fields, NEW's module" || fail "builds: JSON"
 expect_rc "--ignore-module with --by module is a usage error" 2 "$FIRN" diff --ignore-module --by module "$G" "$TMP/other.pb.gz"
 grep -q "^firn diff: --ignore-module does not apply to --by module$" "$TMP/err" && pass "--ignore-module with --by module: message" \
 	|| fail "--ignore-module with --by module: $(head -1 "$TMP/err")"
@@ -302,6 +352,9 @@ valid "json with tripped, passed and no-match rules validates" --top 0 --fail-on
 	--fail-on 'self:hot>+5pp' --fail-on 'self:nothing>+1pp' --fail-on 'total:added>+10%' "$D/base.folded" "$D/new.folded"
 valid "json with inconclusive rules and --by module validates" --by module --fail-on 'any:total<-1%' "$D/base.folded" "$D/new.folded"
 valid "json of a folded and a pprof profile validates" tests/fixtures/simple.folded tests/fixtures/go-cpu.pb.gz
+valid "json of two builds, their main executables and library versions paired, validates" --top 0 \
+	--fail-on 'any:self>+3pp' --by module "$TMP/b1.pb.gz" "$TMP/b2.pb.gz"
+valid "json of two builds by function validates" --top 0 --fail-on 'any:self>+3pp' "$TMP/b1.pb.gz" "$TMP/b4.pb.gz"
 # the validator can fail: a document without "gate" does not validate
 "$FIRN" diff --json "$D/base.folded" "$D/new.folded" | python3 -c 'import json,sys; d=json.load(sys.stdin); del d["gate"]; print(json.dumps(d))' \
 	| python3 "$TMP/validate.py" "$SCHEMA" --expect-invalid >/dev/null && pass "schema rejects a document without gate" \
@@ -386,7 +439,8 @@ if [ ! -x "$W" ]; then fail "fixture $W is built (make fixtures)"; exit 0; fi
 # rec OUT ARGS...: records diffwork ARGS at 19999 Hz (about 15,000 samples in 0.75 s of CPU).
 # User stacks only: at 20 kHz the kernel's own sampling and interrupt work (a spin unlock once went
 # from 0.5 % to 3.9 % of one run on this shared machine) is the machine's, not the workload's.
-rec() { local out=$1; shift; "$FIRN" record -q --no-kernel -F 19999 -o "$out" -- "$W" "$@" 2>>"$TMP/rec.err"; }
+rec_prog() { local out=$1; shift; "$FIRN" record -q --no-kernel -F 19999 -o "$out" -- "$@" 2>>"$TMP/rec.err"; }
+rec() { local out=$1; shift; rec_prog "$out" "$W" "$@"; }
 rec "$TMP/base.pb.gz" 0.75 && rec "$TMP/twice.pb.gz" -a 200 0.75 \
 	&& pass "record base and changed diffwork" || fail "record diffwork: $(tail -2 "$TMP/rec.err")"
 "$FIRN" diff "$TMP/base.pb.gz" "$TMP/twice.pb.gz" >"$TMP/out"
@@ -405,6 +459,21 @@ expect_rc "changed pair: any:self>+3pp trips (exit 3)" 3 "$FIRN" diff --fail-on 
 grep -q "^firn diff: rule 'any:self>+3pp' tripped: work_a (diffwork)" "$TMP/err" \
 	&& ! grep -q "tripped: work_[bc]" "$TMP/err" && pass "changed pair: any:self names work_a only" \
 	|| fail "changed pair: $(cat "$TMP/err")"
+
+# Two copies of diffwork under other names in other folders, as two builds of one source: their
+# main executables are one module, so an any: gate passes (it tripped at about +39 pp on each
+# work_ function when they were "new"), and a real regression still trips.
+mkdir -p "$TMP/build1" "$TMP/build2" && cp "$W" "$TMP/build1/base" && cp "$W" "$TMP/build2/new"
+rec_prog "$TMP/copy1.pb.gz" "$TMP/build1/base" 0.75 && rec_prog "$TMP/copy2.pb.gz" "$TMP/build2/new" 0.75 \
+	&& rec_prog "$TMP/copy3.pb.gz" "$TMP/build2/new" -a 200 0.75 \
+	&& pass "record two copies of diffwork, ./base and ./new" || fail "record copies: $(tail -2 "$TMP/rec.err")"
+"$FIRN" diff --top 0 "$TMP/copy1.pb.gz" "$TMP/copy2.pb.gz" >"$TMP/out"
+awk '$8 ~ /^work_[abc]$/ { n[$8]++; if ($7 != "new") bad = 1 } END { exit bad || n["work_a"] != 1 || n["work_b"] != 1 || n["work_c"] != 1 }' "$TMP/out" \
+	&& pass "copies: each work_ function one row, in NEW's module" || { fail "copies: rows"; cat "$TMP/out"; }
+expect_rc "copies: any:self>+3pp passes (exit 0)" 0 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/copy1.pb.gz" "$TMP/copy2.pb.gz"
+expect_rc "copies: work_a doing twice the work trips any:self>+3pp (exit 3)" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/copy1.pb.gz" "$TMP/copy3.pb.gz"
+grep -q "^firn diff: rule 'any:self>+3pp' tripped: work_a (new)" "$TMP/err" && ! grep -q "tripped: work_[bc]" "$TMP/err" \
+	&& pass "copies: any:self names work_a only" || fail "copies: $(cat "$TMP/err")"
 
 # 20 pairs of the unchanged workload: no false alarm, and most pairs decided. A pair is
 # inconclusive when a function's chance difference puts its bound past +3 pp: with ~15k samples

@@ -82,6 +82,33 @@ sys.exit(0 if ok else 1)
 EOF
 fi
 
+# The CI example: two builds in their own folders, the change's binary under another name (issue
+# 44): its commands as the README types them, diffwork copied to each binary's path; the gate
+# passes (it tripped when every function of the renamed binary looked new).
+block=$(awk -F'\t' '$2 ~ /firn record .*-o base\.pb\.gz/ { print $1; exit }' "$TMP/blocks")
+awk -F'\t' -v b="$block" '$1 == b { sub(/^[0-9]+\t/, ""); sub(/ *#.*/, ""); print }' "$TMP/blocks" >"$TMP/ci"
+mapfile -t ci_rec < <(grep '^sudo firn record ' "$TMP/ci" | sed 's/^sudo firn record /record -q /')
+ci_diff=$(grep -m1 '^firn diff .*--fail-on' "$TMP/ci" | sed 's/^firn //')
+[ -n "$block" ] && [ ${#ci_rec[@]} -eq 2 ] && [ -n "$ci_diff" ] && pass "README: the CI example's commands parsed" \
+	|| fail "README: CI example: block '$block', ${#ci_rec[@]} recordings, diff '$ci_diff'"
+if ! is_root; then
+	skip "README CI example: needs root (BPF)"
+elif [ ${#ci_rec[@]} -eq 2 ]; then
+	mkdir -p "$TMP/ci-run"
+	for r in "${ci_rec[@]}"; do
+		prog=$(sed 's/.* -- \([^ ]*\).*/\1/' <<<"$r")
+		mkdir -p "$TMP/ci-run/$(dirname "$prog")" && cp "$FIX/diffwork" "$TMP/ci-run/$prog"
+	done
+	(cd "$TMP/ci-run" && for r in "${ci_rec[@]}"; do eval "\"\$FIRN\" $r" || exit; done) 2>"$TMP/ci.err" \
+		&& pass "README CI example: both builds recorded" || { fail "README CI example: record"; cat "$TMP/ci.err"; }
+	(cd "$TMP/ci-run" && eval "\"\$FIRN\" $ci_diff") >"$TMP/ci.out" 2>"$TMP/ci.err"
+	rc=$?
+	[ $rc -eq 0 ] && ! grep -q ' tripped: ' "$TMP/ci.err" && pass "README CI example: the gate passes across renamed builds (exit 0)" \
+		|| { fail "README CI example: exit $rc"; cat "$TMP/ci.err"; }
+	awk '$8 == "work_a" { n++; m = $7 } END { exit !(n == 1 && m == "bench-pr") }' "$TMP/ci.out" \
+		&& pass "README CI example: work_a one row, under the change's binary" || { fail "README CI example: table"; cat "$TMP/ci.out"; }
+fi
+
 # man pages: the README's `man` commands name files of the source tree, not installed pages
 grep -o '`man [^`]*`' "$README" | tr -d '`' | sed 's/^man //' >"$TMP/man"
 bad=$(while read -r m; do case $m in ./man/*) [ -f "$ROOT/$m" ] || echo "$m" ;; firn*) ;; *) echo "$m" ;; esac; done <"$TMP/man")

@@ -1,5 +1,6 @@
-/* Unit tests for lib/analyze/diff: joining hists (also across unknown modules, versions of a module and,
- * by name alone, any modules), ordering, rule parsing,
+/* Unit tests for lib/analyze/diff: joining hists (also across unknown modules, versions of a module,
+ * the main executables of two builds and, by name alone, any modules), a profile's main
+ * executable, ordering, rule parsing,
  * rule evaluation (bounds of the change against the threshold, Bonferroni, too few samples,
  * a shrunk function over 100 samples a side), the calibration of the
  * test on simulated unchanged and changed pairs, joined folded stacks, the differential tree and
@@ -48,7 +49,7 @@ static void pair_join(struct pair *pr)
 
 	for (int s = 0; s < 2; s++)
 		assert_int_equal(hist_build(&pr->h[s], &pr->p[s], &o), 0);
-	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], DIFF_MATCH_MODULE), 0);
+	assert_int_equal(diff_join(&pr->d, &pr->h[0], &pr->h[1], NULL), 0);
 }
 
 static void pair_init(struct pair *pr, const char *base, const char *new_)
@@ -227,7 +228,8 @@ static void test_join_modules(void **state)
 		load_modules(&pr.p[1], 8, nf, names, nv);
 		for (int s = 0; s < 2; s++)
 			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
-		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], match), 0);
+		struct diff_join_opts jo = { .match = match };
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
 		/* init: liba.so with liba.so (exact, though listed second), app-1.2 with app-1.3 */
 		assert_int_equal(count_named(&pr.d, "init"), 2);
 		for (size_t i = 0; i < pr.d.n; i++) {
@@ -263,6 +265,187 @@ static void test_join_modules(void **state)
 		}
 		pair_release(&pr);
 	}
+}
+
+/* One frame of a built profile: function fn in the file of mapping map (an index into the files
+ * given); fn NULL ends a stack. */
+struct bframe {
+	int map;
+	const char *fn;
+};
+
+/* A profile with one mapping per file (in that order, the kernel's marked so) and one sample per
+ * stack (leaf first, at most 4 frames) of value values[i]. */
+static void load_stacks(struct profile *p, const char *const files[], size_t nfiles,
+			const struct bframe stacks[][5], const int64_t values[], size_t n)
+{
+	int64_t maps[8];
+
+	assert_true(nfiles <= 8);
+	assert_int_equal(profile_init(p), 0);
+	assert_int_equal(profile_add_sample_type(p, "samples", "count"), 0);
+	for (size_t i = 0; i < nfiles; i++)
+		assert_true((maps[i] = profile_add_mapping(p, 0x10000 * (i + 1), 0x10000 * (i + 2), 0,
+							   files[i], "")) > 0);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t locs[4];
+		uint32_t k = 0;
+		for (; k < 4 && stacks[i][k].fn; k++) {
+			const struct bframe *f = &stacks[i][k];
+			int64_t fn = profile_function(p, f->fn, NULL, NULL, 0);
+			int64_t l = profile_simple_location(p, maps[f->map], fn,
+							    p->mappings[maps[f->map] - 1].kind);
+			assert_true(fn > 0 && l > 0);
+			locs[k] = l;
+		}
+		assert_int_equal(profile_add_sample(p, locs, k, &values[i], NULL, 0), 0);
+	}
+}
+
+/* The main executable: the program file most samples go through, whatever comes first in the
+ * mapping table (the kernel, here) and however many samples a library has; a tie to the first;
+ * a file mapped twice adds up; none in folded stacks. */
+static void test_main_module(void **state)
+{
+	static const char *const files[] = { "[kernel.kallsyms]", "/usr/lib/libjvm.so", "[vdso]",
+					     "/tmp/b1/base", "/usr/bin/sh", "/opt/app" };
+	static const struct bframe stacks[][5] = {
+		{ { 3, "work" }, { 3, "main" } },
+		{ { 1, "gc" }, { 1, "thread_start" } },
+		{ { 0, "do_syscall" }, { 2, "__vdso_gettime" }, { 3, "main" } },
+		{ { 4, "sh_main" } },
+		{ { 5, "app_main" } },
+	};
+	static const int64_t values[] = { 60, 200, 30, 80, 80 };
+	struct hist_opts o = { 0 };
+	struct profile p;
+	(void)state;
+
+	load_stacks(&p, files, 6, stacks, values, 5);
+	assert_string_equal(diff_main_module(&p, &o, 0), "base"); /* 90 beats 80 and libjvm's 200 */
+	profile_release(&p);
+	load_stacks(&p, files, 6, stacks + 3, values + 3, 2);
+	assert_string_equal(diff_main_module(&p, &o, 0), "sh"); /* a tie: the first mapping */
+	profile_release(&p);
+	static const char *const twice[] = { "/opt/app", "/usr/bin/sh", "/opt/app" };
+	static const struct bframe one[][5] = { { { 0, "a" } }, { { 1, "s" } }, { { 2, "b" } } };
+	static const int64_t v3[] = { 50, 80, 50 };
+	load_stacks(&p, twice, 3, one, v3, 3);
+	assert_string_equal(diff_main_module(&p, &o, 0), "app"); /* 50 + 50 beats 80 */
+	profile_release(&p);
+	load_stacks(&p, files, 6, stacks + 1, values + 1, 1); /* a library's samples only */
+	assert_string_equal(diff_main_module(&p, &o, 0), "");
+	profile_release(&p);
+	load_folded(&p, "main;f 5\n");
+	assert_string_equal(diff_main_module(&p, &o, 0), "");
+	profile_release(&p);
+}
+
+/* Two builds of one program under other names (./base in one build directory, ./new in
+ * another), its library in two versions: the main executables pair, and so do the versions;
+ * another program or another library (libfoo and libbar) keeps its functions apart. So an any:
+ * gate passes on the unchanged program, and trips where a function grew. */
+static void test_join_builds(void **state)
+{
+	static const char *const bf[] = { "/b1/base", "/lib/libfoo.so.1.2", "/lib/libfoo.so",
+					   "/usr/bin/tool" };
+	static const char *const nf[] = { "/b2/new", "/lib/libfoo.so.1.3", "/lib/libbar.so",
+					   "/usr/bin/helper" };
+	static const struct bframe stacks[][5] = {
+		{ { 0, "work_a" }, { 0, "main" } },
+		{ { 0, "work_b" }, { 0, "main" } },
+		{ { 1, "compress" }, { 0, "main" } },
+		{ { 2, "h" }, { 0, "main" } },
+		{ { 3, "k" } },
+	};
+	static const int64_t bv[] = { 3000, 3000, 2000, 10, 10 };
+	static const int64_t same[] = { 3000, 3000, 2000, 10, 10 };
+	static const int64_t grew[] = { 4500, 3000, 2000, 10, 10 }; /* work_a: 37 % -> 47 % */
+	struct diff_rule r;
+	(void)state;
+
+	assert_int_equal(diff_rule_parse(&r, "any:self>+3pp"), 0);
+	for (int g = 0; g < 3; g++) {
+		struct pair pr;
+		struct hist_opts o = { 0 };
+		struct diff_result res;
+		load_stacks(&pr.p[0], bf, 4, stacks, bv, 5);
+		load_stacks(&pr.p[1], nf, 4, stacks, g == 2 ? grew : same, 5);
+		struct diff_join_opts jo = { DIFF_MATCH_MODULE, { NULL, NULL }, false };
+		for (int s = 0; s < 2; s++) {
+			assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
+			jo.mains[s] = g ? diff_main_module(&pr.p[s], &o, 0) : NULL;
+		}
+		if (g)
+			assert_true(!strcmp(jo.mains[0], "base") && !strcmp(jo.mains[1], "new"));
+		assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
+		assert_int_equal(diff_rule_eval(&pr.d, &r, 0.99, &res), 0);
+		if (!g) { /* without the main executables: work_a and work_b look new */
+			assert_int_equal(count_named(&pr.d, "work_a"), 2);
+			assert_int_equal(res.verdict, DIFF_TRIPPED);
+		} else {
+			const struct diff_entry *e = entry(&pr.d, "work_a");
+			assert_int_equal(count_named(&pr.d, "work_a"), 1);
+			assert_int_equal(count_named(&pr.d, "main"), 1);
+			assert_string_equal(e->module, "new"); /* NEW's name */
+			assert_int_equal(e->self[DIFF_BASE], 3000);
+			assert_int_equal(e->self[DIFF_NEW], g == 2 ? 4500 : 3000);
+			e = entry(&pr.d, "compress");
+			assert_string_equal(e->module, "libfoo.so.1.3");
+			assert_true(e->self[DIFF_BASE] == 2000 && e->self[DIFF_NEW] == 2000);
+			assert_int_equal(count_named(&pr.d, "h"), 2); /* libfoo.so, libbar.so */
+			assert_int_equal(count_named(&pr.d, "k"), 2); /* tool, helper */
+			assert_int_equal(pr.d.n, 8);
+			assert_int_equal(res.verdict, g == 2 ? DIFF_TRIPPED : DIFF_PASS);
+			if (g == 2)
+				assert_true(res.ntripped == 1 &&
+					    !strcmp(pr.d.entries[res.tripped[0].entry].name, "work_a"));
+		}
+		diff_result_release(&res);
+		pair_release(&pr);
+	}
+	diff_rule_release(&r);
+}
+
+/* By module, entries are named after their modules and pair as the modules do: the main
+ * executables and libfoo's versions, under NEW's names; libfoo.so and libbar.so, tool and helper
+ * stay apart. */
+static void test_join_builds_by_module(void **state)
+{
+	static const char *const bf[] = { "/b1/base", "/lib/libfoo.so.1.2", "/lib/libfoo.so",
+					   "/usr/bin/tool" };
+	static const char *const nf[] = { "/b2/new", "/lib/libfoo.so.1.3", "/lib/libbar.so",
+					   "/usr/bin/helper" };
+	static const struct bframe stacks[][5] = {
+		{ { 0, "work" }, { 0, "main" } },
+		{ { 1, "compress" }, { 0, "main" } },
+		{ { 2, "h" }, { 0, "main" } },
+		{ { 3, "k" } },
+	};
+	static const int64_t v[] = { 300, 200, 100, 10 };
+	struct hist_opts o = { .by = HIST_BY_MODULE };
+	struct diff_join_opts jo = { DIFF_MATCH_MODULE, { NULL, NULL }, true };
+	struct pair pr;
+	(void)state;
+
+	load_stacks(&pr.p[0], bf, 4, stacks, v, 4);
+	load_stacks(&pr.p[1], nf, 4, stacks, v, 4);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(hist_build(&pr.h[s], &pr.p[s], &o), 0);
+		jo.mains[s] = diff_main_module(&pr.p[s], &o, 0);
+	}
+	assert_int_equal(diff_join(&pr.d, &pr.h[0], &pr.h[1], &jo), 0);
+	const struct diff_entry *e = entry(&pr.d, "new");
+	assert_string_equal(e->module, "new");
+	assert_true(e->total[DIFF_BASE] == 600 && e->total[DIFF_NEW] == 600 && e->self[DIFF_NEW] == 300);
+	e = entry(&pr.d, "libfoo.so.1.3");
+	assert_true(e->self[DIFF_BASE] == 200 && e->self[DIFF_NEW] == 200);
+	assert_int_equal(entry(&pr.d, "libfoo.so")->self[DIFF_NEW], 0);
+	assert_int_equal(entry(&pr.d, "libbar.so")->self[DIFF_BASE], 0);
+	assert_int_equal(entry(&pr.d, "tool")->self[DIFF_NEW], 0);
+	assert_int_equal(entry(&pr.d, "helper")->self[DIFF_BASE], 0);
+	assert_int_equal(pr.d.n, 6);
+	pair_release(&pr);
 }
 
 /* Largest change of share first (pp), then the other metric, then name; or of raw counts. */
@@ -799,6 +982,9 @@ int main(void)
 		cmocka_unit_test(test_join_unknown_module),
 		cmocka_unit_test(test_join_unknown_module_largest),
 		cmocka_unit_test(test_join_modules),
+		cmocka_unit_test(test_main_module),
+		cmocka_unit_test(test_join_builds),
+		cmocka_unit_test(test_join_builds_by_module),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_rule_parse),
 		cmocka_unit_test(test_rule_eval),

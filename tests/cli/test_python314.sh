@@ -14,7 +14,9 @@
 #    "<frozen runpy>": a name is what counts);
 #  - a 150-deep recursion (pymix.py deep: outer -> 150 x down -> leaf, 2 s of CPU in leaf):
 #    outer's inclusive share >= 95 % of the samples, enough in leaf for the CPU it got;
-#  - `-p` on a 3.14 already running: burn_a and burn_b named under main.
+#  - `-p` on a 3.14 already running: burn_a and burn_b named under main;
+#  - `-a`: a 3.14 started during a system-wide recording: >= 90 % of its samples under <module>
+#    (as test_python asks of 3.11).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sid_root.sh"
 
@@ -179,3 +181,14 @@ read -r a b <"$TMP/p.n"
 [ "$a" -ge 100 ] && [ "$b" -ge 50 ] &&
 	pass "python 3.14 -p: burn_a ($a) and burn_b ($b) named under <module> -> main" ||
 	fail "python 3.14 -p: burn_a $a, burn_b $b samples under <module> -> main; $(grep 'firn: python' "$TMP/p.err")"
+
+# -a: a 3.14 started during a system-wide recording
+"$FIRN" record -a -F 499 -d 4 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
+fp=$!
+sleep 0.5
+$PY "$AT/pymix.py" 1 >/dev/null
+wait "$fp"
+read -r tot mod <<<"$("$FIRN" report --folded --comm python3.14 "$TMP/all.pb.gz" |
+	awk '!/^#/ { t += $NF } /;<module>;/ { m += $NF } END { print t + 0, m + 0 }')"
+check "python 3.14 -a: a 3.14 started during the recording: <module> in $mod of $tot samples (>= 90 %)" \
+	test "$tot" -ge 200 -a $((mod * 100)) -ge $((tot * 90))

@@ -108,4 +108,5 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			emit S "$B" "python $v, per Python frame" firn "ns/frame" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f", (a - b) / 270 }')" ns
 	done
 done
+[ -z "$SID" ] || rm -f "$SID/tmp/firn-pydeep.py"
 exit 0

@@ -275,13 +275,15 @@ struct firn_py_code_val {
 };
 #define FIRN_PY_CODE_READ 128 /* bytes of a code object read at once, from co_lo */
 
-/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.13 (the
+/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.14 (the
  * python_procs map, by pid; lib/runtimes/pyruntime.h describes the offsets). User space adds it when the
  * process is first seen. */
 struct firn_py_proc {
 	__u64 runtime;                /* address of _PyRuntime */
 	__u64 eval_start, eval_end;   /* _PyEval_EvalFrameDefault in the process */
-	__u32 minor;                  /* 8 to 13 */
+	__u64 cold_start, cold_end;   /* its cold part (GCC's hot/cold split; 0, 0: none) */
+	__u64 code_tag;               /* 3.14+: f_executable's tag bits (a _PyStackRef), cleared */
+	__u32 minor;                  /* 8 to 14 (or later, read through _Py_DebugOffsets) */
 	__u32 rt_interp_head, interp_tstate_head, ts_next, ts_frame;
 	__u32 ts_native_tid;          /* 3.11+: matched with the tid */
 	__u32 ts_thread_id;           /* 3.8-3.10: pthread_self(), matched with the task's fsbase */

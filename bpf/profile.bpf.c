@@ -481,7 +481,9 @@ struct {
 } python_walk SEC(".maps");
 
 #define FIRN_PY_MAX_THREADS 256 /* thread states looked at to find a thread's */
-#define FRAME_OWNED_BY_CSTACK 3
+/* owners from 3 on have no Python code (3.12, 3.13: FRAME_OWNED_BY_CSTACK; 3.14: _INTERPRETER,
+ * the entry frame of a _PyEval_EvalFrameDefault call, and _CSTACK = 4) */
+#define FRAME_OWNED_BY_SHIM 3
 
 static __always_inline void count_python(__u32 reason)
 {
@@ -693,7 +695,7 @@ static __noinline __u64 python_code_id(__u64 code)
 	return python_new_code(&k, ident);
 }
 
-/* One frame of the chain (bpf_loop callback): keeps it unless it is a C-stack shim (3.12+, which
+/* One frame of the chain (bpf_loop callback): keeps it unless it is a shim (3.12+, which
  * marks the frame kept before as its call's first), then steps to the caller. Before 3.11 each
  * _PyEval_EvalFrameDefault call runs one frame: every frame is its call's first. 1 stops. */
 static long python_frame(__u32 i, void *arg)
@@ -716,7 +718,7 @@ static long python_frame(__u32 i, void *arg)
 		w->stop = FIRN_PY_BAD_READ;
 		return 1;
 	}
-	code = *(__u64 *)&w->fbuf[w->p.fr_code & 0x7f];
+	code = *(__u64 *)&w->fbuf[w->p.fr_code & 0x7f] & ~w->p.code_tag;
 	back = *(__u64 *)&w->fbuf[w->p.fr_back & 0x7f];
 	instr = *(__u64 *)&w->fbuf[w->p.fr_instr & 0x7f];
 	if (old)
@@ -725,7 +727,7 @@ static long python_frame(__u32 i, void *arg)
 	is_entry = w->p.fr_is_entry ? w->fbuf[w->p.fr_is_entry & 0x7f] : 0;
 	w->frame = back;
 	__u32 n = w->n;
-	if (w->p.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+	if (w->p.minor >= 12 && owner >= FRAME_OWNED_BY_SHIM) {
 		if (n > 0 && n <= FIRN_PY_MAX_FRAMES)
 			w->entry[(n - 1) & (FIRN_PY_MAX_FRAMES - 1)] = 1;
 		return 0;
@@ -745,10 +747,12 @@ static long python_frame(__u32 i, void *arg)
 	return 0;
 }
 
-/* Whether native frame i (a return address when i > 0) is in _PyEval_EvalFrameDefault. */
+/* Whether native frame i (a return address when i > 0) is in _PyEval_EvalFrameDefault, or in
+ * its cold part. */
 static __always_inline bool in_eval(const struct firn_py_walk *w, __u64 ip)
 {
-	return ip > w->p.eval_start && ip <= w->p.eval_end;
+	return (ip > w->p.eval_start && ip <= w->p.eval_end) ||
+	       (ip > w->p.cold_start && ip <= w->p.cold_end);
 }
 
 /* One step of the splice (bpf_loop callback): out gets the native frames in order, each

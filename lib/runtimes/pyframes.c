@@ -139,7 +139,7 @@ static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 {
 	const struct pyoffsets *o = &rt->off;
 
-	if (rt->major != 3 || rt->minor < 8 || rt->minor > 13 || !rt->eval_addr ||
+	if (rt->major != 3 || rt->minor < 8 || !rt->eval_addr ||
 	    (rt->minor >= 11 && !o->ts_native_tid))
 		return false;
 	/* the unwinder reads a frame's first 112 bytes at once and each field as 8 bytes */
@@ -148,6 +148,8 @@ static bool describe(const struct pyruntime *rt, struct firn_py_proc *p)
 	*p = (struct firn_py_proc){
 		.runtime = rt->runtime_addr, .eval_start = rt->eval_addr,
 		.eval_end = rt->eval_addr + rt->eval_size, .minor = (__u32)rt->minor,
+		.cold_start = rt->eval_cold, .cold_end = rt->eval_cold + rt->eval_cold_size,
+		.code_tag = rt->minor >= 14 ? 1 : 0, /* Py_TAG_REFCNT (pycore_stackref.h) */
 		.rt_interp_head = o->rt_interp_head, .interp_tstate_head = o->interp_tstate_head,
 		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_frame = o->ts_frame,
 		.ts_thread_id = o->ts_thread_id,
@@ -199,7 +201,7 @@ static void try_proc(struct pyframes *py, struct pyproc *x, uint64_t now_ns)
 	} else if (!err || err == -EPROTONOSUPPORT) {
 		py->st.unknown_version++;
 		snprintf(py->st.last_refusal, sizeof(py->st.last_refusal), "%s",
-			 err ? rt->reason : "the BPF unwinder walks CPython 3.8 to 3.13");
+			 err ? rt->reason : "the BPF unwinder walks CPython 3.8 to 3.14");
 	}
 	/* libpython not mapped yet: with the table its mmap record says when (pyframes_note_mapping) */
 	if ((err == -EAGAIN || err == -ENOENT) && ++x->tries < RETRIES &&

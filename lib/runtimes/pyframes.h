@@ -35,7 +35,7 @@ typedef const struct procmap *(*pyframes_maps_fn)(void *ctx, pid_t pid);
 struct pyframes_stats {
 	uint64_t processes;       /* processes whose interpreter the unwinder was told about */
 	uint64_t unknown_version; /* CPython processes refused: version or offsets not verified, or
-				   * not one the BPF unwinder walks (3.8 to 3.13) */
+				   * not one the BPF unwinder walks (3.8 to 3.14) */
 	uint64_t unreadable;      /* code objects that could not be read (the frame: "[unknown]") */
 	char last_refusal[256];   /* why the last one was refused */
 	uint64_t bpf[6];          /* the BPF unwinder's samples by outcome (enum firn_py_stat:

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "elf/elffile.h"
+#include "elf/funcbounds.h"
 #include "base/fileid.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
@@ -80,9 +81,15 @@ static const struct pyoffsets off312 = {
 	.unicode_ascii_size = 40, .unicode_compact_size = 56,
 };
 
-/* Frame owners (pycore_frame.h 3.12, 3.13): a C-stack shim frame has no Python code. */
+/* Frame owners (pycore_frame.h 3.12, 3.13; pycore_interpframe_structs.h 3.14): the owners
+ * from FRAME_OWNED_BY_SHIM on have no Python code (3.12, 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14:
+ * FRAME_OWNED_BY_INTERPRETER = 3, the entry frame of each _PyEval_EvalFrameDefault call, and
+ * FRAME_OWNED_BY_CSTACK = 4). */
 #define FRAME_OWNED_BY_GENERATOR 1
-#define FRAME_OWNED_BY_CSTACK 3
+#define FRAME_OWNED_BY_SHIM 3
+/* 3.14: f_executable is a _PyStackRef whose low bit is the Py_TAG_REFCNT tag
+ * (pycore_stackref.h, GIL builds): the object's address with that bit cleared. */
+#define PY_STACKREF_TAG 1ULL
 
 int pyruntime_read(struct pyruntime *rt, uint64_t addr, void *buf, size_t len)
 {
@@ -118,6 +125,7 @@ struct pyelf {
 	int type;
 	uint64_t runtime, runtime_size, version, tstate_current;
 	uint64_t eval, eval_size; /* _PyEval_EvalFrameDefault (0: not found) */
+	uint64_t cold, cold_size; /* its cold part, a code range of its own (0: none found) */
 	bool has_runtime, has_version, has_tstate_current;
 	struct { uint64_t vaddr, offset, filesz; } load[PYELF_LOADS]; /* its first PT_LOADs */
 	unsigned nload;
@@ -142,6 +150,8 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyel
 			pe->version = s.st_value, pe->has_version = true;
 		else if (!strcmp(name, "_PyEval_EvalFrameDefault") && s.st_size)
 			pe->eval = s.st_value, pe->eval_size = s.st_size;
+		else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold") && s.st_size)
+			pe->cold = s.st_value, pe->cold_size = s.st_size;
 		else if (!strcmp(name, "_PyThreadState_Current"))
 			pe->tstate_current = s.st_value, pe->has_tstate_current = true;
 	}
@@ -187,6 +197,79 @@ static void scan_symbols(Elf *elf, bool python_name, struct pyelf *pe)
 	}
 }
 
+/* The bytes of the function at [addr, addr + size) in the section that holds them (NULL: not
+ * all in one section with contents). */
+static const uint8_t *function_bytes(Elf *elf, uint64_t addr, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elffile_next(elf, scn, NULL, SHT_PROGBITS, &sh))) {
+		Elf_Data *d;
+		if (addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size || size > sh.sh_size - (addr - sh.sh_addr))
+			continue;
+		d = elf_getdata(scn, NULL);
+		return d && d->d_buf && d->d_size == sh.sh_size ? (const uint8_t *)d->d_buf + (addr - sh.sh_addr) : NULL;
+	}
+	return NULL;
+}
+
+#define COLD_TARGETS 4096 /* jump targets looked at (a 50 KiB function has ~1500 false ones) */
+
+static int cmp_ranges(const void *a, const void *b)
+{
+	ptrdiff_t x = *(const ptrdiff_t *)a, y = *(const ptrdiff_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The FDE range that most of the function's jumps out of it land inside (not at its start: a
+ * tail call), when two or more do: GCC's hot/cold split moves code of a function to a range of
+ * its own (Debian's 3.14: the whole instruction loop of _PyEval_EvalFrameDefault, 84 KiB, is
+ * there), on the same stack frame. The bytes are scanned at every offset for jmp and jcc rel32
+ * (not decoded): a false target lands anywhere, rarely twice in one range; Debian's 3.11 jumps
+ * to its cold part 379 times, 3.14 dozens. -1: none. */
+static ptrdiff_t cold_range(const struct funcbounds *fb, const uint8_t *b, uint64_t addr, uint64_t size)
+{
+	ptrdiff_t *in = malloc(COLD_TARGETS * sizeof(*in)), best = -1;
+	size_t n = 0, best_n = 1;
+
+	for (uint64_t i = 0; in && i + 5 <= size && n < COLD_TARGETS; i++) {
+		bool jcc = b[i] == 0x0f && i + 6 <= size && (b[i + 1] & 0xf0) == 0x80;
+		int32_t rel;
+		if (b[i] != 0xe9 && !jcc)
+			continue;
+		memcpy(&rel, b + i + 1 + jcc, 4);
+		uint64_t t = addr + i + 5 + jcc + (uint64_t)(int64_t)rel;
+		ptrdiff_t r = t < addr || t >= addr + size ? funcbounds_find(fb, t) : -1;
+		if (r >= 0 && fb->r[r].start != t)
+			in[n++] = r;
+	}
+	if (in)
+		qsort(in, n, sizeof(*in), cmp_ranges);
+	for (size_t i = 0, j; i < n; i = j) { /* the longest run of one range */
+		for (j = i; j < n && in[j] == in[i]; j++)
+			;
+		if (j - i > best_n)
+			best = in[i], best_n = j - i;
+	}
+	free(in);
+	return best;
+}
+
+/* Finds the cold part of _PyEval_EvalFrameDefault into pe where no symbol named it (none: left 0). */
+static void find_eval_cold(Elf *elf, struct pyelf *pe)
+{
+	struct funcbounds fb;
+	const uint8_t *b = pe->eval_size <= (1u << 20) ? function_bytes(elf, pe->eval, pe->eval_size) : NULL;
+	ptrdiff_t r;
+
+	if (pe->cold || !b || funcbounds_read_elf(&fb, elf)) /* .symtab named it */
+		return;
+	if ((r = cold_range(&fb, b, pe->eval, pe->eval_size)) >= 0 && fb.r[r].start != pe->eval)
+		pe->cold = fb.r[r].start, pe->cold_size = fb.r[r].end - fb.r[r].start;
+	funcbounds_release(&fb);
+}
+
 /* Reads the CPython symbols and the PT_LOADs of the ELF at path. 0 or -errno (-ENOEXEC). */
 static int pyelf_read(const char *path, struct pyelf *pe)
 {
@@ -204,6 +287,8 @@ static int pyelf_read(const char *path, struct pyelf *pe)
 	pe->type = eh.e_type;
 	scan_symbols(f.elf, named_python(path), pe);
 	scan_phdrs(f.elf, pe);
+	if (pe->eval && pe->has_runtime)
+		find_eval_cold(f.elf, pe);
 	elffile_close(&f);
 	return 0;
 }
@@ -392,65 +477,118 @@ static const struct pyoffsets *table_offsets(int major, int minor)
 	return NULL;
 }
 
-/* _Py_DebugOffsets as laid out in v3.13.0 Include/internal/pycore_runtime.h: the first member of
- * _PyRuntimeState, every field a uint64_t. Indexes below are in 8-byte words. 3.14 reorders and
- * extends it, so only version 3.13 is read through this layout. */
-enum {
-	DO_VERSION = 1, DO_FREE_THREADED = 2,
-	DO_RT_SIZE = 3, DO_RT_INTERP_HEAD = 5,
-	DO_IS_THREADS_HEAD = 9,
-	DO_TS_NEXT = 21, DO_TS_INTERP = 22, DO_TS_CURRENT_FRAME = 23, DO_TS_THREAD_ID = 24,
-	DO_TS_NATIVE_TID = 25,
-	DO_FR_PREVIOUS = 29, DO_FR_EXECUTABLE = 30, DO_FR_INSTR_PTR = 31, DO_FR_OWNER = 33,
-	DO_CO_FILENAME = 35, DO_CO_NAME = 36, DO_CO_QUALNAME = 37, DO_CO_LINETABLE = 38,
-	DO_CO_FIRSTLINENO = 39, DO_CO_CODE_ADAPTIVE = 43,
-	DO_OB_TYPE = 45, DO_TP_NAME = 47,
-	DO_BYTES_SIZE = 65, DO_BYTES_SVAL = 66,
-	DO_UNI_STATE = 68, DO_UNI_LENGTH = 69, DO_UNI_ASCII_SIZE = 70,
-	DO_WORDS = 73,
+/* Where the fields firn reads sit in one layout of _Py_DebugOffsets (the first member of
+ * _PyRuntimeState, every field a uint64_t): indexes in 8-byte words. Each struct's size is
+ * there too, so every offset is checked against the size of the struct it is in. */
+struct debug_layout {
+	int minor;      /* the first 3.minor with this layout */
+	unsigned words; /* its length */
+	uint8_t rt_size, rt_interp_head, is_size, is_threads_head;
+	uint8_t ts_size, ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_tid;
+	uint8_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_owner;
+	uint8_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
+	uint8_t ob_size, ob_type, tp_size, tp_name, bytes_size, bytes_ob_size, bytes_sval;
+	uint8_t uni_size, uni_state, uni_length, uni_ascii_size;
 };
 
-/* Copies the offsets out of a 3.13 _Py_DebugOffsets; every one must fit the 32-bit field and
- * lie in a sane range (hostile or damaged memory). 0 or -EPROTONOSUPPORT. */
-static int offsets_from_debug(const uint64_t *d, struct pyoffsets *o)
+/* v3.13.0 Include/internal/pycore_runtime.h (73 words); v3.14.0
+ * Include/internal/pycore_debug_offsets.h (95 words: threads_main, code_object_generation and
+ * tlbc_generation in the interpreter, stackpointer and tlbc_index in the frame, co_tlbc, the set,
+ * generator, llist and debugger structs added). The newest is tried for a later 3.x. */
+static const struct debug_layout debug_layouts[] = {
+	{ .minor = 13, .words = 73, .rt_size = 3, .rt_interp_head = 5, .is_size = 6, .is_threads_head = 9,
+	  .ts_size = 19, .ts_next = 21, .ts_interp = 22, .ts_frame = 23, .ts_thread_id = 24, .ts_native_tid = 25,
+	  .fr_size = 28, .fr_previous = 29, .fr_executable = 30, .fr_instr_ptr = 31, .fr_owner = 33,
+	  .co_size = 34, .co_filename = 35, .co_name = 36, .co_qualname = 37, .co_linetable = 38,
+	  .co_firstlineno = 39, .co_code_adaptive = 43, .ob_size = 44, .ob_type = 45, .tp_size = 46,
+	  .tp_name = 47, .bytes_size = 64, .bytes_ob_size = 65, .bytes_sval = 66, .uni_size = 67,
+	  .uni_state = 68, .uni_length = 69, .uni_ascii_size = 70 },
+	{ .minor = 14, .words = 95, .rt_size = 3, .rt_interp_head = 5, .is_size = 6, .is_threads_head = 9,
+	  .ts_size = 22, .ts_next = 24, .ts_interp = 25, .ts_frame = 26, .ts_thread_id = 27, .ts_native_tid = 28,
+	  .fr_size = 31, .fr_previous = 32, .fr_executable = 33, .fr_instr_ptr = 34, .fr_owner = 36,
+	  .co_size = 39, .co_filename = 40, .co_name = 41, .co_qualname = 42, .co_linetable = 43,
+	  .co_firstlineno = 44, .co_code_adaptive = 48, .ob_size = 50, .ob_type = 51, .tp_size = 52,
+	  .tp_name = 53, .bytes_size = 74, .bytes_ob_size = 75, .bytes_sval = 76, .uni_size = 77,
+	  .uni_state = 78, .uni_length = 79, .uni_ascii_size = 80 },
+};
+#define DEBUG_WORDS_MAX 95
+#define DO_VERSION 1
+#define DO_FREE_THREADED 2
+
+/* The layout of 3.minor: its own, or the newest for a later version (then checked by its sizes
+ * like any other, and refused when they do not fit). */
+static const struct debug_layout *debug_layout_of(int minor)
 {
-	static const struct { int word; size_t field; } map[] = {
-#define F(w, f) { w, offsetof(struct pyoffsets, f) }
-		F(DO_RT_INTERP_HEAD, rt_interp_head), F(DO_IS_THREADS_HEAD, interp_tstate_head),
-		F(DO_TS_NEXT, ts_next), F(DO_TS_INTERP, ts_interp), F(DO_TS_CURRENT_FRAME, ts_frame),
-		F(DO_TS_THREAD_ID, ts_thread_id), F(DO_TS_NATIVE_TID, ts_native_tid),
-		F(DO_FR_PREVIOUS, fr_back), F(DO_FR_EXECUTABLE, fr_code), F(DO_FR_INSTR_PTR, fr_lasti),
-		F(DO_FR_OWNER, fr_owner), F(DO_CO_FILENAME, co_filename), F(DO_CO_NAME, co_name),
-		F(DO_CO_QUALNAME, co_qualname), F(DO_CO_LINETABLE, co_linetable),
-		F(DO_CO_FIRSTLINENO, co_firstlineno), F(DO_CO_CODE_ADAPTIVE, co_code_adaptive),
-		F(DO_OB_TYPE, ob_type), F(DO_TP_NAME, tp_name), F(DO_BYTES_SIZE, bytes_size),
-		F(DO_BYTES_SVAL, bytes_sval), F(DO_UNI_STATE, unicode_state),
-		F(DO_UNI_LENGTH, unicode_length), F(DO_UNI_ASCII_SIZE, unicode_ascii_size),
+	const struct debug_layout *l = NULL;
+
+	for (size_t i = 0; i < sizeof(debug_layouts) / sizeof(debug_layouts[0]); i++)
+		if (debug_layouts[i].minor <= minor)
+			l = &debug_layouts[i];
+	return l;
+}
+
+/* One field of struct pyoffsets: the word holding it and the word holding its struct's size. */
+struct debug_field {
+	size_t field;
+	uint8_t word, in;
+};
+
+/* The fields of a layout, each with the size of the struct it is in (a damaged or shifted
+ * layout puts an offset past its struct's end). */
+static size_t debug_fields(const struct debug_layout *l, struct debug_field *f)
+{
+	size_t n = 0;
+#define F(name, w, s) f[n++] = (struct debug_field){ offsetof(struct pyoffsets, name), l->w, l->s }
+	F(rt_interp_head, rt_interp_head, rt_size), F(interp_tstate_head, is_threads_head, is_size);
+	F(ts_next, ts_next, ts_size), F(ts_interp, ts_interp, ts_size), F(ts_frame, ts_frame, ts_size);
+	F(ts_thread_id, ts_thread_id, ts_size), F(ts_native_tid, ts_native_tid, ts_size);
+	F(fr_back, fr_previous, fr_size), F(fr_code, fr_executable, fr_size);
+	F(fr_lasti, fr_instr_ptr, fr_size), F(fr_owner, fr_owner, fr_size);
+	F(co_filename, co_filename, co_size), F(co_name, co_name, co_size);
+	F(co_qualname, co_qualname, co_size), F(co_linetable, co_linetable, co_size);
+	F(co_firstlineno, co_firstlineno, co_size), F(co_code_adaptive, co_code_adaptive, co_size);
+	F(ob_type, ob_type, ob_size), F(tp_name, tp_name, tp_size);
+	F(bytes_size, bytes_ob_size, bytes_size), F(bytes_sval, bytes_sval, bytes_size);
+	F(unicode_state, uni_state, uni_size), F(unicode_length, uni_length, uni_size);
+	F(unicode_ascii_size, uni_ascii_size, uni_size);
 #undef F
-	};
+	return n;
+}
+
+/* Copies the offsets out of a _Py_DebugOffsets of layout l (hostile or damaged memory): each
+ * must lie inside its struct, whose size is sane, and the object headers every CPython 3 has
+ * must read as they are (PyObject 16 bytes, ob_type at 8, tp_name at 24). 0, or
+ * -EPROTONOSUPPORT with the first field that did not fit in *bad. */
+static int offsets_from_debug(const struct debug_layout *l, const uint64_t *d, struct pyoffsets *o,
+			      const char **bad)
+{
+	struct debug_field f[32];
+	size_t n = debug_fields(l, f);
 
 	memset(o, 0, sizeof(*o));
-	o->runtime_size = d[DO_RT_SIZE];
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		uint64_t v = d[map[i].word];
+	o->runtime_size = d[l->rt_size];
+	*bad = "object header";
+	if (d[l->ob_size] != 16 || d[l->ob_type] != 8 || d[l->tp_name] != 24)
+		return -EPROTONOSUPPORT;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = d[f[i].word], size = d[f[i].in];
 		/* interpreter state is large (threads.head sits at ~7 KiB); nothing is past 1 MiB */
-		if (v >= (1u << 20))
+		*bad = "an offset past its struct";
+		if (size >= (1u << 20) || v >= size || size - v < 8)
 			return -EPROTONOSUPPORT;
-		*(uint32_t *)((char *)o + map[i].field) = (uint32_t)v;
+		*(uint32_t *)((char *)o + f[i].field) = (uint32_t)v;
 	}
 	/* PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (cpython/unicodeobject.h) */
 	o->unicode_compact_size = o->unicode_ascii_size + 16;
 	return 0;
 }
 
-/* 3.13+: reads _Py_DebugOffsets from the process and checks its cookie, version and build. */
-static int offsets_debug(struct pyruntime *rt)
+/* The checks of the header: cookie and version (that of Py_Version), the build (a free-threaded
+ * one is refused by name) and the runtime's size (that of the symbol). 0 or -EPROTONOSUPPORT. */
+static int debug_header(struct pyruntime *rt, const struct debug_layout *l, const uint64_t *d)
 {
-	uint64_t d[DO_WORDS];
 	uint64_t want = (uint64_t)rt->major << 24 | (uint64_t)rt->minor << 16;
 
-	if (pyruntime_read(rt, rt->runtime_addr, d, sizeof(d)))
-		return snprintf(rt->reason, sizeof(rt->reason), "cannot read _Py_DebugOffsets"), -EPROTONOSUPPORT;
 	if (memcmp(d, "xdebugpy", 8) || (d[DO_VERSION] & 0xffff0000) != want) {
 		rt->errors[PYRT_ERR_COOKIE]++;
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets cookie or version "
@@ -458,23 +596,43 @@ static int offsets_debug(struct pyruntime *rt)
 		return -EPROTONOSUPPORT;
 	}
 	if (d[DO_FREE_THREADED]) {
-		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: free-threaded builds are not supported",
+		snprintf(rt->reason, sizeof(rt->reason), "python %d.%dt (free-threaded) is not supported",
 			 rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
-	if (rt->runtime_sym_size && d[DO_RT_SIZE] != rt->runtime_sym_size) {
+	if (rt->runtime_sym_size && d[l->rt_size] != rt->runtime_sym_size) {
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets gives _PyRuntime "
 			 "%llu bytes, the symbol has %llu", rt->major, rt->minor,
-			 (unsigned long long)d[DO_RT_SIZE], (unsigned long long)rt->runtime_sym_size);
+			 (unsigned long long)d[l->rt_size], (unsigned long long)rt->runtime_sym_size);
 		return -EPROTONOSUPPORT;
 	}
-	if (offsets_from_debug(d, &rt->off)) {
-		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets out of range", rt->major, rt->minor);
+	return 0;
+}
+
+/* 3.13+: reads _Py_DebugOffsets from the process, checks its header and takes the offsets from
+ * the layout of its version (a later 3.x than firn knows: the newest layout, if its offsets fit). */
+static int offsets_debug(struct pyruntime *rt)
+{
+	const struct debug_layout *l = debug_layout_of(rt->minor);
+	uint64_t d[DEBUG_WORDS_MAX];
+	const char *bad;
+	int err;
+
+	if (!l || pyruntime_read(rt, rt->runtime_addr, d, l->words * 8))
+		return snprintf(rt->reason, sizeof(rt->reason), "cannot read _Py_DebugOffsets"), -EPROTONOSUPPORT;
+	if ((err = debug_header(rt, l, d)))
+		return err;
+	if (offsets_from_debug(l, d, &rt->off, &bad)) {
+		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets %s the layout of "
+			 "3.%d (%s does not fit): not supported", rt->major, rt->minor,
+			 l->minor == rt->minor ? "out of range in" : "is not in", l->minor, bad);
 		return -EPROTONOSUPPORT;
 	}
 	/* not in _Py_DebugOffsets: v3.13.0's offset (gdb on its DWARF), used only once verified */
-	rt->off.rt_autotss = 2160;
-	rt->offsets_source = "_Py_DebugOffsets read from the process (cookie, version, build and size checked)";
+	rt->off.rt_autotss = rt->minor == 13 ? 2160 : 0;
+	rt->offsets_source = l->minor == rt->minor
+		? "_Py_DebugOffsets read from the process (cookie, version, build and size checked)"
+		: "_Py_DebugOffsets read from the process in the newest layout known (offsets checked)";
 	return 0;
 }
 
@@ -496,7 +654,7 @@ static int offsets_table(struct pyruntime *rt)
 	const struct pyoffsets *o = table_offsets(rt->major, rt->minor);
 
 	if (!o) {
-		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d is not supported (3.8 to 3.13 are)",
+		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d is not supported (3.8 to 3.14 are)",
 			 rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
@@ -611,7 +769,7 @@ static int pick_offsets(struct pyruntime *rt, const struct pyelf *pe, uint64_t b
 		return -EPROTONOSUPPORT;
 	}
 	rt->lines = rt->minor >= 11 ? PYLINES_LOCATIONS : rt->minor == 10 ? PYLINES_LINETABLE : PYLINES_LNOTAB;
-	if (rt->major == 3 && rt->minor == 13)
+	if (rt->major == 3 && rt->minor >= 13)
 		return offsets_debug(rt);
 	return offsets_table(rt);
 }
@@ -645,7 +803,7 @@ static void note_old_python(struct pyruntime *rt, const char *path)
 
 	version_from_name(path, &major, &minor);
 	rt->major = major, rt->minor = minor;
-	snprintf(rt->reason, sizeof(rt->reason), "'%.180s': python %d.%d has no _PyRuntime (3.8 to 3.13 "
+	snprintf(rt->reason, sizeof(rt->reason), "'%.180s': python %d.%d has no _PyRuntime (3.8 to 3.14 "
 		 "are supported)", path, major, minor);
 }
 
@@ -674,6 +832,7 @@ static int scan_maps(struct pyruntime *rt, const struct procmap *m, struct pyfil
 		snprintf(rt->elf_path, sizeof(rt->elf_path), "%s", e->path);
 		rt->runtime_addr = f->pe.runtime + bias, rt->runtime_sym_size = f->pe.runtime_size;
 		rt->eval_addr = f->pe.eval ? f->pe.eval + bias : 0, rt->eval_size = f->pe.eval_size;
+		rt->eval_cold = f->pe.cold ? f->pe.cold + bias : 0, rt->eval_cold_size = f->pe.cold_size;
 		return pick_offsets(rt, &f->pe, bias);
 	}
 	return old ? -EPROTONOSUPPORT : -ENOENT;
@@ -778,7 +937,7 @@ static int walk_code(struct pyruntime *rt, uint64_t code, uint8_t *blk, size_t l
 	size_t h = (code >> 4) * 0x9e3779b97f4a7c15ULL >> 56;
 	int err;
 
-	if (rt->walk_code[h] != code) {
+	if (!code || rt->walk_code[h] != code) { /* 0 is an empty slot's, never a code object */
 		if ((err = read_code(rt, code, blk, len)))
 			return err;
 		rt->walk_code[h] = code;
@@ -825,7 +984,7 @@ static int step_frameobject(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 	return walk_code(rt, out->code, code, o->ob_type + 8, NULL);
 }
 
-/* One _PyInterpreterFrame (3.11+): skips C-stack shims (3.12+) and frames not yet started
+/* One _PyInterpreterFrame (3.11+): skips C-stack and entry shims (3.12+) and frames not yet started
  * (3.11, 3.12: _PyFrame_IsIncomplete in pycore_frame.h). */
 static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw *out, uint64_t *back,
 			    bool *skip)
@@ -839,8 +998,10 @@ static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 	if (read_frame(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, o->fr_owner)))
 		return -EFAULT;
 	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
+	if (rt->minor >= 14)
+		out->code &= ~PY_STACKREF_TAG;
 	instr = get64(blk, o->fr_lasti), owner = blk[o->fr_owner];
-	*skip = rt->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK;
+	*skip = rt->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM;
 	if (*skip)
 		return 0;
 	if ((err = walk_code(rt, out->code, code, span(o->ob_type, o->co_firsttraceable, 0, 0), &first)))
@@ -855,7 +1016,7 @@ static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 }
 
 /* The thread's innermost frame: tstate.frame (<= 3.10), tstate.cframe->current_frame (3.11,
- * 3.12) or tstate.current_frame (3.13). */
+ * 3.12) or tstate.current_frame (3.13+). */
 static int first_frame(struct pyruntime *rt, const uint8_t *ts, uint64_t *f)
 {
 	uint64_t p = get64(ts, rt->off.ts_frame);
@@ -1148,7 +1309,7 @@ int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, u
 	rt->major = 3, rt->minor = minor, rt->runtime_addr = base;
 	snprintf(rt->elf_path, sizeof(rt->elf_path), "(image)");
 	rt->lines = minor >= 11 ? PYLINES_LOCATIONS : minor == 10 ? PYLINES_LINETABLE : PYLINES_LNOTAB;
-	if ((err = minor == 13 ? offsets_debug(rt) : offsets_table(rt)))
+	if ((err = minor >= 13 ? offsets_debug(rt) : offsets_table(rt)))
 		return err;
 	if ((err = cache_new(rt)))
 		return err;

@@ -1,9 +1,11 @@
 /* CPython interpreters in other processes, read from user space (process_vm_readv), as py-spy
  * does: find the ELF that defines _PyRuntime (the executable or libpythonX.Y.so), pick and verify
  * the struct offsets of its version, walk each thread's Python frames, and resolve code objects
- * to qualname, file and line. Supported: CPython 3.8 to 3.13 (GIL builds). Offsets come from
- * _Py_DebugOffsets in the process (3.13) or from a per-version table checked against the binary
- * (3.8-3.12); a version that cannot be verified is refused, never guessed.
+ * to qualname, file and line. Supported: CPython 3.8 to 3.14 (GIL builds). Offsets come from
+ * _Py_DebugOffsets in the process (3.13, 3.14 and a later 3.x whose debug offsets still have
+ * 3.14's layout: each offset checked against its struct's size) or from a per-version table
+ * checked against the binary (3.8-3.12); a version that cannot be verified is refused, never
+ * guessed; a free-threaded build is refused by name ("python 3.14t (free-threaded) ...").
  * Every memory read goes through one bounded reader; failures are counted by reason. */
 #ifndef FIRN_PYRUNTIME_H
 #define FIRN_PYRUNTIME_H
@@ -37,10 +39,10 @@ struct pyoffsets {
 	uint32_t interp_tstate_head; /* PyInterpreterState.tstate_head / threads.head */
 	uint32_t ts_next, ts_interp, ts_thread_id;
 	uint32_t ts_native_tid;      /* PyThreadState.native_thread_id (3.11+; 0 = none) */
-	uint32_t ts_frame;           /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame (3.13) */
+	uint32_t ts_frame;           /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame (3.13+) */
 	uint32_t cframe_current;     /* _PyCFrame.current_frame (3.11, 3.12) */
-	uint32_t fr_back, fr_code;   /* f_back/previous, f_code/f_executable */
-	uint32_t fr_lasti;           /* f_lasti (int, <= 3.10), prev_instr (3.11, 3.12), instr_ptr (3.13) */
+	uint32_t fr_back, fr_code;   /* f_back/previous, f_code/f_executable (3.14: a tagged _PyStackRef) */
+	uint32_t fr_lasti;           /* f_lasti (int, <= 3.10), prev_instr (3.11, 3.12), instr_ptr (3.13+) */
 	uint32_t fr_owner;           /* _PyInterpreterFrame.owner (char, 3.11+) */
 	uint32_t co_filename, co_name, co_qualname /* 0 before 3.11 */, co_firstlineno;
 	uint32_t co_linetable;       /* co_lnotab (3.8, 3.9) or co_linetable (3.10+) */
@@ -89,6 +91,8 @@ struct pyruntime {
 	uint64_t runtime_addr;      /* address of _PyRuntime in the process */
 	uint64_t runtime_sym_size;  /* the symbol's st_size (0 when the symbol has none) */
 	uint64_t eval_addr, eval_size; /* _PyEval_EvalFrameDefault in the process (0: not found) */
+	uint64_t eval_cold, eval_cold_size; /* its cold part (GCC's hot/cold split), a range of its
+					     * own in .eh_frame (0: none found) */
 	enum pylines_format lines;
 	struct pyoffsets off;
 	const char *offsets_source; /* where the offsets came from, in words */
@@ -150,7 +154,7 @@ int pyruntime_find_in(pid_t pid, const struct procmap *maps, struct pyfile_cache
 void pyruntime_release(struct pyruntime *rt);
 /* For tests and fuzzing: rt reads from image (size bytes, at address base; borrowed, kept until
  * release) instead of a process, with _PyRuntime at base and the offsets of CPython 3.minor
- * (3.13: _Py_DebugOffsets read from the image and checked). 0, -EPROTONOSUPPORT, -ENOMEM. */
+ * (3.13+: _Py_DebugOffsets read from the image and checked). 0, -EPROTONOSUPPORT, -ENOMEM. */
 int pyruntime_init_image(struct pyruntime *rt, const void *image, size_t size, uint64_t base, int minor);
 
 /* Reads len bytes at addr of the process into buf: 0 or -EFAULT (counted as PYRT_ERR_READ). */

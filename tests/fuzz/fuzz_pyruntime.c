@@ -1,6 +1,6 @@
 /* libFuzzer harness: CPython interpreter memory (read from the profiled process, so hostile):
  * byte 0 picks the version (3.byte), the rest is a memory image holding _PyRuntime at its start
- * (3.13: _Py_DebugOffsets). Walks every thread and resolves every frame. Invariants: the walk
+ * (3.13+: _Py_DebugOffsets). Walks every thread and resolves every frame. Invariants: the walk
  * ends (bounded threads and depth), frames fit the array, resolved names are NUL-terminated
  * and no longer than the cap's UTF-8, and a second resolve of a frame gives the same answer. */
 #include <string.h>

@@ -237,6 +237,35 @@ static void test_image_312(void **state)
 	image_checks(12, 8, 120);
 }
 
+/* 3.14 (seed-v314: _Py_DebugOffsets at the image's start): f_executable's tag bit is cleared,
+ * the interpreter's entry frame between the two Python frames is skipped (owner 3), as a C-stack
+ * shim would be (owner 4). */
+static void test_image_314(void **state)
+{
+	static uint8_t img[0x4000 + 1];
+	struct pyruntime r;
+	struct image_walk w = { &r };
+	size_t n = load_seed(14, img, sizeof(img)) - 1;
+
+	(void)state;
+	assert_int_equal(n, 0x4000);
+	assert_int_equal(pyruntime_init_image(&r, img + 1, n, IMAGE_BASE, 14), 0);
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, 2);
+	assert_false(w.truncated);
+	assert_string_equal(w.leafname, "func");
+	assert_string_equal(w.leaf.filename, "/tmp/x.py");
+	assert_int_equal(w.leaf.line, 12);
+	img[1 + 0x3480 + 74] = 4; /* FRAME_OWNED_BY_CSTACK */
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, 2);
+	img[1 + 0x3480 + 74] = 0; /* told as a Python frame: its executable (0) is no code object */
+	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
+	assert_int_equal(w.nframes, 1);
+	assert_true(w.truncated);
+	pyruntime_release(&r);
+}
+
 /* The code cache starts small and grows only when the sampled code does not fit: a process
  * with a few code objects keeps 64 slots however often it is sampled; 600 code objects (copies
  * of the seed's at 512-byte steps) looked up in turn grow it, and every answer stays right. */
@@ -271,41 +300,98 @@ static void test_code_cache_grows(void **state)
 	pyruntime_release(&r);
 }
 
-/* 3.13's _Py_DebugOffsets (v3.13.0 layout: 73 words) is refused with a wrong cookie, another
- * version, a free-threaded build or an offset out of range; a sane one gives its offsets. */
-static void test_debug_offsets(void **state)
+/* A _Py_DebugOffsets as CPython writes it: the fields firn reads, with the word each has in
+ * the 3.13 layout (73 words) and the 3.14 one (95), and the value of Debian's 3.14.10 (read
+ * from its _PyRuntime's initial bytes). */
+static const struct { uint8_t w13, w14; uint64_t v; } debug_rows[] = {
+	{ 3, 3, 316616 } /* runtime size */, { 5, 5, 808 } /* interpreters.head */,
+	{ 6, 6, 225864 } /* interpreter size */, { 9, 9, 7344 } /* threads.head */,
+	{ 19, 22, 832 } /* thread state size */, { 21, 24, 8 } /* next */, { 22, 25, 16 } /* interp */,
+	{ 23, 26, 72 } /* current_frame */, { 24, 27, 152 } /* thread_id */, { 25, 28, 160 } /* native */,
+	{ 28, 31, 88 } /* frame size */, { 29, 32, 8 } /* previous */, { 30, 33, 0 } /* f_executable */,
+	{ 31, 34, 56 } /* instr_ptr */, { 33, 36, 74 } /* owner */, { 34, 39, 216 } /* code size */,
+	{ 35, 40, 112 } /* co_filename */, { 36, 41, 120 } /* co_name */, { 37, 42, 128 } /* co_qualname */,
+	{ 38, 43, 136 } /* co_linetable */, { 39, 44, 68 } /* co_firstlineno */,
+	{ 43, 48, 208 } /* co_code_adaptive */, { 44, 50, 16 } /* PyObject size */, { 45, 51, 8 } /* ob_type */,
+	{ 46, 52, 416 } /* type size */, { 47, 53, 24 } /* tp_name */, { 64, 74, 40 } /* bytes size */,
+	{ 65, 75, 16 } /* ob_size */, { 66, 76, 32 } /* ob_sval */, { 67, 77, 64 } /* unicode size */,
+	{ 68, 78, 32 } /* state */, { 69, 79, 16 } /* length */, { 70, 80, 40 } /* ascii size */,
+};
+
+/* Writes a sane _Py_DebugOffsets of version 3.minor (hex: its PY_VERSION_HEX) into d (96 words)
+ * in the 3.13 or 3.14 layout. */
+static void debug_image(uint64_t *d, int layout, uint64_t hex)
 {
-	uint64_t d[73] = { 0 };
+	memset(d, 0, 96 * 8);
+	memcpy(d, "xdebugpy", 8);
+	d[1] = hex;
+	for (size_t i = 0; i < sizeof(debug_rows) / sizeof(debug_rows[0]); i++)
+		d[layout == 13 ? debug_rows[i].w13 : debug_rows[i].w14] = debug_rows[i].v;
+}
+
+/* Whether init_image refuses d as 3.minor, with a reason holding note. */
+static void refused(uint64_t *d, int minor, const char *note)
+{
 	struct pyruntime r;
 
-	memcpy(d, "xdebugpy", 8);
-	d[1] = 0x030d00f0, d[5] = 632, d[9] = 7344, d[23] = 72, d[25] = 160, d[70] = 40;
+	assert_int_equal(pyruntime_init_image(&r, d, 96 * 8, IMAGE_BASE, minor), -EPROTONOSUPPORT);
+	if (!strstr(r.reason, note))
+		fail_msg("reason '%s' does not say '%s'", r.reason, note);
+	pyruntime_release(&r);
+}
+
+/* 3.13's and 3.14's _Py_DebugOffsets give their offsets; each is refused with a wrong cookie,
+ * another version, a free-threaded build (by name) or an offset outside its struct. */
+static void test_debug_offsets(void **state)
+{
+	uint64_t d[96];
+	struct pyruntime r;
+
+	debug_image(d, 13, 0x030d00f0);
 	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), 0);
-	assert_int_equal(r.off.rt_interp_head, 632);
+	assert_int_equal(r.off.rt_interp_head, 808);
 	assert_int_equal(r.off.interp_tstate_head, 7344);
 	assert_int_equal(r.off.ts_frame, 72);
 	assert_int_equal(r.off.ts_native_tid, 160);
 	assert_int_equal(r.off.unicode_compact_size, 56);
 	pyruntime_release(&r);
-	d[1] = 0x030e00f0; /* 3.14's layout differs: not read as 3.13's */
-	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
-	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
+	refused(d, 14, "cookie or version"); /* 3.13's offsets told as 3.14's */
+	debug_image(d, 14, 0x030e0af0);
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 14), 0);
+	assert_int_equal(r.off.ts_frame, 72);
+	assert_int_equal(r.off.ts_native_tid, 160);
+	assert_int_equal(r.off.fr_code, 0);
+	assert_int_equal(r.off.fr_owner, 74);
+	assert_int_equal(r.off.co_qualname, 128);
+	assert_int_equal(r.off.co_code_adaptive, 208);
+	assert_int_equal(r.off.rt_autotss, 0); /* not known: tstates are found by native tid */
 	pyruntime_release(&r);
-	d[1] = 0x030d00f0, d[2] = 1;
-	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
-	assert_non_null(strstr(r.reason, "free-threaded"));
+	refused(d, 13, "cookie or version");
+	d[2] = 1;
+	refused(d, 14, "python 3.14t (free-threaded) is not supported");
+	d[2] = 0, d[26] = 832; /* current_frame at the thread state's end */
+	refused(d, 14, "out of range in the layout of 3.14");
+	d[26] = 72, d[0] ^= 1;
+	refused(d, 14, "cookie or version");
+	/* a table version reads no debug offsets */
+	d[0] ^= 1;
+	refused(d, 7, "python 3.7 is not supported (3.8 to 3.14 are)");
+}
+
+/* A later 3.x whose _Py_DebugOffsets still has 3.14's layout is read through it; one whose
+ * layout moved (a word added in the thread state) is refused with the reason. */
+static void test_debug_offsets_later(void **state)
+{
+	uint64_t d[96];
+	struct pyruntime r;
+
+	debug_image(d, 14, 0x030f00a1);
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 15), 0);
+	assert_int_equal(r.off.ts_frame, 72);
+	assert_non_null(strstr(r.offsets_source, "newest layout"));
 	pyruntime_release(&r);
-	d[2] = 0, d[23] = 1u << 20;
-	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
-	pyruntime_release(&r);
-	d[23] = 72, d[0] ^= 1;
-	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EPROTONOSUPPORT);
-	assert_int_equal(r.errors[PYRT_ERR_COOKIE], 1);
-	pyruntime_release(&r);
-	/* a version with no table and no debug offsets this module knows */
-	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 14), -EPROTONOSUPPORT);
-	assert_non_null(strstr(r.reason, "python 3.14 is not supported"));
-	pyruntime_release(&r);
+	memmove(d + 25, d + 24, (95 - 24) * 8); /* every field from the thread state's next on moves */
+	refused(d, 15, "python 3.15: _Py_DebugOffsets is not in the layout of 3.14");
 }
 
 /* ---- live interpreters ---- */
@@ -789,8 +875,10 @@ int main(void)
 		cmocka_unit_test(test_file_generation),
 		cmocka_unit_test(test_image_39),
 		cmocka_unit_test(test_image_312),
+		cmocka_unit_test(test_image_314),
 		cmocka_unit_test(test_code_cache_grows),
 		cmocka_unit_test(test_debug_offsets),
+		cmocka_unit_test(test_debug_offsets_later),
 		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),
 		REFUSED(py27), REFUSED(py36), REFUSED(py37),
 	};

@@ -1,0 +1,29 @@
+# sid_root: prints the path of a Debian unstable root with python3.14 in it (the current CPython
+# for tests of a newer interpreter than the host's, run as `chroot ROOT python3.14 ...`: also
+# the case of a container whose interpreter differs from the host's). Made once with mmdebstrap
+# (~30 s and ~800 MB when the network is fast) and kept at $FIRN_SID_ROOT
+# (/var/cache/firn-tests/sid) for the next runs: made in a temporary folder beside it and renamed
+# into place only when complete, so an interrupted run leaves nothing a later one would take
+# for a root, and two runs at once each make their own (the second rename fails: its copy goes).
+# When it cannot be made, prints the reason instead and returns 1 (the caller skips with it).
+: "${FIRN_SID_ROOT:=/var/cache/firn-tests/sid}"
+sid_root() {
+	local dir=$FIRN_SID_ROOT tmp log
+	if [ -x "$dir/usr/bin/python3.14" ]; then echo "$dir"; return 0; fi
+	if ! command -v mmdebstrap >/dev/null; then
+		echo "mmdebstrap is not installed (make deps installs it)"; return 1
+	fi
+	mkdir -p "$(dirname "$dir")" && tmp=$(mktemp -d "$dir.tmp.XXXXXX") ||
+		{ echo "cannot make a folder beside '$dir'"; return 1; }
+	log="$tmp.log"
+	# sid's Release file is older than this machine's clock: apt must not refuse it as expired
+	if ! timeout 900 mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+		--include=python3.14 sid "$tmp" >"$log" 2>&1; then
+		echo "mmdebstrap of Debian unstable failed: $(grep -v '^I:' "$log" | tail -1)"
+		rm -rf "$tmp" "$log"; return 1
+	fi
+	rm -f "$log"
+	mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another run's root got there first
+	if [ -x "$dir/usr/bin/python3.14" ]; then echo "$dir"; return 0; fi
+	echo "the root made at '$dir' has no /usr/bin/python3.14"; return 1
+}

@@ -443,6 +443,7 @@ struct goelf {
 	uint64_t text;                 /* .text's address, or the first executable segment's */
 	const uint8_t *sect;           /* the .gopclntab section, when there is one */
 	uint64_t sect_len, sect_vaddr;
+	bool shdrs;                    /* the file has section headers */
 };
 
 /* Reads the file's PT_LOAD segments (what the file holds of them) and the address of its code;
@@ -472,7 +473,9 @@ static void read_sections(Elf *elf, struct goelf *ge)
 {
 	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
 	GElf_Shdr sh;
+	size_t n;
 
+	ge->shdrs = !elf_getshdrnum(elf, &n) && n > 0;
 	if (elffile_next(elf, NULL, ".text", SHT_PROGBITS, &sh))
 		ge->text = sh.sh_addr;
 	for (size_t i = 0; i < 2 && !ge->sect; i++) {
@@ -485,8 +488,9 @@ static void read_sections(Elf *elf, struct goelf *ge)
 	}
 }
 
-/* Reads the table from its section, or else searches the segments for a magic whose header
- * holds together (stripped of section headers). 0 or -ENOENT. */
+/* Reads the table from its section, or else, in a file without section headers (whose
+ * sections cannot be named), searches the segments for a magic whose header holds together.
+ * 0 or -ENOENT. */
 static int find_table(struct gopclntab *g, const struct goelf *ge)
 {
 	static const uint8_t magics[4][4] = {
@@ -497,7 +501,7 @@ static int find_table(struct gopclntab *g, const struct goelf *ge)
 	if (ge->sect && !gopclntab_init(g, ge->sect, ge->sect_len, ge->sect_vaddr, ge->text,
 					ge->segs, ge->nsegs))
 		return 0;
-	for (size_t i = 0; i < ge->nsegs; i++) {
+	for (size_t i = 0; !ge->shdrs && i < ge->nsegs; i++) {
 		const struct gopclntab_seg *s = &ge->segs[i];
 		for (size_t m = 0; m < 4; m++) {
 			const uint8_t *p = s->bytes, *end = s->bytes + s->size;

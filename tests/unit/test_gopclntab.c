@@ -207,13 +207,254 @@ static void test_inlined_helper(void **state)
 	gopclntab_free(g);
 }
 
+/* A stripped Go binary nobody here built (esbuild from npm, Go 1.2x; its path in
+ * $FIRN_ESBUILD, set by tests/cli/test_go.sh, which installs it): its entry point is Go's,
+ * its code named all through, its own packages and inlined frames among the names. */
+static void test_foreign_binary(void **state)
+{
+	const char *path = getenv("FIRN_ESBUILD");
+	struct gopclntab_frame fr[16];
+	size_t steps = 0, named = 0, own = 0, inl = 0;
+	struct elfsym e;
+	int fd = -1;
+
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		print_message("no $FIRN_ESBUILD (tests/cli/test_go.sh sets it)\n");
+		skip();
+	}
+	struct gopclntab *g = gopclntab_new_fd(fd);
+	assert_non_null(g);
+	assert_int_equal(g->version, GOPCLNTAB_120);
+	assert_true(g->gofunc != 0);
+	assert_int_equal(elfsym_init_fd(&e, fd), 0);
+	assert_int_equal(e.nsyms, 0);
+	for (size_t i = 0; i < e.nsegments; i++) {
+		const struct elfsym_segment *s = &e.segments[i];
+		for (uint64_t pc = s->vaddr; (s->flags & 1) && pc < s->vaddr + s->filesz; pc += 4096) {
+			int n = gopclntab_lookup(g, pc, fr, 16);
+			steps++;
+			named += n > 0 && fr[n - 1].file && fr[n - 1].line;
+			own += n > 0 && !strncmp(fr[n - 1].name, "github.com/evanw/esbuild/", 25);
+			inl += n > 1;
+		}
+	}
+	print_message("%zu of %zu steps named, %zu esbuild's own, %zu inlined\n", named, steps, own,
+		      inl);
+	assert_true(steps > 1000);
+	assert_true(named * 100 >= steps * 99);
+	assert_true(own * 10 >= steps);
+	assert_true(inl * 20 >= steps);
+	elfsym_release(&e);
+	close(fd);
+	gopclntab_free(g);
+}
+
+/* ---- hand-made tables ---- */
+
+#define IMG_VADDR 0x10000u /* where the made image (table first) lies */
+#define TEXT 0x400000u     /* the code's start: main.outer, then main.other, 0x40 bytes each */
+
+static uint8_t img[4096];
+
+/* Writes an n-byte little-endian number at off of img. */
+static void put(size_t off, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		img[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Writes a pc-value table (value, pc delta) pairs, zig-zag and varint, ended by a 0; returns
+ * the offset after it. */
+static size_t put_pcvalue(size_t off, const int32_t *vals, const uint32_t *pcs, int n)
+{
+	int32_t prev = -1;
+
+	for (int i = 0; i < n; i++) {
+		int32_t d = vals[i] - prev;
+		img[off++] = (uint8_t)(d < 0 ? -2 * d - 1 : 2 * d); /* small values: one byte */
+		img[off++] = (uint8_t)pcs[i];
+		prev = vals[i];
+	}
+	img[off++] = 0;
+	return off;
+}
+
+/* Writes function rec's record at off (relative to tab) in format v: name, pc tables, the
+ * inline index table (2 of 3 pcdata) and, with a tree, its funcdata (3 or 4 of 5). */
+static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uint32_t name,
+		       uint32_t pcfile, uint32_t pcln, uint32_t inl, uint64_t tree)
+{
+	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
+	unsigned nf = v == GOPCLNTAB_12 ? 8 : v == GOPCLNTAB_120 ? 10 : 9;
+	size_t fd;
+
+	put(off, w, entry);
+	put(off + w, 4, name);
+	put(off + w + 16, 4, pcfile);
+	put(off + w + 20, 4, pcln);
+	put(off + w + 24, 4, 3); /* npcdata */
+	put(off + w + (nf - 1) * 4 + 3, 1, 5); /* nfuncdata */
+	put(off + w + nf * 4 + 8, 4, inl);
+	fd = off + w + nf * 4 + 12;
+	if (v >= GOPCLNTAB_118) {
+		for (int i = 0; i < 5; i++)
+			put(fd + 4 * i, 4, UINT32_MAX);
+		put(fd + 4 * 3, 4, tree ? tree - (IMG_VADDR + 0x700) : UINT32_MAX);
+		return;
+	}
+	fd = (fd + 7) & ~(size_t)7;
+	put(fd + 8 * (v == GOPCLNTAB_12 ? 4 : 3), 8, tree);
+}
+
+/* Writes the pc tables of both functions from 0x301: main.outer's file 0, lines 10, 20 (inlined
+ * main.inner) and 12 (the call), inline index -1, 0, -1; main.other's file 1, line 30. file0
+ * is the first file's number (1 in the 1.2 format). Their offsets into off[]. */
+static void put_tables(int32_t file0, uint32_t off[5])
+{
+	static const uint32_t pcs3[] = { 0x10, 0x10, 0x20 }, pc1[] = { 0x40 };
+	size_t at = 0x301; /* offset 0 is no table */
+
+	off[0] = at - 0x300;
+	at = put_pcvalue(at, (int32_t[]){ file0 }, pc1, 1);
+	off[1] = at - 0x300;
+	at = put_pcvalue(at, (int32_t[]){ 10, 20, 12 }, pcs3, 3);
+	off[2] = at - 0x300;
+	at = put_pcvalue(at, (int32_t[]){ -1, 0, -1 }, pcs3, 3);
+	off[3] = at - 0x300;
+	at = put_pcvalue(at, (int32_t[]){ file0 + 1 }, pc1, 1);
+	off[4] = at - 0x300;
+	put_pcvalue(at, (int32_t[]){ 30 }, pc1, 1);
+}
+
+/* Makes a table of format v in img: two functions, two files, an inline tree at 0x800. */
+static void make_table(enum gopclntab_version v)
+{
+	static const uint32_t magic[] = { 0, 0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1 };
+	static const char names[] = "main.outer\0main.inner\0main.other", files[] = "a.go\0b.go";
+	bool old = v == GOPCLNTAB_12;
+	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
+	size_t ftab = old ? 16 : 0x400, nbase = old ? 0x100 : 0;
+	uint32_t t[5];
+
+	memset(img, 0, sizeof(img));
+	put(0, 4, magic[v]);
+	img[6] = 1;
+	img[7] = 8;
+	put(8, 8, 2);
+	memcpy(img + 0x100, names, sizeof(names));
+	memcpy(img + 0x2a0, files, sizeof(files));
+	put_tables(old ? 1 : 0, t);
+	if (old) {
+		put(ftab + 40, 4, 0x280); /* after the end entry: the file table */
+		put(0x280, 4, 3), put(0x284, 4, 0x2a0), put(0x288, 4, 0x2a5);
+		for (int i = 0; i < 5; i++)
+			t[i] += 0x300;
+	} else {
+		uint64_t hdr[] = { 2, 2, TEXT, 0x100, 0x200, 0x2a0, 0x300, 0x400 };
+		for (size_t i = 0, k = 0; i < 8; i++)
+			if (v >= GOPCLNTAB_118 || i != 2)
+				put(8 + 8 * k++, 8, hdr[i]);
+		put(0x200, 4, 0), put(0x204, 4, 5);
+	}
+	/* the records at 0x460 and 0x4c0: offsets from the function table (1.16+) or the table */
+	uint64_t e0 = v >= GOPCLNTAB_118 ? 0 : TEXT, r0 = old ? 0x460 : 0x60, r1 = r0 + 0x60;
+	put(ftab, w, e0), put(ftab + w, w, r0);
+	put(ftab + 2 * w, w, e0 + 0x40), put(ftab + 3 * w, w, r1);
+	put(ftab + 4 * w, w, e0 + 0x80);
+	put_record(v, 0x460, e0, nbase, t[0], t[1], t[2], IMG_VADDR + 0x800);
+	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, t[3], t[4], 0, 0);
+	/* the inline tree's one entry: main.inner, called at 0x20 */
+	put(0x800 + (v == GOPCLNTAB_120 ? 4 : 12), 4, nbase + 11);
+	put(0x800 + (v == GOPCLNTAB_120 ? 8 : 16), 4, 0x20);
+}
+
+/* Reads the made table of format v (go:func.* 0x100 below the tree for 1.18+). */
+static void open_made(struct gopclntab *g, enum gopclntab_version v, size_t len)
+{
+	struct gopclntab_seg seg = { IMG_VADDR, sizeof(img), img };
+
+	make_table(v);
+	assert_int_equal(gopclntab_init(g, img, len, IMG_VADDR, 0, &seg, 1), 0);
+	assert_int_equal(g->version, v);
+	if (v >= GOPCLNTAB_118)
+		g->gofunc = IMG_VADDR + 0x700;
+}
+
+/* Asserts frame i of fr is name at file:line. */
+static void expect_frame(const struct gopclntab_frame *fr, int i, const char *name,
+			 const char *file, uint32_t line)
+{
+	assert_string_equal(fr[i].name, name);
+	assert_non_null(fr[i].file);
+	assert_string_equal(fr[i].file, file);
+	assert_int_equal(fr[i].line, line);
+}
+
+/* Each format: names, files and lines, the inlined frame at its line with its caller at the
+ * call's, nothing outside the functions. */
+static void test_made_formats(void **state)
+{
+	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+		struct gopclntab g;
+		struct gopclntab_frame fr[4];
+		open_made(&g, v, sizeof(img));
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 4, fr, 4), 1);
+		expect_frame(fr, 0, "main.outer", "a.go", 10);
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 0x18, fr, 4), 2);
+		expect_frame(fr, 0, "main.inner", "a.go", 20);
+		expect_frame(fr, 1, "main.outer", "a.go", 12);
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 0x18, fr, 1), 1);
+		expect_frame(fr, 0, "main.outer", "a.go", 12);
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 0x30, fr, 4), 1);
+		expect_frame(fr, 0, "main.outer", "a.go", 12);
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 0x7f, fr, 4), 1);
+		expect_frame(fr, 0, "main.other", "b.go", 30);
+		assert_int_equal(gopclntab_lookup(&g, TEXT + 0x80, fr, 4), 0);
+		assert_int_equal(gopclntab_lookup(&g, TEXT - 1, fr, 4), 0);
+		gopclntab_release(&g);
+	}
+}
+
+/* Cut short anywhere, a table is refused or answers without reading past its end (ASan
+ * watches the copy); a damaged magic or pointer size is refused. */
+static void test_made_truncated(void **state)
+{
+	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+		for (size_t len = 0; len < 0x600; len++) {
+			struct gopclntab g;
+			struct gopclntab_frame fr[4];
+			struct gopclntab_seg seg = { IMG_VADDR, sizeof(img), img };
+			make_table(v);
+			uint8_t *cut = malloc(len ? len : 1);
+			memcpy(cut, img, len);
+			if (!gopclntab_init(&g, cut, len, IMG_VADDR, 0, &seg, 1)) {
+				for (uint64_t pc = TEXT - 1; pc <= TEXT + 0x80; pc++)
+					gopclntab_lookup(&g, pc, fr, 4);
+				gopclntab_release(&g);
+			}
+			free(cut);
+		}
+	}
+	struct gopclntab g;
+	struct gopclntab_seg seg = { IMG_VADDR, sizeof(img), img };
+	make_table(GOPCLNTAB_118);
+	img[7] = 5;
+	assert_int_equal(gopclntab_init(&g, img, sizeof(img), IMG_VADDR, 0, &seg, 1), -ENOEXEC);
+	img[7] = 8;
+	img[0] = 0xf5;
+	assert_int_equal(gopclntab_init(&g, img, sizeof(img), IMG_VADDR, 0, &seg, 1), -ENOEXEC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_made_formats),
+		cmocka_unit_test(test_made_truncated),
 		cmocka_unit_test(test_names_match_symtab),
 		cmocka_unit_test(test_chains_match_dwarf),
 		cmocka_unit_test(test_stripped_alike),
 		cmocka_unit_test(test_inlined_helper),
+		cmocka_unit_test(test_foreign_binary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

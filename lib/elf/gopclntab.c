@@ -279,7 +279,8 @@ static int pcvalue(const struct gopclntab *g, const struct gofunc *f, uint32_t o
 	for (p = g->tab + base + off; p < end; first = false) {
 		if (leb128_u(&p, end, &uv) || (uv == 0 && !first) || leb128_u(&p, end, &dpc))
 			return -ENOENT;
-		v += (int32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1);
+		/* wraps as Go's int32 does (a hostile table: no undefined overflow) */
+		v = (int32_t)((uint32_t)v + (uint32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1));
 		if (dpc > UINT32_MAX)
 			return -ENOENT;
 		at += dpc * g->quantum;

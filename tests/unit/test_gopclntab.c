@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -350,7 +351,9 @@ static void make_table(enum gopclntab_version v)
 		for (int i = 0; i < 5; i++)
 			t[i] += 0x300;
 	} else {
-		uint64_t hdr[] = { 2, 2, TEXT, 0x100, 0x200, 0x2a0, 0x300, 0x400 };
+		/* Go 1.2x no longer stores the code's start (the moduledata has it) */
+		uint64_t hdr[] = { 2, 2, v == GOPCLNTAB_120 ? 0 : TEXT, 0x100, 0x200, 0x2a0, 0x300,
+				   0x400 };
 		for (size_t i = 0, k = 0; i < 8; i++)
 			if (v >= GOPCLNTAB_118 || i != 2)
 				put(8 + 8 * k++, 8, hdr[i]);
@@ -374,7 +377,7 @@ static void open_made(struct gopclntab *g, enum gopclntab_version v, size_t len)
 	struct gopclntab_seg seg = { IMG_VADDR, sizeof(img), img };
 
 	make_table(v);
-	assert_int_equal(gopclntab_init(g, img, len, IMG_VADDR, 0, &seg, 1), 0);
+	assert_int_equal(gopclntab_init(g, img, len, IMG_VADDR, TEXT, &seg, 1), 0);
 	assert_int_equal(g->version, v);
 	if (v >= GOPCLNTAB_118)
 		g->gofunc = IMG_VADDR + 0x700;
@@ -445,11 +448,82 @@ static void test_made_truncated(void **state)
 	assert_int_equal(gopclntab_init(&g, img, sizeof(img), IMG_VADDR, 0, &seg, 1), -ENOEXEC);
 }
 
+/* The made table of format v in an ELF file without section headers (as Go lays one out: the
+ * table in a read-only segment, the moduledata in a writable one, go:func.* at word gofunc_word
+ * of it), into out (ELF_SIZE bytes). */
+#define ELF_SIZE 0x2200
+static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *out)
+{
+	static const uint8_t ident[16] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	uint8_t *h = out;
+
+	make_table(v);
+	memset(out, 0, ELF_SIZE);
+	memcpy(h, ident, 16);
+	h[16] = 2, h[18] = 62, h[20] = 1;              /* ET_EXEC, EM_X86_64, EV_CURRENT */
+	h[32] = 64, h[52] = 64, h[54] = 56, h[56] = 3; /* e_phoff, e_ehsize, e_phentsize, e_phnum */
+	for (int i = 0; i < 3; i++) {
+		/* the table (R), the moduledata (RW), the code (RX: 0x80 bytes of zeros) */
+		static const uint64_t fields[3][5] = { { 0x1000, IMG_VADDR, IMG_VADDR, 0x1000, 0x1000 },
+						       { 0x2000, 0x20000, 0x20000, 0x200, 0x200 },
+						       { 0x2100, TEXT, TEXT, 0x80, 0x80 } };
+		uint8_t *ph = out + 64 + 56 * i;
+		ph[0] = 1;                        /* PT_LOAD */
+		ph[4] = (uint8_t[]){ 4, 6, 5 }[i]; /* PF_R, PF_R | PF_W, PF_R | PF_X */
+		for (int k = 0; k < 5; k++)
+			for (int b = 0; b < 8; b++)
+				ph[8 + 8 * k + b] = (uint8_t)(fields[i][k] >> (8 * b));
+	}
+	memcpy(out + 0x1000, img, 0x1000);
+	uint64_t md[64] = { IMG_VADDR, IMG_VADDR + 0x100 };
+	md[22] = TEXT;
+	md[gofunc_word] = IMG_VADDR + 0x700;
+	for (int k = 0; k < 64; k++)
+		for (int b = 0; b < 8; b++)
+			out[0x2000 + 8 * k + b] = (uint8_t)(md[k] >> (8 * b));
+}
+
+/* An ELF file without section headers: the table found by its magic, Go 1.18+'s go:func.*
+ * by the moduledata wherever the release put it, the code's start from the moduledata when
+ * the header has none (1.2x); the inlined frame then read as in the table alone. With
+ * $FIRN_GOPCLNTAB_SEEDS set, the made tables and files go there (the fuzzer's seeds). */
+static void test_made_elf(void **state)
+{
+	static uint8_t elf[ELF_SIZE];
+	const char *seeds = getenv("FIRN_GOPCLNTAB_SEEDS");
+
+	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+		struct gopclntab_frame fr[4];
+		make_elf(v, v == GOPCLNTAB_120 ? 44 : 38, elf);
+		int fd = memfd_create("gopclntab", MFD_CLOEXEC);
+		assert_int_equal(write(fd, elf, ELF_SIZE), ELF_SIZE);
+		struct gopclntab *g = gopclntab_new_fd(fd);
+		assert_non_null(g);
+		assert_int_equal(g->tab_vaddr, IMG_VADDR);
+		assert_int_equal(g->text_start, v >= GOPCLNTAB_118 ? TEXT : 0);
+		assert_int_equal(g->gofunc, v >= GOPCLNTAB_118 ? IMG_VADDR + 0x700 : 0);
+		assert_int_equal(gopclntab_lookup(g, TEXT + 0x18, fr, 4), 2);
+		expect_frame(fr, 0, "main.inner", "a.go", 20);
+		expect_frame(fr, 1, "main.outer", "a.go", 12);
+		gopclntab_free(g);
+		close(fd);
+		for (int k = 0; seeds && k < 2; k++) {
+			char path[512];
+			snprintf(path, sizeof(path), "%s/seed-made-%s-v%d", seeds, k ? "elf" : "table", v);
+			FILE *f = fopen(path, "w");
+			assert_non_null(f);
+			fwrite(k ? elf : img, 1, k ? ELF_SIZE : 0x1000, f);
+			fclose(f);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_made_formats),
 		cmocka_unit_test(test_made_truncated),
+		cmocka_unit_test(test_made_elf),
 		cmocka_unit_test(test_names_match_symtab),
 		cmocka_unit_test(test_chains_match_dwarf),
 		cmocka_unit_test(test_stripped_alike),

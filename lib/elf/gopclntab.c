@@ -86,8 +86,10 @@ static int header_116(struct gopclntab *g, uint64_t text)
 			return -ENOEXEC;
 	g->nfunc = v[0];
 	i = 2;
-	if (g->version >= GOPCLNTAB_118)
-		g->text_start = v[i++] ? v[i - 1] : text;
+	if (g->version >= GOPCLNTAB_118) {
+		uint64_t t = v[i++];
+		g->text_start = t ? t : text;
+	}
 	g->funcname = v[i++];
 	g->cu = v[i++];
 	g->filetab = v[i++];
@@ -542,23 +544,44 @@ static const uint8_t *find_moduledata(const struct gopclntab *g, const struct go
 	return NULL;
 }
 
+/* Whether an inline tree's first entry looks like one: a call at the top of the tree (parent
+ * -1, before 1.20) or with the line its function starts at (1.20+), padding zero, naming a
+ * function from the start of its name (any offset into the dense name table gives a string),
+ * at a call site inside f. Zeros, or other data, are no entry. */
+static bool tree_fits(const struct gopclntab *g, const struct gofunc *f, uint64_t tree)
+{
+	size_t avail;
+	const uint8_t *e = image_at(g, tree, 20, &avail);
+	const char *name;
+	uint64_t ppc, head, line;
+
+	if (!e || !inline_entry(g, tree, 0, &name, &ppc) || !*name || ppc >= f->end - f->entry ||
+	    (name != (const char *)g->tab + g->funcname && name[-1]))
+		return false;
+	if (g->version == GOPCLNTAB_120) {
+		rd(e, 16, 0, 4, &head);
+		rd(e, 16, 12, 4, &line);
+		return !(head >> 8) && line > 0 && line < (1u << 24);
+	}
+	rd(e, 20, 0, 4, &head);
+	return (head & 0xffff) == 0xffff && !(head >> 24);
+}
+
 /* Whether gofunc reads as go:func.*: the inline trees of a sample of the functions that have
- * one begin with an entry naming a function at a call site inside its caller. */
+ * one (up to 16) begin with an entry that fits. */
 static bool gofunc_fits(struct gopclntab *g, uint64_t gofunc)
 {
-	uint64_t step = g->nfunc / 256 + 1, checked = 0;
+	uint64_t step = g->nfunc / 256 + 1, checked = 0, tree, end_rec;
 	bool bad = false;
 
 	g->gofunc = gofunc;
 	for (uint64_t i = 0; i < g->nfunc && checked < 16 && !bad; i += step) {
 		struct gofunc f;
-		uint64_t tree, ppc;
-		const char *name;
-		if (!ftab_entry(g, i, &f.entry, &f.off) || !ftab_entry(g, i + 1, &f.end, &ppc) ||
+		if (!ftab_entry(g, i, &f.entry, &f.off) || !ftab_entry(g, i + 1, &f.end, &end_rec) ||
 		    !(tree = inline_tree(g, &f)))
 			continue;
 		checked++;
-		bad = !inline_entry(g, tree, 0, &name, &ppc) || !*name || ppc >= f.end - f.entry;
+		bad = !tree_fits(g, &f, tree);
 	}
 	if (checked && !bad)
 		return true;

@@ -366,9 +366,14 @@ static void make_table(enum gopclntab_version v)
 	put(ftab + 4 * w, w, e0 + 0x80);
 	put_record(v, 0x460, e0, nbase, t[0], t[1], t[2], IMG_VADDR + 0x800);
 	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, t[3], t[4], 0, 0);
-	/* the inline tree's one entry: main.inner, called at 0x20 */
+	/* the inline tree's one entry: main.inner, called at 0x20 (1.20: starting at line 19;
+	 * before: its parent -1, the call at a.go:12) */
 	put(0x800 + (v == GOPCLNTAB_120 ? 4 : 12), 4, nbase + 11);
 	put(0x800 + (v == GOPCLNTAB_120 ? 8 : 16), 4, 0x20);
+	if (v == GOPCLNTAB_120)
+		put(0x80c, 4, 19);
+	else
+		put(0x800, 2, 0xffff), put(0x808, 4, 12);
 }
 
 /* Reads the made table of format v (go:func.* 0x100 below the tree for 1.18+). */
@@ -477,6 +482,9 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
 	memcpy(out + 0x1000, img, 0x1000);
 	uint64_t md[64] = { IMG_VADDR, IMG_VADDR + 0x100 };
 	md[22] = TEXT;
+	/* decoys before it: a word whose trees would be zeros, one whose would be the names */
+	md[gofunc_word - 2] = IMG_VADDR + 0x6f0;
+	md[gofunc_word - 1] = IMG_VADDR;
 	md[gofunc_word] = IMG_VADDR + 0x700;
 	for (int k = 0; k < 64; k++)
 		for (int b = 0; b < 8; b++)
@@ -484,7 +492,8 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
 }
 
 /* An ELF file without section headers: the table found by its magic, Go 1.18+'s go:func.*
- * by the moduledata wherever the release put it, the code's start from the moduledata when
+ * by the moduledata wherever the release put it (not a word before it whose trees would read
+ * as zeros or names), the code's start from the moduledata when
  * the header has none (1.2x); the inlined frame then read as in the table alone. With
  * $FIRN_GOPCLNTAB_SEEDS set, the made tables and files go there (the fuzzer's seeds). */
 static void test_made_elf(void **state)

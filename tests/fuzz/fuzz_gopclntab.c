@@ -11,7 +11,8 @@
 
 #define VADDR 0x10000u
 
-/* Whether s is a string that ends inside [lo, lo + len) (or inside the mapped file). */
+/* Checks a lookup's frames: no more than max, each named, its strings ending where ASan lets
+ * them be read. */
 static void check_frames(const struct gopclntab_frame *fr, int n, int max)
 {
 	FUZZ_ASSERT(n >= 0 && n <= max);

@@ -26,6 +26,7 @@
 #include "base/fileid.h"
 #include "base/pidindex.h"
 #include "elf/funcbounds.h"
+#include "elf/gopclntab.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
 #include "symbolize/ksym.h"
@@ -62,6 +63,7 @@ struct symfile {
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
 	struct debugfile *debug; /* set when indexed */
+	struct gopclntab *go;     /* (set when indexed) a Go binary's pclntab, or NULL */
 	struct funcbounds bounds; /* (set when indexed) .eh_frame's functions no symbol covers */
 	char **bound_names;       /* "module+0xSTART" of bounds.r[i], made on first use */
 	char *path;       /* the path its first process saw (for the debuglink search) */
@@ -590,6 +592,7 @@ static void file_free(struct symbolizer *s, struct symfile *f)
 	forget_names(s);
 	elfsym_release(&f->elf);
 	debug_put(s, f->debug);
+	gopclntab_free(f->go);
 	for (size_t i = 0; f->bound_names && i < f->bounds.n; i++)
 		free(f->bound_names[i]);
 	free(f->bound_names);
@@ -650,6 +653,14 @@ static int bounds_read(struct symfile *f)
 	return 0;
 }
 
+/* Reads a Go binary's pclntab (names, lines and inlined frames where .symtab and DWARF are
+ * gone); 0 (none: f->go NULL) or -ENOMEM. */
+static int go_read(struct symfile *f)
+{
+	f->go = gopclntab_new_fd(f->fd);
+	return !f->go && errno == ENOMEM ? -ENOMEM : 0;
+}
+
 /* Reads the file's symbols and finds its debug information (and closes it); returns its new
  * state (1 or the indexing -errno), or 0 on -ENOMEM (state unchanged: tried again later). Runs
  * in whichever thread owns f for now (the worker while f->indexing). */
@@ -660,11 +671,15 @@ static int index_file(struct symbolizer *s, struct symfile *f)
 	if (!err && !(f->debug = debug_get(s, f)))
 		err = -ENOMEM;
 	if (!err)
+		err = go_read(f);
+	if (!err)
 		err = bounds_read(f);
 	if (err == -ENOMEM) {
 		elfsym_release(&f->elf);
 		debug_put(s, f->debug);
 		f->debug = NULL;
+		gopclntab_free(f->go);
+		f->go = NULL;
 		return 0;
 	}
 	close(f->fd);
@@ -1121,6 +1136,8 @@ static void drop_file_pages(struct symbolizer *s)
 		if (!indexed)
 			continue; /* the worker may be filling it */
 		elfsym_drop_pages(&f->elf);
+		if (f->go)
+			gopclntab_drop_pages(f->go);
 		if (f->debug) {
 			elfsym_drop_pages(&f->debug->syms);
 			dwarfsym_drop_pages(f->debug->dwarf);
@@ -1263,10 +1280,11 @@ static int vdso_load(struct symbolizer *s)
 	return err;
 }
 
-/* Whether an indexed file's addresses are resolved with DWARF (inline frames included). */
+/* Whether an indexed file's addresses are resolved with inline frames and lines: by DWARF, or
+ * by a Go binary's pclntab. */
 static bool file_has_dwarf(const struct symfile *f)
 {
-	return f && f->debug && f->debug->dwarf;
+	return f && ((f->debug && f->debug->dwarf) || f->go);
 }
 
 /* The ELF symbol at vaddr: the debug file's symbol table first, then the binary's. */
@@ -1292,9 +1310,25 @@ static int drop_unnamed(struct dwarfsym_frame *fr, int n)
 	return k;
 }
 
+/* A Go binary's chain from its pclntab in place of DWARF's n frames, where DWARF has no
+ * function there or no inlined frames that the pclntab has (a Go binary without DWARF, or
+ * whose DWARF left the inlines out). Returns the frame count, n when DWARF's stays. */
+static int resolve_go(const struct symfile *f, uint64_t vaddr, struct dwarfsym_frame *fr, int n)
+{
+	struct gopclntab_frame gf[MAX_FRAMES];
+	int m;
+
+	if (!f->go || n > 1 || (m = gopclntab_lookup(f->go, vaddr, gf, MAX_FRAMES)) < 1 ||
+	    (m == n && fr[0].name))
+		return n;
+	for (int i = 0; i < m; i++)
+		fr[i] = (struct dwarfsym_frame){ gf[i].name, gf[i].file, gf[i].line };
+	return m;
+}
+
 /* Resolves ELF address vaddr of an indexed file into frames (innermost first): DWARF's inline
- * chain with lines, the outermost name falling back to the symbol table. Returns the frame
- * count (0: no function there) or -ENOMEM. */
+ * chain with lines (a Go binary's pclntab where DWARF has none), the outermost name falling
+ * back to the symbol table. Returns the frame count (0: no function there) or -ENOMEM. */
 static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym_frame *fr)
 {
 	int n = 0;
@@ -1303,6 +1337,7 @@ static int resolve_file(const struct symfile *f, uint64_t vaddr, struct dwarfsym
 		n = dwarfsym_lookup(f->debug->dwarf, vaddr, fr, MAX_FRAMES);
 	if (n < 0)
 		return n;
+	n = resolve_go(f, vaddr, fr, n);
 	if (n == 0)
 		fr[n++] = (struct dwarfsym_frame){ NULL, NULL, 0 };
 	if (!fr[n - 1].name && !(fr[n - 1].name = symbol_at(f, vaddr)))

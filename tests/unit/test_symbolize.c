@@ -769,6 +769,50 @@ static void test_inline_lines(void **state)
 	symbolizer_free(s);
 }
 
+/* A Go binary built with -ldflags="-s -w" (no .symtab, no DWARF) is named from its pclntab:
+ * main.dist inlined into main.sumDist is a location of two lines at their lines (the plain
+ * build's symbol gives sumDist's address: the two builds lay out their code alike), and the
+ * mapping says it has inline frames, files and lines. */
+static void test_go_stripped(void **state)
+{
+	char path[PATH_MAX]; /* built_fixture's buffer is reused */
+	struct symbolizer *s;
+	struct intern in;
+	struct profile p;
+	uint64_t start;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "%s", built_fixture("gowork-stripped"));
+	if (access(path, F_OK)) {
+		print_message("no Go fixtures (no go at build time)\n");
+		skip();
+	}
+	start = symbol_start(built_fixture("gowork"), "main.sumDist");
+	assert_true(start != 0);
+	s = symbolizer_new();
+	intern_init(&in);
+	assert_int_equal(profile_init(&p), 0);
+	for (uint64_t a = start; a < start + 128 && !found; a++) {
+		int64_t id = intern_file(&in, s, &p, path, a, false);
+		const struct profile_location *l = &p.locations[id - 1];
+		if (l->nlines != 2)
+			continue;
+		found = 1;
+		assert_string_equal(profile_str(&p, line_fn(&p, id, 0)->name), "main.dist");
+		assert_string_equal(profile_str(&p, line_fn(&p, id, 1)->name), "main.sumDist");
+		assert_int_equal(l->lines[0].line, marker_line("go/gowork.go", "return p.x*p.x"));
+		assert_int_equal(l->lines[1].line, marker_line("go/gowork.go", "INLINE_CALL"));
+		assert_true(ends_with(profile_str(&p, line_fn(&p, id, 0)->filename), "/gowork.go"));
+		const struct profile_mapping *m = loc_mapping(&p, id);
+		assert_true(m->has_functions && m->has_filenames && m->has_line_numbers &&
+			    m->has_inline_frames);
+	}
+	assert_true(found);
+	profile_release(&p);
+	intern_release(&in);
+	symbolizer_free(s);
+}
+
 static void test_demangle_option(void **state)
 {
 	const char *path = built_fixture("cxxfix");
@@ -989,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_inline_lines),
+		cmocka_unit_test(test_go_stripped),
 		cmocka_unit_test(test_demangle_option),
 		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_jit_perf_map),

@@ -1,15 +1,22 @@
-# sid_root: prints the path of a Debian unstable root with python3.14 in it (the current CPython
-# for tests of a newer interpreter than the host's, run as `chroot ROOT python3.14 ...`: also
-# the case of a container whose interpreter differs from the host's). Made once with mmdebstrap
+# sid_root: prints the path of a Debian unstable root with python3.14 and golang-go in it (the
+# current CPython and Go for tests of newer runtimes than the host's, run as `chroot ROOT
+# python3.14 ...`: also the case of a container whose interpreter differs from the host's; Go's
+# toolchain runs from the host as ROOT/usr/lib/go/bin/go). One root for every such test, so a
+# fresh machine pays one download. Made once with mmdebstrap
 # (~30 s and ~800 MB when the network is fast) and kept at $FIRN_SID_ROOT
 # (/var/cache/firn-tests/sid) for the next runs: made in a temporary folder beside it and renamed
 # into place only when complete, so an interrupted run leaves nothing a later one would take
 # for a root, and two runs at once each make their own (the second rename fails: its copy goes).
 # When it cannot be made, prints the reason instead and returns 1 (the caller skips with it).
 : "${FIRN_SID_ROOT:=/var/cache/firn-tests/sid}"
+SID_PACKAGES="python3.14,golang-go"
+# sid_complete DIR: whether DIR holds every program the tests take from the root
+sid_complete() {
+	[ -x "$1/usr/bin/python3.14" ] && [ -x "$1/usr/lib/go/bin/go" ]
+}
 sid_root() {
 	local dir=$FIRN_SID_ROOT tmp log
-	if [ -x "$dir/usr/bin/python3.14" ]; then echo "$dir"; return 0; fi
+	if sid_complete "$dir"; then echo "$dir"; return 0; fi
 	if ! command -v mmdebstrap >/dev/null; then
 		echo "mmdebstrap is not installed (make deps installs it)"; return 1
 	fi
@@ -18,12 +25,14 @@ sid_root() {
 	log="$tmp.log"
 	# sid's Release file is older than this machine's clock: apt must not refuse it as expired
 	if ! timeout 900 mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-		--include=python3.14 sid "$tmp" >"$log" 2>&1; then
+		--include=$SID_PACKAGES sid "$tmp" >"$log" 2>&1; then
 		echo "mmdebstrap of Debian unstable failed: $(grep -v '^I:' "$log" | tail -1)"
 		rm -rf "$tmp" "$log"; return 1
 	fi
 	rm -f "$log"
+	# a root kept from an older list of packages gives way to the complete one
+	sid_complete "$dir" || rm -rf "$dir"
 	mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another run's root got there first
-	if [ -x "$dir/usr/bin/python3.14" ]; then echo "$dir"; return 0; fi
-	echo "the root made at '$dir' has no /usr/bin/python3.14"; return 1
+	if sid_complete "$dir"; then echo "$dir"; return 0; fi
+	echo "the root made at '$dir' lacks python3.14 or golang-go"; return 1
 }

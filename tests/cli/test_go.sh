@@ -154,13 +154,9 @@ for name in sorted((k for k in go if k != "runtime.asyncPreempt"), key=lambda k:
 PY
 
 # 3. A newer Go (the 1.20+ table, Go 1.2x's moduledata): Debian unstable's, in a root made once.
-sid=$CACHE/sid-go
-if [ ! -x "$sid/usr/lib/go/bin/go" ] && command -v mmdebstrap >/dev/null; then
-	mkdir -p "$CACHE" && rm -rf "$sid.tmp" &&
-		mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-			--include=golang-go sid "$sid.tmp" >"$TMP/mmdebstrap.log" 2>&1 &&
-		mv "$sid.tmp" "$sid" || tail -3 "$TMP/mmdebstrap.log"
-fi
+# shellcheck source=tests/cli/sid_root.sh
+. "$ROOT/tests/cli/sid_root.sh"
+sid=$(sid_root) || { sidwhy=$sid; sid=; }
 if [ -x "$sid/usr/lib/go/bin/go" ]; then
 	gocache=$CACHE/sid-go-cache
 	mkdir -p "$gocache"
@@ -179,7 +175,7 @@ if [ -x "$sid/usr/lib/go/bin/go" ]; then
 		fail "unstable's go build failed: $(tail -2 "$TMP/gobuild.err")"
 	fi
 else
-	skip "newer Go: no root with Debian unstable's golang-go (mmdebstrap could not make $sid)"
+	skip "newer Go: no root with Debian unstable's golang-go: $sidwhy"
 fi
 
 # 4. esbuild from npm (pinned), stripped by its makers: the unit test's foreign-binary case,

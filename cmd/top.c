@@ -285,11 +285,12 @@ static void header_text(const struct top *t, char *buf, size_t len)
 	snprintf(buf, len,
 		 "firn top: %s   %s   showing %s   call graph %s   elapsed %s%s%s%s\n"
 		 "%s   lost %" PRIu64 "   window: %s   sort: %s   kernel: %s"
-		 "   filter: %s",
+		 "   filter: %s%s",
 		 t->target_desc, ev, shown, t->o->t.call_graph, el,
 		 *t->end_note ? "   " : "", t->end_note, t->paused ? "   [PAUSED]" : "", rate,
 		 t->lost, win, t->sort == HIST_SORT_SELF ? "self" : "total",
-		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)");
+		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)",
+		 filter_active(&t->o->filter) ? "   stacks: filtered" : "");
 }
 
 /* ---- --stdio ---- */

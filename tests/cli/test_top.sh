@@ -101,8 +101,8 @@ within "$self" 70 100 && pass "--stdio: busy_hot self $self% is about 90" || { f
 	awk '/^firn top:/ { l = "" } { l = l $0 "\n" } END { printf "%s", l }' >"$TMP/focus.out"
 rows=$(table_rows "$TMP/focus.out")
 [ "$(printf '%s\n' "$rows" | awk 'NR == 1 { print $5 }')" = busy_cold ] &&
-	! printf '%s\n' "$rows" | grep -q ' busy_hot$' &&
-	pass "--focus busy_cold: busy_cold leads, busy_hot is not there" || { fail "--focus busy_cold"; cat "$TMP/focus.out"; }
+	! printf '%s\n' "$rows" | grep -q ' busy_hot$' && grep -q '   stacks: filtered$' "$TMP/focus.out" &&
+	pass "--focus busy_cold: busy_cold leads, busy_hot is not there, the header says stacks are filtered" || { fail "--focus busy_cold"; cat "$TMP/focus.out"; }
 "$FIRN" top --stdio -n 2 -d 0.5 --rows 0 -p "$BP" --show-from '^busy_hot$' >"$TMP/from.out" 2>&1
 rows=$(table_rows "$TMP/from.out")
 [ "$(printf '%s\n' "$rows" | awk 'NR == 1 { print $5 }')" = busy_hot ] &&

@@ -18,10 +18,10 @@ enum {
 };
 
 const struct opt filter_option_table[] = {
-	{ "focus", 0, "REGEX", "only stacks with a frame matching REGEX (function, source file or mapped file)",
+	{ "focus", 0, "REGEX", "only stacks with a frame matching REGEX (function, file or mapping)",
 	  OPT_FOCUS },
 	{ "ignore", 0, "REGEX", "leave out stacks with a frame matching REGEX", OPT_IGNORE },
-	{ "show-from", 0, "REGEX", "leave out the callers of the outermost frame matching REGEX (and stacks without one)",
+	{ "show-from", 0, "REGEX", "cut each stack at its outermost frame matching REGEX (its callers go)",
 	  OPT_SHOW_FROM },
 	{ "thread", 0, "REGEX", "only samples of threads whose name matches REGEX", OPT_THREAD },
 	{ "module", 0, "REGEX", "only stacks with a frame in a module (file base name) matching REGEX",
@@ -57,20 +57,29 @@ static int set_runtime(const struct cmd *cmd, struct filter *f, const char *arg)
 	return usage_error(cmd, "invalid value '%s' for --runtime (%s)", arg, list);
 }
 
+/* The long name of option id of the table, for messages. */
+static const char *option_name(int id)
+{
+	for (const struct opt *o = filter_option_table; o->long_name; o++)
+		if (o->id == id)
+			return o->long_name;
+	return "?";
+}
+
 int filter_option(const struct cmd *cmd, struct filter *f, int id, const char *arg)
 {
-	static const char *const names[] = { "focus", "ignore", "show-from", "thread", "module" };
 	char why[128];
 
 	if (id == OPT_RUNTIME)
 		return set_runtime(cmd, f, arg);
 	if (id < OPT_FOCUS || id > OPT_MODULE)
 		return 0;
+	/* the options are in enum filter_field's order */
 	int err = filter_set(f, (enum filter_field)(id - OPT_FOCUS), arg, why, sizeof(why));
 	if (err == -ENOMEM)
 		return error("out of memory");
 	if (err)
 		return usage_error(cmd, "invalid regular expression '%s' for --%s: %s", arg,
-				   names[id - OPT_FOCUS], why);
+				   option_name(id), why);
 	return 0;
 }

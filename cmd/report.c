@@ -308,6 +308,12 @@ static void hist_type(const struct profile *p, const struct hist *h, const char 
 	}
 }
 
+/* The sum of every sample's value before any filter: the "M" of the header's "N of M". */
+static int64_t all_total(const struct report_opts *ro, const struct hist *h)
+{
+	return filter_active(&ro->filter) ? ro->kept.total : h->all_total;
+}
+
 /* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes", or "# FILE: 1,234.5 ms off_cpu ...":
  * what the table covers, without the newline; its names (file, sample type, comments) come as
  * they are. */
@@ -316,7 +322,7 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 {
 	char a[48], b[48];
 	const char *type, *unit;
-	int64_t all = filter_active(&ro->filter) ? ro->kept.total : h->all_total;
+	int64_t all = all_total(ro, h);
 
 	hist_type(p, h, &type, &unit);
 	fprintf(f, "# %s", input_name(ro->input));
@@ -479,6 +485,12 @@ static int json_write(FILE *f, const struct report_opts *ro, const struct profil
 	json_types(w, p, h);
 	jw_name(w, "total");
 	jw_int(w, h->total);
+	jw_name(w, "all_total");
+	jw_int(w, all_total(ro, h));
+	jw_name(w, "runtime");
+	jw_string(w, frame_runtime_name(ro->filter.runtime));
+	jw_name(w, "without_runtime");
+	jw_int(w, ro->kept.no_runtime);
 	jw_name(w, "functions");
 	jw_begin_array(w);
 	for (size_t i = 0; i < rows_shown(ro, h); i++)

@@ -151,7 +151,9 @@ assert f[0] == {"name": "hot_loop", "module": "", "self": 40, "total": 55,
                 "self_pct": 40, "total_pct": 55}, f[0]
 assert d["sample_types"] == [{"index": 0, "name": "samples", "unit": "count", "default": True,
                               "chosen": True}], d["sample_types"]
-assert set(d) == {"file", "sample_type", "unit", "sample_types", "total", "functions"}, d.keys()
+assert d["all_total"] == 100 and d["runtime"] == "" and d["without_runtime"] == 0, d
+assert set(d) == {"file", "sample_type", "unit", "sample_types", "total", "all_total", "runtime",
+                  "without_runtime", "functions"}, d.keys()
 EOF
 else
 	fail "--json: exit 0"
@@ -391,8 +393,8 @@ report_is "--focus: the table's shares are of what is left, the header says of h
 # every output reads the filtered profile: JSON, SVG, pprof
 "$FIRN" report --json --no-folded-comm --ignore compute simple.folded >f.json 2>&1
 python3 -c 'import json,sys; d=json.load(open("f.json")); n={f["name"] for f in d["functions"]}
-sys.exit(not (d["total"] == 40 and "hot_loop" not in n and "fib" in n))' &&
-	pass "--ignore in --json: total 40, no hot_loop" || fail "--ignore in --json: $(head -c 300 f.json)"
+sys.exit(not (d["total"] == 40 and d["all_total"] == 100 and "hot_loop" not in n and "fib" in n))' &&
+	pass "--ignore in --json: total 40 of all_total 100, no hot_loop" || fail "--ignore in --json: $(head -c 300 f.json)"
 "$FIRN" report --svg --no-folded-comm --focus fib -o f.svg simple.folded &&
 	grep -q '>fib' f.svg && ! grep -q 'hot_loop' f.svg && pass "--focus in --svg: fib drawn, hot_loop not" ||
 	fail "--focus in --svg"

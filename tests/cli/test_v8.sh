@@ -122,7 +122,8 @@ for fn in ("firnParse", "firnSum"):
 out(rself.get("firnParse", 0) >= floor, "firnParse has enough samples (%d >= %d)" % (rself.get("firnParse", 0), floor))
 m = re.match(r"# [^:]*: ([0-9,]+) of ([0-9,]+) samples .*, ([0-9,]+) without javascript frames left out$", header)
 n = [int(g.replace(",", "")) for g in m.groups()] if m else None
-out(n is not None and n[0] == rt["total"] and n[0] + n[2] == n[1] == plain["total"],
+out(n is not None and n[0] == rt["total"] and n[0] + n[2] == n[1] == plain["total"] == rt["all_total"] and
+    n[2] == rt["without_runtime"] and rt["runtime"] == "javascript",
     "the header: the samples kept, of all (the plain total %d), and those without a JavaScript frame" % plain["total"])
 PY
 

@@ -140,6 +140,8 @@ static bool sample_passes(struct filter_walk *w, const struct profile_sample *s)
 		if (!t || !field_match(f, FILTER_THREAD, t))
 			return false;
 	}
+	if (!s->nlocs && (f->set[FILTER_FOCUS] || f->set[FILTER_IGNORE]))
+		return false; /* pprof's focusedAndNotIgnored: no frame, no focused one */
 	for (uint32_t i = 0; i < s->nlocs; i++)
 		any |= loc_bits(w, s->location_ids[i]);
 	if (f->set[FILTER_IGNORE] && (any & LOC_BIT(FILTER_IGNORE)))

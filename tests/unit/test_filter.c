@@ -172,6 +172,20 @@ static void test_focus_ignore(void **state)
 	profile_release(&fx.p);
 }
 
+/* A sample without frames has no focused frame: --ignore drops it too, as pprof does. */
+static void test_empty_stack(void **state)
+{
+	struct fixture fx;
+
+	(void)state;
+	fixture_init(&fx);
+	add(&fx, "main;work", 70, NULL);
+	add(&fx, "", 30, NULL);
+	expect(&fx, FILTER_IGNORE, "nothing", 0, "main;work 70", 70, 0);
+	expect(&fx, FILTER_FOCUS, ".", 0, "main;work 70", 70, 0);
+	profile_release(&fx.p);
+}
+
 /* --show-from drops the callers of the outermost match and the stacks without one. */
 static void test_show_from(void **state)
 {
@@ -288,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_focus_ignore),
+		cmocka_unit_test(test_empty_stack),
 		cmocka_unit_test(test_show_from),
 		cmocka_unit_test(test_show_from_inline),
 		cmocka_unit_test(test_thread_module),

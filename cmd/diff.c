@@ -18,6 +18,7 @@
 #include "analyze/hist.h"
 #include "format/input.h"
 #include "base/json.h"
+#include "opt_filter.h"
 #include "opt_flamegraph.h"
 #include "base/vec.h"
 
@@ -69,6 +70,7 @@ struct diff_opts {
 	uint32_t given;           /* bit (id - 256) for each option given */
 	int fg_id;                /* the first flame graph option given, 0 if none */
 	const char *sample_type;  /* --sample-type NAME|INDEX, NULL: the profiles' default */
+	struct filter filter;     /* --focus, --ignore, --show-from, ...: on both sides */
 };
 
 /* What each side holds once loaded: the merged profile and its hist. */
@@ -92,6 +94,7 @@ static void diff_opts_init(struct diff_opts *o)
 	o->confidence = DEFAULT_CONFIDENCE;
 	o->color_by = DIFF_SELF;
 	flamegraph_opts_init(&o->fg);
+	filter_init(&o->filter);
 }
 
 static void diff_opts_release(struct diff_opts *o)
@@ -102,6 +105,7 @@ static void diff_opts_release(struct diff_opts *o)
 	free(o->sides[0].files);
 	free(o->sides[1].files);
 	free(o->plain.files);
+	filter_release(&o->filter);
 }
 
 #define MODE_BIT(m) (1u << (m))
@@ -255,6 +259,8 @@ static int diff_option(void *ctx, int id, const char *arg)
 
 	if (id >= OPT_FLAMEGRAPH_FIRST && id <= OPT_FLAMEGRAPH_LAST)
 		return flamegraph_option_diff(o, id, arg);
+	if (id >= OPT_FILTER_FIRST && id <= OPT_FILTER_LAST)
+		return filter_option(&diff_cmd, &o->filter, id, arg);
 	if (id >= 256 && id < 256 + 32)
 		o->given |= 1u << (id - 256);
 	switch (id) {
@@ -430,6 +436,8 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 			return error("out of memory");
 		l->have_p[s] = true;
 		rc = load_side(&l->p[s], &o->sides[s]);
+		if (!rc && filter_apply(&l->p[s], &o->filter, 0, NULL))
+			rc = error("out of memory");
 	}
 	if (!rc)
 		rc = choose_type(l, o);
@@ -1117,5 +1125,5 @@ static int cmd_diff(int argc, char **argv)
 
 const struct cmd diff_cmd = {
 	"diff", cmd_diff, "compare two profiles: changed functions, differential flame graph, CI gate",
-	DIFF_USAGE, { diff_options, flamegraph_option_table },
+	DIFF_USAGE, { diff_options, filter_option_table, flamegraph_option_table },
 };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_filter.h"
 #include "record/event_table.h"
 
 /* Builds the getopt short-option string and long-option array from the table. */
@@ -121,6 +122,7 @@ static const struct value_set value_sets[] = {
 	{ "push-to", "pyroscope parca otlp", NULL },
 	{ "to", "pyroscope parca otlp", NULL },
 	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
+	{ "runtime", NULL, NULL, filter_runtime_values },
 };
 
 /* The value set of option o of cmd, or NULL. */

@@ -19,6 +19,7 @@
 #include "analyze/hist.h"
 #include "format/input.h"
 #include "base/json.h"
+#include "opt_filter.h"
 #include "opt_flamegraph.h"
 #include "format/pprof.h"
 #include "base/safeopen.h"
@@ -60,6 +61,8 @@ struct report_opts {
 	enum folded_comm folded_comm; /* how folded input's first frame is read */
 	const char *sample_type;   /* --sample-type NAME|INDEX, NULL: the profile's default */
 	int value_index;           /* the sample type chosen (sample_type_choose) */
+	struct filter filter;      /* --focus, --ignore, --show-from, --thread, --module, --runtime */
+	struct filter_stats kept;  /* what the filter kept of the chosen type's values */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -70,6 +73,15 @@ static void report_opts_init(struct report_opts *ro)
 	ro->top = DEFAULT_TOP;
 	ro->sort = HIST_SORT_SELF;
 	flamegraph_opts_init(&ro->fg);
+	filter_init(&ro->filter);
+}
+
+/* Frees what the options hold. */
+static void report_opts_release(struct report_opts *ro)
+{
+	free(ro->pids);
+	free(ro->inputs);
+	filter_release(&ro->filter);
 }
 
 #define MODE_BIT(m) (1u << (m))
@@ -172,6 +184,8 @@ static int report_option(void *ctx, int id, const char *arg)
 		ro->fg_id = ro->fg_id ? ro->fg_id : id;
 		return flamegraph_option(&report_cmd, &ro->fg, id, arg);
 	}
+	if (id >= OPT_FILTER_FIRST && id <= OPT_FILTER_LAST)
+		return filter_option(&report_cmd, &ro->filter, id, arg);
 	if (id >= 256 && id < 256 + 32)
 		ro->given |= 1u << (id - 256);
 	switch (id) {
@@ -294,6 +308,12 @@ static void hist_type(const struct profile *p, const struct hist *h, const char 
 	}
 }
 
+/* The sum of every sample's value before any filter: the "M" of the header's "N of M". */
+static int64_t all_total(const struct report_opts *ro, const struct hist *h)
+{
+	return filter_active(&ro->filter) ? ro->kept.total : h->all_total;
+}
+
 /* "# FILE: 2,041 samples (cpu-clock 99 Hz), 3 processes", or "# FILE: 1,234.5 ms off_cpu ...":
  * what the table covers, without the newline; its names (file, sample type, comments) come as
  * they are. */
@@ -302,15 +322,16 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 {
 	char a[48], b[48];
 	const char *type, *unit;
+	int64_t all = all_total(ro, h);
 
 	hist_type(p, h, &type, &unit);
 	fprintf(f, "# %s", input_name(ro->input));
 	if (ro->ninputs > 1)
 		fprintf(f, " + %d more", ro->ninputs - 1);
 	fprintf(f, ": %s", group_value(u, h->total, a));
-	if (h->total != h->all_total)
-		fprintf(f, " of %s", group_value(u, h->all_total, b));
-	if (!strcmp(type, "samples") && h->all_total == 1)
+	if (h->total != all)
+		fprintf(f, " of %s", group_value(u, all, b));
+	if (!strcmp(type, "samples") && all == 1)
 		type = "sample";
 	if (u->scaled)
 		fprintf(f, " %s", u->name);
@@ -328,6 +349,9 @@ static void header_text(FILE *f, const struct report_opts *ro, const struct prof
 		fprintf(f, ", %s lost", lost);
 		header_lost_reasons(f, p);
 	}
+	if (ro->filter.runtime != FRAME_NATIVE)
+		fprintf(f, ", %s without %s frames left out", group_value(u, ro->kept.no_runtime, a),
+			frame_runtime_name(ro->filter.runtime));
 }
 
 /* The header line, its names escaped (put_text). */
@@ -461,6 +485,12 @@ static int json_write(FILE *f, const struct report_opts *ro, const struct profil
 	json_types(w, p, h);
 	jw_name(w, "total");
 	jw_int(w, h->total);
+	jw_name(w, "all_total");
+	jw_int(w, all_total(ro, h));
+	jw_name(w, "runtime");
+	jw_string(w, frame_runtime_name(ro->filter.runtime));
+	jw_name(w, "without_runtime");
+	jw_int(w, ro->kept.no_runtime);
 	jw_name(w, "functions");
 	jw_begin_array(w);
 	for (size_t i = 0; i < rows_shown(ro, h); i++)
@@ -765,12 +795,11 @@ static int cmd_report(int argc, char **argv)
 	report_opts_init(&ro);
 	rc = parse_args(&ro, argc, argv);
 	if (rc) {
-		free(ro.pids);
-		free(ro.inputs);
+		report_opts_release(&ro);
 		return rc < 0 ? 0 : rc;
 	}
 	if (profile_init(&p)) {
-		free(ro.pids);
+		report_opts_release(&ro);
 		return error("out of memory");
 	}
 	rc = load_profile_comm(&p, ro.input, ro.folded_comm);
@@ -778,15 +807,16 @@ static int cmd_report(int argc, char **argv)
 		rc = merge_input(&p, &ro, ro.inputs[i]);
 	if (!rc && (ro.value_index = sample_type_choose(&report_cmd, &p, ro.sample_type, ro.input)) < 0)
 		rc = 2;
+	if (!rc && filter_apply(&p, &ro.filter, ro.value_index, &ro.kept))
+		rc = error("out of memory");
 	if (!rc)
 		rc = report_run(&ro, &p);
 	profile_release(&p);
-	free(ro.pids);
-	free(ro.inputs);
+	report_opts_release(&ro);
 	return rc;
 }
 
 const struct cmd report_cmd = {
 	"report", cmd_report, "print or convert a profile: top functions, folded stacks, JSON, SVG, pprof",
-	REPORT_USAGE, { report_opts, flamegraph_option_table },
+	REPORT_USAGE, { report_opts, filter_option_table, flamegraph_option_table },
 };

@@ -19,11 +19,13 @@
 #include "analyze/calls.h"
 #include "base/clock.h"
 #include "analyze/disasm.h"
+#include "analyze/filter.h"
 #include "record/event_table.h"
 #include "analyze/hist.h"
 #include "model/profile.h"
 #include "record/recorder.h"
 #include "base/safeopen.h"
+#include "opt_filter.h"
 #include "target.h"
 #include "top.h"
 #include "base/unit.h"
@@ -50,6 +52,7 @@ struct top_opts {
 	bool zero;              /* -z: each table shows the last interval alone (no decay) */
 	const char *sample_type; /* --sample-type NAME|INDEX; NULL: the recording's default */
 	enum hist_sort sort;
+	struct filter filter;   /* --focus, --ignore, --show-from, --thread, --module, --runtime */
 };
 
 enum { OPT_STDIO = 256, OPT_ROWS, OPT_SORT, OPT_NO_IDLE, OPT_SAMPLE_TYPE };
@@ -61,6 +64,8 @@ static int top_option(void *ctx, int id, const char *arg)
 {
 	struct top_opts *o = ctx;
 
+	if (id >= OPT_FILTER_FIRST && id <= OPT_FILTER_LAST)
+		return filter_option(&top_cmd, &o->filter, id, arg);
 	switch (id) {
 	case 'd': return opt_double(&top_cmd, "delay", arg, 0.05, 3600, &o->delay);
 	case 'n': return opt_long(&top_cmd, "iterations", arg, 1, LONG_MAX, &o->iterations);
@@ -176,17 +181,34 @@ static int rows_build(struct top *t)
 	return 0;
 }
 
+/* Under the stack filters, the profile of the window's samples that pass them (top_shown).
+ * 0 or -ENOMEM. */
+static int filtered_build(struct top *t)
+{
+	if (t->have_filtered)
+		profile_release(&t->filtered);
+	t->have_filtered = false;
+	if (!t->prof || !filter_active(&t->o->filter))
+		return 0;
+	if (profile_init(&t->filtered))
+		return -ENOMEM;
+	t->have_filtered = true;
+	return filter_profile(&t->filtered, t->prof, t->win.samples, t->win.nsamples,
+			      &t->o->filter, t->vi, NULL);
+}
+
 /* Builds the hist of the window (none before the first cut). */
 static int table_build(struct top *t)
 {
-	struct hist_opts ho = { .no_kernel = t->kernel_hidden, .no_idle = t->o->no_idle,
-				.samples = t->win.samples, .nsamples = t->win.nsamples };
+	struct hist_opts ho = { .no_kernel = t->kernel_hidden, .no_idle = t->o->no_idle };
 
 	hist_release(&t->h);
-	if (!t->prof)
-		return rows_build(t);
+	int err = filtered_build(t);
+	if (err || !t->prof)
+		return err ? err : rows_build(t);
+	struct profile *p = top_shown(t, &ho.samples, &ho.nsamples);
 	ho.sample_type = profile_str(t->prof, t->prof->sample_types[t->vi].type);
-	int err = hist_build(&t->h, t->prof, &ho);
+	err = hist_build(&t->h, p, &ho);
 	if (err)
 		return err;
 	hist_sort(&t->h, t->sort);
@@ -263,11 +285,12 @@ static void header_text(const struct top *t, char *buf, size_t len)
 	snprintf(buf, len,
 		 "firn top: %s   %s   showing %s   call graph %s   elapsed %s%s%s%s\n"
 		 "%s   lost %" PRIu64 "   window: %s   sort: %s   kernel: %s"
-		 "   filter: %s",
+		 "   filter: %s%s",
 		 t->target_desc, ev, shown, t->o->t.call_graph, el,
 		 *t->end_note ? "   " : "", t->end_note, t->paused ? "   [PAUSED]" : "", rate,
 		 t->lost, win, t->sort == HIST_SORT_SELF ? "self" : "total",
-		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)");
+		 t->kernel_hidden ? "hidden" : "shown", t->have_re ? t->filter : "(none)",
+		 filter_active(&t->o->filter) ? "   stacks: filtered" : "");
 }
 
 /* ---- --stdio ---- */
@@ -407,7 +430,7 @@ static void draw(struct top *t, struct tui *ui)
 /* ---- keys ---- */
 
 /* Applies the typed filter: compiles it (an empty one clears the filter). */
-static int filter_apply(struct top *t)
+static int typed_filter_apply(struct top *t)
 {
 	regex_t re;
 	int rc;
@@ -503,7 +526,7 @@ static int on_key(struct top *t, int key)
 		int r = tui_input_key(&t->input, key);
 		if (r)
 			t->typing = false;
-		return r == 1 ? filter_apply(t) : 0;
+		return r == 1 ? typed_filter_apply(t) : 0;
 	}
 	int rc = common_key(t, key);
 	if (rc != 2)
@@ -706,6 +729,8 @@ static void top_release(struct top *t)
 	if (t->have_re)
 		regfree(&t->re);
 	window_release(&t->win);
+	if (t->have_filtered)
+		profile_release(&t->filtered);
 	free(t->rows);
 	recorder_free(t->rec);
 }
@@ -743,7 +768,7 @@ static int cmd_top(int argc, char **argv)
 	int argi, rc = opt_parse(&top_cmd, argc, argv, true, top_option, &o, &argi);
 
 	if (rc)
-		return target_release(&o.t), rc < 0 ? 0 : rc;
+		return target_release(&o.t), filter_release(&o.filter), rc < 0 ? 0 : rc;
 	t.argv = argi < argc ? argv + argi : NULL;
 	if (!o.t.all && !o.t.npids && !t.argv)
 		o.t.all = true; /* no target: the whole system, as perf top */
@@ -766,6 +791,7 @@ static int cmd_top(int argc, char **argv)
 out:
 	target_release(&o.t);
 	top_release(&t);
+	filter_release(&o.filter);
 	return rc;
 }
 
@@ -774,5 +800,5 @@ const struct cmd top_cmd = {
 	.fn = cmd_top,
 	.summary = "show the functions using the CPU now (or waiting: -e off-cpu), live (full screen or --stdio)",
 	.usage = TOP_USAGE,
-	.opts = { target_opts, top_opts },
+	.opts = { target_opts, top_opts, filter_option_table },
 };

@@ -48,6 +48,9 @@ struct top {
 	const char *type, *unit;    /* its name and unit ("off_cpu", "nanoseconds") */
 	bool timed;                 /* its unit is nanoseconds: values are shown in ms */
 	struct window win;          /* the window's samples are views over prof */
+	struct profile filtered;    /* under the stack filters: the window's samples that passed
+				     * them at the table's last build (top_shown) */
+	bool have_filtered;
 	struct hist h;
 	size_t *rows;               /* entries of h that pass the filter, in h's order */
 	size_t nrows, caprows;
@@ -83,6 +86,17 @@ int top_module_col(const struct top *t, int content);
 const char *top_module_cell(const char *module, int width, char *buf, size_t len);
 int top_module_len(const char *module);
 void top_table_row(const struct top *t, const struct hist_entry *e, char *buf, size_t len);
+
+/* What the table and the views read: the recorder's profile and the window's samples, or under
+ * the stack filters the profile of those that passed them (its own samples); *samples and *n
+ * get the samples. NULL before the first cut. */
+static inline struct profile *top_shown(struct top *t, const struct profile_sample **samples,
+					size_t *n)
+{
+	*samples = t->have_filtered ? t->filtered.samples : t->win.samples;
+	*n = t->have_filtered ? t->filtered.nsamples : t->win.nsamples;
+	return t->have_filtered ? &t->filtered : t->prof;
+}
 
 /* The views (cmd/top_views.c). Pushes a view of kind on function (name, module: copied; NULL
  * for the table and the help); NULL when the stack is full or out of memory. */

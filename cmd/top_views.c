@@ -49,9 +49,10 @@ enum call_section view_call_row(const struct view *v, size_t i, const struct cal
 /* (Re)computes the callers and callees of the calls view's function over the window. */
 int view_calls_refresh(struct top *t, struct view *v)
 {
-	struct calls_query q = { t->win.samples, t->win.nsamples, t->vi, v->function, v->module,
-				 t->kernel_hidden };
-	int err = t->prof ? calls_compute(&v->calls, t->prof, &q) : 0;
+	struct calls_query q = { .value_index = t->vi, .function = v->function,
+				 .module = v->module, .no_kernel = t->kernel_hidden };
+	struct profile *p = top_shown(t, &q.samples, &q.nsamples);
+	int err = p ? calls_compute(&v->calls, p, &q) : 0;
 
 	v->list.nrows = v->calls.ncallers + v->calls.ncallees + 3;
 	v->module_width = 0;
@@ -184,8 +185,10 @@ static struct disasm_query annotate_query(const struct top *t, const struct view
 void view_annotate_open(struct top *t, struct view *v)
 {
 	struct disasm_query q = annotate_query(t, v);
-	int err = t->prof ? disasm_annotate(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q)
-			  : -ENOENT;
+	const struct profile_sample *s;
+	size_t n;
+	struct profile *p = top_shown(t, &s, &n);
+	int err = p ? disasm_annotate(&v->dis, p, s, n, &q) : -ENOENT;
 
 	if (err) {
 		if (err == -EOPNOTSUPP)
@@ -222,7 +225,10 @@ int views_refresh(struct top *t)
 				return err;
 		} else if (v->kind == VIEW_ANNOTATE && v->have_dis) {
 			struct disasm_query q = annotate_query(t, v);
-			disasm_count(&v->dis, t->prof, t->win.samples, t->win.nsamples, &q);
+			const struct profile_sample *s;
+			size_t n;
+			struct profile *p = top_shown(t, &s, &n);
+			disasm_count(&v->dis, p, s, n, &q);
 		}
 	}
 	return 0;

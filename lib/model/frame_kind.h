@@ -27,5 +27,10 @@ enum frame_runtime {
 const char *frame_runtime_mapping(enum frame_runtime r);
 /* The runtime whose mapping is named name (FRAME_NATIVE: none; name may be NULL). */
 enum frame_runtime frame_runtime_of_mapping(const char *name);
+/* A runtime's name as users type it ("python", "javascript"; "" for FRAME_NATIVE): the same
+ * table's column. */
+const char *frame_runtime_name(enum frame_runtime r);
+/* The runtime named name ("javascript"), or FRAME_NATIVE when none is (name may be NULL). */
+enum frame_runtime frame_runtime_of_name(const char *name);
 
 #endif

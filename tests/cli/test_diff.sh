@@ -408,6 +408,35 @@ done
 expect_rc "gate: a real regression exits 3, with or without --strict" 3 "$FIRN" diff --fail-on 'any:self>+3pp' "$TMP/base100.folded" "$TMP/new100.folded"
 expect_rc "gate: ... and 3 with --strict" 3 "$FIRN" diff --strict --fail-on 'any:self>+3pp' "$TMP/base100.folded" "$TMP/new100.folded"
 
+# ---- stack filters: on both sides, before the table and every output ----
+in_fixtures "$FIRN" diff --focus compute base.folded new.folded >"$TMP/out" 2>"$TMP/err"
+same "--focus: both sides keep the stacks through compute, shares of what is left" "$TMP/out" <<'EOF2'
+# base: base.folded: 60 samples
+# new:  new.folded: 80 samples
+  self%                     total%
+     base      new   change      base      new   change   module  function
+    83.33    75.00    -8.33     83.33    75.00    -8.33   -       hot
+    16.67    25.00    +8.33    100.00   100.00     0.00   -       compute
+     0.00     0.00     0.00    100.00   100.00     0.00   -       main
+# * significant at 99% (two-sided z test, Bonferroni over 3 functions)
+EOF2
+in_fixtures "$FIRN" diff --folded --abs --show-from '^parse$' --ignore '^lex$' base.folded new.folded >"$TMP/out"
+same "--show-from and --ignore in --folded: parse's own stacks, cut at parse" "$TMP/out" <<'EOF2'
+parse 10 20
+EOF2
+in_fixtures "$FIRN" diff --json --ignore 'hot|gone|added' base.folded new.folded >"$TMP/f.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); n={f["name"] for f in d["functions"]}
+sys.exit(not (n == {"main", "parse", "lex", "compute"}))' "$TMP/f.json" &&
+	pass "--ignore in --json: the ignored functions are gone from both sides" ||
+	fail "--ignore in --json: $(head -c 300 "$TMP/f.json")"
+in_fixtures "$FIRN" diff --svg --focus lex base.folded new.folded >"$TMP/f.svg" &&
+	grep -q '>lex' "$TMP/f.svg" && ! grep -q '>hot' "$TMP/f.svg" &&
+	pass "--focus in --svg: lex drawn, hot not" || fail "--focus in --svg"
+expect_rc "a bad --focus is a usage error" 2 "$FIRN" diff --focus '(' "$D/base.folded" "$D/new.folded"
+grep -q "^firn diff: invalid regular expression '(' for --focus: ." "$TMP/err" && pass "a bad --focus is named" ||
+	fail "bad --focus: $(head -1 "$TMP/err")"
+expect_rc "an unknown --runtime is a usage error" 2 "$FIRN" diff --runtime ruby "$D/base.folded" "$D/new.folded"
+
 # ---- errors ----
 expect_rc "one profile is a usage error" 2 "$FIRN" diff "$D/base.folded"
 expect_rc "three profiles are a usage error" 2 "$FIRN" diff "$D/base.folded" "$D/new.folded" "$D/new.folded"

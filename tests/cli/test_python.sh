@@ -96,12 +96,40 @@ print(("PASS: " if len(own) == 8 and not bad else "FAIL: ") + "each of the 8 thr
 PY
 }
 
+# runtime_check PROFILE CLOCKS_FILE: `report --runtime python` ranks the Python functions by their
+# own time (each sample at its innermost Python frame): parse, then render, at the fixture's own
+# ratio (10 %); Python rows only; the kept and left-out samples add up to all.
+runtime_check() {
+	"$FIRN" report --top 0 --json --runtime python "$1" >"$1.rt.json" 2>&1
+	python3 - "$1.rt.json" "$2" "$("$FIRN" report --top 1 --runtime python "$1" | head -1)" <<'PY'
+import json, re, sys
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+try:
+    rt = json.load(open(sys.argv[1]))
+except ValueError:
+    out(False, "report --runtime python --json: not JSON"); sys.exit(0)
+f = rt["functions"]
+out([x["name"] for x in f[:2]] == ["parse", "render"] and all(x["module"] == "[python]" for x in f),
+    "--runtime python: parse, then render, Python rows only (%s)" % [(x["name"], x["module"]) for x in f[:3]])
+clk = open(sys.argv[2]).read().split()
+real = int(clk[1]) / max(int(clk[3]), 1) if len(clk) == 4 else 0
+ratio = f[0]["self"] / max(f[1]["self"], 1) if len(f) > 1 else 0
+out(abs(ratio / max(real, 1e-9) - 1) <= 0.1,
+    "--runtime python: parse:render self = %.2f:1, the fixture's own %.2f:1 within 10%%" % (ratio, real))
+m = re.match(r"# [^:]*: ([0-9,]+) of ([0-9,]+) samples .*, ([0-9,]+) without python frames left out$", sys.argv[3])
+n = [int(g.replace(",", "")) for g in m.groups()] if m else None
+out(n is not None and n[0] == rt["total"] and n[0] + n[2] == n[1],
+    "--runtime python: the header's kept and left-out samples add up: " + sys.argv[3])
+PY
+}
+
 # one_version LABEL PYTHON
 one_version() {
 	local v=$1 py=$2
 	"$FIRN" record -F 1999 --thread-labels -o "$TMP/pr$v.pb.gz" -- "$py" "$WORK" pr 5 >"$TMP/pr$v.out" 2>"$TMP/pr$v.err"
 	python3 "$STACKS" "$TMP/pr$v.pb.gz" >"$TMP/pr$v.txt"
 	pr_check "$TMP/pr$v.txt" "$TMP/pr$v.out" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /; s/^# /# python $v: /"
+	runtime_check "$TMP/pr$v.pb.gz" "$TMP/pr$v.out" | sed "s/^\(PASS\|FAIL\): /\1: python $v: /"
 	grep "firn: python:" "$TMP/pr$v.err" | sed "s/^/# python $v: /"
 	grep -q "firn: python: 1 process, [0-9]* samples: [0-9.]*% complete, truncated [0-9]*, no thread state [0-9]*, unreadable frame [0-9]*; code objects [0-9]* (announcements lost 0), unreadable [0-9]*; unknown version 0" "$TMP/pr$v.err" &&
 		pass "python $v: the summary counts the Python samples by outcome" ||

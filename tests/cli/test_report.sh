@@ -151,7 +151,9 @@ assert f[0] == {"name": "hot_loop", "module": "", "self": 40, "total": 55,
                 "self_pct": 40, "total_pct": 55}, f[0]
 assert d["sample_types"] == [{"index": 0, "name": "samples", "unit": "count", "default": True,
                               "chosen": True}], d["sample_types"]
-assert set(d) == {"file", "sample_type", "unit", "sample_types", "total", "functions"}, d.keys()
+assert d["all_total"] == 100 and d["runtime"] == "" and d["without_runtime"] == 0, d
+assert set(d) == {"file", "sample_type", "unit", "sample_types", "total", "all_total", "runtime",
+                  "without_runtime", "functions"}, d.keys()
 EOF
 else
 	fail "--json: exit 0"
@@ -356,3 +358,92 @@ left=$(ls -A | grep -c '\.tmp\.' || true)
 [ "$left" -eq 0 ] && pass "-o leaves no temporary file" || fail "-o leaves temporary files: $(ls -A)"
 fails_with "-o into a missing directory" 1 \
 	"firn: cannot write 'nodir/out.txt': No such file or directory" -o nodir/out.txt simple.folded
+
+# ---- stack filters (--focus, --ignore, --show-from, --thread, --module, --runtime) ----
+# folded input: the exact stacks each keeps, and the shares over what is left
+report_is "--focus keeps the stacks through a matching frame, whole" \
+'app;main;compute 5
+app;main;compute;hot_loop 40
+app;main;compute;hot_loop;helper 15
+' --folded --no-folded-comm --focus '^compute$' simple.folded
+report_is "--ignore drops the stacks with a matching frame" \
+'app;main;compute 5
+app;main;parse 5
+app;main;parse;read_input 10
+app;main;write_output 5
+app;main;write_output;write;sys_write_[k];vfs_write_[k] 8
+' --folded --no-folded-comm --ignore 'hot|fib' simple.folded
+report_is "--show-from: the callers of the outermost match go (recursion kept below it)" \
+'fib;fib;fib 12
+write_output 5
+write_output;write;sys_write_[k];vfs_write_[k] 8
+' --folded --no-folded-comm --show-from '^(fib|write_output)$' simple.folded
+report_is "--module: stacks with a frame in a matching module (the kernel's)" \
+'app;main;write_output;write;sys_write_[k];vfs_write_[k] 8
+' --folded --no-folded-comm --module '^\[kernel' simple.folded
+report_is "--focus: the table's shares are of what is left, the header says of how much" \
+'# simple.folded: 60 of 100 samples
+  self%  total%  samples  module  function
+  66.67   91.67       40  -       hot_loop
+  25.00   25.00       15  -       helper
+   8.33  100.00        5  -       compute
+   0.00  100.00        0  -       app
+   0.00  100.00        0  -       main
+' --no-folded-comm --focus compute simple.folded
+# every output reads the filtered profile: JSON, SVG, pprof
+"$FIRN" report --json --no-folded-comm --ignore compute simple.folded >f.json 2>&1
+python3 -c 'import json,sys; d=json.load(open("f.json")); n={f["name"] for f in d["functions"]}
+sys.exit(not (d["total"] == 40 and d["all_total"] == 100 and "hot_loop" not in n and "fib" in n))' &&
+	pass "--ignore in --json: total 40 of all_total 100, no hot_loop" || fail "--ignore in --json: $(head -c 300 f.json)"
+"$FIRN" report --svg --no-folded-comm --focus fib -o f.svg simple.folded &&
+	grep -q '>fib' f.svg && ! grep -q 'hot_loop' f.svg && pass "--focus in --svg: fib drawn, hot_loop not" ||
+	fail "--focus in --svg"
+"$FIRN" report --pprof --no-folded-comm --show-from '^compute$' -o f.pb.gz simple.folded &&
+	[ "$("$FIRN" report --folded f.pb.gz | sort | tr '\n' ' ')" = "compute 5 compute;hot_loop 40 compute;hot_loop;helper 15 " ] &&
+	pass "--show-from in --pprof: the written profile holds the cut stacks" ||
+	fail "--show-from in --pprof: $("$FIRN" report --folded f.pb.gz | tr '\n' ' ')"
+# as go tool pprof's -focus, -ignore and -show_from, on a pprof of the folded fixture and on a Go
+# profile with an inlined function (show_from cuts a location's lines above the match)
+if command -v go >/dev/null && "$FIRN" report --pprof --no-folded-comm -o s.pb.gz simple.folded; then
+	cp "$SRC/go-cpu.pb.gz" g.pb.gz
+	for c in "s focus compute" "s ignore hot_loop$" "s focus sys_" "s ignore parse|fib" \
+		 "s show_from ^fib$" "s show_from write" "s show_from helper|read" "g show_from mix" \
+		 "g show_from busy" "g focus leaf" "g show_from gocpu"; do
+		set -- $c
+		o=$(echo "$2" | tr _ -)
+		go tool pprof -proto "-$2=$3" -output=go.pb.gz "$1.pb.gz" >/dev/null 2>&1 &&
+			"$FIRN" report --folded go.pb.gz | sort >want.txt
+		"$FIRN" report --folded "--$o" "$3" "$1.pb.gz" | sort >got.txt
+		[ -s want.txt ] && cmp -s want.txt got.txt && pass "--$o '$3' keeps what go tool pprof's -$2 keeps" ||
+			{ fail "--$o '$3' as go tool pprof's -$2"; diff want.txt got.txt | head -5 | sed 's/^/    /'; }
+		rm -f want.txt got.txt
+	done
+else
+	skip "filters against go tool pprof: no go"
+fi
+# --thread: the thread label, as go tool pprof's -tagfocus=thread=REGEX
+python3 "$SRC/labels_pprof.py" th.pb.gz --threads
+report_is "--thread: samples of the matching threads" \
+'# th.pb.gz: 8 of 12 samples (cpu-clock 99 Hz), 1 process
+  self%  total%  samples  module     function
+  75.00  100.00        6  app        work
+  25.00   25.00        2  libc.so.6  memcpy
+   0.00  100.00        0  app        main
+' --thread '^worker-' th.pb.gz
+report_is "--module: a module's base name, as its column shows it" \
+'# th.pb.gz: 2 of 12 samples (cpu-clock 99 Hz), 1 process
+  self%  total%  samples  module     function
+ 100.00  100.00        2  libc.so.6  memcpy
+   0.00  100.00        0  app        main
+   0.00  100.00        0  app        work
+' --module '^libc\.so' th.pb.gz
+fails_with "--thread on stacks without thread labels: nothing to draw" 1 \
+	"firn: cannot report 'simple.folded': no samples to draw" --svg --thread . simple.folded
+# bad expressions and runtimes are usage errors (the reason is regerror's, worded by the C library)
+for o in focus ignore show-from thread module; do
+	expect_rc "bad --$o: exit 2" 2 "$FIRN" report "--$o" 'a[' simple.folded
+	grep -q "^firn report: invalid regular expression 'a\[' for --$o: ." "$TMP/err" && [ ! -s "$TMP/out" ] &&
+		pass "bad --$o: message" || fail "bad --$o: message is '$(head -1 "$TMP/err")'"
+done
+fails_with "unknown --runtime" 2 "firn report: invalid value 'ruby' for --runtime (python, gpu or javascript)" \
+	--runtime ruby simple.folded

@@ -25,6 +25,10 @@ expect_rc "-e usdt:PATH:NAME (no provider): exit 2" 2 "$FIRN" top -a -e usdt:/bi
 expect_rc "--off-cpu-min without -e off-cpu: exit 2" 2 "$FIRN" top -a --off-cpu-min 10
 grep -qx "firn top: --off-cpu-min needs -e off-cpu" "$TMP/err" \
 	&& pass "--off-cpu-min without -e off-cpu: message" || fail "--off-cpu-min: $(head -1 "$TMP/err")"
+expect_rc "--focus with a bad expression: exit 2" 2 "$FIRN" top -a --focus '('
+grep -q "^firn top: invalid regular expression '(' for --focus: ." "$TMP/err" \
+	&& pass "--focus with a bad expression: message" || fail "--focus '(': $(head -1 "$TMP/err")"
+expect_rc "--runtime ruby: exit 2" 2 "$FIRN" top -a --runtime ruby
 expect_rc "report --annotate with --folded: exit 2" 2 "$FIRN" report --annotate f --folded x.pb.gz
 expect_rc "report --annotate with --top: exit 2" 2 "$FIRN" report --annotate f --top 3 x.pb.gz
 grep -q "^firn report: --top does not apply to --annotate output" "$TMP/err" \
@@ -90,6 +94,22 @@ within "$self" 70 100 && pass "--stdio: busy_hot self $self% is about 90" || { f
 [ "$(grep -c '^firn top:' "$TMP/pipe.out")" -eq 1 ] && [ "$(table_rows "$TMP/pipe.out" | wc -l)" -eq 2 ] \
 	&& grep -q 'sort: total' "$TMP/pipe.out" \
 	&& pass "a pipe gets one --stdio table of 2 rows sorted by total" || { fail "pipe output"; cat "$TMP/pipe.out"; }
+
+# the stack filters, over the window: busy_cold's stacks alone; busy_hot's cut at busy_hot
+# (the last of three tables: busy_cold has a tenth of the samples)
+"$FIRN" top --stdio -n 3 -d 1 --rows 0 -p "$BP" --focus '^busy_cold$' 2>&1 |
+	awk '/^firn top:/ { l = "" } { l = l $0 "\n" } END { printf "%s", l }' >"$TMP/focus.out"
+rows=$(table_rows "$TMP/focus.out")
+[ "$(printf '%s\n' "$rows" | awk 'NR == 1 { print $5 }')" = busy_cold ] &&
+	! printf '%s\n' "$rows" | grep -q ' busy_hot$' && grep -q '   stacks: filtered$' "$TMP/focus.out" &&
+	pass "--focus busy_cold: busy_cold leads, busy_hot is not there, the header says stacks are filtered" || { fail "--focus busy_cold"; cat "$TMP/focus.out"; }
+"$FIRN" top --stdio -n 2 -d 0.5 --rows 0 -p "$BP" --show-from '^busy_hot$' >"$TMP/from.out" 2>&1
+rows=$(table_rows "$TMP/from.out")
+[ "$(printf '%s\n' "$rows" | awk 'NR == 1 { print $5 }')" = busy_hot ] &&
+	! printf '%s\n' "$rows" | grep -qE ' (main|_start|busy_cold)$' &&
+	awk '$5 == "busy_hot" { exit !($2 == "100.00") }' <<<"$rows" &&
+	pass "--show-from busy_hot: busy_hot is every stack's root, its callers and busy_cold gone" ||
+	{ fail "--show-from busy_hot"; cat "$TMP/from.out"; }
 
 # -- CMD: follows the command's children, prints a last table, exits with the command's status
 "$FIRN" top --stdio -d 0.5 -- sh -c "'$BUSY' 1.2; exit 3" >"$TMP/cmd.out" 2>"$TMP/cmd.err"

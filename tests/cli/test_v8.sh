@@ -4,6 +4,9 @@
 #    ±10 % (relative) of the split the script measured itself (process.cpuUsage per call, 2:1);
 #    >= 95 % of the samples with a JavaScript frame reach _start; names, scripts and lines right
 #    (firnAlpha@split.js:15, firnBeta@split.js:21); the summary's javascript line;
+#  - `report --runtime javascript` on node native.js (V8's C++ under JSON.parse leads the plain
+#    table): firnParse first, JavaScript rows only, each leaf function's self equal to its plain
+#    total, the samples without a JavaScript frame counted in the header;
 #  - `-p` on a node started earlier without any flag: the same share test;
 #  - against --perf-basic-prof: one node started with it, recorded at the same time by two firns
 #    (--no-js: named by /tmp/perf-PID.map; default: by V8's frames): the same top JavaScript
@@ -81,6 +84,48 @@ split_check "$TMP/cmd.txt" "$TMP/cmd.out"
 grep "firn: javascript" "$TMP/cmd.err" | sed "s/^/# /"
 check "the summary has a javascript line with its process" \
 	grep -q 'firn: javascript: 1 process, .* JavaScript' "$TMP/cmd.err"
+
+# 1a. report --runtime javascript: one runtime's functions by their own time. native.js spends
+# most of its time in V8's C++ under firnParse (JSON.parse): the plain table leads with C++, the
+# runtime's with firnParse. Each sample counts at its innermost JavaScript frame, so a JavaScript
+# function that calls no other (firnParse, firnSum) has as its self what it has as its total in
+# the plain table; the samples without a JavaScript frame are left out and counted in the header.
+NATIVE="$ROOT/tests/fixtures/js/native.js"
+"$FIRN" record -F 999 -o "$TMP/native.pb.gz" -- sh "$CPUTIME" "$TMP/native.ms" "$NODE" "$NATIVE" 3 \
+	>/dev/null 2>"$TMP/native.err"
+check "record -- node native.js exits 0" test $? -eq 0
+"$FIRN" report --top 0 --json "$TMP/native.pb.gz" >"$TMP/plain.json"
+"$FIRN" report --top 0 --json --runtime javascript "$TMP/native.pb.gz" >"$TMP/rt.json"
+"$FIRN" report --top 3 --runtime javascript "$TMP/native.pb.gz" >"$TMP/rt.txt"
+sed 's/^/# /' "$TMP/rt.txt"
+floor=$(sample_floor "$TMP/native.ms" 999 50)
+python3 - "$TMP/plain.json" "$TMP/rt.json" "$(head -1 "$TMP/rt.txt")" "$floor" <<'PY'
+import json, re, sys
+header, floor = sys.argv[3], int(sys.argv[4])
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+try:
+    plain, rt = (json.load(open(f)) for f in sys.argv[1:3])
+except ValueError:
+    out(False, "report --json (--runtime javascript) of native.pb.gz: not JSON: " + header)
+    sys.exit(0)
+pf, rf = plain["functions"], rt["functions"]
+print("# plain table's first: %s (%s), %d of %d" % (pf[0]["name"][:60], pf[0]["module"], pf[0]["self"], plain["total"]))
+out(pf[0]["module"] != "[javascript]", "the plain table leads with native code (V8's C++)")
+out(rf[0]["name"] == "firnParse" and rf[0]["module"] == "[javascript]",
+    "--runtime javascript leads with firnParse (%s)" % rf[0]["name"])
+out(all(f["module"] == "[javascript]" for f in rf), "--runtime javascript: every row is a JavaScript function")
+ptot = {f["name"]: f["total"] for f in pf if f["module"] == "[javascript]"}
+rself = {f["name"]: f["self"] for f in rf}
+for fn in ("firnParse", "firnSum"):
+    out(rself.get(fn) == ptot.get(fn), "%s: its self under --runtime (%s) is its total in the plain table (%s)"
+        % (fn, rself.get(fn), ptot.get(fn)))
+out(rself.get("firnParse", 0) >= floor, "firnParse has enough samples (%d >= %d)" % (rself.get("firnParse", 0), floor))
+m = re.match(r"# [^:]*: ([0-9,]+) of ([0-9,]+) samples .*, ([0-9,]+) without javascript frames left out$", header)
+n = [int(g.replace(",", "")) for g in m.groups()] if m else None
+out(n is not None and n[0] == rt["total"] and n[0] + n[2] == n[1] == plain["total"] == rt["all_total"] and
+    n[2] == rt["without_runtime"] and rt["runtime"] == "javascript",
+    "the header: the samples kept, of all (the plain total %d), and those without a JavaScript frame" % plain["total"])
+PY
 
 # 1b. other nodes the caller names (each a command that takes node's arguments)
 for extra in ${FIRN_TEST_NODES:-}; do

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/nosym.h"
 #include "base/clock.h"
 #include "proc/cgroup.h"
 #include "format/folded.h"
@@ -242,6 +243,8 @@ static int finish_recording(struct recording *r)
 	int err = continuous_on(c) ? continuous_finish(c, r->prof) : 0;
 	bool pushed = !whole && !c->pattern; /* --push without -o: no file, what was sent */
 	uint64_t pushed_intervals = 0, pushed_bytes = 0;
+	if (!err && whole && nosym_note_packages(r->prof, profile_value_index(r->prof), NULL, 3))
+		err = error("cannot note the debug packages: %s", strerror(ENOMEM));
 	if (!err && whole)
 		err = write_profile(r, &bytes, &saved);
 	else if (pushed) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "record/event_table.h"
 #include "opt.h"
 #include "runtimes/runtime.h"
@@ -135,6 +136,7 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	print_destination(so, bytes, out);
 	print_event_summaries(prof, st, so, false);
 	print_frames_summary(st);
+	put_nosym_lines(stderr, prof, profile_value_index(prof), "firn: ");
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
 	if (st->jit_no_map)

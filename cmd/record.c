@@ -639,8 +639,12 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
-	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given, argv + argi,
-				   argc - argi)))
+	/* -p: pushed profiles are named after the (first) process, as after a command */
+	char comm[32] = "", *comm_argv[] = { comm, NULL };
+	if (argi >= argc && o.t.npids > 0)
+		target_comm(o.t.pids[0], comm, sizeof(comm));
+	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given,
+				   *comm ? comm_argv : argv + argi, *comm ? 1 : argc - argi)))
 		goto out;
 	bool whole = !continuous_on(&o.c) || o.c.whole;
 	o.c.encode = encode_as;

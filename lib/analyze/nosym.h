@@ -17,7 +17,7 @@
 struct nosym_file {
 	uint32_t filename;   /* string id of its path in the profile */
 	int64_t value;       /* of the samples with at least one such frame of the file */
-	const char *package; /* the debug package its comment names, or NULL; p's string */
+	const char *package; /* its comment from the package on ("PKG FILE"), or NULL; p's string */
 };
 
 /* Fills out with up to max files whose code p's samples hit without a symbol there (a user file

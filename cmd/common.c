@@ -332,7 +332,7 @@ void put_nosym_lines(FILE *f, const struct profile *p, uint32_t vi, const char *
 	for (uint64_t i = 0; n > 0 && i < p->nsamples; i++)
 		total += p->samples[i].values[vi];
 	const char *type = p->nsample_types ? profile_str(p, p->sample_types[vi].type) : "samples";
-	for (int i = 0; i < n && nf[i].value * 100 >= total; i++) {
+	for (int i = 0; i < n; i++) {
 		char *line = NULL, v[32];
 		size_t len = 0;
 		FILE *m = open_memstream(&line, &len);

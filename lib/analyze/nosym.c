@@ -117,8 +117,11 @@ int nosym_files(const struct profile *p, uint32_t value_index, struct nosym_file
 		free(all);
 		return p->nsample_types > value_index ? -ENOMEM : 0;
 	}
+	int64_t total = 0;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		total += p->samples[i].values[value_index];
 	for (uint64_t m = 1; m <= p->nmappings; m++)
-		if (value[m] > 0)
+		if (value[m] > 0 && value[m] >= total / 100) /* 1 % */
 			all[n++] = (struct nosym_file){ p->mappings[m - 1].filename, value[m], NULL };
 	qsort(all, n, sizeof(*all), by_value);
 	n = n < max ? n : max;

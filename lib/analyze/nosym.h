@@ -22,7 +22,9 @@ struct nosym_file {
 
 /* Fills out with up to max files whose code p's samples hit without a symbol there (a user file
  * mapping whose location has no line, or a name "BASENAME+0x..." given by the file's function
- * bounds), largest value (of sample type value_index) first. Returns how many, or -ENOMEM. */
+ * bounds) in at least 1 % of the value (of sample type value_index), largest first: a few
+ * samples of a stripped file are no reason to send a user after its debug package. Returns how
+ * many, or -ENOMEM. */
 int nosym_files(const struct profile *p, uint32_t value_index, struct nosym_file *out, size_t max);
 
 /* For each of the (up to max) largest files of nosym_files that a Debian package holds, adds

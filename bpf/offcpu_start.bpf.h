@@ -6,7 +6,9 @@
  * the stack window), its CPU time. The wait counts from the start of the recording: the profile
  * covers the recording's time only. When it began (the task's scheduler statistics) goes to the
  * summary: how long before the start the oldest of them began. A thread whose mmap_lock is
- * taken for writing or awaited gets no user stack (the copy would wait with it). */
+ * taken for writing or awaited gets no user stack (the copy would wait with it). A Python
+ * process's waits get their Python frames when they end, at the thread's system call exit
+ * (start_wait_exit, below). */
 
 /* The user stack pages of the thread being taken (copied while the program may sleep: the
  * per-CPU window is filled from it only once nothing sleeps). One entry: iterators run one at
@@ -159,6 +161,7 @@ static __always_inline void wait_in_progress(struct task_struct *task, __u32 pid
 	/* a switch-out on another CPU meanwhile keeps its own wait */
 	if (__sync_val_compare_and_swap(&w->start, 0, bpf_ktime_get_ns()))
 		return;
+	w->at_start = 1; /* its Python frames wait for its system call exit (start_wait_exit) */
 	count_offcpu(FIRN_OFF_WAITS, 1);
 	count_offcpu(FIRN_OFF_AT_START, 1);
 	if (before > start_oldest_ns)
@@ -174,5 +177,33 @@ int start_waits(struct bpf_iter__task *ctx)
 
 	if (task && off_cpu_now(task, BPF_CORE_READ(task, tgid)))
 		wait_in_progress(task, BPF_CORE_READ(task, tgid));
+	return 0;
+}
+
+/* A thread whose wait was in progress at the start, of a Python process, returns from the
+ * system call it waited in (defer_wait kept the wait's time): its Python frames, which the start
+ * could not read (they are in another task's memory), are those of now — nothing ran since — and
+ * are spliced into the kept user stack before the wait is counted. Attached for -e off-cpu with
+ * waits at the start and Python frames; returns at once when no wait is pending. */
+SEC("?raw_tp/sys_exit")
+int BPF_PROG(start_wait_exit)
+{
+	struct task_struct *task;
+	struct firn_wait *w;
+	struct firn_stack *s;
+	__u32 zero = 0;
+
+	if (!start_pending)
+		return 0;
+	task = bpf_get_current_task_btf();
+	w = bpf_task_storage_get(&waits, task, 0, 0);
+	if (!w || !w->pending || !(s = bpf_map_lookup_elem(&scratch, &zero)))
+		return 0;
+	__u64 ns = w->pending;
+	w->pending = 0;
+	__sync_fetch_and_add(&start_pending, -1);
+	keep_stack(s, &w->user);
+	python_frames(s, false);
+	count_wait(task, w, s, ns);
 	return 0;
 }

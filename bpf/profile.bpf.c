@@ -26,6 +26,7 @@ const volatile __u32 fp_fallback = 1;     /* 1: frame pointers where a mapping h
 const volatile __u32 off_cpu_runnable = 0; /* 1: preempted switch-outs are waits too */
 const volatile __u64 off_cpu_min_ns = 0;   /* shorter waits are counted as short, not added */
 const volatile __u32 off_cpu_rate = 1;     /* 1 switch-out in this many is sampled (weights x it) */
+const volatile __u32 start_defer = 0;      /* 1: waits at the start get Python frames at exit */
 
 /* Which counts map the program writes; user space flips it and drains the other. */
 __u32 active_buf = 0;
@@ -107,10 +108,12 @@ struct {
 /* A wait in progress: when its thread stopped, and its stacks then (taken at the switch-out,
  * while the thread is current; hashed and stored only at the switch-in, if it was long enough). */
 struct firn_wait {
-	__u64 start;   /* 0: none remembered */
-	__u64 runtime; /* the thread's CPU time then (se.sum_exec_runtime) */
+	__u64 start;    /* 0: none remembered */
+	__u64 runtime;  /* the thread's CPU time then (se.sum_exec_runtime) */
 	__u32 pid;
-	__u32 pad;
+	__u32 at_start; /* 1: in progress at the start (its stacks taken by start_waits) */
+	__u64 pending;  /* a wait begun before the start, of a Python process, ended: its ns, counted
+			 * at the thread's system call exit with its Python frames (offcpu_start.bpf.h) */
 	struct firn_stack user, kernel;
 };
 
@@ -1751,15 +1754,19 @@ static __always_inline void count_offcpu(__u32 stat, __u64 n)
 /* TASK_DEAD in a task's state: its last switch-out, no wait. */
 #define FIRN_TASK_DEAD 0x80
 
+static __always_inline bool count_wait(struct task_struct *task, struct firn_wait *w,
+				       struct firn_stack *user, __u64 ns);
+static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns);
+
 /* Ends the wait of task when it has one: adds the time it was off the CPU (x the sampling rate)
  * to the wait's stacks, if it lasted the minimum; else counts it as short. Off the CPU = the time
  * since the wait began less the CPU time the thread had since: 0 when the task is being switched
  * in, the run it had when its switch-in went unseen (ended at its next switch-out) or when it is
- * on a CPU at the end of the recording. True when added. */
-static __always_inline bool wait_ends(struct task_struct *task)
+ * on a CPU at the end of the recording. True when added. at_switch: at the switch-in, where a
+ * wait of a Python process begun before the start is deferred to its system call exit. */
+static __always_inline bool wait_ends(struct task_struct *task, bool at_switch)
 {
 	struct firn_wait *w = bpf_task_storage_get(&waits, task, 0, 0);
-	struct firn_key key = {};
 
 	if (!w || !w->start)
 		return false;
@@ -1772,17 +1779,58 @@ static __always_inline bool wait_ends(struct task_struct *task)
 		count_offcpu(FIRN_OFF_SHORT_NS, ns);
 		return false;
 	}
+	if (at_switch && defer_wait(w, ns))
+		return false; /* counted at its system call's exit */
+	return count_wait(task, w, &w->user, ns);
+}
+
+/* Adds a wait of task that ended (ns off the CPU) to its stacks: the kept kernel stack and user
+ * (the kept one, or one with Python frames spliced in). True when added. */
+static __always_inline bool count_wait(struct task_struct *task, struct firn_wait *w,
+				       struct firn_stack *user, __u64 ns)
+{
+	struct firn_key key = {};
+
 	key.pid = w->pid;
 	key.tid = BPF_CORE_READ(task, pid);
 	key.event = FIRN_EVENT_OFF_CPU;
 	announce(key.pid);
 	note_comm(key.tid, task);
-	if (!count_stacks(&key, &w->user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
+	if (!count_stacks(&key, user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
 			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
 		return false;
 	count_offcpu(FIRN_OFF_COUNTED, 1);
 	count_offcpu(FIRN_OFF_NS, ns);
 	return true;
+}
+
+/* A wait in progress at the start (its user stack walked from another task: no Python frames)
+ * of a process whose CPython user space described has ended: its time is kept (pending) and
+ * counted at the thread's next system call exit, in its own context, where its Python frames
+ * are read as they were during the wait (nothing ran since: it returns from the call it
+ * waited in; offcpu_start.bpf.h). True when deferred. */
+__u64 start_pending = 0; /* waits pending (start_wait_exit returns at once when none) */
+static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns)
+{
+	if (!w->at_start || !start_defer || !bpf_map_lookup_elem(&python_procs, &w->pid))
+		return false;
+	w->at_start = 0;
+	w->pending = ns ? ns : 1;
+	__sync_fetch_and_add(&start_pending, 1);
+	return true;
+}
+
+/* Counts a deferred wait of task as it was kept (no system call exit came: the thread ran
+ * anyway, or the recording ends). */
+static __always_inline void flush_deferred(struct task_struct *task, struct firn_wait *w)
+{
+	__u64 ns = w->pending;
+
+	if (!ns)
+		return;
+	w->pending = 0;
+	__sync_fetch_and_add(&start_pending, -1);
+	count_wait(task, w, &w->user, ns);
 }
 
 /* The current task (prev) is switched out: when it is a target's thread that stops to wait
@@ -1811,8 +1859,10 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	 * taken off, before the slot is reused */
 	if (w->start) {
 		count_offcpu(FIRN_OFF_LATE, 1);
-		wait_ends(prev);
+		wait_ends(prev, false);
 	}
+	flush_deferred(prev, w); /* it ran without a system call exit seen */
+	w->at_start = 0;
 	take_stacks(ctx, false, pid, prev, &user, &kernel);
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
@@ -1829,7 +1879,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	     unsigned int prev_state)
 {
 	wait_begins(ctx, prev, preempt, prev_state);
-	wait_ends(next);
+	wait_ends(next, true);
 	return 0;
 }
 
@@ -1840,7 +1890,11 @@ int end_waits(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 
-	if (task && wait_ends(task))
+	struct firn_wait *w = task ? bpf_task_storage_get(&waits, task, 0, 0) : NULL;
+
+	if (w)
+		flush_deferred(task, w);
+	if (task && wait_ends(task, false))
 		count_offcpu(FIRN_OFF_AT_END, 1);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/nosym.h"
 #include "base/escape.h"
 #include "format/folded.h"
 #include "format/input.h"
@@ -304,4 +305,46 @@ int cacert_check(const char *path, const char *opt)
 	if (err == -ENODATA)
 		return error("cannot use '%s' for --%s: no PEM certificate in it", path, opt);
 	return err ? error("cannot use '%s' for --%s: %s", path, opt, strerror(-err)) : 0;
+}
+
+/* How to get names for a file: its debug package (as recorded), or where firn looks for debug
+ * files; and debuginfod where it is not asked yet. */
+static void put_nosym_hint(FILE *f, const struct nosym_file *nf)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	bool asked = urls && *urls;
+
+	fputs("; for names install ", f);
+	if (nf->package)
+		fprintf(f, "%.*s", (int)strcspn(nf->package, " "), nf->package);
+	else
+		fputs("its debug file in /usr/lib/debug", f);
+	fputs(asked ? " (DEBUGINFOD_URLS had none)" : ", or set DEBUGINFOD_URLS", f);
+}
+
+/* The lines of files without symbols (see common.h). */
+void put_nosym_lines(FILE *f, const struct profile *p, uint32_t vi, const char *prefix)
+{
+	struct nosym_file nf[3];
+	int n = nosym_files(p, vi, nf, 3);
+	int64_t total = 0;
+
+	for (uint64_t i = 0; n > 0 && i < p->nsamples; i++)
+		total += p->samples[i].values[vi];
+	const char *type = p->nsample_types ? profile_str(p, p->sample_types[vi].type) : "samples";
+	for (int i = 0; i < n; i++) {
+		char *line = NULL, v[32];
+		size_t len = 0;
+		FILE *m = open_memstream(&line, &len);
+		if (!m)
+			return;
+		fprintf(m, "%sno symbols: '%s' in %s %s (%.1f%%)", prefix,
+			profile_str(p, nf[i].filename), group_digits(nf[i].value, v), type,
+			100.0 * nf[i].value / total);
+		put_nosym_hint(m, &nf[i]);
+		fclose(m);
+		put_text(f, line ? line : "", 0);
+		fputc('\n', f);
+		free(line);
+	}
 }

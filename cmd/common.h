@@ -69,4 +69,9 @@ int cacert_check(const char *path, const char *opt);
  * (https://no-color.org). */
 bool color_terminal(void);
 
+/* One line per file whose sampled code has no symbols (lib/analyze/nosym.h: each of 1 % of the
+ * samples of value index vi or more), the largest first, at most 3: PREFIX "no symbols: 'FILE'
+ * in N samples (S%); for names install PKG, or set DEBUGINFOD_URLS" (escaped: put_text). */
+void put_nosym_lines(FILE *f, const struct profile *p, uint32_t vi, const char *prefix);
+
 #endif

@@ -75,7 +75,8 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 /* Whether the recording is continuous (--every or --push). */
 bool continuous_on(const struct continuous *c);
 /* Checks the options against -o (output; output_given: -o was on the line) and decides what is
- * written; the service name defaults to the command's (argv[0]'s base name) or "firn". Prints
+ * written; the service name defaults to the command's (argv[0]'s base name: record gives
+ * -p's first process name there) or "firn". Prints
  * the usage error (2), or that --push-cacert's file is no CA file or --push-token-file's cannot
  * be read (1: before anything is recorded), or returns 0. */
 int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,

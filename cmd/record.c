@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/nosym.h"
 #include "base/clock.h"
 #include "proc/cgroup.h"
 #include "format/folded.h"
@@ -242,6 +243,8 @@ static int finish_recording(struct recording *r)
 	int err = continuous_on(c) ? continuous_finish(c, r->prof) : 0;
 	bool pushed = !whole && !c->pattern; /* --push without -o: no file, what was sent */
 	uint64_t pushed_intervals = 0, pushed_bytes = 0;
+	if (!err && whole && nosym_note_packages(r->prof, profile_value_index(r->prof), NULL, 3))
+		err = error("cannot note the debug packages: %s", strerror(ENOMEM));
 	if (!err && whole)
 		err = write_profile(r, &bytes, &saved);
 	else if (pushed) {
@@ -638,8 +641,12 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.t.stdout_to_stderr = !strcmp(o.output, "-"); /* the command's output is no profile */
-	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given, argv + argi,
-				   argc - argi)))
+	/* -p: pushed profiles are named after the (first) process, as after a command */
+	char comm[32] = "", *comm_argv[] = { comm, NULL };
+	if (argi >= argc && o.t.npids > 0)
+		target_comm(o.t.pids[0], comm, sizeof(comm));
+	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given,
+				   *comm ? comm_argv : argv + argi, *comm ? 1 : argc - argi)))
 		goto out;
 	bool whole = !continuous_on(&o.c) || o.c.whole;
 	o.c.encode = encode_as;

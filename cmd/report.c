@@ -406,6 +406,7 @@ static void table_write(FILE *f, const struct report_opts *ro, const struct prof
 		sw = s > sw ? s : sw;
 	}
 	header_write(f, ro, p, h, &u);
+	put_nosym_lines(f, p, h->value_index, "# ");
 	fprintf(f, "%7s %7s  %*s", "self%", "total%", sw - cw, "");
 	put_text(f, type, 0);
 	if (u.scaled)

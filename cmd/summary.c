@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "record/event_table.h"
 #include "opt.h"
 #include "runtimes/runtime.h"
@@ -101,6 +102,41 @@ static void print_frames_summary(const struct recorder_stats *st)
 		(unsigned long long)st->proc_records_lost, (unsigned long long)st->events_full);
 }
 
+/* The samples (of prof's default type) with an unnamed JIT frame ([anon]: a location without
+ * lines in a JIT mapping), and the total. */
+static void jit_unnamed(const struct profile *p, int64_t *unnamed, int64_t *total)
+{
+	uint32_t vi = profile_value_index(p);
+
+	*unnamed = *total = 0;
+	for (uint64_t i = 0; p->nsample_types && i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		*total += s->values[vi];
+		for (uint32_t k = 0; k < s->nlocs; k++) {
+			const struct profile_location *l = &p->locations[s->location_ids[k] - 1];
+			if (!l->nlines && l->mapping_id && p->mappings[l->mapping_id - 1].kind == FRAME_JIT) {
+				*unnamed += s->values[vi];
+				break;
+			}
+		}
+	}
+}
+
+/* The JIT line: processes whose JIT code neither a perf map nor a runtime (V8's walker) named,
+ * and what share of the samples that left [anon] (a runtime may name nearly all of it: the
+ * line said "its frames are [anon]" under a javascript line that had named them). */
+static void print_jit_summary(const struct profile *prof, uint64_t procs)
+{
+	int64_t unnamed, total;
+	char a[32], b[32];
+
+	jit_unnamed(prof, &unnamed, &total);
+	fprintf(stderr, "firn: JIT code: %llu process%s ran JIT code that no perf map "
+		"(/tmp/perf-PID.map) or runtime named: [anon] frames in %s of %s samples (%.1f%%)\n",
+		(unsigned long long)procs, procs == 1 ? "" : "es", group_digits(unnamed, a),
+		group_digits(total, b), total ? 100.0 * unnamed / total : 0.0);
+}
+
 /* The end of the summary line: where the profile went, in bytes ("wrote 'FILE'", "wrote standard
  * output", or what reached the --push store: an interval-only recording writes no file). */
 static void print_destination(const struct summary_opts *so, size_t bytes, const char *out)
@@ -135,12 +171,11 @@ void summary_print(const struct recorder *rec, const struct profile *prof,
 	print_destination(so, bytes, out);
 	print_event_summaries(prof, st, so, false);
 	print_frames_summary(st);
+	put_nosym_lines(stderr, prof, profile_value_index(prof), "firn: ");
 	if (so->unwind_dwarf)
 		print_unwind_summary(st);
 	if (st->jit_no_map)
-		fprintf(stderr, "firn: JIT code: %llu process%s ran JIT code without a perf map "
-			"(/tmp/perf-PID.map): its frames are [anon]\n",
-			(unsigned long long)st->jit_no_map, st->jit_no_map == 1 ? "" : "es");
+		print_jit_summary(prof, st->jit_no_map);
 	print_runtime_summaries(rec);
 	print_event_summaries(prof, st, so, true);
 	if (firn_verbose)

@@ -675,8 +675,8 @@ bool target_ended(struct target *t, char *note, size_t len)
 	return false;
 }
 
-/* The process name of pid from /proc/PID/comm into buf ("" when gone). */
-static void comm_of(pid_t pid, char *buf, size_t len)
+/* The process name of pid from /proc/PID/comm (see target.h). */
+void target_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -698,7 +698,7 @@ void target_describe(const struct target *t, char **argv, char *buf, size_t len)
 	if (t->all) {
 		snprintf(buf, len, "all CPUs");
 	} else if (t->npids == 1) {
-		comm_of(t->pids[0], comm, sizeof(comm));
+		target_comm(t->pids[0], comm, sizeof(comm));
 		snprintf(buf, len, "pid %d%s%s%s", (int)t->pids[0], *comm ? " (" : "", comm,
 			 *comm ? ")" : "");
 	} else if (t->npids > 1) {

@@ -137,6 +137,8 @@ bool target_ended(struct target *t, char *note, size_t len);
 bool target_pids_alive(const struct target *t);
 /* What is profiled, for headers: "all CPUs", "pid 12 (name)", "pids 12,13", "command NAME". */
 void target_describe(const struct target *t, char **argv, char *buf, size_t len);
+/* The process name of pid (/proc/PID/comm) into buf; "" when it is gone. */
+void target_comm(pid_t pid, char *buf, size_t len);
 /* Ends the command if it still runs, closes the held pipes and frees the pids and events. */
 void target_release(struct target *t);
 

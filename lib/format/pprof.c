@@ -282,8 +282,12 @@ static int put_profile(struct pbuf *b, const struct profile *p)
 		err = put_value_type(b, P_SAMPLE_TYPE, &p->sample_types[i]);
 	for (uint64_t i = 0; i < p->nsamples && !err; i++)
 		err = put_sample(b, p, &p->samples[i]);
+	uint64_t main_id = profile_main_mapping(p); /* first: pprof's main program */
+	if (main_id)
+		err = put_mapping(b, main_id, &p->mappings[main_id - 1]);
 	for (uint64_t i = 0; i < p->nmappings && !err; i++)
-		err = put_mapping(b, i + 1, &p->mappings[i]);
+		if (i + 1 != main_id)
+			err = put_mapping(b, i + 1, &p->mappings[i]);
 	for (uint64_t i = 0; i < p->nlocations && !err; i++)
 		err = put_location(b, i + 1, &p->locations[i]);
 	for (uint64_t i = 0; i < p->nfunctions && !err; i++)

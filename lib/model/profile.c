@@ -840,3 +840,37 @@ int64_t profile_type_total(const struct profile *p, const char *name)
 	}
 	return sum;
 }
+
+/* Whether mapping m is a program's file (a path, user code, not a shared library). */
+static bool program_mapping(const struct profile *p, const struct profile_mapping *m)
+{
+	const char *file = profile_str(p, m->filename), *base = strrchr(file, '/');
+	const char *so = base ? strstr(base, ".so") : NULL;
+
+	if (file[0] != '/' || m->kind != FRAME_USER || m->runtime != FRAME_NATIVE)
+		return false;
+	return !so || (so[3] && so[3] != '.' && so[3] != '_' && so[3] != ' ');
+}
+
+/* pprof's main program: see profile.h. */
+uint64_t profile_main_mapping(const struct profile *p)
+{
+	uint64_t *n = calloc(p->nmappings + 1, sizeof(*n)), best = 0;
+
+	for (uint64_t i = 0; n && i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		for (uint32_t k = s->nlocs; k-- > 0;) {
+			uint64_t loc = s->location_ids[k];
+			uint64_t m = loc && loc <= p->nlocations ? p->locations[loc - 1].mapping_id : 0;
+			if (m && m <= p->nmappings && program_mapping(p, &p->mappings[m - 1])) {
+				n[m]++;
+				break;
+			}
+		}
+	}
+	for (uint64_t m = 1; n && m <= p->nmappings; m++)
+		if (n[m] > n[best])
+			best = m;
+	free(n);
+	return best;
+}

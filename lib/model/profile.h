@@ -156,6 +156,11 @@ uint64_t profile_locations_used(const struct profile *p);
 /* How many distinct processes (pid labels above 0: pid 0 is the idle task) p's samples name; 0
  * when they carry no pid. */
 uint64_t profile_distinct_pids(const struct profile *p);
+/* The mapping pprof should take for the main program (its first; go tool pprof's "File:"): of
+ * the mappings of files (a path, user code, no runtime's) that are not shared libraries (no
+ * ".so" or ".so.N" name), the one holding the outermost such frame of the most samples; 0 when
+ * no sample has one. */
+uint64_t profile_main_mapping(const struct profile *p);
 /* The sum of the values of the sample type(s) named name over p's samples (0: no such type). */
 int64_t profile_type_total(const struct profile *p, const char *name);
 /* Label lookups on a sample: the string value (or NULL) and the numeric value (or def). */

@@ -47,6 +47,7 @@ struct sampler {
 	struct bpf_link **links;
 	int *pfds, ncpus;
 	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
+	struct bpf_link *exit_link;   /* start_wait_exit: Python frames of the waits at the start */
 	struct bpf_link *prog_links[SAMPLER_MAX_PROGS]; /* opts.progs, attached */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
@@ -463,6 +464,10 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.end_waits, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
+	/* a Python process's waits at the start get their Python frames at their system call's
+	 * exit (bpf/offcpu_start.bpf.h) */
+	s->skel->rodata->start_defer = o->off_cpu && o->off_cpu_at_start && o->python;
+	bpf_program__set_autoload(s->skel->progs.start_wait_exit, s->skel->rodata->start_defer);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
 		return -1;
@@ -650,6 +655,11 @@ int sampler_start(struct sampler *s, const char **why)
 		*why = "attach the off-CPU program to sched_switch";
 		return -errno;
 	}
+	if (s->switch_link && s->skel->rodata->start_defer &&
+	    !(s->exit_link = bpf_program__attach(s->skel->progs.start_wait_exit))) {
+		*why = "attach the off-CPU program to sys_exit";
+		return -errno;
+	}
 	if (s->switch_link)
 		start_waits(s);
 	int err = attach_event_progs(s);
@@ -696,8 +706,9 @@ void sampler_stop(struct sampler *s)
 	}
 	if (s->switch_link) {
 		bpf_link__destroy(s->switch_link);
-		s->switch_link = NULL;
-		end_waits(s);
+		bpf_link__destroy(s->exit_link);
+		s->switch_link = s->exit_link = NULL;
+		end_waits(s); /* the waits still pending too, without their Python frames */
 	}
 	for (int cpu = 0; s->links && cpu < n; cpu++) {
 		/* a perf link closes its event: closing it again could close another thread's file */

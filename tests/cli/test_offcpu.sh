@@ -305,3 +305,38 @@ grep -q '; 2 of them still waiting at the end, added up to it)' "$TMP/stuck.err"
 	grep -q '; 2 already waiting at the start, counted from it (the oldest since [1-9][0-9.]* s before)' "$TMP/stuck.err" &&
 	pass "summary: 2 waits already in progress at the start, begun over a second before it" ||
 	fail "summary: $(cat "$TMP/stuck.err")"
+
+# 7b. a Python thread waiting when the recording starts: its wait gets its Python functions (the
+# start's walk reads another task's memory: they are read at the thread's system call exit,
+# where they are still those of the wait). Its main thread sleeps in firn_start_waiter from
+# before the recording to within it; a second thread burns CPU (the process is found a Python
+# one by then). Before, its clock_nanosleep wait was a raw interpreter stack.
+if [ -x /usr/bin/python3.11 ]; then
+	cat >"$TMP/startwait.py" <<'PY'
+import sys, threading, time
+def firn_busy():
+    t = time.time()
+    while time.time() - t < 6:
+        sum(i * i for i in range(1000))
+def firn_start_waiter():
+    print("ready", flush=True)
+    time.sleep(4)
+threading.Thread(target=firn_busy).start()
+firn_start_waiter()
+PY
+	/usr/bin/python3.11 "$TMP/startwait.py" >"$TMP/startwait.out" &
+	ppid=$!
+	for _ in $(seq 50); do grep -q '^ready' "$TMP/startwait.out" && break; sleep 0.1; done
+	sleep 0.3
+	"$FIRN" record -e off-cpu -p "$ppid" -d 8 -o "$TMP/startwait.pb.gz" 2>"$TMP/startwait.err"
+	wait "$ppid" 2>/dev/null
+	"$FIRN" report --folded "$TMP/startwait.pb.gz" >"$TMP/startwait.folded" 2>/dev/null
+	read -r named raw < <(awk 'index($0, "clock_nanosleep_[k]") {
+		if (index($0, ";<module>;firn_start_waiter;")) n += $NF; else r += $NF } END { printf "%.0f %.0f\n", n, r }' \
+		"$TMP/startwait.folded")
+	check "a Python wait begun before the recording: <module>;firn_start_waiter in its stack ($named ns, $raw ns without)" \
+		test "$named" -gt 1000000000 -a "$raw" = 0
+	grep -q 'already waiting at the start' "$TMP/startwait.err" || fail "7b: no wait at the start: $(cat "$TMP/startwait.err")"
+else
+	skip "a Python wait begun before the recording: no /usr/bin/python3.11"
+fi

@@ -148,6 +148,17 @@ done
 g=$(for j in "$TMP/p2"/*.json; do js "$j" 'j.pprof.time + " " + j.pprof.duration'; done | gaps)
 [ "$g" = 0 ] && pass "record parca: intervals contiguous (time + duration = next time)" || fail "record parca: $g gaps"
 
+# ---- record -p --push: named after the process (its comm), as after a command, not "firn" ----
+port=$(free_port)
+serve parca "$port" "$TMP/pp" || exit 0
+sh -c "$LOOP" &
+lpid=$!
+TMPDIR=$TMP "$FIRN" record --every 0.5 --push "http://127.0.0.1:$port" --push-to parca -d 1.2 -p "$lpid" 2>"$TMP/recp.err"
+kill "$lpid"; wait "$lpid" 2>/dev/null
+names=$(for j in "$TMP/pp"/*.json; do js "$j" 'j.error ? j.error : j.series[0].labels.join(" ")'; done | sort -u)
+check "record -p --push: every interval named after the process: '$names'" \
+	test "$names" = "__name__=process_cpu service_name=sh"
+
 # ---- record --push-to otlp: decoded, labelled, contiguous ----
 port=$(free_port)
 serve http "$port" "$TMP/o2" || exit 0

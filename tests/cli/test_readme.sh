@@ -27,6 +27,25 @@ grep '^# ' "$TMP/example" | sed 's/^# //' >"$TMP/want"
 [ -n "$rec" ] && [ -n "$rep" ] && [ -s "$TMP/want" ] && pass "README: the example's commands and output lines parsed" \
 	|| fail "README: example: record '$rec', report '$rep'"
 
+# the README's Python section says what firn top shows of Python: its functions, as report does
+# (it said "Not yet in `firn top`" while they were there)
+pysec=$(sed -n '/^### Python functions/,/^### /p' "$README")
+check "README: the Python section says firn top shows Python functions" \
+	eval 'echo "$pysec" | grep -q "^\`--no-python\` keeps the native view. \`firn top\` shows them too" &&
+		! echo "$pysec" | grep -qi "not yet"'
+if ! is_root || [ ! -x /usr/bin/python3.11 ]; then
+	skip "README: firn top's Python functions: needs root and /usr/bin/python3.11"
+else
+	timeout 60 "$FIRN" top --stdio -n 2 --rows 0 -- /usr/bin/python3.11 -c '
+import time
+def readme_top_fn():
+    t = time.time()
+    while time.time() - t < 3: sum(i * i for i in range(1000))
+readme_top_fn()' >"$TMP/top.txt" 2>&1
+	check "README: firn top shows the Python function: $(grep -m1 "\[python\] *readme_top_fn" "$TMP/top.txt")" \
+		grep -Eq '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +\[python\] +readme_top_fn$' "$TMP/top.txt"
+fi
+
 if ! is_root; then
 	skip "README off-CPU example: needs root (BPF)"
 elif [ -n "$rec" ]; then

@@ -81,6 +81,12 @@ if command -v go >/dev/null; then
 	[ "$(cat "$TMP/cmd.dups")" -eq 0 ] && [ "$(cat "$TMP/full.dups")" -gt 0 ] \
 		&& pass "record: one location per line; --addresses: $(cat "$TMP/full.dups") lines at several addresses" \
 		|| fail "record: locations per line $(cat "$TMP/cmd.dups") (want 0), --addresses $(cat "$TMP/full.dups") (want > 0)"
+	# pprof takes the first mapping for the main program (its header's "File:"): dd, whose time
+	# is mostly in the kernel (the kernel's mapping came first: "File: [kernel.kallsyms]")
+	"$FIRN" record -q -F 999 -o "$TMP/dd.pb.gz" -- dd if=/dev/zero of=/dev/null bs=1M count=2000 2>/dev/null
+	go tool pprof -top "$TMP/dd.pb.gz" 2>/dev/null | head -1 >"$TMP/dd.file"
+	check "record: pprof's first mapping is the program: '$(cat "$TMP/dd.file")'" \
+		test "$(cat "$TMP/dd.file")" = "File: dd"
 else
 	fail "go is not installed (make deps installs golang-go)"
 fi

@@ -4,9 +4,9 @@
  * start: loops the verifier followed iteration by iteration); so is each runtime's unwinder that
  * on_sample tail-calls (on_sample_python), loaded on its own; so are start_waits
  * (bpf/offcpu_start.bpf.h: the sleepable iterator that takes the waits in progress at the start
- * of -e off-cpu, the same unwinder); on_usdt, which walks both inline, has budgets of its own, and
- * an event's own program (on_toy, the toy event's) stays within the common one. A kernel that
- * verifies bpf_loop callbacks until their states converge (6.18.44-fc-v1252 here) took on_sample
+ * of -e off-cpu, the same unwinder) and start_wait_exit (their Python frames); on_usdt, which
+ * walks both inline, has budgets of its own, and an event's own program (on_toy, the toy
+ * event's) stays within the common one. A kernel that verifies bpf_loop callbacks until their states converge (6.18.44-fc-v1252 here) took on_sample
  * to 92,228 while the stack reads, the V8 frame check and the VMA look-up were inlined in the
  * frame loop's callback: they are global functions, verified once (14,279 there). The
  * build's minimized kernel BTF gives each program what the full BTF gives. Needs root and BPF:
@@ -114,6 +114,14 @@ static void test_start_waits_verified(void **state)
 	check_program("start_waits");
 }
 
+/* start_wait_exit (the Python frames of a wait in progress at the start, at its system call's
+ * exit: python_frames inline) within the same budget. */
+static void test_start_wait_exit_verified(void **state)
+{
+	(void)state;
+	check_program("start_wait_exit");
+}
+
 /* The USDT program (a probe's stack, with the native and the Python unwinder inline: it cannot
  * tail-call the perf_event programs) within its budget: 21,140 with DWARF when this was written
  * (42,568 before the GPU paths were left out without --cuda). With --cuda the GPU probes' paths
@@ -165,7 +173,7 @@ static void test_min_btf(void **state)
 	int fd = kbtf_open(profile_min_btf_key, profile_min_btf, profile_min_btf_len);
 	assert_true(fd >= 0);
 	static const char *const progs[] = {"on_sample", "on_sample_python", "on_usdt", "start_waits",
-					     "on_toy"};
+					     "start_wait_exit", "on_toy"};
 	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
 		uint32_t full = verified(progs[i], true);
 		btf_path = kbtf_path(fd, path, sizeof(path));
@@ -185,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_verified_insns),
 		cmocka_unit_test(test_python_verified),
 		cmocka_unit_test(test_start_waits_verified),
+		cmocka_unit_test(test_start_wait_exit_verified),
 		cmocka_unit_test(test_usdt_verified),
 		cmocka_unit_test(test_event_prog_verified),
 		cmocka_unit_test(test_min_btf),

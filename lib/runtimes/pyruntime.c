@@ -18,6 +18,7 @@
 #include "base/fileid.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/safeopen.h"
 #include "proc/procmap.h"
 #include "base/vec.h"
 
@@ -328,7 +329,7 @@ static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, siz
 	    st->st_dev == makedev(e->dev_major, e->dev_minor))
 		return 0;
 	snprintf(path, len, "/proc/%d/root%s", (int)pid, e->path);
-	return stat(path, st) ? -errno : 0;
+	return safeopen_stat(path, st); /* inside the process's root, as elffile_open opens it */
 }
 
 /* What the file of mapping e says about CPython: read once per file (dev, inode, size and

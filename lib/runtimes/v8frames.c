@@ -2,6 +2,7 @@
 #include "runtimes/v8frames.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/safeopen.h"
 #include "proc/procmap.h"
 #include "base/vec.h"
 
@@ -471,12 +472,8 @@ static ssize_t file_of(struct v8frames *v8, pid_t pid, const struct procmap_entr
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
 		return -1;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return -1;
-	}
 	for (size_t i = 0; i < v8->nfiles; i++) {
 		struct v8file *f = &v8->files[i];
 		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
@@ -537,8 +534,10 @@ static bool has_perf_map(pid_t pid)
 {
 	char path[64];
 
+	struct stat st;
+
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)pid);
-	return access(path, F_OK) == 0;
+	return safeopen_stat(path, &st) == 0; /* inside its root, as the symbolizer opens it */
 }
 
 /* Whether e maps the same file as V8's mapping of pr. */

@@ -528,8 +528,11 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, int
 	bool found;
 	int fd;
 
-	if (stat(open_path, &st) < 0)
+	int err = safeopen_stat(open_path, &st); /* inside a process's root, as safeopen opens it */
+	if (err) {
+		errno = -err;
 		return NULL;
+	}
 	if (want_ino && st.st_ino != want_ino) {
 		errno = ESTALE;
 		return NULL;

@@ -80,22 +80,23 @@ static int open_root(const char *path, size_t n)
 }
 
 /* Opens path inside rootfd with oflags, never leaving it: openat2, or the walk where the
- * kernel has none. fd or -errno. */
+ * kernel has none (or keeps answering EAGAIN: a ".." while renames go on elsewhere). fd or
+ * -errno. */
 static int open_in_root(int rootfd, const char *path, int oflags)
 {
 	struct open_how how = { .flags = (uint64_t)oflags,
 				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 
-	for (int tries = 0; tries < 8; tries++) { /* EAGAIN: a rename raced the lookup */
+	for (int tries = 0; tries < 4; tries++) {
 		long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
 		if (fd >= 0)
 			return (int)fd;
-		if (errno == ENOSYS)
-			return safeopen_walk(rootfd, path, oflags);
-		if (errno != EAGAIN)
+		if (errno != EAGAIN && errno != ENOSYS)
 			return -errno;
+		if (errno == ENOSYS)
+			break;
 	}
-	return -EAGAIN;
+	return safeopen_walk(rootfd, path, oflags);
 }
 
 int safeopen_at(int rootfd, const char *path, int flags, uid_t uid, struct stat *st)
@@ -211,7 +212,8 @@ static int walk_link(struct walk *w, const char *name)
 	if (n < 0)
 		return -errno;
 	target[n] = 0;
-	if ((size_t)snprintf(rest, sizeof(rest), "%s/%s", target, w->rest) >= sizeof(rest))
+	if ((size_t)snprintf(rest, sizeof(rest), "%s%s%s", target, w->rest[0] ? "/" : "", w->rest) >=
+	    sizeof(rest))
 		return -ENAMETOOLONG;
 	strcpy(w->rest, rest);
 	if (target[0] != '/')
@@ -239,8 +241,8 @@ static int walk_step(struct walk *w, const char *name, int oflags, int *fd)
 		return -errno;
 	if (S_ISLNK(st.st_mode))
 		return last && (oflags & O_NOFOLLOW) ? -ELOOP : walk_link(w, name);
-	if (last) {
-		*fd = openat(w->cur, name, oflags | O_NOFOLLOW | O_CLOEXEC);
+	if (last) { /* "name/": a folder, as the kernel wants it */
+		*fd = openat(w->cur, name, oflags | O_NOFOLLOW | O_CLOEXEC | (w->rest[0] ? O_DIRECTORY : 0));
 		return *fd < 0 ? -errno : 1;
 	}
 	int next = openat(w->cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -262,6 +264,8 @@ int safeopen_walk(int rootfd, const char *path, int oflags)
 	char name[NAME_MAX + 1];
 	int fd = -1, err = 0;
 
+	if (!path[0]) /* as open(2) */
+		return -ENOENT;
 	if (strlen(path) >= sizeof(w.rest))
 		return -ENAMETOOLONG;
 	strcpy(w.rest, path);

@@ -199,6 +199,8 @@ static void test_walk(void **state)
 	assert_int_equal(safeopen_walk(f.rootfd, "/data/link", flags | O_NOFOLLOW), -ELOOP);
 	assert_true(is_real(&f, safeopen_walk(f.rootfd, "/lib/link", flags)));
 	assert_int_equal(safeopen_walk(f.rootfd, "/data/real.map/x", flags), -ENOTDIR);
+	assert_int_equal(safeopen_walk(f.rootfd, "/data/real.map/", flags), -ENOTDIR);
+	assert_int_equal(safeopen_walk(f.rootfd, "", flags), -ENOENT);
 	/* a loop of links ends */
 	char p[160];
 	snprintf(p, sizeof(p), "%s/loop", f.root);

@@ -584,7 +584,8 @@ static int open_candidate(struct disasm *d, const struct profile *p, const struc
 		return err;
 	snprintf(root, sizeof(root), "/proc/%lld/root", (long long)c->pid);
 	snprintf(alt, sizeof(alt), "%s%s", root, path);
-	if (access(alt, F_OK))
+	struct stat st;
+	if (safeopen_stat(alt, &st)) /* inside the process's root, as it is opened */
 		return err; /* d->path names the recorded path */
 	disasm_release(d);
 	return open_file(d, alt, root, NULL, off, BY_OFFSET);

@@ -915,8 +915,9 @@ static int seen_path(const char *name, pid_t pid, char *out, size_t len)
 		return resolve_in_process(name, pid, out, len);
 	if (snprintf(inroot, sizeof(inroot), "/proc/%d/root%s", (int)pid, name) >= (int)sizeof(inroot))
 		return -ENAMETOOLONG;
-	if (stat(inroot, &st))
-		return -errno;
+	int err = safeopen_stat(inroot, &st); /* inside pid's root: its symlinks are its own */
+	if (err)
+		return err;
 	if (mapped_path_of(pid, &st, out, len))
 		return snprintf(out, len, "%s", name) < (int)len ? 0 : -ENAMETOOLONG;
 	return 0;

@@ -19,6 +19,7 @@
 #include "base/fileid.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/safeopen.h"
 #include "proc/procmap.h"
 #include "base/vec.h"
 
@@ -28,7 +29,9 @@
  * waiting) then costs 4.5 KiB, not 288: system-wide, every Python process on the host has one. */
 #define PYCODE_CACHE_MIN_BITS 6
 #define PYCODE_CACHE_MAX_BITS 12
-#define PYSTR_MAX 512            /* characters kept of a name or file name */
+#define PYSTR_MAX 512            /* characters kept of a name */
+#define PYPATH_MAX 4096          /* characters kept of a file name (a path of PATH_MAX) */
+#define PYSTR_CUT "..."          /* how a longer one ends: cut visibly (as V8's names are) */
 #define PYLINES_MAX (64 * 1024)  /* bytes kept of a line table */
 
 /* Offsets shared by every version here: PyObject.ob_type (Include/object.h), PyTypeObject.tp_name
@@ -413,7 +416,7 @@ static int pyfile_stat(pid_t pid, const struct procmap_entry *e, char *path, siz
 	    st->st_dev == makedev(e->dev_major, e->dev_minor))
 		return 0;
 	snprintf(path, len, "/proc/%d/root%s", (int)pid, e->path);
-	return stat(path, st) ? -errno : 0;
+	return safeopen_stat(path, st); /* inside the process's root, as elffile_open opens it */
 }
 
 /* What the file of mapping e says about CPython: read once per file (dev, inode, size and
@@ -1201,16 +1204,27 @@ static size_t put_utf8(char *out, uint32_t c)
 	return out[0] = '?', 1;
 }
 
+/* The code point i of a string's data of kind 1, 2 or 4 bytes a character. */
+static uint32_t pystr_char(const uint8_t *data, uint32_t kind, int64_t i)
+{
+	const uint8_t *c = data + i * kind;
+
+	return kind == 1 ? c[0] : kind == 2 ? (uint32_t)c[0] | c[1] << 8
+					    : (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
+						      (uint32_t)c[3] << 24;
+}
+
 /* Reads a compact str object (PyASCIIObject / PyCompactUnicodeObject, state bits as in
  * cpython/unicodeobject.h: kind 2-4, compact 5, ascii 6) as a malloc'd UTF-8 string of at most
- * PYSTR_MAX characters. NULL when unreadable or not a compact string. */
-static char *read_pystr(struct pyruntime *rt, uint64_t addr)
+ * max characters; a longer one is cut visibly (its first max characters, then PYSTR_CUT). NULL
+ * when unreadable or not a compact string. */
+static char *read_pystr(struct pyruntime *rt, uint64_t addr, int64_t max)
 {
 	const struct pyoffsets *o = &rt->off;
-	uint8_t hdr[64], data[PYSTR_MAX * 4];
+	uint8_t hdr[64], *data = NULL;
 	uint32_t state, kind;
 	int64_t len;
-	char *s, *p;
+	char *s = NULL, *p;
 
 	if (pyruntime_read(rt, addr, hdr, o->unicode_state + 4))
 		return NULL;
@@ -1220,17 +1234,19 @@ static char *read_pystr(struct pyruntime *rt, uint64_t addr)
 		rt->errors[PYRT_ERR_TYPE]++;
 		return NULL;
 	}
-	len = len > PYSTR_MAX ? PYSTR_MAX : len;
+	bool cut = len > max;
+	len = cut ? max : len;
 	addr += (state >> 6 & 1) ? o->unicode_ascii_size : o->unicode_compact_size;
-	if ((len && pyruntime_read(rt, addr, data, (size_t)len * kind)) || !(s = p = malloc((size_t)len * 4 + 1)))
+	if (!(data = malloc(len ? (size_t)len * kind : 1)) ||
+	    (len && pyruntime_read(rt, addr, data, (size_t)len * kind)) ||
+	    !(s = p = malloc((size_t)len * 4 + sizeof(PYSTR_CUT)))) {
+		free(data);
 		return NULL;
-	for (int64_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? data[i] : kind == 2 ? (uint32_t)data[2 * i] | data[2 * i + 1] << 8
-							  : (uint32_t)data[4 * i] | (uint32_t)data[4 * i + 1] << 8 |
-							    (uint32_t)data[4 * i + 2] << 16 | (uint32_t)data[4 * i + 3] << 24;
-		p += put_utf8(p, c);
 	}
-	*p = 0;
+	for (int64_t i = 0; i < len; i++)
+		p += put_utf8(p, pystr_char(data, kind, i));
+	strcpy(p, cut ? PYSTR_CUT : "");
+	free(data);
 	return s;
 }
 
@@ -1259,8 +1275,8 @@ static int entry_fill(struct pyruntime *rt, struct pycode_entry *e, uint64_t cod
 	entry_clear(e);
 	e->code = code, e->filename_ptr = get64(blk, o->co_filename), e->name_ptr = qual;
 	e->linetable_ptr = get64(blk, o->co_linetable), e->firstlineno = get32(blk, o->co_firstlineno);
-	e->qualname = read_pystr(rt, qual);
-	e->filename = read_pystr(rt, e->filename_ptr);
+	e->qualname = read_pystr(rt, qual, PYSTR_MAX);
+	e->filename = read_pystr(rt, e->filename_ptr, PYPATH_MAX);
 	e->lines = read_pybytes(rt, e->linetable_ptr, &e->nlines);
 	if (!e->qualname || !e->filename) {
 		entry_clear(e);

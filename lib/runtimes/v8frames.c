@@ -2,6 +2,7 @@
 #include "runtimes/v8frames.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
+#include "base/safeopen.h"
 #include "proc/procmap.h"
 #include "base/vec.h"
 
@@ -191,6 +192,7 @@ static uint32_t type_of(const struct v8read *r, uint64_t obj)
 struct strbuf {
 	char *s;
 	size_t n, cap;
+	bool cut; /* characters did not fit */
 	struct v8script *lines;
 	size_t *lcap;
 	uint64_t pos;
@@ -232,6 +234,8 @@ static void put_char(struct strbuf *b, uint32_t ch)
 	if (b->n + k < b->cap) {
 		memcpy(b->s + b->n, u, k);
 		b->n += k;
+	} else {
+		b->cut = true;
 	}
 }
 
@@ -249,6 +253,8 @@ static int seq_chars(const struct v8read *r, uint64_t addr, uint32_t len, int wi
 			put_char(b, width == 1 ? chunk[i] : (uint32_t)(chunk[i] | chunk[i + 1] << 8));
 		done += k;
 	}
+	if (full(b) && !b->lines)
+		b->cut = true; /* characters left unread */
 	return 0;
 }
 
@@ -260,7 +266,11 @@ static int read_string(const struct v8read *r, uint64_t str, struct strbuf *b, i
 	uint32_t type = type_of(r, str), len;
 	uint64_t a, d;
 
-	if (!type || type >= c->first_nonstring_type || depth > STRING_DEPTH || full(b))
+	if (!type || type >= c->first_nonstring_type || depth > STRING_DEPTH)
+		return -EINVAL;
+	if (full(b) && !b->lines) /* a cons string's second half past the room: cut, not lost */
+		return b->cut = true, 0;
+	if (full(b))
 		return -EINVAL;
 	uint32_t rep = type & c->string_representation_mask;
 	if (rep == c->cons_string_tag) {
@@ -280,12 +290,31 @@ static int read_string(const struct v8read *r, uint64_t str, struct strbuf *b, i
 			 len, one ? 1 : 2, b);
 }
 
-/* The string at tagged pointer str into out (len bytes, NUL-terminated). */
+/* Ends the string in b with V8FUNC_CUT, at a character's boundary within its room. */
+static void mark_cut(struct strbuf *b)
+{
+	size_t mark = sizeof(V8FUNC_CUT) - 1;
+
+	if (b->cap <= mark)
+		return;
+	if (b->n > b->cap - 1 - mark) {
+		b->n = b->cap - 1 - mark;
+		while (b->n && ((uint8_t)b->s[b->n] & 0xc0) == 0x80) /* not inside a UTF-8 sequence */
+			b->n--;
+	}
+	memcpy(b->s + b->n, V8FUNC_CUT, mark);
+	b->n += mark;
+}
+
+/* The string at tagged pointer str into out (len bytes, NUL-terminated; a longer one cut
+ * visibly). */
 static int string_at(const struct v8read *r, uint64_t str, char *out, size_t len)
 {
 	struct strbuf b = { out, 0, len };
 	int err = read_string(r, str, &b, 0);
 
+	if (!err && b.cut)
+		mark_cut(&b);
 	out[b.n] = 0;
 	return err;
 }
@@ -471,12 +500,8 @@ static ssize_t file_of(struct v8frames *v8, pid_t pid, const struct procmap_entr
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
 		return -1;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return -1;
-	}
 	for (size_t i = 0; i < v8->nfiles; i++) {
 		struct v8file *f = &v8->files[i];
 		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
@@ -537,8 +562,10 @@ static bool has_perf_map(pid_t pid)
 {
 	char path[64];
 
+	struct stat st;
+
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)pid);
-	return access(path, F_OK) == 0;
+	return safeopen_stat(path, &st) == 0; /* inside its root, as the symbolizer opens it */
 }
 
 /* Whether e maps the same file as V8's mapping of pr. */

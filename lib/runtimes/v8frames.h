@@ -88,11 +88,15 @@ extern const struct runtime_ops runtime_v8;
  * cannot read (pointer compression, offsets out of its reach). */
 int v8frames_proc_of(const struct v8consts *c, struct firn_v8_proc *p, char *why, size_t len);
 
+#define V8FUNC_SCRIPT_MAX 4096 /* a script name's room: a path of PATH_MAX bytes, with its NUL */
+#define V8FUNC_CUT "..."       /* how a name or script name too long for its room ends */
+
 /* One function as read from process memory: name ("" for an anonymous one), script name ("":
- * none) and line of its start (0: unknown). */
+ * none) and line of its start (0: unknown). A name or script name longer than its room is cut
+ * visibly: at a character's boundary, ending in V8FUNC_CUT. */
 struct v8func {
 	char name[256];
-	char script[512];
+	char script[V8FUNC_SCRIPT_MAX];
 	uint32_t line;
 };
 /* Reads the SharedFunctionInfo at tagged pointer sfi of pid with constants c through mem.

@@ -48,9 +48,11 @@
 /* What symbolizer_resolve resolves (struct symbolizer_loc.source). */
 enum loc_source { LS_UNKNOWN, LS_SNAPMAP, LS_JIT, LS_LOOSE, LS_KERNEL };
 
-/* Debug information of one build id (or of one file without a build id). */
+/* Debug information of one build id and owner (or of one file without a build id): a build id
+ * is anyone's to copy, so files of different owners never share it. */
 struct debugfile {
 	char build_id[2 * 64 + 1]; /* "" when not shared */
+	uid_t owner;               /* the owner of the file it was found for */
 	struct elfsym syms;        /* the debug file's own symbols (when it is a separate file) */
 	struct dwarfsym *dwarf;    /* NULL when there is no readable DWARF */
 	unsigned refs;
@@ -59,6 +61,7 @@ struct debugfile {
 /* One file, shared by every snapshot that maps it. */
 struct symfile {
 	struct file_id id; /* the cache's key (files are sorted by it) */
+	uid_t owner;
 	int fd;           /* open until indexed, then -1 */
 	int state;        /* 0 not indexed yet, 1 indexed, -errno when indexing failed */
 	struct elfsym elf;
@@ -291,13 +294,13 @@ static void debug_put(struct symbolizer *s, struct debugfile *d)
 	free(d);
 }
 
-/* The shared debugfile of a build id, with a reference taken, or NULL. */
-static struct debugfile *debug_shared(struct symbolizer *s, const char *build_id)
+/* The shared debugfile of a build id for a file of owner, with a reference taken, or NULL. */
+static struct debugfile *debug_shared(struct symbolizer *s, const char *build_id, uid_t owner)
 {
 	if (!build_id[0])
 		return NULL;
 	for (size_t i = 0; i < s->ndebugs; i++) {
-		if (!strcmp(s->debugs[i]->build_id, build_id)) {
+		if (!strcmp(s->debugs[i]->build_id, build_id) && s->debugs[i]->owner == owner) {
 			s->debugs[i]->refs++;
 			return s->debugs[i];
 		}
@@ -373,7 +376,7 @@ static void debug_fill(struct symbolizer *s, struct symfile *f, struct debugfile
  * one is returned (with a reference) and d is freed. NULL on -ENOMEM (d freed). Under s->lock. */
 static struct debugfile *debug_publish(struct symbolizer *s, struct debugfile *d)
 {
-	struct debugfile *other = debug_shared(s, d->build_id);
+	struct debugfile *other = debug_shared(s, d->build_id, d->owner);
 
 	if (!other && !VEC_GROW(s->debugs, s->cap_debugs, s->ndebugs + 1)) {
 		s->debugs[s->ndebugs++] = d;
@@ -390,7 +393,7 @@ static struct debugfile *debug_publish(struct symbolizer *s, struct debugfile *d
 static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 {
 	pthread_mutex_lock(&s->lock);
-	struct debugfile *d = debug_shared(s, f->elf.build_id);
+	struct debugfile *d = debug_shared(s, f->elf.build_id, f->owner);
 	pthread_mutex_unlock(&s->lock);
 
 	if (d)
@@ -399,6 +402,7 @@ static struct debugfile *debug_get(struct symbolizer *s, struct symfile *f)
 		return NULL;
 	d->refs = 1;
 	strcpy(d->build_id, f->elf.build_id);
+	d->owner = f->owner;
 	debug_fill(s, f, d);
 	if (!d->build_id[0])
 		return d;
@@ -434,6 +438,7 @@ static struct symfile *file_insert(struct symbolizer *s, size_t i, int fd, const
 		return NULL;
 	}
 	f->id = file_id_of(st);
+	f->owner = st->st_uid;
 	f->fd = fd;
 	__atomic_add_fetch(&s->nheld, 1, __ATOMIC_RELAXED);
 	f->pid = pid;
@@ -530,8 +535,11 @@ static struct symfile *file_get(struct symbolizer *s, const char *open_path, int
 	bool found;
 	int fd;
 
-	if (stat(open_path, &st) < 0)
+	int err = safeopen_stat(open_path, &st); /* inside a process's root, as safeopen opens it */
+	if (err) {
+		errno = -err;
 		return NULL;
+	}
 	if (want_ino && st.st_ino != want_ino) {
 		errno = ESTALE;
 		return NULL;

@@ -42,6 +42,7 @@ struct run;
 /* A file whose table is loaded (or known to have none). */
 struct utable {
 	struct file_id id;
+	uid_t uid;          /* the file's owner: rows are shared only between files of one owner */
 	bool loaded;        /* rows are in the BPF array */
 	uint32_t row_start, row_count;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
@@ -302,8 +303,9 @@ static struct firn_file_key file_key(const struct stat *st)
 	};
 }
 
-/* When a loaded table came from a file with the same build id and size (a copy of the file, the
- * same library in another container layer), ut shares its rows: no build, no memory. True then. */
+/* When a loaded table came from a file with the same build id, size and owner (a copy of the
+ * file, the same library in another container layer), ut shares its rows: no build, no memory.
+ * True then. A build id is anyone's to copy: another user's file never lends its rows. */
 static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const struct stat *st,
 		       const struct firn_file_key *key)
 {
@@ -311,7 +313,8 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 		return false;
 	for (size_t i = 0; i + 1 < u->ntables; i++) {
 		const struct utable *o = &u->tables[i];
-		if (!o->loaded || o->id.size != (uint64_t)st->st_size || strcmp(o->build_id, ut->build_id))
+		if (!o->loaded || o->id.size != (uint64_t)st->st_size || o->uid != st->st_uid ||
+		    strcmp(o->build_id, ut->build_id))
 			continue;
 		ut->loaded = true;
 		ut->row_start = o->row_start;
@@ -326,19 +329,20 @@ static bool share_rows(struct unwinder *u, struct utable *ut, int fd, const stru
 	return false;
 }
 
-/* The table of the file open on fd (build id: "" for none) from the cache, else built (and
- * cached). */
-static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const char *build_id,
-		       const char *path)
+/* The table of the file open on fd (src: that file; build id: "" for none) from the cache when
+ * it was built from this very file, else built (and cached). */
+static int table_build(struct unwinder *u, struct unwind_table *t, int fd,
+		       const struct unwind_cache_src *src, const char *build_id, const char *path)
 {
-	int err = u->cache && build_id[0] ? unwind_cache_get(u->cache, build_id, t) : -ENOENT;
+	int err = u->cache && build_id[0] ? unwind_cache_get(u->cache, build_id, src, t) : -ENOENT;
 
 	if (!err) {
 		u->st.cached++;
 		return 0;
 	}
 	if (err != -ENOENT)
-		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id, strerror(-err));
+		diag(DIAG_DEBUG, "ignoring the cached unwind table of %s: %s", build_id,
+		     err == -ESTALE ? "built from another file" : strerror(-err));
 	uint64_t t0 = mono_ns();
 	err = unwind_table_build(t, fd);
 	uint64_t ns = mono_ns() - t0;
@@ -348,7 +352,7 @@ static int table_build(struct unwinder *u, struct unwind_table *t, int fd, const
 		     ns / 1e6, build_id[0] ? "" : ": no build id, not cached");
 	if (err || !u->cache || !build_id[0])
 		return err;
-	int perr = unwind_cache_put(u->cache, build_id, t);
+	int perr = unwind_cache_put(u->cache, build_id, src, t);
 	if (perr)
 		diag(DIAG_DEBUG, "cannot cache the unwind table of %s: %s", build_id, strerror(-perr));
 	return 0;
@@ -366,9 +370,13 @@ static struct utable *table_load(struct unwinder *u, int fd, const struct stat *
 	struct utable *ut = &u->tables[u->ntables++];
 	memset(ut, 0, sizeof(*ut));
 	ut->id = file_id_of(st);
+	ut->uid = st->st_uid;
 	if (share_rows(u, ut, fd, st, key))
 		return ut;
-	int err = table_build(u, &t, fd, ut->build_id, path);
+	/* the vdso (a key given) is copied from firn's own memory into a new memfd each time: the
+	 * kernel's image, trusted under its build id (the zero source no file has) */
+	struct unwind_cache_src src = key ? (struct unwind_cache_src){ 0 } : unwind_cache_src_of(st);
+	int err = table_build(u, &t, fd, &src, ut->build_id, path);
 	if (err) {
 		diag(DIAG_DEBUG, "no unwind table for '%s': %s", path, strerror(-err));
 		return ut;

@@ -1,4 +1,5 @@
-/* unwind_cache: unwind tables on disk, keyed by build id (see unwind_cache.h). */
+/* unwind_cache: unwind tables on disk, keyed by build id and served only for the file they were
+ * built from (see unwind_cache.h). */
 #include "unwind/unwind_cache.h"
 
 #include "base/cache_dir.h"
@@ -27,9 +28,11 @@ struct cache_header {
 	char build_id[128]; /* lowercase hex, NUL-padded */
 	uint32_t nrows, nsegs, fdes, crc;
 	struct { uint64_t offset, filesz; int64_t delta; } segs[4];
+	struct file_id src; /* the file the rows were built from, and its owner */
+	uint32_t src_uid, pad;
 };
 
-_Static_assert(sizeof(struct cache_header) == 256, "the file format's header is 256 bytes");
+_Static_assert(sizeof(struct cache_header) == 304, "the file format's header is 304 bytes");
 
 static const struct cache_kind KIND = {
 	.env = "FIRN_UNWIND_CACHE", .leaf = "unwind", .suffix = SUFFIX, .magic = MAGIC,
@@ -43,6 +46,18 @@ int unwind_cache_default_dir(char *out, size_t len)
 
 /* struct unwind_cache (a cache_dir) and its open and close */
 CACHE_DIR_HANDLE(unwind_cache, KIND, UNWIND_CACHE_MAX_BYTES)
+
+struct unwind_cache_src unwind_cache_src_of(const struct stat *st)
+{
+	return (struct unwind_cache_src){ .id = file_id_of(st), .uid = (uint32_t)st->st_uid };
+}
+
+/* Whether the header names src as the file its rows were built from (a build id alone is
+ * anyone's to copy). */
+static bool src_ok(const struct cache_header *h, const struct unwind_cache_src *src)
+{
+	return file_id_eq(&h->src, &src->id) && h->src_uid == src->uid;
+}
 
 /* The CRC-32 of a file's bytes with the header's crc field taken as zero. */
 static uint32_t file_crc(const struct cache_header *h, const void *rows, size_t rows_len)
@@ -64,7 +79,8 @@ static bool rows_ok(const struct firn_row *rows, uint32_t n)
 	return true;
 }
 
-int unwind_cache_decode(const void *buf, size_t len, const char *build_id, struct unwind_table *t)
+int unwind_cache_decode(const void *buf, size_t len, const char *build_id,
+			const struct unwind_cache_src *src, struct unwind_table *t)
 {
 	struct cache_header h;
 
@@ -81,6 +97,8 @@ int unwind_cache_decode(const void *buf, size_t len, const char *build_id, struc
 	const uint8_t *rows = (const uint8_t *)buf + sizeof(h);
 	if (file_crc(&h, rows, len - sizeof(h)) != h.crc)
 		return -EBADMSG;
+	if (!src_ok(&h, src))
+		return -ESTALE;
 	t->rows = malloc(h.nrows ? len - sizeof(h) : 1);
 	if (!t->rows)
 		return -ENOMEM;
@@ -115,7 +133,8 @@ static void *read_all(int fd, size_t size)
 	return buf;
 }
 
-int unwind_cache_get(struct unwind_cache *c, const char *build_id, struct unwind_table *t)
+int unwind_cache_get(struct unwind_cache *c, const char *build_id,
+		     const struct unwind_cache_src *src, struct unwind_table *t)
 {
 	struct stat st;
 
@@ -131,7 +150,7 @@ int unwind_cache_get(struct unwind_cache *c, const char *build_id, struct unwind
 	if (!err && !buf)
 		err = -errno;
 	if (!err)
-		err = unwind_cache_decode(buf, st.st_size, build_id, t);
+		err = unwind_cache_decode(buf, st.st_size, build_id, src, t);
 	if (!err)
 		futimens(fd, NULL); /* recently used: evicted last */
 	free(buf);
@@ -139,10 +158,12 @@ int unwind_cache_get(struct unwind_cache *c, const char *build_id, struct unwind
 	return err;
 }
 
-int unwind_cache_put(struct unwind_cache *c, const char *build_id, const struct unwind_table *t)
+int unwind_cache_put(struct unwind_cache *c, const char *build_id,
+		     const struct unwind_cache_src *src, const struct unwind_table *t)
 {
 	struct cache_header h = { .version = UNWIND_CACHE_VERSION, .row_size = sizeof(struct firn_row),
-				  .nrows = t->n, .nsegs = t->nsegs, .fdes = t->fdes };
+				  .nrows = t->n, .nsegs = t->nsegs, .fdes = t->fdes,
+				  .src = src->id, .src_uid = src->uid };
 	size_t rows_len = (size_t)t->n * sizeof(struct firn_row);
 
 	if (!cache_dir_id_ok(&KIND, build_id) || t->nsegs > 4 || t->n > MAX_ROWS)

@@ -1,7 +1,8 @@
 # Files that processes and profiles name are opened safely (lib/base/safeopen): a FIFO as a process's
 # perf map (/tmp/perf-PID.map) neither hangs `record -p PID -d 2` nor keeps SIGTERM from ending
 # it; a perf map owned by another user, writable by others or a symlink is ignored with a -v
-# note; `report --annotate` of a profile whose mapping names a FIFO, a directory or a symlink to
+# note, and one behind a symlink in a chroot's root (its /tmp pointing at a host folder) is not
+# read from the host; `report --annotate` of a profile whose mapping names a FIFO, a directory or a symlink to
 # a FIFO ends at once with a clear message. File descriptors: under `ulimit -Sn 64` a recording
 # of 120 distinct binaries still names their frames (firn raises its soft limit; the command gets
 # the old limit back), and under a hard `ulimit -n 80` too (it indexes files early to close them); at
@@ -106,6 +107,63 @@ rm -f "$MAP" && printf '7f0000001000 100 jit_fn\n' >"$TMP/real.map" && ln -s "$T
 map_note "a perf map that is a symlink is ignored" "a symbolic link"
 rm -f "$MAP"
 kill "$BPID" 2>/dev/null
+
+# ---- a perf map inside a process's root is looked for in that root only ----
+# A static program in a chroot runs code it copied to 0x200000000 (anonymous, executable). With
+# the root's /tmp a folder holding its map, the map names that code; with /tmp an absolute
+# symlink to a host folder (a container's), the map planted there is not read: the symlink
+# resolves inside the root, not on the host.
+JR="$TMP/jroot" HOSTDIR="$TMP/hostmaps"
+mkdir -p "$JR" "$HOSTDIR"
+cat >"$TMP/jit.c" <<'C'
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+/* copies a counting loop to 0x200000000 and calls it for argv[1] seconds */
+int main(int argc, char **argv)
+{
+	static const unsigned char loop[] = { 0x48, 0xc7, 0xc1, 0x00, 0x00, 0x10, 0x00, /* mov rcx, 1M */
+					      0x48, 0xff, 0xc9, 0x75, 0xfb, 0xc3 }; /* dec; jnz; ret */
+	void *p = mmap((void *)0x200000000, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	time_t end = time(NULL) + (argc > 1 ? atoi(argv[1]) : 3);
+	if (p == MAP_FAILED)
+		return 1;
+	memcpy(p, loop, sizeof(loop));
+	while (time(NULL) < end)
+		((void (*)(void))p)();
+	return 0;
+}
+C
+# jit_names WHAT: runs the program in the chroot for 3 s, its map written where WHAT says
+# (root: in the root's /tmp folder; host: in the host folder the root's /tmp links to), records
+# it for 2 s and prints the JIT names in its folded stacks
+jit_names() {
+	rm -rf "$JR/tmp" "$HOSTDIR"/*
+	if [ "$1" = root ]; then mkdir "$JR/tmp"; else ln -s "$HOSTDIR" "$JR/tmp"; fi
+	chroot "$JR" /jit 3 &
+	local jpid=$! dir="$JR/tmp"
+	PIDS+=("$jpid")
+	[ "$1" = host ] && dir=$HOSTDIR
+	printf '200000000 20 %s_jit_fn\n' "$1" >"$dir/perf-$jpid.map"
+	"$FIRN" -v record -q -p "$jpid" -d 2 -o "$TMP/jit-$1.pb.gz" 2>"$TMP/jit-$1.err"
+	wait "$jpid"
+	"$FIRN" report --folded "$TMP/jit-$1.pb.gz" | grep -o '[a-z]*_jit_fn[^; ]*' | sort | uniq -c
+}
+if gcc -static -O2 -o "$JR/jit" "$TMP/jit.c"; then
+	own=$(jit_names root)
+	planted=$(jit_names host)
+	echo "# map in the root's /tmp: ${own:-no JIT names}; planted on the host: ${planted:-no JIT names}"
+	grep -q 'root_jit_fn_\[j\]' <<<"$own" \
+		&& pass "a chroot's own /tmp/perf-PID.map names its JIT code" \
+		|| { fail "a chroot's own perf map not read"; sed 's/^/    stderr: /' "$TMP/jit-root.err" | head -5; }
+	[ -z "$planted" ] && "$FIRN" report --folded "$TMP/jit-host.pb.gz" | grep -q '^jit' \
+		&& pass "a perf map behind the chroot's /tmp -> host symlink is not read" \
+		|| { fail "the host's planted perf map named the chroot's code: $planted"; head -5 "$TMP/jit-host.err"; }
+else
+	fail "cannot build a static program (libc6-dev's libc.a)"
+fi
 
 # ---- file descriptors ----
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 1024 ]; then

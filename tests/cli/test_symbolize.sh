@@ -1,7 +1,8 @@
 # Symbolization in real recordings (root, BPF): demangled C++ names, inlined frames with their
 # file and line (gcc, and clang without .debug_aranges), a stripped binary whose debug file is
 # under /usr/lib/debug/.build-id/ (and one found by .gnu_debuglink, and one from a debuginfod
-# server), debuginfod that never answers (a note, no hang), Node.js JIT frames from its perf map,
+# server; another user's copy with the same build id and a debug file of its own lends it to no
+# one), debuginfod that never answers (a note, no hang), Node.js JIT frames from its perf map,
 # a JVM perf map written at exit, and 200 processes of ~30 ms each. Shares are of the samples of the fixture's own process.
 . "$(dirname "$0")/lib.sh"
 
@@ -126,6 +127,27 @@ objcopy --remove-section=.note.gnu.build-id --add-gnu-debuglink="$TMP/link/short
 record link "$TMP/link/shortfix" 300
 expect_share "stripped + .gnu_debuglink (no build id): full names" "$TMP/link.folded" shortfix \
 	';main;short_hot( |;|$)' 90
+
+# 4b. A build id is anyone's to copy: nobody's copy of the stripped shortfix (same build id)
+# with a debuglink to a debug file of its own (shortfix.c with short_hot renamed forged_hot,
+# built as shortfix is, with shortfix's build id) runs first; root's copy, with its real debug
+# file next to it, runs beside it. Each is named by its own debug file: the first one found for
+# the build id is not shared with another owner's file.
+PUB="$TMP/pub"
+mkdir -p "$PUB" "$TMP/real" && chmod 711 "$TMP" && chmod 755 "$PUB"
+sed 's/short_hot/forged_hot/g' "$ROOT/tests/fixtures/shortfix.c" >"$PUB/forged.c"
+gcc -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x"$bid" -o "$PUB/forged" "$PUB/forged.c"
+objcopy --only-keep-debug "$PUB/forged" "$PUB/forged.debug"
+objcopy --add-gnu-debuglink="$PUB/forged.debug" "$TMP/bin/shortfix" "$PUB/forgedfix"
+cp "$TMP/shortfix.debug" "$TMP/real/shortfix.debug"
+objcopy --add-gnu-debuglink="$TMP/real/shortfix.debug" "$TMP/bin/shortfix" "$TMP/real/shortfix"
+chown nobody "$PUB/forgedfix" "$PUB/forged.debug"
+record owners sh -c "setpriv --reuid=nobody --regid=nogroup --clear-groups '$PUB/forgedfix' 900 &
+	sleep 0.5; '$TMP/real/shortfix' 300; wait"
+expect_share "nobody's copy with a copied build id named by its own debug file (control)" \
+	"$TMP/owners.folded" forgedfix ';main;forged_hot( |;|$)' 90
+expect_share "root's copy beside it named by its own debug file, not nobody's" \
+	"$TMP/owners.folded" shortfix ';main;short_hot( |;|$)' 90
 
 # 5. debuginfod: a server that has the debug file, then one that never answers.
 ldconfig -p | grep -q 'libdebuginfod\.so\.1 ' || fail "libdebuginfod.so.1 is missing (Debian package libdebuginfod1)"

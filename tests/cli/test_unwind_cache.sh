@@ -4,7 +4,8 @@
 # cache folder open to others is not used; past the bound firn's own old tables go but a user's
 # files in the folder (notes.tbl, myapp.dbg, a foreign file under a build-id name) stay
 # byte-identical; FIRN_UNWIND_CACHE=/ and =/usr are refused with a message and nothing is written
-# there (the recording goes on without the cache).
+# there (the recording goes on without the cache); a program of nobody's carrying deep's build id
+# lends its table neither to deep's later recordings nor to deep beside it.
 . "$(dirname "$0")/lib.sh"
 
 DEEP="$FIX/deep"
@@ -122,3 +123,59 @@ for dir in / /usr; do
 	# the old code wrote its tables there: take back only what this recording added
 	for f in $after; do grep -qx "$f" <<<"$before" || rm -f "${dir%/}/$f"; done
 done
+
+# 9. a build id is anyone's to copy: another user's program built with deep's build id (other
+# code and CFI, padded to deep's size) runs as nobody while root records. Its table must serve
+# neither deep in the same recording (copies share rows) nor deep's later recordings (the
+# cache): deep's stacks still reach main through the chain, and the summary's completeness
+# says what the stacks show.
+PUB="$TMP/pub"
+mkdir -p "$PUB" && chmod 711 "$TMP" && chmod 755 "$PUB"
+cat >"$PUB/forged.c" <<'C'
+#include <stdlib.h>
+#include <time.h>
+/* spins for argv[1] ms in one large function over the addresses deep's code has */
+int main(int argc, char **argv)
+{
+	struct timespec t0, t;
+	long ms = argc > 1 ? atol(argv[1]) : 500;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		__asm__ volatile(".rept 3000\n\tnop\n\t.endr" ::: "memory");
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return 0;
+}
+C
+if ! gcc -O2 -fomit-frame-pointer -Wl,--build-id=0x"$ID" -o "$PUB/forged" "$PUB/forged.c"; then
+	fail "cannot build the forged program"
+else
+	[ "$(stat -c %s "$PUB/forged")" -lt "$(stat -c %s "$DEEP")" ] && truncate -s "$(stat -c %s "$DEEP")" "$PUB/forged"
+	chown nobody "$PUB/forged"
+	fid=$(readelf -n "$PUB/forged" | awk '/Build ID/ { print $3 }')
+	echo "# forged: build id $fid (deep's $ID), $(stat -c '%s bytes, owner %U' "$PUB/forged")"
+	NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	# summary_pct ERR: the summary's "N% complete" of the dwarf unwinding line
+	summary_pct() { sed -nE 's/^firn: dwarf unwinding: .*: ([0-9.]+)% complete.*/\1/p' "$1" | grep . || echo -1; }
+	# within_pp A B: the two percentages differ by 2 points at most
+	within_pp() { python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 2 else 1)" "$@"; }
+	CACHE="$TMP/cache9/unwind"
+	env FIRN_UNWIND_CACHE="$CACHE" "$FIRN" record -F 999 -o "$TMP/forged.pb.gz" -- $NOBODY "$PUB/forged" 600 \
+		2>"$TMP/forged.err"
+	[ -f "$CACHE/$ID.tbl" ] || echo "# no table cached from the forged program"
+	read -r c10 p10 n10 < <(run after_forged)
+	s10=$(summary_pct "$TMP/after_forged.err")
+	echo "# deep after the forged program: $c10 from the cache, $p10% of $n10 complete, summary $s10%"
+	[ "$n10" -ge 200 ] && ok_pct "$p10" && within_pp "$p10" "$s10" \
+		&& pass "deep's later recording not served the forged table ($p10% of $n10 complete, summary $s10%)" \
+		|| fail "deep after a forged build id: $p10% of $n10 complete, summary says $s10%"
+	# the same recording: the forged program first, deep while it runs
+	env FIRN_UNWIND_CACHE=0 "$FIRN" record -F 999 -o "$TMP/both.pb.gz" -- \
+		sh -c "$NOBODY '$PUB/forged' 1500 & sleep 0.5; '$DEEP' 300; wait" 2>"$TMP/both.err"
+	"$FIRN" report --folded "$TMP/both.pb.gz" >"$TMP/both.folded"
+	read -r p11 n11 < <(complete "$TMP/both.folded")
+	echo "# deep beside the forged program: $p11% of $n11 complete"
+	[ "$n11" -ge 200 ] && ok_pct "$p11" \
+		&& pass "deep beside the forged program unwinds with its own table ($p11% of $n11 complete)" \
+		|| fail "deep beside a forged build id: $p11% of $n11 complete"
+fi

@@ -16,7 +16,8 @@
 #    loop, split.js:9-10) from the function's source position table;
 #  - a program preloading a "libnode.so" with implausible V8 constants: refused, the reason in
 #    the summary; with the whole fake's constants: its process described;
-#  - --no-js keeps the native view: no [javascript] frame, no javascript line.
+#  - --no-js keeps the native view: no [javascript] frame, no javascript line;
+#  - a script under a path of over 700 bytes: its frames name the whole path (it was cut to 511).
 # Debian's libnode108 (node 18) cannot be installed beside nodesource's node 20; where Debian's
 # node is the node on PATH it is the one tested. FIRN_TEST_NODES="CMD..." names more node
 # commands (a wrapper that runs an extracted node 18, say) that get the first test too.
@@ -245,3 +246,17 @@ python3 "$STACKS" "$TMP/nojs.pb.gz" >"$TMP/nojs.txt"
 check "--no-js: no function named from V8 (no firnAlpha@split.js)" \
 	bash -c "! grep -q 'firnAlpha@' '$TMP/nojs.txt'"
 check "--no-js: no javascript line in the summary" bash -c "! grep -q 'firn: javascript:' '$TMP/nojs.err'"
+
+# 7. a script under a long path (over 700 bytes, past the 511 a script name once kept): its
+# functions' frames name the whole path, with their lines
+LONG="$TMP/$(printf 'a%.0s' {1..200})/$(printf 'b%.0s' {1..200})/$(printf 'c%.0s' {1..200})/$(printf 'd%.0s' {1..120})"
+mkdir -p "$LONG" && cp "$SPLIT" "$LONG/split.js"
+"$FIRN" record -F 499 -o "$TMP/long.pb.gz" -- "$NODE" "$LONG/split.js" 2 >/dev/null 2>"$TMP/long.err"
+check "record -- node LONG/split.js exits 0" test $? -eq 0
+python3 "$STACKS" "$TMP/long.pb.gz" >"$TMP/long.txt"
+whole=$(grep -o "firn[A-Za-z]*@$LONG/split.js:[0-9]*" "$TMP/long.txt" | wc -l)
+other=$(grep -o 'firn[A-Za-z]*@[^;]*' "$TMP/long.txt" | grep -vc "@$LONG/split.js:[0-9]*$")
+echo "# path of $((${#LONG} + 9)) bytes: $whole frames name it whole, $other name something else"
+[ "$whole" -ge 3 ] && [ "$other" -eq 0 ] \
+	&& pass "a script under a $((${#LONG} + 9))-byte path: every firn* frame names the whole path ($whole frames)" \
+	|| { fail "long script path: $whole frames name it whole, $other do not"; grep -o 'firn[A-Za-z]*@[^;]*' "$TMP/long.txt" | cut -c1-60 | sort | uniq -c | head -3; }

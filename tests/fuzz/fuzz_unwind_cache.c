@@ -1,7 +1,7 @@
 /* libFuzzer harness: the unwind table cache's file reader (unwind_cache_decode) on mutated cache
  * files, as given and with the checksum made right (so the mutations reach the header and row
- * checks): a table accepted must have at most 4 segments, known row types counted, rows
- * strictly sorted by pc and findable. */
+ * checks): a table is accepted only for the source file it names (identity and owner), and must
+ * have at most 4 segments, known row types counted, rows strictly sorted by pc and findable. */
 #include <errno.h>
 #include <string.h>
 #include <zlib.h>
@@ -9,19 +9,25 @@
 #include "fuzz.h"
 #include "unwind/unwind_cache.h"
 
-#define HDR 256      /* the header's size */
+#define HDR 304      /* the header's size */
 #define CRC_OFF 156  /* the crc field's offset in it */
 #define ID_OFF 16    /* the build id's */
+#define SRC_OFF 256  /* the source file's identity and owner (48 bytes) */
 
-/* Decodes data as a file naming the build id it holds; checks what an accepted table promises. */
+/* Decodes data as a file naming the build id and source it holds; checks what an accepted
+ * table promises, and that another owner of the same file is refused. */
 static void check(const uint8_t *data, size_t size)
 {
 	char id[129] = "0";
+	struct unwind_cache_src src = { 0 };
 	struct unwind_table t;
 
-	if (size >= HDR)
+	if (size >= HDR) {
 		memcpy(id, data + ID_OFF, 128);
-	int err = unwind_cache_decode(data, size, id, &t);
+		memcpy(&src.id, data + SRC_OFF, sizeof(src.id));
+		memcpy(&src.uid, data + SRC_OFF + sizeof(src.id), sizeof(src.uid));
+	}
+	int err = unwind_cache_decode(data, size, id, &src, &t);
 	FUZZ_ASSERT(err == 0 || err == -EBADMSG || err == -ENOMEM);
 	if (err) {
 		FUZZ_ASSERT(!t.rows && !t.n);
@@ -37,6 +43,8 @@ static void check(const uint8_t *data, size_t size)
 	for (uint32_t i = 0; i < t.n && i < 64; i++)
 		FUZZ_ASSERT(unwind_table_find(&t, t.rows[i].pc) == i);
 	unwind_table_release(&t);
+	src.uid++;
+	FUZZ_ASSERT(unwind_cache_decode(data, size, id, &src, &t) == -ESTALE && !t.rows);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

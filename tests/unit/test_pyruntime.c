@@ -3,7 +3,8 @@
  * lnotab_notes.txt), then live interpreters: tests/fixtures/pystack.py runs under each
  * installed CPython (Debian's stripped /usr/bin/python3.11 and pyenv's 3.8-3.13 libpython
  * builds) and its stacks are read 50 times from user space; 2.7, 3.6 and 3.7 must be refused.
- * An interpreter that is not installed is skipped, with a note. */
+ * An interpreter that is not installed is skipped, with a note. A file name of 758 characters
+ * read from an image is kept whole, one of 5000 cut visibly. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -263,6 +264,45 @@ static void test_image_314(void **state)
 	assert_int_equal(pyruntime_stacks(&r, on_image_thread, &w), 0);
 	assert_int_equal(w.nframes, 1);
 	assert_true(w.truncated);
+	pyruntime_release(&r);
+}
+
+/* Puts an ASCII str of n copies of ch (the first one '/') at off of the image (a copy of the
+ * seed's file name's header) and points the code object's co_filename at it. */
+static void put_filename(uint8_t *img, const struct pyoffsets *o, size_t off, char ch, int64_t n)
+{
+	uint64_t addr = IMAGE_BASE + off;
+
+	memcpy(img + off, img + 0xa00, o->unicode_ascii_size);
+	memcpy(img + off + o->unicode_length, &n, 8);
+	memset(img + off + o->unicode_ascii_size, ch, (size_t)n);
+	img[off + o->unicode_ascii_size] = '/';
+	memcpy(img + 0x600 + o->co_filename, &addr, 8);
+}
+
+/* A file name of 758 characters is kept whole (report --lines shows it; it was cut to 512
+ * silently); one of 5000 keeps PATH_MAX characters and ends in "...". */
+static void test_long_filename(void **state)
+{
+	static uint8_t img[1 + 0x4000];
+	struct pyruntime r;
+	struct pyframe f;
+	char want[759];
+
+	(void)state;
+	load_seed(12, img, sizeof(img));
+	assert_int_equal(pyruntime_init_image(&r, img + 1, sizeof(img) - 1, IMAGE_BASE, 12), 0);
+	put_filename(img + 1, &r.off, 0x1000, 'x', 758);
+	memset(want, 'x', 758);
+	want[0] = '/', want[758] = 0;
+	assert_int_equal(pycode_resolve(&r, IMAGE_BASE + 0x600, 4, &f), 0);
+	assert_string_equal(f.filename, want);
+	assert_string_equal(f.qualname, "func");
+	put_filename(img + 1, &r.off, 0x2000, 'y', 5000);
+	assert_int_equal(pycode_resolve(&r, IMAGE_BASE + 0x600, 4, &f), 0);
+	assert_int_equal(strlen(f.filename), 4096 + 3);
+	assert_int_equal(strspn(f.filename + 1, "y"), 4095);
+	assert_string_equal(f.filename + 4096, "...");
 	pyruntime_release(&r);
 }
 
@@ -877,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_image_312),
 		cmocka_unit_test(test_image_314),
 		cmocka_unit_test(test_code_cache_grows),
+		cmocka_unit_test(test_long_filename),
 		cmocka_unit_test(test_debug_offsets),
 		cmocka_unit_test(test_debug_offsets_later),
 		LIVE(debian311), LIVE(py38), LIVE(py39), LIVE(py310), LIVE(py311), LIVE(py312), LIVE(py313),

@@ -1,5 +1,6 @@
 /* Unit tests for lib/unwind/unwind_cache (and the cache_dir under it): a table written comes back equal;
- * a file with a bad checksum, rows, build id or version, owned by another user, writable by
+ * a table is served only for the file it was built from (identity and owner), never for another
+ * file with the same build id; a file with a bad checksum, rows, build id or version, owned by another user, writable by
  * others, a symlink or a FIFO is refused; a folder owned by another user, open to others, a
  * symlink, a system folder ("/", "/usr", one to be made under /usr, also through a symlink) or the
  * home folder is refused, FIRN_UNWIND_CACHE naming one is reported once; the size bound removes
@@ -30,6 +31,9 @@
 #define ID_C "deadbeef"
 
 static char dir[64];
+
+/* The file the tables are built from, as far as the cache cares. */
+static const struct unwind_cache_src SRC = { { 2049, 1234567, 818000, 1700000000, 123456789 }, 0 };
 
 /* dir/name into one of four static buffers (two may be arguments of one call). */
 static const char *at(const char *name)
@@ -96,10 +100,10 @@ static void test_roundtrip(void **state)
 	(void)state;
 	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
 	assert_non_null(c);
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), -ENOENT);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), -ENOENT);
 	make_table(&t, 1000);
-	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
 	assert_int_equal(r.n, t.n);
 	assert_memory_equal(r.rows, t.rows, t.n * sizeof(*t.rows));
 	assert_int_equal(r.nsegs, 1);
@@ -111,8 +115,44 @@ static void test_roundtrip(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(st.st_uid, geteuid());
 	/* not hex, empty: never a file name */
-	assert_int_equal(unwind_cache_put(c, "../x", &t), -EINVAL);
-	assert_int_equal(unwind_cache_put(c, "", &t), -EINVAL);
+	assert_int_equal(unwind_cache_put(c, "../x", &SRC, &t), -EINVAL);
+	assert_int_equal(unwind_cache_put(c, "", &SRC, &t), -EINVAL);
+	unwind_table_release(&r);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
+/* A table serves only the file it was built from: one copied build id on another file (inode,
+ * size, mtime), or the same file under another owner, finds nothing (-ESTALE), and the real
+ * file's table put again is served. */
+static void test_other_source(void **state)
+{
+	struct unwind_table t, r;
+
+	(void)state;
+	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
+	assert_non_null(c);
+	make_table(&t, 100);
+	struct unwind_cache_src forged = SRC;
+	forged.id.ino++;
+	forged.uid = 65534;
+	assert_int_equal(unwind_cache_put(c, ID_A, &forged, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &forged, &r), 0);
+	unwind_table_release(&r);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), -ESTALE);
+	assert_null(r.rows);
+	struct unwind_cache_src other[] = { SRC, SRC, SRC, SRC, SRC, SRC };
+	other[0].id.dev++;
+	other[1].id.ino++;
+	other[2].id.size++;
+	other[3].id.mtime_sec++;
+	other[4].id.mtime_nsec++;
+	other[5].uid = 1000;
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		assert_int_equal(unwind_cache_get(c, ID_A, &other[i], &r), -ESTALE);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
+	assert_int_equal(r.n, 100);
 	unwind_table_release(&r);
 	unwind_table_release(&t);
 	unwind_cache_close(c);
@@ -125,21 +165,21 @@ static void expect_refused(struct unwind_cache *c, void (*f)(void), int err)
 
 	make_table(&t, 100);
 	unlink(at(ID_A ".tbl"));
-	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
 	unwind_table_release(&r);
 	f();
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), err);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), err);
 	assert_null(r.rows);
 	assert_int_equal(r.n, 0);
 	unwind_table_release(&t);
 }
 
-static void bad_row_byte(void) { poke(at(ID_A ".tbl"), 256 + 8 * 50 + 1); }
+static void bad_row_byte(void) { poke(at(ID_A ".tbl"), 304 + 8 * 50 + 1); }
 static void bad_crc(void) { poke(at(ID_A ".tbl"), 8 + 4 + 4 + 128 + 12); }
 static void bad_version(void) { poke(at(ID_A ".tbl"), 8); }
 static void bad_magic(void) { poke(at(ID_A ".tbl"), 0); }
-static void truncated(void) { assert_int_equal(truncate(at(ID_A ".tbl"), 256 + 8 * 99), 0); }
+static void truncated(void) { assert_int_equal(truncate(at(ID_A ".tbl"), 304 + 8 * 99), 0); }
 /* another table's file under ID_A's name: the header names another build id */
 static void other_id(void)
 {
@@ -147,7 +187,7 @@ static void other_id(void)
 	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
 
 	make_table(&t, 100);
-	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_B, &SRC, &t), 0);
 	assert_int_equal(rename(at(ID_B ".tbl"), at(ID_A ".tbl")), 0);
 	unwind_table_release(&t);
 	unwind_cache_close(c);
@@ -189,8 +229,8 @@ static void test_refused(void **state)
 	make_table(&t, 10);
 	unlink(at(ID_A ".tbl"));
 	assert_int_equal(symlink(at("good"), at(ID_A ".tbl")), 0);
-	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
 	assert_int_equal(r.n, 10);
 	unwind_table_release(&r);
 	unwind_table_release(&t);
@@ -239,11 +279,11 @@ static void test_evicts_oldest(void **state)
 	struct stat st;
 
 	(void)state;
-	make_table(&t, 1000); /* 8256 bytes a file */
-	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8256);
+	make_table(&t, 1000); /* 8304 bytes a file */
+	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8304);
 	assert_non_null(c);
-	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
-	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_B, &SRC, &t), 0);
 	age(ID_A ".tbl", 1000);
 	age(ID_B ".tbl", 2000);
 	unwind_cache_close(c);
@@ -256,22 +296,22 @@ static void test_evicts_oldest(void **state)
 	age(".tmp-1-0-0", time(NULL) - 7200);
 	age(".tmp-mine", time(NULL) - 7200);
 	/* reopened: counts what is there; reading A makes it the most recent */
-	c = unwind_cache_open(dir, 3 * 8256);
-	assert_int_equal(unwind_cache_get(c, ID_A, &r), 0);
+	c = unwind_cache_open(dir, 3 * 8304);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
 	unwind_table_release(&r);
-	assert_int_equal(unwind_cache_put(c, ID_C, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_C, &SRC, &t), 0);
 	assert_int_equal(stat(at(".tmp-1-0-0"), &st2), -1);
 	assert_int_equal(stat(at(".tmp-2-0-0"), &st2), 0);
 	assert_int_equal(stat(at(".tmp-mine"), &st2), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
 	/* a fourth table is over the bound: B (least recently used) goes */
-	assert_int_equal(unwind_cache_put(c, "0a0b", &t), 0);
+	assert_int_equal(unwind_cache_put(c, "0a0b", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
 	assert_int_equal(stat(at("0a0b.tbl"), &st), 0);
-	assert_int_equal(unwind_cache_get(c, ID_B, &r), -ENOENT);
+	assert_int_equal(unwind_cache_get(c, ID_B, &SRC, &r), -ENOENT);
 	unwind_table_release(&t);
 	unwind_cache_close(c);
 }
@@ -337,22 +377,22 @@ static void test_evicts_only_own(void **state)
 		plant(mine[i].name, mine[i].start, mine[i].len, (int)i);
 		assert_int_equal(chmod(at(mine[i].name), mine[i].mode), 0);
 	}
-	make_table(&t, 1000); /* 8256 bytes a file */
-	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8256);
+	make_table(&t, 1000); /* 8304 bytes a file */
+	struct unwind_cache *c = unwind_cache_open(dir, 3 * 8304);
 	assert_non_null(c);
 	/* three tables fit the bound: the planted 420 kB do not count */
-	assert_int_equal(unwind_cache_put(c, ID_A, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
 	age(ID_A ".tbl", 1000);
-	assert_int_equal(unwind_cache_put(c, ID_B, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_B, &SRC, &t), 0);
 	age(ID_B ".tbl", 2000);
-	assert_int_equal(unwind_cache_put(c, ID_C, &t), 0);
+	assert_int_equal(unwind_cache_put(c, ID_C, &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
 	/* past the bound: firn's oldest tables go, A then B; the planted files stay */
-	assert_int_equal(unwind_cache_put(c, "0a0b", &t), 0);
+	assert_int_equal(unwind_cache_put(c, "0a0b", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), -1);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
-	assert_int_equal(unwind_cache_put(c, "0a0c", &t), 0);
+	assert_int_equal(unwind_cache_put(c, "0a0c", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
 	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
@@ -447,6 +487,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folder_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicts_oldest, setup, teardown),

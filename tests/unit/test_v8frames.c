@@ -2,7 +2,9 @@
  * struct v8mem, laid out with node 20's constants): a compiled function (ScopeInfo name and
  * positions, a cons-string script name, its line from Script.line_ends), one named by a two-byte
  * string with the line from its source's newlines, an anonymous one; hostile memory (cyclic cons
- * strings, huge lengths, random words everywhere) never crashes nor reads outside the fake; the
+ * strings, huge lengths, random words everywhere) never crashes nor reads outside the fake; long
+ * script paths (758 bytes, as one string and as a cons string) kept whole, longer ones and long
+ * names cut visibly (ending in "...", at a character's boundary); the
  * walker's values refused for a layout it cannot read, with the reason. */
 #include <errno.h>
 #include <setjmp.h>
@@ -274,6 +276,88 @@ static void test_hostile_objects(void **state)
 	assert_true(strlen(out.name) < sizeof(out.name));
 }
 
+/* A string of n copies of ch. */
+static uint64_t repeated(struct fake *f, char ch, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	memset(s, ch, n);
+	s[n] = 0;
+	uint64_t o = one_byte(f, s);
+	free(s);
+	return o;
+}
+
+/* Whether s is valid UTF-8 (no sequence cut). */
+static bool utf8_ok(const char *s)
+{
+	for (const uint8_t *p = (const uint8_t *)s; *p;) {
+		int k = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : -1;
+		if (k < 0)
+			return false;
+		for (p++; k--; p++)
+			if ((*p & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* A node script under a path of 758 bytes keeps all of it (report --lines shows its file), as
+ * one string and as a cons string whose first half alone filled the old room; a 5000-byte one
+ * (past PATH_MAX) and a 300-character name of two-byte characters are cut visibly. */
+static void test_long_names(void **state)
+{
+	struct fake *f = *state;
+	struct v8mem mem = { fake_read, f };
+	struct v8consts c;
+	struct v8func out;
+	static const int ends[] = { 10 };
+	char want[800];
+
+	node20(&c);
+	memset(want, 'd', 600); /* "/ddd...d/sss...s.js" */
+	want[0] = want[600] = '/';
+	memset(want + 601, 's', 154);
+	strcpy(want + 755, ".js");
+	assert_int_equal(strlen(want), 758);
+	uint64_t name = one_byte(f, "firnLong");
+	uint64_t s = sfi(f, scope(f, name, 1, 5), script(f, one_byte(f, want), ends, 1, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.script, want);
+	/* a cons string: 600 bytes, then the rest (the old 512-byte room lost all of it) */
+	char *head = strndup(want, 600);
+	assert_non_null(head);
+	uint64_t file = cons(f, one_byte(f, head), one_byte(f, want + 600));
+	free(head);
+	s = sfi(f, scope(f, name, 1, 5), script(f, file, ends, 1, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	assert_string_equal(out.script, want);
+	/* 5000 bytes: cut, ending in "..." */
+	s = sfi(f, scope(f, name, 1, 5), script(f, cons(f, repeated(f, 'p', 4000), repeated(f, 'q', 1000)),
+						 ends, 1, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	size_t n = strlen(out.script);
+	assert_int_equal(n, sizeof(out.script) - 1);
+	assert_string_equal(out.script + n - 3, V8FUNC_CUT);
+	assert_int_equal(strspn(out.script, "p"), 4000);
+	assert_int_equal(strspn(out.script + 4000, "q"), n - 3 - 4000);
+	/* a name of 300 two-byte characters (U+00E9, two bytes each in UTF-8): cut at a boundary */
+	uint32_t len = 300;
+	uint64_t wide = obj(f, T_TWO, 16 + 2 * len);
+	memcpy(f->mem + (wide - 1 - BASE) + 12, &len, 4);
+	for (uint32_t i = 0; i < len; i++)
+		f->mem[wide - 1 - BASE + 16 + 2 * i] = 0xe9;
+	s = sfi(f, scope(f, wide, 1, 5), script(f, one_byte(f, "a.js"), ends, 1, 0));
+	assert_int_equal(v8frames_read_func(&c, &mem, 1, s, &out), 0);
+	n = strlen(out.name);
+	assert_true(n > 240 && n < sizeof(out.name));
+	assert_string_equal(out.name + n - 3, V8FUNC_CUT);
+	assert_true(utf8_ok(out.name));
+	assert_int_equal(memcmp(out.name, "\xc3\xa9\xc3\xa9", 4), 0);
+	assert_int_equal(f->outside, 0);
+}
+
 /* Random words everywhere (many of them tagged pointers into the fake): any address read as an
  * SFI gives a result, never a crash or a read outside it. */
 static void test_garbage(void **state)
@@ -506,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_string_name_and_source_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_sfi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_objects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test(test_proc_of),
 		cmocka_unit_test_setup_teardown(test_announce_resolve, setup, teardown),

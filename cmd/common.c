@@ -297,6 +297,24 @@ int merge_comments(struct profile *dst, const struct profile *src)
 	return 0;
 }
 
+int push_url_check(const struct cmd *cmd, const char *url, const char *opt)
+{
+	int err = push_check_url(url);
+
+	if (err != -EINVAL)
+		return err ? error("out of memory") : 0;
+	char *shown = push_url_shown(url), esc[1024];
+	if (!shown)
+		return error("out of memory");
+	escape_text(esc, sizeof(esc), shown, strlen(shown)); /* a newline stays on its line */
+	free(shown);
+	if (opt)
+		return usage_error(cmd, "invalid value '%s' for --%s (an http:// or https:// URL with "
+				   "a host, no spaces)", esc, opt);
+	return usage_error(cmd, "invalid URL '%s' (an http:// or https:// URL with a host, no "
+			   "spaces)", esc);
+}
+
 int cacert_check(const char *path, const char *opt)
 {
 	int err = push_check_cacert(path);

@@ -65,6 +65,11 @@ int output_write(const char *path, const void *buf, size_t len, mode_t mode);
 /* Checks the CA file of a push option (opt: "cacert", "push-cacert") before anything is sent or
  * recorded (push_check_cacert): 0, or prints "cannot use 'FILE' for --OPT: WHY" and returns 1. */
 int cacert_check(const char *path, const char *opt);
+/* Checks a push URL before anything is sent or recorded (push_check_url): 0, or prints the
+ * usage error "invalid value 'URL' for --OPT (...)" ("invalid URL 'URL' (...)" when opt is
+ * NULL, an operand) with the URL as push_url_shown shows it, escaped, and returns 2 (1 out of
+ * memory). */
+int push_url_check(const struct cmd *cmd, const char *url, const char *opt);
 /* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
  * (https://no-color.org). */
 bool color_terminal(void);

@@ -135,6 +135,7 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 		     bool output_given, char **argv, int argc)
 {
 	bool pattern = output_given && interval_is_pattern(output);
+	int rc;
 
 	if (c->keep && !pattern)
 		return usage_error(cmd, "--keep needs -o with a time pattern (e.g. prof-%%Y%%m%%dT%%H%%M%%S.pb.gz)");
@@ -143,8 +144,10 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->cacert ||
 			     c->queue_items || c->queue_bytes))
 		return usage_error(cmd, "the push options need --push URL");
-	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
-		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
+	if (c->push_url && (rc = push_url_check(cmd, c->push_url, "push")))
+		return rc;
+	if (c->push_url && !(c->push_shown = push_url_shown(c->push_url)))
+		return error("out of memory");
 	if (c->push_url && c->cacert && cacert_check(c->cacert, "push-cacert"))
 		return 1; /* before the recording starts, not at its first push */
 	if (c->push_url && c->token_file && read_token(c->token_file, &c->token))
@@ -184,7 +187,7 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 	int err = errno;
 	free(rest);
 	if (!c->push)
-		return error("cannot push to '%s': %s", c->push_url, strerror(err));
+		return error("cannot push to '%s': %s", c->push_shown, strerror(err));
 	return 0;
 }
 
@@ -385,6 +388,7 @@ void continuous_summary(const struct continuous *c)
 void continuous_release(struct continuous *c)
 {
 	push_free(c->push);
+	free(c->push_shown);
 	free(c->token);
 	interval_files_release(&c->files);
 	if (c->have_acc)

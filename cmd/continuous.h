@@ -42,6 +42,7 @@ struct continuous {
 	long queue_items, queue_bytes;
 	/* state */
 	char *token;                /* --push-token-file's token, read by continuous_check */
+	char *push_shown;           /* the --push URL as messages show it (push_url_shown) */
 	const char *pattern;        /* -o holds a strftime pattern: one file per interval */
 	bool whole;                 /* a plain -o: the intervals merged into one file at the end */
 	struct interval_files files;

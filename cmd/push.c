@@ -74,9 +74,10 @@ static long sample_rate(const struct profile *p)
 	return 100;
 }
 
-/* Starts the push (no thread: one request per file, on this one). */
-static struct push *start(const struct push_cmd_opts *o, const char *url, const char *token,
-			  long rate)
+/* Starts the push (no thread: one request per file, on this one); shown: the URL as messages
+ * show it. */
+static struct push *start(const struct push_cmd_opts *o, const char *url, const char *shown,
+			  const char *token, long rate)
 {
 	const char *service = "firn";
 	struct push_label *rest = calloc(o->nlabels + 1, sizeof(*rest));
@@ -97,7 +98,7 @@ static struct push *start(const struct push_cmd_opts *o, const char *url, const 
 	int err = rest ? errno : ENOMEM;
 	free(rest);
 	if (!p)
-		error("cannot push to '%s': %s", url, strerror(err));
+		error("cannot push to '%s': %s", shown, strerror(err));
 	return p;
 }
 
@@ -133,6 +134,12 @@ static int send_files(const struct push_cmd_opts *o, const char *url, const char
 		      char **files, int nfiles)
 {
 	int failed = 0;
+	char *shown = push_url_shown(url); /* no password in a message */
+
+	if (!shown) {
+		error("out of memory");
+		return nfiles;
+	}
 
 	for (int i = 0; i < nfiles; i++) {
 		void *buf = NULL;
@@ -144,14 +151,15 @@ static int send_files(const struct push_cmd_opts *o, const char *url, const char
 			failed++;
 			continue;
 		}
-		struct push *p = start(o, url, token, rate);
+		struct push *p = start(o, url, shown, token, rate);
 		int err = p ? push_send(p, buf, len, from, until, why, sizeof(why)) : -ENOMEM;
 		if (p && err)
-			error("cannot push '%s' to '%s': %s", files[i], url, why);
+			error("cannot push '%s' to '%s': %s", files[i], shown, why);
 		failed += err != 0;
 		push_free(p);
 		free(buf);
 	}
+	free(shown);
 	return failed;
 }
 
@@ -170,10 +178,8 @@ static int cmd_push(int argc, char **argv)
 		goto out;
 	}
 	const char *url = argv[argi];
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		rc = usage_error(&push_cmd, "invalid URL '%s' (an http:// or https:// URL)", url);
+	if ((rc = push_url_check(&push_cmd, url, NULL)))
 		goto out;
-	}
 	if (o.token_file && (rc = push_read_token(o.token_file, &token))) {
 		rc = error("cannot read '%s': %s", o.token_file,
 			   rc == -ENODATA ? "no token in it" : strerror(-rc));

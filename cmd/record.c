@@ -234,7 +234,7 @@ static int finish_recording(struct recording *r)
 
 	struct continuous *c = &r->o->c;
 	bool whole = !continuous_on(c) || c->whole;
-	const char *out = whole ? r->o->output : c->pattern ? c->pattern : c->push_url;
+	const char *out = whole ? r->o->output : c->pattern ? c->pattern : c->push_shown;
 
 	if (!(r->prof = recorder_finish(r->rec)))
 		return error("%s", recorder_error(r->rec));

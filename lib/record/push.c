@@ -23,7 +23,10 @@
 
 struct push {
 	struct push_opts o;            /* strings below owned */
-	char *url, *service, *tenant, *token, *cacert, *host;
+	char *service, *tenant, *token, *cacert, *host;
+	char *shown;                   /* the URL as messages show it (push_url_shown) */
+	CURLU *base;                   /* the URL, parsed: each request's is made from it */
+	bool https;
 	struct push_label *labels;
 	CURL *curl;
 	pthread_t thread;
@@ -49,6 +52,57 @@ int push_proto_of(const char *name)
 		if (!strcmp(name, names[i]))
 			return i;
 	return -EINVAL;
+}
+
+/* url parsed by libcurl into *u (made here), as push_check_url takes it; the scheme's
+ * https-ness in *https. 0, -EINVAL or -ENOMEM (*u freed on failure). */
+static int parse_url(const char *url, CURLU **u, bool *https)
+{
+	char *scheme = NULL, *host = NULL;
+	int err = (*u = curl_url()) ? 0 : -ENOMEM;
+
+	/* no flags: no guessed scheme, no space, no control character (libcurl refuses them) */
+	if (!err && (curl_url_set(*u, CURLUPART_URL, url, 0) ||
+		     curl_url_get(*u, CURLUPART_SCHEME, &scheme, 0) ||
+		     curl_url_get(*u, CURLUPART_HOST, &host, 0) || !*host))
+		err = -EINVAL;
+	if (!err && strcmp(scheme, "http") && strcmp(scheme, "https"))
+		err = -EINVAL;
+	if (!err)
+		*https = !strcmp(scheme, "https");
+	curl_free(scheme);
+	curl_free(host);
+	if (err) {
+		curl_url_cleanup(*u);
+		*u = NULL;
+	}
+	return err;
+}
+
+int push_check_url(const char *url)
+{
+	CURLU *u = NULL;
+	bool https;
+	int err = parse_url(url, &u, &https);
+
+	curl_url_cleanup(u);
+	return err;
+}
+
+char *push_url_shown(const char *url)
+{
+	const char *auth = strstr(url, "://"), *at;
+	char *s = NULL;
+
+	auth = auth ? auth + 3 : url;
+	/* the last '@' before the query: a password holding an unencoded '/' is hidden too */
+	if (!(at = memrchr(auth, '@', strcspn(auth, "?#"))))
+		return strdup(url);
+	if (asprintf(&s, "%.*s***%s", (int)(auth - url), url, at) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
 }
 
 /* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
@@ -216,6 +270,41 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/* The URL of a request: the store's path, its trailing '/' dropped, then tail (unless the
+ * path ends so already: OTLP's full endpoint), then the store's query with query appended
+ * (NULL: none). libcurl's URL API places the path, so "http://h/p?x=1" gets "/p/ingest?x=1&..."
+ * rather than "/p?x=1/ingest?..."; the query is appended as text, since libcurl 7.88 rewrites
+ * a query it is given (%7B as %7b). malloc'd; NULL: out of memory. */
+static char *request_url(const struct push *p, const char *tail, bool unless_ends,
+			 const char *query)
+{
+	CURLU *u = curl_url_dup(p->base);
+	char *path = NULL, *joined = NULL, *base = NULL, *own = NULL, *url = NULL;
+
+	if (!u || curl_url_get(u, CURLUPART_PATH, &path, 0))
+		goto out;
+	size_t len = strlen(path), tlen = strlen(tail);
+	while (len && path[len - 1] == '/')
+		len--;
+	if (unless_ends && len >= tlen && !memcmp(path + len - tlen, tail, tlen))
+		tail = "";
+	if (asprintf(&joined, "%.*s%s", (int)len, path, tail) < 0)
+		joined = NULL;
+	if (!joined || curl_url_set(u, CURLUPART_PATH, joined, 0) ||
+	    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) || curl_url_get(u, CURLUPART_URL, &base, 0))
+		goto out;
+	bool has_query = !curl_url_get(u, CURLUPART_QUERY, &own, 0) && *own;
+	if (asprintf(&url, "%s%s%s", base, !query ? "" : has_query ? "&" : "?", query ? query : "") < 0)
+		url = NULL;
+out:
+	curl_free(own);
+	curl_free(base);
+	free(joined);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return url;
+}
+
 /* Pyroscope's application name with labels: "service{k=v,k2=v2}". */
 static char *pyroscope_name(const struct push *p)
 {
@@ -232,17 +321,20 @@ static char *pyroscope_name(const struct push *p)
 	return fclose(f) ? (free(s), NULL) : s;
 }
 
-/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName. */
+/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName
+ * after the store's own query (malloc'd). */
 static char *pyroscope_url(struct push *p, const struct push_item *it)
 {
 	char *name = pyroscope_name(p), *esc = name ? curl_easy_escape(p->curl, name, 0) : NULL;
-	char *url = NULL;
+	char *query = NULL, *url = NULL;
 	long long from = it->from_ns / 1000000000, until = (it->until_ns + 999999999) / 1000000000;
 
-	if (esc && asprintf(&url, "%s/ingest?name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
-			    "&spyName=firn", p->url, esc, from, until > from ? until : from + 1,
-			    p->o.sample_rate) < 0)
-		url = NULL;
+	if (esc && asprintf(&query, "name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
+			    "&spyName=firn", esc, from, until > from ? until : from + 1,
+			    p->o.sample_rate) >= 0) {
+		url = request_url(p, "/ingest", false, query);
+		free(query);
+	}
 	curl_free(esc);
 	free(name);
 	return url;
@@ -346,13 +438,14 @@ static int parca_setup(struct push *p, const struct push_item *it, char **body,
 
 	if (err)
 		return err;
-	if (asprintf(&url, "%s/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw", p->url) < 0)
+	if (!(url = request_url(p, "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw",
+				false, NULL)))
 		return -ENOMEM;
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	free(url);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	bool h2c = strncmp(p->url, "https:", 6) != 0;
+	bool h2c = !p->https;
 	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
 			 CURL_HTTP_VERSION_2TLS);
 	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
@@ -409,19 +502,18 @@ static int otlp_body(const struct push *p, const struct push_item *it, char **bo
 	return err;
 }
 
-/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL ends so), protobuf. */
+/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL's path ends so),
+ * protobuf. */
 static int otlp_setup(struct push *p, const struct push_item *it, char **body,
 		      struct curl_slist **hdr)
 {
-	static const char path[] = "/v1development/profiles";
-	size_t len = 0, ulen = strlen(p->url);
+	size_t len = 0;
 	char *url = NULL;
 	int err = otlp_body(p, it, body, &len);
 
 	if (err)
 		return err;
-	bool has = ulen >= sizeof(path) - 1 && !strcmp(p->url + ulen - (sizeof(path) - 1), path);
-	if (asprintf(&url, "%s%s", p->url, has ? "" : path) < 0)
+	if (!(url = request_url(p, "/v1development/profiles", true, NULL)))
 		return -ENOMEM;
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	free(url);
@@ -525,13 +617,13 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 		p->st.sent_bytes += it->len;
 		free(it->buf);
 		if (p->failing)
-			diag(DIAG_WARN, "pushing to '%s' works again", p->url);
+			diag(DIAG_WARN, "pushing to '%s' works again", p->shown);
 		p->failing = false;
 		p->backoff_ms = 0;
 		return;
 	}
 	if (err != -EIO && err != -ENOMEM) { /* the profile itself: no retry makes it go */
-		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->url, why);
+		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->shown, why);
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
 		free(it->buf);
 		p->st.dropped++;
@@ -540,9 +632,9 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 	p->st.retried++;
 	snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
 	if (!p->failing)
-		diag(DIAG_WARN, "cannot push to '%s': %s (queued, retrying)", p->url, why);
+		diag(DIAG_WARN, "cannot push to '%s': %s (queued, retrying)", p->shown, why);
 	else
-		diag(DIAG_INFO, "cannot push to '%s': %s", p->url, why);
+		diag(DIAG_INFO, "cannot push to '%s': %s", p->shown, why);
 	p->failing = true;
 	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : p->o.backoff_min_ms;
 	if (p->backoff_ms > p->o.backoff_max_ms)
@@ -613,19 +705,15 @@ static char *host_name(const char *given)
 /* Copies the options' strings and fills in the defaults. */
 static int copy_opts(struct push *p, const struct push_opts *o)
 {
-	size_t ulen = strlen(o->url);
-
 	p->o = *o;
-	while (ulen && o->url[ulen - 1] == '/')
-		ulen--;
-	p->url = strndup(o->url, ulen);
+	p->shown = push_url_shown(o->url);
 	p->service = strdup(o->service ? o->service : "firn");
 	p->tenant = o->tenant ? strdup(o->tenant) : NULL;
 	p->token = o->token ? strdup(o->token) : NULL;
 	p->cacert = o->cacert ? strdup(o->cacert) : NULL;
 	p->host = host_name(o->host);
 	p->labels = calloc(o->nlabels + 1, sizeof(*p->labels));
-	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
+	if (!p->shown || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
 	    (o->cacert && !p->cacert) || !p->host ||
 	    !p->labels)
 		return -ENOMEM;
@@ -666,16 +754,14 @@ struct push *push_new(const struct push_opts *o)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
-		errno = EINVAL;
-		return NULL;
-	}
 	if (!(p = calloc(1, sizeof(*p))) || curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		free(p);
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = copy_opts(p, o);
+	err = parse_url(o->url, &p->base, &p->https);
+	if (!err)
+		err = copy_opts(p, o);
 	if (!err)
 		err = init_sync(p);
 	if (!err && !(p->curl = curl_easy_init()))
@@ -783,7 +869,8 @@ void push_free(struct push *p)
 	}
 	free(p->labels);
 	free(p->q);
-	free(p->url), free(p->service), free(p->tenant), free(p->token);
+	curl_url_cleanup(p->base);
+	free(p->shown), free(p->service), free(p->tenant), free(p->token);
 	free(p->cacert), free(p->host);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);

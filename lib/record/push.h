@@ -23,9 +23,10 @@ struct push_label {
 
 struct push_opts {
 	enum push_proto proto;
-	const char *url;      /* the server: "http://host:4040" (Pyroscope: /ingest is appended;
-			       * Parca: the gRPC method's path; OTLP: /v1development/profiles
-			       * unless the URL ends so) */
+	const char *url;      /* the server: "http://host:4040" (push_check_url's); the request's
+			       * path is appended to the URL's path, before its query (Pyroscope:
+			       * /ingest; Parca: the gRPC method's path; OTLP: /v1development/profiles
+			       * unless the path ends so); the store's query is kept */
 	const char *service;  /* service_name: Pyroscope's application name, Parca's __name__
 			       * is "process_cpu" with service_name a label */
 	const struct push_label *labels; /* more labels, copied (OTLP: resource attributes;
@@ -62,8 +63,9 @@ struct push_item {
 	int64_t from_ns, until_ns;
 };
 
-/* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: not an
- * http:// or https:// URL, or no such protocol; ENOMEM). Call before other threads use libcurl. */
+/* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: a URL
+ * push_check_url refuses, or no such protocol; ENOMEM). Call before other threads use
+ * libcurl. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
  * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is
@@ -82,6 +84,17 @@ int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int6
 	      char *why, size_t whylen);
 /* Stops the thread (an unfinished request is abandoned at its time-out) and frees everything. */
 void push_free(struct push *p);
+
+/* Whether url can be push_opts.url: an http:// or https:// URL with a host that libcurl's URL
+ * parser takes as it is (no space, no control character). 0, -EINVAL, or -ENOMEM. For a check
+ * before anything is recorded: a malformed URL would otherwise fail every send all run. */
+int push_check_url(const char *url);
+
+/* url as a message may show it: the userinfo of its authority (user, password: everything
+ * before the last '@' ahead of the query) replaced by "***", so that a password never reaches a
+ * terminal or a journal; a URL without one is copied as it is. malloc'd; NULL + ENOMEM. Every
+ * message naming a push URL, lib's and the commands', shows this. */
+char *push_url_shown(const char *url);
 
 /* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
 int push_proto_of(const char *name);

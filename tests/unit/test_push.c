@@ -108,6 +108,39 @@ static void test_new(void **state)
 	assert_int_equal(push_proto_of("Parca"), -EINVAL);
 }
 
+/* The URLs push_new takes (push_check_url: libcurl's parser, http or https, a host) and how
+ * messages show them (push_url_shown: no userinfo). */
+static void test_urls(void **state)
+{
+	static const char *const good[] = { "http://h", "https://h:4040/", "http://h/p?x=1",
+		"http://u:p@h/", "HTTP://h", "http://[::1]:4040/a/b" };
+	static const char *const bad[] = { "ftp://h", "h:4040", "http://",
+		"http://h/a b", "http://h/a\nb", "http://h\r\nX: y", "", "//h/p" };
+	static const char *const shown[][2] = {
+		{ "http://h:1/p?x=1", "http://h:1/p?x=1" },
+		{ "http://user:s3cret@h:1/p", "http://***@h:1/p" },
+		{ "https://tok@h", "https://***@h" },
+		{ "http://u:pa/ss@h/", "http://***@h/" },        /* a '/' in the password */
+		{ "http://u:p@w@h/x?e=a@b", "http://***@h/x?e=a@b" }, /* the last '@' before '?' */
+		{ "u:s3cret@h", "***@h" },                       /* no scheme: still hidden */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		assert_int_equal(push_check_url(good[i]), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(push_check_url(bad[i]), -EINVAL);
+	for (size_t i = 0; i < sizeof(shown) / sizeof(*shown); i++) {
+		char *s = push_url_shown(shown[i][0]);
+		assert_non_null(s);
+		assert_string_equal(s, shown[i][1]);
+		free(s);
+	}
+	struct push_opts o = { .proto = PUSH_PARCA, .url = "http://h/a b", .no_thread = true };
+	assert_null(push_new(&o));
+	assert_int_equal(errno, EINVAL);
+}
+
 /* A port nothing listens on (bound, never listened, then closed). */
 static int dead_port(void)
 {
@@ -191,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_cacert),
 		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_send_fails),
 		cmocka_unit_test(test_queue_drops_unconvertible),
 	};

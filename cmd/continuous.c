@@ -53,8 +53,7 @@ static int add_label(struct continuous *c, const struct cmd *cmd, const char *ar
 	int err = push_labels_add(&c->labels, &c->nlabels, arg);
 
 	if (err == -EINVAL)
-		return usage_error(cmd, "invalid value '%s' for --label (KEY=VALUE: a name of letters, "
-				   "digits, '_' and '.', a value without braces or commas)", arg);
+		return push_label_error(cmd, arg);
 	return err ? error("out of memory") : 0;
 }
 
@@ -76,7 +75,7 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		return add_label(c, cmd, arg);
 	case OPT_TENANT:
 		c->tenant = arg;
-		return 0;
+		return push_value_check(cmd, "tenant", arg);
 	case OPT_TOKEN_FILE:
 		c->token_file = arg;
 		return 0;
@@ -107,7 +106,9 @@ static const char *label_of(const struct continuous *c, const char *key)
 	return NULL;
 }
 
-/* service_name: --label service_name=..., else the command's base name, else "firn". */
+/* service_name: --label service_name=..., else the command's base name, else "firn"; in a
+ * command's name, what a label's value cannot hold (braces, commas, control characters) is
+ * '_': the name is not the user's to fix. */
 static int default_service(struct continuous *c, char **argv, int argc)
 {
 	if (label_of(c, "service_name"))
@@ -117,6 +118,9 @@ static int default_service(struct continuous *c, char **argv, int argc)
 	char *arg = NULL;
 	if (asprintf(&arg, "service_name=%s", *name ? name : "firn") < 0)
 		return error("out of memory");
+	for (char *s = arg + strlen("service_name="); *s; s++)
+		if (strchr("{},", *s) || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
 	c->service = arg; /* the label's value points into it */
 	return add_label(c, &record_cmd, arg);
 }
@@ -128,6 +132,8 @@ static int read_token(const char *path, char **token)
 
 	if (err == -ENODATA)
 		return error("cannot read '%s': no token in it", path);
+	if (err == -EILSEQ)
+		return error("cannot read '%s': a control character in the token", path);
 	return err ? error("cannot read '%s': %s", path, strerror(-err)) : 0;
 }
 

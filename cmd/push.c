@@ -48,12 +48,11 @@ static int push_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_LABEL:
 		if ((err = push_labels_add(&o->labels, &o->nlabels, arg)) == -EINVAL)
-			return usage_error(&push_cmd, "invalid value '%s' for --label (KEY=VALUE: a name of "
-					   "letters, digits, '_' and '.', a value without braces or commas)", arg);
+			return push_label_error(&push_cmd, arg);
 		return err ? error("out of memory") : 0;
 	case OPT_TENANT:
 		o->tenant = arg;
-		return 0;
+		return push_value_check(&push_cmd, "tenant", arg);
 	case OPT_TOKEN_FILE:
 		o->token_file = arg;
 		return 0;
@@ -181,8 +180,8 @@ static int cmd_push(int argc, char **argv)
 	if ((rc = push_url_check(&push_cmd, url, NULL)))
 		goto out;
 	if (o.token_file && (rc = push_read_token(o.token_file, &token))) {
-		rc = error("cannot read '%s': %s", o.token_file,
-			   rc == -ENODATA ? "no token in it" : strerror(-rc));
+		rc = error("cannot read '%s': %s", o.token_file, rc == -ENODATA ? "no token in it" :
+			   rc == -EILSEQ ? "a control character in the token" : strerror(-rc));
 		goto out;
 	}
 	if (o.cacert && (rc = cacert_check(o.cacert, "cacert")))

@@ -105,6 +105,14 @@ char *push_url_shown(const char *url)
 	return s;
 }
 
+bool push_value_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
 /* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
 static bool label_name_ok(const char *s, size_t len)
 {
@@ -121,7 +129,8 @@ int push_labels_add(struct push_label **labels, size_t *n, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 
-	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},") ||
+	    !push_value_ok(eq + 1))
 		return -EINVAL;
 	for (size_t i = 0; i < *n; i++)
 		if (!strncmp((*labels)[i].key, arg, (size_t)(eq - arg)) &&
@@ -151,10 +160,14 @@ int push_read_token(const char *path, char **token)
 		close(fd);
 	if (err)
 		return err;
-	buf[n] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (!*buf)
+	size_t len = 0;
+	while (len < (size_t)n && buf[len] != '\r' && buf[len] != '\n')
+		len++;
+	buf[len] = 0;
+	if (!len)
 		return -ENODATA;
+	if (strlen(buf) != len || !push_value_ok(buf)) /* a NUL or a control character */
+		return -EILSEQ;
 	return (*token = strdup(buf)) ? 0 : -ENOMEM;
 }
 
@@ -732,6 +745,21 @@ static int copy_opts(struct push *p, const struct push_opts *o)
 	return 0;
 }
 
+/* Whether every value of o that reaches a header or a URL is push_value_ok's: a CR/LF in the
+ * tenant would start a header of its own (X-Scope-OrgID: t, then X-Injected: yes). */
+static bool values_ok(const struct push_opts *o)
+{
+	const char *const v[] = { o->tenant, o->token, o->service, o->host };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+		if (v[i] && !push_value_ok(v[i]))
+			return false;
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!push_value_ok(o->labels[i].key) || !push_value_ok(o->labels[i].value))
+			return false;
+	return true;
+}
+
 /* The condition variable on the monotonic clock (back-off deadlines are monotonic). */
 static int init_sync(struct push *p)
 {
@@ -750,7 +778,7 @@ struct push *push_new(const struct push_opts *o)
 	struct push *p;
 	int err;
 
-	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP) {
+	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP || !values_ok(o)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -64,8 +64,8 @@ struct push_item {
 };
 
 /* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: a URL
- * push_check_url refuses, or no such protocol; ENOMEM). Call before other threads use
- * libcurl. */
+ * push_check_url refuses, no such protocol, or a tenant, service, label, token or host that
+ * push_value_ok refuses; ENOMEM). Call before other threads use libcurl. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
  * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is
@@ -96,14 +96,18 @@ int push_check_url(const char *url);
  * message naming a push URL, lib's and the commands', shows this. */
 char *push_url_shown(const char *url);
 
+/* Whether s may be sent in a header or a URL (a tenant, a service or label, a token): it holds
+ * no control character (0x00-0x1f, 0x7f), so no CR/LF can end a header and start another. */
+bool push_value_ok(const char *s);
+
 /* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
 int push_proto_of(const char *name);
 
 /* Adds the label "KEY=VALUE" of arg to *labels (*n of them, realloc'd): a key of letters,
  * digits, '_' and '.' not starting with a digit or '.', as Prometheus and Pyroscope take it,
- * a value without braces, commas or newlines; a later label of the same key replaces the
- * earlier one's value. The key is strndup'd (the caller frees each key and the array), the
- * value points into arg. 0, -EINVAL (arg is no such label) or -ENOMEM. */
+ * a value without braces, commas or control characters (push_value_ok); a later label of the
+ * same key replaces the earlier one's value. The key is strndup'd (the caller frees each key
+ * and the array), the value points into arg. 0, -EINVAL (arg is no such label) or -ENOMEM. */
 int push_labels_add(struct push_label **labels, size_t *n, const char *arg);
 
 /* Whether path can be push_opts.cacert: a file that opens and holds a PEM certificate
@@ -113,7 +117,8 @@ int push_labels_add(struct push_label **labels, size_t *n, const char *arg);
 int push_check_cacert(const char *path);
 
 /* The bearer token a file holds: its first line (4 KiB at most), malloc'd into *token. 0,
- * -ENODATA when the line is empty, or -errno (open, read, ENOMEM). */
+ * -ENODATA when the line is empty, -EILSEQ when it holds a control character (push_value_ok:
+ * it goes into a header), or -errno (open, read, ENOMEM). */
 int push_read_token(const char *path, char **token);
 
 #endif

@@ -144,6 +144,27 @@ grep -q "^firn record: invalid value 'http://127.0.0.1:$port/a b' for --push (" 
 expect_rc "push to http:// without a host: usage error" 2 "$FIRN" push "http://" "$GO"
 [ ! -e "$TMP/q/2.json" ] && pass "no request for a refused URL" || fail "a refused URL was sent: $(cat "$TMP/q/2.json")"
 
+# ---- no header injection: a CR/LF (any control character) in a value that goes into a header
+# or the URL is a usage error, and nothing is sent ----
+INJ=$'t1\r\nX-Injected: yes'
+expect_rc "push --tenant with CR/LF: usage error" 2 "$FIRN" push --tenant "$INJ" "http://127.0.0.1:$port" "$GO"
+[ "$(cat "$TMP/err" | head -1)" = "firn push: invalid value 't1\x0d\x0aX-Injected: yes' for --tenant (no control characters: it is sent in an HTTP header)" ] &&
+	pass "push --tenant CR/LF: one line naming the option, the value escaped" || fail "push --tenant CR/LF: $(cat -A "$TMP/err")"
+expect_rc "push --to otlp --tenant with CR/LF: usage error" 2 "$FIRN" push --to otlp --tenant "$INJ" "http://127.0.0.1:$port" "$GO"
+expect_rc "push --label with CR: usage error" 2 "$FIRN" push --label $'env=a\rb' "http://127.0.0.1:$port" "$GO"
+expect_rc "record --tenant with CR/LF: usage error" 2 env TMPDIR="$TMP" "$FIRN" record --push "http://127.0.0.1:$port" --tenant "$INJ" -- true
+grep -qF "firn record: invalid value 't1\\x0d\\x0aX-Injected: yes' for --tenant" "$TMP/err" && pass "record --tenant CR/LF: refused, escaped" ||
+	fail "record --tenant CR/LF: $(cat -A "$TMP/err")"
+printf 'tok\001en\n' >"$TMP/badtok"
+expect_rc "push --token-file with a control character: exit 1" 1 "$FIRN" push --token-file "$TMP/badtok" "http://127.0.0.1:$port" "$GO"
+[ "$(cat "$TMP/err")" = "firn: cannot read '$TMP/badtok': a control character in the token" ] && pass "push --token-file: the control character named" ||
+	fail "push bad token: $(cat -A "$TMP/err")"
+[ ! -e "$TMP/q/2.json" ] && pass "no request for a refused value (no X-Injected header reached the store)" ||
+	fail "sent with an injected value: $(cat "$TMP/q/2.json")"
+expect_rc "push --tenant t1 (plain): sent" 0 "$FIRN" push --to otlp --tenant t1 "http://127.0.0.1:$port" "$GO"
+[ "$(js "$TMP/q/2.json" 'j.headers["x-scope-orgid"] + " " + (j.headers["x-injected"] || "none")')" = "t1 none" ] &&
+	pass "a plain tenant: X-Scope-OrgID t1, no other header" || fail "plain tenant: $(cat "$TMP/q/2.json")"
+
 # ---- a password in the URL never reaches a message ----
 PW=pw-s3cret
 dead=$(free_port)

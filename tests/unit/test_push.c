@@ -1,5 +1,5 @@
 /* lib/record/push without a server: the label rules record --label and push --label share (a later key
- * replaces, bad names and values refused), the token file's first line, the CA file check, the URLs and protocols
+ * replaces, bad names and values refused), no control character in any value of a header or URL, the token file's first line, the CA file check, the URLs and protocols
  * push_new takes, push_send's one attempt failing with a reason when nothing listens, and the
  * queue dropping a profile OTLP cannot convert instead of retrying it ahead of the others. */
 #include <setjmp.h>
@@ -33,7 +33,8 @@ static void test_labels(void **state)
 	assert_string_equal(l[0].value, "test");
 	assert_string_equal(l[1].key, "region.x");
 	assert_string_equal(l[1].value, "eu");
-	const char *bad[] = { "noequals", "=v", "1x=v", ".x=v", "a-b=v", "k={v}", "k=a,b", "k=a\nb" };
+	const char *bad[] = { "noequals", "=v", "1x=v", ".x=v", "a-b=v", "k={v}", "k=a,b", "k=a\nb",
+			      "k=a\rb", "k=a\r\nX-Injected: yes", "k=a\tb", "k=\x7f" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(push_labels_add(&l, &n, bad[i]), -EINVAL);
 	assert_int_equal(n, 2);
@@ -56,6 +57,10 @@ static void test_token(void **state)
 	assert_int_equal(ftruncate(fd, 0), 0);
 	assert_int_equal(pwrite(fd, "\nx\n", 3, 0), 3);
 	assert_int_equal(push_read_token(path, &tok), -ENODATA);
+	assert_int_equal(pwrite(fd, "ab\001cd\n", 6, 0), 6); /* a control character: no header */
+	assert_int_equal(push_read_token(path, &tok), -EILSEQ);
+	assert_int_equal(pwrite(fd, "ab\0cd\n", 6, 0), 6); /* a NUL would cut it short */
+	assert_int_equal(push_read_token(path, &tok), -EILSEQ);
 	close(fd);
 	unlink(path);
 	assert_int_equal(push_read_token(path, &tok), -ENOENT);
@@ -106,6 +111,22 @@ static void test_new(void **state)
 	assert_int_equal(push_proto_of("parca"), PUSH_PARCA);
 	assert_int_equal(push_proto_of("pyroscope"), PUSH_PYROSCOPE);
 	assert_int_equal(push_proto_of("Parca"), -EINVAL);
+	/* what goes into a header or the URL: no control character, whichever option it is */
+	struct push_label l = { "env", "a\rb" };
+	struct push_opts bad[] = {
+		{ .url = "http://h", .tenant = "t\r\nX-Injected: yes", .no_thread = true },
+		{ .url = "http://h", .token = "tok\n", .no_thread = true },
+		{ .url = "http://h", .service = "s\x1b]0;x\x07", .no_thread = true },
+		{ .url = "http://h", .labels = &l, .nlabels = 1, .no_thread = true },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		errno = 0;
+		assert_null(push_new(&bad[i]));
+		assert_int_equal(errno, EINVAL);
+	}
+	assert_true(push_value_ok("tenant-1 é"));
+	assert_false(push_value_ok("a\tb"));
+	assert_false(push_value_ok("\x7f"));
 }
 
 /* The URLs push_new takes (push_check_url: libcurl's parser, http or https, a host) and how

@@ -34,7 +34,7 @@ const struct opt continuous_opts[] = {
 	{ "tenant", 0, "ID", "the tenant pushed to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
 	{ "push-token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
 	{ "push-cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_PUSH_CACERT },
-	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10)", OPT_PUSH_TIMEOUT },
+	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10, at most 300)", OPT_PUSH_TIMEOUT },
 	{ "push-queue", 0, "N", "intervals queued while the store is unreachable, the oldest dropped first (default 64)", OPT_PUSH_QUEUE },
 	{ "push-queue-bytes", 0, "BYTES", "bytes queued at most (default 67108864)", OPT_PUSH_QUEUE_BYTES },
 	OPT_END,
@@ -83,7 +83,8 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		c->cacert = arg;
 		return 0;
 	case OPT_PUSH_TIMEOUT:
-		return opt_double(cmd, "push-timeout", arg, 0.01, 3600, &c->push_timeout);
+		return opt_double(cmd, "push-timeout", arg, 0.01, PUSH_TIMEOUT_MAX_MS / 1000.0,
+				  &c->push_timeout);
 	case OPT_PUSH_QUEUE:
 		return opt_long(cmd, "push-queue", arg, 1, 1000000, &c->queue_items);
 	case OPT_PUSH_QUEUE_BYTES:
@@ -343,12 +344,20 @@ static int make_whole(struct continuous *c, struct profile *prof)
 	return err ? error("cannot build the whole profile: %s", strerror(-err)) : 0;
 }
 
+/* Whether a stop signal came after sampling ended: the push's drain ends at once. */
+static bool drain_cancelled(void *arg)
+{
+	const struct continuous *c = arg;
+
+	return c->stop_count && c->stop_count() > c->stops_at_end;
+}
+
 int continuous_finish(struct continuous *c, struct profile *prof)
 {
 	int rc = take_interval(c, prof);
 
 	if (c->push) {
-		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS);
+		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS, drain_cancelled, c);
 		save_unsent(c);
 	}
 	if (!rc && c->have_acc)

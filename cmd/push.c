@@ -32,7 +32,7 @@ static const struct opt push_opts_table[] = {
 	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope and OTLP)", OPT_TENANT },
 	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
 	{ "cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_CACERT },
-	{ "timeout", 0, "SECONDS", "time-out of one request (default 10)", OPT_TIMEOUT },
+	{ "timeout", 0, "SECONDS", "time-out of one request (default 10, at most 300)", OPT_TIMEOUT },
 	OPT_END,
 };
 
@@ -60,7 +60,8 @@ static int push_option(void *ctx, int id, const char *arg)
 		o->cacert = arg;
 		return 0;
 	case OPT_TIMEOUT:
-		return opt_double(&push_cmd, "timeout", arg, 0.01, 3600, &o->timeout);
+		return opt_double(&push_cmd, "timeout", arg, 0.01, PUSH_TIMEOUT_MAX_MS / 1000.0,
+				  &o->timeout);
 	}
 	return 2;
 }

@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +30,12 @@ struct push {
 	bool https;
 	struct push_label *labels;
 	CURL *curl;
+	CURLM *multi;                  /* runs each request: curl_multi_wakeup cuts its wait short */
 	pthread_t thread;
-	bool started;
+	bool started, ended;           /* ended: the thread is past its loop */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;           /* the queue changed, or stop/drain */
+	pthread_cond_t done;           /* the thread ended (push_drain waits on it) */
 	struct push_item *q;           /* ring: oldest at head */
 	size_t head, n, cap, bytes;
 	bool in_flight, stop, draining, failing;
@@ -565,7 +568,58 @@ static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
 	return true;
 }
 
-/* One attempt at sending it; 0, or -EIO with why filled. */
+/* Why the request under way must end now ("" when it need not): stopped, or draining past
+ * the deadline. */
+static const char *cut_reason(struct push *p)
+{
+	pthread_mutex_lock(&p->lock);
+	const char *why = p->stop ? "cancelled at the end" :
+		p->draining && mono_ns() >= p->deadline_ns ? "cut short at the end's time limit" : "";
+	pthread_mutex_unlock(&p->lock);
+	return why;
+}
+
+/* How long a request may wait for its sockets before cut_reason is asked again: a second (the
+ * end's drain and push_free wake it at once), less when the drain's deadline comes sooner. */
+static int poll_ms(struct push *p)
+{
+	long ms = 1000;
+
+	pthread_mutex_lock(&p->lock);
+	uint64_t now = mono_ns();
+	if (p->draining)
+		ms = p->deadline_ns <= now ? 0 : (long)((p->deadline_ns - now + 999999) / 1000000);
+	pthread_mutex_unlock(&p->lock);
+	return ms < 1000 ? (int)ms : 1000;
+}
+
+/* Runs the request on the multi handle rather than curl_easy_perform, so that neither its
+ * time-out nor a server that never answers holds the end past its deadline: CURLE_OK or the
+ * request's error; *cut (a cut_reason) when it was cut short. */
+static CURLcode perform(struct push *p, const char **cut)
+{
+	int running = 1, left;
+	CURLcode rc = CURLE_OK;
+	CURLMcode mc = curl_multi_add_handle(p->multi, p->curl);
+	CURLMsg *m;
+
+	while (!mc && running && !*(*cut = cut_reason(p))) {
+		mc = curl_multi_perform(p->multi, &running);
+		if (!mc && running)
+			mc = curl_multi_poll(p->multi, NULL, 0, poll_ms(p), NULL);
+	}
+	while ((m = curl_multi_info_read(p->multi, &left)))
+		if (m->msg == CURLMSG_DONE && m->easy_handle == p->curl)
+			rc = m->data.result;
+	if (mc) {
+		snprintf(p->errbuf, sizeof(p->errbuf), "%s", curl_multi_strerror(mc));
+		rc = CURLE_FAILED_INIT;
+	}
+	curl_multi_remove_handle(p->multi, p->curl);
+	return rc;
+}
+
+/* One attempt at sending it; 0, -ECANCELED (cut short at the end) or -EIO, with why filled. */
 static int send_item(struct push *p, const struct push_item *it, char *why, size_t len)
 {
 	struct curl_slist *hdr = NULL;
@@ -597,9 +651,14 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 		hdr = curl_slist_append(hdr, auth);
 	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, hdr);
+	const char *cut = "";
+	CURLcode rc = err ? CURLE_OK : perform(p, &cut);
 	if (err)
 		snprintf(why, len, "cannot build the request: %s", strerror(-err));
-	else if (!request_ok(p, curl_easy_perform(p->curl), why, len))
+	else if (*cut) {
+		snprintf(why, len, "%s", cut);
+		err = -ECANCELED;
+	} else if (!request_ok(p, rc, why, len))
 		err = -EIO;
 	curl_slist_free_all(hdr);
 	curl_mime_free(mime);
@@ -611,14 +670,20 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 /* ---- the thread ---- */
 
 /* Waits on the condition until ns (monotonic), or for a signal when ns is 0. */
-static void wait_until(struct push *p, uint64_t ns)
+static void wait_on(struct push *p, pthread_cond_t *c, uint64_t ns)
 {
 	if (!ns) {
-		pthread_cond_wait(&p->wake, &p->lock);
+		pthread_cond_wait(c, &p->lock);
 		return;
 	}
 	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+	pthread_cond_timedwait(c, &p->lock, &ts);
+}
+
+/* Waits on the queue's condition until ns (monotonic), or for a signal when ns is 0. */
+static void wait_until(struct push *p, uint64_t ns)
+{
+	wait_on(p, &p->wake, ns);
 }
 
 /* After an attempt (under lock): counts it, requeues a failed item at the head, backs off. */
@@ -633,6 +698,16 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 			diag(DIAG_WARN, "pushing to '%s' works again", p->shown);
 		p->failing = false;
 		p->backoff_ms = 0;
+		return;
+	}
+	if (err == -ECANCELED) { /* the end: kept for the caller to save, no retry to announce */
+		p->st.retried++;
+		if (!*p->st.last_error) /* an earlier failure says more of the store */
+			snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+		if (enqueue(p, it, true)) {
+			free(it->buf);
+			p->st.dropped++;
+		}
 		return;
 	}
 	if (err != -EIO && err != -ENOMEM) { /* the profile itself: no retry makes it go */
@@ -699,6 +774,8 @@ static void *push_thread(void *arg)
 			send_oldest(p);
 		}
 	}
+	p->ended = true;
+	pthread_cond_broadcast(&p->done);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -768,8 +845,22 @@ static int init_sync(struct push *p)
 	if (pthread_mutex_init(&p->lock, NULL) || pthread_condattr_init(&a))
 		return -ENOMEM;
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	int err = pthread_cond_init(&p->wake, &a) ? -ENOMEM : 0;
+	int err = pthread_cond_init(&p->wake, &a) || pthread_cond_init(&p->done, &a) ? -ENOMEM : 0;
 	pthread_condattr_destroy(&a);
+	return err;
+}
+
+/* Starts the sending thread with every signal blocked: a Ctrl-C must reach the caller, whose
+ * waits it ends (EINTR), not this thread. */
+static int start_thread(struct push *p)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = -pthread_create(&p->thread, NULL, push_thread, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	p->started = !err;
 	return err;
 }
 
@@ -778,7 +869,8 @@ struct push *push_new(const struct push_opts *o)
 	struct push *p;
 	int err;
 
-	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP || !values_ok(o)) {
+	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP || !values_ok(o) ||
+	    o->timeout_ms > PUSH_TIMEOUT_MAX_MS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -792,10 +884,10 @@ struct push *push_new(const struct push_opts *o)
 		err = copy_opts(p, o);
 	if (!err)
 		err = init_sync(p);
-	if (!err && !(p->curl = curl_easy_init()))
+	if (!err && (!(p->curl = curl_easy_init()) || !(p->multi = curl_multi_init())))
 		err = -ENOMEM;
-	if (!err && !o->no_thread && (err = -pthread_create(&p->thread, NULL, push_thread, p)) == 0)
-		p->started = true;
+	if (!err && !o->no_thread)
+		err = start_thread(p);
 	if (err) {
 		push_free(p);
 		errno = -err;
@@ -821,7 +913,21 @@ int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, in
 	return err;
 }
 
-size_t push_drain(struct push *p, long timeout_ms)
+/* Waits for the thread to end (under lock), asking cancel every 50 ms: when it says so, the
+ * thread is stopped and the request under way woken to be cut short. */
+static void wait_ended(struct push *p, bool (*cancel)(void *arg), void *arg)
+{
+	while (!p->ended) {
+		wait_on(p, &p->done, mono_ns() + 50000000);
+		if (!p->ended && !p->stop && cancel && cancel(arg)) {
+			p->stop = true;
+			pthread_cond_signal(&p->wake);
+			curl_multi_wakeup(p->multi);
+		}
+	}
+}
+
+size_t push_drain(struct push *p, long timeout_ms, bool (*cancel)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&p->lock);
 	p->draining = true;
@@ -829,6 +935,9 @@ size_t push_drain(struct push *p, long timeout_ms)
 	if (p->next_try_ns > mono_ns()) /* at the end: one more try now, not after the back-off */
 		p->next_try_ns = 0;
 	pthread_cond_signal(&p->wake);
+	curl_multi_wakeup(p->multi); /* a request's wait is measured against the deadline now */
+	if (p->started)
+		wait_ended(p, cancel, arg);
 	pthread_mutex_unlock(&p->lock);
 	if (p->started)
 		pthread_join(p->thread, NULL);
@@ -884,11 +993,14 @@ void push_free(struct push *p)
 		pthread_mutex_lock(&p->lock);
 		p->stop = true;
 		pthread_cond_signal(&p->wake);
+		curl_multi_wakeup(p->multi);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
 	}
 	while (p->n)
 		drop_oldest(p);
+	if (p->multi)
+		curl_multi_cleanup(p->multi);
 	if (p->curl)
 		curl_easy_cleanup(p->curl);
 	for (size_t i = 0; p->labels && i < p->o.nlabels; i++) {
@@ -902,6 +1014,7 @@ void push_free(struct push *p)
 	free(p->cacert), free(p->host);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->done);
 	free(p);
 	curl_global_cleanup();
 }

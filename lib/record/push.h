@@ -17,6 +17,10 @@
 
 enum push_proto { PUSH_PYROSCOPE, PUSH_PARCA, PUSH_OTLP };
 
+/* The longest time-out of one request push_new takes: the end of a recording waits up to it
+ * (plus 2 s), so an hour would hold a stopping service for an hour. */
+#define PUSH_TIMEOUT_MAX_MS 300000L
+
 struct push_label {
 	const char *key, *value;
 };
@@ -38,7 +42,7 @@ struct push_opts {
 			       * CAINFO), instead of the system's store (no CAPATH either);
 			       * NULL: the system's; the path is copied, the file read at each
 			       * request */
-	long timeout_ms;      /* per request (0: 10 s) */
+	long timeout_ms;      /* per request (0: 10 s; at most PUSH_TIMEOUT_MAX_MS) */
 	size_t max_items;     /* queued profiles at most (0: 64) */
 	size_t max_bytes;     /* queued bytes at most (0: 64 MiB) */
 	long backoff_min_ms;  /* first retry after this (0: 500); doubles up to backoff_max_ms */
@@ -64,16 +68,20 @@ struct push_item {
 };
 
 /* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: a URL
- * push_check_url refuses, no such protocol, or a tenant, service, label, token or host that
- * push_value_ok refuses; ENOMEM). Call before other threads use libcurl. */
+ * push_check_url refuses, no such protocol, a time-out past PUSH_TIMEOUT_MAX_MS, or a tenant,
+ * service, label, token or host that push_value_ok refuses; ENOMEM). Call before other threads
+ * use libcurl. The sending thread blocks every signal: they reach the caller's threads. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
  * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is
  * dropped, counted, at its first attempt: submit what pprof_encode wrote.) */
 int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns);
-/* Sends what is queued, retrying, until the queue is empty or timeout_ms pass; then the thread
- * ends (later submits stay queued). Returns the number of profiles left queued. */
-size_t push_drain(struct push *p, long timeout_ms);
+/* Sends what is queued, retrying, until the queue is empty or timeout_ms pass, whatever a
+ * request is doing then (a request under way is cut short at the deadline, its profile kept
+ * queued); then the thread ends (later submits stay queued). cancel (NULL: none), asked every
+ * 50 ms, ends it at once when it returns true (a second Ctrl-C), the same way. Returns the
+ * number of profiles left queued. */
+size_t push_drain(struct push *p, long timeout_ms, bool (*cancel)(void *arg), void *arg);
 /* After push_drain: moves what is still queued (oldest first) into *items (malloc'd; the caller
  * frees each buf and the array). Returns the count (0: *items NULL) or -ENOMEM. */
 long push_take_queued(struct push *p, struct push_item **items);
@@ -82,7 +90,7 @@ void push_stats(struct push *p, struct push_stats *st);
  * with no_thread. 0, or -EIO (the request failed: why says how, in one line) or -ENOMEM. */
 int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int64_t until_ns,
 	      char *why, size_t whylen);
-/* Stops the thread (an unfinished request is abandoned at its time-out) and frees everything. */
+/* Stops the thread (a request under way is cut short at once) and frees everything. */
 void push_free(struct push *p);
 
 /* Whether url can be push_opts.url: an http:// or https:// URL with a host that libcurl's URL

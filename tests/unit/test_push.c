@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/push.h"
@@ -218,7 +219,7 @@ static void test_queue_drops_unconvertible(void **state)
 	struct push *p = push_new(&o);
 	assert_non_null(p);
 	assert_int_equal(push_submit(p, "not a profile", 13, 0, 1), 0);
-	assert_int_equal(push_drain(p, 2000), 0);
+	assert_int_equal(push_drain(p, 2000, NULL, NULL), 0);
 	push_stats(p, &st);
 	assert_int_equal(st.dropped, 1);
 	assert_int_equal(st.retried, 0);
@@ -227,7 +228,7 @@ static void test_queue_drops_unconvertible(void **state)
 	o.proto = PUSH_PARCA;
 	assert_non_null(p = push_new(&o));
 	assert_int_equal(push_submit(p, "x", 1, 0, 1), 0);
-	assert_int_equal(push_drain(p, 300), 1);
+	assert_int_equal(push_drain(p, 300, NULL, NULL), 1);
 	push_stats(p, &st);
 	assert_int_equal(st.dropped, 0);
 	assert_true(st.retried >= 1);
@@ -236,6 +237,73 @@ static void test_queue_drops_unconvertible(void **state)
 	free(items[0].buf);
 	free(items);
 	push_free(p);
+}
+
+/* A port that takes connections (the kernel's backlog) and never answers; *fd to close. */
+static int silent_port(int *fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*fd >= 0);
+	assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(*fd, 16), 0);
+	assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+	return ntohs(a.sin_port);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Cancels the drain once 0.3 s have passed since *arg (now_s). */
+static bool cancel_later(void *arg)
+{
+	return now_s() - *(double *)arg >= 0.3;
+}
+
+/* The end's drain against a store that never answers: a request under way (its own time-out
+ * 8 s) is cut short at the drain's deadline, or at once when cancel says so, and its profile
+ * stays queued for the caller to save. */
+static void test_drain_cut_short(void **state)
+{
+	char url[64];
+	int fd;
+	struct push_stats st;
+	struct push_item *items = NULL;
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", silent_port(&fd));
+	struct push_opts o = { .proto = PUSH_PYROSCOPE, .url = url, .timeout_ms = 8000 };
+	for (int cancel = 0; cancel < 2; cancel++) {
+		struct push *p = push_new(&o);
+		assert_non_null(p);
+		assert_int_equal(push_submit(p, "x", 1, 0, 1), 0);
+		usleep(200000); /* the request is under way, waiting for an answer */
+		double t0 = now_s();
+		size_t left = cancel ? push_drain(p, 6000, cancel_later, &t0) : push_drain(p, 500, NULL, NULL);
+		double took = now_s() - t0;
+		assert_int_equal(left, 1);
+		assert_true(took < (cancel ? 0.3 : 0.5) + 1.0); /* not the request's 8 s */
+		assert_true(took >= (cancel ? 0.3 : 0.5) - 0.01);
+		push_stats(p, &st);
+		assert_int_equal(st.sent, 0);
+		assert_non_null(strstr(st.last_error, cancel ? "cancelled" : "time limit"));
+		assert_int_equal(push_take_queued(p, &items), 1);
+		assert_int_equal(items[0].len, 1);
+		free(items[0].buf);
+		free(items);
+		push_free(p);
+	}
+	close(fd);
+	o.timeout_ms = PUSH_TIMEOUT_MAX_MS + 1; /* an end that would wait past five minutes */
+	assert_null(push_new(&o));
+	assert_int_equal(errno, EINVAL);
 }
 
 int main(void)
@@ -248,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_send_fails),
 		cmocka_unit_test(test_queue_drops_unconvertible),
+		cmocka_unit_test(test_drain_cut_short),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

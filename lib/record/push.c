@@ -850,13 +850,16 @@ static int init_sync(struct push *p)
 	return err;
 }
 
-/* Starts the sending thread with every signal blocked: a Ctrl-C must reach the caller, whose
- * waits it ends (EINTR), not this thread. */
+/* Starts the sending thread with the asynchronous signals blocked: a Ctrl-C must reach the
+ * caller, whose waits it ends (EINTR), not this thread; a fault's signal stays deliverable. */
 static int start_thread(struct push *p)
 {
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS };
 	sigset_t all, old;
 
 	sigfillset(&all);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(*faults); i++)
+		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int err = -pthread_create(&p->thread, NULL, push_thread, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

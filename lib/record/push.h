@@ -70,7 +70,7 @@ struct push_item {
 /* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: a URL
  * push_check_url refuses, no such protocol, a time-out past PUSH_TIMEOUT_MAX_MS, or a tenant,
  * service, label, token or host that push_value_ok refuses; ENOMEM). Call before other threads
- * use libcurl. The sending thread blocks every signal: they reach the caller's threads. */
+ * use libcurl. The sending thread blocks the asynchronous signals: they reach the caller's. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
  * Never waits for the network. 0 or -ENOMEM. (OTLP: a profile that does not decode is

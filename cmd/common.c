@@ -298,6 +298,49 @@ int merge_comments(struct profile *dst, const struct profile *src)
 	return 0;
 }
 
+const char *text_escaped(char *buf, size_t len, const char *s)
+{
+	escape_text(buf, len, s, strlen(s));
+	return buf;
+}
+
+int push_value_check(const struct cmd *cmd, const char *opt, const char *value)
+{
+	char esc[1024];
+
+	if (push_value_ok(value))
+		return 0;
+	return usage_error(cmd, "invalid value '%s' for --%s (no control characters: it is sent in "
+			   "an HTTP header)", text_escaped(esc, sizeof(esc), value), opt);
+}
+
+int push_label_error(const struct cmd *cmd, const char *arg)
+{
+	char esc[1024];
+
+	return usage_error(cmd, "invalid value '%s' for --label (KEY=VALUE: a name of letters, "
+			   "digits, '_' and '.', a value without braces, commas or control characters)",
+			   text_escaped(esc, sizeof(esc), arg));
+}
+
+int push_url_check(const struct cmd *cmd, const char *url, const char *opt)
+{
+	int err = push_check_url(url);
+
+	if (err != -EINVAL)
+		return err ? error("out of memory") : 0;
+	char *shown = push_url_shown(url), esc[1024];
+	if (!shown)
+		return error("out of memory");
+	text_escaped(esc, sizeof(esc), shown); /* a newline stays on its line */
+	free(shown);
+	if (opt)
+		return usage_error(cmd, "invalid value '%s' for --%s (an http:// or https:// URL with "
+				   "a host, no spaces)", esc, opt);
+	return usage_error(cmd, "invalid URL '%s' (an http:// or https:// URL with a host, no "
+			   "spaces)", esc);
+}
+
 int cacert_check(const char *path, const char *opt)
 {
 	int err = push_check_cacert(path);

@@ -65,6 +65,19 @@ int output_write(const char *path, const void *buf, size_t len, mode_t mode);
 /* Checks the CA file of a push option (opt: "cacert", "push-cacert") before anything is sent or
  * recorded (push_check_cacert): 0, or prints "cannot use 'FILE' for --OPT: WHY" and returns 1. */
 int cacert_check(const char *path, const char *opt);
+/* s with control characters escaped (escape_text: "\r" as "\x0d") in buf (len bytes, cut to
+ * fit): what the user typed, quoted in a one-line message. Returns buf. */
+const char *text_escaped(char *buf, size_t len, const char *s);
+/* Checks the value of a push option that goes into a header (--tenant): push_value_ok, or
+ * prints "invalid value 'V' for --OPT (...)" and returns 2. */
+int push_value_check(const struct cmd *cmd, const char *opt, const char *value);
+/* Prints the usage error of a --label that push_labels_add refused; returns 2. */
+int push_label_error(const struct cmd *cmd, const char *arg);
+/* Checks a push URL before anything is sent or recorded (push_check_url): 0, or prints the
+ * usage error "invalid value 'URL' for --OPT (...)" ("invalid URL 'URL' (...)" when opt is
+ * NULL, an operand) with the URL as push_url_shown shows it, escaped, and returns 2 (1 out of
+ * memory). */
+int push_url_check(const struct cmd *cmd, const char *url, const char *opt);
 /* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
  * (https://no-color.org). */
 bool color_terminal(void);

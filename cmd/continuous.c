@@ -34,7 +34,7 @@ const struct opt continuous_opts[] = {
 	{ "tenant", 0, "ID", "the tenant pushed to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
 	{ "push-token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
 	{ "push-cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_PUSH_CACERT },
-	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10)", OPT_PUSH_TIMEOUT },
+	{ "push-timeout", 0, "SECONDS", "time-out of one push request (default 10, at most 300)", OPT_PUSH_TIMEOUT },
 	{ "push-queue", 0, "N", "intervals queued while the store is unreachable, the oldest dropped first (default 64)", OPT_PUSH_QUEUE },
 	{ "push-queue-bytes", 0, "BYTES", "bytes queued at most (default 67108864)", OPT_PUSH_QUEUE_BYTES },
 	OPT_END,
@@ -53,8 +53,7 @@ static int add_label(struct continuous *c, const struct cmd *cmd, const char *ar
 	int err = push_labels_add(&c->labels, &c->nlabels, arg);
 
 	if (err == -EINVAL)
-		return usage_error(cmd, "invalid value '%s' for --label (KEY=VALUE: a name of letters, "
-				   "digits, '_' and '.', a value without braces or commas)", arg);
+		return push_label_error(cmd, arg);
 	return err ? error("out of memory") : 0;
 }
 
@@ -76,7 +75,7 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		return add_label(c, cmd, arg);
 	case OPT_TENANT:
 		c->tenant = arg;
-		return 0;
+		return push_value_check(cmd, "tenant", arg);
 	case OPT_TOKEN_FILE:
 		c->token_file = arg;
 		return 0;
@@ -84,7 +83,8 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		c->cacert = arg;
 		return 0;
 	case OPT_PUSH_TIMEOUT:
-		return opt_double(cmd, "push-timeout", arg, 0.01, 3600, &c->push_timeout);
+		return opt_double(cmd, "push-timeout", arg, 0.01, PUSH_TIMEOUT_MAX_MS / 1000.0,
+				  &c->push_timeout);
 	case OPT_PUSH_QUEUE:
 		return opt_long(cmd, "push-queue", arg, 1, 1000000, &c->queue_items);
 	case OPT_PUSH_QUEUE_BYTES:
@@ -107,7 +107,9 @@ static const char *label_of(const struct continuous *c, const char *key)
 	return NULL;
 }
 
-/* service_name: --label service_name=..., else the command's base name, else "firn". */
+/* service_name: --label service_name=..., else the command's base name, else "firn"; in a
+ * command's name, what a label's value cannot hold (braces, commas, control characters) is
+ * '_': the name is not the user's to fix. */
 static int default_service(struct continuous *c, char **argv, int argc)
 {
 	if (label_of(c, "service_name"))
@@ -117,6 +119,9 @@ static int default_service(struct continuous *c, char **argv, int argc)
 	char *arg = NULL;
 	if (asprintf(&arg, "service_name=%s", *name ? name : "firn") < 0)
 		return error("out of memory");
+	for (char *s = arg + strlen("service_name="); *s; s++)
+		if (strchr("{},", *s) || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
 	c->service = arg; /* the label's value points into it */
 	return add_label(c, &record_cmd, arg);
 }
@@ -128,6 +133,8 @@ static int read_token(const char *path, char **token)
 
 	if (err == -ENODATA)
 		return error("cannot read '%s': no token in it", path);
+	if (err == -EILSEQ)
+		return error("cannot read '%s': a control character in the token", path);
 	return err ? error("cannot read '%s': %s", path, strerror(-err)) : 0;
 }
 
@@ -135,6 +142,7 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 		     bool output_given, char **argv, int argc)
 {
 	bool pattern = output_given && interval_is_pattern(output);
+	int rc;
 
 	if (c->keep && !pattern)
 		return usage_error(cmd, "--keep needs -o with a time pattern (e.g. prof-%%Y%%m%%dT%%H%%M%%S.pb.gz)");
@@ -143,8 +151,10 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 	if (!c->push_url && (c->proto || c->nlabels || c->tenant || c->token_file || c->cacert ||
 			     c->queue_items || c->queue_bytes))
 		return usage_error(cmd, "the push options need --push URL");
-	if (c->push_url && strncmp(c->push_url, "http://", 7) && strncmp(c->push_url, "https://", 8))
-		return usage_error(cmd, "invalid value '%s' for --push (an http:// or https:// URL)", c->push_url);
+	if (c->push_url && (rc = push_url_check(cmd, c->push_url, "push")))
+		return rc;
+	if (c->push_url && !(c->push_shown = push_url_shown(c->push_url)))
+		return error("out of memory");
 	if (c->push_url && c->cacert && cacert_check(c->cacert, "push-cacert"))
 		return 1; /* before the recording starts, not at its first push */
 	if (c->push_url && c->token_file && read_token(c->token_file, &c->token))
@@ -184,7 +194,7 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 	int err = errno;
 	free(rest);
 	if (!c->push)
-		return error("cannot push to '%s': %s", c->push_url, strerror(err));
+		return error("cannot push to '%s': %s", c->push_shown, strerror(err));
 	return 0;
 }
 
@@ -362,12 +372,20 @@ static int make_whole(struct continuous *c, struct profile *prof)
 	return err ? error("cannot build the whole profile: %s", strerror(-err)) : 0;
 }
 
+/* Whether a stop signal came after sampling ended: the push's drain ends at once. */
+static bool drain_cancelled(void *arg)
+{
+	const struct continuous *c = arg;
+
+	return c->stop_count && c->stop_count() > c->stops_at_end;
+}
+
 int continuous_finish(struct continuous *c, struct profile *prof)
 {
 	int rc = take_interval(c, prof);
 
 	if (c->push) {
-		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS);
+		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS, drain_cancelled, c);
 		save_unsent(c);
 	}
 	if (!rc && c->have_acc)
@@ -448,6 +466,7 @@ int continuous_lost_error(const struct continuous *c)
 void continuous_release(struct continuous *c)
 {
 	push_free(c->push);
+	free(c->push_shown);
 	free(c->token);
 	interval_files_release(&c->files);
 	if (c->have_acc)

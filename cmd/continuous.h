@@ -42,6 +42,7 @@ struct continuous {
 	long queue_items, queue_bytes;
 	/* state */
 	char *token;                /* --push-token-file's token, read by continuous_check */
+	char *push_shown;           /* the --push URL as messages show it (push_url_shown) */
 	const char *pattern;        /* -o holds a strftime pattern: one file per interval */
 	bool whole;                 /* a plain -o: the intervals merged into one file at the end */
 	struct interval_files files;
@@ -62,6 +63,9 @@ struct continuous {
 	continuous_encode_fn encode;
 	void *encode_arg;
 	unsigned pprof_flags;       /* what pushed pprof leaves out (PPROF_*) */
+	int (*stop_count)(void);    /* the stop signals received so far (NULL: none counted) */
+	int stops_at_end;           /* stop_count when sampling ended: one more cuts the push's
+				     * drain short (a second Ctrl-C, or a first after -d) */
 	struct file_write fw;        /* how files are written (record's: mode 0600, owner) */
 	/* the pids of every interval, a bit each (the summary's count): a fixed 512 KiB whose pages
 	 * are touched only where pids fall, so days of churn do not grow it */
@@ -89,7 +93,8 @@ int continuous_tick(struct continuous *c, struct recorder *rec, uint64_t now_ns)
 /* How long the sampling loop may sleep before the next cut is due (ms, at most max). */
 int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max);
 /* The last interval: prof is recorder_finish's (samples since the last cut). Writes and pushes
- * it, drains the push queue (a few seconds at most) and saves what could not be sent. With a
+ * it, drains the push queue (the time-out plus 2 s at most, less when a stop signal comes past
+ * stops_at_end) and saves what could not be sent. With a
  * plain -o, prof's samples are then replaced by every interval's and its time by the whole
  * recording's (the profile the file gets). 0, or prints the error and returns 1. */
 int continuous_finish(struct continuous *c, struct profile *prof);

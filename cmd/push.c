@@ -32,7 +32,7 @@ static const struct opt push_opts_table[] = {
 	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope and OTLP)", OPT_TENANT },
 	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
 	{ "cacert", 0, "FILE", "verify an https:// store with the CA certificates of this PEM file, not the system's", OPT_CACERT },
-	{ "timeout", 0, "SECONDS", "time-out of one request (default 10)", OPT_TIMEOUT },
+	{ "timeout", 0, "SECONDS", "time-out of one request (default 10, at most 300)", OPT_TIMEOUT },
 	OPT_END,
 };
 
@@ -48,12 +48,11 @@ static int push_option(void *ctx, int id, const char *arg)
 		return 0;
 	case OPT_LABEL:
 		if ((err = push_labels_add(&o->labels, &o->nlabels, arg)) == -EINVAL)
-			return usage_error(&push_cmd, "invalid value '%s' for --label (KEY=VALUE: a name of "
-					   "letters, digits, '_' and '.', a value without braces or commas)", arg);
+			return push_label_error(&push_cmd, arg);
 		return err ? error("out of memory") : 0;
 	case OPT_TENANT:
 		o->tenant = arg;
-		return 0;
+		return push_value_check(&push_cmd, "tenant", arg);
 	case OPT_TOKEN_FILE:
 		o->token_file = arg;
 		return 0;
@@ -61,7 +60,8 @@ static int push_option(void *ctx, int id, const char *arg)
 		o->cacert = arg;
 		return 0;
 	case OPT_TIMEOUT:
-		return opt_double(&push_cmd, "timeout", arg, 0.01, 3600, &o->timeout);
+		return opt_double(&push_cmd, "timeout", arg, 0.01, PUSH_TIMEOUT_MAX_MS / 1000.0,
+				  &o->timeout);
 	}
 	return 2;
 }
@@ -74,9 +74,10 @@ static long sample_rate(const struct profile *p)
 	return 100;
 }
 
-/* Starts the push (no thread: one request per file, on this one). */
-static struct push *start(const struct push_cmd_opts *o, const char *url, const char *token,
-			  long rate)
+/* Starts the push (no thread: one request per file, on this one); shown: the URL as messages
+ * show it. */
+static struct push *start(const struct push_cmd_opts *o, const char *url, const char *shown,
+			  const char *token, long rate)
 {
 	const char *service = "firn";
 	struct push_label *rest = calloc(o->nlabels + 1, sizeof(*rest));
@@ -97,7 +98,7 @@ static struct push *start(const struct push_cmd_opts *o, const char *url, const 
 	int err = rest ? errno : ENOMEM;
 	free(rest);
 	if (!p)
-		error("cannot push to '%s': %s", url, strerror(err));
+		error("cannot push to '%s': %s", shown, strerror(err));
 	return p;
 }
 
@@ -133,6 +134,12 @@ static int send_files(const struct push_cmd_opts *o, const char *url, const char
 		      char **files, int nfiles)
 {
 	int failed = 0;
+	char *shown = push_url_shown(url); /* no password in a message */
+
+	if (!shown) {
+		error("out of memory");
+		return nfiles;
+	}
 
 	for (int i = 0; i < nfiles; i++) {
 		void *buf = NULL;
@@ -144,14 +151,15 @@ static int send_files(const struct push_cmd_opts *o, const char *url, const char
 			failed++;
 			continue;
 		}
-		struct push *p = start(o, url, token, rate);
+		struct push *p = start(o, url, shown, token, rate);
 		int err = p ? push_send(p, buf, len, from, until, why, sizeof(why)) : -ENOMEM;
 		if (p && err)
-			error("cannot push '%s' to '%s': %s", files[i], url, why);
+			error("cannot push '%s' to '%s': %s", files[i], shown, why);
 		failed += err != 0;
 		push_free(p);
 		free(buf);
 	}
+	free(shown);
 	return failed;
 }
 
@@ -170,13 +178,11 @@ static int cmd_push(int argc, char **argv)
 		goto out;
 	}
 	const char *url = argv[argi];
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		rc = usage_error(&push_cmd, "invalid URL '%s' (an http:// or https:// URL)", url);
+	if ((rc = push_url_check(&push_cmd, url, NULL)))
 		goto out;
-	}
 	if (o.token_file && (rc = push_read_token(o.token_file, &token))) {
-		rc = error("cannot read '%s': %s", o.token_file,
-			   rc == -ENODATA ? "no token in it" : strerror(-rc));
+		rc = error("cannot read '%s': %s", o.token_file, rc == -ENODATA ? "no token in it" :
+			   rc == -EILSEQ ? "a control character in the token" : strerror(-rc));
 		goto out;
 	}
 	if (o.cacert && (rc = cacert_check(o.cacert, "cacert")))

@@ -235,7 +235,7 @@ static int finish_recording(struct recording *r)
 
 	struct continuous *c = &r->o->c;
 	bool whole = !continuous_on(c) || c->whole;
-	const char *out = whole ? r->o->output : c->pattern ? c->pattern : c->push_url;
+	const char *out = whole ? r->o->output : c->pattern ? c->pattern : c->push_shown;
 
 	if (!(r->prof = recorder_finish(r->rec)))
 		return error("%s", recorder_error(r->rec));
@@ -652,6 +652,7 @@ static int cmd_record(int argc, char **argv)
 	o.c.encode = encode_as;
 	o.c.encode_arg = &o;
 	o.c.pprof_flags = o.pprof_flags;
+	o.c.stop_count = target_stop_count;
 	o.c.fw = profile_write_opts();
 	if ((rc = target_check_off_cpu(&o.t, &record_cmd)) || (rc = target_check(&o.t, &record_cmd, argc - argi)) ||
 	    (rc = resolve_cgroups(&o)) || (rc = target_check_privileges(&record_cmd)) || (whole && (rc = check_output(o.output))) ||
@@ -673,6 +674,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	if ((rc = sample_loop(&r)))
 		goto out;
+	o.c.stops_at_end = target_stop_count(); /* one more cuts the push's last wait short */
 	recorder_stop(r.rec);
 	target_end_command(&o.t);
 	rc = finish_recording(&r);

@@ -22,13 +22,15 @@
 #include "record/usdt.h"
 #include "base/vec.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_count;
 
-/* Signal handler: remember the first signal; the main loop stops. */
+/* Signal handler: remember the first signal (the main loop stops) and count them all (a second
+ * one cuts the end's push short). */
 static void on_stop_signal(int sig)
 {
 	if (!stop_signal)
 		stop_signal = sig;
+	stop_count++;
 }
 
 /* Adds pid to t->pids unless it is there already (-p 1,1 and -p 1 -p 1 name one process). */
@@ -360,6 +362,11 @@ void target_install_signals(void)
 int target_stop_signal(void)
 {
 	return stop_signal;
+}
+
+int target_stop_count(void)
+{
+	return stop_count;
 }
 
 void target_raise_fd_limit(struct target *t)

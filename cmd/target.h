@@ -101,6 +101,8 @@ int target_check_privileges(const struct cmd *cmd);
 void target_install_signals(void);
 /* The first stop signal received, 0 when none. */
 int target_stop_signal(void);
+/* How many stop signals were received. */
+int target_stop_count(void);
 /* Raises firn's soft limit on open files to the hard one: it opens the files of every process
  * it profiles, and a low soft limit (ulimit -Sn) would cost their symbols. The command started
  * afterwards gets the old limit back. */

@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +24,18 @@
 
 struct push {
 	struct push_opts o;            /* strings below owned */
-	char *url, *service, *tenant, *token, *cacert, *host;
+	char *service, *tenant, *token, *cacert, *host;
+	char *shown;                   /* the URL as messages show it (push_url_shown) */
+	CURLU *base;                   /* the URL, parsed: each request's is made from it */
+	bool https;
 	struct push_label *labels;
 	CURL *curl;
+	CURLM *multi;                  /* runs each request: curl_multi_wakeup cuts its wait short */
 	pthread_t thread;
-	bool started;
+	bool started, ended;           /* ended: the thread is past its loop */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;           /* the queue changed, or stop/drain */
+	pthread_cond_t done;           /* the thread ended (push_drain waits on it) */
 	struct push_item *q;           /* ring: oldest at head */
 	size_t head, n, cap, bytes;
 	bool in_flight, stop, draining, failing;
@@ -51,6 +57,65 @@ int push_proto_of(const char *name)
 	return -EINVAL;
 }
 
+/* url parsed by libcurl into *u (made here), as push_check_url takes it; the scheme's
+ * https-ness in *https. 0, -EINVAL or -ENOMEM (*u freed on failure). */
+static int parse_url(const char *url, CURLU **u, bool *https)
+{
+	char *scheme = NULL, *host = NULL;
+	int err = (*u = curl_url()) ? 0 : -ENOMEM;
+
+	/* no flags: no guessed scheme, no space, no control character (libcurl refuses them) */
+	if (!err && (curl_url_set(*u, CURLUPART_URL, url, 0) ||
+		     curl_url_get(*u, CURLUPART_SCHEME, &scheme, 0) ||
+		     curl_url_get(*u, CURLUPART_HOST, &host, 0) || !*host))
+		err = -EINVAL;
+	if (!err && strcmp(scheme, "http") && strcmp(scheme, "https"))
+		err = -EINVAL;
+	if (!err)
+		*https = !strcmp(scheme, "https");
+	curl_free(scheme);
+	curl_free(host);
+	if (err) {
+		curl_url_cleanup(*u);
+		*u = NULL;
+	}
+	return err;
+}
+
+int push_check_url(const char *url)
+{
+	CURLU *u = NULL;
+	bool https;
+	int err = parse_url(url, &u, &https);
+
+	curl_url_cleanup(u);
+	return err;
+}
+
+char *push_url_shown(const char *url)
+{
+	const char *auth = strstr(url, "://"), *at;
+	char *s = NULL;
+
+	auth = auth ? auth + 3 : url;
+	/* the last '@' before the query: a password holding an unencoded '/' is hidden too */
+	if (!(at = memrchr(auth, '@', strcspn(auth, "?#"))))
+		return strdup(url);
+	if (asprintf(&s, "%.*s***%s", (int)(auth - url), url, at) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+bool push_value_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
 /* A label name as Prometheus and Pyroscope take it: [A-Za-z_][A-Za-z0-9_.]*. */
 static bool label_name_ok(const char *s, size_t len)
 {
@@ -67,7 +132,8 @@ int push_labels_add(struct push_label **labels, size_t *n, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 
-	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},\n"))
+	if (!eq || !label_name_ok(arg, (size_t)(eq - arg)) || strpbrk(eq + 1, "{},") ||
+	    !push_value_ok(eq + 1))
 		return -EINVAL;
 	for (size_t i = 0; i < *n; i++)
 		if (!strncmp((*labels)[i].key, arg, (size_t)(eq - arg)) &&
@@ -97,10 +163,14 @@ int push_read_token(const char *path, char **token)
 		close(fd);
 	if (err)
 		return err;
-	buf[n] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (!*buf)
+	size_t len = 0;
+	while (len < (size_t)n && buf[len] != '\r' && buf[len] != '\n')
+		len++;
+	buf[len] = 0;
+	if (!len)
 		return -ENODATA;
+	if (strlen(buf) != len || !push_value_ok(buf)) /* a NUL or a control character */
+		return -EILSEQ;
 	return (*token = strdup(buf)) ? 0 : -ENOMEM;
 }
 
@@ -216,6 +286,41 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/* The URL of a request: the store's path, its trailing '/' dropped, then tail (unless the
+ * path ends so already: OTLP's full endpoint), then the store's query with query appended
+ * (NULL: none). libcurl's URL API places the path, so "http://h/p?x=1" gets "/p/ingest?x=1&..."
+ * rather than "/p?x=1/ingest?..."; the query is appended as text, since libcurl 7.88 rewrites
+ * a query it is given (%7B as %7b). malloc'd; NULL: out of memory. */
+static char *request_url(const struct push *p, const char *tail, bool unless_ends,
+			 const char *query)
+{
+	CURLU *u = curl_url_dup(p->base);
+	char *path = NULL, *joined = NULL, *base = NULL, *own = NULL, *url = NULL;
+
+	if (!u || curl_url_get(u, CURLUPART_PATH, &path, 0))
+		goto out;
+	size_t len = strlen(path), tlen = strlen(tail);
+	while (len && path[len - 1] == '/')
+		len--;
+	if (unless_ends && len >= tlen && !memcmp(path + len - tlen, tail, tlen))
+		tail = "";
+	if (asprintf(&joined, "%.*s%s", (int)len, path, tail) < 0)
+		joined = NULL;
+	if (!joined || curl_url_set(u, CURLUPART_PATH, joined, 0) ||
+	    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) || curl_url_get(u, CURLUPART_URL, &base, 0))
+		goto out;
+	bool has_query = !curl_url_get(u, CURLUPART_QUERY, &own, 0) && *own;
+	if (asprintf(&url, "%s%s%s", base, !query ? "" : has_query ? "&" : "?", query ? query : "") < 0)
+		url = NULL;
+out:
+	curl_free(own);
+	curl_free(base);
+	free(joined);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return url;
+}
+
 /* Pyroscope's application name with labels: "service{k=v,k2=v2}". */
 static char *pyroscope_name(const struct push *p)
 {
@@ -232,17 +337,20 @@ static char *pyroscope_name(const struct push *p)
 	return fclose(f) ? (free(s), NULL) : s;
 }
 
-/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName. */
+/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName
+ * after the store's own query (malloc'd). */
 static char *pyroscope_url(struct push *p, const struct push_item *it)
 {
 	char *name = pyroscope_name(p), *esc = name ? curl_easy_escape(p->curl, name, 0) : NULL;
-	char *url = NULL;
+	char *query = NULL, *url = NULL;
 	long long from = it->from_ns / 1000000000, until = (it->until_ns + 999999999) / 1000000000;
 
-	if (esc && asprintf(&url, "%s/ingest?name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
-			    "&spyName=firn", p->url, esc, from, until > from ? until : from + 1,
-			    p->o.sample_rate) < 0)
-		url = NULL;
+	if (esc && asprintf(&query, "name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
+			    "&spyName=firn", esc, from, until > from ? until : from + 1,
+			    p->o.sample_rate) >= 0) {
+		url = request_url(p, "/ingest", false, query);
+		free(query);
+	}
 	curl_free(esc);
 	free(name);
 	return url;
@@ -346,13 +454,14 @@ static int parca_setup(struct push *p, const struct push_item *it, char **body,
 
 	if (err)
 		return err;
-	if (asprintf(&url, "%s/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw", p->url) < 0)
+	if (!(url = request_url(p, "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw",
+				false, NULL)))
 		return -ENOMEM;
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	free(url);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	bool h2c = strncmp(p->url, "https:", 6) != 0;
+	bool h2c = !p->https;
 	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
 			 CURL_HTTP_VERSION_2TLS);
 	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
@@ -409,19 +518,18 @@ static int otlp_body(const struct push *p, const struct push_item *it, char **bo
 	return err;
 }
 
-/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL ends so), protobuf. */
+/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL's path ends so),
+ * protobuf. */
 static int otlp_setup(struct push *p, const struct push_item *it, char **body,
 		      struct curl_slist **hdr)
 {
-	static const char path[] = "/v1development/profiles";
-	size_t len = 0, ulen = strlen(p->url);
+	size_t len = 0;
 	char *url = NULL;
 	int err = otlp_body(p, it, body, &len);
 
 	if (err)
 		return err;
-	bool has = ulen >= sizeof(path) - 1 && !strcmp(p->url + ulen - (sizeof(path) - 1), path);
-	if (asprintf(&url, "%s%s", p->url, has ? "" : path) < 0)
+	if (!(url = request_url(p, "/v1development/profiles", true, NULL)))
 		return -ENOMEM;
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	free(url);
@@ -460,7 +568,58 @@ static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
 	return true;
 }
 
-/* One attempt at sending it; 0, or -EIO with why filled. */
+/* Why the request under way must end now ("" when it need not): stopped, or draining past
+ * the deadline. */
+static const char *cut_reason(struct push *p)
+{
+	pthread_mutex_lock(&p->lock);
+	const char *why = p->stop ? "cancelled at the end" :
+		p->draining && mono_ns() >= p->deadline_ns ? "cut short at the end's time limit" : "";
+	pthread_mutex_unlock(&p->lock);
+	return why;
+}
+
+/* How long a request may wait for its sockets before cut_reason is asked again: a second (the
+ * end's drain and push_free wake it at once), less when the drain's deadline comes sooner. */
+static int poll_ms(struct push *p)
+{
+	long ms = 1000;
+
+	pthread_mutex_lock(&p->lock);
+	uint64_t now = mono_ns();
+	if (p->draining)
+		ms = p->deadline_ns <= now ? 0 : (long)((p->deadline_ns - now + 999999) / 1000000);
+	pthread_mutex_unlock(&p->lock);
+	return ms < 1000 ? (int)ms : 1000;
+}
+
+/* Runs the request on the multi handle rather than curl_easy_perform, so that neither its
+ * time-out nor a server that never answers holds the end past its deadline: CURLE_OK or the
+ * request's error; *cut (a cut_reason) when it was cut short. */
+static CURLcode perform(struct push *p, const char **cut)
+{
+	int running = 1, left;
+	CURLcode rc = CURLE_OK;
+	CURLMcode mc = curl_multi_add_handle(p->multi, p->curl);
+	CURLMsg *m;
+
+	while (!mc && running && !*(*cut = cut_reason(p))) {
+		mc = curl_multi_perform(p->multi, &running);
+		if (!mc && running)
+			mc = curl_multi_poll(p->multi, NULL, 0, poll_ms(p), NULL);
+	}
+	while ((m = curl_multi_info_read(p->multi, &left)))
+		if (m->msg == CURLMSG_DONE && m->easy_handle == p->curl)
+			rc = m->data.result;
+	if (mc) {
+		snprintf(p->errbuf, sizeof(p->errbuf), "%s", curl_multi_strerror(mc));
+		rc = CURLE_FAILED_INIT;
+	}
+	curl_multi_remove_handle(p->multi, p->curl);
+	return rc;
+}
+
+/* One attempt at sending it; 0, -ECANCELED (cut short at the end) or -EIO, with why filled. */
 static int send_item(struct push *p, const struct push_item *it, char *why, size_t len)
 {
 	struct curl_slist *hdr = NULL;
@@ -492,9 +651,14 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 		hdr = curl_slist_append(hdr, auth);
 	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, hdr);
+	const char *cut = "";
+	CURLcode rc = err ? CURLE_OK : perform(p, &cut);
 	if (err)
 		snprintf(why, len, "cannot build the request: %s", strerror(-err));
-	else if (!request_ok(p, curl_easy_perform(p->curl), why, len))
+	else if (*cut) {
+		snprintf(why, len, "%s", cut);
+		err = -ECANCELED;
+	} else if (!request_ok(p, rc, why, len))
 		err = -EIO;
 	curl_slist_free_all(hdr);
 	curl_mime_free(mime);
@@ -506,14 +670,20 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 /* ---- the thread ---- */
 
 /* Waits on the condition until ns (monotonic), or for a signal when ns is 0. */
-static void wait_until(struct push *p, uint64_t ns)
+static void wait_on(struct push *p, pthread_cond_t *c, uint64_t ns)
 {
 	if (!ns) {
-		pthread_cond_wait(&p->wake, &p->lock);
+		pthread_cond_wait(c, &p->lock);
 		return;
 	}
 	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+	pthread_cond_timedwait(c, &p->lock, &ts);
+}
+
+/* Waits on the queue's condition until ns (monotonic), or for a signal when ns is 0. */
+static void wait_until(struct push *p, uint64_t ns)
+{
+	wait_on(p, &p->wake, ns);
 }
 
 /* After an attempt (under lock): counts it, requeues a failed item at the head, backs off. */
@@ -525,13 +695,23 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 		p->st.sent_bytes += it->len;
 		free(it->buf);
 		if (p->failing)
-			diag(DIAG_WARN, "pushing to '%s' works again", p->url);
+			diag(DIAG_WARN, "pushing to '%s' works again", p->shown);
 		p->failing = false;
 		p->backoff_ms = 0;
 		return;
 	}
+	if (err == -ECANCELED) { /* the end: kept for the caller to save, no retry to announce */
+		p->st.retried++;
+		if (!*p->st.last_error) /* an earlier failure says more of the store */
+			snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
+		if (enqueue(p, it, true)) {
+			free(it->buf);
+			p->st.dropped++;
+		}
+		return;
+	}
 	if (err != -EIO && err != -ENOMEM) { /* the profile itself: no retry makes it go */
-		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->url, why);
+		diag(DIAG_WARN, "cannot push to '%s': %s (dropped)", p->shown, why);
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
 		free(it->buf);
 		p->st.dropped++;
@@ -540,9 +720,9 @@ static void after_send(struct push *p, struct push_item *it, int err, const char
 	p->st.retried++;
 	snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why);
 	if (!p->failing)
-		diag(DIAG_WARN, "cannot push to '%s': %s (queued, retrying)", p->url, why);
+		diag(DIAG_WARN, "cannot push to '%s': %s (queued, retrying)", p->shown, why);
 	else
-		diag(DIAG_INFO, "cannot push to '%s': %s", p->url, why);
+		diag(DIAG_INFO, "cannot push to '%s': %s", p->shown, why);
 	p->failing = true;
 	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : p->o.backoff_min_ms;
 	if (p->backoff_ms > p->o.backoff_max_ms)
@@ -594,6 +774,8 @@ static void *push_thread(void *arg)
 			send_oldest(p);
 		}
 	}
+	p->ended = true;
+	pthread_cond_broadcast(&p->done);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -613,19 +795,15 @@ static char *host_name(const char *given)
 /* Copies the options' strings and fills in the defaults. */
 static int copy_opts(struct push *p, const struct push_opts *o)
 {
-	size_t ulen = strlen(o->url);
-
 	p->o = *o;
-	while (ulen && o->url[ulen - 1] == '/')
-		ulen--;
-	p->url = strndup(o->url, ulen);
+	p->shown = push_url_shown(o->url);
 	p->service = strdup(o->service ? o->service : "firn");
 	p->tenant = o->tenant ? strdup(o->tenant) : NULL;
 	p->token = o->token ? strdup(o->token) : NULL;
 	p->cacert = o->cacert ? strdup(o->cacert) : NULL;
 	p->host = host_name(o->host);
 	p->labels = calloc(o->nlabels + 1, sizeof(*p->labels));
-	if (!p->url || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
+	if (!p->shown || !p->service || (o->tenant && !p->tenant) || (o->token && !p->token) ||
 	    (o->cacert && !p->cacert) || !p->host ||
 	    !p->labels)
 		return -ENOMEM;
@@ -644,6 +822,21 @@ static int copy_opts(struct push *p, const struct push_opts *o)
 	return 0;
 }
 
+/* Whether every value of o that reaches a header or a URL is push_value_ok's: a CR/LF in the
+ * tenant would start a header of its own (X-Scope-OrgID: t, then X-Injected: yes). */
+static bool values_ok(const struct push_opts *o)
+{
+	const char *const v[] = { o->tenant, o->token, o->service, o->host };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+		if (v[i] && !push_value_ok(v[i]))
+			return false;
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!push_value_ok(o->labels[i].key) || !push_value_ok(o->labels[i].value))
+			return false;
+	return true;
+}
+
 /* The condition variable on the monotonic clock (back-off deadlines are monotonic). */
 static int init_sync(struct push *p)
 {
@@ -652,8 +845,25 @@ static int init_sync(struct push *p)
 	if (pthread_mutex_init(&p->lock, NULL) || pthread_condattr_init(&a))
 		return -ENOMEM;
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	int err = pthread_cond_init(&p->wake, &a) ? -ENOMEM : 0;
+	int err = pthread_cond_init(&p->wake, &a) || pthread_cond_init(&p->done, &a) ? -ENOMEM : 0;
 	pthread_condattr_destroy(&a);
+	return err;
+}
+
+/* Starts the sending thread with the asynchronous signals blocked: a Ctrl-C must reach the
+ * caller, whose waits it ends (EINTR), not this thread; a fault's signal stays deliverable. */
+static int start_thread(struct push *p)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS };
+	sigset_t all, old;
+
+	sigfillset(&all);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(*faults); i++)
+		sigdelset(&all, faults[i]);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = -pthread_create(&p->thread, NULL, push_thread, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	p->started = !err;
 	return err;
 }
 
@@ -662,11 +872,8 @@ struct push *push_new(const struct push_opts *o)
 	struct push *p;
 	int err;
 
-	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
+	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP || !values_ok(o) ||
+	    o->timeout_ms > PUSH_TIMEOUT_MAX_MS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -675,13 +882,15 @@ struct push *push_new(const struct push_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = copy_opts(p, o);
+	err = parse_url(o->url, &p->base, &p->https);
+	if (!err)
+		err = copy_opts(p, o);
 	if (!err)
 		err = init_sync(p);
-	if (!err && !(p->curl = curl_easy_init()))
+	if (!err && (!(p->curl = curl_easy_init()) || !(p->multi = curl_multi_init())))
 		err = -ENOMEM;
-	if (!err && !o->no_thread && (err = -pthread_create(&p->thread, NULL, push_thread, p)) == 0)
-		p->started = true;
+	if (!err && !o->no_thread)
+		err = start_thread(p);
 	if (err) {
 		push_free(p);
 		errno = -err;
@@ -707,7 +916,21 @@ int push_submit(struct push *p, const void *buf, size_t len, int64_t from_ns, in
 	return err;
 }
 
-size_t push_drain(struct push *p, long timeout_ms)
+/* Waits for the thread to end (under lock), asking cancel every 50 ms: when it says so, the
+ * thread is stopped and the request under way woken to be cut short. */
+static void wait_ended(struct push *p, bool (*cancel)(void *arg), void *arg)
+{
+	while (!p->ended) {
+		wait_on(p, &p->done, mono_ns() + 50000000);
+		if (!p->ended && !p->stop && cancel && cancel(arg)) {
+			p->stop = true;
+			pthread_cond_signal(&p->wake);
+			curl_multi_wakeup(p->multi);
+		}
+	}
+}
+
+size_t push_drain(struct push *p, long timeout_ms, bool (*cancel)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&p->lock);
 	p->draining = true;
@@ -715,6 +938,9 @@ size_t push_drain(struct push *p, long timeout_ms)
 	if (p->next_try_ns > mono_ns()) /* at the end: one more try now, not after the back-off */
 		p->next_try_ns = 0;
 	pthread_cond_signal(&p->wake);
+	curl_multi_wakeup(p->multi); /* a request's wait is measured against the deadline now */
+	if (p->started)
+		wait_ended(p, cancel, arg);
 	pthread_mutex_unlock(&p->lock);
 	if (p->started)
 		pthread_join(p->thread, NULL);
@@ -770,11 +996,14 @@ void push_free(struct push *p)
 		pthread_mutex_lock(&p->lock);
 		p->stop = true;
 		pthread_cond_signal(&p->wake);
+		curl_multi_wakeup(p->multi);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
 	}
 	while (p->n)
 		drop_oldest(p);
+	if (p->multi)
+		curl_multi_cleanup(p->multi);
 	if (p->curl)
 		curl_easy_cleanup(p->curl);
 	for (size_t i = 0; p->labels && i < p->o.nlabels; i++) {
@@ -783,10 +1012,12 @@ void push_free(struct push *p)
 	}
 	free(p->labels);
 	free(p->q);
-	free(p->url), free(p->service), free(p->tenant), free(p->token);
+	curl_url_cleanup(p->base);
+	free(p->shown), free(p->service), free(p->tenant), free(p->token);
 	free(p->cacert), free(p->host);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->done);
 	free(p);
 	curl_global_cleanup();
 }

@@ -125,6 +125,58 @@ expect_rc "push URL without FILE: usage error" 2 "$FIRN" push "http://127.0.0.1:
 expect_rc "push ftp://: usage error" 2 "$FIRN" push "ftp://127.0.0.1:$port" "$GO"
 expect_rc "push --label with a brace: usage error" 2 "$FIRN" push --label 'a={b}' "http://127.0.0.1:$port" "$GO"
 
+# ---- the store's URL: parsed at the start (libcurl's URL API), its path and query kept ----
+port=$(free_port)
+serve http "$port" "$TMP/q" || exit 0
+expect_rc "push to a URL with a path and a query: sent" 0 "$FIRN" push --label env=ci "http://127.0.0.1:$port/base/?org=a%20b&x=1" "$GO"
+expect_rc "push --to otlp to a URL with a query: sent" 0 "$FIRN" push --to otlp "http://127.0.0.1:$port/base?x=1" "$GO"
+url=$(js "$TMP/q/0.json" j.path)
+printf '%s\n' "$url" | grep -Eq '^/base/ingest\?org=a%20b&x=1&name=firn%7Benv%3Dci%7D&from=[0-9]+&until=[0-9]+&format=pprof&sampleRate=100&spyName=firn$' &&
+	pass "pyroscope: the path before the store's query, which is kept: $url" || fail "pyroscope with a query: $url"
+url=$(js "$TMP/q/1.json" j.path)
+[ "$url" = "/base/v1development/profiles?x=1" ] && pass "otlp: the path before the store's query: $url" || fail "otlp with a query: $url"
+expect_rc "push to a URL with a space: usage error" 2 "$FIRN" push "http://127.0.0.1:$port/a b" "$GO"
+grep -qx "firn push: invalid URL 'http://127.0.0.1:$port/a b' (an http:// or https:// URL with a host, no spaces)" "$TMP/err" &&
+	pass "push: the URL with a space refused at the start, in one line" || fail "push URL with a space: $(cat "$TMP/err")"
+expect_rc "record --push to a URL with a space: usage error" 2 env TMPDIR="$TMP" "$FIRN" record --push "http://127.0.0.1:$port/a b" -- true
+grep -q "^firn record: invalid value 'http://127.0.0.1:$port/a b' for --push (" "$TMP/err" &&
+	pass "record: the URL with a space refused before recording" || fail "record URL with a space: $(cat "$TMP/err")"
+expect_rc "push to http:// without a host: usage error" 2 "$FIRN" push "http://" "$GO"
+[ ! -e "$TMP/q/2.json" ] && pass "no request for a refused URL" || fail "a refused URL was sent: $(cat "$TMP/q/2.json")"
+
+# ---- no header injection: a CR/LF (any control character) in a value that goes into a header
+# or the URL is a usage error, and nothing is sent ----
+INJ=$'t1\r\nX-Injected: yes'
+expect_rc "push --tenant with CR/LF: usage error" 2 "$FIRN" push --tenant "$INJ" "http://127.0.0.1:$port" "$GO"
+[ "$(cat "$TMP/err" | head -1)" = "firn push: invalid value 't1\x0d\x0aX-Injected: yes' for --tenant (no control characters: it is sent in an HTTP header)" ] &&
+	pass "push --tenant CR/LF: one line naming the option, the value escaped" || fail "push --tenant CR/LF: $(cat -A "$TMP/err")"
+expect_rc "push --to otlp --tenant with CR/LF: usage error" 2 "$FIRN" push --to otlp --tenant "$INJ" "http://127.0.0.1:$port" "$GO"
+expect_rc "push --label with CR: usage error" 2 "$FIRN" push --label $'env=a\rb' "http://127.0.0.1:$port" "$GO"
+expect_rc "record --tenant with CR/LF: usage error" 2 env TMPDIR="$TMP" "$FIRN" record --push "http://127.0.0.1:$port" --tenant "$INJ" -- true
+grep -qF "firn record: invalid value 't1\\x0d\\x0aX-Injected: yes' for --tenant" "$TMP/err" && pass "record --tenant CR/LF: refused, escaped" ||
+	fail "record --tenant CR/LF: $(cat -A "$TMP/err")"
+printf 'tok\001en\n' >"$TMP/badtok"
+expect_rc "push --token-file with a control character: exit 1" 1 "$FIRN" push --token-file "$TMP/badtok" "http://127.0.0.1:$port" "$GO"
+[ "$(cat "$TMP/err")" = "firn: cannot read '$TMP/badtok': a control character in the token" ] && pass "push --token-file: the control character named" ||
+	fail "push bad token: $(cat -A "$TMP/err")"
+[ ! -e "$TMP/q/2.json" ] && pass "no request for a refused value (no X-Injected header reached the store)" ||
+	fail "sent with an injected value: $(cat "$TMP/q/2.json")"
+expect_rc "push --tenant t1 (plain): sent" 0 "$FIRN" push --to otlp --tenant t1 "http://127.0.0.1:$port" "$GO"
+[ "$(js "$TMP/q/2.json" 'j.headers["x-scope-orgid"] + " " + (j.headers["x-injected"] || "none")')" = "t1 none" ] &&
+	pass "a plain tenant: X-Scope-OrgID t1, no other header" || fail "plain tenant: $(cat "$TMP/q/2.json")"
+
+# ---- a password in the URL never reaches a message ----
+PW=pw-s3cret
+dead=$(free_port)
+expect_rc "push with user:password, no server: exit 1" 1 "$FIRN" push --timeout 2 "http://firn:$PW@127.0.0.1:$dead/" "$GO"
+! grep -q "$PW" "$TMP/err" && grep -q "^firn: cannot push '.*' to 'http://\*\*\*@127.0.0.1:$dead/': " "$TMP/err" &&
+	pass "push: the failure shows the URL without its userinfo" || fail "push password: $(cat "$TMP/err")"
+expect_rc "push with user:password and a space: usage error" 2 "$FIRN" push "http://firn:$PW@127.0.0.1:$dead/a b" "$GO"
+! grep -q "$PW" "$TMP/err" && grep -q "'http://\*\*\*@127.0.0.1:$dead/a b'" "$TMP/err" &&
+	pass "push: the usage error hides the password" || fail "push usage password: $(cat "$TMP/err")"
+expect_rc "record --push with user:password and a space: usage error" 2 env TMPDIR="$TMP" "$FIRN" record --push "http://firn:$PW@127.0.0.1:$dead/a b" -- true
+! grep -q "$PW" "$TMP/err" && pass "record: the usage error hides the password" || fail "record usage password: $(cat "$TMP/err")"
+
 if ! is_root; then skip "record --push (needs root)"; exit 0; fi
 
 # sum_summary ERR: the samples the summary's intervals line counts
@@ -183,10 +235,11 @@ done
 	fail "record otlp: sum $sum, summary $(summary_samples "$TMP/rec.err")"
 [ "$(gaps <"$TMP/times")" = 0 ] && pass "record otlp: intervals contiguous" || fail "record otlp: gaps: $(cat "$TMP/times")"
 
-# ---- a store down, then up: the queued intervals arrive, none twice ----
+# ---- a store down, then up: the queued intervals arrive, none twice (and the URL's password is
+# in no warning: the failure's, the recovery's, the summary's) ----
 port=$(free_port)
 FIRN_TEST_LISTEN_ON_SIGNAL=1 serve parca "$port" "$TMP/p3" || exit 0 # loaded, not listening
-TMPDIR=$TMP "$FIRN" record --every 0.5 --push "http://127.0.0.1:$port" --push-to parca --push-timeout 0.5 -d 3 -- sh -c "$LOOP" 2>"$TMP/rec.err" &
+TMPDIR=$TMP "$FIRN" record --every 0.5 --push "http://firn:$PW@127.0.0.1:$port" --push-to parca --push-timeout 0.5 -d 3 -- sh -c "$LOOP" 2>"$TMP/rec.err" &
 fp=$!
 sleep 1
 kill -USR1 "$srv"
@@ -199,6 +252,10 @@ read -r sent retried < <(sed -n 's/^firn: push: \([0-9]*\) sent, \([0-9]*\) retr
 	fail "down then up: $n arrived of ${iv:-?}; $(grep push: "$TMP/rec.err")"
 g=$(for j in "$TMP/p3"/*.json; do js "$j" 'j.pprof.time + " " + j.pprof.duration'; done 2>/dev/null | gaps)
 [ "$n" -gt 1 ] && [ "$g" = 0 ] && pass "down then up: the $n intervals that arrive are contiguous" || fail "down then up: $n arrived, $g gaps"
+shown="http://\*\*\*@127.0.0.1:$port"
+! grep -q "$PW" "$TMP/rec.err" && grep -q "^firn: warning: cannot push to '$shown': .*(queued, retrying)$" "$TMP/rec.err" &&
+	grep -q "^firn: warning: pushing to '$shown' works again$" "$TMP/rec.err" && grep -q "pushed [0-9]* intervals to '$shown' " "$TMP/rec.err" &&
+	pass "down then up: the warnings and the summary show the URL without its password" || fail "down then up, password: $(cat "$TMP/rec.err")"
 
 # ---- SIGTERM sends the last interval (otlp) ----
 port=$(free_port)

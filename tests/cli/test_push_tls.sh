@@ -9,7 +9,9 @@
 # (tests/cli/push_server.mjs with TLS; @parca/client, protoc). As root, record --push
 # --push-cacert --push-token-file delivers every interval over TLS with the token. A server
 # that takes the connection and never answers: the push gives up after --timeout (push) and
-# --push-timeout (record).
+# --push-timeout (record), which are 300 s at most. As root, the end of a recording against such a
+# server: the drain ends by its bound (the time-out plus 2 s) even with a request under way, a
+# second SIGINT ends it at once, and what was not sent is saved.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/push_npm.sh"
 LOOP='while :; do :; done'
@@ -173,6 +175,12 @@ for scheme in http https; do
 		fail "$scheme time-out: $ms ms; $(cat "$TMP/err")"
 done
 
+# ---- a time-out past the documented 300 s: a usage error (the end would wait that long) ----
+expect_rc "push --timeout 301: usage error" 2 timeout -k 5 30 "$FIRN" push --timeout 301 "http://127.0.0.1:$sport" "$GO"
+grep -qx "firn push: invalid value '301' for --timeout (a number from 0.01 to 300)" "$TMP/err" && pass "push --timeout 301: its range named" ||
+	fail "push --timeout 301: $(cat "$TMP/err")"
+expect_rc "record --push-timeout 3600: usage error" 2 env TMPDIR="$TMP" timeout -k 5 30 "$FIRN" record --push "http://127.0.0.1:$sport" --push-timeout 3600 -- true
+
 if ! is_root; then skip "record --push over TLS (needs root)"; exit 0; fi
 
 # ---- --cacert is the only trust: the system's store beside it is not consulted ----
@@ -244,3 +252,55 @@ ms=$(( $(now_ms) - t0 ))
 	pass "record --push-timeout 0.5 to a silent server: done in $ms ms, 'Operation timed out'" ||
 	fail "record --push-timeout: $ms ms; $(grep push: "$TMP/rec.err")"
 rm -f "$TMP"/firn-unsent-*
+
+# ---- the end's drain against a store that takes the connection and never answers ----
+# aserve NAME: such a store, accepting each connection; $TMP/NAME.acc gets the epoch ms of each
+# accept ($aport its port)
+aserve() {
+	aport=$(free_port)
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); open(sys.argv[2] + ".ready", "w").close()
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+    with open(sys.argv[2] + ".acc", "a") as f: f.write("%d\n" % (time.time_ns() // 1000000))' "$aport" "$TMP/$1" &
+	srvs="$srvs $!"
+	for _ in $(seq 200); do [ -e "$TMP/$1.ready" ] && return 0; sleep 0.05; done
+	fail "the silent store did not start"; return 1
+}
+# unsent ERR DIR: "N F" - the unsent count of the summary in ERR, the files saved in DIR
+unsent() { echo "$(sed -n 's/^firn: push: .* \([0-9]*\) unsent (saved as .*/\1/p' "$1") $(ls "$2"/firn-unsent-*.pb.gz 2>/dev/null | wc -l)"; }
+
+# -d 1, --push-timeout 6: the last interval's send starts as the drain does; its first request
+# times out at 6 s, the retry is cut short at the bound, 8 s (6 + 2), not at its own 6 s; the
+# summary's last error stays the time-out that says what the store did
+aserve d1 || exit 0
+mkdir "$TMP/d1"
+TMPDIR=$TMP/d1 timeout -k 5 60 "$FIRN" record -d 1 --push "http://127.0.0.1:$aport" --push-timeout 6 -- sh -c "$LOOP" 2>"$TMP/d1.err"
+ms=$(( $(now_ms) - $(head -1 "$TMP/d1.acc" 2>/dev/null || echo 0) ))
+[ "$ms" -ge 7500 ] && [ "$ms" -lt 9500 ] && pass "record -d 1 --push-timeout 6 to a silent store: the drain ends by its bound, 8 s ($ms ms from its first request to the exit)" ||
+	fail "record -d 1 to a silent store: $ms ms from the first request to the exit (bound 8000); $(grep push: "$TMP/d1.err")"
+read -r n f < <(unsent "$TMP/d1.err" "$TMP/d1")
+[ "${n:-x}" = 1 ] && [ "$f" = 1 ] && grep -q "^firn: push: 0 sent, 2 retried, 0 dropped, 1 unsent (.*; last error: Operation timed out after 6[0-9]* milliseconds" "$TMP/d1.err" &&
+	[ "$(total "$TMP"/d1/firn-unsent-*.pb.gz)" -gt 0 ] && pass "the interval cut short is saved ($(total "$TMP"/d1/firn-unsent-*.pb.gz) samples), the summary says why" ||
+	fail "the interval cut short: $n unsent, $f saved; $(grep push: "$TMP/d1.err")"
+
+# a SIGINT ends the recording, a second one ends the drain at once (default time-out: 10 s), and
+# what is unsent is saved
+aserve d2 || exit 0
+mkdir "$TMP/d2"
+TMPDIR=$TMP/d2 "$FIRN" record --every 0.5 --push "http://127.0.0.1:$aport" -- sh -c "$LOOP" 2>"$TMP/d2.err" &
+fp=$!
+for _ in $(seq 300); do [ -s "$TMP/d2.acc" ] && break; sleep 0.05; done # the first interval is being sent
+kill -INT "$fp"
+sleep 1
+t0=$(now_ms)
+kill -INT "$fp"
+wait "$fp"
+ms=$(( $(now_ms) - t0 ))
+[ -s "$TMP/d2.acc" ] && [ "$ms" -lt 1500 ] && pass "a second SIGINT ends the drain at once ($ms ms; its bound was 12 s)" ||
+	fail "a second SIGINT: $ms ms to the exit; $(grep push: "$TMP/d2.err")"
+read -r n f < <(unsent "$TMP/d2.err" "$TMP/d2")
+[ "${n:-0}" -ge 2 ] && [ "$f" = "$n" ] && grep -q "; last error: cancelled at the end$" "$TMP/d2.err" &&
+	pass "a second SIGINT: the $n unsent intervals are saved, the summary says so" ||
+	fail "a second SIGINT: ${n:-?} unsent, $f saved; $(grep push: "$TMP/d2.err")"

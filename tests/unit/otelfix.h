@@ -29,9 +29,26 @@ struct otelfix {
 	FILE *out;
 	int mem;                      /* /proc/PID/mem */
 	struct otelfix_thread main, worker;
+	char trace[3][33], route[3][16]; /* spans a, b, c as printed */
+	unsigned entered;             /* the spans ("a" 1, "b" 2, "c" 4, "none" 8) entered so far */
 };
 
-/* Starts the fixture name (a second lasting scale_ms) and reads up to its "thread main" line.
+/* Notes what a line says: a span's ids, a thread's slot, a span entered. */
+static inline void otelfix_note(struct otelfix *f, const char *line)
+{
+	char name[8];
+	struct otelfix_thread *t = !strncmp(line, "thread main", 11) ? &f->main : &f->worker;
+	int i;
+
+	if (sscanf(line, "span %1s", name) == 1 && (i = name[0] - 'a') >= 0 && i < 3)
+		sscanf(line, "span %*s trace=%32s span=%*s route=%15s", f->trace[i], f->route[i]);
+	else if (!strncmp(line, "thread ", 7))
+		sscanf(strchr(line, '='), "=%ld fs=0x%lx slot=0x%lx", &t->tid, &t->fs, &t->slot);
+	else if (sscanf(line, "enter %7s", name) == 1)
+		f->entered |= !strcmp(name, "none") ? 8u : 1u << (name[0] - 'a');
+}
+
+/* Starts the fixture name (a second lasting scale_ms) and reads up to both "thread" lines.
  * 0, or -1 when it cannot run or its memory cannot be read (the caller skips). */
 static inline int otelfix_start(struct otelfix *f, const char *name, int scale_ms)
 {
@@ -52,23 +69,21 @@ static inline int otelfix_start(struct otelfix *f, const char *name, int scale_m
 	}
 	close(p[1]);
 	f->out = fdopen(p[0], "r");
-	while (fgets(line, sizeof(line), f->out)) {
-		struct otelfix_thread *t = !strncmp(line, "thread main", 11) ? &f->main : &f->worker;
-		if (strncmp(line, "thread ", 7))
-			continue;
-		sscanf(strchr(line, '='), "=%ld fs=0x%lx slot=0x%lx", &t->tid, &t->fs, &t->slot);
-		if (t == &f->main)
-			break;
-	}
+	while ((!f->main.slot || !f->worker.slot) && fgets(line, sizeof(line), f->out))
+		otelfix_note(f, line);
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)f->pid);
 	f->mem = open(path, O_RDONLY | O_CLOEXEC);
 	return f->main.slot && f->mem >= 0 ? 0 : -1;
 }
 
-/* Reads the fixture's next line into line; false at its end. */
-static inline bool otelfix_line(struct otelfix *f, char *line, size_t len)
+/* Reads the fixture's lines until it has entered every span in mask; false at its end. */
+static inline bool otelfix_until(struct otelfix *f, unsigned mask)
 {
-	return fgets(line, (int)len, f->out) != NULL;
+	char line[256];
+
+	while ((f->entered & mask) != mask && fgets(line, sizeof(line), f->out))
+		otelfix_note(f, line);
+	return (f->entered & mask) == mask;
 }
 
 /* Ends the fixture. */

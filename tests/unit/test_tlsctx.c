@@ -164,16 +164,11 @@ static void check_live(const char *exe, const char *file)
 	struct tlsctx t;
 	struct tlsctx_mem mem = { otelfix_read, &f };
 	uint64_t slot = 0, bias;
-	char line[256];
 
 	if (otelfix_start(&f, exe, 2000)) {
 		otelfix_stop(&f);
 		skip();
 	}
-	while (!f.worker.slot && otelfix_line(&f, line, sizeof(line)))
-		if (!strncmp(line, "thread worker", 13))
-			sscanf(strchr(line, '='), "=%ld fs=0x%lx slot=0x%lx", &f.worker.tid,
-			       &f.worker.fs, &f.worker.slot);
 	bias = otelfix_bias(&f, file);
 	assert_int_equal(resolve(file, &t), 0);
 	assert_true(bias != 0);

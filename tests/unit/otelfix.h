@@ -76,6 +76,21 @@ static inline int otelfix_start(struct otelfix *f, const char *name, int scale_m
 	return f->main.slot && f->mem >= 0 ? 0 : -1;
 }
 
+/* The environment the next otelfix_start passes on: otelctx-dlopen's library (NULL: its default)
+ * and GLIBC_TUNABLES (NULL: none; "glibc.rtld.optional_static_tls=0" makes a dlopen'd module's
+ * TLS dynamic). */
+static inline void otelfix_env(const char *lib, const char *tunables)
+{
+	if (lib)
+		setenv("OTELCTX_LIB", lib, 1);
+	else
+		unsetenv("OTELCTX_LIB");
+	if (tunables)
+		setenv("GLIBC_TUNABLES", tunables, 1);
+	else
+		unsetenv("GLIBC_TUNABLES");
+}
+
 /* Reads the fixture's lines until it has entered every span in mask; false at its end. */
 static inline bool otelfix_until(struct otelfix *f, unsigned mask)
 {

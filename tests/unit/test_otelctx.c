@@ -2,7 +2,7 @@
  * (not valid, short, attributes too long or running past their end); read through a fake memory
  * (no record, a record that changes while read); and, live, the otelctx fixtures' main thread
  * read in span a, then span b, then with no span (no stale id), and the worker in span c, with the
- * ids and the http_route value each span printed, in every TLS model. */
+ * ids and the http_route value each span printed, in every TLS model, linked or opened by dlopen. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -191,6 +191,18 @@ static void test_live_local_exec(void **state) { (void)state; check_live("otelct
 static void test_live_initial_exec(void **state) { (void)state; check_live("otelctx-ie", "libotelctx-ie.so"); }
 static void test_live_tlsdesc(void **state) { (void)state; check_live("otelctx-desc", "libotelctx-desc.so"); }
 static void test_live_general_dynamic(void **state) { (void)state; check_live("otelctx-gd", "libotelctx-gd.so"); }
+/* dlopen: glibc puts a TLSDESC module in its spare static TLS, or, without spare TLS, in a block
+ * of its own reached through the DTV (as it always does for general-dynamic). */
+static void check_dlopen(const char *lib, const char *tunables)
+{
+	otelfix_env(lib, tunables);
+	check_live("otelctx-dlopen", lib);
+	otelfix_env(NULL, NULL);
+}
+
+static void test_dlopen_tlsdesc_static(void **state) { (void)state; check_dlopen("libotelctx-desc.so", NULL); }
+static void test_dlopen_tlsdesc_dynamic(void **state) { (void)state; check_dlopen("libotelctx-desc.so", "glibc.rtld.optional_static_tls=0"); }
+static void test_dlopen_general_dynamic(void **state) { (void)state; check_dlopen("libotelctx-gd.so", NULL); }
 
 int main(void)
 {
@@ -202,6 +214,9 @@ int main(void)
 		cmocka_unit_test(test_live_initial_exec),
 		cmocka_unit_test(test_live_tlsdesc),
 		cmocka_unit_test(test_live_general_dynamic),
+		cmocka_unit_test(test_dlopen_tlsdesc_static),
+		cmocka_unit_test(test_dlopen_tlsdesc_dynamic),
+		cmocka_unit_test(test_dlopen_general_dynamic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

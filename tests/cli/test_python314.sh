@@ -16,7 +16,8 @@
 #    outer's inclusive share >= 95 % of the samples, enough in leaf for the CPU it got;
 #  - `-p` on a 3.14 already running: burn_a and burn_b named under main;
 #  - `-a`: a 3.14 started during a system-wide recording: >= 90 % of its samples under <module>
-#    (as test_python asks of 3.11).
+#    (as test_python asks of 3.11);
+#  - `top --stdio` shows burn_a and burn_b as [python] rows; `--every` intervals name them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sid_root.sh"
 
@@ -192,3 +193,17 @@ read -r tot mod <<<"$("$FIRN" report --folded --comm python3.14 "$TMP/all.pb.gz"
 	awk '!/^#/ { t += $NF } /;<module>;/ { m += $NF } END { print t + 0, m + 0 }')"
 check "python 3.14 -a: a 3.14 started during the recording: <module> in $mod of $tot samples (>= 90 %)" \
 	test "$tot" -ge 200 -a $((mod * 100)) -ge $((tot * 90))
+
+# top: the functions of a 3.14, live, as report names them (burn_a leads: twice burn_b's work)
+timeout 90 "$FIRN" top --stdio -n 3 -d 1 --rows 0 -- $PY "$AT/pymix.py" 3 >"$TMP/top.txt" 2>&1
+check "python 3.14 top --stdio: burn_a and burn_b are [python] rows: $(grep -m2 -E '\[python\] +burn_[ab]$' "$TMP/top.txt" | tr -s ' ' | tr '\n' '|')" \
+	test "$(grep -cE '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +\[python\] +burn_[ab]$' "$TMP/top.txt")" -ge 2
+
+# continuous: intervals of a 3.14 (--every) each name its functions; their sum holds both burns
+mkdir -p "$TMP/iv"
+"$FIRN" record -q -F 499 --every 1 -o "$TMP/iv/iv-%s.pb.gz" -- $PY "$AT/pymix.py" 2 >/dev/null 2>"$TMP/iv.err"
+n=$(ls "$TMP/iv" | wc -l)
+read -r named tot <<<"$(for f in "$TMP"/iv/*.pb.gz; do "$FIRN" report --folded "$f"; done |
+	awk '!/^#/ { t += $NF } /;burn_[ab](;|$)/ { m += $NF } END { print m + 0, t + 0 }')"
+check "python 3.14 --every: $n intervals, burn_a/burn_b in $named of $tot samples (>= 50 %)" \
+	test "$n" -ge 2 -a "$tot" -gt 0 -a $((named * 2)) -ge "$tot"

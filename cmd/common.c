@@ -15,6 +15,7 @@
 #include "format/input.h"
 #include "opt.h"
 #include "base/safeopen.h"
+#include "record/event_table.h"
 #include "record/push.h"
 
 #define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
@@ -226,29 +227,55 @@ void put_time_range(FILE *f, const struct profile *p)
 	fprintf(f, ", %s to %s UTC (%.1f s)", sa, sb, p->duration_nanos / 1e9);
 }
 
+/* Whether the key c (klen bytes) is one of g's statistics that add up: under its prefix and no
+ * setting of it (off_cpu.min_us). A field the table does not know (an older firn's) adds up. */
+static bool group_counts(const struct event_stat_group *g, const char *c, size_t klen)
+{
+	size_t n = strlen(g->prefix);
+
+	if (klen < n || strncmp(c, g->prefix, n))
+		return false;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->fields[i].setting && strlen(g->fields[i].name) == klen - n &&
+		    !strncmp(c + n, g->fields[i].name, klen - n))
+			return false;
+	return true;
+}
+
+/* Whether the key c (klen bytes) counts something of the recording: the capture's "samples"
+ * and "lost" (and "lost.stacks_full"...), or an event's statistic, by the event table's groups
+ * (lib/record/event_table.h), so a new event's counters add up with no line here. */
+static bool counter_key(const char *c, size_t klen)
+{
+	static const char *const own[] = { "samples", "lost" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i]);
+		if (klen >= n && !strncmp(c, own[i], n) && (klen == n || c[n] == '.'))
+			return true; /* not "samplesx" */
+	}
+	for (size_t i = 0; i <= event_table_n; i++) {
+		const struct event_stat_group *g = i < event_table_n ? event_table[i].stats
+								     : &event_unwind_stats;
+		if (g && group_counts(g, c, klen))
+			return true;
+	}
+	return false;
+}
+
 /* The key length of the comment c when it is a count that adds up over recordings (a counter's
  * key, ": ", decimal digits), its value in *v; 0 for settings (frequency, cpus, off_cpu.min_us)
  * and text. */
 static size_t comment_count(const char *c, uint64_t *v)
 {
-	static const char *const counters[] = { "samples", "lost", "off_cpu.", "gpu.", "unwind." };
 	const char *colon = strstr(c, ": ");
 	char *end;
 
-	if (!colon || !strncmp(c, "off_cpu.min_us:", 15) || colon[2] < '0' || colon[2] > '9')
+	if (!colon || colon[2] < '0' || colon[2] > '9' || !counter_key(c, (size_t)(colon - c)))
 		return 0;
-	size_t klen = (size_t)(colon - c);
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
-		size_t n = strlen(counters[i]);
-		if (strncmp(c, counters[i], n))
-			continue;
-		if (counters[i][n - 1] == '.' || c[n] == ':' || c[n] == '.') { /* not "samplesx" */
-			errno = 0;
-			*v = strtoull(colon + 2, &end, 10);
-			return !*end && !errno ? klen : 0;
-		}
-	}
-	return 0;
+	errno = 0;
+	*v = strtoull(colon + 2, &end, 10);
+	return !*end && !errno ? (size_t)(colon - c) : 0;
 }
 
 /* The index of p's comment that is the count of key (klen bytes), or -1. */

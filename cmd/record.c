@@ -120,6 +120,8 @@ struct recording {
 	char *spill_dir;       /* the output's folder (parked samples); NULL: $TMPDIR (stdout, devices) */
 	size_t max_entries;    /* FIRN_MAX_ENTRIES (0: the recorder's default) */
 	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
+	/* the runtimes the options turn off and on, by their registry names (setup's) */
+	const char *runtimes_off[2], *runtimes_on[1];
 };
 
 /* Writes buf to stdout for "-", else with file_replace_atomic as w says (a device or FIFO is
@@ -409,15 +411,31 @@ static int parked_dir_of(struct recording *r)
 	return r->spill_dir ? 0 : error("out of memory");
 }
 
-static const char *const js_off[] = { "js" }; /* FIRN-V8: --no-js turns runtime_v8 off */
+/* The runtime names o turns off (--no-python, --no-js) and on (--cuda: the GPU frames) into r's
+ * lists, which the recorder borrows; returns how many are off, *non how many on. */
+static int runtime_names(struct recording *r, const struct record_opts *o, int *non)
+{
+	int noff = 0;
+
+	if (o->no_python)
+		r->runtimes_off[noff++] = "python";
+	if (o->no_js) /* FIRN-V8 */
+		r->runtimes_off[noff++] = "js";
+	*non = 0;
+	if (o->cuda_lib)
+		r->runtimes_on[(*non)++] = "gpu";
+	return noff;
+}
 
 /* The recorder: the targets, events and sampling the options ask for. */
 static int setup(struct recording *r, int argc, char **argv)
 {
 	const struct record_opts *o = r->o;
+	int non, noff = runtime_names(r, o, &non);
 	struct recorder_opts ro = {
-		.demangle = !o->no_demangle, .no_python = o->no_python,
-		.runtimes_off = o->no_js ? js_off : NULL, .nruntimes_off = o->no_js, /* FIRN-V8 */
+		.demangle = !o->no_demangle,
+		.runtimes_off = r->runtimes_off, .nruntimes_off = noff,
+		.runtimes_on = r->runtimes_on, .nruntimes_on = non,
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
 		.cuda_lib = o->cuda_lib,

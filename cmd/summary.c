@@ -8,7 +8,7 @@
 #include "common.h"
 #include "record/event_table.h"
 #include "opt.h"
-#include "runtimes/runtime.h"
+#include "record/runtimes.h"
 
 /* The unwinding line: every sample, complete or truncated (by reason), or without a user stack
  * (the stop reasons add up to every sample), over the unwind statistics' named fields. */

@@ -60,8 +60,8 @@ static const struct event_stat offcpu_fields[] = {
 	{ "lost.no_slot", "count", "no thread slot", OFFCPU(lost_no_slot) },
 	{ "lost.counts_full", "count", "counts map full", OFFCPU(lost_counts_full) },
 	{ "lost.stacks_full", "count", "stack map full", OFFCPU(lost_stacks_full) },
-	{ "min_us", "microseconds", NULL, 0, offcpu_min_us },
-	{ "rate", "count", NULL, 0, offcpu_rate, { "1 in ", " (times scaled by it)" } },
+	{ "min_us", "microseconds", NULL, 0, offcpu_min_us, .setting = true },
+	{ "rate", "count", NULL, 0, offcpu_rate, { "1 in ", " (times scaled by it)" }, true },
 	{ "unsampled", "count", NULL, OFFCPU(unsampled) },
 };
 static const struct event_stat_group offcpu_stats = {

@@ -44,6 +44,8 @@ struct event_stat {
 	size_t offset;
 	uint64_t (*get)(const void *stats, const struct event_params *p); /* NULL: at offset */
 	const char *around[2]; /* the comment's text before and after the value (NULL: none) */
+	bool setting;       /* an option of the recording, not a count: it does not add up when
+			     * recordings are merged (report A B) */
 };
 
 /* A group of statistics over one struct (sampler_offcpu_stats, sampler_gpu_stats, the unwind

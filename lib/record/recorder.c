@@ -27,7 +27,7 @@
 #include "record/proclabels.h"
 #include "record/procsnap.h"
 #include "record/unwind_listen.h"
-#include "runtimes/runtime.h"
+#include "record/runtimes.h"
 #include "source/sample_source.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
@@ -66,7 +66,7 @@ struct recorder {
 	struct sampler_stats final; /* at recorder_finish */
 	struct events ev;
 	struct runtime_host host; /* what the runtimes are given (borrowed by them) */
-	struct runtime_set rts;   /* the runtimes of this recording (lib/runtimes/runtime.h) */
+	struct runtime_set rts;   /* the runtimes of this recording (lib/record/runtimes.h) */
 	/* the process model: the dispatcher's table, fed by the side-band records (the options'
 	 * source, else the kernel's; without them processes are snapshotted from /proc), and the
 	 * sample source's notices, queued and delivered between batches to the listeners */

@@ -119,10 +119,13 @@ struct recorder_opts {
 	uint64_t unwind_memory;     /* bytes of unwind rows at most */
 	bool kernel;                /* take kernel stacks */
 	bool demangle;              /* C++ and Rust names demangled */
-	bool no_python;             /* no Python frames: the interpreter's native frames only */
-	/* runtimes turned off by name (lib/runtimes/runtime.h: "python" as no_python), borrowed */
+	/* runtimes turned off by name (--no-python: "python", --no-js: "js") and the opt_in ones
+	 * turned on ("gpu" with cuda_lib), by the names of the registry (lib/record/runtimes.h);
+	 * borrowed */
 	const char *const *runtimes_off;
 	int nruntimes_off;
+	const char *const *runtimes_on;
+	int nruntimes_on;
 	/* the runtimes that may give frames (NULL-terminated; NULL: lib/record/runtimes.c's runtimes[]),
 	 * borrowed */
 	const struct runtime_ops *const *runtimes;
@@ -232,7 +235,7 @@ void recorder_stop(struct recorder *r);
 struct profile *recorder_finish(struct recorder *r);
 /* Fills st (see struct recorder_stats). */
 void recorder_stats(const struct recorder *r, struct recorder_stats *st);
-/* The runtimes running in the recording (lib/runtimes/runtime.h: runtime_set_stats reads their
+/* The runtimes running in the recording (lib/record/runtimes.h: runtime_set_stats reads their
  * counts, runtime_set_summary their summary lines); owned by the recorder. */
 const struct runtime_set *recorder_runtimes(const struct recorder *r);
 /* The message of the last failure ("cannot read samples: ..."); "" when none. */

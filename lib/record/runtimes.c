@@ -1,6 +1,6 @@
 /* The registry of runtimes (one line each, as git's commands[]) and the set running in one
- * recording (see runtime.h). */
-#include "runtimes/runtime.h"
+ * recording (see runtimes.h). */
+#include "record/runtimes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,22 +23,19 @@ const struct runtime_ops *const runtimes[] = {
 	NULL,
 };
 
-bool runtime_host_off(const struct runtime_host *h, const char *name)
+/* Whether entry i of a registry is off in h (bits past 31: never turned off). */
+static bool is_off(const struct runtime_host *h, size_t i)
 {
-	if (h->no_python && !strcmp(name, runtime_python.name))
-		return true;
-	for (int i = 0; i < h->noff; i++)
-		if (!strcmp(h->off[i], name))
-			return true;
-	return false;
+	return i < 32 && (h->off >> i & 1);
 }
 
 void runtime_set_configure(const struct runtime_ops *const *reg, const struct runtime_host *h,
 			   struct sampler_opts *so)
 {
-	for (reg = reg ? reg : runtimes; *reg; reg++)
-		if ((*reg)->configure && !runtime_host_off(h, (*reg)->name))
-			(*reg)->configure(h, so);
+	reg = reg ? reg : runtimes;
+	for (size_t i = 0; reg[i]; i++)
+		if (reg[i]->configure && !is_off(h, i))
+			reg[i]->configure(h, so);
 }
 
 /* Whether tag is taken by a runtime of s already (each tag has one resolver). */
@@ -77,7 +74,7 @@ int runtime_set_init(struct runtime_set *s, const struct runtime_ops *const *reg
 	if (n && !(s->slots = calloc(n, sizeof(*s->slots))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++)
-		err = start_one(s, reg[i], h);
+		err = is_off(h, i) ? 0 : start_one(s, reg[i], h);
 	if (err)
 		runtime_set_release(s);
 	return err;
@@ -242,14 +239,36 @@ size_t runtime_set_summary(const struct runtime_set *s, char *buf, size_t len)
 	return used;
 }
 
+/* Whether name is one of the n names in list. */
+static bool named(const char *const *list, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/* The off bits of o's runtime names over reg: --no-NAME turns one off, an opt_in one is off
+ * until named on, so the host names no runtime. */
+static uint32_t off_bits(const struct runtime_ops *const *reg, const struct recorder_opts *o)
+{
+	uint32_t off = 0;
+
+	for (size_t i = 0; i < 32 && reg[i]; i++)
+		if (named(o->runtimes_off, o->nruntimes_off, reg[i]->name) ||
+		    (reg[i]->opt_in && !named(o->runtimes_on, o->nruntimes_on, reg[i]->name)))
+			off |= 1u << i;
+	return off;
+}
+
 void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
 			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx)
 {
 	bool command = !o->all && !o->npids;
 
 	*h = (struct runtime_host){
-		.demangle = o->demangle, .all = o->all, .no_python = o->no_python,
-		.off = o->runtimes_off, .noff = o->nruntimes_off, .cuda_lib = o->cuda_lib,
+		.demangle = o->demangle, .all = o->all,
+		.off = off_bits(o->runtimes ? o->runtimes : runtimes, o),
 		.argc = command ? o->argc : 0, .argv = o->argv, .maps = maps, .ctx = ctx,
 	};
 }

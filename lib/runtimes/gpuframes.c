@@ -116,10 +116,6 @@ struct frame_resolver gpu_frames_resolver(struct gpu_frames *g)
 /* The state of a --cuda recording (names from the host's sample source). */
 static struct runtime *rt_new(const struct runtime_host *h)
 {
-	if (!h->cuda_lib) {
-		errno = 0;
-		return NULL;
-	}
 	struct gpu_frames *g = gpu_frames_new(h->ss, h->demangle);
 	if (!g)
 		errno = ENOMEM;
@@ -138,6 +134,6 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 }
 
 const struct runtime_ops runtime_gpu = {
-	.name = "gpu", .tag = FIRN_FRAME_KIND_GPU, .frames = FRAME_GPU,
+	.name = "gpu", .opt_in = true, .tag = FIRN_FRAME_KIND_GPU, .frames = FRAME_GPU,
 	.new = rt_new, .free = rt_free, .resolve = rt_resolve,
 };

@@ -19,8 +19,8 @@ struct gpu_frames *gpu_frames_new(struct sample_source *ss, bool demangle);
 void gpu_frames_free(struct gpu_frames *g);
 /* The frame_resolver of g (for capture_set_resolver, kind FIRN_FRAME_KIND_GPU). */
 struct frame_resolver gpu_frames_resolver(struct gpu_frames *g);
-/* The GPU frames as a runtime (lib/runtimes/runtime.h): tag FIRN_FRAME_KIND_GPU, running when the host
- * names a cuda_lib. */
+/* The GPU frames as a runtime (lib/runtimes/runtime.h): tag FIRN_FRAME_KIND_GPU, opt_in: running
+ * when the recording turns "gpu" on (record --cuda). */
 extern const struct runtime_ops runtime_gpu;
 /* The name of a copy of CUPTI kind (CUpti_ActivityMemcpyKind): "HtoD", ...; "unknown" otherwise. */
 const char *gpu_memcpy_kind_name(unsigned kind);

@@ -468,10 +468,6 @@ static struct runtime *rt_new(const struct runtime_host *h)
 {
 	struct pyframes *py;
 
-	if (runtime_host_off(h, runtime_python.name)) {
-		errno = 0;
-		return NULL;
-	}
 	if (!(py = pyframes_new(host_set, (void *)h)))
 		return NULL;
 	pyframes_set_maps(py, runtime_host_maps);
@@ -481,11 +477,6 @@ static struct runtime *rt_new(const struct runtime_host *h)
 static void rt_free(struct runtime *rt)
 {
 	pyframes_free((struct pyframes *)rt);
-}
-
-static int rt_probe(struct runtime *rt, pid_t pid, const struct procmap_entry *e)
-{
-	return pyfile_is_python(((struct pyframes *)rt)->files, pid, e);
 }
 
 static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
@@ -577,7 +568,7 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 
 const struct runtime_ops runtime_python = {
 	.name = "python", .tag = FIRN_FRAME_KIND_PYTHON, .frames = FRAME_PYTHON,
-	.configure = rt_configure, .new = rt_new, .free = rt_free, .probe = rt_probe,
+	.configure = rt_configure, .new = rt_new, .free = rt_free,
 	.attach = rt_attach, .on_mapping = rt_on_mapping, .on_code = rt_on_code,
 	.on_stack = rt_on_stack, .poll = rt_poll, .resolve = rt_resolve, .stats = rt_stats,
 	.summary = rt_summary, .detach = rt_detach,

@@ -31,10 +31,6 @@ static struct runtime *rt_new(const struct runtime_host *h)
 {
 	struct v8runtime *r;
 
-	if (runtime_host_off(h, runtime_v8.name)) {
-		errno = 0;
-		return NULL;
-	}
 	if (!(r = calloc(1, sizeof(*r))) || !(r->v8 = v8frames_new(host_set, (void *)h))) {
 		free(r);
 		errno = ENOMEM;

@@ -1,7 +1,7 @@
 # The toy event: one row (tests/toy/toy_event.h, compiled only into build/tests/firn-toy's copy
 # of the event table) plus its BPF program (bpf/toy.bpf.h) is all a new event is. The shipped
 # firn does not know it; firn-toy's -e takes it, its --help, completions and `help --values` name
-# it, the man-page check asks for its entry, and (root) a recording of a bash loop that forks 40
+# it, the man-page check asks for its entry, report A B adds up its counter, and (root) a recording of a bash loop that forks 40
 # times holds exactly 40 toy_hits with bash's fork path, the comment "toy.forks: 40" from its
 # BPF counter and its summary line; a recording without -e toy loads none of it.
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +35,28 @@ for c in record top; do
 		&& pass "the man-page check asks firn-$c.1 for toy" \
 		|| fail "the man-page check on firn-toy $c: $(printf '%s' "$docs" | grep "firn-$c.1")"
 done
+
+# report A B adds up the counters of the event table's groups: firn-toy's toy.forks (its row's
+# "toy." group) adds up where the shipped firn, whose table has no toy, keeps each file's line;
+# the setting off_cpu.min_us is kept once, not added
+for n in 3 4; do
+	python3 "$ROOT/tests/fixtures/labels_pprof.py" "$TMP/f$n.pb.gz" "--comment=toy.forks: $n" \
+		"--comment=off_cpu.min_us: 10" "--comment=off_cpu.waits: $n" || fail "labels_pprof.py"
+done
+# comments_of BIN: the comments of BIN's report --pprof of the two files (go tool pprof's reading)
+comments_of() {
+	"$1" report --pprof -o "$TMP/merged.pb.gz" "$TMP/f3.pb.gz" "$TMP/f4.pb.gz" 2>"$TMP/merr" &&
+		go tool pprof -comments "$TMP/merged.pb.gz" 2>/dev/null
+}
+if ! command -v go >/dev/null; then skip "report A B's comments (no go tool pprof)"; else
+	toy=$(comments_of "$TOY" | grep -E '^(toy|off_cpu)\.' | tr '\n' ';')
+	[ "$toy" = "toy.forks: 7;off_cpu.min_us: 10;off_cpu.waits: 7;" ] \
+		&& pass "firn-toy report A B adds toy.forks (its row's group), keeps off_cpu.min_us once" \
+		|| fail "firn-toy report A B comments: '$toy' $(head -1 "$TMP/merr")"
+	plain=$(comments_of "$FIRN" | grep -E '^toy\.' | tr '\n' ';')
+	[ "$plain" = "toy.forks: 3;toy.forks: 4;" ] && pass "the shipped firn keeps each file's toy.forks line" \
+		|| fail "firn report A B toy comments: '$plain'"
+fi
 
 if ! is_root; then skip "recording the toy event (needs root)"; exit 0; fi
 

@@ -24,6 +24,7 @@
 #include "proc/procevents.h"
 #include "proc/procmap.h"
 #include "record/recorder.h"
+#include "record/runtimes.h"
 #include "source/sample_source.h"
 #include "source/stackstore.h"
 #include "stub_runtime.h"
@@ -262,11 +263,13 @@ static void mmap_of(struct world *w, pid_t pid, uint64_t addr)
 
 /* How a test's recorder is set up: flips: the sample source tells when its drains flipped;
  * labels: process labels (exe, cgroup, container_id); reg: the runtimes (NULL: the
- * registry's); renew, drain_max_ns: the continuous recording's options. */
+ * registry's), off and on: one runtime name each turns off and on (NULL: none); renew,
+ * drain_max_ns: the continuous recording's options. */
 struct setup_cfg {
 	bool flips, labels, renew;
 	uint64_t drain_max_ns;
 	const struct runtime_ops *const *reg;
+	const char *const *off, *const *on;
 	const char *spill_dir; /* NULL: /tmp */
 };
 
@@ -287,6 +290,8 @@ static int setup_cfg(void **state, struct setup_cfg cfg)
 		.sample_source_new = fake_new, .sample_source_arg = &w->samples,
 		.process_labels = cfg.labels,
 		.runtimes = cfg.reg,
+		.runtimes_off = cfg.off, .nruntimes_off = cfg.off != NULL,
+		.runtimes_on = cfg.on, .nruntimes_on = cfg.on != NULL,
 		.renew_tables = cfg.renew,
 		.drain_max_ns = cfg.drain_max_ns,
 	};
@@ -947,6 +952,44 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(stub_log.frees, 1);
 }
 
+/* The stub as a runtime off until a recording turns it on (as --cuda turns "gpu" on). */
+static const struct runtime_ops stub_opt_in = {
+	.name = "stub", .opt_in = true, .tag = STUB_TAG, .frames = FRAME_NATIVE, .new = stub_new,
+	.free = stub_free,
+};
+static const struct runtime_ops *const opt_in_registry[] = { &stub_opt_in, NULL };
+
+/* The registry turns runtimes off and on by name for every runtime alike (no runtime reads an
+ * option of its own): one named off is never made, whatever its new would do, another name
+ * leaves it on; an opt_in one is made only when named on, and off wins over on. */
+static void test_runtime_off_by_name(void **state)
+{
+	static const char *const stub[] = { "stub" }, *const python[] = { "python" };
+	const struct {
+		const struct runtime_ops *const *reg;
+		const char *const *off, *const *on;
+		int news;
+	} cases[] = {
+		{ stub_registry, stub, NULL, 0 },        { stub_registry, python, NULL, 1 },
+		{ stub_registry, NULL, python, 1 },      { opt_in_registry, NULL, NULL, 0 },
+		{ opt_in_registry, NULL, python, 0 },    { opt_in_registry, NULL, stub, 1 },
+		{ opt_in_registry, stub, stub, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&stub_log, 0, sizeof(stub_log));
+		setup_cfg(state, (struct setup_cfg){ .reg = cases[i].reg, .off = cases[i].off,
+						     .on = cases[i].on });
+		struct world *w = *state;
+		if (stub_log.news != cases[i].news)
+			fail_msg("case %zu: %d made, wanted %d", i, stub_log.news, cases[i].news);
+		assert_int_equal(runtime_set_find(recorder_runtimes(w->rec), cases[i].reg[0]) != NULL,
+				 cases[i].news);
+		teardown(state);
+		assert_int_equal(stub_log.frees, cases[i].news);
+	}
+}
+
 static int setup_stub_renew(void **state)
 {
 	memset(&stub_log, 0, sizeof(stub_log));
@@ -999,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test(test_runtime_off_by_name),
 		cmocka_unit_test_setup_teardown(test_renew_runtime_frames, setup_stub_renew,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_reentry_while_retiring, setup, teardown),

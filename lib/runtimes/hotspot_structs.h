@@ -77,8 +77,13 @@ struct hotspot_structs {
 	uint32_t nm_immutable_data; /* JDK 23+: scopes and pcs count from here (optional) */
 	/* Method, ConstMethod (bytecodes follow it), ConstantPool (its slots follow it) */
 	uint32_t method_const, cmethod_constants, cmethod_code_size, cmethod_name_index,
-		cmethod_signature_index, cpool_holder, cpool_source_file_index;
+		cmethod_signature_index, cpool_holder, cpool_source_file_index, cpool_length;
 	uint32_t klass_name, symbol_length, symbol_body;
+	/* the loaded classes and their methods, for tests and diagnostics (optional): the list of
+	 * ClassLoaderData from ClassLoaderDataGraph::_head, each one's Klass list (_next_link),
+	 * an InstanceKlass's Array<Method*> (a class whose _layout_helper is >= 0) */
+	uint64_t cldg_head;
+	uint32_t cld_next, cld_klasses, klass_next_link, klass_layout_helper, iklass_methods;
 	uint32_t pcdesc_pc_offset, pcdesc_scope_decode_offset;
 	/* sizes */
 	uint32_t size_method, size_cmethod, size_cpool, size_heapblock, size_pcdesc, size_nmethod;

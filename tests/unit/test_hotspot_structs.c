@@ -3,9 +3,12 @@
  * damaged ones refused with their reason (a field missing, a table without an end, a stride out
  * of bounds, a static that is not, an unreadable pointer), the exported symbols of the installed
  * libjvm.so files, and — as root, where they are installed — a live OpenJDK 17 and Temurin 25
- * read through /proc/PID/mem, their CodeCache followed to a code heap inside its bounds. */
+ * read through /proc/PID/mem, their CodeCache followed to a code heap inside its bounds.
+ * With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there: tests/fuzz/corpus/fuzz_hotspot_structs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,15 +17,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "jvmfix.h"
 #include "symfix.h"
 #include "runtimes/hotspot_structs.h"
 
 #define BASE 0x7f0000000000ULL
 #define FAKE_SIZE (64 * 1024)
+#define FAKE_SEED 0x2200
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Fake process memory: FAKE_SIZE bytes at BASE, filled upwards. */
@@ -74,10 +80,10 @@ struct fake_row {
 
 /* JDK 17's values (from a live java-17-openjdk-amd64), the statics at made-up addresses. */
 static const struct fake_row fields17[] = {
-	{ "CodeCache", "_heaps", 1, BASE + 0xf000 }, { "CodeCache", "_low_bound", 1, BASE + 0xf008 },
-	{ "CodeCache", "_high_bound", 1, BASE + 0xf010 },
-	{ "Abstract_VM_Version", "_s_vm_release", 1, BASE + 0xf018 },
-	{ "Abstract_VM_Version", "_vm_major_version", 1, BASE + 0xf020 },
+	{ "CodeCache", "_heaps", 1, BASE + 0x2000 }, { "CodeCache", "_low_bound", 1, BASE + 0x2008 },
+	{ "CodeCache", "_high_bound", 1, BASE + 0x2010 },
+	{ "Abstract_VM_Version", "_s_vm_release", 1, BASE + 0x2018 },
+	{ "Abstract_VM_Version", "_vm_major_version", 1, BASE + 0x2020 },
 	{ "GrowableArrayBase", "_len", 0, 0 }, { "GrowableArray<int>", "_data", 0, 8 },
 	{ "CodeHeap", "_memory", 0, 8 }, { "CodeHeap", "_segmap", 0, 120 },
 	{ "CodeHeap", "_log2_segment_size", 0, 256 }, { "VirtualSpace", "_low_boundary", 0, 0 },
@@ -89,7 +95,8 @@ static const struct fake_row fields17[] = {
 	{ "nmethod", "_scopes_pcs_offset", 0, 268 }, { "Method", "_constMethod", 0, 8 },
 	{ "ConstMethod", "_constants", 0, 8 }, { "ConstMethod", "_code_size", 0, 32 },
 	{ "ConstMethod", "_name_index", 0, 34 }, { "ConstMethod", "_signature_index", 0, 36 },
-	{ "ConstantPool", "_pool_holder", 0, 24 }, { "ConstantPool", "_source_file_name_index", 0, 54 },
+	{ "ConstantPool", "_pool_holder", 0, 24 }, { "ConstantPool", "_length", 0, 60 },
+	{ "ConstantPool", "_source_file_name_index", 0, 54 },
 	{ "Klass", "_name", 0, 24 }, { "Symbol", "_length", 0, 4 }, { "Symbol", "_body", 0, 6 },
 	{ "PcDesc", "_pc_offset", 0, 0 }, { "PcDesc", "_scope_decode_offset", 0, 4 },
 	{ "JavaThread", "_anchor", 0, 656 }, /* one row the reader does not look for */
@@ -157,7 +164,8 @@ static uint64_t put_table(struct fake *f, const struct fake_row *rows, size_t n,
 	return put(f, tab, len);
 }
 
-/* Builds the fake: the exported words at the start, the four tables, the statics at 0xf000. */
+/* Builds the fake: the exported words at the start, the four tables, the statics at 0x2000
+ * (FAKE_SEED bytes in all: what the fuzzer's seed holds). */
 static void build(struct fake *f, const struct damage *d)
 {
 	static const uint64_t layout[HS_NSYMS] = {
@@ -180,11 +188,12 @@ static void build(struct fake *f, const struct damage *d)
 	poke(f, BASE + f->syms.addr[HS_TYPES], put_table(f, types17, N(types17), 1, d));
 	poke(f, BASE + f->syms.addr[HS_INTS], put_table(f, ints17, N(ints17), 2, d));
 	poke(f, BASE + f->syms.addr[HS_LONGS], put_table(f, longs17, N(longs17), 3, d));
-	poke(f, BASE + 0xf008, BASE + 0x10000000); /* the statics' values */
-	poke(f, BASE + 0xf010, BASE + 0x18000000);
-	poke(f, BASE + 0xf018, BASE + 0xf100);
-	poke(f, BASE + 0xf020, 17);
-	memcpy(f->mem + 0xf100, "17.0.99+1-fake", 15);
+	assert_true(f->used <= 0x2000);
+	poke(f, BASE + 0x2008, BASE + 0x10000000); /* the statics' values */
+	poke(f, BASE + 0x2010, BASE + 0x18000000);
+	poke(f, BASE + 0x2018, BASE + 0x2100);
+	poke(f, BASE + 0x2020, 17);
+	memcpy(f->mem + 0x2100, "17.0.99+1-fake", 15);
 }
 
 /* Reads the fake's tables (d: its damage, NULL none). */
@@ -197,6 +206,21 @@ static int read_fake(struct fake *f, const struct damage *d, struct hotspot_stru
 	return hotspot_structs_read(hs, &f->syms, BASE, &mem, 1);
 }
 
+/* Writes the fake to DIR/NAME when $FIRN_HOTSPOT_SEEDS names DIR (the fuzzer's seeds). */
+static void write_seed(const struct fake *f, const char *name)
+{
+	const char *dir = getenv("FIRN_HOTSPOT_SEEDS");
+	char path[PATH_MAX];
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *out = fopen(path, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(f->mem, 1, FAKE_SEED, out), FAKE_SEED);
+	fclose(out);
+}
+
 /* The whole fake: every value as the table gives it, the derived frame slots, the counts. */
 static void test_fake(void **state)
 {
@@ -204,10 +228,11 @@ static void test_fake(void **state)
 	struct hotspot_structs hs;
 	(void)state;
 	assert_int_equal(read_fake(&f, NULL, &hs), 0);
+	write_seed(&f, "seed-jdk17-fake");
 	assert_string_equal(hs.reason, "");
 	assert_int_equal(hs.jdk, 17);
 	assert_string_equal(hs.release, "17.0.99+1-fake");
-	assert_true(hs.codecache_heaps == BASE + 0xf000 && hs.codecache_low_bound == BASE + 0xf008);
+	assert_true(hs.codecache_heaps == BASE + 0x2000 && hs.codecache_low_bound == BASE + 0x2008);
 	assert_int_equal(hs.codeheap_segmap, 120);
 	assert_int_equal(hs.codeheap_log2_segment, 256);
 	assert_int_equal(hs.vspace_low_boundary, 0);
@@ -220,6 +245,8 @@ static void test_fake(void **state)
 	assert_int_equal(hs.cmethod_name_index, 34);
 	assert_int_equal(hs.cmethod_signature_index, 36);
 	assert_int_equal(hs.cpool_holder, 24);
+	assert_int_equal(hs.cpool_length, 60);
+	assert_int_equal(hs.iklass_methods, 0); /* optional, and not in the fake */
 	assert_int_equal(hs.klass_name, 24);
 	assert_int_equal(hs.symbol_body, 6);
 	assert_int_equal(hs.size_cmethod, 48);
@@ -304,12 +331,105 @@ static void test_no_end(void **state)
 	assert_string_equal(hs.reason, "HotSpot's gHotSpotVMIntConstantEntryArrayStride is implausible (4)");
 }
 
+/* The exported symbols of the installed libjvm.so files: all 24; a file that is no libjvm has
+ * none; a file that is not ELF is refused. */
+static void test_syms(void **state)
+{
+	static const char *const jdks[] = { "java-17-openjdk-amd64", "temurin-25-jdk-amd64" };
+	struct hotspot_syms s;
+	char lib[PATH_MAX];
+	int seen = 0;
+	(void)state;
+	for (size_t j = 0; j < 2; j++) {
+		if (!jdk_libjvm(jdks[j], lib))
+			continue;
+		int fd = open(lib, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(hotspot_syms_read_fd(&s, fd), 0);
+		close(fd);
+		assert_int_equal(s.found, HS_NSYMS);
+		for (size_t i = 0; i < HS_NSYMS; i++)
+			assert_true(s.addr[i] > 0x1000);
+		seen++;
+	}
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(hotspot_syms_read_fd(&s, fd), -ENOENT);
+	assert_int_equal(s.found, 0);
+	close(fd);
+	assert_int_equal(hotspot_syms_read_memory(&s, "not an ELF file", 15), -EINVAL);
+	assert_string_equal(hotspot_syms_name(0), "gHotSpotVMStructs");
+	assert_null(hotspot_syms_name(HS_NSYMS));
+	if (!seen)
+		skip(); /* no JDK installed: the ELF half is untested */
+}
+
+/* A live JVM of jdk (feature version want): its tables read through /proc/PID/mem, the fields
+ * every JDK from 17 to 25 keeps where they are, the version, and its CodeCache followed. */
+static void live_jdk(const char *jdk, int want)
+{
+	struct hotspot_syms s;
+	struct hotspot_structs hs;
+	char lib[PATH_MAX];
+
+	if (geteuid() != 0 || !jdk_libjvm(jdk, lib))
+		skip(); /* reading another process: root, as recordings; the JDK: where installed */
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(hotspot_syms_read_fd(&s, fd), 0);
+	close(fd);
+	pid_t pid = start_java(jdk);
+	assert_true(pid > 0);
+	int err = read_live(pid, lib, &s, &hs);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (err)
+		print_message("%s: %s\n", jdk, hs.reason);
+	assert_int_equal(err, 0);
+	assert_int_equal(hs.jdk, want);
+	assert_int_equal(strtol(hs.release, NULL, 10), want);
+	assert_int_equal(hs.method_const, 8);  /* Method::_constMethod */
+	assert_int_equal(hs.symbol_length, 4); /* Symbol::_length */
+	assert_int_equal(hs.symbol_body, 6);   /* Symbol::_body */
+	assert_int_equal(hs.klass_name, 24);   /* Klass::_name */
+	assert_int_equal(hs.cmethod_constants, 8);
+	assert_int_equal(hs.frame_method, -3);
+	assert_int_equal(hs.frame_bcp, -8);
+	assert_true(hs.nm_method > 0 && hs.nm_method < hs.size_nmethod);
+	assert_true(hs.cpool_holder > 0 && hs.cpool_holder < hs.size_cpool);
+	assert_true(hs.cmethod_name_index < hs.size_cmethod && hs.cmethod_signature_index < hs.size_cmethod);
+	assert_true(hs.nstructs > 300 && hs.ntypes > 200 && hs.nints > 100 && hs.nlongs > 20);
+	if (want >= 23) { /* CodeBlob's code as an offset, nmethod's kind, its immutable data */
+		assert_true(hs.blob_code_offset > 0 && hs.blob_code_begin == 0);
+		assert_int_equal(hs.blob_kind_nmethod, 1);
+		assert_true(hs.nm_immutable_data > 0 && hs.nm_scopes_data_offset > 0);
+	} else {
+		assert_true(hs.blob_code_begin > 0 && hs.blob_code_offset == 0);
+		assert_true(hs.nm_scopes_data_begin > 0);
+	}
+	print_message("%s: %s, %u fields, %u types, %u ints, %u longs; %u rows matched\n", jdk,
+		      hs.release, hs.nstructs, hs.ntypes, hs.nints, hs.nlongs, hs.matched);
+}
+
+static void test_live_jdk17(void **state)
+{
+	(void)state;
+	live_jdk("java-17-openjdk-amd64", 17);
+}
+
+static void test_live_temurin25(void **state)
+{
+	(void)state;
+	live_jdk("temurin-25-jdk-amd64", 25);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fake),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_no_end),
+		cmocka_unit_test(test_syms),
+		cmocka_unit_test(test_live_jdk17),
+		cmocka_unit_test(test_live_temurin25),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

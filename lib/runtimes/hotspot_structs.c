@@ -17,6 +17,7 @@
 #define MAX_NAME 128      /* the longest name a row looks for is shorter */
 #define MAX_OFFSET 65536  /* JavaThread's fields lie within 2 KiB */
 #define PAGE 4096
+#define NPAGES 8          /* the pages one read keeps: the tables' and their names' */
 
 static const char *const sym_names[HS_NSYMS] = {
 	"gHotSpotVMStructs", "gHotSpotVMTypes", "gHotSpotVMIntConstants", "gHotSpotVMLongConstants",
@@ -117,6 +118,13 @@ struct hsread {
 	pid_t pid;
 	uint64_t word[HS_NSYMS]; /* each symbol's value in the process */
 	bool set[NROWS];
+	/* pages read whole, round robin: the ~2,000 entries and their names lie in a few dozen
+	 * pages, so a read costs that many system calls, not one per entry and name */
+	struct hspage {
+		uint64_t addr; /* 0: empty */
+		uint8_t data[PAGE];
+	} *pages;
+	unsigned next_page;
 };
 
 size_t hotspot_structs_count(void)
@@ -200,10 +208,44 @@ int hotspot_syms_read_memory(struct hotspot_syms *s, const void *image, size_t s
 	return err;
 }
 
-/* One read of process memory; a failure is noted in the reason (the first one only). */
+/* The bytes at addr (len of them, inside one page) from the pages kept, reading the page whole
+ * when it is not kept; a page that cannot be read whole (the end of a mapping that is not
+ * page-aligned: fakes and fuzzed images) is read as asked. 0 or -EFAULT. */
+static int page_read(struct hsread *rd, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+
+	for (unsigned i = 0; rd->pages && page && i < NPAGES; i++) {
+		if (rd->pages[i].addr != page)
+			continue;
+		memcpy(buf, rd->pages[i].data + (addr - page), len);
+		return 0;
+	}
+	struct hspage *p = rd->pages ? &rd->pages[rd->next_page] : NULL;
+	if (p && page && !rd->mem->read(rd->mem->ctx, rd->pid, page, p->data, PAGE)) {
+		p->addr = page;
+		rd->next_page = (rd->next_page + 1) % NPAGES;
+		memcpy(buf, p->data + (addr - page), len);
+		return 0;
+	}
+	return rd->mem->read(rd->mem->ctx, rd->pid, addr, buf, len) ? -EFAULT : 0;
+}
+
+/* One read of process memory, a page at a time; a failure is noted in the reason (the first
+ * one only). */
 static int mem_read(struct hsread *rd, uint64_t addr, void *buf, size_t len, const char *what)
 {
-	if (addr && addr + len > addr && !rd->mem->read(rd->mem->ctx, rd->pid, addr, buf, len))
+	size_t got = 0;
+
+	while (addr && addr + len > addr && got < len) {
+		uint64_t at = addr + got;
+		size_t n = PAGE - (at % PAGE);
+		n = n < len - got ? n : len - got;
+		if (page_read(rd, at, (uint8_t *)buf + got, n))
+			break;
+		got += n;
+	}
+	if (addr && addr + len > addr && got == len)
 		return 0;
 	if (!rd->hs->reason[0])
 		snprintf(rd->hs->reason, sizeof(rd->hs->reason),
@@ -482,23 +524,35 @@ static int read_words(struct hsread *rd, const struct hotspot_syms *s, uint64_t 
 	return 0;
 }
 
-int hotspot_structs_read(struct hotspot_structs *hs, const struct hotspot_syms *s, uint64_t bias,
-			 const struct hotspot_mem *mem, pid_t pid)
+/* Reads the tables with rd set up: the words, the four tables, then what they name. */
+static int read_tables(struct hsread *rd, const struct hotspot_syms *s, uint64_t bias)
 {
-	struct hsread rd = { .hs = hs, .mem = mem, .pid = pid };
+	struct hotspot_structs *hs = rd->hs;
 	int err;
 
-	memset(hs, 0, sizeof(*hs));
-	if ((err = read_words(&rd, s, bias))) {
+	if ((err = read_words(rd, s, bias))) {
 		if (err == -EINVAL)
 			snprintf(hs->reason, sizeof(hs->reason), "libjvm exports only %u of HotSpot's %d symbols",
 				 s->found, HS_NSYMS);
 		return err;
 	}
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		if ((err = scan_table(&rd, &tables[t])))
+		if ((err = scan_table(rd, &tables[t])))
 			return err;
-	if ((err = check_required(&rd)) || (err = read_version(&rd)))
+	if ((err = check_required(rd)) || (err = read_version(rd)))
 		return err;
-	return check_layout(&rd);
+	return check_layout(rd);
+}
+
+int hotspot_structs_read(struct hotspot_structs *hs, const struct hotspot_syms *s, uint64_t bias,
+			 const struct hotspot_mem *mem, pid_t pid)
+{
+	struct hsread rd = { .hs = hs, .mem = mem, .pid = pid };
+
+	memset(hs, 0, sizeof(*hs));
+	if (!(rd.pages = calloc(NPAGES, sizeof(*rd.pages))))
+		return -ENOMEM;
+	int err = read_tables(&rd, s, bias);
+	free(rd.pages);
+	return err;
 }

@@ -98,7 +98,8 @@ struct hotspot_structs {
 /* Reads the tables of the libjvm at load bias `bias` in process pid, whose file gave s, through
  * mem. 0 with *hs filled; -EFAULT when the process's memory could not be read where the tables
  * say (reason says which); -EPROTO for tables of an unknown shape or a field missing (reason
- * says which); -EINVAL when s is incomplete. */
+ * says which); -EINVAL when s is incomplete; -ENOMEM. Memory is read a page at a time (a few
+ * dozen reads for the whole tables), or as asked where a whole page cannot be read. */
 int hotspot_structs_read(struct hotspot_structs *hs, const struct hotspot_syms *s, uint64_t bias,
 			 const struct hotspot_mem *mem, pid_t pid);
 

@@ -3,7 +3,9 @@
  * the process's memory at BASE, libjvm loaded at BASE too: its first 24 words after the first
  * are the exported symbols' values (the four tables' pointers, their entries' layouts), as in
  * test_hotspot_structs's fake (seed: that fake, written with FIRN_HOTSPOT_SEEDS=DIR). The read
- * ends, reads nothing outside the input, and an answer keeps the promises of the header. */
+ * ends, reads nothing outside the input, and an answer keeps the promises of the header.
+ * An input that is an ELF file is read for the exported symbols too (hotspot_syms_read_memory;
+ * seeds: the libhsfake fixtures, stripped). */
 #include <errno.h>
 #include <string.h>
 
@@ -28,6 +30,21 @@ static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len
 	return 0;
 }
 
+/* The symbols of an ELF input: all, some (-EPROTO) or none (-ENOENT), as found says. */
+static void check_syms(const uint8_t *data, size_t size)
+{
+	struct hotspot_syms s;
+	int err = hotspot_syms_read_memory(&s, data, size);
+
+	FUZZ_ASSERT(err == 0 || err == -EPROTO || err == -ENOENT || err == -EINVAL || err == -ENOMEM);
+	FUZZ_ASSERT(s.found <= HS_NSYMS);
+	FUZZ_ASSERT(err != 0 || s.found == HS_NSYMS);
+	FUZZ_ASSERT(err != -EPROTO || (s.found > 0 && s.found < HS_NSYMS));
+	FUZZ_ASSERT(err != -ENOENT || s.found == 0);
+	for (size_t i = 0; i < HS_NSYMS; i++)
+		FUZZ_ASSERT(err != 0 || s.addr[i]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct image im = { data, size };
@@ -35,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hotspot_syms s = { .found = HS_NSYMS };
 	struct hotspot_structs hs;
 
+	if (size >= 4 && !memcmp(data, "\x7f" "ELF", 4))
+		check_syms(data, size);
 	for (size_t i = 0; i < HS_NSYMS; i++)
 		s.addr[i] = 8 * (i + 1);
 	int err = hotspot_structs_read(&hs, &s, BASE, &mem, 1);

@@ -61,6 +61,8 @@ static const struct row rows[] = {
 	{ R_OFFSET, "CodeHeap", "_memory", FIELD(codeheap_memory) },
 	{ R_OFFSET, "CodeHeap", "_segmap", FIELD(codeheap_segmap) },
 	{ R_OFFSET, "CodeHeap", "_log2_segment_size", FIELD(codeheap_log2_segment) },
+	{ R_OFFSET, "HeapBlock::Header", "_length", FIELD(heapblock_length) },
+	{ R_OFFSET, "HeapBlock::Header", "_used", FIELD(heapblock_used) },
 	{ R_OFFSET, "VirtualSpace", "_low_boundary", FIELD(vspace_low_boundary) },
 	{ R_OFFSET, "VirtualSpace", "_high_boundary", FIELD(vspace_high_boundary) },
 	{ R_OFFSET, "VirtualSpace", "_low", FIELD(vspace_low) },

@@ -66,6 +66,9 @@ struct hotspot_structs {
 	/* GrowableArray<T>, CodeHeap and its VirtualSpace */
 	uint32_t array_len, array_data;
 	uint32_t codeheap_memory, codeheap_segmap, codeheap_log2_segment;
+	/* a code heap's blocks: a HeapBlock header (its _length in segments: a size_t up to JDK
+	 * 22, a uint32_t from 23, so its low 4 bytes; _used), its CodeBlob after sizeof(HeapBlock) */
+	uint32_t heapblock_length, heapblock_used;
 	uint32_t vspace_low_boundary, vspace_high_boundary, vspace_low, vspace_high;
 	/* CodeBlob: the code's start is a pointer field up to JDK 22 (code_begin), an int offset
 	 * from the blob from JDK 23 (code_offset); one of the two is set */

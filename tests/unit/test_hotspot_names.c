@@ -3,7 +3,8 @@
  * offsets), damaged ones refused (an index outside the pool, a Symbol empty, too long or holding
  * a NUL, an unreadable pointer), and — as root, where they are installed — every method of every
  * class a live OpenJDK 17 and Temurin 25 have loaded, read through /proc/PID/mem: HashMap.resize
- * and the fixture's own JitFix.firnHashWork among them, unreadable ones under 1 %.
+ * and the fixture's own JitFix.firnHashWork among them, unreadable ones under 1 %; and the method
+ * of every nmethod in their code heaps (walked block by block), JitFix.firnHashWork's among them.
  * With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there: tests/fuzz/corpus/fuzz_hotspot_names. */
 #include <errno.h>
 #include <setjmp.h>
@@ -171,10 +172,12 @@ static void test_refused(void **state)
 	assert_int_equal(read_fake(&f, FAKE_SIZE - 4, &m), -EFAULT);
 }
 
-/* What a walk over a JVM's loaded classes met. */
+/* What a walk over a JVM's loaded classes met, and over its code heaps. */
 struct walk {
 	int methods, failed, klasses;
 	bool resize, jitfix;
+	int blobs, nmethods, nm_failed;
+	bool jitfix_compiled;
 };
 
 /* Reads every method of the InstanceKlass k (a class of arrays, _layout_helper < 0, has none). */
@@ -218,6 +221,57 @@ static void walk_classes(pid_t pid, const struct hotspot_structs *hs, struct wal
 		     k = peek(fd, k + hs->klass_next_link))
 			walk_klass(fd, hs, pid, k, w);
 	close(fd);
+}
+
+/* Whether the CodeBlob at blob is an nmethod: its kind (JDK 23+), its name before. */
+static bool is_nmethod(int fd, const struct hotspot_structs *hs, uint64_t blob)
+{
+	char name[8] = "";
+
+	if (hs->blob_kind_nmethod)
+		return (uint8_t)peek(fd, blob + hs->blob_kind) == hs->blob_kind_nmethod;
+	uint64_t p = peek(fd, blob + hs->blob_name);
+	return p && !procmem_read(&fd, 0, p, name, sizeof(name)) && !memcmp(name, "nmethod", 8);
+}
+
+/* Names the method of every nmethod in the code heaps of the stopped process pid, walking
+ * each heap's blocks from its start by their lengths (in segments), as CodeHeap does. */
+static void walk_code(pid_t pid, const struct hotspot_structs *hs, struct walk *w)
+{
+	char path[64];
+	struct hotspot_method m;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct hotspot_mem mem = { procmem_read, &fd };
+	uint64_t heaps = peek(fd, hs->codecache_heaps), data = peek(fd, heaps + hs->array_data);
+	int32_t n = (int32_t)peek(fd, heaps + hs->array_len);
+	w->blobs = w->nmethods = w->nm_failed = 0;
+	for (int32_t h = 0; fd >= 0 && h < n && h < 8; h++) {
+		uint64_t heap = peek(fd, data + 8 * (uint64_t)h), mem_at = heap + hs->codeheap_memory;
+		uint64_t b = peek(fd, mem_at + hs->vspace_low), hi = peek(fd, mem_at + hs->vspace_high);
+		int shift = (int32_t)peek(fd, heap + hs->codeheap_log2_segment);
+		for (int i = 0; b < hi && shift > 0 && shift < 16 && i < 1000000; i++) {
+			uint32_t len = (uint32_t)peek(fd, b + hs->heapblock_length);
+			uint64_t blob = b + hs->size_heapblock;
+			if (!len)
+				break;
+			b += (uint64_t)len << shift;
+			if (!(uint8_t)peek(fd, blob - hs->size_heapblock + hs->heapblock_used))
+				continue;
+			w->blobs++;
+			if (!is_nmethod(fd, hs, blob))
+				continue;
+			w->nmethods++;
+			if (hotspot_method_read(hs, &mem, pid, peek(fd, blob + hs->nm_method), &m)) {
+				w->nm_failed++;
+				continue;
+			}
+			w->jitfix_compiled |= !strcmp(m.klass, "JitFix") && !strcmp(m.name, "firnHashWork");
+		}
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Whether pid has loaded a class named JitFix (a cheap look before the whole walk: names only). */
@@ -264,6 +318,11 @@ static void live_jdk(const char *jdk)
 		usleep(100 * 1000);
 	kill(pid, SIGSTOP);
 	walk_classes(pid, &hs, &w);
+	for (int i = 0; !err && i < 300 && (walk_code(pid, &hs, &w), !w.jitfix_compiled); i++) {
+		kill(pid, SIGCONT); /* until JitFix's hot method is compiled */
+		usleep(100 * 1000);
+		kill(pid, SIGSTOP);
+	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	assert_int_equal(err, 0);
@@ -272,6 +331,10 @@ static void live_jdk(const char *jdk)
 	assert_true(w.failed * 100 <= w.methods);
 	assert_true(w.resize);
 	assert_true(w.jitfix);
+	print_message("%s: %d code blobs, %d nmethods, %d unnamed\n", jdk, w.blobs, w.nmethods,
+		      w.nm_failed);
+	assert_true(w.nmethods > 20 && w.nm_failed * 100 <= w.nmethods);
+	assert_true(w.jitfix_compiled);
 }
 
 static void test_live_jdk17(void **state)

@@ -91,7 +91,8 @@ static const struct fake_row fields17[] = {
 	{ "Abstract_VM_Version", "_vm_major_version", 1, BASE + 0x2020 },
 	{ "GrowableArrayBase", "_len", 0, 0 }, { "GrowableArray<int>", "_data", 0, 8 },
 	{ "CodeHeap", "_memory", 0, 8 }, { "CodeHeap", "_segmap", 0, 120 },
-	{ "CodeHeap", "_log2_segment_size", 0, 256 }, { "VirtualSpace", "_low_boundary", 0, 0 },
+	{ "CodeHeap", "_log2_segment_size", 0, 256 }, { "HeapBlock::Header", "_length", 0, 0 },
+	{ "HeapBlock::Header", "_used", 0, 8 }, { "VirtualSpace", "_low_boundary", 0, 0 },
 	{ "VirtualSpace", "_high_boundary", 0, 8 }, { "VirtualSpace", "_low", 0, 16 },
 	{ "VirtualSpace", "_high", 0, 24 }, { "CodeBlob", "_name", 0, 96 }, { "CodeBlob", "_size", 0, 12 },
 	{ "CodeBlob", "_frame_size", 0, 28 }, { "CodeBlob", "_frame_complete_offset", 0, 20 },
@@ -240,6 +241,7 @@ static void test_fake(void **state)
 	assert_true(hs.codecache_heaps == BASE + 0x2000 && hs.codecache_low_bound == BASE + 0x2008);
 	assert_int_equal(hs.codeheap_segmap, 120);
 	assert_int_equal(hs.codeheap_log2_segment, 256);
+	assert_int_equal(hs.heapblock_used, 8);
 	assert_int_equal(hs.vspace_low_boundary, 0);
 	assert_int_equal(hs.blob_name, 96);
 	assert_int_equal(hs.blob_code_begin, 32);

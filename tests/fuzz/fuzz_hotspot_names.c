@@ -1,0 +1,49 @@
+/* libFuzzer harness: a Java method's names read from process memory (lib/runtimes/hotspot_names.c:
+ * hotspot_method_read over struct hotspot_mem) with JDK 17's offsets. The input is the process's
+ * memory at BASE, the Method at BASE + 0x100, as test_hotspot_names's fake lays it out (seed:
+ * that fake, written with FIRN_HOTSPOT_SEEDS=DIR). Names come back NUL-terminated, all empty on
+ * an error, and nothing is read outside the input. */
+#include <errno.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "runtimes/hotspot_names.h"
+
+#define BASE 0x7f0000000000ULL
+
+struct image {
+	const uint8_t *data;
+	size_t size;
+};
+
+static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	const struct image *im = ctx;
+
+	(void)pid;
+	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, im->data + (addr - BASE), len);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct image im = { data, size };
+	struct hotspot_mem mem = { image_read, &im };
+	struct hotspot_structs hs = { .method_const = 8, .cmethod_constants = 8,
+				      .cmethod_name_index = 34, .cmethod_signature_index = 36,
+				      .cpool_holder = 24, .cpool_length = 60, .size_cpool = 72,
+				      .klass_name = 24, .symbol_length = 4, .symbol_body = 6 };
+	struct hotspot_method m;
+
+	int err = hotspot_method_read(&hs, &mem, 1, BASE + 0x100, &m);
+	FUZZ_ASSERT(err == 0 || err == -EFAULT || err == -EINVAL);
+	FUZZ_ASSERT(memchr(m.klass, 0, sizeof(m.klass)) && memchr(m.name, 0, sizeof(m.name)) &&
+		    memchr(m.signature, 0, sizeof(m.signature)));
+	if (err)
+		FUZZ_ASSERT(!m.klass[0] && !m.name[0] && !m.signature[0]);
+	else
+		FUZZ_ASSERT(m.klass[0] && m.name[0] && m.signature[0] && !strchr(m.klass, '/'));
+	return 0;
+}

@@ -1,0 +1,361 @@
+/* Unit tests for lib/runtimes/hotspot_names: a Java method's names read from its Method* — a
+ * hand-built Method, ConstMethod, ConstantPool, Klass and Symbols in fake memory (JDK 17's
+ * offsets), damaged ones refused (an index outside the pool, a Symbol empty, too long or holding
+ * a NUL, an unreadable pointer), and — as root, where they are installed — every method of every
+ * class a live OpenJDK 17 and Temurin 25 have loaded, read through /proc/PID/mem: HashMap.resize
+ * and the fixture's own JitFix.firnHashWork among them, unreadable ones under 1 %; and the method
+ * of every nmethod in their code heaps (walked block by block), JitFix.firnHashWork's among them.
+ * With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there: tests/fuzz/corpus/fuzz_hotspot_names. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jvmfix.h"
+#include "runtimes/hotspot_names.h"
+
+#define BASE 0x7f0000000000ULL
+#define FAKE_SIZE 4096
+/* where the fake's objects are (offsets from BASE) */
+#define METHOD 0x100
+#define CMETHOD 0x200
+#define CPOOL 0x300
+#define KLASS 0x400
+#define SYM_KLASS 0x500
+#define SYM_NAME 0x600
+#define SYM_SIG 0x700
+
+struct fake {
+	uint8_t mem[FAKE_SIZE];
+};
+
+static int fake_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	if (addr < BASE || addr - BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, f->mem + (addr - BASE), len);
+	return 0;
+}
+
+/* JDK 17's offsets of what the names need (as test_hotspot_structs reads them). */
+static void jdk17(struct hotspot_structs *hs)
+{
+	memset(hs, 0, sizeof(*hs));
+	hs->method_const = 8, hs->cmethod_constants = 8, hs->cmethod_name_index = 34;
+	hs->cmethod_signature_index = 36, hs->cpool_holder = 24, hs->cpool_length = 60;
+	hs->size_cpool = 72, hs->klass_name = 24, hs->symbol_length = 4, hs->symbol_body = 6;
+}
+
+static void poke(struct fake *f, size_t at, const void *v, size_t len)
+{
+	memcpy(f->mem + at, v, len);
+}
+
+static void poke_ptr(struct fake *f, size_t at, uint64_t v)
+{
+	poke(f, at, &v, sizeof(v));
+}
+
+static void poke_u16(struct fake *f, size_t at, uint16_t v)
+{
+	poke(f, at, &v, sizeof(v));
+}
+
+/* A Symbol at at: its length, then its bytes. */
+static void put_symbol(struct fake *f, size_t at, const char *s)
+{
+	poke_u16(f, at + 4, (uint16_t)strlen(s));
+	poke(f, at + 6, s, strlen(s));
+}
+
+/* HashMap.resize as JDK 17 lays it out: Method -> ConstMethod -> ConstantPool (10 slots,
+ * name in 3, signature in 4) -> holder Klass -> its name. */
+static void build(struct fake *f)
+{
+	int32_t len = 10;
+
+	memset(f, 0, sizeof(*f));
+	poke_ptr(f, METHOD + 8, BASE + CMETHOD);
+	poke_ptr(f, CMETHOD + 8, BASE + CPOOL);
+	poke_u16(f, CMETHOD + 34, 3);
+	poke_u16(f, CMETHOD + 36, 4);
+	poke_ptr(f, CPOOL + 24, BASE + KLASS);
+	poke(f, CPOOL + 60, &len, sizeof(len));
+	poke_ptr(f, CPOOL + 72 + 8 * 3, BASE + SYM_NAME);
+	poke_ptr(f, CPOOL + 72 + 8 * 4, BASE + SYM_SIG);
+	poke_ptr(f, KLASS + 24, BASE + SYM_KLASS);
+	put_symbol(f, SYM_KLASS, "java/util/HashMap");
+	put_symbol(f, SYM_NAME, "resize");
+	put_symbol(f, SYM_SIG, "()[Ljava/util/HashMap$Node;");
+}
+
+/* Reads the fake's method at BASE + at. */
+static int read_fake(struct fake *f, uint64_t at, struct hotspot_method *m)
+{
+	struct hotspot_structs hs;
+	struct hotspot_mem mem = { fake_read, f };
+
+	jdk17(&hs);
+	return hotspot_method_read(&hs, &mem, 1, BASE + at, m);
+}
+
+/* Writes the fake to DIR/NAME when $FIRN_HOTSPOT_SEEDS names DIR (the fuzzer's seed). */
+static void write_seed(const struct fake *f, const char *name)
+{
+	const char *dir = getenv("FIRN_HOTSPOT_SEEDS");
+	char path[PATH_MAX];
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *out = fopen(path, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(f->mem, 1, FAKE_SIZE, out), FAKE_SIZE);
+	fclose(out);
+}
+
+/* The whole fake: class, name, signature, and the name as Java users read it. */
+static void test_fake(void **state)
+{
+	static struct fake f;
+	struct hotspot_method m;
+	char name[300];
+	(void)state;
+	build(&f);
+	write_seed(&f, "seed-hashmap-resize");
+	assert_int_equal(read_fake(&f, METHOD, &m), 0);
+	assert_string_equal(m.klass, "java.util.HashMap");
+	assert_string_equal(m.name, "resize");
+	assert_string_equal(m.signature, "()[Ljava/util/HashMap$Node;");
+	assert_int_equal(hotspot_method_format(&m, name, sizeof(name)), 24);
+	assert_string_equal(name, "java.util.HashMap.resize");
+}
+
+/* Damaged methods give an error and empty names, never another method's name. */
+static void test_refused(void **state)
+{
+	static struct fake f;
+	struct hotspot_method m;
+	(void)state;
+	build(&f);
+	poke_u16(&f, CMETHOD + 34, 10); /* the pool has 10 slots: 0-9 */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EINVAL);
+	assert_string_equal(m.name, "");
+	build(&f);
+	poke_u16(&f, CMETHOD + 36, 0);
+	assert_int_equal(read_fake(&f, METHOD, &m), -EINVAL);
+	build(&f);
+	poke_u16(&f, SYM_NAME + 4, 0); /* an empty Symbol */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EINVAL);
+	build(&f);
+	poke_u16(&f, SYM_KLASS + 4, 256); /* longer than struct hotspot_method's klass */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EINVAL);
+	assert_string_equal(m.klass, "");
+	assert_string_equal(m.name, "");
+	build(&f);
+	f.mem[SYM_NAME + 6 + 2] = 0; /* "re\0ize" */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EINVAL);
+	build(&f);
+	poke_ptr(&f, CPOOL + 24, BASE + FAKE_SIZE); /* the holder outside memory */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EFAULT);
+	assert_string_equal(m.signature, "");
+	build(&f);
+	poke_ptr(&f, METHOD + 8, 0); /* no ConstMethod */
+	assert_int_equal(read_fake(&f, METHOD, &m), -EFAULT);
+	assert_int_equal(read_fake(&f, FAKE_SIZE - 4, &m), -EFAULT);
+}
+
+/* What a walk over a JVM's loaded classes met, and over its code heaps. */
+struct walk {
+	int methods, failed, klasses;
+	bool resize, jitfix;
+	int blobs, nmethods, nm_failed;
+	bool jitfix_compiled;
+};
+
+/* Reads every method of the InstanceKlass k (a class of arrays, _layout_helper < 0, has none). */
+static void walk_klass(int fd, const struct hotspot_structs *hs, pid_t pid, uint64_t k,
+		       struct walk *w)
+{
+	struct hotspot_mem mem = { procmem_read, &fd };
+	struct hotspot_method m;
+
+	if ((int32_t)peek(fd, k + hs->klass_layout_helper) <= 0)
+		return;
+	uint64_t arr = peek(fd, k + hs->iklass_methods);
+	int32_t n = (int32_t)peek(fd, arr);
+	w->klasses++;
+	for (int32_t i = 0; arr && i < n && i < 65536; i++) {
+		w->methods++;
+		if (hotspot_method_read(hs, &mem, pid, peek(fd, arr + 8 + 8 * (uint64_t)i), &m)) {
+			w->failed++;
+			continue;
+		}
+		w->resize |= !strcmp(m.klass, "java.util.HashMap") && !strcmp(m.name, "resize") &&
+			     !strcmp(m.signature, "()[Ljava/util/HashMap$Node;");
+		w->jitfix |= !strcmp(m.klass, "JitFix") && !strcmp(m.name, "firnHashWork") &&
+			     !strcmp(m.signature, "(I)J");
+	}
+}
+
+/* Walks every class of every class loader of the stopped process pid. */
+static void walk_classes(pid_t pid, const struct hotspot_structs *hs, struct walk *w)
+{
+	char path[64];
+	int n = 0;
+
+	memset(w, 0, sizeof(*w));
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (uint64_t cld = peek(fd, hs->cldg_head); cld && n < 1000000;
+	     cld = peek(fd, cld + hs->cld_next))
+		for (uint64_t k = peek(fd, cld + hs->cld_klasses); k && n++ < 1000000;
+		     k = peek(fd, k + hs->klass_next_link))
+			walk_klass(fd, hs, pid, k, w);
+	close(fd);
+}
+
+/* Whether the CodeBlob at blob is an nmethod: its kind (JDK 23+), its name before. */
+static bool is_nmethod(int fd, const struct hotspot_structs *hs, uint64_t blob)
+{
+	char name[8] = "";
+
+	if (hs->blob_kind_nmethod)
+		return (uint8_t)peek(fd, blob + hs->blob_kind) == hs->blob_kind_nmethod;
+	uint64_t p = peek(fd, blob + hs->blob_name);
+	return p && !procmem_read(&fd, 0, p, name, sizeof(name)) && !memcmp(name, "nmethod", 8);
+}
+
+/* Names the method of every nmethod in the code heaps of the stopped process pid, walking
+ * each heap's blocks from its start by their lengths (in segments), as CodeHeap does. */
+static void walk_code(pid_t pid, const struct hotspot_structs *hs, struct walk *w)
+{
+	char path[64];
+	struct hotspot_method m;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct hotspot_mem mem = { procmem_read, &fd };
+	uint64_t heaps = peek(fd, hs->codecache_heaps), data = peek(fd, heaps + hs->array_data);
+	int32_t n = (int32_t)peek(fd, heaps + hs->array_len);
+	w->blobs = w->nmethods = w->nm_failed = 0;
+	for (int32_t h = 0; fd >= 0 && h < n && h < 8; h++) {
+		uint64_t heap = peek(fd, data + 8 * (uint64_t)h), mem_at = heap + hs->codeheap_memory;
+		uint64_t b = peek(fd, mem_at + hs->vspace_low), hi = peek(fd, mem_at + hs->vspace_high);
+		int shift = (int32_t)peek(fd, heap + hs->codeheap_log2_segment);
+		for (int i = 0; b < hi && shift > 0 && shift < 16 && i < 1000000; i++) {
+			uint32_t len = (uint32_t)peek(fd, b + hs->heapblock_length);
+			uint64_t blob = b + hs->size_heapblock;
+			if (!len)
+				break;
+			b += (uint64_t)len << shift;
+			if (!(uint8_t)peek(fd, blob - hs->size_heapblock + hs->heapblock_used))
+				continue;
+			w->blobs++;
+			if (!is_nmethod(fd, hs, blob))
+				continue;
+			w->nmethods++;
+			if (hotspot_method_read(hs, &mem, pid, peek(fd, blob + hs->nm_method), &m)) {
+				w->nm_failed++;
+				continue;
+			}
+			w->jitfix_compiled |= !strcmp(m.klass, "JitFix") && !strcmp(m.name, "firnHashWork");
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether pid has loaded a class named JitFix (a cheap look before the whole walk: names only). */
+static bool has_jitfix(pid_t pid, const struct hotspot_structs *hs)
+{
+	char path[64], name[8];
+	bool found = false;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (uint64_t cld = peek(fd, hs->cldg_head); fd >= 0 && cld && !found && n < 1000000;
+	     cld = peek(fd, cld + hs->cld_next))
+		for (uint64_t k = peek(fd, cld + hs->cld_klasses); k && !found && n++ < 1000000;
+		     k = peek(fd, k + hs->klass_next_link)) {
+			uint64_t sym = peek(fd, k + hs->klass_name);
+			found = (uint16_t)peek(fd, sym + hs->symbol_length) == 6 &&
+				!procmem_read(&fd, pid, sym + hs->symbol_body, name, 6) &&
+				!memcmp(name, "JitFix", 6);
+		}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* A live JVM of jdk: every loaded method named, HashMap.resize and JitFix.firnHashWork among
+ * them (the fixture's class once source mode has compiled it: 30 s at most). */
+static void live_jdk(const char *jdk)
+{
+	struct hotspot_syms s;
+	struct hotspot_structs hs;
+	struct walk w = { 0 };
+	char lib[PATH_MAX];
+
+	if (geteuid() != 0 || !jdk_libjvm(jdk, lib))
+		skip(); /* reading another process: root, as recordings; the JDK: where installed */
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(hotspot_syms_read_fd(&s, fd), 0);
+	close(fd);
+	pid_t pid = start_java(jdk);
+	assert_true(pid > 0);
+	int err = read_live(pid, lib, &s, &hs);
+	for (int i = 0; !err && i < 300 && !has_jitfix(pid, &hs); i++)
+		usleep(100 * 1000);
+	kill(pid, SIGSTOP);
+	walk_classes(pid, &hs, &w);
+	for (int i = 0; !err && i < 300 && (walk_code(pid, &hs, &w), !w.jitfix_compiled); i++) {
+		kill(pid, SIGCONT); /* until JitFix's hot method is compiled */
+		usleep(100 * 1000);
+		kill(pid, SIGSTOP);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(err, 0);
+	print_message("%s: %d classes, %d methods, %d unreadable\n", jdk, w.klasses, w.methods, w.failed);
+	assert_true(w.klasses > 300 && w.methods > 3000);
+	assert_true(w.failed * 100 <= w.methods);
+	assert_true(w.resize);
+	assert_true(w.jitfix);
+	print_message("%s: %d code blobs, %d nmethods, %d unnamed\n", jdk, w.blobs, w.nmethods,
+		      w.nm_failed);
+	assert_true(w.nmethods > 20 && w.nm_failed * 100 <= w.nmethods);
+	assert_true(w.jitfix_compiled);
+}
+
+static void test_live_jdk17(void **state)
+{
+	(void)state;
+	live_jdk("java-17-openjdk-amd64");
+}
+
+static void test_live_temurin25(void **state)
+{
+	(void)state;
+	live_jdk("temurin-25-jdk-amd64");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fake),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_live_jdk17),
+		cmocka_unit_test(test_live_temurin25),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

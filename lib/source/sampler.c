@@ -432,6 +432,7 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->self_pid = getpid();
 	s->skel->rodata->cgroup_count = o->ncgroups;
 	s->skel->rodata->want_gpu = o->cuda;
+	s->skel->rodata->want_alloc = o->alloc;
 	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	s->skel->rodata->python_tail = o->python;

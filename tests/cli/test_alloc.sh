@@ -1,0 +1,66 @@
+# -e alloc: the allocfix fixture (site_a allocates 3x site_b's bytes, site_leak keeps what it
+# allocates) recorded with libfirn-alloc.so preloaded at --alloc-rate 4096 (~42,000 sampled
+# allocations of 173 MB): the estimated total within 5 % of the truth the fixture prints, each
+# site's share of alloc_space within 5 standard errors of its true share, alloc_objects and
+# alloc_space read by go tool pprof -sample_index and firn report --sample-type, the summary's
+# alloc line; FIRN_ALLOC_RATE reaches the command; a usage error for a bad --alloc-rate.
+. "$(dirname "$0")/lib.sh"
+
+FX="$FIX/allocfix"
+if [ ! -x "$FX" ]; then fail "fixture $FX is missing (make fixtures)"; exit 0; fi
+
+expect_rc "--alloc-rate 0 is a usage error" 2 "$FIRN" record -e alloc --alloc-rate 0 -- true
+grep -q "alloc-rate" "$TMP/err" && pass "the usage error names --alloc-rate" || fail "usage error: $(cat "$TMP/err")"
+
+if ! is_root; then skip "recording -e alloc needs root"; exit 0; fi
+
+"$FIRN" record -e alloc --alloc-rate 4096 -o "$TMP/a.pb.gz" -- "$FX" >"$TMP/rec.out" 2>"$TMP/rec.err"
+rc=$?
+[ $rc -eq 0 ] && pass "record -e alloc exits 0" || { fail "record -e alloc exit $rc"; head -5 "$TMP/rec.err"; }
+truth=$(sed -n 's/^allocfix: total \([0-9]*\) .*/\1/p' "$TMP/rec.err")
+grep -q '^firn: alloc: [0-9]* allocations sampled, [0-9.]* MB estimated' "$TMP/rec.err" \
+	&& pass "summary: the alloc line" || fail "summary: $(grep alloc: "$TMP/rec.err")"
+
+# the whole profile's alloc_space and the sites' shares, from firn report --json
+"$FIRN" report --json --top 0 --sample-type alloc_space "$TMP/a.pb.gz" >"$TMP/space.json" 2>"$TMP/rep.err" \
+	&& pass "report --sample-type alloc_space" || fail "report --sample-type alloc_space: $(cat "$TMP/rep.err")"
+python3 - "$TMP/space.json" "$truth" <<'PY' | while read -r l; do echo "$l"; done
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+truth = int(sys.argv[2] or 0)
+rows = d["functions"] if isinstance(d, dict) and "functions" in d else d
+total = d.get("total") if isinstance(d, dict) else None
+def tot(name):
+    return sum(r.get("total", 0) for r in rows if r.get("name") == name)
+main = tot("main")
+if total is None:
+    total = main
+ok = truth and abs(total - truth) <= 0.05 * truth
+print(("PASS" if ok else "FAIL") + ": estimated alloc_space %d within 5 %% of the truth %d" % (total, truth))
+# true shares: a 120.0 MB, b 39.9 MB, leak 12.8 MB of 173.1 MB (allocfix's defaults)
+n = total / 4096.0  # about the number of samples
+for name, share in (("site_a", 0.6931), ("site_b", 0.2307), ("site_leak", 0.0739)):
+    got = tot(name) / total if total else 0
+    tol = max(5 * math.sqrt(share * (1 - share) / n), 0.01)
+    ok = abs(got - share) <= tol
+    print(("PASS" if ok else "FAIL") + ": %s holds %.2f %% of alloc_space (true %.2f %%, +-%.2f pp)"
+          % (name, 100 * got, 100 * share, 100 * tol))
+PY
+
+# every sample type read by go tool pprof
+if command -v go >/dev/null; then
+	types=$(go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
+	[ "$types" = "alloc_objects/count[dflt] alloc_space/bytes" ] && pass "sample types: $types" \
+		|| fail "sample types: $types"
+	for t in alloc_objects alloc_space; do
+		go tool pprof -sample_index=$t -top "$TMP/a.pb.gz" 2>/dev/null | grep -q ' site_a$' \
+			&& pass "go tool pprof -sample_index=$t reads it" || fail "go tool pprof -sample_index=$t"
+	done
+else
+	skip "go tool pprof: no go"
+fi
+
+# the rate reaches the command; the library is preloaded first
+"$FIRN" record -q -e alloc --alloc-rate 12345 -o "$TMP/b.pb.gz" -- sh -c 'echo "$FIRN_ALLOC_RATE $LD_PRELOAD"' >"$TMP/env.out" 2>&1
+grep -q "^12345 .*libfirn-alloc.so" "$TMP/env.out" && pass "FIRN_ALLOC_RATE and LD_PRELOAD set for the command" \
+	|| fail "command environment: $(cat "$TMP/env.out")"

@@ -3,7 +3,10 @@
 # allocations of 173 MB): the estimated total within 5 % of the truth the fixture prints, each
 # site's share of alloc_space within 5 standard errors of its true share, alloc_objects and
 # alloc_space read by go tool pprof -sample_index and firn report --sample-type, the summary's
-# alloc line; FIRN_ALLOC_RATE reaches the command; a usage error for a bad --alloc-rate.
+# alloc line; the live heap: site_leak holds >= 95 % of inuse_space, whose total is within 5
+# standard errors (8.7 %) of the bytes the fixture leaks (and its array of them), at the end and when the process exits
+# before the recording ends (its live allocations counted as exited); FIRN_ALLOC_RATE reaches
+# the command; a usage error for a bad --alloc-rate.
 . "$(dirname "$0")/lib.sh"
 
 FX="$FIX/allocfix"
@@ -18,7 +21,7 @@ if ! is_root; then skip "recording -e alloc needs root"; exit 0; fi
 rc=$?
 [ $rc -eq 0 ] && pass "record -e alloc exits 0" || { fail "record -e alloc exit $rc"; head -5 "$TMP/rec.err"; }
 truth=$(sed -n 's/^allocfix: total \([0-9]*\) .*/\1/p' "$TMP/rec.err")
-grep -q '^firn: alloc: [0-9]* allocations sampled, [0-9.]* MB estimated' "$TMP/rec.err" \
+grep -Eq '^firn: alloc: [0-9]+ allocations sampled, [0-9.]+ MB estimated, [0-9]+ live at end \([0-9.]+ MB; [0-9]+ in processes that exited\), overflow 0, [0-9]+ frees of untracked pointers, lost 0$' "$TMP/rec.err" \
 	&& pass "summary: the alloc line" || fail "summary: $(grep alloc: "$TMP/rec.err")"
 
 # the whole profile's alloc_space and the sites' shares, from firn report --json
@@ -47,14 +50,42 @@ for name, share in (("site_a", 0.6931), ("site_b", 0.2307), ("site_leak", 0.0739
           % (name, 100 * got, 100 * share, 100 * tol))
 PY
 
+# inuse_space: the leak. leaked bytes + the array holding them (rounds / 4 + 1 pointers) are live.
+leak_check() { # FILE LEAKED-BYTES WHAT
+	"$FIRN" report --json --top 0 --sample-type inuse_space "$1" >"$TMP/inuse.json" 2>"$TMP/rep.err" \
+		|| fail "$3: report --sample-type inuse_space: $(cat "$TMP/rep.err")"
+	python3 - "$TMP/inuse.json" "$2" "$3" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+leaked, what = int(sys.argv[2] or 0), sys.argv[3]
+truth = leaked + (leaked // 256 + 1) * 8
+total = d.get("total", 0)
+leak = sum(r.get("total", 0) for r in d["functions"] if r.get("name") == "site_leak")
+# about truth / 4096 sampled live allocations: 5 standard errors of their count
+tol = max(0.05, 5 / math.sqrt(truth / 4096.0)) if truth else 0
+ok = truth and abs(total - truth) <= tol * truth
+print(("PASS" if ok else "FAIL") + ": %s: inuse_space %d within %.1f %% of the live bytes %d" % (what, total, 100 * tol, truth))
+ok = total and leak >= 0.95 * total
+print(("PASS" if ok else "FAIL") + ": %s: site_leak holds %.1f %% of inuse_space (>= 95 %%)" % (what, 100.0 * leak / (total or 1)))
+PY
+}
+leak_check "$TMP/a.pb.gz" "$(sed -n 's/^allocfix: .* leaked \([0-9]*\) .*/\1/p' "$TMP/rec.err")" "at the end"
+
+# the process exits before the recording ends: its live allocations stay its leak, counted
+"$FIRN" record -e alloc --alloc-rate 4096 -o "$TMP/x.pb.gz" -- sh -c "'$FX'; sleep 0.5" >/dev/null 2>"$TMP/x.err"
+leak_check "$TMP/x.pb.gz" "$(sed -n 's/^allocfix: .* leaked \([0-9]*\) .*/\1/p' "$TMP/x.err")" "exited first"
+exited=$(sed -n 's/^firn: alloc: .*; \([0-9]*\) in processes that exited.*/\1/p' "$TMP/x.err")
+[ "${exited:-0}" -gt 100 ] && pass "the exited process's live allocations counted ($exited)" \
+	|| fail "exited: $(grep alloc: "$TMP/x.err")"
+
 # every sample type read by go tool pprof
 if command -v go >/dev/null; then
 	types=$(go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)
-	[ "$types" = "alloc_objects/count[dflt] alloc_space/bytes" ] && pass "sample types: $types" \
-		|| fail "sample types: $types"
-	for t in alloc_objects alloc_space; do
-		go tool pprof -sample_index=$t -top "$TMP/a.pb.gz" 2>/dev/null | grep -q ' site_a$' \
-			&& pass "go tool pprof -sample_index=$t reads it" || fail "go tool pprof -sample_index=$t"
+	[ "$types" = "alloc_objects/count[dflt] alloc_space/bytes inuse_objects/count inuse_space/bytes" ] \
+		&& pass "sample types: $types" || fail "sample types: $types"
+	for t in alloc_objects:site_a alloc_space:site_a inuse_objects:site_leak inuse_space:site_leak; do
+		go tool pprof -sample_index=${t%:*} -top "$TMP/a.pb.gz" 2>/dev/null | grep -q " ${t#*:}\$" \
+			&& pass "go tool pprof -sample_index=${t%:*} reads it (${t#*:})" || fail "go tool pprof -sample_index=$t"
 	done
 else
 	skip "go tool pprof: no go"

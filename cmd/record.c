@@ -58,8 +58,7 @@ enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 enum { OPT_NO_PYTHON = 512, OPT_NO_JS };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
-enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
-enum { OPT_ALLOC_RATE = 700 };
+enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS, OPT_ALLOC_RATE }; /* below CONT_OPT_FIRST */
 
 static int record_option(void *ctx, int id, const char *arg)
 {

@@ -5,7 +5,8 @@
 # alloc_space read by go tool pprof -sample_index and firn report --sample-type, the summary's
 # alloc line; the live heap: site_leak holds >= 95 % of inuse_space, whose total is within 5
 # standard errors (8.7 %) of the bytes the fixture leaks (and its array of them), at the end and when the process exits
-# before the recording ends (its live allocations counted as exited); FIRN_ALLOC_RATE reaches
+# before the recording ends (its live allocations counted as exited); the rest of the malloc
+# family (posix_memalign ... reallocarray) to the byte, realloc as free+alloc; FIRN_ALLOC_RATE reaches
 # the command; a usage error for a bad --alloc-rate.
 . "$(dirname "$0")/lib.sh"
 
@@ -90,6 +91,33 @@ if command -v go >/dev/null; then
 else
 	skip "go tool pprof: no go"
 fi
+
+# the rest of the family: posix_memalign, aligned_alloc, memalign, valloc, realloc (a free and an
+# allocation), reallocarray, 100 blocks of 64 KiB each (every one sampled at 4096, weight 64 KiB:
+# exact sums); by_realloc also holds its 32 KiB mallocs (weight 32,779); only by_valloc's last
+# block is live at the end.
+"$FIRN" record -e alloc --alloc-rate 4096 -o "$TMP/f.pb.gz" -- "$FX" family >/dev/null 2>"$TMP/f.err"
+grep -q ' 0 frees of untracked pointers, lost 0$' "$TMP/f.err" && pass "family: no untracked frees, nothing lost" \
+	|| fail "family: $(grep alloc: "$TMP/f.err")"
+for t in alloc_space inuse_space; do
+	"$FIRN" report --json --top 0 --sample-type $t "$TMP/f.pb.gz" >"$TMP/f.$t.json" 2>/dev/null
+done
+python3 - "$TMP/f.alloc_space.json" "$TMP/f.inuse_space.json" <<'PY'
+import json, sys
+want = {"by_posix_memalign": 6553600, "by_aligned_alloc": 6553600, "by_memalign": 6553600,
+        "by_valloc": 6553600, "by_realloc": 100 * (32779 + 65536), "by_reallocarray": 6553600}
+def totals(path):
+    d = json.load(open(path))
+    return d.get("total", 0), {r["name"]: r["total"] for r in d["functions"] if r["name"].startswith("by_")}
+_, space = totals(sys.argv[1])
+for name, w in want.items():
+    got = space.get(name, 0)
+    ok = abs(got - w) <= 0.001 * w
+    print(("PASS" if ok else "FAIL") + ": family: %s allocated %d bytes (want %d)" % (name, got, w))
+total, inuse = totals(sys.argv[2])
+ok = total == 65536 and inuse.get("by_valloc") == 65536
+print(("PASS" if ok else "FAIL") + ": family: inuse_space is by_valloc's last 64 KiB block (%d, %s)" % (total, inuse))
+PY
 
 # the rate reaches the command; the library is preloaded first
 "$FIRN" record -q -e alloc --alloc-rate 12345 -o "$TMP/b.pb.gz" -- sh -c 'echo "$FIRN_ALLOC_RATE $LD_PRELOAD"' >"$TMP/env.out" 2>&1

@@ -30,7 +30,11 @@ grep -Eq '^firn: alloc: [0-9]+ allocations sampled, [0-9.]+ MB estimated, [0-9]+
 	&& pass "report --sample-type alloc_space" || fail "report --sample-type alloc_space: $(cat "$TMP/rep.err")"
 python3 - "$TMP/space.json" "$truth" <<'PY' | while read -r l; do echo "$l"; done
 import json, math, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    print("FAIL: no report of alloc_space to read")
+    sys.exit(0)
 truth = int(sys.argv[2] or 0)
 rows = d["functions"] if isinstance(d, dict) and "functions" in d else d
 total = d.get("total") if isinstance(d, dict) else None
@@ -57,7 +61,11 @@ leak_check() { # FILE LEAKED-BYTES WHAT
 		|| fail "$3: report --sample-type inuse_space: $(cat "$TMP/rep.err")"
 	python3 - "$TMP/inuse.json" "$2" "$3" <<'PY'
 import json, math, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    print("FAIL: %s: no report of inuse_space to read" % sys.argv[3])
+    sys.exit(0)
 leaked, what = int(sys.argv[2] or 0), sys.argv[3]
 truth = leaked + (leaked // 256 + 1) * 8
 total = d.get("total", 0)
@@ -107,7 +115,10 @@ import json, sys
 want = {"by_posix_memalign": 6553600, "by_aligned_alloc": 6553600, "by_memalign": 6553600,
         "by_valloc": 6553600, "by_realloc": 100 * (32779 + 65536), "by_reallocarray": 6553600}
 def totals(path):
-    d = json.load(open(path))
+    try:
+        d = json.load(open(path))
+    except ValueError:
+        return 0, {}
     return d.get("total", 0), {r["name"]: r["total"] for r in d["functions"] if r["name"].startswith("by_")}
 _, space = totals(sys.argv[1])
 for name, w in want.items():

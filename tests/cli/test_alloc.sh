@@ -6,7 +6,8 @@
 # alloc line; the live heap: site_leak holds >= 95 % of inuse_space, whose total is within 5
 # standard errors (8.7 %) of the bytes the fixture leaks (and its array of them), at the end and when the process exits
 # before the recording ends (its live allocations counted as exited); the rest of the malloc
-# family (posix_memalign ... reallocarray) to the byte, realloc as free+alloc; FIRN_ALLOC_RATE reaches
+# family (posix_memalign ... reallocarray) to the byte, realloc as free+alloc; -p of a process
+# started with the library preloaded; FIRN_ALLOC_RATE reaches
 # the command; a usage error for a bad --alloc-rate.
 . "$(dirname "$0")/lib.sh"
 
@@ -129,6 +130,26 @@ total, inuse = totals(sys.argv[2])
 ok = total == 65536 and inuse.get("by_valloc") == 65536
 print(("PASS" if ok else "FAIL") + ": family: inuse_space is by_valloc's last 64 KiB block (%d, %s)" % (total, inuse))
 PY
+
+# -p: a process started with the library preloaded, recorded for a second of its run
+LD_PRELOAD="$ROOT/$BUILD/libfirn-alloc.so" FIRN_ALLOC_RATE=4096 "$FX" 5000000 2>/dev/null &
+fx=$!
+sleep 0.3
+"$FIRN" record -e alloc -p "$fx" -d 1 -o "$TMP/p.pb.gz" >/dev/null 2>"$TMP/p.err"
+kill "$fx" 2>/dev/null; wait "$fx" 2>/dev/null
+"$FIRN" report --json --top 0 --sample-type alloc_space "$TMP/p.pb.gz" 2>/dev/null | python3 -c '
+import json, math, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("FAIL: -p: no profile to read"); sys.exit(0)
+total = d.get("total", 0)
+a = sum(r["total"] for r in d["functions"] if r["name"] == "site_a")
+n = total / 4096.0
+tol = max(5 * math.sqrt(0.6931 * 0.3069 / n), 0.01) if n else 0
+ok = n > 1000 and abs(a / total - 0.6931) <= tol
+print(("PASS" if ok else "FAIL") + ": -p: site_a holds %.2f %% of %.0f MB allocated in the second (true 69.31 %%, +-%.2f pp)"
+      % (100.0 * a / (total or 1), total / 1e6, 100 * tol))'
 
 # the rate reaches the command; the library is preloaded first
 "$FIRN" record -q -e alloc --alloc-rate 12345 -o "$TMP/b.pb.gz" -- sh -c 'echo "$FIRN_ALLOC_RATE $LD_PRELOAD"' >"$TMP/env.out" 2>&1

@@ -135,9 +135,26 @@ __attribute__((constructor)) static void firn_alloc_init(void)
 
 /* ---- sampling ---- */
 
-/* Samples an allocation of size bytes at p by the Poisson rule; fires the alloc probe for a
- * sampled one. The thread's countdown starts at its first allocation. */
-static inline void note_alloc(void *p, size_t size)
+/* A sampled allocation: one function, so each probe has one site whichever wrapper sampled it
+ * (one uprobe each: attached at one instant, so no wrapper's allocations are seen for longer
+ * than another's). Its frame is the leaf of the stacks, its caller the wrapper. */
+__attribute__((noinline)) static void sampled_alloc(void *p, size_t size)
+{
+	uint64_t w = alloc_poisson_weight(size, rate);
+
+	set_add((uintptr_t)p);
+	DTRACE_PROBE3(otel_memory, alloc, p, size, w);
+}
+
+/* The free of a sampled pointer (one site, as sampled_alloc's). */
+__attribute__((noinline)) static void sampled_free(void *p)
+{
+	DTRACE_PROBE1(otel_memory, free, p);
+}
+
+/* Samples an allocation of size bytes at p by the Poisson rule (the thread's countdown starts
+ * at its first allocation); the fast path is inlined in each wrapper. */
+static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size)
 {
 	if (!p)
 		return;
@@ -150,16 +167,14 @@ static inline void note_alloc(void *p, size_t size)
 			return;
 	}
 	left = alloc_poisson_next(&rng, rate); /* memoryless: from the end of this one */
-	uint64_t w = alloc_poisson_weight(size, rate);
-	set_add((uintptr_t)p);
-	DTRACE_PROBE3(otel_memory, alloc, p, size, w);
+	sampled_alloc(p, size);
 }
 
 /* Fires the free probe when p was sampled. */
-static inline void note_free(void *p)
+static inline __attribute__((always_inline)) void note_free(void *p)
 {
 	if (p && set_take((uintptr_t)p))
-		DTRACE_PROBE1(otel_memory, free, p);
+		sampled_free(p);
 }
 
 /* ---- the interposed functions ---- */

@@ -82,7 +82,7 @@ static int probe_events(const struct recorder_opts *o)
 
 void events_watch(struct events *ev, pid_t pid)
 {
-	if (ev->o->all || !probe_events(ev->o))
+	if (ev->o->all || (!probe_events(ev->o) && !ev->nobjs))
 		return;
 	for (size_t i = 0; i < ev->nwatch; i++)
 		if (ev->watch[i].pid == pid) {
@@ -537,6 +537,24 @@ static int attach_cuda(struct events *ev)
 	return attached ? 0 : fail(ev, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
 }
 
+/* -e alloc's library is a probed object of its -e value: a recording where no process mapped
+ * it and no allocation was sampled (a static program, a setuid one: LD_PRELOAD ignored) is
+ * warned of at the end (events_warn_unmapped). 0 or -ENOMEM. */
+static int alloc_watch(struct events *ev, const struct event_desc *d)
+{
+	long obj = events_add_object(ev, ev->o->alloc_lib);
+	int spec = 0;
+
+	if (obj == -ENOMEM || VEC_GROW(ev->uses, ev->cap_uses, ev->nuses + 1))
+		return fail(ev, -ENOMEM, "out of memory");
+	if (obj < 0)
+		return 0;
+	while (spec < ev->o->nevents && event_find(ev->o->events[spec], NULL) != d)
+		spec++;
+	ev->uses[ev->nuses++] = (struct usdt_use){ spec, (size_t)obj, FIRN_EVENT_ALLOC_OBJECTS };
+	return 0;
+}
+
 /* -e alloc: the otel_memory probes of libfirn-alloc.so (o->alloc_lib) wherever its file is
  * mapped (the command preloads it; -p and -a processes started with it in LD_PRELOAD), alloc
  * and free each under its cookie (bpf/alloc.bpf.h routes them). */
@@ -559,7 +577,7 @@ static int attach_alloc(struct events *ev)
 			return fail(ev, err, "cannot attach to otel_memory:%s in '%s': %s",
 				    probes[i].name, o->alloc_lib, strerror(-err));
 	}
-	return 0;
+	return alloc_watch(ev, d);
 }
 
 /* The BPF counters of the recorded events that name theirs, into so->counters (one a row). */

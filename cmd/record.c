@@ -25,7 +25,6 @@
 #include "format/input.h"
 #include "format/pprof.h"
 #include "model/profile.h"
-#include "record/event_table.h"
 #include "record/recorder.h"
 #include "summary.h"
 #include "record/usdt.h"
@@ -43,8 +42,6 @@ struct record_opts {
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
 	char *cuda_lib;
-	long alloc_rate;        /* --alloc-rate: -e alloc's mean bytes between samples */
-	char *alloc_lib;        /* libfirn-alloc.so, with -e alloc */
 	bool output_given;      /* -o was on the line */
 	struct continuous c;    /* --every, --push...: intervals (cmd/continuous.h) */
 	const char *cgroup_args[CGROUP_FILTER_MAX]; /* --cgroup, as given */
@@ -58,7 +55,7 @@ enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
 enum { OPT_NO_PYTHON = 512, OPT_NO_JS };
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
-enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS, OPT_ALLOC_RATE }; /* below CONT_OPT_FIRST */
+enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
 
 static int record_option(void *ctx, int id, const char *arg)
 {
@@ -77,8 +74,6 @@ static int record_option(void *ctx, int id, const char *arg)
 	case OPT_CUDA:
 		o->cuda = true;
 		return 0;
-	case OPT_ALLOC_RATE:
-		return opt_long(&record_cmd, "alloc-rate", arg, 1, 1L << 40, &o->alloc_rate);
 	case OPT_CGROUP:
 		if (o->ncgroups == CGROUP_FILTER_MAX)
 			return usage_error(&record_cmd, "--cgroup given more than %d times", CGROUP_FILTER_MAX);
@@ -292,33 +287,9 @@ static const struct opt record_opts[] = {
 	{ "cgroup", 0, "PATH", "only the processes in this cgroup v2 or below it (a path, a systemd unit, a container's scope or id; repeatable)", OPT_CGROUP },
 	{ "process-labels", 0, NULL, "label samples with exe, cgroup and container_id too (on with --push)", OPT_PROCESS_LABELS },
 	{ "cuda", 0, NULL, "GPU kernels: their time (gpu_time) and launches (gpu_launches) under the CPU stacks that launched them, through libfirn-cuda.so", OPT_CUDA },
-	{ "alloc-rate", 0, "BYTES", "-e alloc: sample one allocation per this many bytes on average (default 524288)", OPT_ALLOC_RATE },
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
-
-/* firn's library name (libfirn-cuda.so, libfirn-alloc.so) next to the firn binary (the build
- * tree), else where install puts it (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path,
- * NULL when neither exists. */
-static char *find_lib(const char *name)
-{
-	static const char *const places[] = { "/", "/../lib/firn/" };
-	char exe[4096], *path = NULL;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	const char *dir = dirname(exe);
-	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		if (asprintf(&path, "%s%s%s", dir, places[i], name) < 0)
-			return NULL;
-		if (!access(path, R_OK))
-			return path;
-		free(path);
-	}
-	return NULL;
-}
 
 #if defined(__x86_64__)
 #define CUDA_LIB_MACHINE EM_X86_64
@@ -390,7 +361,7 @@ static int cuda_setup(struct record_opts *o, bool command)
 {
 	int rc;
 
-	if (!(o->cuda_lib = find_lib("libfirn-cuda.so")))
+	if (!(o->cuda_lib = target_find_lib("libfirn-cuda.so")))
 		return error("--cuda: no libfirn-cuda.so next to firn or in ../lib/firn/ (firn was built "
 			     "without the CUDA toolkit)");
 	if ((rc = check_cuda_lib(o)) || (command && (rc = check_injection_env(o->cuda_lib))))
@@ -398,35 +369,6 @@ static int cuda_setup(struct record_opts *o, bool command)
 	if (setenv("CUDA_INJECTION64_PATH", o->cuda_lib, 1))
 		return error("cannot set CUDA_INJECTION64_PATH: %s", strerror(errno));
 	return 0;
-}
-
-/* Whether an -e value of o names the alloc event. */
-static bool alloc_recorded(const struct record_opts *o)
-{
-	for (int i = 0; i < o->t.nevents; i++)
-		if (event_find(o->t.events[i], NULL) == event_find("alloc", NULL))
-			return true;
-	return false;
-}
-
-/* -e alloc: finds libfirn-alloc.so and, for a command, preloads it (before what LD_PRELOAD
- * names already) with the rate in FIRN_ALLOC_RATE; -p and -a processes must have been started
- * with it. Prints the error and returns 1. */
-static int alloc_setup(struct record_opts *o, bool command)
-{
-	const char *pre = getenv("LD_PRELOAD");
-	char *v = NULL, rate[32];
-
-	if (!(o->alloc_lib = find_lib("libfirn-alloc.so")))
-		return error("-e alloc: no libfirn-alloc.so next to firn or in ../lib/firn/");
-	if (!command)
-		return 0;
-	snprintf(rate, sizeof(rate), "%ld", o->alloc_rate);
-	if (asprintf(&v, "%s%s%s", o->alloc_lib, pre && *pre ? " " : "", pre ? pre : "") < 0)
-		return error("out of memory");
-	int err = setenv("LD_PRELOAD", v, 1) || setenv("FIRN_ALLOC_RATE", rate, 1);
-	free(v);
-	return err ? error("cannot set LD_PRELOAD: %s", strerror(errno)) : 0;
 }
 
 /* Where parked samples go: the output's folder, but a device or FIFO's folder (/dev) is no
@@ -453,7 +395,7 @@ static int setup(struct recording *r, int argc, char **argv)
 		.runtimes_off = o->no_js ? js_off : NULL, .nruntimes_off = o->no_js, /* FIRN-V8 */
 		.spill_dir = r->spill_dir, .max_entries = r->max_entries,
 		.stack_entries = r->stack_entries, .argc = argc, .argv = argv,
-		.cuda_lib = o->cuda_lib, .alloc_lib = o->alloc_lib,
+		.cuda_lib = o->cuda_lib,
 		.cgroups = (const char *const *)o->cgroups, .ncgroups = o->ncgroups,
 		.process_labels = o->process_labels || o->c.push_url,
 		.drain_max_ns = continuous_on(&o->c) ? CONTINUOUS_DRAIN_MAX_NS : 0,
@@ -662,7 +604,7 @@ static int cmd_record(int argc, char **argv)
 	struct record_opts o = { .output = "firn.pb.gz",
 				 .pprof_flags = PPROF_FUNCTION_LINES | PPROF_NO_THREAD_LABELS |
 						PPROF_NO_SYSTEM_NAMES,
-				 .t = TARGET_INIT, .alloc_rate = 524288 };
+				 .t = TARGET_INIT };
 	struct recording r = { .o = &o };
 
 	continuous_init(&o.c);
@@ -688,7 +630,7 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
 		goto out;
-	if (alloc_recorded(&o) && (rc = alloc_setup(&o, argi < argc)))
+	if ((rc = target_setup_alloc(&o.t, argi < argc)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();
@@ -714,7 +656,6 @@ out:
 	recorder_free(r.rec);
 	free(r.spill_dir);
 	free(o.cuda_lib);
-	free(o.alloc_lib);
 	for (int i = 0; i < o.ncgroups; i++)
 		free(o.cgroups[i]);
 	continuous_release(&o.c);

@@ -7,7 +7,8 @@
 # standard errors (8.7 %) of the bytes the fixture leaks (and its array of them), at the end and when the process exits
 # before the recording ends (its live allocations counted as exited); the rest of the malloc
 # family (posix_memalign ... reallocarray) to the byte, realloc as free+alloc; -p of a process
-# started with the library preloaded; a static program's warning; FIRN_ALLOC_RATE reaches
+# started with the library preloaded; a static program's warning; firn top -e alloc's table and
+# rate; FIRN_ALLOC_RATE reaches
 # the command; a usage error for a bad --alloc-rate.
 . "$(dirname "$0")/lib.sh"
 
@@ -158,6 +159,18 @@ rc=$?
 	&& pass "static program: exit 0 and the warning that nothing mapped libfirn-alloc.so" \
 	|| fail "static program: exit $rc, $(grep -v '^firn: [df]' "$TMP/s.err")"
 grep -q "no hits" "$TMP/rec.err" && fail "a warning for the dynamic fixture" || pass "no such warning for the dynamic fixture"
+
+# firn top -e alloc: the command preloaded as for record; the last table's site_a share of
+# alloc_space and the header's rate in bytes/s
+timeout 120 "$FIRN" top -e alloc --alloc-rate 4096 --stdio --sample-type alloc_space -d 1 -n 2 -- \
+	"$FX" 3000000 >"$TMP/top.out" 2>"$TMP/top.err"
+share=$(awk '$NF == "site_a" { s = $2 } END { print s }' "$TMP/top.out")
+awk -v s="${share:-0}" 'BEGIN { exit !(s >= 68.31 && s <= 70.31) }' \
+	&& pass "top -e alloc: site_a holds $share % of alloc_space (true 69.31 %, +-1 pp)" \
+	|| { fail "top -e alloc: site_a '$share'"; tail -3 "$TMP/top.err"; }
+grep -q "showing alloc_space (bytes) .*" "$TMP/top.out" && grep -Eq "^[0-9]+ bytes/s" "$TMP/top.out" \
+	&& pass "top -e alloc: the header shows alloc_space and its rate in bytes/s" \
+	|| fail "top -e alloc header: $(grep -m2 'firn top\|/s' "$TMP/top.out")"
 
 # the rate reaches the command; the library is preloaded first
 "$FIRN" record -q -e alloc --alloc-rate 12345 -o "$TMP/b.pb.gz" -- sh -c 'echo "$FIRN_ALLOC_RATE $LD_PRELOAD"' >"$TMP/env.out" 2>&1

@@ -1730,6 +1730,10 @@ static __always_inline void keep_stack(struct firn_stack *to, const struct firn_
 
 const volatile __u32 want_gpu = 0; /* 1: --cuda, the USDT program routes libfirn-cuda's probes */
 
+#include "alloc.bpf.h"
+
+const volatile __u32 want_alloc = 0; /* 1: -e alloc, the USDT program routes otel_memory's probes */
+
 /* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
  * attachment's cookie names. */
 SEC("usdt")
@@ -1739,6 +1743,8 @@ int BPF_USDT(on_usdt)
 
 	/* libfirn-cuda's probes (--cuda) have cookies of their own; without --cuda the verifier
 	 * drops the GPU paths (want_gpu is read-only), a third of what it walks here */
+	if (want_alloc && alloc_hit(ctx, cookie)) /* -e alloc's, the same way */
+		return 0;
 	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, true, cookie);
 }
 

@@ -296,28 +296,6 @@ static const struct opt record_opts[] = {
 	OPT_END,
 };
 
-/* libfirn-cuda.so next to the firn binary (the build tree), else where install puts it
- * (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path, NULL when neither exists. */
-static char *find_cuda_lib(void)
-{
-	static const char *const places[] = { "/libfirn-cuda.so", "/../lib/firn/libfirn-cuda.so" };
-	char exe[4096], *path = NULL;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	const char *dir = dirname(exe);
-	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		if (asprintf(&path, "%s%s", dir, places[i]) < 0)
-			return NULL;
-		if (!access(path, R_OK))
-			return path;
-		free(path);
-	}
-	return NULL;
-}
-
 #if defined(__x86_64__)
 #define CUDA_LIB_MACHINE EM_X86_64
 #define CUDA_LIB_ARCH "x86-64"
@@ -388,7 +366,7 @@ static int cuda_setup(struct record_opts *o, bool command)
 {
 	int rc;
 
-	if (!(o->cuda_lib = find_cuda_lib()))
+	if (!(o->cuda_lib = target_find_lib("libfirn-cuda.so")))
 		return error("--cuda: no libfirn-cuda.so next to firn or in ../lib/firn/ (firn was built "
 			     "without the CUDA toolkit)");
 	if ((rc = check_cuda_lib(o)) || (command && (rc = check_injection_env(o->cuda_lib))))
@@ -677,6 +655,8 @@ static int cmd_record(int argc, char **argv)
 	    (rc = env_limits(&r)) || (rc = target_resolve_usdt(&o.t, argi < argc ? argv[argi] : NULL, o.quiet)))
 		goto out;
 	if (o.cuda && (rc = cuda_setup(&o, argi < argc)))
+		goto out;
+	if ((rc = target_setup_alloc(&o.t, argi < argc)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <libgen.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdint.h>
@@ -145,7 +146,7 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 
 enum {
 	OPT_CALL_GRAPH = TARGET_OPT_FIRST, OPT_UNWIND_MEMORY, OPT_NO_KERNEL, OPT_AS_ROOT,
-	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE,
+	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE, OPT_ALLOC_RATE,
 };
 
 const struct opt target_opts[] = {
@@ -160,6 +161,7 @@ const struct opt target_opts[] = {
 	{ "off-cpu-min", 0, "USEC", "off-cpu: waits shorter than this are counted, not added to stacks (default 0)", OPT_OFF_CPU_MIN },
 	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
 	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
+	{ "alloc-rate", 0, "BYTES", "alloc: sample one allocation per this many bytes on average (default 524288)", OPT_ALLOC_RATE },
 	OPT_END,
 };
 
@@ -188,6 +190,8 @@ int target_option(struct target *t, const struct cmd *cmd, int id, const char *a
 	case OPT_OFF_CPU_RATE:
 		return opt_long(cmd, "off-cpu-rate", arg, 1, 1000000, &t->off_cpu_rate);
 	case OPT_OFF_CPU_RUNNABLE: t->off_cpu_runnable = true; return 0;
+	case OPT_ALLOC_RATE:
+		return opt_long(cmd, "alloc-rate", arg, 1, 1L << 40, &t->alloc_rate);
 	}
 	return 2;
 }
@@ -207,6 +211,55 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 	ro->off_cpu_runnable = t->off_cpu_runnable;
 	ro->off_cpu_min_ns = t->off_cpu_min_us > 0 ? (uint64_t)t->off_cpu_min_us * 1000 : 0;
 	ro->off_cpu_rate = t->off_cpu_rate > 0 ? t->off_cpu_rate : 1;
+	ro->alloc_lib = t->alloc_lib;
+}
+
+char *target_find_lib(const char *name)
+{
+	static const char *const places[] = { "/", "/../lib/firn/" };
+	char exe[4096], *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	const char *dir = dirname(exe);
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (asprintf(&path, "%s%s%s", dir, places[i], name) < 0)
+			return NULL;
+		if (!access(path, R_OK))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/* Whether an -e value of t names the alloc event. */
+static bool alloc_recorded(const struct target *t)
+{
+	for (int i = 0; i < t->nevents; i++)
+		if (event_find(t->events[i], NULL) == event_find("alloc", NULL))
+			return true;
+	return false;
+}
+
+int target_setup_alloc(struct target *t, bool command)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *v = NULL, rate[32];
+
+	if (!alloc_recorded(t))
+		return 0;
+	if (!(t->alloc_lib = target_find_lib("libfirn-alloc.so")))
+		return error("-e alloc: no libfirn-alloc.so next to firn or in ../lib/firn/");
+	if (!command)
+		return 0;
+	snprintf(rate, sizeof(rate), "%ld", t->alloc_rate);
+	if (asprintf(&v, "%s%s%s", t->alloc_lib, pre && *pre ? " " : "", pre ? pre : "") < 0)
+		return error("out of memory");
+	int err = setenv("LD_PRELOAD", v, 1) || setenv("FIRN_ALLOC_RATE", rate, 1);
+	free(v);
+	return err ? error("cannot set LD_PRELOAD: %s", strerror(errno)) : 0;
 }
 
 int target_check_off_cpu(const struct target *t, const struct cmd *cmd)
@@ -737,6 +790,8 @@ void target_release(struct target *t)
 	t->end_fd = -1;
 	free(t->pids);
 	t->pids = NULL;
+	free(t->alloc_lib);
+	t->alloc_lib = NULL;
 	t->npids = 0;
 	for (int i = 0; t->resolved && i < t->nevents; i++)
 		free(t->resolved[i]);

@@ -50,17 +50,21 @@ struct target {
 	long off_cpu_min_us; /* --off-cpu-min: shorter waits are not added (-1: unset) */
 	long off_cpu_rate;   /* --off-cpu-rate: 1 wait in this many is sampled (0: unset) */
 	bool off_cpu_runnable; /* --off-cpu-runnable: preempted switch-outs are waits too */
+	long alloc_rate;     /* --alloc-rate: -e alloc's mean bytes between samples */
+	char *alloc_lib;     /* libfirn-alloc.so with -e alloc (target_setup_alloc), owned */
 };
 
 /* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
  * unwind tables, kernel stacks), no command. */
 #define TARGET_INIT                                                                         \
 	{ .go_fd = -1, .err_fd = -1, .end_fd = -1, .tty_fd = -1, .freq = 99, .call_graph = "auto",                       \
-	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1 }
+	  .unwind = RECORDER_UNWIND_AUTO, .unwind_memory_mb = 32, .off_cpu_min_us = -1,          \
+	  .alloc_rate = 524288 }
 
 /* The options record and top share, as one group of both commands' tables (so --help,
  * completions and the man page checks come from one place): -a, -p, -e, -F, --call-graph,
- * --unwind-memory, --no-kernel, --as-root, --off-cpu-min, --off-cpu-rate, --off-cpu-runnable. A command's own options use other short names and
+ * --unwind-memory, --no-kernel, --as-root, --off-cpu-min, --off-cpu-rate, --off-cpu-runnable,
+ * --alloc-rate. A command's own options use other short names and
  * ids below TARGET_OPT_FIRST. */
 #define TARGET_OPT_FIRST 0x1000
 extern const struct opt target_opts[];
@@ -73,6 +77,16 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro);
 /* Starts the command argv (if any) held, adds it to rec, starts rec, and lets the command exec:
  * 0, or prints the error and returns 1 (126 or 127 when the command cannot be run). */
 int target_start_recording(struct target *t, struct recorder *rec, char **argv);
+
+/* firn's library name (libfirn-cuda.so, libfirn-alloc.so) next to the firn binary (the build
+ * tree), else where install puts it (PREFIX/lib/firn/ for PREFIX/bin/firn); a malloc'ed path,
+ * NULL when neither exists. */
+char *target_find_lib(const char *name);
+
+/* -e alloc: finds libfirn-alloc.so (t->alloc_lib) and, for a command, preloads it (before what
+ * LD_PRELOAD names already) with --alloc-rate in FIRN_ALLOC_RATE; -p and -a processes must
+ * have been started with it. 0 (also without -e alloc), or prints the error and returns 1. */
+int target_setup_alloc(struct target *t, bool command);
 
 /* The --off-cpu-* options ask for -e off-cpu: 0, or prints "--off-cpu-min needs -e off-cpu"
  * and returns 2. */

@@ -777,7 +777,8 @@ static int cmd_top(int argc, char **argv)
 	o.stdio = o.stdio || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
 	o.t.quiet_command = !o.stdio;
 	if ((rc = target_check_off_cpu(&o.t, &top_cmd)) ||
-	    (rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)))
+	    (rc = target_check(&o.t, &top_cmd, argc - argi)) || (rc = target_check_privileges(&top_cmd)) ||
+	    (rc = target_setup_alloc(&o.t, t.argv != NULL)))
 		goto out;
 	target_check_freq(&o.t);
 	target_install_signals();

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
+#include "../../bpf/alloc.bpf.h"
 #include "base/strput.h"
 #include "model/profile.h"
 #include "record/recorder.h"
@@ -174,6 +175,53 @@ static size_t gpu_summary(const void *stats, const struct event_params *p, char 
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
+/* -e alloc's counters (enum firn_alloc_stat's order, at struct sampler_stats' counters). */
+struct alloc_stats {
+	uint64_t sampled, bytes, frees, lost, live, live_full, freed, untracked, exited, live_bytes,
+		freed_bytes;
+};
+#define ALLOC(f) offsetof(struct alloc_stats, f)
+
+static const struct event_stat alloc_fields[] = {
+	{ "sampled", "count", NULL, ALLOC(sampled) },
+	{ "bytes", "bytes", NULL, ALLOC(bytes) },
+	{ "frees", "count", NULL, ALLOC(frees) },
+	{ "lost", "count", "lost", ALLOC(lost) },
+	{ "followed", "count", NULL, ALLOC(live) },
+	{ "overflow", "count", NULL, ALLOC(live_full) },
+	{ "freed", "count", NULL, ALLOC(freed) },
+	{ "untracked_frees", "count", NULL, ALLOC(untracked) },
+	{ "exited", "count", NULL, ALLOC(exited) },
+	{ "followed_bytes", "bytes", NULL, ALLOC(live_bytes) },
+	{ "freed_bytes", "bytes", NULL, ALLOC(freed_bytes) },
+};
+_Static_assert(sizeof(struct alloc_stats) == FIRN_ALLOC_NR * sizeof(uint64_t),
+	       "one field per allocation counter");
+static const struct event_stat_group alloc_stats = {
+	"alloc.", alloc_fields, sizeof(alloc_fields) / sizeof(alloc_fields[0]),
+	sizeof(struct alloc_stats)
+};
+
+/* The alloc line: the sampled allocations and the bytes they stand for; those live at the end
+ * (or at their process's exit: of them, in processes that exited) and their bytes; the
+ * allocations not followed (the live map full), frees of pointers not followed, what could not
+ * be stored. */
+static size_t alloc_summary(const void *stats, const struct event_params *p, char *buf, size_t len)
+{
+	const struct alloc_stats *a = stats;
+	uint64_t live = a->live > a->freed ? a->live - a->freed : 0;
+	uint64_t bytes = a->live_bytes > a->freed_bytes ? a->live_bytes - a->freed_bytes : 0;
+
+	(void)p;
+	int n = snprintf(buf, len, "firn: alloc: %llu allocations sampled, %.1f MB estimated, %llu "
+			 "live at end (%.1f MB; %llu in processes that exited), overflow %llu, %llu "
+			 "frees of untracked pointers, lost %llu\n", (unsigned long long)a->sampled,
+			 a->bytes / 1e6, (unsigned long long)live, bytes / 1e6,
+			 (unsigned long long)a->exited, (unsigned long long)a->live_full,
+			 (unsigned long long)a->untracked, (unsigned long long)a->lost);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
 /* A usdt argument: "PATH:PROVIDER:NAME", no part empty. */
 static int usdt_parse(const char *arg)
 {
@@ -201,6 +249,19 @@ const struct event_desc event_table[] = {
 	  STATS_AT(gpu), .summary = gpu_summary, .summary_last = true },
 	{ .option = "--cuda", .id = FIRN_EVENT_GPU_LAUNCHES, .type = "gpu_launches", .unit = "count",
 	  .progs = EVENT_PROG_USDT | EVENT_PROG_CUDA },
+	/* Go's heap profiles' names, so go tool pprof -sample_index=alloc_space reads them */
+	{ .name = "alloc", .help = "allocations by stack, sampled by bytes",
+	  .id = FIRN_EVENT_ALLOC_OBJECTS, .type = "alloc_objects", .unit = "count", .weighted = true,
+	  .progs = EVENT_PROG_USDT | EVENT_PROG_ALLOC, .bpf_counters = "alloc_stats",
+	  .stats = &alloc_stats, .sampler_stats_at = offsetof(struct sampler_stats, counters),
+	  .recorder_stats_at = offsetof(struct recorder_stats, counters), .summary = alloc_summary },
+	{ .with = "alloc", .id = FIRN_EVENT_ALLOC_SPACE, .type = "alloc_space", .unit = "bytes",
+	  .weighted = true, .progs = EVENT_PROG_USDT | EVENT_PROG_ALLOC },
+	/* what is still live at the end, or at its process's exit (allocated less freed) */
+	{ .with = "alloc", .id = FIRN_EVENT_INUSE_OBJECTS, .type = "inuse_objects", .unit = "count",
+	  .weighted = true, .progs = EVENT_PROG_USDT | EVENT_PROG_ALLOC },
+	{ .with = "alloc", .id = FIRN_EVENT_INUSE_SPACE, .type = "inuse_space", .unit = "bytes",
+	  .weighted = true, .progs = EVENT_PROG_USDT | EVENT_PROG_ALLOC },
 #ifdef FIRN_TEST_TOY_EVENT
 	FIRN_TEST_TOY_EVENT
 #endif
@@ -286,6 +347,10 @@ bool event_recorded(const struct event_desc *d, const char *const *specs, int n,
 {
 	if (d->option)
 		return cuda;
+	if (d->with) {
+		const struct event_desc *w = event_find(d->with, NULL);
+		return w && event_recorded(w, specs, n, cuda);
+	}
 	if (!n)
 		return d->id == FIRN_EVENT_CPU_CLOCK;
 	for (int i = 0; i < n; i++)

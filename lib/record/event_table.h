@@ -24,6 +24,7 @@ enum event_prog {
 	EVENT_PROG_OFF_CPU = 2,   /* the sched_switch program */
 	EVENT_PROG_USDT = 4,      /* the USDT program (probes attached at recorder_new) */
 	EVENT_PROG_CUDA = 8,      /* the GPU maps (libfirn-cuda's probes, through the USDT program) */
+	EVENT_PROG_ALLOC = 16,    /* the otel_memory probes' path of the USDT program */
 };
 
 /* What the getters and the summary lines read besides the statistics: the options of the
@@ -67,6 +68,9 @@ struct event_desc {
 	const char *name;   /* as -e names it ("cpu-clock"); NULL for one an option adds */
 	const char *arg;    /* the argument after "name:" ("PATH:PROVIDER:NAME"); NULL: none */
 	const char *option; /* the option that adds it instead (--cuda); NULL for an -e event */
+	/* the -e event it comes with (its sample type right after that one's): "alloc"'s
+	 * alloc_space; NULL: none */
+	const char *with;
 	const char *help;   /* what it records, for -e's --help (event_help); NULL: nothing */
 	/* checks the argument (arg != NULL): 0 or -EINVAL */
 	int (*parse)(const char *arg);

@@ -16,6 +16,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
+#include "../../bpf/alloc.bpf.h"
 #include "base/clock.h"
 #include "base/diag.h"
 #include "record/event_table.h"
@@ -81,7 +82,7 @@ static int probe_events(const struct recorder_opts *o)
 
 void events_watch(struct events *ev, pid_t pid)
 {
-	if (ev->o->all || !probe_events(ev->o))
+	if (ev->o->all || (!probe_events(ev->o) && !ev->nobjs))
 		return;
 	for (size_t i = 0; i < ev->nwatch; i++)
 		if (ev->watch[i].pid == pid) {
@@ -116,6 +117,17 @@ static int events_push_row(struct events *ev, const struct event_desc *d)
 	if (!type)
 		return -ENOMEM;
 	return events_push(ev, (struct capture_event){ d->id, type, d });
+}
+
+/* Appends the rows that come with row d (their .with names it), in table order; 0 or -ENOMEM. */
+static int events_push_with(struct events *ev, const struct event_desc *d)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < event_table_n && !err; i++)
+		if (event_table[i].with && d->name && !strcmp(event_table[i].with, d->name))
+			err = events_push_row(ev, &event_table[i]);
+	return err;
 }
 
 void events_release(struct events *ev)
@@ -381,7 +393,7 @@ static int attach_specs(struct events *ev)
 			err = fail(ev, -EINVAL, "invalid event '%s'", e);
 		else if (names_at_attach(d))
 			err = attach_usdt_event(ev, e);
-		else if (events_push_row(ev, d))
+		else if (events_push_row(ev, d) || events_push_with(ev, d))
 			err = fail(ev, -ENOMEM, "out of memory");
 		if (err)
 			return err;
@@ -525,6 +537,49 @@ static int attach_cuda(struct events *ev)
 	return attached ? 0 : fail(ev, -ENOENT, "--cuda: no process maps libfirn-cuda.so");
 }
 
+/* -e alloc's library is a probed object of its -e value: a recording where no process mapped
+ * it and no allocation was sampled (a static program, a setuid one: LD_PRELOAD ignored) is
+ * warned of at the end (events_warn_unmapped). 0 or -ENOMEM. */
+static int alloc_watch(struct events *ev, const struct event_desc *d)
+{
+	long obj = events_add_object(ev, ev->o->alloc_lib);
+	int spec = 0;
+
+	if (obj == -ENOMEM || VEC_GROW(ev->uses, ev->cap_uses, ev->nuses + 1))
+		return fail(ev, -ENOMEM, "out of memory");
+	if (obj < 0)
+		return 0;
+	while (spec < ev->o->nevents && event_find(ev->o->events[spec], NULL) != d)
+		spec++;
+	ev->uses[ev->nuses++] = (struct usdt_use){ spec, (size_t)obj, FIRN_EVENT_ALLOC_OBJECTS };
+	return 0;
+}
+
+/* -e alloc: the otel_memory probes of libfirn-alloc.so (o->alloc_lib) wherever its file is
+ * mapped (the command preloads it; -p and -a processes started with it in LD_PRELOAD), alloc
+ * and free each under its cookie (bpf/alloc.bpf.h routes them). */
+static int attach_alloc(struct events *ev)
+{
+	static const struct { const char *name; uint32_t cookie; } probes[] = {
+		{ "alloc", FIRN_EVENT_ALLOC_OBJECTS }, { "free", FIRN_EVENT_ALLOC_FREE },
+	};
+	const struct event_desc *d = event_find("alloc", NULL);
+	const struct recorder_opts *o = ev->o;
+
+	if (!d || !event_recorded(d, o->events, o->nevents, o->cuda_lib != NULL))
+		return 0;
+	if (!o->alloc_lib)
+		return fail(ev, -ENOENT, "-e alloc: no allocation sampler library (libfirn-alloc.so)");
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		int err = sample_source_attach_usdt(ev->ss, -1, o->alloc_lib, "otel_memory",
+						    probes[i].name, probes[i].cookie);
+		if (err)
+			return fail(ev, err, "cannot attach to otel_memory:%s in '%s': %s",
+				    probes[i].name, o->alloc_lib, strerror(-err));
+	}
+	return alloc_watch(ev, d);
+}
+
 /* The BPF counters of the recorded events that name theirs, into so->counters (one a row). */
 static int counters_opts(const struct recorder_opts *o, struct sampler_opts *so)
 {
@@ -551,6 +606,7 @@ int events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so)
 	so->usdt = progs & EVENT_PROG_USDT;
 	so->cuda = progs & EVENT_PROG_CUDA;
 	so->off_cpu = progs & EVENT_PROG_OFF_CPU;
+	so->alloc = progs & EVENT_PROG_ALLOC;
 	if (n < 0)
 		return n;
 	so->nprogs = (size_t)n;
@@ -568,6 +624,8 @@ int events_attach(struct events *ev, struct sample_source *ss)
 {
 	ev->ss = ss;
 	int err = attach_specs(ev);
+	if (!err)
+		err = attach_alloc(ev);
 	return err ? err : attach_cuda(ev);
 }
 

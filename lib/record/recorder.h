@@ -99,6 +99,9 @@ struct recorder_opts {
 	 * map a file of its name, else wherever its file is mapped) and the sample types gpu_time
 	 * (nanoseconds) and gpu_launches (count) follow the events' */
 	const char *cuda_lib;
+	/* libfirn-alloc.so (-e alloc; NULL: none): its otel_memory probes are attached wherever its
+	 * file is mapped (the command preloads it) */
+	const char *alloc_lib;
 	int nevents;
 	/* --cgroup: only the tasks in (or below) these cgroup v2 directories (lib/proc/cgroup.h:
 	 * cgroup_resolve's, at most CGROUP_FILTER_MAX), filtered in the kernel; borrowed. With pids

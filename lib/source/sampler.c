@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "../../bpf/firn.h"
+#include "../../bpf/alloc.bpf.h"
 #include "profile.skel.h"
 #include "profile.minbtf.h"
 #include "proc/cgroup.h"
@@ -236,10 +237,46 @@ int sampler_drain(struct sampler *s)
 	return err;
 }
 
+/* Adds n to the FIRN_ALLOC_EXITED counter (CPU 0's value of the per-CPU array). */
+static void count_alloc_exited(struct sampler *s, uint64_t n)
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.alloc_stats);
+	uint32_t idx = FIRN_ALLOC_EXITED;
+	uint64_t *v = ncpus > 0 ? calloc((size_t)ncpus, sizeof(*v)) : NULL;
+
+	if (v && !bpf_map_lookup_elem(fd, &idx, v)) {
+		v[0] += n;
+		bpf_map_update_elem(fd, &idx, v, BPF_ANY);
+	}
+	free(v);
+}
+
+/* -e alloc: the followed allocations of a process that ended are forgotten (what it never
+ * freed stays in its inuse counts: its leak) and counted; the map holds all processes'. */
+static void alloc_forget(struct sampler *s, pid_t pid)
+{
+	int fd = bpf_map__fd(s->skel->maps.alloc_live);
+	struct firn_alloc_ptr k, next, *prev = NULL;
+	uint64_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (next.pid == (uint32_t)pid && !bpf_map_delete_elem(fd, &next)) {
+			n++;
+			continue; /* deleted: the next key after prev again */
+		}
+		k = next;
+		prev = &k;
+	}
+	if (n)
+		count_alloc_exited(s, n);
+}
+
 /* A sampled process ended: the caller hears of it (its unwind tables); kept for
  * sampler_retire. */
 static int note_exit(struct sampler *s, pid_t pid)
 {
+	if (s->opts.alloc)
+		alloc_forget(s, pid);
 	if (s->opts.on_exit)
 		s->opts.on_exit(s->opts.ctx, pid);
 	stackstore_exit(&s->store, pid); /* with opts.retire */
@@ -433,6 +470,7 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->self_pid = getpid();
 	s->skel->rodata->cgroup_count = o->ncgroups;
 	s->skel->rodata->want_gpu = o->cuda;
+	s->skel->rodata->want_alloc = o->alloc;
 	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
 	s->skel->rodata->python_unwind = o->python && !s->python_late;
 	s->skel->rodata->python_tail = o->python;
@@ -470,6 +508,9 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.start_wait_exit, s->skel->rodata->start_defer);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
+		return -1;
+	*why = "size the allocation map";
+	if (!o->alloc && bpf_map__set_max_entries(s->skel->maps.alloc_live, 1))
 		return -1;
 	*why = "find the events' BPF programs";
 	if (load_event_progs(s))
@@ -522,7 +563,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 		return NULL;
 	s->btf_fd = -1;
 	s->opts = *o;
-	stackstore_init(&s->store, o->retire, FIRN_EVENT_GPU_TIME);
+	/* GPU records and allocations are no samples (alloc's ids are the lowest of those) */
+	stackstore_init(&s->store, o->retire, FIRN_EVENT_ALLOC_OBJECTS);
 	open_min_btf(s);
 	int rc = load_skel(s, why);
 	/* the minimized BTF failed to load (cannot happen with a matching key): the full one */

@@ -51,6 +51,7 @@ struct sampler_opts {
 	 * waits begun from the start only. */
 	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
+	bool alloc;             /* route the otel_memory probes (-e alloc, attached as usdt) */
 	/* the programs of the events that name theirs (lib/record/event_table.h's bpf_progs; their
 	 * sections start with '?': loaded only when named here): loaded, attached by their section
 	 * at sampler_start and detached at sampler_stop; none may be named twice */

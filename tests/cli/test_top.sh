@@ -19,7 +19,7 @@ expect_rc "--delay 0: exit 2" 2 "$FIRN" top -a --delay 0
 expect_rc "--call-graph bad: exit 2" 2 "$FIRN" top -a --call-graph lbr
 expect_rc "-n 0: exit 2" 2 "$FIRN" top -a -n 0
 expect_rc "-e bogus: exit 2" 2 "$FIRN" top -a -e bogus
-grep -q "^firn top: invalid event 'bogus' (cpu-clock, off-cpu or usdt:PATH:PROVIDER:NAME)" "$TMP/err" \
+grep -q "^firn top: invalid event 'bogus' (cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME or alloc)" "$TMP/err" \
 	&& pass "-e bogus: message" || fail "-e bogus: $(head -1 "$TMP/err")"
 expect_rc "-e usdt:PATH:NAME (no provider): exit 2" 2 "$FIRN" top -a -e usdt:/bin/true:hit
 expect_rc "--off-cpu-min without -e off-cpu: exit 2" 2 "$FIRN" top -a --off-cpu-min 10

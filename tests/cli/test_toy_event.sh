@@ -20,13 +20,13 @@ grep -q "invalid event 'toy'" "$TMP/err" && pass "... as an invalid event" \
 # firn-toy: the row reaches -e's help line, the values and the completions
 "$TOY" record --help | grep -q -- "or toy (a stack at every fork)" && pass "firn-toy record --help names toy" \
 	|| fail "firn-toy record --help: $("$TOY" record --help | grep -- '-e,')"
-[ "$("$TOY" help --values record | sed -n 's/^--event //p')" = "cpu-clock off-cpu usdt: toy" ] \
+[ "$("$TOY" help --values record | sed -n 's/^--event //p')" = "cpu-clock off-cpu usdt: alloc toy" ] \
 	&& pass "firn-toy help --values lists toy after the shipped events" \
 	|| fail "firn-toy help --values: $("$TOY" help --values record | grep '^--event')"
 mkdir -p "$TMP/bin" && ln -s "$TOY" "$TMP/bin/firn"
 offered=$(PATH="$TMP/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(firn record -e ""); COMP_CWORD=3; _firn
 	printf "%s\n" "${COMPREPLY[@]}"' _ "$ROOT/completions/firn.bash" | sort | tr '\n' ' ')
-[ "$offered" = "cpu-clock off-cpu toy usdt: " ] && pass "bash completes -e with toy" \
+[ "$offered" = "alloc cpu-clock off-cpu toy usdt: " ] && pass "bash completes -e with toy" \
 	|| fail "bash completes -e with '$offered'"
 # the man-page check (tests/cli/test_docs.sh) asks for the new event's entry in both pages
 docs=$(FIRN="$TOY" bash "$ROOT/tests/cli/test_docs.sh" | grep 'describe')

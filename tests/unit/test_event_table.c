@@ -54,6 +54,13 @@ static void test_rows_parse(void **state)
 		const struct event_desc *d = &event_table[i];
 		const char *specs[1] = { spec };
 		assert_ptr_equal(event_by_id(d->id), d);
+		if (d->with) { /* recorded with its -e event, with its programs */
+			const char *with[1] = { d->with };
+			assert_true(event_recorded(d, with, 1, false));
+			assert_false(event_recorded(d, NULL, 0, true));
+			assert_int_equal(event_progs(with, 1, false) & d->progs, d->progs);
+			continue;
+		}
 		if (!d->name) {
 			assert_non_null(d->option);
 			assert_true(event_recorded(d, NULL, 0, true));
@@ -76,11 +83,12 @@ static void test_rows_parse(void **state)
 		snprintf(spec, sizeof(spec), "%s%s", d->name, d->arg ? ":" : "x");
 		assert_null(event_find(spec, NULL)); /* an empty argument, a longer name */
 	}
-	assert_string_equal(values, "cpu-clock off-cpu usdt: toy");
-	assert_string_equal(syntax, "cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME or toy");
+	assert_string_equal(values, "cpu-clock off-cpu usdt: alloc toy");
+	assert_string_equal(syntax, "cpu-clock, off-cpu, usdt:PATH:PROVIDER:NAME, alloc or toy");
 	/* -e's --help line (cmd/opt.c adds "; repeatable"): the rows' help, a new row's too */
 	assert_string_equal(help, "cpu-clock (default), off-cpu (time threads wait, by stack), "
-				  "usdt:PATH:PROVIDER:NAME: a stack at every probe hit, or toy (a stack at every fork)");
+				  "usdt:PATH:PROVIDER:NAME: a stack at every probe hit, alloc (allocations by stack, "
+				  "sampled by bytes), or toy (a stack at every fork)");
 	assert_null(event_find("bogus", NULL));
 	assert_null(event_find("usdt:a:b", NULL));
 	assert_null(event_find("usdt:a::c", NULL));

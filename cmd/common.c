@@ -350,6 +350,31 @@ int push_label_error(const struct cmd *cmd, const char *arg)
 			   text_escaped(esc, sizeof(esc), arg));
 }
 
+const char *push_protocols(char *buf, size_t len, const char *sep, const char *last,
+			   const char *note)
+{
+	size_t off = 0;
+	const char *name;
+
+	*buf = 0;
+	for (int i = 0; (name = push_proto_name(i)) && off < len; i++) {
+		const char *before = !i ? "" : push_proto_name(i + 1) ? sep : last;
+		int n = snprintf(buf + off, len - off, "%s%s%s", before, name, i ? "" : note);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	return buf;
+}
+
+int push_proto_option(const struct cmd *cmd, const char *opt, const char *arg, int *proto)
+{
+	char names[128];
+
+	if ((*proto = push_proto_of(arg)) >= 0)
+		return 0;
+	return usage_error(cmd, "invalid value '%s' for --%s (%s)", arg, opt,
+			   push_protocols(names, sizeof(names), ", ", ", ", ""));
+}
+
 int push_url_check(const struct cmd *cmd, const char *url, const char *opt)
 {
 	int err = push_check_url(url);

@@ -78,6 +78,14 @@ int push_label_error(const struct cmd *cmd, const char *arg);
  * NULL, an operand) with the URL as push_url_shown shows it, escaped, and returns 2 (1 out of
  * memory). */
 int push_url_check(const struct cmd *cmd, const char *url, const char *opt);
+/* The push protocols (lib/record/push.h's backends, in order) into buf (len bytes, cut to fit):
+ * joined by sep, the last by last, the first (the default) followed by note ("" none):
+ * "pyroscope (default), parca or otlp". Returns buf. */
+const char *push_protocols(char *buf, size_t len, const char *sep, const char *last,
+			   const char *note);
+/* Parses the protocol of --OPT (--to, --push-to) into *proto: 0, or prints "invalid value 'X'
+ * for --OPT (pyroscope, parca, otlp)" and returns 2. */
+int push_proto_option(const struct cmd *cmd, const char *opt, const char *arg, int *proto);
 /* Whether stdout takes colour: a terminal, TERM set and not "dumb", NO_COLOR unset or empty
  * (https://no-color.org). */
 bool color_terminal(void);

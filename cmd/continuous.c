@@ -29,7 +29,7 @@ const struct opt continuous_opts[] = {
 	{ "every", 0, "SECONDS", "cut the recording into intervals this long: one profile each (-o PATTERN, --push)", OPT_EVERY },
 	{ "keep", 0, "N", "with -o PATTERN: keep the last N interval files, remove older ones firn wrote", OPT_KEEP },
 	{ "push", 0, "URL", "send every interval to this profile store as it is cut", OPT_PUSH },
-	{ "push-to", 0, "PROTOCOL", "the store's protocol: pyroscope (default), parca or otlp", OPT_PUSH_TO },
+	{ "push-to", 0, "PROTOCOL", "the store's protocol: ", OPT_PUSH_TO },
 	{ "label", 0, "KEY=VALUE", "a label of every pushed profile (repeatable; service_name=NAME names the service)", OPT_LABEL },
 	{ "tenant", 0, "ID", "the tenant pushed to (X-Scope-OrgID for Pyroscope)", OPT_TENANT },
 	{ "push-token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
@@ -68,9 +68,7 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 		c->push_url = arg;
 		return 0;
 	case OPT_PUSH_TO:
-		if ((c->proto = push_proto_of(arg)) < 0)
-			return usage_error(cmd, "invalid value '%s' for --push-to (pyroscope, parca, otlp)", arg);
-		return 0;
+		return push_proto_option(cmd, "push-to", arg, &c->proto);
 	case OPT_LABEL:
 		return add_label(c, cmd, arg);
 	case OPT_TENANT:

@@ -39,6 +39,14 @@ const struct cmd *cmd_find(const char *name)
 	return NULL;
 }
 
+/* Makes each command's option rows that come from lib/'s tables (struct cmd's init). */
+static void init_commands(void)
+{
+	for (int i = 0; commands[i]; i++)
+		if (commands[i]->init)
+			commands[i]->init();
+}
+
 /* Reporter for lib/ diagnostics: warnings always, the rest with -v. */
 static void report_diag(enum diag_level level, const char *msg)
 {
@@ -191,6 +199,7 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	diag_set_reporter(report_diag);
 	libbpf_set_print(sampler_libbpf_print); /* libbpf's messages through report_diag too */
+	init_commands();
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
 			firn_verbose++;

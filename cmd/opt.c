@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "opt_filter.h"
 #include "record/event_table.h"
 
@@ -105,12 +106,26 @@ int opt_parse(const struct cmd *cmd, int argc, char **argv, bool stop_at_arg, op
 /* Options that take one of a fixed set of values, by long name (one name takes the same values
  * in every command that has it; only, when set, names the one command that accepts it); fill,
  * when set, writes them, and describe the help that describes them (the events, from
- * lib/record/event_table.h's rows). */
+ * lib/record/event_table.h's rows; the push protocols, from lib/record/push.h's backends),
+ * before the option's help or, when after is set, after it. */
 struct value_set {
 	const char *name, *values, *only;
 	const char *(*fill)(char *buf, size_t len);
 	const char *(*describe)(char *buf, size_t len);
+	bool after;
 };
+
+/* The push protocols as --to's and --push-to's values: "pyroscope parca otlp". */
+static const char *push_values(char *buf, size_t len)
+{
+	return push_protocols(buf, len, " ", " ", "");
+}
+
+/* ... as their help says them: "pyroscope (default), parca or otlp". */
+static const char *push_help(char *buf, size_t len)
+{
+	return push_protocols(buf, len, ", ", " or ", " (default)");
+}
 
 static const struct value_set value_sets[] = {
 	{ "event", NULL, NULL, event_values, event_help },
@@ -119,8 +134,8 @@ static const struct value_set value_sets[] = {
 	{ "sort", "self total", NULL },
 	{ "by", "function module line", NULL },
 	{ "color-by", "self total", NULL },
-	{ "push-to", "pyroscope parca otlp", NULL },
-	{ "to", "pyroscope parca otlp", NULL },
+	{ "push-to", NULL, NULL, push_values, push_help, true },
+	{ "to", NULL, NULL, push_values, push_help, true },
 	{ "colors", "default hot mem io red green blue aqua yellow purple orange", "report" },
 	{ "runtime", NULL, NULL, filter_runtime_values },
 };
@@ -143,17 +158,23 @@ const char *opt_values(const struct cmd *cmd, const struct opt *o, char *buf, si
 }
 
 /* o's help line: its values' description from their table, then o->help after "; " (the
- * events of -e); else o->help. */
+ * events of -e), or o->help then the description (after: the push protocols); else o->help. */
 static const char *opt_help(const struct cmd *cmd, const struct opt *o, char *buf, size_t len)
 {
 	const struct value_set *v = value_set_of(cmd, o);
-	size_t n;
+	size_t n = 0;
 
 	if (!v || !v->describe)
 		return o->help;
-	v->describe(buf, len);
-	n = strlen(buf);
-	snprintf(buf + n, len - n, "; %s", o->help);
+	if (v->after && (n = strlen(o->help)) < len)
+		memcpy(buf, o->help, n + 1);
+	if (n >= len)
+		return o->help;
+	v->describe(buf + n, len - n);
+	if (!v->after) {
+		n = strlen(buf);
+		snprintf(buf + n, len - n, "; %s", o->help);
+	}
 	return buf;
 }
 

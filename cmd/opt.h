@@ -17,18 +17,24 @@ struct opt {
 
 #define OPT_END { NULL, 0, NULL, NULL, 0 }
 
+#define OPT_GROUPS 6
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 	const char *usage; /* lines after "usage: ", separated by \n */
-	const struct opt *opts[4]; /* option groups (e.g. the command's own, then the flame graph
-				     * options shared by report and diff), NULL after the last */
+	const struct opt *opts[OPT_GROUPS]; /* option groups (e.g. the command's own, then the
+					      * flame graph options shared by report and diff, or
+					      * rows made from a lib/ table), NULL after the last */
+	/* Fills the groups made from lib/'s tables (record's --no-NAME from the runtime
+	 * registry); cmd/main.c calls it once at start-up, before any group is read. NULL: none. */
+	void (*init)(void);
 };
 
 /* Iterates over every option of every group of cmd. */
 #define for_each_opt(o, cmd) \
-	for (int g_ = 0; g_ < 4 && (cmd)->opts[g_]; g_++) \
+	for (int g_ = 0; g_ < OPT_GROUPS && (cmd)->opts[g_]; g_++) \
 		for (const struct opt *o = (cmd)->opts[g_]; o->long_name; o++)
 
 /* Called once per option: return 0, or 2 after printing a usage error. */

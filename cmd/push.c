@@ -14,7 +14,8 @@
 #include "format/pprof.h"
 #include "record/push.h"
 
-#define PUSH_USAGE "[--to pyroscope|parca|otlp] [--label KEY=VALUE]... [OPTIONS] URL FILE..."
+/* The usage line, its protocols from the backends' table (push_init). */
+static char push_usage[256];
 
 enum { OPT_TO = 256, OPT_LABEL, OPT_TENANT, OPT_TOKEN_FILE, OPT_CACERT, OPT_TIMEOUT };
 
@@ -27,7 +28,7 @@ struct push_cmd_opts {
 };
 
 static const struct opt push_opts_table[] = {
-	{ "to", 0, "PROTOCOL", "the store's protocol: pyroscope (default), parca or otlp", OPT_TO },
+	{ "to", 0, "PROTOCOL", "the store's protocol: ", OPT_TO },
 	{ "label", 0, "KEY=VALUE", "a label of every profile sent (repeatable; service_name=NAME names the service, default firn)", OPT_LABEL },
 	{ "tenant", 0, "ID", "the tenant sent to (X-Scope-OrgID for Pyroscope and OTLP)", OPT_TENANT },
 	{ "token-file", 0, "FILE", "send the bearer token this file holds", OPT_TOKEN_FILE },
@@ -43,9 +44,7 @@ static int push_option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_TO:
-		if ((o->proto = push_proto_of(arg)) < 0)
-			return usage_error(&push_cmd, "invalid value '%s' for --to (pyroscope, parca, otlp)", arg);
-		return 0;
+		return push_proto_option(&push_cmd, "to", arg, &o->proto);
 	case OPT_LABEL:
 		if ((err = push_labels_add(&o->labels, &o->nlabels, arg)) == -EINVAL)
 			return push_label_error(&push_cmd, arg);
@@ -198,10 +197,20 @@ out:
 	return rc;
 }
 
+/* Writes the usage line with the backends' names (struct cmd's init). */
+static void push_init(void)
+{
+	char names[128];
+
+	snprintf(push_usage, sizeof(push_usage), "[--to %s] [--label KEY=VALUE]... [OPTIONS] URL FILE...",
+		 push_protocols(names, sizeof(names), "|", "|", ""));
+}
+
 const struct cmd push_cmd = {
 	.name = "push",
 	.fn = cmd_push,
 	.summary = "send recorded profiles to Pyroscope, Parca or an OTLP endpoint",
-	.usage = PUSH_USAGE,
+	.usage = push_usage,
 	.opts = { push_opts_table },
+	.init = push_init,
 };

@@ -27,6 +27,7 @@
 #include "format/pprof.h"
 #include "model/profile.h"
 #include "record/recorder.h"
+#include "record/runtimes.h"
 #include "summary.h"
 #include "record/usdt.h"
 
@@ -37,8 +38,7 @@ struct record_opts {
 	const char *output;
 	struct target t;        /* -a, -p, or the command; events, -F, unwinding (target_opts) */
 	bool quiet, no_demangle;
-	bool no_python;         /* --no-python: the interpreter's native frames only */
-	bool no_js;             /* FIRN-V8: --no-js: V8's code stays native (perf maps name it) */
+	uint32_t runtimes_off;  /* --no-NAME: bit i, entry i of the runtime registry is off */
 	enum record_format format;
 	unsigned pprof_flags;   /* what the pprof leaves out (PPROF_*); --addresses, --thread-labels */
 	bool cuda;              /* --cuda: GPU kernels of libfirn-cuda.so (cuda_lib) */
@@ -53,7 +53,8 @@ struct record_opts {
 
 
 enum { OPT_FORMAT = 256, OPT_NO_DEMANGLE, OPT_ADDRESSES, OPT_THREAD_LABELS };
-enum { OPT_NO_PYTHON = 512, OPT_NO_JS };
+enum { OPT_NO_RUNTIME = 512 }; /* + the runtime's index in the registry (runtimes[]) */
+#define RUNTIMES_MAX 16        /* the registry's bound (one tag each, 1..15) */
 
 enum { OPT_CUDA = 320 }; /* apart from the list above: other options land there */
 enum { OPT_CGROUP = 600, OPT_PROCESS_LABELS };
@@ -86,12 +87,6 @@ static int record_option(void *ctx, int id, const char *arg)
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
 		return 0;
-	case OPT_NO_PYTHON:
-		o->no_python = true;
-		return 0;
-	case OPT_NO_JS: /* FIRN-V8 */
-		o->no_js = true;
-		return 0;
 	case OPT_ADDRESSES:
 		o->pprof_flags &= ~PPROF_FUNCTION_LINES;
 		return 0;
@@ -105,6 +100,10 @@ static int record_option(void *ctx, int id, const char *arg)
 			o->format = FORMAT_FOLDED;
 		else
 			return usage_error(&record_cmd, "invalid value '%s' for --format (pprof, folded)", arg);
+		return 0;
+	}
+	if (id >= OPT_NO_RUNTIME && id < OPT_NO_RUNTIME + RUNTIMES_MAX) {
+		o->runtimes_off |= 1u << (id - OPT_NO_RUNTIME);
 		return 0;
 	}
 	if (id >= CONT_OPT_FIRST && id <= CONT_OPT_LAST)
@@ -121,7 +120,7 @@ struct recording {
 	size_t max_entries;    /* FIRN_MAX_ENTRIES (0: the recorder's default) */
 	uint32_t stack_entries; /* FIRN_STACK_MAP_ENTRIES (0: the sampler's default) */
 	/* the runtimes the options turn off and on, by their registry names (setup's) */
-	const char *runtimes_off[2], *runtimes_on[1];
+	const char *runtimes_off[RUNTIMES_MAX], *runtimes_on[1];
 };
 
 /* Writes buf to stdout for "-", else with file_replace_atomic as w says (a device or FIFO is
@@ -285,8 +284,15 @@ static const struct opt record_opts[] = {
 	{ "output", 'o', "FILE", "write the profile here (default firn.pb.gz; - for stdout)", 'o' },
 	{ "format", 0, "FORMAT", "output format: pprof (default) or folded", OPT_FORMAT },
 	{ "no-demangle", 0, NULL, "show C++ and Rust names as the binary has them", OPT_NO_DEMANGLE },
-	{ "no-python", 0, NULL, "no Python functions: the interpreter's native frames only", OPT_NO_PYTHON },
-	{ "no-js", 0, NULL, "no JavaScript functions read from V8: its code named by perf maps only", OPT_NO_JS },
+	OPT_END,
+};
+
+/* --no-NAME of each runtime whose registry row has an off_help (record_init's), between the
+ * rows above and below: a new runtime's option, help line and completion come from its row. */
+static struct opt runtime_opts[RUNTIMES_MAX + 1];
+static char runtime_opt_names[RUNTIMES_MAX][40];
+
+static const struct opt record_opts_more[] = {
 	{ "addresses", 0, NULL, "one pprof location per sampled address (for report --annotate), not per source line", OPT_ADDRESSES },
 	{ "thread-labels", 0, NULL, "label pprof samples with tid and thread (thread name) too", OPT_THREAD_LABELS },
 	{ "cgroup", 0, "PATH", "only the processes in this cgroup v2 or below it (a path, a systemd unit, a container's scope or id; repeatable)", OPT_CGROUP },
@@ -295,6 +301,21 @@ static const struct opt record_opts[] = {
 	{ "quiet", 'q', NULL, "do not print the summary line", 'q' },
 	OPT_END,
 };
+
+/* Makes runtime_opts from the registry (struct cmd's init): --no-NAME, its help, its id. */
+static void record_init(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; runtimes[i] && i < RUNTIMES_MAX; i++) {
+		if (!runtimes[i]->off_help)
+			continue;
+		char *name = runtime_opt_names[n];
+		snprintf(name, sizeof(runtime_opt_names[n]), "no-%s", runtimes[i]->name);
+		runtime_opts[n++] = (struct opt){ name, 0, NULL, runtimes[i]->off_help,
+						  OPT_NO_RUNTIME + (int)i };
+	}
+}
 
 #if defined(__x86_64__)
 #define CUDA_LIB_MACHINE EM_X86_64
@@ -389,16 +410,15 @@ static int parked_dir_of(struct recording *r)
 	return r->spill_dir ? 0 : error("out of memory");
 }
 
-/* The runtime names o turns off (--no-python, --no-js) and on (--cuda: the GPU frames) into r's
- * lists, which the recorder borrows; returns how many are off, *non how many on. */
+/* The runtime names o turns off (--no-NAME: the registry's names) and on (--cuda: the GPU
+ * frames) into r's lists, which the recorder borrows; returns how many are off, *non how many on. */
 static int runtime_names(struct recording *r, const struct record_opts *o, int *non)
 {
 	int noff = 0;
 
-	if (o->no_python)
-		r->runtimes_off[noff++] = "python";
-	if (o->no_js) /* FIRN-V8 */
-		r->runtimes_off[noff++] = "js";
+	for (size_t i = 0; runtimes[i] && i < RUNTIMES_MAX; i++)
+		if (o->runtimes_off >> i & 1)
+			r->runtimes_off[noff++] = runtimes[i]->name;
 	*non = 0;
 	if (o->cuda_lib)
 		r->runtimes_on[(*non)++] = "gpu";
@@ -694,5 +714,6 @@ const struct cmd record_cmd = {
 	.fn = cmd_record,
 	.summary = "sample CPU stacks (or stacks at USDT probes, or where threads wait) with eBPF and write a profile",
 	.usage = RECORD_USAGE,
-	.opts = { target_opts, record_opts, continuous_opts },
+	.opts = { target_opts, record_opts, runtime_opts, record_opts_more, continuous_opts },
+	.init = record_init,
 };

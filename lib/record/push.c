@@ -1,6 +1,6 @@
-/* Pushing profiles to Pyroscope or Parca on a thread of its own, with a bounded queue and
- * back-off (push.h). The requests are libcurl's; only the gRPC frame and WriteRawRequest's few
- * protobuf fields are written here. */
+/* Pushing profiles to Pyroscope, Parca or an OTLP store on a thread of its own, with a bounded
+ * queue and back-off (push.h). The stores are rows of backends[]; the requests are libcurl's;
+ * only the gRPC frame and WriteRawRequest's few protobuf fields are written here. */
 #include "record/push.h"
 
 #include <curl/curl.h>
@@ -46,16 +46,6 @@ struct push {
 	int grpc_status;               /* from the response's headers or trailers; -1 none */
 	char errbuf[CURL_ERROR_SIZE];  /* libcurl's detail of the last failure */
 };
-
-int push_proto_of(const char *name)
-{
-	static const char *const names[] = { "pyroscope", "parca", "otlp" };
-
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(name, names[i]))
-			return i;
-	return -EINVAL;
-}
 
 /* url parsed by libcurl into *u (made here), as push_check_url takes it; the scheme's
  * https-ness in *https. 0, -EINVAL or -ENOMEM (*u freed on failure). */
@@ -337,48 +327,40 @@ static char *pyroscope_name(const struct push *p)
 	return fclose(f) ? (free(s), NULL) : s;
 }
 
-/* The /ingest URL of an interval: name, from/until (seconds), format, sampleRate, spyName
- * after the store's own query (malloc'd). */
-static char *pyroscope_url(struct push *p, const struct push_item *it)
+/* What a backend's encoder makes of a profile: a body (malloc'd) or a multipart form. */
+struct request {
+	char *body;
+	size_t len;
+	curl_mime *mime;
+};
+
+/* Pyroscope's /ingest query of an interval: name, from/until (seconds), format, sampleRate,
+ * spyName, after the store's own query (malloc'd; NULL: out of memory). */
+static char *pyroscope_query(struct push *p, const struct push_item *it)
 {
 	char *name = pyroscope_name(p), *esc = name ? curl_easy_escape(p->curl, name, 0) : NULL;
-	char *query = NULL, *url = NULL;
+	char *query = NULL;
 	long long from = it->from_ns / 1000000000, until = (it->until_ns + 999999999) / 1000000000;
 
-	if (esc && asprintf(&query, "name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
-			    "&spyName=firn", esc, from, until > from ? until : from + 1,
-			    p->o.sample_rate) >= 0) {
-		url = request_url(p, "/ingest", false, query);
-		free(query);
-	}
+	if (!esc || asprintf(&query, "name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%ld"
+			     "&spyName=firn", esc, from, until > from ? until : from + 1,
+			     p->o.sample_rate) < 0)
+		query = NULL;
 	curl_free(esc);
 	free(name);
-	return url;
+	return query;
 }
 
-/* Sets up the Pyroscope request: the profile as the form's "profile" part. */
-static int pyroscope_setup(struct push *p, const struct push_item *it, curl_mime **mime,
-			   struct curl_slist **hdr)
+/* Pyroscope's request: the profile as the form's "profile" part. 0 or -ENOMEM. */
+static int pyroscope_form(struct push *p, const struct push_item *it, struct request *r)
 {
-	char *url = pyroscope_url(p, it);
-	char *h = NULL;
-
-	if (!url || !(*mime = curl_mime_init(p->curl))) {
-		free(url);
+	if (!(r->mime = curl_mime_init(p->curl)))
 		return -ENOMEM;
-	}
-	curl_mimepart *part = curl_mime_addpart(*mime);
+	curl_mimepart *part = curl_mime_addpart(r->mime);
 	curl_mime_name(part, "profile");
 	curl_mime_filename(part, "profile.pprof");
 	curl_mime_type(part, "application/octet-stream");
 	curl_mime_data(part, it->buf, it->len);
-	curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, *mime);
-	curl_easy_setopt(p->curl, CURLOPT_URL, url);
-	free(url);
-	if (p->tenant && asprintf(&h, "X-Scope-OrgID: %s", p->tenant) >= 0) {
-		*hdr = curl_slist_append(*hdr, h);
-		free(h);
-	}
 	return 0;
 }
 
@@ -416,7 +398,7 @@ static int parca_labels(const struct push *p, struct pbenc *e, uint32_t field)
 /* WriteRawRequest { tenant = 1; series = 2 { labels = 1; samples = 2 { raw_profile = 1 } } }
  * (parca's proto/parca/profilestore/v1alpha1/profilestore.proto) in a gRPC frame: an
  * uncompressed flag and a 4-byte big-endian length. */
-static int parca_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
+static int parca_body(struct push *p, const struct push_item *it, struct request *r)
 {
 	static const uint8_t prefix[5];
 	struct pbenc e;
@@ -440,36 +422,7 @@ static int parca_body(const struct push *p, const struct push_item *it, char **b
 	uint8_t *b = buf;
 	uint32_t n = (uint32_t)(len - 5);
 	b[1] = (uint8_t)(n >> 24), b[2] = (uint8_t)(n >> 16), b[3] = (uint8_t)(n >> 8), b[4] = (uint8_t)n;
-	*body = buf, *blen = len;
-	return 0;
-}
-
-/* Sets up the Parca request: WriteRaw over HTTP/2 (h2c without TLS). */
-static int parca_setup(struct push *p, const struct push_item *it, char **body,
-		       struct curl_slist **hdr)
-{
-	size_t len = 0;
-	char *url = NULL;
-	int err = parca_body(p, it, body, &len);
-
-	if (err)
-		return err;
-	if (!(url = request_url(p, "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw",
-				false, NULL)))
-		return -ENOMEM;
-	curl_easy_setopt(p->curl, CURLOPT_URL, url);
-	free(url);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	bool h2c = !p->https;
-	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
-			 CURL_HTTP_VERSION_2TLS);
-	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
-	 * in the HTTP2 framing layer", curl issue 10634): a connection per request there */
-	if (h2c && curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
-		curl_easy_setopt(p->curl, CURLOPT_FORBID_REUSE, 1L);
-	*hdr = curl_slist_append(*hdr, "Content-Type: application/grpc");
-	*hdr = curl_slist_append(*hdr, "TE: trailers");
+	r->body = buf, r->len = len;
 	return 0;
 }
 
@@ -490,7 +443,7 @@ static struct otlp_attr *otlp_attrs(const struct push *p, size_t *n, const char 
 }
 
 /* The profile (pprof) as an ExportProfilesServiceRequest with the resource's attributes. */
-static int otlp_body(const struct push *p, const struct push_item *it, char **body, size_t *blen)
+static int otlp_body(struct push *p, const struct push_item *it, struct request *r)
 {
 	struct profile prof;
 	uint8_t id[16];
@@ -510,37 +463,106 @@ static int otlp_body(const struct push *p, const struct push_item *it, char **bo
 		struct otlp_opts oo = { .service = p->service, .host = p->host, .container = container,
 					.attrs = attrs, .nattrs = nattrs, .profile_id = id };
 		void *out = NULL;
-		err = otlp_encode(&prof, &oo, &out, blen);
-		*body = out;
+		err = otlp_encode(&prof, &oo, &out, &r->len);
+		r->body = out;
 	}
 	profile_release(&prof);
 	free(attrs);
 	return err;
 }
 
-/* Sets up the OTLP request: POST URL/v1development/profiles (unless URL's path ends so),
- * protobuf. */
-static int otlp_setup(struct push *p, const struct push_item *it, char **body,
-		      struct curl_slist **hdr)
-{
-	size_t len = 0;
-	char *url = NULL;
-	int err = otlp_body(p, it, body, &len);
+/* A profile store's protocol: what its request is made of. One row each; --to and --push-to
+ * take the names, the commands and completions list them (push_proto_name). */
+struct push_backend {
+	const char *name;
+	const char *path;          /* appended to the URL's path (request_url) */
+	bool unless_ends;          /* ... unless the URL's path ends so (OTLP's full endpoint) */
+	const char *content_type;  /* the body's; NULL: the form's, which libcurl writes */
+	bool grpc;                 /* HTTP/2 (h2c for http://), TE: trailers, grpc-status 0 */
+	bool tenant_header;        /* the tenant in X-Scope-OrgID (else the encoder puts it) */
+	/* the profile as the request's body or form: 0, -ENOMEM, or a pprof or encoding error */
+	int (*encode)(struct push *p, const struct push_item *it, struct request *r);
+	char *(*query)(struct push *p, const struct push_item *it); /* NULL: none */
+};
 
-	if (err)
-		return err;
-	if (!(url = request_url(p, "/v1development/profiles", true, NULL)))
-		return -ENOMEM;
-	curl_easy_setopt(p->curl, CURLOPT_URL, url);
-	free(url);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, *body);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	*hdr = curl_slist_append(*hdr, "Content-Type: application/x-protobuf");
+static const struct push_backend backends[] = {
+	/* the first is the default: Pyroscope's HTTP /ingest, pprof in a multipart form */
+	{ "pyroscope", "/ingest", false, NULL, false, true, pyroscope_form, pyroscope_query },
+	/* Parca's gRPC ProfileStoreService/WriteRaw */
+	{ "parca", "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw", false,
+	  "application/grpc", true, false, parca_body, NULL },
+	/* OTLP's POST /v1development/profiles, protobuf (X-Scope-OrgID: Pyroscope's OTLP) */
+	{ "otlp", "/v1development/profiles", true, "application/x-protobuf", false, true,
+	  otlp_body, NULL },
+};
+#define NBACKENDS (int)(sizeof(backends) / sizeof(backends[0]))
+
+int push_proto_of(const char *name)
+{
+	for (int i = 0; i < NBACKENDS; i++)
+		if (!strcmp(name, backends[i].name))
+			return i;
+	return -EINVAL;
+}
+
+const char *push_proto_name(int proto)
+{
+	return proto >= 0 && proto < NBACKENDS ? backends[proto].name : NULL;
+}
+
+/* gRPC over HTTP/2: with TLS for https://, h2c (prior knowledge) for http://. */
+static void use_http2(struct push *p)
+{
+	bool h2c = !p->https;
+
+	curl_easy_setopt(p->curl, CURLOPT_HTTP_VERSION, h2c ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE :
+			 CURL_HTTP_VERSION_2TLS);
+	/* libcurl before 8.0 fails every request on a reused prior-knowledge connection ("Error
+	 * in the HTTP2 framing layer", curl issue 10634): a connection per request there */
+	if (h2c && curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+		curl_easy_setopt(p->curl, CURLOPT_FORBID_REUSE, 1L);
+}
+
+/* Appends "NAME: value" to *hdr (value NULL: nothing). */
+static void add_header(struct curl_slist **hdr, const char *name, const char *value)
+{
 	char *h = NULL;
-	if (p->tenant && asprintf(&h, "X-Scope-OrgID: %s", p->tenant) >= 0) { /* Pyroscope's OTLP */
+
+	if (value && asprintf(&h, "%s: %s", name, value) >= 0) {
 		*hdr = curl_slist_append(*hdr, h);
 		free(h);
 	}
+}
+
+/* Sets up be's request of it: its URL, body or form, HTTP version and headers (r's buffers
+ * freed by the caller). 0, -ENOMEM or the encoder's error. */
+static int request_setup(struct push *p, const struct push_backend *be,
+			 const struct push_item *it, struct request *r, struct curl_slist **hdr)
+{
+	char *query = NULL, *url = NULL;
+	int err = be->encode(p, it, r);
+
+	if (!err && be->query && !(query = be->query(p, it)))
+		err = -ENOMEM;
+	if (!err && !(url = request_url(p, be->path, be->unless_ends, query)))
+		err = -ENOMEM;
+	free(query);
+	if (err)
+		return err;
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	free(url);
+	if (r->mime)
+		curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, r->mime);
+	else {
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	}
+	if (be->grpc)
+		use_http2(p);
+	add_header(hdr, "Content-Type", be->content_type);
+	if (be->grpc)
+		*hdr = curl_slist_append(*hdr, "TE: trailers");
+	add_header(hdr, "X-Scope-OrgID", be->tenant_header ? p->tenant : NULL);
 	return 0;
 }
 
@@ -560,7 +582,7 @@ static bool request_ok(struct push *p, CURLcode rc, char *why, size_t len)
 		snprintf(why, len, "HTTP status %ld", code);
 		return false;
 	}
-	if (p->o.proto == PUSH_PARCA && p->grpc_status != 0) {
+	if (backends[p->o.proto].grpc && p->grpc_status != 0) {
 		snprintf(why, len, p->grpc_status < 0 ? "no gRPC status" : "gRPC status %d",
 			 p->grpc_status);
 		return false;
@@ -623,8 +645,8 @@ static CURLcode perform(struct push *p, const char **cut)
 static int send_item(struct push *p, const struct push_item *it, char *why, size_t len)
 {
 	struct curl_slist *hdr = NULL;
-	curl_mime *mime = NULL;
-	char *body = NULL, *auth = NULL;
+	struct request r = { 0 };
+	char *auth = NULL;
 	int err;
 
 	curl_easy_reset(p->curl);
@@ -641,12 +663,7 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 		curl_easy_setopt(p->curl, CURLOPT_CAPATH, NULL);
 	}
 	p->grpc_status = -1;
-	if (p->o.proto == PUSH_PARCA)
-		err = parca_setup(p, it, &body, &hdr);
-	else if (p->o.proto == PUSH_OTLP)
-		err = otlp_setup(p, it, &body, &hdr);
-	else
-		err = pyroscope_setup(p, it, &mime, &hdr);
+	err = request_setup(p, &backends[p->o.proto], it, &r, &hdr);
 	if (!err && p->token && asprintf(&auth, "Authorization: Bearer %s", p->token) >= 0)
 		hdr = curl_slist_append(hdr, auth);
 	hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
@@ -661,8 +678,8 @@ static int send_item(struct push *p, const struct push_item *it, char *why, size
 	} else if (!request_ok(p, rc, why, len))
 		err = -EIO;
 	curl_slist_free_all(hdr);
-	curl_mime_free(mime);
-	free(body);
+	curl_mime_free(r.mime);
+	free(r.body);
 	free(auth);
 	return err;
 }
@@ -872,7 +889,7 @@ struct push *push_new(const struct push_opts *o)
 	struct push *p;
 	int err;
 
-	if (o->proto < PUSH_PYROSCOPE || o->proto > PUSH_OTLP || !values_ok(o) ||
+	if (o->proto < 0 || o->proto >= NBACKENDS || !values_ok(o) ||
 	    o->timeout_ms > PUSH_TIMEOUT_MAX_MS) {
 		errno = EINVAL;
 		return NULL;

@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum push_proto { PUSH_PYROSCOPE, PUSH_PARCA, PUSH_OTLP };
-
 /* The longest time-out of one request push_new takes: the end of a recording waits up to it
  * (plus 2 s), so an hour would hold a stopping service for an hour. */
 #define PUSH_TIMEOUT_MAX_MS 300000L
@@ -26,7 +24,8 @@ struct push_label {
 };
 
 struct push_opts {
-	enum push_proto proto;
+	int proto;            /* the store's protocol: a row of push.c's backends (push_proto_of;
+			       * 0, the first: Pyroscope) */
 	const char *url;      /* the server: "http://host:4040" (push_check_url's); the request's
 			       * path is appended to the URL's path, before its query (Pyroscope:
 			       * /ingest; Parca: the gRPC method's path; OTLP: /v1development/profiles
@@ -108,8 +107,12 @@ char *push_url_shown(const char *url);
  * no control character (0x00-0x1f, 0x7f), so no CR/LF can end a header and start another. */
 bool push_value_ok(const char *s);
 
-/* The protocol of a name ("pyroscope", "parca", "otlp"), or -EINVAL. */
+/* The protocol of a name ("pyroscope", "parca", "otlp": a row of push.c's backends), or
+ * -EINVAL. */
 int push_proto_of(const char *name);
+/* The name of protocol proto (0: the default, "pyroscope"), or NULL past the last: what the
+ * commands list in their help, usage errors and completions. A static string. */
+const char *push_proto_name(int proto);
 
 /* Adds the label "KEY=VALUE" of arg to *labels (*n of them, realloc'd): a key of letters,
  * digits, '_' and '.' not starting with a digit or '.', as Prometheus and Pyroscope take it,

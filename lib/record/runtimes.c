@@ -20,6 +20,9 @@ const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
 	&runtime_v8,
+#ifdef FIRN_TEST_TOY_RUNTIME
+	FIRN_TEST_TOY_RUNTIME
+#endif
 	NULL,
 };
 

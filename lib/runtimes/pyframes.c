@@ -567,7 +567,9 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 }
 
 const struct runtime_ops runtime_python = {
-	.name = "python", .tag = FIRN_FRAME_KIND_PYTHON, .frames = FRAME_PYTHON,
+	.name = "python",
+	.off_help = "no Python functions: the interpreter's native frames only",
+	.tag = FIRN_FRAME_KIND_PYTHON, .frames = FRAME_PYTHON,
 	.configure = rt_configure, .new = rt_new, .free = rt_free,
 	.attach = rt_attach, .on_mapping = rt_on_mapping, .on_code = rt_on_code,
 	.on_stack = rt_on_stack, .poll = rt_poll, .resolve = rt_resolve, .stats = rt_stats,

@@ -86,6 +86,9 @@ static inline const struct procmap *runtime_host_maps(void *ctx, pid_t pid)
 
 struct runtime_ops {
 	const char *name;             /* "python", "gpu": its --no-NAME, its stats */
+	/* the help line of record's --no-NAME, which turns it off (cmd/record.c makes the option
+	 * from this row); NULL: no such option (an opt_in runtime's) */
+	const char *off_help;
 	bool opt_in;                  /* off unless the recording turns it on by name (--cuda: "gpu") */
 	unsigned tag;                 /* FIRN_FRAME_KIND_* of the values it resolves (1..15) */
 	enum frame_runtime frames;    /* the runtime its profile mapping is marked with */

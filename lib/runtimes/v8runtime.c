@@ -127,7 +127,9 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 }
 
 const struct runtime_ops runtime_v8 = {
-	.name = "js", .tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
+	.name = "js",
+	.off_help = "no JavaScript functions read from V8: its code named by perf maps only",
+	.tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
 	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
 	.on_code = rt_on_code,
 	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,

@@ -58,6 +58,30 @@ if ! command -v go >/dev/null; then skip "report A B's comments (no go tool ppro
 		|| fail "firn report A B toy comments: '$plain'"
 fi
 
+# The toy runtime: one row in firn-toy's registry (tests/toy/toy_runtime.h) gives record its
+# --no-toy (made from the row: cmd/record.c names no runtime), after the shipped runtimes' options,
+# with its help line, in help --options (the completions) and in the man-page check
+"$TOY" record --help | grep -qx -- "      --no-toy                 no toy frames (the tests' runtime row)" \
+	&& "$TOY" record --help | grep -- '--no-' | tail -2 | head -1 | grep -q -- '--no-js ' \
+	&& pass "firn-toy record --help: --no-toy with its row's help, after --no-js" \
+	|| fail "firn-toy record --help: $("$TOY" record --help | grep -- '--no-' | tr -s ' ' | tr '\n' ';')"
+"$FIRN" help --options record | grep -qx -- --no-toy && fail "the shipped firn has --no-toy" \
+	|| pass "the shipped firn has no --no-toy"
+"$TOY" help --options record | grep -qx -- --no-toy && pass "firn-toy help --options record lists --no-toy" \
+	|| fail "firn-toy help --options record: $("$TOY" help --options record | grep -- --no- | tr '\n' ' ')"
+offered=$(PATH="$TMP/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(firn record --no-); COMP_CWORD=2; _firn
+	printf "%s\n" "${COMPREPLY[@]}"' _ "$ROOT/completions/firn.bash" | sort | tr '\n' ' ')
+case " $offered" in *" --no-toy "*) pass "bash completes record --no- with --no-toy" ;;
+	*) fail "bash completes record --no- with '$offered'" ;; esac
+FIRN="$TOY" bash "$ROOT/tests/cli/test_docs.sh" | grep -qx 'FAIL: man/firn-record.1 lacks: --no-toy' \
+	&& pass "the man-page check asks firn-record.1 for --no-toy" \
+	|| fail "the man-page check on firn-toy: $(FIRN="$TOY" bash "$ROOT/tests/cli/test_docs.sh" | grep '^FAIL' | head -3)"
+expect_rc "the shipped firn refuses --no-toy" 2 "$FIRN" record --no-toy -o "$TMP/x.pb.gz" -- true
+grep -q "unknown option '--no-toy'" "$TMP/err" && pass "... as an unknown option" \
+	|| fail "... as an unknown option: $(head -1 "$TMP/err")"
+expect_rc "firn-toy takes --no-toy (the usage error is the missing target)" 2 "$TOY" record --no-toy
+grep -q "nothing to profile" "$TMP/err" && pass "... and only that" || fail "firn-toy record --no-toy: $(head -1 "$TMP/err")"
+
 if ! is_root; then skip "recording the toy event (needs root)"; exit 0; fi
 
 # 40 forks of bash (fork(), not vfork: its frames unwind), each a hit with bash's stack

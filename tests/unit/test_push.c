@@ -99,18 +99,18 @@ static void test_cacert(void **state)
 
 static void test_new(void **state)
 {
-	struct push_opts o = { .proto = PUSH_PYROSCOPE, .url = "ftp://x", .no_thread = true };
+	struct push_opts o = { .proto = 0, .url = "ftp://x", .no_thread = true };
 
 	(void)state;
 	assert_null(push_new(&o));
 	assert_int_equal(errno, EINVAL);
 	o.url = "http://127.0.0.1:1";
-	o.proto = (enum push_proto)7;
+	o.proto = 7;
 	assert_null(push_new(&o));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(push_proto_of("otlp"), PUSH_OTLP);
-	assert_int_equal(push_proto_of("parca"), PUSH_PARCA);
-	assert_int_equal(push_proto_of("pyroscope"), PUSH_PYROSCOPE);
+	o.proto = -1;
+	assert_null(push_new(&o));
+	assert_int_equal(errno, EINVAL);
 	assert_int_equal(push_proto_of("Parca"), -EINVAL);
 	/* what goes into a header or the URL: no control character, whichever option it is */
 	struct push_label l = { "env", "a\rb" };
@@ -158,7 +158,7 @@ static void test_urls(void **state)
 		assert_string_equal(s, shown[i][1]);
 		free(s);
 	}
-	struct push_opts o = { .proto = PUSH_PARCA, .url = "http://h/a b", .no_thread = true };
+	struct push_opts o = { .proto = push_proto_of("parca"), .url = "http://h/a b", .no_thread = true };
 	assert_null(push_new(&o));
 	assert_int_equal(errno, EINVAL);
 }
@@ -177,6 +177,25 @@ static int dead_port(void)
 	return ntohs(a.sin_port);
 }
 
+/* The backends' table: its names in order (the first the default, Pyroscope), each name's
+ * protocol that row, nothing past the last: what --to, --push-to and the completions list. */
+static void test_backends(void **state)
+{
+	static const char *const want[] = { "pyroscope", "parca", "otlp" };
+	int n = 0;
+
+	(void)state;
+	while (push_proto_name(n))
+		n++;
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(push_proto_name(i), want[i]);
+		assert_int_equal(push_proto_of(want[i]), i);
+	}
+	assert_null(push_proto_name(-1));
+	assert_int_equal(push_proto_of(""), -EINVAL);
+}
+
 /* push_send: one attempt, its reason, counted; every protocol. */
 static void test_send_fails(void **state)
 {
@@ -185,15 +204,15 @@ static void test_send_fails(void **state)
 
 	(void)state;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead_port());
-	for (int proto = PUSH_PYROSCOPE; proto <= PUSH_OTLP; proto++) {
-		struct push_opts o = { .proto = (enum push_proto)proto, .url = url, .timeout_ms = 2000,
+	for (int proto = 0; push_proto_name(proto); proto++) {
+		struct push_opts o = { .proto = proto, .url = url, .timeout_ms = 2000,
 				       .no_thread = true };
 		struct push *p = push_new(&o);
 		assert_non_null(p);
 		why[0] = 0;
 		/* OTLP converts first: an empty profile does not decode, which fails it too */
 		assert_int_equal(push_send(p, "", 0, 0, 1, why, sizeof(why)), -EIO);
-		if (proto != PUSH_OTLP)
+		if (strcmp(push_proto_name(proto), "otlp"))
 			assert_non_null(strstr(why, "onnect"));
 		assert_true(strlen(why) > 0);
 		push_stats(p, &st);
@@ -214,7 +233,7 @@ static void test_queue_drops_unconvertible(void **state)
 
 	(void)state;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", dead_port());
-	struct push_opts o = { .proto = PUSH_OTLP, .url = url, .timeout_ms = 500,
+	struct push_opts o = { .proto = push_proto_of("otlp"), .url = url, .timeout_ms = 500,
 			       .backoff_min_ms = 50, .backoff_max_ms = 100 };
 	struct push *p = push_new(&o);
 	assert_non_null(p);
@@ -225,7 +244,7 @@ static void test_queue_drops_unconvertible(void **state)
 	assert_int_equal(st.retried, 0);
 	assert_non_null(strstr(st.last_error, "cannot build the request"));
 	push_free(p);
-	o.proto = PUSH_PARCA;
+	o.proto = push_proto_of("parca");
 	assert_non_null(p = push_new(&o));
 	assert_int_equal(push_submit(p, "x", 1, 0, 1), 0);
 	assert_int_equal(push_drain(p, 300, NULL, NULL), 1);
@@ -279,7 +298,7 @@ static void test_drain_cut_short(void **state)
 
 	(void)state;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", silent_port(&fd));
-	struct push_opts o = { .proto = PUSH_PYROSCOPE, .url = url, .timeout_ms = 8000 };
+	struct push_opts o = { .proto = push_proto_of("pyroscope"), .url = url, .timeout_ms = 8000 };
 	for (int cancel = 0; cancel < 2; cancel++) {
 		struct push *p = push_new(&o);
 		assert_non_null(p);
@@ -313,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_cacert),
 		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_backends),
 		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_send_fails),
 		cmocka_unit_test(test_queue_drops_unconvertible),

@@ -27,7 +27,7 @@
 /* ---- debug information ---- */
 
 /* Drops a reference to a debugfile; frees it with the last. */
-void filecache_debug_put(struct symbolizer *s, struct debugfile *d)
+static void debug_put(struct symbolizer *s, struct debugfile *d)
 {
 	if (!d)
 		return;
@@ -342,7 +342,7 @@ static void file_claim(struct symbolizer *s, struct symfile *f)
 }
 
 /* Frees a file's contents and the file. */
-void filecache_free(struct symbolizer *s, struct symfile *f)
+static void file_free(struct symbolizer *s, struct symfile *f)
 {
 	file_claim(s, f);
 	if (f->fd >= 0) {
@@ -351,7 +351,7 @@ void filecache_free(struct symbolizer *s, struct symfile *f)
 	}
 	symbolizer_forget_names(s);
 	elfsym_release(&f->elf);
-	filecache_debug_put(s, f->debug);
+	debug_put(s, f->debug);
 	gopclntab_free(f->go);
 	for (size_t i = 0; f->bound_names && i < f->bounds.n; i++)
 		free(f->bound_names[i]);
@@ -371,7 +371,7 @@ static void file_drop(struct symbolizer *s, struct symfile *f)
 		s->nfiles--;
 		break;
 	}
-	filecache_free(s, f);
+	file_free(s, f);
 }
 
 /* Drops a reference. A file nothing uses stays cached, indexed, while it is one of the
@@ -436,7 +436,7 @@ static int index_file(struct symbolizer *s, struct symfile *f)
 		err = bounds_read(f);
 	if (err == -ENOMEM) {
 		elfsym_release(&f->elf);
-		filecache_debug_put(s, f->debug);
+		debug_put(s, f->debug);
 		f->debug = NULL;
 		gopclntab_free(f->go);
 		f->go = NULL;
@@ -463,7 +463,7 @@ int filecache_index(struct symbolizer *s, struct symfile *f)
 }
 
 /* The worker: indexes queued files, oldest first, until told to stop. */
-void *filecache_worker(void *arg)
+static void *index_worker(void *arg)
 {
 	struct symbolizer *s = arg;
 
@@ -580,4 +580,28 @@ void filecache_stop_worker(struct symbolizer *s)
 		s->queue[i]->queued = false;
 	s->nqueue = 0;
 	s->worker_on = false;
+}
+
+int filecache_start_worker(struct symbolizer *s)
+{
+	if (s->worker_on)
+		return 0;
+	int err = pthread_create(&s->worker, NULL, index_worker, s);
+	s->worker_on = !err;
+	return -err;
+}
+
+void filecache_release(struct symbolizer *s)
+{
+	filecache_stop_worker(s);
+	while (s->nfiles) /* files still referenced (they should not be) */
+		file_free(s, s->files[--s->nfiles]);
+	free(s->files);
+	while (s->ndebugs) { /* all released with their files, unless references leaked */
+		s->debugs[s->ndebugs - 1]->refs = 1;
+		debug_put(s, s->debugs[s->ndebugs - 1]);
+	}
+	free(s->debugs);
+	debuginfo_client_free(s->dic);
+	free(s->queue);
 }

@@ -73,23 +73,24 @@ struct symfile *filecache_ref(struct symbolizer *s, struct symfile *f);
 /* Drops a reference (f may be NULL); the last keeps f idle, and evicts the longest idle file
  * beyond MAX_IDLE_FILES. */
 void filecache_put(struct symbolizer *s, struct symfile *f);
-/* Frees f and its contents, whatever its references (the caller has taken it out of s->files). */
-void filecache_free(struct symbolizer *s, struct symfile *f);
-/* Drops a reference to d (NULL: nothing); the last frees it. */
-void filecache_debug_put(struct symbolizer *s, struct debugfile *d);
 
 /* Indexes f on first use (here, unless the worker has done it): 0, -ENOMEM (not remembered:
  * tried again at next use) or the indexing -errno (remembered; -ENOEXEC: not ELF). */
 int filecache_index(struct symbolizer *s, struct symfile *f);
 /* Whether f is indexed; when not, queues it for the worker (once) and returns false. */
 bool filecache_ready(struct symbolizer *s, struct symfile *f);
-/* The indexing worker's thread function (arg: the symbolizer): indexes queued files, oldest
- * first, until filecache_stop_worker. */
-void *filecache_worker(void *arg);
+/* Starts the indexing worker (once): a thread that indexes the files filecache_ready queues,
+ * oldest first. 0 or -errno (pthread_create's). */
+int filecache_start_worker(struct symbolizer *s);
 /* Stops the worker, if running (files it had not reached stay unindexed). */
 void filecache_stop_worker(struct symbolizer *s);
 /* At most once per IDLE_KEEP_NS (CLOCK_MONOTONIC now_ns): drops the resident pages of indexed
  * files and frees the files idle since the sweep before. */
 void filecache_sweep(struct symbolizer *s, uint64_t now_ns);
+
+/* Frees the cache: every file (referenced or not: the snapshots and file lookups that held
+ * them are gone), the debug information, the debuginfod client and the worker's queue; stops
+ * the worker first if running. */
+void filecache_release(struct symbolizer *s);
 
 #endif

@@ -59,23 +59,40 @@ static struct symfile *sibling_file(const struct snapshot *snap, size_t i)
 	return NULL;
 }
 
+/* The symbol source of mapping e of a snapshot being made: old's (the snapshot it replaces)
+ * when old has the same mapping, else opened now. 0 or -ENOMEM. */
+static int snapmap_attach(struct symbolizer *s, const struct snapshot *old,
+			  const struct procmap_entry *e, struct snapmap *m, pid_t pid)
+{
+	const struct procmap_entry *o = old ? procmap_find(&old->map, e->start) : NULL;
+
+	if (o && o->start == e->start && o->end == e->end && o->offset == e->offset &&
+	    o->inode == e->inode && o->kind == e->kind && !strcmp(o->path, e->path)) {
+		*m = old->maps[o - old->map.entries];
+		if (m->file)
+			filecache_ref(s, m->file);
+		return 0;
+	}
+	if (e->kind == PROCMAP_VDSO)
+		m->src = SRC_VDSO;
+	if (e->kind != PROCMAP_FILE || !e->x)
+		return 0;
+	m->src = SRC_FILE;
+	if (!(m->file = snapshot_open(s, pid, e)) && errno == ENOMEM)
+		return -ENOMEM;
+	if (!m->file)
+		diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)pid,
+		     safeopen_strerror(-errno));
+	return 0;
+}
+
 /* Attaches symbol sources to every mapping of a fresh snapshot; 0 or -ENOMEM. */
 static int snapshot_attach(struct symbolizer *s, struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->map.n; i++) {
-		const struct procmap_entry *e = &snap->map.entries[i];
-		struct snapmap *m = &snap->maps[i];
-		if (e->kind == PROCMAP_VDSO)
-			m->src = SRC_VDSO;
-		if (e->kind != PROCMAP_FILE || !e->x)
-			continue;
-		m->src = SRC_FILE;
-		m->file = snapshot_open(s, snap->pid, e);
-		if (!m->file && errno == ENOMEM)
-			return -ENOMEM;
-		if (!m->file)
-			diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)snap->pid,
-			     safeopen_strerror(-errno));
+		int err = snapmap_attach(s, NULL, &snap->map.entries[i], &snap->maps[i], snap->pid);
+		if (err)
+			return err;
 	}
 	for (size_t i = 0; i < snap->map.n; i++) {
 		const struct procmap_entry *e = &snap->map.entries[i];
@@ -162,17 +179,28 @@ void snapshot_free(struct symbolizer *s, struct snapshot *snap)
 	free(snap);
 }
 
+/* An empty snapshot of pid (no perf map, no root folder yet), for snapshot_new and
+ * symbolizer_set_maps to fill; NULL on ENOMEM. */
+static struct snapshot *snapshot_alloc(pid_t pid)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+
+	if (snap) {
+		snap->pid = pid;
+		snap->perfmap_fd = -1;
+		snap->root_fd = -1;
+	}
+	return snap;
+}
+
 /* Reads pid's maps and opens its files; NULL + errno. */
 static struct snapshot *snapshot_new(struct symbolizer *s, pid_t pid)
 {
-	struct snapshot *snap = calloc(1, sizeof(*snap));
+	struct snapshot *snap = snapshot_alloc(pid);
 	int err;
 
 	if (!snap)
 		return NULL;
-	snap->pid = pid;
-	snap->perfmap_fd = -1;
-	snap->root_fd = -1;
 	err = procmap_read(&snap->map, pid);
 	if (!err) {
 		snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps));
@@ -243,33 +271,6 @@ int symbolizer_add_process(struct symbolizer *s, pid_t pid)
 	return snap ? symbolizer_install(s, snap) : -errno;
 }
 
-/* The symbol source of mapping e of a snapshot being made: old's (the snapshot it replaces)
- * when old has the same mapping, else opened now. 0 or -ENOMEM. */
-static int snapmap_attach(struct symbolizer *s, const struct snapshot *old,
-			  const struct procmap_entry *e, struct snapmap *m, pid_t pid)
-{
-	const struct procmap_entry *o = old ? procmap_find(&old->map, e->start) : NULL;
-
-	if (o && o->start == e->start && o->end == e->end && o->offset == e->offset &&
-	    o->inode == e->inode && o->kind == e->kind && !strcmp(o->path, e->path)) {
-		*m = old->maps[o - old->map.entries];
-		if (m->file)
-			filecache_ref(s, m->file);
-		return 0;
-	}
-	if (e->kind == PROCMAP_VDSO)
-		m->src = SRC_VDSO;
-	if (e->kind != PROCMAP_FILE || !e->x)
-		return 0;
-	m->src = SRC_FILE;
-	if (!(m->file = snapshot_open(s, pid, e)) && errno == ENOMEM)
-		return -ENOMEM;
-	if (!m->file)
-		diag(DIAG_DEBUG, "cannot open '%s' of pid %d: %s", e->path, (int)pid,
-		     safeopen_strerror(-errno));
-	return 0;
-}
-
 /* Moves old's perf map (open descriptor, what was read, its name) to snap. */
 static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 {
@@ -289,15 +290,12 @@ static void perfmap_move(struct snapshot *snap, struct snapshot *old)
 
 int symbolizer_set_maps(struct symbolizer *s, pid_t pid, const struct procmap *map)
 {
-	struct snapshot *snap = calloc(1, sizeof(*snap));
+	struct snapshot *snap = snapshot_alloc(pid);
 	struct snapshot *old = snapshot_of(s, pid);
 	int err = snap ? procmap_copy(&snap->map, map, false) : -ENOMEM;
 
 	if (!snap)
 		return err;
-	snap->pid = pid;
-	snap->perfmap_fd = -1;
-	snap->root_fd = -1;
 	snap->from_events = true;
 	if (!err && !(snap->maps = calloc(snap->map.n ? snap->map.n : 1, sizeof(*snap->maps))))
 		err = -ENOMEM;

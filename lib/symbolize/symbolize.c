@@ -501,11 +501,7 @@ int symbolizer_user_find(struct symbolizer *s, pid_t pid, uint64_t addr, bool is
 
 int symbolizer_index_ahead(struct symbolizer *s)
 {
-	if (s->worker_on)
-		return 0;
-	int err = pthread_create(&s->worker, NULL, filecache_worker, s);
-	s->worker_on = !err;
-	return -err;
+	return filecache_start_worker(s);
 }
 
 bool symbolizer_user_ready(struct symbolizer *s, pid_t pid, uint64_t addr)
@@ -852,20 +848,12 @@ void symbolizer_free(struct symbolizer *s)
 		free(s->loose[i]);
 	}
 	free(s->loose);
-	while (s->nfiles) /* files still referenced (they should not be) */
-		filecache_free(s, s->files[--s->nfiles]);
-	free(s->files);
-	while (s->ndebugs) { /* all released with their files, unless references leaked */
-		s->debugs[s->ndebugs - 1]->refs = 1;
-		filecache_debug_put(s, s->debugs[s->ndebugs - 1]);
-	}
-	free(s->debugs);
-	debuginfo_client_free(s->dic);
+	filecache_release(s);
 	dm_clear(&s->dms);
 	elfsym_release(&s->vdso);
 	ksym_join(s);
 	ksym_release(&s->ksym);
-	FREE_ALL(s->kallsyms_path, s->module_keys, s->module_limits, s->shared, s->queue, s->resnap);
+	FREE_ALL(s->kallsyms_path, s->module_keys, s->module_limits, s->shared, s->resnap);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->dic_lock);
 	pthread_cond_destroy(&s->work);

@@ -1,5 +1,5 @@
 /* Per-process values by pid: the one sorted index that the process table (lib/proc/procmap.h)
- * and the symbolizer's snapshots (lib/symbolize/symbolize.c) keep their processes in, instead of
+ * and the symbolizer's snapshots (lib/symbolize/snapshot.c) keep their processes in, instead of
  * each writing its own binary search, insertion and removal. Pids sit in an array of their own,
  * so a lookup's binary search reads one cache-dense array; the values are the caller's pointers
  * (the index owns the two arrays, never the values). */

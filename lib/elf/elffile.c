@@ -66,6 +66,29 @@ void elffile_close(struct elffile *f)
 	*f = (struct elffile){ .fd = -1 };
 }
 
+/* One opening and closing around a reader of an fd's ELF file, for the modules that read one
+ * handle (tlsctx, v8consts). */
+int elffile_with_fd(int fd, enum elffile_read how, elffile_fn *fn, void *ctx)
+{
+	struct elffile f;
+
+	elffile_open_fd(&f, fd, how); /* f.elf NULL when not ELF: fn says so */
+	int err = fn(ctx, f.elf);
+	elffile_close(&f);
+	return err;
+}
+
+/* The same around a reader of an image in memory. */
+int elffile_with_image(const void *image, size_t len, elffile_fn *fn, void *ctx)
+{
+	struct elffile f;
+	int err = elffile_open_image(&f, image, len);
+
+	err = err == -ENOMEM ? err : fn(ctx, f.elf);
+	elffile_close(&f);
+	return err;
+}
+
 Elf_Scn *elffile_next(Elf *elf, Elf_Scn *scn, const char *name, GElf_Word type, GElf_Shdr *sh)
 {
 	size_t shstrndx = 0;

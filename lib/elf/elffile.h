@@ -40,6 +40,16 @@ int elffile_open_image(struct elffile *f, const void *image, size_t len);
  * nothing). f is closed afterwards (elf NULL, fd -1). */
 void elffile_close(struct elffile *f);
 
+/* What elffile_with_fd and elffile_with_image run over the file they open: elf is NULL where
+ * the file is not ELF (fn says what that means to it); fn's return value is theirs. */
+typedef int elffile_fn(void *ctx, Elf *elf);
+/* Opens the ELF file at fd (as elffile_open_fd: fd stays the caller's), runs fn(ctx, elf) over
+ * it and closes it; returns what fn returns. */
+int elffile_with_fd(int fd, enum elffile_read how, elffile_fn *fn, void *ctx);
+/* The same over an image of len bytes (as elffile_open_image); -ENOMEM, fn not run, when its
+ * copy cannot be made. */
+int elffile_with_image(const void *image, size_t len, elffile_fn *fn, void *ctx);
+
 /* The section after scn (NULL: from the first) whose type is type (SHT_NULL: any) and whose
  * name is name (NULL: any), with its header in *sh; NULL when none is left. */
 Elf_Scn *elffile_next(Elf *elf, Elf_Scn *scn, const char *name, GElf_Word type, GElf_Shdr *sh);

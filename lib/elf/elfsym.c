@@ -279,9 +279,7 @@ static int key_cmp(const void *pa, const void *pb)
 {
 	const struct sortkey *a = pa, *b = pb;
 
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
+	return CMP3(a->start, b->start) ?: CMP3(a->idx, b->idx);
 }
 
 /* Puts r's candidates in the keys' order, in place: each cycle of the permutation is followed
@@ -794,9 +792,7 @@ static int synth_cmp(const void *pa, const void *pb)
 {
 	const struct synth *a = pa, *b = pb;
 
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	return CMP3(a->start, b->start) ?: CMP3(a->seq, b->seq);
 }
 
 /* The symbols of e, counted (out NULL) or written: the file's own and the synthetic ones merged

@@ -286,9 +286,7 @@ static int range_cmp(const void *pa, const void *pb)
 {
 	const struct funcbounds_range *a = pa, *b = pb;
 
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	return CMP3(a->start, b->start) ?: CMP3(a->end, b->end);
 }
 
 /* Sorts the ranges (unless they are: the table's are), keeps one per start, the largest, and

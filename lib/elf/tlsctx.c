@@ -161,26 +161,23 @@ fail:
 	return err;
 }
 
+/* tlsctx_resolve as elffile_with_* runs it. */
+static int resolve_elf(void *t, Elf *elf)
+{
+	return tlsctx_resolve(t, elf);
+}
+
 int tlsctx_resolve_fd(struct tlsctx *t, int fd)
 {
-	struct elffile f;
-	int err;
-
-	elffile_open_fd(&f, fd, ELFFILE_PREAD); /* f.elf NULL when not ELF: resolve says so */
-	err = tlsctx_resolve(t, f.elf);
-	elffile_close(&f);
-	return err;
+	return elffile_with_fd(fd, ELFFILE_PREAD, resolve_elf, t);
 }
 
 int tlsctx_resolve_image(struct tlsctx *t, const void *image, size_t len)
 {
-	struct elffile f;
-	int err = elffile_open_image(&f, image, len);
+	int err = elffile_with_image(image, len, resolve_elf, t);
 
-	err = err == -ENOMEM ? err : tlsctx_resolve(t, f.elf);
 	if (err == -ENOMEM)
 		memset(t, 0, sizeof(*t));
-	elffile_close(&f);
 	return err;
 }
 

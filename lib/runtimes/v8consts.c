@@ -235,9 +235,10 @@ static int check_layout(struct v8consts *c)
 	return -EPROTO;
 }
 
-/* Reads and checks the constants of an open libelf handle. */
-static int read_elf(struct v8consts *c, Elf *elf)
+/* Reads and checks the constants of an open libelf handle (ctx: the struct v8consts). */
+static int read_elf(void *ctx, Elf *elf)
 {
+	struct v8consts *c = ctx;
 	struct v8read rd = { .c = c };
 	int err;
 
@@ -251,23 +252,12 @@ static int read_elf(struct v8consts *c, Elf *elf)
 
 int v8consts_read_fd(struct v8consts *c, int fd)
 {
-	struct elffile f;
-	int err;
-
-	elffile_open_fd(&f, fd, ELFFILE_MAPPED); /* f.elf NULL when not ELF: read_elf says so */
-	err = read_elf(c, f.elf);
-	elffile_close(&f);
-	return err;
+	return elffile_with_fd(fd, ELFFILE_MAPPED, read_elf, c);
 }
 
 int v8consts_read_memory(struct v8consts *c, const void *image, size_t size)
 {
-	struct elffile f;
-	int err = elffile_open_image(&f, image, size);
-
-	err = err == -ENOMEM ? err : read_elf(c, f.elf);
-	elffile_close(&f);
-	return err;
+	return elffile_with_image(image, size, read_elf, c);
 }
 
 int v8consts_frame_type(const struct v8consts *c, int32_t value)

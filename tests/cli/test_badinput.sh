@@ -197,6 +197,8 @@ for c in $commands; do
 	opts=$("$FIRN" help --options "$c")
 	o_out=()
 	if grep -qx -- --output= <<<"$opts"; then o_out=(-o "$TMP/out/keep.out"); fi
+	# top runs until quit: one short refresh, so a valid free-text value (a filter's regex) ends
+	if [ "$c" = top ]; then o_out+=(-n 1 -d 0.2); fi
 	bad "$c: unknown long option" 2 "^firn $c: unknown option '--no-such-option'$" \
 		"$FIRN" "$c" "${o_out[@]}" --no-such-option
 	grep -qx -- -Z <<<"$opts" ||

@@ -1899,6 +1899,28 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* A target mapped a file's code (its loader at start, dlopen): user space is woken to describe
+ * the file before the process runs it, not once a sample found no table for it (a sample's ask
+ * comes once the code runs, rate-limited: those samples stopped at no mapping). The mapping's
+ * record is in the side-band ring by the system call's end. A raw tracepoint: no kprobes on
+ * this kernel, fexit would read the full BTF, and a uprobe on the loader's _dl_debug_state
+ * cost 0.1 s to detach (the unregistering's RCU wait). The call's number is checked first. */
+SEC("?raw_tp/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	long nr = BPF_CORE_READ(regs, orig_ax);
+
+	if (nr != 9 /* __NR_mmap */ || ret <= 0) /* an error is -errno */
+		return 0;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	/* PROT_EXEC (prot: rdx), a file's (fd: r8) */
+	if (!(BPF_CORE_READ(regs, dx) & 4) || (int)BPF_CORE_READ(regs, r8) < 0 ||
+	    !bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, ret, false);
+	return 0;
+}
+
 /* A thread ended: when it was the last of a process that was sampled, forget the process here
  * and tell user space, which symbolizes and frees what it kept of it once its last samples are
  * drained. (Runs after the kernel counted the thread out of signal->live.) */

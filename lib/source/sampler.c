@@ -459,7 +459,7 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children && !o->all);
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	/* a target's new code is described as it is mapped (DWARF tables: not with fp only) */
-	bpf_program__set_autoload(s->skel->progs.on_sys_exit, o->unwind != UNWIND_FP && !o->all);
+	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, o->unwind != UNWIND_FP && !o->all);
 	if (o->off_cpu)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
@@ -515,8 +515,8 @@ static int reload_skel(struct sampler *s, const char **why)
  * it the samples' asks describe new code, later. */
 static void watch_mmaps(struct sampler *s)
 {
-	if (bpf_program__fd(s->skel->progs.on_sys_exit) >= 0)
-		s->skel->links.on_sys_exit = bpf_program__attach(s->skel->progs.on_sys_exit);
+	if (bpf_program__fd(s->skel->progs.on_mmap_unlock) >= 0)
+		s->skel->links.on_mmap_unlock = bpf_program__attach(s->skel->progs.on_mmap_unlock);
 }
 
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)

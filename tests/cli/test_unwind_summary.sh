@@ -119,12 +119,12 @@ at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% 
 	|| fail "python3.11 0.3 s runs: $pct% of $all samples reach _start"
 
 # 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library is described to the
-# kernel as it is mapped (on_sys_exit), not once a sample found no table for it (issue 51: 2-22 %
+# kernel as it is mapped (on_mmap_unlock), not once a sample found no table for it (issue 51: 2-22 %
 # of these samples stopped at no mapping, the ask rate-limited and the recorder asleep; 90-93 %
 # of them reached _start over 20 runs, the worst run 78-83 %). The command does not wait for
 # the recorder: on a loaded host a library run within milliseconds of its mapping may still
 # lose a sample or two, so over 20 runs >= 98.5 % of the samples in the libraries reach _start
-# (99.2-99.9 % measured), no run below 90 %; the samples hold a floor from the CPU they got.
+# (99.5-100 % measured), no run below 90 %; the samples hold a floor from the CPU they got.
 all=0 trunc=0 floor=0 runs=0 worst=100
 for i in $(seq 1 20); do
 	"$FIRN" record -q -F 999 -o "$TMP/dl.pb.gz" -- sh "$CPUTIME" "$TMP/dl.cpu" \

@@ -459,7 +459,10 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children && !o->all);
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
 	/* a target's new code is described as it is mapped (DWARF tables: not with fp only) */
-	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, o->unwind != UNWIND_FP && !o->all);
+	bool watch = o->unwind != UNWIND_FP && !o->all;
+	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, watch);
+	if (!watch && bpf_map__set_max_entries(s->skel->maps.exec_vm_seen, 1)) /* (preallocated) */
+		return -1;
 	if (o->off_cpu)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);

@@ -82,7 +82,8 @@ enum firn_event_type {
 	FIRN_EV_NEW_PROCESS = 1, /* first sample of a process (or first after exec) */
 	FIRN_EV_EXEC = 2,
 	FIRN_EV_EXIT = 3,        /* the last thread of a sampled process ended */
-	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for */
+	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for, or a
+				   * target mapped more code than it had */
 	FIRN_EV_PY_CODE = 5,      /* a Python code object got an id (struct firn_py_code_event) */
 	FIRN_EV_V8_FUNC = 6,      /* a JavaScript function got an id (struct firn_v8_func_event) */
 };
@@ -90,7 +91,8 @@ enum firn_event_type {
 struct firn_event {
 	__u32 type;
 	__u32 pid;
-	__u64 addr; /* FIRN_EV_UNKNOWN_CODE: the first pc the unwinder had no table for;
+	__u64 addr; /* FIRN_EV_UNKNOWN_CODE: the first pc the unwinder had no table for (the
+		     * program's code start for a target's new code);
 		     * FIRN_EV_EXEC: the time of the exec (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
 };
 

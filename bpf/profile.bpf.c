@@ -217,6 +217,14 @@ struct {
 	__type(value, struct firn_kproc);
 } unwind_kprocs SEC(".maps");
 
+/* The most code (mm->exec_vm: pages mapped executable, not writable) each target has had. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_vm_seen SEC(".maps");
+
 /* A first entry of unwind_kprocs being made (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1954,12 +1962,40 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		*seen_v = SEEN_BEFORE_EXEC;
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&exec_vm_seen, &pid); /* a new mm: its code counts from 0 */
 	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
 	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
 	if (dwarf_unwind)
 		note_exec_maps(bpf_get_current_task_btf(), pid);
 	/* its time tells this exec from the next in the side-band records (procdispatch.c) */
 	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns(), false);
+	return 0;
+}
+
+/* A target mapped more code than it ever had (its loader at start, dlopen): user space is woken
+ * to describe the new files before the process runs them, not once a sample found no table for
+ * them (a sample's ask comes once the code runs, rate-limited: those samples stopped at no
+ * mapping). At the release of the mmap lock the mapping's record is in the side-band ring. Not
+ * at every system call's end (a raw tracepoint there cost each system call of the host ~0.2
+ * us), nor a uprobe on the loader (0.1 s to detach); no kprobes on this kernel. Only growth past
+ * the highest count: code made writable and back (JIT) does not ask again. addr: the program's
+ * code start, a file mapping (the listeners' JIT checks look at it). */
+SEC("?raw_tp/mmap_lock_released")
+int BPF_PROG(on_mmap_unlock, struct mm_struct *mm)
+{
+	/* mm only: the other arguments differ between kernels (older ones pass a memcg path
+	 * before write), and the count's growth is the test (a lock taken to read maps nothing) */
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!bpf_map_lookup_elem(&targets, &pid) || mm != BPF_CORE_READ(t, mm))
+		return 0; /* (a target reading another process's memory locks that one's) */
+	__u64 vm = BPF_CORE_READ(mm, exec_vm), *seen = bpf_map_lookup_elem(&exec_vm_seen, &pid);
+
+	if (seen && vm <= *seen)
+		return 0;
+	bpf_map_update_elem(&exec_vm_seen, &pid, &vm, BPF_ANY);
+	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, BPF_CORE_READ(mm, start_code), false);
 	return 0;
 }
 
@@ -1980,6 +2016,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
+	bpf_map_delete_elem(&exec_vm_seen, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid, true);

@@ -519,9 +519,12 @@ int recorder_add_command(struct recorder *r, pid_t pid, const char *file)
 int recorder_start(struct recorder *r)
 {
 	const char *why = "";
-	int err = r->ss->ops->start(r->ss, &why);
+	/* the tables loaded so far reachable by the programs before they sample */
+	int err = r->unw ? unwinder_settle(r->unw) : 0;
 
 	if (err)
+		return fail(r, err, "cannot prepare the unwind tables: %s", strerror(-err));
+	if ((err = r->ss->ops->start(r->ss, &why)))
 		return fail(r, err, "cannot %s: %s", why, strerror(-err));
 	r->start_ns = r->cut_ns = wall_ns();
 	return 0;

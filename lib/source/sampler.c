@@ -497,6 +497,11 @@ static int load_skel(struct sampler *s, const char **why)
 	/* on_fork makes children targets: nothing to do system-wide, or without follow_children */
 	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children && !o->all);
 	bpf_program__set_autoload(s->skel->progs.on_usdt, o->usdt);
+	/* a target's new code is described as it is mapped (DWARF tables: not with fp only) */
+	bool watch = o->unwind != UNWIND_FP && !o->all;
+	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, watch);
+	if (!watch && bpf_map__set_max_entries(s->skel->maps.exec_vm_seen, 1)) /* (preallocated) */
+		return -1;
 	if (o->off_cpu)
 		setup_off_cpu(s);
 	bpf_program__set_autoload(s->skel->progs.on_switch, o->off_cpu);
@@ -555,6 +560,14 @@ static int reload_skel(struct sampler *s, const char **why)
 	return load_skel(s, why);
 }
 
+/* Attaches the watch of the targets' new code mappings where it was loaded. Not fatal: without
+ * it the samples' asks describe new code, later. */
+static void watch_mmaps(struct sampler *s)
+{
+	if (bpf_program__fd(s->skel->progs.on_mmap_unlock) >= 0)
+		s->skel->links.on_mmap_unlock = bpf_program__attach(s->skel->progs.on_mmap_unlock);
+}
+
 struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -596,6 +609,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
 	if ((fork && !s->skel->links.on_fork) || !s->skel->links.on_exec || !s->skel->links.on_exit)
 		goto fail;
+	watch_mmaps(s);
 	*why = "create the event ring buffer";
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
 	if (!s->rb)

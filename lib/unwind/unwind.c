@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -55,6 +56,12 @@ struct unwinder {
 	int *chunks;        /* the chunks created so far (descriptors; chunk i holds rows from
 			     * i * FIRN_ROWS_CHUNK) */
 	uint32_t nchunks;
+	/* until unwinder_settle: chunks go into rows_fd from a thread (each insertion into an
+	 * array of maps waits an RCU grace period, 8-20 ms here), the recorder's start-up meanwhile */
+	bool settled;
+	bool inserting;      /* insert_thread runs */
+	pthread_t insert_thread;
+	struct chunk_insert { int rows_fd; uint32_t from, to; const int *fds; int err; } ins;
 	bool rows_unmappable; /* a chunk is no BPF_F_MMAPABLE map: rows go by syscall */
 	uint32_t max_rows, used;
 	int pids_fd, umaps_fd, files_fd;
@@ -84,6 +91,53 @@ static struct unwind_cache *open_cache(void)
 	return c;
 }
 
+/* Puts chunks [from, to) into the rows array (a thread's body: ctx is the struct
+ * chunk_insert; err set to 0 or -errno). */
+static void *insert_chunks(void *ctx)
+{
+	struct chunk_insert *c = ctx;
+
+	c->err = 0;
+	for (__u32 key = c->from; key < c->to && !c->err; key++)
+		if (bpf_map_update_elem(c->rows_fd, &key, &c->fds[key], BPF_ANY))
+			c->err = -errno;
+	return NULL;
+}
+
+/* Waits for the insertion thread, if one runs; its 0 or -errno. */
+static int join_insert(struct unwinder *u)
+{
+	if (!u->inserting)
+		return 0;
+	pthread_join(u->insert_thread, NULL);
+	u->inserting = false;
+	return u->ins.err;
+}
+
+int unwinder_settle(struct unwinder *u)
+{
+	u->settled = true;
+	return join_insert(u);
+}
+
+/* Puts the chunks from `from` on in the rows array: from a thread before unwinder_settle
+ * (started alone: an earlier insertion is waited for first), else at once. 0 or -errno. */
+static int insert_from(struct unwinder *u, uint32_t from)
+{
+	int err = join_insert(u);
+
+	u->ins = (struct chunk_insert){ u->rows_fd, from, u->nchunks, u->chunks, 0 };
+	if (err || u->settled || pthread_create(&u->insert_thread, NULL, insert_chunks, &u->ins)) {
+		insert_chunks(&u->ins);
+		err = err ? err : u->ins.err;
+		while (err && u->nchunks > from) /* not in place: no rows go there */
+			close(u->chunks[--u->nchunks]);
+		return err;
+	}
+	u->inserting = true;
+	return 0;
+}
+
 /* Creates the chunks of the rows array up to the one holding row end - 1 (each mappable, 512
  * KiB, put in the chunk array the BPF unwinder reads): the rows take the memory of the tables
  * loaded. 0 or -errno. */
@@ -92,26 +146,26 @@ static int chunks_reserve(struct unwinder *u, uint64_t end)
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
 	uint32_t want = (end + FIRN_ROWS_CHUNK - 1) / FIRN_ROWS_CHUNK;
 
+	uint32_t from = u->nchunks;
+
 	if (want <= u->nchunks)
 		return 0;
-	int *n = realloc(u->chunks, want * sizeof(*n));
+	int err = join_insert(u); /* the thread reads chunks: not moved under it */
+	int *n = err ? NULL : realloc(u->chunks, want * sizeof(*n));
 	if (!n)
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	u->chunks = n;
 	while (u->nchunks < want) {
-		__u32 key = u->nchunks;
 		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
 					sizeof(struct firn_row), FIRN_ROWS_CHUNK, &o);
 		if (fd < 0)
-			return -errno;
-		if (bpf_map_update_elem(u->rows_fd, &key, &fd, BPF_ANY)) {
-			int err = -errno;
-			close(fd);
-			return err;
-		}
+			break;
 		u->chunks[u->nchunks++] = fd;
 	}
-	return 0;
+	err = u->nchunks < want ? -errno : 0;
+	/* what was created goes in (a chunk left out would hold rows no program finds) */
+	int ierr = u->nchunks > from ? insert_from(u, from) : 0;
+	return err ? err : ierr;
 }
 
 /* Copies n rows into chunk fd at entry at through a mapping of just the pages they go to (a
@@ -149,6 +203,7 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	unwinder_settle(u);
 	for (uint32_t i = 0; i < u->nchunks; i++)
 		close(u->chunks[i]);
 	free(u->chunks);

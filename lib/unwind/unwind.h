@@ -34,6 +34,12 @@ struct unwinder_stats {
 struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
 			      uint32_t max_umaps, int files_fd);
 void unwinder_free(struct unwinder *u);
+/* Makes the rows loaded so far reachable by the BPF unwinder before it runs on them: until this
+ * is called the row chunks go into rows_fd from a thread (each insertion into an array of maps
+ * waits an RCU grace period, 8-20 ms on a busy host: the start-up goes on meanwhile), after
+ * it at once. Call it before sampling starts. 0 or -errno (a chunk could not be put in place:
+ * tables in it unwind nothing). */
+int unwinder_settle(struct unwinder *u);
 /* (Re)describes pid's executable mappings to the BPF unwinder, building the tables it lacks —
  * or, when lazy, only the mappings whose tables are already built (system-wide recordings: most
  * libraries of most processes are never sampled). 0 or -errno (-ENOENT: the process is gone). */

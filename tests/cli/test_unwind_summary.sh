@@ -1,7 +1,8 @@
 # The recording's accounting and the unwinder's reach: every sample taken is in the profile or
 # counted as lost (by reason), the unwinding line counts every sample, a full stack map drops
 # and counts samples instead of keeping them stackless, processes with hundreds of executable
-# mappings unwind, and a short command is unwound from its very first samples.
+# mappings unwind, a short command is unwound from its very first samples, and libraries a
+# command dlopens are unwound from their first samples too.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -36,6 +37,13 @@ reach() {
 		END { printf "%.2f %d\n", t ? 100 * ok / t : 0, t }' "$1"
 }
 at_least() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$1" "$2"; }
+
+# libreach FOLDED: "samples truncated" of manylibs's samples in its libraries (manylib_work or
+# spin on the stack): all of them, and those whose stack does not reach _start.
+libreach() {
+	awk '$1 ~ /^manylibs;/ && $1 ~ /;(manylib_work|spin)(;|$)/ { t += $NF; if ($1 !~ /^manylibs;_start;/) b += $NF }
+		END { print t + 0, b + 0 }' "$1"
+}
 
 # 1. the summary adds up: taken = samples in the profile + lost; the unwinding line counts all.
 "$FIRN" record -F 999 -o "$TMP/deep.pb.gz" -- "$FIX/deep" 300 2>"$TMP/deep.err"
@@ -109,3 +117,30 @@ done
 pct=$(python3 -c "print('%.1f' % (100.0 * $ok / $all if $all else 0))")
 at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% of $all samples reach _start (>= 95%)" \
 	|| fail "python3.11 0.3 s runs: $pct% of $all samples reach _start"
+
+# 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library is described to the
+# kernel as it is mapped (on_mmap_unlock), not once a sample found no table for it (issue 51: 2-22 %
+# of these samples stopped at no mapping, the ask rate-limited and the recorder asleep; 90-93 %
+# of them reached _start over 20 runs, the worst run 78-83 %). The command does not wait for
+# the recorder: on a loaded host a library run within milliseconds of its mapping may still
+# lose a sample or two, so over 20 runs >= 98.5 % of the samples in the libraries reach _start
+# (99.5-100 % measured), no run below 90 %; the samples hold a floor from the CPU they got.
+all=0 trunc=0 floor=0 runs=0 worst=100
+for i in $(seq 1 20); do
+	"$FIRN" record -q -F 999 -o "$TMP/dl.pb.gz" -- sh "$CPUTIME" "$TMP/dl.cpu" \
+		"$FIX/manylibs" "$FIX/manylibs.d" 100 0.3 || continue
+	"$FIRN" report --folded "$TMP/dl.pb.gz" >"$TMP/dl.folded"
+	read -r n t < <(libreach "$TMP/dl.folded")
+	[ "$t" -gt 0 ] && echo "# run $i: $t of $n samples in the libraries truncated"
+	pct=$(python3 -c "print('%.1f' % (100.0 * ($n - $t) / $n if $n else 0))")
+	python3 -c "import sys; sys.exit(0 if $pct < $worst else 1)" && worst=$pct
+	all=$((all + n)) trunc=$((trunc + t)) runs=$((runs + 1))
+	floor=$((floor + $(sample_floor "$TMP/dl.cpu" 999 80)))
+done
+pct=$(python3 -c "print('%.2f' % (100.0 * ($all - $trunc) / $all if $all else 0))")
+echo "# 100 libraries, $runs runs of 0.3 s: $all samples in the libraries (floor $floor), $pct% reach _start, worst run $worst%"
+[ "$runs" -eq 20 ] && [ "$all" -ge "$floor" ] && pass "100 libraries: $runs runs, $all samples in the libraries (>= $floor)" \
+	|| fail "100 libraries: $runs runs of 20 recorded, $all samples in the libraries (floor $floor)"
+at_least "$pct" 98.5 && at_least "$worst" 90 \
+	&& pass "100 libraries: $pct% of the samples in them reach _start (>= 98.5%), worst run $worst% (>= 90%)" \
+	|| fail "100 libraries: $pct% of the samples in them reach _start, worst run $worst%"

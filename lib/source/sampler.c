@@ -565,6 +565,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->opts = *o;
 	/* GPU records and allocations are no samples (alloc's ids are the lowest of those) */
 	stackstore_init(&s->store, o->retire, FIRN_EVENT_ALLOC_OBJECTS);
+	/* inuse_* are the live heap: each cut shows it whole, not the interval's net allocation */
+	stackstore_set_levels(&s->store, FIRN_EVENT_INUSE_OBJECTS, FIRN_EVENT_INUSE_SPACE);
 	open_min_btf(s);
 	int rc = load_skel(s, why);
 	/* the minimized BTF failed to load (cannot happen with a matching key): the full one */

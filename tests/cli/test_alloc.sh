@@ -89,6 +89,33 @@ exited=$(sed -n 's/^firn: alloc: .*; \([0-9]*\) in processes that exited.*/\1/p'
 [ "${exited:-0}" -gt 100 ] && pass "the exited process's live allocations counted ($exited)" \
 	|| fail "exited: $(grep alloc: "$TMP/x.err")"
 
+# --every: each interval's inuse_* are the live heap at its cut, by stack (not what the interval
+# allocated less what it freed, which can be negative): site_leak never frees, so its inuse_space
+# can only grow cut over cut, to about all it leaked; no stack's value is below 0
+rm -rf "$TMP/iv"; mkdir -p "$TMP/iv"
+"$FIRN" record -e alloc --alloc-rate 4096 --every 0.5 -o "$TMP/iv/h-%H%M%S.pb.gz" -- "$FX" 2000000 \
+	>/dev/null 2>"$TMP/iv.err" || fail "record --every: $(grep -v '^firn: [dfa]' "$TMP/iv.err" | head -3)"
+leaked=$(sed -n 's/^allocfix: .* leaked \([0-9]*\) .*/\1/p' "$TMP/iv.err")
+for f in $(ls -tr "$TMP"/iv/h-*.pb.gz); do
+	"$FIRN" report --folded --sample-type inuse_space "$f" 2>/dev/null >"$f.space"
+	"$FIRN" report --folded --sample-type inuse_objects "$f" 2>/dev/null >"$f.objects"
+	awk '$NF < 0 { neg++ } /;site_leak;/ { s += $NF } END { print s + 0, neg + 0 }' "$f.space" "$f.objects"
+done >"$TMP/iv.levels"
+python3 - "$TMP/iv.levels" "${leaked:-0}" <<'PY'
+import sys
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+leak, leaked = [r[0] for r in rows if r[0]], int(sys.argv[2])
+grows = len(leak) >= 3 and all(b >= a for a, b in zip(leak, leak[1:])) and leak[-1] >= 2 * leak[0]
+print(("PASS" if grows else "FAIL") + ": --every: site_leak's inuse_space grows cut over cut %s" % leak)
+neg = sum(r[1] for r in rows)
+print(("PASS" if not neg else "FAIL") + ": --every: no inuse value below 0 in %d intervals (%d)" % (len(rows), neg))
+ok = leak and leaked and abs(leak[-1] - leaked) <= 0.1 * leaked
+print(("PASS" if ok else "FAIL") + ": --every: the last cut's site_leak %s is about the %d bytes leaked" % (leak[-1:], leaked))
+PY
+# --every with one file: the whole recording's inuse_* are the last cut's live heap, not a sum of cuts
+"$FIRN" record -e alloc --alloc-rate 4096 --every 0.5 -o "$TMP/w.pb.gz" -- "$FX" 600000 >/dev/null 2>"$TMP/w.err"
+leak_check "$TMP/w.pb.gz" "$(sed -n 's/^allocfix: .* leaked \([0-9]*\) .*/\1/p' "$TMP/w.err")" "--every, the whole"
+
 # every sample type read by go tool pprof
 if command -v go >/dev/null; then
 	types=$(go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)

@@ -212,6 +212,7 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 	ro->off_cpu_min_ns = t->off_cpu_min_us > 0 ? (uint64_t)t->off_cpu_min_us * 1000 : 0;
 	ro->off_cpu_rate = t->off_cpu_rate > 0 ? t->off_cpu_rate : 1;
 	ro->alloc_lib = t->alloc_lib;
+	ro->alloc_rate = t->alloc_lib ? t->alloc_rate : 0;
 }
 
 char *target_find_lib(const char *name)

@@ -439,6 +439,7 @@ static struct capture_meta capture_meta_of(const struct recorder *r)
 		.nevent_specs = r->o.nevents,
 		.off_cpu_rate = r->o.off_cpu_rate,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
+		.alloc_rate = r->o.alloc_rate,
 		.spill_dir = r->o.spill_dir,
 		.process_labels = r->plabels ? proclabels_fill : NULL,
 		.process_labels_ctx = r->plabels,

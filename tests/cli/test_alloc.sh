@@ -116,6 +116,30 @@ PY
 "$FIRN" record -e alloc --alloc-rate 4096 --every 0.5 -o "$TMP/w.pb.gz" -- "$FX" 600000 >/dev/null 2>"$TMP/w.err"
 leak_check "$TMP/w.pb.gz" "$(sed -n 's/^allocfix: .* leaked \([0-9]*\) .*/\1/p' "$TMP/w.err")" "--every, the whole"
 
+# firn diff as a CI gate on allocated bytes per function: the fixture twice, and once with site_b
+# allocating twice its bytes (ALLOCFIX_B_SCALE=2: 23 % -> 37 % of alloc_space). Its significance
+# counts the sampled allocations (the profile's period: space/bytes, the rate), not the objects
+# they stand for (about 45 times as many at this rate: any wobble of a share was "significant")
+for i in 1 2; do
+	"$FIRN" record -e alloc --alloc-rate 65536 -o "$TMP/g$i.pb.gz" -- "$FX" >/dev/null 2>"$TMP/g$i.err"
+done
+ALLOCFIX_B_SCALE=2 "$FIRN" record -q -e alloc --alloc-rate 65536 -o "$TMP/g3.pb.gz" -- "$FX" >/dev/null 2>&1
+sampled=$(sed -n 's/^firn: alloc: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/g1.err")
+"$FIRN" diff --json --sample-type alloc_space "$TMP/g1.pb.gz" "$TMP/g2.pb.gz" 2>/dev/null |
+	python3 -c 'import json, sys
+n, d = int(sys.argv[1] or 0), json.load(sys.stdin)
+ev = d["base"]["events"]
+ok = n and 0.8 * n <= ev <= 1.25 * n
+print(("PASS" if ok else "FAIL") + ": diff: alloc_space stands for %.0f events, the %d allocations sampled" % (ev, n))' "$sampled" \
+	|| fail "diff --json of two alloc profiles"
+expect_rc "diff gate: site_b allocating twice the bytes trips total:site_b>+5pp (exit 3)" 3 \
+	"$FIRN" diff --sample-type alloc_space --fail-on 'total:site_b>+5pp' "$TMP/g1.pb.gz" "$TMP/g3.pb.gz"
+grep -q "rule 'total:site_b>+5pp' tripped: site_b" "$TMP/err" && pass "diff gate: the finding names site_b" \
+	|| fail "diff gate finding: $(grep tripped "$TMP/err")"
+expect_rc "diff gate: the same program twice passes, surely (--strict, any:total>+5pp)" 0 \
+	"$FIRN" diff --strict --sample-type alloc_space --fail-on 'total:site_b>+5pp' --fail-on 'any:total>+5pp' \
+	"$TMP/g1.pb.gz" "$TMP/g2.pb.gz"
+
 # every sample type read by go tool pprof
 if command -v go >/dev/null; then
 	types=$(go tool pprof -raw "$TMP/a.pb.gz" 2>/dev/null | grep -A1 '^Samples:' | tail -1)

@@ -377,6 +377,7 @@ static int setup_sampler(struct recorder *r)
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.off_cpu_rate = r->o.off_cpu_rate,
+		.alloc_live = r->o.alloc_live,
 		.off_cpu_at_start = r->o.npids > 0 || r->o.all, /* a command has no waits yet */
 		.retire = true,
 		.cgroups = r->o.cgroups,

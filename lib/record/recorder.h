@@ -105,6 +105,7 @@ struct recorder_opts {
 	/* -e alloc's --alloc-rate (the mean bytes between samples; 0: unknown): the profile's
 	 * period when alloc is its first event (capture_meta.alloc_rate) */
 	int64_t alloc_rate;
+	uint32_t alloc_live; /* -e alloc: sampled allocations followed at a time (0: 65536) */
 	int nevents;
 	/* --cgroup: only the tasks in (or below) these cgroup v2 directories (lib/proc/cgroup.h:
 	 * cgroup_resolve's, at most CGROUP_FILTER_MAX), filtered in the kernel; borrowed. With pids

@@ -510,7 +510,8 @@ static int load_skel(struct sampler *s, const char **why)
 	if (!o->cuda && size_gpu_maps(s))
 		return -1;
 	*why = "size the allocation map";
-	if (!o->alloc && bpf_map__set_max_entries(s->skel->maps.alloc_live, 1))
+	if (bpf_map__set_max_entries(s->skel->maps.alloc_live, !o->alloc ? 1 :
+				     o->alloc_live ? o->alloc_live : FIRN_ALLOC_LIVE_MAX))
 		return -1;
 	*why = "find the events' BPF programs";
 	if (load_event_progs(s))

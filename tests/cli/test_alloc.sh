@@ -17,6 +17,7 @@ if [ ! -x "$FX" ]; then fail "fixture $FX is missing (make fixtures)"; exit 0; f
 
 expect_rc "--alloc-rate 0 is a usage error" 2 "$FIRN" record -e alloc --alloc-rate 0 -- true
 grep -q "alloc-rate" "$TMP/err" && pass "the usage error names --alloc-rate" || fail "usage error: $(cat "$TMP/err")"
+expect_rc "--alloc-live 0 is a usage error" 2 "$FIRN" record -e alloc --alloc-live 0 -- true
 
 if ! is_root; then skip "recording -e alloc needs root"; exit 0; fi
 
@@ -139,6 +140,47 @@ grep -q "rule 'total:site_b>+5pp' tripped: site_b" "$TMP/err" && pass "diff gate
 expect_rc "diff gate: the same program twice passes, surely (--strict, any:total>+5pp)" 0 \
 	"$FIRN" diff --strict --sample-type alloc_space --fail-on 'total:site_b>+5pp' --fail-on 'any:total>+5pp' \
 	"$TMP/g1.pb.gz" "$TMP/g2.pb.gz"
+
+# bad input: frees of pointers never allocated (inside a block, and far from any) and double
+# frees, 100,000 of each, over liballocbump.so (whose free checks nothing, so glibc does not
+# abort): the process runs to its end, the library fires no probe for them (0 frees of
+# untracked pointers), and the estimated total and leak hold
+"$FIRN" record -e alloc --alloc-rate 4096 -o "$TMP/bad.pb.gz" -- "$FIX/allocbad" >/dev/null 2>"$TMP/bad.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^allocbad: total' "$TMP/bad.err" && pass "bad frees: the process and the recording end, exit 0" \
+	|| fail "bad frees: exit $rc, $(grep -v '^firn: [df]' "$TMP/bad.err" | head -3)"
+grep -Eq '^firn: alloc: .*, overflow 0, 0 frees of untracked pointers, lost 0$' "$TMP/bad.err" \
+	&& pass "bad frees: none reached the recording (0 untracked, nothing lost)" || fail "bad frees: $(grep alloc: "$TMP/bad.err")"
+for t in alloc_space inuse_space; do
+	"$FIRN" report --json --top 0 --sample-type $t "$TMP/bad.pb.gz" 2>/dev/null | python3 -c 'import json, sys
+try:
+    total = json.load(sys.stdin).get("total", 0)
+except ValueError:
+    total = 0
+t, want = sys.argv[1], int(sys.argv[2] or 0)
+tol = 0.05 if t == "alloc_space" else max(0.05, 5 / (want / 4096.0) ** 0.5)
+ok = want and abs(total - want) <= tol * want
+print(("PASS" if ok else "FAIL") + ": bad frees: %s %d within %.1f %% of %d" % (t, total, 100 * tol, want))' \
+		$t "$(sed -n "s/^allocbad: total \([0-9]*\) leaked \([0-9]*\)$/\\$([ $t = alloc_space ] && echo 1 || echo 2)/p" "$TMP/bad.err")"
+done
+
+# the map of live allocations full (--alloc-live 16): the allocations past it are counted as
+# overflow and said in a warning, their frees as untracked; alloc_* still count them all
+"$FIRN" record -e alloc --alloc-rate 4096 --alloc-live 16 -o "$TMP/full.pb.gz" -- "$FX" >/dev/null 2>"$TMP/full.err"
+rc=$?
+read -r live over untracked < <(sed -n 's/^firn: alloc: .* \([0-9]*\) live at end .*, overflow \([0-9]*\), \([0-9]*\) frees of untracked.*/\1 \2 \3/p' "$TMP/full.err")
+[ $rc -eq 0 ] && [ "${live:-99}" -le 16 ] && [ "${over:-0}" -gt 1000 ] && [ "${untracked:-0}" -gt 1000 ] \
+	&& pass "--alloc-live 16: exit 0, $live live, overflow $over, $untracked untracked frees" \
+	|| fail "--alloc-live 16: exit $rc, $(grep alloc: "$TMP/full.err")"
+grep -q "^firn: warning: alloc: $over sampled allocations not followed to their free" "$TMP/full.err" \
+	&& pass "--alloc-live 16: the warning says how many were not followed" || fail "no overflow warning: $(grep warning "$TMP/full.err")"
+grep -q "not followed to their free" "$TMP/rec.err" && fail "an overflow warning at the default size" || pass "no overflow warning at the default size"
+truth=$(sed -n 's/^allocfix: total \([0-9]*\) .*/\1/p' "$TMP/full.err")
+"$FIRN" report --json --top 0 --sample-type alloc_space "$TMP/full.pb.gz" 2>/dev/null | python3 -c 'import json, sys
+total, want = json.load(sys.stdin).get("total", 0), int(sys.argv[1] or 0)
+ok = want and abs(total - want) <= 0.05 * want
+print(("PASS" if ok else "FAIL") + ": --alloc-live 16: alloc_space %d within 5 %% of %d" % (total, want))' "$truth" \
+	|| fail "--alloc-live 16: no alloc_space to read"
 
 # every sample type read by go tool pprof
 if command -v go >/dev/null; then

@@ -8,8 +8,9 @@
 # before the recording ends (its live allocations counted as exited); the rest of the malloc
 # family (posix_memalign ... reallocarray) to the byte, realloc as free+alloc; -p of a process
 # started with the library preloaded; a static program's warning; firn top -e alloc's table and
-# rate; FIRN_ALLOC_RATE reaches
-# the command; a usage error for a bad --alloc-rate.
+# rate; FIRN_ALLOC_RATE reaches the command; a usage error for a bad --alloc-rate or --alloc-live.
+# Also: side by side with heaptrack (when installed); --every's cuts as snapshots of the live heap;
+# firn diff as a gate on alloc_space; bad frees (allocbad) and a full map (--alloc-live 16).
 . "$(dirname "$0")/lib.sh"
 
 FX="$FIX/allocfix"
@@ -57,6 +58,29 @@ for name, share in (("site_a", 0.6931), ("site_b", 0.2307), ("site_leak", 0.0739
     print(("PASS" if ok else "FAIL") + ": %s holds %.2f %% of alloc_space (true %.2f %%, +-%.2f pp)"
           % (name, 100 * got, 100 * share, 100 * tol))
 PY
+
+# side by side with heaptrack on the same fixture (bench/alloc.sh's accuracy part, short): total
+# allocated within 5 %, the top sites' shares within 3 pp, leaked within 5 % of heaptrack's or 5
+# standard errors of ~3,200 sampled live allocations (8.8 %: 1.8 % is one; make check must hold)
+if command -v heaptrack >/dev/null && command -v zstd >/dev/null; then
+	heaptrack -o "$TMP/ht" "$FX" >/dev/null 2>&1
+	"$FIRN" report --folded --sample-type alloc_space "$TMP/a.pb.gz" >"$TMP/a.alloc.folded" 2>/dev/null
+	"$FIRN" report --folded --sample-type inuse_space "$TMP/a.pb.gz" >"$TMP/a.inuse.folded" 2>/dev/null
+	S="python3 $ROOT/bench/alloc_sites.py"
+	if $S heaptrack "$TMP"/ht.zst >"$TMP/ht.json" 2>/dev/null && $S firn "$TMP/a.alloc.folded" "$TMP/a.inuse.folded" >"$TMP/fi.json" &&
+		$S compare "$TMP/ht.json" "$TMP/fi.json" >"$TMP/cmp.json"; then
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+se = 100 / (d["leaked"][0] / 4096.0) ** 0.5 if d["leaked"][0] else 0
+for what, err, tol, unit in (("allocated", d["total_err_pct"], 5, "%%"), ("leaked", d["leaked_err_pct"], max(5, 5 * se), "%%"),
+                             ("top-10 shares", d["max_share_pp"], 3, "pp")):
+    print(("PASS" if abs(err) <= tol else "FAIL") + (": against heaptrack: %s within %.2f " + unit + " (+-%.1f)") % (what, abs(err), tol))' "$TMP/cmp.json"
+	else
+		fail "against heaptrack: no comparison ($(ls "$TMP"/ht* 2>/dev/null | head -2))"
+	fi
+else
+	skip "against heaptrack: no heaptrack or zstd (make deps)"
+fi
 
 # inuse_space: the leak. leaked bytes + the array holding them (rounds / 4 + 1 pointers) are live.
 leak_check() { # FILE LEAKED-BYTES WHAT

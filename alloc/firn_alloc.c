@@ -41,6 +41,11 @@ static atomic_size_t boot_used;
 /* Per thread: bytes to the next sample, the generator's state (0: not started). */
 static TLS int64_t left;
 static TLS uint64_t rng;
+/* Per thread: > 0 while a wrapper other than malloc's and free's runs the real function. An
+ * allocator whose calloc or realloc calls malloc (or free) through the PLT reaches a wrapper
+ * again: that inner call is part of the outer one, which alone counts the allocation (else once
+ * more, under the same pointer). malloc and free only read it: they cost no more. */
+static TLS unsigned nested;
 
 /* ---- the set of sampled live pointers: open addressing, CAS on each slot ---- */
 #define SET_BITS 20
@@ -156,7 +161,7 @@ __attribute__((noinline)) static void sampled_free(void *p)
  * at its first allocation); the fast path is inlined in each wrapper. */
 static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size)
 {
-	if (!p)
+	if (!p || nested)
 		return;
 	if (__builtin_expect((left -= (int64_t)size) > 0, 1))
 		return;
@@ -173,7 +178,7 @@ static inline __attribute__((always_inline)) void note_alloc(void *p, size_t siz
 /* Fires the free probe when p was sampled. */
 static inline __attribute__((always_inline)) void note_free(void *p)
 {
-	if (p && set_take((uintptr_t)p))
+	if (p && !nested && set_take((uintptr_t)p))
 		sampled_free(p);
 }
 
@@ -186,7 +191,7 @@ EXPORT void *malloc(size_t n)
 			return boot_alloc(n);
 		resolve();
 	}
-	void *p = real_malloc(n);
+	void *p = real_malloc(n); /* reads nested (note_alloc) but sets it not: the hot path */
 	note_alloc(p, n);
 	return p;
 }
@@ -204,7 +209,10 @@ EXPORT void *calloc(size_t n, size_t m)
 			return boot_alloc(bytes); /* static: zeroed */
 		resolve();
 	}
-	void *p = real_calloc(n, m);
+	void *p;
+	nested++;
+	p = real_calloc(n, m);
+	nested--;
 	note_alloc(p, bytes);
 	return p;
 }
@@ -231,7 +239,10 @@ EXPORT void *realloc(void *p, size_t n)
 				     n : (size_t)(boot + sizeof(boot) - (char *)p));
 		return q;
 	}
-	void *q = real_realloc(p, n);
+	void *q;
+	nested++;
+	q = real_realloc(p, n);
+	nested--;
 	if (q || !n) {
 		note_free(p);
 		note_alloc(q, n);
@@ -254,7 +265,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (__builtin_expect(!real_posix_memalign, 0))
 		resolve();
-	int err = real_posix_memalign(out, align, n);
+	int err;
+	nested++;
+	err = real_posix_memalign(out, align, n);
+	nested--;
 	if (!err)
 		note_alloc(*out, n);
 	return err;
@@ -264,7 +278,10 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (__builtin_expect(!real_aligned_alloc, 0))
 		resolve();
-	void *p = real_aligned_alloc(align, n);
+	void *p;
+	nested++;
+	p = real_aligned_alloc(align, n);
+	nested--;
 	note_alloc(p, n);
 	return p;
 }
@@ -273,7 +290,10 @@ EXPORT void *memalign(size_t align, size_t n)
 {
 	if (__builtin_expect(!real_memalign, 0))
 		resolve();
-	void *p = real_memalign(align, n);
+	void *p;
+	nested++;
+	p = real_memalign(align, n);
+	nested--;
 	note_alloc(p, n);
 	return p;
 }
@@ -282,7 +302,10 @@ EXPORT void *valloc(size_t n)
 {
 	if (__builtin_expect(!real_valloc, 0))
 		resolve();
-	void *p = real_valloc(n);
+	void *p;
+	nested++;
+	p = real_valloc(n);
+	nested--;
 	note_alloc(p, n);
 	return p;
 }

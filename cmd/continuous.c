@@ -232,30 +232,47 @@ static void write_interval(struct continuous *c, const struct profile *p, const 
 		warning("cannot remove an old interval file: %s", strerror(-err));
 }
 
-/* Adds p's samples to the whole recording's (over the recorder's stable ids). */
-static int accumulate(struct continuous *c, const struct profile *p)
+/* Whether sample type t of p is a level (-e alloc's inuse_*: the live heap at the cut). */
+static bool type_is_level(const struct profile *p, uint32_t t)
 {
-	int err = 0;
+	return !strncmp(profile_str(p, p->sample_types[t].type), "inuse_", 6);
+}
 
-	if (!c->have_acc) {
-		if ((err = profile_init(&c->acc)))
-			return err;
-		c->have_acc = true;
-		for (uint32_t t = 0; t < p->nsample_types && !err; t++)
-			if (profile_add_sample_type(&c->acc, profile_str(p, p->sample_types[t].type),
-						    profile_str(p, p->sample_types[t].unit)) < 0)
-				err = -ENOMEM;
-	}
+/* Starts the whole recording's profile with p's sample types. */
+static int start_whole(struct continuous *c, const struct profile *p)
+{
+	int err = profile_init(&c->acc);
+
+	c->have_acc = !err;
+	for (uint32_t t = 0; t < p->nsample_types && !err; t++)
+		if (profile_add_sample_type(&c->acc, profile_str(p, p->sample_types[t].type),
+					    profile_str(p, p->sample_types[t].unit)) < 0)
+			err = -ENOMEM;
+	return err;
+}
+
+/* Adds p's samples to the whole recording's (over the recorder's stable ids): the tallies of
+ * every interval, the levels of the last only (each cut shows the live heap whole). */
+static int accumulate(struct continuous *c, const struct profile *p, bool last)
+{
+	int64_t *vals = calloc(p->nsample_types ? p->nsample_types : 1, sizeof(*vals));
+	int err = vals ? 0 : -ENOMEM;
+
+	if (!err && !c->have_acc)
+		err = start_whole(c, p);
 	for (uint64_t i = 0; i < p->nsamples && !err; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		err = profile_add_sample(&c->acc, s->location_ids, s->nlocs, s->values, s->labels,
+		for (uint32_t t = 0; t < p->nsample_types; t++)
+			vals[t] = !last && type_is_level(p, t) ? 0 : s->values[t];
+		err = profile_add_sample(&c->acc, s->location_ids, s->nlocs, vals, s->labels,
 					 s->nlabels);
 	}
+	free(vals);
 	return err;
 }
 
 /* One interval cut (or the last, from recorder_finish): its file, its push, the whole. */
-static int take_interval(struct continuous *c, struct profile *p)
+static int take_interval(struct continuous *c, struct profile *p, bool last)
 {
 	void *buf = NULL, *pb = NULL;
 	size_t len = 0, pblen = 0;
@@ -271,7 +288,7 @@ static int take_interval(struct continuous *c, struct profile *p)
 	if (!err && c->push && !(err = pprof_encode_flags(p, true, c->pprof_flags, &pb, &pblen)))
 		err = push_submit(c->push, pb, pblen, p->time_nanos, p->time_nanos + p->duration_nanos);
 	if (!err && c->whole)
-		err = accumulate(c, p);
+		err = accumulate(c, p, last);
 	free(buf);
 	free(pb);
 	return err ? error("cannot keep the interval: %s", strerror(-err)) : 0;
@@ -287,7 +304,7 @@ int continuous_tick(struct continuous *c, struct recorder *rec, uint64_t now_ns)
 	uint64_t step = (uint64_t)(c->every * 1e9);
 	while (c->next_cut_ns <= now_ns) /* a late cut does not shorten the next */
 		c->next_cut_ns += step;
-	return take_interval(c, p);
+	return take_interval(c, p, false);
 }
 
 int continuous_wait_ms(const struct continuous *c, uint64_t now_ns, int max)
@@ -380,7 +397,7 @@ static bool drain_cancelled(void *arg)
 
 int continuous_finish(struct continuous *c, struct profile *prof)
 {
-	int rc = take_interval(c, prof);
+	int rc = take_interval(c, prof, true);
 
 	if (c->push) {
 		push_drain(c->push, (long)(c->push_timeout * 1000) + DRAIN_EXTRA_MS, drain_cancelled, c);

@@ -146,7 +146,7 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 
 enum {
 	OPT_CALL_GRAPH = TARGET_OPT_FIRST, OPT_UNWIND_MEMORY, OPT_NO_KERNEL, OPT_AS_ROOT,
-	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE, OPT_ALLOC_RATE,
+	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE, OPT_ALLOC_RATE, OPT_ALLOC_LIVE,
 };
 
 const struct opt target_opts[] = {
@@ -162,6 +162,7 @@ const struct opt target_opts[] = {
 	{ "off-cpu-rate", 0, "N", "off-cpu: sample 1 wait in N, its time scaled by N (default 1: every wait)", OPT_OFF_CPU_RATE },
 	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	{ "alloc-rate", 0, "BYTES", "alloc: sample one allocation per this many bytes on average (default 524288)", OPT_ALLOC_RATE },
+	{ "alloc-live", 0, "N", "alloc: sampled allocations followed to their free at a time, all processes (default 65536)", OPT_ALLOC_LIVE },
 	OPT_END,
 };
 
@@ -192,6 +193,8 @@ int target_option(struct target *t, const struct cmd *cmd, int id, const char *a
 	case OPT_OFF_CPU_RUNNABLE: t->off_cpu_runnable = true; return 0;
 	case OPT_ALLOC_RATE:
 		return opt_long(cmd, "alloc-rate", arg, 1, 1L << 40, &t->alloc_rate);
+	case OPT_ALLOC_LIVE:
+		return opt_long(cmd, "alloc-live", arg, 1, 1L << 24, &t->alloc_live);
 	}
 	return 2;
 }
@@ -212,6 +215,8 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 	ro->off_cpu_min_ns = t->off_cpu_min_us > 0 ? (uint64_t)t->off_cpu_min_us * 1000 : 0;
 	ro->off_cpu_rate = t->off_cpu_rate > 0 ? t->off_cpu_rate : 1;
 	ro->alloc_lib = t->alloc_lib;
+	ro->alloc_rate = t->alloc_lib ? t->alloc_rate : 0;
+	ro->alloc_live = (uint32_t)t->alloc_live;
 }
 
 char *target_find_lib(const char *name)

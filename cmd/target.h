@@ -51,6 +51,7 @@ struct target {
 	long off_cpu_rate;   /* --off-cpu-rate: 1 wait in this many is sampled (0: unset) */
 	bool off_cpu_runnable; /* --off-cpu-runnable: preempted switch-outs are waits too */
 	long alloc_rate;     /* --alloc-rate: -e alloc's mean bytes between samples */
+	long alloc_live;     /* --alloc-live: sampled allocations followed at a time (0: default) */
 	char *alloc_lib;     /* libfirn-alloc.so with -e alloc (target_setup_alloc), owned */
 };
 
@@ -64,7 +65,7 @@ struct target {
 /* The options record and top share, as one group of both commands' tables (so --help,
  * completions and the man page checks come from one place): -a, -p, -e, -F, --call-graph,
  * --unwind-memory, --no-kernel, --as-root, --off-cpu-min, --off-cpu-rate, --off-cpu-runnable,
- * --alloc-rate. A command's own options use other short names and
+ * --alloc-rate, --alloc-live. A command's own options use other short names and
  * ids below TARGET_OPT_FIRST. */
 #define TARGET_OPT_FIRST 0x1000
 extern const struct opt target_opts[];

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,20 @@ static int pid_note(struct hist_walk *w, const struct profile *p, const struct p
 }
 
 /* Adds one sample's value to its entries: self to the leaf, total once per distinct entry. */
+/* The events behind a sample of value v whose companion count is c (see struct hist): c, at
+ * least 1; in a heap profile the sampled allocations behind c objects of v bytes, the inverse
+ * of the Poisson weights (pprof's heap unscaling: each of c objects of v / c bytes was sampled
+ * with probability 1 - e^(-v / (c R))). */
+static double sample_events(const struct hist *h, int64_t v, int64_t c)
+{
+	if (c <= 0)
+		return 1;
+	if (h->heap_rate <= 0)
+		return (double)c;
+	double n = (double)c * -expm1(-(double)v / ((double)c * h->heap_rate));
+	return n > 1 ? n : 1;
+}
+
 static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
 {
 	const struct profile_sample *s = w->o->samples ? &w->o->samples[idx]
@@ -230,7 +245,7 @@ static int sample_add(struct hist *h, uint64_t idx, struct hist_walk *w)
 	h->nsamples++;
 	if (v > 0) {
 		int64_t c = h->companion >= 0 ? s->values[h->companion] : 1;
-		h->sumsq += (double)v * v / (c > 0 ? c : 1);
+		h->sumsq += (double)v * v / sample_events(h, v, c);
 	}
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t e = w->keys[i];
@@ -296,6 +311,8 @@ int hist_build(struct hist *h, struct profile *p, const struct hist_opts *o)
 		return p->nsamples || o->sample_type ? -EINVAL : 0;
 	h->value_index = vi;
 	h->companion = companion_index(p, vi);
+	if (h->companion >= 0 && p->period > 0 && !strcmp(profile_str(p, p->period_type.unit), "bytes"))
+		h->heap_rate = (double)p->period;
 	w.module_of = calloc(p->nmappings + 1, sizeof(*w.module_of));
 	int64_t kid = profile_intern(p, "[kernel.kallsyms]"), uid = profile_intern(p, "[unknown]");
 	if (!w.module_of || kid < 0 || uid < 0)

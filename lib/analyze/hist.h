@@ -69,11 +69,15 @@ struct hist {
 			       * the summed one (Go's pairs: samples and cpu, contentions and delay,
 			       * alloc_objects and alloc_space), or c = 1 without one or where it is
 			       * 0: each sample one event, a lower bound since a sample adds up
-			       * events (within a sample, events are taken as of equal weight) */
+			       * events (within a sample, events are taken as of equal weight); in
+			       * a heap profile sampled every R bytes on average (period type in
+			       * bytes, period R: Go's, firn's -e alloc) c is the objects' samples,
+			       * c (1 - e^(-v / (c R))), not the objects they stand for */
 
 	/* private */
 	int companion;        /* index of the count type of the summed one's events, or -1 */
 	double sumsq;         /* sum of v^2 / c */
+	double heap_rate;     /* R of a heap profile (see events), 0: none */
 	struct profile *profile;
 	size_t cap, cap_seen; /* of entries, of seen */
 	uint64_t *seen;       /* per entry: 1 + the last sample that added to its total */

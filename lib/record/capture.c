@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
+#include "../../bpf/alloc.bpf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ struct capture {
 	uint64_t *locs;
 	size_t cap;
 	int64_t period;
+	int64_t alloc_rate; /* capture_meta's */
 	int64_t k_pid, k_tid, k_comm, k_thread;
 	int64_t *values;  /* one per sample type (scratch) */
 	struct column_use *uses; /* where each event's counts go */
@@ -463,9 +465,10 @@ static int add_types(struct capture *c, const struct capture_event *ev, unsigned
 	int wall = add_wall(c, ev, n);
 	if (wall < 0)
 		return wall;
-	p->period_type.type = profile_intern(p, cpu ? "cpu" : ev[0].type);
-	p->period_type.unit = profile_intern(p, cpu ? "nanoseconds" : ev[0].desc->unit);
-	p->period = cpu ? c->period : 1;
+	bool heap = !cpu && ev[0].id == FIRN_EVENT_ALLOC_OBJECTS && c->alloc_rate > 0;
+	p->period_type.type = profile_intern(p, cpu ? "cpu" : heap ? "space" : ev[0].type);
+	p->period_type.unit = profile_intern(p, cpu ? "nanoseconds" : heap ? "bytes" : ev[0].desc->unit);
+	p->period = cpu ? c->period : heap ? c->alloc_rate : 1;
 	p->default_sample_type = profile_intern(p, wall ? "wall" : ev[0].type);
 	c->values = calloc(p->nsample_types, sizeof(*c->values));
 	return c->values ? 0 : -ENOMEM;
@@ -494,6 +497,7 @@ struct capture *capture_new(struct profile *p, struct symbolizer *sym,
 	c->sym = sym;
 	intern_init(&c->in);
 	c->period = 1000000000LL / (m->freq ? m->freq : 1);
+	c->alloc_rate = m->alloc_rate;
 	err = m->events && !m->nevents ? -EINVAL : 0;
 	if (!err)
 		err = add_types(c, m->events ? m->events : &cpu_clock, m->events ? m->nevents : 1);

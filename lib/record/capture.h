@@ -45,6 +45,9 @@ struct capture_meta {
 	unsigned nevents;
 	uint32_t off_cpu_rate;       /* off-CPU waits were sampled 1 in this many (0, 1: all) */
 	uint64_t off_cpu_min_ns;     /* shorter waits were left out */
+	int64_t alloc_rate;          /* -e alloc's mean bytes between samples (0: unknown): with
+				      * alloc first, the period (type space/bytes, as Go's heap
+				      * profiles), which firn diff's significance reads */
 	const char *const *event_specs; /* the events as the user named them (comments) */
 	unsigned nevent_specs;
 	const char *spill_dir;       /* where parked samples go (NULL: $TMPDIR, else /tmp) */

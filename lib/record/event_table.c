@@ -219,6 +219,11 @@ static size_t alloc_summary(const void *stats, const struct event_params *p, cha
 			 a->bytes / 1e6, (unsigned long long)live, bytes / 1e6,
 			 (unsigned long long)a->exited, (unsigned long long)a->live_full,
 			 (unsigned long long)a->untracked, (unsigned long long)a->lost);
+	if (n >= 0 && (size_t)n < len && a->live_full)
+		n += snprintf(buf + n, len - (size_t)n, "firn: warning: alloc: %llu sampled allocations "
+			      "not followed to their free (the map of live ones was full): inuse_* "
+			      "leave them out, their frees count as untracked; --alloc-live raises "
+			      "the bound\n", (unsigned long long)a->live_full);
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 

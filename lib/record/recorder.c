@@ -377,6 +377,7 @@ static int setup_sampler(struct recorder *r)
 		.off_cpu_runnable = r->o.off_cpu_runnable,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
 		.off_cpu_rate = r->o.off_cpu_rate,
+		.alloc_live = r->o.alloc_live,
 		.off_cpu_at_start = r->o.npids > 0 || r->o.all, /* a command has no waits yet */
 		.retire = true,
 		.cgroups = r->o.cgroups,
@@ -439,6 +440,7 @@ static struct capture_meta capture_meta_of(const struct recorder *r)
 		.nevent_specs = r->o.nevents,
 		.off_cpu_rate = r->o.off_cpu_rate,
 		.off_cpu_min_ns = r->o.off_cpu_min_ns,
+		.alloc_rate = r->o.alloc_rate,
 		.spill_dir = r->o.spill_dir,
 		.process_labels = r->plabels ? proclabels_fill : NULL,
 		.process_labels_ctx = r->plabels,

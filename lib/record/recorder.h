@@ -102,6 +102,10 @@ struct recorder_opts {
 	/* libfirn-alloc.so (-e alloc; NULL: none): its otel_memory probes are attached wherever its
 	 * file is mapped (the command preloads it) */
 	const char *alloc_lib;
+	/* -e alloc's --alloc-rate (the mean bytes between samples; 0: unknown): the profile's
+	 * period when alloc is its first event (capture_meta.alloc_rate) */
+	int64_t alloc_rate;
+	uint32_t alloc_live; /* -e alloc: sampled allocations followed at a time (0: 65536) */
 	int nevents;
 	/* --cgroup: only the tasks in (or below) these cgroup v2 directories (lib/proc/cgroup.h:
 	 * cgroup_resolve's, at most CGROUP_FILTER_MAX), filtered in the kernel; borrowed. With pids

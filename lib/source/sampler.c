@@ -515,7 +515,8 @@ static int load_skel(struct sampler *s, const char **why)
 	if (!o->cuda && size_gpu_maps(s))
 		return -1;
 	*why = "size the allocation map";
-	if (!o->alloc && bpf_map__set_max_entries(s->skel->maps.alloc_live, 1))
+	if (bpf_map__set_max_entries(s->skel->maps.alloc_live, !o->alloc ? 1 :
+				     o->alloc_live ? o->alloc_live : FIRN_ALLOC_LIVE_MAX))
 		return -1;
 	*why = "find the events' BPF programs";
 	if (load_event_progs(s))
@@ -578,6 +579,8 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	s->opts = *o;
 	/* GPU records and allocations are no samples (alloc's ids are the lowest of those) */
 	stackstore_init(&s->store, o->retire, FIRN_EVENT_ALLOC_OBJECTS);
+	/* inuse_* are the live heap: each cut shows it whole, not the interval's net allocation */
+	stackstore_set_levels(&s->store, FIRN_EVENT_INUSE_OBJECTS, FIRN_EVENT_INUSE_SPACE);
 	open_min_btf(s);
 	int rc = load_skel(s, why);
 	/* the minimized BTF failed to load (cannot happen with a matching key): the full one */

@@ -52,6 +52,8 @@ struct sampler_opts {
 	bool off_cpu_at_start;
 	bool cuda;              /* size the GPU maps (libfirn-cuda's probes, attached as usdt) */
 	bool alloc;             /* route the otel_memory probes (-e alloc, attached as usdt) */
+	uint32_t alloc_live;    /* entries of the map that follows sampled allocations to their
+				 * free (0: FIRN_ALLOC_LIVE_MAX); more are counted as overflow */
 	/* the programs of the events that name theirs (lib/record/event_table.h's bpf_progs; their
 	 * sections start with '?': loaded only when named here): loaded, attached by their section
 	 * at sampler_start and detached at sampler_stop; none may be named twice */

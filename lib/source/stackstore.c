@@ -18,7 +18,14 @@ _Static_assert(sizeof(((struct stackstore_name *)0)->thread) == 16, "FIRN_COMM_L
 
 void stackstore_init(struct stackstore *st, bool retire, uint32_t uncounted_from)
 {
-	*st = (struct stackstore){ .retire = retire, .uncounted_from = uncounted_from };
+	*st = (struct stackstore){ .retire = retire, .uncounted_from = uncounted_from,
+				   .level_from = 1, .level_to = 0 };
+}
+
+void stackstore_set_levels(struct stackstore *st, uint32_t from, uint32_t to)
+{
+	st->level_from = from;
+	st->level_to = to;
 }
 
 void stackstore_release(struct stackstore *st)
@@ -526,20 +533,33 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 	return err ? err : (int)n;
 }
 
-/* Every entry goes, so its stacks lose their users: they are swept as after a forget (those met
- * by the last drain stay for one more, as a count it left undrained may name them). Without the
- * sweep a continuous recording kept every stack it ever met. The stored statistic counts from
- * here, the samples of entries forgotten before too: a cut that handed them out counted them
- * (recorder_cut), and keeping them counted them again at every later cut. */
+/* Whether an entry's count is a level (kept by a reset while it is not 0). */
+static bool entry_is_level(const struct stackstore *st, const struct stackstore_entry *u)
+{
+	return u->count && u->key.event >= st->level_from && u->key.event <= st->level_to;
+}
+
+/* Every entry but the levels goes, so its stacks lose their users: they are swept as after a
+ * forget (those met by the last drain stay for one more, as a count it left undrained may name
+ * them). Without the sweep a continuous recording kept every stack it ever met. The stored
+ * statistic counts from here, the samples of entries forgotten before too: a cut that handed them
+ * out counted them (recorder_cut), and keeping them counted them again at every later cut. A
+ * level (the live heap by stack) is what every cut shows, so it stays with its stacks. */
 void stackstore_reset_counts(struct stackstore *st)
 {
+	size_t kept = 0;
+
 	st->retired = 0;
 	for (size_t i = 0; i < st->nentries; i++) {
+		if (entry_is_level(st, &st->entries[i])) {
+			st->entries[kept++] = st->entries[i];
+			continue;
+		}
 		stack_unref(st, st->entries[i].key.ustack);
 		stack_unref(st, st->entries[i].key.kstack);
 	}
-	st->nentries = 0;
-	hashtab_clear(&st->entry_index);
+	st->nentries = kept;
+	reindex(st, &st->entry_index, kept, entry_hash_at);
 	sweep_stacks(st);
 }
 

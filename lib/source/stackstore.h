@@ -77,6 +77,7 @@ struct stackstore {
 				    * waits not counted) */
 	uint64_t retired_processes;
 	uint32_t uncounted_from;   /* events from this one up are not samples (off-CPU, GPU) */
+	uint32_t level_from, level_to; /* events whose counts are levels (kept by a reset) */
 };
 
 /* retire: ended processes wait for stackstore_retire (else they are not tracked);
@@ -111,8 +112,12 @@ int stackstore_retire(struct stackstore *st, const struct sampler_retire_ops *op
 int stackstore_park_live(struct stackstore *st, const struct sampler_retire_ops *ops);
 int stackstore_park_process(struct stackstore *st, pid_t pid,
 			    const struct sampler_retire_ops *ops);
-/* Forgets every entry's counts (sampler_reset_counts), and the stacks only they used that the
- * last drain did not meet; the stored statistic (retired too) starts again from 0. */
+/* The events from..to (inclusive) count levels, not tallies: what is live now (-e alloc's
+ * inuse_*, an allocation's bytes less its free's), which a reset keeps. None by default. */
+void stackstore_set_levels(struct stackstore *st, uint32_t from, uint32_t to);
+/* Forgets every entry's counts (sampler_reset_counts) but the levels' that are not 0, and the
+ * stacks only the forgotten used that the last drain did not meet; the stored statistic
+ * (retired too) starts again from 0. */
 void stackstore_reset_counts(struct stackstore *st);
 /* Samples held now plus those forgotten (the stored statistic). */
 uint64_t stackstore_stored(const struct stackstore *st);

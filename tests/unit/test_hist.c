@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,34 @@ static void test_events(void **state)
 	profile_release(&p);
 }
 
+/* A heap profile (period type in bytes, period R): the events behind c objects of v bytes are
+ * the samples taken, c (1 - e^(-v / (c R))), not the objects: f 100 objects of 64 bytes each at
+ * R 6400 stand for 100 (1 - e^-0.01) = 0.995 samples (at least 1), g 2 of 64 KiB for
+ * 2 (1 - e^-10.24); without the period, the objects (102). */
+static void test_events_heap(void **state)
+{
+	static const char *const heap[] = { "alloc_objects", "count", "alloc_space", "bytes" };
+	struct profile p;
+	struct hist h;
+	struct hist_opts o = { .sample_type = "alloc_space" };
+
+	(void)state;
+	types_profile(&p, heap, 2, (int64_t[]){ 100, 6400 }, (int64_t[]){ 2, 131072 }, NULL);
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	double all = 6400.0 + 131072, objects = all * all / (6400.0 * 6400 / 100 + 131072.0 * 131072 / 2);
+	assert_float_equal(h.events, objects, 1e-9);
+	hist_release(&h);
+	p.period_type.type = profile_intern(&p, "space");
+	p.period_type.unit = profile_intern(&p, "bytes");
+	p.period = 6400;
+	assert_int_equal(hist_build(&h, &p, &o), 0);
+	double g = 2 * -expm1(-10.24), sampled = all * all / (6400.0 * 6400 / 1 + 131072.0 * 131072 / g);
+	assert_float_equal(h.events, sampled, 1e-9);
+	assert_true(h.events < 3); /* about 3 samples, not 102 objects */
+	hist_release(&h);
+	profile_release(&p);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct profile p;
@@ -635,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_by_line),
 		cmocka_unit_test(test_sample_type),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_events_heap),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_filter_profile),
 		cmocka_unit_test(test_comm_glob),

@@ -306,6 +306,34 @@ static void test_reset_lets_stacks_go(void **state)
 	stackstore_release(&st);
 }
 
+/* A level (-e alloc's inuse_*) outlives a reset with its stack and goes on from its value; a
+ * tally goes; a level back at 0 (all freed: -1 as a u64 added to 1) goes too. */
+static void test_reset_keeps_levels(void **state)
+{
+	struct stackstore st;
+
+	(void)state;
+	stackstore_init(&st, true, 0xfffffff0u);
+	stackstore_set_levels(&st, 7, 8);
+	add(&st, 10, 10, 0x100, 3, 0);         /* a tally */
+	add(&st, 10, 10, 0x200, 256, 8);       /* a level: 256 bytes live */
+	add(&st, 10, 10, 0x300, 1, 7);         /* a level, freed below */
+	add(&st, 10, 10, 0x300, (uint64_t)-1, 7);
+	stackstore_drained(&st);
+	stackstore_drained(&st);
+	stackstore_drained(&st);
+	stackstore_reset_counts(&st);
+	assert_int_equal(held(&st), 1);
+	assert_int_equal(st.entries[0].count, 256);
+	assert_int_equal(st.entries[0].key.event, 8);
+	assert_non_null(stackstore_stack(&st, 0x200));
+	assert_null(stackstore_stack(&st, 0x100));
+	add(&st, 10, 10, 0x200, 512, 8);       /* the next interval's: the same entry grows */
+	assert_int_equal(held(&st), 1);
+	assert_int_equal(st.entries[0].count, 768);
+	stackstore_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_park_process_select),
 		cmocka_unit_test(test_order_is_insertion),
 		cmocka_unit_test(test_reset_lets_stacks_go),
+		cmocka_unit_test(test_reset_keeps_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

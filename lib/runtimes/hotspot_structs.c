@@ -490,7 +490,8 @@ static int read_version(struct hsread *rd)
 
 /* Relations a real HotSpot on x86-64 keeps, and the interpreter frame's slots derived from the
  * ones it exports: frame_x86.hpp puts the Method* one word below last_sp, then the mirror
- * (JDK 9+), mdp, cache and locals, and the bcp below them. */
+ * (JDK 9+), mdp, cache and locals, and the bcp below them (test_hotspot_frames checks both on
+ * the stopped frames of JDK 17 and 25). */
 static int check_layout(struct hsread *rd)
 {
 	struct hotspot_structs *hs = rd->hs;

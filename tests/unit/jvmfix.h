@@ -79,8 +79,9 @@ static inline bool codecache_ok(int fd, const struct hotspot_structs *hs)
 	return len >= 1 && len <= 8 && lo <= low && low < high && high <= hi;
 }
 
-/* Starts JitFix.java (source-file mode) with the JDK's java: its pid, or -1. */
-static inline pid_t start_java(const char *jdk)
+/* Starts JitFix.java (source-file mode) with the JDK's java and one more VM option (opt, or
+ * NULL: none): its pid, or -1. */
+static inline pid_t start_java_with(const char *jdk, const char *opt)
 {
 	char java[PATH_MAX];
 
@@ -91,10 +92,17 @@ static inline pid_t start_java(const char *jdk)
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 1), dup2(null, 2);
-		execl(java, java, "-Xshare:auto", source_fixture("JitFix.java"), "60", (char *)NULL);
+		execl(java, java, "-Xshare:auto", opt ? opt : "-Xshare:auto",
+		      source_fixture("JitFix.java"), "60", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Starts JitFix.java with the JDK's java: its pid, or -1. */
+static inline pid_t start_java(const char *jdk)
+{
+	return start_java_with(jdk, NULL);
 }
 
 /* One try at pid's tables, through /proc/PID/mem opened now (a descriptor opened before the

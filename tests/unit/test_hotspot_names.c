@@ -4,7 +4,10 @@
  * a NUL, an unreadable pointer), and — as root, where they are installed — every method of every
  * class a live OpenJDK 17 and Temurin 25 have loaded, read through /proc/PID/mem: HashMap.resize
  * and the fixture's own JitFix.firnHashWork among them, unreadable ones under 1 %; and the method
- * of every nmethod in their code heaps (walked block by block), JitFix.firnHashWork's among them.
+ * of every nmethod in their code heaps (walked block by block), JitFix.firnHashWork's among them,
+ * and four pcs of every blob (first byte, code start, middle, last byte) looked up through the
+ * segment map (hotspot_codecache_find): each finds its blob, of the kind the walk told, and an
+ * nmethod's Method*; one interpreter among the blobs, adapters and stubs.
  * With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there: tests/fuzz/corpus/fuzz_hotspot_names. */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <cmocka.h>
 
 #include "jvmfix.h"
+#include "runtimes/hotspot_codecache.h"
 #include "runtimes/hotspot_names.h"
 
 #define BASE 0x7f0000000000ULL
@@ -178,6 +182,7 @@ struct walk {
 	bool resize, jitfix;
 	int blobs, nmethods, nm_failed;
 	bool jitfix_compiled;
+	int cc_err, lookups, lookups_wrong, kinds[4]; /* pcs looked up in the CodeCache: found */
 };
 
 /* Reads every method of the InstanceKlass k (a class of arrays, _layout_helper < 0, has none). */
@@ -223,15 +228,45 @@ static void walk_classes(pid_t pid, const struct hotspot_structs *hs, struct wal
 	close(fd);
 }
 
-/* Whether the CodeBlob at blob is an nmethod: its kind (JDK 23+), its name before. */
+/* Whether the CodeBlob at blob is an nmethod (a native method's wrapper too): its kind (JDK
+ * 23+), its name before. */
 static bool is_nmethod(int fd, const struct hotspot_structs *hs, uint64_t blob)
 {
-	char name[8] = "";
+	char name[15] = "";
 
 	if (hs->blob_kind_nmethod)
 		return (uint8_t)peek(fd, blob + hs->blob_kind) == hs->blob_kind_nmethod;
 	uint64_t p = peek(fd, blob + hs->blob_name);
-	return p && !procmem_read(&fd, 0, p, name, sizeof(name)) && !memcmp(name, "nmethod", 8);
+	return p && !procmem_read(&fd, 0, p, name, sizeof(name)) &&
+	       (!memcmp(name, "nmethod", 8) || !memcmp(name, "native nmethod", 15));
+}
+
+/* Looks up pcs in the blob at blob (its first byte, its code's start, its middle, its last
+ * byte), of kind nmethod when is_nm: each must find that blob, and an nmethod its Method*. */
+static void lookup_blob(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+			int fd, pid_t pid, uint64_t blob, bool is_nm, struct walk *w)
+{
+	struct hotspot_mem mem = { procmem_read, &fd };
+	uint32_t size = (uint32_t)peek(fd, blob + hs->blob_size);
+	uint64_t code = hs->blob_code_offset ? blob + (uint32_t)peek(fd, blob + hs->blob_code_offset)
+					     : peek(fd, blob + hs->blob_code_begin);
+	uint64_t pcs[] = { blob, code, blob + size / 2, blob + size - 1 };
+	struct hotspot_blob b;
+
+	for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+		int err = hotspot_codecache_find(hs, cc, &mem, pid, pcs[i], &b);
+		w->lookups++;
+		if (err || b.addr != blob || b.size != size || b.code_begin != code ||
+		    (b.kind == HS_BLOB_NMETHOD) != is_nm ||
+		    (is_nm && b.method != peek(fd, blob + hs->nm_method))) {
+			if (w->lookups_wrong++ < 5)
+				print_message("pc %#lx of blob %#lx: %d, blob %#lx '%s' %s\n",
+					      (unsigned long)pcs[i], (unsigned long)blob, err,
+					      (unsigned long)b.addr, b.name, hotspot_blob_kind_name(b.kind));
+			continue;
+		}
+		w->kinds[b.kind] += i == 0;
+	}
 }
 
 /* Names the method of every nmethod in the code heaps of the stopped process pid, walking
@@ -246,7 +281,10 @@ static void walk_code(pid_t pid, const struct hotspot_structs *hs, struct walk *
 	struct hotspot_mem mem = { procmem_read, &fd };
 	uint64_t heaps = peek(fd, hs->codecache_heaps), data = peek(fd, heaps + hs->array_data);
 	int32_t n = (int32_t)peek(fd, heaps + hs->array_len);
-	w->blobs = w->nmethods = w->nm_failed = 0;
+	struct hotspot_codecache cc;
+	w->blobs = w->nmethods = w->nm_failed = w->lookups = w->lookups_wrong = 0;
+	memset(w->kinds, 0, sizeof(w->kinds));
+	w->cc_err = hotspot_codecache_read(hs, &mem, pid, &cc);
 	for (int32_t h = 0; fd >= 0 && h < n && h < 8; h++) {
 		uint64_t heap = peek(fd, data + 8 * (uint64_t)h), mem_at = heap + hs->codeheap_memory;
 		uint64_t b = peek(fd, mem_at + hs->vspace_low), hi = peek(fd, mem_at + hs->vspace_high);
@@ -260,7 +298,10 @@ static void walk_code(pid_t pid, const struct hotspot_structs *hs, struct walk *
 			if (!(uint8_t)peek(fd, blob - hs->size_heapblock + hs->heapblock_used))
 				continue;
 			w->blobs++;
-			if (!is_nmethod(fd, hs, blob))
+			bool nm = is_nmethod(fd, hs, blob);
+			if (!w->cc_err)
+				lookup_blob(hs, &cc, fd, pid, blob, nm, w);
+			if (!nm)
 				continue;
 			w->nmethods++;
 			if (hotspot_method_read(hs, &mem, pid, peek(fd, blob + hs->nm_method), &m)) {
@@ -335,6 +376,15 @@ static void live_jdk(const char *jdk)
 		      w.nm_failed);
 	assert_true(w.nmethods > 20 && w.nm_failed * 100 <= w.nmethods);
 	assert_true(w.jitfix_compiled);
+	print_message("%s: %d pcs looked up, %d wrong; %d nmethods, %d interpreter, %d adapters, "
+		      "%d stubs\n", jdk, w.lookups, w.lookups_wrong, w.kinds[HS_BLOB_NMETHOD],
+		      w.kinds[HS_BLOB_INTERPRETER], w.kinds[HS_BLOB_ADAPTER], w.kinds[HS_BLOB_STUB]);
+	assert_int_equal(w.cc_err, 0);
+	assert_int_equal(w.lookups, 4 * w.blobs);
+	assert_int_equal(w.lookups_wrong, 0);
+	assert_int_equal(w.kinds[HS_BLOB_NMETHOD], w.nmethods);
+	assert_int_equal(w.kinds[HS_BLOB_INTERPRETER], 1);
+	assert_true(w.kinds[HS_BLOB_ADAPTER] >= 1 && w.kinds[HS_BLOB_STUB] >= 10);
 }
 
 static void test_live_jdk17(void **state)

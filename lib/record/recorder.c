@@ -655,18 +655,28 @@ const struct profile *recorder_profile(const struct recorder *r)
 	return &r->prof;
 }
 
+/* The opening of recorder_cut and recorder_finish: a renewal due since the last cut, then the
+ * process records read and the samples drained. False when the renewal failed (errno and its
+ * message set: the caller returns NULL), else true with *err the reading's 0 or -errno. */
+static bool drained(struct recorder *r, int *err)
+{
+	if ((*err = renew_if_due(r))) {
+		errno = -*err;
+		return false;
+	}
+	*err = dispatch(r);
+	if (!*err)
+		*err = r->ss->ops->drain(r->ss);
+	return true;
+}
+
 struct profile *recorder_cut(struct recorder *r)
 {
 	uint64_t now = wall_ns();
-	int err = renew_if_due(r);
+	int err;
 
-	if (err) { /* its message is set */
-		errno = -err;
+	if (!drained(r, &err))
 		return NULL;
-	}
-	err = dispatch(r);
-	if (!err)
-		err = r->ss->ops->drain(r->ss);
 	if (!err) /* the first-sample and exec notices of what was drained */
 		err = r->ss->ops->handle_events(r->ss);
 	if (!err) /* the records of what was sampled meanwhile, before it is symbolized */
@@ -743,16 +753,10 @@ static void note_held(const struct recorder *r)
 struct profile *recorder_finish(struct recorder *r)
 {
 	struct utsname un;
-	int err = renew_if_due(r);
+	int err;
 
-	if (err) { /* its message is set */
-		errno = -err;
+	if (!drained(r, &err))
 		return NULL;
-	}
-	err = dispatch(r);
-	if (!err)
-		err = r->ss->ops->drain(r->ss);
-
 	if (!err)
 		err = r->ss->ops->drain(r->ss);
 	if (!err)

@@ -53,6 +53,8 @@ struct capture {
 };
 
 #define NLABELS (4 + CAPTURE_PROCESS_LABELS) /* pid, tid, comm, thread and the process's */
+#define RENEW_MIN_LOCATIONS 1024 /* smaller tables are kept (capture_outgrown) */
+#define RENEW_FACTOR 4            /* larger are renewed past this many times what a cut used */
 
 /* A tagged value of a process, and the location it became. */
 struct resolved_loc {
@@ -554,6 +556,15 @@ int capture_cut(struct capture *c,
 	c->p->duration_nanos = end_ns - start_ns;
 	c->stale = true;
 	return err;
+}
+
+/* Whether the tables hold far more locations than the cut's samples use. A long recording's
+ * tables keep every address it resolved: a host's programs touch new code slowly but for ever
+ * (issue 28: growth with the recording's age). */
+bool capture_outgrown(const struct capture *c)
+{
+	return c->p->nlocations > RENEW_MIN_LOCATIONS &&
+	       c->p->nlocations / RENEW_FACTOR > profile_locations_used(c->p);
 }
 
 int capture_renew(struct capture *c)

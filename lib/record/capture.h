@@ -106,6 +106,10 @@ int capture_finish_from(struct capture *c,
  * (-EBUSY); the addresses of later samples are resolved again. 0 or -errno (-ENOMEM: the
  * profile unchanged). */
 int capture_renew(struct capture *c);
+/* After capture_cut: whether the profile's tables hold more than 4 times the locations the
+ * cut's samples use (and more than 1024): time for capture_renew in a recording that keeps no
+ * running profile over them. */
+bool capture_outgrown(const struct capture *c);
 void capture_free(struct capture *c);
 
 /* The cpu-clock samples symbolized so far (each entry's count once: when parked, at a cut or at

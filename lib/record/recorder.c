@@ -35,8 +35,6 @@
 #include "base/vec.h"
 
 #define TRIM_INTERVAL_NS 10000000000ULL /* malloc_trim after retirements, cuts: 10 s at most */
-#define RENEW_MIN_LOCATIONS 1024 /* smaller tables are kept (o.renew_tables) */
-#define RENEW_FACTOR 4            /* larger are renewed past this many times what a cut used */
 #define PREFETCH_AFTER_NS 250000000ULL  /* kallsyms is loaded ahead after 250 ms of recording */
 #define PARK_LIVE_INTERVAL_NS 1000000000ULL /* live entries are parked once a second at most */
 #define MAX_ENTRIES_DEFAULT 65536
@@ -532,15 +530,6 @@ int recorder_start(struct recorder *r)
 	return 0;
 }
 
-/* After a cut (o.renew_tables): whether the tables hold far more locations than the cut's
- * samples use. A long recording's tables keep every address it resolved: a host's programs
- * touch new code slowly but for ever (issue 28: growth with the recording's age). */
-static bool tables_outgrown(const struct profile *p)
-{
-	return p->nlocations > RENEW_MIN_LOCATIONS &&
-	       p->nlocations / RENEW_FACTOR > profile_locations_used(p);
-}
-
 /* Starts the tables afresh when the last cut found them outgrown: from the first recorder call
  * after it, when the caller is done with the cut's profile and nothing is parked yet. */
 static int renew_if_due(struct recorder *r)
@@ -696,7 +685,7 @@ struct profile *recorder_cut(struct recorder *r)
 	}
 	r->cut_ns = now;
 	r->cut = true;
-	r->renew_due = !err && r->o.renew_tables && tables_outgrown(&r->prof);
+	r->renew_due = !err && r->o.renew_tables && capture_outgrown(r->cap);
 	/* ended processes whose samples are in this cut are forgotten now (nothing left to park) */
 	if (!err)
 		err = retire_ended(r);

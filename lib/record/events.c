@@ -80,8 +80,13 @@ static int probe_events(const struct recorder_opts *o)
 	return n;
 }
 
-void events_watch(struct events *ev, pid_t pid)
+/* A process to follow (its first sample, or its exec): its maps are watched for objects with
+ * probes. */
+static void events_watch(void *ctx, pid_t pid, bool exec)
 {
+	struct events *ev = ctx;
+
+	(void)exec;
 	if (ev->o->all || (!probe_events(ev->o) && !ev->nobjs))
 		return;
 	for (size_t i = 0; i < ev->nwatch; i++)
@@ -629,8 +634,15 @@ int events_attach(struct events *ev, struct sample_source *ss)
 	return err ? err : attach_cuda(ev);
 }
 
-bool events_take_announced(struct events *ev, pid_t pid)
+struct procdispatch_listener events_listener(struct events *ev)
 {
+	return (struct procdispatch_listener){ .on_process = events_watch, .ctx = ev };
+}
+
+bool events_take_announced(void *ctx, pid_t pid)
+{
+	struct events *ev = ctx;
+
 	for (size_t i = 0; i < ev->nannounced; i++)
 		if (ev->announced[i] == pid) {
 			ev->announced[i] = ev->announced[--ev->nannounced];

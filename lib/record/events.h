@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "record/capture.h"
+#include "source/procdispatch.h"
 
 struct recorder_opts;
 struct sample_source;
@@ -68,12 +69,14 @@ void events_init(struct events *ev, const struct recorder_opts *o, events_announ
  * object now are announced. 0 or -errno. */
 int events_attach(struct events *ev, struct sample_source *ss);
 
-/* With USDT events of -p or a command: has events_check_watched look at pid's maps at once
+/* Its process listener (ctx: ev), for procdispatch_listen: with USDT events of -p or a
+ * command, a process's first sample or exec has events_check_watched look at its maps at once
  * (whether it maps an object with probes). Out of memory: not watched. */
-void events_watch(struct events *ev, pid_t pid);
+struct procdispatch_listener events_listener(struct events *ev);
 
-/* Whether pid was announced (and not yet seen since): it is forgotten as announced. */
-bool events_take_announced(struct events *ev, pid_t pid);
+/* Whether pid was announced (and not yet seen since): it is forgotten as announced. ctx: the
+ * events (the procsnap_announced_fn of lib/record/procsnap.h). */
+bool events_take_announced(void *ctx, pid_t pid);
 
 /* Looks at the maps of the watched processes that are due (all of them when final), while
  * some object with probes was never seen mapped. */

@@ -115,6 +115,18 @@ int proclabels_fill(void *arg, uint32_t pid, struct profile *p, struct profile_l
 	return n;
 }
 
+/* The listener's: a process's labels read at its first sample or exec (a failure: none). */
+static void on_process(void *ctx, pid_t pid, bool exec)
+{
+	(void)exec;
+	(void)proclabels_note(ctx, pid);
+}
+
+struct procdispatch_listener proclabels_listener(struct proclabels *t)
+{
+	return (struct procdispatch_listener){ .on_process = on_process, .ctx = t };
+}
+
 void proclabels_forget(struct proclabels *t, pid_t pid)
 {
 	size_t i = find(t, pid);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "model/profile.h"
+#include "source/procdispatch.h"
 
 #define PROCLABELS_MAX 3 /* labels proclabels_fill adds at most */
 
@@ -23,6 +24,9 @@ int proclabels_note(struct proclabels *t, pid_t pid);
 /* Writes pid's labels into out (PROCLABELS_MAX at most), their keys and values interned in p:
  * how many (0 for a process not noted), or -ENOMEM. */
 int proclabels_fill(void *t, uint32_t pid, struct profile *p, struct profile_label *out);
+/* Its process listener (ctx: t), for procdispatch_listen: a process is noted at its first
+ * sample and at each exec (one gone already has pid and comm only). */
+struct procdispatch_listener proclabels_listener(struct proclabels *t);
 /* Forgets pid (nothing when it is not there). */
 void proclabels_forget(struct proclabels *t, pid_t pid);
 void proclabels_free(struct proclabels *t);

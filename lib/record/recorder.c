@@ -101,23 +101,8 @@ static const struct procmap *runtime_maps(void *ctx, pid_t pid)
 	return procdispatch_maps(((struct recorder *)ctx)->pd, pid);
 }
 
-/* ---- listeners of the dispatcher: the USDT/CUDA watching, the DWARF unwinder (the runtimes'
- * and the snapshots' are theirs) ---- */
-
-/* A process to follow: its maps are watched for objects with probes. */
-static void events_on_process(void *ctx, pid_t pid, bool exec)
-{
-	(void)exec;
-	events_watch(&((struct recorder *)ctx)->ev, pid);
-}
-
-/* --process-labels: a process's exe, cgroup and container id, read at its first sample (one gone
- * already has pid and comm only). */
-static void labels_on_process(void *ctx, pid_t pid, bool exec)
-{
-	(void)exec;
-	(void)proclabels_note(((struct recorder *)ctx)->plabels, pid);
-}
+/* ---- the dispatcher's listeners (each module's own: lib/record/events.h, proclabels.h,
+ * runtimes.h, procsnap.h, unwind_listen.h) ---- */
 
 /* Whether pid is a sampled process (snapshotted, or told to the listeners: an exec'd command
  * whose snapshot is not installed yet, its libpython mapped just after the exec was looked at):
@@ -139,15 +124,13 @@ static int add_target(struct recorder *r, pid_t pid, bool held)
 	return err;
 }
 
-/* The listeners, in the order they hear each event: the USDT/CUDA watching, the runtimes
- * (before the snapshot, as the look reads the table), the snapshots, the unwinder. */
+/* The listeners, in the order they hear each event: the USDT/CUDA watching, the process labels,
+ * the runtimes (before the snapshot, as the look reads the table), the snapshots, the unwinder. */
 static int listen_all(struct recorder *r)
 {
-	struct procdispatch_listener ev = { .on_process = events_on_process, .ctx = r };
-	struct procdispatch_listener rt;
-	struct procdispatch_listener un;
+	struct procdispatch_listener ev = events_listener(&r->ev), rt, un;
 	struct procdispatch_listener sn = procsnap_listener(&r->snaps);
-	struct procdispatch_listener lb = { .on_process = labels_on_process, .ctx = r };
+	struct procdispatch_listener lb = proclabels_listener(r->plabels);
 	int err = procdispatch_listen(r->pd, &ev);
 
 	runtime_set_listener(&r->rts, r->pd, sampled, r, &rt);
@@ -299,12 +282,6 @@ static int retire_ended(struct recorder *r)
 	return 0;
 }
 
-/* The snapshots' question: was pid snapshotted ahead by the events (first seen now)? */
-static bool events_take_announced_fn(void *ctx, pid_t pid)
-{
-	return events_take_announced(ctx, pid);
-}
-
 /* Events callback: a process that maps a probed object now becomes a target, snapshotted. */
 static int announce(void *ctx, pid_t pid)
 {
@@ -312,12 +289,6 @@ static int announce(void *ctx, pid_t pid)
 	int err = add_target(r, pid, false);
 
 	return err ? err : symbolizer_add_process(r->sym, pid);
-}
-
-/* Attaches the -e events in order, then --cuda's; their sample types follow that order. */
-static int attach_events(struct recorder *r)
-{
-	return events_attach(&r->ev, r->ss);
 }
 
 /* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
@@ -399,7 +370,7 @@ static int setup_sampler(struct recorder *r)
 	r->host.ss = r->ss;
 	if ((err = runtime_set_init(&r->rts, r->o.runtimes, &r->host)))
 		return fail(r, err, "cannot start the runtimes: %s", strerror(-err));
-	procsnap_init(&r->snaps, r->sym, r->pd, events_take_announced_fn, &r->ev);
+	procsnap_init(&r->snaps, r->sym, r->pd, events_take_announced, &r->ev);
 	return (err = start_unwinder(r)) ? err : listen_all(r);
 }
 
@@ -496,7 +467,7 @@ struct recorder *recorder_new(const struct recorder_opts *o, char *why, size_t l
 	}
 	if ((err = copy_opts(r, o)) || (err = open_events(r)) || (err = setup_sampler(r)) ||
 	    (err = add_pids(r)) ||
-	    (err = attach_events(r)) || (err = start_capture(r))) {
+	    (err = events_attach(&r->ev, r->ss)) || (err = start_capture(r))) {
 		snprintf(why, len, "%s", r->err);
 		recorder_free(r);
 		errno = -err;

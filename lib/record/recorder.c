@@ -4,24 +4,19 @@
 #include "record/recorder.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/types.h>
 
-#include "../../bpf/firn.h"
 #include "record/capture.h"
 #include "base/diag.h"
 #include "record/event_table.h"
 #include "record/events.h"
-#include "proc/procevents.h"
 #include "source/procdispatch.h"
 #include "proc/procmap.h"
 #include "record/proclabels.h"
@@ -294,22 +289,9 @@ static int announce(void *ctx, pid_t pid)
 /* The sample source's statistics, with the unwind tables' (the recorder's unwinder). */
 static void source_stats(const struct recorder *r, struct sampler_stats *st)
 {
-	struct unwinder_stats us;
-
 	r->ss->ops->get_stats(r->ss, st);
 	st->stored += r->cut_stored; /* stored counts the whole recording, as taken does */
-	if (!r->unw)
-		return;
-	unwinder_get_stats(r->unw, &us);
-	st->unwind_files = us.files;
-	st->unwind_rows = us.rows;
-	st->unwind_bytes = us.bytes;
-	st->unwind_max_bytes = us.max_rows * sizeof(struct firn_row);
-	st->unwind_no_table = us.no_table;
-	st->unwind_over_limit = us.over_limit;
-	st->unwind_build_ns = us.build_ns;
-	st->unwind_too_many_maps = us.too_many_maps;
-	st->unwind_cached = us.cached;
+	unwind_listen_stats(&r->ul, st);
 }
 
 /* The DWARF unwinder over the sample source's table maps (none with frame pointers), with the
@@ -326,7 +308,6 @@ static int start_unwinder(struct recorder *r)
 	unwinder_preload(r->unw, getpid(), common);
 	return 0;
 }
-
 
 /* Starts the symbolizer and loads the sampler (not yet sampling). */
 static int setup_sampler(struct recorder *r)
@@ -754,7 +735,7 @@ static void stats_of(const struct sampler_stats *s, struct recorder_stats *st)
 		.unwind_cached = s->unwind_cached,
 		.bpf_map_bytes = s->bpf_map_bytes, .bpf_maps = s->bpf_maps,
 		.entries = s->entries, .stacks = s->stacks, .threads = s->threads,
-		.retired_processes = s->retired_processes,
+		.retired_processes = s->retired_processes, .cgroup_filtered = s->cgroup_filtered,
 	};
 	_Static_assert(sizeof(st->unwind) == sizeof(s->unwind), "unwind stop reasons");
 	memcpy(st->unwind, s->unwind, sizeof(st->unwind));
@@ -771,7 +752,6 @@ void recorder_stats(const struct recorder *r, struct recorder_stats *st)
 	else
 		source_stats(r, &s);
 	stats_of(&s, st);
-	st->cgroup_filtered = s.cgroup_filtered;
 	symbolizer_stats(r->sym, &ss);
 	st->snapshots = ss.processes;
 	struct procdispatch_stats ps;

@@ -1,6 +1,10 @@
 /* The DWARF unwinder's process descriptions, kept by process events (see unwind_listen.h). */
 #include "record/unwind_listen.h"
 
+#include <linux/types.h>
+
+#include "../../bpf/firn.h"
+#include "source/sampler.h"
 #include "unwind/unwind.h"
 
 /* The table's mappings of pid with the records read so far (a library just loaded); NULL: not
@@ -60,4 +64,22 @@ struct procdispatch_listener unwind_listen_ops(struct unwind_listen *ul)
 		return (struct procdispatch_listener){ .ctx = ul };
 	return (struct procdispatch_listener){ .on_process = on_process, .on_exit = on_exit_,
 					       .on_no_table = on_no_table, .ctx = ul };
+}
+
+void unwind_listen_stats(const struct unwind_listen *ul, struct sampler_stats *st)
+{
+	struct unwinder_stats us;
+
+	if (!ul->unw)
+		return;
+	unwinder_get_stats(ul->unw, &us);
+	st->unwind_files = us.files;
+	st->unwind_rows = us.rows;
+	st->unwind_bytes = us.bytes;
+	st->unwind_max_bytes = us.max_rows * sizeof(struct firn_row);
+	st->unwind_no_table = us.no_table;
+	st->unwind_over_limit = us.over_limit;
+	st->unwind_build_ns = us.build_ns;
+	st->unwind_too_many_maps = us.too_many_maps;
+	st->unwind_cached = us.cached;
 }

@@ -11,6 +11,7 @@
 
 #include "source/procdispatch.h"
 
+struct sampler_stats;
 struct unwinder;
 
 struct unwind_listen {
@@ -23,5 +24,7 @@ struct unwind_listen {
 struct procdispatch_listener unwind_listen_ops(struct unwind_listen *ul);
 /* Describes pid now (a target added); lazy: only the tables of files sampled code is in. */
 void unwind_listen_describe(struct unwind_listen *ul, pid_t pid, bool lazy);
+/* Sets st's unwind_* figures from the unwinder's tables (left as they are without one). */
+void unwind_listen_stats(const struct unwind_listen *ul, struct sampler_stats *st);
 
 #endif

@@ -326,7 +326,57 @@ static __always_inline __u64 wake_flags(bool lazy)
 	return 0;
 }
 
-/* FIRN-V8: the JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
+/* ---- runtime walkers, by tag (bpf/firn.h): what user space tells each of a process, their
+ * outcomes, and which run in this object ---- */
+const volatile __u32 walkers_on = 0;   /* tags (1 << FIRN_FRAME_KIND_*) whose walker runs here */
+const volatile __u32 walkers_tail = 0; /* tags whose walker is a program of the unwinders array */
+#define WALKER_ON(tag) (walkers_on & (1u << (tag)))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct firn_walker_key);
+	__type(value, struct firn_walker_proc);
+} walker_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIRN_FRAME_KINDS * FIRN_WALKER_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} walker_stats SEC(".maps");
+
+/* What user space told the walker of tag about pid (NULL: nothing, not a process of it). */
+static __always_inline void *walker_proc(__u32 tag, __u32 pid)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "walker_proc builds struct firn_walker_key as one little-endian word"
+#endif
+	__u64 k = (__u64)pid << 32 | tag; /* struct firn_walker_key: one store (on_usdt's budget) */
+
+	return bpf_map_lookup_elem(&walker_procs, &k);
+}
+
+/* Forgets what the walker of tag was told about pid (an exec, an exit). */
+static __always_inline void walker_forget(__u32 tag, __u32 pid)
+{
+	struct firn_walker_key k = { .tag = tag, .pid = pid };
+
+	bpf_map_delete_elem(&walker_procs, &k);
+}
+
+/* Counts one outcome i of the walker of tag. */
+static __always_inline void walker_count(__u32 tag, __u32 i)
+{
+	__u32 k = FIRN_WALKER_STAT(tag, i);
+	__u64 *v = bpf_map_lookup_elem(&walker_stats, &k);
+
+	if (v)
+		(*v)++;
+}
+
+/* The JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
 #include "v8.bpf.h"
 
 struct {
@@ -441,23 +491,6 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 
 /* ---- the CPython unwinder: Python frames spliced into the user stack ---- */
 
-const volatile __u32 python_unwind = 0; /* 1: processes in python_procs get Python frames */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct firn_py_proc);
-} python_procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FIRN_PY_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} python_stats SEC(".maps");
-
 #define FIRN_PY_FRAME_READ 112 /* bytes of a frame read at once: every field the walk needs */
 
 /* The Python frames of the sample in progress (leaf first) and the state of the walk and of the
@@ -490,10 +523,7 @@ struct {
 
 static __always_inline void count_python(__u32 reason)
 {
-	__u64 *v = bpf_map_lookup_elem(&python_stats, &reason);
-
-	if (v)
-		(*v)++;
+	walker_count(FIRN_FRAME_KIND_PYTHON, reason);
 }
 
 static __always_inline int read_user64(__u64 *out, __u64 addr)
@@ -873,7 +903,8 @@ static __always_inline void python_frames(struct firn_stack *s, bool big)
 	if (!w || !out)
 		return;
 	w->big = 0;
-	if (!python_unwind || !pid || !(p = bpf_map_lookup_elem(&python_procs, &pid)))
+	if (!WALKER_ON(FIRN_FRAME_KIND_PYTHON) || !pid ||
+	    !(p = walker_proc(FIRN_FRAME_KIND_PYTHON, pid)))
 		return;
 	w->p = *p;
 	w->n = 0;
@@ -1654,8 +1685,6 @@ struct {
 	__type(value, __u32);
 } unwinders SEC(".maps");
 
-const volatile __u32 python_tail = 0; /* 1: samples of python_procs go to FIRN_UNWINDER_PYTHON */
-
 /* Counts the sample whose stacks are in scratch (slots 0 and 1, len 0: none; ustack: a user stack
  * already stored in big_stacks, or 0): the end of on_sample and of every runtime's program. */
 static __always_inline int count_sample(__u64 ustack)
@@ -1695,7 +1724,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	take_native_stacks(ctx, true, pid, task, &user, &kernel);
 	untaken(user, 0);
 	untaken(kernel, 1);
-	if (python_tail && user && user->len && bpf_map_lookup_elem(&python_procs, &pid))
+	if ((walkers_tail & (1u << FIRN_FRAME_KIND_PYTHON)) && user && user->len &&
+	    walker_proc(FIRN_FRAME_KIND_PYTHON, pid))
 		bpf_tail_call(ctx, &unwinders, FIRN_UNWINDER_PYTHON);
 	return count_sample(0);
 }
@@ -1818,7 +1848,7 @@ static __always_inline bool count_wait(struct task_struct *task, struct firn_wai
 __u64 start_pending = 0; /* waits pending (start_wait_exit returns at once when none) */
 static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns)
 {
-	if (!w->at_start || !start_defer || !bpf_map_lookup_elem(&python_procs, &w->pid))
+	if (!w->at_start || !start_defer || !walker_proc(FIRN_FRAME_KIND_PYTHON, w->pid))
 		return false;
 	w->at_start = 0;
 	w->pending = ns ? ns : 1;
@@ -1954,7 +1984,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		*seen_v = SEEN_BEFORE_EXEC;
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
-	bpf_map_delete_elem(&python_procs, &pid); /* a new image: user space looks again */
+	walker_forget(FIRN_FRAME_KIND_PYTHON, pid); /* a new image: user space looks again */
 	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
 	if (dwarf_unwind)
 		note_exec_maps(bpf_get_current_task_btf(), pid);
@@ -1980,7 +2010,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &pid);
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
-	bpf_map_delete_elem(&python_procs, &pid);
+	walker_forget(FIRN_FRAME_KIND_PYTHON, pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid, true);
 	return 0;

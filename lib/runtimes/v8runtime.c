@@ -24,7 +24,7 @@ static int host_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
 {
 	const struct runtime_host *h = ctx;
 
-	return sample_source_set_v8(h->ss, pid, p);
+	return sample_source_set_proc(h->ss, FIRN_FRAME_KIND_V8, pid, p, p ? sizeof(*p) : 0);
 }
 
 static struct runtime *rt_new(const struct runtime_host *h)
@@ -88,8 +88,7 @@ static int rt_stats(const struct runtime *rt, void *out, size_t size)
 	if (size != sizeof(*st))
 		return -EINVAL;
 	v8frames_get_stats(r->v8, st);
-	if (r->h->ss && r->h->ss->ops->v8_stats)
-		r->h->ss->ops->v8_stats(r->h->ss, st->bpf);
+	sample_source_walker_stats(r->h->ss, FIRN_FRAME_KIND_V8, st->bpf, FIRN_V8_NR);
 	return 0;
 }
 

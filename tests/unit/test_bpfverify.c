@@ -56,8 +56,8 @@ static uint32_t verified(const char *name, bool dwarf)
 	want = bpf_object__find_program_by_name(s->obj, name);
 	assert_non_null(want);
 	s->rodata->filter_pids = 1;
-	s->rodata->python_unwind = 1;
-	s->rodata->python_tail = 1;
+	s->rodata->walkers_on = ~0u;   /* every runtime's walker */
+	s->rodata->walkers_tail = ~0u; /* and the tail calls into theirs */
 	s->rodata->dwarf_unwind = dwarf;
 	s->rodata->fp_fallback = dwarf;
 	s->rodata->want_gpu = gpu;

@@ -68,7 +68,8 @@ static __always_inline void v8_begin(__u32 pid)
 {
 	__u32 zero = 0;
 	struct firn_v8_walk *w = bpf_map_lookup_elem(&v8_walk, &zero);
-	struct firn_v8_proc *p = pid ? walker_proc(FIRN_FRAME_KIND_V8, pid) : NULL;
+	struct firn_v8_proc *p = pid && WALKER_ON(FIRN_FRAME_KIND_V8) ?
+				 walker_proc(FIRN_FRAME_KIND_V8, pid) : NULL;
 
 	if (!w)
 		return;

@@ -27,6 +27,13 @@ static int host_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
 	return sample_source_set_proc(h->ss, FIRN_FRAME_KIND_V8, pid, p, p ? sizeof(*p) : 0);
 }
 
+/* The walker runs in this recording (it walks inside the native unwinder: nothing to load). */
+static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	(void)h;
+	so->walkers |= 1u << FIRN_FRAME_KIND_V8;
+}
+
 static struct runtime *rt_new(const struct runtime_host *h)
 {
 	struct v8runtime *r;
@@ -127,7 +134,7 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 
 const struct runtime_ops runtime_v8 = {
 	.name = "js", .tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
-	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
-	.on_code = rt_on_code,
+	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
+	.on_mapping = rt_on_mapping, .on_code = rt_on_code,
 	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
 };

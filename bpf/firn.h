@@ -61,11 +61,9 @@ struct firn_stack {
 #define FIRN_FRAME_KIND_V8 3     /* a JavaScript function (bpf/v8.bpf.h) */
 #define FIRN_FRAME_KINDS 16
 
-/* Slots of the unwinders program array (bpf/profile.bpf.c): the program of each runtime that
- * on_sample tail-calls for a process running it (bpf/walkers.h names them for user space). */
-#define FIRN_UNWINDER_PYTHON 0 /* on_sample_python */
-#define FIRN_UNWINDER_V8 1     /* reserved: the V8 walker (bpf/v8.bpf.h) */
-#define FIRN_UNWINDERS 4
+/* The unwinders program array (bpf/profile.bpf.c) is indexed by tag: the program of each
+ * runtime that on_sample tail-calls for a process running it (bpf/walkers.h names them for user
+ * space), at its FIRN_FRAME_KIND_*. */
 
 /* ---- runtime walkers, by tag (a FIRN_FRAME_KIND_*) ----
  * What user space hands a walker for one process (sampler_set_proc) is one entry of the

@@ -1218,15 +1218,15 @@ static __always_inline int count_hit(void *ctx, bool regs_ctx, __u32 event)
 /* ---- cpu-clock samples: one program per unwinder, composed by tail calls ----
  * on_sample takes the native stacks (the DWARF or frame-pointer unwinder) and the kernel's into
  * scratch; a sample of a process that runs an interpreter then goes on in that runtime's
- * program (the unwinders array, slots FIRN_UNWINDER_*), which adds its frames and counts the
- * sample. Each runtime's program is verified and loaded on its own, when user space first
- * needs it, and put in its slot: enabling a runtime neither reloads nor re-attaches the rest.
- * An empty slot (not loaded yet): the tail call falls through, the sample keeps its native
- * frames. V8's walker (bpf/v8.bpf.h) goes in FIRN_UNWINDER_V8 the same way: a program that
- * walks from scratch slot 0 and ends with count_sample. */
+ * program (the unwinders array, indexed by the runtime's tag: its bpf/walkers.h row's prog),
+ * which adds its frames and counts the sample. Each runtime's program is verified and loaded on
+ * its own, when user space first needs it, and put in its slot: enabling a runtime neither
+ * reloads nor re-attaches the rest. An empty slot (not loaded yet): the tail call falls
+ * through, the sample keeps its native frames. A walker of its own program walks from scratch
+ * slot 0 and ends with count_sample (on_sample_python). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, FIRN_UNWINDERS);
+	__uint(max_entries, FIRN_FRAME_KINDS);
 	__type(key, __u32);
 	__type(value, __u32);
 } unwinders SEC(".maps");
@@ -1254,6 +1254,18 @@ static __always_inline void untaken(struct firn_stack *s, __u32 slot)
 		e->len = 0;
 }
 
+/* A sample of a process that a tail-called walker (walkers_tail) was told of goes on in that
+ * walker's program; returns only where none was, or its slot is empty. */
+static __always_inline void tail_to_walker(struct bpf_perf_event_data *ctx, __u32 pid)
+{
+	__u32 tails = walkers_tail; /* read once: the verifier knows it, the dead tags go */
+
+#pragma unroll
+	for (__u32 tag = 1; tag < FIRN_FRAME_KINDS; tag++)
+		if ((tails & (1u << tag)) && walker_proc(tag, pid))
+			bpf_tail_call(ctx, &unwinders, tag);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -1270,13 +1282,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	take_native_stacks(ctx, true, pid, task, &user, &kernel);
 	untaken(user, 0);
 	untaken(kernel, 1);
-	if ((walkers_tail & (1u << FIRN_FRAME_KIND_PYTHON)) && user && user->len &&
-	    walker_proc(FIRN_FRAME_KIND_PYTHON, pid))
-		bpf_tail_call(ctx, &unwinders, FIRN_UNWINDER_PYTHON);
+	if (user && user->len)
+		tail_to_walker(ctx, pid);
 	return count_sample(0);
 }
 
-/* The Python unwinder's program (slot FIRN_UNWINDER_PYTHON): a CPython's frames replace the
+/* The Python unwinder's program (slot FIRN_FRAME_KIND_PYTHON): a CPython's frames replace the
  * native frames of its evaluation loop (a timed sample's stack may be long: big_stacks). */
 SEC("perf_event")
 int on_sample_python(struct bpf_perf_event_data *ctx)

@@ -15,11 +15,10 @@
 struct firn_walker_row {
 	unsigned tag;          /* its FIRN_FRAME_KIND_* */
 	const char *what;      /* for messages: "the Python unwinder" */
-	/* its program in the unwinders array (slot), tail-called by on_sample for a process that
-	 * has a walker_procs entry of tag; NULL: none. A recording may load it late, when the
+	/* its program in the unwinders array (at its tag), tail-called by on_sample for a process
+	 * that has a walker_procs entry of tag; NULL: none. A recording may load it late, when the
 	 * first process needs it (sampler_opts.walkers_late), in an object of its own */
 	const char *prog;
-	unsigned slot;
 	/* maps only its walk uses: one entry unless it runs; a late object has its own */
 	const char *own_maps[FIRN_WALKER_OWN_MAPS];
 	const char *names;     /* its names by payload (__u64 key, a string value), or NULL */
@@ -30,9 +29,10 @@ struct firn_walker_row {
 
 static const struct firn_walker_row firn_walkers[] = {
 	{ .tag = FIRN_FRAME_KIND_PYTHON, .what = "the Python unwinder", .prog = "on_sample_python",
-	  .slot = FIRN_UNWINDER_PYTHON, .own_maps = { "python_codes", "python_tstates" },
+	  .own_maps = { "python_codes", "python_tstates" },
 	  .big_stacks = true, .defer_at_start = true },
 	{ .tag = FIRN_FRAME_KIND_GPU, .what = "the GPU kernels", .names = "gpu_names" },
 };
+#define FIRN_NWALKERS (sizeof(firn_walkers) / sizeof(firn_walkers[0]))
 
 #endif

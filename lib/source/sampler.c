@@ -41,7 +41,7 @@ struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
 	/* the walkers' programs loaded late (firn_walkers' rows), each in an object of its own */
-	struct profile_bpf *late_skel[sizeof(firn_walkers) / sizeof(firn_walkers[0])];
+	struct profile_bpf *late_skel[FIRN_NWALKERS];
 	int btf_fd;             /* the minimized kernel BTF every object relocates against, or -1 */
 	char btf_path[32];      /* its /proc/self/fd path (btf_custom_path) */
 	uint32_t late;          /* walkers (1 << tag) waiting for late_skel (opts.walkers_late) */
@@ -417,13 +417,13 @@ static int shrink_own_maps(struct profile_bpf *k, const struct firn_walker_row *
 	return 0;
 }
 
-/* Puts the loaded program of walker w (in object k) in its slot of the unwinders array, where
+/* Puts the loaded program of walker w (in object k) in the unwinders array at its tag, where
  * on_sample tail-calls it. 0 or -errno. */
 static int set_unwinder(struct sampler *s, struct profile_bpf *k, const struct firn_walker_row *w)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(k->obj, w->prog);
 	int fd = p ? bpf_program__fd(p) : -1;
-	__u32 slot = w->slot;
+	__u32 slot = w->tag;
 
 	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwinders), &slot, &fd, BPF_ANY))
 		return -(errno ? errno : EINVAL);
@@ -435,12 +435,13 @@ static uint32_t walkers_with(uint32_t mask, bool (*b)(const struct firn_walker_r
 {
 	uint32_t out = 0;
 
-	for (size_t i = 0; i < sizeof(firn_walkers) / sizeof(firn_walkers[0]); i++)
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
 		if (b(&firn_walkers[i]))
 			out |= 1u << firn_walkers[i].tag;
 	return out & mask;
 }
 
+/* The row fields walkers_with asks about. */
 static bool big_stacks(const struct firn_walker_row *w) { return w->big_stacks; }
 static bool defer_at_start(const struct firn_walker_row *w) { return w->defer_at_start; }
 static bool has_prog(const struct firn_walker_row *w) { return w->prog != NULL; }
@@ -456,7 +457,7 @@ static int setup_walkers(struct sampler *s)
 	s->late = o->usdt || o->off_cpu || o->cuda ? 0 : o->walkers_late & tails;
 	s->skel->rodata->walkers_on = o->walkers & ~s->late;
 	s->skel->rodata->walkers_tail = tails;
-	for (size_t i = 0; i < sizeof(firn_walkers) / sizeof(firn_walkers[0]); i++) {
+	for (size_t i = 0; i < FIRN_NWALKERS; i++) {
 		const struct firn_walker_row *w = &firn_walkers[i];
 		bool runs = s->skel->rodata->walkers_on & (1u << w->tag);
 		struct bpf_program *p = w->prog ? bpf_object__find_program_by_name(s->skel->obj, w->prog)
@@ -472,7 +473,7 @@ static int setup_walkers(struct sampler *s)
 /* Puts the walkers' programs loaded with the main object in their slots. -1 with errno set. */
 static int set_unwinders(struct sampler *s)
 {
-	for (size_t i = 0; i < sizeof(firn_walkers) / sizeof(firn_walkers[0]); i++) {
+	for (size_t i = 0; i < FIRN_NWALKERS; i++) {
 		const struct firn_walker_row *w = &firn_walkers[i];
 		struct bpf_program *p = w->prog ? bpf_object__find_program_by_name(s->skel->obj, w->prog)
 						: NULL;
@@ -964,7 +965,7 @@ static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
 /* The map of names walker tag keeps (its bpf/walkers.h row's names), or NULL. */
 static struct bpf_map *names_map(struct sampler *s, unsigned tag)
 {
-	for (size_t i = 0; i < sizeof(firn_walkers) / sizeof(firn_walkers[0]); i++)
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
 		if (firn_walkers[i].tag == tag && firn_walkers[i].names)
 			return bpf_object__find_map_by_name(s->skel->obj, firn_walkers[i].names);
 	return NULL;
@@ -1095,7 +1096,7 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
-	for (size_t i = 0; i < sizeof(s->late_skel) / sizeof(s->late_skel[0]); i++)
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
 		profile_bpf__destroy(s->late_skel[i]);
 	profile_bpf__destroy(s->skel);
 	if (s->btf_fd >= 0)
@@ -1166,7 +1167,7 @@ static int load_walker(struct sampler *s, size_t i)
  * running. */
 static void load_pending(struct sampler *s)
 {
-	for (size_t i = 0; s->pending && i < sizeof(firn_walkers) / sizeof(firn_walkers[0]); i++)
+	for (size_t i = 0; s->pending && i < FIRN_NWALKERS; i++)
 		if (s->pending & (1u << firn_walkers[i].tag))
 			load_walker(s, i);
 }

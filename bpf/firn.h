@@ -61,11 +61,27 @@ struct firn_stack {
 #define FIRN_FRAME_KIND_V8 3     /* a JavaScript function (bpf/v8.bpf.h) */
 #define FIRN_FRAME_KINDS 16
 
-/* Slots of the unwinders program array (bpf/profile.bpf.c): the program of each runtime that
- * on_sample tail-calls for a process running it. */
-#define FIRN_UNWINDER_PYTHON 0 /* on_sample_python */
-#define FIRN_UNWINDER_V8 1     /* reserved: the V8 walker (bpf/v8.bpf.h) */
-#define FIRN_UNWINDERS 4
+/* The unwinders program array (bpf/profile.bpf.c) is indexed by tag: the program of each
+ * runtime that on_sample tail-calls for a process running it (bpf/walkers.h names them for user
+ * space), at its FIRN_FRAME_KIND_*. */
+
+/* ---- runtime walkers, by tag (a FIRN_FRAME_KIND_*) ----
+ * What user space hands a walker for one process (sampler_set_proc) is one entry of the
+ * walker_procs map, keyed by {tag, pid}: the walker's own struct (struct firn_py_proc, ...), at
+ * most FIRN_WALKER_PROC_SIZE bytes, zero-padded. A walker counts its outcomes into walker_stats
+ * at tag * FIRN_WALKER_STATS + its index (at most FIRN_WALKER_STATS of them; sampler_walker_stats
+ * reads them by tag). Its announcements (a code object got an id) are ring records whose header
+ * (struct firn_event's type, pid) has type FIRN_EV_ANNOUNCE(tag): user space routes them to the
+ * runtime of that tag and reads nothing else of them. */
+#define FIRN_WALKER_PROC_SIZE 256
+#define FIRN_WALKER_STATS 8
+struct firn_walker_key {
+	__u32 tag, pid;
+};
+struct firn_walker_proc {
+	__u8 bytes[FIRN_WALKER_PROC_SIZE];
+};
+#define FIRN_WALKER_STAT(tag, i) ((__u32)(tag) * FIRN_WALKER_STATS + (__u32)(i))
 #define FIRN_FRAME(kind, payload) \
 	(((FIRN_FRAME_TAG | (__u64)(kind)) << 56) | ((__u64)(payload) & FIRN_FRAME_PAYLOAD_MASK))
 #define FIRN_FRAME_KIND_OF(v) \
@@ -84,9 +100,14 @@ enum firn_event_type {
 	FIRN_EV_EXIT = 3,        /* the last thread of a sampled process ended */
 	FIRN_EV_UNKNOWN_CODE = 4, /* a stack ran through code the unwinder has no table for, or a
 				   * target mapped more code than it had */
-	FIRN_EV_PY_CODE = 5,      /* a Python code object got an id (struct firn_py_code_event) */
-	FIRN_EV_V8_FUNC = 6,      /* a JavaScript function got an id (struct firn_v8_func_event) */
 };
+/* A runtime walker's announcement: type FIRN_EV_ANNOUNCE(tag), tag its FIRN_FRAME_KIND_*. */
+#define FIRN_EV_ANNOUNCE_BASE 0x100u
+#define FIRN_EV_ANNOUNCE(tag) (FIRN_EV_ANNOUNCE_BASE | (__u32)(tag))
+#define FIRN_EV_ANNOUNCE_TAG(type) \
+	(((type) & ~0xffu) == FIRN_EV_ANNOUNCE_BASE ? (unsigned)((type) & 0xffu) : 0u)
+#define FIRN_EV_PY_CODE FIRN_EV_ANNOUNCE(FIRN_FRAME_KIND_PYTHON) /* struct firn_py_code_event */
+#define FIRN_EV_V8_FUNC FIRN_EV_ANNOUNCE(FIRN_FRAME_KIND_V8)     /* struct firn_v8_func_event */
 
 struct firn_event {
 	__u32 type;
@@ -277,9 +298,9 @@ struct firn_py_code_val {
 };
 #define FIRN_PY_CODE_READ 128 /* bytes of a code object read at once, from co_lo */
 
-/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.14 (the
- * python_procs map, by pid; lib/runtimes/pyruntime.h describes the offsets). User space adds it when the
- * process is first seen. */
+/* What the interpreter unwinder needs of one process running CPython 3.8 to 3.14 (walker_procs,
+ * by {FIRN_FRAME_KIND_PYTHON, pid}; lib/runtimes/pyruntime.h describes the offsets). User space
+ * adds it when the process is first seen. */
 struct firn_py_proc {
 	__u64 runtime;                /* address of _PyRuntime */
 	__u64 eval_start, eval_end;   /* _PyEval_EvalFrameDefault in the process */
@@ -303,7 +324,7 @@ struct firn_py_proc {
 	__u32 uni_state, uni_length, uni_hash, uni_data;
 };
 
-/* How the Python part of a sample of a process in python_procs went (python_stats indexes). */
+/* How the Python part of a sample of a Python process went (its walker_stats indexes). */
 enum firn_py_stat {
 	FIRN_PY_COMPLETE = 0, /* the frame chain was walked to its end */
 	FIRN_PY_NO_THREAD,    /* no thread state of the interpreter has the sampled thread's tid */
@@ -315,6 +336,8 @@ enum firn_py_stat {
 	FIRN_PY_CODES_LOST,   /* ... whose announcement did not fit in the ring buffer */
 	FIRN_PY_NR,
 };
+_Static_assert(sizeof(struct firn_py_proc) <= FIRN_WALKER_PROC_SIZE, "walker_procs value");
+_Static_assert(FIRN_PY_NR <= FIRN_WALKER_STATS, "walker_stats");
 #define FIRN_PY_MAX_FRAMES 1024 /* a power of two: the walk masks indexes with it - 1 */
 
 /* ---- JavaScript frames (FIRN_FRAME_KIND_V8, bpf/v8.bpf.h) ----
@@ -338,7 +361,8 @@ enum firn_py_stat {
 #define FIRN_V8_TIER(payload) ((unsigned)(((payload) >> FIRN_V8_TIER_SHIFT) & 7))
 #define FIRN_V8_OFFSET(payload) (((payload) >> FIRN_V8_OFFSET_SHIFT) & FIRN_V8_NO_OFFSET)
 
-/* What the JavaScript walker needs of one process running a V8 (the v8_procs map, by pid),
+/* What the JavaScript walker needs of one process running a V8 (walker_procs, by
+ * {FIRN_FRAME_KIND_V8, pid}),
  * from the v8dbg_* constants of its node or libnode (lib/runtimes/v8consts.h), checked by user space:
  * frame slots are negative multiples of 8 within 64 bytes below fp; object field offsets are
  * multiples of 8 below FIRN_V8_OBJ_READ (the map's instance type: any offset below 4096). */
@@ -373,7 +397,7 @@ struct firn_v8_func_val {
 	__u64 ident, id;
 };
 
-/* How the JavaScript walk went (v8_stats indexes, per frame). */
+/* How the JavaScript walk went (its walker_stats indexes, per frame). */
 enum firn_v8_stat {
 	FIRN_V8_FRAMES = 0,  /* frames of V8 processes looked at (stepped by frame pointer) */
 	FIRN_V8_JS,          /* of them, JavaScript frames (a JSFunction with its SFI) */
@@ -384,6 +408,8 @@ enum firn_v8_stat {
 	FIRN_V8_FUNCS_LOST,  /* ... whose announcement did not fit in the ring buffer */
 	FIRN_V8_NR,
 };
+_Static_assert(sizeof(struct firn_v8_proc) <= FIRN_WALKER_PROC_SIZE, "walker_procs value");
+_Static_assert(FIRN_V8_NR <= FIRN_WALKER_STATS, "walker_stats");
 
 /* ---- GPU kernels (libfirn-cuda.so's probes, bpf/cuda.bpf.h) ----
  * The probes are attached with the cookies FIRN_EVENT_GPU_LAUNCHES (launch), GPU_TIME (kernel)

@@ -3,11 +3,11 @@
  * (off_fp_function), its context or, in frames that are no JavaScript, a Smi marker of the
  * frame's type (off_fp_context), and in interpreted frames the BytecodeArray and the current
  * bytecode offset (as a Smi). The native unwinder (profile.bpf.c) steps through V8's code by
- * frame pointer; for each such frame of a process in v8_procs it asks firn_v8_frame what the frame
- * is: a JavaScript function becomes FIRN_FRAME(FIRN_FRAME_KIND_V8, payload) in place of its
- * return address, everything else (entry and exit trampolines, stubs, native code) stays the
- * native frame it was, so one stack runs from _start through libuv and V8's entry into the
- * JavaScript functions and out to native callees.
+ * frame pointer; for each such frame of a process in walker_procs (tag V8) it asks firn_v8_frame
+ * what the frame is: a JavaScript function becomes FIRN_FRAME(FIRN_FRAME_KIND_V8, payload) in
+ * place of its return address, everything else (entry and exit trampolines, stubs, native
+ * code) stays the native frame it was, so one stack runs from _start through libuv and V8's
+ * entry into the JavaScript functions and out to native callees.
  *
  * Every value read is the process's own (bpf_probe_read_user), every pointer checked for its
  * heap-object tag and the user half of the address space before it is followed, every object's
@@ -16,20 +16,6 @@
  * firn_v8_proc). Needs from the includer: the events ring buffer, read_stack, window_remote. */
 #ifndef FIRN_V8_BPF_H
 #define FIRN_V8_BPF_H
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct firn_v8_proc);
-} v8_procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FIRN_V8_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} v8_stats SEC(".maps");
 
 /* The functions given an id, by (pid, image, SFI): LRU, an evicted one is announced again. */
 struct {
@@ -74,10 +60,7 @@ struct {
 
 static __always_inline void count_v8(__u32 reason)
 {
-	__u64 *v = bpf_map_lookup_elem(&v8_stats, &reason);
-
-	if (v)
-		(*v)++;
+	walker_count(FIRN_FRAME_KIND_V8, reason);
 }
 
 /* Starts the walk of a sample of pid: whether pid runs a V8 the walker was told about. */
@@ -85,7 +68,8 @@ static __always_inline void v8_begin(__u32 pid)
 {
 	__u32 zero = 0;
 	struct firn_v8_walk *w = bpf_map_lookup_elem(&v8_walk, &zero);
-	struct firn_v8_proc *p = pid ? bpf_map_lookup_elem(&v8_procs, &pid) : NULL;
+	struct firn_v8_proc *p = pid && WALKER_ON(FIRN_FRAME_KIND_V8) ?
+				 walker_proc(FIRN_FRAME_KIND_V8, pid) : NULL;
 
 	if (!w)
 		return;

@@ -63,7 +63,7 @@ static const struct gpu_name *kernel_name(struct gpu_frames *g, uint64_t payload
 	for (size_t i = 0; i < g->n; i++)
 		if (g->names[i].payload == payload)
 			return &g->names[i];
-	if (sample_source_gpu_name(g->ss, payload, buf, sizeof(buf)) || !*buf)
+	if (sample_source_walker_name(g->ss, FIRN_FRAME_KIND_GPU, payload, buf, sizeof(buf)) || !*buf)
 		return NULL;
 	if (VEC_GROW(g->names, g->cap, g->n + 1))
 		return NULL;

@@ -449,18 +449,19 @@ static int host_set(void *ctx, pid_t pid, const struct firn_py_proc *p)
 {
 	const struct runtime_host *h = ctx;
 
-	return sample_source_set_python(h->ss, pid, p);
+	return sample_source_set_proc(h->ss, FIRN_FRAME_KIND_PYTHON, pid, p, p ? sizeof(*p) : 0);
 }
 
 /* The walker is loaded ahead for a Python command, else when a process first needs it. */
 static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 {
-	so->python = true;
+	so->walkers |= 1u << FIRN_FRAME_KIND_PYTHON;
 	/* a command that is no Python: its children may run one, seen then (~35 ms less). Not -a:
 	 * a late load opens a second object, ~52 more descriptors and its BTF and ELF parsed again,
 	 * and a long -a recording meets a Python process almost always (8 ms of CPU saved only
 	 * where none runs; continuous -a showed the late load as descriptor growth, 85 -> 149) */
-	so->python_late = h->argc > 0 && !pyframes_command_is_python(h->argv[0]);
+	if (h->argc > 0 && !pyframes_command_is_python(h->argv[0]))
+		so->walkers_late |= 1u << FIRN_FRAME_KIND_PYTHON;
 }
 
 /* The state of a recording that wants Python frames. */
@@ -527,8 +528,8 @@ static int rt_stats(const struct runtime *rt, void *out, size_t size)
 	if (size != sizeof(*st))
 		return -EINVAL;
 	pyframes_get_stats(py, st);
-	memset(st->bpf, 0, sizeof(st->bpf));
-	sample_source_python_stats(((const struct runtime_host *)py->ctx)->ss, st->bpf);
+	sample_source_walker_stats(((const struct runtime_host *)py->ctx)->ss, FIRN_FRAME_KIND_PYTHON,
+				   st->bpf, FIRN_PY_NR);
 	return 0;
 }
 

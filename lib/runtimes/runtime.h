@@ -9,18 +9,20 @@
  * The life of a runtime in one recording (lib/record/recorder.c calls these through runtime_set_*;
  * a runtime the recording turns off, --no-NAME, or does not turn on, opt_in, gets no call):
  *   configure    before the sample source is made (no state yet): the settings its BPF walker
- *                needs in struct sampler_opts (loaded ahead, or late when first needed);
+ *                needs in struct sampler_opts, by its tag (walkers: it runs; walkers_late: its
+ *                program is loaded when first needed);
  *   new          at recorder_new, with the host (the sample source, the options, the process
  *                table's mappings); may decline (nothing to do in this recording);
  *   attach       a process was first sampled, or called exec (a new image): find the runtime in
- *                it and hand the BPF walker the per-process values it needs (through the sample
- *                source's op for that walker, e.g. sample_source_set_python), or look again later;
+ *                it and hand the BPF walker the per-process values it needs (its own struct,
+ *                sample_source_set_proc with its tag), or look again later;
  *   on_mapping   a sampled process (attached, or told at its exec) mapped a file (its mmap
  *                record: the loader mapping libpython just after the exec, or a dlopen), or ran
  *                code the unwinder has no table for (entry NULL): the runtime is found now;
- *   on_code      the BPF walker announced a code object's identity (a ring-buffer record of the
- *                runtime's tag: struct firn_py_code_event for Python): read what it names while
- *                the process lives;
+ *   on_code      the BPF walker announced a code object's identity (a ring-buffer record whose
+ *                header names the runtime's tag, FIRN_EV_ANNOUNCE(tag): struct firn_py_code_event
+ *                for Python; its size is the runtime's to check): read what it names while the
+ *                process lives;
  *   on_stack     a user stack of the process was drained for the first time (it may live): read
  *                what its tagged frames need;
  *   poll         between batches: retries that came due;
@@ -58,8 +60,8 @@ struct runtime; /* a runtime's state in one recording: each runtime's own type *
 
 /* What a recording offers its runtimes: borrowed, valid for the recording's life. */
 struct runtime_host {
-	struct sample_source *ss; /* the transport: the ops of each runtime's BPF walker (NULL
-				   * in configure) */
+	struct sample_source *ss; /* the transport: each runtime's BPF walker by its tag
+				   * (set_proc, walker_stats, walker_name; NULL in configure) */
 	bool demangle;            /* names demangled (C++, CUDA kernels) */
 	bool all;                 /* every process is sampled (-a) */
 	/* the profiled command's argv (argc 0: -p or -a, no command) */

@@ -24,7 +24,14 @@ static int host_set(void *ctx, pid_t pid, const struct firn_v8_proc *p)
 {
 	const struct runtime_host *h = ctx;
 
-	return sample_source_set_v8(h->ss, pid, p);
+	return sample_source_set_proc(h->ss, FIRN_FRAME_KIND_V8, pid, p, p ? sizeof(*p) : 0);
+}
+
+/* The walker runs in this recording (it walks inside the native unwinder: nothing to load). */
+static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	(void)h;
+	so->walkers |= 1u << FIRN_FRAME_KIND_V8;
 }
 
 static struct runtime *rt_new(const struct runtime_host *h)
@@ -88,8 +95,7 @@ static int rt_stats(const struct runtime *rt, void *out, size_t size)
 	if (size != sizeof(*st))
 		return -EINVAL;
 	v8frames_get_stats(r->v8, st);
-	if (r->h->ss && r->h->ss->ops->v8_stats)
-		r->h->ss->ops->v8_stats(r->h->ss, st->bpf);
+	sample_source_walker_stats(r->h->ss, FIRN_FRAME_KIND_V8, st->bpf, FIRN_V8_NR);
 	return 0;
 }
 
@@ -130,7 +136,7 @@ const struct runtime_ops runtime_v8 = {
 	.name = "js",
 	.off_help = "no JavaScript functions read from V8: its code named by perf maps only",
 	.tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
-	.new = rt_new, .free = rt_free, .attach = rt_attach, .on_mapping = rt_on_mapping,
-	.on_code = rt_on_code,
+	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
+	.on_mapping = rt_on_mapping, .on_code = rt_on_code,
 	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
 };

@@ -113,9 +113,10 @@ static int bpf_event_fd(const struct sample_source *s)
 	return sampler_event_fd(sam(s));
 }
 
-static int bpf_gpu_name(struct sample_source *s, uint64_t hash, char *buf, size_t n)
+static int bpf_walker_name(struct sample_source *s, unsigned tag, uint64_t key, char *buf,
+			   size_t n)
 {
-	return sampler_gpu_name(sam(s), hash, buf, n);
+	return sampler_walker_name(sam(s), tag, key, buf, n);
 }
 
 static void bpf_free(struct sample_source *s)
@@ -124,25 +125,15 @@ static void bpf_free(struct sample_source *s)
 	free(s);
 }
 
-static int bpf_set_python(struct sample_source *s, pid_t pid, const struct firn_py_proc *p)
+static int bpf_set_proc(struct sample_source *s, unsigned tag, pid_t pid, const void *blob,
+			size_t len)
 {
-	return sampler_set_python(sam(s), pid, p);
+	return sampler_set_proc(sam(s), tag, pid, blob, len);
 }
 
-static void bpf_python_stats(struct sample_source *s, uint64_t *out)
+static void bpf_walker_stats(struct sample_source *s, unsigned tag, uint64_t *out, size_t n)
 {
-	sampler_python_stats(sam(s), out);
-}
-
-/* FIRN-V8 */
-static int bpf_set_v8(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p)
-{
-	return sampler_set_v8(sam(s), pid, p);
-}
-
-static void bpf_v8_stats(struct sample_source *s, uint64_t *out)
-{
-	sampler_v8_stats(sam(s), out);
+	sampler_walker_stats(sam(s), tag, out, n);
 }
 
 static void bpf_map_memory(struct sample_source *s, struct sampler_stats *st)
@@ -157,10 +148,9 @@ static const struct sample_source_ops bpf_ops = {
 	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,
-	.free = bpf_free, .set_python = bpf_set_python, .python_stats = bpf_python_stats,
-	.gpu_name = bpf_gpu_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
+	.free = bpf_free, .set_proc = bpf_set_proc, .walker_stats = bpf_walker_stats,
+	.walker_name = bpf_walker_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 	.last_flip_ns = bpf_last_flip_ns, .next_poll_ns = bpf_next_poll_ns,
-	.set_v8 = bpf_set_v8, .v8_stats = bpf_v8_stats, /* FIRN-V8 */
 	.map_memory = bpf_map_memory,
 };
 

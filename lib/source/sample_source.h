@@ -4,9 +4,10 @@
  * (lib/source/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, unwind_maps, attach_usdt, set_python, python_stats, gpu_name, reset_counts,
+ * add_target, unwind_maps, attach_usdt, set_proc, walker_stats, walker_name, reset_counts,
  * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
- * reset_counts).
+ * reset_counts). The runtime walkers are reached by tag (a FIRN_FRAME_KIND_*): the source
+ * names no runtime, each runtime hands its walker its own struct and reads its own counters.
  * One thread at a time. */
 #ifndef FIRN_SAMPLE_SOURCE_H
 #define FIRN_SAMPLE_SOURCE_H
@@ -47,16 +48,15 @@ struct sample_source_ops {
 	/* optional: when (CLOCK_MONOTONIC ns) poll next has timed work (a drain) to do (NULL: not
 	 * known; the caller polls every RECORDER_POLL_MS) */
 	uint64_t (*next_poll_ns)(const struct sample_source *s);
-	/* optional: Python frames (sampler_set_python, sampler_python_stats) */
-	int (*set_python)(struct sample_source *s, pid_t pid, const struct firn_py_proc *p);
-	void (*python_stats)(struct sample_source *s, uint64_t *out);
-	/* optional: names of GPU kernels (sampler_gpu_name) */
-	int (*gpu_name)(struct sample_source *s, uint64_t hash, char *buf, size_t n);
+	/* optional: a runtime walker's per-process values, its counters and its names, by tag
+	 * (sampler_set_proc, sampler_walker_stats, sampler_walker_name) */
+	int (*set_proc)(struct sample_source *s, unsigned tag, pid_t pid, const void *blob,
+			size_t len);
+	void (*walker_stats)(struct sample_source *s, unsigned tag, uint64_t *out, size_t n);
+	int (*walker_name)(struct sample_source *s, unsigned tag, uint64_t key, char *buf,
+			   size_t n);
 	void (*reset_counts)(struct sample_source *s);
 	int (*event_fd)(const struct sample_source *s);
-	/* FIRN-V8, optional: JavaScript frames (sampler_set_v8, sampler_v8_stats) */
-	int (*set_v8)(struct sample_source *s, pid_t pid, const struct firn_v8_proc *p);
-	void (*v8_stats)(struct sample_source *s, uint64_t *out);
 };
 
 struct sample_source {
@@ -99,28 +99,26 @@ static inline int sample_source_event_fd(const struct sample_source *s)
 {
 	return s->ops->event_fd ? s->ops->event_fd(s) : -ENOTSUP;
 }
-static inline int sample_source_set_python(struct sample_source *s, pid_t pid,
-					   const struct firn_py_proc *p)
+/* sampler_set_proc: -ENOTSUP on a source without walkers. */
+static inline int sample_source_set_proc(struct sample_source *s, unsigned tag, pid_t pid,
+					 const void *blob, size_t len)
 {
-	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -ENOTSUP;
+	return s->ops->set_proc ? s->ops->set_proc(s, tag, pid, blob, len) : -ENOTSUP;
 }
-static inline void sample_source_python_stats(struct sample_source *s, uint64_t *out)
+/* sampler_walker_stats: out[0..n) zeros on a source without walkers (or with no s). */
+static inline void sample_source_walker_stats(struct sample_source *s, unsigned tag,
+					      uint64_t *out, size_t n)
 {
-	for (int i = 0; i < 4; i++)
+	for (size_t i = 0; i < n; i++)
 		out[i] = 0;
-	if (s->ops->python_stats)
-		s->ops->python_stats(s, out);
+	if (s && s->ops->walker_stats)
+		s->ops->walker_stats(s, tag, out, n);
 }
-static inline int sample_source_gpu_name(struct sample_source *s, uint64_t hash, char *buf,
-					 size_t n)
+/* sampler_walker_name: -ENOTSUP on a source without walkers. */
+static inline int sample_source_walker_name(struct sample_source *s, unsigned tag, uint64_t key,
+					    char *buf, size_t n)
 {
-	return s->ops->gpu_name ? s->ops->gpu_name(s, hash, buf, n) : -ENOTSUP;
-}
-/* FIRN-V8 */
-static inline int sample_source_set_v8(struct sample_source *s, pid_t pid,
-				       const struct firn_v8_proc *p)
-{
-	return s->ops->set_v8 ? s->ops->set_v8(s, pid, p) : -ENOTSUP;
+	return s->ops->walker_name ? s->ops->walker_name(s, tag, key, buf, n) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

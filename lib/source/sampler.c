@@ -18,6 +18,7 @@
 
 #include "../../bpf/firn.h"
 #include "../../bpf/alloc.bpf.h"
+#include "../../bpf/walkers.h"
 #include "profile.skel.h"
 #include "profile.minbtf.h"
 #include "proc/cgroup.h"
@@ -39,11 +40,12 @@
 struct sampler {
 	struct sampler_opts opts;
 	struct profile_bpf *skel;
-	struct profile_bpf *py_skel; /* the Python unwinder's program, loaded late */
-	int btf_fd;             /* the minimized kernel BTF both objects relocate against, or -1 */
+	/* the walkers' programs loaded late (firn_walkers' rows), each in an object of its own */
+	struct profile_bpf *late_skel[FIRN_NWALKERS];
+	int btf_fd;             /* the minimized kernel BTF every object relocates against, or -1 */
 	char btf_path[32];      /* its /proc/self/fd path (btf_custom_path) */
-	bool python_late;       /* Python frames wait for py_skel (opts.python_late applies) */
-	bool python_pending;    /* a process needs it: load it once the events are handled */
+	uint32_t late;          /* walkers (1 << tag) waiting for late_skel (opts.walkers_late) */
+	uint32_t pending;       /* of them, those a process needs: loaded once events are handled */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *pfds, ncpus;
@@ -291,14 +293,9 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	if (e->type == FIRN_EV_PY_CODE) {
-		if (s->opts.on_announce && size >= sizeof(struct firn_py_code_event))
-			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_PYTHON, data, size);
-		return 0;
-	}
-	if (e->type == FIRN_EV_V8_FUNC) { /* FIRN-V8 */
-		if (s->opts.on_announce && size >= sizeof(struct firn_v8_func_event))
-			s->opts.on_announce(s->opts.ctx, FIRN_FRAME_KIND_V8, data, size);
+	if (FIRN_EV_ANNOUNCE_TAG(e->type)) { /* the runtime of that tag checks its record's size */
+		if (s->opts.on_announce)
+			s->opts.on_announce(s->opts.ctx, FIRN_EV_ANNOUNCE_TAG(e->type), data, size);
 		return 0;
 	}
 	if (e->type == FIRN_EV_UNKNOWN_CODE) {
@@ -399,22 +396,93 @@ static uint32_t stack_entries(const struct sampler_opts *o)
 	return n;
 }
 
-/* The Python unwinder's own maps (code ids, thread states: LRU, preallocated) get n entries: 1
- * in an object that does not walk Python frames. */
-static int size_python_maps(struct profile_bpf *k, uint32_t n)
+/* Whether map m is one of the maps only walker w's walk uses (its row's own_maps). */
+static bool walker_owns(const struct firn_walker_row *w, const struct bpf_map *m)
 {
-	return bpf_map__set_max_entries(k->maps.python_codes, n) ||
-	       bpf_map__set_max_entries(k->maps.python_tstates, n) ? -1 : 0;
+	for (int i = 0; i < FIRN_WALKER_OWN_MAPS; i++)
+		if (w->own_maps[i] && !strcmp(bpf_map__name(m), w->own_maps[i]))
+			return true;
+	return false;
 }
 
-/* Puts the loaded program of a runtime's unwinder in its slot of the unwinders array, where
- * on_sample tail-calls it. 0 or -errno. */
-static int set_unwinder(struct sampler *s, __u32 slot, const struct bpf_program *p)
+/* Walker w's own maps (LRU, preallocated: code ids, thread states) get one entry in an object
+ * where it does not walk. -1 with errno set. */
+static int shrink_own_maps(struct profile_bpf *k, const struct firn_walker_row *w)
 {
-	int fd = bpf_program__fd(p);
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, k->obj)
+		if (walker_owns(w, m) && bpf_map__set_max_entries(m, 1))
+			return -1;
+	return 0;
+}
+
+/* Puts the loaded program of walker w (in object k) in the unwinders array at its tag, where
+ * on_sample tail-calls it. 0 or -errno. */
+static int set_unwinder(struct sampler *s, struct profile_bpf *k, const struct firn_walker_row *w)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(k->obj, w->prog);
+	int fd = p ? bpf_program__fd(p) : -1;
+	__u32 slot = w->tag;
 
 	if (fd < 0 || bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwinders), &slot, &fd, BPF_ANY))
 		return -(errno ? errno : EINVAL);
+	return 0;
+}
+
+/* The walkers whose rows say b (big_stacks or defer_at_start), among mask. */
+static uint32_t walkers_with(uint32_t mask, bool (*b)(const struct firn_walker_row *w))
+{
+	uint32_t out = 0;
+
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
+		if (b(&firn_walkers[i]))
+			out |= 1u << firn_walkers[i].tag;
+	return out & mask;
+}
+
+/* The row fields walkers_with asks about. */
+static bool big_stacks(const struct firn_walker_row *w) { return w->big_stacks; }
+static bool defer_at_start(const struct firn_walker_row *w) { return w->defer_at_start; }
+static bool has_prog(const struct firn_walker_row *w) { return w->prog != NULL; }
+
+/* The walkers' settings (before load): which run in this object and which are tail-called,
+ * their programs loaded only when they run (and cpu-clock samples are taken), the own maps of
+ * the others one entry each. -1 with errno set. */
+static int setup_walkers(struct sampler *s)
+{
+	const struct sampler_opts *o = &s->opts;
+	uint32_t tails = walkers_with(o->walkers, has_prog);
+
+	s->late = o->usdt || o->off_cpu || o->cuda ? 0 : o->walkers_late & tails;
+	s->skel->rodata->walkers_on = o->walkers & ~s->late;
+	s->skel->rodata->walkers_tail = tails;
+	for (size_t i = 0; i < FIRN_NWALKERS; i++) {
+		const struct firn_walker_row *w = &firn_walkers[i];
+		bool runs = s->skel->rodata->walkers_on & (1u << w->tag);
+		struct bpf_program *p = w->prog ? bpf_object__find_program_by_name(s->skel->obj, w->prog)
+						: NULL;
+		if (p)
+			bpf_program__set_autoload(p, runs && !o->no_cpu_clock);
+		if (!runs && shrink_own_maps(s->skel, w))
+			return -1;
+	}
+	return 0;
+}
+
+/* Puts the walkers' programs loaded with the main object in their slots. -1 with errno set. */
+static int set_unwinders(struct sampler *s)
+{
+	for (size_t i = 0; i < FIRN_NWALKERS; i++) {
+		const struct firn_walker_row *w = &firn_walkers[i];
+		struct bpf_program *p = w->prog ? bpf_object__find_program_by_name(s->skel->obj, w->prog)
+						: NULL;
+		int err = p && bpf_program__fd(p) >= 0 ? set_unwinder(s, s->skel, w) : 0;
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -471,13 +539,8 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->cgroup_count = o->ncgroups;
 	s->skel->rodata->want_gpu = o->cuda;
 	s->skel->rodata->want_alloc = o->alloc;
-	s->python_late = o->python && o->python_late && !o->usdt && !o->off_cpu && !o->cuda;
-	s->skel->rodata->python_unwind = o->python && !s->python_late;
-	s->skel->rodata->python_tail = o->python;
-	bpf_program__set_autoload(s->skel->progs.on_sample_python,
-				  o->python && !s->python_late && !o->no_cpu_clock);
-	*why = "size the Python maps";
-	if ((!o->python || s->python_late) && size_python_maps(s->skel, 1))
+	*why = "set up the runtime walkers";
+	if (setup_walkers(s))
 		return -1;
 	*why = "size the stack map";
 	/* counts and names: one entry a sample at most, half the stacks' pace (the drains keep up) */
@@ -487,7 +550,8 @@ static int load_skel(struct sampler *s, const char **why)
 	    bpf_map__set_max_entries(s->skel->maps.counts0, entries) ||
 	    bpf_map__set_max_entries(s->skel->maps.counts1, entries) ||
 	    bpf_map__set_max_entries(s->skel->maps.comms, entries) ||
-	    (!o->python && bpf_map__set_max_entries(s->skel->maps.big_stacks, 1)))
+	    (!walkers_with(o->walkers, big_stacks) &&
+	     bpf_map__set_max_entries(s->skel->maps.big_stacks, 1)))
 		return -1;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		return -1;
@@ -509,7 +573,8 @@ static int load_skel(struct sampler *s, const char **why)
 	bpf_program__set_autoload(s->skel->progs.start_waits, o->off_cpu && o->off_cpu_at_start);
 	/* a Python process's waits at the start get their Python frames at their system call's
 	 * exit (bpf/offcpu_start.bpf.h) */
-	s->skel->rodata->start_defer = o->off_cpu && o->off_cpu_at_start && o->python;
+	s->skel->rodata->start_defer = o->off_cpu && o->off_cpu_at_start &&
+				       walkers_with(o->walkers, defer_at_start);
 	bpf_program__set_autoload(s->skel->progs.start_wait_exit, s->skel->rodata->start_defer);
 	*why = "size the GPU maps";
 	if (!o->cuda && size_gpu_maps(s))
@@ -524,9 +589,8 @@ static int load_skel(struct sampler *s, const char **why)
 	*why = "load the BPF programs";
 	if (profile_bpf__load(s->skel))
 		return -1;
-	*why = "put the Python unwinder in place";
-	if (bpf_program__fd(s->skel->progs.on_sample_python) >= 0 &&
-	    set_unwinder(s, FIRN_UNWINDER_PYTHON, s->skel->progs.on_sample_python))
+	*why = "put the runtime walkers in place";
+	if (set_unwinders(s))
 		return -1;
 	return 0;
 }
@@ -843,20 +907,27 @@ int sampler_retire(struct sampler *s, const struct sampler_retire_ops *ops)
 	return stackstore_retire(&s->store, ops, RETIRE_BATCH, RETIRE_DRAINS);
 }
 
-/* Sums a per-CPU counter array into out[0..n). */
-static void sum_percpu(int fd, uint32_t n, uint64_t *out)
+/* Sums entries [first, first + n) of a per-CPU counter array over the CPUs into out[0..n). */
+static void sum_percpu_at(int fd, uint32_t first, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
 
-	for (__u32 k = 0; vals && k < n; k++) {
-		out[k] = 0;
+	for (__u32 i = 0; vals && i < n; i++) {
+		__u32 k = first + i;
+		out[i] = 0;
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		for (int c = 0; c < ncpu; c++)
-			out[k] += vals[c];
+			out[i] += vals[c];
 	}
 	free(vals);
+}
+
+/* Entries [0, n) of a per-CPU array of counters, summed over the CPUs, into out. */
+static void sum_percpu(int fd, uint32_t n, uint64_t *out)
+{
+	sum_percpu_at(fd, 0, n, out);
 }
 
 /* DWARF unwind outcomes (the tables' statistics are the caller's unwinder's). */
@@ -908,17 +979,29 @@ static void gpu_stats(struct sampler *s, struct sampler_gpu_stats *g)
 	free(l);
 }
 
-int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n)
+/* The map of names walker tag keeps (its bpf/walkers.h row's names), or NULL. */
+static struct bpf_map *names_map(struct sampler *s, unsigned tag)
 {
-	struct firn_gpu_name name;
-	__u64 key = hash;
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
+		if (firn_walkers[i].tag == tag && firn_walkers[i].names)
+			return bpf_object__find_map_by_name(s->skel->obj, firn_walkers[i].names);
+	return NULL;
+}
+
+int sampler_walker_name(struct sampler *s, unsigned tag, uint64_t key, char *buf, size_t n)
+{
+	char name[FIRN_GPU_NAME_LEN]; /* the longest a names map holds */
+	struct bpf_map *m = names_map(s, tag);
+	__u64 k = key;
 
 	if (!n)
 		return -EINVAL;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gpu_names), &key, &name))
+	if (!m || bpf_map__value_size(m) > sizeof(name))
+		return -ENOTSUP;
+	if (bpf_map_lookup_elem(bpf_map__fd(m), &k, name))
 		return -ENOENT;
-	name.name[sizeof(name.name) - 1] = 0;
-	snprintf(buf, n, "%s", name.name);
+	name[bpf_map__value_size(m) - 1] = 0;
+	snprintf(buf, n, "%s", name);
 	return 0;
 }
 
@@ -1030,7 +1113,8 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
-	profile_bpf__destroy(s->py_skel);
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
+		profile_bpf__destroy(s->late_skel[i]);
 	profile_bpf__destroy(s->skel);
 	if (s->btf_fd >= 0)
 		close(s->btf_fd);
@@ -1051,86 +1135,80 @@ int sampler_event_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
-/* The late Python unwinder's object: the main one's maps (but its own read-only settings and the
- * Python unwinder's own maps, sized for it only now), only on_sample_python loaded. */
-static int open_python_skel(struct sampler *s, struct profile_bpf *k)
+/* Walker w's late object: the main one's maps (but its own read-only settings and the walker's
+ * own maps, sized for it only now), only w's program loaded. 0 or -errno. */
+static int open_late_skel(struct sampler *s, struct profile_bpf *k, const struct firn_walker_row *w)
 {
 	struct bpf_program *pr;
 	struct bpf_map *m;
 
 	*k->rodata = *s->skel->rodata;
-	k->rodata->python_unwind = 1;
+	k->rodata->walkers_on |= 1u << w->tag;
 	bpf_object__for_each_map(m, k->obj) {
-		if (m == k->maps.rodata || m == k->maps.kconfig || m == k->maps.python_codes ||
-		    m == k->maps.python_tstates)
+		if (m == k->maps.rodata || m == k->maps.kconfig || walker_owns(w, m))
 			continue;
 		struct bpf_map *mine = bpf_object__find_map_by_name(s->skel->obj, bpf_map__name(m));
 		if (!mine || bpf_map__reuse_fd(m, bpf_map__fd(mine)))
 			return -(errno ? errno : ENOENT);
 	}
 	bpf_object__for_each_program(pr, k->obj)
-		bpf_program__set_autoload(pr, pr == k->progs.on_sample_python);
+		bpf_program__set_autoload(pr, !strcmp(bpf_program__name(pr), w->prog));
 	return 0;
 }
 
-/* Loads the Python unwinder's program and puts it in its slot: the cpu-clock program tail-calls it
- * from the next sample on (nothing is reloaded or re-attached). One try. */
-static int load_python(struct sampler *s)
+/* Loads walker i's program and puts it in its slot: the cpu-clock program tail-calls it from the
+ * next sample on (nothing is reloaded or re-attached). One try. */
+static int load_walker(struct sampler *s, size_t i)
 {
+	const struct firn_walker_row *w = &firn_walkers[i];
 	struct profile_bpf *k = open_skel(s);
-	int err = k ? open_python_skel(s, k) : -(errno ? errno : ENOMEM);
+	int err = k ? open_late_skel(s, k, w) : -(errno ? errno : ENOMEM);
 
-	s->python_late = s->python_pending = false;
+	s->late &= ~(1u << w->tag);
+	s->pending &= ~(1u << w->tag);
 	if (!err && profile_bpf__load(k))
 		err = -(errno ? errno : EINVAL);
 	if (!err)
-		err = set_unwinder(s, FIRN_UNWINDER_PYTHON, k->progs.on_sample_python);
+		err = set_unwinder(s, k, w);
 	if (err) {
 		profile_bpf__destroy(k);
-		diag(DIAG_WARN, "cannot load the Python unwinder: %s; Python processes get native "
-		     "frames only", strerror(-err));
+		diag(DIAG_WARN, "cannot load %s: %s; its processes get native frames only", w->what,
+		     strerror(-err));
 		return err;
 	}
-	s->py_skel = k;
+	s->late_skel[i] = k;
 	return 0;
 }
 
-/* Loads the Python unwinder a sampler_set_python call asked for, now that no ring-buffer
- * callback is running. */
+/* Loads the walkers a sampler_set_proc call asked for, now that no ring-buffer callback is
+ * running. */
 static void load_pending(struct sampler *s)
 {
-	if (s->python_pending)
-		load_python(s);
+	for (size_t i = 0; s->pending && i < FIRN_NWALKERS; i++)
+		if (s->pending & (1u << firn_walkers[i].tag))
+			load_walker(s, i);
 }
 
-int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p)
+int sampler_set_proc(struct sampler *s, unsigned tag, pid_t pid, const void *blob, size_t len)
 {
-	__u32 key = pid;
-	int fd = bpf_map__fd(s->skel->maps.python_procs);
+	struct firn_walker_key key = { .tag = tag, .pid = (__u32)pid };
+	struct firn_walker_proc v = { 0 };
+	int fd = bpf_map__fd(s->skel->maps.walker_procs);
 
-	s->python_pending |= p && s->python_late;
-	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+	if (!tag || tag >= FIRN_FRAME_KINDS || len > sizeof(v))
+		return -EINVAL;
+	if (blob)
+		memcpy(v.bytes, blob, len);
+	s->pending |= blob ? s->late & (1u << tag) : 0;
+	if (blob ? bpf_map_update_elem(fd, &key, &v, BPF_ANY) : bpf_map_delete_elem(fd, &key))
 		return -errno;
 	return 0;
 }
 
-void sampler_python_stats(struct sampler *s, uint64_t *out)
+void sampler_walker_stats(struct sampler *s, unsigned tag, uint64_t *out, size_t n)
 {
-	sum_percpu(bpf_map__fd(s->skel->maps.python_stats), FIRN_PY_NR, out);
-}
-
-/* FIRN-V8: the JavaScript walker's processes and statistics. */
-int sampler_set_v8(struct sampler *s, pid_t pid, const struct firn_v8_proc *p)
-{
-	__u32 key = pid;
-	int fd = bpf_map__fd(s->skel->maps.v8_procs);
-
-	if (p ? bpf_map_update_elem(fd, &key, p, BPF_ANY) : bpf_map_delete_elem(fd, &key))
-		return -errno;
-	return 0;
-}
-
-void sampler_v8_stats(struct sampler *s, uint64_t *out)
-{
-	sum_percpu(bpf_map__fd(s->skel->maps.v8_stats), FIRN_V8_NR, out);
+	if (tag >= FIRN_FRAME_KINDS)
+		return;
+	sum_percpu_at(bpf_map__fd(s->skel->maps.walker_stats), FIRN_WALKER_STAT(tag, 0),
+		      n < FIRN_WALKER_STATS ? (uint32_t)n : FIRN_WALKER_STATS, out);
 }

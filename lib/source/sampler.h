@@ -23,9 +23,6 @@ enum sampler_unwind {
 	UNWIND_AUTO,    /* CFI tables where a mapping has them, frame pointers elsewhere */
 };
 
-struct firn_py_code_event;
-struct firn_v8_func_event;
-
 #define SAMPLER_MAX_PROGS 8 /* event programs (and counter maps) of one recording */
 #define SAMPLER_COUNTERS 16 /* the counters of those events, all together */
 
@@ -85,19 +82,22 @@ struct sampler_opts {
 	void (*on_code)(void *ctx, pid_t pid, uint64_t addr);
 	/* a sampled process ended (its entries wait for sampler_retire); may be NULL */
 	void (*on_exit)(void *ctx, pid_t pid);
-	bool python;            /* Python frames for processes told with sampler_set_python */
-	/* with python: the Python unwinder's program (on_sample_python, which the cpu-clock
-	 * program tail-calls; its own maps) is loaded only after sampler_set_python first names a
-	 * process (at the next sampler_poll or sampler_handle_events, not inside the event
+	/* the runtime walkers that run (1 << tag, a FIRN_FRAME_KIND_*): their frames for the
+	 * processes told with sampler_set_proc; bpf/walkers.h says what each row needs */
+	uint32_t walkers;
+	/* of those, the walkers whose program (a bpf/walkers.h row's prog, which the cpu-clock
+	 * program tail-calls; its own maps) is loaded only after sampler_set_proc first names a
+	 * process of theirs (at the next sampler_poll or sampler_handle_events, not inside the event
 	 * callback) and put in its slot: nothing else is reloaded or re-attached; samples taken
 	 * before have native frames only. Ignored with usdt, off_cpu or cuda (their programs walk
-	 * Python frames themselves). */
-	bool python_late;
+	 * the frames themselves). */
+	uint32_t walkers_late;
 	/* a user stack of pid was drained into user space for the first time (its process may still
 	 * live: what it names can be read now); may be NULL */
 	void (*on_stack)(void *ctx, pid_t pid, const uint64_t *ips, uint32_t len);
-	/* a runtime's walker announced a code object (tag: its FIRN_FRAME_KIND_*; rec, len bytes:
-	 * the record its header names, e.g. struct firn_py_code_event); may be NULL */
+	/* a runtime's walker announced a code object (tag: its FIRN_FRAME_KIND_*, from the ring
+	 * record's header, FIRN_EV_ANNOUNCE(tag); rec, len bytes: the walker's record, which only
+	 * its runtime reads); may be NULL */
 	void (*on_announce)(void *ctx, unsigned tag, const void *rec, size_t len);
 	void *ctx;
 };
@@ -254,9 +254,11 @@ void sampler_get_stats(struct sampler *s, struct sampler_stats *st);
 void sampler_map_memory(struct sampler_stats *st);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
-/* The name of the GPU kernel whose frame payload is hash (opts.cuda), copied into buf (n bytes,
- * NUL-terminated, truncated): 0, or -ENOENT when the kernel map has no such name. */
-int sampler_gpu_name(struct sampler *s, uint64_t hash, char *buf, size_t n);
+/* The name the walker of tag (a FIRN_FRAME_KIND_*) stored for frame payload key (its
+ * bpf/walkers.h row's names map: the GPU kernels', opts.cuda), copied into buf (n bytes,
+ * NUL-terminated, truncated): 0, -ENOENT when the map has no such name, -ENOTSUP when that
+ * walker keeps no names, -EINVAL when n is 0. */
+int sampler_walker_name(struct sampler *s, unsigned tag, uint64_t key, char *buf, size_t n);
 
 /* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
  * drained since, so a refresh costs what the last interval sampled, not the whole session).
@@ -267,21 +269,15 @@ void sampler_reset_counts(struct sampler *s);
  * (then call sampler_poll with a timeout of 0). */
 int sampler_event_fd(const struct sampler *s);
 
-struct firn_py_proc;
-/* Has the BPF program walk the Python frames of process pid (p: where its interpreter is; see
- * bpf/firn.h; NULL: no more); with opts.python_late, the first such call has that program
- * loaded by the next sampler_poll or sampler_handle_events (tens of ms; a failure is reported
- * through diag, and the samples keep native frames). 0 or -errno (-E2BIG: too many processes;
- * -ENOENT: none to remove). */
-int sampler_set_python(struct sampler *s, pid_t pid, const struct firn_py_proc *p);
-/* Python samples by outcome (enum firn_py_stat order), summed over the CPUs, into out[4]. */
-void sampler_python_stats(struct sampler *s, uint64_t *out);
-
-/* FIRN-V8: has the BPF walker read the JavaScript frames of pid (p: its V8's values, bpf/firn.h;
- * NULL: no more). 0 or -errno. */
-struct firn_v8_proc;
-int sampler_set_v8(struct sampler *s, pid_t pid, const struct firn_v8_proc *p);
-/* JavaScript frames by outcome (enum firn_v8_stat order), summed over the CPUs, into out[FIRN_V8_NR]. */
-void sampler_v8_stats(struct sampler *s, uint64_t *out);
+/* Has the BPF walker of tag (a FIRN_FRAME_KIND_*) read the frames of process pid: blob, len
+ * bytes, is what it needs of the process (its own struct in bpf/firn.h, at most
+ * FIRN_WALKER_PROC_SIZE: copied); NULL: no more. With tag in opts.walkers_late, the first such
+ * call has that walker's program loaded by the next sampler_poll or sampler_handle_events (tens
+ * of ms; a failure is reported through diag, and the samples keep native frames). 0 or -errno
+ * (-EINVAL: tag or len out of range; -E2BIG: too many processes; -ENOENT: none to remove). */
+int sampler_set_proc(struct sampler *s, unsigned tag, pid_t pid, const void *blob, size_t len);
+/* The first n counters of the walker of tag (its enum's order in bpf/firn.h; n at most
+ * FIRN_WALKER_STATS, 8: the rest of out is left alone), summed over the CPUs, into out. */
+void sampler_walker_stats(struct sampler *s, unsigned tag, uint64_t *out, size_t n);
 
 #endif

@@ -26,6 +26,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
+#include "../../bpf/walkers.h"
 #include "profile.skel.h"
 #include "profile.minbtf.h"
 #include "source/kbtf.h"
@@ -56,8 +57,10 @@ static uint32_t verified(const char *name, bool dwarf)
 	want = bpf_object__find_program_by_name(s->obj, name);
 	assert_non_null(want);
 	s->rodata->filter_pids = 1;
-	s->rodata->python_unwind = 1;
-	s->rodata->python_tail = 1;
+	s->rodata->walkers_on = ~0u; /* every runtime's walker, and the tail calls into theirs */
+	for (size_t i = 0; i < FIRN_NWALKERS; i++)
+		if (firn_walkers[i].prog)
+			s->rodata->walkers_tail |= 1u << firn_walkers[i].tag;
 	s->rodata->dwarf_unwind = dwarf;
 	s->rodata->fp_fallback = dwarf;
 	s->rodata->want_gpu = gpu;

@@ -18,17 +18,18 @@
 /* A sample source with only the kernel map: hash 7 is "_ZN2ns5largeIfEEvPT_". */
 static int lookups;
 
-static int fake_gpu_name(struct sample_source *s, uint64_t hash, char *buf, size_t n)
+static int fake_gpu_name(struct sample_source *s, unsigned tag, uint64_t hash, char *buf,
+			 size_t n)
 {
 	(void)s;
 	lookups++;
-	if (hash != 7)
+	if (tag != FIRN_FRAME_KIND_GPU || hash != 7)
 		return -ENOENT;
 	snprintf(buf, n, "%s", "_ZN2ns5largeIfEEvPT_");
 	return 0;
 }
 
-static const struct sample_source_ops fake_ops = { .gpu_name = fake_gpu_name };
+static const struct sample_source_ops fake_ops = { .walker_name = fake_gpu_name };
 static struct sample_source fake = { &fake_ops };
 
 static int resolve(struct frame_resolver *r, uint64_t payload, struct resolved_frame *f)

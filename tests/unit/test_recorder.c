@@ -39,7 +39,7 @@ __attribute__((noinline)) int recorder_test_work(int x)
 
 /* ---- a fake sample source ---- */
 
-enum notice_kind { N_FIRST, N_EXEC, N_EXIT };
+enum notice_kind { N_FIRST, N_EXEC, N_EXIT, N_ANNOUNCE };
 
 struct fake_entry {
 	pid_t pid, tid;
@@ -53,7 +53,7 @@ struct fake {
 	size_t ntaken;
 	struct stackstore store;               /* drained: what for_each shows (one-frame stacks,
 						* each by its ip) */
-	struct { enum notice_kind kind; pid_t pid; } notices[MAX_ENTRIES];
+	struct { enum notice_kind kind; pid_t pid; unsigned tag; } notices[MAX_ENTRIES];
 	size_t nnotices;
 	uint64_t drains;
 	uint64_t taken_total; /* every sample take() made: the kernel's "taken" */
@@ -61,6 +61,9 @@ struct fake {
 	const uint64_t *clock; /* the events' clock: drains tell when they flipped (NULL: they do not) */
 	uint64_t flip_ns;
 	uint64_t next_poll_ns; /* its next timed work (the flips fake's next_poll_ns) */
+	/* its walkers, by tag: what set_proc was told last, and the counters walker_stats reads */
+	struct { int calls; unsigned tag; pid_t pid; size_t len; uint8_t blob[16]; } set;
+	uint64_t walker_counts[16][2];
 };
 
 static struct fake *fake_of(const struct sample_source *s)
@@ -80,7 +83,10 @@ static int f_handle_events(struct sample_source *s)
 
 	assert_false(f->inside); /* no re-entry from a retire or park callback */
 	for (size_t i = 0; i < f->nnotices; i++) {
-		if (f->notices[i].kind == N_EXIT)
+		if (f->notices[i].kind == N_ANNOUNCE) { /* a record whose header names its walker */
+			uint32_t rec[2] = { 0x100u | f->notices[i].tag, (uint32_t)f->notices[i].pid };
+			f->o.on_announce(f->o.ctx, f->notices[i].tag, rec, sizeof(rec));
+		} else if (f->notices[i].kind == N_EXIT)
 			stackstore_exit(&f->store, f->notices[i].pid);
 		else
 			f->o.on_process(f->o.ctx, f->notices[i].pid, f->notices[i].kind == N_EXEC);
@@ -174,11 +180,31 @@ static void f_reset_counts(struct sample_source *s)
 	stackstore_reset_counts(&fake_of(s)->store);
 }
 
+/* A walker is told of a process: the fake keeps what it was told. */
+static int f_set_proc(struct sample_source *s, unsigned tag, pid_t pid, const void *blob,
+		      size_t len)
+{
+	struct fake *f = fake_of(s);
+
+	f->set.calls++;
+	f->set.tag = tag, f->set.pid = pid, f->set.len = len;
+	memcpy(f->set.blob, blob, len < sizeof(f->set.blob) ? len : sizeof(f->set.blob));
+	return 0;
+}
+
+/* A walker's counters, by its tag. */
+static void f_walker_stats(struct sample_source *s, unsigned tag, uint64_t *out, size_t n)
+{
+	for (size_t i = 0; i < n && i < 2 && tag < 16; i++)
+		out[i] = fake_of(s)->walker_counts[tag][i];
+}
+
 static const struct sample_source_ops fake_ops = {
 	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
 	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
 	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
-	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
+	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts, .set_proc = f_set_proc,
+	.walker_stats = f_walker_stats,
 };
 
 static uint64_t f_last_flip_ns(const struct sample_source *s)
@@ -197,7 +223,8 @@ static const struct sample_source_ops fake_ops_flips = {
 	.start = f_start, .stop = f_stop, .poll = f_poll, .handle_events = f_handle_events,
 	.drain = f_drain, .for_each = f_for_each, .retire = f_retire, .park_live = f_park_live,
 	.park_process = f_park_process, .entry_count = f_entry_count, .get_stats = f_get_stats,
-	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts,
+	.ncpus = f_ncpus, .free = f_free, .reset_counts = f_reset_counts, .set_proc = f_set_proc,
+	.walker_stats = f_walker_stats,
 	.last_flip_ns = f_last_flip_ns, .next_poll_ns = f_next_poll_ns,
 };
 
@@ -231,7 +258,15 @@ static void take(struct world *w, pid_t pid, pid_t tid, uint64_t ip, uint64_t n)
 static void notice(struct world *w, enum notice_kind kind, pid_t pid)
 {
 	w->samples.notices[w->samples.nnotices].kind = kind;
+	w->samples.notices[w->samples.nnotices].tag = 0;
 	w->samples.notices[w->samples.nnotices++].pid = pid;
+}
+
+/* The walker of tag announces something of pid (a ring record headed FIRN_EV_ANNOUNCE(tag)). */
+static void announce(struct world *w, unsigned tag, pid_t pid)
+{
+	notice(w, N_ANNOUNCE, pid);
+	w->samples.notices[w->samples.nnotices - 1].tag = tag;
 }
 
 static void event(struct world *w, struct proc_event ev)
@@ -914,9 +949,11 @@ static int setup_stub(void **state)
 }
 
 /* A runtime in the registry is driven through a whole recording by the recorder, which names
- * none: attached at the process's first sample, told of its stack (with the tagged frame)
- * when drained, asked to resolve that frame (named in the profile, in a mapping of its own,
- * under the native caller), detached when the process is retired; its summary line is the
+ * none: attached at the process's first sample (its walker told of the process through the
+ * source, by its tag), told of its stack (with the tagged frame) when drained, told of its
+ * walker's announcements (by their tag: not of another walker's), asked to resolve that frame
+ * (named in the profile, in a mapping of its own, under the native caller), detached when the
+ * process is retired; its summary line, with its walker's counters read by tag, is the
  * recording's; freed at the end. */
 static void test_stub_runtime(void **state)
 {
@@ -924,13 +961,29 @@ static void test_stub_runtime(void **state)
 	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42; /* FIRN_FRAME(STUB_TAG, 42) */
 
 	assert_int_equal(stub_log.news, 1);
+	w->samples.walker_counts[STUB_TAG][1] = 5;
+	w->samples.walker_counts[1][1] = 99; /* another walker's */
 	started(w, PID, WORK);
 	take(w, PID, PID, v, 3);
+	poll_n(w, 1);
+	announce(w, 1, PID); /* Python's: not the stub's */
+	announce(w, STUB_TAG, PID);
 	task(w, PROC_EV_EXIT, PID, PID, 1);
 	notice(w, N_EXIT, PID);
 	poll_until_retired(w, 1);
 	assert_int_equal(stub_log.attaches, 1);
 	assert_int_equal(stub_log.attached, PID);
+	assert_int_equal(stub_log.set_rc, 0);
+	assert_int_equal(w->samples.set.calls, 1);
+	assert_int_equal(w->samples.set.tag, STUB_TAG);
+	assert_int_equal(w->samples.set.pid, PID);
+	assert_int_equal(w->samples.set.len, sizeof(struct stub_proc));
+	struct stub_proc told;
+	memcpy(&told, w->samples.set.blob, sizeof(told));
+	assert_int_equal(told.magic, STUB_MAGIC);
+	assert_int_equal(told.pid, PID);
+	assert_int_equal(stub_log.codes, 1);
+	assert_int_equal(stub_log.code, 0x100u | STUB_TAG);
 	assert_int_equal(stub_log.stacks, 1);
 	assert_int_equal(stub_log.stacked, PID);
 	assert_true(stub_log.stack_value == v);
@@ -942,8 +995,8 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(samples_named(w, PID, "stub_fn"), 3);
 	char line[64];
 	assert_int_equal(runtime_set_summary(recorder_runtimes(w->rec), line, sizeof(line)),
-			 strlen("firn: stub: 1 attached, 1 resolved\n"));
-	assert_string_equal(line, "firn: stub: 1 attached, 1 resolved\n");
+			 strlen("firn: stub: 1 attached, 1 resolved, 5 walked\n"));
+	assert_string_equal(line, "firn: stub: 1 attached, 1 resolved, 5 walked\n");
 	/* a buffer too small: cut, terminated, its length what fits */
 	assert_int_equal(runtime_set_summary(recorder_runtimes(w->rec), line, 8), 7);
 	assert_string_equal(line, "firn: s");

@@ -1,7 +1,8 @@
 /* firn: the command table, global options and the stdout close check.
  * `firn CMD ARGS` runs one command; `firn help --options CMD` lists a command's long options,
  * `firn help --values CMD` the values of those that take one of a fixed set and
- * `firn help --sample-types FILE` the sample types of a profile (what --sample-type takes). */
+ * `firn help --sample-types FILE` the sample types of a profile (what --sample-type takes), and
+ * `firn help --labels FILE` its label keys (what --group-by and the tag filters take). */
 #include "opt.h"
 #include "common.h"
 
@@ -100,18 +101,43 @@ static int print_sample_types(const char *path)
 	return rc;
 }
 
+/* `firn help --labels FILE`: the keys of FILE's sample labels, one a line in the order first
+ * seen, for the completion of --group-by, --tag-focus and --tag-ignore (as --sample-types). */
+static int print_labels(const char *path)
+{
+	struct profile p;
+	int rc = profile_init(&p) ? error("out of memory") : load_profile_regular(&p, path);
+	uint8_t *seen = rc ? NULL : calloc(p.strings.n + 1, 1);
+
+	if (!rc && !seen)
+		rc = error("out of memory");
+	for (uint64_t i = 0; !rc && i < p.nsamples; i++)
+		for (uint32_t j = 0; j < p.samples[i].nlabels; j++) {
+			uint32_t k = p.samples[i].labels[j].key;
+			if (k >= p.strings.n || seen[k])
+				continue;
+			seen[k] = 1;
+			put_text(stdout, profile_str(&p, k), 0);
+			putchar('\n');
+		}
+	free(seen);
+	profile_release(&p);
+	return rc;
+}
+
 /* `firn help help`: help's own usage. */
 static void print_help_help(FILE *f)
 {
 	fprintf(f, "usage: firn help [COMMAND]\n"
 		   "   or: firn help --commands | --options COMMAND | --values COMMAND\n"
-		   "   or: firn help --sample-types FILE\n\n"
+		   "   or: firn help --sample-types FILE | --labels FILE\n\n"
 		   "Show the commands, or the usage and options of COMMAND; the other forms list\n"
-		   "commands, options, option values and a profile's sample types, one a line\n"
+		   "commands, options, option values and a profile's sample types or label keys, one a line\n"
 		   "(for completions and scripts).\n");
 }
 
 /* `firn help [CMD]`, and `firn help --options CMD` / `--values CMD` / `--sample-types FILE` /
+ * `--labels FILE` /
  * `--commands` for tests and completions. */
 static int cmd_help(int argc, char **argv)
 {
@@ -135,6 +161,8 @@ static int cmd_help(int argc, char **argv)
 		return print_values(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "--sample-types"))
 		return print_sample_types(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "--labels"))
+		return print_labels(argv[2]);
 	if (argc >= 2 && !strcmp(argv[1], "help")) {
 		print_help_help(stdout);
 		return 0;

@@ -1,4 +1,5 @@
-/* Stack filters (go tool pprof's -focus, -ignore, -show_from; a thread's and a module's), shared
+/* Stack filters (go tool pprof's -focus, -ignore, -show_from, -tagfocus, -tagignore; a thread's
+ * and a module's), shared
  * by report, diff and top; each compiles into the command's struct filter (lib/analyze/filter.h). */
 #include "opt_filter.h"
 
@@ -15,6 +16,8 @@ enum {
 	OPT_THREAD,
 	OPT_MODULE,
 	OPT_RUNTIME,
+	OPT_TAG_FOCUS,
+	OPT_TAG_IGNORE,
 };
 
 const struct opt filter_option_table[] = {
@@ -27,6 +30,9 @@ const struct opt filter_option_table[] = {
 	{ "module", 0, "REGEX", "only stacks with a frame in a module (file base name) matching REGEX",
 	  OPT_MODULE },
 	{ "runtime", 0, "NAME", "only NAME's frames, each sample counted at its innermost one", OPT_RUNTIME },
+	{ "tag-focus", 0, "KEY=REGEX", "only samples with a label KEY whose value matches REGEX", OPT_TAG_FOCUS },
+	{ "tag-ignore", 0, "KEY=REGEX", "leave out samples with a label KEY whose value matches REGEX",
+	  OPT_TAG_IGNORE },
 	OPT_END
 };
 
@@ -66,12 +72,28 @@ static const char *option_name(int id)
 	return "?";
 }
 
+/* --tag-focus, --tag-ignore KEY=REGEX: pprof's -tagfocus, -tagignore. */
+static int set_tag(const struct cmd *cmd, struct filter *f, int id, const char *arg)
+{
+	enum filter_field field = id == OPT_TAG_FOCUS ? FILTER_TAG_FOCUS : FILTER_TAG_IGNORE;
+	char why[128];
+	int err = filter_set_tag(f, field, arg, why, sizeof(why));
+
+	if (err == -ENOMEM)
+		return error("out of memory");
+	if (err)
+		return usage_error(cmd, "invalid value '%s' for --%s: %s", arg, option_name(id), why);
+	return 0;
+}
+
 int filter_option(const struct cmd *cmd, struct filter *f, int id, const char *arg)
 {
 	char why[128];
 
 	if (id == OPT_RUNTIME)
 		return set_runtime(cmd, f, arg);
+	if (id == OPT_TAG_FOCUS || id == OPT_TAG_IGNORE)
+		return set_tag(cmd, f, id, arg);
 	if (id < OPT_FOCUS || id > OPT_MODULE)
 		return 0;
 	/* the options are in enum filter_field's order */

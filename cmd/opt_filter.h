@@ -1,6 +1,6 @@
 /* The stack filters shared by `firn report`, `firn diff` and `firn top` (--focus, --ignore,
- * --show-from, --thread, --module, --runtime): an option group (struct cmd's opts[]) whose ids
- * lie in 450..469, and the handler that compiles them into a struct filter. */
+ * --show-from, --thread, --module, --runtime, --tag-focus, --tag-ignore): an option group
+ * (struct cmd's opts[]) whose ids lie in 450..469, and the handler that compiles them into a struct filter. */
 #ifndef FIRN_OPT_FILTER_H
 #define FIRN_OPT_FILTER_H
 

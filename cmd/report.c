@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analyze/disasm.h"
+#include "analyze/group.h"
 #include "base/escape.h"
 #include "format/flamegraph.h"
 #include "format/folded.h"
@@ -27,6 +28,7 @@
 
 #define REPORT_USAGE \
 	"[--top N] [--sort self|total] [--lines] [--sample-type TYPE] [FILTERS] [-o OUT] [FILE...]\n" \
+	"--group-by LABEL [--folded|--json|--svg] [OPTIONS] [-o OUT] [FILE...]\n" \
 	"--folded|--json|--svg|--pprof [OPTIONS] [-o OUT] [FILE...]\n" \
 	"--annotate FUNCTION [FILTERS] [-o OUT] [FILE]"
 
@@ -38,7 +40,7 @@ enum report_mode { MODE_TABLE, MODE_FOLDED, MODE_JSON, MODE_SVG, MODE_PPROF, MOD
 enum {
 	OPT_FOLDED = 256, OPT_JSON, OPT_SVG, OPT_PPROF, OPT_PID, OPT_COMM, OPT_NO_KERNEL,
 	OPT_INLINE, OPT_LINES, OPT_TOP, OPT_SORT, OPT_ANNOTATE, OPT_FOLDED_COMM, OPT_NO_FOLDED_COMM,
-	OPT_NO_IDLE, OPT_SAMPLE_TYPE,
+	OPT_NO_IDLE, OPT_SAMPLE_TYPE, OPT_GROUP_BY,
 };
 
 struct report_opts {
@@ -63,6 +65,7 @@ struct report_opts {
 	int value_index;           /* the sample type chosen (sample_type_choose) */
 	struct filter filter;      /* --focus, --ignore, --show-from, --thread, --module, --runtime */
 	struct filter_stats kept;  /* what the filter kept of the chosen type's values */
+	const char *group_by;      /* --group-by LABEL: rows (or root frames) by its values */
 };
 
 /* Defaults: firn.pb.gz, the table, 20 rows by self value, flamegraph.pl's flame graph. */
@@ -96,6 +99,8 @@ static const struct {
 	{ OPT_SORT, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_LINES, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) },
 	{ OPT_INLINE, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) | MODE_BIT(MODE_FOLDED) },
+	{ OPT_GROUP_BY, MODE_BIT(MODE_TABLE) | MODE_BIT(MODE_JSON) | MODE_BIT(MODE_FOLDED) |
+			MODE_BIT(MODE_SVG) },
 };
 
 /* The long name of an option of report_cmd, for messages. */
@@ -228,6 +233,11 @@ static int report_option(void *ctx, int id, const char *arg)
 	case OPT_SAMPLE_TYPE:
 		ro->sample_type = arg;
 		ro->hist.sample_type = arg;
+		return 0;
+	case OPT_GROUP_BY:
+		if (!*arg)
+			return usage_error(&report_cmd, "option '--group-by' needs a label name");
+		ro->group_by = arg;
 		return 0;
 	}
 	return 0;
@@ -423,6 +433,77 @@ static void table_write(FILE *f, const struct report_opts *ro, const struct prof
 	}
 }
 
+/* The --group-by table: the header line, then per value of the label its share, its value of
+ * the sample type and its top function (with that function's share of the value's samples).
+ * Values and names are escaped (put_text): labels are any text. */
+static void group_table_write(FILE *f, const struct report_opts *ro, const struct profile *p,
+			      const struct hist *h, const struct group *g)
+{
+	size_t rows = ro->top && (size_t)ro->top < g->n ? (size_t)ro->top : g->n;
+	const char *type, *unit;
+	struct unit_scale u;
+	char v[48];
+
+	hist_type(p, h, &type, &unit);
+	unit_scale_init(&u, unit, h->all_total);
+	int cw = text_len(type) + (u.scaled ? 1 + strlen(u.name) : 0), sw = cw;
+	int lw = text_len(ro->group_by);
+	for (size_t i = 0; i < rows; i++) {
+		int s = strlen(unit_format(&u, g->rows[i].total, v, sizeof(v)));
+		int l = text_len(g->rows[i].value);
+		sw = s > sw ? s : sw;
+		lw = l > lw ? l : lw;
+	}
+	header_write(f, ro, p, h, &u);
+	fprintf(f, "%7s  %*s", "share%", sw - cw, "");
+	put_text(f, type, 0);
+	fprintf(f, "%s%s  ", u.scaled ? " " : "", u.scaled ? u.name : "");
+	put_text(f, ro->group_by, lw);
+	fputs("  top function\n", f);
+	for (size_t i = 0; i < rows; i++) {
+		const struct group_row *r = &g->rows[i];
+		fprintf(f, "%7.2f  %*s  ", pct(r->total, g->total), sw,
+			unit_format(&u, r->total, v, sizeof(v)));
+		put_text(f, r->value, lw);
+		fputs("  ", f);
+		put_text(f, *r->top_function ? r->top_function : "-", 0);
+		fprintf(f, " (%.2f%%)\n", pct(r->top_self, r->total));
+	}
+}
+
+/* "group_by", "without_label" and "values": the --group-by rows in JSON. */
+static void json_groups(struct json_writer *w, const struct report_opts *ro, const struct group *g)
+{
+	size_t rows = ro->top && (size_t)ro->top < g->n ? (size_t)ro->top : g->n;
+
+	jw_name(w, "group_by");
+	jw_string(w, ro->group_by);
+	jw_name(w, "without_label");
+	jw_int(w, g->none);
+	jw_name(w, "values");
+	jw_begin_array(w);
+	for (size_t i = 0; i < rows; i++) {
+		const struct group_row *r = &g->rows[i];
+		jw_begin_object(w);
+		jw_name(w, "value");
+		jw_string(w, r->value);
+		jw_name(w, "total");
+		jw_int(w, r->total);
+		jw_name(w, "pct");
+		jw_double(w, pct(r->total, g->total));
+		jw_name(w, "stacks");
+		jw_uint(w, r->nsamples);
+		jw_name(w, "top_function");
+		jw_string(w, r->top_function);
+		jw_name(w, "top_module");
+		jw_string(w, r->top_module);
+		jw_name(w, "top_self");
+		jw_int(w, r->top_self);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+}
+
 /* One row of the JSON table. */
 static void json_entry(struct json_writer *w, const struct hist_entry *e, int64_t total)
 {
@@ -468,7 +549,7 @@ static void json_types(struct json_writer *w, const struct profile *p, const str
 
 /* The top functions as one JSON object (schema in man/firn-report.1). */
 static int json_write(FILE *f, const struct report_opts *ro, const struct profile *p,
-		      const struct hist *h)
+		      const struct hist *h, const struct group *g)
 {
 	struct json_writer *w = jw_new(f, true);
 	const char *type, *unit;
@@ -492,6 +573,8 @@ static int json_write(FILE *f, const struct report_opts *ro, const struct profil
 	jw_string(w, frame_runtime_name(ro->filter.runtime));
 	jw_name(w, "without_runtime");
 	jw_int(w, ro->kept.no_runtime);
+	if (g)
+		json_groups(w, ro, g);
 	jw_name(w, "functions");
 	jw_begin_array(w);
 	for (size_t i = 0; i < rows_shown(ro, h); i++)
@@ -503,19 +586,26 @@ static int json_write(FILE *f, const struct report_opts *ro, const struct profil
 	return err;
 }
 
-/* The table or JSON: builds the histogram and writes it. */
+/* The table or JSON: builds the histogram (and under --group-by the label's rows) and writes
+ * it. */
 static int render_top(FILE *f, struct report_opts *ro, struct profile *p)
 {
+	struct group g = { 0 };
 	struct hist h;
 	int err = hist_build(&h, p, &ro->hist);
 
+	if (!err && ro->group_by)
+		err = group_build(&g, p, ro->group_by, &ro->hist);
 	if (!err) {
 		hist_sort(&h, ro->sort);
 		if (ro->mode == MODE_JSON)
-			err = json_write(f, ro, p, &h);
+			err = json_write(f, ro, p, &h, ro->group_by ? &g : NULL);
+		else if (ro->group_by)
+			group_table_write(f, ro, p, &h, &g);
 		else
 			table_write(f, ro, p, &h);
 	}
+	group_release(&g);
 	hist_release(&h);
 	return err;
 }
@@ -546,36 +636,49 @@ static void svg_type(struct flamegraph_opts *fg, const struct profile *p, int vi
 		fg->title_type = type;
 }
 
-/* Folded stacks or SVG from p, or from the samples of p that pass --pid and --comm. */
+/* Folded stacks or SVG from p, or from the samples of p that pass --pid and --comm; under
+ * --group-by each stack's root is its "LABEL=value" frame (in place of the process name). */
 static int render_stacks(FILE *f, struct report_opts *ro, struct profile *p)
 {
-	struct profile filtered;
+	struct profile filtered, rooted;
+	bool has_filtered = false, has_rooted = false;
 	int err = 0;
 
 	if (ro->hist.npids || ro->hist.comm || ro->hist.no_idle) {
 		err = profile_init(&filtered);
+		has_filtered = !err;
 		if (!err)
 			err = hist_filter_profile(&filtered, p, &ro->hist);
 		p = &filtered;
 	}
+	if (!err && ro->group_by) {
+		err = profile_init(&rooted);
+		has_rooted = !err;
+		if (!err)
+			err = group_root(&rooted, p, ro->group_by);
+		p = &rooted;
+	}
+	bool comm = !err && !ro->group_by && has_comm(p);
 	if (!err && ro->mode == MODE_SVG && !p->nsamples)
 		err = -ENODATA;
 	if (err)
 		goto out;
 	if (ro->mode == MODE_FOLDED) {
-		struct folded_opts fo = { .comm_first = has_comm(p), .comm_header = true,
+		struct folded_opts fo = { .comm_first = comm, .comm_header = true,
 					  .annotate_inline = true, /* read back as inline frames */
 					  .no_kernel = ro->hist.no_kernel,
 					  .value_index = ro->value_index };
 		err = folded_write(p, f, &fo);
 	} else {
 		ro->fg.no_kernel = ro->hist.no_kernel;
-		ro->fg.comm_root = has_comm(p);
+		ro->fg.comm_root = comm;
 		svg_type(&ro->fg, p, ro->value_index);
 		err = flamegraph_write(p, f, &ro->fg);
 	}
 out:
-	if (p == &filtered)
+	if (has_rooted)
+		profile_release(&rooted);
+	if (has_filtered)
 		profile_release(&filtered);
 	return err;
 }
@@ -736,6 +839,7 @@ static const struct opt report_opts[] = {
 	{ "top", 0, "N", "show the first N rows (default 20, 0 = all)", OPT_TOP },
 	{ "sort", 0, "KEY", "order rows by self or total (default self)", OPT_SORT },
 	{ "sample-type", 0, "TYPE", "sum this sample type: a name, or an index from 0 (default: the profile's)", OPT_SAMPLE_TYPE },
+	{ "group-by", 0, "LABEL", "rank the values of the sample label LABEL (pid, comm, thread, a pprof file's)", OPT_GROUP_BY },
 	{ "annotate", 0, "FUNCTION", "show FUNCTION's instructions with their share of the samples", OPT_ANNOTATE },
 	{ "folded-comm", 0, NULL, "folded input: the first frame of each stack is the process name", OPT_FOLDED_COMM },
 	{ "no-folded-comm", 0, NULL, "folded input: the first frame is a function, even in firn's own output", OPT_NO_FOLDED_COMM },

@@ -1,7 +1,9 @@
 # bash completion for firn. Commands, options and the values of options that take one of a fixed
 # set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
 # `firn help --values CMD`), so they never drift from its tables; --sample-type offers the types
-# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is).
+# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is), and
+# --group-by, --tag-focus and --tag-ignore its label keys (`firn help --labels FILE`; KEY= for the
+# tag filters).
 # Words from the binary (a profile's type names above all) are matched as plain strings, never
 # through `compgen -W`, which would expand $(...), backquotes and globs in them.
 
@@ -66,14 +68,20 @@ _firn()
 	-o|--output|--palette|--base|--new) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 	-p|--pid) _firn_reply "$cur" < <(ps -eo pid= 2>/dev/null | tr -d ' '); return ;;
 	--cgroup) _firn_reply "$cur" < <(_firn_cgroups); return ;;
-	--sample-type)
+	--sample-type|--group-by|--tag-focus|--tag-ignore)
 		local f=firn.pb.gz
 		for ((j = i + 1; j < ${#COMP_WORDS[@]}; j++)); do
 			case ${COMP_WORDS[j-1]} in -o|--output|--palette) continue ;; esac
 			[ "$j" -ne "$COMP_CWORD" ] && [[ ${COMP_WORDS[j]} != -* ]] && [ -f "${COMP_WORDS[j]}" ] &&
 				{ f=${COMP_WORDS[j]}; break; }
 		done
-		_firn_reply "$cur" < <(firn help --sample-types "$f" 2>/dev/null)
+		case $prev in
+		--sample-type) _firn_reply "$cur" < <(firn help --sample-types "$f" 2>/dev/null) ;;
+		--group-by) _firn_reply "$cur" < <(firn help --labels "$f" 2>/dev/null) ;;
+		*)	# KEY= and the regular expression typed after it
+			_firn_reply "$cur" < <(firn help --labels "$f" 2>/dev/null | sed 's/$/=/')
+			compopt -o nospace 2>/dev/null ;;
+		esac
 		return ;;
 	esac
 	vals=$(firn help --values "$cmd" 2>/dev/null |

@@ -1,7 +1,9 @@
 # fish completion for firn. Commands, options and the values of options that take one of a fixed
 # set come from the binary itself (`firn help --commands`, `firn help --options CMD`,
 # `firn help --values CMD`), so they never drift from its tables; --sample-type offers the types
-# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is).
+# of the profile on the line (`firn help --sample-types FILE`; firn.pb.gz when none is), and
+# --group-by, --tag-focus and --tag-ignore its label keys (`firn help --labels FILE`; KEY= for the
+# tag filters).
 function __firn_cmd
 	set -l words (commandline -opc)
 	for w in $words[2..-1]
@@ -59,8 +61,12 @@ end
 function __firn_after_sample_type
 	contains -- (commandline -opc)[-1] --sample-type
 end
-# The sample types of the first profile on the line (or of firn.pb.gz).
-function __firn_sample_types
+# True when the option before the cursor takes a label key (--group-by, KEY=REGEX).
+function __firn_after_label
+	contains -- (commandline -opc)[-1] --group-by --tag-focus --tag-ignore
+end
+# The first profile on the line (or firn.pb.gz).
+function __firn_profile
 	set -l words (commandline -opc)
 	set -l f firn.pb.gz
 	for i in (seq 3 (count $words))
@@ -70,7 +76,19 @@ function __firn_sample_types
 			break
 		end
 	end
-	firn help --sample-types $f 2>/dev/null
+	echo $f
+end
+# The sample types of the first profile on the line (or of firn.pb.gz).
+function __firn_sample_types
+	firn help --sample-types (__firn_profile) 2>/dev/null
+end
+# Its label keys: as they are after --group-by, KEY= after the tag filters.
+function __firn_labels
+	if contains -- (commandline -opc)[-1] --group-by
+		firn help --labels (__firn_profile) 2>/dev/null
+	else
+		firn help --labels (__firn_profile) 2>/dev/null | string replace -r '$' '='
+	end
 end
 # True where files are what comes next: an operand or a file option's value.
 function __firn_files
@@ -81,6 +99,7 @@ function __firn_files
 	__firn_after_pid; and return 1
 	__firn_after_cgroup; and return 1
 	__firn_after_sample_type; and return 1
+	__firn_after_label; and return 1
 	not string match -q -- '-*' (commandline -ct)
 end
 complete -c firn -f
@@ -93,5 +112,6 @@ complete -c firn -n 'test -n "$(__firn_cmd)"; and not __firn_after_dashdash >/de
 	-a '(__firn_options)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_pid' -a '(__fish_complete_pids)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_sample_type' -a '(__firn_sample_types)'
+complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_label' -a '(__firn_labels)'
 complete -c firn -n 'not __firn_after_dashdash >/dev/null; and __firn_after_cgroup' -a '(__firn_cgroups)'
 complete -c firn -n '__firn_files' -F

@@ -3,6 +3,8 @@
 #include "analyze/filter.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,9 +30,11 @@ void filter_init(struct filter *f)
 
 void filter_release(struct filter *f)
 {
-	for (int i = 0; i < FILTER_FIELDS; i++)
+	for (int i = 0; i < FILTER_FIELDS; i++) {
 		if (f->set[i])
 			regfree(&f->re[i]);
+		free(f->key[i]);
+	}
 	memset(f, 0, sizeof(*f));
 }
 
@@ -49,6 +53,52 @@ int filter_set(struct filter *f, enum filter_field field, const char *regex, cha
 		regfree(&f->re[field]);
 	f->re[field] = re;
 	f->set[field] = true;
+	return 0;
+}
+
+/* pprof's comma-separated alternatives "a,b" as one expression "(a)|(b)"; NULL: no memory. */
+static char *tag_alternatives(const char *re)
+{
+	size_t n = strlen(re), commas = 0;
+
+	for (size_t i = 0; i < n; i++)
+		commas += re[i] == ',';
+	char *out = malloc(n + 4 * commas + 3), *o = out;
+	if (!out)
+		return NULL;
+	*o++ = '(';
+	for (size_t i = 0; i < n; i++) {
+		if (re[i] == ',') {
+			memcpy(o, ")|(", 3);
+			o += 3;
+		} else {
+			*o++ = re[i];
+		}
+	}
+	*o++ = ')';
+	*o = 0;
+	return out;
+}
+
+int filter_set_tag(struct filter *f, enum filter_field field, const char *spec, char *why,
+		   size_t len)
+{
+	const char *eq = strchr(spec, '=');
+
+	if (!eq || eq == spec) {
+		if (why && len)
+			snprintf(why, len, "expected KEY=REGEX");
+		return -EINVAL;
+	}
+	char *key = strndup(spec, eq - spec), *re = tag_alternatives(eq + 1);
+	int err = key && re ? filter_set(f, field, re, why, len) : -ENOMEM;
+	free(re);
+	if (err) {
+		free(key);
+		return err;
+	}
+	free(f->key[field]);
+	f->key[field] = key;
 	return 0;
 }
 
@@ -129,12 +179,36 @@ static unsigned loc_bits(struct filter_walk *w, uint64_t id)
 	return w->bits[id] = b;
 }
 
-/* Whether sample s passes focus, ignore, module (over its frames) and thread (its label). */
+/* Whether s has a label of field's key whose value (a number as its decimal text) matches. */
+static bool tag_match(const struct filter *f, enum filter_field field, const struct profile *p,
+		      const struct profile_sample *s)
+{
+	char num[24];
+
+	for (uint32_t i = 0; i < s->nlabels; i++) {
+		const struct profile_label *l = &s->labels[i];
+		if (strcmp(profile_str(p, l->key), f->key[field]))
+			continue;
+		const char *v = profile_str(p, l->str);
+		if (!l->str)
+			snprintf(num, sizeof(num), "%" PRId64, l->num), v = num;
+		if (field_match(f, field, v))
+			return true;
+	}
+	return false;
+}
+
+/* Whether sample s passes focus, ignore, module (over its frames), thread and the tags (its
+ * labels). */
 static bool sample_passes(struct filter_walk *w, const struct profile_sample *s)
 {
 	const struct filter *f = w->f;
 	unsigned any = 0;
 
+	if (f->set[FILTER_TAG_FOCUS] && !tag_match(f, FILTER_TAG_FOCUS, w->src, s))
+		return false;
+	if (f->set[FILTER_TAG_IGNORE] && tag_match(f, FILTER_TAG_IGNORE, w->src, s))
+		return false;
 	if (f->set[FILTER_THREAD]) {
 		const char *t = profile_label_str(w->src, s, "thread");
 		if (!t || !field_match(f, FILTER_THREAD, t))

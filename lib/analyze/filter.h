@@ -1,5 +1,5 @@
 /* Stack filters with go tool pprof's meaning (report, diff and top's --focus, --ignore,
- * --show-from, --thread, --module) and one runtime's view of the stacks (--runtime). They make a
+ * --show-from, --thread, --module, --tag-focus, --tag-ignore) and one runtime's view of the stacks (--runtime). They make a
  * profile of their own from a profile's samples, once, before any writer reads it: tables,
  * folded stacks, SVG, JSON and pprof all see the same filtered stacks. */
 #ifndef FIRN_FILTER_H
@@ -25,12 +25,17 @@ enum filter_field {
 	FILTER_MODULE,    /* keep the samples with a frame whose module matches: its mapping's
 			   * base name as lib/analyze/hist names it ("[kernel.kallsyms]" for the
 			   * kernel's) */
+	FILTER_TAG_FOCUS, /* keep the samples with a label of the field's key whose value matches
+			   * (pprof's -tagfocus KEY=REGEX); a numeric label matches as its decimal
+			   * text; a sample without the key is dropped */
+	FILTER_TAG_IGNORE, /* drop the samples with such a label (pprof's -tagignore) */
 	FILTER_FIELDS
 };
 
 struct filter {
 	regex_t re[FILTER_FIELDS];
 	bool set[FILTER_FIELDS];
+	char *key[FILTER_FIELDS]; /* FILTER_TAG_*: the label's key; owned */
 	enum frame_runtime runtime; /* FRAME_NATIVE: none; else each sample keeps only this
 				     * runtime's frames (its innermost one gets the self value)
 				     * and a sample without any is dropped */
@@ -52,6 +57,14 @@ void filter_release(struct filter *f);
  * does not compile (why gets regerror's text, len bytes), or -ENOMEM. */
 int filter_set(struct filter *f, enum filter_field field, const char *regex, char *why,
 	       size_t len);
+
+/* Sets a tag field (FILTER_TAG_FOCUS or FILTER_TAG_IGNORE) from spec "KEY=REGEX" as pprof's
+ * -tagfocus reads it: split at the first '=', REGEX a comma-separated list of expressions of
+ * which any may match (replacing an earlier one). Returns 0, -EINVAL when spec has no '=' or an
+ * empty key (why gets "expected KEY=REGEX") or REGEX does not compile (regerror's text), or
+ * -ENOMEM. */
+int filter_set_tag(struct filter *f, enum filter_field field, const char *spec, char *why,
+		   size_t len);
 
 /* Whether f drops or changes anything. */
 bool filter_active(const struct filter *f);

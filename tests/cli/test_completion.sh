@@ -128,6 +128,20 @@ for sh in $shells; do
 		"$(comp $sh firn diff types.pb.gz firn.pb.gz --sample-type "")"
 done
 
+# --group-by offers the label keys of the profile on the line (`firn help --labels FILE`), and
+# --tag-focus/--tag-ignore each key followed by '=' (the regular expression comes after it)
+python3 "$ROOT/tests/fixtures/labels_pprof.py" labels.pb.gz --threads --routes
+keys=$(printf 'pid\ncomm\nthread\nhttp_route')
+want "firn help --labels FILE lists its label keys" "$keys" "$("$FIRN" help --labels labels.pb.gz | sort -u)"
+for sh in $shells; do
+	want "$sh: report FILE --group-by <TAB> offers FILE's label keys" "$keys" \
+		"$(comp $sh firn report labels.pb.gz --group-by "")"
+	want "$sh: diff BASE NEW --tag-focus <TAB> offers KEY=" "$(printf '%s=\n' $keys)" \
+		"$(comp $sh firn diff labels.pb.gz labels.pb.gz --tag-focus "")"
+	want "$sh: top --tag-ignore <TAB> offers firn.pb.gz's keys, KEY=" "$(printf '%s=\n' pid comm)" \
+		"$(comp $sh firn top --tag-ignore "")"
+done
+
 # a profile's type names are data, never shell code: TAB after --sample-type in a folder holding
 # a hostile firn.pb.gz offers its names as they are and runs nothing ($(...), backquotes, globs)
 mkdir -p "$TMP/hostile" && cd "$TMP/hostile" || exit 1

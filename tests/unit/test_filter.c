@@ -233,6 +233,62 @@ static void test_thread_module(void **state)
 	profile_release(&fx.p);
 }
 
+/* Filters fx's profile with the tag field set to spec; checks the stacks and the kept count. */
+static void expect_tag(struct fixture *fx, enum filter_field field, const char *spec,
+		       const char *want, int64_t kept)
+{
+	struct filter f;
+	struct filter_stats st;
+	struct profile out;
+	char why[64];
+
+	filter_init(&f);
+	assert_int_equal(filter_set_tag(&f, field, spec, why, sizeof(why)), 0);
+	assert_true(filter_active(&f));
+	assert_int_equal(profile_init(&out), 0);
+	assert_int_equal(filter_profile(&out, &fx->p, NULL, 0, &f, 0, &st), 0);
+	char *got = stacks(&out);
+	assert_string_equal(got, want);
+	assert_int_equal(st.kept, kept);
+	free(got);
+	profile_release(&out);
+	filter_release(&f);
+}
+
+/* --tag-focus and --tag-ignore KEY=REGEX: pprof's -tagfocus/-tagignore over string labels (the
+ * thread label here), commas as alternatives, a sample without the key dropped by focus and kept
+ * by ignore, a numeric label matched as its decimal text, and the bad specs. */
+static void test_tags(void **state)
+{
+	struct fixture fx;
+	struct filter f;
+	char why[64];
+
+	(void)state;
+	standard(&fx);
+	add(&fx, "main;idle", 100, NULL);
+	struct profile_label pid = { (uint32_t)profile_intern(&fx.p, "pid"), 0, 4242, 0 };
+	uint64_t loc = frame_loc(&fx, "numbered");
+	int64_t v = 5;
+	assert_int_equal(profile_add_sample(&fx.p, &loc, 1, &v, &pid, 1), 0);
+	expect_tag(&fx, FILTER_TAG_FOCUS, "thread=^worker-1$",
+		   "main;parse;alloc;malloc 10\nmain;parse;lex 30", 40);
+	expect_tag(&fx, FILTER_TAG_FOCUS, "thread=-2$,^main",
+		   "main;render;alloc;malloc 20\nmain;render;draw;sys_write 40", 60);
+	expect_tag(&fx, FILTER_TAG_IGNORE, "thread=worker",
+		   "main;idle 100\nmain;render;draw;sys_write 40\nnumbered 5", 145);
+	expect_tag(&fx, FILTER_TAG_FOCUS, "pid=^4242$", "numbered 5", 5);
+	expect_tag(&fx, FILTER_TAG_FOCUS, "thread=a=b", "", 0); /* the key ends at the first = */
+	filter_init(&f);
+	assert_int_equal(filter_set_tag(&f, FILTER_TAG_FOCUS, "thread", why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "expected KEY=REGEX");
+	assert_int_equal(filter_set_tag(&f, FILTER_TAG_FOCUS, "=x", why, sizeof(why)), -EINVAL);
+	assert_int_equal(filter_set_tag(&f, FILTER_TAG_IGNORE, "k=a[", why, sizeof(why)), -EINVAL);
+	assert_false(filter_active(&f));
+	filter_release(&f);
+	profile_release(&fx.p);
+}
+
 /* --runtime: only the runtime's frames, self at the innermost; the rest counted apart. */
 static void test_runtime(void **state)
 {
@@ -306,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_show_from),
 		cmocka_unit_test(test_show_from_inline),
 		cmocka_unit_test(test_thread_module),
+		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_runtime),
 		cmocka_unit_test(test_bad_regex),
 		cmocka_unit_test(test_samples_and_apply),

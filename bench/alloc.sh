@@ -5,7 +5,9 @@
 # library's own cost per call), under firn record -e alloc at the default rate (512 KiB) and at
 # --alloc-rate 4096, under heaptrack (Debian's 1.4: every call written out), and with empty
 # uprobes on libc's malloc, calloc, realloc and free (bpftrace: the floor of a uprobe-per-call
-# design, bcc's memleak, which cannot be built here; a hundredth of the rounds: a trap a call). Reports the loop's time, its ns per round
+# design, bcc's memleak, which cannot be built here; a hundredth of the rounds: a trap a call),
+# and firn's own uprobe mode (--alloc-mode uprobe, the default for -p/-a processes without the
+# library: entry and return probes, the Poisson rule in BPF; a hundredth of the rounds too). Reports the loop's time, its ns per round
 # and the slowdown against the bare run of the same repetition; a note derives the cost at
 # 100 MB/s of allocation. Prints result lines (see bench/bench_lib.sh). REPS (default 3),
 # QUICK=1: 1 rep of fewer rounds. Needs root, heaptrack and bpftrace (make deps-bench).
@@ -26,7 +28,8 @@ ROUNDS=${ROUNDS:-20000000}
 LOOP=$ROOT/$BUILD/bench/allocloop
 LIB=$ROOT/$BUILD/libfirn-alloc.so
 LIBC=$(ldd /bin/true | awk '/libc.so/ { print $3 }')
-CASES=(none preload "firn -e alloc" "firn -e alloc --alloc-rate 4096" heaptrack uprobes)
+CASES=(none preload "firn -e alloc" "firn -e alloc --alloc-rate 4096" "firn -e alloc --alloc-mode uprobe"
+	heaptrack uprobes)
 UPROBES="uprobe:$LIBC:malloc {} uprobe:$LIBC:calloc {} uprobe:$LIBC:realloc {} uprobe:$LIBC:free {}"
 
 # build_loop: the workload (gcc -O2, frame pointers: the sampled stacks walk into it).
@@ -40,12 +43,20 @@ build_loop() {
 # field FILE NAME: a field of allocloop's result line.
 field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$1" | tail -1; }
 
+# rounds_of CASE: the workload's rounds in a case: a hundredth where every call traps.
+rounds_of() {
+	case $1 in
+	*uprobe*) echo $((ROUNDS / 100)) ;;
+	*) echo "$ROUNDS" ;;
+	esac
+}
+
 # command_of CASE: the command line of a case (the workload last).
 command_of() {
 	case $1 in
 	none) echo "$LOOP $ROUNDS" ;;
 	preload) echo "env LD_PRELOAD=$LIB $LOOP $ROUNDS" ;;
-	firn*) echo "$FIRN record ${1#firn } -o $W/out.pb.gz -- $LOOP $ROUNDS" ;;
+	firn*) echo "$FIRN record ${1#firn } -o $W/out.pb.gz -- $LOOP $(rounds_of "$1")" ;;
 	heaptrack) echo "heaptrack -o $W/heaptrack $LOOP $ROUNDS" ;;
 	uprobes) echo "bpftrace -e '$UPROBES' -c '$LOOP $((ROUNDS / 100))'" ;;
 	esac
@@ -154,4 +165,4 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			emit S "$B" "$c" "${c%% *}" "slowdown x" "$(awk -v a="${got[$c]}" -v b="${got[none]}" 'BEGIN { printf "%.3f", a / b }')" x
 	done
 done
-emit N "$B" "allocloop ($BUILD/bench/allocloop, bench/allocloop.c) makes 2.375 calls of the malloc family per round (malloc+free, and calloc+realloc+free every 8th) of 440 bytes on average per allocation; 'ns/round' is its own loop's time per round (the tool's start-up and end are not in it), ('uprobes' runs a hundredth of the rounds: a trap a call), 'slowdown x' pairs each run with the bare run of the same repetition. At full speed the loop allocates several GB/s: the cost at 100 MB/s of allocation is (ns/round − bare) × the rounds of 100 MB (100e6 / 550 bytes per round ≈ 182,000 a second)."
+emit N "$B" "allocloop ($BUILD/bench/allocloop, bench/allocloop.c) makes 2.375 calls of the malloc family per round (malloc+free, and calloc+realloc+free every 8th) of 440 bytes on average per allocation; 'ns/round' is its own loop's time per round (the tool's start-up and end are not in it), ('uprobes' and '--alloc-mode uprobe' run a hundredth of the rounds: a trap a call; ns/call = (ns/round − bare) / 2.375), 'slowdown x' pairs each run with the bare run of the same repetition. At full speed the loop allocates several GB/s: the cost at 100 MB/s of allocation is (ns/round − bare) × the rounds of 100 MB (100e6 / 550 bytes per round ≈ 182,000 a second)."

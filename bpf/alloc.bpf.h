@@ -86,16 +86,12 @@ static __always_inline void alloc_inuse(struct firn_key *key, __u64 bytes, __u64
 	count_stacks(key, NULL, NULL, bytes, &alloc_stats, FIRN_ALLOC_LOST, FIRN_ALLOC_LOST);
 }
 
-/* Follows a sampled allocation (its key's stack stored) to its free: remembered in alloc_live,
- * added to the inuse counts; a full map is counted. */
-static __always_inline void alloc_follow(struct pt_regs *ctx, struct firn_key *key, __u64 bytes,
+/* Follows a sampled allocation at ptr (its key's stack stored) to its free: remembered in
+ * alloc_live, added to the inuse counts; a full map is counted. */
+static __always_inline void alloc_follow(struct firn_key *key, __u64 ptr, __u64 bytes,
 					 __u64 objects)
 {
-	long ptr = 0;
-
-	if (bpf_usdt_arg(ctx, 0, &ptr))
-		return;
-	struct firn_alloc_ptr k = { .pid = key->pid, .ptr = (__u64)ptr };
+	struct firn_alloc_ptr k = { .pid = key->pid, .ptr = ptr };
 	struct firn_alloc_live v = { .ustack = key->ustack, .bytes = bytes, .objects = objects,
 				     .tid = key->tid };
 	if (bpf_map_update_elem(&alloc_live, &k, &v, BPF_NOEXIST)) {
@@ -107,37 +103,65 @@ static __always_inline void alloc_follow(struct pt_regs *ctx, struct firn_key *k
 	alloc_inuse(key, bytes, objects);
 }
 
-/* The alloc probe: the allocating stack counted under alloc_objects and alloc_space. */
-static __always_inline int alloc_sampled(struct pt_regs *ctx)
+/* A sampled allocation of size bytes at ptr standing for weight bytes (the USDT probe's or the
+ * uprobes' of a target): the allocating stack counted under alloc_objects and alloc_space. */
+static __always_inline void alloc_count(struct pt_regs *ctx, __u64 ptr, __u64 size, __u64 weight)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct firn_stack *user, *kernel;
-	long size = 0, weight = 0;
 
-	if (!is_target(pid) || bpf_usdt_arg(ctx, 1, &size) || bpf_usdt_arg(ctx, 2, &weight))
-		return 0;
 	count_alloc(FIRN_ALLOC_SAMPLED, 1);
-	count_alloc(FIRN_ALLOC_BYTES, (__u64)weight);
+	count_alloc(FIRN_ALLOC_BYTES, weight);
 	struct task_struct *task = bpf_get_current_task_btf();
 	announce(pid);
 	note_comm(tid, task);
 	take_stacks(ctx, true, pid, task, &user, &kernel);
 	struct firn_key key = { .pid = pid, .tid = tid, .event = FIRN_EVENT_ALLOC_OBJECTS,
 				.ustack = python_big_id() };
-	__u64 objs = size > 0 ? ((__u64)weight + (__u64)size / 2) / (__u64)size : 1;
+	__u64 objs = size ? (weight + size / 2) / size : 1;
 	if (!count_stacks(&key, user, NULL, objs ? objs : 1, &alloc_stats, FIRN_ALLOC_LOST,
 			  FIRN_ALLOC_LOST))
-		return 0;
+		return;
 	key.event = FIRN_EVENT_ALLOC_SPACE; /* the same stack, stored already */
-	if (count_stacks(&key, user, NULL, (__u64)weight, &alloc_stats, FIRN_ALLOC_LOST,
-			 FIRN_ALLOC_LOST))
-		alloc_follow(ctx, &key, (__u64)weight, objs ? objs : 1);
+	if (count_stacks(&key, user, NULL, weight, &alloc_stats, FIRN_ALLOC_LOST, FIRN_ALLOC_LOST))
+		alloc_follow(&key, ptr, weight, objs ? objs : 1);
+}
+
+/* The alloc probe (otel_memory:alloc(ptr, size, weighted_bytes)) of a target. */
+static __always_inline int alloc_sampled(struct pt_regs *ctx)
+{
+	long ptr = 0, size = 0, weight = 0;
+
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || bpf_usdt_arg(ctx, 0, &ptr) ||
+	    bpf_usdt_arg(ctx, 1, &size) || bpf_usdt_arg(ctx, 2, &weight))
+		return 0;
+	alloc_count(ctx, (__u64)ptr, (__u64)size, (__u64)weight);
 	return 0;
 }
 
-/* The free probe: a sampled pointer freed; a followed one is taken off the inuse counts of its
- * allocation's stack and forgotten. */
+/* A free of ptr by process pid (a target): a followed one is taken off the inuse counts of its
+ * allocation's stack and forgotten; any other is counted as untracked if count_untracked. */
+static __always_inline void alloc_free_ptr(__u32 pid, __u64 ptr, bool count_untracked)
+{
+	struct firn_alloc_ptr k = { .pid = pid, .ptr = ptr };
+	struct firn_alloc_live *v = bpf_map_lookup_elem(&alloc_live, &k);
+
+	if (!v) {
+		if (count_untracked)
+			count_alloc(FIRN_ALLOC_UNTRACKED, 1);
+		return;
+	}
+	struct firn_key key = { .pid = pid, .tid = v->tid, .ustack = v->ustack };
+	__u64 bytes = v->bytes, objects = v->objects;
+	if (bpf_map_delete_elem(&alloc_live, &k)) /* a racing free of the same pointer took it */
+		return;
+	count_alloc(FIRN_ALLOC_FREED, 1);
+	count_alloc(FIRN_ALLOC_FREED_BYTES, bytes);
+	alloc_inuse(&key, -bytes, -objects);
+}
+
+/* The free probe: a sampled pointer freed. */
 static __always_inline int alloc_freed(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
@@ -146,19 +170,7 @@ static __always_inline int alloc_freed(struct pt_regs *ctx)
 	if (!is_target(pid) || bpf_usdt_arg(ctx, 0, &ptr))
 		return 0;
 	count_alloc(FIRN_ALLOC_FREES, 1);
-	struct firn_alloc_ptr k = { .pid = pid, .ptr = (__u64)ptr };
-	struct firn_alloc_live *v = bpf_map_lookup_elem(&alloc_live, &k);
-	if (!v) {
-		count_alloc(FIRN_ALLOC_UNTRACKED, 1);
-		return 0;
-	}
-	struct firn_key key = { .pid = pid, .tid = v->tid, .ustack = v->ustack };
-	__u64 bytes = v->bytes, objects = v->objects;
-	if (bpf_map_delete_elem(&alloc_live, &k)) /* a racing free of the same pointer took it */
-		return 0;
-	count_alloc(FIRN_ALLOC_FREED, 1);
-	count_alloc(FIRN_ALLOC_FREED_BYTES, bytes);
-	alloc_inuse(&key, -bytes, -objects);
+	alloc_free_ptr(pid, (__u64)ptr, true);
 	return 0;
 }
 
@@ -172,6 +184,153 @@ static __always_inline bool alloc_hit(struct pt_regs *ctx, __u32 cookie)
 	else
 		return false;
 	return true;
+}
+
+/* ---- uprobe mode: the malloc family's own functions, sampled here ----
+ * Uprobes on entry see (size); the uretprobe on return sees the pointer. The Poisson rule runs
+ * in BPF: a per-thread countdown of bytes (alloc_left), an exponential draw of mean alloc_rate
+ * when it runs out, and the weight S / (1 - e^(-S/R)), in integers (bpf/alloc_int.h).
+ * An unsampled call costs its traps, a hash lookup and an update; a sampled one is held in
+ * alloc_pending by thread until its return, then counted as the USDT alloc probe's. */
+const volatile __u64 alloc_rate = 524288; /* --alloc-rate: mean bytes between samples */
+
+#include "alloc_int.h"
+
+#define FIRN_ALLOC_THREADS 16384 /* threads with a countdown (LRU: ended ones make room) */
+
+/* A sampled call in progress (alloc_pending's value, by thread). */
+struct firn_alloc_call {
+	__u64 size, weight;
+	__u64 memptr; /* posix_memalign: where the pointer is written (0: the return value) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FIRN_ALLOC_THREADS);
+	__type(key, __u32);
+	__type(value, __s64);
+} alloc_left SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct firn_alloc_call);
+} alloc_pending SEC(".maps");
+
+/* Bytes to the next sample: an exponential draw of mean alloc_rate (bpf/alloc_int.h). */
+static __always_inline __s64 alloc_gap(void)
+{
+	return (__s64)alloc_int_gap(bpf_get_prandom_u32(), alloc_rate);
+}
+
+/* The weight of a sampled allocation of size bytes at alloc_rate (bpf/alloc_int.h). */
+static __always_inline __u64 alloc_weight(__u64 size)
+{
+	return alloc_int_weight(size, alloc_rate);
+}
+
+/* An allocation of size bytes begins in a target (memptr: posix_memalign's out pointer, else
+ * 0): the thread's countdown runs down by size; when it runs out the call is sampled, held in
+ * alloc_pending with its weight until its return (alloc_ret), and a new countdown drawn. */
+static __always_inline void alloc_enter(__u64 size, __u64 memptr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (!size || !is_target(id >> 32))
+		return;
+	__s64 *left = bpf_map_lookup_elem(&alloc_left, &tid);
+	__s64 rest = (left ? *left : alloc_gap()) - (__s64)size;
+	bool sampled = rest <= 0;
+	if (sampled)
+		rest = alloc_gap(); /* memoryless: from the end of this allocation */
+	if (left)
+		*left = rest;
+	else
+		bpf_map_update_elem(&alloc_left, &tid, &rest, BPF_ANY);
+	if (!sampled)
+		return;
+	struct firn_alloc_call c = { .size = size, .weight = alloc_weight(size), .memptr = memptr };
+	bpf_map_update_elem(&alloc_pending, &tid, &c, BPF_ANY);
+}
+
+/* malloc(size), valloc(size), pvalloc(size). */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_malloc, __u64 size)
+{
+	alloc_enter(size, 0);
+	return 0;
+}
+
+/* calloc(n, size). */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_calloc, __u64 n, __u64 size)
+{
+	alloc_enter(n * size, 0);
+	return 0;
+}
+
+/* memalign(align, size) (aligned_alloc: its alias in glibc). */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_memalign, __u64 align, __u64 size)
+{
+	alloc_enter(size, 0);
+	return 0;
+}
+
+/* posix_memalign(memptr, align, size): the pointer is read from *memptr at the return. */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_posix_memalign, __u64 memptr, __u64 align, __u64 size)
+{
+	alloc_enter(size, memptr);
+	return 0;
+}
+
+/* realloc(ptr, size): a free of ptr and an allocation of size. glibc's realloc(NULL, n) calls
+ * malloc and realloc(p, 0) free, whose own probes count them. */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_realloc, __u64 ptr, __u64 size)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!ptr || !size || !is_target(pid))
+		return 0;
+	alloc_free_ptr(pid, ptr, false);
+	alloc_enter(size, 0);
+	return 0;
+}
+
+/* free(ptr): a followed pointer is taken off the live heap. Frees of pointers not sampled are
+ * most frees here, so they are not counted as untracked (nor a double free told apart). */
+SEC("?uprobe")
+int BPF_KPROBE(alloc_free, __u64 ptr)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (ptr && is_target(pid))
+		alloc_free_ptr(pid, ptr, false);
+	return 0;
+}
+
+/* The return of an allocating function: a sampled call's pointer, counted as the USDT alloc
+ * probe's (a failed allocation is not). */
+SEC("?uretprobe")
+int BPF_KRETPROBE(alloc_ret, __u64 ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct firn_alloc_call *p = bpf_map_lookup_elem(&alloc_pending, &tid);
+
+	if (!p)
+		return 0;
+	struct firn_alloc_call c = *p;
+	__u64 ptr = ret;
+	bpf_map_delete_elem(&alloc_pending, &tid);
+	if (c.memptr && (ret || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c.memptr)))
+		return 0;
+	if (ptr)
+		alloc_count(ctx, ptr, c.size, c.weight);
+	return 0;
 }
 #endif
 

@@ -131,6 +131,7 @@ static const struct value_set value_sets[] = {
 	{ "event", NULL, NULL, event_values, event_help },
 	{ "format", "pprof folded", NULL },
 	{ "call-graph", "auto dwarf fp", NULL },
+	{ "alloc-mode", "auto preload uprobe", NULL },
 	{ "sort", "self total", NULL },
 	{ "by", "function module line", NULL },
 	{ "color-by", "self total", NULL },

@@ -147,6 +147,7 @@ static int add_event(struct target *t, const struct cmd *cmd, const char *arg)
 enum {
 	OPT_CALL_GRAPH = TARGET_OPT_FIRST, OPT_UNWIND_MEMORY, OPT_NO_KERNEL, OPT_AS_ROOT,
 	OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_OFF_CPU_RUNNABLE, OPT_ALLOC_RATE, OPT_ALLOC_LIVE,
+	OPT_ALLOC_MODE,
 };
 
 const struct opt target_opts[] = {
@@ -163,8 +164,26 @@ const struct opt target_opts[] = {
 	{ "off-cpu-runnable", 0, NULL, "off-cpu: count time preempted while runnable too (run-queue waits)", OPT_OFF_CPU_RUNNABLE },
 	{ "alloc-rate", 0, "BYTES", "alloc: sample one allocation per this many bytes on average (default 524288)", OPT_ALLOC_RATE },
 	{ "alloc-live", 0, "N", "alloc: sampled allocations followed to their free at a time, all processes (default 65536)", OPT_ALLOC_LIVE },
+	{ "alloc-mode", 0, "MODE", "alloc: preload (firn's library in a command), uprobe (the malloc family's uprobes) or auto (default: preload for a command, uprobes for other processes)", OPT_ALLOC_MODE },
 	OPT_END,
 };
+
+/* Parses an --alloc-mode value (auto, preload, uprobe) into *mode; prints a usage error (2). */
+static int parse_alloc_mode(const struct cmd *cmd, const char *arg, enum recorder_alloc_mode *mode)
+{
+	static const struct { const char *name; enum recorder_alloc_mode mode; } modes[] = {
+		{ "auto", RECORDER_ALLOC_AUTO }, { "preload", RECORDER_ALLOC_PRELOAD },
+		{ "uprobe", RECORDER_ALLOC_UPROBE },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(arg, modes[i].name)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	}
+	return usage_error(cmd, "invalid value '%s' for --alloc-mode (auto, preload, uprobe)", arg);
+}
 
 int target_option(struct target *t, const struct cmd *cmd, int id, const char *arg)
 {
@@ -195,9 +214,13 @@ int target_option(struct target *t, const struct cmd *cmd, int id, const char *a
 		return opt_long(cmd, "alloc-rate", arg, 1, 1L << 40, &t->alloc_rate);
 	case OPT_ALLOC_LIVE:
 		return opt_long(cmd, "alloc-live", arg, 1, 1L << 24, &t->alloc_live);
+	case OPT_ALLOC_MODE:
+		return parse_alloc_mode(cmd, arg, &t->alloc_mode);
 	}
 	return 2;
 }
+
+static bool alloc_recorded(const struct target *t);
 
 void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 {
@@ -215,7 +238,8 @@ void target_recorder_opts(const struct target *t, struct recorder_opts *ro)
 	ro->off_cpu_min_ns = t->off_cpu_min_us > 0 ? (uint64_t)t->off_cpu_min_us * 1000 : 0;
 	ro->off_cpu_rate = t->off_cpu_rate > 0 ? t->off_cpu_rate : 1;
 	ro->alloc_lib = t->alloc_lib;
-	ro->alloc_rate = t->alloc_lib ? t->alloc_rate : 0;
+	ro->alloc_rate = alloc_recorded(t) ? t->alloc_rate : 0;
+	ro->alloc_mode = t->alloc_mode;
 	ro->alloc_live = (uint32_t)t->alloc_live;
 }
 
@@ -255,9 +279,11 @@ int target_setup_alloc(struct target *t, bool command)
 
 	if (!alloc_recorded(t))
 		return 0;
-	if (!(t->alloc_lib = target_find_lib("libfirn-alloc.so")))
+	t->alloc_lib = target_find_lib("libfirn-alloc.so");
+	if (!t->alloc_lib && (t->alloc_mode == RECORDER_ALLOC_PRELOAD || (command &&
+			      t->alloc_mode == RECORDER_ALLOC_AUTO)))
 		return error("-e alloc: no libfirn-alloc.so next to firn or in ../lib/firn/");
-	if (!command)
+	if (!command || t->alloc_mode == RECORDER_ALLOC_UPROBE)
 		return 0;
 	snprintf(rate, sizeof(rate), "%ld", t->alloc_rate);
 	if (asprintf(&v, "%s%s%s", t->alloc_lib, pre && *pre ? " " : "", pre ? pre : "") < 0)

@@ -53,6 +53,7 @@ struct target {
 	long alloc_rate;     /* --alloc-rate: -e alloc's mean bytes between samples */
 	long alloc_live;     /* --alloc-live: sampled allocations followed at a time (0: default) */
 	char *alloc_lib;     /* libfirn-alloc.so with -e alloc (target_setup_alloc), owned */
+	enum recorder_alloc_mode alloc_mode; /* --alloc-mode */
 };
 
 /* A target with the defaults of the options (cpu-clock at 99 Hz, call graph auto, 32 MB of
@@ -65,7 +66,7 @@ struct target {
 /* The options record and top share, as one group of both commands' tables (so --help,
  * completions and the man page checks come from one place): -a, -p, -e, -F, --call-graph,
  * --unwind-memory, --no-kernel, --as-root, --off-cpu-min, --off-cpu-rate, --off-cpu-runnable,
- * --alloc-rate, --alloc-live. A command's own options use other short names and
+ * --alloc-rate, --alloc-live, --alloc-mode. A command's own options use other short names and
  * ids below TARGET_OPT_FIRST. */
 #define TARGET_OPT_FIRST 0x1000
 extern const struct opt target_opts[];
@@ -85,8 +86,9 @@ int target_start_recording(struct target *t, struct recorder *rec, char **argv);
 char *target_find_lib(const char *name);
 
 /* -e alloc: finds libfirn-alloc.so (t->alloc_lib) and, for a command, preloads it (before what
- * LD_PRELOAD names already) with --alloc-rate in FIRN_ALLOC_RATE; -p and -a processes must
- * have been started with it. 0 (also without -e alloc), or prints the error and returns 1. */
+ * LD_PRELOAD names already) with --alloc-rate in FIRN_ALLOC_RATE; -p and -a processes started
+ * with it use its probes, others (and all with --alloc-mode uprobe) uprobes: the library is
+ * not needed then. 0 (also without -e alloc), or prints the error and returns 1. */
 int target_setup_alloc(struct target *t, bool command);
 
 /* The --off-cpu-* options ask for -e off-cpu: 0, or prints "--off-cpu-min needs -e off-cpu"

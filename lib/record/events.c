@@ -560,29 +560,143 @@ static int alloc_watch(struct events *ev, const struct event_desc *d)
 	return 0;
 }
 
-/* -e alloc: the otel_memory probes of libfirn-alloc.so (o->alloc_lib) wherever its file is
- * mapped (the command preloads it; -p and -a processes started with it in LD_PRELOAD), alloc
- * and free each under its cookie (bpf/alloc.bpf.h routes them). */
-static int attach_alloc(struct events *ev)
+/* -e alloc's uprobes: the malloc family's functions and the programs they run (bpf/alloc.bpf.h),
+ * an allocating one's return alloc_ret too. memalign stands for aligned_alloc (its alias in
+ * glibc: one address, one probe); glibc's reallocarray calls realloc. needed: the file is no
+ * allocator without it. */
+static const struct alloc_func {
+	const char *func, *prog;
+	bool ret, needed;
+} alloc_funcs[] = {
+	{ "malloc", "alloc_malloc", true, true }, { "free", "alloc_free", false, true },
+	{ "calloc", "alloc_calloc", true, true }, { "realloc", "alloc_realloc", true, true },
+	{ "memalign", "alloc_memalign", true, false },
+	{ "posix_memalign", "alloc_posix_memalign", true, false },
+	{ "valloc", "alloc_malloc", true, false }, { "pvalloc", "alloc_malloc", true, false },
+};
+static const char *const alloc_progs[] = {
+	"alloc_malloc", "alloc_free", "alloc_calloc", "alloc_realloc", "alloc_memalign",
+	"alloc_posix_memalign", "alloc_ret",
+};
+
+/* Whether -e alloc attaches uprobes: always in uprobe mode; in auto mode where firn started no
+ * command (-p processes without the library, -a, --cgroup). */
+static bool alloc_uprobes(const struct recorder_opts *o)
+{
+	return o->alloc_mode == RECORDER_ALLOC_UPROBE ||
+	       (o->alloc_mode == RECORDER_ALLOC_AUTO && (o->all || o->npids));
+}
+
+/* Attaches the malloc family's uprobes in the allocator file at path for pid (-1: every
+ * process mapping it); a function the file lacks is skipped unless needed. 0 or -errno. */
+static int attach_alloc_uprobes(struct events *ev, pid_t pid, const char *path)
+{
+	for (size_t i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
+		const struct alloc_func *f = &alloc_funcs[i];
+		int err = sample_source_attach_uprobe(ev->ss, f->prog, pid, path, f->func, false);
+		if (!err && f->ret)
+			err = sample_source_attach_uprobe(ev->ss, "alloc_ret", pid, path, f->func, true);
+		if (err && (f->needed || err != -ENOENT))
+			return fail(ev, err, "-e alloc: cannot attach a uprobe to %s in '%s': %s",
+				    f->func, path, strerror(-err));
+	}
+	diag(DIAG_INFO, "-e alloc: uprobes on the malloc family in '%s' (%s %d)", path,
+	     pid < 0 ? "every process, firn is" : "process", pid < 0 ? (int)getpid() : (int)pid);
+	return 0;
+}
+
+/* -a, --cgroup in uprobe mode: the uprobes in each libc file mapped now (a container's own
+ * too), for every process mapping it (the BPF side keeps the targets). 0 or -errno. */
+static int attach_alloc_copies(struct events *ev)
+{
+	struct stat ids[64];
+	size_t n = 0;
+	char path[PATH_MAX];
+	int err = 0;
+	DIR *d = opendir("/proc");
+
+	for (struct dirent *de; d && !err && (de = readdir(d));) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() ||
+		    mapped_file(pid, "libc.so.6", path, sizeof(path)) || seen_file(path, ids, &n, 64))
+			continue;
+		err = attach_alloc_uprobes(ev, -1, path);
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
+/* The otel_memory probes of libfirn-alloc.so in the file at path, for pid (-1: wherever the
+ * file is mapped), alloc and free each under its cookie (bpf/alloc.bpf.h routes them). */
+static int attach_alloc_usdt(struct events *ev, pid_t pid, const char *path)
 {
 	static const struct { const char *name; uint32_t cookie; } probes[] = {
 		{ "alloc", FIRN_EVENT_ALLOC_OBJECTS }, { "free", FIRN_EVENT_ALLOC_FREE },
 	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		int err = sample_source_attach_usdt(ev->ss, pid, path, "otel_memory",
+						    probes[i].name, probes[i].cookie);
+		if (err)
+			return fail(ev, err, "cannot attach to otel_memory:%s in '%s': %s",
+				    probes[i].name, path, strerror(-err));
+	}
+	return 0;
+}
+
+/* -p in uprobe or auto mode: each process's own library's probes when it maps
+ * libfirn-alloc.so (auto), else uprobes on its libc. 0 or -errno. */
+static int attach_alloc_pids(struct events *ev)
+{
+	char path[PATH_MAX];
+
+	for (int i = 0; i < ev->o->npids; i++) {
+		pid_t pid = ev->o->pids[i];
+		int err;
+		if (ev->o->alloc_mode == RECORDER_ALLOC_AUTO &&
+		    !mapped_file(pid, "libfirn-alloc.so", path, sizeof(path)))
+			err = attach_alloc_usdt(ev, pid, path);
+		else if (mapped_file(pid, "libc.so.6", path, sizeof(path)))
+			err = fail(ev, -ENOENT, "-e alloc: process %d maps no libc.so.6 (a static "
+				   "program?)", (int)pid);
+		else
+			err = attach_alloc_uprobes(ev, pid, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* -e alloc in uprobe mode for a command: the uprobes in the libc firn maps (the host's), for
+ * every process mapping it; the BPF side keeps the command's. 0 or -errno. */
+static int attach_alloc_command(struct events *ev)
+{
+	char path[PATH_MAX];
+
+	if (mapped_file(getpid(), "libc.so.6", path, sizeof(path)))
+		return fail(ev, -ENOENT, "-e alloc: no libc.so.6 mapped by firn to attach to");
+	return attach_alloc_uprobes(ev, -1, path);
+}
+
+/* -e alloc: the otel_memory probes of libfirn-alloc.so (o->alloc_lib) wherever its file is
+ * mapped (the command preloads it; -p and -a processes started with it in LD_PRELOAD), or the
+ * malloc family's uprobes (alloc_uprobes: -p processes without the library, -a). */
+static int attach_alloc(struct events *ev)
+{
 	const struct event_desc *d = event_find("alloc", NULL);
 	const struct recorder_opts *o = ev->o;
 
 	if (!d || !event_recorded(d, o->events, o->nevents, o->cuda_lib != NULL))
 		return 0;
+	if (alloc_uprobes(o))
+		return o->npids ? attach_alloc_pids(ev) : o->all ? attach_alloc_copies(ev)
+			       : attach_alloc_command(ev);
 	if (!o->alloc_lib)
 		return fail(ev, -ENOENT, "-e alloc: no allocation sampler library (libfirn-alloc.so)");
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		int err = sample_source_attach_usdt(ev->ss, -1, o->alloc_lib, "otel_memory",
-						    probes[i].name, probes[i].cookie);
-		if (err)
-			return fail(ev, err, "cannot attach to otel_memory:%s in '%s': %s",
-				    probes[i].name, o->alloc_lib, strerror(-err));
-	}
-	return alloc_watch(ev, d);
+	int err = attach_alloc_usdt(ev, -1, o->alloc_lib);
+	return err ? err : alloc_watch(ev, d);
 }
 
 /* The BPF counters of the recorded events that name theirs, into so->counters (one a row). */
@@ -612,6 +726,12 @@ int events_sampler_opts(const struct recorder_opts *o, struct sampler_opts *so)
 	so->cuda = progs & EVENT_PROG_CUDA;
 	so->off_cpu = progs & EVENT_PROG_OFF_CPU;
 	so->alloc = progs & EVENT_PROG_ALLOC;
+	if (so->alloc && alloc_uprobes(o)) {
+		so->nuprobe_progs = sizeof(alloc_progs) / sizeof(alloc_progs[0]);
+		for (size_t i = 0; i < so->nuprobe_progs; i++)
+			so->uprobe_progs[i] = alloc_progs[i];
+		so->alloc_rate = o->alloc_rate > 0 ? (uint64_t)o->alloc_rate : 0;
+	}
 	if (n < 0)
 		return n;
 	so->nprogs = (size_t)n;

@@ -106,6 +106,14 @@ struct recorder_opts {
 	 * period when alloc is its first event (capture_meta.alloc_rate) */
 	int64_t alloc_rate;
 	uint32_t alloc_live; /* -e alloc: sampled allocations followed at a time (0: 65536) */
+	/* -e alloc: where allocations are seen. PRELOAD: alloc_lib's probes only (a command
+	 * preloads it). UPROBE: uprobes on the malloc family of each target's libc, sampled in
+	 * BPF at alloc_rate (bpf/alloc.bpf.h; a command's: wherever the host's libc is mapped).
+	 * AUTO: a command's preloaded library; -p processes that map no libfirn-alloc.so, -a and
+	 * --cgroup: uprobes. */
+	enum recorder_alloc_mode {
+		RECORDER_ALLOC_AUTO, RECORDER_ALLOC_PRELOAD, RECORDER_ALLOC_UPROBE
+	} alloc_mode;
 	int nevents;
 	/* --cgroup: only the tasks in (or below) these cgroup v2 directories (lib/proc/cgroup.h:
 	 * cgroup_resolve's, at most CGROUP_FILTER_MAX), filtered in the kernel; borrowed. With pids

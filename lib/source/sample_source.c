@@ -31,6 +31,12 @@ static int bpf_attach_usdt(struct sample_source *s, pid_t pid, const char *path,
 	return sampler_attach_usdt(sam(s), pid, path, provider, name, event);
 }
 
+static int bpf_attach_uprobe(struct sample_source *s, const char *prog, pid_t pid,
+			     const char *path, const char *func, bool retprobe)
+{
+	return sampler_attach_uprobe(sam(s), prog, pid, path, func, retprobe);
+}
+
 static int bpf_start(struct sample_source *s, const char **why)
 {
 	return sampler_start(sam(s), why);
@@ -144,7 +150,8 @@ static void bpf_map_memory(struct sample_source *s, struct sampler_stats *st)
 
 static const struct sample_source_ops bpf_ops = {
 	.add_target = bpf_add_target, .unwind_maps = bpf_unwind_maps,
-	.attach_usdt = bpf_attach_usdt, .start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
+	.attach_usdt = bpf_attach_usdt, .attach_uprobe = bpf_attach_uprobe,
+	.start = bpf_start, .stop = bpf_stop, .poll = bpf_poll,
 	.handle_events = bpf_handle_events, .drain = bpf_drain, .for_each = bpf_for_each,
 	.retire = bpf_retire, .park_live = bpf_park_live, .park_process = bpf_park_process,
 	.entry_count = bpf_entry_count, .get_stats = bpf_get_stats, .ncpus = bpf_ncpus,

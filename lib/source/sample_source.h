@@ -4,7 +4,8 @@
  * (lib/source/sampler.h) is one transport (sample_source_bpf_new); unit tests give a fake one. Each op
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
- * add_target, unwind_maps, attach_usdt, set_proc, walker_stats, walker_name, reset_counts,
+ * add_target, unwind_maps, attach_usdt, attach_uprobe, set_proc, walker_stats, walker_name,
+ * reset_counts,
  * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
  * reset_counts). The runtime walkers are reached by tag (a FIRN_FRAME_KIND_*): the source
  * names no runtime, each runtime hands its walker its own struct and reads its own counters.
@@ -26,6 +27,8 @@ struct sample_source_ops {
 	int (*unwind_maps)(struct sample_source *s, struct sampler_unwind_maps *m);
 	int (*attach_usdt)(struct sample_source *s, pid_t pid, const char *path,
 			   const char *provider, const char *name, uint32_t event);
+	int (*attach_uprobe)(struct sample_source *s, const char *prog, pid_t pid, const char *path,
+			     const char *func, bool retprobe);
 	int (*start)(struct sample_source *s, const char **why);
 	void (*stop)(struct sample_source *s);
 	int (*poll)(struct sample_source *s, int timeout_ms);
@@ -87,6 +90,13 @@ static inline int sample_source_attach_usdt(struct sample_source *s, pid_t pid, 
 {
 	return s->ops->attach_usdt ? s->ops->attach_usdt(s, pid, path, provider, name, event)
 				   : -ENOTSUP;
+}
+static inline int sample_source_attach_uprobe(struct sample_source *s, const char *prog,
+					      pid_t pid, const char *path, const char *func,
+					      bool retprobe)
+{
+	return s->ops->attach_uprobe ? s->ops->attach_uprobe(s, prog, pid, path, func, retprobe)
+				     : -ENOTSUP;
 }
 static inline int sample_source_reset_counts(struct sample_source *s)
 {

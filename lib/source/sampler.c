@@ -495,12 +495,15 @@ static struct profile_bpf *open_skel(const struct sampler *s)
 	return profile_bpf__open_opts(&oo);
 }
 
-/* The events' own programs (opts.progs, '?' sections: not loaded unless named) are loaded;
- * -1 with errno ENOENT when the object has no program of that name. */
+/* The events' own programs (opts.progs, opts.uprobe_progs: '?' sections, not loaded unless
+ * named) are loaded; -1 with errno ENOENT when the object has no program of that name. */
 static int load_event_progs(struct sampler *s)
 {
-	for (size_t i = 0; i < s->opts.nprogs; i++) {
-		struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, s->opts.progs[i]);
+	size_t n = s->opts.nprogs;
+
+	for (size_t i = 0; i < n + s->opts.nuprobe_progs; i++) {
+		const char *name = i < n ? s->opts.progs[i] : s->opts.uprobe_progs[i - n];
+		struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, name);
 		if (!p || bpf_program__set_autoload(p, true)) {
 			errno = p ? EINVAL : ENOENT;
 			return -1;
@@ -539,6 +542,8 @@ static int load_skel(struct sampler *s, const char **why)
 	s->skel->rodata->cgroup_count = o->ncgroups;
 	s->skel->rodata->want_gpu = o->cuda;
 	s->skel->rodata->want_alloc = o->alloc;
+	if (o->alloc_rate)
+		s->skel->rodata->alloc_rate = o->alloc_rate;
 	*why = "set up the runtime walkers";
 	if (setup_walkers(s))
 		return -1;
@@ -809,6 +814,23 @@ int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const ch
 		return -ENOMEM;
 	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.on_usdt, pid, path, provider,
 						      name, &uo);
+	if (!l)
+		return -errno;
+	s->ulinks[s->nulinks++] = l;
+	return 0;
+}
+
+int sampler_attach_uprobe(struct sampler *s, const char *prog, pid_t pid, const char *path,
+			  const char *func, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = func, .retprobe = retprobe);
+	struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, prog);
+
+	if (!p || !bpf_program__autoload(p))
+		return -EINVAL;
+	if (VEC_GROW(s->ulinks, s->cap_ulinks, s->nulinks + 1))
+		return -ENOMEM;
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, pid, path, 0, &uo);
 	if (!l)
 		return -errno;
 	s->ulinks[s->nulinks++] = l;

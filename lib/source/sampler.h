@@ -51,6 +51,11 @@ struct sampler_opts {
 	bool alloc;             /* route the otel_memory probes (-e alloc, attached as usdt) */
 	uint32_t alloc_live;    /* entries of the map that follows sampled allocations to their
 				 * free (0: FIRN_ALLOC_LIVE_MAX); more are counted as overflow */
+	uint64_t alloc_rate;    /* -e alloc's uprobes: mean bytes between samples (0: 512 KiB) */
+	/* programs of '?uprobe'/'?uretprobe' sections loaded for sampler_attach_uprobe (an event's
+	 * probes on functions of a file: -e alloc's on the malloc family) */
+	const char *uprobe_progs[SAMPLER_MAX_PROGS];
+	size_t nuprobe_progs;
 	/* the programs of the events that name theirs (lib/record/event_table.h's bpf_progs; their
 	 * sections start with '?': loaded only when named here): loaded, attached by their section
 	 * at sampler_start and detached at sampler_stop; none may be named twice */
@@ -195,6 +200,12 @@ int sampler_start(struct sampler *s, const char **why);
  * sets the probe's semaphore while attached. Counting starts at once. Returns 0 or -errno. */
 int sampler_attach_usdt(struct sampler *s, pid_t pid, const char *path, const char *provider,
 			const char *name, uint32_t event);
+/* Attaches program prog (one of opts.uprobe_progs) to the entry of function func (a symbol of
+ * the ELF file at path; retprobe: its return) in process pid (-1: every process mapping the
+ * file). Counting starts at once; detached by sampler_stop. Returns 0, -EINVAL (prog not
+ * loaded) or -errno (-ENOENT: no such function in the file). */
+int sampler_attach_uprobe(struct sampler *s, const char *prog, pid_t pid, const char *path,
+			  const char *func, bool retprobe);
 /* Stops sampling (detaches the perf events and USDT probes); entries stay readable. */
 void sampler_stop(struct sampler *s);
 /* Waits up to timeout_ms for process events and handles them; drains the counts when due. */

@@ -157,6 +157,21 @@ static void test_event_prog_verified(void **state)
 	check_program("on_toy");
 }
 
+/* -e alloc's uprobe programs (bpf/alloc.bpf.h): the return's takes an allocation's stack as
+ * the otel_memory probe does, within the same budget; the entries' Poisson rule (a countdown,
+ * integer logarithms and exponentials: no loops) within the common one. */
+static void test_alloc_uprobes_verified(void **state)
+{
+	static const char *const entries[] = { "alloc_malloc", "alloc_calloc", "alloc_realloc",
+					       "alloc_memalign", "alloc_posix_memalign", "alloc_free" };
+	(void)state;
+	alloc = true;
+	check_budget("alloc_ret", USDT_ALLOC_VERIFIED);
+	for (size_t i = 0; i < sizeof(entries) / sizeof(*entries); i++)
+		check_program(entries[i]);
+	alloc = false;
+}
+
 /* Whether keys a and b ("RELEASE BUILD_ID SIZE") have the same release and size. */
 static bool same_kernel(const char *a, const char *b)
 {
@@ -207,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_start_wait_exit_verified),
 		cmocka_unit_test(test_usdt_verified),
 		cmocka_unit_test(test_event_prog_verified),
+		cmocka_unit_test(test_alloc_uprobes_verified),
 		cmocka_unit_test(test_min_btf),
 	};
 

@@ -6,21 +6,6 @@
 
 #define SEG_FREE 0xFF /* HotSpot's free_sentinel: a segment no block has */
 
-/* Reads len bytes at addr into v (0 is no address: -EFAULT; v zeroed then). */
-static int read_at(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, void *v, size_t len)
-{
-	if (addr && addr + len > addr && !mem->read(mem->ctx, pid, addr, v, len))
-		return 0;
-	memset(v, 0, len);
-	return -EFAULT;
-}
-
-/* The 8-byte word at addr. */
-static int read_word(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, uint64_t *v)
-{
-	return read_at(mem, pid, addr, v, sizeof(*v));
-}
-
 /* Reads the heap at heap (a CodeHeap*) into *h, checked against the CodeCache's [lo, hi). */
 static int read_heap(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
 		     uint64_t heap, uint64_t lo, uint64_t hi, struct hotspot_codeheap *h)
@@ -29,10 +14,10 @@ static int read_heap(const struct hotspot_structs *hs, const struct hotspot_mem 
 	int32_t log2;
 	int err;
 
-	if ((err = read_word(mem, pid, vs + hs->vspace_low, &h->low)) ||
-	    (err = read_word(mem, pid, vs + hs->vspace_high_boundary, &h->high)) ||
-	    (err = read_word(mem, pid, heap + hs->codeheap_segmap + hs->vspace_low, &h->segmap)) ||
-	    (err = read_at(mem, pid, heap + hs->codeheap_log2_segment, &log2, sizeof(log2))))
+	if ((err = hotspot_mem_word(mem, pid, vs + hs->vspace_low, &h->low)) ||
+	    (err = hotspot_mem_word(mem, pid, vs + hs->vspace_high_boundary, &h->high)) ||
+	    (err = hotspot_mem_word(mem, pid, heap + hs->codeheap_segmap + hs->vspace_low, &h->segmap)) ||
+	    (err = hotspot_mem_read(mem, pid, heap + hs->codeheap_log2_segment, &log2, sizeof(log2))))
 		return err;
 	if (h->low < lo || h->low >= h->high || h->high > hi || !h->segmap || log2 < 4 || log2 > 16)
 		return -EINVAL;
@@ -48,16 +33,16 @@ int hotspot_codecache_read(const struct hotspot_structs *hs, const struct hotspo
 	int err;
 
 	memset(cc, 0, sizeof(*cc));
-	if ((err = read_word(mem, pid, hs->codecache_low_bound, &lo)) ||
-	    (err = read_word(mem, pid, hs->codecache_high_bound, &hi)) ||
-	    (err = read_word(mem, pid, hs->codecache_heaps, &heaps)) ||
-	    (err = read_at(mem, pid, heaps + hs->array_len, &n, sizeof(n))) ||
-	    (err = read_word(mem, pid, heaps + hs->array_data, &data)))
+	if ((err = hotspot_mem_word(mem, pid, hs->codecache_low_bound, &lo)) ||
+	    (err = hotspot_mem_word(mem, pid, hs->codecache_high_bound, &hi)) ||
+	    (err = hotspot_mem_word(mem, pid, hs->codecache_heaps, &heaps)) ||
+	    (err = hotspot_mem_read(mem, pid, heaps + hs->array_len, &n, sizeof(n))) ||
+	    (err = hotspot_mem_word(mem, pid, heaps + hs->array_data, &data)))
 		return err;
 	if (n < 1 || n > HS_CODEHEAPS_MAX || lo >= hi)
 		return -EINVAL;
 	for (int32_t i = 0; i < n; i++)
-		if ((err = read_word(mem, pid, data + 8 * (uint64_t)i, &heap)) ||
+		if ((err = hotspot_mem_word(mem, pid, data + 8 * (uint64_t)i, &heap)) ||
 		    (err = read_heap(hs, mem, pid, heap, lo, hi, &cc->heap[i])))
 			return (memset(cc, 0, sizeof(*cc)), err);
 	cc->nheaps = (unsigned)n;
@@ -82,7 +67,7 @@ static int block_start(const struct hotspot_mem *mem, pid_t pid, const struct ho
 	int err;
 
 	for (int i = 0; i <= HS_SEGMAP_MAX_HOPS; i++) {
-		if ((err = read_at(mem, pid, h->segmap + seg, &hop, 1)))
+		if ((err = hotspot_mem_read(mem, pid, h->segmap + seg, &hop, 1)))
 			return err;
 		if (hop == SEG_FREE)
 			return -ENOENT;
@@ -106,7 +91,7 @@ static int read_name(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, ch
 	while (got < len - 1) {
 		size_t n = 4096 - ((addr + got) & 4095);
 		n = n < len - 1 - got ? n : len - 1 - got;
-		if (read_at(mem, pid, addr + got, buf + got, n))
+		if (hotspot_mem_read(mem, pid, addr + got, buf + got, n))
 			return (buf[0] = 0, -EFAULT);
 		got += n;
 		if (memchr(buf + got - n, 0, n))
@@ -138,12 +123,12 @@ static int read_code_begin(const struct hotspot_structs *hs, const struct hotspo
 	int err;
 
 	if (hs->blob_code_offset) {
-		if ((err = read_at(mem, pid, b->addr + hs->blob_code_offset, &off, sizeof(off))))
+		if ((err = hotspot_mem_read(mem, pid, b->addr + hs->blob_code_offset, &off, sizeof(off))))
 			return err;
 		b->code_begin = b->addr + (uint64_t)(int64_t)off;
 		return off >= 0 ? 0 : -EINVAL;
 	}
-	return read_word(mem, pid, b->addr + hs->blob_code_begin, &b->code_begin);
+	return hotspot_mem_word(mem, pid, b->addr + hs->blob_code_begin, &b->code_begin);
 }
 
 /* Reads the CodeBlob at b->addr, checks that it holds pc, tells its kind. */
@@ -154,13 +139,13 @@ static int read_blob(const struct hotspot_structs *hs, const struct hotspot_mem 
 	uint8_t kind = 0;
 	int err;
 
-	if ((err = read_at(mem, pid, b->addr + hs->blob_size, &b->size, sizeof(b->size))) ||
-	    (err = read_at(mem, pid, b->addr + hs->blob_frame_size, &b->frame_size,
+	if ((err = hotspot_mem_read(mem, pid, b->addr + hs->blob_size, &b->size, sizeof(b->size))) ||
+	    (err = hotspot_mem_read(mem, pid, b->addr + hs->blob_frame_size, &b->frame_size,
 			   sizeof(b->frame_size))) ||
 	    (err = read_code_begin(hs, mem, pid, b)) ||
-	    (err = read_word(mem, pid, b->addr + hs->blob_name, &name)) ||
+	    (err = hotspot_mem_word(mem, pid, b->addr + hs->blob_name, &name)) ||
 	    (err = read_name(mem, pid, name, b->name, sizeof(b->name))) ||
-	    (hs->blob_kind_nmethod && (err = read_at(mem, pid, b->addr + hs->blob_kind, &kind, 1))))
+	    (hs->blob_kind_nmethod && (err = hotspot_mem_read(mem, pid, b->addr + hs->blob_kind, &kind, 1))))
 		return err;
 	if (pc - b->addr >= b->size)
 		return -ENOENT;
@@ -169,7 +154,7 @@ static int read_blob(const struct hotspot_structs *hs, const struct hotspot_mem 
 		return -EINVAL;
 	b->kind = classify(hs, kind, b->name);
 	if (b->kind == HS_BLOB_NMETHOD)
-		return read_word(mem, pid, b->addr + hs->nm_method, &b->method);
+		return hotspot_mem_word(mem, pid, b->addr + hs->nm_method, &b->method);
 	return 0;
 }
 
@@ -186,7 +171,7 @@ int hotspot_codecache_find(const struct hotspot_structs *hs, const struct hotspo
 	if (!h)
 		return -ENOENT;
 	if ((err = block_start(mem, pid, h, pc, &block)) ||
-	    (err = read_at(mem, pid, block + hs->heapblock_used, &used, 1)))
+	    (err = hotspot_mem_read(mem, pid, block + hs->heapblock_used, &used, 1)))
 		return err;
 	if (!used)
 		return -ENOENT;

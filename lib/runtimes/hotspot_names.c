@@ -5,25 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Reads len bytes at addr into v (0 is no address: -EFAULT; v zeroed then). */
-static int read_at(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, void *v, size_t len)
-{
-	if (addr && addr + len > addr && !mem->read(mem->ctx, pid, addr, v, len))
-		return 0;
-	memset(v, 0, len);
-	return -EFAULT;
-}
-
-/* The 8-byte word at addr. */
-static int read_word(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, uint64_t *v)
-{
-	return read_at(mem, pid, addr, v, sizeof(*v));
-}
-
 /* The 2-byte value at addr (ConstMethod's indexes, Symbol's length). */
 static int read_u16(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, uint16_t *v)
 {
-	return read_at(mem, pid, addr, v, sizeof(*v));
+	return hotspot_mem_read(mem, pid, addr, v, sizeof(*v));
 }
 
 /* Reads the Symbol at sym into buf (len bytes): its _length bytes from _body, NUL-terminated.
@@ -39,7 +24,7 @@ static int read_symbol(const struct hotspot_structs *hs, const struct hotspot_me
 		return err;
 	if (n == 0 || n >= len)
 		return -EINVAL;
-	if ((err = read_at(mem, pid, sym + hs->symbol_body, buf, n)))
+	if ((err = hotspot_mem_read(mem, pid, sym + hs->symbol_body, buf, n)))
 		return (buf[0] = 0, err);
 	buf[n] = 0;
 	return memchr(buf, 0, n) ? (buf[0] = 0, -EINVAL) : 0;
@@ -53,11 +38,11 @@ static int pool_symbol(const struct hotspot_structs *hs, const struct hotspot_me
 	int err;
 
 	*sym = 0;
-	if ((err = read_at(mem, pid, cp + hs->cpool_length, &n, sizeof(n))))
+	if ((err = hotspot_mem_read(mem, pid, cp + hs->cpool_length, &n, sizeof(n))))
 		return err;
 	if (index == 0 || index >= n)
 		return -EINVAL;
-	return read_word(mem, pid, cp + hs->size_cpool + 8ULL * index, sym);
+	return hotspot_mem_word(mem, pid, cp + hs->size_cpool + 8ULL * index, sym);
 }
 
 /* The class's name, its package separators made dots. */
@@ -67,8 +52,8 @@ static int read_holder(const struct hotspot_structs *hs, const struct hotspot_me
 	uint64_t holder, sym;
 	int err;
 
-	if ((err = read_word(mem, pid, cp + hs->cpool_holder, &holder)) ||
-	    (err = read_word(mem, pid, holder + hs->klass_name, &sym)) ||
+	if ((err = hotspot_mem_word(mem, pid, cp + hs->cpool_holder, &holder)) ||
+	    (err = hotspot_mem_word(mem, pid, holder + hs->klass_name, &sym)) ||
 	    (err = read_symbol(hs, mem, pid, sym, out->klass, sizeof(out->klass))))
 		return err;
 	for (char *c = out->klass; *c; c++)
@@ -84,8 +69,8 @@ int hotspot_method_read(const struct hotspot_structs *hs, const struct hotspot_m
 	int err;
 
 	out->klass[0] = out->name[0] = out->signature[0] = 0;
-	if ((err = read_word(mem, pid, method + hs->method_const, &cm)) ||
-	    (err = read_word(mem, pid, cm + hs->cmethod_constants, &cp)) ||
+	if ((err = hotspot_mem_word(mem, pid, method + hs->method_const, &cm)) ||
+	    (err = hotspot_mem_word(mem, pid, cm + hs->cmethod_constants, &cp)) ||
 	    (err = read_u16(mem, pid, cm + hs->cmethod_name_index, &name_index)) ||
 	    (err = read_u16(mem, pid, cm + hs->cmethod_signature_index, &sig_index)) ||
 	    (err = pool_symbol(hs, mem, pid, cp, name_index, &name)) ||

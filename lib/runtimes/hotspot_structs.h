@@ -15,8 +15,10 @@
 #ifndef FIRN_HOTSPOT_STRUCTS_H
 #define FIRN_HOTSPOT_STRUCTS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /* The exported symbols, in the order of hotspot_syms.addr (hotspot_syms_name names them). */
@@ -51,6 +53,24 @@ struct hotspot_mem {
 	int (*read)(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len);
 	void *ctx;
 };
+
+/* Reads len bytes at addr into v through mem: 0, or -EFAULT (address 0, a wrapping range or a
+ * failed read; v zeroed then), so a reader of a moving heap never uses stale bytes. */
+static inline int hotspot_mem_read(const struct hotspot_mem *mem, pid_t pid, uint64_t addr,
+				   void *v, size_t len)
+{
+	if (addr && addr + len > addr && !mem->read(mem->ctx, pid, addr, v, len))
+		return 0;
+	memset(v, 0, len);
+	return -EFAULT;
+}
+
+/* The 8-byte word at addr, as hotspot_mem_read. */
+static inline int hotspot_mem_word(const struct hotspot_mem *mem, pid_t pid, uint64_t addr,
+				   uint64_t *v)
+{
+	return hotspot_mem_read(mem, pid, addr, v, sizeof(*v));
+}
 
 /* What a walker of HotSpot's frames needs, from one process's tables. Offsets are bytes from
  * the start of an object; statics are addresses in the process (of the variable, not its

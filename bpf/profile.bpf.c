@@ -492,6 +492,9 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 /* The CPython walker: Python frames spliced into the user stack */
 #include "python.bpf.h"
 
+/* The stub walker (tests' firn-toy only): one frame of its own per sample */
+#include "stub.bpf.h"
+
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
 {
@@ -1465,6 +1468,8 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	flush_deferred(prev, w); /* it ran without a system call exit seen */
 	w->at_start = 0;
 	take_stacks(ctx, false, pid, prev, &user, &kernel);
+	if (user) /* here, not in take_stacks: on_usdt's budget has no room for it */
+		stub_frames(user);
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
 	w->pid = pid;

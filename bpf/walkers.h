@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "firn.h"
+#include "stub.bpf.h"
 
 #define FIRN_WALKER_OWN_MAPS 2
 
@@ -32,6 +33,7 @@ static const struct firn_walker_row firn_walkers[] = {
 	  .own_maps = { "python_codes", "python_tstates" },
 	  .big_stacks = true, .defer_at_start = true },
 	{ .tag = FIRN_FRAME_KIND_GPU, .what = "the GPU kernels", .names = "gpu_names" },
+	{ .tag = FIRN_FRAME_KIND_STUB, .what = "the stub walker", .prog = "on_sample_stub" },
 };
 #define FIRN_NWALKERS (sizeof(firn_walkers) / sizeof(firn_walkers[0]))
 

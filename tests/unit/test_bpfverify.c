@@ -112,6 +112,13 @@ static void test_python_verified(void **state)
 	check_program("on_sample_python");
 }
 
+/* The stub walker's program (bpf/stub.bpf.h: firn-toy's), loaded alone, within the budget. */
+static void test_stub_verified(void **state)
+{
+	(void)state;
+	check_program("on_sample_stub");
+}
+
 /* The start_waits iterator loads (sleepable, with both unwinders) within the same budget. */
 static void test_start_waits_verified(void **state)
 {
@@ -218,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verified_insns),
 		cmocka_unit_test(test_python_verified),
+		cmocka_unit_test(test_stub_verified),
 		cmocka_unit_test(test_start_waits_verified),
 		cmocka_unit_test(test_start_wait_exit_verified),
 		cmocka_unit_test(test_usdt_verified),

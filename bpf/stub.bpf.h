@@ -5,7 +5,8 @@
  * its bit in sampler_opts.walkers, so no recording of it loads or runs it; the tests' firn-toy
  * does (tests/toy/stub_walker.h, its runtime; tests/cli/test_stub_walker.sh records it).
  * cpu-clock samples reach it as a program of the unwinders array (on_sample_stub, its
- * bpf/walkers.h row); the other events' stacks through take_stacks (stub_frames). */
+ * bpf/walkers.h row); off-CPU waits through wait_begins (stub_frames): take_stacks, and so
+ * usdt, cuda and alloc stacks, has no room in on_usdt's verifier budget for it. */
 #ifndef FIRN_BPF_STUB_H
 #define FIRN_BPF_STUB_H
 

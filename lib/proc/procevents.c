@@ -1,6 +1,7 @@
 /* Process events from the kernel's side-band records (perf's MMAP2/COMM/FORK/EXIT), a
  * bounds-checked parser of one record, and a fake source for tests. */
 #include "proc/procevents.h"
+#include "base/unaligned.h"
 #include "base/vec.h"
 
 #include <errno.h>
@@ -27,23 +28,6 @@ struct sample_id {
 };
 
 /* ---- parser ---- */
-
-/* Reads a u32/u64 at off of rec (the caller has checked the bounds). */
-static uint32_t rd32(const uint8_t *rec, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, rec + off, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *rec, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, rec + off, sizeof(v));
-	return v;
-}
 
 /* Copies the NUL-terminated string at rec[off, end) into out (n bytes, truncated); false when
  * no NUL ends it within the bounds. */
@@ -72,22 +56,22 @@ static int parse_mmap2(const uint8_t *rec, size_t end, uint16_t misc, struct pro
 	if (end < FIXED + 1)
 		return -EINVAL;
 	ev->kind = PROC_EV_MMAP;
-	ev->pid = rd32(rec, 8);
-	ev->tid = rd32(rec, 12);
-	ev->start = rd64(rec, 16);
-	ev->len = rd64(rec, 24);
-	ev->pgoff = rd64(rec, 32);
+	ev->pid = load_u32(rec, 8);
+	ev->tid = load_u32(rec, 12);
+	ev->start = load_u64(rec, 16);
+	ev->len = load_u64(rec, 24);
+	ev->pgoff = load_u64(rec, 32);
 	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		ev->build_id_size = rec[40] > PROC_EV_BUILD_ID_MAX ? PROC_EV_BUILD_ID_MAX : rec[40];
 		memcpy(ev->build_id, rec + 44, ev->build_id_size);
 	} else {
-		ev->maj = rd32(rec, 40);
-		ev->min = rd32(rec, 44);
-		ev->ino = rd64(rec, 48);
-		ev->ino_generation = rd64(rec, 56);
+		ev->maj = load_u32(rec, 40);
+		ev->min = load_u32(rec, 44);
+		ev->ino = load_u64(rec, 48);
+		ev->ino_generation = load_u64(rec, 56);
 	}
-	ev->prot = rd32(rec, 64);
-	ev->flags = rd32(rec, 68);
+	ev->prot = load_u32(rec, 64);
+	ev->flags = load_u32(rec, 68);
 	if (!copy_string(rec, FIXED, end, name, namelen))
 		return -EINVAL;
 	ev->filename = name;
@@ -100,11 +84,11 @@ static int parse_task(const uint8_t *rec, size_t end, struct proc_event *ev, boo
 	if (end < 8 + 24)
 		return -EINVAL;
 	ev->kind = fork ? PROC_EV_FORK : PROC_EV_EXIT;
-	ev->pid = rd32(rec, 8);
-	ev->ppid = rd32(rec, 12);
-	ev->tid = rd32(rec, 16);
-	ev->ptid = rd32(rec, 20);
-	ev->time = rd64(rec, 24);
+	ev->pid = load_u32(rec, 8);
+	ev->ppid = load_u32(rec, 12);
+	ev->tid = load_u32(rec, 16);
+	ev->ptid = load_u32(rec, 20);
+	ev->time = load_u64(rec, 24);
 	return 1;
 }
 
@@ -114,8 +98,8 @@ static int parse_comm(const uint8_t *rec, size_t end, uint16_t misc, struct proc
 	if (end < 8 + 8 + 1)
 		return -EINVAL;
 	ev->kind = misc & PERF_RECORD_MISC_COMM_EXEC ? PROC_EV_EXEC : PROC_EV_COMM;
-	ev->pid = rd32(rec, 8);
-	ev->tid = rd32(rec, 12);
+	ev->pid = load_u32(rec, 8);
+	ev->tid = load_u32(rec, 12);
 	return copy_string(rec, 16, end, ev->comm, sizeof(ev->comm)) ? 1 : -EINVAL;
 }
 
@@ -155,7 +139,7 @@ int procevents_parse(const void *buf, size_t len, struct proc_event *ev, char *n
 		if (end < 8 + 16)
 			return -EINVAL;
 		ev->kind = PROC_EV_LOST;
-		ev->lost = rd64(rec, 16);
+		ev->lost = load_u64(rec, 16);
 		rc = 1;
 	}
 	if (rc == 1 && !ev->time)

@@ -466,35 +466,60 @@ static bool seen_file(const char *path, struct stat *ids, size_t *n, size_t cap)
 	return false;
 }
 
-/* -a: firn's own library wherever it is mapped, and the other copies processes map now (an init
- * container's), each file once (a probe on a file reaches every process that maps it). Returns
- * how many files were attached. */
-static int attach_cuda_copies(struct events *ev)
-{
+/* The files already seen by a walk over the processes' copies of a library (each once). */
+struct copies {
 	struct stat ids[64];
-	size_t n = 0;
+	size_t n;
+};
+
+/* What a walk over the copies does for each process mapping one: path is the copy in the
+ * process's root, first whether no process before mapped that file. 0, or -errno to stop. */
+typedef int copy_fn(struct events *ev, pid_t pid, const char *path, bool first, void *arg);
+
+/* Calls fn for every process (firn aside) that maps a file named base, the way -a attaches a
+ * library's probes to each copy processes map now (an init container's own too). Returns the
+ * first error fn returned, else 0. */
+static int each_copy(struct events *ev, const char *base, struct copies *c, copy_fn *fn, void *arg)
+{
 	char path[PATH_MAX];
-	int attached = 0;
+	int err = 0;
 	DIR *d = opendir("/proc");
 
-	seen_file(ev->o->cuda_lib, ids, &n, 64);
-	attached += !attach_cuda_probes(ev, -1, ev->o->cuda_lib);
-	for (struct dirent *de; d && (de = readdir(d));) {
+	for (struct dirent *de; d && !err && (de = readdir(d));) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() ||
-		    mapped_file(pid, "libfirn-cuda.so", path, sizeof(path)))
+		if (*end || pid <= 0 || pid == getpid() || mapped_file(pid, base, path, sizeof(path)))
 			continue;
-		announce_process(ev, (pid_t)pid);
-		if (seen_file(path, ids, &n, 64))
-			continue;
-		if (!attach_cuda_probes(ev, -1, path)) {
-			diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %ld)", path, pid);
-			attached++;
-		}
+		err = fn(ev, (pid_t)pid, path, !seen_file(path, c->ids, &c->n, 64), arg);
 	}
 	if (d)
 		closedir(d);
+	return err;
+}
+
+/* each_copy's step for --cuda: the process announced, a new file's probes attached (counted in
+ * *arg). Never stops the walk: another copy may do. */
+static int cuda_copy(struct events *ev, pid_t pid, const char *path, bool first, void *arg)
+{
+	announce_process(ev, pid);
+	if (first && !attach_cuda_probes(ev, -1, path)) {
+		diag(DIAG_INFO, "--cuda: attached in '%s' (mapped by process %d)", path, (int)pid);
+		++*(int *)arg;
+	}
+	return 0;
+}
+
+/* -a: firn's own library wherever it is mapped, and the other copies processes map now, each
+ * file once (a probe on a file reaches every process that maps it). Returns how many files
+ * were attached. */
+static int attach_cuda_copies(struct events *ev)
+{
+	struct copies c = { .n = 0 };
+	int attached = 0;
+
+	seen_file(ev->o->cuda_lib, c.ids, &c.n, 64);
+	attached += !attach_cuda_probes(ev, -1, ev->o->cuda_lib);
+	each_copy(ev, "libfirn-cuda.so", &c, cuda_copy, &attached);
 	return attached;
 }
 
@@ -605,27 +630,20 @@ static int attach_alloc_uprobes(struct events *ev, pid_t pid, const char *path)
 	return 0;
 }
 
+/* each_copy's step for uprobe mode: a libc file's uprobes, once per file. */
+static int alloc_copy(struct events *ev, pid_t pid, const char *path, bool first, void *arg)
+{
+	(void)pid, (void)arg;
+	return first ? attach_alloc_uprobes(ev, -1, path) : 0;
+}
+
 /* -a, --cgroup in uprobe mode: the uprobes in each libc file mapped now (a container's own
  * too), for every process mapping it (the BPF side keeps the targets). 0 or -errno. */
 static int attach_alloc_copies(struct events *ev)
 {
-	struct stat ids[64];
-	size_t n = 0;
-	char path[PATH_MAX];
-	int err = 0;
-	DIR *d = opendir("/proc");
+	struct copies c = { .n = 0 };
 
-	for (struct dirent *de; d && !err && (de = readdir(d));) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() ||
-		    mapped_file(pid, "libc.so.6", path, sizeof(path)) || seen_file(path, ids, &n, 64))
-			continue;
-		err = attach_alloc_uprobes(ev, -1, path);
-	}
-	if (d)
-		closedir(d);
-	return err;
+	return each_copy(ev, "libc.so.6", &c, alloc_copy, NULL);
 }
 
 /* The otel_memory probes of libfirn-alloc.so in the file at path, for pid (-1: wherever the

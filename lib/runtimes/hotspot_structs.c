@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/unaligned.h"
 #include "elf/elffile.h"
 
 #define FIELD(f) offsetof(struct hotspot_structs, f)
@@ -275,24 +276,6 @@ static int read_str(struct hsread *rd, uint64_t addr, char *buf, size_t len)
 	return -ENAMETOOLONG;
 }
 
-/* The 8-byte word at off in one table entry (off checked against the stride beforehand). */
-static uint64_t entry_word(const uint8_t *e, uint64_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, e + off, sizeof(v));
-	return v;
-}
-
-/* The 4-byte int at off in one table entry. */
-static int32_t entry_int(const uint8_t *e, uint64_t off)
-{
-	int32_t v;
-
-	memcpy(&v, e + off, sizeof(v));
-	return v;
-}
-
 /* Stores v into row r's field, at the field's width, and notes the row as found. */
 static void store(struct hsread *rd, size_t r, uint64_t v)
 {
@@ -327,13 +310,13 @@ static int take_struct(struct hsread *rd, const uint8_t *e, const char *type)
 	for (size_t r = 0; r < NROWS; r++) {
 		if ((rows[r].kind != R_OFFSET && rows[r].kind != R_STATIC) || strcmp(rows[r].type, type))
 			continue;
-		if (!field[0] && read_str(rd, entry_word(e, w[HS_STRUCT_FIELD_NAME]), field,
+		if (!field[0] && read_str(rd, load_u64(e, w[HS_STRUCT_FIELD_NAME]), field,
 					  sizeof(field)) == -EFAULT)
 			return -EFAULT;
 		if (strcmp(rows[r].name, field))
 			continue;
-		bool is_static = entry_int(e, w[HS_STRUCT_IS_STATIC]) != 0;
-		uint64_t v = entry_word(e, is_static ? w[HS_STRUCT_ADDRESS] : w[HS_STRUCT_OFFSET]);
+		bool is_static = load_i32(e, w[HS_STRUCT_IS_STATIC]) != 0;
+		uint64_t v = load_u64(e, is_static ? w[HS_STRUCT_ADDRESS] : w[HS_STRUCT_OFFSET]);
 		if (is_static != (rows[r].kind == R_STATIC))
 			return refuse(rd, r, is_static ? "is static" : "is not static");
 		if (is_static ? v == 0 : v >= MAX_OFFSET)
@@ -349,7 +332,7 @@ static int take_type(struct hsread *rd, const uint8_t *e, const char *type)
 	for (size_t r = 0; r < NROWS; r++) {
 		if (rows[r].kind != R_SIZE || strcmp(rows[r].type, type))
 			continue;
-		uint64_t v = entry_word(e, rd->word[HS_TYPE_SIZE]);
+		uint64_t v = load_u64(e, rd->word[HS_TYPE_SIZE]);
 		if (v == 0 || v >= MAX_OFFSET)
 			return refuse(rd, r, "has an implausible size");
 		store(rd, r, v);
@@ -362,7 +345,7 @@ static int take_int(struct hsread *rd, const uint8_t *e, const char *name)
 {
 	for (size_t r = 0; r < NROWS; r++)
 		if (rows[r].kind == R_INT && !strcmp(rows[r].name, name))
-			store(rd, r, (uint32_t)entry_int(e, rd->word[HS_INT_VALUE]));
+			store(rd, r, (uint32_t)load_i32(e, rd->word[HS_INT_VALUE]));
 	return 0;
 }
 
@@ -371,7 +354,7 @@ static int take_long(struct hsread *rd, const uint8_t *e, const char *name)
 {
 	for (size_t r = 0; r < NROWS; r++)
 		if (rows[r].kind == R_LONG && !strcmp(rows[r].name, name))
-			store(rd, r, entry_word(e, rd->word[HS_LONG_VALUE]));
+			store(rd, r, load_u64(e, rd->word[HS_LONG_VALUE]));
 	return 0;
 }
 
@@ -424,7 +407,7 @@ static int scan_table(struct hsread *rd, const struct table *t)
 		char name[MAX_NAME];
 		if (mem_read(rd, at, e, stride, sym_names[t->base]))
 			return -EFAULT;
-		uint64_t p = entry_word(e, rd->word[t->name]);
+		uint64_t p = load_u64(e, rd->word[t->name]);
 		if (!p) {
 			memcpy((char *)rd->hs + t->count, &i, sizeof(i));
 			return 0;

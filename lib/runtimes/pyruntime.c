@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/unaligned.h"
 #include "elf/elffile.h"
 #include "elf/funcbounds.h"
 #include "base/fileid.h"
@@ -890,21 +891,6 @@ static size_t span(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
 	return m + 8;
 }
 
-/* Reads a field of width 8 or 4 from a block read earlier. */
-static uint64_t get64(const uint8_t *blk, uint32_t off)
-{
-	uint64_t v;
-	memcpy(&v, blk + off, 8);
-	return v;
-}
-
-static int32_t get32(const uint8_t *blk, uint32_t off)
-{
-	int32_t v;
-	memcpy(&v, blk + off, 4);
-	return v;
-}
-
 /* Checks that the type at type_addr is PyCode_Type (its tp_name is "code"); remembered once true. */
 static bool is_code_type(struct pyruntime *rt, uint64_t type_addr)
 {
@@ -925,7 +911,7 @@ static int read_code(struct pyruntime *rt, uint64_t code, uint8_t *blk, size_t l
 {
 	if (pyruntime_read(rt, code, blk, len))
 		return -EFAULT;
-	if (!is_code_type(rt, get64(blk, rt->off.ob_type))) {
+	if (!is_code_type(rt, load_u64(blk, rt->off.ob_type))) {
 		rt->errors[PYRT_ERR_TYPE]++;
 		return -EINVAL;
 	}
@@ -944,7 +930,7 @@ static int walk_code(struct pyruntime *rt, uint64_t code, uint8_t *blk, size_t l
 		if ((err = read_code(rt, code, blk, len)))
 			return err;
 		rt->walk_code[h] = code;
-		rt->walk_first[h] = rt->off.co_firsttraceable ? (uint32_t)get32(blk, rt->off.co_firsttraceable) : 0;
+		rt->walk_first[h] = rt->off.co_firsttraceable ? (uint32_t)load_i32(blk, rt->off.co_firsttraceable) : 0;
 	}
 	if (first)
 		*first = rt->walk_first[h];
@@ -979,8 +965,8 @@ static int step_frameobject(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 
 	if (read_frame(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, 0)))
 		return -EFAULT;
-	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
-	lasti = get32(blk, o->fr_lasti);
+	*back = load_u64(blk, o->fr_back), out->code = load_u64(blk, o->fr_code);
+	lasti = load_i32(blk, o->fr_lasti);
 	/* 3.10 counts code units (2 bytes); -1 means "not started"; a damaged one reads as unknown */
 	out->lasti = lasti < 0 || lasti > INT32_MAX / 2 ? -1 : rt->minor == 10 ? lasti * 2 : lasti;
 	*skip = false;
@@ -1000,10 +986,10 @@ static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw
 
 	if (read_frame(rt, f, blk, span(o->fr_back, o->fr_code, o->fr_lasti, o->fr_owner)))
 		return -EFAULT;
-	*back = get64(blk, o->fr_back), out->code = get64(blk, o->fr_code);
+	*back = load_u64(blk, o->fr_back), out->code = load_u64(blk, o->fr_code);
 	if (rt->minor >= 14)
 		out->code &= ~PY_STACKREF_TAG;
-	instr = get64(blk, o->fr_lasti), owner = blk[o->fr_owner];
+	instr = load_u64(blk, o->fr_lasti), owner = blk[o->fr_owner];
 	*skip = rt->minor >= 12 && owner >= FRAME_OWNED_BY_SHIM;
 	if (*skip)
 		return 0;
@@ -1022,7 +1008,7 @@ static int step_interpframe(struct pyruntime *rt, uint64_t f, struct pyframe_raw
  * 3.12) or tstate.current_frame (3.13+). */
 static int first_frame(struct pyruntime *rt, const uint8_t *ts, uint64_t *f)
 {
-	uint64_t p = get64(ts, rt->off.ts_frame);
+	uint64_t p = load_u64(ts, rt->off.ts_frame);
 
 	if (rt->minor == 11 || rt->minor == 12) {
 		if (!p)
@@ -1070,9 +1056,9 @@ static int walk_thread(struct pyruntime *rt, uint64_t ts, struct pythread *t, ui
 	rt->page_valid = false; /* each thread's frames are read afresh */
 	if (pyruntime_read(rt, ts, blk, span(o->ts_next, o->ts_frame, o->ts_thread_id, o->ts_native_tid)))
 		return -EFAULT;
-	t->tstate = ts, *next = get64(blk, o->ts_next);
-	t->thread_id = get64(blk, o->ts_thread_id);
-	t->native_tid = o->ts_native_tid ? (uint32_t)get64(blk, o->ts_native_tid) : 0;
+	t->tstate = ts, *next = load_u64(blk, o->ts_next);
+	t->thread_id = load_u64(blk, o->ts_thread_id);
+	t->native_tid = o->ts_native_tid ? (uint32_t)load_u64(blk, o->ts_native_tid) : 0;
 	if (!o->ts_native_tid && rt->pthread_tid &&
 	    pyruntime_read(rt, t->thread_id + rt->pthread_tid, &t->native_tid, sizeof(t->native_tid)))
 		t->native_tid = 0;
@@ -1270,11 +1256,11 @@ static uint8_t *read_pybytes(struct pyruntime *rt, uint64_t addr, size_t *n)
 static int entry_fill(struct pyruntime *rt, struct pycode_entry *e, uint64_t code, const uint8_t *blk)
 {
 	const struct pyoffsets *o = &rt->off;
-	uint64_t qual = o->co_qualname ? get64(blk, o->co_qualname) : get64(blk, o->co_name);
+	uint64_t qual = o->co_qualname ? load_u64(blk, o->co_qualname) : load_u64(blk, o->co_name);
 
 	entry_clear(e);
-	e->code = code, e->filename_ptr = get64(blk, o->co_filename), e->name_ptr = qual;
-	e->linetable_ptr = get64(blk, o->co_linetable), e->firstlineno = get32(blk, o->co_firstlineno);
+	e->code = code, e->filename_ptr = load_u64(blk, o->co_filename), e->name_ptr = qual;
+	e->linetable_ptr = load_u64(blk, o->co_linetable), e->firstlineno = load_i32(blk, o->co_firstlineno);
 	e->qualname = read_pystr(rt, qual, PYSTR_MAX);
 	e->filename = read_pystr(rt, e->filename_ptr, PYPATH_MAX);
 	e->lines = read_pybytes(rt, e->linetable_ptr, &e->nlines);
@@ -1290,10 +1276,10 @@ static bool entry_matches(const struct pyruntime *rt, const struct pycode_entry 
 			  const uint8_t *blk)
 {
 	const struct pyoffsets *o = &rt->off;
-	uint64_t qual = o->co_qualname ? get64(blk, o->co_qualname) : get64(blk, o->co_name);
+	uint64_t qual = o->co_qualname ? load_u64(blk, o->co_qualname) : load_u64(blk, o->co_name);
 
-	return e->code == code && e->filename_ptr == get64(blk, o->co_filename) && e->name_ptr == qual &&
-	       e->linetable_ptr == get64(blk, o->co_linetable) && e->firstlineno == get32(blk, o->co_firstlineno);
+	return e->code == code && e->filename_ptr == load_u64(blk, o->co_filename) && e->name_ptr == qual &&
+	       e->linetable_ptr == load_u64(blk, o->co_linetable) && e->firstlineno == load_i32(blk, o->co_firstlineno);
 }
 
 int pycode_resolve(struct pyruntime *rt, uint64_t code_addr, int32_t lasti, struct pyframe *out)

@@ -82,6 +82,7 @@ struct loaded {
 	bool counts;              /* the summed values are counts (else times, sizes...) */
 	const char *type, *unit;  /* the sample type summed */
 	struct unit_scale scale;  /* how its values are shown (ms, s, KiB...; counts as they are) */
+	struct filter_stats kept[2]; /* what --focus, --ignore... kept of each side's values */
 };
 
 /* Defaults: the table of the 20 largest changes of self share, confidence 0.99. */
@@ -426,6 +427,23 @@ static int join_sides(struct loaded *l, const struct diff_opts *o)
 	return 0;
 }
 
+/* Applies the stack filters to both sides once the type is chosen, so that each header can say
+ * how much of that type they kept ("60 of 100 samples"). The chosen type's name lives in a
+ * profile's strings, which filtering replaces: it is found again in the filtered base. */
+static int filter_sides(struct loaded *l, struct diff_opts *o)
+{
+	int vi[2];
+
+	for (int s = 0; s < 2; s++)
+		vi[s] = profile_sample_type_find(&l->p[s], o->hist.sample_type);
+	for (int s = 0; s < 2; s++)
+		if (filter_apply(&l->p[s], &o->filter, vi[s] < 0 ? 0 : (uint32_t)vi[s], &l->kept[s]))
+			return error("out of memory");
+	if (o->hist.sample_type && vi[0] >= 0)
+		o->hist.sample_type = profile_str(&l->p[0], l->p[0].sample_types[vi[0]].type);
+	return 0;
+}
+
 /* Loads both sides, builds their hists and joins them. */
 static int load_all(struct loaded *l, struct diff_opts *o)
 {
@@ -436,11 +454,11 @@ static int load_all(struct loaded *l, struct diff_opts *o)
 			return error("out of memory");
 		l->have_p[s] = true;
 		rc = load_side(&l->p[s], &o->sides[s]);
-		if (!rc && filter_apply(&l->p[s], &o->filter, 0, NULL))
-			rc = error("out of memory");
 	}
 	if (!rc)
 		rc = choose_type(l, o);
+	if (!rc)
+		rc = filter_sides(l, o);
 	for (int s = 0; s < 2 && !rc; s++) {
 		l->have_h[s] = true;
 		int err = hist_build(&l->h[s], &l->p[s], &o->hist);
@@ -517,13 +535,14 @@ static void header_side(FILE *f, const struct diff_opts *o, const struct loaded 
 		fputs(i ? " + " : "", f);
 		put_text(f, input_name(o->sides[s].files[i]), 0);
 	}
+	int64_t all = filter_active(&o->filter) ? l->kept[s].total : h->all_total;
 	fprintf(f, ": %s", group_value(&l->scale, h->total, a));
-	if (h->total != h->all_total)
-		fprintf(f, " of %s", group_value(&l->scale, h->all_total, b));
+	if (h->total != all)
+		fprintf(f, " of %s", group_value(&l->scale, all, b));
 	if (l->scale.scaled)
 		fprintf(f, " %s", l->scale.name);
 	fputc(' ', f);
-	put_text(f, !strcmp(l->type, "samples") && h->all_total == 1 ? "sample" : l->type, 0);
+	put_text(f, !strcmp(l->type, "samples") && all == 1 ? "sample" : l->type, 0);
 	if (!l->counts)
 		fprintf(f, " (%.0f events)", diff_events(&l->d, s));
 	if (o->sides[s].n > 1 && l->have_p[s] && l->p[s].time_nanos > 0)

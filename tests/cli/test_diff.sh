@@ -411,8 +411,8 @@ expect_rc "gate: ... and 3 with --strict" 3 "$FIRN" diff --strict --fail-on 'any
 # ---- stack filters: on both sides, before the table and every output ----
 in_fixtures "$FIRN" diff --focus compute base.folded new.folded >"$TMP/out" 2>"$TMP/err"
 same "--focus: both sides keep the stacks through compute, shares of what is left" "$TMP/out" <<'EOF2'
-# base: base.folded: 60 samples
-# new:  new.folded: 80 samples
+# base: base.folded: 60 of 100 samples
+# new:  new.folded: 80 of 200 samples
   self%                     total%
      base      new   change      base      new   change   module  function
     83.33    75.00    -8.33     83.33    75.00    -8.33   -       hot

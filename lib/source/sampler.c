@@ -591,6 +591,10 @@ static int load_skel(struct sampler *s, const char **why)
 	if (bpf_map__set_max_entries(s->skel->maps.alloc_live, !o->alloc ? 1 :
 				     o->alloc_live ? o->alloc_live : FIRN_ALLOC_LIVE_MAX))
 		return -1;
+	/* uprobe mode's per-thread maps (LRU: preallocated) go unused without its programs */
+	if (!o->nuprobe_progs && (bpf_map__set_max_entries(s->skel->maps.alloc_left, 1) ||
+				  bpf_map__set_max_entries(s->skel->maps.alloc_pending, 1)))
+		return -1;
 	*why = "find the events' BPF programs";
 	if (load_event_progs(s))
 		return -1;

@@ -48,6 +48,12 @@ read -r early late < <(awk '
 	END { print early + 0, late + 0 }' "$TMP/trace")
 check "the rows array's first chunk goes in during the programs' load ($early updates before on_sample was loaded, $late after)" \
 	[ "$early" -ge 1 -a "$late" -eq 0 ]
+# uprobe mode's per-thread allocation maps (LRU hashes, preallocated: 16384 and 4096 entries)
+# take one entry when its programs are not loaded
+big=$(awk '/BPF_MAP_CREATE/ && /map_name="alloc_(left|pendin)/ {
+	match($0, /max_entries=[0-9]+/); if (substr($0, RSTART + 12, RLENGTH - 12) + 0 > 1) n++ }
+	END { print n + 0 }' "$TMP/trace")
+check "without -e alloc its uprobe maps take one entry ($big of them more)" [ "$big" -eq 0 ]
 
 trace clock_nanosleep,nanosleep
 check "record -- true under strace exits 0 (sleeps traced)" [ $? -eq 0 ]

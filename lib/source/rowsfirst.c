@@ -20,9 +20,8 @@ static void *insert_first(void *ctx)
 	return NULL;
 }
 
-/* Creates chunk 0 (into f) and the rows array of n slots around it, whose descriptor goes to
- * *outer_fd. 0 or -errno. */
-static int create_maps(struct rows_first *f, uint32_t n, int *outer_fd)
+/* Creates chunk 0 and the rows array of n slots around it, into f. 0 or -errno. */
+static int create_maps(struct rows_first *f, uint32_t n)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, co, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, oo);
@@ -32,22 +31,20 @@ static int create_maps(struct rows_first *f, uint32_t n, int *outer_fd)
 	if (f->chunk_fd < 0)
 		return -errno;
 	oo.inner_map_fd = f->chunk_fd; /* every chunk has its shape */
-	*outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "unwind_rows", sizeof(__u32),
-				   sizeof(__u32), n, &oo);
-	return *outer_fd < 0 ? -errno : 0;
+	f->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "unwind_rows", sizeof(__u32),
+				    sizeof(__u32), n, &oo);
+	return f->rows_fd < 0 ? -errno : 0;
 }
 
 int rows_first_start(struct rows_first *f, struct bpf_map *outer)
 {
-	int outer_fd = -1, err;
+	int err;
 
 	*f = (struct rows_first){ .rows_fd = -1, .chunk_fd = -1 };
-	err = create_maps(f, bpf_map__max_entries(outer), &outer_fd);
-	if (!err && bpf_map__reuse_fd(outer, outer_fd)) /* (libbpf keeps a copy) */
+	err = create_maps(f, bpf_map__max_entries(outer));
+	/* (libbpf takes a copy, which it closes if the load fails: the thread keeps using ours) */
+	if (!err && bpf_map__reuse_fd(outer, f->rows_fd))
 		err = -errno;
-	if (outer_fd >= 0)
-		close(outer_fd);
-	f->rows_fd = err ? -1 : bpf_map__fd(outer);
 	if (!err && (err = -pthread_create(&f->thread, NULL, insert_first, f)) == 0)
 		f->inserting = true;
 	if (err) /* reuse_fd failing leaves outer to be created by libbpf */
@@ -61,6 +58,8 @@ int rows_first_finish(struct rows_first *f)
 		return 0;
 	pthread_join(f->thread, NULL);
 	f->inserting = false;
+	close(f->rows_fd); /* libbpf's copy stays */
+	f->rows_fd = -1;
 	if (f->err && f->chunk_fd >= 0) {
 		close(f->chunk_fd);
 		f->chunk_fd = -1;
@@ -73,5 +72,7 @@ void rows_first_release(struct rows_first *f)
 	rows_first_finish(f);
 	if (f->chunk_fd >= 0)
 		close(f->chunk_fd);
+	if (f->rows_fd >= 0) /* (no thread was started) */
+		close(f->rows_fd);
 	f->chunk_fd = f->rows_fd = -1;
 }

@@ -12,8 +12,9 @@
 
 struct bpf_map;
 
-/* rows_fd: the rows array created here, libbpf's descriptor of it (not owned); chunk_fd: chunk
- * 0 (BPF_F_MMAPABLE, bpf/firn.h's chunk shape), owned here; -1 when none. */
+/* rows_fd: the rows array created here (libbpf holds a copy), owned here until the insertion
+ * is done; chunk_fd: chunk 0 (BPF_F_MMAPABLE, bpf/firn.h's chunk shape), owned here; -1 when
+ * none. */
 struct rows_first {
 	int rows_fd, chunk_fd;
 	bool inserting; /* thread runs */

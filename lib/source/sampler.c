@@ -603,9 +603,14 @@ static int load_skel(struct sampler *s, const char **why)
 	if (rerr)
 		diag(DIAG_DEBUG, "rows array made at load: %s", strerror(-rerr));
 	*why = "load the BPF programs";
-	if (profile_bpf__load(s->skel))
+	int lerr = profile_bpf__load(s->skel) ? errno : 0;
+	/* joined whatever the load did (a reload closes the array it writes to); failed: the
+	 * unwinder puts its chunks in itself */
+	rows_first_finish(&s->rows0);
+	if (lerr) {
+		errno = lerr;
 		return -1;
-	rows_first_finish(&s->rows0); /* (failed: the unwinder puts its chunks in itself) */
+	}
 	*why = "put the runtime walkers in place";
 	if (set_unwinders(s))
 		return -1;

@@ -303,7 +303,8 @@ static int start_unwinder(struct recorder *r)
 
 	if (sample_source_unwind_maps(r->ss, &m))
 		return 0;
-	if (!(r->unw = unwinder_new(m.rows_fd, m.rows, m.pids_fd, m.umaps_fd, m.umaps, m.files_fd)))
+	if (!(r->unw = unwinder_new(m.rows_fd, m.first_chunk_fd, m.rows, m.pids_fd, m.umaps_fd,
+				    m.umaps, m.files_fd)))
 		return fail(r, -ENOMEM, "cannot prepare the unwind tables: %s", strerror(ENOMEM));
 	unwinder_preload(r->unw, getpid(), common);
 	return 0;

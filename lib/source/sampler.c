@@ -28,6 +28,7 @@
 #include "base/vec.h"
 #include "base/mapbatch.h"
 #include "source/kbtf.h"
+#include "source/rowsfirst.h"
 #include "source/stackstore.h"
 
 #define DRAIN_INTERVAL_NS 500000000ULL
@@ -52,6 +53,7 @@ struct sampler {
 	struct bpf_link *switch_link; /* the off-CPU program (opts.off_cpu) */
 	struct bpf_link *exit_link;   /* start_wait_exit: Python frames of the waits at the start */
 	struct bpf_link *prog_links[SAMPLER_MAX_PROGS]; /* opts.progs, attached */
+	struct rows_first rows0; /* the rows array's first chunk, in place before sampling */
 	struct bpf_link **ulinks; /* USDT attachments */
 	size_t nulinks, cap_ulinks;
 	struct stackstore store; /* what the drains brought: stacks, entries, names, exits */
@@ -354,6 +356,7 @@ int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m)
 		.umaps_fd = bpf_map__fd(s->skel->maps.unwind_umaps),
 		.umaps = bpf_map__max_entries(s->skel->maps.unwind_umaps),
 		.files_fd = bpf_map__fd(s->skel->maps.unwind_files),
+		.first_chunk_fd = s->rows0.chunk_fd,
 	};
 	return 0;
 }
@@ -588,12 +591,26 @@ static int load_skel(struct sampler *s, const char **why)
 	if (bpf_map__set_max_entries(s->skel->maps.alloc_live, !o->alloc ? 1 :
 				     o->alloc_live ? o->alloc_live : FIRN_ALLOC_LIVE_MAX))
 		return -1;
+	/* uprobe mode's per-thread maps (LRU: preallocated) go unused without its programs */
+	if (!o->nuprobe_progs && (bpf_map__set_max_entries(s->skel->maps.alloc_left, 1) ||
+				  bpf_map__set_max_entries(s->skel->maps.alloc_pending, 1)))
+		return -1;
 	*why = "find the events' BPF programs";
 	if (load_event_progs(s))
 		return -1;
+	rows_first_release(&s->rows0); /* (a reload's) */
+	int rerr = o->unwind != UNWIND_FP ? rows_first_start(&s->rows0, s->skel->maps.unwind_rows) : 0;
+	if (rerr)
+		diag(DIAG_DEBUG, "rows array made at load: %s", strerror(-rerr));
 	*why = "load the BPF programs";
-	if (profile_bpf__load(s->skel))
+	int lerr = profile_bpf__load(s->skel) ? errno : 0;
+	/* joined whatever the load did (a reload closes the array it writes to); failed: the
+	 * unwinder puts its chunks in itself */
+	rows_first_finish(&s->rows0);
+	if (lerr) {
+		errno = lerr;
 		return -1;
+	}
 	*why = "put the runtime walkers in place";
 	if (set_unwinders(s))
 		return -1;
@@ -645,6 +662,7 @@ struct sampler *sampler_new(const struct sampler_opts *o, const char **why)
 	if (!s)
 		return NULL;
 	s->btf_fd = -1;
+	s->rows0 = (struct rows_first){ .rows_fd = -1, .chunk_fd = -1 };
 	s->opts = *o;
 	/* GPU records and allocations are no samples (alloc's ids are the lowest of those) */
 	stackstore_init(&s->store, o->retire, FIRN_EVENT_ALLOC_OBJECTS);
@@ -1138,6 +1156,7 @@ void sampler_free(struct sampler *s)
 	for (size_t i = 0; i < FIRN_NWALKERS; i++)
 		profile_bpf__destroy(s->late_skel[i]);
 	profile_bpf__destroy(s->skel);
+	rows_first_release(&s->rows0);
 	if (s->btf_fd >= 0)
 		close(s->btf_fd);
 	stackstore_release(&s->store);

@@ -190,6 +190,7 @@ int sampler_add_target(struct sampler *s, pid_t pid, bool held);
 struct sampler_unwind_maps {
 	int rows_fd, pids_fd, umaps_fd, files_fd;
 	uint32_t rows, umaps; /* entries of the rows and mappings arrays */
+	int first_chunk_fd;   /* chunk 0, already in rows_fd's slot 0 (unwinder_new takes it); -1 */
 };
 /* 0, or -ENOENT when the sampler unwinds with frame pointers only (no tables). */
 int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *m);

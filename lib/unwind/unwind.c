@@ -185,8 +185,20 @@ static int map_copy_rows(int fd, uint32_t at_row, const struct firn_row *rows, u
 	return 0;
 }
 
-struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
-			      uint32_t max_umaps, int files_fd)
+/* Takes chunk fd, already in slot 0 of the rows array, as the first chunk (a copy of it), so
+ * that the first tables wait for no insertion. 0, or -1 with errno set (no chunk then). */
+static int adopt_chunk(struct unwinder *u, int fd)
+{
+	int own = (u->chunks = malloc(sizeof(*u->chunks))) ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+
+	if (own < 0)
+		return -1;
+	u->chunks[u->nchunks++] = own;
+	return 0;
+}
+
+struct unwinder *unwinder_new(int rows_fd, int first_chunk_fd, uint32_t max_rows, int pids_fd,
+			      int umaps_fd, uint32_t max_umaps, int files_fd)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -195,6 +207,8 @@ struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int u
 	*u = (struct unwinder){ .rows_fd = rows_fd, .max_rows = max_rows, .pids_fd = pids_fd,
 				.umaps_fd = umaps_fd, .files_fd = files_fd, .max_umaps = max_umaps,
 				.vdso = -1, .st.max_rows = max_rows, .cache = open_cache() };
+	if (first_chunk_fd >= 0 && adopt_chunk(u, first_chunk_fd)) /* (else chunk 0 is made) */
+		diag(DIAG_DEBUG, "first row chunk not taken: %s", strerror(errno));
 	load_vdso(u); /* without it, vdso frames fall back to frame pointers */
 	return u;
 }

@@ -26,13 +26,15 @@ struct unwinder_stats {
 };
 
 /* rows_fd: the BPF array of row chunks (bpf/firn.h FIRN_ROWS_CHUNK: the unwinder creates each
- * as tables fill the one before, up to max_rows rows); pids_fd: the BPF hash pid → struct
- * firn_pid_maps (its run in the pool); umaps_fd: the BPF array of max_umaps struct firn_umap
+ * as tables fill the one before, up to max_rows rows); first_chunk_fd: chunk 0, already in
+ * rows_fd's slot 0 (put there while the programs loaded, so that the first tables wait for no
+ * insertion), the caller's (the unwinder keeps a copy), or -1; pids_fd: the BPF hash pid →
+ * struct firn_pid_maps (its run in the pool); umaps_fd: the BPF array of max_umaps struct firn_umap
  * (the pool every process's mappings are described in, up to FIRN_MAX_UMAPS each); files_fd:
  * the BPF hash of loaded tables by file (struct firn_file_key → struct firn_file), -1 for
  * none. The vdso's table is loaded at once. NULL + errno. */
-struct unwinder *unwinder_new(int rows_fd, uint32_t max_rows, int pids_fd, int umaps_fd,
-			      uint32_t max_umaps, int files_fd);
+struct unwinder *unwinder_new(int rows_fd, int first_chunk_fd, uint32_t max_rows, int pids_fd,
+			      int umaps_fd, uint32_t max_umaps, int files_fd);
 void unwinder_free(struct unwinder *u);
 /* Makes the rows loaded so far reachable by the BPF unwinder before it runs on them: until this
  * is called the row chunks go into rows_fd from a thread (each insertion into an array of maps

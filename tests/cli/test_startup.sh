@@ -29,6 +29,32 @@ check "the unwind rows are one mappable chunk for record -- true ($dwarf)" [ "$d
 check "no BPF_MAP_UPDATE_BATCH: rows are copied through the mapping ($batches calls)" \
 	[ "$batches" -eq 0 ]
 
+# The rows array's first chunk goes in while the programs are verified, not after: each update
+# of an array of maps from user space waits an RCU grace period (8-20 ms here), which lay on
+# the start-up's path (lib/source/rowsfirst.h). Counted: the updates of that array (its
+# descriptors: the one created and libbpf's dup3 of it) begun before on_sample's load returned,
+# and after.
+trace bpf,dup3
+check "record -- true under strace exits 0 (bpf and dup3 traced)" [ $? -eq 0 ]
+read -r early late < <(awk '
+	/BPF_MAP_CREATE/ && /BPF_MAP_TYPE_ARRAY_OF_MAPS/ && /map_name="unwind_rows"/ && / = [0-9]+$/ {
+		rows[$NF] = 1 }
+	/dup3\(/ { match($0, /dup3\([0-9]+, [0-9]+/); split(substr($0, RSTART + 5, RLENGTH - 5), d, /, /)
+		if (d[1] in rows) rows[d[2]] = 1 }
+	/prog_name="on_sample"/ { if (/unfinished/) waiting = $1; else loaded = 1 }
+	waiting != "" && $1 == waiting && /<\.\.\. bpf resumed>/ { loaded = 1; waiting = "" }
+	/BPF_MAP_UPDATE_(ELEM|BATCH)/ { match($0, /map_fd=[0-9]+/)
+		if (substr($0, RSTART + 7, RLENGTH - 7) in rows) { if (loaded) late++; else early++ } }
+	END { print early + 0, late + 0 }' "$TMP/trace")
+check "the rows array's first chunk goes in during the programs' load ($early updates before on_sample was loaded, $late after)" \
+	[ "$early" -ge 1 -a "$late" -eq 0 ]
+# uprobe mode's per-thread allocation maps (LRU hashes, preallocated: 16384 and 4096 entries)
+# take one entry when its programs are not loaded
+big=$(awk '/BPF_MAP_CREATE/ && /map_name="alloc_(left|pendin)/ {
+	match($0, /max_entries=[0-9]+/); if (substr($0, RSTART + 12, RLENGTH - 12) + 0 > 1) n++ }
+	END { print n + 0 }' "$TMP/trace")
+check "without -e alloc its uprobe maps take one entry ($big of them more)" [ "$big" -eq 0 ]
+
 trace clock_nanosleep,nanosleep
 check "record -- true under strace exits 0 (sleeps traced)" [ $? -eq 0 ]
 # slept_at_end: the microseconds slept after the command is reaped (its SIGCHLD)

@@ -434,6 +434,71 @@ int gopclntab_func(const struct gopclntab *g, uint64_t pc, const char **name, ui
 	return 0;
 }
 
+/* Gives an unwinder function i's bounds, name, the file of its entry and its flags. */
+int gopclntab_fn(const struct gopclntab *g, uint64_t i, struct gopclntab_fn *fn)
+{
+	struct gopclntab_frame pos;
+	struct gofunc f;
+	uint64_t rec, flag;
+	uint32_t nameoff;
+
+	memset(fn, 0, sizeof(*fn));
+	if (i >= g->nfunc || !ftab_entry(g, i, &f.entry, &f.off) ||
+	    !ftab_entry(g, i + 1, &f.end, &rec) || f.entry >= f.end)
+		return -ENOENT;
+	fn->entry = f.entry;
+	fn->end = f.end;
+	fn->rec = f.off;
+	if (field(g, &f, 1, &nameoff))
+		fn->name = name_at(g, nameoff);
+	position(g, &f, f.entry, &pos);
+	fn->file = pos.file;
+	/* funcID, flag, pad, nfuncdata: the flag byte is padding (0) before Go 1.17 */
+	if (g->version != GOPCLNTAB_12 && tabrd(g, field_off(g, &f, nfields(g)) + 1, 1, &flag))
+		fn->flag = (uint8_t)flag;
+	return 0;
+}
+
+/* Walks the pc-value table at off (of the pc table) of f run by run, as pcvalue reads it, for
+ * gopclntab_pcsp: runs past f's end are clipped, empty ones skipped. */
+static int pcruns(const struct gopclntab *g, const struct gofunc *f, uint32_t off,
+		  gopclntab_run_fn cb, void *ctx)
+{
+	uint64_t base = g->version == GOPCLNTAB_12 ? 0 : g->pctab;
+	const uint8_t *p, *end = g->tab + g->len;
+	uint64_t at = f->entry, uv, dpc;
+	int32_t v = -1;
+	int err;
+
+	if (!off || off >= g->len - base)
+		return -ENOENT;
+	for (p = g->tab + base + off; p < end && at < f->end;) {
+		if (leb128_u(&p, end, &uv))
+			return -ENOENT;
+		if (uv == 0 && at != f->entry)
+			return 0; /* the end: the function's padding after its code has no value */
+		if (leb128_u(&p, end, &dpc) || dpc > UINT32_MAX)
+			return -ENOENT;
+		v = (int32_t)((uint32_t)v + (uint32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1));
+		if (dpc && (err = cb(ctx, at, v)))
+			return err;
+		dpc *= g->quantum;
+		at = dpc < f->end - at ? at + dpc : f->end;
+	}
+	return at >= f->end ? 0 : -ENOENT;
+}
+
+int gopclntab_pcsp(const struct gopclntab *g, const struct gopclntab_fn *fn, gopclntab_run_fn cb,
+		   void *ctx)
+{
+	struct gofunc f = { .entry = fn->entry, .off = fn->rec, .end = fn->end };
+	uint32_t off;
+
+	if (fn->entry >= fn->end || !field(g, &f, 4, &off))
+		return -ENOENT;
+	return pcruns(g, &f, off, cb, ctx);
+}
+
 /* ---- finding the table in an ELF file ---- */
 
 /* The ELF file's view: its mapping, PT_LOAD segments (with their flags) and sections. */

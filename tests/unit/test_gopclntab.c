@@ -1,7 +1,7 @@
 /* Unit tests for lib/elf/gopclntab: Go's pclntab read from the gowork fixtures (Debian's Go
  * 1.19: plain, -s -w, and without section headers) against their own .symtab and DWARF; the
  * inlined helper's frame; and hand-made tables of the four formats (1.2, 1.16, 1.18, 1.20) with
- * names, files, lines and inline trees, whole and cut short. */
+ * names, files, lines, inline trees and SP deltas, whole and cut short. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -280,10 +280,11 @@ static size_t put_pcvalue(size_t off, const int32_t *vals, const uint32_t *pcs, 
 	return off;
 }
 
-/* Writes function rec's record at off (relative to tab) in format v: name, pc tables, the
- * inline index table (2 of 3 pcdata) and, with a tree, its funcdata (3 or 4 of 5). */
+/* Writes function rec's record at off (relative to tab) in format v: name, pc tables (pcsp,
+ * pcfile, pcln), the inline index table (2 of 3 pcdata), the flag byte (1.16+) and, with a
+ * tree, its funcdata (3 or 4 of 5). */
 static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uint32_t name,
-		       uint32_t pcfile, uint32_t pcln, uint32_t inl, uint64_t tree)
+		       const uint32_t pc[3], uint32_t inl, uint64_t tree, uint8_t flag)
 {
 	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
 	unsigned nf = v == GOPCLNTAB_12 ? 8 : v == GOPCLNTAB_120 ? 10 : 9;
@@ -291,9 +292,12 @@ static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uin
 
 	put(off, w, entry);
 	put(off + w, 4, name);
-	put(off + w + 16, 4, pcfile);
-	put(off + w + 20, 4, pcln);
+	put(off + w + 12, 4, pc[0]);
+	put(off + w + 16, 4, pc[1]);
+	put(off + w + 20, 4, pc[2]);
 	put(off + w + 24, 4, 3); /* npcdata */
+	if (v != GOPCLNTAB_12)
+		put(off + w + (nf - 1) * 4 + 1, 1, flag);
 	put(off + w + (nf - 1) * 4 + 3, 1, 5); /* nfuncdata */
 	put(off + w + nf * 4 + 8, 4, inl);
 	fd = off + w + nf * 4 + 12;
@@ -308,11 +312,12 @@ static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uin
 }
 
 /* Writes the pc tables of both functions from 0x301: main.outer's file 0, lines 10, 20 (inlined
- * main.inner) and 12 (the call), inline index -1, 0, -1; main.other's file 1, line 30. file0
+ * main.inner) and 12 (the call), inline index -1, 0, -1; main.other's file 1, line 30; then
+ * main.outer's SP deltas 0, 24 (from 0x4), 0 (from 0x34), ending at 0x3c (padding after). file0
  * is the first file's number (1 in the 1.2 format). Their offsets into off[]. */
-static void put_tables(int32_t file0, uint32_t off[5])
+static void put_tables(int32_t file0, uint32_t off[6])
 {
-	static const uint32_t pcs3[] = { 0x10, 0x10, 0x20 }, pc1[] = { 0x40 };
+	static const uint32_t pcs3[] = { 0x10, 0x10, 0x20 }, pc1[] = { 0x40 }, sp[] = { 4, 0x30, 8 };
 	size_t at = 0x301; /* offset 0 is no table */
 
 	off[0] = at - 0x300;
@@ -324,7 +329,9 @@ static void put_tables(int32_t file0, uint32_t off[5])
 	off[3] = at - 0x300;
 	at = put_pcvalue(at, (int32_t[]){ file0 + 1 }, pc1, 1);
 	off[4] = at - 0x300;
-	put_pcvalue(at, (int32_t[]){ 30 }, pc1, 1);
+	at = put_pcvalue(at, (int32_t[]){ 30 }, pc1, 1);
+	off[5] = at - 0x300;
+	put_pcvalue(at, (int32_t[]){ 0, 24, 0 }, sp, 3);
 }
 
 /* Makes a table of format v in img: two functions, two files, an inline tree at 0x800. */
@@ -335,7 +342,7 @@ static void make_table(enum gopclntab_version v)
 	bool old = v == GOPCLNTAB_12;
 	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
 	size_t ftab = old ? 16 : 0x400, nbase = old ? 0x100 : 0;
-	uint32_t t[5];
+	uint32_t t[6];
 
 	memset(img, 0, sizeof(img));
 	put(0, 4, magic[v]);
@@ -348,7 +355,7 @@ static void make_table(enum gopclntab_version v)
 	if (old) {
 		put(ftab + 40, 4, 0x280); /* after the end entry: the file table */
 		put(0x280, 4, 3), put(0x284, 4, 0x2a0), put(0x288, 4, 0x2a5);
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			t[i] += 0x300;
 	} else {
 		/* Go 1.2x no longer stores the code's start (the moduledata has it) */
@@ -364,8 +371,9 @@ static void make_table(enum gopclntab_version v)
 	put(ftab, w, e0), put(ftab + w, w, r0);
 	put(ftab + 2 * w, w, e0 + 0x40), put(ftab + 3 * w, w, r1);
 	put(ftab + 4 * w, w, e0 + 0x80);
-	put_record(v, 0x460, e0, nbase, t[0], t[1], t[2], IMG_VADDR + 0x800);
-	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, t[3], t[4], 0, 0);
+	put_record(v, 0x460, e0, nbase, (uint32_t[]){ t[5], t[0], t[1] }, t[2], IMG_VADDR + 0x800, 0);
+	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, (uint32_t[]){ 0, t[3], t[4] }, 0, 0,
+		   GOPCLNTAB_TOPFRAME);
 	/* the inline tree's one entry: main.inner, called at 0x20 (1.20: starting at line 19;
 	 * before: its parent -1, the call at a.go:12) */
 	put(0x800 + (v == GOPCLNTAB_120 ? 4 : 12), 4, nbase + 11);
@@ -423,6 +431,59 @@ static void test_made_formats(void **state)
 	}
 }
 
+/* gopclntab_pcsp's callback: the runs into the struct runs at ctx. */
+struct runs {
+	uint64_t pc[8];
+	int32_t v[8];
+	int n;
+};
+
+static int take_run(void *ctx, uint64_t pc, int32_t v)
+{
+	struct runs *r = ctx;
+
+	if (r->n < 8)
+		r->pc[r->n] = pc, r->v[r->n] = v;
+	r->n++;
+	return 0;
+}
+
+/* A callback that stops the walk at its first run. */
+static int take_run_stop(void *ctx, uint64_t pc, int32_t v)
+{
+	(void)ctx, (void)pc, (void)v;
+	return -EINTR;
+}
+
+/* Each format: a function's bounds, name, entry file and flag (1.17+'s byte; padding in the
+ * 1.2 format), its SP-delta runs up to the table's end marker before its padding; none for a
+ * function without the table; a callback's stop returned. */
+static void test_made_pcsp(void **state)
+{
+	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+		struct gopclntab g;
+		struct gopclntab_fn fn;
+		struct runs r = { 0 };
+		open_made(&g, v, sizeof(img));
+		assert_int_equal(gopclntab_fn(&g, 0, &fn), 0);
+		assert_true(fn.entry == TEXT && fn.end == TEXT + 0x40 && fn.flag == 0);
+		assert_string_equal(fn.name, "main.outer");
+		assert_string_equal(fn.file, "a.go");
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run, &r), 0);
+		assert_int_equal(r.n, 3);
+		assert_true(r.pc[0] == TEXT && r.pc[1] == TEXT + 4 && r.pc[2] == TEXT + 0x34);
+		assert_true(r.v[0] == 0 && r.v[1] == 24 && r.v[2] == 0);
+		assert_int_equal(gopclntab_fn(&g, 1, &fn), 0);
+		assert_string_equal(fn.name, "main.other");
+		assert_int_equal(fn.flag, v == GOPCLNTAB_12 ? 0 : GOPCLNTAB_TOPFRAME);
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run, &r), -ENOENT);
+		assert_int_equal(gopclntab_fn(&g, 2, &fn), -ENOENT);
+		gopclntab_fn(&g, 0, &fn);
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run_stop, &r), -EINTR);
+		gopclntab_release(&g);
+	}
+}
+
 /* Cut short anywhere, a table is refused or answers without reading past its end (ASan
  * watches the copy); a damaged magic or pointer size is refused. */
 static void test_made_truncated(void **state)
@@ -438,6 +499,12 @@ static void test_made_truncated(void **state)
 			if (!gopclntab_init(&g, cut, len, IMG_VADDR, 0, &seg, 1)) {
 				for (uint64_t pc = TEXT - 1; pc <= TEXT + 0x80; pc++)
 					gopclntab_lookup(&g, pc, fr, 4);
+				for (uint64_t i = 0; i < g.nfunc; i++) {
+					struct gopclntab_fn fn;
+					struct runs r = { 0 };
+					if (!gopclntab_fn(&g, i, &fn))
+						gopclntab_pcsp(&g, &fn, take_run, &r);
+				}
 				gopclntab_release(&g);
 			}
 			free(cut);
@@ -531,6 +598,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_made_formats),
+		cmocka_unit_test(test_made_pcsp),
 		cmocka_unit_test(test_made_truncated),
 		cmocka_unit_test(test_made_elf),
 		cmocka_unit_test(test_names_match_symtab),

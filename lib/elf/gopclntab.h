@@ -7,9 +7,12 @@
  * name, parentPc) and of 1.20+ (name, parentPc, startLine). Inlined frames of the 1.2 format are
  * read as Go 1.12-1.15 lays them out (an older binary gets none).
  * The table is found through the `.gopclntab` section (or `.data.rel.ro.gopclntab`) or, where
- * section headers are gone, by its magic and a header that holds together in a read-only
- * PT_LOAD segment. Go 1.18+ keeps the inline trees in `go:func.*`, found through the runtime's
- * moduledata (the word that points to the table) in a writable segment.
+ * section headers are gone or a Go file has none of those names (a position-independent build
+ * the host's linker linked, which merges it into .data.rel.ro), by its magic and a header that
+ * holds together in a PT_LOAD segment. Go 1.18+ keeps the inline trees in `go:func.*`, found
+ * through the runtime's moduledata (the word that points to the table) in a writable segment,
+ * its words read as loaded: where the file holds zeros, the addends of DT_RELA's relative
+ * relocations (lld leaves them so; the load bias taken as 0, as the table's addresses are).
  * Every read is bounds-checked against the file: a hostile table gives no frame, never a read
  * outside it, and every loop is bounded by the bytes it reads. Not thread-safe. */
 #ifndef FIRN_GOPCLNTAB_H

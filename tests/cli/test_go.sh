@@ -1,9 +1,10 @@
 # Go programs without debug info (root, BPF): gowork (tests/fixtures/go) built plainly and with
 # -ldflags="-s -w" (no .symtab, no DWARF), its code named from Go's own pclntab
-# (lib/elf/gopclntab). By Debian's Go 1.19 (the 1.18 table format), then by Debian unstable's Go
-# (1.20+ format, a root made once with mmdebstrap and cached under /var/cache/firn-tests), and
-# esbuild from npm, a stripped Go binary nobody here built.
-# Each pair is recorded one after the other (~4 s each at 1999 Hz): the stripped build has the
+# (lib/elf/gopclntab), and stripped position-independent builds (-buildmode=pie, linked by Go's
+# linker and by the host's). By Debian's Go 1.19 (the 1.18 table format), then by Debian
+# unstable's Go (1.20+ format, a root made once with mmdebstrap and cached under
+# /var/cache/firn-tests), and esbuild from npm, a stripped Go binary nobody here built.
+# Each Go's builds run side by side in one recording (5 s at 1999 Hz): each stripped build has the
 # plain build's function rows (those of 3 % or more in either), their self shares of the
 # program's samples within 2 pp, or 3.5 standard errors of the difference of two binomial
 # shares when the machine's load leaves fewer samples (printed); at most 1 % of its samples in
@@ -29,15 +30,18 @@ record() {
 	"$FIRN" report --folded --inline "$TMP/$name.pb.gz" >"$TMP/$name.folded"
 }
 
-# record_pair PLAIN STRIPPED ARGS...: $TMP/PLAIN and $TMP/STRIPPED run side by side in one
-# recording, each with its own CPU time ($TMP/NAME.cpu), so a loaded machine slows both alike
-# (two runs one after the other differed by 2 pp in sha256's share against sort's); the files
-# of both names are that recording's
-record_pair() {
-	local a=$1 b=$2; shift 2
-	record "$a" sh -c 'sh "$0" "$1.cpu" "$1" "$@" & sh "$0" "$2.cpu" "$2" "$@" & wait' \
-		"$CPUTIME" "$TMP/$a" "$TMP/$b" "$@"
-	for x in pb.gz json folded; do cp "$TMP/$a.$x" "$TMP/$b.$x"; done
+# record_side "NAME..." ARGS...: the programs $TMP/NAME run side by side in one recording,
+# each with its own CPU time ($TMP/NAME.cpu), so a loaded machine slows them alike (two runs
+# one after the other differed by 2 pp in sha256's share against sort's); the files of every
+# name are that recording's
+record_side() {
+	local names=$1 first=${1%% *} script= n x
+	shift
+	for n in $names; do script="$script sh \"\$0\" $TMP/$n.cpu $TMP/$n \"\$@\" &"; done
+	record "$first" sh -c "$script wait" "$CPUTIME" "$@"
+	for n in ${names#"$first"}; do
+		for x in pb.gz json folded; do cp "$TMP/$first.$x" "$TMP/$n.$x"; done
+	done
 }
 
 # compare LABEL PLAIN STRIPPED: the shares and names of the two recordings' programs
@@ -93,10 +97,13 @@ def asm_callers(path, module):
         t += int(count)
         n += int(count) * any(f.startswith("main.") for f in frames)
     return n, t
+# (a position-independent build's first samples, before its table is loaded, may go by frame
+# pointers: 0.5-3 % of them in runs here, as many at 2 s as at 8 s: 90 % for those)
 for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
     n, t = asm_callers(path, module)
-    result(t >= 50 and n >= 0.95 * t, "sha256.block*'s callers reach main.* in %d of its %d "
-           "samples (%.1f %%, at least 95 %%), %s build" % (n, t, n * 100 / max(t, 1), what))
+    need = 90 if "pie" in module else 95
+    result(t >= 50 and n * 100 >= need * t, "sha256.block*'s callers reach main.* in %d of its %d "
+           "samples (%.1f %%, at least %d %%), %s build" % (n, t, n * 100 / max(t, 1), need, what))
 (pi, _), (si, _) = inlined(pf, pmod), inlined(sf, smod)
 t = tol((pi + si) / 2)
 result(si >= 0.01 and abs(pi - si) <= t,
@@ -114,11 +121,21 @@ mapping_flags() {
 		|| fail "$1: mapping flags: $(cat "$TMP/$2.map")"
 }
 
-# 1. Debian's Go 1.19: the fixtures.
+# 1. Debian's Go 1.19: the fixtures, with the stripped position-independent builds (linked by
+# Go's linker, and by the host's as cgo links: GNU ld's and lld's, the table inside
+# .data.rel.ro, lld's moduledata's pointers in dynamic relocations) beside them when built.
 cp "$FIX/gowork" "$FIX/gowork-stripped" "$TMP/"
-record_pair gowork gowork-stripped -seconds 4
+pies=
+for p in gowork-pie-stripped gowork-piex-stripped gowork-piel-stripped; do
+	[ -x "$FIX/$p" ] && cp "$FIX/$p" "$TMP/" && pies="$pies $p"
+done
+record_side "gowork gowork-stripped$pies" -seconds 5
 compare "go 1.19" gowork gowork-stripped
 mapping_flags "go 1.19" gowork-stripped
+for p in $pies; do
+	compare "go 1.19 ${p#gowork-}" gowork "$p"
+	mapping_flags "go 1.19 ${p#gowork-}" "$p"
+done
 
 # 2. Against Go's own profiler: runtime/pprof's CPU profile of the same run (at 1000 Hz, for
 # samples enough), top 10 self shares within 3 pp (or 3.5 standard errors of the difference
@@ -188,16 +205,23 @@ sid=$(sid_root) || { sidwhy=$sid; sid=; }
 if [ -x "$sid/usr/lib/go/bin/go" ]; then
 	gocache=$CACHE/sid-go-cache
 	mkdir -p "$gocache"
-	for v in "gowork-new:" "gowork-new-stripped:-s -w"; do
+	# NAME:LDFLAGS:BUILDMODE
+	for v in "gowork-new::" "gowork-new-stripped:-s -w:" "gowork-new-pie-stripped:-s -w:pie" \
+		"gowork-new-piex-stripped:-s -w -linkmode=external:pie" \
+		"gowork-new-piel-stripped:-s -w -linkmode=external -extldflags=-fuse-ld=lld:pie"; do
+		n=${v%%:*} ld=${v#*:} mode=${v##*:}
 		GOCACHE=$gocache HOME=$gocache GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local \
-			"$sid/usr/lib/go/bin/go" build -ldflags="${v#*:}" -o "$TMP/${v%%:*}" \
-			"$ROOT/tests/fixtures/go/gowork.go" 2>>"$TMP/gobuild.err"
+			"$sid/usr/lib/go/bin/go" build -buildmode="${mode:-default}" -ldflags="${ld%:*}" \
+			-o "$TMP/$n" "$ROOT/tests/fixtures/go/gowork.go" 2>>"$TMP/gobuild.err"
 	done
-	if [ -x "$TMP/gowork-new-stripped" ]; then
+	if [ -x "$TMP/gowork-new-stripped" ] && [ -x "$TMP/gowork-new-piel-stripped" ]; then
 		ver=$("$sid/usr/lib/go/bin/go" version | awk '{print $3}')
-		record_pair gowork-new gowork-new-stripped -seconds 4
-		compare "$ver" gowork-new gowork-new-stripped
-		mapping_flags "$ver" gowork-new-stripped
+		record_side "gowork-new gowork-new-stripped gowork-new-pie-stripped \
+			gowork-new-piex-stripped gowork-new-piel-stripped" -seconds 5
+		for p in stripped pie-stripped piex-stripped piel-stripped; do
+			compare "$ver $p" gowork-new "gowork-new-$p"
+			mapping_flags "$ver $p" "gowork-new-$p"
+		done
 	else
 		fail "unstable's go build failed: $(tail -2 "$TMP/gobuild.err")"
 	fi

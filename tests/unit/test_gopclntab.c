@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -185,10 +186,13 @@ static void test_stripped_alike(void **state)
 }
 
 /* dist, inlined into sumDist, is a frame of its own at its line, and sumDist's frame is at
- * the line of the call (in the stripped build, as Go's tracebacks show it). */
-static void test_inlined_helper(void **state)
+ * the line of the call (in the stripped build, as Go's tracebacks show it): without section
+ * headers, and in the position-independent builds (those the host's linkers linked keep the
+ * table inside .data.rel.ro; lld's leaves the moduledata's pointers, the code's start among
+ * them, to the dynamic relocations). */
+static void inlined_helper(const char *fixture)
 {
-	struct gopclntab *g = open_go("gowork-noshdr");
+	struct gopclntab *g = open_go(fixture);
 	struct gopclntab_frame fr[8];
 	uint32_t call = source_line("INLINE_CALL"), body = source_line("return p.x*p.x");
 	const char *name;
@@ -206,6 +210,18 @@ static void test_inlined_helper(void **state)
 	assert_int_equal(fr[1].line, call);
 	assert_non_null(strstr(fr[0].file, "go/gowork.go"));
 	gopclntab_free(g);
+}
+
+static void test_inlined_helper(void **state)
+{
+	inlined_helper("gowork-noshdr");
+}
+
+static void test_inlined_helper_pie(void **state)
+{
+	inlined_helper("gowork-pie-stripped");
+	inlined_helper("gowork-piex-stripped");
+	inlined_helper("gowork-piel-stripped");
 }
 
 /* A stripped Go binary nobody here built (esbuild from npm, Go 1.2x; its path in
@@ -520,11 +536,42 @@ static void test_made_truncated(void **state)
 	assert_int_equal(gopclntab_init(&g, img, sizeof(img), IMG_VADDR, 0, &seg, 1), -ENOEXEC);
 }
 
+/* Writes an n-byte little-endian number at p. */
+static void put_at(uint8_t *p, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Makes the moduledata's words that point (table, names, text, go:func.*) zeros in the file
+ * and R_X86_64_RELATIVE relocations of a PT_DYNAMIC's DT_RELA, as the host's linker leaves a
+ * position-independent Go program: a fourth segment (R, 0x30000) holds them. */
+static void make_relocs(uint8_t *out, const uint64_t *md, unsigned gofunc_word)
+{
+	const unsigned words[4] = { 0, 1, 22, gofunc_word };
+	uint8_t *ph = out + 64 + 56 * 3;
+
+	ph[0] = 1, ph[4] = 4; /* PT_LOAD, PF_R: file 0x2200, 0x200 bytes at 0x30000 */
+	put_at(ph + 8, 8, 0x2200), put_at(ph + 16, 8, 0x30000), put_at(ph + 24, 8, 0x30000);
+	put_at(ph + 32, 8, 0x200), put_at(ph + 40, 8, 0x200);
+	ph += 56;
+	ph[0] = 2; /* PT_DYNAMIC: DT_RELA 0x30040, DT_RELASZ 4 entries, DT_NULL */
+	put_at(ph + 8, 8, 0x2200), put_at(ph + 16, 8, 0x30000), put_at(ph + 32, 8, 0x30);
+	put_at(out + 0x2200, 8, 7), put_at(out + 0x2208, 8, 0x30040);
+	put_at(out + 0x2210, 8, 8), put_at(out + 0x2218, 8, 4 * 24);
+	for (int i = 0; i < 4; i++) {
+		uint8_t *r = out + 0x2240 + 24 * i;
+		put_at(r, 8, 0x20000 + 8 * words[i]), put_at(r + 8, 8, 8), put_at(r + 16, 8, md[words[i]]);
+		memset(out + 0x2000 + 8 * words[i], 0, 8);
+	}
+	out[56] = 5; /* e_phnum */
+}
+
 /* The made table of format v in an ELF file without section headers (as Go lays one out: the
  * table in a read-only segment, the moduledata in a writable one, go:func.* at word gofunc_word
- * of it), into out (ELF_SIZE bytes). */
-#define ELF_SIZE 0x2200
-static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *out)
+ * of it), into out (ELF_SIZE bytes); pie: its pointers in relocations (make_relocs). */
+#define ELF_SIZE 0x2400
+static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *out, bool pie)
 {
 	static const uint8_t ident[16] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
 	uint8_t *h = out;
@@ -556,6 +603,8 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
 	for (int k = 0; k < 64; k++)
 		for (int b = 0; b < 8; b++)
 			out[0x2000 + 8 * k + b] = (uint8_t)(md[k] >> (8 * b));
+	if (pie)
+		make_relocs(out, md, gofunc_word);
 }
 
 /* An ELF file without section headers: the table found by its magic, Go 1.18+'s go:func.*
@@ -563,14 +612,14 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
  * as zeros or names), the code's start from the moduledata when
  * the header has none (1.2x); the inlined frame then read as in the table alone. With
  * $FIRN_GOPCLNTAB_SEEDS set, the made tables and files go there (the fuzzer's seeds). */
-static void test_made_elf(void **state)
+static void made_elf(bool pie)
 {
 	static uint8_t elf[ELF_SIZE];
 	const char *seeds = getenv("FIRN_GOPCLNTAB_SEEDS");
 
-	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+	for (enum gopclntab_version v = pie ? GOPCLNTAB_118 : GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
 		struct gopclntab_frame fr[4];
-		make_elf(v, v == GOPCLNTAB_120 ? 44 : 38, elf);
+		make_elf(v, v == GOPCLNTAB_120 ? 44 : 38, elf, pie);
 		int fd = memfd_create("gopclntab", MFD_CLOEXEC);
 		assert_int_equal(write(fd, elf, ELF_SIZE), ELF_SIZE);
 		struct gopclntab *g = gopclntab_new_fd(fd);
@@ -585,13 +634,26 @@ static void test_made_elf(void **state)
 		close(fd);
 		for (int k = 0; seeds && k < 2; k++) {
 			char path[512];
-			snprintf(path, sizeof(path), "%s/seed-made-%s-v%d", seeds, k ? "elf" : "table", v);
+			snprintf(path, sizeof(path), "%s/seed-made-%s-v%d", seeds,
+				 k ? pie ? "elfpie" : "elf" : "table", v);
 			FILE *f = fopen(path, "w");
 			assert_non_null(f);
 			fwrite(k ? elf : img, 1, k ? ELF_SIZE : 0x1000, f);
 			fclose(f);
 		}
 	}
+}
+
+static void test_made_elf(void **state)
+{
+	made_elf(false);
+}
+
+/* The same with the moduledata's pointers zeros the dynamic relocations fill, as the host's
+ * linker leaves a position-independent Go program (go build -buildmode=pie, cgo). */
+static void test_made_elf_pie(void **state)
+{
+	made_elf(true);
 }
 
 int main(void)
@@ -601,10 +663,12 @@ int main(void)
 		cmocka_unit_test(test_made_pcsp),
 		cmocka_unit_test(test_made_truncated),
 		cmocka_unit_test(test_made_elf),
+		cmocka_unit_test(test_made_elf_pie),
 		cmocka_unit_test(test_names_match_symtab),
 		cmocka_unit_test(test_chains_match_dwarf),
 		cmocka_unit_test(test_stripped_alike),
 		cmocka_unit_test(test_inlined_helper),
+		cmocka_unit_test(test_inlined_helper_pie),
 		cmocka_unit_test(test_foreign_binary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

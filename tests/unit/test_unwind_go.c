@@ -3,6 +3,7 @@
  * every run of every function a row that says what the run says, Go assembly (sha256.block)
  * with rbp left alone, Go code with rbp where its prologue saved it, the runtime's outermost
  * functions END, its stack switchers UNSUPPORTED; the stripped build's rows the plain one's;
+ * the position-independent builds' likewise;
  * rows merged under .eh_frame's where those cover the code; no rows for a C program. */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +172,15 @@ static void test_fixture_rows(void **state)
 	close(fb);
 }
 
+/* The position-independent builds, linked by Go's linker and by GNU ld's and lld's (cgo's
+ * way: their .eh_frame covers the C start-up code, the Go rows the rest). */
+static void test_pie_rows(void **state)
+{
+	check_fixture("gowork-pie-stripped");
+	check_fixture("gowork-piex-stripped");
+	check_fixture("gowork-piel-stripped");
+}
+
 /* Rows of CFI (an FDE over part of sha256.block, as a cgo build's C code has) win where they
  * cover code; the Go rows fill what they leave, before, between and after. */
 static void test_merge_under_cfi(void **state)
@@ -227,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_row_kinds),
 		cmocka_unit_test(test_fixture_rows),
+		cmocka_unit_test(test_pie_rows),
 		cmocka_unit_test(test_merge_under_cfi),
 		cmocka_unit_test(test_no_pclntab),
 	};

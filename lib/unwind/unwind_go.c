@@ -177,7 +177,8 @@ int unwind_go_add(struct unwind_table *t, int fd)
 
 	if (!g)
 		return errno == ENOMEM ? -ENOMEM : -ENOENT;
-	err = unwind_go_rows(g, &go, &ngo);
+	/* x86-64's table (1-byte instructions, 8-byte pointers): the rows are rsp's */
+	err = g->quantum == 1 && g->ptrsize == 8 ? unwind_go_rows(g, &go, &ngo) : -ENOENT;
 	gopclntab_free(g);
 	if (!err && !ngo)
 		err = -ENOENT;

@@ -32,7 +32,7 @@ int unwind_go_rows(const struct gopclntab *g, struct firn_row **rows, uint32_t *
 /* Adds to t, built from the file's .eh_frame or empty, the rows of the Go functions of the ELF
  * file open on fd (the caller keeps fd) where t has none: in its gaps, before and after its
  * rows. Returns 0 when rows were added (t's by_type recounted), -ENOENT when the file has no
- * pclntab (t unchanged), -ENOMEM. */
+ * pclntab, or none of x86-64 (t unchanged), -ENOMEM. */
 int unwind_go_add(struct unwind_table *t, int fd);
 
 #endif

@@ -98,7 +98,7 @@ def asm_callers(path, module):
         n += int(count) * any(f.startswith("main.") for f in frames)
     return n, t
 # (a position-independent build's first samples, before its table is loaded, may go by frame
-# pointers: 0.5-3 % of them in runs here, as many at 2 s as at 8 s: 90 % for those)
+# pointers: 0-3 % of them in runs here, 2-13 samples, none in one of 8 s: 90 % for those)
 for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
     n, t = asm_callers(path, module)
     need = 90 if "pie" in module else 95

@@ -4,7 +4,7 @@
 # linker and by the host's). By Debian's Go 1.19 (the 1.18 table format), then by Debian
 # unstable's Go (1.20+ format, a root made once with mmdebstrap and cached under
 # /var/cache/firn-tests), and esbuild from npm, a stripped Go binary nobody here built.
-# Each Go's builds run side by side in one recording (5 s at 1999 Hz): each stripped build has the
+# Each Go's builds run side by side in one recording (8 s at 1999 Hz): each stripped build has the
 # plain build's function rows (those of 3 % or more in either), their self shares of the
 # program's samples within 2 pp, or 3.5 standard errors of the difference of two binomial
 # shares when the machine's load leaves fewer samples (printed); at most 1 % of its samples in
@@ -97,8 +97,9 @@ def asm_callers(path, module):
         t += int(count)
         n += int(count) * any(f.startswith("main.") for f in frames)
     return n, t
-# (a position-independent build's first samples, before its table is loaded, may go by frame
-# pointers: 0-3 % of them in runs here, 2-13 samples, none in one of 8 s: 90 % for those)
+# (a program's first samples, before its table is loaded, may go by frame pointers: with five
+# programs starting at once, 2-13 samples of 5 s runs here, 0-7 in 8 s ones; 90 % for the
+# position-independent builds, dynamically linked by the host's linker)
 for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
     n, t = asm_callers(path, module)
     need = 90 if "pie" in module else 95
@@ -129,7 +130,7 @@ pies=
 for p in gowork-pie-stripped gowork-piex-stripped gowork-piel-stripped; do
 	[ -x "$FIX/$p" ] && cp "$FIX/$p" "$TMP/" && pies="$pies $p"
 done
-record_side "gowork gowork-stripped$pies" -seconds 5
+record_side "gowork gowork-stripped$pies" -seconds 8
 compare "go 1.19" gowork gowork-stripped
 mapping_flags "go 1.19" gowork-stripped
 for p in $pies; do
@@ -221,7 +222,7 @@ if [ -x "$sid/usr/lib/go/bin/go" ]; then
 	if [ -x "$TMP/gowork-new-stripped" ] && [ -x "$TMP/gowork-new-piel-stripped" ]; then
 		ver=$("$sid/usr/lib/go/bin/go" version | awk '{print $3}')
 		record_side "gowork-new gowork-new-stripped gowork-new-pie-stripped \
-			gowork-new-piex-stripped gowork-new-piel-stripped" -seconds 5
+			gowork-new-piex-stripped gowork-new-piel-stripped" -seconds 8
 		for p in stripped pie-stripped piex-stripped piel-stripped; do
 			compare "$ver $p" gowork-new "gowork-new-$p"
 			mapping_flags "$ver $p" "gowork-new-$p"

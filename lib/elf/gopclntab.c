@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/leb128.h"
+#include "base/vec.h"
 #include "elf/elffile.h"
 
 #define MAGIC_12 0xfffffffbu
@@ -434,7 +435,78 @@ int gopclntab_func(const struct gopclntab *g, uint64_t pc, const char **name, ui
 	return 0;
 }
 
+/* Gives an unwinder function i's bounds, name, the file of its entry and its flags. */
+int gopclntab_fn(const struct gopclntab *g, uint64_t i, struct gopclntab_fn *fn)
+{
+	struct gopclntab_frame pos;
+	struct gofunc f;
+	uint64_t rec, flag;
+	uint32_t nameoff;
+
+	memset(fn, 0, sizeof(*fn));
+	if (i >= g->nfunc || !ftab_entry(g, i, &f.entry, &f.off) ||
+	    !ftab_entry(g, i + 1, &f.end, &rec) || f.entry >= f.end)
+		return -ENOENT;
+	fn->entry = f.entry;
+	fn->end = f.end;
+	fn->rec = f.off;
+	if (field(g, &f, 1, &nameoff))
+		fn->name = name_at(g, nameoff);
+	position(g, &f, f.entry, &pos);
+	fn->file = pos.file;
+	/* funcID, flag, pad, nfuncdata: the flag byte is padding (0) before Go 1.17 */
+	if (g->version != GOPCLNTAB_12 && tabrd(g, field_off(g, &f, nfields(g)) + 1, 1, &flag))
+		fn->flag = (uint8_t)flag;
+	return 0;
+}
+
+/* Walks the pc-value table at off (of the pc table) of f run by run, as pcvalue reads it, for
+ * gopclntab_pcsp: runs past f's end are clipped, empty ones skipped. */
+static int pcruns(const struct gopclntab *g, const struct gofunc *f, uint32_t off,
+		  gopclntab_run_fn cb, void *ctx)
+{
+	uint64_t base = g->version == GOPCLNTAB_12 ? 0 : g->pctab;
+	const uint8_t *p, *end = g->tab + g->len;
+	uint64_t at = f->entry, uv, dpc;
+	int32_t v = -1;
+	int err;
+
+	if (!off || off >= g->len - base)
+		return -ENOENT;
+	for (p = g->tab + base + off; p < end && at < f->end;) {
+		if (leb128_u(&p, end, &uv))
+			return -ENOENT;
+		if (uv == 0 && at != f->entry)
+			return 0; /* the end: the function's padding after its code has no value */
+		if (leb128_u(&p, end, &dpc) || dpc > UINT32_MAX)
+			return -ENOENT;
+		v = (int32_t)((uint32_t)v + (uint32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1));
+		if (dpc && (err = cb(ctx, at, v)))
+			return err;
+		dpc *= g->quantum;
+		at = dpc < f->end - at ? at + dpc : f->end;
+	}
+	return at >= f->end ? 0 : -ENOENT;
+}
+
+int gopclntab_pcsp(const struct gopclntab *g, const struct gopclntab_fn *fn, gopclntab_run_fn cb,
+		   void *ctx)
+{
+	struct gofunc f = { .entry = fn->entry, .off = fn->rec, .end = fn->end };
+	uint32_t off;
+
+	if (fn->entry >= fn->end || !field(g, &f, 4, &off))
+		return -ENOENT;
+	return pcruns(g, &f, off, cb, ctx);
+}
+
 /* ---- finding the table in an ELF file ---- */
+
+/* A relative dynamic relocation: the word at vaddr off holds the load bias + addend once
+ * loaded (0 in a file the host's linker made position-independent). */
+struct gorel {
+	uint64_t off, addend;
+};
 
 /* The ELF file's view: its mapping, PT_LOAD segments (with their flags) and sections. */
 struct goelf {
@@ -447,6 +519,10 @@ struct goelf {
 	const uint8_t *sect;           /* the .gopclntab section, when there is one */
 	uint64_t sect_len, sect_vaddr;
 	bool shdrs;                    /* the file has section headers */
+	bool go;                       /* ... and a Go section (.go.buildinfo, .note.go.buildid) */
+	uint64_t dyn_off, dyn_len;     /* PT_DYNAMIC's bytes in the file */
+	struct gorel *rels;            /* sorted by off (owned) */
+	size_t nrels, cap_rels;
 };
 
 /* Reads the file's PT_LOAD segments (what the file holds of them) and the address of its code;
@@ -459,6 +535,9 @@ static int read_segments(Elf *elf, struct goelf *ge)
 	if (elf_getphdrnum(elf, &n))
 		return -ENOEXEC;
 	for (size_t i = 0; i < n && ge->nsegs < 16; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_DYNAMIC &&
+		    ph.p_offset <= ge->size && ph.p_filesz <= ge->size - ph.p_offset)
+			ge->dyn_off = ph.p_offset, ge->dyn_len = ph.p_filesz;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_offset > ge->size)
 			continue;
 		uint64_t len = ph.p_filesz < ge->size - ph.p_offset ? ph.p_filesz : ge->size - ph.p_offset;
@@ -481,6 +560,8 @@ static void read_sections(Elf *elf, struct goelf *ge)
 	ge->shdrs = !elf_getshdrnum(elf, &n) && n > 0;
 	if (elffile_next(elf, NULL, ".text", SHT_PROGBITS, &sh))
 		ge->text = sh.sh_addr;
+	ge->go = elffile_next(elf, NULL, ".go.buildinfo", SHT_NULL, &sh) ||
+		 elffile_next(elf, NULL, ".note.go.buildid", SHT_NULL, &sh);
 	for (size_t i = 0; i < 2 && !ge->sect; i++) {
 		if (!elffile_next(elf, NULL, names[i], SHT_NULL, &sh) || sh.sh_type == SHT_NOBITS ||
 		    sh.sh_offset > ge->size || sh.sh_size > ge->size - sh.sh_offset)
@@ -492,8 +573,9 @@ static void read_sections(Elf *elf, struct goelf *ge)
 }
 
 /* Reads the table from its section, or else, in a file without section headers (whose
- * sections cannot be named), searches the segments for a magic whose header holds together.
- * 0 or -ENOENT. */
+ * sections cannot be named) or a Go file whose table the host's linker merged into
+ * .data.rel.ro (a position-independent build linked externally, as with cgo), searches the
+ * segments for a magic whose header holds together. 0 or -ENOENT. */
 static int find_table(struct gopclntab *g, const struct goelf *ge)
 {
 	static const uint8_t magics[4][4] = {
@@ -504,7 +586,7 @@ static int find_table(struct gopclntab *g, const struct goelf *ge)
 	if (ge->sect && !gopclntab_init(g, ge->sect, ge->sect_len, ge->sect_vaddr, ge->text,
 					ge->segs, ge->nsegs))
 		return 0;
-	for (size_t i = 0; !ge->shdrs && i < ge->nsegs; i++) {
+	for (size_t i = 0; (!ge->shdrs || ge->go) && i < ge->nsegs; i++) {
 		const struct gopclntab_seg *s = &ge->segs[i];
 		for (size_t m = 0; m < 4; m++) {
 			const uint8_t *p = s->bytes, *end = s->bytes + s->size;
@@ -520,11 +602,84 @@ static int find_table(struct gopclntab *g, const struct goelf *ge)
 	return -ENOENT;
 }
 
-/* The runtime's moduledata of the table (Go 1.18+): the aligned word in the image that points
- * to the table, followed by its function name table's address. Its words, and how many of
- * them the segment holds (NULL when none is found). */
-static const uint8_t *find_moduledata(const struct gopclntab *g, const struct goelf *ge,
-				      size_t *nwords)
+/* The file's bytes at vaddr, n of them at least (*avail: how many follow); NULL if none. */
+static const uint8_t *file_at(const struct goelf *ge, uint64_t vaddr, uint64_t n, uint64_t *avail)
+{
+	for (size_t i = 0; i < ge->nsegs; i++) {
+		const struct gopclntab_seg *s = &ge->segs[i];
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->size || s->size - (vaddr - s->vaddr) < n)
+			continue;
+		*avail = s->size - (vaddr - s->vaddr);
+		return s->bytes + (vaddr - s->vaddr);
+	}
+	return NULL;
+}
+
+/* One DT_* value of the dynamic section; false when it has none. */
+static bool dyn_value(const struct goelf *ge, int64_t tag, uint64_t *v)
+{
+	const uint8_t *d = ge->map + ge->dyn_off;
+	uint64_t t;
+
+	for (uint64_t off = 0; off + 16 <= ge->dyn_len; off += 16)
+		if (rd(d, ge->dyn_len, off, 8, &t) && t == (uint64_t)tag)
+			return rd(d, ge->dyn_len, off + 8, 8, v);
+	return false;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct gorel *x = a, *y = b;
+
+	return CMP3(x->off, y->off);
+}
+
+/* Reads the relative relocations of DT_RELA (x86-64's and arm64's, 64-bit files), which say what
+ * a position-independent file's pointers hold once loaded: the moduledata's, where the host's
+ * linker left zeros. 0 or -ENOMEM (none read is no error). */
+static int read_relocs(struct goelf *ge)
+{
+	uint64_t rela, size, avail, off = 0, info = 0, add = 0;
+	const uint8_t *p;
+
+	if (!ge->dyn_len || !dyn_value(ge, DT_RELA, &rela) || !dyn_value(ge, DT_RELASZ, &size) ||
+	    !(p = file_at(ge, rela, 24, &avail)))
+		return 0;
+	size = size < avail ? size : avail;
+	for (uint64_t at = 0; at + 24 <= size; at += 24) {
+		rd(p, size, at, 8, &off), rd(p, size, at + 8, 8, &info), rd(p, size, at + 16, 8, &add);
+		if ((uint32_t)info != R_X86_64_RELATIVE && (uint32_t)info != R_AARCH64_RELATIVE)
+			continue;
+		if (VEC_GROW(ge->rels, ge->cap_rels, ge->nrels + 1))
+			return -ENOMEM;
+		ge->rels[ge->nrels++] = (struct gorel){ off, add };
+	}
+	if (ge->nrels)
+		qsort(ge->rels, ge->nrels, sizeof(*ge->rels), cmp_rel);
+	return 0;
+}
+
+/* The word (w bytes) at vaddr as the loaded image holds it: the file's, or where that is 0, a
+ * relative relocation's addend (a load bias of 0, as the table's addresses are). */
+static bool image_word(const struct goelf *ge, uint64_t vaddr, unsigned w, uint64_t *v)
+{
+	uint64_t avail;
+	const uint8_t *p = file_at(ge, vaddr, w, &avail);
+	size_t i;
+
+	if (!p || !rd(p, w, 0, w, v))
+		return false;
+	if (!*v && ge->nrels && (i = UPPER_BOUND(ge->rels, ge->nrels, off, vaddr)) &&
+	    ge->rels[i - 1].off == vaddr)
+		*v = ge->rels[i - 1].addend;
+	return true;
+}
+
+/* The runtime's moduledata of the table (Go 1.18+): the aligned word in a writable segment
+ * that points to the table, followed by its function name table's address. Its address, and
+ * how many words the segment holds from there (0 when none is found). */
+static uint64_t find_moduledata(const struct gopclntab *g, const struct goelf *ge,
+				size_t *nwords)
 {
 	unsigned w = g->ptrsize;
 
@@ -534,14 +689,15 @@ static const uint8_t *find_moduledata(const struct gopclntab *g, const struct go
 			continue;
 		for (uint64_t off = (w - s->vaddr % w) % w; off + 2 * w <= s->size; off += w) {
 			uint64_t v0, v1;
-			if (!rd(s->bytes, s->size, off, w, &v0) || v0 != g->tab_vaddr ||
-			    !rd(s->bytes, s->size, off + w, w, &v1) || v1 != g->tab_vaddr + g->funcname)
+			if (!image_word(ge, s->vaddr + off, w, &v0) || v0 != g->tab_vaddr ||
+			    !image_word(ge, s->vaddr + off + w, w, &v1) ||
+			    v1 != g->tab_vaddr + g->funcname)
 				continue;
 			*nwords = (s->size - off) / w;
-			return s->bytes + off;
+			return s->vaddr + off;
 		}
 	}
-	return NULL;
+	return 0;
 }
 
 /* Whether an inline tree's first entry looks like one: a call at the top of the tree (parent
@@ -596,16 +752,17 @@ static bool gofunc_fits(struct gopclntab *g, uint64_t gofunc)
 static void read_moduledata(struct gopclntab *g, const struct goelf *ge)
 {
 	size_t n = 0, avail;
-	const uint8_t *md = find_moduledata(g, ge, &n);
+	uint64_t md = find_moduledata(g, ge, &n);
 	uint64_t text, hdr_text = 0, c;
+	unsigned w = g->ptrsize;
 
-	if (!md || n < 23 || !rd(md, n * g->ptrsize, 22 * g->ptrsize, g->ptrsize, &text))
+	if (!md || n < 23 || !image_word(ge, md + 22 * w, w, &text))
 		return;
 	tabrd(g, 8 + 2 * (uint64_t)g->ptrsize, 0, &hdr_text);
 	if (!hdr_text && text && image_at(g, text, 1, &avail))
 		g->text_start = text;
 	for (size_t k = 23; k < n && k < 64; k++)
-		if (rd(md, n * g->ptrsize, k * g->ptrsize, g->ptrsize, &c) && c &&
+		if (image_word(ge, md + k * w, w, &c) && c &&
 		    image_at(g, c, 1, &avail) && gofunc_fits(g, c))
 			return;
 }
@@ -635,8 +792,11 @@ static int open_fd(struct gopclntab *g, int fd)
 		err = find_table(g, &ge);
 	}
 	elffile_close(&ef);
+	if (!err && g->version >= GOPCLNTAB_118 && (err = read_relocs(&ge)))
+		gopclntab_release(g);
 	if (!err && g->version >= GOPCLNTAB_118)
 		read_moduledata(g, &ge);
+	free(ge.rels);
 out:
 	if (err) {
 		munmap(map, st.st_size);

@@ -7,9 +7,12 @@
  * name, parentPc) and of 1.20+ (name, parentPc, startLine). Inlined frames of the 1.2 format are
  * read as Go 1.12-1.15 lays them out (an older binary gets none).
  * The table is found through the `.gopclntab` section (or `.data.rel.ro.gopclntab`) or, where
- * section headers are gone, by its magic and a header that holds together in a read-only
- * PT_LOAD segment. Go 1.18+ keeps the inline trees in `go:func.*`, found through the runtime's
- * moduledata (the word that points to the table) in a writable segment.
+ * section headers are gone or a Go file has none of those names (a position-independent build
+ * the host's linker linked, which merges it into .data.rel.ro), by its magic and a header that
+ * holds together in a PT_LOAD segment. Go 1.18+ keeps the inline trees in `go:func.*`, found
+ * through the runtime's moduledata (the word that points to the table) in a writable segment,
+ * its words read as loaded: where the file holds zeros, the addends of DT_RELA's relative
+ * relocations (lld leaves them so; the load bias taken as 0, as the table's addresses are).
  * Every read is bounds-checked against the file: a hostile table gives no frame, never a read
  * outside it, and every loop is bounded by the bytes it reads. Not thread-safe. */
 #ifndef FIRN_GOPCLNTAB_H
@@ -77,5 +80,35 @@ int gopclntab_lookup(const struct gopclntab *g, uint64_t pc, struct gopclntab_fr
 		     int max);
 /* The function covering pc: its name and entry; 0 or -ENOENT. */
 int gopclntab_func(const struct gopclntab *g, uint64_t pc, const char **name, uint64_t *entry);
+
+/* The runtime's funcFlag bits (Go 1.17 on; 0 in older tables). */
+#define GOPCLNTAB_TOPFRAME 0x1 /* the outermost frame of a stack: no caller */
+#define GOPCLNTAB_SPWRITE 0x2  /* writes SP arbitrarily (stack switches) */
+#define GOPCLNTAB_ASM 0x4      /* written in assembly (Go 1.19 on) */
+
+/* One function of the table, as an unwinder sees it (gopclntab_fn). */
+struct gopclntab_fn {
+	uint64_t entry, end;  /* [entry, end): its code */
+	const char *name;     /* NULL when unreadable */
+	const char *file;     /* the file of its entry; NULL when unknown */
+	uint8_t flag;         /* GOPCLNTAB_* bits */
+	uint64_t rec;         /* where its record lies in the table (for gopclntab_pcsp) */
+};
+
+/* Function i (i < g->nfunc) of the table, in address order. 0 or -ENOENT when its entry
+ * lies outside the table or does not come before the next one's. */
+int gopclntab_fn(const struct gopclntab *g, uint64_t i, struct gopclntab_fn *fn);
+
+/* Called for each run of a pc-value table: value holds from pc up to the next run's pc (or
+ * the function's end). A nonzero return stops the walk and is returned. */
+typedef int (*gopclntab_run_fn)(void *ctx, uint64_t pc, int32_t value);
+
+/* Walks fn's SP-delta table (pcsp: how far SP lies below its value at entry, the return
+ * address's slot), in pc order, clipped to [entry, end). Returns 0 when the table ends (at its
+ * end marker, which may come before the function's alignment padding, or at end), -ENOENT
+ * when it is missing, malformed or cut short (the runs before stay reported), or fn's nonzero
+ * return. Bounded by the table's bytes. */
+int gopclntab_pcsp(const struct gopclntab *g, const struct gopclntab_fn *fn, gopclntab_run_fn cb,
+		   void *ctx);
 
 #endif

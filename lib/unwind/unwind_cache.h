@@ -20,7 +20,7 @@
 #include "unwind/unwind_table.h"
 
 /* Bump when the rows unwind_table_build produces change meaning: older files are then ignored. */
-#define UNWIND_CACHE_VERSION 2 /* 2: the source file's identity and owner */
+#define UNWIND_CACHE_VERSION 3 /* 2: the source file's identity and owner; 3: Go's pcsp rows */
 #define UNWIND_CACHE_MAX_BYTES (256ull << 20)
 
 struct unwind_cache;

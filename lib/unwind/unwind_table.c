@@ -17,6 +17,7 @@
 #include "elf/cfi.h"
 #include "elf/elffile.h"
 #include "base/leb128.h"
+#include "unwind/unwind_go.h"
 #include "base/vec.h"
 
 #define REG_RBP 6
@@ -616,6 +617,15 @@ static int build_rows_cfi(struct builder *b, Elf *elf)
 	return build_rows(b, NULL);
 }
 
+/* The table's rows with the Go functions' added from the file's pclntab (lib/unwind/unwind_go.h)
+ * where the CFI has none: err, the CFI's outcome, unless Go rows were added (0) or failed. */
+static int with_go(struct unwind_table *t, int fd, int err)
+{
+	int gerr = err && err != -ENODATA ? -ENOENT : unwind_go_add(t, fd);
+
+	return gerr == -ENOENT ? err : gerr;
+}
+
 /* The builder behind both entry points (libdw: the reference's row source). */
 static int build(struct unwind_table *t, int fd, bool libdw)
 {
@@ -632,7 +642,7 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 	Elf_Data *data = find_eh_frame(elf, &b.sh_addr);
 	if (!data || !data->d_buf || !data->d_size || !gelf_getehdr(elf, &eh)) {
 		elffile_close(&ef);
-		return -ENODATA;
+		return with_go(t, fd, -ENODATA);
 	}
 	b.sec = data->d_buf;
 	b.sec_len = data->d_size;
@@ -645,6 +655,7 @@ static int build(struct unwind_table *t, int fd, bool libdw)
 	free(b.fdes);
 	free(b.cies);
 	elffile_close(&ef);
+	err = with_go(t, fd, err);
 	if (err)
 		unwind_table_release(t);
 	return err;

@@ -24,7 +24,9 @@ struct unwind_table {
 };
 
 /* Builds the table of the ELF file open on fd (fd stays the caller's). Returns 0, -ENOEXEC for a
- * non-ELF, -ENODATA when the file has no .eh_frame, -EFBIG for addresses beyond 4 GiB, -ENOMEM. */
+ * non-ELF, -ENODATA when the file has no .eh_frame (and no Go functions: their rows come from
+ * Go's pclntab where no FDE covers them, lib/unwind/unwind_go.h), -EFBIG for addresses beyond
+ * 4 GiB, -ENOMEM. */
 int unwind_table_build(struct unwind_table *t, int fd);
 /* The same table built the former way, asking libdw for every row (slow: each row finds its FDE
  * and runs its program from the start): the reference the tests compare unwind_table_build to. */

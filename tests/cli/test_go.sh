@@ -1,14 +1,17 @@
 # Go programs without debug info (root, BPF): gowork (tests/fixtures/go) built plainly and with
 # -ldflags="-s -w" (no .symtab, no DWARF), its code named from Go's own pclntab
-# (lib/elf/gopclntab). By Debian's Go 1.19 (the 1.18 table format), then by Debian unstable's Go
-# (1.20+ format, a root made once with mmdebstrap and cached under /var/cache/firn-tests), and
-# esbuild from npm, a stripped Go binary nobody here built.
-# Each pair is recorded one after the other (~4 s each at 1999 Hz): the stripped build has the
+# (lib/elf/gopclntab), and stripped position-independent builds (-buildmode=pie, linked by Go's
+# linker and by the host's). By Debian's Go 1.19 (the 1.18 table format), then by Debian
+# unstable's Go (1.20+ format, a root made once with mmdebstrap and cached under
+# /var/cache/firn-tests), and esbuild from npm, a stripped Go binary nobody here built.
+# Each Go's builds run side by side in one recording (8 s at 1999 Hz): each stripped build has the
 # plain build's function rows (those of 3 % or more in either), their self shares of the
 # program's samples within 2 pp, or 3.5 standard errors of the difference of two binomial
 # shares when the machine's load leaves fewer samples (printed); at most 1 % of its samples in
 # no named function; the inlined helper main.dist a frame of its own under main.sumDist, with
-# the share it has in the plain build (whose inlined frames come from DWARF).
+# the share it has in the plain build (whose inlined frames come from DWARF); the callers of
+# crypto/sha256.block (Go 1.27: crypto/internal/fips140/sha256.blockSHANI and its kind), Go
+# assembly that uses rbp as a register, unwound to main.* in 95 % of its samples in both builds (from the pclntab's SP deltas: Go binaries have no .eh_frame).
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording needs root"; exit 0; fi
@@ -27,22 +30,25 @@ record() {
 	"$FIRN" report --folded --inline "$TMP/$name.pb.gz" >"$TMP/$name.folded"
 }
 
-# record_pair PLAIN STRIPPED ARGS...: $TMP/PLAIN and $TMP/STRIPPED run side by side in one
-# recording, each with its own CPU time ($TMP/NAME.cpu), so a loaded machine slows both alike
-# (two runs one after the other differed by 2 pp in sha256's share against sort's); the files
-# of both names are that recording's
-record_pair() {
-	local a=$1 b=$2; shift 2
-	record "$a" sh -c 'sh "$0" "$1.cpu" "$1" "$@" & sh "$0" "$2.cpu" "$2" "$@" & wait' \
-		"$CPUTIME" "$TMP/$a" "$TMP/$b" "$@"
-	for x in pb.gz json folded; do cp "$TMP/$a.$x" "$TMP/$b.$x"; done
+# record_side "NAME..." ARGS...: the programs $TMP/NAME run side by side in one recording,
+# each with its own CPU time ($TMP/NAME.cpu), so a loaded machine slows them alike (two runs
+# one after the other differed by 2 pp in sha256's share against sort's); the files of every
+# name are that recording's
+record_side() {
+	local names=$1 first=${1%% *} script= n x
+	shift
+	for n in $names; do script="$script sh \"\$0\" $TMP/$n.cpu $TMP/$n \"\$@\" &"; done
+	record "$first" sh -c "$script wait" "$CPUTIME" "$@"
+	for n in ${names#"$first"}; do
+		for x in pb.gz json folded; do cp "$TMP/$first.$x" "$TMP/$n.$x"; done
+	done
 }
 
 # compare LABEL PLAIN STRIPPED: the shares and names of the two recordings' programs
 compare() {
 	python3 - "$1" "$TMP/$2.json" "$TMP/$3.json" "$TMP/$2.folded" "$TMP/$3.folded" \
 		"$(sample_floor "$TMP/$3.cpu" $HZ)" "$2" "$3" <<'PY'
-import json, math, sys
+import json, math, re, sys
 label, pj, sj, pf, sf, floor, pmod, smod = sys.argv[1:]
 floor = int(floor)
 def result(good, what):
@@ -79,6 +85,26 @@ for k in top:
     t = tol((a + b) / 2)
     result(abs(a - b) <= t, "%s: plain %.2f %%, stripped %.2f %% (%+.2f pp, within %.2f)"
            % (k, a * 100, b * 100, (b - a) * 100, t * 100))
+# Go assembly uses rbp as it likes (crypto/sha256.block): its callers are found from the
+# pclntab's SP deltas (lib/unwind/unwind_go.h), not frame pointers, in both builds
+def asm_callers(path, module):
+    n = t = 0
+    for line in open(path):
+        stack, count = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if frames[0] != module[:15] or not re.match(r"crypto/.*sha256\.block", frames[-1]):
+            continue
+        t += int(count)
+        n += int(count) * any(f.startswith("main.") for f in frames)
+    return n, t
+# (a program's first samples, before its table is loaded, may go by frame pointers: with five
+# programs starting at once, 2-13 samples of 5 s runs here, 0-7 in 8 s ones; 90 % for the
+# position-independent builds, dynamically linked by the host's linker)
+for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
+    n, t = asm_callers(path, module)
+    need = 90 if "pie" in module else 95
+    result(t >= 50 and n * 100 >= need * t, "sha256.block*'s callers reach main.* in %d of its %d "
+           "samples (%.1f %%, at least %d %%), %s build" % (n, t, n * 100 / max(t, 1), need, what))
 (pi, _), (si, _) = inlined(pf, pmod), inlined(sf, smod)
 t = tol((pi + si) / 2)
 result(si >= 0.01 and abs(pi - si) <= t,
@@ -96,23 +122,37 @@ mapping_flags() {
 		|| fail "$1: mapping flags: $(cat "$TMP/$2.map")"
 }
 
-# 1. Debian's Go 1.19: the fixtures.
+# 1. Debian's Go 1.19: the fixtures, with the stripped position-independent builds (linked by
+# Go's linker, and by the host's as cgo links: GNU ld's and lld's, the table inside
+# .data.rel.ro, lld's moduledata's pointers in dynamic relocations) beside them when built.
 cp "$FIX/gowork" "$FIX/gowork-stripped" "$TMP/"
-record_pair gowork gowork-stripped -seconds 4
+pies=
+for p in gowork-pie-stripped gowork-piex-stripped gowork-piel-stripped; do
+	[ -x "$FIX/$p" ] && cp "$FIX/$p" "$TMP/" && pies="$pies $p"
+done
+record_side "gowork gowork-stripped$pies" -seconds 8
 compare "go 1.19" gowork gowork-stripped
 mapping_flags "go 1.19" gowork-stripped
+for p in $pies; do
+	compare "go 1.19 ${p#gowork-}" gowork "$p"
+	mapping_flags "go 1.19 ${p#gowork-}" "$p"
+done
 
-# 2. Against Go's own profiler: runtime/pprof's CPU profile of the same run (at 1000 Hz, for
-# samples enough), top 10 self shares within 3 pp (or 3.5 standard errors of the difference
-# under load), runtime.asyncPreempt left out: it is runtime/pprof's own skew (the profiling
-# signal lands in the preemption handler; firn's timer does not). As runtime/pprof does, kernel frames go to the user frame below
+# 2. Against Go's own profiler: runtime/pprof's CPU profile of the same run (10 s at 1000 Hz,
+# of which Go 1.19 keeps about 250 a second: 1,000-2,400 samples here), top 10 self shares
+# within 3 pp (or 3.5 standard errors of the difference under load). runtime.asyncPreempt's
+# samples go to the function it interrupted (pprof -hide), as firn's timer sees them: the
+# profiling signal lands in the preemption handler, the more often the busier the machine (2 %
+# of the samples idle, 8-18 % at a load of 12 on 2 CPUs: left out, it took that from the sort
+# functions, 3-10 pp off). As runtime/pprof does, kernel frames go to the user frame below
 # them and an autogenerated wrapper's own code (sort.(*IntSlice).Less around the inlined
 # sort.IntSlice.Less) to its caller: Go's tracebacks hide wrappers. Its inlined functions
 # ("main.dist (inline)") are inlined frames in firn's profile.
-"$FIRN" record -q -F $HZ -o "$TMP/both.pb.gz" -- "$TMP/gowork-stripped" -seconds 6 \
+"$FIRN" record -q -F $HZ -o "$TMP/both.pb.gz" -- "$TMP/gowork-stripped" -seconds 10 \
 	-cpuprofile "$TMP/go.pprof" -hz 1000 >/dev/null 2>"$TMP/both.err"
 "$FIRN" report --folded --inline "$TMP/both.pb.gz" >"$TMP/both.folded"
-go tool pprof -top -nodecount=1000 "$TMP/gowork-stripped" "$TMP/go.pprof" >"$TMP/go.top" 2>/dev/null
+go tool pprof -top -nodecount=1000 -hide='^runtime\.asyncPreempt$' "$TMP/gowork-stripped" \
+	"$TMP/go.pprof" >"$TMP/go.top" 2>/dev/null
 python3 - "$TMP/both.folded" "$TMP/go.top" <<'PY'
 import math, re, sys
 folded, top = sys.argv[1:]
@@ -170,16 +210,23 @@ sid=$(sid_root) || { sidwhy=$sid; sid=; }
 if [ -x "$sid/usr/lib/go/bin/go" ]; then
 	gocache=$CACHE/sid-go-cache
 	mkdir -p "$gocache"
-	for v in "gowork-new:" "gowork-new-stripped:-s -w"; do
+	# NAME:LDFLAGS:BUILDMODE
+	for v in "gowork-new::" "gowork-new-stripped:-s -w:" "gowork-new-pie-stripped:-s -w:pie" \
+		"gowork-new-piex-stripped:-s -w -linkmode=external:pie" \
+		"gowork-new-piel-stripped:-s -w -linkmode=external -extldflags=-fuse-ld=lld:pie"; do
+		n=${v%%:*} ld=${v#*:} mode=${v##*:}
 		GOCACHE=$gocache HOME=$gocache GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local \
-			"$sid/usr/lib/go/bin/go" build -ldflags="${v#*:}" -o "$TMP/${v%%:*}" \
-			"$ROOT/tests/fixtures/go/gowork.go" 2>>"$TMP/gobuild.err"
+			"$sid/usr/lib/go/bin/go" build -buildmode="${mode:-default}" -ldflags="${ld%:*}" \
+			-o "$TMP/$n" "$ROOT/tests/fixtures/go/gowork.go" 2>>"$TMP/gobuild.err"
 	done
-	if [ -x "$TMP/gowork-new-stripped" ]; then
+	if [ -x "$TMP/gowork-new-stripped" ] && [ -x "$TMP/gowork-new-piel-stripped" ]; then
 		ver=$("$sid/usr/lib/go/bin/go" version | awk '{print $3}')
-		record_pair gowork-new gowork-new-stripped -seconds 4
-		compare "$ver" gowork-new gowork-new-stripped
-		mapping_flags "$ver" gowork-new-stripped
+		record_side "gowork-new gowork-new-stripped gowork-new-pie-stripped \
+			gowork-new-piex-stripped gowork-new-piel-stripped" -seconds 8
+		for p in stripped pie-stripped piex-stripped piel-stripped; do
+			compare "$ver $p" gowork-new "gowork-new-$p"
+			mapping_flags "$ver $p" "gowork-new-$p"
+		done
 	else
 		fail "unstable's go build failed: $(tail -2 "$TMP/gobuild.err")"
 	fi

@@ -1,11 +1,12 @@
 /* Unit tests for lib/elf/gopclntab: Go's pclntab read from the gowork fixtures (Debian's Go
  * 1.19: plain, -s -w, and without section headers) against their own .symtab and DWARF; the
  * inlined helper's frame; and hand-made tables of the four formats (1.2, 1.16, 1.18, 1.20) with
- * names, files, lines and inline trees, whole and cut short. */
+ * names, files, lines, inline trees and SP deltas, whole and cut short. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -185,10 +186,13 @@ static void test_stripped_alike(void **state)
 }
 
 /* dist, inlined into sumDist, is a frame of its own at its line, and sumDist's frame is at
- * the line of the call (in the stripped build, as Go's tracebacks show it). */
-static void test_inlined_helper(void **state)
+ * the line of the call (in the stripped build, as Go's tracebacks show it): without section
+ * headers, and in the position-independent builds (those the host's linkers linked keep the
+ * table inside .data.rel.ro; lld's leaves the moduledata's pointers, the code's start among
+ * them, to the dynamic relocations). */
+static void inlined_helper(const char *fixture)
 {
-	struct gopclntab *g = open_go("gowork-noshdr");
+	struct gopclntab *g = open_go(fixture);
 	struct gopclntab_frame fr[8];
 	uint32_t call = source_line("INLINE_CALL"), body = source_line("return p.x*p.x");
 	const char *name;
@@ -206,6 +210,18 @@ static void test_inlined_helper(void **state)
 	assert_int_equal(fr[1].line, call);
 	assert_non_null(strstr(fr[0].file, "go/gowork.go"));
 	gopclntab_free(g);
+}
+
+static void test_inlined_helper(void **state)
+{
+	inlined_helper("gowork-noshdr");
+}
+
+static void test_inlined_helper_pie(void **state)
+{
+	inlined_helper("gowork-pie-stripped");
+	inlined_helper("gowork-piex-stripped");
+	inlined_helper("gowork-piel-stripped");
 }
 
 /* A stripped Go binary nobody here built (esbuild from npm, Go 1.2x; its path in
@@ -280,10 +296,11 @@ static size_t put_pcvalue(size_t off, const int32_t *vals, const uint32_t *pcs, 
 	return off;
 }
 
-/* Writes function rec's record at off (relative to tab) in format v: name, pc tables, the
- * inline index table (2 of 3 pcdata) and, with a tree, its funcdata (3 or 4 of 5). */
+/* Writes function rec's record at off (relative to tab) in format v: name, pc tables (pcsp,
+ * pcfile, pcln), the inline index table (2 of 3 pcdata), the flag byte (1.16+) and, with a
+ * tree, its funcdata (3 or 4 of 5). */
 static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uint32_t name,
-		       uint32_t pcfile, uint32_t pcln, uint32_t inl, uint64_t tree)
+		       const uint32_t pc[3], uint32_t inl, uint64_t tree, uint8_t flag)
 {
 	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
 	unsigned nf = v == GOPCLNTAB_12 ? 8 : v == GOPCLNTAB_120 ? 10 : 9;
@@ -291,9 +308,12 @@ static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uin
 
 	put(off, w, entry);
 	put(off + w, 4, name);
-	put(off + w + 16, 4, pcfile);
-	put(off + w + 20, 4, pcln);
+	put(off + w + 12, 4, pc[0]);
+	put(off + w + 16, 4, pc[1]);
+	put(off + w + 20, 4, pc[2]);
 	put(off + w + 24, 4, 3); /* npcdata */
+	if (v != GOPCLNTAB_12)
+		put(off + w + (nf - 1) * 4 + 1, 1, flag);
 	put(off + w + (nf - 1) * 4 + 3, 1, 5); /* nfuncdata */
 	put(off + w + nf * 4 + 8, 4, inl);
 	fd = off + w + nf * 4 + 12;
@@ -308,11 +328,12 @@ static void put_record(enum gopclntab_version v, size_t off, uint64_t entry, uin
 }
 
 /* Writes the pc tables of both functions from 0x301: main.outer's file 0, lines 10, 20 (inlined
- * main.inner) and 12 (the call), inline index -1, 0, -1; main.other's file 1, line 30. file0
+ * main.inner) and 12 (the call), inline index -1, 0, -1; main.other's file 1, line 30; then
+ * main.outer's SP deltas 0, 24 (from 0x4), 0 (from 0x34), ending at 0x3c (padding after). file0
  * is the first file's number (1 in the 1.2 format). Their offsets into off[]. */
-static void put_tables(int32_t file0, uint32_t off[5])
+static void put_tables(int32_t file0, uint32_t off[6])
 {
-	static const uint32_t pcs3[] = { 0x10, 0x10, 0x20 }, pc1[] = { 0x40 };
+	static const uint32_t pcs3[] = { 0x10, 0x10, 0x20 }, pc1[] = { 0x40 }, sp[] = { 4, 0x30, 8 };
 	size_t at = 0x301; /* offset 0 is no table */
 
 	off[0] = at - 0x300;
@@ -324,7 +345,9 @@ static void put_tables(int32_t file0, uint32_t off[5])
 	off[3] = at - 0x300;
 	at = put_pcvalue(at, (int32_t[]){ file0 + 1 }, pc1, 1);
 	off[4] = at - 0x300;
-	put_pcvalue(at, (int32_t[]){ 30 }, pc1, 1);
+	at = put_pcvalue(at, (int32_t[]){ 30 }, pc1, 1);
+	off[5] = at - 0x300;
+	put_pcvalue(at, (int32_t[]){ 0, 24, 0 }, sp, 3);
 }
 
 /* Makes a table of format v in img: two functions, two files, an inline tree at 0x800. */
@@ -335,7 +358,7 @@ static void make_table(enum gopclntab_version v)
 	bool old = v == GOPCLNTAB_12;
 	unsigned w = v >= GOPCLNTAB_118 ? 4 : 8;
 	size_t ftab = old ? 16 : 0x400, nbase = old ? 0x100 : 0;
-	uint32_t t[5];
+	uint32_t t[6];
 
 	memset(img, 0, sizeof(img));
 	put(0, 4, magic[v]);
@@ -348,7 +371,7 @@ static void make_table(enum gopclntab_version v)
 	if (old) {
 		put(ftab + 40, 4, 0x280); /* after the end entry: the file table */
 		put(0x280, 4, 3), put(0x284, 4, 0x2a0), put(0x288, 4, 0x2a5);
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			t[i] += 0x300;
 	} else {
 		/* Go 1.2x no longer stores the code's start (the moduledata has it) */
@@ -364,8 +387,9 @@ static void make_table(enum gopclntab_version v)
 	put(ftab, w, e0), put(ftab + w, w, r0);
 	put(ftab + 2 * w, w, e0 + 0x40), put(ftab + 3 * w, w, r1);
 	put(ftab + 4 * w, w, e0 + 0x80);
-	put_record(v, 0x460, e0, nbase, t[0], t[1], t[2], IMG_VADDR + 0x800);
-	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, t[3], t[4], 0, 0);
+	put_record(v, 0x460, e0, nbase, (uint32_t[]){ t[5], t[0], t[1] }, t[2], IMG_VADDR + 0x800, 0);
+	put_record(v, 0x4c0, e0 + 0x40, nbase + 22, (uint32_t[]){ 0, t[3], t[4] }, 0, 0,
+		   GOPCLNTAB_TOPFRAME);
 	/* the inline tree's one entry: main.inner, called at 0x20 (1.20: starting at line 19;
 	 * before: its parent -1, the call at a.go:12) */
 	put(0x800 + (v == GOPCLNTAB_120 ? 4 : 12), 4, nbase + 11);
@@ -423,6 +447,59 @@ static void test_made_formats(void **state)
 	}
 }
 
+/* gopclntab_pcsp's callback: the runs into the struct runs at ctx. */
+struct runs {
+	uint64_t pc[8];
+	int32_t v[8];
+	int n;
+};
+
+static int take_run(void *ctx, uint64_t pc, int32_t v)
+{
+	struct runs *r = ctx;
+
+	if (r->n < 8)
+		r->pc[r->n] = pc, r->v[r->n] = v;
+	r->n++;
+	return 0;
+}
+
+/* A callback that stops the walk at its first run. */
+static int take_run_stop(void *ctx, uint64_t pc, int32_t v)
+{
+	(void)ctx, (void)pc, (void)v;
+	return -EINTR;
+}
+
+/* Each format: a function's bounds, name, entry file and flag (1.17+'s byte; padding in the
+ * 1.2 format), its SP-delta runs up to the table's end marker before its padding; none for a
+ * function without the table; a callback's stop returned. */
+static void test_made_pcsp(void **state)
+{
+	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+		struct gopclntab g;
+		struct gopclntab_fn fn;
+		struct runs r = { 0 };
+		open_made(&g, v, sizeof(img));
+		assert_int_equal(gopclntab_fn(&g, 0, &fn), 0);
+		assert_true(fn.entry == TEXT && fn.end == TEXT + 0x40 && fn.flag == 0);
+		assert_string_equal(fn.name, "main.outer");
+		assert_string_equal(fn.file, "a.go");
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run, &r), 0);
+		assert_int_equal(r.n, 3);
+		assert_true(r.pc[0] == TEXT && r.pc[1] == TEXT + 4 && r.pc[2] == TEXT + 0x34);
+		assert_true(r.v[0] == 0 && r.v[1] == 24 && r.v[2] == 0);
+		assert_int_equal(gopclntab_fn(&g, 1, &fn), 0);
+		assert_string_equal(fn.name, "main.other");
+		assert_int_equal(fn.flag, v == GOPCLNTAB_12 ? 0 : GOPCLNTAB_TOPFRAME);
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run, &r), -ENOENT);
+		assert_int_equal(gopclntab_fn(&g, 2, &fn), -ENOENT);
+		gopclntab_fn(&g, 0, &fn);
+		assert_int_equal(gopclntab_pcsp(&g, &fn, take_run_stop, &r), -EINTR);
+		gopclntab_release(&g);
+	}
+}
+
 /* Cut short anywhere, a table is refused or answers without reading past its end (ASan
  * watches the copy); a damaged magic or pointer size is refused. */
 static void test_made_truncated(void **state)
@@ -438,6 +515,12 @@ static void test_made_truncated(void **state)
 			if (!gopclntab_init(&g, cut, len, IMG_VADDR, 0, &seg, 1)) {
 				for (uint64_t pc = TEXT - 1; pc <= TEXT + 0x80; pc++)
 					gopclntab_lookup(&g, pc, fr, 4);
+				for (uint64_t i = 0; i < g.nfunc; i++) {
+					struct gopclntab_fn fn;
+					struct runs r = { 0 };
+					if (!gopclntab_fn(&g, i, &fn))
+						gopclntab_pcsp(&g, &fn, take_run, &r);
+				}
 				gopclntab_release(&g);
 			}
 			free(cut);
@@ -453,11 +536,42 @@ static void test_made_truncated(void **state)
 	assert_int_equal(gopclntab_init(&g, img, sizeof(img), IMG_VADDR, 0, &seg, 1), -ENOEXEC);
 }
 
+/* Writes an n-byte little-endian number at p. */
+static void put_at(uint8_t *p, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Makes the moduledata's words that point (table, names, text, go:func.*) zeros in the file
+ * and R_X86_64_RELATIVE relocations of a PT_DYNAMIC's DT_RELA, as the host's linker leaves a
+ * position-independent Go program: a fourth segment (R, 0x30000) holds them. */
+static void make_relocs(uint8_t *out, const uint64_t *md, unsigned gofunc_word)
+{
+	const unsigned words[4] = { 0, 1, 22, gofunc_word };
+	uint8_t *ph = out + 64 + 56 * 3;
+
+	ph[0] = 1, ph[4] = 4; /* PT_LOAD, PF_R: file 0x2200, 0x200 bytes at 0x30000 */
+	put_at(ph + 8, 8, 0x2200), put_at(ph + 16, 8, 0x30000), put_at(ph + 24, 8, 0x30000);
+	put_at(ph + 32, 8, 0x200), put_at(ph + 40, 8, 0x200);
+	ph += 56;
+	ph[0] = 2; /* PT_DYNAMIC: DT_RELA 0x30040, DT_RELASZ 4 entries, DT_NULL */
+	put_at(ph + 8, 8, 0x2200), put_at(ph + 16, 8, 0x30000), put_at(ph + 32, 8, 0x30);
+	put_at(out + 0x2200, 8, 7), put_at(out + 0x2208, 8, 0x30040);
+	put_at(out + 0x2210, 8, 8), put_at(out + 0x2218, 8, 4 * 24);
+	for (int i = 0; i < 4; i++) {
+		uint8_t *r = out + 0x2240 + 24 * i;
+		put_at(r, 8, 0x20000 + 8 * words[i]), put_at(r + 8, 8, 8), put_at(r + 16, 8, md[words[i]]);
+		memset(out + 0x2000 + 8 * words[i], 0, 8);
+	}
+	out[56] = 5; /* e_phnum */
+}
+
 /* The made table of format v in an ELF file without section headers (as Go lays one out: the
  * table in a read-only segment, the moduledata in a writable one, go:func.* at word gofunc_word
- * of it), into out (ELF_SIZE bytes). */
-#define ELF_SIZE 0x2200
-static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *out)
+ * of it), into out (ELF_SIZE bytes); pie: its pointers in relocations (make_relocs). */
+#define ELF_SIZE 0x2400
+static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *out, bool pie)
 {
 	static const uint8_t ident[16] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
 	uint8_t *h = out;
@@ -489,6 +603,8 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
 	for (int k = 0; k < 64; k++)
 		for (int b = 0; b < 8; b++)
 			out[0x2000 + 8 * k + b] = (uint8_t)(md[k] >> (8 * b));
+	if (pie)
+		make_relocs(out, md, gofunc_word);
 }
 
 /* An ELF file without section headers: the table found by its magic, Go 1.18+'s go:func.*
@@ -496,14 +612,14 @@ static void make_elf(enum gopclntab_version v, unsigned gofunc_word, uint8_t *ou
  * as zeros or names), the code's start from the moduledata when
  * the header has none (1.2x); the inlined frame then read as in the table alone. With
  * $FIRN_GOPCLNTAB_SEEDS set, the made tables and files go there (the fuzzer's seeds). */
-static void test_made_elf(void **state)
+static void made_elf(bool pie)
 {
 	static uint8_t elf[ELF_SIZE];
 	const char *seeds = getenv("FIRN_GOPCLNTAB_SEEDS");
 
-	for (enum gopclntab_version v = GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
+	for (enum gopclntab_version v = pie ? GOPCLNTAB_118 : GOPCLNTAB_12; v <= GOPCLNTAB_120; v++) {
 		struct gopclntab_frame fr[4];
-		make_elf(v, v == GOPCLNTAB_120 ? 44 : 38, elf);
+		make_elf(v, v == GOPCLNTAB_120 ? 44 : 38, elf, pie);
 		int fd = memfd_create("gopclntab", MFD_CLOEXEC);
 		assert_int_equal(write(fd, elf, ELF_SIZE), ELF_SIZE);
 		struct gopclntab *g = gopclntab_new_fd(fd);
@@ -518,7 +634,8 @@ static void test_made_elf(void **state)
 		close(fd);
 		for (int k = 0; seeds && k < 2; k++) {
 			char path[512];
-			snprintf(path, sizeof(path), "%s/seed-made-%s-v%d", seeds, k ? "elf" : "table", v);
+			snprintf(path, sizeof(path), "%s/seed-made-%s-v%d", seeds,
+				 k ? pie ? "elfpie" : "elf" : "table", v);
 			FILE *f = fopen(path, "w");
 			assert_non_null(f);
 			fwrite(k ? elf : img, 1, k ? ELF_SIZE : 0x1000, f);
@@ -527,16 +644,31 @@ static void test_made_elf(void **state)
 	}
 }
 
+static void test_made_elf(void **state)
+{
+	made_elf(false);
+}
+
+/* The same with the moduledata's pointers zeros the dynamic relocations fill, as the host's
+ * linker leaves a position-independent Go program (go build -buildmode=pie, cgo). */
+static void test_made_elf_pie(void **state)
+{
+	made_elf(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_made_formats),
+		cmocka_unit_test(test_made_pcsp),
 		cmocka_unit_test(test_made_truncated),
 		cmocka_unit_test(test_made_elf),
+		cmocka_unit_test(test_made_elf_pie),
 		cmocka_unit_test(test_names_match_symtab),
 		cmocka_unit_test(test_chains_match_dwarf),
 		cmocka_unit_test(test_stripped_alike),
 		cmocka_unit_test(test_inlined_helper),
+		cmocka_unit_test(test_inlined_helper_pie),
 		cmocka_unit_test(test_foreign_binary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

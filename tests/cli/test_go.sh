@@ -106,7 +106,11 @@ for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
     result(t >= 50 and n * 100 >= need * t, "sha256.block*'s callers reach main.* in %d of its %d "
            "samples (%.1f %%, at least %d %%), %s build" % (n, t, n * 100 / max(t, 1), need, what))
 (pi, _), (si, _) = inlined(pf, pmod), inlined(sf, smod)
-t = tol((pi + si) / 2)
+# a position-independent build is other machine code than the plain one it is compared with
+# (its instructions split between sumDist and the inlined dist otherwise: 6.3 % plain against
+# 7.7-9.2 % in the three PIE builds of Go 1.27 under load): there, three times the tolerance,
+# which still fails where the inline tree is lost (0 %) or misread
+t = tol((pi + si) / 2) * (3 if "pie" in smod else 1)
 result(si >= 0.01 and abs(pi - si) <= t,
        "main.dist inlined under main.sumDist: plain %.2f %%, stripped %.2f %% (within %.2f)"
        % (pi * 100, si * 100, t * 100))

@@ -226,6 +226,53 @@ static int tlsdesc_slot(uint64_t pair, uint64_t fs, const struct tlsctx_mem *mem
 	return dtv_slot(fs, index[0], index[1], mem, slot);
 }
 
+/* TLSDESC's pair {resolver, arg} at pair: static (arg the negative fs offset) or dynamic. */
+static int tlsdesc_where(uint64_t pair, const struct tlsctx_mem *mem, struct tlsctx_where *w)
+{
+	uint64_t arg, index[2];
+	int err;
+
+	if ((err = read_u64(mem, pair + 8, &arg)))
+		return err;
+	if ((int64_t)arg < 0) {
+		*w = (struct tlsctx_where){ .offset = (int64_t)arg };
+		return 0;
+	}
+	if ((err = mem->read(mem->ctx, arg, index, sizeof(index))))
+		return err;
+	*w = (struct tlsctx_where){ .dtv = true, .module = index[0], .offset = (int64_t)index[1] };
+	return 0;
+}
+
+int tlsctx_locate(const struct tlsctx *t, uint64_t bias, const struct tlsctx_mem *mem,
+		  struct tlsctx_where *w)
+{
+	uint64_t v[2];
+	int err = 0;
+
+	switch (t->model) {
+	case TLSCTX_LOCAL_EXEC:
+		*w = (struct tlsctx_where){ .offset = t->tp_offset };
+		break;
+	case TLSCTX_INITIAL_EXEC:
+		if (!(err = read_u64(mem, bias + t->got, v)))
+			*w = (struct tlsctx_where){ .offset = (int64_t)v[0] };
+		break;
+	case TLSCTX_TLSDESC:
+		err = tlsdesc_where(bias + t->got, mem, w);
+		break;
+	case TLSCTX_GENERAL_DYNAMIC:
+		if (!(err = mem->read(mem->ctx, bias + t->got, v, sizeof(v))))
+			*w = (struct tlsctx_where){ .dtv = true, .module = v[0], .offset = (int64_t)v[1] };
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!err && w->dtv && (w->module == 0 || w->module > TLSCTX_MODULE_MAX))
+		return -EPROTO;
+	return err;
+}
+
 int tlsctx_slot(const struct tlsctx *t, uint64_t bias, uint64_t fs, const struct tlsctx_mem *mem,
 		uint64_t *slot)
 {

@@ -14,12 +14,14 @@
 #include "runtimes/gpuframes.h"
 #include "runtimes/pyframes.h"
 #include "record/recorder.h"
+#include "runtimes/otelthread.h"
 #include "runtimes/v8frames.h"
 
 const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
 	&runtime_v8,
+	&runtime_otel,
 #ifdef FIRN_TEST_TOY_RUNTIME
 	FIRN_TEST_TOY_RUNTIME
 #endif

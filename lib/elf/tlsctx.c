@@ -116,6 +116,21 @@ static enum tlsctx_model scan_relocs(Elf *elf, const struct found *f, uint64_t *
 	return 0;
 }
 
+/* The file offset of vaddr in its PT_LOAD (its file bytes); 0 when none holds it. */
+static uint64_t file_offset(Elf *elf, uint64_t vaddr)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			return ph.p_offset + (vaddr - ph.p_vaddr);
+	return 0;
+}
+
 /* The executable's block ends at fs, its start aligned as glibc's _dl_determine_tlsoffset places
  * the first module: offset = roundup(memsz - firstbyte, align) + firstbyte. */
 static int64_t local_exec_offset(const struct tlsctx *t)
@@ -149,8 +164,10 @@ int tlsctx_resolve(struct tlsctx *t, Elf *elf)
 	if (GELF_ST_TYPE(f.sym.st_info) != STT_TLS || t->sym_size != 8 ||
 	    t->sym_value > t->tls_memsz || t->tls_memsz - t->sym_value < 8)
 		goto fail;
-	if ((t->model = scan_relocs(elf, &f, &t->got)))
+	if ((t->model = scan_relocs(elf, &f, &t->got))) {
+		t->got_offset = file_offset(elf, t->got);
 		return 0;
+	}
 	if (!t->executable)
 		goto fail;
 	t->model = TLSCTX_LOCAL_EXEC;

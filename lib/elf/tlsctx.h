@@ -51,6 +51,9 @@ struct tlsctx {
 	uint64_t sym_size;   /* st_size: a pointer, 8 */
 	uint64_t tls_vaddr, tls_memsz, tls_align; /* PT_TLS (align 1 when it said 0) */
 	uint64_t got;        /* the GOT entry the model reads; 0 for local-exec */
+	uint64_t got_offset; /* its offset in the file (its PT_LOAD's): a reader checks that the
+			      * process maps the file there (the loader mapped the segment), not a
+			      * reservation of the whole file showing other bytes at that address */
 	int64_t tp_offset;   /* local-exec: the variable is at fs + tp_offset (negative) */
 };
 

@@ -93,6 +93,23 @@ static const struct tlsctx *file_var(struct otelthread *o, pid_t pid, const stru
 	return f->t.model ? &f->t : NULL;
 }
 
+/* Whether pid maps t's GOT entry (t's file at bias) from the file's own bytes, as the loader
+ * maps the segment: before, a reservation of the whole file may show other bytes there. */
+static bool got_mapped(const struct tlsctx *t, pid_t pid, uint64_t bias, uint64_t ino)
+{
+	struct procmap m;
+	const struct procmap_entry *e;
+	bool ok;
+
+	if (!t->got)
+		return true; /* local-exec: nothing read */
+	procmap_init(&m);
+	ok = !procmap_read(&m, pid) && (e = procmap_find(&m, bias + t->got)) && e->inode == ino &&
+	     e->offset + (bias + t->got - e->start) == t->got_offset && t->got_offset;
+	procmap_release(&m);
+	return ok;
+}
+
 /* Tells the walker where pid's variable is, from the file mapped at e: 0; -ENOENT: not in that
  * file; -EAGAIN: there, but not relocated by the loader yet. */
 static int tell_from(struct otelthread *o, struct otel_proc *p, const struct procmap_entry *e)
@@ -104,7 +121,8 @@ static int tell_from(struct otelthread *o, struct otel_proc *p, const struct pro
 	if (!t)
 		return -ENOENT;
 	/* the executable segment's bias: files whose segments keep vaddr == offset (gcc, clang) */
-	if (tlsctx_locate(t, e->start - e->offset, &mem, &w) || (!w.dtv && w.offset >= 0))
+	if (!got_mapped(t, p->pid, e->start - e->offset, e->inode) ||
+	    tlsctx_locate(t, e->start - e->offset, &mem, &w) || (!w.dtv && w.offset >= 0))
 		return -EAGAIN; /* a static TLS offset is negative once relocated (variant II) */
 	struct firn_otel_proc bp = { .how = w.dtv ? FIRN_OTEL_DTV : FIRN_OTEL_FS,
 				     .offset = w.offset, .module = w.module };

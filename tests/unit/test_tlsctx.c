@@ -167,6 +167,7 @@ static void check_where(const struct tlsctx *t, uint64_t bias, struct otelfix *f
 	uint64_t fs[2] = { f->main.fs, f->worker.fs }, want[2] = { f->main.slot, f->worker.slot };
 
 	assert_int_equal(tlsctx_locate(t, bias, mem, &w), 0);
+	assert_true(t->got ? t->got_offset != 0 && t->got_offset <= t->got : !t->got_offset);
 	for (int i = 0; i < 2; i++) {
 		uint64_t dtv, block[2];
 		if (!w.dtv) {

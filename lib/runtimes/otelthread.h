@@ -20,8 +20,8 @@
 
 #include "runtimes/runtime.h"
 
-#define OTEL_RETRY_NS 50000000ULL
-#define OTEL_RETRIES 100
+#define OTEL_RETRY_NS 10000000ULL
+#define OTEL_RETRIES 500
 
 extern const struct runtime_ops runtime_otel;
 

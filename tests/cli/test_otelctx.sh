@@ -2,7 +2,7 @@
 # lib/runtimes/otelthread.c): the otelctx fixture's main thread spins in span a 1 s, span b 2 s,
 # no span 1 s, its worker in span c 2 s (CPU time), each span with an http_route attribute that
 # its OTEP 4719 process context's key map names.
-#  - local-exec, at 999 Hz: samples labelled a:b:c at 1:2:2, each share within
+#  - local-exec, at 1999 Hz: samples labelled a:b:c at 1:2:2, each share within
 #    3 binomial standard deviations (and within 10 %); labels trace_id, span_id (lowercase hex)
 #    and http_route, read back by go tool pprof -tags and report --group-by, which ranks b and c
 #    above a; the summary's otel line (3 contexts, none folded);
@@ -11,6 +11,8 @@
 #    under in_span without one: at most 5 % of them), and the main thread's spin after the
 #    record was cleared carries none (no stale id);
 #  - off-CPU: a 0.6 s sleep inside span a is counted under span a's span_id;
+#  - bounded: a flood of spans (a new one every 100 us, at 4999 Hz) keeps 4096 contexts, the
+#    samples of later ones labelled span_id "other", as many as the summary says it folded;
 #  - --no-otel: no labels, no otel line.
 . "$(dirname "$0")/lib.sh"
 
@@ -34,14 +36,14 @@ counts() {
 }
 
 # ---- local-exec, the shares ----
-OTELCTX_SCALE_MS=1000 "$FIRN" record -F 999 -o "$TMP/le.pb.gz" -- sh "$CPUTIME" "$TMP/le.cpu" \
+OTELCTX_SCALE_MS=600 "$FIRN" record -F 1999 -o "$TMP/le.pb.gz" -- sh "$CPUTIME" "$TMP/le.cpu" \
 	"$OTEL" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 0 ] && pass "record the local-exec build: exit 0" || { fail "record: exit $rc"; sed 's/^/    /' "$TMP/err"; }
 group "$TMP/le.pb.gz" >"$TMP/le.folded"
 read -r a b c u st < <(counts "$TMP/le.folded")
 n=$((a + b + c))
-floor=$(sample_floor "$TMP/le.cpu" 999 80)
+floor=$(sample_floor "$TMP/le.cpu" 1999 80)
 echo "# local-exec: a $a b $b c $c (n $n, floor $floor), unlabelled in a span $u, stale $st"
 [ "$n" -ge "$floor" ] && pass "local-exec: $n samples in spans (>= $floor from CPU time)" \
 	|| fail "local-exec: $n samples in spans (< $floor)"
@@ -86,7 +88,7 @@ esac
 model() { # NAME EXE [ENV...]
 	local name=$1 exe=$2
 	shift 2
-	env OTELCTX_SCALE_MS=200 LD_LIBRARY_PATH="$FIX" "$@" "$FIRN" record -F 499 -o "$TMP/m.pb.gz" \
+	env OTELCTX_SCALE_MS=150 LD_LIBRARY_PATH="$FIX" "$@" "$FIRN" record -F 499 -o "$TMP/m.pb.gz" \
 		-- "$FIX/$exe" >/dev/null 2>"$TMP/merr" || { fail "$name: record failed"; return; }
 	group "$TMP/m.pb.gz" >"$TMP/m.folded"
 	read -r a b c u st < <(counts "$TMP/m.folded")
@@ -115,6 +117,19 @@ echo "# off-CPU under span a's nanosleep: $offa ns"
 [ "$offa" -ge 500000000 ] && [ "$offa" -le 900000000 ] \
 	&& pass "off-CPU: span a's 0.6 s sleep counted under its span_id ($offa ns)" \
 	|| { fail "off-CPU: $offa ns under span a's nanosleep (wanted 0.5-0.9 s)"; cut -c1-160 "$TMP/off.folded"; }
+
+# ---- bounded: a flood of contexts folds into 'other', counted ----
+OTELCTX_FLOOD_MS=1000 "$FIRN" record -F 4999 -o "$TMP/fl.pb.gz" -- "$OTEL" >/dev/null 2>"$TMP/err" \
+	|| fail "record the flood failed"
+line=$(grep '^firn: otel: ' "$TMP/err")
+read -r ctxs folded < <(printf '%s\n' "$line" | sed -n 's/.* samples in \([0-9]*\) contexts, \([0-9]*\) samples folded.*/\1 \2/p')
+"$FIRN" report --group-by span_id "$TMP/fl.pb.gz" >"$TMP/fl" 2>&1
+other=$(awk '$3 == "other" { print $2 }' "$TMP/fl")
+spans=$(awk '$3 ~ /^[0-9a-f]+$/ && length($3) == 16' "$TMP/fl" | wc -l)
+echo "# flood: $line; $spans span ids, ${other:-0} samples 'other'"
+[ "${ctxs:-0}" -eq 4096 ] && [ "${folded:-0}" -gt 0 ] && [ "${other:-0}" -eq "$folded" ] && [ "$spans" -le 4096 ] \
+	&& pass "flood: 4096 contexts kept, $folded samples folded into span_id 'other' (counted as many)" \
+	|| fail "flood: ${ctxs:-?} contexts, ${folded:-?} folded, ${other:-0} samples 'other', $spans span ids"
 
 # ---- --no-otel ----
 OTELCTX_SCALE_MS=100 "$FIRN" record --no-otel -o "$TMP/no.pb.gz" -- "$OTEL" >/dev/null 2>"$TMP/err"

@@ -20,16 +20,29 @@
 #define FIRN_EVENT_OFF_CPU 0xffffffffu
 
 /* Aggregation key: one count per (process, thread, user stack, kernel stack, event: one of
- * FIRN_EVENT_*). Stack ids are 64-bit content hashes; 0 means "no stack". pad is always 0 (keys
- * are compared as bytes). */
+ * FIRN_EVENT_*, label context). Stack ids are 64-bit content hashes; 0 means "no stack". ctx is
+ * the sample's label context, 0 for none (keys are compared as bytes). */
 struct firn_key {
 	__u32 pid;
 	__u32 tid;
 	__u64 ustack;
 	__u64 kstack;
 	__u32 event;
-	__u32 pad;
+	__u32 ctx;
 };
+
+/* ---- label contexts ----
+ * A sample's labels beyond pid and thread (an OpenTelemetry span, goroutine labels) are one
+ * small id in its key: FIRN_CTX(tag, id), tag the FIRN_FRAME_KIND_* (or another walker tag) of
+ * the runtime whose walker made it and who names its labels in user space (the capture asks it
+ * through its resolver's labels, lib/model/resolver.h), id that walker's (1 .. 2^24 - 2), each
+ * announced once through the ring buffer. A walker keeps a bounded table of them: contexts past
+ * its cap all get id FIRN_CTX_OTHER, and it counts the samples so folded. */
+#define FIRN_CTX_ID_BITS 24
+#define FIRN_CTX_OTHER 0xffffffu
+#define FIRN_CTX(tag, id) (((__u32)(tag) << FIRN_CTX_ID_BITS) | ((__u32)(id) & FIRN_CTX_OTHER))
+#define FIRN_CTX_TAG(ctx) ((unsigned)((ctx) >> FIRN_CTX_ID_BITS))
+#define FIRN_CTX_IDOF(ctx) ((__u32)(ctx) & FIRN_CTX_OTHER)
 
 /* A stack too long for struct firn_stack (deep Python recursion), as stored in the big_stacks
  * map: few of them, so most stacks do not take the largest slot. User space looks for a stack

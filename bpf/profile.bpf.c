@@ -114,6 +114,7 @@ struct firn_wait {
 	__u32 at_start; /* 1: in progress at the start (its stacks taken by start_waits) */
 	__u64 pending;  /* a wait begun before the start, of a Python process, ended: its ns, counted
 			 * at the thread's system call exit with its Python frames (offcpu_start.bpf.h) */
+	__u32 ctx, ctx_pad; /* its label context when it began (otelctx.bpf.h) */
 	struct firn_stack user, kernel;
 };
 
@@ -494,6 +495,7 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 
 /* The stub walker (tests' firn-toy only): one frame of its own per sample */
 #include "stub.bpf.h"
+#include "otelctx.bpf.h" /* the OpenTelemetry thread context: a sample's label context */
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
@@ -1250,6 +1252,8 @@ static __always_inline int count_sample(__u64 ustack)
 	__u32 zero = 0, one = 1;
 	struct firn_key key = { .pid = id >> 32, .tid = (__u32)id, .ustack = ustack };
 	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
+
+	key.ctx = otel_ctx(key.pid, bpf_get_current_task_btf());
 	struct firn_stack *kernel = bpf_map_lookup_elem(&scratch, &one);
 
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
@@ -1398,6 +1402,7 @@ static __always_inline bool count_wait(struct task_struct *task, struct firn_wai
 	key.pid = w->pid;
 	key.tid = BPF_CORE_READ(task, pid);
 	key.event = FIRN_EVENT_OFF_CPU;
+	key.ctx = w->ctx;
 	announce(key.pid);
 	note_comm(key.tid, task);
 	if (!count_stacks(&key, user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
@@ -1473,6 +1478,7 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
 	w->pid = pid;
+	w->ctx = otel_ctx(pid, prev);
 	w->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	count_offcpu(FIRN_OFF_WAITS, 1);
 	w->start = bpf_ktime_get_ns();

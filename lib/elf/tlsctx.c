@@ -116,6 +116,21 @@ static enum tlsctx_model scan_relocs(Elf *elf, const struct found *f, uint64_t *
 	return 0;
 }
 
+/* The file offset of vaddr in its PT_LOAD (its file bytes); 0 when none holds it. */
+static uint64_t file_offset(Elf *elf, uint64_t vaddr)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			return ph.p_offset + (vaddr - ph.p_vaddr);
+	return 0;
+}
+
 /* The executable's block ends at fs, its start aligned as glibc's _dl_determine_tlsoffset places
  * the first module: offset = roundup(memsz - firstbyte, align) + firstbyte. */
 static int64_t local_exec_offset(const struct tlsctx *t)
@@ -149,8 +164,10 @@ int tlsctx_resolve(struct tlsctx *t, Elf *elf)
 	if (GELF_ST_TYPE(f.sym.st_info) != STT_TLS || t->sym_size != 8 ||
 	    t->sym_value > t->tls_memsz || t->tls_memsz - t->sym_value < 8)
 		goto fail;
-	if ((t->model = scan_relocs(elf, &f, &t->got)))
+	if ((t->model = scan_relocs(elf, &f, &t->got))) {
+		t->got_offset = file_offset(elf, t->got);
 		return 0;
+	}
 	if (!t->executable)
 		goto fail;
 	t->model = TLSCTX_LOCAL_EXEC;
@@ -224,6 +241,53 @@ static int tlsdesc_slot(uint64_t pair, uint64_t fs, const struct tlsctx_mem *mem
 	if ((err = mem->read(mem->ctx, arg, index, sizeof(index))))
 		return err;
 	return dtv_slot(fs, index[0], index[1], mem, slot);
+}
+
+/* TLSDESC's pair {resolver, arg} at pair: static (arg the negative fs offset) or dynamic. */
+static int tlsdesc_where(uint64_t pair, const struct tlsctx_mem *mem, struct tlsctx_where *w)
+{
+	uint64_t arg, index[2];
+	int err;
+
+	if ((err = read_u64(mem, pair + 8, &arg)))
+		return err;
+	if ((int64_t)arg < 0) {
+		*w = (struct tlsctx_where){ .offset = (int64_t)arg };
+		return 0;
+	}
+	if ((err = mem->read(mem->ctx, arg, index, sizeof(index))))
+		return err;
+	*w = (struct tlsctx_where){ .dtv = true, .module = index[0], .offset = (int64_t)index[1] };
+	return 0;
+}
+
+int tlsctx_locate(const struct tlsctx *t, uint64_t bias, const struct tlsctx_mem *mem,
+		  struct tlsctx_where *w)
+{
+	uint64_t v[2];
+	int err = 0;
+
+	switch (t->model) {
+	case TLSCTX_LOCAL_EXEC:
+		*w = (struct tlsctx_where){ .offset = t->tp_offset };
+		break;
+	case TLSCTX_INITIAL_EXEC:
+		if (!(err = read_u64(mem, bias + t->got, v)))
+			*w = (struct tlsctx_where){ .offset = (int64_t)v[0] };
+		break;
+	case TLSCTX_TLSDESC:
+		err = tlsdesc_where(bias + t->got, mem, w);
+		break;
+	case TLSCTX_GENERAL_DYNAMIC:
+		if (!(err = mem->read(mem->ctx, bias + t->got, v, sizeof(v))))
+			*w = (struct tlsctx_where){ .dtv = true, .module = v[0], .offset = (int64_t)v[1] };
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!err && w->dtv && (w->module == 0 || w->module > TLSCTX_MODULE_MAX))
+		return -EPROTO;
+	return err;
 }
 
 int tlsctx_slot(const struct tlsctx *t, uint64_t bias, uint64_t fs, const struct tlsctx_mem *mem,

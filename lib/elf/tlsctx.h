@@ -51,6 +51,9 @@ struct tlsctx {
 	uint64_t sym_size;   /* st_size: a pointer, 8 */
 	uint64_t tls_vaddr, tls_memsz, tls_align; /* PT_TLS (align 1 when it said 0) */
 	uint64_t got;        /* the GOT entry the model reads; 0 for local-exec */
+	uint64_t got_offset; /* its offset in the file (its PT_LOAD's): a reader checks that the
+			      * process maps the file there (the loader mapped the segment), not a
+			      * reservation of the whole file showing other bytes at that address */
 	int64_t tp_offset;   /* local-exec: the variable is at fs + tp_offset (negative) */
 };
 
@@ -75,6 +78,20 @@ int tlsctx_resolve_image(struct tlsctx *t, const void *image, size_t len);
  * -EINVAL: t resolved nothing. */
 int tlsctx_slot(const struct tlsctx *t, uint64_t bias, uint64_t fs, const struct tlsctx_mem *mem,
 		uint64_t *slot);
+/* Where t's variable is in every thread of one process (t's file loaded at bias): at fs + offset
+ * (dtv false), or at the block of module in the thread's DTV + offset (dtv true: dynamic TLS).
+ * What tlsctx_slot reads once per process, for a reader that adds the thread's part itself (the
+ * BPF reader, bpf/otelctx.bpf.h). */
+struct tlsctx_where {
+	bool dtv;
+	uint64_t module;
+	int64_t offset;
+};
+/* 0 with *w filled; the reader's -errno; -EPROTO: a module id out of bounds (the loader has not
+ * relocated the GOT yet, or not glibc's layout); -EINVAL: t resolved nothing. */
+int tlsctx_locate(const struct tlsctx *t, uint64_t bias, const struct tlsctx_mem *mem,
+		  struct tlsctx_where *w);
+
 /* The model's name: "local-exec", "initial-exec", "tlsdesc", "general-dynamic" ("?" otherwise). */
 const char *tlsctx_model_name(enum tlsctx_model m);
 

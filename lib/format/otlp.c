@@ -27,7 +27,7 @@ enum {
 	PR_SAMPLE_TYPE = 1, PR_SAMPLES = 2, PR_TIME = 3, PR_DURATION = 4, PR_PERIOD_TYPE = 5,
 	PR_PERIOD = 6, PR_PROFILE_ID = 7,
 	VT_TYPE = 1, VT_UNIT = 2,
-	SA_STACK = 1, SA_ATTRIBUTES = 2, SA_VALUES = 4,
+	SA_STACK = 1, SA_ATTRIBUTES = 2, SA_LINK = 3, SA_VALUES = 4,
 	DICT_MAPPINGS = 1, DICT_LOCATIONS = 2, DICT_FUNCTIONS = 3, DICT_LINKS = 4, DICT_STRINGS = 5,
 	DICT_ATTRIBUTES = 6, DICT_STACKS = 7,
 	MAP_START = 1, MAP_LIMIT = 2, MAP_OFFSET = 3, MAP_FILENAME = 4, MAP_ATTRIBUTES = 5,
@@ -60,8 +60,16 @@ struct attr {
 	const char *lit;
 };
 
+/* A link_table entry: a span's W3C ids (entry 0 all zeros: no span). */
+struct link {
+	uint8_t trace_id[16], span_id[8];
+};
+
 struct enc {
 	const struct profile *p;
+	struct link *links;            /* link_table[1..] */
+	size_t nlinks, cap_links;
+	struct hashtab link_index;
 	struct pbenc e;
 	struct strtab strs;            /* the string_table */
 	struct attr *attrs;            /* attribute_table[1..] */
@@ -162,6 +170,48 @@ static uint32_t stack_of(struct enc *x, const struct profile_sample *s)
 	return INTERN(x, stacks, nstacks, cap_stacks, stack_index, stack_hash(s), stack_eq, s, s);
 }
 
+static uint64_t link_hash(const struct link *l)
+{
+	uint64_t a, b, c;
+
+	memcpy(&a, l->trace_id, 8);
+	memcpy(&b, l->trace_id + 8, 8);
+	memcpy(&c, l->span_id, 8);
+	return hash_mix64(a ^ hash_mix64(b ^ hash_mix64(c)));
+}
+
+static bool link_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return !memcmp(&((const struct enc *)ctx)->links[id], key, sizeof(struct link));
+}
+
+/* n bytes from 2n lowercase or uppercase hex digits (and nothing more); false otherwise. */
+static bool unhex(const char *s, uint8_t *out, size_t n)
+{
+	for (size_t i = 0; i < 2 * n; i++) {
+		char c = s[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (v < 0)
+			return false;
+		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] << 4 | v : v);
+	}
+	return s[2 * n] == 0;
+}
+
+/* The link_table index of the span s's trace_id and span_id labels name (firn's thread context
+ * labels, lib/runtimes/otelthread.h); 0 when it has none (or after a failure). */
+static uint32_t link_of(struct enc *x, const struct profile_sample *s)
+{
+	const char *t = profile_label_str(x->p, s, "trace_id");
+	const char *sp = profile_label_str(x->p, s, "span_id");
+	struct link l;
+
+	if (!t || !sp || !unhex(t, l.trace_id, 16) || !unhex(sp, l.span_id, 8))
+		return 0;
+	return INTERN(x, links, nlinks, cap_links, link_index, link_hash(&l), link_eq, &l, l);
+}
+
 /* A varint field, left out when zero (proto3's default). */
 static void put_uint(struct enc *x, uint32_t field, uint64_t v)
 {
@@ -191,6 +241,7 @@ static void put_sample(struct enc *x, const struct profile_sample *s, uint32_t t
 			pbenc_varint(&x->e, label_attr(x, &s->labels[i]));
 		pbenc_end(&x->e, a);
 	}
+	put_uint(x, SA_LINK, link_of(x, s));
 	a = pbenc_begin(&x->e, SA_VALUES);
 	pbenc_varint(&x->e, (uint64_t)s->values[t]);
 	pbenc_end(&x->e, a);
@@ -394,6 +445,12 @@ static void put_dictionary(struct enc *x)
 	pbenc_bytes(&x->e, LINK_TRACE_ID, zero, 16);
 	pbenc_bytes(&x->e, LINK_SPAN_ID, zero, 8);
 	pbenc_end(&x->e, l);
+	for (size_t i = 0; i < x->nlinks; i++) { /* the samples' spans */
+		l = pbenc_begin(&x->e, DICT_LINKS);
+		pbenc_bytes(&x->e, LINK_TRACE_ID, x->links[i].trace_id, 16);
+		pbenc_bytes(&x->e, LINK_SPAN_ID, x->links[i].span_id, 8);
+		pbenc_end(&x->e, l);
+	}
 	for (uint32_t i = 0; i < x->strs.n; i++)
 		pbenc_bytes(&x->e, DICT_STRINGS, x->strs.strs[i], x->strs.lens[i]);
 	pbenc_end(&x->e, m);
@@ -422,6 +479,8 @@ int otlp_encode(const struct profile *p, const struct otlp_opts *o, void **out, 
 	strtab_release(&x.strs);
 	hashtab_release(&x.attr_index);
 	hashtab_release(&x.stack_index);
+	hashtab_release(&x.link_index);
+	free(x.links);
 	free(x.attrs);
 	free(x.stacks);
 	return err;

@@ -25,6 +25,12 @@ struct resolved_frame {
 	uint32_t line;           /* 0 when unknown */
 };
 
+/* One label of a sample's label context (bpf/firn.h's FIRN_CTX): strings valid while the
+ * resolver lives. */
+struct resolved_label {
+	const char *key, *value;
+};
+
 struct frame_resolver {
 	const char *mapping;     /* the profile mapping its frames go in (frame_runtime_mapping) */
 	enum frame_kind kind;    /* how its frames are marked in the profile */
@@ -33,6 +39,10 @@ struct frame_resolver {
 	 * resolved, the frame becomes "[unknown]" in the mapping), or -errno (the recording cannot
 	 * go on: -ENOMEM). */
 	int (*resolve)(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max);
+	/* Fills up to max labels for the label context id (FIRN_CTX_IDOF of a sample's ctx whose
+	 * tag is the resolver's) of process pid; returns how many (0: none known, the sample is
+	 * left without them) or -errno (-ENOMEM). NULL: the runtime makes no label contexts. */
+	int (*labels)(void *ctx, pid_t pid, uint32_t id, struct resolved_label *out, int max);
 	void *ctx;
 };
 

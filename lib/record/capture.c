@@ -52,7 +52,8 @@ struct capture {
 	void *process_labels_ctx;    /* capture_meta's */
 };
 
-#define NLABELS (4 + CAPTURE_PROCESS_LABELS) /* pid, tid, comm, thread and the process's */
+/* pid, tid, comm, thread, the process's and the label context's */
+#define NLABELS (4 + CAPTURE_PROCESS_LABELS + CAPTURE_CONTEXT_LABELS)
 #define RENEW_MIN_LOCATIONS 1024 /* smaller tables are kept (capture_outgrown) */
 #define RENEW_FACTOR 4            /* larger are renewed past this many times what a cut used */
 
@@ -247,6 +248,28 @@ const char *capture_comm(uint32_t pid, const char *name)
 	return pid ? name : CAPTURE_IDLE;
 }
 
+/* The labels of e's label context (its tag's resolver names them), interned, into out (at
+ * most CAPTURE_CONTEXT_LABELS); how many, or -ENOMEM. A context no resolver names: none. */
+static int context_labels(struct capture *c, const struct sampler_entry *e,
+			  struct profile_label *out)
+{
+	unsigned tag = FIRN_CTX_TAG(e->ctx);
+	struct resolved_label l[CAPTURE_CONTEXT_LABELS];
+	int n = 0;
+
+	if (!e->ctx || tag >= FIRN_FRAME_KINDS || !c->resolvers[tag].labels)
+		return 0;
+	n = c->resolvers[tag].labels(c->resolvers[tag].ctx, (pid_t)e->pid, FIRN_CTX_IDOF(e->ctx),
+				     l, CAPTURE_CONTEXT_LABELS);
+	for (int i = 0; i < n && i < CAPTURE_CONTEXT_LABELS; i++) {
+		int64_t k = profile_intern(c->p, l[i].key), v = profile_intern(c->p, l[i].value);
+		if (k < 0 || v < 0)
+			return -ENOMEM;
+		out[i] = (struct profile_label){ .key = (uint32_t)k, .str = (uint32_t)v };
+	}
+	return n < CAPTURE_CONTEXT_LABELS ? n : CAPTURE_CONTEXT_LABELS;
+}
+
 /* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels (*nlabels);
  * 1 when the entry makes a sample, 0 when its event is not recorded, or -errno. */
 static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t *n,
@@ -280,7 +303,10 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 		 c->process_labels(c->process_labels_ctx, e->pid, c->p, labels + 4) : 0;
 	if (np < 0)
 		return np;
-	*nlabels = 4 + (uint32_t)np;
+	int nc = context_labels(c, e, labels + 4 + np);
+	if (nc < 0)
+		return nc;
+	*nlabels = 4 + (uint32_t)np + (uint32_t)nc;
 	memset(c->values, 0, c->p->nsample_types * sizeof(*c->values));
 	for (unsigned i = 0; i < c->nuses; i++)
 		if (c->uses[i].event == e->event)

@@ -58,6 +58,9 @@ struct capture_meta {
 	void *process_labels_ctx;
 };
 #define CAPTURE_PROCESS_LABELS 3
+/* The most labels a sample's label context (sampler_entry.ctx) gives: its runtime's resolver's
+ * labels (capture_set_resolver) for the context's tag. */
+#define CAPTURE_CONTEXT_LABELS 16
 
 struct capture;
 

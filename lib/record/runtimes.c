@@ -14,12 +14,14 @@
 #include "runtimes/gpuframes.h"
 #include "runtimes/pyframes.h"
 #include "record/recorder.h"
+#include "runtimes/otelthread.h"
 #include "runtimes/v8frames.h"
 
 const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
 	&runtime_v8,
+	&runtime_otel,
 #ifdef FIRN_TEST_TOY_RUNTIME
 	FIRN_TEST_TOY_RUNTIME
 #endif
@@ -153,6 +155,14 @@ static int slot_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame 
 	return slot->ops->resolve ? slot->ops->resolve(slot->rt, pid, v, out, max) : 0;
 }
 
+/* frame_resolver.labels of a slot: its runtime's labels. */
+static int slot_labels(void *ctx, pid_t pid, uint32_t id, struct resolved_label *out, int max)
+{
+	const struct runtime_slot *slot = ctx;
+
+	return slot->ops->labels ? slot->ops->labels(slot->rt, pid, id, out, max) : 0;
+}
+
 struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i)
 {
 	const struct runtime_slot *slot = &s->slots[i];
@@ -161,7 +171,8 @@ struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i
 		/* a runtime without a mapping of its own: "[unknown]" (lib/record/capture.c) */
 		.mapping = slot->ops->frames ? frame_runtime_mapping(slot->ops->frames) : NULL,
 		.kind = FRAME_USER,
-		.runtime = slot->ops->frames, .resolve = slot_resolve, .ctx = (void *)slot,
+		.runtime = slot->ops->frames, .resolve = slot_resolve,
+		.labels = slot->ops->labels ? slot_labels : NULL, .ctx = (void *)slot,
 	};
 }
 

@@ -28,6 +28,7 @@
  *   poll         between batches: retries that came due;
  *   resolve      a tagged frame (bpf/firn.h: FIRN_FRAME(tag, payload)) → plain frames, after the
  *                process may have ended (the capture interns them into the runtime's mapping);
+ *   labels       a sample's label context (bpf/firn.h: FIRN_CTX(tag, id)) → key/value labels;
  *   stats        the runtime's own counters, into its own struct (its header names it);
  *   summary      its line of record's summary ("firn: python: ..."), written from those counters
  *                by the runtime itself, so the command names no runtime;
@@ -112,6 +113,10 @@ struct runtime_ops {
 	/* As struct frame_resolver's resolve (lib/model/resolver.h): frames filled, 0, or -errno. */
 	int (*resolve)(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
 		       int max);
+	/* As struct frame_resolver's labels: the labels of the label context id its walker put in
+	 * a sample's key (bpf/firn.h's FIRN_CTX with its tag), up to max; how many, or -errno. */
+	int (*labels)(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
+		      int max);
 	/* Fills out (size bytes: the runtime's own stats struct, e.g. struct pyframes_stats);
 	 * 0, or -EINVAL when size is not its struct's. */
 	int (*stats)(const struct runtime *rt, void *out, size_t size);

@@ -113,6 +113,7 @@ struct sampler_opts {
 struct sampler_entry {
 	uint32_t pid, tid;
 	uint32_t event;
+	uint32_t ctx; /* the label context (bpf/firn.h's FIRN_CTX), 0: none */
 	uint64_t count;
 	const uint64_t *ustack, *kstack;
 	uint32_t ulen, klen;

@@ -244,6 +244,7 @@ static struct sampler_entry entry_view(const struct stackstore *s, const struct 
 		.pid = u->key.pid,
 		.tid = u->key.tid,
 		.event = u->key.event,
+		.ctx = u->key.ctx,
 		.count = u->count,
 		.ustack = us ? us->ips : NULL,
 		.ulen = us ? us->len : 0,

@@ -30,7 +30,7 @@
 struct stackstore_key {
 	uint32_t pid, tid;
 	uint64_t ustack, kstack; /* the transport's stack ids (0: none) */
-	uint32_t event, pad;
+	uint32_t event, ctx; /* ctx: the label context (bpf/firn.h's FIRN_CTX; 0: none) */
 };
 
 struct stackstore_stack {

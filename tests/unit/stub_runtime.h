@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,23 @@ static int stub_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolv
 	return 1;
 }
 
+/* Its label contexts: id N is {span: "sN"}, the folded id {span: "other"}, 7 unknown. */
+static int stub_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
+		       int max)
+{
+	static char value[16];
+
+	(void)rt, (void)pid;
+	if (max < 1 || id == 7)
+		return 0;
+	if (id == 0xffffffu)
+		snprintf(value, sizeof(value), "other");
+	else
+		snprintf(value, sizeof(value), "s%u", id);
+	out[0] = (struct resolved_label){ .key = "span", .value = value };
+	return 1;
+}
+
 /* Its summary: the ops it was given, as a runtime writes its line from its own counters. */
 static size_t stub_summary(const struct runtime *rt, char *buf, size_t len)
 {
@@ -114,7 +132,7 @@ static void stub_detach(struct runtime *rt, pid_t pid)
 static const struct runtime_ops stub_runtime = {
 	.name = "stub", .tag = STUB_TAG, .frames = FRAME_NATIVE, .new = stub_new,
 	.free = stub_free, .attach = stub_attach, .on_code = stub_on_code, .on_stack = stub_on_stack,
-	.resolve = stub_resolve, .summary = stub_summary, .detach = stub_detach,
+	.resolve = stub_resolve, .labels = stub_labels, .summary = stub_summary, .detach = stub_detach,
 };
 
 #endif

@@ -301,6 +301,50 @@ static void test_profiles(void **state)
 	assert_int_equal(sum, 8);
 }
 
+/* A sample with a span's trace_id and span_id labels (firn's thread context labels) links to
+ * that span: its link_index names a link_table entry with the ids as bytes, after the zero
+ * one; a sample without them (or with ids that are not hex of the right length) has none. */
+static void test_links(void **state)
+{
+	struct profile p;
+	void *out = NULL;
+	size_t len = 0;
+	(void)state;
+	assert_int_equal(profile_init(&p), 0);
+	profile_add_sample_type(&p, "samples", "count");
+	int64_t m = profile_add_mapping(&p, 0x1000, 0x9000, 0, "/bin/app", "");
+	struct profile_line l[] = { { (uint64_t)profile_function(&p, "main", "main", "a.c", 1), 2 } };
+	uint64_t loc = (uint64_t)profile_add_location(&p, (uint64_t)m, 0x1234, l, 1);
+	uint32_t kt = (uint32_t)profile_intern(&p, "trace_id"), ks = (uint32_t)profile_intern(&p, "span_id");
+	struct profile_label span[] = {
+		{ kt, (uint32_t)profile_intern(&p, "101112131415161718191a1b1c1d1e1f"), 0, 0 },
+		{ ks, (uint32_t)profile_intern(&p, "a0a1a2a3a4a5a6a7"), 0, 0 } };
+	struct profile_label bad[] = { { kt, (uint32_t)profile_intern(&p, "other"), 0, 0 },
+				       { ks, (uint32_t)profile_intern(&p, "other"), 0, 0 } };
+	int64_t v1[] = { 3 }, v2[] = { 5 }, v3[] = { 7 };
+	assert_int_equal(profile_add_sample(&p, &loc, 1, v1, span, 2), 0);
+	assert_int_equal(profile_add_sample(&p, &loc, 1, v2, NULL, 0), 0);
+	assert_int_equal(profile_add_sample(&p, &loc, 1, v3, bad, 2), 0);
+	assert_int_equal(otlp_encode(&p, NULL, &out, &len), 0);
+	struct fld r = { 0, 2, 0, out, len }, d = SUB(r, 2, 0);
+	struct fld pr = SUB(SUB(SUB(r, 1, 0), 2, 0), 2, 0);
+	assert_int_equal(COUNT(d, 4), 2);
+	struct fld link = SUB(d, 4, 1), t = SUB(link, 1, 0), s = SUB(link, 2, 0);
+	assert_int_equal(t.len, 16);
+	assert_int_equal(s.len, 8);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(t.p[i], 0x10 + i);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(s.p[i], 0xa0 + i);
+	assert_int_equal(COUNT(pr, 2), 3);
+	assert_int_equal(COUNT(SUB(pr, 2, 0), 3), 1);
+	assert_int_equal(SUB(SUB(pr, 2, 0), 3, 0).v, 1);
+	assert_int_equal(COUNT(SUB(pr, 2, 1), 3), 0);
+	assert_int_equal(COUNT(SUB(pr, 2, 2), 3), 0);
+	free(out);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_frame_type),
 		cmocka_unit_test(test_frame_type_runtime),
 		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_links),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

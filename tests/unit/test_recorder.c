@@ -44,6 +44,7 @@ enum notice_kind { N_FIRST, N_EXEC, N_EXIT, N_ANNOUNCE };
 struct fake_entry {
 	pid_t pid, tid;
 	uint64_t ip, count;
+	uint32_t ctx; /* the label context (bpf/firn.h's FIRN_CTX) */
 };
 
 struct fake {
@@ -104,7 +105,8 @@ static int f_drain(struct sample_source *s)
 	assert_false(f->inside);
 	for (size_t i = 0; i < f->ntaken; i++) {
 		const struct fake_entry *t = &f->taken[i];
-		struct stackstore_key k = { .pid = t->pid, .tid = t->tid, .ustack = t->ip };
+		struct stackstore_key k = { .pid = t->pid, .tid = t->tid, .ustack = t->ip,
+					    .ctx = t->ctx };
 		assert_int_equal(stackstore_put_stack(&f->store, t->ip, &t->ip, 1), 0);
 		assert_int_equal(stackstore_set_name(&f->store, t->tid, "prog", "prog"), 0);
 		int fresh = stackstore_add(&f->store, &k, t->count);
@@ -253,6 +255,13 @@ static void take(struct world *w, pid_t pid, pid_t tid, uint64_t ip, uint64_t n)
 {
 	w->samples.taken[w->samples.ntaken++] = (struct fake_entry){ pid, tid, ip, n };
 	w->samples.taken_total += n;
+}
+
+/* take, the samples carrying label context ctx. */
+static void take_ctx(struct world *w, pid_t pid, uint64_t ip, uint64_t n, uint32_t ctx)
+{
+	take(w, pid, pid, ip, n);
+	w->samples.taken[w->samples.ntaken - 1].ctx = ctx;
 }
 
 static void notice(struct world *w, enum notice_kind kind, pid_t pid)
@@ -1005,6 +1014,44 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(stub_log.frees, 1);
 }
 
+/* The value of label key on the samples of pid whose label key is value (their sum). */
+static int64_t samples_labelled(const struct world *w, const char *key, const char *value)
+{
+	const struct profile *p = w->prof;
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const char *v = profile_label_str(p, &p->samples[i], key);
+		if (value ? v && !strcmp(v, value) : !v)
+			n += p->samples[i].values[0];
+	}
+	return n;
+}
+
+/* A sample's label context (its key's ctx) becomes the labels its tag's runtime names: two
+ * contexts of one stack stay two samples, the folded id is the runtime's "other", a context
+ * it does not know and one of a tag without a runtime leave the sample unlabelled. */
+static void test_context_labels(void **state)
+{
+	struct world *w = *state;
+	uint64_t v = ((0xa0ULL | STUB_TAG) << 56) | 42;
+
+	started(w, PID, WORK);
+	take_ctx(w, PID, v, 3, (uint32_t)STUB_TAG << 24 | 1);
+	take_ctx(w, PID, v, 4, (uint32_t)STUB_TAG << 24 | 2);
+	take_ctx(w, PID, v, 5, (uint32_t)STUB_TAG << 24 | 0xffffff);
+	take_ctx(w, PID, v, 6, (uint32_t)STUB_TAG << 24 | 7);
+	take_ctx(w, PID, v, 2, (uint32_t)9 << 24 | 1);
+	take(w, PID, PID, v, 1);
+	poll_n(w, 1);
+	finish(w);
+	assert_int_equal(samples_labelled(w, "span", "s1"), 3);
+	assert_int_equal(samples_labelled(w, "span", "s2"), 4);
+	assert_int_equal(samples_labelled(w, "span", "other"), 5);
+	assert_int_equal(samples_labelled(w, "span", NULL), 6 + 2 + 1);
+	assert_int_equal(samples_named(w, PID, "stub_fn"), 21);
+}
+
 /* The stub as a runtime off until a recording turns it on (as --cuda turns "gpu" on). */
 static const struct runtime_ops stub_opt_in = {
 	.name = "stub", .opt_in = true, .tag = STUB_TAG, .frames = FRAME_NATIVE, .new = stub_new,
@@ -1095,6 +1142,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test_setup_teardown(test_context_labels, setup_stub, teardown),
 		cmocka_unit_test(test_runtime_off_by_name),
 		cmocka_unit_test_setup_teardown(test_renew_runtime_frames, setup_stub_renew,
 						teardown),

@@ -158,6 +158,29 @@ static void test_fake_general_dynamic(void **state)
 	assert_int_equal(tlsctx_slot(&t, BIAS, FS, &mem, &slot), -EINVAL);
 }
 
+/* tlsctx_locate's per-process answer, with a thread's part added as the BPF reader adds it
+ * (fs + offset, or the DTV's block + offset), gives both threads' addresses. */
+static void check_where(const struct tlsctx *t, uint64_t bias, struct otelfix *f,
+			const struct tlsctx_mem *mem)
+{
+	struct tlsctx_where w;
+	uint64_t fs[2] = { f->main.fs, f->worker.fs }, want[2] = { f->main.slot, f->worker.slot };
+
+	assert_int_equal(tlsctx_locate(t, bias, mem, &w), 0);
+	assert_true(t->got ? t->got_offset != 0 && t->got_offset <= t->got : !t->got_offset);
+	for (int i = 0; i < 2; i++) {
+		uint64_t dtv, block[2];
+		if (!w.dtv) {
+			assert_true(w.offset < 0);
+			assert_int_equal(fs[i] + (uint64_t)w.offset, want[i]);
+			continue;
+		}
+		assert_int_equal(mem->read(mem->ctx, fs[i] + TLSCTX_TCB_DTV, &dtv, 8), 0);
+		assert_int_equal(mem->read(mem->ctx, dtv + w.module * TLSCTX_DTV_ENTRY, block, 16), 0);
+		assert_int_equal(block[0] + (uint64_t)w.offset, want[i]);
+	}
+}
+
 /* Live: the build's file resolved, its bias from maps, both threads' addresses as they took them. */
 static void check_live(const char *exe, const char *file)
 {
@@ -177,6 +200,7 @@ static void check_live(const char *exe, const char *file)
 	assert_int_equal(slot, f.main.slot);
 	assert_int_equal(tlsctx_slot(&t, bias, f.worker.fs, &mem, &slot), 0);
 	assert_int_equal(slot, f.worker.slot);
+	check_where(&t, bias, &f, &mem);
 	otelfix_stop(&f);
 }
 

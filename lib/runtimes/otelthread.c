@@ -1,0 +1,401 @@
+/* OpenTelemetry thread contexts as sample labels: finding the variable per process, naming the
+ * contexts the walker announces (lib/runtimes/otelthread.h). */
+#include "runtimes/otelthread.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../../bpf/firn.h"
+#include "../../bpf/otelctx.bpf.h"
+#include "base/clock.h"
+#include "base/pidindex.h"
+#include "base/safeopen.h"
+#include "base/strput.h"
+#include "base/vec.h"
+#include "elf/otelctx.h"
+#include "elf/otelproc.h"
+#include "elf/tlsctx.h"
+#include "proc/procmap.h"
+#include "source/sample_source.h"
+#include "source/sampler.h"
+
+#define OTEL_LABELS 16 /* trace_id, span_id and the attributes kept of one context */
+
+/* A file looked at: its variable (model 0: none). */
+struct otel_file {
+	uint64_t dev, ino;
+	struct tlsctx t;
+};
+
+/* A process: whether its walker was told, its retries, its key map (read at its first context). */
+struct otel_proc {
+	pid_t pid;
+	bool told, keys_read;
+	bool counted;        /* in told (an exec tells again) */
+	unsigned tries;
+	uint64_t due_ns;     /* next retry (0: none) */
+	struct otelproc pc;  /* valid when keys_read and pc_ok */
+	bool pc_ok;
+};
+
+/* A context's labels: keys and values point into strs (owned). */
+struct otel_context {
+	unsigned n;
+	struct resolved_label l[OTEL_LABELS];
+	char *strs;
+};
+
+struct otelthread {
+	const struct runtime_host *h;
+	struct pidindex procs;
+	struct otel_file *files;
+	size_t nfiles, cap_files;
+	struct otel_context *ctxs; /* by id */
+	size_t cap_ctxs;
+	unsigned told;             /* processes whose walker was told */
+	uint64_t named, unnamed;   /* contexts named, announcements not decoded */
+};
+
+/* struct tlsctx_mem over process_vm_readv of ctx's pid. */
+static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(*(pid_t *)ctx, &local, 1, &remote, 1, 0);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+}
+
+/* The variable of the file mapped at e (resolved once per device and inode); NULL: none. */
+static const struct tlsctx *file_var(struct otelthread *o, pid_t pid, const struct procmap_entry *e)
+{
+	uint64_t dev = (uint64_t)e->dev_major << 20 | e->dev_minor;
+	char path[4096];
+
+	for (size_t i = 0; i < o->nfiles; i++)
+		if (o->files[i].dev == dev && o->files[i].ino == e->inode)
+			return o->files[i].t.model ? &o->files[i].t : NULL;
+	if (VEC_GROW(o->files, o->cap_files, o->nfiles + 1))
+		return NULL;
+	struct otel_file *f = &o->files[o->nfiles++];
+	*f = (struct otel_file){ .dev = dev, .ino = e->inode };
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
+	int fd = safeopen(path, 0, 0, NULL);
+	if (fd >= 0) {
+		(void)tlsctx_resolve_fd(&f->t, fd); /* zeroed when it has none */
+		close(fd);
+	}
+	return f->t.model ? &f->t : NULL;
+}
+
+/* Whether pid maps t's GOT entry (t's file at bias) from the file's own bytes, as the loader
+ * maps the segment: before, a reservation of the whole file may show other bytes there. */
+static bool got_mapped(const struct tlsctx *t, pid_t pid, uint64_t bias, uint64_t ino)
+{
+	struct procmap m;
+	const struct procmap_entry *e;
+	bool ok;
+
+	if (!t->got)
+		return true; /* local-exec: nothing read */
+	procmap_init(&m);
+	ok = !procmap_read(&m, pid) && (e = procmap_find(&m, bias + t->got)) && e->inode == ino &&
+	     e->offset + (bias + t->got - e->start) == t->got_offset && t->got_offset;
+	procmap_release(&m);
+	return ok;
+}
+
+/* Tells the walker where pid's variable is, from the file mapped at e: 0; -ENOENT: not in that
+ * file; -EAGAIN: there, but not relocated by the loader yet. */
+static int tell_from(struct otelthread *o, struct otel_proc *p, const struct procmap_entry *e)
+{
+	const struct tlsctx *t = e->kind == PROCMAP_FILE && e->path[0] ? file_var(o, p->pid, e) : NULL;
+	struct tlsctx_mem mem = { read_pid, &p->pid };
+	struct tlsctx_where w;
+
+	if (!t)
+		return -ENOENT;
+	/* the executable segment's bias: files whose segments keep vaddr == offset (gcc, clang) */
+	if (!got_mapped(t, p->pid, e->start - e->offset, e->inode) ||
+	    tlsctx_locate(t, e->start - e->offset, &mem, &w) || (!w.dtv && w.offset >= 0))
+		return -EAGAIN; /* a static TLS offset is negative once relocated (variant II) */
+	struct firn_otel_proc bp = { .how = w.dtv ? FIRN_OTEL_DTV : FIRN_OTEL_FS,
+				     .offset = w.offset, .module = w.module };
+	if (sample_source_set_proc(o->h->ss, FIRN_OTEL_TAG, p->pid, &bp, sizeof(bp)))
+		return -EAGAIN;
+	p->told = true;
+	o->told += !p->counted;
+	p->counted = true;
+	return 0;
+}
+
+/* Looks for the variable in every executable mapping of p; schedules a retry when one has it
+ * unrelocated. */
+static void look(struct otelthread *o, struct otel_proc *p, uint64_t now_ns)
+{
+	const struct procmap *m = runtime_host_maps((void *)o->h, p->pid);
+	struct procmap own;
+	bool again = false;
+
+	procmap_init(&own);
+	if (!m && !procmap_read(&own, p->pid))
+		m = &own;
+	for (size_t i = 0; m && i < m->n && !p->told; i++)
+		if (m->entries[i].x)
+			again |= tell_from(o, p, &m->entries[i]) == -EAGAIN;
+	procmap_release(&own);
+	p->due_ns = !p->told && again && ++p->tries < OTEL_RETRIES ? now_ns + OTEL_RETRY_NS : 0;
+}
+
+/* pid's record, made when first met; NULL: out of memory. */
+static struct otel_proc *proc_of(struct otelthread *o, pid_t pid)
+{
+	struct otel_proc *p = pidindex_get(&o->procs, pid);
+
+	if (p || !(p = calloc(1, sizeof(*p))))
+		return p;
+	p->pid = pid;
+	if (pidindex_put(&o->procs, pid, p, NULL)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* A process's first sample or exec: its variable looked for (its walker told of it again). */
+static void otel_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	struct otel_proc *p = proc_of(o, pid);
+
+	if (!p)
+		return;
+	if (exec && p->told)
+		(void)sample_source_set_proc(o->h->ss, FIRN_OTEL_TAG, pid, NULL, 0);
+	p->told = false;
+	p->tries = 0;
+	look(o, p, now_ns);
+}
+
+/* A mapping of a process attached: a library with the variable loaded later (dlopen). */
+static void otel_on_mapping(struct runtime *rt, pid_t pid, const struct procmap_entry *e,
+			    uint64_t now_ns)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	struct otel_proc *p = pidindex_get(&o->procs, pid);
+
+	if (!p || p->told || !e || !e->x)
+		return;
+	if (tell_from(o, p, e) == -EAGAIN && !p->due_ns)
+		p->due_ns = now_ns + OTEL_RETRY_NS;
+}
+
+/* Retries of processes whose variable was not relocated yet; when next one is due. */
+static uint64_t otel_poll(struct runtime *rt, uint64_t now_ns)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < o->procs.n; i++) {
+		struct otel_proc *p = o->procs.vals[i];
+		if (p->due_ns && p->due_ns <= now_ns && !p->told)
+			look(o, p, now_ns);
+		if (p->told)
+			p->due_ns = 0;
+		if (p->due_ns && (!next || p->due_ns < next))
+			next = p->due_ns;
+	}
+	return next;
+}
+
+/* The key map of p's process context, read once (at its first context: published by then). */
+static const struct otelproc *keys_of(struct otel_proc *p)
+{
+	struct procmap m;
+	uint64_t addr;
+	struct tlsctx_mem mem = { read_pid, &p->pid };
+
+	if (p->keys_read)
+		return p->pc_ok ? &p->pc : NULL;
+	p->keys_read = true;
+	procmap_init(&m);
+	if (!procmap_read(&m, p->pid) && !otelproc_find(&m, &addr))
+		p->pc_ok = !otelproc_read(&p->pc, addr, &mem);
+	procmap_release(&m);
+	if (!p->pc_ok)
+		otelproc_release(&p->pc);
+	return p->pc_ok ? &p->pc : NULL;
+}
+
+/* Appends "key\0value\0" of one label to s's strings (keys and values set after: strs moves). */
+static int put_label(char **strs, size_t *len, size_t *cap, const char *k, const char *v,
+		     size_t vlen)
+{
+	size_t kl = strlen(k);
+
+	if (VEC_GROW(*strs, *cap, *len + kl + vlen + 2))
+		return -ENOMEM;
+	memcpy(*strs + *len, k, kl + 1);
+	memcpy(*strs + *len + kl + 1, v, vlen);
+	(*strs)[*len + kl + 1 + vlen] = 0;
+	*len += kl + vlen + 2;
+	return 0;
+}
+
+/* Builds a context's labels from its decoded record and its process's key map. */
+static int make_labels(struct otel_context *c, const struct otelctx_record *r,
+		       const struct otelproc *keys)
+{
+	char hex[33], name[16];
+	size_t len = 0, cap = 0;
+	int err;
+
+	otelctx_hex(r->trace_id, 16, hex);
+	err = put_label(&c->strs, &len, &cap, "trace_id", hex, 32);
+	otelctx_hex(r->span_id, 8, hex);
+	err = err ? err : put_label(&c->strs, &len, &cap, "span_id", hex, 16);
+	for (size_t i = 0; !err && i < r->nattrs && i + 2 < OTEL_LABELS; i++) {
+		const char *k = keys ? otelproc_key(keys, r->attrs[i].key) : NULL;
+		if (!k || !*k)
+			snprintf(name, sizeof(name), "attr_%u", r->attrs[i].key);
+		err = put_label(&c->strs, &len, &cap, k && *k ? k : name,
+				(const char *)r->data + r->attrs[i].off, r->attrs[i].len);
+	}
+	/* the strings are in place: point the labels at them */
+	for (size_t off = 0; !err && off < len && c->n < OTEL_LABELS; c->n++) {
+		c->l[c->n].key = c->strs + off;
+		off += strlen(c->strs + off) + 1;
+		c->l[c->n].value = c->strs + off;
+		off += strlen(c->strs + off) + 1;
+	}
+	return err;
+}
+
+/* A context's announcement: its labels kept for its id. */
+static int otel_on_code(struct runtime *rt, const void *rec, size_t len)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	struct firn_otel_ctx_event e;
+	static struct otelctx_record r; /* large: one thread calls the ops */
+
+	if (len < sizeof(e))
+		return 0;
+	memcpy(&e, rec, sizeof(e));
+	if (!e.id || e.id >= FIRN_CTX_OTHER || e.len > FIRN_OTEL_ATTRS)
+		return 0;
+	uint16_t size = (uint16_t)e.len; /* attributes cut by the walker end where it cut them */
+	memcpy(e.rec + FIRN_OTEL_ATTRS_SIZE, &size, sizeof(size));
+	if (otelctx_decode(&r, e.rec, FIRN_OTEL_HEADER + e.len)) {
+		o->unnamed++;
+		return 0;
+	}
+	if (VEC_GROW_ZEROED(o->ctxs, o->cap_ctxs, (size_t)e.id + 1))
+		return -ENOMEM;
+	struct otel_context *c = &o->ctxs[e.id];
+	struct otel_proc *p = proc_of(o, (pid_t)e.pid);
+	free(c->strs);
+	*c = (struct otel_context){ 0 };
+	o->named++;
+	return make_labels(c, &r, p ? keys_of(p) : NULL);
+}
+
+/* A sample's context id → its labels ("other" for the folded id). */
+static int otel_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
+		       int max)
+{
+	const struct otelthread *o = (const struct otelthread *)rt;
+	const struct otel_context *c = id < o->cap_ctxs ? &o->ctxs[id] : NULL;
+	int n = 0;
+
+	(void)pid;
+	if (id == FIRN_CTX_OTHER && max >= 2) {
+		out[0] = (struct resolved_label){ "trace_id", "other" };
+		out[1] = (struct resolved_label){ "span_id", "other" };
+		return 2;
+	}
+	for (; c && n < (int)c->n && n < max; n++)
+		out[n] = c->l[n];
+	return n;
+}
+
+/* "firn: otel: ..." from the walker's counters, where a process had a thread context. */
+static size_t otel_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	const struct otelthread *o = (const struct otelthread *)rt;
+	uint64_t c[FIRN_OTEL_NR];
+	size_t off = 0;
+
+	if (!o->told)
+		return 0;
+	sample_source_walker_stats(o->h->ss, FIRN_OTEL_TAG, c, FIRN_OTEL_NR);
+	strput(buf, len, &off,
+	       "firn: otel: %u processes with a thread context, %llu samples in %llu contexts, "
+	       "%llu samples folded into 'other' (past %u contexts), %llu torn, %llu unreadable, "
+	       "%llu announcements lost\n",
+	       o->told, (unsigned long long)c[FIRN_OTEL_SAMPLES],
+	       (unsigned long long)c[FIRN_OTEL_CONTEXTS], (unsigned long long)c[FIRN_OTEL_FOLDED],
+	       FIRN_OTEL_CTX_MAX, (unsigned long long)c[FIRN_OTEL_TORN],
+	       (unsigned long long)c[FIRN_OTEL_BAD_READ], (unsigned long long)c[FIRN_OTEL_LOST]);
+	return off;
+}
+
+/* An ended process: its record goes (its contexts' labels stay for its parked samples). */
+static void otel_detach(struct runtime *rt, pid_t pid)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	struct otel_proc *p = pidindex_take(&o->procs, pid);
+
+	if (p && p->pc_ok)
+		otelproc_release(&p->pc);
+	free(p);
+}
+
+/* The walker runs in every recording the runtime is on in. */
+static void otel_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	(void)h;
+	so->walkers |= 1u << FIRN_OTEL_TAG;
+}
+
+/* Its state for a recording. */
+static struct runtime *otel_new(const struct runtime_host *h)
+{
+	struct otelthread *o = calloc(1, sizeof(*o));
+
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	o->h = h;
+	pidindex_init(&o->procs);
+	return (struct runtime *)o;
+}
+
+/* Frees the state: processes, files, contexts. */
+static void otel_free(struct runtime *rt)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+
+	while (o->procs.n)
+		otel_detach(rt, o->procs.pids[0]);
+	pidindex_release(&o->procs);
+	for (size_t i = 0; i < o->cap_ctxs; i++)
+		free(o->ctxs[i].strs);
+	free(o->ctxs);
+	free(o->files);
+	free(o);
+}
+
+const struct runtime_ops runtime_otel = {
+	.name = "otel", .tag = FIRN_OTEL_TAG, .frames = FRAME_NATIVE,
+	.off_help = "do not label samples with OpenTelemetry thread contexts (trace_id, span_id, "
+		    "attributes)",
+	.configure = otel_configure, .new = otel_new, .free = otel_free, .attach = otel_attach,
+	.on_mapping = otel_on_mapping, .on_code = otel_on_code, .poll = otel_poll,
+	.labels = otel_labels, .summary = otel_summary, .detach = otel_detach,
+};

@@ -100,7 +100,8 @@ int golabels_offsets(const char *ver, bool tls, struct firn_go_proc *p, const ch
 	int used = 0;
 
 	*why = "an unknown Go release";
-	if (sscanf(ver, "go1.%u%n", &minor, &used) != 1 || (ver[used] && ver[used] != '.'))
+	/* "go1.19.8", "go1.27", "go1.22.1 X:rangefunc" (a build with an experiment) */
+	if (sscanf(ver, "go1.%u%n", &minor, &used) != 1 || (ver[used] && !strchr(". ", ver[used])))
 		return -ENOTSUP;
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (layouts[i].minor != minor)

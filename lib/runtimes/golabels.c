@@ -38,8 +38,11 @@ int golabels_exe_parse(const uint8_t *head, size_t len, struct golabels_exe *out
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		if (!phdr_at(head, len, &eh, i, &ph))
 			return -ENOEXEC;
-		if (ph.p_type == PT_TLS)
+		if (ph.p_type == PT_TLS) {
 			out->tls = true;
+			out->tls_memsz = ph.p_memsz;
+			out->tls_align = ph.p_align;
+		}
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) && ph.p_filesz &&
 		    out->nsegs < GOLABELS_SEGS) {
 			out->seg_off[out->nsegs] = ph.p_offset;
@@ -94,10 +97,27 @@ static const struct go_layout layouts[] = {
 	{ 27, { .tls_off = -8, .layout = FIRN_GO_SLICE, .g_m = 48, .m_curg = 184, .g_labels = 352 } },
 };
 
-int golabels_offsets(const char *ver, bool tls, struct firn_go_proc *p, const char **why)
+/* Where g is from the thread pointer in exe (see golabels_offsets): 0, or -ENOTSUP. */
+static int tls_offset(const struct golabels_exe *exe, int64_t *off)
+{
+	uint64_t align = exe->tls_align > 8 ? exe->tls_align : 8;
+
+	if (!exe->tls) {
+		*off = -8;
+		return 0;
+	}
+	if (exe->tls_memsz != 8 || align > 4096 || (align & (align - 1)))
+		return -ENOTSUP;
+	*off = -(int64_t)align; /* 8 bytes rounded up to a power of two */
+	return 0;
+}
+
+int golabels_offsets(const char *ver, const struct golabels_exe *exe, struct firn_go_proc *p,
+		     const char **why)
 {
 	unsigned minor = 0;
 	int used = 0;
+	int64_t off;
 
 	*why = "an unknown Go release";
 	/* "go1.19.8", "go1.27", "go1.22.1 X:rangefunc" (a build with an experiment) */
@@ -106,11 +126,12 @@ int golabels_offsets(const char *ver, bool tls, struct firn_go_proc *p, const ch
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (layouts[i].minor != minor)
 			continue;
-		if (tls) {
-			*why = "a cgo build (g in a TLS segment)";
+		if (tls_offset(exe, &off)) {
+			*why = "a build whose TLS holds more than g (linked by the system linker)";
 			return -ENOTSUP;
 		}
 		*p = layouts[i].p;
+		p->tls_off = off;
 		return 0;
 	}
 	return -ENOTSUP;

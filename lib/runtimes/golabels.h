@@ -19,7 +19,8 @@
 
 /* An executable as its ELF header and program headers say. */
 struct golabels_exe {
-	bool tls;                        /* it has a PT_TLS segment (cgo, or external linking) */
+	bool tls;                        /* it has a PT_TLS segment (cgo: a dynamic executable) */
+	uint64_t tls_memsz, tls_align;   /* that segment's size and alignment */
 	unsigned nsegs;                  /* writable PT_LOAD segments, their file ranges: */
 	uint64_t seg_off[GOLABELS_SEGS], seg_len[GOLABELS_SEGS];
 };
@@ -36,10 +37,14 @@ int golabels_exe_parse(const uint8_t *head, size_t len, struct golabels_exe *out
  * fit in cap). */
 int golabels_buildinfo_version(const uint8_t *buf, size_t len, char *ver, size_t cap);
 
-/* The offsets the walker needs for Go release ver ("go1.19.8") on an executable without TLS
- * segment (g at fs - 8): into p (its pid left 0). 0, or -ENOTSUP (a release, or a cgo build,
- * whose layout firn does not know: *why says which, a static string). */
-int golabels_offsets(const char *ver, bool tls, struct firn_go_proc *p, const char **why);
+/* The offsets the walker needs for Go release ver ("go1.19.8") in executable exe: into p (its
+ * pid left 0). g is at fs - 8 without TLS segment (Go's own TLS slot), and in a TLS segment
+ * that holds g alone (cgo linked by Go: runtime.tlsg, the executable's static TLS block just
+ * below the thread pointer) at fs - its size rounded up to its alignment. 0, or -ENOTSUP (a
+ * release, or a build linked by the system linker whose TLS holds more than g, whose layout
+ * firn does not know: *why says which, a static string). */
+int golabels_offsets(const char *ver, const struct golabels_exe *exe, struct firn_go_proc *p,
+		     const char **why);
 
 /* One label context as announced. Strings are NUL-terminated copies. */
 struct golabels_ctx {

@@ -60,20 +60,20 @@ static void rt_free(struct runtime *rt)
 	free(g);
 }
 
-/* The Go release of the executable open at fd (read through buf: BUILDINFO_SCAN bytes), into ver (cap bytes), and whether it has a TLS
- * segment. 0, -ENOENT (no Go binary that says its release), -ENOEXEC, or a read's -errno. */
-static int exe_release(uint8_t *buf, int fd, char *ver, size_t cap, bool *tls)
+/* The Go release of the executable open at fd (read through buf: BUILDINFO_SCAN bytes), into
+ * ver (cap bytes), and its headers into exe. 0, -ENOENT (no Go binary that says its
+ * release), -ENOEXEC, or a read's -errno. */
+static int exe_release(uint8_t *buf, int fd, char *ver, size_t cap, struct golabels_exe *exe)
 {
-	struct golabels_exe exe;
 	ssize_t n = pread(fd, buf, HEAD_LEN, 0);
-	int err = n < 0 ? -errno : golabels_exe_parse(buf, (size_t)n, &exe);
+	int err = n < 0 ? -errno : golabels_exe_parse(buf, (size_t)n, exe);
 
 	if (err)
 		return err;
-	*tls = exe.tls;
-	for (unsigned i = 0; i < exe.nsegs; i++) {
-		size_t want = exe.seg_len[i] < BUILDINFO_SCAN ? exe.seg_len[i] : BUILDINFO_SCAN;
-		if (exe.seg_off[i] > INT64_MAX || (n = pread(fd, buf, want, (off_t)exe.seg_off[i])) < 0)
+	for (unsigned i = 0; i < exe->nsegs; i++) {
+		size_t want = exe->seg_len[i] < BUILDINFO_SCAN ? exe->seg_len[i] : BUILDINFO_SCAN;
+		if (exe->seg_off[i] > INT64_MAX ||
+		    (n = pread(fd, buf, want, (off_t)exe->seg_off[i])) < 0)
 			return -errno;
 		if ((err = golabels_buildinfo_version(buf, (size_t)n, ver, cap)) != -ENOENT)
 			return err;
@@ -86,10 +86,10 @@ static bool file_is_go(const char *file)
 {
 	uint8_t *buf = malloc(BUILDINFO_SCAN);
 	int fd = buf ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	struct golabels_exe exe;
 	char ver[64];
-	bool tls;
 
-	bool go = fd >= 0 && exe_release(buf, fd, ver, sizeof(ver), &tls) == 0;
+	bool go = fd >= 0 && exe_release(buf, fd, ver, sizeof(ver), &exe) == 0;
 	if (fd >= 0)
 		close(fd);
 	free(buf);
@@ -151,16 +151,16 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 	struct goruntime *g = (struct goruntime *)rt;
 	struct firn_go_proc p;
 	char path[64], ver[64];
+	struct golabels_exe exe;
 	const char *why;
-	bool tls = false;
 
 	(void)now_ns;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &tls);
+	int err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &exe);
 	if (fd >= 0)
 		close(fd);
-	if (!err && golabels_offsets(ver, tls, &p, &why))
+	if (!err && golabels_offsets(ver, &exe, &p, &why))
 		refuse(g, pid, ver, why), err = -ENOTSUP;
 	if (err) {
 		if (exec)

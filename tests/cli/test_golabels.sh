@@ -3,6 +3,7 @@
 # interleaved in 10 rounds. Built now by Debian's Go 1.19 (the labels a map) and by Debian
 # unstable's Go (1.27: a sorted slice; the root tests/cli/sid_root.sh makes once), each plainly
 # and with -ldflags="-s -w" (no symbols, no DWARF: the release from the build information), and
+# by Go 1.19 with cgo (net's resolver: a dynamic executable whose TLS segment holds g), each
 # recorded as the recording's command (so the Go walker is loaded from the start). In each:
 # samples labelled endpoint=a and endpoint=b are 1:2 (within 10 %, or 3.5 standard errors of
 # the ratio where load leaves fewer samples), as many tier=web samples as endpoint=a ones, every
@@ -16,13 +17,18 @@ HZ=1999
 CACHE=/var/cache/firn-tests
 SRC="$ROOT/tests/fixtures/golabels/golabels.go"
 
+# gobuild GO CACHEDIR OUT LDFLAGS FILES...: $TMP/OUT built by GO
+gobuild() {
+	local go=$1 cache=$2 out=$3 ldflags=$4; shift 4
+	mkdir -p "$cache"
+	GOCACHE=$cache HOME=$cache GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local \
+		"$go" build -ldflags="$ldflags" -o "$TMP/$out" "$@" 2>>"$TMP/gobuild.err"
+}
+
 # build GO CACHEDIR NAME: NAME and NAME-stripped in $TMP, from the fixture, by GO
 build() {
-	mkdir -p "$2"
-	for v in "$3:" "$3-stripped:-s -w"; do
-		GOCACHE=$2 HOME=$2 GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local \
-			"$1" build -ldflags="${v#*:}" -o "$TMP/${v%%:*}" "$SRC" 2>>"$TMP/gobuild.err"
-	done
+	gobuild "$1" "$2" "$3" "" "$SRC"
+	gobuild "$1" "$2" "$3-stripped" "-s -w" "$SRC"
 	[ -x "$TMP/$3-stripped" ] || { fail "$3: go build failed: $(tail -2 "$TMP/gobuild.err")"; return 1; }
 }
 
@@ -84,6 +90,13 @@ PY
 # 1. Debian's Go 1.19: labels in a map[string]string
 if command -v go >/dev/null; then
 	build go "$ROOT/$BUILD/go-cache" golabels19 && { check golabels19; check golabels19-stripped; }
+	# a cgo build (dynamic, g in the executable's TLS segment), stripped
+	gobuild go "$ROOT/$BUILD/go-cache" golabels19-cgo "-s -w" "$SRC" "${SRC%/*}/cgo.go"
+	if readelf -lW "$TMP/golabels19-cgo" 2>/dev/null | grep -q "^ *TLS "; then
+		check golabels19-cgo
+	else
+		skip "go 1.19 cgo: no TLS segment in the build (no gcc for cgo?)"
+	fi
 else
 	skip "go 1.19: no go"
 fi

@@ -12,8 +12,8 @@
 #include "fuzz.h"
 #include "runtimes/golabels.h"
 
-/* Checks a version found (err 0) and the offsets its release gives. */
-static void check_version(int err, const char *ver, size_t cap)
+/* Checks a version found (err 0) and the offsets its release gives in exe. */
+static void check_version(int err, const char *ver, size_t cap, const struct golabels_exe *exe)
 {
 	struct firn_go_proc p;
 	const char *why = NULL;
@@ -22,8 +22,9 @@ static void check_version(int err, const char *ver, size_t cap)
 	if (err)
 		return;
 	FUZZ_ASSERT(strlen(ver) > 0 && strlen(ver) < cap);
-	if (golabels_offsets(ver, false, &p, &why) == 0)
-		FUZZ_ASSERT(p.tls_off == -8 && p.g_labels < 4096 && p.m_curg < 4096);
+	if (golabels_offsets(ver, exe, &p, &why) == 0)
+		FUZZ_ASSERT(p.tls_off < 0 && p.tls_off >= -4096 && p.g_labels < 4096 &&
+			    p.m_curg < 4096);
 	else
 		FUZZ_ASSERT(why != NULL);
 }
@@ -42,7 +43,7 @@ static void exe(const uint8_t *data, size_t size)
 			continue;
 		size_t len = size - e.seg_off[i] < e.seg_len[i] ? size - e.seg_off[i] : e.seg_len[i];
 		check_version(golabels_buildinfo_version(data + e.seg_off[i], len, ver, sizeof(ver)),
-			      ver, sizeof(ver));
+			      ver, sizeof(ver), &e);
 	}
 }
 
@@ -64,6 +65,7 @@ static void event(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct golabels_exe none;
 	char ver[32];
 
 	if (size < 1)
@@ -72,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		exe(data + 1, size - 1);
 	else if (data[0] == 1)
 		check_version(golabels_buildinfo_version(data + 1, size - 1, ver, sizeof(ver)), ver,
-			      sizeof(ver));
+			      sizeof(ver), &none);
 	else
 		event(data + 1, size - 1);
 	return 0;

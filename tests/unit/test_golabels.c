@@ -1,6 +1,6 @@
 /* Unit tests for lib/runtimes/golabels: the offsets of the releases known (Go 1.19's map, Go
- * 1.27's slice) and the refusals (other releases, "devel" builds, cgo builds with a TLS
- * segment); Go's build information found in a segment and refused when cut, hostile or of the
+ * 1.27's slice), g's TLS offset (none: Go's slot; a TLS segment of g alone: below the thread
+ * pointer) and the refusals (other releases, "devel" builds, TLS holding more than g); Go's build information found in a segment and refused when cut, hostile or of the
  * old pointer format; an executable's program headers (PT_TLS, writable segments) and files
  * that are not x86-64 ELF; the walker's announcements read back and refused (size, type, id,
  * pairs, lengths). */
@@ -16,31 +16,39 @@
 
 #include "runtimes/golabels.h"
 
-/* Releases known get their layout; others, and cgo builds, a reason. */
+/* Releases known get their layout; others, and builds with more TLS than g, a reason. */
 static void test_offsets(void **state)
 {
+	const struct golabels_exe *none = &(struct golabels_exe){ 0 };
+	struct golabels_exe cgo = { .tls = true, .tls_memsz = 8, .tls_align = 8 };
 	struct firn_go_proc p;
 	const char *why = NULL;
 
 	(void)state;
-	assert_int_equal(golabels_offsets("go1.19.8", false, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.19.8", none, &p, &why), 0);
 	assert_int_equal(p.layout, FIRN_GO_HMAP);
 	assert_int_equal(p.g_labels, 360);
 	assert_int_equal(p.m_curg, 192);
 	assert_int_equal(p.tls_off, -8);
-	assert_int_equal(golabels_offsets("go1.27.3", false, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.27.3", none, &p, &why), 0);
 	assert_int_equal(p.layout, FIRN_GO_SLICE);
 	assert_int_equal(p.g_labels, 352);
 	assert_int_equal(p.m_curg, 184);
-	assert_int_equal(golabels_offsets("go1.27", false, &p, &why), 0);
-	assert_int_equal(golabels_offsets("go1.27.3 X:greenteagc", false, &p, &why), 0);
-	assert_int_equal(golabels_offsets("go1.22.1", false, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.27", none, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.27.3 X:greenteagc", none, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.22.1", none, &p, &why), -ENOTSUP);
 	assert_string_equal(why, "an unknown Go release");
-	assert_int_equal(golabels_offsets("go1.190", false, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("go1.19rc1", false, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("devel go1.27-abc", false, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("go1.19.8", true, &p, &why), -ENOTSUP);
-	assert_string_equal(why, "a cgo build (g in a TLS segment)");
+	assert_int_equal(golabels_offsets("go1.190", none, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.19rc1", none, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("devel go1.27-abc", none, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), 0); /* g alone: Go linked it */
+	assert_int_equal(p.tls_off, -8);
+	cgo.tls_align = 64;
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), 0);
+	assert_int_equal(p.tls_off, -64);
+	cgo.tls_memsz = 24; /* the system linker's: C's thread variables beside g */
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), -ENOTSUP);
+	assert_string_equal(why, "a build whose TLS holds more than g (linked by the system linker)");
 }
 
 /* Build information at offset off of buf: magic, flags, the version's varint length. */

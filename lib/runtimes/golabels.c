@@ -90,7 +90,8 @@ struct go_layout {
 };
 
 /* The releases whose offsets were read from their DWARF (runtime.g, runtime.m, runtime.hmap):
- * Debian's Go 1.19 and unstable's Go 1.27. Others are refused rather than guessed. */
+ * Debian's Go 1.19 and unstable's Go 1.27, for their builds without DWARF. Others without
+ * DWARF are refused rather than guessed. */
 static const struct go_layout layouts[] = {
 	{ 19, { .tls_off = -8, .layout = FIRN_GO_HMAP, .g_m = 48, .m_curg = 192, .g_labels = 360,
 		.hmap_b = 9, .hmap_buckets = 16 } },
@@ -112,8 +113,25 @@ static int tls_offset(const struct golabels_exe *exe, int64_t *off)
 	return 0;
 }
 
-int golabels_offsets(const char *ver, const struct golabels_exe *exe, struct firn_go_proc *p,
-		     const char **why)
+/* The offsets of release minor into p: its table row, else dw's (where given). */
+static int release_layout(unsigned minor, const struct godwarf *dw, struct firn_go_proc *p)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == minor) {
+			*p = layouts[i].p;
+			return 0;
+		}
+	if (!dw || minor < 19)
+		return -ENOTSUP;
+	*p = (struct firn_go_proc){ .layout = minor >= 24 ? FIRN_GO_SLICE : FIRN_GO_HMAP,
+				    .g_m = dw->g_m, .m_curg = dw->m_curg, .g_labels = dw->g_labels };
+	if (minor < 24) /* hmap's count, B, buckets: as they were from Go 1.x to 1.23 */
+		p->hmap_b = 9, p->hmap_buckets = 16;
+	return dw->g_m < 4096 && dw->m_curg < 4096 && dw->g_labels < 4096 ? 0 : -ENOTSUP;
+}
+
+int golabels_offsets(const char *ver, const struct golabels_exe *exe, const struct godwarf *dw,
+		     struct firn_go_proc *p, const char **why)
 {
 	unsigned minor = 0;
 	int used = 0;
@@ -121,20 +139,15 @@ int golabels_offsets(const char *ver, const struct golabels_exe *exe, struct fir
 
 	*why = "an unknown Go release";
 	/* "go1.19.8", "go1.27", "go1.22.1 X:rangefunc" (a build with an experiment) */
-	if (sscanf(ver, "go1.%u%n", &minor, &used) != 1 || (ver[used] && !strchr(". ", ver[used])))
+	if (sscanf(ver, "go1.%u%n", &minor, &used) != 1 || (ver[used] && !strchr(". ", ver[used])) ||
+	    release_layout(minor, dw, p))
 		return -ENOTSUP;
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		if (layouts[i].minor != minor)
-			continue;
-		if (tls_offset(exe, &off)) {
-			*why = "a build whose TLS holds more than g (linked by the system linker)";
-			return -ENOTSUP;
-		}
-		*p = layouts[i].p;
-		p->tls_off = off;
-		return 0;
+	if (tls_offset(exe, &off)) {
+		*why = "a build whose TLS holds more than g (linked by the system linker)";
+		return -ENOTSUP;
 	}
-	return -ENOTSUP;
+	p->tls_off = off;
+	return 0;
 }
 
 /* Copies one announced string (len bytes of src, FIRN_GO_STR at most) into dst; false when its

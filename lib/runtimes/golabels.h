@@ -14,6 +14,7 @@
 
 #include "../../bpf/firn.h"
 #include "../../bpf/golabels.bpf.h"
+#include "runtimes/godwarf.h"
 
 #define GOLABELS_SEGS 4 /* writable segments looked at, at most */
 
@@ -38,13 +39,16 @@ int golabels_exe_parse(const uint8_t *head, size_t len, struct golabels_exe *out
 int golabels_buildinfo_version(const uint8_t *buf, size_t len, char *ver, size_t cap);
 
 /* The offsets the walker needs for Go release ver ("go1.19.8") in executable exe: into p (its
- * pid left 0). g is at fs - 8 without TLS segment (Go's own TLS slot), and in a TLS segment
- * that holds g alone (cgo linked by Go: runtime.tlsg, the executable's static TLS block just
- * below the thread pointer) at fs - its size rounded up to its alignment. 0, or -ENOTSUP (a
- * release, or a build linked by the system linker whose TLS holds more than g, whose layout
- * firn does not know: *why says which, a static string). */
-int golabels_offsets(const char *ver, const struct golabels_exe *exe, struct firn_go_proc *p,
-		     const char **why);
+ * pid left 0). The structures' offsets from the table of releases known (Go 1.19, 1.27: their
+ * DWARF's, checked), else from dw (the file's DWARF, lib/runtimes/godwarf.h) where given; the
+ * labels' layout by release
+ * (1.19-1.23 a map, 1.24 on a slice). g is at fs - 8 without TLS segment (Go's own TLS slot),
+ * and in a TLS segment that holds g alone (cgo linked by Go: runtime.tlsg, the executable's
+ * static TLS block just below the thread pointer) at fs - its size rounded up to its alignment.
+ * 0, or -ENOTSUP (a release before 1.19, or one without DWARF nor table row, or a build linked
+ * by the system linker whose TLS holds more than g: *why says which, a static string). */
+int golabels_offsets(const char *ver, const struct golabels_exe *exe, const struct godwarf *dw,
+		     struct firn_go_proc *p, const char **why);
 
 /* One label context as announced. Strings are NUL-terminated copies. */
 struct golabels_ctx {

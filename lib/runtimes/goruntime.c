@@ -13,6 +13,7 @@
 #include "base/pidindex.h"
 #include "base/strput.h"
 #include "base/vec.h"
+#include "runtimes/godwarf.h"
 #include "runtimes/golabels.h"
 #include "source/sample_source.h"
 #include "source/sampler.h"
@@ -144,15 +145,30 @@ static void refuse(struct goruntime *g, pid_t pid, const char *ver, const char *
 	snprintf(g->st.last_refusal, sizeof(g->st.last_refusal), "%s: %s", ver, why);
 }
 
+/* The offsets of a release without table row from the DWARF of the executable at path (a
+ * libdw read of some milliseconds: after the table, so known releases are told at once). 0, or
+ * -ENOTSUP with *why set. */
+static int offsets_from_dwarf(const char *path, const char *ver, const struct golabels_exe *exe,
+			      struct firn_go_proc *p, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct godwarf dw;
+	bool has_dw = fd >= 0 && godwarf_offsets(fd, &dw) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return golabels_offsets(ver, exe, has_dw ? &dw : NULL, p, why) ? -ENOTSUP : 0;
+}
+
 /* A process's first sample or exec: a Go process of a known release is told to the walker,
  * anything else is forgotten by it. */
 static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 {
 	struct goruntime *g = (struct goruntime *)rt;
 	struct firn_go_proc p;
-	char path[64], ver[64];
+	char path[64], ver[64] = "";
 	struct golabels_exe exe;
-	const char *why;
+	const char *why = "";
 
 	(void)now_ns;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -160,8 +176,10 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 	int err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &exe);
 	if (fd >= 0)
 		close(fd);
-	if (!err && golabels_offsets(ver, &exe, &p, &why))
-		refuse(g, pid, ver, why), err = -ENOTSUP;
+	if (!err && golabels_offsets(ver, &exe, NULL, &p, &why) == -ENOTSUP)
+		err = offsets_from_dwarf(path, ver, &exe, &p, &why);
+	if (err == -ENOTSUP)
+		refuse(g, pid, ver, why);
 	if (err) {
 		if (exec)
 			(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);

@@ -1,15 +1,19 @@
-/* libFuzzer harness: the Go labels parsers (lib/runtimes/golabels.h). Byte 0 picks one: 0, an
+/* libFuzzer harness: the Go labels parsers (lib/runtimes/golabels.h, godwarf.h). Byte 0 picks
+ * one: 0, an
  * executable's headers (golabels_exe_parse), then its writable segments, as far as the input
  * holds them, searched for the build information; 1, the build information alone
  * (golabels_buildinfo_version), its release then looked up (golabels_offsets); 2, the walker's
- * announcement (golabels_event_parse; the input zero-padded or cut to the record's size). What
- * each promises is checked: a NUL-terminated version that fits, at most FIRN_GO_PAIRS labels
- * each at most FIRN_GO_STR bytes. Seeds: the Go 1.19 and 1.27 fixtures' headers and build
- * information, and announcements of test_golabels's label sets. */
+ * announcement (golabels_event_parse; the input zero-padded or cut to the record's size); 3, an
+ * ELF file whose DWARF holds runtime.g and runtime.m (godwarf_offsets, then golabels_offsets with
+ * them). What each promises is checked: a NUL-terminated version that fits, at most
+ * FIRN_GO_PAIRS labels each at most FIRN_GO_STR bytes, DWARF offsets below 4096. Seeds: the Go
+ * 1.19 and 1.27 fixtures' headers and build information, announcements of test_golabels's label
+ * sets, a small C program whose structures were renamed runtime.g and runtime.m. */
 #include <errno.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "runtimes/godwarf.h"
 #include "runtimes/golabels.h"
 
 /* Checks a version found (err 0) and the offsets its release gives in exe. */
@@ -22,7 +26,7 @@ static void check_version(int err, const char *ver, size_t cap, const struct gol
 	if (err)
 		return;
 	FUZZ_ASSERT(strlen(ver) > 0 && strlen(ver) < cap);
-	if (golabels_offsets(ver, exe, &p, &why) == 0)
+	if (golabels_offsets(ver, exe, NULL, &p, &why) == 0)
 		FUZZ_ASSERT(p.tls_off < 0 && p.tls_off >= -4096 && p.g_labels < 4096 &&
 			    p.m_curg < 4096);
 	else
@@ -63,6 +67,23 @@ static void event(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(strlen(c.key[i]) <= FIRN_GO_STR && strlen(c.value[i]) <= FIRN_GO_STR);
 }
 
+/* Mode 3: DWARF offsets, and the layout a release without table row gets from them. */
+static void dwarf(const uint8_t *data, size_t size)
+{
+	static const struct golabels_exe none;
+	struct godwarf dw = { 0 };
+	struct firn_go_proc p;
+	const char *why;
+	int err = godwarf_offsets(fuzz_memfd(data, size), &dw);
+
+	FUZZ_ASSERT(err == 0 || err == -ENOENT || err == -EINVAL);
+	if (err)
+		return;
+	FUZZ_ASSERT(dw.g_m < 4096 && dw.g_labels < 4096 && dw.m_curg < 4096);
+	FUZZ_ASSERT(golabels_offsets("go1.25.0", &none, &dw, &p, &why) == 0);
+	FUZZ_ASSERT(p.layout == FIRN_GO_SLICE && p.g_labels == dw.g_labels);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct golabels_exe none;
@@ -75,7 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (data[0] == 1)
 		check_version(golabels_buildinfo_version(data + 1, size - 1, ver, sizeof(ver)), ver,
 			      sizeof(ver), &none);
-	else
+	else if (data[0] == 2)
 		event(data + 1, size - 1);
+	else
+		dwarf(data + 1, size - 1);
 	return 0;
 }

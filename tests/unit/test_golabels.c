@@ -25,30 +25,56 @@ static void test_offsets(void **state)
 	const char *why = NULL;
 
 	(void)state;
-	assert_int_equal(golabels_offsets("go1.19.8", none, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.19.8", none, NULL, &p, &why), 0);
 	assert_int_equal(p.layout, FIRN_GO_HMAP);
 	assert_int_equal(p.g_labels, 360);
 	assert_int_equal(p.m_curg, 192);
 	assert_int_equal(p.tls_off, -8);
-	assert_int_equal(golabels_offsets("go1.27.3", none, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.27.3", none, NULL, &p, &why), 0);
 	assert_int_equal(p.layout, FIRN_GO_SLICE);
 	assert_int_equal(p.g_labels, 352);
 	assert_int_equal(p.m_curg, 184);
-	assert_int_equal(golabels_offsets("go1.27", none, &p, &why), 0);
-	assert_int_equal(golabels_offsets("go1.27.3 X:greenteagc", none, &p, &why), 0);
-	assert_int_equal(golabels_offsets("go1.22.1", none, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.27", none, NULL, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.27.3 X:greenteagc", none, NULL, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.22.1", none, NULL, &p, &why), -ENOTSUP);
 	assert_string_equal(why, "an unknown Go release");
-	assert_int_equal(golabels_offsets("go1.190", none, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("go1.19rc1", none, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("devel go1.27-abc", none, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), 0); /* g alone: Go linked it */
+	assert_int_equal(golabels_offsets("go1.190", none, NULL, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.19rc1", none, NULL, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("devel go1.27-abc", none, NULL, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), 0); /* g alone: Go linked it */
 	assert_int_equal(p.tls_off, -8);
 	cgo.tls_align = 64;
-	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), 0);
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), 0);
 	assert_int_equal(p.tls_off, -64);
 	cgo.tls_memsz = 24; /* the system linker's: C's thread variables beside g */
-	assert_int_equal(golabels_offsets("go1.19.8", &cgo, &p, &why), -ENOTSUP);
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), -ENOTSUP);
 	assert_string_equal(why, "a build whose TLS holds more than g (linked by the system linker)");
+}
+
+/* With DWARF's offsets a release without table row is read, its layout by release (the table
+ * first where it has the release); releases before 1.19 and offsets past 4096 are refused. */
+static void test_offsets_dwarf(void **state)
+{
+	const struct golabels_exe *none = &(struct golabels_exe){ 0 };
+	struct godwarf dw = { .g_m = 48, .g_labels = 344, .m_curg = 192 };
+	struct firn_go_proc p;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(golabels_offsets("go1.22.1", none, &dw, &p, &why), 0);
+	assert_int_equal(p.layout, FIRN_GO_HMAP);
+	assert_int_equal(p.g_labels, 344);
+	assert_int_equal(p.hmap_b, 9);
+	assert_int_equal(p.hmap_buckets, 16);
+	assert_int_equal(golabels_offsets("go1.25.0", none, &dw, &p, &why), 0);
+	assert_int_equal(p.layout, FIRN_GO_SLICE);
+	assert_int_equal(p.tls_off, -8);
+	dw.g_labels = 999;
+	assert_int_equal(golabels_offsets("go1.19.8", none, &dw, &p, &why), 0);
+	assert_int_equal(p.g_labels, 360); /* the table's, checked against 1.19's DWARF */
+	assert_int_equal(golabels_offsets("go1.18.2", none, &dw, &p, &why), -ENOTSUP);
+	dw.m_curg = 4096;
+	assert_int_equal(golabels_offsets("go1.22.1", none, &dw, &p, &why), -ENOTSUP);
 }
 
 /* Build information at offset off of buf: magic, flags, the version's varint length. */
@@ -184,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offsets),
+		cmocka_unit_test(test_offsets_dwarf),
 		cmocka_unit_test(test_buildinfo),
 		cmocka_unit_test(test_exe),
 		cmocka_unit_test(test_event),

@@ -3,7 +3,7 @@
  * pointer) and the refusals (other releases, "devel" builds, TLS holding more than g); Go's build information found in a segment and refused when cut, hostile or of the
  * old pointer format; an executable's program headers (PT_TLS, writable segments) and files
  * that are not x86-64 ELF; the walker's announcements read back and refused (size, type, id,
- * pairs, lengths). */
+ * pairs, lengths); the runtime's sets by id, as the capture asks for them. */
 #include <elf.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "runtimes/golabels.h"
+#include "runtimes/goruntime.h"
 
 /* Releases known get their layout; others, and builds with more TLS than g, a reason. */
 static void test_offsets(void **state)
@@ -206,6 +207,38 @@ static void test_event(void **state)
 	assert_int_equal(golabels_event_parse(&e, sizeof(e), &c), -EINVAL);
 }
 
+/* The runtime keeps each announced set by id and names it; the walker's folded id is
+ * go_labels=other; an id never announced, or a record not the walker's, names nothing. */
+static void test_runtime_labels(void **state)
+{
+	static const char *const a[] = { "endpoint=a", "tier=web" }, *const b[] = { "endpoint=b" };
+	const struct runtime_host h = { 0 };
+	struct runtime *rt = runtime_go.new(&h);
+	struct resolved_label l[4];
+	struct firn_go_event e;
+
+	(void)state;
+	assert_non_null(rt);
+	event(&e, 3, a, 2);
+	assert_int_equal(runtime_go.on_code(rt, &e, sizeof(e)), 0);
+	event(&e, 1000, b, 1);
+	assert_int_equal(runtime_go.on_code(rt, &e, sizeof(e)), 0);
+	assert_int_equal(runtime_go.on_code(rt, &e, 12), 0); /* not the walker's: ignored */
+	assert_int_equal(runtime_go.labels(rt, 1, 3, l, 4), 2);
+	assert_string_equal(l[0].key, "endpoint");
+	assert_string_equal(l[0].value, "a");
+	assert_string_equal(l[1].value, "web");
+	assert_int_equal(runtime_go.labels(rt, 1, 3, l, 1), 1);
+	assert_int_equal(runtime_go.labels(rt, 1, 1000, l, 4), 1);
+	assert_string_equal(l[0].value, "b");
+	assert_int_equal(runtime_go.labels(rt, 1, 4, l, 4), 0);
+	assert_int_equal(runtime_go.labels(rt, 1, 5000, l, 4), 0);
+	assert_int_equal(runtime_go.labels(rt, 1, FIRN_CTX_OTHER, l, 4), 1);
+	assert_string_equal(l[0].key, "go_labels");
+	assert_string_equal(l[0].value, "other");
+	runtime_go.free(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_buildinfo),
 		cmocka_unit_test(test_exe),
 		cmocka_unit_test(test_event),
+		cmocka_unit_test(test_runtime_labels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,13 +3,15 @@
  * (pprof.Do, pprof.SetGoroutineLabels) as its key's label context (bpf/firn.h's FIRN_CTX). The
  * thread's g is at its fs base + tls_off; g.m.curg is the goroutine (g itself but on the system
  * stack, g0, or a signal's); curg.labels points to the labels: Go 1.19-1.23 a *map[string]string
- * (one hmap bucket of 8 read: more labels are refused), Go 1.24+ a *[]{key, value string}. Up to
- * FIRN_GO_PAIRS pairs, each string cut at FIRN_GO_STR bytes, are copied into one zeroed record,
- * hashed; the hash of {pid, record} gets an id in go_ctxs (bounded: a full table, or ids past
- * FIRN_GO_MAX_ID, give FIRN_CTX_OTHER, counted), and a new id is announced with the record
- * (FIRN_EV_ANNOUNCE(FIRN_GO_TAG)), so user space names it (lib/runtimes/goruntime.c). cpu-clock
+ * (one hmap bucket of 8 read: more labels are refused), Go 1.24+ a *[]{key, value string} (sorted
+ * by key: its first FIRN_GO_PAIRS kept). Up to FIRN_GO_PAIRS pairs, each string cut at
+ * FIRN_GO_STR bytes, are copied into one zeroed record, hashed; the hash of {pid, record} gets
+ * an id in go_ctxs (bounded: a full table, or ids past FIRN_GO_MAX_ID, give FIRN_CTX_OTHER,
+ * counted), and a new id is announced with the record (FIRN_EV_ANNOUNCE(FIRN_GO_TAG)), so user
+ * space names it (lib/runtimes/goruntime.c). cpu-clock
  * samples reach it as a program of the unwinders array (on_sample_go, its bpf/walkers.h row,
- * loaded when the first Go process is told); off-CPU waits and probe hits get no labels yet. */
+ * loaded when the first Go process is told, or at the start for a Go command); off-CPU waits
+ * and probe hits get no labels yet. */
 #ifndef FIRN_BPF_GOLABELS_H
 #define FIRN_BPF_GOLABELS_H
 

@@ -29,7 +29,8 @@ gobuild() {
 build() {
 	gobuild "$1" "$2" "$3" "" "$SRC"
 	gobuild "$1" "$2" "$3-stripped" "-s -w" "$SRC"
-	[ -x "$TMP/$3-stripped" ] || { fail "$3: go build failed: $(tail -2 "$TMP/gobuild.err")"; return 1; }
+	[ -x "$TMP/$3-stripped" ] ||
+		{ fail "$3: go build failed: $(tail -2 "$TMP/gobuild.err")"; return 1; }
 }
 
 # check NAME: records $TMP/NAME and checks its labels

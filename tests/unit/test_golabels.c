@@ -1,9 +1,10 @@
 /* Unit tests for lib/runtimes/golabels: the offsets of the releases known (Go 1.19's map, Go
  * 1.27's slice), g's TLS offset (none: Go's slot; a TLS segment of g alone: below the thread
- * pointer) and the refusals (other releases, "devel" builds, TLS holding more than g); Go's build information found in a segment and refused when cut, hostile or of the
- * old pointer format; an executable's program headers (PT_TLS, writable segments) and files
- * that are not x86-64 ELF; the walker's announcements read back and refused (size, type, id,
- * pairs, lengths); the runtime's sets by id, as the capture asks for them. */
+ * pointer), offsets from DWARF for other releases, and the refusals (older releases, "devel"
+ * builds, TLS holding more than g); Go's build information found in a segment and refused when
+ * cut, hostile or of the old pointer format; an executable's program headers (PT_TLS, writable
+ * segments) and files that are not x86-64 ELF; the walker's announcements read back and
+ * refused (size, type, id, pairs, lengths); the runtime's sets by id, as the capture asks. */
 #include <elf.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -42,7 +43,8 @@ static void test_offsets(void **state)
 	assert_int_equal(golabels_offsets("go1.190", none, NULL, &p, &why), -ENOTSUP);
 	assert_int_equal(golabels_offsets("go1.19rc1", none, NULL, &p, &why), -ENOTSUP);
 	assert_int_equal(golabels_offsets("devel go1.27-abc", none, NULL, &p, &why), -ENOTSUP);
-	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), 0); /* g alone: Go linked it */
+	/* g alone: Go's linker made the segment */
+	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), 0);
 	assert_int_equal(p.tls_off, -8);
 	cgo.tls_align = 64;
 	assert_int_equal(golabels_offsets("go1.19.8", &cgo, NULL, &p, &why), 0);

@@ -20,7 +20,7 @@
 
 #define FIRN_GO_PAIRS 8     /* labels read per goroutine, at most */
 #define FIRN_GO_STR 48      /* bytes kept of a key or value */
-#define FIRN_GO_MAX_ID 65535 /* ids given, at most, and go_ctxs' size */
+#define FIRN_GO_MAX_ID 16383 /* ids given, at most, and go_ctxs' size (preallocated: ~1 MiB) */
 
 /* How a Go release keeps a goroutine's labels (firn_go_proc.layout). */
 enum firn_go_layout {

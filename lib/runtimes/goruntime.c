@@ -180,8 +180,8 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 		err = offsets_from_dwarf(path, ver, &exe, &p, &why);
 	if (err == -ENOTSUP)
 		refuse(g, pid, ver, why);
-	if (err) {
-		if (exec)
+	if (err) { /* an exec of a Go process told before into something else: forgotten */
+		if (exec && pidindex_get(&g->seen, pid) == &TOLD)
 			(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
 		return;
 	}
@@ -261,13 +261,14 @@ static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
 	return off;
 }
 
-/* The process ended: the walker forgets it (its label sets stay, for its parked samples). */
+/* The process ended: the walker forgets it, if it was told of it (its label sets stay, for its
+ * parked samples; no system call for the other processes). */
 static void rt_detach(struct runtime *rt, pid_t pid)
 {
 	struct goruntime *g = (struct goruntime *)rt;
 
-	(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
-	(void)pidindex_take(&g->seen, pid); /* its count stays */
+	if (pidindex_take(&g->seen, pid) == &TOLD) /* its count stays */
+		(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
 }
 
 const struct runtime_ops runtime_go = {

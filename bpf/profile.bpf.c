@@ -496,6 +496,7 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 /* The stub walker (tests' firn-toy only): one frame of its own per sample */
 #include "stub.bpf.h"
 #include "otelctx.bpf.h" /* the OpenTelemetry thread context: a sample's label context */
+#include "golabels.bpf.h" /* FIRN-GO */
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)

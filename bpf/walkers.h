@@ -10,6 +10,7 @@
 
 #include "firn.h"
 #include "stub.bpf.h"
+#include "golabels.bpf.h"
 
 #define FIRN_WALKER_OWN_MAPS 2
 
@@ -34,6 +35,8 @@ static const struct firn_walker_row firn_walkers[] = {
 	  .big_stacks = true, .defer_at_start = true },
 	{ .tag = FIRN_FRAME_KIND_GPU, .what = "the GPU kernels", .names = "gpu_names" },
 	{ .tag = FIRN_FRAME_KIND_STUB, .what = "the stub walker", .prog = "on_sample_stub" },
+	{ .tag = FIRN_GO_TAG, .what = "the Go labels walker", .prog = "on_sample_go",
+	  .own_maps = { "go_ctxs", "go_scratch" } },
 };
 #define FIRN_NWALKERS (sizeof(firn_walkers) / sizeof(firn_walkers[0]))
 

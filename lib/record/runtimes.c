@@ -11,6 +11,7 @@
 #include "source/procdispatch.h"
 #include "proc/procevents.h"
 
+#include "runtimes/goruntime.h"
 #include "runtimes/gpuframes.h"
 #include "runtimes/pyframes.h"
 #include "record/recorder.h"
@@ -22,6 +23,7 @@ const struct runtime_ops *const runtimes[] = {
 	&runtime_gpu,
 	&runtime_v8,
 	&runtime_otel,
+	&runtime_go,
 #ifdef FIRN_TEST_TOY_RUNTIME
 	FIRN_TEST_TOY_RUNTIME
 #endif

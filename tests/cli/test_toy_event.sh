@@ -62,8 +62,8 @@ fi
 # --no-toy (made from the row: cmd/record.c names no runtime), after the shipped runtimes' options,
 # with its help line, in help --options (the completions) and in the man-page check
 "$TOY" record --help | grep -qx -- "      --no-toy                 no toy frames (the tests' runtime row)" \
-	&& "$TOY" record --help | grep -- '--no-' | tail -2 | head -1 | grep -q -- '--no-otel ' \
-	&& pass "firn-toy record --help: --no-toy with its row's help, after --no-otel (the shipped registry's last)" \
+	&& "$TOY" record --help | grep -- '--no-' | tail -2 | head -1 | grep -q -- '--no-go ' \
+	&& pass "firn-toy record --help: --no-toy with its row's help, after --no-go (the shipped registry's last)" \
 	|| fail "firn-toy record --help: $("$TOY" record --help | grep -- '--no-' | tr -s ' ' | tr '\n' ';')"
 "$FIRN" help --options record | grep -qx -- --no-toy && fail "the shipped firn has --no-toy" \
 	|| pass "the shipped firn has no --no-toy"

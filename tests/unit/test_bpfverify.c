@@ -119,6 +119,13 @@ static void test_stub_verified(void **state)
 	check_program("on_sample_stub");
 }
 
+/* The Go labels walker's program (bpf/golabels.bpf.h), loaded alone, within the budget. */
+static void test_go_verified(void **state)
+{
+	(void)state;
+	check_program("on_sample_go");
+}
+
 /* The start_waits iterator loads (sleepable, with both unwinders) within the same budget. */
 static void test_start_waits_verified(void **state)
 {
@@ -226,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_verified_insns),
 		cmocka_unit_test(test_python_verified),
 		cmocka_unit_test(test_stub_verified),
+		cmocka_unit_test(test_go_verified),
 		cmocka_unit_test(test_start_waits_verified),
 		cmocka_unit_test(test_start_wait_exit_verified),
 		cmocka_unit_test(test_usdt_verified),

@@ -1,0 +1,281 @@
+/* Go goroutine labels as a runtime (see goruntime.h). */
+#include "runtimes/goruntime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/pidindex.h"
+#include "base/strput.h"
+#include "base/vec.h"
+#include "runtimes/godwarf.h"
+#include "runtimes/golabels.h"
+#include "source/sample_source.h"
+#include "source/sampler.h"
+
+#define HEAD_LEN 4096         /* bytes of an executable read for its program headers */
+#define BUILDINFO_SCAN 65536  /* bytes of a writable segment searched for the build information */
+
+/* What a Go process met got (struct goruntime's seen): its first sample and its exec both
+ * attach, so a process is counted once, by what it got last. */
+static char TOLD, REFUSED;
+
+struct goruntime {
+	const struct runtime_host *h;
+	struct golabels_ctx **ctxs; /* by id (ids are the walker's, never reused) */
+	size_t cap;
+	struct goruntime_stats st;
+	struct pidindex seen;        /* the Go processes met: TOLD or REFUSED (counted once) */
+	uint8_t buf[BUILDINFO_SCAN]; /* an executable's bytes being read (exe_release) */
+};
+
+/* Its state; nothing to do without a sample source that has walkers. */
+static struct runtime *rt_new(const struct runtime_host *h)
+{
+	struct goruntime *g = calloc(1, sizeof(*g));
+
+	if (!g) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	g->h = h;
+	return (struct runtime *)g;
+}
+
+/* Frees the kept contexts and the state. */
+static void rt_free(struct runtime *rt)
+{
+	struct goruntime *g = (struct goruntime *)rt;
+
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->cap; i++)
+		free(g->ctxs[i]);
+	free(g->ctxs);
+	pidindex_release(&g->seen);
+	free(g);
+}
+
+/* The Go release of the executable open at fd (read through buf: BUILDINFO_SCAN bytes), into
+ * ver (cap bytes), and its headers into exe. 0, -ENOENT (no Go binary that says its
+ * release), -ENOEXEC, or a read's -errno. */
+static int exe_release(uint8_t *buf, int fd, char *ver, size_t cap, struct golabels_exe *exe)
+{
+	ssize_t n = pread(fd, buf, HEAD_LEN, 0);
+	int err = n < 0 ? -errno : golabels_exe_parse(buf, (size_t)n, exe);
+
+	if (err)
+		return err;
+	for (unsigned i = 0; i < exe->nsegs; i++) {
+		size_t want = exe->seg_len[i] < BUILDINFO_SCAN ? exe->seg_len[i] : BUILDINFO_SCAN;
+		if (exe->seg_off[i] > INT64_MAX ||
+		    (n = pread(fd, buf, want, (off_t)exe->seg_off[i])) < 0)
+			return -errno;
+		if ((err = golabels_buildinfo_version(buf, (size_t)n, ver, cap)) != -ENOENT)
+			return err;
+	}
+	return -ENOENT;
+}
+
+/* Whether file is a Go executable that says its release. */
+static bool file_is_go(const char *file)
+{
+	uint8_t *buf = malloc(BUILDINFO_SCAN);
+	int fd = buf ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	struct golabels_exe exe;
+	char ver[64];
+
+	bool go = fd >= 0 && exe_release(buf, fd, ver, sizeof(ver), &exe) == 0;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return go;
+}
+
+/* Whether the command argv0 (a path, or a name found in $PATH) is a Go executable. */
+static bool command_is_go(const char *argv0)
+{
+	const char *path = getenv("PATH");
+	char file[PATH_MAX];
+
+	if (strchr(argv0, '/'))
+		return file_is_go(argv0);
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
+				   (int)sizeof(file) && !access(file, X_OK))
+			return file_is_go(file);
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/* Its walker runs in every recording it is on. Its program is loaded when the first Go process
+ * is told of (a recording without one loads none), but for a Go command: loaded late, the
+ * samples of its first ~30 ms would miss their labels. */
+static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	so->walkers |= 1u << FIRN_GO_TAG;
+	if (h->argc == 0 || !command_is_go(h->argv[0]))
+		so->walkers_late |= 1u << FIRN_GO_TAG;
+}
+
+/* Counts Go process pid once as what it got (&TOLD, &REFUSED), recounted when that changes. */
+static void count_proc(struct goruntime *g, pid_t pid, char *what)
+{
+	void *old = pidindex_get(&g->seen, pid);
+
+	if (old == what || pidindex_put(&g->seen, pid, what, &old))
+		return;
+	g->st.processes -= old == &TOLD;
+	g->st.refused -= old == &REFUSED;
+	g->st.processes += what == &TOLD;
+	g->st.refused += what == &REFUSED;
+}
+
+/* Remembers why a Go process was refused (the summary says the last reason). */
+static void refuse(struct goruntime *g, pid_t pid, const char *ver, const char *why)
+{
+	count_proc(g, pid, &REFUSED);
+	snprintf(g->st.last_refusal, sizeof(g->st.last_refusal), "%s: %s", ver, why);
+}
+
+/* The offsets of a release without table row from the DWARF of the executable at path (a
+ * libdw read of some milliseconds: after the table, so known releases are told at once). 0, or
+ * -ENOTSUP with *why set. */
+static int offsets_from_dwarf(const char *path, const char *ver, const struct golabels_exe *exe,
+			      struct firn_go_proc *p, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct godwarf dw;
+	bool has_dw = fd >= 0 && godwarf_offsets(fd, &dw) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return golabels_offsets(ver, exe, has_dw ? &dw : NULL, p, why) ? -ENOTSUP : 0;
+}
+
+/* A process's first sample or exec: a Go process of a known release is told to the walker,
+ * anything else is forgotten by it. */
+static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	struct goruntime *g = (struct goruntime *)rt;
+	struct firn_go_proc p;
+	char path[64], ver[64] = "";
+	struct golabels_exe exe;
+	const char *why = "";
+
+	(void)now_ns;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &exe);
+	if (fd >= 0)
+		close(fd);
+	if (!err && golabels_offsets(ver, &exe, NULL, &p, &why) == -ENOTSUP)
+		err = offsets_from_dwarf(path, ver, &exe, &p, &why);
+	if (err == -ENOTSUP)
+		refuse(g, pid, ver, why);
+	if (err) { /* an exec of a Go process told before into something else: forgotten */
+		if (exec && pidindex_get(&g->seen, pid) == &TOLD)
+			(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
+		return;
+	}
+	p.pid = (__u32)pid;
+	if (sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, &p, sizeof(p)) == 0)
+		count_proc(g, pid, &TOLD);
+}
+
+/* The walker's announcement of a new label set: kept by its id. */
+static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
+{
+	struct goruntime *g = (struct goruntime *)rt;
+	struct golabels_ctx c;
+
+	if (golabels_event_parse(rec, len, &c))
+		return 0; /* not the walker's: left unnamed */
+	if (c.id >= g->cap && VEC_GROW_ZEROED(g->ctxs, g->cap, (size_t)c.id + 1))
+		return -ENOMEM;
+	if (!g->ctxs[c.id] && !(g->ctxs[c.id] = malloc(sizeof(c))))
+		return -ENOMEM;
+	*g->ctxs[c.id] = c;
+	g->st.contexts++;
+	return 0;
+}
+
+/* The labels of context id: its pairs, or go_labels=other for the walker's folded contexts. */
+static int rt_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
+		     int max)
+{
+	const struct goruntime *g = (const struct goruntime *)rt;
+	const struct golabels_ctx *c = id < g->cap ? g->ctxs[id] : NULL;
+	int n = 0;
+
+	(void)pid;
+	if (id == FIRN_CTX_OTHER && max > 0) {
+		out[0] = (struct resolved_label){ .key = "go_labels", .value = "other" };
+		return 1;
+	}
+	for (uint32_t i = 0; c && i < c->n && n < max; i++)
+		out[n++] = (struct resolved_label){ .key = c->key[i], .value = c->value[i] };
+	return n;
+}
+
+/* Its counters and the walker's. */
+static int rt_stats(const struct runtime *rt, void *out, size_t size)
+{
+	const struct goruntime *g = (const struct goruntime *)rt;
+	struct goruntime_stats *s = out;
+
+	if (size != sizeof(*s))
+		return -EINVAL;
+	*s = g->st;
+	sample_source_walker_stats(g->h->ss, FIRN_GO_TAG, s->bpf, FIRN_GO_NR);
+	return 0;
+}
+
+/* "firn: go: N processes, S samples: L labelled, ...": nothing when no Go process ran. */
+static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	struct goruntime_stats s;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (rt_stats(rt, &s, sizeof(s)) || (!s.processes && !s.refused))
+		return 0;
+	const uint64_t *b = s.bpf;
+	strput(buf, len, &off,
+	       "firn: go: %llu process%s, samples %llu labelled, %llu without labels, unreadable "
+	       "%llu, over 8 labels %llu, folded %llu; label sets %llu (announcements lost %llu); "
+	       "unknown release %llu%s%s\n",
+	       (unsigned long long)s.processes, s.processes == 1 ? "" : "es",
+	       (unsigned long long)b[FIRN_GO_LABELLED], (unsigned long long)b[FIRN_GO_NONE],
+	       (unsigned long long)b[FIRN_GO_BAD_READ], (unsigned long long)b[FIRN_GO_TOO_MANY],
+	       (unsigned long long)b[FIRN_GO_FOLDED], (unsigned long long)b[FIRN_GO_CONTEXTS],
+	       (unsigned long long)b[FIRN_GO_LOST], (unsigned long long)s.refused,
+	       s.refused ? ": " : "", s.refused ? s.last_refusal : "");
+	return off;
+}
+
+/* The process ended: the walker forgets it, if it was told of it (its label sets stay, for its
+ * parked samples; no system call for the other processes). */
+static void rt_detach(struct runtime *rt, pid_t pid)
+{
+	struct goruntime *g = (struct goruntime *)rt;
+
+	if (pidindex_take(&g->seen, pid) == &TOLD) /* its count stays */
+		(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
+}
+
+const struct runtime_ops runtime_go = {
+	.name = "go",
+	.off_help = "no goroutine labels (pprof.Do) read from Go programs",
+	.tag = FIRN_GO_TAG, .frames = FRAME_NATIVE,
+	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
+	.on_code = rt_on_code, .labels = rt_labels, .stats = rt_stats, .summary = rt_summary,
+	.detach = rt_detach,
+};

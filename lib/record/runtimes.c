@@ -15,11 +15,13 @@
 #include "runtimes/pyframes.h"
 #include "record/recorder.h"
 #include "runtimes/v8frames.h"
+#include "runtimes/hotspot_runtime.h"
 
 const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
 	&runtime_v8,
+	&runtime_java,
 #ifdef FIRN_TEST_TOY_RUNTIME
 	FIRN_TEST_TOY_RUNTIME
 #endif

@@ -1,0 +1,118 @@
+# Java methods read from HotSpot without flags (bpf/hotspot.bpf.h, lib/runtimes/hotspot_runtime.c),
+# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_JDKS="DIR..." names more; a JDK
+# that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
+# javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
+#  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
+#    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
+#    split the program measured itself; >= 95 % of the samples that ran Java code (under
+#    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
+#    >= 95 % of them reach the thread's start; the summary's java line;
+#  - `record -p` on a JVM started earlier without flags: the same checks;
+#  - --no-java keeps the native view: no Java method named, no java line.
+. "$(dirname "$0")/lib.sh"
+
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+SRC="$ROOT/tests/fixtures/JavaSplit.java"
+STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
+CACHE="${FIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firn-tests}/java"
+
+# classes JDK: the folder holding JavaSplit.class built by JDK's javac (kept by the source's hash)
+classes() {
+	local dir
+	dir="$CACHE/$(basename "$1")-$(sha1sum "$SRC" | cut -c1-12)"
+	if [ ! -f "$dir/JavaSplit.class" ]; then
+		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" && rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+# ticks PID: the CPU time pid used so far, in clock ticks (utime + stime)
+ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# java_check STACKS_FILE OUT_FILE FLOOR: shares against the program's own split, names, completeness.
+java_check() {
+	python3 - "$@" <<'PY'
+import math, re, sys
+rows = [l.rstrip("\n").split(" ", 2) for l in open(sys.argv[1])]
+clk = dict(kv.split("=") for kv in open(sys.argv[2]).read().split()[1:] if "=" in kv)
+floor = int(sys.argv[3])
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[\w$]+)*\.[\w$<>]+@:0$")
+ran = named = rooted = under_main = one = two = 0
+for tid, n, stack in rows:
+    n, frames = int(n), stack.split(";")
+    if not any(f.startswith("JavaCalls::call_helper") for f in frames):
+        continue
+    ran += n
+    names = [f.split("@")[0] for f in frames if java_name.match(f)]
+    named += n if names else 0
+    rooted += n if frames[0].split("@")[0] in ("clone3", "clone", "start_thread", "_start") else 0
+    if "JavaSplit.firnOne" in names or "JavaSplit.firnTwo" in names:
+        one += n if "JavaSplit.firnOne" in names else 0
+        two += n if "JavaSplit.firnTwo" in names else 0
+        hot = [i for i, x in enumerate(names) if x.startswith("JavaSplit.firn")]
+        under_main += n if "JavaSplit.main" in names[:hot[0]] else 0
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+real = int(clk.get("firnOne", 0)) / max(int(clk.get("firnOne", 0)) + int(clk.get("firnTwo", 0)), 1)
+n = one + two
+share = one / max(n, 1)
+tol = max(4 * math.sqrt(real * (1 - real) / max(n, 1)), 0.02)
+print("# %d samples ran Java code: %d with a named Java frame, firnOne %d, firnTwo %d; the program's own split %s"
+      % (ran, named, one, two, clk))
+out(n >= floor, "enough samples in firnOne and firnTwo (%d >= %d)" % (n, floor))
+out(n > 0 and abs(share - real) <= tol, "firnOne's share %.3f, the program's own %.3f, within %.3f" % (share, real, tol))
+out(named >= 0.95 * ran, "%.1f%% of the samples running Java code have a named Java frame (>= 95%%)"
+    % (100.0 * named / max(ran, 1)))
+out(n > 0 and under_main >= 0.95 * n, "%.1f%% of the hot methods' samples have JavaSplit.main under them (>= 95%%)"
+    % (100.0 * under_main / max(n, 1)))
+out(rooted >= 0.95 * ran, "%.1f%% of them reach the thread's start (>= 95%%)" % (100.0 * rooted / max(ran, 1)))
+PY
+}
+
+JDKS="/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64 ${FIRN_TEST_JDKS:-}"
+tested=0
+for jdk in $JDKS; do
+	jname=$(basename "$jdk")
+	if [ ! -x "$jdk/bin/java" ] || [ ! -x "$jdk/bin/javac" ]; then
+		skip "$jname: not installed (no $jdk/bin/java and javac): its Java frames not tested"
+		continue
+	fi
+	cls=$(classes "$jdk")
+	if [ ! -f "$cls/JavaSplit.class" ]; then
+		fail "$jname: javac could not compile $SRC"
+		continue
+	fi
+	tested=$((tested + 1))
+	# 1. a JVM started by firn, without flags
+	"$FIRN" record -F 999 -o "$TMP/$jname.pb.gz" -- sh "$CPUTIME" "$TMP/$jname.ms" \
+		"$jdk/bin/java" -cp "$cls" JavaSplit 4 >"$TMP/$jname.out" 2>"$TMP/$jname.err"
+	check "$jname: record -- java JavaSplit exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname.pb.gz" >"$TMP/$jname.txt"
+	java_check "$TMP/$jname.txt" "$TMP/$jname.out" "$(sample_floor "$TMP/$jname.ms" 999 30)" |
+		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+	grep "firn: java" "$TMP/$jname.err" | sed "s/^/# /"
+	check "$jname: the summary has a java line with its process" \
+		grep -q '^firn: java: 1 process, .* interpreted, .* compiled' "$TMP/$jname.err"
+
+	# 2. -p on a JVM started earlier, without flags (the JIT has compiled the hot methods by then)
+	"$jdk/bin/java" -cp "$cls" JavaSplit 5 >"$TMP/$jname-p.out" &
+	jpid=$!
+	sleep 1
+	t0=$(ticks "$jpid")
+	"$FIRN" record -F 999 -d 3 -p "$jpid" -o "$TMP/$jname-p.pb.gz" 2>"$TMP/$jname-p.err"
+	check "$jname: record -p JVM exits 0" test $? -eq 0
+	echo $(( ($(ticks "$jpid") - t0) * 1000 / $(getconf CLK_TCK) )) >"$TMP/$jname-p.ms"
+	wait "$jpid"
+	python3 "$STACKS" "$TMP/$jname-p.pb.gz" >"$TMP/$jname-p.txt"
+	java_check "$TMP/$jname-p.txt" "$TMP/$jname-p.out" "$(sample_floor "$TMP/$jname-p.ms" 999 30)" | sed "s/^\(PASS\|FAIL\): /\1: $jname -p: /"
+
+	# 3. --no-java: the native view, no Java method named, no java line
+	"$FIRN" record --no-java -F 199 -o "$TMP/$jname-no.pb.gz" -- \
+		"$jdk/bin/java" -cp "$cls" JavaSplit 1 >/dev/null 2>"$TMP/$jname-no.err"
+	check "$jname: record --no-java exits 0" test $? -eq 0
+	check "$jname: --no-java: no Java method named" \
+		eval '! python3 "$STACKS" "$TMP/$jname-no.pb.gz" | grep -q "JavaSplit\."'
+	check "$jname: --no-java: no java line" eval '! grep -q "^firn: java" "$TMP/$jname-no.err"'
+done
+[ "$tested" -gt 0 ] || skip "no JDK installed: Java frames not tested"

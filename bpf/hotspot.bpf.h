@@ -7,7 +7,8 @@
  *     index; the caller by rbp (return pc at rbp + 8, its sp the frame's sender sp slot);
  *   - an nmethod (C1, C2, a native wrapper): its Method*, checked (a ConstMethod); the caller by
  *     the blob's frame size (return pc at sp + size - 8, the caller's rbp below it: frame_x86);
- *   - a stub or adapter: left to the native walk (by frame pointer, as V8's trampolines).
+ *   - a stub or adapter: named by its CodeBlob (an id for the blob, user space reads its _name:
+ *     "StubRoutines (1)"), the caller left to the native step (by frame pointer).
  * A method gets an id once per process description (java_methods, by Method* and checked by its
  * ConstMethod*: a Method* reused by another method gets a new id) and is announced to user space,
  * which reads its names while the process lives (lib/runtimes/hotspot_runtime.c). What does not
@@ -267,7 +268,11 @@ __attribute__((noinline)) int firn_hotspot_frame(struct firn_unwind_state *u, __
 	if (hs_is_nmethod(w))
 		return hs_compiled(w, u, emit);
 	count_hs(FIRN_HS_STUB);
-	return 0;
+	w->method = w->blob;
+	w->cmethod = 0;
+	*emit = FIRN_FRAME(FIRN_FRAME_KIND_JAVA,
+			   FIRN_HS_PAYLOAD(firn_hs_method_id(w), FIRN_HS_STUB_CODE, FIRN_HS_NO_BCI));
+	return 1;
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* ---- Java frames (FIRN_FRAME_KIND_JAVA, bpf/hotspot.bpf.h) ----
  * What the HotSpot walker and user space (lib/runtimes/hotspot_runtime.c) share. A Java frame is
- * FIRN_FRAME(FIRN_FRAME_KIND_JAVA, payload): bits 0-31 the method's id, bits 32-33 its tier
+ * FIRN_FRAME(FIRN_FRAME_KIND_JAVA, payload): bits 0-31 the method's (or stub's) id, bits 32-33 its tier
  * (FIRN_HS_*), bits 35-50 the bytecode index of an interpreted frame (FIRN_HS_NO_BCI: unknown).
  * Each id stands for one Method* of one process as it was (its ConstMethod the same) and is
  * announced once with struct firn_hotspot_method_event, so user space reads its names while the
@@ -12,6 +12,7 @@
 
 #define FIRN_HS_INTERPRETED 1
 #define FIRN_HS_COMPILED 2
+#define FIRN_HS_STUB_CODE 3 /* a stub or adapter: its id stands for the CodeBlob, named by its _name */
 #define FIRN_HS_TIER_SHIFT 32
 #define FIRN_HS_BCI_SHIFT 35
 #define FIRN_HS_NO_BCI 0xffffULL
@@ -39,7 +40,8 @@ struct firn_hotspot_proc {
 	__u32 epoch;            /* this description's number: ids of another are not reused */
 };
 
-/* A new method id (FIRN_EV_HS_METHOD): the Method* and the ConstMethod* it had. */
+/* A new method id (FIRN_EV_HS_METHOD): the Method* and the ConstMethod* it had; for a stub
+ * (cmethod 0) the CodeBlob's address in method. */
 struct firn_hotspot_method_event {
 	__u32 type, pid;
 	__u64 method, cmethod, id;
@@ -58,7 +60,7 @@ enum firn_hotspot_stat {
 	FIRN_HS_FRAMES = 0,   /* frames whose pc is in the CodeCache */
 	FIRN_HS_INTERP,       /* of them, interpreted Java frames (Method* and bcp checked) */
 	FIRN_HS_NMETHOD,      /* compiled Java frames (an nmethod's Method*), stepped by frame size */
-	FIRN_HS_STUB,         /* stubs and adapters: left to the native walk */
+	FIRN_HS_STUB,         /* stubs and adapters: named by their blob, left to the native step */
 	FIRN_HS_NO_BLOB,      /* no CodeBlob found for the pc (unreadable, free, out of bounds) */
 	FIRN_HS_REFUSED,      /* a Method* that did not check (its ConstMethod, a bcp outside it) */
 	FIRN_HS_METHODS,      /* methods given an id (announced) */

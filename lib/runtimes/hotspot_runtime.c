@@ -23,8 +23,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define RETRY_NS (200 * 1000000ull) /* a JVM still starting is looked at again after this */
-#define RETRIES 100                 /* ... this many times (20 s) before it is refused */
+#define RETRY_NS (50 * 1000000ull) /* a JVM still starting is looked at again after this */
+#define RETRIES 400                /* ... this many times (20 s) before it is refused */
 
 /* A libjvm whose symbols were read: by identity (dev, inode, size, mtime). */
 struct hsfile {
@@ -45,6 +45,7 @@ struct hsproc {
 	unsigned tries;      /* readings of its tables that failed (a JVM still starting) */
 	uint64_t due_ns;     /* when to try again (0: not waiting) */
 	struct hotspot_structs hs;
+	struct hotspot_codecache cc; /* its code heaps (described) */
 };
 
 /* One method id of the walker: its name ("Class.method"; NULL: not read). */
@@ -177,13 +178,13 @@ static void refuse(struct hsrt *r, struct hsproc *pr, const char *why)
  * not made yet) is tried again at now + RETRY_NS, up to RETRIES times. */
 static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 {
-	struct hotspot_codecache cc;
+	struct hotspot_codecache *cc = &pr->cc;
 	struct firn_hotspot_proc p;
 	char why[sizeof(r->st.last_refusal)];
 	int err = hotspot_structs_read(&pr->hs, &r->files[pr->file].s, pr->bias, &r->mem, pr->pid);
 
 	if (!err)
-		err = hotspot_codecache_read(&pr->hs, &r->mem, pr->pid, &cc);
+		err = hotspot_codecache_read(&pr->hs, &r->mem, pr->pid, cc);
 	if (err && ++pr->tries < RETRIES) {
 		pr->due_ns = now_ns + RETRY_NS;
 		return;
@@ -192,7 +193,7 @@ static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 		refuse(r, pr, pr->hs.reason[0] ? pr->hs.reason : "cannot read HotSpot's code cache");
 		return;
 	}
-	if (hotspot_proc_of(&pr->hs, &cc, &p, why, sizeof(why))) {
+	if (hotspot_proc_of(&pr->hs, cc, &p, why, sizeof(why))) {
 		refuse(r, pr, why);
 		return;
 	}
@@ -331,7 +332,18 @@ static struct hsmethod *method_find(struct hsrt *r, uint64_t id)
 	return i < 0 ? NULL : &r->methods[i];
 }
 
-/* The name of the Method* e announced, if it still has the ConstMethod the walker saw. */
+/* The name of the stub whose CodeBlob is at blob ("StubRoutines (1)"), as HotSpot names it. */
+static char *stub_name(struct hsrt *r, const struct hsproc *pr, uint64_t blob)
+{
+	struct hotspot_blob b;
+
+	if (hotspot_codecache_find(&pr->hs, &pr->cc, &r->mem, pr->pid, blob, &b) || b.addr != blob)
+		return NULL;
+	return strdup(b.name);
+}
+
+/* The name of the Method* e announced, if it still has the ConstMethod the walker saw (a
+ * stub's, cmethod 0, by its blob). */
 static char *method_name(struct hsrt *r, const struct hsproc *pr,
 			 const struct firn_hotspot_method_event *e)
 {
@@ -339,6 +351,8 @@ static char *method_name(struct hsrt *r, const struct hsproc *pr,
 	uint64_t cm;
 	char buf[sizeof(m.klass) + sizeof(m.name) + 2];
 
+	if (!e->cmethod)
+		return stub_name(r, pr, e->method);
 	if (hotspot_mem_word(&r->mem, pr->pid, e->method + pr->hs.method_const, &cm) ||
 	    cm != e->cmethod || hotspot_method_read(&pr->hs, &r->mem, pr->pid, e->method, &m))
 		return NULL;
@@ -404,8 +418,8 @@ static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
 		return 0;
 	strput(buf, len, &off,
 	       "firn: java: %llu process%s, %llu frames in the code cache: %llu interpreted, %llu "
-	       "compiled, %llu stubs (native), %llu without a code blob, %llu refused (a Method* "
-	       "that did not check); methods %llu (announcements lost %llu), unreadable %llu; "
+	       "compiled, %llu stubs and adapters, %llu without a code blob, %llu refused (a Method* "
+	       "that did not check); methods and stubs %llu (announcements lost %llu), unreadable %llu; "
 	       "refused %llu%s%s\n",
 	       (unsigned long long)s.processes, s.processes == 1 ? "" : "es",
 	       (unsigned long long)b[FIRN_HS_FRAMES], (unsigned long long)b[FIRN_HS_INTERP],

@@ -8,6 +8,9 @@
 #    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
 #    >= 95 % of them reach the thread's start; the summary's java line;
 #  - `record -p` on a JVM started earlier without flags: the same checks;
+#  - `record -e off-cpu` of tests/fixtures/JavaNap.java (20 ms waits in Thread.sleep and
+#    Object.wait, 1:1): JavaNap.firnNap under java.lang.Thread.sleep*, JavaNap.firnWait under
+#    java.lang.Object.wait*, each 30-70 % of the two's wait time;
 #  - --no-java keeps the native view: no Java method named, no java line.
 . "$(dirname "$0")/lib.sh"
 
@@ -16,14 +19,39 @@ SRC="$ROOT/tests/fixtures/JavaSplit.java"
 STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
 CACHE="${FIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firn-tests}/java"
 
-# classes JDK: the folder holding JavaSplit.class built by JDK's javac (kept by the source's hash)
+NAP="$ROOT/tests/fixtures/JavaNap.java"
+
+# classes JDK: the folder holding the fixtures' classes built by JDK's javac (kept by the sources'
+# hash)
 classes() {
 	local dir
-	dir="$CACHE/$(basename "$1")-$(sha1sum "$SRC" | cut -c1-12)"
-	if [ ! -f "$dir/JavaSplit.class" ]; then
-		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" && rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" | sha1sum | cut -c1-12)"
+	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ]; then
+		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" &&
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
+}
+
+# nap_check STACKS_FILE: the waits of firnNap and firnWait, each under the JDK's wait method.
+nap_check() {
+	python3 - "$1" <<'PY'
+import sys
+nap = wait = 0
+for l in open(sys.argv[1]):
+    tid, n, stack = l.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";")]
+    for i, f in enumerate(names[:-1]):
+        if f == "JavaNap.firnNap" and names[i + 1].startswith("java.lang.Thread.sleep"):
+            nap += int(n)
+        if f == "JavaNap.firnWait" and names[i + 1].startswith("java.lang.Object.wait"):
+            wait += int(n)
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+share = nap / max(nap + wait, 1)
+out(nap > 0 and wait > 0 and 0.3 <= share <= 0.7,
+    "off-cpu: firnNap under Thread.sleep %.2f s, firnWait under Object.wait %.2f s (firnNap's share %.2f, 0.3-0.7)"
+    % (nap / 1e9, wait / 1e9, share))
+PY
 }
 
 # ticks PID: the CPU time pid used so far, in clock ticks (utime + stime)
@@ -107,7 +135,14 @@ for jdk in $JDKS; do
 	python3 "$STACKS" "$TMP/$jname-p.pb.gz" >"$TMP/$jname-p.txt"
 	java_check "$TMP/$jname-p.txt" "$TMP/$jname-p.out" "$(sample_floor "$TMP/$jname-p.ms" 999 30)" | sed "s/^\(PASS\|FAIL\): /\1: $jname -p: /"
 
-	# 3. --no-java: the native view, no Java method named, no java line
+	# 3. off-CPU: the methods that wait, under the JDK's own wait methods
+	"$FIRN" record -e off-cpu -o "$TMP/$jname-off.pb.gz" -- "$jdk/bin/java" -cp "$cls" JavaNap 2 \
+		2>"$TMP/$jname-off.err"
+	check "$jname: record -e off-cpu exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname-off.pb.gz" >"$TMP/$jname-off.txt"
+	nap_check "$TMP/$jname-off.txt" | sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+
+	# 4. --no-java: the native view, no Java method named, no java line
 	"$FIRN" record --no-java -F 199 -o "$TMP/$jname-no.pb.gz" -- \
 		"$jdk/bin/java" -cp "$cls" JavaSplit 1 >/dev/null 2>"$TMP/$jname-no.err"
 	check "$jname: record --no-java exits 0" test $? -eq 0

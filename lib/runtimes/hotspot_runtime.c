@@ -332,31 +332,50 @@ static struct hsmethod *method_find(struct hsrt *r, uint64_t id)
 	return i < 0 ? NULL : &r->methods[i];
 }
 
-/* The name of the stub whose CodeBlob is at blob ("StubRoutines (1)"), as HotSpot names it. */
-static char *stub_name(struct hsrt *r, const struct hsproc *pr, uint64_t blob)
+/* A stub's name, from its CodeBlob at blob (found again by its address: still a blob there). */
+static int stub_name(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+		     const struct hotspot_mem *mem, pid_t pid, uint64_t blob, char *buf, size_t len)
 {
 	struct hotspot_blob b;
+	int err = hotspot_codecache_find(hs, cc, mem, pid, blob, &b);
 
-	if (hotspot_codecache_find(&pr->hs, &pr->cc, &r->mem, pr->pid, blob, &b) || b.addr != blob)
-		return NULL;
-	return strdup(b.name);
+	if (err)
+		return err;
+	if (b.addr != blob)
+		return -ESTALE;
+	snprintf(buf, len, "%s", b.name);
+	return 0;
 }
 
-/* The name of the Method* e announced, if it still has the ConstMethod the walker saw (a
- * stub's, cmethod 0, by its blob). */
-static char *method_name(struct hsrt *r, const struct hsproc *pr,
-			 const struct firn_hotspot_method_event *e)
+int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+			   const struct hotspot_mem *mem, pid_t pid,
+			   const struct firn_hotspot_method_event *e, char *buf, size_t len)
 {
 	struct hotspot_method m;
 	uint64_t cm;
-	char buf[sizeof(m.klass) + sizeof(m.name) + 2];
+	int err;
 
+	buf[0] = '\0';
 	if (!e->cmethod)
-		return stub_name(r, pr, e->method);
-	if (hotspot_mem_word(&r->mem, pr->pid, e->method + pr->hs.method_const, &cm) ||
-	    cm != e->cmethod || hotspot_method_read(&pr->hs, &r->mem, pr->pid, e->method, &m))
+		return stub_name(hs, cc, mem, pid, e->method, buf, len);
+	if ((err = hotspot_mem_word(mem, pid, e->method + hs->method_const, &cm)))
+		return err;
+	if (cm != e->cmethod)
+		return -ESTALE;
+	if ((err = hotspot_method_read(hs, mem, pid, e->method, &m)))
+		return err;
+	hotspot_method_format(&m, buf, len);
+	return 0;
+}
+
+/* The name of what e announced (NULL: unreadable, or no longer what the walker saw). */
+static char *method_name(struct hsrt *r, const struct hsproc *pr,
+			 const struct firn_hotspot_method_event *e)
+{
+	char buf[sizeof(((struct hotspot_method *)0)->klass) + sizeof(((struct hotspot_method *)0)->name) + 2];
+
+	if (hotspot_announced_name(&pr->hs, &pr->cc, &r->mem, pr->pid, e, buf, sizeof(buf)))
 		return NULL;
-	hotspot_method_format(&m, buf, sizeof(buf));
 	return strdup(buf);
 }
 

@@ -16,7 +16,10 @@
 #include "runtimes/hotspot_codecache.h"
 #include "runtimes/hotspot_structs.h"
 
+#include <sys/types.h>
+
 struct firn_hotspot_proc;
+struct firn_hotspot_method_event;
 
 /* The runtime's counts (its stats op fills this struct). */
 struct hotspot_runtime_stats {
@@ -33,6 +36,17 @@ struct hotspot_runtime_stats {
  * offset out of the walker's reach, more heaps than it reads. */
 int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
 		    struct firn_hotspot_proc *p, char *why, size_t len);
+
+/* The name of what the walker announced in e, in process pid with tables hs and code heaps cc,
+ * read through mem into buf (len bytes, NUL-terminated; "" on an error): a method's
+ * "java.util.HashMap.resize", or a stub's (e->cmethod 0: e->method is its CodeBlob) as HotSpot
+ * names it, "StubRoutines (1)". 0; -ESTALE when the Method* no longer holds the ConstMethod the
+ * walker saw (the method redefined or unloaded, its memory reused by another): never another
+ * method's name; -EFAULT, -EINVAL, -ENOENT as hotspot_method_read and hotspot_codecache_find
+ * (a stub's blob no longer where it was: -ESTALE too). */
+int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+			   const struct hotspot_mem *mem, pid_t pid,
+			   const struct firn_hotspot_method_event *e, char *buf, size_t len);
 
 struct runtime_ops;
 extern const struct runtime_ops runtime_java;

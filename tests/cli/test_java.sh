@@ -1,5 +1,34 @@
 # Java methods read from HotSpot without flags (bpf/hotspot.bpf.h, lib/runtimes/hotspot_runtime.c),
-# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_JDKS="DIR..." names more; a JDK
+# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_# jfr_check FIRN_STACKS JFR_TEXT: the self shares of JFR's top methods (>= 1 %), both ways.
+jfr_check() {
+	python3 - "$@" <<'PY'
+import collections, math, re, sys
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@:0$")
+firn, jfr, top = collections.Counter(), collections.Counter(), False
+for l in open(sys.argv[1]):
+    tid, n, stack = l.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";") if java_name.match(f)]
+    if names:
+        firn[names[-1]] += int(n)
+for l in open(sys.argv[2]):
+    l = l.strip()
+    if top:
+        jfr[re.sub(r"\(.*", "", l)] += 1
+    top = l == "stackTrace = ["
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+jn = sum(jfr.values())
+methods = [m for m, c in jfr.most_common(10) if c >= 0.01 * jn]
+jt, ft = sum(jfr[m] for m in methods), sum(firn[m] for m in methods)
+out(jt >= 100 and ft >= 100, "JFR %d and firn %d samples in JFR's top methods %s (>= 100 each)" % (jt, ft, methods))
+for m in methods:
+    pj, pf = jfr[m] / max(jt, 1), firn[m] / max(ft, 1)
+    p = (jfr[m] + firn[m]) / max(jt + ft, 1)
+    tol = max(4 * math.sqrt(p * (1 - p) * (1 / max(jt, 1) + 1 / max(ft, 1))), 0.03)
+    out(abs(pj - pf) <= tol, "%s's self share: JFR %.3f, firn %.3f, within %.3f" % (m, pj, pf, tol))
+PY
+}
+
+JDKS="DIR..." names more; a JDK
 # that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
 # javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
 #  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
@@ -11,6 +40,10 @@
 #  - `record -e off-cpu` of tests/fixtures/JavaNap.java (20 ms waits in Thread.sleep and
 #    Object.wait, 1:1): JavaNap.firnNap under java.lang.Thread.sleep*, JavaNap.firnWait under
 #    java.lang.Object.wait*, each 30-70 % of the two's wait time;
+#  - against JDK Flight Recorder (where the JDK has `jfr`): one JVM recorded by both
+#    (-XX:StartFlightRecording, jdk.ExecutionSample): the self shares of JFR's top methods (>= 1 %
+#    of its samples), each method's share of those methods' samples in both, within 4 standard
+#    deviations of the two samples' difference (at least 3 pp);
 #  - --no-java keeps the native view: no Java method named, no java line.
 . "$(dirname "$0")/lib.sh"
 
@@ -66,7 +99,7 @@ import math, re, sys
 rows = [l.rstrip("\n").split(" ", 2) for l in open(sys.argv[1])]
 clk = dict(kv.split("=") for kv in open(sys.argv[2]).read().split()[1:] if "=" in kv)
 floor = int(sys.argv[3])
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[\w$]+)*\.[\w$<>]+@:0$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@:0$")
 ran = named = rooted = under_main = one = two = 0
 for tid, n, stack in rows:
     n, frames = int(n), stack.split(";")
@@ -142,7 +175,21 @@ for jdk in $JDKS; do
 	python3 "$STACKS" "$TMP/$jname-off.pb.gz" >"$TMP/$jname-off.txt"
 	nap_check "$TMP/$jname-off.txt" | sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
 
-	# 4. --no-java: the native view, no Java method named, no java line
+	# 4. against JFR: the same JVM sampled by both
+	if [ -x "$jdk/bin/jfr" ]; then
+		"$FIRN" record -F 999 -o "$TMP/$jname-jfr.pb.gz" -- "$jdk/bin/java" \
+			"-XX:StartFlightRecording:filename=$TMP/$jname.jfr,settings=profile" \
+			-cp "$cls" JavaSplit 5 >/dev/null 2>"$TMP/$jname-jfr.err"
+		check "$jname: record -- java -XX:StartFlightRecording exits 0" test $? -eq 0
+		"$jdk/bin/jfr" print --events jdk.ExecutionSample "$TMP/$jname.jfr" >"$TMP/$jname-jfr.txt"
+		python3 "$STACKS" "$TMP/$jname-jfr.pb.gz" >"$TMP/$jname-jfr-firn.txt"
+		jfr_check "$TMP/$jname-jfr-firn.txt" "$TMP/$jname-jfr.txt" |
+			sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+	else
+		skip "$jname: no jfr in the JDK: no comparison with JDK Flight Recorder"
+	fi
+
+	# 5. --no-java: the native view, no Java method named, no java line
 	"$FIRN" record --no-java -F 199 -o "$TMP/$jname-no.pb.gz" -- \
 		"$jdk/bin/java" -cp "$cls" JavaSplit 1 >/dev/null 2>"$TMP/$jname-no.err"
 	check "$jname: record --no-java exits 0" test $? -eq 0

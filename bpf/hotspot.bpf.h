@@ -47,6 +47,10 @@ struct firn_hs_walk {
 	__u8 hop, used, kind, pad[3];
 	struct firn_hotspot_method_key key;
 	struct firn_hotspot_method_val val;
+	/* blobs HotSpot never frees, kept across samples on this CPU: the interpreter (0) and the
+	 * last stub met (1, with its id), by process description */
+	struct { __u64 blob, size, id; __u32 pid, epoch; } kept[2];
+	__u32 hit; /* the frame's blob came from kept (1 + its slot), 0 from the segment map */
 };
 
 struct {
@@ -121,6 +125,32 @@ __attribute__((noinline)) int firn_hs_find_blob(struct firn_hs_walk *w, __u64 pc
 	       hs_read(&w->frame_size, 4, w->blob + (w->p.off_blob_frame_size & 0xfff)) &&
 	       hs_read(&w->name, 8, w->blob + (w->p.off_blob_name & 0xfff)) &&
 	       hs_read(&w->name, 8, w->name);
+}
+
+/* Whether pc is in a blob kept from an earlier sample (w->blob, w->name set then). */
+static __always_inline bool hs_kept(struct firn_hs_walk *w, __u64 pc)
+{
+	w->hit = 0;
+	for (int i = 0; i < 2; i++)
+		if (w->kept[i].pid == w->pid && w->kept[i].epoch == w->p.epoch &&
+		    pc - w->kept[i].blob < w->kept[i].size) {
+			w->blob = w->kept[i].blob;
+			w->name = i ? 0 : FIRN_HS_NAME_INTERP;
+			w->hit = i + 1;
+			return true;
+		}
+	return false;
+}
+
+/* Keeps w->blob (the interpreter, or a stub with its id) for later samples. */
+static __always_inline void hs_keep(struct firn_hs_walk *w, int slot, __u64 id)
+{
+	slot &= 1;
+	w->kept[slot].blob = w->blob;
+	w->kept[slot].size = (__u32)w->size;
+	w->kept[slot].id = id;
+	w->kept[slot].pid = w->pid;
+	w->kept[slot].epoch = w->p.epoch;
 }
 
 /* Whether w->blob is an nmethod: its kind from JDK 23 on, its name before. */
@@ -259,19 +289,28 @@ __attribute__((noinline)) int firn_hotspot_frame(struct firn_unwind_state *u, __
 	if (!u || !emit || !w || !w->active || u->ip < w->p.lo || u->ip >= w->p.hi || window_remote())
 		return 0;
 	count_hs(FIRN_HS_FRAMES);
-	if (!firn_hs_find_blob(w, u->exact ? u->ip : u->ip - 1)) {
+	__u64 pc = u->exact ? u->ip : u->ip - 1, id;
+	if (!hs_kept(w, pc) && !firn_hs_find_blob(w, pc)) {
 		count_hs(FIRN_HS_NO_BLOB);
 		return 0;
 	}
-	if (w->name == FIRN_HS_NAME_INTERP)
+	if (w->name == FIRN_HS_NAME_INTERP) {
+		if (!w->hit)
+			hs_keep(w, 0, 0);
 		return hs_interpreted(w, u, emit);
-	if (hs_is_nmethod(w))
+	}
+	if (!w->hit && hs_is_nmethod(w))
 		return hs_compiled(w, u, emit);
 	count_hs(FIRN_HS_STUB);
-	w->method = w->blob;
-	w->cmethod = 0;
-	*emit = FIRN_FRAME(FIRN_FRAME_KIND_JAVA,
-			   FIRN_HS_PAYLOAD(firn_hs_method_id(w), FIRN_HS_STUB_CODE, FIRN_HS_NO_BCI));
+	if (w->hit) {
+		id = w->kept[1].id;
+	} else {
+		w->method = w->blob;
+		w->cmethod = 0;
+		id = firn_hs_method_id(w);
+		hs_keep(w, 1, id);
+	}
+	*emit = FIRN_FRAME(FIRN_FRAME_KIND_JAVA, FIRN_HS_PAYLOAD(id, FIRN_HS_STUB_CODE, FIRN_HS_NO_BCI));
 	return 1;
 }
 

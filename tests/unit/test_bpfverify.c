@@ -139,7 +139,7 @@ static void test_start_wait_exit_verified(void **state)
  * (42,568 before the GPU paths were left out without --cuda). With --cuda the GPU probes' paths
  * (a launch takes its stacks too) are walked as well: 42,479. The Java walker (bpf/hotspot.bpf.h:
  * its three global functions, in every program with the frame loop) took it from 21,997 to
- * 24,093. */
+ * 24,251. */
 #define USDT_VERIFIED 24500
 #define USDT_CUDA_VERIFIED 45000
 /* With -e alloc the otel_memory path (an allocation's stack, counted twice) is walked too:
@@ -159,7 +159,7 @@ static void test_usdt_verified(void **state)
 
 /* An event's own program (bpf/toy.bpf.h, the model of one: a '?' section, loaded only when a
  * row names it) takes its stacks with count_hit, both unwinders inline: 18,014 with DWARF when
- * this was written, 20,132 with the Java walker's global functions (~2,100, as on_sample's). */
+ * this was written, 20,290 with the Java walker's global functions (~2,250, as on_sample's). */
 #define EVENT_VERIFIED 21000
 static void test_event_prog_verified(void **state)
 {

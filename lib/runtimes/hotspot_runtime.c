@@ -23,8 +23,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define RETRY_NS (50 * 1000000ull) /* a JVM still starting is looked at again after this */
-#define RETRIES 400                /* ... this many times (20 s) before it is refused */
+#define RETRY_NS (10 * 1000000ull)       /* a JVM still starting is looked at again after this */
+#define RETRY_SLOW_NS (200 * 1000000ull) /* ... and after this once RETRIES_FAST tries failed */
+#define RETRIES_FAST 50
+#define RETRIES 150                      /* tries (20 s in all) before it is refused */
 
 /* A libjvm whose symbols were read: by identity (dev, inode, size, mtime). */
 struct hsfile {
@@ -42,6 +44,7 @@ struct hsproc {
 	ssize_t file;
 	uint64_t bias;       /* libjvm's load address (its mapping at offset 0) */
 	bool described, counted, refusal_counted;
+	bool structs_read;   /* hs read (its tables are static: a retry reads the code heaps alone) */
 	unsigned tries;      /* readings of its tables that failed (a JVM still starting) */
 	uint64_t due_ns;     /* when to try again (0: not waiting) */
 	struct hotspot_structs hs;
@@ -174,19 +177,23 @@ static void refuse(struct hsrt *r, struct hsproc *pr, const char *why)
 	snprintf(r->st.last_refusal, sizeof(r->st.last_refusal), "%s", why);
 }
 
-/* Reads pr's tables and code heaps and tells the walker; a JVM still starting (its code cache
- * not made yet) is tried again at now + RETRY_NS, up to RETRIES times. */
+/* Reads pr's tables and code heaps and tells the walker; a JVM still starting (libjvm mapped but
+ * its tables' strides not yet set by its initializers, its code cache not made yet: a few reads
+ * each time once the tables are read) is tried again every RETRY_NS, then RETRY_SLOW_NS, up to
+ * RETRIES times. */
 static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 {
 	struct hotspot_codecache *cc = &pr->cc;
 	struct firn_hotspot_proc p;
 	char why[sizeof(r->st.last_refusal)];
-	int err = hotspot_structs_read(&pr->hs, &r->files[pr->file].s, pr->bias, &r->mem, pr->pid);
+	int err = pr->structs_read ? 0 : hotspot_structs_read(&pr->hs, &r->files[pr->file].s,
+							      pr->bias, &r->mem, pr->pid);
 
+	pr->structs_read = !err;
 	if (!err)
 		err = hotspot_codecache_read(&pr->hs, &r->mem, pr->pid, cc);
 	if (err && ++pr->tries < RETRIES) {
-		pr->due_ns = now_ns + RETRY_NS;
+		pr->due_ns = now_ns + (pr->tries < RETRIES_FAST ? RETRY_NS : RETRY_SLOW_NS);
 		return;
 	}
 	if (err) {

@@ -51,11 +51,17 @@ struct hsproc {
 	struct hotspot_codecache cc; /* its code heaps (described) */
 };
 
-/* One method id of the walker: its name ("Class.method"; NULL: not read). */
+#define LINES_READ 1024 /* bytes of a method's line number table read at most */
+#define LINES_MAX 256   /* rows kept of it */
+
+/* One method id of the walker: its name ("Class.method"; NULL: not read), its lines by bytecode
+ * index (NULL: none read). */
 struct hsmethod {
 	uint64_t id;
 	pid_t pid;
 	char *name;
+	struct hotspot_line *lines;
+	uint32_t nlines;
 };
 
 struct hsrt {
@@ -120,6 +126,56 @@ int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codec
 		p->hi = cc->heap[i].high > p->hi ? cc->heap[i].high : p->hi;
 	}
 	return 0;
+}
+
+/* ---- line numbers ---- */
+
+/* One UNSIGNED5 int at b[*i] (HotSpot's CompressedReadStream: bytes below 192 + excess end it,
+ * 6 more bits each, 5 bytes at most); false past n. */
+static bool unsigned5(const uint8_t *b, size_t n, size_t *i, unsigned excess, uint32_t *out)
+{
+	uint32_t sum = 0;
+
+	for (int k = 0, shift = 0; k < 5; k++, shift += 6) {
+		if (*i >= n || b[*i] < excess)
+			return false;
+		uint32_t v = (uint32_t)(b[(*i)++] - excess);
+		sum += v << shift;
+		if (v < 192 || k == 4) {
+			*out = sum;
+			return true;
+		}
+	}
+	return false;
+}
+
+int hotspot_lines_decode(const uint8_t *buf, size_t len, unsigned excess, struct hotspot_line *rows,
+			 int max)
+{
+	uint32_t bci = 0, bd, ld;
+	int64_t line = 0;
+	size_t i = 0;
+	int n = 0;
+
+	while (i < len && buf[i]) {
+		uint8_t b = buf[i++];
+		if (b != 0xFF) {
+			bd = b >> 3, ld = b & 7;
+		} else if (!unsigned5(buf, len, &i, excess, &bd) || !unsigned5(buf, len, &i, excess, &ld)) {
+			return -EINVAL;
+		} else { /* signed: zigzag */
+			bd = (bd >> 1) ^ -(bd & 1), ld = (ld >> 1) ^ -(ld & 1);
+		}
+		if ((int32_t)bd < 0 || bci + bd < bci)
+			return -EINVAL;
+		bci += bd, line += (int32_t)ld;
+		if (line <= 0 || line > INT32_MAX)
+			return -EINVAL;
+		if (n < max)
+			rows[n] = (struct hotspot_line){ bci, (uint32_t)line };
+		n += n < max;
+	}
+	return i < len ? n : -EINVAL;
 }
 
 /* ---- processes ---- */
@@ -268,7 +324,7 @@ static void rt_free(struct runtime *rt)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nmethods; i++)
-		free(r->methods[i].name);
+		free(r->methods[i].name), free(r->methods[i].lines);
 	free(r->methods);
 	free(r->files);
 	free(r->procs);
@@ -386,6 +442,33 @@ static char *method_name(struct hsrt *r, const struct hsproc *pr,
 	return strdup(buf);
 }
 
+/* The line number table of the method e announced, where its JDK says it has one: after its
+ * ConstMethod's bytecodes, read up to LINES_READ bytes (less where its memory ends). */
+static void read_lines(struct hsrt *r, const struct hsproc *pr,
+		       const struct firn_hotspot_method_event *e, struct hsmethod *m)
+{
+	const struct hotspot_structs *hs = &pr->hs;
+	uint16_t flags = 0, code_size = 0;
+	uint8_t buf[LINES_READ];
+	struct hotspot_line rows[LINES_MAX];
+	size_t len = sizeof(buf);
+	int n;
+
+	if (!hs->cmethod_flags || hs->cmethod_has_lines <= 0 || hs->cmethod_has_lines > 0xffff ||
+	    hotspot_mem_read(&r->mem, pr->pid, e->cmethod + hs->cmethod_flags, &flags, 2) ||
+	    !(flags & hs->cmethod_has_lines) ||
+	    hotspot_mem_read(&r->mem, pr->pid, e->cmethod + hs->cmethod_code_size, &code_size, 2))
+		return;
+	uint64_t at = e->cmethod + hs->size_cmethod + code_size;
+	while (len >= 16 && hotspot_mem_read(&r->mem, pr->pid, at, buf, len))
+		len /= 4;
+	n = len < 16 ? -EINVAL : hotspot_lines_decode(buf, len, hs->jdk >= 21, rows, LINES_MAX);
+	if (n <= 0 || !(m->lines = malloc(sizeof(rows[0]) * (size_t)n)))
+		return;
+	memcpy(m->lines, rows, sizeof(rows[0]) * (size_t)n);
+	m->nlines = (uint32_t)n;
+}
+
 /* The walker gave a method an id: its names are read now, while the process lives. */
 static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 {
@@ -401,20 +484,42 @@ static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 	struct hsproc *pr = proc_find(r, (pid_t)e->pid);
 	*m = (struct hsmethod){ .id = e->id, .pid = (pid_t)e->pid };
 	m->name = pr && pr->described ? method_name(r, pr, e) : NULL;
+	if (m->name && e->cmethod)
+		read_lines(r, pr, e, m);
 	r->st.methods += m->name != NULL;
 	r->st.unreadable += m->name == NULL;
 	return 0;
 }
 
-/* A Java frame: its method's name, or nothing when it was not read ("[unknown]"). */
+/* The line of bytecode index bci in m (an interpreted frame's), else m's first row's. */
+static uint32_t line_of(const struct hsmethod *m, uint64_t bci)
+{
+	size_t lo = 0, hi = m->nlines;
+
+	if (!m->nlines)
+		return 0;
+	if (bci == FIRN_HS_NO_BCI)
+		return m->lines[0].line;
+	while (hi - lo > 1) { /* the last row at or before bci */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->lines[mid].bci <= bci)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return m->lines[lo].line;
+}
+
+/* A Java frame: its method's name and line, or nothing when it was not read ("[unknown]"). */
 static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
 		      int max)
 {
-	struct hsmethod *m = method_find((struct hsrt *)rt, FIRN_HS_ID(resolver_payload(v)));
+	uint64_t payload = resolver_payload(v);
+	struct hsmethod *m = method_find((struct hsrt *)rt, FIRN_HS_ID(payload));
 
 	if (max < 1 || !m || m->pid != pid || !m->name)
 		return 0;
-	out[0] = (struct resolved_frame){ .name = m->name };
+	out[0] = (struct resolved_frame){ .name = m->name, .line = line_of(m, FIRN_HS_BCI(payload)) };
 	return 1;
 }
 

@@ -48,6 +48,19 @@ int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspo
 			   const struct hotspot_mem *mem, pid_t pid,
 			   const struct firn_hotspot_method_event *e, char *buf, size_t len);
 
+/* One row of a method's line number table: from bytecode index bci on, source line line. */
+struct hotspot_line {
+	uint32_t bci, line;
+};
+
+/* Decodes HotSpot's compressed line number table (CompressedLineNumberReadStream: a byte
+ * bci_delta << 3 | line_delta per row, or 0xFF and the two deltas as signed UNSIGNED5 ints, 0 at
+ * the end; excess: UNSIGNED5's lowest byte value, 1 from JDK 21 on, 0 before) from buf (len
+ * bytes) into rows (at most max). Returns the rows decoded, or -EINVAL when the table runs past
+ * len before its end, a bytecode index goes backwards or a line is not positive. */
+int hotspot_lines_decode(const uint8_t *buf, size_t len, unsigned excess, struct hotspot_line *rows,
+			 int max);
+
 struct runtime_ops;
 extern const struct runtime_ops runtime_java;
 

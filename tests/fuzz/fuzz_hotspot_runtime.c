@@ -4,7 +4,10 @@
  * with FIRN_HOTSPOT_SEEDS=DIR): a method at BASE + 0x100 announced with the ConstMethod address
  * in the input's first 8 bytes, and a stub's CodeBlob at BASE + 0x1010 in a code heap at
  * BASE + 0x1000 (segment map at BASE + 0x800). Names come back NUL-terminated, empty on an error,
- * a method's "Class.name" (hotspot_method_format's: a fuzzed name may hold '/'); nothing is read outside the input. */
+ * a method's "Class.name" (hotspot_method_format's: a fuzzed name may hold '/'); nothing is
+ * read outside the input. The input is also a compressed line number table
+ * (hotspot_lines_decode, both encodings): rows by rising bytecode index, positive lines, no more
+ * than room. */
 #include <errno.h>
 #include <string.h>
 
@@ -51,6 +54,17 @@ static void check(const struct hotspot_structs *hs, const struct hotspot_codecac
 		FUZZ_ASSERT(strchr(buf, '.') != NULL);
 }
 
+/* The input as a line number table. */
+static void lines(const uint8_t *data, size_t size, unsigned excess)
+{
+	struct hotspot_line rows[16];
+	int n = hotspot_lines_decode(data, size, excess, rows, 16);
+
+	FUZZ_ASSERT(n == -EINVAL || (n >= 0 && n <= 16));
+	for (int i = 0; i < n; i++)
+		FUZZ_ASSERT(rows[i].line > 0 && (!i || rows[i].bci >= rows[i - 1].bci));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct image im = { data, size };
@@ -70,5 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&cmethod, data, 8);
 	check(&hs, &cc, &mem, BASE + 0x100, cmethod ? cmethod : 1);
 	check(&hs, &cc, &mem, BASE + 0x1010, 0);
+	lines(data, size, 0);
+	lines(data, size, 1);
 	return 0;
 }

@@ -4,7 +4,8 @@
  * memory with JDK 17's offsets: a method by its Method*, a stub by its CodeBlob; a Method* whose
  * ConstMethod is no longer the one the walker saw (the method unloaded, its memory reused by
  * another) is refused, -ESTALE, never given the other method's name; so is an address that is
- * no longer a blob's start. With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there (its ConstMethod
+ * no longer a blob's start. hotspot_lines_decode: a compressed line number table as JDK 17 and
+ * JDK 21+ (UNSIGNED5's excess of 1) write it, and damaged ones refused. With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there (its ConstMethod
  * address in its first 8 bytes): tests/fuzz/corpus/fuzz_hotspot_runtime. */
 #include <errno.h>
 #include <limits.h>
@@ -255,9 +256,40 @@ static void test_proc_of(void **state)
 	assert_non_null(strstr(why, "an offset out of the walker's reach"));
 }
 
+/* JavaSplit.main's table (line 22 at bci 0, an escape; then 25 at bci 3, 27 at bci 13 in single
+ * bytes), in JDK 17's encoding and JDK 21's (every UNSIGNED5 byte one more). */
+static void test_lines(void **state)
+{
+	static const uint8_t jdk17[] = { 0xFF, 0, 44, 3 << 3 | 3, 10 << 3 | 2, 0 };
+	static const uint8_t jdk21[] = { 0xFF, 1, 45, 3 << 3 | 3, 10 << 3 | 2, 0 };
+	static const uint8_t back[] = { 0xFF, 3, 44, 0 };   /* bci - 2 */
+	static const uint8_t zero[] = { 0xFF, 0, 0, 0 };    /* line 0 */
+	static const uint8_t open[] = { 3 << 3 | 3, 0xFF }; /* no end */
+	struct hotspot_line rows[4];
+	(void)state;
+
+	assert_int_equal(hotspot_lines_decode(jdk17, sizeof(jdk17), 0, rows, 4), 3);
+	assert_int_equal(rows[0].bci, 0);
+	assert_int_equal(rows[0].line, 22);
+	assert_int_equal(rows[1].bci, 3);
+	assert_int_equal(rows[1].line, 25);
+	assert_int_equal(rows[2].bci, 13);
+	assert_int_equal(rows[2].line, 27);
+	memset(rows, 0, sizeof(rows));
+	assert_int_equal(hotspot_lines_decode(jdk21, sizeof(jdk21), 1, rows, 4), 3);
+	assert_int_equal(rows[2].line, 27);
+	assert_int_equal(hotspot_lines_decode(jdk21, sizeof(jdk21), 0, rows, 4), -EINVAL);
+	assert_int_equal(hotspot_lines_decode(jdk17, sizeof(jdk17), 0, rows, 2), 2); /* room for 2 */
+	assert_int_equal(hotspot_lines_decode(back, sizeof(back), 0, rows, 4), -EINVAL);
+	assert_int_equal(hotspot_lines_decode(zero, sizeof(zero), 0, rows, 4), -EINVAL);
+	assert_int_equal(hotspot_lines_decode(open, sizeof(open), 0, rows, 4), -EINVAL);
+	assert_int_equal(hotspot_lines_decode(jdk17, 5, 0, rows, 4), -EINVAL); /* cut before its end */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_named),
 		cmocka_unit_test(test_reused),
 		cmocka_unit_test(test_refused),

@@ -16,6 +16,7 @@
 #include "../../bpf/hotspot.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ struct hsproc {
 struct hsmethod {
 	uint64_t id;
 	pid_t pid;
-	char *name;
+	char *name, *file; /* file: its class's source ("java/util/HashMap.java"), or NULL */
 	struct hotspot_line *lines;
 	uint32_t nlines;
 };
@@ -324,7 +325,7 @@ static void rt_free(struct runtime *rt)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nmethods; i++)
-		free(r->methods[i].name), free(r->methods[i].lines);
+		free(r->methods[i].name), free(r->methods[i].file), free(r->methods[i].lines);
 	free(r->methods);
 	free(r->files);
 	free(r->procs);
@@ -484,8 +485,12 @@ static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 	struct hsproc *pr = proc_find(r, (pid_t)e->pid);
 	*m = (struct hsmethod){ .id = e->id, .pid = (pid_t)e->pid };
 	m->name = pr && pr->described ? method_name(r, pr, e) : NULL;
-	if (m->name && e->cmethod)
+	if (m->name && e->cmethod) {
+		char file[PATH_MAX];
 		read_lines(r, pr, e, m);
+		if (!hotspot_method_source(&pr->hs, &r->mem, pr->pid, e->method, file, sizeof(file)))
+			m->file = strdup(file); /* NULL: no file named */
+	}
 	r->st.methods += m->name != NULL;
 	r->st.unreadable += m->name == NULL;
 	return 0;
@@ -519,7 +524,8 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 
 	if (max < 1 || !m || m->pid != pid || !m->name)
 		return 0;
-	out[0] = (struct resolved_frame){ .name = m->name, .line = line_of(m, FIRN_HS_BCI(payload)) };
+	out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
+					  .line = line_of(m, FIRN_HS_BCI(payload)) };
 	return 1;
 }
 

@@ -3,7 +3,7 @@
 jfr_check() {
 	python3 - "$@" <<'PY'
 import collections, math, re, sys
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@:[0-9]+$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
 firn, jfr, top = collections.Counter(), collections.Counter(), False
 for l in open(sys.argv[1]):
     tid, n, stack = l.rstrip("\n").split(" ", 2)
@@ -35,7 +35,8 @@ JDKS="DIR..." names more; a JDK
 #    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
 #    split the program measured itself; >= 95 % of the samples that ran Java code (under
 #    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
-#    >= 95 % of the hot methods' samples at their lines (main's calls at 25 and 27: an
+#    >= 95 % of the hot methods' samples at their file and lines (JavaSplit.java; main's calls
+#    at 25 and 27: an
 #    interpreted frame's bytecode index; the methods' loops, 9 and 15: a compiled frame's first
 #    line, or the bytecode's);
 #    >= 95 % of them reach the thread's start; the summary's java line;
@@ -102,7 +103,7 @@ import math, re, sys
 rows = [l.rstrip("\n").split(" ", 2) for l in open(sys.argv[1])]
 clk = dict(kv.split("=") for kv in open(sys.argv[2]).read().split()[1:] if "=" in kv)
 floor = int(sys.argv[3])
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@:[0-9]+$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
 ran = named = rooted = under_main = one = two = lined = 0
 for tid, n, stack in rows:
     n, frames = int(n), stack.split(";")
@@ -121,7 +122,7 @@ for tid, n, stack in rows:
         jf = [f for f in frames if java_name.match(f)]
         want = {"JavaSplit.firnOne": ("25", "9", "10"), "JavaSplit.firnTwo": ("27", "15", "16")}
         m = names[hot[0]]
-        lined += n if (hot[0] > 0 and jf[hot[0] - 1] == "JavaSplit.main@:" + want[m][0] and
+        lined += n if (hot[0] > 0 and jf[hot[0] - 1] == "JavaSplit.main@JavaSplit.java:" + want[m][0] and
                        jf[hot[0]].rsplit(":", 1)[1] in want[m][1:]) else 0
 def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
 real = int(clk.get("firnOne", 0)) / max(int(clk.get("firnOne", 0)) + int(clk.get("firnTwo", 0)), 1)
@@ -136,8 +137,8 @@ out(named >= 0.95 * ran, "%.1f%% of the samples running Java code have a named J
     % (100.0 * named / max(ran, 1)))
 out(n > 0 and under_main >= 0.95 * n, "%.1f%% of the hot methods' samples have JavaSplit.main under them (>= 95%%)"
     % (100.0 * under_main / max(n, 1)))
-out(n > 0 and lined >= 0.95 * n, "%.1f%% of the hot methods' samples at their lines: main@25/27 calling "
-    "firnOne@9-10/firnTwo@15-16 (>= 95%%)" % (100.0 * lined / max(n, 1)))
+out(n > 0 and lined >= 0.95 * n, "%.1f%% of the hot methods' samples at their lines: main@JavaSplit.java:25/27 "
+    "calling firnOne@9-10/firnTwo@15-16 (>= 95%%)" % (100.0 * lined / max(n, 1)))
 out(rooted >= 0.95 * ran, "%.1f%% of them reach the thread's start (>= 95%%)" % (100.0 * rooted / max(ran, 1)))
 PY
 }

@@ -23,6 +23,7 @@
 
 #include "../../bpf/firn.h"
 #include "../../bpf/hotspot.h"
+#include "runtimes/hotspot_names.h"
 #include "runtimes/hotspot_runtime.h"
 
 #define BASE 0x7f0000000000ULL
@@ -37,6 +38,7 @@
 #define SYM_NAME 0x600
 #define SYM_SIG 0x700
 #define SYM_OTHER 0x780
+#define SYM_FILE 0x7c0
 /* a code heap: its segment map, blob names, 256 segments of 16 bytes */
 #define SEGMAP 0x800
 #define NAMES 0x900
@@ -68,6 +70,7 @@ static void jdk17(struct hotspot_structs *hs)
 	hs->blob_name = 0, hs->blob_size = 8, hs->blob_frame_size = 12, hs->blob_code_begin = 16;
 	hs->nm_method = 24, hs->cmethod_code_size = 12, hs->size_cmethod = 56;
 	hs->frame_method = -3, hs->frame_bcp = -8, hs->frame_sender_sp = -1;
+	hs->cpool_source_file_index = 64;
 }
 
 static void poke(struct fake *f, size_t at, const void *v, size_t len)
@@ -120,6 +123,9 @@ static void build(struct fake *f)
 	put_symbol(f, SYM_NAME, "resize");
 	put_symbol(f, SYM_SIG, "()V");
 	put_symbol(f, SYM_OTHER, "other");
+	poke_u16(f, CPOOL + 64, 6); /* the source file's name in slot 6 */
+	poke_ptr(f, CPOOL + 72 + 8 * 6, BASE + SYM_FILE);
+	put_symbol(f, SYM_FILE, "HashMap.java");
 	memset(f->mem + SEGMAP, 0xFF, 256);
 	for (unsigned i = 0; i < 4; i++)
 		f->mem[SEGMAP + i] = (uint8_t)i;
@@ -182,6 +188,27 @@ static void test_named(void **state)
 	assert_string_equal(buf, "java.util.HashMap.resize");
 	assert_int_equal(name_of(&f, HEAP + 16, 0, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "StubRoutines (1)");
+}
+
+/* The source file of a method's class, under its package's folders; none: -ENOENT. */
+static void test_source(void **state)
+{
+	struct fake f;
+	struct hotspot_structs hs;
+	struct hotspot_mem mem = { fake_read, &f };
+	char buf[64];
+	(void)state;
+
+	build(&f);
+	jdk17(&hs);
+	assert_int_equal(hotspot_method_source(&hs, &mem, 1, BASE + METHOD, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "java/util/HashMap.java");
+	assert_int_equal(hotspot_method_source(&hs, &mem, 1, BASE + METHOD, buf, 10), -EINVAL);
+	assert_string_equal(buf, "");
+	poke_u16(&f, CPOOL + 64, 0);
+	assert_int_equal(hotspot_method_source(&hs, &mem, 1, BASE + METHOD, buf, sizeof(buf)), -ENOENT);
+	hs.cpool_source_file_index = 0;
+	assert_int_equal(hotspot_method_source(&hs, &mem, 1, BASE + METHOD, buf, sizeof(buf)), -ENOENT);
 }
 
 /* The Method*'s memory reused by another method (its ConstMethod now CMETHOD2, "other"): the
@@ -290,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_source),
 		cmocka_unit_test(test_named),
 		cmocka_unit_test(test_reused),
 		cmocka_unit_test(test_refused),

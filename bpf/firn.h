@@ -72,6 +72,7 @@ struct firn_stack {
 #define FIRN_FRAME_KIND_PYTHON 1 /* a Python function (bpf: the interpreter unwinder) */
 #define FIRN_FRAME_KIND_GPU 2    /* a GPU kernel (bpf: the CUDA probes) */
 #define FIRN_FRAME_KIND_V8 3     /* a JavaScript function (bpf/v8.bpf.h) */
+#define FIRN_FRAME_KIND_JAVA 4   /* a Java method (bpf/hotspot.bpf.h; its types in bpf/hotspot.h) */
 #define FIRN_FRAME_KINDS 16
 
 /* The unwinders program array (bpf/profile.bpf.c) is indexed by tag: the program of each

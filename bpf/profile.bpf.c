@@ -379,6 +379,8 @@ static __always_inline void walker_count(__u32 tag, __u32 i)
 
 /* The JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
 #include "v8.bpf.h"
+/* The Java frame walker (firn_hotspot_frame, called from unwind_frame): FIRN-JAVA */
+#include "hotspot.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -947,6 +949,12 @@ static long unwind_frame(__u32 i, void *arg)
 	}
 	out->ips[n] = u->ip;
 	out->len = n + 1;
+	__u64 emit = 0; /* FIRN-JAVA: a pc in a JVM's CodeCache, maybe stepped by the Java walker */
+	int java = firn_hotspot_frame(u, &emit);
+	if (java)
+		out->ips[n] = emit;
+	if (java == 2)
+		return u->stop != FIRN_UNW_NR;
 	__u64 fp = u->bp; /* FIRN-V8: a frame stepped by frame pointer may be JavaScript */
 	__u32 fps = u->fp;
 	u->stop = unwind_step(u);
@@ -1055,6 +1063,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->pid = pid;
 	u->found.row_count = 0;
 	v8_begin(pid); /* FIRN-V8 */
+	hotspot_begin(pid); /* FIRN-JAVA */
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	if (!dwarf_unwind) {
 		fp_trim_root(s);

@@ -176,6 +176,7 @@ static enum flame_colors kind_palette(enum frame_kind kind)
 		return FLAME_COLORS_ORANGE;
 	case FRAME_JIT:
 	case FLAME_KIND_JAVASCRIPT: /* JIT code, named */
+	case FLAME_KIND_JAVA:
 		return FLAME_COLORS_GREEN;
 	case FRAME_INLINE:
 		return FLAME_COLORS_AQUA;
@@ -227,7 +228,7 @@ static void color_scale(int64_t delta, int64_t maxdelta, uint8_t rgb[3])
 
 /* ---- the tree: distinct stacks over (name, kind) keys ---- */
 
-static const char *const kind_suffix[FLAME_NKINDS] = { "", "_[k]", "_[j]", "_[i]", "", "" };
+static const char *const kind_suffix[FLAME_NKINDS] = { "", "_[k]", "_[j]", "_[i]", "", "", "", "" };
 
 /* An empty tree over names. */
 int flame_tree_init(struct flame_tree *t, struct strtab *names)

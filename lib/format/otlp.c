@@ -49,6 +49,7 @@ enum {
 static const char *const runtime_frame_types[FRAME_RUNTIMES] = {
 	[FRAME_PYTHON] = "cpython",
 	[FRAME_JAVASCRIPT] = "v8js",
+	[FRAME_JAVA] = "jvm",
 };
 
 /* An attribute_table entry: key and unit are string_table indexes; the value is lit (a static

@@ -9,6 +9,7 @@ static const char *const mappings[FRAME_RUNTIMES] = {
 	[FRAME_PYTHON] = "[python]",
 	[FRAME_GPU] = "[gpu]",
 	[FRAME_JAVASCRIPT] = "[javascript]",
+	[FRAME_JAVA] = "[java]",
 };
 
 /* The names users give them (report --runtime), by enum frame_runtime. */
@@ -17,6 +18,7 @@ static const char *const names[FRAME_RUNTIMES] = {
 	[FRAME_PYTHON] = "python",
 	[FRAME_GPU] = "gpu",
 	[FRAME_JAVASCRIPT] = "javascript",
+	[FRAME_JAVA] = "java",
 };
 
 const char *frame_runtime_mapping(enum frame_runtime r)

@@ -19,6 +19,7 @@ enum frame_runtime {
 	FRAME_PYTHON,     /* CPython functions (lib/runtimes/pyframes.h) */
 	FRAME_GPU,        /* GPU kernels and copies (lib/runtimes/gpuframes.h) */
 	FRAME_JAVASCRIPT, /* JavaScript functions read from V8 (lib/runtimes/v8frames.h) */
+	FRAME_JAVA,       /* Java methods read from HotSpot (lib/runtimes/hotspot_runtime.h) */
 	FRAME_RUNTIMES
 };
 

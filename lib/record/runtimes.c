@@ -17,11 +17,13 @@
 #include "record/recorder.h"
 #include "runtimes/otelthread.h"
 #include "runtimes/v8frames.h"
+#include "runtimes/hotspot_runtime.h"
 
 const struct runtime_ops *const runtimes[] = {
 	&runtime_python,
 	&runtime_gpu,
 	&runtime_v8,
+	&runtime_java,
 	&runtime_otel,
 	&runtime_go,
 #ifdef FIRN_TEST_TOY_RUNTIME

@@ -84,6 +84,37 @@ int hotspot_method_read(const struct hotspot_structs *hs, const struct hotspot_m
 	return 0;
 }
 
+int hotspot_method_source(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+			  uint64_t method, char *buf, size_t len)
+{
+	struct hotspot_method m;
+	uint64_t cm, cp, sym;
+	uint16_t index;
+	char file[128];
+	int err;
+
+	buf[0] = 0;
+	if (!hs->cpool_source_file_index)
+		return -ENOENT;
+	if ((err = hotspot_mem_word(mem, pid, method + hs->method_const, &cm)) ||
+	    (err = hotspot_mem_word(mem, pid, cm + hs->cmethod_constants, &cp)) ||
+	    (err = read_u16(mem, pid, cp + hs->cpool_source_file_index, &index)))
+		return err;
+	if (!index)
+		return -ENOENT;
+	if ((err = pool_symbol(hs, mem, pid, cp, index, &sym)) ||
+	    (err = read_symbol(hs, mem, pid, sym, file, sizeof(file))) ||
+	    (err = read_holder(hs, mem, pid, cp, &m)))
+		return err;
+	char *dot = strrchr(m.klass, '.'); /* the package's folders: the class's name up to its last dot */
+	for (char *c = m.klass; dot && c < dot; c++)
+		*c = *c == '.' ? '/' : *c;
+	if (snprintf(buf, len, "%.*s%s%s", dot ? (int)(dot - m.klass) : 0, m.klass, dot ? "/" : "",
+		     file) >= (int)len)
+		return (buf[0] = 0, -EINVAL);
+	return 0;
+}
+
 int hotspot_method_format(const struct hotspot_method *m, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%s.%s", m->klass, m->name);

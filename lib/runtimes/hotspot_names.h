@@ -31,6 +31,13 @@ struct hotspot_method {
 int hotspot_method_read(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
 			uint64_t method, struct hotspot_method *out);
 
+/* The source file of the class of the Method at method, as javac names it, under its package's
+ * folders ("java/util/HashMap.java") into buf (len bytes, NUL-terminated; "" on an error). 0;
+ * -ENOENT when hs has no ConstantPool::_source_file_name_index or the class names no source
+ * file; -EFAULT, -EINVAL as hotspot_method_read. */
+int hotspot_method_source(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+			  uint64_t method, char *buf, size_t len);
+
 /* "java.util.HashMap.resize" into buf (len bytes, NUL-terminated, truncated as snprintf);
  * returns the length snprintf gives. */
 int hotspot_method_format(const struct hotspot_method *m, char *buf, size_t len);

@@ -101,6 +101,10 @@ struct hotspot_structs {
 	/* Method, ConstMethod (bytecodes follow it), ConstantPool (its slots follow it) */
 	uint32_t method_const, cmethod_constants, cmethod_code_size, cmethod_name_index,
 		cmethod_signature_index, cpool_holder, cpool_source_file_index, cpool_length;
+	/* ConstMethod's flags (a u2 up to JDK 20, ConstMethodFlags' u4 after; optional) and the bit
+	 * saying its compressed line number table follows the bytecodes (0: not known) */
+	uint32_t cmethod_flags;
+	int32_t cmethod_has_lines;
 	uint32_t klass_name, symbol_length, symbol_body;
 	/* the loaded classes and their methods, for tests and diagnostics (optional): the list of
 	 * ClassLoaderData from ClassLoaderDataGraph::_head, each one's Klass list (_next_link),

@@ -445,5 +445,5 @@ for o in focus ignore show-from thread module; do
 	grep -q "^firn report: invalid regular expression 'a\[' for --$o: ." "$TMP/err" && [ ! -s "$TMP/out" ] &&
 		pass "bad --$o: message" || fail "bad --$o: message is '$(head -1 "$TMP/err")'"
 done
-fails_with "unknown --runtime" 2 "firn report: invalid value 'ruby' for --runtime (python, gpu or javascript)" \
+fails_with "unknown --runtime" 2 "firn report: invalid value 'ruby' for --runtime (python, gpu, javascript or java)" \
 	--runtime ruby simple.folded

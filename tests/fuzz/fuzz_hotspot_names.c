@@ -2,7 +2,8 @@
  * hotspot_method_read over struct hotspot_mem) with JDK 17's offsets. The input is the process's
  * memory at BASE, the Method at BASE + 0x100, as test_hotspot_names's fake lays it out (seed:
  * that fake, written with FIRN_HOTSPOT_SEEDS=DIR). Names come back NUL-terminated, all empty on
- * an error, and nothing is read outside the input. */
+ * an error, and nothing is read outside the input. hotspot_method_source too (the source file's
+ * index at ConstantPool + 64): a path or "", as its result says. */
 #include <errno.h>
 #include <string.h>
 
@@ -45,5 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!m.klass[0] && !m.name[0] && !m.signature[0]);
 	else
 		FUZZ_ASSERT(m.klass[0] && m.name[0] && m.signature[0] && !strchr(m.klass, '/'));
+	char file[300];
+	hs.cpool_source_file_index = 64;
+	err = hotspot_method_source(&hs, &mem, 1, BASE + 0x100, file, sizeof(file));
+	FUZZ_ASSERT(err == 0 || err == -EFAULT || err == -EINVAL || err == -ENOENT);
+	FUZZ_ASSERT(memchr(file, 0, sizeof(file)) && (err ? !file[0] : file[0] != 0));
 	return 0;
 }

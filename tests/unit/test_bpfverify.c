@@ -144,8 +144,10 @@ static void test_start_wait_exit_verified(void **state)
 /* The USDT program (a probe's stack, with the native and the Python unwinder inline: it cannot
  * tail-call the perf_event programs) within its budget: 21,140 with DWARF when this was written
  * (42,568 before the GPU paths were left out without --cuda). With --cuda the GPU probes' paths
- * (a launch takes its stacks too) are walked as well: 42,479. */
-#define USDT_VERIFIED 22000
+ * (a launch takes its stacks too) are walked as well: 42,479. The Java walker (bpf/hotspot.bpf.h:
+ * its three global functions, in every program with the frame loop) took it from 21,997 to
+ * 24,251. */
+#define USDT_VERIFIED 24500
 #define USDT_CUDA_VERIFIED 45000
 /* With -e alloc the otel_memory path (an allocation's stack, counted twice) is walked too:
  * 37,002 with DWARF (the live heap's map and inuse counts included) when this was written. */
@@ -163,12 +165,13 @@ static void test_usdt_verified(void **state)
 }
 
 /* An event's own program (bpf/toy.bpf.h, the model of one: a '?' section, loaded only when a
- * row names it) takes its stacks with count_hit, both unwinders inline: within the common
- * budget (18,014 with DWARF when this was written). */
+ * row names it) takes its stacks with count_hit, both unwinders inline: 18,014 with DWARF when
+ * this was written, 20,290 with the Java walker's global functions (~2,250, as on_sample's). */
+#define EVENT_VERIFIED 21000
 static void test_event_prog_verified(void **state)
 {
 	(void)state;
-	check_program("on_toy");
+	check_budget("on_toy", EVENT_VERIFIED);
 }
 
 /* -e alloc's uprobe programs (bpf/alloc.bpf.h): the return's takes an allocation's stack as

@@ -1,0 +1,591 @@
+/* runtime_java: Java frames read from HotSpot's own structures (see hotspot_runtime.h). */
+#include "runtimes/hotspot_runtime.h"
+#include "runtimes/runtime.h"
+#include "runtimes/hotspot_names.h"
+#include "base/hash.h"
+#include "base/hashtab.h"
+#include "base/safeopen.h"
+#include "base/strput.h"
+#include "base/vec.h"
+#include "proc/procmap.h"
+#include "source/sample_source.h"
+
+#include <linux/types.h>
+
+#include "../../bpf/firn.h"
+#include "../../bpf/hotspot.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define RETRY_NS (10 * 1000000ull)       /* a JVM still starting is looked at again after this */
+#define RETRY_SLOW_NS (200 * 1000000ull) /* ... and after this once RETRIES_FAST tries failed */
+#define RETRIES_FAST 50
+#define RETRIES 150                      /* tries (20 s in all) before it is refused */
+
+/* A libjvm whose symbols were read: by identity (dev, inode, size, mtime). */
+struct hsfile {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int err; /* hotspot_syms_read_fd's */
+	struct hotspot_syms s;
+};
+
+/* A process met: its libjvm (file -1: none found), its tables once read. */
+struct hsproc {
+	pid_t pid;
+	ssize_t file;
+	uint64_t bias;       /* libjvm's load address (its mapping at offset 0) */
+	bool described, counted, refusal_counted;
+	bool structs_read;   /* hs read (its tables are static: a retry reads the code heaps alone) */
+	unsigned tries;      /* readings of its tables that failed (a JVM still starting) */
+	uint64_t due_ns;     /* when to try again (0: not waiting) */
+	struct hotspot_structs hs;
+	struct hotspot_codecache cc; /* its code heaps (described) */
+};
+
+#define LINES_READ 1024 /* bytes of a method's line number table read at most */
+#define LINES_MAX 256   /* rows kept of it */
+
+/* One method id of the walker: its name ("Class.method"; NULL: not read), its lines by bytecode
+ * index (NULL: none read). */
+struct hsmethod {
+	uint64_t id;
+	pid_t pid;
+	char *name, *file; /* file: its class's source ("java/util/HashMap.java"), or NULL */
+	struct hotspot_line *lines;
+	uint32_t nlines;
+};
+
+struct hsrt {
+	const struct runtime_host *h;
+	struct hotspot_mem mem;
+	struct hsfile *files;
+	size_t nfiles, capfiles;
+	struct hsproc *procs;
+	size_t nprocs, capprocs;
+	struct hsmethod *methods;
+	size_t nmethods, capmethods;
+	struct hashtab index; /* id → methods */
+	uint32_t epoch;
+	struct hotspot_runtime_stats st;
+};
+
+/* The process's memory through process_vm_readv. */
+static int vm_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	(void)ctx;
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+		    struct firn_hotspot_proc *p, char *why, size_t len)
+{
+	uint32_t offs[] = { hs->size_heapblock, hs->heapblock_used, hs->blob_size,
+			    hs->blob_frame_size, hs->blob_name, hs->blob_kind, hs->nm_method,
+			    hs->method_const, hs->cmethod_constants, hs->cmethod_code_size,
+			    hs->size_cmethod };
+	const char *bad = NULL;
+
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]) && !bad; i++)
+		if (offs[i] >= 4096)
+			bad = "an offset out of the walker's reach";
+	if (!bad && (cc->nheaps < 1 || cc->nheaps > FIRN_HS_HEAPS))
+		bad = "more code heaps than the walker reads";
+	if (!bad && (hs->frame_method >= 0 || hs->frame_method < -16 || hs->frame_bcp >= 0 ||
+		     hs->frame_bcp < -16 || hs->frame_sender_sp >= 0 || hs->frame_sender_sp < -16))
+		bad = "interpreter frame slots out of the walker's reach";
+	if (bad) {
+		snprintf(why, len, "HotSpot of a layout the walker cannot read: %s", bad);
+		return -EPROTO;
+	}
+	*p = (struct firn_hotspot_proc){
+		.lo = UINT64_MAX, .size_heapblock = hs->size_heapblock,
+		.off_heapblock_used = hs->heapblock_used, .off_blob_size = hs->blob_size,
+		.off_blob_frame_size = hs->blob_frame_size, .off_blob_name = hs->blob_name,
+		.off_blob_kind = hs->blob_kind, .kind_nmethod = (__u32)hs->blob_kind_nmethod,
+		.off_nm_method = hs->nm_method, .off_method_const = hs->method_const,
+		.off_cmethod_constants = hs->cmethod_constants,
+		.off_cmethod_code_size = hs->cmethod_code_size, .size_cmethod = hs->size_cmethod,
+		.frame_method = hs->frame_method, .frame_bcp = hs->frame_bcp,
+		.frame_sender_sp = hs->frame_sender_sp,
+	};
+	for (unsigned i = 0; i < cc->nheaps; i++) {
+		p->heap[i].low = cc->heap[i].low, p->heap[i].high = cc->heap[i].high;
+		p->heap[i].segmap = cc->heap[i].segmap, p->heap[i].log2_segment = cc->heap[i].log2_segment;
+		p->lo = cc->heap[i].low < p->lo ? cc->heap[i].low : p->lo;
+		p->hi = cc->heap[i].high > p->hi ? cc->heap[i].high : p->hi;
+	}
+	return 0;
+}
+
+/* ---- line numbers ---- */
+
+/* One UNSIGNED5 int at b[*i] (HotSpot's CompressedReadStream: bytes below 192 + excess end it,
+ * 6 more bits each, 5 bytes at most); false past n. */
+static bool unsigned5(const uint8_t *b, size_t n, size_t *i, unsigned excess, uint32_t *out)
+{
+	uint32_t sum = 0;
+
+	for (int k = 0, shift = 0; k < 5; k++, shift += 6) {
+		if (*i >= n || b[*i] < excess)
+			return false;
+		uint32_t v = (uint32_t)(b[(*i)++] - excess);
+		sum += v << shift;
+		if (v < 192 || k == 4) {
+			*out = sum;
+			return true;
+		}
+	}
+	return false;
+}
+
+int hotspot_lines_decode(const uint8_t *buf, size_t len, unsigned excess, struct hotspot_line *rows,
+			 int max)
+{
+	uint32_t bci = 0, bd, ld;
+	int64_t line = 0;
+	size_t i = 0;
+	int n = 0;
+
+	while (i < len && buf[i]) {
+		uint8_t b = buf[i++];
+		if (b != 0xFF) {
+			bd = b >> 3, ld = b & 7;
+		} else if (!unsigned5(buf, len, &i, excess, &bd) || !unsigned5(buf, len, &i, excess, &ld)) {
+			return -EINVAL;
+		} else { /* signed: zigzag */
+			bd = (bd >> 1) ^ -(bd & 1), ld = (ld >> 1) ^ -(ld & 1);
+		}
+		if ((int32_t)bd < 0 || bci + bd < bci)
+			return -EINVAL;
+		bci += bd, line += (int32_t)ld;
+		if (line <= 0 || line > INT32_MAX)
+			return -EINVAL;
+		if (n < max)
+			rows[n] = (struct hotspot_line){ bci, (uint32_t)line };
+		n += n < max;
+	}
+	return i < len ? n : -EINVAL;
+}
+
+/* ---- processes ---- */
+
+static struct hsproc *proc_find(struct hsrt *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+/* Whether a mapped file is a libjvm.so (by its name). */
+static bool jvm_named(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, "libjvm.so");
+}
+
+/* The symbols of the file mapped at e in pid (read once per file): its index, or -1 when it
+ * cannot be opened. */
+static ssize_t file_of(struct hsrt *r, pid_t pid, const struct procmap_entry *e)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
+	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
+		return -1;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		struct hsfile *f = &r->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
+		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
+			return (close(fd), (ssize_t)i);
+	}
+	if (VEC_GROW(r->files, r->capfiles, r->nfiles + 1))
+		return (close(fd), -1);
+	struct hsfile *f = &r->files[r->nfiles];
+	*f = (struct hsfile){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
+	f->err = hotspot_syms_read_fd(&f->s, fd);
+	close(fd);
+	return (ssize_t)r->nfiles++;
+}
+
+/* Counts pr's refusal once, keeps why. */
+static void refuse(struct hsrt *r, struct hsproc *pr, const char *why)
+{
+	if (!pr->refusal_counted) {
+		pr->refusal_counted = true;
+		r->st.refused++;
+	}
+	pr->due_ns = 0;
+	snprintf(r->st.last_refusal, sizeof(r->st.last_refusal), "%s", why);
+}
+
+/* Reads pr's tables and code heaps and tells the walker; a JVM still starting (libjvm mapped but
+ * its tables' strides not yet set by its initializers, its code cache not made yet: a few reads
+ * each time once the tables are read) is tried again every RETRY_NS, then RETRY_SLOW_NS, up to
+ * RETRIES times. */
+static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
+{
+	struct hotspot_codecache *cc = &pr->cc;
+	struct firn_hotspot_proc p;
+	char why[sizeof(r->st.last_refusal)];
+	int err = pr->structs_read ? 0 : hotspot_structs_read(&pr->hs, &r->files[pr->file].s,
+							      pr->bias, &r->mem, pr->pid);
+
+	pr->structs_read = !err;
+	if (!err)
+		err = hotspot_codecache_read(&pr->hs, &r->mem, pr->pid, cc);
+	if (err && ++pr->tries < RETRIES) {
+		pr->due_ns = now_ns + (pr->tries < RETRIES_FAST ? RETRY_NS : RETRY_SLOW_NS);
+		return;
+	}
+	if (err) {
+		refuse(r, pr, pr->hs.reason[0] ? pr->hs.reason : "cannot read HotSpot's code cache");
+		return;
+	}
+	if (hotspot_proc_of(&pr->hs, cc, &p, why, sizeof(why))) {
+		refuse(r, pr, why);
+		return;
+	}
+	p.epoch = ++r->epoch;
+	pr->due_ns = 0;
+	if (sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pr->pid, &p, sizeof(p)))
+		return;
+	pr->described = true;
+	if (!pr->counted) {
+		pr->counted = true;
+		r->st.processes++;
+	}
+}
+
+/* Looks for a libjvm among pid's mappings (all of them: its load address is its mapping at
+ * offset 0, which is not executable). */
+static void look(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
+{
+	struct procmap m;
+
+	if (procmap_read(&m, pr->pid))
+		return;
+	for (size_t i = 0; i < m.n && pr->file < 0; i++) {
+		const struct procmap_entry *e = &m.entries[i];
+		if (e->kind != PROCMAP_FILE || e->offset || !jvm_named(e->path))
+			continue;
+		ssize_t f = file_of(r, pr->pid, e);
+		if (f < 0)
+			continue;
+		if (r->files[f].err) {
+			if (r->files[f].err != -ENOENT)
+				refuse(r, pr, "libjvm.so without HotSpot's VMStructs symbols");
+			break;
+		}
+		pr->file = f;
+		pr->bias = e->start;
+	}
+	procmap_release(&m);
+	if (pr->file >= 0)
+		describe(r, pr, now_ns);
+}
+
+/* The walker runs in this recording (it walks inside the native unwinder: nothing to load). */
+static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
+{
+	(void)h;
+	so->walkers |= 1u << FIRN_FRAME_KIND_JAVA;
+}
+
+static struct runtime *rt_new(const struct runtime_host *h)
+{
+	struct hsrt *r = calloc(1, sizeof(*r));
+
+	if (!r) /* calloc set errno (ENOMEM) */
+		return NULL;
+	r->h = h;
+	r->mem = (struct hotspot_mem){ vm_read, NULL };
+	return (struct runtime *)r;
+}
+
+static void rt_free(struct runtime *rt)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nmethods; i++)
+		free(r->methods[i].name), free(r->methods[i].file), free(r->methods[i].lines);
+	free(r->methods);
+	free(r->files);
+	free(r->procs);
+	hashtab_release(&r->index);
+	free(r);
+}
+
+/* A process first sampled, or exec'd: looks for its libjvm (again, after an exec). */
+static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+	struct hsproc *pr = proc_find(r, pid);
+	bool counted = pr && pr->counted, refused = pr && pr->refusal_counted;
+
+	if (pr && !exec) {
+		if (pr->file < 0 && !pr->refusal_counted)
+			look(r, pr, now_ns); /* its libjvm's mmap record may not have reached us */
+		return;
+	}
+	if (!pr) {
+		if (VEC_GROW(r->procs, r->capprocs, r->nprocs + 1))
+			return;
+		pr = &r->procs[r->nprocs++];
+	} else if (pr->described) {
+		(void)sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
+	}
+	*pr = (struct hsproc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
+	look(r, pr, now_ns);
+}
+
+/* A libjvm mapped by a process met before it (the launcher loads it after its first samples). */
+static void rt_on_mapping(struct runtime *rt, pid_t pid, const struct procmap_entry *e,
+			  uint64_t now_ns)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+	struct hsproc *pr = proc_find(r, pid);
+
+	if (pr && e && pr->file < 0 && !pr->refusal_counted && e->kind == PROCMAP_FILE &&
+	    jvm_named(e->path))
+		look(r, pr, now_ns);
+}
+
+/* Processes whose JVM was still starting, looked at again when due. */
+static uint64_t rt_poll(struct runtime *rt, uint64_t now_ns)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct hsproc *pr = &r->procs[i];
+		if (pr->due_ns && pr->due_ns <= now_ns && !pr->described)
+			describe(r, pr, now_ns);
+		if (pr->due_ns && (!next || pr->due_ns < next))
+			next = pr->due_ns;
+	}
+	return next;
+}
+
+static bool method_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const struct hsmethod *)ctx)[i].id == *(const uint64_t *)key;
+}
+
+static struct hsmethod *method_find(struct hsrt *r, uint64_t id)
+{
+	int64_t i = hashtab_find(&r->index, hash_mix64(id), method_eq, r->methods, &id);
+
+	return i < 0 ? NULL : &r->methods[i];
+}
+
+/* A stub's name, from its CodeBlob at blob (found again by its address: still a blob there). */
+static int stub_name(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+		     const struct hotspot_mem *mem, pid_t pid, uint64_t blob, char *buf, size_t len)
+{
+	struct hotspot_blob b;
+	int err = hotspot_codecache_find(hs, cc, mem, pid, blob, &b);
+
+	if (err)
+		return err;
+	if (b.addr != blob)
+		return -ESTALE;
+	snprintf(buf, len, "%s", b.name);
+	return 0;
+}
+
+int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
+			   const struct hotspot_mem *mem, pid_t pid,
+			   const struct firn_hotspot_method_event *e, char *buf, size_t len)
+{
+	struct hotspot_method m;
+	uint64_t cm;
+	int err;
+
+	buf[0] = '\0';
+	if (!e->cmethod)
+		return stub_name(hs, cc, mem, pid, e->method, buf, len);
+	if ((err = hotspot_mem_word(mem, pid, e->method + hs->method_const, &cm)))
+		return err;
+	if (cm != e->cmethod)
+		return -ESTALE;
+	if ((err = hotspot_method_read(hs, mem, pid, e->method, &m)))
+		return err;
+	hotspot_method_format(&m, buf, len);
+	return 0;
+}
+
+/* The name of what e announced (NULL: unreadable, or no longer what the walker saw). */
+static char *method_name(struct hsrt *r, const struct hsproc *pr,
+			 const struct firn_hotspot_method_event *e)
+{
+	char buf[sizeof(((struct hotspot_method *)0)->klass) + sizeof(((struct hotspot_method *)0)->name) + 2];
+
+	if (hotspot_announced_name(&pr->hs, &pr->cc, &r->mem, pr->pid, e, buf, sizeof(buf)))
+		return NULL;
+	return strdup(buf);
+}
+
+/* The line number table of the method e announced, where its JDK says it has one: after its
+ * ConstMethod's bytecodes, read up to LINES_READ bytes (less where its memory ends). */
+static void read_lines(struct hsrt *r, const struct hsproc *pr,
+		       const struct firn_hotspot_method_event *e, struct hsmethod *m)
+{
+	const struct hotspot_structs *hs = &pr->hs;
+	uint16_t flags = 0, code_size = 0;
+	uint8_t buf[LINES_READ];
+	struct hotspot_line rows[LINES_MAX];
+	size_t len = sizeof(buf);
+	int n;
+
+	if (!hs->cmethod_flags || hs->cmethod_has_lines <= 0 || hs->cmethod_has_lines > 0xffff ||
+	    hotspot_mem_read(&r->mem, pr->pid, e->cmethod + hs->cmethod_flags, &flags, 2) ||
+	    !(flags & hs->cmethod_has_lines) ||
+	    hotspot_mem_read(&r->mem, pr->pid, e->cmethod + hs->cmethod_code_size, &code_size, 2))
+		return;
+	uint64_t at = e->cmethod + hs->size_cmethod + code_size;
+	while (len >= 16 && hotspot_mem_read(&r->mem, pr->pid, at, buf, len))
+		len /= 4;
+	n = len < 16 ? -EINVAL : hotspot_lines_decode(buf, len, hs->jdk >= 21, rows, LINES_MAX);
+	if (n <= 0 || !(m->lines = malloc(sizeof(rows[0]) * (size_t)n)))
+		return;
+	memcpy(m->lines, rows, sizeof(rows[0]) * (size_t)n);
+	m->nlines = (uint32_t)n;
+}
+
+/* The walker gave a method an id: its names are read now, while the process lives. */
+static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+	const struct firn_hotspot_method_event *e = rec;
+
+	if (len < sizeof(*e) || method_find(r, e->id))
+		return 0;
+	if (VEC_GROW(r->methods, r->capmethods, r->nmethods + 1) ||
+	    hashtab_add(&r->index, hash_mix64(e->id), (uint32_t)r->nmethods))
+		return -ENOMEM;
+	struct hsmethod *m = &r->methods[r->nmethods++];
+	struct hsproc *pr = proc_find(r, (pid_t)e->pid);
+	*m = (struct hsmethod){ .id = e->id, .pid = (pid_t)e->pid };
+	m->name = pr && pr->described ? method_name(r, pr, e) : NULL;
+	if (m->name && e->cmethod) {
+		char file[PATH_MAX];
+		read_lines(r, pr, e, m);
+		if (!hotspot_method_source(&pr->hs, &r->mem, pr->pid, e->method, file, sizeof(file)))
+			m->file = strdup(file); /* NULL: no file named */
+	}
+	r->st.methods += m->name != NULL;
+	r->st.unreadable += m->name == NULL;
+	return 0;
+}
+
+/* The line of bytecode index bci in m (an interpreted frame's), else m's first row's. */
+static uint32_t line_of(const struct hsmethod *m, uint64_t bci)
+{
+	size_t lo = 0, hi = m->nlines;
+
+	if (!m->nlines)
+		return 0;
+	if (bci == FIRN_HS_NO_BCI)
+		return m->lines[0].line;
+	while (hi - lo > 1) { /* the last row at or before bci */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->lines[mid].bci <= bci)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return m->lines[lo].line;
+}
+
+/* A Java frame: its method's name and line, or nothing when it was not read ("[unknown]"). */
+static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
+		      int max)
+{
+	uint64_t payload = resolver_payload(v);
+	struct hsmethod *m = method_find((struct hsrt *)rt, FIRN_HS_ID(payload));
+
+	if (max < 1 || !m || m->pid != pid || !m->name)
+		return 0;
+	out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
+					  .line = line_of(m, FIRN_HS_BCI(payload)) };
+	return 1;
+}
+
+/* User space's counts, and the BPF walker's frames by outcome. */
+static int rt_stats(const struct runtime *rt, void *out, size_t size)
+{
+	const struct hsrt *r = (const struct hsrt *)rt;
+	struct hotspot_runtime_stats *st = out;
+
+	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_HS_NR, "java stats");
+	if (size != sizeof(*st))
+		return -EINVAL;
+	*st = r->st;
+	sample_source_walker_stats(r->h->ss, FIRN_FRAME_KIND_JAVA, st->bpf, FIRN_HS_NR);
+	return 0;
+}
+
+/* The Java line, when a process ran a JVM: frames by outcome, methods, refusals with the reason. */
+static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
+{
+	struct hotspot_runtime_stats s;
+	const uint64_t *b = s.bpf;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (rt_stats(rt, &s, sizeof(s)) || (!s.processes && !s.refused))
+		return 0;
+	strput(buf, len, &off,
+	       "firn: java: %llu process%s, %llu frames in the code cache: %llu interpreted, %llu "
+	       "compiled, %llu stubs and adapters, %llu without a code blob, %llu refused (a Method* "
+	       "that did not check); methods and stubs %llu (announcements lost %llu), unreadable %llu; "
+	       "refused %llu%s%s\n",
+	       (unsigned long long)s.processes, s.processes == 1 ? "" : "es",
+	       (unsigned long long)b[FIRN_HS_FRAMES], (unsigned long long)b[FIRN_HS_INTERP],
+	       (unsigned long long)b[FIRN_HS_NMETHOD], (unsigned long long)b[FIRN_HS_STUB],
+	       (unsigned long long)b[FIRN_HS_NO_BLOB], (unsigned long long)b[FIRN_HS_REFUSED],
+	       (unsigned long long)s.methods, (unsigned long long)b[FIRN_HS_METHODS_LOST],
+	       (unsigned long long)s.unreadable, (unsigned long long)s.refused,
+	       s.refused ? ": " : "", s.refused ? s.last_refusal : "");
+	return off;
+}
+
+/* The process ended: forgotten (its methods' names stay). */
+static void rt_detach(struct runtime *rt, pid_t pid)
+{
+	struct hsrt *r = (struct hsrt *)rt;
+	struct hsproc *pr = proc_find(r, pid);
+
+	if (!pr)
+		return;
+	if (pr->described)
+		(void)sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
+	*pr = r->procs[--r->nprocs];
+}
+
+const struct runtime_ops runtime_java = {
+	.name = "java",
+	.off_help = "no Java methods read from HotSpot: its code named by perf maps only",
+	.tag = FIRN_FRAME_KIND_JAVA, .frames = FRAME_JAVA,
+	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
+	.on_mapping = rt_on_mapping, .on_code = rt_on_code, .poll = rt_poll,
+	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
+};

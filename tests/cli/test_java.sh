@@ -1,0 +1,212 @@
+# Java methods read from HotSpot without flags (bpf/hotspot.bpf.h, lib/runtimes/hotspot_runtime.c),
+# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_# jfr_check FIRN_STACKS JFR_TEXT: the self shares of JFR's top methods (>= 1 %), both ways.
+jfr_check() {
+	python3 - "$@" <<'PY'
+import collections, math, re, sys
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+firn, jfr, top = collections.Counter(), collections.Counter(), False
+for l in open(sys.argv[1]):
+    tid, n, stack = l.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";") if java_name.match(f)]
+    if names:
+        firn[names[-1]] += int(n)
+for l in open(sys.argv[2]):
+    l = l.strip()
+    if top:
+        jfr[re.sub(r"\(.*", "", l)] += 1
+    top = l == "stackTrace = ["
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+jn = sum(jfr.values())
+methods = [m for m, c in jfr.most_common(10) if c >= 0.01 * jn]
+jt, ft = sum(jfr[m] for m in methods), sum(firn[m] for m in methods)
+out(jt >= 100 and ft >= 100, "JFR %d and firn %d samples in JFR's top methods %s (>= 100 each)" % (jt, ft, methods))
+for m in methods:
+    pj, pf = jfr[m] / max(jt, 1), firn[m] / max(ft, 1)
+    p = (jfr[m] + firn[m]) / max(jt + ft, 1)
+    tol = max(4 * math.sqrt(p * (1 - p) * (1 / max(jt, 1) + 1 / max(ft, 1))), 0.03)
+    out(abs(pj - pf) <= tol, "%s's self share: JFR %.3f, firn %.3f, within %.3f" % (m, pj, pf, tol))
+PY
+}
+
+JDKS="DIR..." names more; a JDK
+# that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
+# javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
+#  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
+#    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
+#    split the program measured itself; >= 95 % of the samples that ran Java code (under
+#    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
+#    >= 95 % of the hot methods' samples at their file and lines (JavaSplit.java; main's calls
+#    at 25 and 27: an
+#    interpreted frame's bytecode index; the methods' loops, 9 and 15: a compiled frame's first
+#    line, or the bytecode's);
+#    >= 95 % of them reach the thread's start; the summary's java line;
+#  - `record -p` on a JVM started earlier without flags: the same checks;
+#  - `record -e off-cpu` of tests/fixtures/JavaNap.java (20 ms waits in Thread.sleep and
+#    Object.wait, 1:1): JavaNap.firnNap under java.lang.Thread.sleep*, JavaNap.firnWait under
+#    java.lang.Object.wait*, each 30-70 % of the two's wait time;
+#  - against JDK Flight Recorder (where the JDK has `jfr`): one JVM recorded by both
+#    (-XX:StartFlightRecording, jdk.ExecutionSample): the self shares of JFR's top methods (>= 1 %
+#    of its samples), each method's share of those methods' samples in both, within 4 standard
+#    deviations of the two samples' difference (at least 3 pp);
+#  - --no-java keeps the native view: no Java method named, no java line.
+. "$(dirname "$0")/lib.sh"
+
+if ! is_root; then skip "recording tests need root"; exit 0; fi
+SRC="$ROOT/tests/fixtures/JavaSplit.java"
+STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
+CACHE="${FIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firn-tests}/java"
+
+NAP="$ROOT/tests/fixtures/JavaNap.java"
+
+# classes JDK: the folder holding the fixtures' classes built by JDK's javac (kept by the sources'
+# hash)
+classes() {
+	local dir
+	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" | sha1sum | cut -c1-12)"
+	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ]; then
+		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" &&
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+# nap_check STACKS_FILE: the waits of firnNap and firnWait, each under the JDK's wait method.
+nap_check() {
+	python3 - "$1" <<'PY'
+import sys
+nap = wait = 0
+for l in open(sys.argv[1]):
+    tid, n, stack = l.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";")]
+    for i, f in enumerate(names[:-1]):
+        if f == "JavaNap.firnNap" and names[i + 1].startswith("java.lang.Thread.sleep"):
+            nap += int(n)
+        if f == "JavaNap.firnWait" and names[i + 1].startswith("java.lang.Object.wait"):
+            wait += int(n)
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+share = nap / max(nap + wait, 1)
+out(nap > 0 and wait > 0 and 0.3 <= share <= 0.7,
+    "off-cpu: firnNap under Thread.sleep %.2f s, firnWait under Object.wait %.2f s (firnNap's share %.2f, 0.3-0.7)"
+    % (nap / 1e9, wait / 1e9, share))
+PY
+}
+
+# ticks PID: the CPU time pid used so far, in clock ticks (utime + stime)
+ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# java_check STACKS_FILE OUT_FILE FLOOR: shares against the program's own split, names, completeness.
+java_check() {
+	python3 - "$@" <<'PY'
+import math, re, sys
+rows = [l.rstrip("\n").split(" ", 2) for l in open(sys.argv[1])]
+clk = dict(kv.split("=") for kv in open(sys.argv[2]).read().split()[1:] if "=" in kv)
+floor = int(sys.argv[3])
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+ran = named = rooted = under_main = one = two = lined = 0
+for tid, n, stack in rows:
+    n, frames = int(n), stack.split(";")
+    if not any(f.startswith("JavaCalls::call_helper") for f in frames):
+        continue
+    ran += n
+    names = [f.split("@")[0] for f in frames if java_name.match(f)]
+    named += n if names else 0
+    rooted += n if frames[0].split("@")[0] in ("clone3", "clone", "start_thread", "_start") else 0
+    if "JavaSplit.firnOne" in names or "JavaSplit.firnTwo" in names:
+        one += n if "JavaSplit.firnOne" in names else 0
+        two += n if "JavaSplit.firnTwo" in names else 0
+        hot = [i for i, x in enumerate(names) if x.startswith("JavaSplit.firn")]
+        under_main += n if "JavaSplit.main" in names[:hot[0]] else 0
+        # the lines: main's call of the method (25, 27), the method's loop (9-10, 15-16)
+        jf = [f for f in frames if java_name.match(f)]
+        want = {"JavaSplit.firnOne": ("25", "9", "10"), "JavaSplit.firnTwo": ("27", "15", "16")}
+        m = names[hot[0]]
+        lined += n if (hot[0] > 0 and jf[hot[0] - 1] == "JavaSplit.main@JavaSplit.java:" + want[m][0] and
+                       jf[hot[0]].rsplit(":", 1)[1] in want[m][1:]) else 0
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+real = int(clk.get("firnOne", 0)) / max(int(clk.get("firnOne", 0)) + int(clk.get("firnTwo", 0)), 1)
+n = one + two
+share = one / max(n, 1)
+tol = max(4 * math.sqrt(real * (1 - real) / max(n, 1)), 0.02)
+print("# %d samples ran Java code: %d with a named Java frame, firnOne %d, firnTwo %d; the program's own split %s"
+      % (ran, named, one, two, clk))
+out(n >= floor, "enough samples in firnOne and firnTwo (%d >= %d)" % (n, floor))
+out(n > 0 and abs(share - real) <= tol, "firnOne's share %.3f, the program's own %.3f, within %.3f" % (share, real, tol))
+out(named >= 0.95 * ran, "%.1f%% of the samples running Java code have a named Java frame (>= 95%%)"
+    % (100.0 * named / max(ran, 1)))
+out(n > 0 and under_main >= 0.95 * n, "%.1f%% of the hot methods' samples have JavaSplit.main under them (>= 95%%)"
+    % (100.0 * under_main / max(n, 1)))
+out(n > 0 and lined >= 0.95 * n, "%.1f%% of the hot methods' samples at their lines: main@JavaSplit.java:25/27 "
+    "calling firnOne@9-10/firnTwo@15-16 (>= 95%%)" % (100.0 * lined / max(n, 1)))
+out(rooted >= 0.95 * ran, "%.1f%% of them reach the thread's start (>= 95%%)" % (100.0 * rooted / max(ran, 1)))
+PY
+}
+
+JDKS="/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64 ${FIRN_TEST_JDKS:-}"
+tested=0
+for jdk in $JDKS; do
+	jname=$(basename "$jdk")
+	if [ ! -x "$jdk/bin/java" ] || [ ! -x "$jdk/bin/javac" ]; then
+		skip "$jname: not installed (no $jdk/bin/java and javac): its Java frames not tested"
+		continue
+	fi
+	cls=$(classes "$jdk")
+	if [ ! -f "$cls/JavaSplit.class" ]; then
+		fail "$jname: javac could not compile $SRC"
+		continue
+	fi
+	tested=$((tested + 1))
+	# 1. a JVM started by firn, without flags
+	"$FIRN" record -F 999 -o "$TMP/$jname.pb.gz" -- sh "$CPUTIME" "$TMP/$jname.ms" \
+		"$jdk/bin/java" -cp "$cls" JavaSplit 4 >"$TMP/$jname.out" 2>"$TMP/$jname.err"
+	check "$jname: record -- java JavaSplit exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname.pb.gz" >"$TMP/$jname.txt"
+	java_check "$TMP/$jname.txt" "$TMP/$jname.out" "$(sample_floor "$TMP/$jname.ms" 999 30)" |
+		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+	grep "firn: java" "$TMP/$jname.err" | sed "s/^/# /"
+	check "$jname: the summary has a java line with its process" \
+		grep -q '^firn: java: 1 process, .* interpreted, .* compiled' "$TMP/$jname.err"
+
+	# 2. -p on a JVM started earlier, without flags (the JIT has compiled the hot methods by then)
+	"$jdk/bin/java" -cp "$cls" JavaSplit 5 >"$TMP/$jname-p.out" &
+	jpid=$!
+	sleep 1
+	t0=$(ticks "$jpid")
+	"$FIRN" record -F 999 -d 3 -p "$jpid" -o "$TMP/$jname-p.pb.gz" 2>"$TMP/$jname-p.err"
+	check "$jname: record -p JVM exits 0" test $? -eq 0
+	echo $(( ($(ticks "$jpid") - t0) * 1000 / $(getconf CLK_TCK) )) >"$TMP/$jname-p.ms"
+	wait "$jpid"
+	python3 "$STACKS" "$TMP/$jname-p.pb.gz" >"$TMP/$jname-p.txt"
+	java_check "$TMP/$jname-p.txt" "$TMP/$jname-p.out" "$(sample_floor "$TMP/$jname-p.ms" 999 30)" | sed "s/^\(PASS\|FAIL\): /\1: $jname -p: /"
+
+	# 3. off-CPU: the methods that wait, under the JDK's own wait methods
+	"$FIRN" record -e off-cpu -o "$TMP/$jname-off.pb.gz" -- "$jdk/bin/java" -cp "$cls" JavaNap 2 \
+		2>"$TMP/$jname-off.err"
+	check "$jname: record -e off-cpu exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname-off.pb.gz" >"$TMP/$jname-off.txt"
+	nap_check "$TMP/$jname-off.txt" | sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+
+	# 4. against JFR: the same JVM sampled by both
+	if [ -x "$jdk/bin/jfr" ]; then
+		"$FIRN" record -F 999 -o "$TMP/$jname-jfr.pb.gz" -- "$jdk/bin/java" \
+			"-XX:StartFlightRecording:filename=$TMP/$jname.jfr,settings=profile" \
+			-cp "$cls" JavaSplit 5 >/dev/null 2>"$TMP/$jname-jfr.err"
+		check "$jname: record -- java -XX:StartFlightRecording exits 0" test $? -eq 0
+		"$jdk/bin/jfr" print --events jdk.ExecutionSample "$TMP/$jname.jfr" >"$TMP/$jname-jfr.txt"
+		python3 "$STACKS" "$TMP/$jname-jfr.pb.gz" >"$TMP/$jname-jfr-firn.txt"
+		jfr_check "$TMP/$jname-jfr-firn.txt" "$TMP/$jname-jfr.txt" |
+			sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+	else
+		skip "$jname: no jfr in the JDK: no comparison with JDK Flight Recorder"
+	fi
+
+	# 5. --no-java: the native view, no Java method named, no java line
+	"$FIRN" record --no-java -F 199 -o "$TMP/$jname-no.pb.gz" -- \
+		"$jdk/bin/java" -cp "$cls" JavaSplit 1 >/dev/null 2>"$TMP/$jname-no.err"
+	check "$jname: record --no-java exits 0" test $? -eq 0
+	check "$jname: --no-java: no Java method named" \
+		eval '! python3 "$STACKS" "$TMP/$jname-no.pb.gz" | grep -q "JavaSplit\."'
+	check "$jname: --no-java: no java line" eval '! grep -q "^firn: java" "$TMP/$jname-no.err"'
+done
+[ "$tested" -gt 0 ] || skip "no JDK installed: Java frames not tested"

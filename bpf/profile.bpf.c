@@ -12,6 +12,7 @@
 #define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "firn.h"
+#include "walkers.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -239,6 +240,8 @@ struct firn_unwind_state {
 	__u32 looked; /* bpf_find_vma was called: in interrupt context it works once per sample */
 	__u32 pid;
 	struct firn_umap found; /* the mapping of the current frame */
+	__u64 emit;     /* what the stack gets for the current frame: ip, or a walker's frame */
+	__u64 fp_frame; /* a walker's frame hook after a frame-pointer step: the frame's fp */
 };
 
 struct {
@@ -288,8 +291,8 @@ static __always_inline long read_stack(__u64 *out, __u64 addr)
 
 /* read_stack as a global function (out: 8 bytes, NULL-checked as the verifier asks), verified
  * once and not at each of its callers in the frame loop's callback. Called from the global
- * functions of that loop too (firn_v8_frame, firn_epilogue_step): a chain of calls may use 512
- * bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (firn_v8_frame
+ * functions of that loop too (the walkers' frame hooks, firn_epilogue_step): a chain of calls may
+ * use 512 bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (v8_frame
  * keeps its scratch in its map for that). */
 __attribute__((noinline)) long firn_read_stack(__u64 *out, __u64 addr)
 {
@@ -375,9 +378,6 @@ static __always_inline void walker_count(__u32 tag, __u32 i)
 	if (v)
 		(*v)++;
 }
-
-/* The JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
-#include "v8.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -489,11 +489,7 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 	return id;
 }
 
-/* The CPython walker: Python frames spliced into the user stack */
-#include "python.bpf.h"
-
-/* The stub walker (tests' firn-toy only): one frame of its own per sample */
-#include "stub.bpf.h"
+#include "walkers_compose.bpf.h"
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
@@ -942,13 +938,20 @@ static long unwind_frame(__u32 i, void *arg)
 		u->stop = FIRN_UNW_DEPTH;
 		return 1;
 	}
-	out->ips[n] = u->ip;
 	out->len = n + 1;
-	__u64 fp = u->bp; /* FIRN-V8: a frame stepped by frame pointer may be JavaScript */
-	__u32 fps = u->fp;
-	u->stop = unwind_step(u);
-	if (u->fp != fps)
-		out->ips[n] = firn_v8_frame(out->ips[n], fp);
+	/* the walkers' frame hooks (bpf/walkers.h): before the native step, which one may take */
+	u->emit = u->ip;
+	u->fp_frame = 0;
+	if (walkers_frame(u) != FIRN_FRAME_STEPPED) {
+		__u64 fp = u->bp;
+		__u32 fps = u->fp;
+		u->stop = unwind_step(u);
+		if (u->fp != fps) { /* by frame pointer: code without a table, a JIT's */
+			u->fp_frame = fp;
+			walkers_frame(u);
+		}
+	}
+	out->ips[n] = u->emit;
 	return u->stop != FIRN_UNW_NR;
 }
 
@@ -1051,7 +1054,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->looked = 0;
 	u->pid = pid;
 	u->found.row_count = 0;
-	v8_begin(pid); /* FIRN-V8 */
+	walkers_begin(pid);
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	if (!dwarf_unwind) {
 		fp_trim_root(s);
@@ -1164,17 +1167,16 @@ static __always_inline void take_native_stacks(void *ctx, bool regs_ctx, __u32 p
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
 }
 
-/* Takes the stacks of the current task as take_native_stacks does, a CPython's frames spliced
- * in: the one stack-taking path of every event but cpu-clock samples (whose runtimes' frames
- * are added by the runtime's own program: on_sample). */
-static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
-					struct task_struct *task, struct firn_stack **user,
-					struct firn_stack **kernel)
+/* Takes the stacks of the current task as take_native_stacks does, the walkers' frames added
+ * (their stack hooks): the one stack-taking path of every event but cpu-clock samples (whose
+ * walkers of a program of their own run there: on_sample). Returns the id of the user stack
+ * when a walker stored it in big_stacks (regs_ctx: a timed sample's may be long), else 0. */
+static __always_inline __u64 take_stacks(void *ctx, bool regs_ctx, __u32 pid,
+					 struct task_struct *task, struct firn_stack **user,
+					 struct firn_stack **kernel)
 {
 	take_native_stacks(ctx, regs_ctx, pid, task, user, kernel);
-	/* a CPython's frames replace the native frames of its evaluation loop */
-	if (*user)
-		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
+	return *user ? walkers_stack(*user, regs_ctx, FIRN_W_ALL) : 0;
 }
 
 /* Counts value under key with these stacks (stored now): on failure the sample is dropped and
@@ -1220,8 +1222,8 @@ static __always_inline int count_hit(void *ctx, bool regs_ctx, __u32 event)
 	key.pid = pid;
 	key.tid = tid;
 	key.event = event;
-	take_stacks(ctx, regs_ctx, pid, task, &user, &kernel);
-	key.ustack = python_big_id(); /* a user stack stored in big_stacks already (0: none) */
+	/* a user stack stored in big_stacks already (0: none) */
+	key.ustack = take_stacks(ctx, regs_ctx, pid, task, &user, &kernel);
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
 }
@@ -1254,6 +1256,15 @@ static __always_inline int count_sample(__u64 ustack)
 
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
+}
+
+/* The user stack on_sample took into scratch slot 0, or NULL when it has no frames. */
+static __always_inline struct firn_stack *sampled_user(void)
+{
+	__u32 zero = 0;
+	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
+
+	return user && user->len ? user : NULL;
 }
 
 /* Empties the scratch slot of a stack that was not taken (count_sample reads both slots). */
@@ -1293,23 +1304,24 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	take_native_stacks(ctx, true, pid, task, &user, &kernel);
 	untaken(user, 0);
 	untaken(kernel, 1);
+	__u64 big = user && user->len ? walkers_stack(user, true, FIRN_W_INLINE) : 0;
 	if (user && user->len)
 		tail_to_walker(ctx, pid);
-	return count_sample(0);
+	return count_sample(big);
 }
 
-/* The Python unwinder's program (slot FIRN_FRAME_KIND_PYTHON): a CPython's frames replace the
- * native frames of its evaluation loop (a timed sample's stack may be long: big_stacks). */
-SEC("perf_event")
-int on_sample_python(struct bpf_perf_event_data *ctx)
-{
-	__u32 zero = 0;
-	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
-
-	if (user && user->len)
-		python_frames(user, true);
-	return count_sample(python_big_id());
-}
+/* The program of each walker of a FIRN_PROG row, on_sample_NAME (the unwinders array's slot at
+ * its tag): its stack hook on the native stack on_sample left in scratch slot 0, then the
+ * sample counted. */
+#define FIRN_W_PROG_FIRN_NO_PROG(n, tag, stack)
+#define FIRN_W_PROG_FIRN_PROG(n, tag, stack)                                                   \
+	SEC("perf_event") int on_sample_##n(struct bpf_perf_event_data *ctx)                   \
+	{                                                                                      \
+		struct firn_stack *user = sampled_user();                                      \
+		return count_sample(user && WALKER_ON(tag) ? stack(user, 1) : 0);              \
+	}
+#define FIRN_W_PROGRAM(n, tag, h, b, f, stack, pr, ...) FIRN_W_PROG_##pr(n, tag, stack)
+FIRN_WALKERS(FIRN_W_PROGRAM)
 
 /* Copies a stack taken into scratch into a wait slot or a GPU launch record (only its frames:
  * a helper copy). */
@@ -1416,7 +1428,7 @@ static __always_inline bool count_wait(struct task_struct *task, struct firn_wai
 __u64 start_pending = 0; /* waits pending (start_wait_exit returns at once when none) */
 static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns)
 {
-	if (!w->at_start || !start_defer || !walker_proc(FIRN_FRAME_KIND_PYTHON, w->pid))
+	if (!w->at_start || !start_defer || !walkers_deferred(w->pid))
 		return false;
 	w->at_start = 0;
 	w->pending = ns ? ns : 1;
@@ -1468,8 +1480,6 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	flush_deferred(prev, w); /* it ran without a system call exit seen */
 	w->at_start = 0;
 	take_stacks(ctx, false, pid, prev, &user, &kernel);
-	if (user) /* here, not in take_stacks: on_usdt's budget has no room for it */
-		stub_frames(user);
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
 	w->pid = pid;

@@ -1230,13 +1230,13 @@ static __always_inline int count_hit(void *ctx, bool regs_ctx, __u32 event)
 
 /* ---- cpu-clock samples: one program per unwinder, composed by tail calls ----
  * on_sample takes the native stacks (the DWARF or frame-pointer unwinder) and the kernel's into
- * scratch; a sample of a process that runs an interpreter then goes on in that runtime's
- * program (the unwinders array, indexed by the runtime's tag: its bpf/walkers.h row's prog),
- * which adds its frames and counts the sample. Each runtime's program is verified and loaded on
- * its own, when user space first needs it, and put in its slot: enabling a runtime neither
- * reloads nor re-attaches the rest. An empty slot (not loaded yet): the tail call falls
- * through, the sample keeps its native frames. A walker of its own program walks from scratch
- * slot 0 and ends with count_sample (on_sample_python). */
+ * scratch; a sample of a process that runs an interpreter then goes on in that walker's
+ * program (the unwinders array, indexed by the walker's tag: on_sample_NAME, made below from
+ * its bpf/walkers.h row's FIRN_PROG), which runs its stack hook and counts the sample. Each
+ * walker's program is verified and loaded on its own, when user space first needs it, and put
+ * in its slot: enabling a runtime neither reloads nor re-attaches the rest. An empty slot (not
+ * loaded yet): the tail call falls through, the sample keeps its native frames. The stack
+ * hooks of FIRN_NO_PROG rows run in on_sample itself. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, FIRN_FRAME_KINDS);
@@ -1565,7 +1565,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&comms, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&exec_vm_seen, &pid); /* a new mm: its code counts from 0 */
-	walker_forget(FIRN_FRAME_KIND_PYTHON, pid); /* a new image: user space looks again */
+	walkers_forget(pid); /* a new image: user space looks again */
 	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
 	if (dwarf_unwind)
 		note_exec_maps(bpf_get_current_task_btf(), pid);
@@ -1619,7 +1619,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	bpf_map_delete_elem(&refresh_asked, &pid);
 	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&exec_vm_seen, &pid);
-	walker_forget(FIRN_FRAME_KIND_PYTHON, pid);
+	walkers_forget(pid);
 	if (known)
 		send_event(FIRN_EV_EXIT, pid, true);
 	return 0;

@@ -65,4 +65,13 @@ static __always_inline bool walkers_deferred(__u32 pid)
 	return 0 FIRN_WALKERS(FIRN_W_DEFER_PROC);
 }
 
+#define FIRN_W_FORGET(n, tag, ...) walker_forget(tag, pid);
+
+/* Forgets what every walker was told of pid (its exec: a new image, user space looks again; its
+ * end), whether or not its walker runs in this object (a late one's entries are the same map). */
+static __always_inline void walkers_forget(__u32 pid)
+{
+	FIRN_WALKERS(FIRN_W_FORGET)
+}
+
 #endif

@@ -750,13 +750,13 @@ static long unwind_frame(__u32 i, void *arg)
 	/* the walkers' frame hooks (bpf/walkers.h): before the native step, which one may take */
 	u->emit = u->ip;
 	u->fp_frame = 0;
-	if (walkers_frame(u) != FIRN_FRAME_STEPPED) {
+	if (walkers_frame(u, false) != FIRN_FRAME_STEPPED) {
 		__u64 fp = u->bp;
 		__u32 fps = u->fp;
 		u->stop = unwind_step(u);
 		if (u->fp != fps) { /* by frame pointer: code without a table, a JIT's */
 			u->fp_frame = fp;
-			walkers_frame(u);
+			walkers_frame(u, true);
 		}
 	}
 	out->ips[n] = u->emit;

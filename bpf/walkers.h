@@ -9,7 +9,8 @@
  * A row: X(name, tag, header, begin, frame, stack, prog, flags, what, maps, names)
  *   name    the walker's name: its program is on_sample_NAME
  *   tag     its FIRN_FRAME_KIND_* (bpf/firn.h, or its header): the 4-bit tag of its frames, its
- *           walker_procs / walker_stats entries and its announcements; unique (asserted below)
+ *           walker_procs / walker_stats entries and its announcements; unique (asserted in
+ *           walkers_inc.h)
  *   header  its file under bpf/ (struct and tag first, BPF code under #ifdef __bpf__); a runtime
  *           without a BPF walker of its own names "firn.h"
  *   begin   FIRN_NONE, or `NAME_begin(__u32 pid)`: once per user stack, before the native walk
@@ -21,16 +22,20 @@
  *           stepped u to the caller itself: ip, sp, bp, exact, stop; as a frame of code with no
  *           frame pointer whose size it knows). When the native step went by frame pointer
  *           (code without a table: a JIT's), called again after it, u->fp_frame the frame's fp,
- *           u's registers the caller's: FIRN_FRAME_EMIT rewrites *emit (V8's JavaScript)
+ *           u's registers the caller's: FIRN_FRAME_EMIT rewrites *emit (V8's JavaScript). A
+ *           FIRN_WALK_FP_FRAMES row's hook is called only then: none per frame of code with a
+ *           table
  *   stack   FIRN_NONE, or `__u64 NAME_stack(struct firn_stack *s, __u32 big)`: on the finished
  *           user stack s (splices, adds frames); big: the result may outgrow s (a timed sample's,
  *           FIRN_WALK_BIG rows), stored in big_stacks: its id returned (0: s holds it)
- *   prog    FIRN_PROG: cpu-clock samples of a process it was told of run its hooks in a program
- *           of its own (on_sample_NAME, at its tag of the unwinders array, loaded when needed:
- *           sampler_opts.walkers_late); FIRN_NO_PROG: they run inline in on_sample
+ *   prog    FIRN_PROG: cpu-clock samples of a process it was told of run its stack hook in a
+ *           program of its own (on_sample_NAME, at its tag of the unwinders array, loaded when
+ *           needed: sampler_opts.walkers_late); FIRN_NO_PROG: in on_sample itself. Its begin
+ *           and frame hooks run in the native walk, in every program
  *   flags   FIRN_WALK_BIG: its stacks may outgrow firn_stack (big_stacks is sized for it);
  *           FIRN_WALK_DEFER: off-CPU waits at the start are counted at their system call's
- *           exit, where its stack hook can read the frames (bpf/offcpu_start.bpf.h)
+ *           exit, where its stack hook can read the frames (bpf/offcpu_start.bpf.h);
+ *           FIRN_WALK_FP_FRAMES: its frame hook wants only frames stepped by frame pointer
  *   what    for messages: "the Python unwinder"
  *   maps    FIRN_MAPS(...): maps only its walk uses (one entry in an object where it does not
  *           run; a late object has its own), at most FIRN_WALKER_OWN_MAPS
@@ -49,13 +54,14 @@
 	  FIRN_MAPS("python_codes", "python_tstates"), NULL)                                    \
 	X(gpu, FIRN_FRAME_KIND_GPU, "firn.h", FIRN_NONE, FIRN_NONE, FIRN_NONE, FIRN_NO_PROG, 0,  \
 	  "the GPU kernels", FIRN_MAPS(NULL), "gpu_names")                                      \
-	X(v8, FIRN_FRAME_KIND_V8, "v8.bpf.h", v8_begin, v8_frame, FIRN_NONE, FIRN_NO_PROG, 0,    \
-	  "the JavaScript unwinder", FIRN_MAPS(NULL), NULL)                               \
+	X(v8, FIRN_FRAME_KIND_V8, "v8.bpf.h", v8_begin, v8_frame, FIRN_NONE, FIRN_NO_PROG,       \
+	  FIRN_WALK_FP_FRAMES, "the JavaScript unwinder", FIRN_MAPS(NULL), NULL)                \
 	X(stub, FIRN_FRAME_KIND_STUB, "stub.bpf.h", FIRN_NONE, FIRN_NONE, stub_stack, FIRN_PROG, \
 	  0, "the stub walker", FIRN_MAPS(NULL), NULL)
 
 #define FIRN_WALK_BIG 1u
 #define FIRN_WALK_DEFER 2u
+#define FIRN_WALK_FP_FRAMES 4u
 
 /* The frame hook's answers. */
 #define FIRN_FRAME_OTHER 0
@@ -74,9 +80,10 @@
 #define FIRN_NWALKERS_LISTED (0 FIRN_WALKERS(FIRN_W_ONE))
 
 /* Frame tags: each row's its own (no two rows share one), below FIRN_FRAME_KINDS, not 0 (a
- * native address), and not FIRN_FRAME_KIND_RESERVED's; checked where the rows' headers are
+ * native address), and not FIRN_FRAME_KINDS_RESERVED; checked where the rows' headers are
  * included (walkers_inc.h: the tags are theirs). */
-#define FIRN_FRAME_KIND_RESERVED (1u << 15) /* tests/toy/toy_runtime.h: a runtime of no walker */
+#define FIRN_FRAME_KINDS_RESERVED (1u << 15) /* tags (1 << tag) of runtimes of no walker: 15,
+                                              * tests/toy/toy_runtime.h's toy runtime */
 
 #ifndef __bpf__
 #include "walkers_inc.h"

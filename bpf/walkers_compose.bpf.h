@@ -25,13 +25,15 @@ static __always_inline void walkers_begin(__u32 pid)
 	FIRN_WALKERS(FIRN_W_BEGIN)
 }
 
-#define FIRN_W_FRAME(n, tag, h, b, frame, ...)                               \
-	if (WALKER_ON(tag) && (r = frame(u, &u->emit)) != FIRN_FRAME_OTHER) \
+#define FIRN_W_FRAME(n, tag, h, b, frame, s, pr, flags, ...)                            \
+	if (WALKER_ON(tag) && (after_fp || !((flags) & FIRN_WALK_FP_FRAMES)) &&            \
+	    (r = frame(u, &u->emit)) != FIRN_FRAME_OTHER)                                  \
 		return r;
 
 /* The walkers' frame hooks on the unwinder's current frame (u->emit), until one claims it:
- * FIRN_FRAME_OTHER (none did), FIRN_FRAME_EMIT or FIRN_FRAME_STEPPED (bpf/walkers.h). */
-static __always_inline int walkers_frame(struct firn_unwind_state *u)
+ * FIRN_FRAME_OTHER (none did), FIRN_FRAME_EMIT or FIRN_FRAME_STEPPED (bpf/walkers.h). after_fp:
+ * after a frame-pointer step (u->fp_frame), else before the native step. */
+static __always_inline int walkers_frame(struct firn_unwind_state *u, bool after_fp)
 {
 	int r = FIRN_FRAME_OTHER;
 

@@ -45,6 +45,6 @@
 
 _Static_assert((0 FIRN_WALKERS(FIRN_W_SUM)) == (0 FIRN_WALKERS(FIRN_W_OR)),
 	       "bpf/walkers.h: two walkers share a frame tag");
-_Static_assert(!((0 FIRN_WALKERS(FIRN_W_OR)) & (FIRN_FRAME_KIND_RESERVED | 1u |
+_Static_assert(!((0 FIRN_WALKERS(FIRN_W_OR)) & (FIRN_FRAME_KINDS_RESERVED | 1u |
 						 ~((1u << FIRN_FRAME_KINDS) - 1))),
 	       "bpf/walkers.h: a walker's frame tag is 0, reserved or past FIRN_FRAME_KINDS");

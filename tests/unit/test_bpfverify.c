@@ -131,10 +131,10 @@ static void test_start_wait_exit_verified(void **state)
 }
 
 /* The USDT program (a probe's stack, with the native unwinder inline and every walker's stack
- * hook, global functions: it cannot tail-call the perf_event programs) within its budget: 19,014
+ * hook, global functions: it cannot tail-call the perf_event programs) within its budget: 19,621
  * with DWARF when this was written (21,997 while the Python walker was inlined, without the
  * stub's; 42,568 before the GPU paths were left out without --cuda). With --cuda the GPU
- * probes' paths (a launch takes its stacks too) are walked as well: 34,067 (40,668 inlined). */
+ * probes' paths (a launch takes its stacks too) are walked as well: 35,281 (40,668 inlined). */
 #define USDT_VERIFIED 22000
 #define USDT_CUDA_VERIFIED 45000
 /* With -e alloc the otel_memory path (an allocation's stack, counted twice) is walked too:

@@ -244,8 +244,8 @@ static __always_inline long read_stack(__u64 *out, __u64 addr)
 /* read_stack as a global function (out: 8 bytes, NULL-checked as the verifier asks), verified
  * once and not at each of its callers in the frame loop's callback. Called from the global
  * functions of that loop too (the walkers' frame hooks, firn_epilogue_step): a chain of calls may
- * use 512 bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (v8_frame
- * keeps its scratch in its map for that). */
+ * use 512 bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (a frame
+ * hook keeps its scratch in a map of its own for that). */
 __attribute__((noinline)) long firn_read_stack(__u64 *out, __u64 addr)
 {
 	return out ? read_stack(out, addr) : -14;
@@ -712,9 +712,9 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 	__u32 stop = m ? FIRN_UNW_NO_ROW : FIRN_UNW_NO_MAPPING;
 
 	if (!r || r->type == FIRN_ROW_GAP) {
-		/* no table (JIT code), or a table without a row for pc (V8's embedded builtins in
-		 * node's text have no FDE): this frame by frame pointer (auto), the caller's by
-		 * its table again where it has one */
+		/* no table (JIT code), or a table without a row for pc (a JIT runtime's builtins
+		 * embedded in its text, node's, have no FDE): this frame by frame pointer (auto),
+		 * the caller's by its table again where it has one */
 		if (!m && !u->unknown_pc)
 			u->unknown_pc = pc;
 		if (!fp_fallback || !(firn_epilogue_step(u) || fp_step(u)))

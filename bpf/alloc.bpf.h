@@ -116,9 +116,9 @@ static __always_inline void alloc_count(struct pt_regs *ctx, __u64 ptr, __u64 si
 	struct task_struct *task = bpf_get_current_task_btf();
 	announce(pid);
 	note_comm(tid, task);
-	take_stacks(ctx, true, pid, task, &user, &kernel);
+	__u64 big = take_stacks(ctx, true, pid, task, &user, &kernel); /* in big_stacks, or 0 */
 	struct firn_key key = { .pid = pid, .tid = tid, .event = FIRN_EVENT_ALLOC_OBJECTS,
-				.ustack = python_big_id() };
+				.ustack = big };
 	__u64 objs = size ? (weight + size / 2) / size : 1;
 	if (!count_stacks(&key, user, NULL, objs ? objs : 1, &alloc_stats, FIRN_ALLOC_LOST,
 			  FIRN_ALLOC_LOST))

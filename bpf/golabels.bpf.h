@@ -219,7 +219,7 @@ static __always_inline int go_read(struct firn_go_event *e, const struct firn_go
 
 /* The label context of the current sample: FIRN_CTX(FIRN_GO_TAG, id) for a goroutine with
  * labels of a Go process user space told it of, else 0. */
-static __always_inline __u32 go_ctx(__u32 pid)
+static __always_inline __u32 go_ctx(__u32 pid, struct task_struct *task)
 {
 	if (!WALKER_ON(FIRN_GO_TAG)) /* first: off, the verifier drops the rest */
 		return 0;
@@ -240,25 +240,5 @@ static __always_inline __u32 go_ctx(__u32 pid)
 	return FIRN_CTX(FIRN_GO_TAG, id);
 }
 
-static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack *user,
-					 struct firn_stack *kernel, __u64 value, void *stats,
-					 __u32 counts_full, __u32 stacks_full);
-
-/* Its program (slot FIRN_GO_TAG of the unwinders array): the sample whose stacks on_sample left
- * in scratch counted as count_sample does, with the goroutine's label context in its key. A
- * program of its own, so its reads cost on_sample's verifier budget nothing. */
-SEC("perf_event")
-int on_sample_go(struct bpf_perf_event_data *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 zero = 0, one = 1;
-	struct firn_key key = { .pid = id >> 32, .tid = (__u32)id };
-	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
-	struct firn_stack *kernel = bpf_map_lookup_elem(&scratch, &one);
-
-	key.ctx = go_ctx(key.pid);
-	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
-	return 0;
-}
 #endif
 #endif

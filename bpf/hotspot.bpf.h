@@ -20,6 +20,8 @@
 
 #include "hotspot.h"
 
+#ifdef __bpf__
+
 /* The methods given an id, by (pid, description, Method*): LRU, an evicted one is announced again. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -314,4 +316,5 @@ __attribute__((noinline)) int firn_hotspot_frame(struct firn_unwind_state *u, __
 	return 1;
 }
 
+#endif /* __bpf__ */
 #endif

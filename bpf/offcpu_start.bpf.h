@@ -203,7 +203,7 @@ int BPF_PROG(start_wait_exit)
 	w->pending = 0;
 	__sync_fetch_and_add(&start_pending, -1);
 	keep_stack(s, &w->user);
-	python_frames(s, false);
+	walkers_stack(s, false, FIRN_W_DEFERRED);
 	count_wait(task, w, s, ns);
 	return 0;
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The sampler: a perf_event program on every CPU takes the user and kernel stacks of the
+/* The sampler's core: a perf_event program on every CPU takes the user and kernel stacks of the
  * running task and counts them in the kernel, keyed by (pid, tid, user stack, kernel stack,
- * event). A USDT program does the same at every hit of the probes it is attached to. The
- * sched_switch program takes the stacks of a target thread that stops to wait, and adds the
- * time it was off the CPU to them when it runs again (event FIRN_EVENT_OFF_CPU). */
+ * event). Here: the maps every program shares, the stacks' storage, the native unwinder, the
+ * stack takers every event calls (take_stacks, count_hit) and the cpu-clock programs. The rest
+ * is in a header per responsibility, included where what it uses is defined: the runtime
+ * walkers (bpf/walkers.h's list, walkers_compose.bpf.h), the mappings found with the kernel
+ * (unwind_vma.bpf.h), USDT probes (usdt_hit.bpf.h, with cuda.bpf.h and alloc.bpf.h), off-CPU
+ * time (offcpu.bpf.h, offcpu_start.bpf.h), an event's own program (toy.bpf.h, the model), the
+ * targets' lifecycle (procs.bpf.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -12,6 +16,7 @@
 #define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "firn.h"
+#include "walkers.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -97,35 +102,6 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-/* Off-CPU accounting (enum firn_offcpu_stat). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FIRN_OFF_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} offcpu_stats SEC(".maps");
-
-/* A wait in progress: when its thread stopped, and its stacks then (taken at the switch-out,
- * while the thread is current; hashed and stored only at the switch-in, if it was long enough). */
-struct firn_wait {
-	__u64 start;    /* 0: none remembered */
-	__u64 runtime;  /* the thread's CPU time then (se.sum_exec_runtime) */
-	__u32 pid;
-	__u32 at_start; /* 1: in progress at the start (its stacks taken by start_waits) */
-	__u64 pending;  /* a wait begun before the start, of a Python process, ended: its ns, counted
-			 * at the thread's system call exit with its Python frames (offcpu_start.bpf.h) */
-	__u32 ctx, ctx_pad; /* its label context when it began (otelctx.bpf.h) */
-	struct firn_stack user, kernel;
-};
-
-/* One wait slot per thread, allocated at its first switch-out, freed with the thread. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct firn_wait);
-} waits SEC(".maps");
-
 /* Stacks longer than FIRN_MAX_FRAMES (timed samples of deep Python stacks). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -202,30 +178,6 @@ struct {
 	__type(value, struct firn_file);
 } unwind_files SEC(".maps");
 
-/* The mappings each process's description lacked, as the unwinder found them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct firn_kproc);
-} unwind_kprocs SEC(".maps");
-
-/* The most code (mm->exec_vm: pages mapped executable, not writable) each target has had. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u64);
-} exec_vm_seen SEC(".maps");
-
-/* A first entry of unwind_kprocs being made (too large for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct firn_kproc);
-} kproc_scratch SEC(".maps");
-
 /* State of the unwind in progress on this CPU. It lives in a map, not on the BPF stack, so the
  * verifier sees unknown scalars and checks the bpf_loop callback once instead of per frame. */
 struct firn_unwind_state {
@@ -240,6 +192,8 @@ struct firn_unwind_state {
 	__u32 looked; /* bpf_find_vma was called: in interrupt context it works once per sample */
 	__u32 pid;
 	struct firn_umap found; /* the mapping of the current frame */
+	__u64 emit;     /* what the stack gets for the current frame: ip, or a walker's frame */
+	__u64 fp_frame; /* a walker's frame hook after a frame-pointer step: the frame's fp */
 };
 
 struct {
@@ -289,9 +243,9 @@ static __always_inline long read_stack(__u64 *out, __u64 addr)
 
 /* read_stack as a global function (out: 8 bytes, NULL-checked as the verifier asks), verified
  * once and not at each of its callers in the frame loop's callback. Called from the global
- * functions of that loop too (firn_v8_frame, firn_epilogue_step): a chain of calls may use 512
- * bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (firn_v8_frame
- * keeps its scratch in its map for that). */
+ * functions of that loop too (the walkers' frame hooks, firn_epilogue_step): a chain of calls may
+ * use 512 bytes of stack in all, and on_usdt's with --cuda and the loop's leave little (a frame
+ * hook keeps its scratch in a map of its own for that). */
 __attribute__((noinline)) long firn_read_stack(__u64 *out, __u64 addr)
 {
 	return out ? read_stack(out, addr) : -14;
@@ -376,11 +330,6 @@ static __always_inline void walker_count(__u32 tag, __u32 i)
 	if (v)
 		(*v)++;
 }
-
-/* The JavaScript frame walker (firn_v8_frame, called from unwind_frame) */
-#include "v8.bpf.h"
-/* The Java frame walker (firn_hotspot_frame, called from unwind_frame): FIRN-JAVA */
-#include "hotspot.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -492,13 +441,7 @@ static __always_inline __u64 store_stack(struct firn_stack *s, bool *fresh)
 	return id;
 }
 
-/* The CPython walker: Python frames spliced into the user stack */
-#include "python.bpf.h"
-
-/* The stub walker (tests' firn-toy only): one frame of its own per sample */
-#include "stub.bpf.h"
-#include "otelctx.bpf.h" /* the OpenTelemetry thread context: a sample's label context */
-#include "golabels.bpf.h" /* FIRN-GO */
+#include "walkers_compose.bpf.h"
 
 /* Stores stack s (NULL or empty: none) like store_stack; returns its id, 0 or FIRN_STACK_LOST. */
 static __always_inline __u64 store_taken(struct firn_stack *s, bool *fresh)
@@ -753,151 +696,7 @@ static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_r
 	return ra ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 }
 
-/* bpf_find_vma callback: describes the VMA in the struct firn_umap at ctx from the table of its
- * file (row_count stays 0 when the file has none loaded). */
-static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
-{
-	struct firn_umap *out = ctx;
-	struct firn_file_key key = {};
-	__u64 off = 0, size = 0, sec = 0;
-	__u32 nsec = 0;
-
-	struct file *f = vma->vm_file;
-	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
-		return 0;
-	/* code, with a table or not (row_count 0): either way the next samples need not ask */
-	out->start = vma->vm_start;
-	out->end = vma->vm_end;
-	if (f) {
-		struct inode *ino = f->f_inode;
-		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
-		key.ino = BPF_CORE_READ(ino, i_ino);
-		size = BPF_CORE_READ(ino, i_size);
-		if (bpf_core_field_exists(ino->i_mtime_sec)) {
-			sec = BPF_CORE_READ(ino, i_mtime_sec);
-			nsec = BPF_CORE_READ(ino, i_mtime_nsec);
-		}
-		off = vma->vm_pgoff << 12;
-	} else if (vma->vm_start != (__u64)BPF_CORE_READ(task, mm, context.vdso)) {
-		return 0;
-	}
-	struct firn_file *t = bpf_map_lookup_elem(&unwind_files, &key);
-	/* a table of another file that had the same inode number before is no table */
-	if (!t || (f && (t->size != size || (sec && (t->mtime_sec != sec || t->mtime_nsec != nsec)))))
-		return 0;
-	for (int i = 0; i < FIRN_FILE_SEGS; i++) {
-		if (i >= t->nsegs)
-			break;
-		if (off < (t->segs[i].offset & ~0xfffULL) || off >= t->segs[i].offset + t->segs[i].filesz)
-			continue;
-		/* as in lib/unwind/unwind.c: vaddr = addr - start + offset + delta */
-		out->bias = vma->vm_start - off - t->segs[i].delta;
-		out->row_start = t->row_start;
-		out->row_count = t->row_count;
-		break;
-	}
-	return 0;
-}
-
-/* Which of the mappings the unwinder found for the process before holds pc (-1: none). A global
- * function: verified once, not at each caller (its loop was a quarter of on_exec's verifying). */
-__attribute__((noinline)) int firn_find_kmap(const struct firn_kproc *k, __u64 pc)
-{
-	if (!k)
-		return -1;
-	for (int i = 0; i < FIRN_KMAPS; i++) {
-		if (i >= k->n)
-			break;
-		if (pc >= k->maps[i].start && pc < k->maps[i].end)
-			return i;
-	}
-	return -1;
-}
-
-/* The mapping of pc among those the unwinder found for the process before, or NULL. */
-static __always_inline struct firn_umap *find_kmap(struct firn_kproc *k, __u64 pc)
-{
-	int i = firn_find_kmap(k, pc);
-
-	return i >= 0 ? &k->maps[i & (FIRN_KMAPS - 1)] : NULL;
-}
-
-/* Describes the VMA of addr in task into *m with the kernel's help; false when it has no table. */
-static __always_inline bool vma_umap(struct task_struct *task, __u64 addr, struct firn_umap *m)
-{
-	m->row_count = 0;
-	m->start = m->end = 0;
-	bpf_find_vma(task, addr, describe_vma, m, 0);
-	return m->row_count && addr >= m->start && addr < m->end;
-}
-
-/* Keeps m in pid's ring of found mappings (k: the ring, NULL when pid has none yet). */
-static __always_inline void kproc_add(__u32 pid, struct firn_kproc *k, const struct firn_umap *m)
-{
-	__u32 zero = 0;
-
-	if (k) {
-		k->maps[k->next & (FIRN_KMAPS - 1)] = *m;
-		k->next++;
-		k->n = k->n >= FIRN_KMAPS ? FIRN_KMAPS : k->n + 1;
-		return;
-	}
-	k = bpf_map_lookup_elem(&kproc_scratch, &zero);
-	if (!k)
-		return;
-	k->n = 1;
-	k->next = 1;
-	k->maps[0] = *m;
-	bpf_map_update_elem(&unwind_kprocs, &pid, k, BPF_NOEXIST);
-}
-
-/* Finds the VMA of pc with the kernel (once per sample: in interrupt context the helper cannot
- * take the mmap lock again before the interrupt ends) and keeps it; false if no table. Code
- * without a table (JIT code, a file with no table loaded) is kept too, with no rows: the
- * lookup (~3-5 us) is not repeated at every sample that runs through it. A global function (u
- * NULL-checked as the verifier asks; k may be NULL), verified once and not with each state the
- * frame loop's callback is entered with. Returns 1 when found. */
-__attribute__((noinline)) int firn_look_up_vma(struct firn_unwind_state *u, struct firn_kproc *k, __u64 pc)
-{
-	struct firn_umap m = {};
-
-	if (!u || u->looked)
-		return false;
-	u->looked = 1;
-	bool found = vma_umap(bpf_get_current_task_btf(), pc, &m);
-	if (found || (pc >= m.start && pc < m.end))
-		kproc_add(u->pid, k, &m);
-	if (!found)
-		return false;
-	u->found = m;
-	return true;
-}
-
-/* The mapping of pc: from the process's description, else from what the unwinder found before,
- * else from the kernel's VMA and the table of its file; copied into u->found (false: no
- * mapping with a table). */
-static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
-{
-	/* a caller in the mapping of the frame before (recursion, a library's own calls) */
-	if (u->found.row_count && pc >= u->found.start && pc < u->found.end)
-		return true;
-	struct firn_umap *m = find_umap(u->first, u->count, pc);
-
-	if (m) {
-		u->found = *m;
-		return true;
-	}
-	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &u->pid);
-	m = k ? find_kmap(k, pc) : NULL;
-	if (m && !m->row_count) /* code known to have no table */
-		return false;
-	if (m)
-		u->found = *m;
-	else if (!firn_look_up_vma(u, k, pc))
-		return false;
-	u->vma++;
-	return true;
-}
+#include "unwind_vma.bpf.h"
 
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
 static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
@@ -913,9 +712,9 @@ static __always_inline __u32 unwind_step(struct firn_unwind_state *u)
 	__u32 stop = m ? FIRN_UNW_NO_ROW : FIRN_UNW_NO_MAPPING;
 
 	if (!r || r->type == FIRN_ROW_GAP) {
-		/* no table (JIT code), or a table without a row for pc (V8's embedded builtins in
-		 * node's text have no FDE): this frame by frame pointer (auto), the caller's by
-		 * its table again where it has one */
+		/* no table (JIT code), or a table without a row for pc (a JIT runtime's builtins
+		 * embedded in its text, node's, have no FDE): this frame by frame pointer (auto),
+		 * the caller's by its table again where it has one */
 		if (!m && !u->unknown_pc)
 			u->unknown_pc = pc;
 		if (!fp_fallback || !(firn_epilogue_step(u) || fp_step(u)))
@@ -947,19 +746,20 @@ static long unwind_frame(__u32 i, void *arg)
 		u->stop = FIRN_UNW_DEPTH;
 		return 1;
 	}
-	out->ips[n] = u->ip;
 	out->len = n + 1;
-	__u64 emit = 0; /* FIRN-JAVA: a pc in a JVM's CodeCache, maybe stepped by the Java walker */
-	int java = firn_hotspot_frame(u, &emit);
-	if (java)
-		out->ips[n] = emit;
-	if (java == 2)
-		return u->stop != FIRN_UNW_NR;
-	__u64 fp = u->bp; /* FIRN-V8: a frame stepped by frame pointer may be JavaScript */
-	__u32 fps = u->fp;
-	u->stop = unwind_step(u);
-	if (u->fp != fps)
-		out->ips[n] = firn_v8_frame(out->ips[n], fp);
+	/* the walkers' frame hooks (bpf/walkers.h): before the native step, which one may take */
+	u->emit = u->ip;
+	u->fp_frame = 0;
+	if (walkers_frame(u, false) != FIRN_FRAME_STEPPED) {
+		__u64 fp = u->bp;
+		__u32 fps = u->fp;
+		u->stop = unwind_step(u);
+		if (u->fp != fps) { /* by frame pointer: code without a table, a JIT's */
+			u->fp_frame = fp;
+			walkers_frame(u, true);
+		}
+	}
+	out->ips[n] = u->emit;
 	return u->stop != FIRN_UNW_NR;
 }
 
@@ -1062,8 +862,7 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 	u->looked = 0;
 	u->pid = pid;
 	u->found.row_count = 0;
-	v8_begin(pid); /* FIRN-V8 */
-	hotspot_begin(pid); /* FIRN-JAVA */
+	walkers_begin(pid);
 	bpf_loop(FIRN_MAX_FRAMES, unwind_frame, NULL, 0);
 	if (!dwarf_unwind) {
 		fp_trim_root(s);
@@ -1176,17 +975,16 @@ static __always_inline void take_native_stacks(void *ctx, bool regs_ctx, __u32 p
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
 }
 
-/* Takes the stacks of the current task as take_native_stacks does, a CPython's frames spliced
- * in: the one stack-taking path of every event but cpu-clock samples (whose runtimes' frames
- * are added by the runtime's own program: on_sample). */
-static __always_inline void take_stacks(void *ctx, bool regs_ctx, __u32 pid,
-					struct task_struct *task, struct firn_stack **user,
-					struct firn_stack **kernel)
+/* Takes the stacks of the current task as take_native_stacks does, the walkers' frames added
+ * (their stack hooks): the one stack-taking path of every event but cpu-clock samples (whose
+ * walkers of a program of their own run there: on_sample). Returns the id of the user stack
+ * when a walker stored it in big_stacks (regs_ctx: a timed sample's may be long), else 0. */
+static __always_inline __u64 take_stacks(void *ctx, bool regs_ctx, __u32 pid,
+					 struct task_struct *task, struct firn_stack **user,
+					 struct firn_stack **kernel)
 {
 	take_native_stacks(ctx, regs_ctx, pid, task, user, kernel);
-	/* a CPython's frames replace the native frames of its evaluation loop */
-	if (*user)
-		python_frames(*user, regs_ctx); /* a timed sample's may be long (big_stacks) */
+	return *user ? walkers_stack(*user, regs_ctx, FIRN_W_ALL) : 0;
 }
 
 /* Counts value under key with these stacks (stored now): on failure the sample is dropped and
@@ -1232,21 +1030,21 @@ static __always_inline int count_hit(void *ctx, bool regs_ctx, __u32 event)
 	key.pid = pid;
 	key.tid = tid;
 	key.event = event;
-	take_stacks(ctx, regs_ctx, pid, task, &user, &kernel);
-	key.ustack = python_big_id(); /* a user stack stored in big_stacks already (0: none) */
+	/* a user stack stored in big_stacks already (0: none) */
+	key.ustack = take_stacks(ctx, regs_ctx, pid, task, &user, &kernel);
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
 }
 
 /* ---- cpu-clock samples: one program per unwinder, composed by tail calls ----
  * on_sample takes the native stacks (the DWARF or frame-pointer unwinder) and the kernel's into
- * scratch; a sample of a process that runs an interpreter then goes on in that runtime's
- * program (the unwinders array, indexed by the runtime's tag: its bpf/walkers.h row's prog),
- * which adds its frames and counts the sample. Each runtime's program is verified and loaded on
- * its own, when user space first needs it, and put in its slot: enabling a runtime neither
- * reloads nor re-attaches the rest. An empty slot (not loaded yet): the tail call falls
- * through, the sample keeps its native frames. A walker of its own program walks from scratch
- * slot 0 and ends with count_sample (on_sample_python). */
+ * scratch; a sample of a process that runs an interpreter then goes on in that walker's
+ * program (the unwinders array, indexed by the walker's tag: on_sample_NAME, made below from
+ * its bpf/walkers.h row's FIRN_PROG), which runs its stack hook and counts the sample. Each
+ * walker's program is verified and loaded on its own, when user space first needs it, and put
+ * in its slot: enabling a runtime neither reloads nor re-attaches the rest. An empty slot (not
+ * loaded yet): the tail call falls through, the sample keeps its native frames. The stack
+ * hooks of FIRN_NO_PROG rows run in on_sample itself. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, FIRN_FRAME_KINDS);
@@ -1256,18 +1054,25 @@ struct {
 
 /* Counts the sample whose stacks are in scratch (slots 0 and 1, len 0: none; ustack: a user stack
  * already stored in big_stacks, or 0): the end of on_sample and of every runtime's program. */
-static __always_inline int count_sample(__u64 ustack)
+static __always_inline int count_sample(__u64 ustack, __u32 ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 zero = 0, one = 1;
-	struct firn_key key = { .pid = id >> 32, .tid = (__u32)id, .ustack = ustack };
+	struct firn_key key = { .pid = id >> 32, .tid = (__u32)id, .ustack = ustack, .ctx = ctx };
 	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
-
-	key.ctx = otel_ctx(key.pid, bpf_get_current_task_btf());
 	struct firn_stack *kernel = bpf_map_lookup_elem(&scratch, &one);
 
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
 	return 0;
+}
+
+/* The user stack on_sample took into scratch slot 0, or NULL when it has no frames. */
+static __always_inline struct firn_stack *sampled_user(void)
+{
+	__u32 zero = 0;
+	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
+
+	return user && user->len ? user : NULL;
 }
 
 /* Empties the scratch slot of a stack that was not taken (count_sample reads both slots). */
@@ -1307,23 +1112,33 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	take_native_stacks(ctx, true, pid, task, &user, &kernel);
 	untaken(user, 0);
 	untaken(kernel, 1);
+	__u64 big = user && user->len ? walkers_stack(user, true, FIRN_W_INLINE) : 0;
 	if (user && user->len)
 		tail_to_walker(ctx, pid);
-	return count_sample(0);
+	return count_sample(big, walkers_ctx(pid, task, FIRN_W_INLINE));
 }
 
-/* The Python unwinder's program (slot FIRN_FRAME_KIND_PYTHON): a CPython's frames replace the
- * native frames of its evaluation loop (a timed sample's stack may be long: big_stacks). */
-SEC("perf_event")
-int on_sample_python(struct bpf_perf_event_data *ctx)
-{
-	__u32 zero = 0;
-	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
-
-	if (user && user->len)
-		python_frames(user, true);
-	return count_sample(python_big_id());
-}
+/* The program of each walker of a FIRN_PROG row, on_sample_NAME (the unwinders array's slot at
+ * its tag): its stack hook on the native stack on_sample left in scratch slot 0, then the
+ * sample counted. */
+/* Whether a row's hook is FIRN_NONE: a constant the compiler folds (its name as written). */
+#define FIRN_W_IS_NONE(hook) (sizeof(#hook) == sizeof("FIRN_NONE") && !__builtin_memcmp(#hook, "FIRN_NONE", sizeof(#hook)))
+#define FIRN_W_PROG_FIRN_NO_PROG(n, tag, stack, lctx)
+#define FIRN_W_PROG_FIRN_PROG(n, tag, stack, lctx)                                             \
+	SEC("perf_event") int on_sample_##n(struct bpf_perf_event_data *ctx)                   \
+	{                                                                                      \
+		struct firn_stack *user = sampled_user();                                      \
+		__u64 big = user && WALKER_ON(tag) ? stack(user, 1) : 0;                       \
+		__u32 pid = bpf_get_current_pid_tgid() >> 32;                                  \
+		struct task_struct *task = bpf_get_current_task_btf();                         \
+                                                                                               \
+		return count_sample(big, FIRN_W_IS_NONE(lctx) ?                                \
+					 walkers_ctx(pid, task, FIRN_W_INLINE) :               \
+					 WALKER_ON(tag) ? lctx(pid, task) : 0);                \
+	}
+#define FIRN_W_PROGRAM(n, tag, h, b, f, stack, pr, flags, wh, maps, nm, lctx)                 \
+	FIRN_W_PROG_##pr(n, tag, stack, lctx)
+FIRN_WALKERS(FIRN_W_PROGRAM)
 
 /* Copies a stack taken into scratch into a wait slot or a GPU launch record (only its frames:
  * a helper copy). */
@@ -1338,295 +1153,10 @@ static __always_inline void keep_stack(struct firn_stack *to, const struct firn_
 		bpf_probe_read_kernel(to->ips, (len & 127) * sizeof(__u64), from->ips);
 }
 
-#include "cuda.bpf.h"
+#include "usdt_hit.bpf.h"
 
-const volatile __u32 want_gpu = 0; /* 1: --cuda, the USDT program routes libfirn-cuda's probes */
-
-#include "alloc.bpf.h"
-
-const volatile __u32 want_alloc = 0; /* 1: -e alloc, the USDT program routes otel_memory's probes */
-
-/* A USDT probe was hit (in user mode: no kernel stack): count the stack under the event the
- * attachment's cookie names. */
-SEC("usdt")
-int BPF_USDT(on_usdt)
-{
-	__u32 cookie = (__u32)bpf_usdt_cookie(ctx);
-
-	/* libfirn-cuda's probes (--cuda) have cookies of their own; without --cuda the verifier
-	 * drops the GPU paths (want_gpu is read-only), a third of what it walks here */
-	if (want_alloc && alloc_hit(ctx, cookie)) /* -e alloc's, the same way */
-		return 0;
-	return want_gpu && gpu_hit(ctx, cookie) ? 0 : count_hit(ctx, true, cookie);
-}
-
-/* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
-static __always_inline void count_offcpu(__u32 stat, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
-
-	if (v)
-		*v += n;
-}
-
-/* TASK_DEAD in a task's state: its last switch-out, no wait. */
-#define FIRN_TASK_DEAD 0x80
-
-static __always_inline bool count_wait(struct task_struct *task, struct firn_wait *w,
-				       struct firn_stack *user, __u64 ns);
-static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns);
-
-/* Ends the wait of task when it has one: adds the time it was off the CPU (x the sampling rate)
- * to the wait's stacks, if it lasted the minimum; else counts it as short. Off the CPU = the time
- * since the wait began less the CPU time the thread had since: 0 when the task is being switched
- * in, the run it had when its switch-in went unseen (ended at its next switch-out) or when it is
- * on a CPU at the end of the recording. True when added. at_switch: at the switch-in, where a
- * wait of a Python process begun before the start is deferred to its system call exit. */
-static __always_inline bool wait_ends(struct task_struct *task, bool at_switch)
-{
-	struct firn_wait *w = bpf_task_storage_get(&waits, task, 0, 0);
-
-	if (!w || !w->start)
-		return false;
-	__u64 ran = BPF_CORE_READ(task, se.sum_exec_runtime) - w->runtime;
-	__u64 ns = bpf_ktime_get_ns() - w->start;
-	ns = ns > ran ? ns - ran : 0;
-	w->start = 0;
-	if (ns < off_cpu_min_ns) {
-		count_offcpu(FIRN_OFF_SHORT, 1);
-		count_offcpu(FIRN_OFF_SHORT_NS, ns);
-		return false;
-	}
-	if (at_switch && defer_wait(w, ns))
-		return false; /* counted at its system call's exit */
-	return count_wait(task, w, &w->user, ns);
-}
-
-/* Adds a wait of task that ended (ns off the CPU) to its stacks: the kept kernel stack and user
- * (the kept one, or one with Python frames spliced in). True when added. */
-static __always_inline bool count_wait(struct task_struct *task, struct firn_wait *w,
-				       struct firn_stack *user, __u64 ns)
-{
-	struct firn_key key = {};
-
-	key.pid = w->pid;
-	key.tid = BPF_CORE_READ(task, pid);
-	key.event = FIRN_EVENT_OFF_CPU;
-	key.ctx = w->ctx;
-	announce(key.pid);
-	note_comm(key.tid, task);
-	if (!count_stacks(&key, user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
-			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
-		return false;
-	count_offcpu(FIRN_OFF_COUNTED, 1);
-	count_offcpu(FIRN_OFF_NS, ns);
-	return true;
-}
-
-/* A wait in progress at the start (its user stack walked from another task: no Python frames)
- * of a process whose CPython user space described has ended: its time is kept (pending) and
- * counted at the thread's next system call exit, in its own context, where its Python frames
- * are read as they were during the wait (nothing ran since: it returns from the call it
- * waited in; offcpu_start.bpf.h). True when deferred. */
-__u64 start_pending = 0; /* waits pending (start_wait_exit returns at once when none) */
-static __always_inline bool defer_wait(struct firn_wait *w, __u64 ns)
-{
-	if (!w->at_start || !start_defer || !walker_proc(FIRN_FRAME_KIND_PYTHON, w->pid))
-		return false;
-	w->at_start = 0;
-	w->pending = ns ? ns : 1;
-	__sync_fetch_and_add(&start_pending, 1);
-	return true;
-}
-
-/* Counts a deferred wait of task as it was kept (no system call exit came: the thread ran
- * anyway, or the recording ends). */
-static __always_inline void flush_deferred(struct task_struct *task, struct firn_wait *w)
-{
-	__u64 ns = w->pending;
-
-	if (!ns)
-		return;
-	w->pending = 0;
-	__sync_fetch_and_add(&start_pending, -1);
-	count_wait(task, w, &w->user, ns);
-}
-
-/* The current task (prev) is switched out: when it is a target's thread that stops to wait
- * (not preempted while runnable, unless off_cpu_runnable), remembers when, with its stacks,
- * in its slot. Nothing is hashed or stored yet: most waits may end up short. */
-static __always_inline void wait_begins(void *ctx, struct task_struct *prev, bool preempt,
-					unsigned int state)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
-	struct firn_stack *user, *kernel;
-
-	if (!pid || (state & FIRN_TASK_DEAD) || (!off_cpu_runnable && (preempt || !state)) ||
-	    !is_target(pid))
-		return;
-	if (off_cpu_rate > 1 && bpf_get_prandom_u32() % off_cpu_rate) {
-		count_offcpu(FIRN_OFF_UNSAMPLED, 1);
-		return;
-	}
-	struct firn_wait *w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w) {
-		count_offcpu(FIRN_OFF_LOST_NO_SLOT, 1);
-		return;
-	}
-	/* a switch-in the program did not see (rare): that wait ends now, its CPU time since
-	 * taken off, before the slot is reused */
-	if (w->start) {
-		count_offcpu(FIRN_OFF_LATE, 1);
-		wait_ends(prev, false);
-	}
-	flush_deferred(prev, w); /* it ran without a system call exit seen */
-	w->at_start = 0;
-	take_stacks(ctx, false, pid, prev, &user, &kernel);
-	if (user) /* here, not in take_stacks: on_usdt's budget has no room for it */
-		stub_frames(user);
-	keep_stack(&w->user, user);
-	keep_stack(&w->kernel, kernel);
-	w->pid = pid;
-	w->ctx = otel_ctx(pid, prev);
-	w->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
-	count_offcpu(FIRN_OFF_WAITS, 1);
-	w->start = bpf_ktime_get_ns();
-}
-
-/* Off-CPU time (loaded only for -e off-cpu): the thread switched out may begin a wait, the one
- * switched in ends one. Never waits itself: per-thread storage and per-CPU counters only. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
-{
-	wait_begins(ctx, prev, preempt, prev_state);
-	wait_ends(next, true);
-	return 0;
-}
-
-/* Run once at the end, after on_switch is detached (a task iterator): the waits still going end
- * now, so a thread that waited through the end of the recording shows that time too. */
-SEC("iter/task")
-int end_waits(struct bpf_iter__task *ctx)
-{
-	struct task_struct *task = ctx->task;
-
-	struct firn_wait *w = task ? bpf_task_storage_get(&waits, task, 0, 0) : NULL;
-
-	if (w)
-		flush_deferred(task, w);
-	if (task && wait_ends(task, false))
-		count_offcpu(FIRN_OFF_AT_END, 1);
-	return 0;
-}
-
+#include "offcpu.bpf.h"
 #include "offcpu_start.bpf.h"
 #include "toy.bpf.h"
 
-/* The process tracepoints are raw tracepoints, not tp_btf: libbpf needs the kernel's full BTF
- * for a tp_btf program's attach target, and a recording with none reads only the minimized BTF
- * (lib/source/kbtf.h). Their arguments are read with BPF_CORE_READ either way. */
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
-
-	if (!follow_children || ppid == cpid || !bpf_map_lookup_elem(&targets, &ppid))
-		return 0;
-	bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY);
-	return 0;
-}
-
-/* At exec (process context: the VMA lookup works any number of times), keeps the mappings of the
- * new program's code and of its ELF interpreter, where it starts: the first samples need them
- * before user space has described the process. */
-static __always_inline void note_exec_maps(struct task_struct *p, __u32 pid)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
-	__u64 code = BPF_CORE_READ(p, mm, start_code), entry = BPF_CORE_READ(regs, ip);
-	struct firn_umap m;
-
-	if (vma_umap(p, code, &m))
-		kproc_add(pid, NULL, &m);
-	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &pid);
-	if (entry && !(k && find_kmap(k, entry)) && vma_umap(p, entry, &m))
-		kproc_add(pid, k, &m);
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
-{
-	__u32 pid = BPF_CORE_READ(p, tgid);
-
-	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
-		return 0;
-	__u64 *seen_v = bpf_map_lookup_elem(&seen, &pid);
-	if (!filter_pids && !seen_v)
-		return 0;
-	/* the next sample announces the process again, once its libraries are mapped */
-	if (seen_v)
-		*seen_v = SEEN_BEFORE_EXEC;
-	bpf_map_delete_elem(&comms, &pid);
-	bpf_map_delete_elem(&unwind_kprocs, &pid);
-	bpf_map_delete_elem(&exec_vm_seen, &pid); /* a new mm: its code counts from 0 */
-	walker_forget(FIRN_FRAME_KIND_PYTHON, pid); /* a new image: user space looks again */
-	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
-	if (dwarf_unwind)
-		note_exec_maps(bpf_get_current_task_btf(), pid);
-	/* its time tells this exec from the next in the side-band records (procdispatch.c) */
-	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns(), false);
-	return 0;
-}
-
-/* A target mapped more code than it ever had (its loader at start, dlopen): user space is woken
- * to describe the new files before the process runs them, not once a sample found no table for
- * them (a sample's ask comes once the code runs, rate-limited: those samples stopped at no
- * mapping). At the release of the mmap lock the mapping's record is in the side-band ring. Not
- * at every system call's end (a raw tracepoint there cost each system call of the host ~0.2
- * us), nor a uprobe on the loader (0.1 s to detach); no kprobes on this kernel. Only growth past
- * the highest count: code made writable and back (JIT) does not ask again. addr: the program's
- * code start, a file mapping (the listeners' JIT checks look at it). */
-SEC("?raw_tp/mmap_lock_released")
-int BPF_PROG(on_mmap_unlock, struct mm_struct *mm)
-{
-	/* mm only: the other arguments differ between kernels (older ones pass a memcg path
-	 * before write), and the count's growth is the test (a lock taken to read maps nothing) */
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
-	if (!bpf_map_lookup_elem(&targets, &pid) || mm != BPF_CORE_READ(t, mm))
-		return 0; /* (a target reading another process's memory locks that one's) */
-	__u64 vm = BPF_CORE_READ(mm, exec_vm), *seen = bpf_map_lookup_elem(&exec_vm_seen, &pid);
-
-	if (seen && vm <= *seen)
-		return 0;
-	bpf_map_update_elem(&exec_vm_seen, &pid, &vm, BPF_ANY);
-	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, BPF_CORE_READ(mm, start_code), false);
-	return 0;
-}
-
-/* A thread ended: when it was the last of a process that was sampled, forget the process here
- * and tell user space, which symbolizes and frees what it kept of it once its last samples are
- * drained. (Runs after the kernel counted the thread out of signal->live.) */
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p)
-{
-	__u32 pid = BPF_CORE_READ(p, tgid);
-
-	if (BPF_CORE_READ(p, signal, live.counter) > 0)
-		return 0;
-	bool known = bpf_map_lookup_elem(&seen, &pid) != NULL;
-	if (known) /* (SEEN_BEFORE_EXEC too) */
-		bpf_map_delete_elem(&seen, &pid);
-	if (filter_pids)
-		bpf_map_delete_elem(&targets, &pid);
-	bpf_map_delete_elem(&refresh_asked, &pid);
-	bpf_map_delete_elem(&unwind_kprocs, &pid);
-	bpf_map_delete_elem(&exec_vm_seen, &pid);
-	walker_forget(FIRN_FRAME_KIND_PYTHON, pid);
-	if (known)
-		send_event(FIRN_EV_EXIT, pid, true);
-	return 0;
-}
+#include "procs.bpf.h"

@@ -3,11 +3,12 @@
  * finds the sampled thread's state, walks its frame chain, gives each code object an id
  * (announced once: struct firn_py_code_event, FIRN_EV_ANNOUNCE(tag)) and splices the Python
  * frames into the native stack in place of the evaluation loop's frames (a timed sample's
- * result may be longer than a firn_stack: big_stacks). Its counters: enum firn_py_stat. The
- * sampling programs call python_frames(stack, big): on_sample_python (tail-called from
- * on_sample), on_usdt, the off-CPU programs. */
+ * result may be longer than a firn_stack: big_stacks). Its counters: enum firn_py_stat. Its
+ * stack hook, python_stack (its bpf/walkers.h row), runs on every event's user stack:
+ * cpu-clock samples' in on_sample_python (tail-called from on_sample). */
 #ifndef FIRN_PYTHON_BPF_H
 #define FIRN_PYTHON_BPF_H
+#ifdef __bpf__
 
 /* The user stack being spliced with Python frames (any length up to FIRN_BIG_FRAMES). */
 struct {
@@ -464,4 +465,16 @@ static __always_inline __u64 python_big_id(void)
 	return w ? w->big : 0;
 }
 
+/* Its stack hook (bpf/walkers.h): python_frames as a global function, verified once per program
+ * whatever the number of its callers. Returns the id in big_stacks of the stack when it was
+ * stored there (big only), else 0: s holds it. */
+FIRN_HOOK __u64 python_stack(struct firn_stack *s, __u32 big)
+{
+	if (!s)
+		return 0;
+	python_frames(s, big);
+	return python_big_id();
+}
+
+#endif
 #endif

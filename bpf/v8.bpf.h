@@ -3,8 +3,8 @@
  * (off_fp_function), its context or, in frames that are no JavaScript, a Smi marker of the
  * frame's type (off_fp_context), and in interpreted frames the BytecodeArray and the current
  * bytecode offset (as a Smi). The native unwinder (profile.bpf.c) steps through V8's code by
- * frame pointer; for each such frame of a process in walker_procs (tag V8) it asks firn_v8_frame
- * what the frame is: a JavaScript function becomes FIRN_FRAME(FIRN_FRAME_KIND_V8, payload) in
+ * frame pointer; for each such frame of a process in walker_procs (tag V8) its frame hook v8_frame
+ * (bpf/walkers.h) says what the frame is: a JavaScript function becomes FIRN_FRAME(FIRN_FRAME_KIND_V8, payload) in
  * place of its return address, everything else (entry and exit trampolines, stubs, native
  * code) stays the native frame it was, so one stack runs from _start through libuv and V8's
  * entry into the JavaScript functions and out to native callees.
@@ -16,6 +16,7 @@
  * firn_v8_proc). Needs from the includer: the events ring buffer, read_stack, window_remote. */
 #ifndef FIRN_V8_BPF_H
 #define FIRN_V8_BPF_H
+#ifdef __bpf__
 
 /* The functions given an id, by (pid, image, SFI): LRU, an evicted one is announced again. */
 struct {
@@ -39,7 +40,7 @@ struct firn_v8_walk {
 	__u32 pid, active;
 	__u64 last_fp; /* fp of the last JavaScript frame emitted (a frame is emitted once) */
 	__u64 gen;     /* the sample's number on this CPU: cache entries of another are stale */
-	/* firn_v8_frame's scratch, kept off its stack: under on_usdt's frame and the frame loop's,
+	/* v8_frame's scratch, kept off its stack: under on_usdt's frame and the frame loop's,
 	 * a chain of calls has little of its 512 bytes left */
 	__u64 marker, func, word, array, off;
 	__u32 tier, pad;
@@ -63,7 +64,8 @@ static __always_inline void count_v8(__u32 reason)
 	walker_count(FIRN_FRAME_KIND_V8, reason);
 }
 
-/* Starts the walk of a sample of pid: whether pid runs a V8 the walker was told about. */
+/* Its begin hook (bpf/walkers.h): starts the walk of a sample of pid, whether pid runs a V8 the
+ * walker was told about. */
 static __always_inline void v8_begin(__u32 pid)
 {
 	__u32 zero = 0;
@@ -113,7 +115,7 @@ static __always_inline __u64 v8_field(const struct firn_v8_walk *w, __u32 off)
 	return *(const __u64 *)&w->obj[off & (FIRN_V8_OBJ_READ - 8)];
 }
 
-/* Gives the SFI (identity ident) a new id and announces it. Inlined in firn_v8_frame (a global
+/* Gives the SFI (identity ident) a new id and announces it. Inlined in v8_frame (a global
  * function, verified once): a call of its own would be a fourth frame under on_usdt's, past the
  * 512 bytes of stack a chain of calls may use. */
 static __always_inline __u64 v8_new_func(struct firn_v8_walk *w, __u64 name, __u64 script)
@@ -213,37 +215,41 @@ static __always_inline __u64 v8_function(struct firn_v8_walk *w, __u64 func, boo
 	return id;
 }
 
-/* What the frame at fp whose code is at pc (stepped by frame pointer) is: the JavaScript frame
- * value for a JavaScript function, else pc itself (the native frame). A global function, verified
- * once: inlined in the frame loop it was verified again with each state the loop's callback is
- * entered with (kernels that verify callbacks until their states converge). */
-__attribute__((noinline)) __u64 firn_v8_frame(__u64 pc, __u64 fp)
+/* Its frame hook (bpf/walkers.h): a frame the native unwinder stepped by frame pointer
+ * (u->fp_frame, its fp; *emit its code's pc) becomes the JavaScript frame value of the function
+ * it runs (FIRN_FRAME_EMIT), else stays the native frame (FIRN_FRAME_OTHER). A global function,
+ * verified once: inlined in the frame loop it was verified again with each state the loop's
+ * callback is entered with (kernels that verify callbacks until their states converge). */
+FIRN_HOOK int v8_frame(struct firn_unwind_state *u, __u64 *emit)
 {
 	__u32 zero = 0;
-	struct firn_v8_walk *w = bpf_map_lookup_elem(&v8_walk, &zero);
-	__u64 id;
+	struct firn_v8_walk *w = u && emit && u->fp_frame ? bpf_map_lookup_elem(&v8_walk, &zero) : NULL;
+	__u64 id, pc, fp;
 
-	if (!w || !w->active || !fp || fp == w->last_fp || window_remote())
-		return pc;
+	if (!w || !w->active || !emit || !u || (fp = u->fp_frame) == w->last_fp || window_remote())
+		return FIRN_FRAME_OTHER;
+	pc = *emit;
 	count_v8(FIRN_V8_FRAMES);
 	w->marker = w->func = 0;
 	if (firn_read_stack(&w->marker, fp + w->p.fp_marker) || firn_read_stack(&w->func, fp + w->p.fp_function)) {
 		count_v8(FIRN_V8_NOT_JS);
-		return pc;
+		return FIRN_FRAME_OTHER;
 	}
 	if (!(w->marker & 1)) { /* a Smi: a typed frame (entry, exit, stub...) */
 		count_v8(FIRN_V8_TYPED);
-		return pc;
+		return FIRN_FRAME_OTHER;
 	}
 	bool text = false;
 	for (int i = 0; i < FIRN_V8_TEXTS; i++)
 		text |= pc >= w->p.text[i].start && pc < w->p.text[i].end;
 	w->tier = 0;
 	if (!(id = v8_function(w, w->func, text, fp, &w->tier, &w->off)))
-		return pc;
+		return FIRN_FRAME_OTHER;
 	w->last_fp = fp;
 	count_v8(FIRN_V8_JS);
-	return FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(id, w->tier, w->off));
+	*emit = FIRN_FRAME(FIRN_FRAME_KIND_V8, FIRN_V8_PAYLOAD(id, w->tier, w->off));
+	return FIRN_FRAME_EMIT;
 }
 
+#endif
 #endif

@@ -2,9 +2,9 @@
 # build/tests/firn-toy's registry only, on with FIRN_TOY_STUB): a runtime's walker reached by its
 # tag alone. A recording of offcpu_mix (spins, sleeps, waits on a pipe) with -e cpu-clock
 # -e off-cpu holds its frame, resolved to stub_frame, at the root of the process's cpu-clock
-# samples (through the unwinders array) and of its waits (through take_stacks); its summary line
-# reports its walker's counters (read by tag), which add up to at least the frames the profile
-# holds. Without FIRN_TOY_STUB, and with the shipped firn, there is no stub frame nor line.
+# samples (through the unwinders array) and of its waits, and a USDT probe's stacks (through
+# take_stacks: one composition of the walkers for every event); its summary line reports its
+# walker's counters (read by tag), which add up to at least the frames the profile holds. Without FIRN_TOY_STUB, and with the shipped firn, there is no stub frame nor line.
 . "$(dirname "$0")/lib.sh"
 
 TOY="$ROOT/$BUILD/tests/firn-toy"
@@ -61,6 +61,22 @@ echo "# summary: $line"
 [ -n "${procs:-}" ] && [ "$procs" -ge 2 ] && [ "$added" -gt "$cw" ] && [ "$full" = 0 ] \
 	&& pass "summary: $procs processes told (sh, offcpu_mix, its child), $added frames added (> $cw cpu-clock ones), 0 full" \
 	|| fail "summary: '$line' (wanted >= 2 processes, > $cw frames, 0 full)"
+
+# usdt: a probe's stacks get the walkers' frames as every event's do (bpf/walkers.h: one
+# composition), the stub's too. usdtfix sleeps until the probe's semaphore is set and 200 ms
+# more: its waits (-e off-cpu) have it attached before it fires 300 + 200 hits
+FX=$(readlink -f "$FIX/usdtfix")
+FIRN_TOY_STUB=1 "$TOY" record -e off-cpu -e "usdt:$FX:usdtfix:hit" -o "$TMP/usdt.pb.gz" \
+	-- "$FX" 300 200 5000 >/dev/null 2>"$TMP/err"
+rc=$?
+"$FIRN" report --folded --sample-type usdt_usdtfix_hit "$TMP/usdt.pb.gz" >"$TMP/usdt.folded" 2>"$TMP/rerr" \
+	|| fail "report --folded --sample-type usdt_usdtfix_hit: $(head -1 "$TMP/rerr")"
+read -r uw uo < <(awk '{ n = $NF; if ($1 ~ /^usdtfix;stub_frame;.*;main;path_[ab];fire$/) w += n; else o += n }
+	END { printf "%d %d\n", w, o }' "$TMP/usdt.folded")
+echo "# usdt: $uw hits with stub_frame, $uo without"
+[ $rc -eq 0 ] && [ "$uw" = 500 ] && [ "$uo" = 0 ] \
+	&& pass "usdt: all 500 hits under stub_frame;...;main;path_X;fire, none without" \
+	|| { fail "usdt: exit $rc, $uw hits with stub_frame, $uo without (wanted 500, 0)"; head -3 "$TMP/usdt.folded" | cut -c1-200; }
 
 # off: firn-toy without FIRN_TOY_STUB, and the shipped firn, have no stub frame nor line
 for bin in "$TOY" "$FIRN"; do

@@ -593,6 +593,12 @@ static int debug_header(struct pyruntime *rt, const struct debug_layout *l, cons
 {
 	uint64_t want = (uint64_t)rt->major << 24 | (uint64_t)rt->minor << 16;
 
+	/* zeros where the cookie is: the loader has reserved the library's range but not mapped
+	 * its data segment over it yet (a process caught while ld.so maps libpython): looked at
+	 * again, not refused */
+	if (!d[0] && !d[DO_VERSION])
+		return snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets not mapped yet",
+				rt->major, rt->minor), -EAGAIN;
 	if (memcmp(d, "xdebugpy", 8) || (d[DO_VERSION] & 0xffff0000) != want) {
 		rt->errors[PYRT_ERR_COOKIE]++;
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets cookie or version "

@@ -416,6 +416,11 @@ static void test_debug_offsets(void **state)
 	/* a table version reads no debug offsets */
 	d[0] ^= 1;
 	refused(d, 7, "python 3.7 is not supported (3.8 to 3.14 are)");
+	/* zeros (ld.so has not mapped the data segment yet): looked at again, not refused */
+	memset(d, 0, sizeof(d));
+	assert_int_equal(pyruntime_init_image(&r, d, sizeof(d), IMAGE_BASE, 13), -EAGAIN);
+	assert_non_null(strstr(r.reason, "not mapped yet"));
+	pyruntime_release(&r);
 }
 
 /* A later 3.x whose _Py_DebugOffsets still has 3.14's layout is read through it; one whose

@@ -194,12 +194,15 @@ static int on_record(void *ctx, const struct proc_event *ev, pid_t pid)
 	return 0;
 }
 
-/* A process first sampled or exec'd: each runtime looks for itself in it, with its mappings. */
+/* A process first sampled or exec'd: each runtime looks for itself in it, with its mappings
+ * (not in one that is gone: its /proc and memory are, too). */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
 	struct runtime_set *s = ctx;
 
 	procdispatch_read(s->pd);
+	if (procdispatch_gone(s->pd, pid))
+		return;
 	procdispatch_learn(s->pd, pid); /* one /proc read for every runtime (and the snapshot) */
 	runtime_set_attach(s, pid, exec, mono_ns());
 }

@@ -28,12 +28,16 @@ void unwind_listen_describe(struct unwind_listen *ul, pid_t pid, bool lazy)
 }
 
 /* A process's first sample, or its exec: after its snapshot (a short process may be gone once
- * its tables are built). */
+ * its tables are built; one already gone is not described: nothing is left to unwind, nor any
+ * file of it to open). */
 static void on_process(void *ctx, pid_t pid, bool exec)
 {
 	struct unwind_listen *ul = ctx;
 
 	(void)exec;
+	procdispatch_read(ul->pd);
+	if (procdispatch_gone(ul->pd, pid))
+		return;
 	unwind_listen_describe(ul, pid, ul->all);
 }
 
@@ -50,6 +54,8 @@ static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
 	struct unwind_listen *ul = ctx;
 	const struct procmap *pm = maps_of(ul, pid);
 
+	if (procdispatch_gone(ul->pd, pid))
+		return;
 	if (!ul->all)
 		unwind_listen_describe(ul, pid, false);
 	else if (pm)

@@ -3,6 +3,7 @@
 #include "source/procdispatch.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +189,13 @@ int procdispatch_learn(struct procdispatch *d, pid_t pid)
 		return 0;
 	int err = proctab_read(&d->procs, pid);
 	return err ? err : 1;
+}
+
+bool procdispatch_gone(const struct procdispatch *d, pid_t pid)
+{
+	const struct proctab_proc *p = procdispatch_find(d, pid);
+
+	return p && p->exit_time && kill(pid, 0) && errno == ESRCH;
 }
 
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns)

@@ -102,6 +102,10 @@ const struct procmap *procdispatch_maps(const struct procdispatch *d, pid_t pid)
  * process older than the records), or when the kernel lost records lately and the image was not
  * read since. 1 when read, 0 when not needed (or no records), -errno. */
 int procdispatch_learn(struct procdispatch *d, pid_t pid);
+/* Whether pid has ended for good: the table read its exit record and kill(2) finds no such
+ * process (not a zombie, the pid not reused). Nothing of it is left in /proc for a listener to
+ * read: under churn most short processes are told only after this. No errno. */
+bool procdispatch_gone(const struct procdispatch *d, pid_t pid);
 /* Forgets the processes that ended long before now (at most once a second). */
 void procdispatch_sweep(struct procdispatch *d, uint64_t now_ns);
 /* Queues a notice of the sample source (rec: len bytes, copied; NULL otherwise; a PD_PROCESS

@@ -1014,6 +1014,34 @@ static void test_stub_runtime(void **state)
 	assert_int_equal(stub_log.frees, 1);
 }
 
+/* A process told only after it ended (its exit record read, no such pid left: most short
+ * programs under churn) is not looked at by the runtimes, which would find nothing in /proc;
+ * its samples are named from the records as before, and a live one is still attached. */
+static void test_gone_not_attached(void **state)
+{
+	struct world *w = *state;
+
+	task(w, PROC_EV_EXEC, PID, PID, 0);
+	mmap_of(w, PID, WORK);
+	take(w, PID, PID, WORK, 3);
+	task(w, PROC_EV_EXIT, PID, PID, 1);
+	notice(w, N_FIRST, PID);
+	notice(w, N_EXIT, PID);
+	poll_until_retired(w, 1);
+	assert_int_equal(stub_log.attaches, 0);
+	pid_t self = getpid();
+	task(w, PROC_EV_EXEC, self, self, 0);
+	mmap_of(w, self, WORK);
+	notice(w, N_FIRST, self);
+	take(w, self, self, WORK, 2);
+	poll_n(w, 1);
+	assert_int_equal(stub_log.attaches, 1);
+	assert_int_equal(stub_log.attached, self);
+	finish(w);
+	assert_int_equal(samples_named(w, PID, "recorder_test_work"), 3);
+	assert_int_equal(samples_named(w, self, "recorder_test_work"), 2);
+}
+
 /* The value of label key on the samples of pid whose label key is value (their sum). */
 static int64_t samples_labelled(const struct world *w, const char *key, const char *value)
 {
@@ -1142,6 +1170,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_before_flip_no_drain, setup_flips,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stub_runtime, setup_stub, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_not_attached, setup_stub, teardown),
 		cmocka_unit_test_setup_teardown(test_context_labels, setup_stub, teardown),
 		cmocka_unit_test(test_runtime_off_by_name),
 		cmocka_unit_test_setup_teardown(test_renew_runtime_frames, setup_stub_renew,

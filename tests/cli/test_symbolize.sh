@@ -44,7 +44,7 @@ expect_share() {
 # record NAME ARGS...: records ARGS into $TMP/NAME.pb.gz and writes $TMP/NAME.folded.
 record() {
 	local name=$1; shift
-	"$FIRN" record -q -F 999 $RECORD_OPTS -o "$TMP/$name.pb.gz" -- "$@" 2>"$TMP/$name.err" >/dev/null
+	"$FIRN" record -q -F 999 ${RECORD_OPTS:-} -o "$TMP/$name.pb.gz" -- "$@" 2>"$TMP/$name.err" >/dev/null
 	"$FIRN" report --folded "$TMP/$name.pb.gz" >"$TMP/$name.folded" 2>>"$TMP/$name.err"
 }
 

@@ -340,13 +340,10 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 			look(r, pr, now_ns); /* its libjvm's mmap record may not have reached us */
 		return;
 	}
-	if (!pr) {
-		if (VEC_GROW(r->procs, r->capprocs, r->nprocs + 1))
-			return;
-		pr = &r->procs[r->nprocs++];
-	} else if (pr->described) {
+	if (pr && pr->described) /* a new image: the walker forgets the old one */
 		(void)sample_source_set_proc(r->head.h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
-	}
+	if (!pr && !(pr = RUNTIME_PROC_ADD(r->procs, r->nprocs, r->capprocs, pid)))
+		return;
 	*pr = (struct hsproc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
 	look(r, pr, now_ns);
 }
@@ -529,7 +526,7 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 		return;
 	if (pr->described)
 		(void)sample_source_set_proc(r->head.h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
-	*pr = r->procs[--r->nprocs];
+	RUNTIME_PROC_DROP(r->procs, r->nprocs, pr);
 }
 
 const struct runtime_ops runtime_java = {

@@ -87,7 +87,7 @@ static void proc_drop(struct pyframes *py, size_t i)
 		pyruntime_release(py->procs[i].rt);
 		free(py->procs[i].rt);
 	}
-	py->procs[i] = py->procs[--py->nprocs];
+	RUNTIME_PROC_DROP(py->procs, py->nprocs, &py->procs[i]);
 }
 
 void pyframes_free(struct pyframes *py)
@@ -224,10 +224,9 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 		return;
 	if (x) /* a new image */
 		proc_drop(py, (size_t)(x - py->procs));
-	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
+	if (!(x = RUNTIME_PROC_ADD(py->procs, py->nprocs, py->capprocs, pid)))
 		return;
-	x = &py->procs[py->nprocs++];
-	*x = (struct pyproc){ .pid = pid, .counted = counted };
+	x->counted = counted;
 	try_proc(py, x, now_ns);
 	if (!x->rt && !x->due_ns)
 		proc_drop(py, (size_t)(x - py->procs));

@@ -142,6 +142,26 @@ void *runtime_proc_find(const void *procs, size_t n, size_t stride, pid_t pid)
 	return NULL;
 }
 
+/* Each runtime appends a process it meets to its table: one growth rule for them all. */
+void *runtime_proc_add(void **procs, size_t *n, size_t *cap, size_t stride, pid_t pid)
+{
+	if (vec_grow(procs, cap, *n + 1, stride))
+		return NULL;
+	char *p = (char *)*procs + (*n)++ * stride;
+	memset(p, 0, stride);
+	memcpy(p, &pid, sizeof(pid));
+	return p;
+}
+
+/* Each runtime forgets an ended process the same way: its slot goes to the last one. */
+void runtime_proc_drop(void *procs, size_t *n, size_t stride, void *p)
+{
+	char *last = (char *)procs + --*n * stride;
+
+	if (p != last)
+		memcpy(p, last, stride);
+}
+
 /* Each runtime reads a file it meets (a libjvm's symbols, a node's constants) once: by identity. */
 ssize_t runtime_file_index(pid_t pid, const struct procmap_entry *e, void **files, size_t *n,
 			   size_t *cap, size_t stride, void (*read)(void *f, int fd))

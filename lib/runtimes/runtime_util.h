@@ -86,11 +86,31 @@ size_t runtime_summary(const struct runtime *rt, char *buf, size_t len);
 void *runtime_proc_find(const void *procs, size_t n, size_t stride, pid_t pid);
 /* RUNTIME_PROC_FIND(arr, n, pid): runtime_proc_find over array arr, typed; fails to compile
  * when its element's member pid is not first. */
-#define RUNTIME_PROC_FIND(arr, n, pid)                                                             \
+#define RUNTIME_PROC_FIND(arr, n, pid_)                                                            \
 	__extension__({                                                                            \
 		_Static_assert(__builtin_offsetof(__typeof__(*(arr)), pid) == 0, "pid first");     \
-		(__typeof__(&(arr)[0]))runtime_proc_find((arr), (n), sizeof(*(arr)), (pid));      \
+		(__typeof__(&(arr)[0]))runtime_proc_find((arr), (n), sizeof(*(arr)), (pid_));     \
 	})
+
+/* A new record at the end of a runtime's table of processes (as runtime_proc_find's: *n of
+ * them, *cap allocated), zeroed but for its pid; NULL when out of memory. See RUNTIME_PROC_ADD. */
+void *runtime_proc_add(void **procs, size_t *n, size_t *cap, size_t stride, pid_t pid);
+/* RUNTIME_PROC_ADD(arr, n, cap, pid): runtime_proc_add on array lvalue arr and its size_t
+ * lvalues n and cap, typed. */
+#define RUNTIME_PROC_ADD(arr, n, cap, pid_)                                                        \
+	__extension__({                                                                            \
+		_Static_assert(__builtin_offsetof(__typeof__(*(arr)), pid) == 0, "pid first");     \
+		void *ra_v_ = (arr);                                                               \
+		void *ra_p_ = runtime_proc_add(&ra_v_, &(n), &(cap), sizeof(*(arr)), (pid_));       \
+		(arr) = ra_v_;                                                                     \
+		(__typeof__(&(arr)[0]))ra_p_;                                                      \
+	})
+
+/* Removes record p from a runtime's table of processes (*n of them, stride bytes each): the last
+ * one takes its place. See RUNTIME_PROC_DROP. */
+void runtime_proc_drop(void *procs, size_t *n, size_t stride, void *p);
+/* RUNTIME_PROC_DROP(arr, n, p): runtime_proc_drop on array arr and its size_t lvalue n. */
+#define RUNTIME_PROC_DROP(arr, n, p) runtime_proc_drop((arr), &(n), sizeof(*(arr)), (p))
 
 /* The index of the file mapped at e in pid, opened as pid sees it (inside its root: safeopen),
  * among a runtime's files read once each: an array at *files of structs of stride bytes, each

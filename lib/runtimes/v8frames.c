@@ -656,13 +656,10 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 		look(v8, pr);
 	if (pr && !exec)
 		return;
-	if (!pr) {
-		if (VEC_GROW(v8->procs, v8->capprocs, v8->nprocs + 1))
-			return;
-		pr = &v8->procs[v8->nprocs++];
-	} else if (pr->described) {
+	if (pr && pr->described) /* a new image: the walker forgets the old one */
 		(void)v8->set(v8->ctx, pid, NULL);
-	}
+	if (!pr && !(pr = RUNTIME_PROC_ADD(v8->procs, v8->nprocs, v8->capprocs, pid)))
+		return;
 	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
 	look(v8, pr);
 }
@@ -692,7 +689,7 @@ void v8frames_forget(struct v8frames *v8, pid_t pid)
 		return;
 	if (pr->described)
 		(void)v8->set(v8->ctx, pid, NULL);
-	*pr = v8->procs[--v8->nprocs];
+	RUNTIME_PROC_DROP(v8->procs, v8->nprocs, pr);
 	for (size_t i = 0; i < v8->nscripts;) {
 		if (v8->scripts[i].pid != pid) {
 			i++;

@@ -98,6 +98,35 @@ static void test_summary(void **state)
 	free(r);
 }
 
+/* A runtime's table of processes: records added zeroed but for their pid, found by pid, dropped
+ * with the last one taking the slot. */
+static void test_procs(void **state)
+{
+	struct proc { pid_t pid; int v; } *procs = NULL;
+	size_t n = 0, cap = 0;
+
+	(void)state;
+	assert_null(RUNTIME_PROC_FIND(procs, n, 1));
+	for (pid_t pid = 10; pid < 40; pid++) {
+		struct proc *p = RUNTIME_PROC_ADD(procs, n, cap, pid);
+		assert_non_null(p);
+		assert_int_equal(p->pid, pid);
+		assert_int_equal(p->v, 0);
+		p->v = pid * 2;
+	}
+	assert_int_equal(n, 30);
+	assert_int_equal(RUNTIME_PROC_FIND(procs, n, 17)->v, 34);
+	assert_null(RUNTIME_PROC_FIND(procs, n, 40));
+	RUNTIME_PROC_DROP(procs, n, RUNTIME_PROC_FIND(procs, n, 17));
+	assert_int_equal(n, 29);
+	assert_null(RUNTIME_PROC_FIND(procs, n, 17));
+	assert_int_equal(RUNTIME_PROC_FIND(procs, n, 39)->v, 78); /* the last, moved */
+	RUNTIME_PROC_DROP(procs, n, RUNTIME_PROC_FIND(procs, n, 38)); /* the last itself */
+	assert_int_equal(n, 28);
+	assert_int_equal(RUNTIME_PROC_FIND(procs, n, 10)->v, 20);
+	free(procs);
+}
+
 /* A name is looked for in $PATH's folders, in order, executable only; a path is taken as it is. */
 static void test_command_file(void **state)
 {
@@ -128,6 +157,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_procs),
 		cmocka_unit_test(test_command_file),
 	};
 

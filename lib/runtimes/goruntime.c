@@ -241,6 +241,6 @@ const struct runtime_ops runtime_go = {
 	.off_help = "no goroutine labels (pprof.Do) read from Go programs",
 	.tag = FIRN_GO_TAG, .frames = FRAME_NATIVE,
 	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
-	.on_code = rt_on_code, .labels = rt_labels, .stats = runtime_stats, .summary = runtime_summary,
-	.detach = rt_detach,
+	.on_code = rt_on_code, .labels = rt_labels, .stats = runtime_stats,
+	.summary = runtime_summary, .detach = rt_detach,
 };

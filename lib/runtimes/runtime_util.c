@@ -48,7 +48,8 @@ int runtime_stats_fill(const struct runtime_stats_shape *sh, const struct runtim
 		sh->get(rt, out);
 	else
 		memcpy(out, (const char *)rt + sh->own_off, sh->size);
-	sample_source_walker_stats(h->ss, sh->tag, (uint64_t *)((char *)out + sh->bpf_off), sh->nbpf);
+	sample_source_walker_stats(h->ss, sh->tag, (uint64_t *)((char *)out + sh->bpf_off),
+				   sh->nbpf);
 	return 0;
 }
 

@@ -41,7 +41,8 @@ struct runtime_stats_shape {
 #define RUNTIME_STATS_SHAPE(type, tag_, nr, refused_member)                                       \
 	.tag = (tag_), .bpf_off = offsetof(type, bpf),                                             \
 	.size = sizeof(type) + 0 * sizeof(char[sizeof(type) <= RUNTIME_STATS_MAX ? 1 : -1]),       \
-	.nbpf = (nr) + 0 * sizeof(char[sizeof(((type *)0)->bpf) >= (nr) * sizeof(uint64_t) ? 1 : -1]), \
+	.nbpf = (nr) +                                                                             \
+		0 * sizeof(char[sizeof(((type *)0)->bpf) >= (nr) * sizeof(uint64_t) ? 1 : -1]),   \
 	.processes_off = offsetof(type, processes), .refused_off = offsetof(type, refused_member), \
 	.reason_off = offsetof(type, last_refusal)
 /* The offset of the walker's counter i in stats struct type, for counts[]. */
@@ -101,7 +102,7 @@ void *runtime_proc_add(void **procs, size_t *n, size_t *cap, size_t stride, pid_
 	__extension__({                                                                            \
 		_Static_assert(__builtin_offsetof(__typeof__(*(arr)), pid) == 0, "pid first");     \
 		void *ra_v_ = (arr);                                                               \
-		void *ra_p_ = runtime_proc_add(&ra_v_, &(n), &(cap), sizeof(*(arr)), (pid_));       \
+		void *ra_p_ = runtime_proc_add(&ra_v_, &(n), &(cap), sizeof(*(arr)), (pid_));     \
 		(arr) = ra_v_;                                                                     \
 		(__typeof__(&(arr)[0]))ra_p_;                                                      \
 	})
@@ -125,7 +126,8 @@ ssize_t runtime_file_index(pid_t pid, const struct procmap_entry *e, void **file
 	__extension__({                                                                            \
 		_Static_assert(__builtin_offsetof(__typeof__(*(arr)), id) == 0, "id first");       \
 		void *rf_v_ = (arr);                                                               \
-		ssize_t rf_i_ = runtime_file_index((pid), (e), &rf_v_, &(n), &(cap), sizeof(*(arr)), (read)); \
+		ssize_t rf_i_ = runtime_file_index((pid), (e), &rf_v_, &(n), &(cap),              \
+						   sizeof(*(arr)), (read));                        \
 		(arr) = rf_v_;                                                                     \
 		rf_i_;                                                                             \
 	})

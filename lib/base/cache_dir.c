@@ -236,6 +236,9 @@ int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat 
 		err = -EINVAL;
 	if (!err && (st->st_uid != geteuid() || (st->st_mode & 022)))
 		err = -EPERM;
+	if (!err && ((uint64_t)st->st_size < cd->kind->min_size ||
+		     (cd->kind->max_size && (uint64_t)st->st_size > cd->kind->max_size)))
+		err = -EBADMSG;
 	if (err) {
 		close(fd);
 		return err;

@@ -28,6 +28,9 @@ struct cache_kind {
 	const char *magic;  /* its files' first magic_len bytes */
 	size_t magic_len;
 	size_t id_max;      /* build ids in file names are shorter than this */
+	/* a file of fewer than min_size bytes, or (max_size not 0) more than max_size, is refused
+	 * when opened (cache_dir_open_file: -EBADMSG) */
+	uint64_t min_size, max_size;
 };
 
 struct cache_dir {
@@ -89,7 +92,7 @@ void cache_dir_free(struct cache_dir *cd);
 bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id);
 /* Opens build_id's cache file for reading, into *st: fd, or -ENOENT (none, or an id that
  * cannot name one), -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (owner or mode),
- * other -errno. */
+ * -EBADMSG (a size out of the kind's bounds), other -errno. */
 int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat *st);
 /* Stores the bytes of iov[0..n) as build_id's file (temp file + rename), then evicts the least
  * recently used entries past the bound (see above: never a file firn did not write). 0,

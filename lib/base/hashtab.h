@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
+
 /* A zeroed struct hashtab is an empty table. It owns only slots; the entries are the caller's. */
 struct hashtab {
 	uint64_t *slots; /* per slot: 0 (empty), or the entry's 32-bit hash << 32 | (id + 1) */
@@ -42,6 +44,42 @@ static inline int64_t hashtab_find(const struct hashtab *t, uint64_t hash, hasht
 	}
 	return -1;
 }
+
+/* The commonest key, an entry's 64-bit id: entries in an array of stride-byte structs whose
+ * uint64_t at offset off is the id (hashtab_find_id's ctx). */
+struct hashtab_id_key {
+	const void *arr;
+	size_t stride, off;
+};
+
+/* hashtab_find's eq for a struct hashtab_id_key ctx and a uint64_t key. */
+static inline bool hashtab_id_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct hashtab_id_key *k = ctx;
+	uint64_t id;
+
+	__builtin_memcpy(&id, (const char *)k->arr + (size_t)i * k->stride + k->off, sizeof(id));
+	return id == *(const uint64_t *)key;
+}
+
+/* The id of the entry of arr (stride bytes each, its uint64_t id at off) whose id is id, the
+ * entries added with hashtab_add(t, hash_mix64(id), i); -1 when none. See HASHTAB_FIND_ID. */
+static inline int64_t hashtab_find_id(const struct hashtab *t, const void *arr, size_t stride,
+				      size_t off, uint64_t id)
+{
+	const struct hashtab_id_key k = { arr, stride, off };
+
+	return hashtab_find(t, hash_mix64(id), hashtab_id_eq, &k, &id);
+}
+
+/* HASHTAB_FIND_ID(t, arr, member, id): the element of array arr whose uint64_t member is id, or
+ * NULL (hashtab_find_id). arr is evaluated more than once: a plain lvalue only. */
+#define HASHTAB_FIND_ID(t, arr, member, id)                                                        \
+	__extension__({                                                                            \
+		int64_t hf_i_ = hashtab_find_id((t), (arr), sizeof(*(arr)),                        \
+						__builtin_offsetof(__typeof__(*(arr)), member), (id)); \
+		hf_i_ < 0 ? NULL : &(arr)[hf_i_];                                                  \
+	})
 
 /* Starts loading the slot where a key of this hash is probed first (for lookups in a batch). */
 static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)

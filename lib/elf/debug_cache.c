@@ -58,6 +58,7 @@ _Static_assert(sizeof(struct file_id) == 40, "the header's file identity is five
 static const struct cache_kind KIND = {
 	.env = "FIRN_DEBUG_CACHE", .leaf = "debug", .suffix = SUFFIX, .magic = MAGIC,
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct file_header *)0)->build_id),
+	.min_size = sizeof(struct file_header),
 };
 
 /* struct debug_cache (a cache_dir) and its open and close */
@@ -175,12 +176,8 @@ int debug_cache_map(struct debug_cache *c, const char *build_id,
 	int fd = cache_dir_open_file(&c->dir, build_id, &st);
 	if (fd < 0)
 		return fd;
-	int err = st.st_size < (off_t)sizeof(struct file_header) ? -EBADMSG : 0;
-	void *m = err ? MAP_FAILED : mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (!err && m == MAP_FAILED)
-		err = -errno;
-	if (!err)
-		err = decode(m, st.st_size, build_id, id, f, !stamped(fd, &st));
+	void *m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int err = m == MAP_FAILED ? -errno : decode(m, st.st_size, build_id, id, f, !stamped(fd, &st));
 	if (!err) {
 		touch_and_stamp(fd);
 		f->map = m;

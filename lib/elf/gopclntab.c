@@ -60,18 +60,25 @@ static bool tabrd(const struct gopclntab *g, uint64_t off, unsigned n, uint64_t 
 	return rd(g->tab, g->len, off, n ? n : g->ptrsize, v);
 }
 
-/* The bytes of the image at vaddr, n of them at least; NULL when no segment holds them. *avail
- * gets how many follow in that segment. */
-static const uint8_t *image_at(const struct gopclntab *g, uint64_t vaddr, size_t n, size_t *avail)
+/* The bytes at vaddr in segs, n of them at least; NULL when no segment holds them. *avail gets how
+ * many follow in that segment. The image's and the file's lookups both. */
+static const uint8_t *segs_at(const struct gopclntab_seg *segs, size_t nsegs, uint64_t vaddr,
+			      uint64_t n, uint64_t *avail)
 {
-	for (size_t i = 0; i < g->nsegs; i++) {
-		const struct gopclntab_seg *s = &g->segs[i];
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct gopclntab_seg *s = &segs[i];
 		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->size || s->size - (vaddr - s->vaddr) < n)
 			continue;
 		*avail = s->size - (vaddr - s->vaddr);
 		return s->bytes + (vaddr - s->vaddr);
 	}
 	return NULL;
+}
+
+/* The bytes of the image at vaddr (segs_at over the image's segments). */
+static const uint8_t *image_at(const struct gopclntab *g, uint64_t vaddr, size_t n, size_t *avail)
+{
+	return segs_at(g->segs, g->nsegs, vaddr, n, avail);
 }
 
 /* Reads the header words of the 1.16+ formats: counts and section offsets, each checked to lie
@@ -605,14 +612,7 @@ static int find_table(struct gopclntab *g, const struct goelf *ge)
 /* The file's bytes at vaddr, n of them at least (*avail: how many follow); NULL if none. */
 static const uint8_t *file_at(const struct goelf *ge, uint64_t vaddr, uint64_t n, uint64_t *avail)
 {
-	for (size_t i = 0; i < ge->nsegs; i++) {
-		const struct gopclntab_seg *s = &ge->segs[i];
-		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->size || s->size - (vaddr - s->vaddr) < n)
-			continue;
-		*avail = s->size - (vaddr - s->vaddr);
-		return s->bytes + (vaddr - s->vaddr);
-	}
-	return NULL;
+	return segs_at(ge->segs, ge->nsegs, vaddr, n, avail);
 }
 
 /* One DT_* value of the dynamic section; false when it has none. */

@@ -225,25 +225,8 @@ static int dtv_slot(uint64_t fs, uint64_t module, uint64_t offset, const struct 
 	return 0;
 }
 
-/* TLSDESC's pair {resolver, arg}: arg the fs-relative offset (static TLS, negative), or a
+/* TLSDESC's pair {resolver, arg} at pair: arg the fs-relative offset (static TLS, negative), or a
  * pointer to glibc's tlsdesc_dynamic_arg, which begins with {module id, offset}. */
-static int tlsdesc_slot(uint64_t pair, uint64_t fs, const struct tlsctx_mem *mem, uint64_t *slot)
-{
-	uint64_t arg, index[2];
-	int err;
-
-	if ((err = read_u64(mem, pair + 8, &arg)))
-		return err;
-	if ((int64_t)arg < 0) {
-		*slot = fs + arg;
-		return 0;
-	}
-	if ((err = mem->read(mem->ctx, arg, index, sizeof(index))))
-		return err;
-	return dtv_slot(fs, index[0], index[1], mem, slot);
-}
-
-/* TLSDESC's pair {resolver, arg} at pair: static (arg the negative fs offset) or dynamic. */
 static int tlsdesc_where(uint64_t pair, const struct tlsctx_mem *mem, struct tlsctx_where *w)
 {
 	uint64_t arg, index[2];
@@ -258,6 +241,20 @@ static int tlsdesc_where(uint64_t pair, const struct tlsctx_mem *mem, struct tls
 	if ((err = mem->read(mem->ctx, arg, index, sizeof(index))))
 		return err;
 	*w = (struct tlsctx_where){ .dtv = true, .module = index[0], .offset = (int64_t)index[1] };
+	return 0;
+}
+
+/* The TLSDESC slot of the thread at fs: where its pair says (tlsdesc_where), static or by the DTV. */
+static int tlsdesc_slot(uint64_t pair, uint64_t fs, const struct tlsctx_mem *mem, uint64_t *slot)
+{
+	struct tlsctx_where w;
+	int err;
+
+	if ((err = tlsdesc_where(pair, mem, &w)))
+		return err;
+	if (w.dtv)
+		return dtv_slot(fs, w.module, (uint64_t)w.offset, mem, slot);
+	*slot = fs + (uint64_t)w.offset;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "base/vec.h"
 #include "runtimes/godwarf.h"
 #include "runtimes/golabels.h"
+#include "runtimes/runtime_util.h"
 #include "source/sample_source.h"
 #include "source/sampler.h"
 
@@ -26,7 +28,7 @@
 static char TOLD, REFUSED;
 
 struct goruntime {
-	const struct runtime_host *h;
+	struct runtime_head head; /* first: runtime_state_new */
 	struct golabels_ctx **ctxs; /* by id (ids are the walker's, never reused) */
 	size_t cap;
 	struct goruntime_stats st;
@@ -34,17 +36,25 @@ struct goruntime {
 	uint8_t buf[BUILDINFO_SCAN]; /* an executable's bytes being read (exe_release) */
 };
 
-/* Its state; nothing to do without a sample source that has walkers. */
+#define GO_BPF(i) RUNTIME_BPF(struct goruntime_stats, i)
+
+/* Its counters and the walker's, and its line: "firn: go: N processes, samples L labelled, ...";
+ * nothing when no Go process ran. */
+static const struct runtime_stats_shape stats_shape = {
+	RUNTIME_STATS_SHAPE(struct goruntime_stats, FIRN_GO_TAG, FIRN_GO_NR, refused),
+	.name = "go", .own_off = offsetof(struct goruntime, st), .refused = "unknown release",
+	.line = "samples %llu labelled, %llu without labels, unreadable %llu, over 8 labels %llu, "
+		"folded %llu; label sets %llu (announcements lost %llu); ",
+	.counts = { GO_BPF(FIRN_GO_LABELLED), GO_BPF(FIRN_GO_NONE), GO_BPF(FIRN_GO_BAD_READ),
+		    GO_BPF(FIRN_GO_TOO_MANY), GO_BPF(FIRN_GO_FOLDED), GO_BPF(FIRN_GO_CONTEXTS),
+		    GO_BPF(FIRN_GO_LOST) },
+};
+
+/* Its state (its head first, as runtime_state_new stores it). */
 static struct runtime *rt_new(const struct runtime_host *h)
 {
-	struct goruntime *g = calloc(1, sizeof(*g));
-
-	if (!g) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	g->h = h;
-	return (struct runtime *)g;
+	_Static_assert(offsetof(struct goruntime, head) == 0, "go: head first");
+	return runtime_state_new(sizeof(struct goruntime), h, &stats_shape);
 }
 
 /* Frees the kept contexts and the state. */
@@ -100,19 +110,10 @@ static bool file_is_go(const char *file)
 /* Whether the command argv0 (a path, or a name found in $PATH) is a Go executable. */
 static bool command_is_go(const char *argv0)
 {
-	const char *path = getenv("PATH");
-	char file[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *file = runtime_command_file(argv0, buf, sizeof(buf));
 
-	if (strchr(argv0, '/'))
-		return file_is_go(argv0);
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
-				   (int)sizeof(file) && !access(file, X_OK))
-			return file_is_go(file);
-		p += len + (p[len] == ':');
-	}
-	return false;
+	return file && file_is_go(file);
 }
 
 /* Its walker runs in every recording it is on. Its program is loaded when the first Go process
@@ -182,11 +183,11 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 		refuse(g, pid, ver, why);
 	if (err) { /* an exec of a Go process told before into something else: forgotten */
 		if (exec && pidindex_get(&g->seen, pid) == &TOLD)
-			(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
+			(void)sample_source_set_proc(g->head.h->ss, FIRN_GO_TAG, pid, NULL, 0);
 		return;
 	}
 	p.pid = (__u32)pid;
-	if (sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, &p, sizeof(p)) == 0)
+	if (sample_source_set_proc(g->head.h->ss, FIRN_GO_TAG, pid, &p, sizeof(p)) == 0)
 		count_proc(g, pid, &TOLD);
 }
 
@@ -225,42 +226,6 @@ static int rt_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolved
 	return n;
 }
 
-/* Its counters and the walker's. */
-static int rt_stats(const struct runtime *rt, void *out, size_t size)
-{
-	const struct goruntime *g = (const struct goruntime *)rt;
-	struct goruntime_stats *s = out;
-
-	if (size != sizeof(*s))
-		return -EINVAL;
-	*s = g->st;
-	sample_source_walker_stats(g->h->ss, FIRN_GO_TAG, s->bpf, FIRN_GO_NR);
-	return 0;
-}
-
-/* "firn: go: N processes, S samples: L labelled, ...": nothing when no Go process ran. */
-static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
-{
-	struct goruntime_stats s;
-	size_t off = 0;
-
-	buf[0] = '\0';
-	if (rt_stats(rt, &s, sizeof(s)) || (!s.processes && !s.refused))
-		return 0;
-	const uint64_t *b = s.bpf;
-	strput(buf, len, &off,
-	       "firn: go: %llu process%s, samples %llu labelled, %llu without labels, unreadable "
-	       "%llu, over 8 labels %llu, folded %llu; label sets %llu (announcements lost %llu); "
-	       "unknown release %llu%s%s\n",
-	       (unsigned long long)s.processes, s.processes == 1 ? "" : "es",
-	       (unsigned long long)b[FIRN_GO_LABELLED], (unsigned long long)b[FIRN_GO_NONE],
-	       (unsigned long long)b[FIRN_GO_BAD_READ], (unsigned long long)b[FIRN_GO_TOO_MANY],
-	       (unsigned long long)b[FIRN_GO_FOLDED], (unsigned long long)b[FIRN_GO_CONTEXTS],
-	       (unsigned long long)b[FIRN_GO_LOST], (unsigned long long)s.refused,
-	       s.refused ? ": " : "", s.refused ? s.last_refusal : "");
-	return off;
-}
-
 /* The process ended: the walker forgets it, if it was told of it (its label sets stay, for its
  * parked samples; no system call for the other processes). */
 static void rt_detach(struct runtime *rt, pid_t pid)
@@ -268,7 +233,7 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 	struct goruntime *g = (struct goruntime *)rt;
 
 	if (pidindex_take(&g->seen, pid) == &TOLD) /* its count stays */
-		(void)sample_source_set_proc(g->h->ss, FIRN_GO_TAG, pid, NULL, 0);
+		(void)sample_source_set_proc(g->head.h->ss, FIRN_GO_TAG, pid, NULL, 0);
 }
 
 const struct runtime_ops runtime_go = {
@@ -276,6 +241,6 @@ const struct runtime_ops runtime_go = {
 	.off_help = "no goroutine labels (pprof.Do) read from Go programs",
 	.tag = FIRN_GO_TAG, .frames = FRAME_NATIVE,
 	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
-	.on_code = rt_on_code, .labels = rt_labels, .stats = rt_stats, .summary = rt_summary,
-	.detach = rt_detach,
+	.on_code = rt_on_code, .labels = rt_labels, .stats = runtime_stats,
+	.summary = runtime_summary, .detach = rt_detach,
 };

@@ -2,6 +2,8 @@
 #include "runtimes/hotspot_runtime.h"
 #include "runtimes/runtime.h"
 #include "runtimes/hotspot_names.h"
+#include "base/fileid.h"
+#include "runtimes/runtime_util.h"
 #include "base/hash.h"
 #include "base/hashtab.h"
 #include "base/safeopen.h"
@@ -17,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +34,7 @@
 
 /* A libjvm whose symbols were read: by identity (dev, inode, size, mtime). */
 struct hsfile {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id; /* first: runtime_file_index */
 	int err; /* hotspot_syms_read_fd's */
 	struct hotspot_syms s;
 };
@@ -66,7 +66,7 @@ struct hsmethod {
 };
 
 struct hsrt {
-	const struct runtime_host *h;
+	struct runtime_head head; /* first: runtime_state_new */
 	struct hotspot_mem mem;
 	struct hsfile *files;
 	size_t nfiles, capfiles;
@@ -181,12 +181,10 @@ int hotspot_lines_decode(const uint8_t *buf, size_t len, unsigned excess, struct
 
 /* ---- processes ---- */
 
+/* Process pid's record, or NULL. */
 static struct hsproc *proc_find(struct hsrt *r, pid_t pid)
 {
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == pid)
-			return &r->procs[i];
-	return NULL;
+	return RUNTIME_PROC_FIND(r->procs, r->nprocs, pid);
 }
 
 /* Whether a mapped file is a libjvm.so (by its name). */
@@ -197,30 +195,12 @@ static bool jvm_named(const char *path)
 	return !strcmp(base ? base + 1 : path, "libjvm.so");
 }
 
-/* The symbols of the file mapped at e in pid (read once per file): its index, or -1 when it
- * cannot be opened. */
-static ssize_t file_of(struct hsrt *r, pid_t pid, const struct procmap_entry *e)
+/* runtime_file_index's read: a libjvm's symbols. */
+static void file_read(void *f, int fd)
 {
-	char path[4200];
-	struct stat st;
-	int fd;
+	struct hsfile *hf = f;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
-		return -1;
-	for (size_t i = 0; i < r->nfiles; i++) {
-		struct hsfile *f = &r->files[i];
-		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
-			return (close(fd), (ssize_t)i);
-	}
-	if (VEC_GROW(r->files, r->capfiles, r->nfiles + 1))
-		return (close(fd), -1);
-	struct hsfile *f = &r->files[r->nfiles];
-	*f = (struct hsfile){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
-	f->err = hotspot_syms_read_fd(&f->s, fd);
-	close(fd);
-	return (ssize_t)r->nfiles++;
+	hf->err = hotspot_syms_read_fd(&hf->s, fd);
 }
 
 /* Counts pr's refusal once, keeps why. */
@@ -263,7 +243,7 @@ static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 	}
 	p.epoch = ++r->epoch;
 	pr->due_ns = 0;
-	if (sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pr->pid, &p, sizeof(p)))
+	if (sample_source_set_proc(r->head.h->ss, FIRN_FRAME_KIND_JAVA, pr->pid, &p, sizeof(p)))
 		return;
 	pr->described = true;
 	if (!pr->counted) {
@@ -284,7 +264,8 @@ static void look(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 		const struct procmap_entry *e = &m.entries[i];
 		if (e->kind != PROCMAP_FILE || e->offset || !jvm_named(e->path))
 			continue;
-		ssize_t f = file_of(r, pr->pid, e);
+		ssize_t f = RUNTIME_FILE_INDEX(pr->pid, e, r->files, r->nfiles, r->capfiles,
+						file_read); /* once per file */
 		if (f < 0)
 			continue;
 		if (r->files[f].err) {
@@ -307,14 +288,30 @@ static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 	so->walkers |= 1u << FIRN_FRAME_KIND_JAVA;
 }
 
+#define HS_BPF(i) RUNTIME_BPF(struct hotspot_runtime_stats, i)
+#define HS_OWN(m) offsetof(struct hotspot_runtime_stats, m)
+
+/* User space's counts and the walker's frames by outcome; the Java line, when a process ran a
+ * JVM: frames by outcome, methods, refusals with the reason. */
+static const struct runtime_stats_shape stats_shape = {
+	RUNTIME_STATS_SHAPE(struct hotspot_runtime_stats, FIRN_FRAME_KIND_JAVA, FIRN_HS_NR, refused),
+	.name = "java", .own_off = offsetof(struct hsrt, st), .refused = "refused",
+	.line = "%llu frames in the code cache: %llu interpreted, %llu compiled, %llu stubs and "
+		"adapters, %llu without a code blob, %llu refused (a Method* that did not check); "
+		"methods and stubs %llu (announcements lost %llu), unreadable %llu; ",
+	.counts = { HS_BPF(FIRN_HS_FRAMES), HS_BPF(FIRN_HS_INTERP), HS_BPF(FIRN_HS_NMETHOD),
+		    HS_BPF(FIRN_HS_STUB), HS_BPF(FIRN_HS_NO_BLOB), HS_BPF(FIRN_HS_REFUSED),
+		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable) },
+};
+
+/* Its state (its host first, as runtime_state_new stores it), reading processes by vm_read. */
 static struct runtime *rt_new(const struct runtime_host *h)
 {
-	struct hsrt *r = calloc(1, sizeof(*r));
+	_Static_assert(offsetof(struct hsrt, head) == 0, "java: head first");
+	struct hsrt *r = runtime_state_new(sizeof(*r), h, &stats_shape);
 
-	if (!r) /* calloc set errno (ENOMEM) */
-		return NULL;
-	r->h = h;
-	r->mem = (struct hotspot_mem){ vm_read, NULL };
+	if (r)
+		r->mem = (struct hotspot_mem){ vm_read, NULL };
 	return (struct runtime *)r;
 }
 
@@ -325,10 +322,8 @@ static void rt_free(struct runtime *rt)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nmethods; i++)
-		free(r->methods[i].name), free(r->methods[i].file), free(r->methods[i].lines);
-	free(r->methods);
-	free(r->files);
-	free(r->procs);
+		FREE_ALL(r->methods[i].name, r->methods[i].file, r->methods[i].lines);
+	FREE_ALL(r->methods, r->files, r->procs);
 	hashtab_release(&r->index);
 	free(r);
 }
@@ -345,13 +340,10 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 			look(r, pr, now_ns); /* its libjvm's mmap record may not have reached us */
 		return;
 	}
-	if (!pr) {
-		if (VEC_GROW(r->procs, r->capprocs, r->nprocs + 1))
-			return;
-		pr = &r->procs[r->nprocs++];
-	} else if (pr->described) {
-		(void)sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
-	}
+	if (pr && pr->described) /* a new image: the walker forgets the old one */
+		(void)sample_source_set_proc(r->head.h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
+	if (!pr && !(pr = RUNTIME_PROC_ADD(r->procs, r->nprocs, r->capprocs, pid)))
+		return;
 	*pr = (struct hsproc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
 	look(r, pr, now_ns);
 }
@@ -384,16 +376,10 @@ static uint64_t rt_poll(struct runtime *rt, uint64_t now_ns)
 	return next;
 }
 
-static bool method_eq(const void *ctx, uint32_t i, const void *key)
-{
-	return ((const struct hsmethod *)ctx)[i].id == *(const uint64_t *)key;
-}
-
+/* The method announced with id, or NULL. */
 static struct hsmethod *method_find(struct hsrt *r, uint64_t id)
 {
-	int64_t i = hashtab_find(&r->index, hash_mix64(id), method_eq, r->methods, &id);
-
-	return i < 0 ? NULL : &r->methods[i];
+	return HASHTAB_FIND_ID(&r->index, r->methods, id, id);
 }
 
 /* A stub's name, from its CodeBlob at blob (found again by its address: still a blob there). */
@@ -529,44 +515,6 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 	return 1;
 }
 
-/* User space's counts, and the BPF walker's frames by outcome. */
-static int rt_stats(const struct runtime *rt, void *out, size_t size)
-{
-	const struct hsrt *r = (const struct hsrt *)rt;
-	struct hotspot_runtime_stats *st = out;
-
-	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_HS_NR, "java stats");
-	if (size != sizeof(*st))
-		return -EINVAL;
-	*st = r->st;
-	sample_source_walker_stats(r->h->ss, FIRN_FRAME_KIND_JAVA, st->bpf, FIRN_HS_NR);
-	return 0;
-}
-
-/* The Java line, when a process ran a JVM: frames by outcome, methods, refusals with the reason. */
-static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
-{
-	struct hotspot_runtime_stats s;
-	const uint64_t *b = s.bpf;
-	size_t off = 0;
-
-	buf[0] = '\0';
-	if (rt_stats(rt, &s, sizeof(s)) || (!s.processes && !s.refused))
-		return 0;
-	strput(buf, len, &off,
-	       "firn: java: %llu process%s, %llu frames in the code cache: %llu interpreted, %llu "
-	       "compiled, %llu stubs and adapters, %llu without a code blob, %llu refused (a Method* "
-	       "that did not check); methods and stubs %llu (announcements lost %llu), unreadable %llu; "
-	       "refused %llu%s%s\n",
-	       (unsigned long long)s.processes, s.processes == 1 ? "" : "es",
-	       (unsigned long long)b[FIRN_HS_FRAMES], (unsigned long long)b[FIRN_HS_INTERP],
-	       (unsigned long long)b[FIRN_HS_NMETHOD], (unsigned long long)b[FIRN_HS_STUB],
-	       (unsigned long long)b[FIRN_HS_NO_BLOB], (unsigned long long)b[FIRN_HS_REFUSED],
-	       (unsigned long long)s.methods, (unsigned long long)b[FIRN_HS_METHODS_LOST],
-	       (unsigned long long)s.unreadable, (unsigned long long)s.refused,
-	       s.refused ? ": " : "", s.refused ? s.last_refusal : "");
-	return off;
-}
 
 /* The process ended: forgotten (its methods' names stay). */
 static void rt_detach(struct runtime *rt, pid_t pid)
@@ -577,8 +525,8 @@ static void rt_detach(struct runtime *rt, pid_t pid)
 	if (!pr)
 		return;
 	if (pr->described)
-		(void)sample_source_set_proc(r->h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
-	*pr = r->procs[--r->nprocs];
+		(void)sample_source_set_proc(r->head.h->ss, FIRN_FRAME_KIND_JAVA, pid, NULL, 0);
+	RUNTIME_PROC_DROP(r->procs, r->nprocs, pr);
 }
 
 const struct runtime_ops runtime_java = {
@@ -587,5 +535,5 @@ const struct runtime_ops runtime_java = {
 	.tag = FIRN_FRAME_KIND_JAVA, .frames = FRAME_JAVA,
 	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
 	.on_mapping = rt_on_mapping, .on_code = rt_on_code, .poll = rt_poll,
-	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
+	.resolve = rt_resolve, .stats = runtime_stats, .summary = runtime_summary, .detach = rt_detach,
 };

@@ -4,6 +4,7 @@
 #include "base/hashtab.h"
 #include "base/strput.h"
 #include "runtimes/pyruntime.h"
+#include "runtimes/runtime_util.h"
 #include "source/sample_source.h"
 #include "base/vec.h"
 
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +87,7 @@ static void proc_drop(struct pyframes *py, size_t i)
 		pyruntime_release(py->procs[i].rt);
 		free(py->procs[i].rt);
 	}
-	py->procs[i] = py->procs[--py->nprocs];
+	RUNTIME_PROC_DROP(py->procs, py->nprocs, &py->procs[i]);
 }
 
 void pyframes_free(struct pyframes *py)
@@ -103,12 +105,10 @@ void pyframes_free(struct pyframes *py)
 	free(py);
 }
 
+/* Process pid's record, or NULL. */
 static struct pyproc *proc_find(struct pyframes *py, pid_t pid)
 {
-	for (size_t i = 0; i < py->nprocs; i++)
-		if (py->procs[i].pid == pid)
-			return &py->procs[i];
-	return NULL;
+	return RUNTIME_PROC_FIND(py->procs, py->nprocs, pid);
 }
 
 /* Offset of field off from the start of the code object's block read by the unwinder. */
@@ -224,10 +224,9 @@ void pyframes_add_process(struct pyframes *py, pid_t pid, bool exec, uint64_t no
 		return;
 	if (x) /* a new image */
 		proc_drop(py, (size_t)(x - py->procs));
-	if (VEC_GROW(py->procs, py->capprocs, py->nprocs + 1))
+	if (!(x = RUNTIME_PROC_ADD(py->procs, py->nprocs, py->capprocs, pid)))
 		return;
-	x = &py->procs[py->nprocs++];
-	*x = (struct pyproc){ .pid = pid, .counted = counted };
+	x->counted = counted;
 	try_proc(py, x, now_ns);
 	if (!x->rt && !x->due_ns)
 		proc_drop(py, (size_t)(x - py->procs));
@@ -285,16 +284,10 @@ void pyframes_forget(struct pyframes *py, pid_t pid)
 		proc_drop(py, (size_t)(x - py->procs));
 }
 
-static bool code_eq(const void *ctx, uint32_t at, const void *key)
-{
-	return ((const struct pyframes *)ctx)->codes[at].id == *(const uint64_t *)key;
-}
-
+/* The code object announced with id, or NULL. */
 static struct pycode *code_find(struct pyframes *py, uint64_t id)
 {
-	int64_t at = hashtab_find(&py->index, hash_mix64(id), code_eq, py, &id);
-
-	return at >= 0 ? &py->codes[at] : NULL;
+	return HASHTAB_FIND_ID(&py->index, py->codes, id, id);
 }
 
 /* A string the unwinder copied: a malloc'd copy when it is whole (a compact ASCII str that
@@ -425,21 +418,13 @@ static bool python_script(const char *path)
 
 bool pyframes_command_is_python(const char *argv0)
 {
-	const char *base = strrchr(argv0, '/'), *path = getenv("PATH");
-	char file[PATH_MAX];
+	const char *base = strrchr(argv0, '/');
+	char buf[PATH_MAX];
+	const char *file;
 
 	if (!strncmp(base ? base + 1 : argv0, "python", 6))
 		return true;
-	if (base)
-		return python_script(argv0);
-	for (const char *p = path ? path : ""; *p;) {
-		size_t len = strcspn(p, ":");
-		if (len && snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, argv0) <
-				   (int)sizeof(file) && !access(file, X_OK))
-			return python_script(file);
-		p += len + (p[len] == ':');
-	}
-	return false;
+	return (file = runtime_command_file(argv0, buf, sizeof(buf))) && python_script(file);
 }
 
 /* ---- runtime_python: the ops (lib/runtimes/runtime.h) over the functions above ---- */
@@ -518,19 +503,27 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 	return resolver_resolve(rt, pid, v, out, max);
 }
 
+/* User space's counts (the walker's are added by runtime_stats_fill). */
+static void stats_get(const struct runtime *rt, void *out)
+{
+	pyframes_get_stats((const struct pyframes *)rt, out);
+}
+
+static const struct runtime_stats_shape stats_shape = {
+	RUNTIME_STATS_SHAPE(struct pyframes_stats, FIRN_FRAME_KIND_PYTHON, FIRN_PY_NR, unknown_version),
+	.name = "python", .get = stats_get,
+};
+
+/* The host a recording's pyframes were made with (its ctx). */
+static const struct runtime_host *host_of(const struct runtime *rt)
+{
+	return ((const struct pyframes *)rt)->ctx;
+}
+
 /* User space's counts, and the BPF walker's samples by outcome. */
 static int rt_stats(const struct runtime *rt, void *out, size_t size)
 {
-	const struct pyframes *py = (const struct pyframes *)rt;
-	struct pyframes_stats *st = out;
-
-	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_PY_NR, "python stats");
-	if (size != sizeof(*st))
-		return -EINVAL;
-	pyframes_get_stats(py, st);
-	sample_source_walker_stats(((const struct runtime_host *)py->ctx)->ss, FIRN_FRAME_KIND_PYTHON,
-				   st->bpf, FIRN_PY_NR);
-	return 0;
+	return runtime_stats_fill(&stats_shape, host_of(rt), rt, out, size);
 }
 
 /* The Python line, when a process ran a CPython: its samples by outcome, failures by reason. */
@@ -539,26 +532,22 @@ static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
 	struct pyframes_stats ps;
 	const uint64_t *b = ps.bpf;
 	uint64_t all = 0;
-	size_t off = 0;
+	size_t off = runtime_summary_start(&stats_shape, host_of(rt), rt, &ps, buf, len);
 
-	buf[0] = '\0';
-	if (rt_stats(rt, &ps, sizeof(ps)))
+	if (!off)
 		return 0;
 	for (int i = 0; i < FIRN_PY_CODES; i++) /* the outcomes of samples */
 		all += b[i];
-	if (!ps.processes && !ps.unknown_version)
-		return 0;
 	strput(buf, len, &off,
-	       "firn: python: %llu process%s, %llu samples: %.1f%% complete, truncated %llu, "
-	       "no thread state %llu, unreadable frame %llu; code objects %llu (announcements lost "
-	       "%llu), unreadable %llu; unknown version %llu%s%s\n",
-	       (unsigned long long)ps.processes, ps.processes == 1 ? "" : "es",
+	       "%llu samples: %.1f%% complete, truncated %llu, no thread state %llu, unreadable "
+	       "frame %llu; code objects %llu (announcements lost %llu), unreadable %llu; ",
 	       (unsigned long long)all, all ? 100.0 * b[FIRN_PY_COMPLETE] / all : 0.0,
 	       (unsigned long long)b[FIRN_PY_TRUNCATED], (unsigned long long)b[FIRN_PY_NO_THREAD],
 	       (unsigned long long)b[FIRN_PY_BAD_READ], (unsigned long long)b[FIRN_PY_CODES],
-	       (unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable,
-	       (unsigned long long)ps.unknown_version, ps.unknown_version ? ": " : "",
-	       ps.unknown_version ? ps.last_refusal : "");
+	       (unsigned long long)b[FIRN_PY_CODES_LOST], (unsigned long long)ps.unreadable);
+	runtime_summary_refused(buf, len, &off, "unknown version", ps.unknown_version,
+				ps.last_refusal);
+	strput(buf, len, &off, "\n");
 	return off;
 }
 

@@ -5,6 +5,8 @@
 #include "base/safeopen.h"
 #include "proc/procmap.h"
 #include "base/vec.h"
+#include "base/fileid.h"
+#include "runtimes/runtime_util.h"
 
 #include <linux/types.h>
 
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +30,7 @@
 
 /* A file whose constants were read: by identity (dev, inode, size, mtime). */
 struct v8file {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct file_id id;    /* first: runtime_file_index */
 	int err;              /* v8consts_read_fd's result */
 	struct v8consts c;
 };
@@ -474,12 +474,10 @@ int v8frames_read_func(const struct v8consts *c, const struct v8mem *mem, pid_t 
 
 /* ---- processes ---- */
 
+/* Process pid's record, or NULL. */
 static struct v8proc *proc_find(struct v8frames *v8, pid_t pid)
 {
-	for (size_t i = 0; i < v8->nprocs; i++)
-		if (v8->procs[i].pid == pid)
-			return &v8->procs[i];
-	return NULL;
+	return RUNTIME_PROC_FIND(v8->procs, v8->nprocs, pid);
 }
 
 /* Whether a mapped file's name says V8: node (node20, nodejs...) or libnode.so*. */
@@ -491,34 +489,12 @@ static bool v8_named(const char *path)
 	return !strncmp(base, "node", 4) || !strncmp(base, "libnode.so", 10);
 }
 
-/* The constants of the file mapped at e in pid (read once per file): its index, or -1 when it
- * cannot be opened. */
-static ssize_t file_of(struct v8frames *v8, pid_t pid, const struct procmap_entry *e)
+/* runtime_file_index's read: a node's or libnode's V8 constants. */
+static void file_read(void *f, int fd)
 {
-	char path[4200];
-	struct stat st;
-	int fd;
+	struct v8file *vf = f;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
-		return -1;
-	for (size_t i = 0; i < v8->nfiles; i++) {
-		struct v8file *f = &v8->files[i];
-		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
-			close(fd);
-			return (ssize_t)i;
-		}
-	}
-	if (VEC_GROW(v8->files, v8->capfiles, v8->nfiles + 1)) {
-		close(fd);
-		return -1;
-	}
-	struct v8file *f = &v8->files[v8->nfiles];
-	*f = (struct v8file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
-	f->err = v8consts_read_fd(&f->c, fd);
-	close(fd);
-	return (ssize_t)v8->nfiles++;
+	vf->err = v8consts_read_fd(&vf->c, fd);
 }
 
 int v8frames_proc_of(const struct v8consts *c, struct firn_v8_proc *p, char *why, size_t len)
@@ -642,7 +618,8 @@ static void find_v8(struct v8frames *v8, struct v8proc *pr, const struct procmap
 		const struct procmap_entry *e = &m->entries[i];
 		if (!e->x || e->kind != PROCMAP_FILE || !v8_named(e->path))
 			continue;
-		ssize_t f = file_of(v8, pr->pid, e);
+		ssize_t f = RUNTIME_FILE_INDEX(pr->pid, e, v8->files, v8->nfiles, v8->capfiles,
+						file_read); /* once per file */
 		if (f < 0 || v8->files[f].err == -ENOENT || v8->files[f].err == -EINVAL)
 			continue; /* named so, but no V8 in it */
 		pr->file = f;
@@ -679,13 +656,10 @@ void v8frames_add_process(struct v8frames *v8, pid_t pid, bool exec)
 		look(v8, pr);
 	if (pr && !exec)
 		return;
-	if (!pr) {
-		if (VEC_GROW(v8->procs, v8->capprocs, v8->nprocs + 1))
-			return;
-		pr = &v8->procs[v8->nprocs++];
-	} else if (pr->described) {
+	if (pr && pr->described) /* a new image: the walker forgets the old one */
 		(void)v8->set(v8->ctx, pid, NULL);
-	}
+	if (!pr && !(pr = RUNTIME_PROC_ADD(v8->procs, v8->nprocs, v8->capprocs, pid)))
+		return;
 	*pr = (struct v8proc){ .pid = pid, .file = -1, .counted = counted, .refusal_counted = refused };
 	look(v8, pr);
 }
@@ -715,7 +689,7 @@ void v8frames_forget(struct v8frames *v8, pid_t pid)
 		return;
 	if (pr->described)
 		(void)v8->set(v8->ctx, pid, NULL);
-	*pr = v8->procs[--v8->nprocs];
+	RUNTIME_PROC_DROP(v8->procs, v8->nprocs, pr);
 	for (size_t i = 0; i < v8->nscripts;) {
 		if (v8->scripts[i].pid != pid) {
 			i++;
@@ -811,16 +785,10 @@ static int read_positions(struct v8frames *v8, const struct v8read *r, uint64_t 
 
 /* ---- function ids ---- */
 
-static bool fn_eq(const void *ctx, uint32_t i, const void *key)
-{
-	return ((const struct v8fn *)ctx)[i].id == *(const uint64_t *)key;
-}
-
+/* The function announced with id, or NULL. */
 static struct v8fn *fn_find(struct v8frames *v8, uint64_t id)
 {
-	int64_t i = hashtab_find(&v8->index, hash_mix64(id), fn_eq, v8->fns, &id);
-
-	return i < 0 ? NULL : &v8->fns[i];
+	return HASHTAB_FIND_ID(&v8->index, v8->fns, id, id);
 }
 
 int v8frames_func_event(struct v8frames *v8, const struct firn_v8_func_event *e)

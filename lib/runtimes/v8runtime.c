@@ -4,19 +4,21 @@
 #include "base/strput.h"
 #include "source/sample_source.h"
 #include "runtimes/v8frames.h"
+#include "runtimes/runtime_util.h"
 
 #include <linux/types.h>
 
 #include "../../bpf/firn.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The recording's state: the reader of V8 processes and the host it was started with. */
 struct v8runtime {
+	struct runtime_head head; /* first: runtime_state_new */
 	struct v8frames *v8;
-	const struct runtime_host *h;
 };
 
 /* The BPF walker learns a process's V8 (ctx: the host). */
@@ -34,16 +36,39 @@ static void rt_configure(const struct runtime_host *h, struct sampler_opts *so)
 	so->walkers |= 1u << FIRN_FRAME_KIND_V8;
 }
 
+/* User space's counts (the walker's are added by runtime_stats_fill). */
+static void stats_get(const struct runtime *rt, void *out)
+{
+	v8frames_get_stats(((const struct v8runtime *)rt)->v8, out);
+}
+
+#define V8_BPF(i) RUNTIME_BPF(struct v8frames_stats, i)
+
+/* Its counts and the walker's frames by outcome; the JavaScript line, when a process ran a V8:
+ * its frames by outcome, functions read, refusals with the reason. */
+static const struct runtime_stats_shape stats_shape = {
+	RUNTIME_STATS_SHAPE(struct v8frames_stats, FIRN_FRAME_KIND_V8, FIRN_V8_NR, refused),
+	.name = "javascript", .get = stats_get, .refused = "refused",
+	.line = "%llu V8 frames: %llu JavaScript, %llu typed (entry, exit, stub: native), %llu "
+		"unreadable; functions %llu (announcements lost %llu), unreadable %llu; ",
+	.counts = { V8_BPF(FIRN_V8_FRAMES), V8_BPF(FIRN_V8_JS), V8_BPF(FIRN_V8_TYPED),
+		    V8_BPF(FIRN_V8_BAD_READ), V8_BPF(FIRN_V8_FUNCS), V8_BPF(FIRN_V8_FUNCS_LOST),
+		    offsetof(struct v8frames_stats, unreadable) },
+};
+
+/* Its state: the host, and the reader of V8 processes that tells the walker through it. */
 static struct runtime *rt_new(const struct runtime_host *h)
 {
-	struct v8runtime *r;
+	_Static_assert(offsetof(struct v8runtime, head) == 0, "js: head first");
+	struct v8runtime *r = runtime_state_new(sizeof(*r), h, &stats_shape);
 
-	if (!(r = calloc(1, sizeof(*r))) || !(r->v8 = v8frames_new(host_set, (void *)h))) {
+	if (!r)
+		return NULL;
+	if (!(r->v8 = v8frames_new(host_set, (void *)h))) {
 		free(r);
 		errno = ENOMEM;
 		return NULL;
 	}
-	r->h = h;
 	v8frames_set_maps(r->v8, runtime_host_maps);
 	return (struct runtime *)r;
 }
@@ -85,45 +110,18 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 	return v8frames_resolve(((struct v8runtime *)rt)->v8, pid, v, out, max);
 }
 
-/* User space's counts, and the BPF walker's frames by outcome. */
-static int rt_stats(const struct runtime *rt, void *out, size_t size)
-{
-	const struct v8runtime *r = (const struct v8runtime *)rt;
-	struct v8frames_stats *st = out;
 
-	_Static_assert(sizeof(st->bpf) / sizeof(st->bpf[0]) == FIRN_V8_NR, "v8 stats");
-	if (size != sizeof(*st))
-		return -EINVAL;
-	v8frames_get_stats(r->v8, st);
-	sample_source_walker_stats(r->h->ss, FIRN_FRAME_KIND_V8, st->bpf, FIRN_V8_NR);
-	return 0;
-}
-
-/* The JavaScript line, when a process ran a V8: its frames by outcome, functions read, refusals
- * with the reason, and which source named the frames where a perf map exists. */
+/* Its line (runtime_summary_line), and which source named the frames where a perf map exists. */
 static size_t rt_summary(const struct runtime *rt, char *buf, size_t len)
 {
 	struct v8frames_stats vs;
-	const uint64_t *b = vs.bpf;
-	size_t off = 0;
+	size_t off = runtime_summary_line(rt, &vs, buf, len);
 
-	buf[0] = '\0';
-	if (rt_stats(rt, &vs, sizeof(vs)) || (!vs.processes && !vs.refused))
-		return 0;
-	strput(buf, len, &off,
-	       "firn: javascript: %llu process%s, %llu V8 frames: %llu JavaScript, %llu typed "
-	       "(entry, exit, stub: native), %llu unreadable; functions %llu (announcements lost "
-	       "%llu), unreadable %llu; refused %llu%s%s",
-	       (unsigned long long)vs.processes, vs.processes == 1 ? "" : "es",
-	       (unsigned long long)b[FIRN_V8_FRAMES], (unsigned long long)b[FIRN_V8_JS],
-	       (unsigned long long)b[FIRN_V8_TYPED], (unsigned long long)b[FIRN_V8_BAD_READ],
-	       (unsigned long long)b[FIRN_V8_FUNCS], (unsigned long long)b[FIRN_V8_FUNCS_LOST],
-	       (unsigned long long)vs.unreadable, (unsigned long long)vs.refused,
-	       vs.refused ? ": " : "", vs.refused ? vs.last_refusal : "");
-	if (vs.perf_maps)
+	if (off && vs.perf_maps)
 		strput(buf, len, &off, "; %llu with /tmp/perf-PID.map: JavaScript named by V8's "
 		       "frames, not the map (--no-js: by the map)", (unsigned long long)vs.perf_maps);
-	strput(buf, len, &off, "\n");
+	if (off)
+		strput(buf, len, &off, "\n");
 	return off;
 }
 
@@ -138,5 +136,5 @@ const struct runtime_ops runtime_v8 = {
 	.tag = FIRN_FRAME_KIND_V8, .frames = FRAME_JAVASCRIPT,
 	.configure = rt_configure, .new = rt_new, .free = rt_free, .attach = rt_attach,
 	.on_mapping = rt_on_mapping, .on_code = rt_on_code,
-	.resolve = rt_resolve, .stats = rt_stats, .summary = rt_summary, .detach = rt_detach,
+	.resolve = rt_resolve, .stats = runtime_stats, .summary = rt_summary, .detach = rt_detach,
 };

@@ -37,6 +37,7 @@ _Static_assert(sizeof(struct cache_header) == 304, "the file format's header is 
 static const struct cache_kind KIND = {
 	.env = "FIRN_UNWIND_CACHE", .leaf = "unwind", .suffix = SUFFIX, .magic = MAGIC,
 	.magic_len = sizeof(MAGIC), .id_max = sizeof(((struct cache_header *)0)->build_id),
+	.max_size = sizeof(struct cache_header) + (uint64_t)MAX_ROWS * sizeof(struct firn_row),
 };
 
 int unwind_cache_default_dir(char *out, size_t len)
@@ -142,15 +143,8 @@ int unwind_cache_get(struct unwind_cache *c, const char *build_id,
 	int fd = cache_dir_open_file(&c->dir, build_id, &st);
 	if (fd < 0)
 		return fd;
-	int err = 0;
-	if ((uint64_t)st.st_size > sizeof(struct cache_header) +
-				   (uint64_t)MAX_ROWS * sizeof(struct firn_row))
-		err = -EBADMSG;
-	void *buf = err ? NULL : read_all(fd, st.st_size);
-	if (!err && !buf)
-		err = -errno;
-	if (!err)
-		err = unwind_cache_decode(buf, st.st_size, build_id, src, t);
+	void *buf = read_all(fd, st.st_size);
+	int err = buf ? unwind_cache_decode(buf, st.st_size, build_id, src, t) : -errno;
 	if (!err)
 		futimens(fd, NULL); /* recently used: evicted last */
 	free(buf);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "unwind/unwind_table.h"
 
 /* The runtime's functions that have no caller (the bottom of a goroutine's, a thread's or the
  * process's first stack), and those that switch stacks (their caller is on another stack). */
@@ -61,23 +62,10 @@ struct go_rows {
 	uint32_t runs; /* of fn */
 };
 
-/* Appends a row unless it says what the last one says (then that one covers it too). */
+/* Appends a row unless it says what the last one says (unwind_rows_append: as the FDEs' rows). */
 static int append(struct go_rows *b, const struct firn_row *r)
 {
-	if (b->n) {
-		struct firn_row *last = &b->rows[b->n - 1];
-		if (last->type == r->type && last->cfa_off == r->cfa_off &&
-		    last->rbp_off8 == r->rbp_off8)
-			return 0;
-		if (last->pc == r->pc) {
-			*last = *r;
-			return 0;
-		}
-	}
-	if (VEC_GROW(b->rows, b->cap, (size_t)b->n + 1))
-		return -ENOMEM;
-	b->rows[b->n++] = *r;
-	return 0;
+	return unwind_rows_append(&b->rows, &b->n, &b->cap, r);
 }
 
 /* gopclntab_pcsp's callback: one run's row. */

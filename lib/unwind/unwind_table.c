@@ -54,12 +54,11 @@ struct builder {
 	struct cfi_env env;
 };
 
-static int push_row(struct unwind_table *t, const struct firn_row *r)
+/* One rule for a row vector: coalesce what the last row already says. */
+int unwind_rows_append(struct firn_row **rows, uint32_t *n, uint32_t *cap, const struct firn_row *r)
 {
-	if (t->n) {
-		struct firn_row *last = &t->rows[t->n - 1];
-		if (r->pc < last->pc)
-			return 0; /* inside an earlier, overlapping FDE: the first one wins */
+	if (*n) {
+		struct firn_row *last = &(*rows)[*n - 1];
 		if (last->type == r->type && last->cfa_off == r->cfa_off &&
 		    last->rbp_off8 == r->rbp_off8)
 			return 0; /* same rule continues: one row covers both ranges */
@@ -68,10 +67,18 @@ static int push_row(struct unwind_table *t, const struct firn_row *r)
 			return 0;
 		}
 	}
-	if (VEC_GROW(t->rows, t->cap, (size_t)t->n + 1))
+	if (VEC_GROW(*rows, *cap, (size_t)*n + 1))
 		return -ENOMEM;
-	t->rows[t->n++] = *r;
+	(*rows)[(*n)++] = *r;
 	return 0;
+}
+
+/* A row of an FDE, unless an earlier overlapping FDE already covers its pc (the first one wins). */
+static int push_row(struct unwind_table *t, const struct firn_row *r)
+{
+	if (t->n && r->pc < t->rows[t->n - 1].pc)
+		return 0; /* inside an earlier, overlapping FDE: the first one wins */
+	return unwind_rows_append(&t->rows, &t->n, &t->cap, r);
 }
 
 /* Reads a pointer in DW_EH_PE encoding enc at p (bounded by end); 0 or -EINVAL. */

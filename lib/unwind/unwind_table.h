@@ -33,6 +33,11 @@ int unwind_table_build(struct unwind_table *t, int fd);
 int unwind_table_build_libdw(struct unwind_table *t, int fd);
 void unwind_table_release(struct unwind_table *t);
 
+/* Appends r to the n rows (cap allocated, in pc order) unless it says what the last one says (that
+ * row covers it then); one at the last one's pc replaces it (an empty range). 0, or -ENOMEM (rows
+ * unchanged). The FDEs' rows and Go's (lib/unwind/unwind_go.c) both go through it. */
+int unwind_rows_append(struct firn_row **rows, uint32_t *n, uint32_t *cap, const struct firn_row *r);
+
 /* The row for the CFI rules s in force from pc (signal: the FDE's CIE marks a signal frame):
  * SIGNAL; END when the return address is undefined; CFA_RSP/CFA_RBP for a CFA of rsp or rbp
  * plus a 16-bit offset (a rule or a one-operation expression), PLT for the PLT's expression, each

@@ -236,6 +236,26 @@ static void test_hashtab_clear(void **state)
 	hashtab_release(&t);
 }
 
+/* Entries keyed by a 64-bit id not first in their struct: HASHTAB_FIND_ID finds each by its id
+ * (the member at its offset, hash_mix64 of it), NULL for ids not added or only alike in hash. */
+static void test_hashtab_find_id(void **state)
+{
+	struct ent { uint32_t pad; uint64_t id; char name[4]; } e[300];
+	struct hashtab t = { 0 };
+
+	(void)state;
+	assert_null(HASHTAB_FIND_ID(&t, e, id, 7)); /* an empty table */
+	for (uint32_t i = 0; i < 300; i++) {
+		e[i] = (struct ent){ .id = (uint64_t)i * 0x9e3779b97f4a7c15ull };
+		assert_int_equal(hashtab_add(&t, hash_mix64(e[i].id), i), 0);
+	}
+	for (uint32_t i = 0; i < 300; i++)
+		assert_ptr_equal(HASHTAB_FIND_ID(&t, e, id, (uint64_t)i * 0x9e3779b97f4a7c15ull), &e[i]);
+	assert_null(HASHTAB_FIND_ID(&t, e, id, 1));
+	assert_int_equal(hashtab_find_id(&t, e, sizeof(e[0]), offsetof(struct ent, id), e[5].id), 5);
+	hashtab_release(&t);
+}
+
 /* An element of a sorted array. */
 struct row {
 	uint32_t pad;
@@ -420,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_hashtab_collisions),
 		cmocka_unit_test(test_hashtab_edges),
 		cmocka_unit_test(test_hashtab_clear),
+		cmocka_unit_test(test_hashtab_find_id),
 		cmocka_unit_test(test_upper_bound),
 		cmocka_unit_test(test_partition_point),
 		cmocka_unit_test(test_cmp3),

@@ -115,13 +115,6 @@ static void test_walkers_verified(void **state)
 			check_program(firn_walkers[i].prog);
 }
 
-/* The Go labels walker's program (bpf/golabels.bpf.h), loaded alone, within the budget. */
-static void test_go_verified(void **state)
-{
-	(void)state;
-	check_program("on_sample_go");
-}
-
 /* The start_waits iterator loads (sleepable, with both unwinders) within the same budget. */
 static void test_start_waits_verified(void **state)
 {

@@ -74,9 +74,13 @@ strip, sn = shares(sj, smod)
 result(pn >= floor and sn >= floor, "%d and %d samples in the programs (floor %d)" % (pn, sn, floor))
 unnamed = sum(v for k, v in strip.items() if k.startswith("[") or "+0x" in k)
 result(unnamed <= 0.01, "%.2f %% of the stripped build's samples unnamed" % (unnamed * 100))
+# a position-independent build is other machine code than the plain (non-PIE) build it is
+# compared with: its functions' costs differ a little (sort.partition 20.4 % plain, 17.9 % in the
+# GNU ld PIE build once): there, twice the tolerance; what it must get right is the names (above)
+PIE = 2 if "pie" in smod else 1
 def tol(p):
     se = math.sqrt(max(p * (1 - p), 0.0025) * (1 / max(pn, 1) + 1 / max(sn, 1)))
-    return max(0.02, 3.5 * se)
+    return PIE * max(0.02, 3.5 * se)
 top = sorted({k for k, v in plain.items() if v >= 0.03} | {k for k, v in strip.items() if v >= 0.03},
              key=lambda k: -plain.get(k, 0))
 result(len(top) >= 4, "%d functions of 3 %% or more" % len(top))
@@ -108,9 +112,9 @@ for what, path, module in (("plain", pf, pmod), ("stripped", sf, smod)):
 (pi, _), (si, _) = inlined(pf, pmod), inlined(sf, smod)
 # a position-independent build is other machine code than the plain one it is compared with
 # (its instructions split between sumDist and the inlined dist otherwise: 6.3 % plain against
-# 7.7-9.2 % in the three PIE builds of Go 1.27 under load): there, three times the tolerance,
-# which still fails where the inline tree is lost (0 %) or misread
-t = tol((pi + si) / 2) * (3 if "pie" in smod else 1)
+# 7.7-9.2 % in the three PIE builds of Go 1.27 under load): there, three times the tolerance
+# (tol's twice, times 1.5), which still fails where the inline tree is lost (0 %) or misread
+t = tol((pi + si) / 2) * (1.5 if PIE > 1 else 1)
 result(si >= 0.01 and abs(pi - si) <= t,
        "main.dist inlined under main.sumDist: plain %.2f %%, stripped %.2f %% (within %.2f)"
        % (pi * 100, si * 100, t * 100))

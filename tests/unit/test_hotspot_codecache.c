@@ -31,20 +31,7 @@
 #define HEAP 0x1000     /* the heap's memory: 256 segments of 16 bytes */
 #define METHOD 0x7f0000001234ULL
 
-struct fake {
-	uint8_t mem[FAKE_SIZE];
-};
-
-static int fake_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *f = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, f->mem + (addr - BASE), len);
-	return 0;
-}
+#include "hotspot_fake.h"
 
 /* The offsets the fake is laid out with (JDK 17's shape: a name tells an nmethod). */
 static void offsets(struct hotspot_structs *hs)
@@ -57,21 +44,6 @@ static void offsets(struct hotspot_structs *hs)
 	hs->heapblock_length = 0, hs->heapblock_used = 8, hs->size_heapblock = 16;
 	hs->blob_name = 0, hs->blob_size = 8, hs->blob_frame_size = 12, hs->blob_code_begin = 16;
 	hs->nm_method = 24;
-}
-
-static void poke(struct fake *f, size_t at, const void *v, size_t len)
-{
-	memcpy(f->mem + at, v, len);
-}
-
-static void poke_ptr(struct fake *f, size_t at, uint64_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-static void poke_u32(struct fake *f, size_t at, uint32_t v)
-{
-	poke(f, at, &v, sizeof(v));
 }
 
 /* A used block of len segments at segment seg holding a blob named names[name] of size bytes,

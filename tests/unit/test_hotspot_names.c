@@ -33,51 +33,7 @@
 #define SYM_NAME 0x600
 #define SYM_SIG 0x700
 
-struct fake {
-	uint8_t mem[FAKE_SIZE];
-};
-
-static int fake_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *f = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, f->mem + (addr - BASE), len);
-	return 0;
-}
-
-/* JDK 17's offsets of what the names need (as test_hotspot_structs reads them). */
-static void jdk17(struct hotspot_structs *hs)
-{
-	memset(hs, 0, sizeof(*hs));
-	hs->method_const = 8, hs->cmethod_constants = 8, hs->cmethod_name_index = 34;
-	hs->cmethod_signature_index = 36, hs->cpool_holder = 24, hs->cpool_length = 60;
-	hs->size_cpool = 72, hs->klass_name = 24, hs->symbol_length = 4, hs->symbol_body = 6;
-}
-
-static void poke(struct fake *f, size_t at, const void *v, size_t len)
-{
-	memcpy(f->mem + at, v, len);
-}
-
-static void poke_ptr(struct fake *f, size_t at, uint64_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-static void poke_u16(struct fake *f, size_t at, uint16_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-/* A Symbol at at: its length, then its bytes. */
-static void put_symbol(struct fake *f, size_t at, const char *s)
-{
-	poke_u16(f, at + 4, (uint16_t)strlen(s));
-	poke(f, at + 6, s, strlen(s));
-}
+#include "hotspot_fake.h"
 
 /* HashMap.resize as JDK 17 lays it out: Method -> ConstMethod -> ConstantPool (10 slots,
  * name in 3, signature in 4) -> holder Klass -> its name. */
@@ -106,7 +62,7 @@ static int read_fake(struct fake *f, uint64_t at, struct hotspot_method *m)
 	struct hotspot_structs hs;
 	struct hotspot_mem mem = { fake_read, f };
 
-	jdk17(&hs);
+	jdk17_names(&hs);
 	return hotspot_method_read(&hs, &mem, 1, BASE + at, m);
 }
 

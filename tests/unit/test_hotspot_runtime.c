@@ -44,59 +44,17 @@
 #define NAMES 0x900
 #define HEAP 0x1000
 
-struct fake {
-	uint8_t mem[FAKE_SIZE];
-};
-
-static int fake_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *f = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > FAKE_SIZE || len > FAKE_SIZE - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, f->mem + (addr - BASE), len);
-	return 0;
-}
+#include "hotspot_fake.h"
 
 /* JDK 17's offsets of the names (test_hotspot_names) and the code heap's (test_hotspot_codecache). */
 static void jdk17(struct hotspot_structs *hs)
 {
-	memset(hs, 0, sizeof(*hs));
-	hs->method_const = 8, hs->cmethod_constants = 8, hs->cmethod_name_index = 34;
-	hs->cmethod_signature_index = 36, hs->cpool_holder = 24, hs->cpool_length = 60;
-	hs->size_cpool = 72, hs->klass_name = 24, hs->symbol_length = 4, hs->symbol_body = 6;
+	jdk17_names(hs);
 	hs->heapblock_used = 8, hs->size_heapblock = 16;
 	hs->blob_name = 0, hs->blob_size = 8, hs->blob_frame_size = 12, hs->blob_code_begin = 16;
 	hs->nm_method = 24, hs->cmethod_code_size = 12, hs->size_cmethod = 56;
 	hs->frame_method = -3, hs->frame_bcp = -8, hs->frame_sender_sp = -1;
 	hs->cpool_source_file_index = 64;
-}
-
-static void poke(struct fake *f, size_t at, const void *v, size_t len)
-{
-	memcpy(f->mem + at, v, len);
-}
-
-static void poke_ptr(struct fake *f, size_t at, uint64_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-static void poke_u16(struct fake *f, size_t at, uint16_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-static void poke_u32(struct fake *f, size_t at, uint32_t v)
-{
-	poke(f, at, &v, sizeof(v));
-}
-
-static void put_symbol(struct fake *f, size_t at, const char *s)
-{
-	poke_u16(f, at + 4, (uint16_t)strlen(s));
-	poke(f, at + 6, s, strlen(s));
 }
 
 /* HashMap.resize (ConstMethod CMETHOD: name in slot 3) and a second ConstMethod, CMETHOD2, of

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +20,26 @@
 			abort();                                                  \
 		}                                                                 \
 	} while (0)
+
+/* An input as a process's memory from address base on: fuzz_image_read reads it as the runtime
+ * readers' memory callbacks read a process (struct hotspot_mem, struct v8mem), -EFAULT (14)
+ * outside it, as unmapped memory. */
+struct fuzz_image {
+	const uint8_t *data;
+	size_t size;
+	uint64_t base;
+};
+
+static inline int fuzz_image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	const struct fuzz_image *im = ctx;
+
+	(void)pid;
+	if (addr < im->base || addr - im->base > im->size || len > im->size - (addr - im->base))
+		return -14;
+	memcpy(buf, im->data + (addr - im->base), len);
+	return 0;
+}
 
 /* Returns a descriptor of a memory file holding exactly data[0..size), offset 0. The same file
  * is reused by every run; the caller does not close it. */

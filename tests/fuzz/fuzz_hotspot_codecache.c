@@ -14,22 +14,6 @@
 
 #define BASE 0x7f0000000000ULL
 
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
-
 /* Looks pc up in cc and checks what comes back. */
 static void check_find(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
 		       const struct hotspot_mem *mem, uint64_t pc)
@@ -52,8 +36,8 @@ static void check_find(const struct hotspot_structs *hs, const struct hotspot_co
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct image im = { data, size };
-	struct hotspot_mem mem = { image_read, &im };
+	struct fuzz_image im = { data, size, BASE };
+	struct hotspot_mem mem = { fuzz_image_read, &im };
 	struct hotspot_structs hs = {
 		.codecache_low_bound = BASE + 0x10, .codecache_high_bound = BASE + 0x18,
 		.codecache_heaps = BASE + 0x20, .array_len = 0, .array_data = 8,

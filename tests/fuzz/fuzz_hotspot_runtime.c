@@ -20,22 +20,6 @@
 
 #define BASE 0x7f0000000000ULL
 
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
-
 /* One announcement named: the result and the name as the header promises. */
 static void check(const struct hotspot_structs *hs, const struct hotspot_codecache *cc,
 		  const struct hotspot_mem *mem, uint64_t method, uint64_t cmethod)
@@ -67,8 +51,8 @@ static void lines(const uint8_t *data, size_t size, unsigned excess)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct image im = { data, size };
-	struct hotspot_mem mem = { image_read, &im };
+	struct fuzz_image im = { data, size, BASE };
+	struct hotspot_mem mem = { fuzz_image_read, &im };
 	struct hotspot_structs hs = { .method_const = 8, .cmethod_constants = 8,
 				      .cmethod_name_index = 34, .cmethod_signature_index = 36,
 				      .cpool_holder = 24, .cpool_length = 60, .size_cpool = 72,

@@ -14,22 +14,6 @@
 
 #define BASE 0x7f0000000000ULL
 
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
-
 /* The symbols of an ELF input: all, some (-EPROTO) or none (-ENOENT), as found says. */
 static void check_syms(const uint8_t *data, size_t size)
 {
@@ -47,8 +31,8 @@ static void check_syms(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct image im = { data, size };
-	struct hotspot_mem mem = { image_read, &im };
+	struct fuzz_image im = { data, size, BASE };
+	struct hotspot_mem mem = { fuzz_image_read, &im };
 	struct hotspot_syms s = { .found = HS_NSYMS };
 	struct hotspot_structs hs;
 

@@ -13,22 +13,6 @@
 
 #define BASE 0x10000000ULL
 
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int image_read(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
-
 /* node 20's constants, as tests/unit/test_v8frames.c has them. */
 static void node20(struct v8consts *c)
 {
@@ -47,8 +31,8 @@ static void node20(struct v8consts *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct image im = { data, size };
-	struct v8mem mem = { image_read, &im };
+	struct fuzz_image im = { data, size, BASE };
+	struct v8mem mem = { fuzz_image_read, &im };
 	struct v8consts c;
 	struct v8func out;
 	uint32_t off = 0;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/debugpkg_cache.h"
+
 #define COMMENT_KEY "debug package: "
 
 /* Whether location l (in a file's mapping m) is code its file has no symbol for: no line, or
@@ -140,14 +142,23 @@ int nosym_note_packages(struct profile *p, uint32_t value_index,
 	struct nosym_file f[8];
 	int n = nosym_files(p, value_index, f, max < 8 ? max : 8);
 	char hint[160], line[4400];
+	struct debugpkg_cache *cache = NULL;
+	bool opened = false;
 
 	for (int i = 0; i < n; i++) {
 		const char *file = profile_str(p, f[i].filename);
-		if (f[i].package || debugpkg_find(dirs, file, hint, sizeof(hint)) ||
+		if (!f[i].package && !opened) { /* only when a file needs it; NULL: no cache */
+			cache = debugpkg_cache_open_env();
+			opened = true;
+		}
+		if (f[i].package || debugpkg_cache_find(cache, dirs, file, hint, sizeof(hint)) ||
 		    (size_t)snprintf(line, sizeof(line), COMMENT_KEY "%s %s", hint, file) >= sizeof(line))
 			continue;
-		if (profile_add_comment(p, line))
+		if (profile_add_comment(p, line)) {
+			debugpkg_cache_close(cache);
 			return -ENOMEM;
+		}
 	}
+	debugpkg_cache_close(cache);
 	return n < 0 ? n : 0;
 }

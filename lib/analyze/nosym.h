@@ -28,8 +28,9 @@ struct nosym_file {
 int nosym_files(const struct profile *p, uint32_t value_index, struct nosym_file *out, size_t max);
 
 /* For each of the (up to max) largest files of nosym_files that a Debian package holds, adds
- * the comment "debug package: PKG FILE" (lib/elf/debugpkg.h; dirs NULL: the system's). Where it
- * runs: on the machine that recorded the profile. 0 or -ENOMEM. */
+ * the comment "debug package: PKG FILE" (lib/elf/debugpkg.h; dirs NULL: the system's), through
+ * the answers cached while dpkg and apt are unchanged (lib/elf/debugpkg_cache.h,
+ * $FIRN_DEBUGPKG_CACHE). Where it runs: on the machine that recorded the profile. 0 or -ENOMEM. */
 int nosym_note_packages(struct profile *p, uint32_t value_index,
 			const struct debugpkg_dirs *dirs, size_t max);
 

@@ -401,8 +401,9 @@ static int by_mtime(const void *a, const void *b)
 	return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
-/* Counts the entries and removes the least recently used until the cache fits its bound. (The
- * folder is closed to others: what was checked is what is removed.) */
+/* Counts the entries and, past the bound, removes the least recently used down to the low-water
+ * mark, so that the saves after it add a tenth of the bound before the folder is listed again
+ * (not each one). (The folder is closed to others: what was checked is what is removed.) */
 static void evict(struct cache_dir *cd)
 {
 	size_t n;
@@ -411,9 +412,10 @@ static void evict(struct cache_dir *cd)
 
 	for (size_t i = 0; i < n; i++)
 		sum += v[i].size;
+	uint64_t goal = sum > cd->max_bytes ? CACHE_DIR_LOW_WATER(cd->max_bytes) : sum;
 	if (n)
 		qsort(v, n, sizeof(*v), by_mtime);
-	for (size_t i = 0; i < n && sum > cd->max_bytes; i++) {
+	for (size_t i = 0; i < n && sum > goal; i++) {
 		if (!unlinkat(cd->dirfd, v[i].name, 0))
 			sum -= v[i].size;
 	}

@@ -7,7 +7,9 @@
  * it is trusted only when it is a regular file (never a symlink) owned by the effective user and
  * not writable by group or others. Files are written to a temporary name and renamed.
  * Only firn's own entries count towards the size bound and are removed past it, least recently
- * used (oldest mtime: readers touch what they use) first: a file named as the kind names its
+ * used (oldest mtime: readers touch what they use) first, until they hold at most the low-water
+ * mark, 90 % of the bound (CACHE_DIR_LOW_WATER: a full cache is not listed again at every save,
+ * only after a tenth of the bound was written): a file named as the kind names its
  * files (a build id in lowercase hex, then the suffix), trusted as above, whose first bytes are
  * the kind's magic. Anything else in the folder (a user's myapp.dbg, a foreign file under a
  * build-id name) is neither counted nor removed. */
@@ -19,6 +21,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+
+/* What eviction past a bound of max bytes leaves at most: 90 % of it. */
+#define CACHE_DIR_LOW_WATER(max) ((max) - (max) / 10)
 
 /* One kind of cache (a static description): where it lives and how its files look. */
 struct cache_kind {
@@ -94,8 +99,9 @@ bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id);
  * cannot name one), -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (owner or mode),
  * -EBADMSG (a size out of the kind's bounds), other -errno. */
 int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat *st);
-/* Stores the bytes of iov[0..n) as build_id's file (temp file + rename), then evicts the least
- * recently used entries past the bound (see above: never a file firn did not write). 0,
+/* Stores the bytes of iov[0..n) as build_id's file (temp file + rename), then, past the bound,
+ * evicts the least recently used entries down to CACHE_DIR_LOW_WATER (see above: never a file
+ * firn did not write). 0,
  * -EINVAL (an id that cannot name a file) or -errno. */
 int cache_dir_put(struct cache_dir *cd, const char *build_id, const struct iovec *iov, int n);
 

@@ -3,8 +3,8 @@
  * file with the same build id; a file with a bad checksum, rows, build id or version, owned by another user, writable by
  * others, a symlink or a FIFO is refused; a folder owned by another user, open to others, a
  * symlink, a system folder ("/", "/usr", one to be made under /usr, also through a symlink) or the
- * home folder is refused, FIRN_UNWIND_CACHE naming one is reported once; the size bound removes
- * the least recently used tables and never a file firn did not write (a user's notes.tbl,
+ * home folder is refused, FIRN_UNWIND_CACHE naming one is reported once; past the size bound the
+ * least recently used tables go down to 90 % of it, and never a file firn did not write (a user's notes.tbl,
  * myapp.dbg, a foreign file under a build-id name): those neither count nor go. (Runs as root or
  * not: chown cases need root.) */
 #include <errno.h>
@@ -305,13 +305,19 @@ static void test_evicts_oldest(void **state)
 	assert_int_equal(stat(at(".tmp-mine"), &st2), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
-	/* a fourth table is over the bound: B (least recently used) goes */
+	/* a fourth table is over the bound: the least recently used go down to the low-water mark
+	 * (90 % of 3 tables: 2 stay), B first, then A (read before C and 0a0b were written) */
 	assert_int_equal(unwind_cache_put(c, "0a0b", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
-	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), -1);
 	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
 	assert_int_equal(stat(at("0a0b.tbl"), &st), 0);
 	assert_int_equal(unwind_cache_get(c, ID_B, &SRC, &r), -ENOENT);
+	/* a third table again fits the bound: nothing goes */
+	assert_int_equal(unwind_cache_put(c, "0a0c", &SRC, &t), 0);
+	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
+	assert_int_equal(stat(at("0a0b.tbl"), &st), 0);
+	assert_int_equal(stat(at("0a0c.tbl"), &st), 0);
 	unwind_table_release(&t);
 	unwind_cache_close(c);
 }
@@ -388,13 +394,15 @@ static void test_evicts_only_own(void **state)
 	assert_int_equal(unwind_cache_put(c, ID_C, &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
-	/* past the bound: firn's oldest tables go, A then B; the planted files stay */
+	/* past the bound: firn's oldest tables go, A then B, down to the low-water mark (90 %:
+	 * 2 of 3 tables); the planted files stay */
 	assert_int_equal(unwind_cache_put(c, "0a0b", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_A ".tbl"), &st), -1);
-	assert_int_equal(stat(at(ID_B ".tbl"), &st), 0);
-	assert_int_equal(unwind_cache_put(c, "0a0c", &SRC, &t), 0);
 	assert_int_equal(stat(at(ID_B ".tbl"), &st), -1);
 	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
+	assert_int_equal(unwind_cache_put(c, "0a0c", &SRC, &t), 0);
+	assert_int_equal(stat(at(ID_C ".tbl"), &st), 0);
+	assert_int_equal(stat(at("0a0b.tbl"), &st), 0);
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		assert_true(planted_intact(mine[i].name, mine[i].start, mine[i].len, (int)i));
 	unwind_table_release(&t);

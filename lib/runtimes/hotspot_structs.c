@@ -82,6 +82,8 @@ static const struct row rows[] = {
 	{ R_OFFSET, "CompiledMethod", "_scopes_data_begin", FIELD(nm_scopes_data_begin), true },
 	{ R_OFFSET, "nmethod", "_scopes_data_offset", FIELD(nm_scopes_data_offset), true },
 	{ R_OFFSET, "nmethod", "_immutable_data", FIELD(nm_immutable_data), true },
+	{ R_OFFSET, "nmethod", "_metadata_offset", FIELD(nm_metadata_offset), true },
+	{ R_OFFSET, "nmethod", "_dependencies_offset", FIELD(nm_dependencies_offset), true },
 	{ R_OFFSET, "Method", "_constMethod", FIELD(method_const) },
 	{ R_OFFSET, "ConstMethod", "_constants", FIELD(cmethod_constants) },
 	{ R_OFFSET, "ConstMethod", "_code_size", FIELD(cmethod_code_size) },

@@ -1,0 +1,127 @@
+/* A compiled frame's inlined methods from its nmethod's scopes: see hotspot_inline.h. */
+#include "runtimes/hotspot_inline.h"
+#include "runtimes/hotspot_scopes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Where an nmethod's sections lie (JDK 17's layout): each from the one before it. */
+struct nmlayout {
+	uint64_t end, code_begin, metadata, scopes, pcs, pcs_end;
+};
+
+/* The int32 at addr, as hotspot_mem_read. */
+static int read_i32(const struct hotspot_mem *mem, pid_t pid, uint64_t addr, int32_t *v)
+{
+	return hotspot_mem_read(mem, pid, addr, v, sizeof(*v));
+}
+
+/* Whether the nmethod still holds the Method* and compile id the walker saw: 0, -ESTALE. */
+static int nm_same(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		   const struct hotspot_nmethod_ref *nm)
+{
+	uint64_t method;
+	int32_t id;
+	int err;
+
+	if ((err = hotspot_mem_word(mem, pid, nm->nmethod + hs->nm_method, &method)) ||
+	    (err = read_i32(mem, pid, nm->nmethod + hs->nm_compile_id, &id)))
+		return err;
+	return method == nm->method && id == nm->compile_id ? 0 : -ESTALE;
+}
+
+/* Reads the nmethod's section bounds into *l and checks their order: the code, then metadata,
+ * scopes, PcDescs, all inside the blob, the scopes and PcDescs within HS_INLINE_SECTION_MAX. */
+static int nm_layout(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		     uint64_t nm, struct nmlayout *l)
+{
+	int32_t size, md, pcs, deps;
+	int err;
+
+	if ((err = read_i32(mem, pid, nm + hs->blob_size, &size)) ||
+	    (err = hotspot_mem_word(mem, pid, nm + hs->blob_code_begin, &l->code_begin)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_metadata_offset, &md)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_scopes_pcs_offset, &pcs)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_dependencies_offset, &deps)) ||
+	    (err = hotspot_mem_word(mem, pid, nm + hs->nm_scopes_data_begin, &l->scopes)))
+		return err;
+	if (size <= 0 || md <= 0 || pcs <= 0 || deps <= 0)
+		return -EINVAL;
+	l->end = nm + (uint32_t)size, l->metadata = nm + (uint32_t)md;
+	l->pcs = nm + (uint32_t)pcs, l->pcs_end = nm + (uint32_t)deps;
+	if (l->code_begin <= nm || l->code_begin >= l->end || l->metadata > l->scopes ||
+	    l->scopes > l->pcs || l->pcs > l->pcs_end || l->pcs_end > l->end ||
+	    l->pcs - l->scopes > HS_INLINE_SECTION_MAX || l->pcs_end - l->pcs > HS_INLINE_SECTION_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copies [lo, hi) of the process into a new buffer *out (the caller frees it). */
+static int read_section(const struct hotspot_mem *mem, pid_t pid, uint64_t lo, uint64_t hi,
+			uint8_t **out)
+{
+	int err;
+
+	*out = malloc(hi > lo ? hi - lo : 1);
+	if (!*out)
+		return -ENOMEM;
+	if (hi > lo && (err = hotspot_mem_read(mem, pid, lo, *out, hi - lo))) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	return 0;
+}
+
+/* The scope chain at pc into sc (max entries): the PcDesc's scope offset, then its decoding. */
+static int scopes_at(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		     const struct nmlayout *l, uint64_t pc, struct hotspot_scope *sc, size_t max)
+{
+	struct hotspot_pcdesc_layout pl = { hs->size_pcdesc, hs->pcdesc_pc_offset,
+					    hs->pcdesc_scope_decode_offset };
+	uint8_t *pcs = NULL, *data = NULL;
+	uint32_t scope = 0;
+	int err;
+
+	if (pc < l->code_begin || pc >= l->end || !pl.size)
+		return -EINVAL;
+	if (!(err = read_section(mem, pid, l->pcs, l->pcs_end, &pcs)))
+		err = hotspot_pcdesc_find(pcs, (l->pcs_end - l->pcs) / pl.size, &pl,
+					  (int32_t)(pc - l->code_begin), &scope);
+	if (!err && !scope)
+		err = -ENOENT; /* serialized_null: a PcDesc without scopes */
+	if (!err && !(err = read_section(mem, pid, l->scopes, l->pcs, &data)))
+		err = hotspot_scopes_decode(data, l->pcs - l->scopes, hotspot_stream_excluded(hs->jdk),
+					    scope, sc, max);
+	free(pcs);
+	free(data);
+	return err;
+}
+
+int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot_mem *mem,
+			  pid_t pid, const struct hotspot_nmethod_ref *nm, uint64_t pc,
+			  struct hotspot_inlined *out, size_t max)
+{
+	struct hotspot_scope sc[HS_INLINE_MAX];
+	struct nmlayout l;
+	int n, err;
+
+	if (!hs->blob_code_begin || !hs->nm_scopes_data_begin || !hs->nm_metadata_offset ||
+	    !hs->nm_dependencies_offset || !hs->nm_scopes_pcs_offset)
+		return -EOPNOTSUPP;
+	if ((err = nm_same(hs, mem, pid, nm)) || (err = nm_layout(hs, mem, pid, nm->nmethod, &l)))
+		return err;
+	if ((n = scopes_at(hs, mem, pid, &l, pc, sc, max < HS_INLINE_MAX ? max : HS_INLINE_MAX)) < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		uint64_t at = l.metadata + (uint64_t)(sc[i].method_index - 1) * 8;
+		if (at + 8 > l.scopes)
+			return -EINVAL;
+		if ((err = hotspot_mem_word(mem, pid, at, &out[i].method)))
+			return err;
+		out[i].bci = sc[i].bci;
+	}
+	if (out[n - 1].method != nm->method)
+		return -ESTALE;
+	return nm_same(hs, mem, pid, nm) ? -ESTALE : n;
+}

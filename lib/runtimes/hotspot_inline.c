@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Where an nmethod's sections lie (JDK 17's layout): each from the one before it. */
 struct nmlayout {
@@ -98,6 +99,9 @@ static int scopes_at(const struct hotspot_structs *hs, const struct hotspot_mem 
 	return err;
 }
 
+static int nm_open(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		   const struct hotspot_nmethod_ref *nm, struct nmlayout *l);
+
 int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot_mem *mem,
 			  pid_t pid, const struct hotspot_nmethod_ref *nm, uint64_t pc,
 			  struct hotspot_inlined *out, size_t max)
@@ -106,10 +110,7 @@ int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot
 	struct nmlayout l;
 	int n, err;
 
-	if (!hs->blob_code_begin || !hs->nm_scopes_data_begin || !hs->nm_metadata_offset ||
-	    !hs->nm_dependencies_offset || !hs->nm_scopes_pcs_offset)
-		return -EOPNOTSUPP;
-	if ((err = nm_same(hs, mem, pid, nm)) || (err = nm_layout(hs, mem, pid, nm->nmethod, &l)))
+	if ((err = nm_open(hs, mem, pid, nm, &l)))
 		return err;
 	if ((n = scopes_at(hs, mem, pid, &l, pc, sc, max < HS_INLINE_MAX ? max : HS_INLINE_MAX)) < 0)
 		return n;
@@ -124,4 +125,42 @@ int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot
 	if (out[n - 1].method != nm->method)
 		return -ESTALE;
 	return nm_same(hs, mem, pid, nm) ? -ESTALE : n;
+}
+
+/* The readable rows and the layout: what both entry points check first. */
+static int nm_open(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		   const struct hotspot_nmethod_ref *nm, struct nmlayout *l)
+{
+	int err;
+
+	if (!hs->blob_code_begin || !hs->nm_scopes_data_begin || !hs->nm_metadata_offset ||
+	    !hs->nm_dependencies_offset || !hs->nm_scopes_pcs_offset || hs->size_pcdesc < 8 ||
+	    hs->pcdesc_pc_offset > hs->size_pcdesc - 4 ||
+	    hs->pcdesc_scope_decode_offset > hs->size_pcdesc - 4)
+		return -EOPNOTSUPP;
+	if ((err = nm_same(hs, mem, pid, nm)))
+		return err;
+	return nm_layout(hs, mem, pid, nm->nmethod, l);
+}
+
+int hotspot_inline_pcs(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		       const struct hotspot_nmethod_ref *nm, uint32_t *out, size_t max)
+{
+	struct nmlayout l;
+	uint8_t *pcs;
+	size_t n = 0;
+	int err;
+
+	if ((err = nm_open(hs, mem, pid, nm, &l)) ||
+	    (err = read_section(mem, pid, l.pcs, l.pcs_end, &pcs)))
+		return err;
+	for (size_t i = 0; i < (l.pcs_end - l.pcs) / hs->size_pcdesc && n < max; i++) {
+		int32_t pc, scope;
+		memcpy(&pc, pcs + i * hs->size_pcdesc + hs->pcdesc_pc_offset, 4);
+		memcpy(&scope, pcs + i * hs->size_pcdesc + hs->pcdesc_scope_decode_offset, 4);
+		if (scope > 0 && pc >= 0 && l.code_begin + (uint32_t)pc < l.end)
+			out[n++] = (uint32_t)(l.code_begin - nm->nmethod) + (uint32_t)pc;
+	}
+	free(pcs);
+	return (int)n;
 }

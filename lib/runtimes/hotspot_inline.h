@@ -44,4 +44,10 @@ int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot
 			  pid_t pid, const struct hotspot_nmethod_ref *nm, uint64_t pc,
 			  struct hotspot_inlined *out, size_t max);
 
+/* The pc offsets, from the nmethod nm (of process pid), of its PcDescs that have scopes, into
+ * out (max at most, in their order), for expanding each while the process lives. Returns how
+ * many (0..max); -EOPNOTSUPP, -ESTALE, -EFAULT, -EINVAL, -ENOMEM as hotspot_inline_expand. */
+int hotspot_inline_pcs(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		       const struct hotspot_nmethod_ref *nm, uint32_t *out, size_t max);
+
 #endif

@@ -6,7 +6,11 @@
  * meets (struct firn_hotspot_method_event: pid, Method*, its ConstMethod*); its names are read then
  * (hotspot_names.h), while the process lives, and kept by id, so frames of a process that has
  * ended resolve to "Class.method" in the mapping "[java]". A Method* whose ConstMethod is no longer
- * the one the walker saw (redefined, unloaded) is refused and counted, never named. */
+ * the one the walker saw (redefined, unloaded) is refused and counted, never named. A compiled
+ * frame (its id stands for one nmethod, its payload has the pc's offset) is expanded into the
+ * methods inlined at that pc, innermost first, each at its line (hotspot_inline.h: JDK 17's
+ * nmethods; from JDK 23 on, the outer method alone), its call sites expanded when the nmethod is
+ * announced, so samples resolved after the process ended keep them. */
 #ifndef FIRN_HOTSPOT_RUNTIME_H
 #define FIRN_HOTSPOT_RUNTIME_H
 

@@ -5,7 +5,7 @@
  * The Method* and compile id the walker saw are the input's own, so the reader goes past its
  * staleness check (seeds: test_hotspot_inline's nmethod, written with FIRN_HOTSPOT_SEEDS=DIR).
  * An expansion is 1 to HS_INLINE_MAX methods, the outermost the nmethod's; nothing is read
- * outside the input. */
+ * outside the input; hotspot_inline_pcs lists at most what it is asked for. */
 #include <errno.h>
 #include <string.h>
 
@@ -39,5 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (n >= 1 && n <= HS_INLINE_MAX));
 	if (n > 0)
 		FUZZ_ASSERT(out[n - 1].method == ref.method);
+	uint32_t pcs[8];
+	n = hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 8);
+	FUZZ_ASSERT(n == -EINVAL || n == -EFAULT || n == -ESTALE || n == -ENOMEM ||
+		    (n >= 0 && n <= 8));
+	for (int i = 0; i < n; i++)
+		FUZZ_ASSERT(pcs[i] > 0); /* the code starts after the nmethod header */
 	return 0;
 }

@@ -2,7 +2,8 @@
  * nmethod (its code, metadata table, scopes and PcDescs laid out as HotSpot 17 lays them): at a
  * return address with an inlined callee, the callee then its caller with their bcis; between two
  * PcDescs, the next one's; at a PcDesc of the outer method alone, one frame; at one without
- * scopes, none. Refused, never misnamed: the nmethod's Method* or compile id changed, the
+ * scopes, none; the PcDescs with scopes listed as offsets from the nmethod (to expand each while
+ * the process lives). Refused, never misnamed: the nmethod's Method* or compile id changed, the
  * outermost scope not its method, a method index past the metadata, sections out of order, a pc
  * outside the code; a JDK without these rows (23 on) is told apart (-EOPNOTSUPP). With
  * $FIRN_HOTSPOT_SEEDS=DIR the nmethod is written there as fuzz_hotspot_inline's input
@@ -121,6 +122,20 @@ static void test_expand(void **state)
 			 -EINVAL); /* deeper than out */
 }
 
+/* The PcDescs with scopes, as offsets from the nmethod (the one without is left out), to
+ * expand each while the process lives; at most max; none for a stale nmethod. */
+static void test_pcs(void **state)
+{
+	uint32_t pcs[4];
+	(void)state;
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 2);
+	assert_int_equal(pcs[0], CODE - NM + 0x40);
+	assert_int_equal(pcs[1], CODE - NM + 0x80);
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 1), 1);
+	poke_u32(&f, NM + 16, COMPILE_ID + 1);
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), -ESTALE);
+}
+
 /* Another nmethod at the address (a new compile id, another Method*), or scopes that do not
  * end at its method: refused, never named. */
 static void test_stale(void **state)
@@ -172,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_expand, setup),
+		cmocka_unit_test_setup(test_pcs, setup),
 		cmocka_unit_test_setup(test_stale, setup),
 		cmocka_unit_test_setup(test_refused, setup),
 	};

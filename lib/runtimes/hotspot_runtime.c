@@ -572,7 +572,7 @@ static void expand(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff, str
 	}
 }
 
-/* The expansion of compiled frame m at pc offset pcoff: the one made, else made now; NULL when
+/* The expansion of compiled frame m at call site pcoff: the one made, else made now; NULL when
  * out of memory. */
 static struct hsinl *inl_get(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff)
 {
@@ -604,15 +604,20 @@ static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hs
 	return 0;
 }
 
-/* A compiled frame at pc offset pcoff of its nmethod: the methods inlined there, innermost
- * first, then the outer method m at the call's line (expanded once per id and offset). */
+/* A compiled frame at pc offset pcoff of its nmethod: at a call site (a caller's frame), the
+ * methods inlined there, innermost first, then the outer method m at the call's line; elsewhere
+ * m alone at its first line, as before (a pc between two PcDescs is not told which scope ran). */
 static int resolve_compiled(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff,
 			    struct resolved_frame *out, int max)
 {
-	struct hsinl *in = inl_get(r, m, pcoff);
+	uint64_t key = m->id << 16 | pcoff;
+	struct hsinl *in = HASHTAB_FIND_ID(&r->inl_index, r->inls, key, key);
 
-	if (!in)
-		return -ENOMEM;
+	if (!in) { /* not a call site: a sampled pc, whose next PcDesc may be another scope's */
+		out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
+						  .line = line_of(m, FIRN_HS_NO_BCI) };
+		return 1;
+	}
 	uint32_t n = in->n + 1 <= (uint32_t)max ? in->n : 0;
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = in->f[i];

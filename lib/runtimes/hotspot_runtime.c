@@ -316,10 +316,12 @@ static const struct runtime_stats_shape stats_shape = {
 	.name = "java", .own_off = offsetof(struct hsrt, st), .refused = "refused",
 	.line = "%llu frames in the code cache: %llu interpreted, %llu compiled, %llu stubs and "
 		"adapters, %llu without a code blob, %llu refused (a Method* that did not check); "
-		"methods and stubs %llu (announcements lost %llu), unreadable %llu; ",
+		"methods and stubs %llu (announcements lost %llu), unreadable %llu; inlined methods "
+		"at %llu call sites, %llu compiled methods not expanded; ",
 	.counts = { HS_BPF(FIRN_HS_FRAMES), HS_BPF(FIRN_HS_INTERP), HS_BPF(FIRN_HS_NMETHOD),
 		    HS_BPF(FIRN_HS_STUB), HS_BPF(FIRN_HS_NO_BLOB), HS_BPF(FIRN_HS_REFUSED),
-		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable) },
+		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable),
+		    HS_OWN(inline_sites), HS_OWN(unexpanded) },
 };
 
 /* Its state (its host first, as runtime_state_new stores it), reading processes by vm_read. */
@@ -597,10 +599,16 @@ static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hs
 	const struct hotspot_nmethod_ref ref = { m->nmethod, m->method, m->compile_id };
 	uint32_t pcs[INLINE_PCS];
 	int n = hotspot_inline_pcs(&pr->hs, &r->mem, pr->pid, &ref, pcs, INLINE_PCS);
+	struct hsinl *in;
 
-	for (int i = 0; i < n; i++)
-		if (pcs[i] < FIRN_HS_NO_BCI && !inl_get(r, m, pcs[i]))
+	r->st.unexpanded += n < 0 && n != -EOPNOTSUPP; /* a JDK whose layout is not read: not counted */
+	for (int i = 0; i < n; i++) {
+		if (pcs[i] >= FIRN_HS_NO_BCI)
+			continue;
+		if (!(in = inl_get(r, m, pcs[i])))
 			return -ENOMEM;
+		r->st.inline_sites += in->n > 0;
+	}
 	return 0;
 }
 

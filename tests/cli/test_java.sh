@@ -53,7 +53,8 @@ JDKS="DIR..." names more; a JDK
 #    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (up to 22),
 #    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
 #    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
-#    method between the two (a frame is never misnamed), at least the sample floor of them.
+#    method between the two (a frame is never misnamed), at least the sample floor of them; the
+#    summary's java line counts the call sites expanded (and no nmethod refused) there.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -127,7 +128,8 @@ if expands:
         % (100.0 * inlined / max(total, 1)))
 else:
     print("SKIP: inlined: this JDK's nmethods keep their scopes where firn does not read them yet "
-          "(JDK 23 on): the outer method alone (%d of %d expanded)" % (inlined, total))
+          "(JDK 23 on): the outer method alone (%d of %d with firnInner between: its own frame, "
+          "before C2 inlined it)" % (inlined, total))
 out(other == 0, "inlined: no other Java method between firnOuter and firnLeaf (%d samples)" % other)
 PY
 }
@@ -259,5 +261,10 @@ for jdk in $JDKS; do
 	inline_check "$TMP/$jname-inl.txt" "$(sample_floor "$TMP/$jname-inl.ms" 999 30)" \
 		"$([ "${major:-0}" -ge 9 ] && [ "${major:-0}" -le 22 ] && echo 1 || echo 0)" |
 		sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $jname: /"
+	if [ "${major:-0}" -ge 9 ] && [ "${major:-0}" -le 22 ]; then
+		check "$jname: the java line counts the call sites expanded, none refused" \
+			grep -q 'inlined methods at [1-9][0-9]* call sites, 0 compiled methods not expanded' \
+			"$TMP/$jname-inl.err"
+	fi
 done
 [ "$tested" -gt 0 ] || skip "no JDK installed: Java frames not tested"

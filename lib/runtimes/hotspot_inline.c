@@ -3,12 +3,14 @@
 #include "runtimes/hotspot_scopes.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Where an nmethod's sections lie (JDK 17's layout): each from the one before it. */
+/* Where an nmethod's sections lie: JDK 17's each from the one before it, inside the blob; from
+ * JDK 25 the metadata in the mutable data, the PcDescs then the scopes in the immutable data. */
 struct nmlayout {
-	uint64_t end, code_begin, metadata, scopes, pcs, pcs_end;
+	uint64_t end, code_begin, metadata, metadata_end, scopes, scopes_end, pcs, pcs_end;
 };
 
 /* The int32 at addr, as hotspot_mem_read. */
@@ -50,10 +52,45 @@ static int nm_layout(const struct hotspot_structs *hs, const struct hotspot_mem 
 		return -EINVAL;
 	l->end = nm + (uint32_t)size, l->metadata = nm + (uint32_t)md;
 	l->pcs = nm + (uint32_t)pcs, l->pcs_end = nm + (uint32_t)deps;
+	l->metadata_end = l->scopes, l->scopes_end = l->pcs;
 	if (l->code_begin <= nm || l->code_begin >= l->end || l->metadata > l->scopes ||
 	    l->scopes > l->pcs || l->pcs > l->pcs_end || l->pcs_end > l->end ||
 	    l->pcs - l->scopes > HS_INLINE_SECTION_MAX || l->pcs_end - l->pcs > HS_INLINE_SECTION_MAX)
 		return -EINVAL;
+	return 0;
+}
+
+/* JDK 25's layout into *l: the code at _code_offset, the metadata after the relocations in the
+ * mutable data, the PcDescs, then the scopes (to the reference counter's int) in the immutable
+ * data; each section within HS_INLINE_SECTION_MAX. */
+static int nm_layout25(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
+		       uint64_t nm, struct nmlayout *l)
+{
+	int32_t size, code, msize, reloc, isize, pcs, scopes;
+	uint64_t mut, imm;
+	int err;
+
+	if ((err = read_i32(mem, pid, nm + hs->blob_size, &size)) ||
+	    (err = read_i32(mem, pid, nm + hs->blob_code_offset, &code)) ||
+	    (err = hotspot_mem_word(mem, pid, nm + hs->blob_mutable_data, &mut)) ||
+	    (err = read_i32(mem, pid, nm + hs->blob_mutable_data_size, &msize)) ||
+	    (err = read_i32(mem, pid, nm + hs->blob_relocation_size, &reloc)) ||
+	    (err = hotspot_mem_word(mem, pid, nm + hs->nm_immutable_data, &imm)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_immutable_size, &isize)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_scopes_pcs_offset, &pcs)) ||
+	    (err = read_i32(mem, pid, nm + hs->nm_scopes_data_offset, &scopes)))
+		return err;
+	if (!isize && !pcs && !scopes) /* a native method's wrapper: no PcDescs, no scopes */
+		isize = 4;
+	if (size <= 0 || code <= 0 || code >= size || reloc < 0 || msize < reloc || pcs < 0 ||
+	    scopes < pcs || (int64_t)isize < (int64_t)scopes + 4 || msize > HS_INLINE_SECTION_MAX ||
+	    isize > HS_INLINE_SECTION_MAX || !mut || !imm || mut > UINT64_MAX - (uint32_t)msize ||
+	    imm > UINT64_MAX - (uint32_t)isize)
+		return -EINVAL;
+	l->end = nm + (uint32_t)size, l->code_begin = nm + (uint32_t)code;
+	l->metadata = mut + (uint32_t)reloc, l->metadata_end = mut + (uint32_t)msize;
+	l->pcs = imm + (uint32_t)pcs, l->pcs_end = l->scopes = imm + (uint32_t)scopes;
+	l->scopes_end = imm + (uint32_t)isize - 4;
 	return 0;
 }
 
@@ -63,6 +100,8 @@ static int read_section(const struct hotspot_mem *mem, pid_t pid, uint64_t lo, u
 {
 	int err;
 
+	if (hi < lo)
+		return -EINVAL;
 	*out = malloc(hi > lo ? hi - lo : 1);
 	if (!*out)
 		return -ENOMEM;
@@ -91,9 +130,9 @@ static int scopes_at(const struct hotspot_structs *hs, const struct hotspot_mem 
 					  (int32_t)(pc - l->code_begin), &scope);
 	if (!err && !scope)
 		err = -ENOENT; /* serialized_null: a PcDesc without scopes */
-	if (!err && !(err = read_section(mem, pid, l->scopes, l->pcs, &data)))
-		err = hotspot_scopes_decode(data, l->pcs - l->scopes, hotspot_stream_excluded(hs->jdk),
-					    scope, sc, max);
+	if (!err && !(err = read_section(mem, pid, l->scopes, l->scopes_end, &data)))
+		err = hotspot_scopes_decode(data, l->scopes_end - l->scopes,
+					    hotspot_stream_excluded(hs->jdk), scope, sc, max);
 	free(pcs);
 	free(data);
 	return err;
@@ -116,7 +155,7 @@ int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot
 		return n;
 	for (int i = 0; i < n; i++) {
 		uint64_t at = l.metadata + (uint64_t)(sc[i].method_index - 1) * 8;
-		if (at + 8 > l.scopes)
+		if (at + 8 > l.metadata_end)
 			return -EINVAL;
 		if ((err = hotspot_mem_word(mem, pid, at, &out[i].method)))
 			return err;
@@ -133,14 +172,19 @@ static int nm_open(const struct hotspot_structs *hs, const struct hotspot_mem *m
 {
 	int err;
 
-	if (!hs->blob_code_begin || !hs->nm_scopes_data_begin || !hs->nm_metadata_offset ||
-	    !hs->nm_dependencies_offset || !hs->nm_scopes_pcs_offset || hs->size_pcdesc < 8 ||
-	    hs->pcdesc_pc_offset > hs->size_pcdesc - 4 ||
+	bool v17 = hs->blob_code_begin && hs->nm_scopes_data_begin && hs->nm_metadata_offset &&
+		   hs->nm_dependencies_offset && hs->nm_scopes_pcs_offset;
+	bool v25 = hs->blob_code_offset && hs->blob_mutable_data && hs->blob_mutable_data_size &&
+		   hs->blob_relocation_size && hs->nm_immutable_data && hs->nm_immutable_size &&
+		   hs->nm_scopes_pcs_offset && hs->nm_scopes_data_offset;
+
+	if ((!v17 && !v25) || hs->size_pcdesc < 8 || hs->pcdesc_pc_offset > hs->size_pcdesc - 4 ||
 	    hs->pcdesc_scope_decode_offset > hs->size_pcdesc - 4)
 		return -EOPNOTSUPP;
 	if ((err = nm_same(hs, mem, pid, nm)))
 		return err;
-	return nm_layout(hs, mem, pid, nm->nmethod, l);
+	return v17 ? nm_layout(hs, mem, pid, nm->nmethod, l)
+		   : nm_layout25(hs, mem, pid, nm->nmethod, l);
 }
 
 int hotspot_inline_pcs(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,

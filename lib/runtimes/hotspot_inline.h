@@ -2,9 +2,10 @@
  * each with its bytecode index: the PcDesc for the pc (hotspot_pcdesc_find), its ScopeDesc chain
  * (hotspot_scopes_decode), each scope's method from the nmethod's metadata table. Read from a
  * live JVM through a struct hotspot_mem, with JDK 17's nmethod layout (up to JDK 22: the scopes,
- * PcDescs and metadata as offsets from the nmethod and CompiledMethod::_scopes_data_begin); JDK
- * 23 on keeps them in an immutable data block this reader does not know yet (-EOPNOTSUPP: the
- * caller names the outer method alone). The process is outside input: the sections are bounded
+ * PcDescs and metadata as offsets from the nmethod and CompiledMethod::_scopes_data_begin) or
+ * JDK 25's (the metadata after the relocations in CodeBlob::_mutable_data, the PcDescs then the
+ * scopes in nmethod::_immutable_data); tables with neither's rows: -EOPNOTSUPP (the caller
+ * names the outer method alone). The process is outside input: the sections are bounded
  * by each other and by HS_INLINE_SECTION_MAX, the nmethod must still hold the Method* and compile
  * id the walker saw, before and after the sections are read (-ESTALE otherwise: a frame is never
  * given another nmethod's methods). */
@@ -35,7 +36,7 @@ struct hotspot_nmethod_ref {
 
 /* Expands the frame at pc (a return address, or the sampled pc) of the nmethod nm in process
  * pid into out (max entries), innermost first, the outermost nm->method. Returns how many
- * (1..max); -EOPNOTSUPP when hs lacks the nmethod's sections (JDK 23+); -ESTALE when the
+ * (1..max); -EOPNOTSUPP when hs lacks the rows of the nmethod's sections; -ESTALE when the
  * nmethod no longer holds nm's Method* or compile id, or the outermost scope is not its method;
  * -ENOENT when no PcDesc with scopes covers pc; -EFAULT when memory could not be read; -EINVAL
  * for sections out of order or over HS_INLINE_SECTION_MAX, a pc outside the code, scopes that

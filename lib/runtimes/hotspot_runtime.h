@@ -9,7 +9,7 @@
  * the one the walker saw (redefined, unloaded) is refused and counted, never named. A compiled
  * frame (its id stands for one nmethod, its payload has the pc's offset) is expanded into the
  * methods inlined at that pc, innermost first, each at its line (hotspot_inline.h: JDK 17's
- * nmethods; from JDK 23 on, the outer method alone), its call sites expanded when the nmethod is
+ * and 25's nmethod layouts), its call sites expanded when the nmethod is
  * announced, so samples resolved after the process ended keep them. */
 #ifndef FIRN_HOTSPOT_RUNTIME_H
 #define FIRN_HOTSPOT_RUNTIME_H

@@ -5,7 +5,8 @@
  * scopes, none; the PcDescs with scopes listed as offsets from the nmethod (to expand each while
  * the process lives). Refused, never misnamed: the nmethod's Method* or compile id changed, the
  * outermost scope not its method, a method index past the metadata, sections out of order, a pc
- * outside the code; a JDK without these rows (23 on) is told apart (-EOPNOTSUPP). With
+ * outside the code; a JDK without these rows is told apart (-EOPNOTSUPP); JDK 25's layout
+ * (mutable and immutable data) expanded the same. With
  * $FIRN_HOTSPOT_SEEDS=DIR the nmethod is written there as fuzz_hotspot_inline's input
  * (tests/fuzz/corpus/fuzz_hotspot_inline). */
 #include <errno.h>
@@ -183,6 +184,48 @@ static void test_refused(void **state)
 			 -EOPNOTSUPP);
 }
 
+/* JDK 25's layout: the same nmethod with its metadata in mutable data (after 0x10 bytes of
+ * relocations) and its PcDescs then scopes in immutable data (a reference count after them),
+ * the code at _code_offset: the same expansion; a native method's wrapper (no immutable data)
+ * has no call sites, no error. */
+static void test_jdk25(void **state)
+{
+	struct hotspot_inlined out[4];
+	uint8_t scopes[7];
+	(void)state;
+	memcpy(scopes, f.mem + SCOPES, sizeof(scopes));
+	hs.blob_code_begin = hs.nm_scopes_data_begin = hs.nm_metadata_offset = 0;
+	hs.nm_dependencies_offset = 0;
+	hs.blob_code_offset = 64, hs.blob_mutable_data = 72, hs.blob_mutable_data_size = 80;
+	hs.blob_relocation_size = 84, hs.nm_immutable_data = 88, hs.nm_immutable_size = 96;
+	hs.nm_scopes_data_offset = 100, hs.jdk = 25;
+	poke_u32(&f, NM + 64, CODE - NM);
+	poke_ptr(&f, NM + 72, BASE + 0x800); /* mutable: 0x10 of relocations, then 3 words */
+	poke_u32(&f, NM + 80, 0x10 + 3 * 8), poke_u32(&f, NM + 84, 0x10);
+	poke_ptr(&f, 0x810, OUTER), poke_ptr(&f, 0x818, INNER), poke_ptr(&f, 0x820, OTHER);
+	poke_ptr(&f, NM + 88, BASE + 0x900); /* immutable: 3 PcDescs, the scopes, a count */
+	poke_u32(&f, NM + 44, 0);
+	poke_u32(&f, NM + 100, 3 * 16);
+	poke_u32(&f, NM + 96, 3 * 16 + sizeof(scopes) + 4);
+	memcpy(f.mem + 0x900, f.mem + PCS, 3 * 16);
+	for (size_t i = 0; i < sizeof(scopes); i++) /* X = 1 from JDK 21: each byte one more */
+		f.mem[0x900 + 3 * 16 + i] = (uint8_t)(scopes[i] + 1);
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + CODE + 0x40, out, 4), 2);
+	assert_true(out[0].method == INNER && out[0].bci == 3);
+	assert_true(out[1].method == OUTER && out[1].bci == 5);
+	uint32_t pcs[4];
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 2);
+	poke_u32(&f, NM + 96, 0), poke_u32(&f, NM + 100, 0); /* a native wrapper's: none */
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 0);
+	poke_u32(&f, NM + 100, 3 * 16), poke_u32(&f, NM + 96, 3 * 16 + sizeof(scopes) + 4);
+	poke_u32(&f, NM + 80, 0x10 + 8); /* the metadata holds Outer alone */
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + CODE + 0x40, out, 4),
+			 -EINVAL);
+	poke_u32(&f, NM + 96, 3 * 16 + 2); /* scopes before PcDescs' end */
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + CODE + 0x40, out, 4),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +233,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pcs, setup),
 		cmocka_unit_test_setup(test_stale, setup),
 		cmocka_unit_test_setup(test_refused, setup),
+		cmocka_unit_test_setup(test_jdk25, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -481,6 +481,9 @@ static void live_jdk(const char *jdk, int want)
 		assert_true(hs.blob_code_offset > 0 && hs.blob_code_begin == 0);
 		assert_int_equal(hs.blob_kind_nmethod, 1);
 		assert_true(hs.nm_immutable_data > 0 && hs.nm_scopes_data_offset > 0);
+		/* what hotspot_inline expands a compiled frame with: the metadata in mutable data */
+		assert_true(hs.blob_mutable_data > 0 && hs.blob_mutable_data_size > 0 &&
+			    hs.blob_relocation_size > 0 && hs.nm_immutable_size > 0);
 	} else {
 		assert_true(hs.blob_code_begin > 0 && hs.blob_code_offset == 0);
 		assert_true(hs.nm_scopes_data_begin > 0);

@@ -44,7 +44,8 @@ struct firn_hs_walk {
 	struct firn_hotspot_proc p;
 	__u32 pid, active;
 	__u64 low, segmap, seg, blob, name, method, cmethod, cpool, bcp, ret, nbp, nsp;
-	__s32 size, frame_size;
+	__u64 nmethod; /* a compiled frame's (its id is the nmethod's), else 0 */
+	__s32 size, frame_size, compile_id, pad2;
 	__u16 code_size;
 	__u8 hop, used, kind, pad[3];
 	struct firn_hotspot_method_key key;
@@ -181,11 +182,13 @@ __attribute__((noinline)) __u64 firn_hs_method_id(struct firn_hs_walk *w)
 
 	if (!w)
 		return 0;
-	w->key.pid = w->pid, w->key.epoch = w->p.epoch, w->key.method = w->method;
+	w->key.pid = w->pid, w->key.epoch = w->p.epoch;
+	w->key.method = w->nmethod ? w->nmethod : w->method;
 	struct firn_hotspot_method_val *v = bpf_map_lookup_elem(&java_methods, &w->key);
-	if (v && v->cmethod == w->cmethod)
+	if (v && v->cmethod == w->cmethod && v->compile_id == w->compile_id)
 		return v->id;
 	w->val.cmethod = w->cmethod;
+	w->val.compile_id = w->compile_id;
 	w->val.id = __sync_fetch_and_add(&hs_next_id, 1) + 1;
 	bpf_map_update_elem(&java_methods, &w->key, &w->val, BPF_ANY);
 	count_hs(FIRN_HS_METHODS);
@@ -199,6 +202,9 @@ __attribute__((noinline)) __u64 firn_hs_method_id(struct firn_hs_walk *w)
 	e->method = w->method;
 	e->cmethod = w->cmethod;
 	e->id = w->val.id;
+	e->nmethod = w->nmethod;
+	e->compile_id = w->compile_id;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, wake_flags(false)); /* profile.bpf.c */
 	return w->val.id;
 }
@@ -210,8 +216,9 @@ static __always_inline int hs_interpreted(struct firn_hs_walk *w, struct firn_un
 {
 	__u64 fp = u->bp, bci = FIRN_HS_NO_BCI;
 
-	w->method = w->bcp = w->ret = w->nbp = w->nsp = 0;
+	w->method = w->bcp = w->ret = w->nbp = w->nsp = w->nmethod = 0;
 	w->code_size = 0;
+	w->compile_id = 0;
 	if (fp < 4096 || firn_read_stack(&w->method, fp + (__s64)w->p.frame_method * 8) ||
 	    firn_read_stack(&w->bcp, fp + (__s64)w->p.frame_bcp * 8) || !hs_check_method(w) ||
 	    !hs_read(&w->code_size, 2, w->cmethod + (w->p.off_cmethod_code_size & 0xfff)))
@@ -251,24 +258,31 @@ static __always_inline bool hs_return_address(const struct firn_hs_walk *w, __u6
 	       (b[5] == 0xff && ((b[6] >> 3) & 7) == 2) || (b[2] == 0xff && ((b[3] >> 3) & 7) == 2);
 }
 
-/* A compiled frame (w->blob an nmethod) at u: its method into *emit, u stepped by frame size
- * (2), or left to the native step where the sampled pc is in its entry or exit (1). */
+/* A compiled frame (w->blob an nmethod) at u: its nmethod's id and pc offset (user space
+ * expands the methods it inlined there) into *emit, u stepped by frame size (2), or left to the
+ * native step where the sampled pc is in its entry or exit (1). */
 static __always_inline int hs_compiled(struct firn_hs_walk *w, struct firn_unwind_state *u,
 				       __u64 *emit)
 {
+	__u64 pcoff = u->ip - w->blob;
+
 	w->method = w->ret = w->nbp = 0;
+	w->compile_id = 0;
 	if (!hs_read(&w->method, 8, w->blob + (w->p.off_nm_method & 0xfff)) || !hs_check_method(w) ||
+	    !hs_read(&w->compile_id, 4, w->blob + (w->p.off_nm_compile_id & 0xfff)) ||
 	    w->frame_size < 2 || w->frame_size > 8192) {
 		count_hs(FIRN_HS_REFUSED);
 		return 0;
 	}
+	w->nmethod = w->blob;
 	w->nsp = u->sp + (__u64)w->frame_size * 8;
 	if (firn_read_stack(&w->ret, w->nsp - 8) || firn_read_stack(&w->nbp, w->nsp - 16))
 		w->ret = 0;
 	if (u->exact && !hs_return_address(w, w->ret))
 		w->ret = 0; /* its entry or exit, the frame not made: the native walk goes on */
 	*emit = FIRN_FRAME(FIRN_FRAME_KIND_JAVA,
-			   FIRN_HS_PAYLOAD(firn_hs_method_id(w), FIRN_HS_COMPILED, FIRN_HS_NO_BCI));
+			   FIRN_HS_PAYLOAD(firn_hs_method_id(w), FIRN_HS_COMPILED,
+					   pcoff < FIRN_HS_NO_BCI ? pcoff : FIRN_HS_NO_BCI));
 	count_hs(FIRN_HS_NMETHOD);
 	if (!w->ret)
 		return 1;
@@ -308,7 +322,8 @@ __attribute__((noinline)) int firn_hotspot_frame(struct firn_unwind_state *u, __
 		id = w->kept[1].id;
 	} else {
 		w->method = w->blob;
-		w->cmethod = 0;
+		w->cmethod = w->nmethod = 0;
+		w->compile_id = 0;
 		id = firn_hs_method_id(w);
 		hs_keep(w, 1, id);
 	}

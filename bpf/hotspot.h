@@ -1,8 +1,10 @@
 /* ---- Java frames (FIRN_FRAME_KIND_JAVA, bpf/hotspot.bpf.h) ----
  * What the HotSpot walker and user space (lib/runtimes/hotspot_runtime.c) share. A Java frame is
  * FIRN_FRAME(FIRN_FRAME_KIND_JAVA, payload): bits 0-31 the method's (or stub's) id, bits 32-33 its tier
- * (FIRN_HS_*), bits 35-50 the bytecode index of an interpreted frame (FIRN_HS_NO_BCI: unknown).
- * Each id stands for one Method* of one process as it was (its ConstMethod the same) and is
+ * (FIRN_HS_*), bits 35-50 the bytecode index of an interpreted frame, or a compiled frame's pc
+ * as an offset from its nmethod (FIRN_HS_NO_BCI: unknown, or an offset past 16 bits). Each id
+ * stands for one Method* of one process as it was (its ConstMethod the same), a compiled frame's
+ * for one nmethod (its address, Method* and compile id the same), and is
  * announced once with struct firn_hotspot_method_event, so user space reads its names while the
  * process lives. Included by bpf/firn.h's users after it (the types of vmlinux.h or linux/types.h). */
 #ifndef FIRN_HOTSPOT_H
@@ -34,26 +36,34 @@ struct firn_hotspot_proc {
 	__u32 size_heapblock, off_heapblock_used;
 	__u32 off_blob_size, off_blob_frame_size, off_blob_name, off_blob_kind;
 	__u32 kind_nmethod;     /* CodeBlobKind::Nmethod (JDK 23+); 0: nmethods told by name */
-	__u32 off_nm_method, off_method_const, off_cmethod_constants, off_cmethod_code_size;
+	__u32 off_nm_method, off_nm_compile_id, off_method_const, off_cmethod_constants;
+	__u32 off_cmethod_code_size;
 	__u32 size_cmethod;     /* the bytecodes follow the ConstMethod */
 	__s32 frame_method, frame_bcp, frame_sender_sp;
 	__u32 epoch;            /* this description's number: ids of another are not reused */
 };
 
 /* A new method id (FIRN_EV_HS_METHOD): the Method* and the ConstMethod* it had; for a stub
- * (cmethod 0) the CodeBlob's address in method. */
+ * (cmethod 0) the CodeBlob's address in method; for a compiled frame's, its nmethod and the
+ * nmethod's compile id (nmethod 0: an interpreted frame's). */
 struct firn_hotspot_method_event {
 	__u32 type, pid;
 	__u64 method, cmethod, id;
+	__u64 nmethod;
+	__s32 compile_id;
+	__u32 pad;
 };
 
-/* The methods met (java_methods): by process description and Method*. */
+/* The methods met (java_methods): by process description and Method* (a compiled frame's: by
+ * its nmethod, its compile id in the value). */
 struct firn_hotspot_method_key {
 	__u32 pid, epoch;
 	__u64 method;
 };
 struct firn_hotspot_method_val {
 	__u64 cmethod, id;
+	__s32 compile_id;
+	__u32 pad;
 };
 
 enum firn_hotspot_stat {

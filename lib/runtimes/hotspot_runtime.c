@@ -2,6 +2,7 @@
 #include "runtimes/hotspot_runtime.h"
 #include "runtimes/runtime.h"
 #include "runtimes/hotspot_names.h"
+#include "runtimes/hotspot_inline.h"
 #include "base/fileid.h"
 #include "runtimes/runtime_util.h"
 #include "base/hash.h"
@@ -52,6 +53,7 @@ struct hsproc {
 	struct hotspot_codecache cc; /* its code heaps (described) */
 };
 
+#define INLINE_PCS 512   /* a compiled method's call sites expanded when it is announced */
 #define LINES_READ 1024 /* bytes of a method's line number table read at most */
 #define LINES_MAX 256   /* rows kept of it */
 
@@ -60,9 +62,20 @@ struct hsproc {
 struct hsmethod {
 	uint64_t id;
 	pid_t pid;
+	uint64_t method, nmethod; /* a compiled frame's id: its Method*, nmethod, compile id */
+	int32_t compile_id;
 	char *name, *file; /* file: its class's source ("java/util/HashMap.java"), or NULL */
 	struct hotspot_line *lines;
 	uint32_t nlines;
+};
+
+/* A compiled frame expanded at one pc offset of its nmethod (by id << 16 | pc offset): the
+ * methods inlined there, innermost first (names and files owned; n 0: none, or not expandable:
+ * the outer method alone), and the outer method's line at the call. */
+struct hsinl {
+	uint64_t key;
+	uint32_t n, outer_line;
+	struct resolved_frame f[HS_INLINE_MAX - 1];
 };
 
 struct hsrt {
@@ -75,6 +88,9 @@ struct hsrt {
 	struct hsmethod *methods;
 	size_t nmethods, capmethods;
 	struct hashtab index; /* id → methods */
+	struct hsinl *inls;
+	size_t ninls, capinls;
+	struct hashtab inl_index; /* key → inls */
 	uint32_t epoch;
 	struct hotspot_runtime_stats st;
 };
@@ -93,6 +109,7 @@ int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codec
 {
 	uint32_t offs[] = { hs->size_heapblock, hs->heapblock_used, hs->blob_size,
 			    hs->blob_frame_size, hs->blob_name, hs->blob_kind, hs->nm_method,
+			    hs->nm_compile_id,
 			    hs->method_const, hs->cmethod_constants, hs->cmethod_code_size,
 			    hs->size_cmethod };
 	const char *bad = NULL;
@@ -114,7 +131,8 @@ int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codec
 		.off_heapblock_used = hs->heapblock_used, .off_blob_size = hs->blob_size,
 		.off_blob_frame_size = hs->blob_frame_size, .off_blob_name = hs->blob_name,
 		.off_blob_kind = hs->blob_kind, .kind_nmethod = (__u32)hs->blob_kind_nmethod,
-		.off_nm_method = hs->nm_method, .off_method_const = hs->method_const,
+		.off_nm_method = hs->nm_method, .off_nm_compile_id = hs->nm_compile_id,
+		.off_method_const = hs->method_const,
 		.off_cmethod_constants = hs->cmethod_constants,
 		.off_cmethod_code_size = hs->cmethod_code_size, .size_cmethod = hs->size_cmethod,
 		.frame_method = hs->frame_method, .frame_bcp = hs->frame_bcp,
@@ -298,10 +316,12 @@ static const struct runtime_stats_shape stats_shape = {
 	.name = "java", .own_off = offsetof(struct hsrt, st), .refused = "refused",
 	.line = "%llu frames in the code cache: %llu interpreted, %llu compiled, %llu stubs and "
 		"adapters, %llu without a code blob, %llu refused (a Method* that did not check); "
-		"methods and stubs %llu (announcements lost %llu), unreadable %llu; ",
+		"methods and stubs %llu (announcements lost %llu), unreadable %llu; inlined methods "
+		"at %llu call sites, %llu compiled methods not expanded; ",
 	.counts = { HS_BPF(FIRN_HS_FRAMES), HS_BPF(FIRN_HS_INTERP), HS_BPF(FIRN_HS_NMETHOD),
 		    HS_BPF(FIRN_HS_STUB), HS_BPF(FIRN_HS_NO_BLOB), HS_BPF(FIRN_HS_REFUSED),
-		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable) },
+		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable),
+		    HS_OWN(inline_sites), HS_OWN(unexpanded) },
 };
 
 /* Its state (its host first, as runtime_state_new stores it), reading processes by vm_read. */
@@ -323,8 +343,12 @@ static void rt_free(struct runtime *rt)
 		return;
 	for (size_t i = 0; i < r->nmethods; i++)
 		FREE_ALL(r->methods[i].name, r->methods[i].file, r->methods[i].lines);
-	FREE_ALL(r->methods, r->files, r->procs);
+	for (size_t i = 0; i < r->ninls; i++)
+		for (uint32_t k = 0; k < r->inls[i].n; k++)
+			FREE_ALL((char *)r->inls[i].f[k].name, (char *)r->inls[i].f[k].file);
+	FREE_ALL(r->methods, r->files, r->procs, r->inls);
 	hashtab_release(&r->index);
+	hashtab_release(&r->inl_index);
 	free(r);
 }
 
@@ -456,6 +480,21 @@ static void read_lines(struct hsrt *r, const struct hsproc *pr,
 	m->nlines = (uint32_t)n;
 }
 
+/* The names, source file and lines of the method e announced into m (m->name NULL: unread). */
+static void method_fill(struct hsrt *r, const struct hsproc *pr,
+			const struct firn_hotspot_method_event *e, struct hsmethod *m)
+{
+	m->name = pr && pr->described ? method_name(r, pr, e) : NULL;
+	if (m->name && e->cmethod) {
+		char file[PATH_MAX];
+		read_lines(r, pr, e, m);
+		if (!hotspot_method_source(&pr->hs, &r->mem, pr->pid, e->method, file, sizeof(file)))
+			m->file = strdup(file); /* NULL: no file named */
+	}
+}
+
+static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hsmethod *m);
+
 /* The walker gave a method an id: its names are read now, while the process lives. */
 static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 {
@@ -469,14 +508,11 @@ static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 		return -ENOMEM;
 	struct hsmethod *m = &r->methods[r->nmethods++];
 	struct hsproc *pr = proc_find(r, (pid_t)e->pid);
-	*m = (struct hsmethod){ .id = e->id, .pid = (pid_t)e->pid };
-	m->name = pr && pr->described ? method_name(r, pr, e) : NULL;
-	if (m->name && e->cmethod) {
-		char file[PATH_MAX];
-		read_lines(r, pr, e, m);
-		if (!hotspot_method_source(&pr->hs, &r->mem, pr->pid, e->method, file, sizeof(file)))
-			m->file = strdup(file); /* NULL: no file named */
-	}
+	*m = (struct hsmethod){ .id = e->id, .pid = (pid_t)e->pid, .method = e->method,
+				.nmethod = e->nmethod, .compile_id = e->compile_id };
+	method_fill(r, pr, e, m);
+	if (m->name && e->nmethod && pr && expand_calls(r, pr, m))
+		return -ENOMEM;
 	r->st.methods += m->name != NULL;
 	r->st.unreadable += m->name == NULL;
 	return 0;
@@ -501,6 +537,102 @@ static uint32_t line_of(const struct hsmethod *m, uint64_t bci)
 	return m->lines[lo].line;
 }
 
+/* Expands compiled frame m at pc offset pcoff into in: the methods its nmethod inlined there,
+ * named and lined; none (the outer method alone) where the nmethod changed or a name is not
+ * read, so a frame is never given another method's name. */
+static void expand(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff, struct hsinl *in)
+{
+	const struct hsproc *pr = proc_find(r, m->pid);
+	const struct hotspot_nmethod_ref ref = { m->nmethod, m->method, m->compile_id };
+	struct hotspot_inlined sc[HS_INLINE_MAX];
+	int n = pr && pr->described ? hotspot_inline_expand(&pr->hs, &r->mem, pr->pid, &ref,
+							     m->nmethod + pcoff, sc, HS_INLINE_MAX)
+				    : -ESRCH;
+
+	in->outer_line = line_of(m, FIRN_HS_NO_BCI);
+	if (n < 1)
+		return;
+	in->outer_line = line_of(m, sc[n - 1].bci < 0 ? FIRN_HS_NO_BCI : (uint64_t)sc[n - 1].bci);
+	for (int i = 0; i < n - 1; i++) {
+		struct firn_hotspot_method_event e = { .pid = (uint32_t)m->pid, .method = sc[i].method };
+		struct hsmethod im = { .pid = m->pid };
+		uint64_t cm;
+		if (!hotspot_mem_word(&r->mem, pr->pid, sc[i].method + pr->hs.method_const, &cm)) {
+			e.cmethod = cm;
+			method_fill(r, pr, &e, &im);
+		}
+		uint32_t line = line_of(&im, sc[i].bci < 0 ? FIRN_HS_NO_BCI : (uint64_t)sc[i].bci);
+		free(im.lines);
+		if (!im.name) {
+			free(im.file);
+			for (uint32_t k = 0; k < in->n; k++)
+				FREE_ALL((char *)in->f[k].name, (char *)in->f[k].file);
+			in->n = 0;
+			return;
+		}
+		in->f[in->n++] = (struct resolved_frame){ .name = im.name, .file = im.file, .line = line };
+	}
+}
+
+/* The expansion of compiled frame m at call site pcoff: the one made, else made now; NULL when
+ * out of memory. */
+static struct hsinl *inl_get(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff)
+{
+	uint64_t key = m->id << 16 | pcoff;
+	struct hsinl *in = HASHTAB_FIND_ID(&r->inl_index, r->inls, key, key);
+
+	if (in)
+		return in;
+	if (VEC_GROW(r->inls, r->capinls, r->ninls + 1) ||
+	    hashtab_add(&r->inl_index, hash_mix64(key), (uint32_t)r->ninls))
+		return NULL;
+	in = &r->inls[r->ninls++];
+	*in = (struct hsinl){ .key = key };
+	expand(r, m, pcoff, in);
+	return in;
+}
+
+/* A compiled method just announced: each of its call sites expanded now, while the process
+ * lives (a caller's frame returns to one; its samples may be resolved after the process ends). */
+static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hsmethod *m)
+{
+	const struct hotspot_nmethod_ref ref = { m->nmethod, m->method, m->compile_id };
+	uint32_t pcs[INLINE_PCS];
+	int n = hotspot_inline_pcs(&pr->hs, &r->mem, pr->pid, &ref, pcs, INLINE_PCS);
+	struct hsinl *in;
+
+	r->st.unexpanded += n < 0 && n != -EOPNOTSUPP; /* a JDK whose layout is not read: not counted */
+	for (int i = 0; i < n; i++) {
+		if (pcs[i] >= FIRN_HS_NO_BCI)
+			continue;
+		if (!(in = inl_get(r, m, pcs[i])))
+			return -ENOMEM;
+		r->st.inline_sites += in->n > 0;
+	}
+	return 0;
+}
+
+/* A compiled frame at pc offset pcoff of its nmethod: at a call site (a caller's frame), the
+ * methods inlined there, innermost first, then the outer method m at the call's line; elsewhere
+ * m alone at its first line, as before (a pc between two PcDescs is not told which scope ran). */
+static int resolve_compiled(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff,
+			    struct resolved_frame *out, int max)
+{
+	uint64_t key = m->id << 16 | pcoff;
+	struct hsinl *in = HASHTAB_FIND_ID(&r->inl_index, r->inls, key, key);
+
+	if (!in) { /* not a call site: a sampled pc, whose next PcDesc may be another scope's */
+		out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
+						  .line = line_of(m, FIRN_HS_NO_BCI) };
+		return 1;
+	}
+	uint32_t n = in->n + 1 <= (uint32_t)max ? in->n : 0;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = in->f[i];
+	out[n] = (struct resolved_frame){ .name = m->name, .file = m->file, .line = in->outer_line };
+	return (int)n + 1;
+}
+
 /* A Java frame: its method's name and line, or nothing when it was not read ("[unknown]"). */
 static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved_frame *out,
 		      int max)
@@ -510,6 +642,9 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 
 	if (max < 1 || !m || m->pid != pid || !m->name)
 		return 0;
+	if (FIRN_HS_TIER(payload) == FIRN_HS_COMPILED && m->nmethod &&
+	    FIRN_HS_BCI(payload) != FIRN_HS_NO_BCI)
+		return resolve_compiled((struct hsrt *)rt, m, (uint32_t)FIRN_HS_BCI(payload), out, max);
 	out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
 					  .line = line_of(m, FIRN_HS_BCI(payload)) };
 	return 1;

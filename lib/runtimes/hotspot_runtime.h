@@ -6,7 +6,11 @@
  * meets (struct firn_hotspot_method_event: pid, Method*, its ConstMethod*); its names are read then
  * (hotspot_names.h), while the process lives, and kept by id, so frames of a process that has
  * ended resolve to "Class.method" in the mapping "[java]". A Method* whose ConstMethod is no longer
- * the one the walker saw (redefined, unloaded) is refused and counted, never named. */
+ * the one the walker saw (redefined, unloaded) is refused and counted, never named. A compiled
+ * frame (its id stands for one nmethod, its payload has the pc's offset) is expanded into the
+ * methods inlined at that pc, innermost first, each at its line (hotspot_inline.h: JDK 17's
+ * and 25's nmethod layouts), its call sites expanded when the nmethod is
+ * announced, so samples resolved after the process ended keep them. */
 #ifndef FIRN_HOTSPOT_RUNTIME_H
 #define FIRN_HOTSPOT_RUNTIME_H
 
@@ -27,6 +31,8 @@ struct hotspot_runtime_stats {
 	uint64_t refused;     /* JVM processes refused (tables unreadable or of a layout unknown) */
 	uint64_t methods;     /* methods announced and named */
 	uint64_t unreadable;  /* ... whose names could not be read, or whose Method* changed */
+	uint64_t inline_sites; /* compiled methods' call sites expanded into inlined methods */
+	uint64_t unexpanded;  /* nmethods whose call sites could not be read (changed, unreadable) */
 	char last_refusal[200];
 	uint64_t bpf[8];      /* the walker's frames by outcome (enum firn_hotspot_stat order) */
 };

@@ -9,8 +9,7 @@
  * UNSIGNED5 (HotSpot's CompressedReadStream::read_int): 1 to 5 bytes, a byte below L ends the
  * number, each following byte adds (byte - X) << 6*i. Up to JDK 20: X = 0, L = 192; from JDK 21
  * (utilities/unsigned5.hpp): X = 1 (no byte 0), L = 191. tests/fuzz/fuzz_hotspot_scopes.c
- * decodes fuzzed buffers through it. Checked on hand-encoded streams only: not yet on a live
- * nmethod's (that needs its metadata section's offset among the VMStructs rows). */
+ * decodes fuzzed buffers through it; hotspot_inline.h reads a live nmethod's through it. */
 #ifndef FIRN_HOTSPOT_SCOPES_H
 #define FIRN_HOTSPOT_SCOPES_H
 

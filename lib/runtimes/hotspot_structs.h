@@ -98,6 +98,12 @@ struct hotspot_structs {
 	uint32_t nm_method, nm_compile_id;
 	uint32_t nm_scopes_pcs_offset, nm_scopes_data_begin, nm_scopes_data_offset; /* optional */
 	uint32_t nm_immutable_data; /* JDK 23+: scopes and pcs count from here (optional) */
+	/* up to JDK 22, ints from the nmethod: its metadata table (up to scopes_data_begin) and
+	 * where its PcDescs end (optional: hotspot_inline.h expands frames where both are read) */
+	uint32_t nm_metadata_offset, nm_dependencies_offset;
+	/* from JDK 23 (optional): the metadata table after the relocations in CodeBlob's mutable
+	 * data (C heap), the PcDescs and scopes in the immutable data's _immutable_data_size */
+	uint32_t blob_mutable_data, blob_mutable_data_size, blob_relocation_size, nm_immutable_size;
 	/* Method, ConstMethod (bytecodes follow it), ConstantPool (its slots follow it) */
 	uint32_t method_const, cmethod_constants, cmethod_code_size, cmethod_name_index,
 		cmethod_signature_index, cpool_holder, cpool_source_file_index, cpool_length;

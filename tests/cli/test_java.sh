@@ -48,7 +48,13 @@ JDKS="DIR..." names more; a JDK
 #    (-XX:StartFlightRecording, jdk.ExecutionSample): the self shares of JFR's top methods (>= 1 %
 #    of its samples), each method's share of those methods' samples in both, within 4 standard
 #    deviations of the two samples' difference (at least 3 pp);
-#  - --no-java keeps the native view: no Java method named, no java line.
+#  - --no-java keeps the native view: no Java method named, no java line;
+#  - inlined frames (tests/fixtures/JavaInline.java: firnOuter's loop calls firnInner, which C2
+#    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (9 on),
+#    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
+#    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
+#    method between the two (a frame is never misnamed), at least the sample floor of them; the
+#    summary's java line counts the call sites expanded (and no nmethod refused) there.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
@@ -57,14 +63,16 @@ STACKS="$ROOT/tests/fixtures/pprof_stacks.py"
 CACHE="${FIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firn-tests}/java"
 
 NAP="$ROOT/tests/fixtures/JavaNap.java"
+INL="$ROOT/tests/fixtures/JavaInline.java"
 
 # classes JDK: the folder holding the fixtures' classes built by JDK's javac (kept by the sources'
 # hash)
 classes() {
 	local dir
-	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" | sha1sum | cut -c1-12)"
-	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ]; then
-		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" &&
+	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" "$INL" | sha1sum | cut -c1-12)"
+	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ] ||
+		[ ! -f "$dir/JavaInline.class" ]; then
+		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" "$INL" &&
 			rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
@@ -88,6 +96,40 @@ share = nap / max(nap + wait, 1)
 out(nap > 0 and wait > 0 and 0.3 <= share <= 0.7,
     "off-cpu: firnNap under Thread.sleep %.2f s, firnWait under Object.wait %.2f s (firnNap's share %.2f, 0.3-0.7)"
     % (nap / 1e9, wait / 1e9, share))
+PY
+}
+
+# inline_check STACKS_FILE FLOOR EXPANDS: firnOuter's samples in firnLeaf, firnInner between them
+# (>= 80 % when EXPANDS is 1), no other Java method there.
+inline_check() {
+	python3 - "$@" <<'PY'
+import re, sys
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+floor, expands = int(sys.argv[2]), sys.argv[3] == "1"
+total = inlined = other = 0
+for l in open(sys.argv[1]):
+    tid, n, stack = l.rstrip("\n").split(" ", 2)
+    jf = [f for f in stack.split(";") if java_name.match(f)]
+    names = [f.split("@")[0] for f in jf]
+    if "JavaInline.firnOuter" not in names or "JavaInline.firnLeaf" not in names:
+        continue
+    o, leaf = names.index("JavaInline.firnOuter"), names.index("JavaInline.firnLeaf")
+    total += int(n)
+    between = jf[o + 1:leaf]
+    if jf[o] == "JavaInline.firnOuter@JavaInline.java:13" and between == ["JavaInline.firnInner@JavaInline.java:7"]:
+        inlined += int(n)
+    elif leaf < o or any(not f.startswith("JavaInline.firnInner@") for f in between):
+        other += int(n)
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+out(total >= floor, "inlined: firnOuter's samples in firnLeaf %d (>= %d)" % (total, floor))
+if expands:
+    out(inlined >= 0.8 * total and total > 0,
+        "inlined: %.1f%% of them have firnInner@JavaInline.java:7 inlined between, under firnOuter@JavaInline.java:13 (>= 80%%)"
+        % (100.0 * inlined / max(total, 1)))
+else:
+    print("SKIP: inlined: a JDK whose nmethods firn does not read: the outer method alone "
+          "(%d of %d with firnInner between: its own frame, before C2 inlined it)" % (inlined, total))
+out(other == 0, "inlined: no other Java method between firnOuter and firnLeaf (%d samples)" % other)
 PY
 }
 
@@ -208,5 +250,20 @@ for jdk in $JDKS; do
 	check "$jname: --no-java: no Java method named" \
 		eval '! python3 "$STACKS" "$TMP/$jname-no.pb.gz" | grep -q "JavaSplit\."'
 	check "$jname: --no-java: no java line" eval '! grep -q "^firn: java" "$TMP/$jname-no.err"'
+
+	# 6. inlined frames: firnInner, inlined into firnOuter's nmethod, between it and firnLeaf
+	major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jdk/release" 2>/dev/null)
+	"$FIRN" record -F 999 -o "$TMP/$jname-inl.pb.gz" -- sh "$CPUTIME" "$TMP/$jname-inl.ms" \
+		"$jdk/bin/java" -cp "$cls" JavaInline 4 >/dev/null 2>"$TMP/$jname-inl.err"
+	check "$jname: record -- java JavaInline exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname-inl.pb.gz" >"$TMP/$jname-inl.txt"
+	inline_check "$TMP/$jname-inl.txt" "$(sample_floor "$TMP/$jname-inl.ms" 999 30)" \
+		"$([ "${major:-0}" -ge 9 ] && echo 1 || echo 0)" |
+		sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $jname: /"
+	if [ "${major:-0}" -ge 9 ]; then
+		check "$jname: the java line counts the call sites expanded, none refused" \
+			grep -q 'inlined methods at [1-9][0-9]* call sites, 0 compiled methods not expanded' \
+			"$TMP/$jname-inl.err"
+	fi
 done
 [ "$tested" -gt 0 ] || skip "no JDK installed: Java frames not tested"

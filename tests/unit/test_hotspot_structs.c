@@ -481,9 +481,16 @@ static void live_jdk(const char *jdk, int want)
 		assert_true(hs.blob_code_offset > 0 && hs.blob_code_begin == 0);
 		assert_int_equal(hs.blob_kind_nmethod, 1);
 		assert_true(hs.nm_immutable_data > 0 && hs.nm_scopes_data_offset > 0);
+		/* what hotspot_inline expands a compiled frame with: the metadata in mutable data */
+		assert_true(hs.blob_mutable_data > 0 && hs.blob_mutable_data_size > 0 &&
+			    hs.blob_relocation_size > 0 && hs.nm_immutable_size > 0);
 	} else {
 		assert_true(hs.blob_code_begin > 0 && hs.blob_code_offset == 0);
 		assert_true(hs.nm_scopes_data_begin > 0);
+		/* what hotspot_inline expands a compiled frame with: its metadata, its PcDescs' end */
+		assert_true(hs.nm_metadata_offset > 0 && hs.nm_metadata_offset < hs.size_nmethod);
+		assert_true(hs.nm_dependencies_offset > 0 &&
+			    hs.nm_dependencies_offset < hs.size_nmethod);
 	}
 	print_message("%s: %s, %u fields, %u types, %u ints, %u longs; %u rows matched in %u reads\n",
 		      jdk, hs.release, hs.nstructs, hs.ntypes, hs.nints, hs.nlongs, hs.matched, reads);

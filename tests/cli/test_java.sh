@@ -1,5 +1,33 @@
 # Java methods read from HotSpot without flags (bpf/hotspot.bpf.h, lib/runtimes/hotspot_runtime.c),
-# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_# jfr_check FIRN_STACKS JFR_TEXT: the self shares of JFR's top methods (>= 1 %), both ways.
+# on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_JDKS="DIR..." names more; a JDK
+# that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
+# javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
+#  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
+#    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
+#    split the program measured itself; >= 95 % of the samples that ran Java code (under
+#    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
+#    >= 95 % of the hot methods' samples at their file and lines (JavaSplit.java; main's calls
+#    at 25 and 27: an
+#    interpreted frame's bytecode index; the methods' loops, 9 and 15: a compiled frame's first
+#    line, or the bytecode's);
+#    >= 95 % of them reach the thread's start; the summary's java line;
+#  - `record -p` on a JVM started earlier without flags: the same checks;
+#  - `record -e off-cpu` of tests/fixtures/JavaNap.java (20 ms waits in Thread.sleep and
+#    Object.wait, 1:1): JavaNap.firnNap under java.lang.Thread.sleep*, JavaNap.firnWait under
+#    java.lang.Object.wait*, each 30-70 % of the two's wait time;
+#  - against JDK Flight Recorder (where the JDK has `jfr`): one JVM recorded by both
+#    (-XX:StartFlightRecording, jdk.ExecutionSample): the self shares of JFR's top methods (>= 1 %
+#    of its samples), each method's share of those methods' samples in both, within 4 standard
+#    deviations of the two samples' difference (at least 3 pp);
+#  - --no-java keeps the native view: no Java method named, no java line;
+#  - inlined frames (tests/fixtures/JavaInline.java: firnOuter's loop calls firnInner, which C2
+#    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (9 on),
+#    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
+#    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
+#    method between the two (a frame is never misnamed), at least the sample floor of them; the
+#    summary's java line counts the call sites expanded (and no nmethod refused) there.
+
+# jfr_check FIRN_STACKS JFR_TEXT: the self shares of JFR's top methods (>= 1 %), both ways.
 jfr_check() {
 	python3 - "$@" <<'PY'
 import collections, math, re, sys
@@ -27,34 +55,6 @@ for m in methods:
     out(abs(pj - pf) <= tol, "%s's self share: JFR %.3f, firn %.3f, within %.3f" % (m, pj, pf, tol))
 PY
 }
-
-JDKS="DIR..." names more; a JDK
-# that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
-# javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
-#  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
-#    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
-#    split the program measured itself; >= 95 % of the samples that ran Java code (under
-#    JavaCalls::call_helper) have a named Java frame and JavaSplit.main under the hot methods;
-#    >= 95 % of the hot methods' samples at their file and lines (JavaSplit.java; main's calls
-#    at 25 and 27: an
-#    interpreted frame's bytecode index; the methods' loops, 9 and 15: a compiled frame's first
-#    line, or the bytecode's);
-#    >= 95 % of them reach the thread's start; the summary's java line;
-#  - `record -p` on a JVM started earlier without flags: the same checks;
-#  - `record -e off-cpu` of tests/fixtures/JavaNap.java (20 ms waits in Thread.sleep and
-#    Object.wait, 1:1): JavaNap.firnNap under java.lang.Thread.sleep*, JavaNap.firnWait under
-#    java.lang.Object.wait*, each 30-70 % of the two's wait time;
-#  - against JDK Flight Recorder (where the JDK has `jfr`): one JVM recorded by both
-#    (-XX:StartFlightRecording, jdk.ExecutionSample): the self shares of JFR's top methods (>= 1 %
-#    of its samples), each method's share of those methods' samples in both, within 4 standard
-#    deviations of the two samples' difference (at least 3 pp);
-#  - --no-java keeps the native view: no Java method named, no java line;
-#  - inlined frames (tests/fixtures/JavaInline.java: firnOuter's loop calls firnInner, which C2
-#    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (9 on),
-#    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
-#    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
-#    method between the two (a frame is never misnamed), at least the sample floor of them; the
-#    summary's java line counts the call sites expanded (and no nmethod refused) there.
 . "$(dirname "$0")/lib.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi

@@ -125,15 +125,21 @@ at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% 
 # the recorder: on a loaded host a library run within milliseconds of its mapping may still
 # lose a sample or two, so over 20 runs >= 98.5 % of the samples in the libraries reach _start
 # (99.5-100 % measured), no run below 90 %; the samples hold a floor from the CPU they got.
+# The command runs at nice 19: what is measured is how soon firn describes a library once its
+# mapping is reported, not how the scheduler shares two loaded CPUs between the recorder and the
+# command (at a load of 6, with the command at nice 0: 95-97 % reached _start, with or without
+# the new runtimes; at nice 19: 99.5 %)
 all=0 trunc=0 floor=0 runs=0 worst=100
 for i in $(seq 1 20); do
 	"$FIRN" record -q -F 999 -o "$TMP/dl.pb.gz" -- sh "$CPUTIME" "$TMP/dl.cpu" \
-		"$FIX/manylibs" "$FIX/manylibs.d" 100 0.3 || continue
+		nice -n 19 "$FIX/manylibs" "$FIX/manylibs.d" 100 0.3 || continue
 	"$FIRN" report --folded "$TMP/dl.pb.gz" >"$TMP/dl.folded"
 	read -r n t < <(libreach "$TMP/dl.folded")
 	[ "$t" -gt 0 ] && echo "# run $i: $t of $n samples in the libraries truncated"
 	pct=$(python3 -c "print('%.1f' % (100.0 * ($n - $t) / $n if $n else 0))")
-	python3 -c "import sys; sys.exit(0 if $pct < $worst else 1)" && worst=$pct
+	# (the worst run among those with 50 samples or more in the libraries: a run the loaded
+	# host gave a few dozen samples says little)
+	[ "$n" -ge 50 ] && python3 -c "import sys; sys.exit(0 if $pct < $worst else 1)" && worst=$pct
 	all=$((all + n)) trunc=$((trunc + t)) runs=$((runs + 1))
 	floor=$((floor + $(sample_floor "$TMP/dl.cpu" 999 80)))
 done

@@ -10,7 +10,11 @@
  * tag) so user space names its labels; past FIRN_OTEL_CTX_MAX contexts a sample gets
  * FIRN_CTX_OTHER, counted (FIRN_OTEL_FOLDED). cpu-clock samples (count_sample) and off-CPU waits
  * (the thread's context when it began waiting) carry it; other events' stacks do not (on_usdt's
- * verifier budget). Its tag is no frame kind: it adds no frames. */
+ * verifier budget). Its tag is no frame kind: it adds no frames. A thread remembers in its
+ * task storage (otel_threads) where its variable is and the record its last sample read, with
+ * that record's header and id: a sample finding the same pointer and, read again, the same
+ * header (valid) reuses the id without the attributes, the second reads or the hash (the SDK
+ * publishes a new record by swapping the pointer, an in-place rewrite changes the header). */
 #ifndef FIRN_BPF_OTELCTX_H
 #define FIRN_BPF_OTELCTX_H
 
@@ -82,10 +86,10 @@ struct {
 
 __u64 otel_next_id = 0; /* 64-bit: clang 14 needs it for XADD's value */
 
-/* The address of the thread's otel_thread_ctx_v1 (0: not reachable now). */
-static __always_inline __u64 otel_slot(const struct firn_otel_proc *p, struct task_struct *task)
+/* The address of the thread's otel_thread_ctx_v1 from its fs base (0: not reachable now). */
+static __always_inline __u64 otel_slot(const struct firn_otel_proc *p, __u64 fs)
 {
-	__u64 fs = BPF_CORE_READ(task, thread.fsbase), dtv = 0, block = 0, module = p->module;
+	__u64 dtv = 0, block = 0, module = p->module;
 
 	if (p->how == FIRN_OTEL_FS)
 		return fs + p->offset;
@@ -97,16 +101,12 @@ static __always_inline __u64 otel_slot(const struct firn_otel_proc *p, struct ta
 	return block && block != ~0ULL ? block + p->offset : 0;
 }
 
-/* Reads the record slot points to into k: 1 read, 0 none attached, -1 counted (bad, torn). */
-static __always_inline int otel_read(struct firn_otel_key *k, __u64 slot)
+/* Reads record rec, which slot pointed to, into k: 1 read, -FIRN_OTEL_* counted (bad, torn). */
+static __always_inline int otel_read(struct firn_otel_key *k, __u64 slot, __u64 rec)
 {
-	__u64 rec = 0, again = 0;
+	__u64 again = 0;
 	__u8 valid = 0;
 
-	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)slot))
-		return -FIRN_OTEL_BAD_READ;
-	if (!rec)
-		return 0;
 	if (bpf_probe_read_user(k->rec, FIRN_OTEL_HEADER, (void *)rec))
 		return -FIRN_OTEL_BAD_READ;
 	if (k->rec[FIRN_OTEL_VALID] != 1)
@@ -153,8 +153,101 @@ static __always_inline __u32 otel_new_id(const struct firn_otel_key *k)
 	return id;
 }
 
+/* What a thread's last sample found (otel_threads): where its variable is, for the process
+ * entry and fs base it was found with (the TLS address is fixed for a thread's life), and the
+ * record it pointed to, its header and id. */
+struct otel_thread {
+	struct firn_otel_proc proc;
+	__u64 fs, slot;
+	__u64 rec;                  /* the record's address; id 0: none remembered */
+	__u64 head[4];              /* its FIRN_OTEL_HEADER bytes, the rest zero */
+	__u32 pid, id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct otel_thread);
+} otel_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct otel_thread);
+} otel_thread_scratch SEC(".maps"); /* a thread with no storage now: remembers nothing */
+
+/* The thread's cache with the slot of pid's variable (slot 0: not reachable); a thread whose
+ * storage cannot be had now (another program holds it on this CPU) gets an empty one. */
+static __always_inline struct otel_thread *otel_thread_of(struct task_struct *task, __u32 pid,
+							  const struct firn_otel_proc *p)
+{
+	struct otel_thread *t = bpf_task_storage_get(&otel_threads, task, 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 fs = task->thread.fsbase; /* a trusted pointer: a load, no helper call */
+	__u32 zero = 0;
+
+	if (!t) {
+		t = bpf_map_lookup_elem(&otel_thread_scratch, &zero);
+		if (!t)
+			return NULL;
+		t->pid = 0; /* found again below, nothing remembered */
+	}
+	if (t->pid == pid && t->fs == fs && t->slot && t->proc.how == p->how &&
+	    t->proc.offset == p->offset && t->proc.module == p->module)
+		return t;
+	t->id = 0; /* another process (exec) or variable: nothing found before holds */
+	t->pid = pid;
+	t->fs = fs;
+	t->proc = *p;
+	t->slot = otel_slot(p, fs);
+	return t;
+}
+
+/* Whether rec's header, read into k, is the one t remembers, still valid: no attributes read. */
+static __always_inline bool otel_same(const struct otel_thread *t, struct firn_otel_key *k,
+				      __u64 rec)
+{
+	__u64 *h = (__u64 *)k->rec;
+
+	h[3] = 0;
+	if (bpf_probe_read_user(h, FIRN_OTEL_HEADER, (void *)rec))
+		return false; /* read again in full, counted there */
+	return h[0] == t->head[0] && h[1] == t->head[1] && h[2] == t->head[2] &&
+	       h[3] == t->head[3] && k->rec[FIRN_OTEL_VALID] == 1;
+}
+
+/* A sample whose record is t's: counted as a read one is, t's id. */
+static __always_inline __u32 otel_hit(const struct otel_thread *t)
+{
+	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
+	if (*(__u16 *)((__u8 *)t->head + FIRN_OTEL_ATTRS_SIZE) > FIRN_OTEL_ATTRS)
+		walker_count(FIRN_OTEL_TAG, FIRN_OTEL_TRUNCATED);
+	return FIRN_CTX(FIRN_OTEL_TAG, t->id);
+}
+
+/* Remembers record rec (read into k) and its id for the thread's next sample; returns id.
+ * FIRN_CTX_OTHER is not remembered: each sample of a full table is counted folded. */
+static __always_inline __u32 otel_remember(struct otel_thread *t, const struct firn_otel_key *k,
+					   __u64 rec, __u32 id)
+{
+	const __u64 *h = (const __u64 *)k->rec;
+
+	if (id == FIRN_CTX_OTHER)
+		return id;
+	t->head[0] = h[0];
+	t->head[1] = h[1];
+	t->head[2] = h[2];
+	t->head[3] = h[3] & 0xffffffffULL; /* little-endian: the header's last 4 bytes */
+	t->rec = rec;
+	t->id = id;
+	return id;
+}
+
 /* The label context of the current thread (task) of process pid: FIRN_CTX(FIRN_OTEL_TAG, id)
- * of the record its otel_thread_ctx_v1 points to, 0 when none (or the reader is off). */
+ * of the record its otel_thread_ctx_v1 points to, 0 when none (or the reader is off). A thread
+ * whose record is the one its last sample found (struct otel_thread) reuses that id. */
 static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 {
 	if (!WALKER_ON(FIRN_OTEL_TAG)) /* first: off, the verifier drops the rest */
@@ -162,21 +255,28 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	__u32 zero = 0, *v;
 	struct firn_otel_proc *p = pid ? walker_proc(FIRN_OTEL_TAG, pid) : NULL;
 	struct firn_otel_key *k = p ? bpf_map_lookup_elem(&otel_scratch, &zero) : NULL;
-	__u64 slot = k ? otel_slot(p, task) : 0;
+	struct otel_thread *t = k ? otel_thread_of(task, pid, p) : NULL;
+	__u64 rec = 0;
 
-	if (!slot)
+	if (!t || !t->slot)
 		return 0;
+	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)t->slot)) {
+		walker_count(FIRN_OTEL_TAG, FIRN_OTEL_BAD_READ);
+		return 0;
+	}
+	t->id = rec && rec == t->rec && t->id && otel_same(t, k, rec) ? t->id : 0;
+	if (t->id || !rec) /* a cleared record forgets the last one */
+		return rec ? otel_hit(t) : 0;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pid = pid;
-	int rc = otel_read(k, slot);
-	if (rc <= 0) {
-		if (rc < 0)
-			walker_count(FIRN_OTEL_TAG, -rc);
+	int rc = otel_read(k, t->slot, rec);
+	if (rc < 0) {
+		walker_count(FIRN_OTEL_TAG, -rc);
 		return 0;
 	}
 	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
 	v = bpf_map_lookup_elem(&otel_ctxs, k);
-	return FIRN_CTX(FIRN_OTEL_TAG, v ? *v : otel_new_id(k));
+	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k)));
 }
 #endif
 #endif

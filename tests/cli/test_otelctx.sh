@@ -13,6 +13,10 @@
 #  - off-CPU: a 0.6 s sleep inside span a is counted under span a's span_id;
 #  - bounded: a flood of spans (a new one every 100 us, at 4999 Hz) keeps 4096 contexts, the
 #    samples of later ones labelled span_id "other", as many as the summary says it folded;
+#  - switching: the main thread alternating spans a and b every few us in one record rewritten
+#    in place (same address, valid cleared meanwhile): each of switch_in_a's and switch_in_b's
+#    samples carries its own span's id, none the other's (the kernel's per-thread memory of the
+#    last record checks its header, not only its address);
 #  - --no-otel: no labels, no otel line.
 . "$(dirname "$0")/lib.sh"
 
@@ -130,6 +134,23 @@ echo "# flood: $line; $spans span ids, ${other:-0} samples 'other'"
 [ "${ctxs:-0}" -eq 4096 ] && [ "${folded:-0}" -gt 0 ] && [ "${other:-0}" -eq "$folded" ] && [ "$spans" -le 4096 ] \
 	&& pass "flood: 4096 contexts kept, $folded samples folded into span_id 'other' (counted as many)" \
 	|| fail "flood: ${ctxs:-?} contexts, ${folded:-?} folded, ${other:-0} samples 'other', $spans span ids"
+
+# ---- switching: one record rewritten in place, each sample its own span ----
+OTELCTX_SWITCH_MS=1500 "$FIRN" record -F 4999 -o "$TMP/sw.pb.gz" -- sh "$CPUTIME" "$TMP/sw.cpu" \
+	"$OTEL" >/dev/null 2>"$TMP/err" || fail "record the switching spans failed"
+group "$TMP/sw.pb.gz" >"$TMP/sw.folded"
+read -r aa ab ba bb < <(awk -v A="$A" -v B="$B" '{ n = $NF; split($1, f, ";"); s = f[1]
+	sub(/^span_id=/, "", s); fa = $1 ~ /;switch_in_a$/; fb = $1 ~ /;switch_in_b$/
+	if (fa && s == A) aa += n; if (fa && s == B) ab += n; if (fb && s == A) ba += n
+	if (fb && s == B) bb += n } END { printf "%d %d %d %d\n", aa, ab, ba, bb }' "$TMP/sw.folded")
+floor=$(sample_floor "$TMP/sw.cpu" 4999 40)
+echo "# switching: switch_in_a under a $aa, under b $ab; switch_in_b under a $ba, under b $bb (floor $floor each)"
+[ "$aa" -ge "$floor" ] && [ "$bb" -ge "$floor" ] \
+	&& pass "switching: $aa and $bb samples under each function's own span (>= $floor from CPU time)" \
+	|| fail "switching: $aa, $bb samples under their own span (< $floor)"
+[ "$ab" -eq 0 ] && [ "$ba" -eq 0 ] \
+	&& pass "switching: no sample carries the other span's id" \
+	|| fail "switching: $ab of switch_in_a's samples under span b, $ba of switch_in_b's under a"
 
 # ---- --no-otel ----
 OTELCTX_SCALE_MS=100 "$FIRN" record --no-otel -o "$TMP/no.pb.gz" -- "$OTEL" >/dev/null 2>"$TMP/err"

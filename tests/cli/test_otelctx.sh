@@ -2,8 +2,10 @@
 # lib/runtimes/otelthread.c): the otelctx fixture's main thread spins in span a 1 s, span b 2 s,
 # no span 1 s, its worker in span c 2 s (CPU time), each span with an http_route attribute that
 # its OTEP 4719 process context's key map names.
-#  - local-exec, at 1999 Hz: samples labelled a:b:c at 1:2:2, each share within
-#    3 binomial standard deviations (and within 10 %); labels trace_id, span_id (lowercase hex)
+#  - local-exec, at 1999 Hz: samples labelled a:b:c at 1:2:2, each share within 10 % (the
+#    issue's bound; with enough samples that 3 binomial standard deviations are under it: the
+#    threads' shares of a loaded host's CPU sampling move b and c by more than 3 sd, 0.424 and
+#    0.383 once at a load of 7); labels trace_id, span_id (lowercase hex)
 #    and http_route, read back by go tool pprof -tags and report --group-by, which ranks b and c
 #    above a; the summary's otel line (3 contexts, none folded);
 #  - every TLS model build (initial-exec, TLSDESC, general-dynamic, and dlopen: TLSDESC in static
@@ -56,8 +58,8 @@ for s in "a $a 1" "b $b 2" "c $c 2"; do
 	awk -v k="$2" -v n="$n" -v w="$3" -v name="$1" 'BEGIN {
 		if (n == 0) exit 1; p = w / 5; sd = sqrt(p * (1 - p) / n); got = k / n
 		tol = 3 * sd; printf "# share %s: %.4f, expected %.4f, 3 sd %.4f\n", name, got, p, tol
-		exit !(got - p <= tol && p - got <= tol && tol <= p * 0.10) }' \
-		&& pass "local-exec: span $1's share of a:b:c within 3 sd of $3/5 (and of 10 %)" \
+		exit !(got - p <= p * 0.10 && p - got <= p * 0.10 && tol <= p * 0.10) }' \
+		&& pass "local-exec: span $1's share of a:b:c within 10 % of $3/5 (3 sd under 10 %)" \
 		|| fail "local-exec: span $1: $2 of $n samples, expected $3/5 ±10 %"
 done
 [ "$st" -eq 0 ] && pass "local-exec: no sample after the record was cleared carries a span" \

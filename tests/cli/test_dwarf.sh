@@ -9,20 +9,24 @@ if ! is_root; then skip "recording tests need root"; exit 0; fi
 # (folded stacks mark it bottom_[i])
 CHAIN="worker;d00;d01;d02;d03;d04;d05;d06;d07;d08;d09;d10;d11;d12;d13;d14;d15;d16;d17;d18;d19;d20;d21;d22;d23;d24;d25;d26;d27;d28;d29;d30;d31;(bottom(_\\[i\\])?;)?hot"
 
-# complete FOLDED COMM PATTERN: percentage of COMM's samples whose stack (user frames, root
-# first) matches the regular expression PATTERN, and the sample count.
+# complete FOLDED COMM PATTERN [WITHIN]: percentage of COMM's samples (those whose stack matches
+# the regular expression WITHIN, if given) whose stack (user frames, root first) matches the
+# regular expression PATTERN, and that sample count.
 complete() {
 	python3 - "$@" <<'PY'
 import re, sys
 path, comm, pat = sys.argv[1:4]
+within = sys.argv[4] if len(sys.argv) > 4 else ""
 tot = ok = 0
 for line in open(path):
     stack, _, n = line.rstrip("\n").rpartition(" ")
     frames = stack.split(";")
-    if frames[0] != comm:
+    if frames[0] != comm or not n.isdigit():
+        continue
+    user = ";".join(f for f in frames[1:] if not f.endswith("_[k]"))
+    if not re.search(within, user):
         continue
     n = int(n); tot += n
-    user = ";".join(f for f in frames[1:] if not f.endswith("_[k]"))
     if re.search(pat, user):
         ok += n
 print("%.2f %d" % (100.0 * ok / tot if tot else 0, tot))
@@ -102,8 +106,13 @@ fi
 	|| fail "depth differs: eu-stack $(wc -l <"$TMP/eu.frames"), firn $(wc -l <"$TMP/firn.frames")"
 
 # 6. node --perf-basic-prof: V8's builtins in node's text have no CFI rows and its JIT code no
-# table at all; auto takes those frames by frame pointer and the rest by table, so its stacks
-# reach node::Start (node's C++ entry, which frame pointers reach too) at least as often as fp's.
+# table at all; auto takes those frames by frame pointer and the rest by table. Of the samples in
+# the hot JavaScript function (named by the V8 walker from the leaf, whatever the unwinder does),
+# auto's reach node::Start (node's C++ entry, which frame pointers reach too) at least as often as
+# fp's; and auto's stacks, all of them (start-up, the compiler's threads), reach a thread's entry.
+# (Not the share of all samples that are hot and complete: that is the workload's time in the
+# loop, which start-up and the compiler's threads change from run to run; CI saw 93.7 % auto
+# against 96.6 % fp with every hot sample complete in both.)
 if command -v node >/dev/null; then
 	before=$(ls /tmp/perf-*.map 2>/dev/null)
 	cd "$TMP" # node may drop v8 logs in its working directory
@@ -116,21 +125,26 @@ if command -v node >/dev/null; then
 	for f in /tmp/perf-*.map; do # node leaves its maps behind: remove the ones it made
 		[ -e "$f" ] && ! grep -qx "$f" <<<"$before" && grep -q jitfix.js "$f" && rm -f "$f"
 	done
-	read -r auto na < <(complete "$TMP/node-auto.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop')
-	read -r fp nf < <(complete "$TMP/node-fp.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop')
+	read -r auto na < <(complete "$TMP/node-auto.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop' firnHotLoop)
+	read -r fp nf < <(complete "$TMP/node-fp.folded" node '(^|;)node::Start\(int, char\*\*\);.*firnHotLoop' firnHotLoop)
+	read -r root nt < <(complete "$TMP/node-auto.folded" node '^(_start|clone3?|start_thread);')
+	read -r _ nft < <(complete "$TMP/node-fp.folded" node '')
 	rowfp=$(sed -nE 's/.*frame pointers used in [0-9]+ \(([0-9]+) where a table had no row\).*/\1/p' "$TMP/node-auto.err")
-	echo "# node: auto $auto% of $na samples reach node::Start, fp $fp% of $nf; no-row fallbacks ${rowfp:-?}"
+	echo "# node: hot samples reaching node::Start: auto $auto% of $na, fp $fp% of $nf; auto's reaching a thread entry $root% of $nt; no-row fallbacks ${rowfp:-?}"
 	fa=$(sample_floor "$TMP/node-auto.cpu" 499) ff=$(sample_floor "$TMP/node-fp.cpu" 499)
-	at_least "$na" "$fa" && at_least "$nf" "$ff" && pass "node: enough samples (auto $na >= $fa, fp $nf >= $ff)" \
-		|| fail "node: too few samples (auto $na, wanted $fa; fp $nf, wanted $ff)"
-	# 85 % less three standard errors of a share of $na samples: a loaded machine gives fewer
-	lo=$(python3 -c "import math; print(round(85 - 300 * math.sqrt(0.85 * 0.15 / max($na, 1)), 1))")
-	# and at least fp's share less three standard errors of the difference of two shares (~3 pp at
-	# 1,000 samples each: the two recordings are separate runs; CI had auto 92.98 against fp 95.29)
+	at_least "$nt" "$fa" && at_least "$nft" "$ff" && pass "node: enough samples (auto $nt >= $fa, fp $nft >= $ff)" \
+		|| fail "node: too few samples (auto $nt, wanted $fa; fp $nft, wanted $ff)"
+	# 95 % less three standard errors of a share of n samples: one sample is one trial
+	lo=$(python3 -c "import math; print(round(95 - 300 * math.sqrt(0.95 * 0.05 / max($na, 1)), 1))")
+	lort=$(python3 -c "import math; print(round(95 - 300 * math.sqrt(0.95 * 0.05 / max($nt, 1)), 1))")
+	# and at least fp's share less three standard errors of the difference of two shares (the
+	# two recordings are separate runs)
 	lofp=$(python3 -c "import math; p = ($auto + $fp) / 200; print(round($fp - max(2, 300 * math.sqrt(p * (1 - p) * (1 / max($na, 1) + 1 / max($nf, 1)))), 1))")
 	at_least "$auto" "$lo" && at_least "$auto" "$lofp" \
-		&& pass "node: auto $auto% complete stacks (fp $fp%; wanted >= $lo% and >= $lofp%)" \
-		|| { fail "node: auto $auto% complete stacks, fp $fp%"; cat "$TMP/node-auto.err"; }
+		&& pass "node: auto $auto% of hot samples reach node::Start (fp $fp%; wanted >= $lo% and >= $lofp%)" \
+		|| { fail "node: auto $auto% of hot samples reach node::Start, fp $fp%"; cat "$TMP/node-auto.err"; }
+	at_least "$root" "$lort" && pass "node: auto $root% of all stacks reach a thread's entry (>= $lort%)" \
+		|| { fail "node: auto only $root% of all stacks reach a thread's entry"; cat "$TMP/node-auto.err"; }
 	at_least "${rowfp:-0}" 1 && pass "node: frames without a row counted on the unwinding line (${rowfp})" \
 		|| { fail "node: the unwinding line counts no fallback where a table had no row"; cat "$TMP/node-auto.err"; }
 else

@@ -47,3 +47,24 @@ sample_floor() {
 	awk -v ms="${ms:-0}" -v hz="$2" -v pct="${3:-100}" \
 		'BEGIN { f = int(ms / 1000 * hz * pct / 100 / 2); print (f < 10 ? 10 : f) }'
 }
+
+# proc_cpu_ms PID: the CPU time (user + system, ms) process PID has used so far, from
+# /proc/PID/stat (0 when it is gone); the difference of two readings around a recording of a
+# process already running is what sample_floor wants in its FILE.
+proc_cpu_ms() {
+	awk -v tck="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / tck) }' \
+		"/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# wait_recording PID: waits (up to 30 s) until the firn record running as PID has attached its BPF
+# programs (it holds a BPF link), so that what a test starts next runs during the recording: a
+# fixed sleep is not enough where a loaded machine's verifier takes most of a second.
+wait_recording() {
+	local i
+	for i in $(seq 300); do
+		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:bpf_link' && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}

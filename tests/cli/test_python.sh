@@ -265,9 +265,10 @@ fi
 
 # -a: a Python process started during a system-wide recording gets its Python frames from its
 # first samples: >= 90 % of them have <module>
-"$FIRN" record -a -F 499 -d 2.5 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
+"$FIRN" record -a -F 499 -d 4 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
 fp=$!
-sleep 0.5
+wait_recording "$fp" # not a fixed sleep: a loaded machine's verifier can take longer
+sleep 0.2
 /usr/bin/python3.11 "$WORK" pr 1 >/dev/null
 wait "$fp"
 read -r tot mod <<<"$("$FIRN" report --folded --comm python3.11 "$TMP/all.pb.gz" |

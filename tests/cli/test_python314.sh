@@ -186,7 +186,8 @@ read -r a b <"$TMP/p.n"
 # -a: a 3.14 started during a system-wide recording
 "$FIRN" record -a -F 499 -d 4 -o "$TMP/all.pb.gz" 2>"$TMP/all.err" &
 fp=$!
-sleep 0.5
+wait_recording "$fp" # not a fixed sleep: a loaded machine's verifier can take longer
+sleep 0.2
 $PY "$AT/pymix.py" 1 >/dev/null
 wait "$fp"
 read -r tot mod <<<"$("$FIRN" report --folded --comm python3.14 "$TMP/all.pb.gz" |

@@ -438,7 +438,10 @@ int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspo
 		return -ESTALE;
 	if ((err = hotspot_method_read(hs, mem, pid, e->method, &m)))
 		return err;
-	hotspot_method_format(&m, buf, len);
+	bool overloaded;
+	if (hotspot_method_overloaded(hs, mem, pid, e->method, &overloaded) || !overloaded ||
+	    hotspot_method_format_params(&m, buf, len) < 0)
+		hotspot_method_format(&m, buf, len); /* one method of its name: no parameters */
 	return 0;
 }
 
@@ -446,7 +449,7 @@ int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspo
 static char *method_name(struct hsrt *r, const struct hsproc *pr,
 			 const struct firn_hotspot_method_event *e)
 {
-	char buf[sizeof(((struct hotspot_method *)0)->klass) + sizeof(((struct hotspot_method *)0)->name) + 2];
+	char buf[1024]; /* class, name and parameters; longer ones are named without */
 
 	if (hotspot_announced_name(&pr->hs, &pr->cc, &r->mem, pr->pid, e, buf, sizeof(buf)))
 		return NULL;

@@ -28,19 +28,22 @@
 #    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
 #    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
 #    method between the two (a frame is never misnamed), at least the sample floor of them; the
-#    summary's java line counts the call sites expanded (and no nmethod refused) there.
+#    summary's java line counts the call sites expanded (and no nmethod refused) there;
+#  - overloads (tests/fixtures/JavaOverload.java): JavaOverload.work(int) and
+#    JavaOverload.work(long) each >= 25 % of the two's samples, no work frame without its
+#    parameters, JavaOverload.run and JavaOverload.main (one method of their names) plain.
 
 # jfr_check FIRN_STACKS JFR_TEXT FLOOR: the self shares of JFR's top methods (>= 1 %), both ways.
 jfr_check() {
 	python3 - "$@" <<'PY'
 import collections, math, re, sys
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*(\([\w$., \[\]]*\))?@[\w$/.]*:[0-9]+$")
 firn, jfr, top = collections.Counter(), collections.Counter(), False
 for l in open(sys.argv[1]):
     tid, n, stack = l.rstrip("\n").split(" ", 2)
     names = [f.split("@")[0] for f in stack.split(";") if java_name.match(f)]
     if names:
-        firn[names[-1]] += int(n)
+        firn[re.sub(r"\(.*", "", names[-1])] += int(n)
 for l in open(sys.argv[2]):
     l = l.strip()
     if top:
@@ -71,16 +74,17 @@ CACHE="${FIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/firn-tests}/java"
 
 NAP="$ROOT/tests/fixtures/JavaNap.java"
 INL="$ROOT/tests/fixtures/JavaInline.java"
+OVL="$ROOT/tests/fixtures/JavaOverload.java"
 JFC="$ROOT/tests/fixtures/jfr-1ms.jfc"
 
 # classes JDK: the folder holding the fixtures' classes built by JDK's javac (kept by the sources'
 # hash)
 classes() {
 	local dir
-	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" "$INL" | sha1sum | cut -c1-12)"
+	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" "$INL" "$OVL" | sha1sum | cut -c1-12)"
 	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ] ||
-		[ ! -f "$dir/JavaInline.class" ]; then
-		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" "$INL" &&
+		[ ! -f "$dir/JavaInline.class" ] || [ ! -f "$dir/JavaOverload.class" ]; then
+		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" "$INL" "$OVL" &&
 			rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
@@ -112,7 +116,7 @@ PY
 inline_check() {
 	python3 - "$@" <<'PY'
 import re, sys
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*(\([\w$., \[\]]*\))?@[\w$/.]*:[0-9]+$")
 floor, expands = int(sys.argv[2]), sys.argv[3] == "1"
 total = inlined = other = 0
 for l in open(sys.argv[1]):
@@ -141,6 +145,37 @@ out(other == 0, "inlined: no other Java method between firnOuter and firnLeaf (%
 PY
 }
 
+# overload_check STACKS_FILE FLOOR: JavaOverload's two work methods named apart by their
+# parameters, the methods of one name without.
+overload_check() {
+	python3 - "$@" <<'PY'
+import sys
+floor = int(sys.argv[2])
+n = {"JavaOverload.work(int)": 0, "JavaOverload.work(long)": 0}
+plain = run = 0
+for l in open(sys.argv[1]):
+    tid, c, stack = l.rstrip("\n").split(" ", 2)
+    names = [f.split("@")[0] for f in stack.split(";")]
+    hot = [x for x in names if x.startswith("JavaOverload.work")]
+    if not hot:
+        continue
+    if hot[-1] not in n:
+        plain += int(c)
+        continue
+    n[hot[-1]] += int(c)
+    i = names.index(hot[-1])
+    run += int(c) if i >= 2 and names[i - 1] == "JavaOverload.run" and names[i - 2] == "JavaOverload.main" else 0
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+t = sum(n.values())
+out(t >= floor, "overloads: %d samples in JavaOverload.work(int) and JavaOverload.work(long) (>= %d)" % (t, floor))
+out(all(v >= 0.25 * t for v in n.values()) and t > 0,
+    "overloads: both rows: %s (each >= 25%% of the two)" % ", ".join("%s %d" % kv for kv in n.items()))
+out(plain == 0, "overloads: no work frame without its parameters (%d samples)" % plain)
+out(t > 0 and run >= 0.95 * t, "overloads: %.1f%% of them under JavaOverload.run under JavaOverload.main, "
+    "plain names: one method each (>= 95%%)" % (100.0 * run / max(t, 1)))
+PY
+}
+
 # ticks PID: the CPU time pid used so far, in clock ticks (utime + stime)
 ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
@@ -153,7 +188,7 @@ import math, re, sys
 rows = [l.rstrip("\n").split(" ", 2) for l in open(sys.argv[1])]
 clk = dict(kv.split("=") for kv in open(sys.argv[2]).read().split()[1:] if "=" in kv)
 floor = int(sys.argv[3])
-java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*@[\w$/.]*:[0-9]+$")
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*(\([\w$., \[\]]*\))?@[\w$/.]*:[0-9]+$")
 ran = named = rooted = under_main = one = two = lined = 0
 for tid, n, stack in rows:
     n, frames = int(n), stack.split(";")
@@ -274,5 +309,13 @@ for jdk in $JDKS; do
 			grep -q 'inlined methods at [1-9][0-9]* call sites, 0 compiled methods not expanded' \
 			"$TMP/$jname-inl.err"
 	fi
+
+	# 7. overloads: work(int) and work(long) told apart by their parameters; run alone of its name
+	"$FIRN" record -F 999 -o "$TMP/$jname-ovl.pb.gz" -- sh "$CPUTIME" "$TMP/$jname-ovl.ms" \
+		"$jdk/bin/java" -cp "$cls" JavaOverload 3 >/dev/null 2>"$TMP/$jname-ovl.err"
+	check "$jname: record -- java JavaOverload exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname-ovl.pb.gz" >"$TMP/$jname-ovl.txt"
+	overload_check "$TMP/$jname-ovl.txt" "$(sample_floor "$TMP/$jname-ovl.ms" 999 30)" |
+		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
 done
 [ "$tested" -gt 0 ] || skip "no JDK installed: Java frames not tested"

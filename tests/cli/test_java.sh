@@ -1,7 +1,9 @@
 # Java methods read from HotSpot without flags (bpf/hotspot.bpf.h, lib/runtimes/hotspot_runtime.c),
 # on each JDK installed here (OpenJDK 17, Temurin 25; FIRN_TEST_JDKS="DIR..." names more; a JDK
-# that is missing is skipped, saying so). tests/fixtures/JavaSplit.java, compiled with that JDK's
-# javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
+# that is missing is skipped, saying so) and on Debian unstable's OpenJDK 21 and 25 in the sid
+# root (tests/cli/sid_root.sh; skipped with the reason where it cannot be made), run chrooted
+# there (cases 1, 6 and 7: the main ones). tests/fixtures/JavaSplit.java, compiled with that
+# JDK's javac into a cache folder, runs two hot methods at 1:2 of its CPU with NO JVM flags:
 #  - `record -- java JavaSplit`: JavaSplit.firnOne and JavaSplit.firnTwo named, firnOne's share of
 #    the two within 4 standard deviations (binomial, from the samples taken; at least 2 pp) of the
 #    split the program measured itself; >= 95 % of the samples that ran Java code (under
@@ -66,6 +68,7 @@ for m in methods:
 PY
 }
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sid_root.sh"
 
 if ! is_root; then skip "recording tests need root"; exit 0; fi
 SRC="$ROOT/tests/fixtures/JavaSplit.java"
@@ -77,14 +80,16 @@ INL="$ROOT/tests/fixtures/JavaInline.java"
 OVL="$ROOT/tests/fixtures/JavaOverload.java"
 JFC="$ROOT/tests/fixtures/jfr-1ms.jfc"
 
-# classes JDK: the folder holding the fixtures' classes built by JDK's javac (kept by the sources'
-# hash)
+# classes: the folder holding the fixtures' classes built by the JDK's javac (JAVAC; kept by the
+# sources' hash; for a JDK in a root, in that root, where its javac and java see them)
 classes() {
-	local dir
-	dir="$CACHE/$(basename "$1")-$(cat "$SRC" "$NAP" "$INL" "$OVL" | sha1sum | cut -c1-12)"
+	local dir base=${jroot:+$jroot/var/cache/firn-tests/java}
+	dir="${base:-$CACHE}/$(basename "$jdk")-$(cat "$SRC" "$NAP" "$INL" "$OVL" | sha1sum | cut -c1-12)"
 	if [ ! -f "$dir/JavaSplit.class" ] || [ ! -f "$dir/JavaNap.class" ] ||
 		[ ! -f "$dir/JavaInline.class" ] || [ ! -f "$dir/JavaOverload.class" ]; then
-		mkdir -p "$dir.tmp" && "$1/bin/javac" -d "$dir.tmp" "$SRC" "$NAP" "$INL" "$OVL" &&
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" && cp "$SRC" "$NAP" "$INL" "$OVL" "$dir.tmp/" &&
+			"${JAVAC[@]}" -d "${dir#"$jroot"}.tmp" >&2 \
+				$(for f in "$SRC" "$NAP" "$INL" "$OVL"; do echo "${dir#"$jroot"}.tmp/${f##*/}"; done) &&
 			rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
@@ -197,7 +202,9 @@ for tid, n, stack in rows:
     ran += n
     names = [f.split("@")[0] for f in frames if java_name.match(f)]
     named += n if names else 0
-    rooted += n if frames[0].split("@")[0] in ("clone3", "clone", "start_thread", "_start") else 0
+    # Debian unstable's libc has no symbol table: clone3 and start_thread are libc.so.6+OFFSET
+    rooted += n if (frames[0].split("@")[0] in ("clone3", "clone", "start_thread", "_start") or
+                    all(f.startswith("libc.so.6+") for f in frames[:2])) else 0
     if "JavaSplit.firnOne" in names or "JavaSplit.firnTwo" in names:
         one += n if "JavaSplit.firnOne" in names else 0
         two += n if "JavaSplit.firnTwo" in names else 0
@@ -228,31 +235,9 @@ out(rooted >= 0.95 * ran, "%.1f%% of them reach the thread's start (>= 95%%)" % 
 PY
 }
 
-JDKS="/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64 ${FIRN_TEST_JDKS:-}"
-tested=0
-for jdk in $JDKS; do
-	jname=$(basename "$jdk")
-	if [ ! -x "$jdk/bin/java" ] || [ ! -x "$jdk/bin/javac" ]; then
-		skip "$jname: not installed (no $jdk/bin/java and javac): its Java frames not tested"
-		continue
-	fi
-	cls=$(classes "$jdk")
-	if [ ! -f "$cls/JavaSplit.class" ]; then
-		fail "$jname: javac could not compile $SRC"
-		continue
-	fi
-	tested=$((tested + 1))
-	# 1. a JVM started by firn, without flags
-	"$FIRN" record -F 999 -o "$TMP/$jname.pb.gz" -- sh "$CPUTIME" "$TMP/$jname.ms" \
-		"$jdk/bin/java" -cp "$cls" JavaSplit 4 >"$TMP/$jname.out" 2>"$TMP/$jname.err"
-	check "$jname: record -- java JavaSplit exits 0" test $? -eq 0
-	python3 "$STACKS" "$TMP/$jname.pb.gz" >"$TMP/$jname.txt"
-	java_check "$TMP/$jname.txt" "$TMP/$jname.out" "$(sample_floor "$TMP/$jname.ms" 999 30)" |
-		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
-	grep "firn: java" "$TMP/$jname.err" | sed "s/^/# /"
-	check "$jname: the summary has a java line with its process" \
-		grep -q '^firn: java: 1 process, .* interpreted, .* compiled' "$TMP/$jname.err"
-
+# host_cases: -p, off-CPU, JFR and --no-java, on the host's JDKs (jdk, jname, cls set by the
+# loop); the sid root's JDKs run the main cases only, to keep the test's time.
+host_cases() {
 	# 2. -p on a JVM started earlier, without flags (the JIT has compiled the hot methods by then)
 	"$jdk/bin/java" -cp "$cls" JavaSplit 5 >"$TMP/$jname-p.out" &
 	jpid=$!
@@ -294,11 +279,65 @@ for jdk in $JDKS; do
 	check "$jname: --no-java: no Java method named" \
 		eval '! python3 "$STACKS" "$TMP/$jname-no.pb.gz" | grep -q "JavaSplit\."'
 	check "$jname: --no-java: no java line" eval '! grep -q "^firn: java" "$TMP/$jname-no.err"'
+}
+
+# the JDKs: the host's (and FIRN_TEST_JDKS'), then Debian unstable's OpenJDK 21 and 25 from the
+# sid root (tests/cli/sid_root.sh) as ROOT:JDK, run chrooted in a mount namespace of their own
+# with the root's /proc mounted (glibc finds the launcher's $ORIGIN through /proc/self/exe)
+JDKS="/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64 ${FIRN_TEST_JDKS:-}"
+SID_JDKS="/usr/lib/jvm/java-21-openjdk-amd64 /usr/lib/jvm/java-25-openjdk-amd64"
+if SID=$(sid_root); then
+	for j in $SID_JDKS; do JDKS="$JDKS $SID:$j"; done
+else
+	skip "openjdk 21 and 25 of Debian unstable: $SID"
+fi
+
+# jvm_tools: JAVA and JAVAC, the commands running the JDK's java and javac (chrooted into jroot
+# where it is set), and JCLS, cls as the JVM sees it.
+jvm_tools() {
+	local run=()
+	[ -n "$jroot" ] && run=(unshare -m sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$jroot")
+	JAVA=("${run[@]}" "$jdk/bin/java")
+	JAVAC=("${run[@]}" "$jdk/bin/javac")
+}
+
+tested=0
+for entry in $JDKS; do
+	jroot= jdk=$entry
+	case $entry in *:*) jroot=${entry%%:*} jdk=${entry#*:} ;; esac
+	jname=${jroot:+sid-}$(basename "$jdk")
+	if [ ! -x "$jroot$jdk/bin/java" ] || [ ! -x "$jroot$jdk/bin/javac" ]; then
+		skip "$jname: not installed (no $jroot$jdk/bin/java and javac): its Java frames not tested"
+		continue
+	fi
+	jvm_tools
+	cls=$(classes)
+	JCLS=${cls#"$jroot"}
+	if [ ! -f "$cls/JavaSplit.class" ]; then
+		fail "$jname: javac could not compile $SRC"
+		continue
+	fi
+	tested=$((tested + 1))
+	# 1. a JVM started by firn, without flags
+	"$FIRN" record -F 999 -o "$TMP/$jname.pb.gz" -- sh "$CPUTIME" "$TMP/$jname.ms" \
+		"${JAVA[@]}" -cp "$JCLS" JavaSplit 4 >"$TMP/$jname.out" 2>"$TMP/$jname.err"
+	check "$jname: record -- java JavaSplit exits 0" test $? -eq 0
+	python3 "$STACKS" "$TMP/$jname.pb.gz" >"$TMP/$jname.txt"
+	java_check "$TMP/$jname.txt" "$TMP/$jname.out" "$(sample_floor "$TMP/$jname.ms" 999 30)" |
+		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
+	grep "firn: java" "$TMP/$jname.err" | sed "s/^/# /"
+	check "$jname: the summary has a java line with its process" \
+		grep -q '^firn: java: 1 process, .* interpreted, .* compiled' "$TMP/$jname.err"
+	if [ -z "$jroot" ]; then
+		host_cases
+	else
+		skip "$jname: -p, off-CPU, JFR and --no-java are run on the host's JDKs only"
+	fi
 
 	# 6. inlined frames: firnInner, inlined into firnOuter's nmethod, between it and firnLeaf
-	major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jdk/release" 2>/dev/null)
+	major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jroot$jdk/release" 2>/dev/null)
 	"$FIRN" record -F 999 -o "$TMP/$jname-inl.pb.gz" -- sh "$CPUTIME" "$TMP/$jname-inl.ms" \
-		"$jdk/bin/java" -cp "$cls" JavaInline 4 >/dev/null 2>"$TMP/$jname-inl.err"
+		"${JAVA[@]}" -cp "$JCLS" JavaInline 4 >/dev/null 2>"$TMP/$jname-inl.err"
 	check "$jname: record -- java JavaInline exits 0" test $? -eq 0
 	python3 "$STACKS" "$TMP/$jname-inl.pb.gz" >"$TMP/$jname-inl.txt"
 	inline_check "$TMP/$jname-inl.txt" "$(sample_floor "$TMP/$jname-inl.ms" 999 30)" \
@@ -312,7 +351,7 @@ for jdk in $JDKS; do
 
 	# 7. overloads: work(int) and work(long) told apart by their parameters; run alone of its name
 	"$FIRN" record -F 999 -o "$TMP/$jname-ovl.pb.gz" -- sh "$CPUTIME" "$TMP/$jname-ovl.ms" \
-		"$jdk/bin/java" -cp "$cls" JavaOverload 3 >/dev/null 2>"$TMP/$jname-ovl.err"
+		"${JAVA[@]}" -cp "$JCLS" JavaOverload 3 >/dev/null 2>"$TMP/$jname-ovl.err"
 	check "$jname: record -- java JavaOverload exits 0" test $? -eq 0
 	python3 "$STACKS" "$TMP/$jname-ovl.pb.gz" >"$TMP/$jname-ovl.txt"
 	overload_check "$TMP/$jname-ovl.txt" "$(sample_floor "$TMP/$jname-ovl.ms" 999 30)" |

@@ -31,6 +31,7 @@ struct hotspot_runtime_stats {
 	uint64_t refused;     /* JVM processes refused (tables unreadable or of a layout unknown) */
 	uint64_t methods;     /* methods announced and named */
 	uint64_t unreadable;  /* ... whose names could not be read, or whose Method* changed */
+	uint64_t held;        /* methods held now: a JVM's are freed when it ended (detach) */
 	uint64_t inline_sites; /* compiled methods' call sites expanded into inlined methods */
 	uint64_t unexpanded;  /* nmethods whose call sites could not be read (changed, unreadable) */
 	char last_refusal[200];

@@ -24,6 +24,10 @@
 #    its samples), each method's share of those methods' samples in both, within 3 standard
 #    errors of the difference of the two shares (no floor: a 3 pp floor hid what ~300 samples
 #    cannot show); whether 3 standard errors are within the issue's 3 pp is printed;
+#  - a continuous recording (--every 1) of two JVMs run one after the other: every interval
+#    with >= 50 samples of Java code has >= 95 % of them named and the hot methods (names kept
+#    across cuts); the summary holds <= 60 % of the methods named: the first JVM's were freed
+#    when it exited;
 #  - --no-java keeps the native view: no Java method named, no java line;
 #  - inlined frames (tests/fixtures/JavaInline.java: firnOuter's loop calls firnInner, which C2
 #    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (9 on),
@@ -181,6 +185,39 @@ out(t > 0 and run >= 0.95 * t, "overloads: %.1f%% of them under JavaOverload.run
 PY
 }
 
+# every_check ERR FILE...: a continuous recording's intervals (pprof_stacks.py's lines each):
+# every interval with >= 50 samples running Java code has >= 95 % of them with a named Java
+# frame, the hot methods named in all but the last; the summary (ERR) holds only the methods of
+# the JVM still running at the end (the first one's were freed when it exited).
+every_check() {
+	python3 - "$@" <<'PY'
+import re, sys
+java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*(\([\w$., \[\]]*\))?@[\w$/.]*:[0-9]+$")
+def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
+full = hot = 0
+rows = []
+for path in sys.argv[2:]:
+    ran = named = h = 0
+    for l in open(path):
+        tid, n, stack = l.rstrip("\n").split(" ", 2)
+        frames = stack.split(";")
+        if not any(f.startswith("JavaCalls::call_helper") for f in frames):
+            continue
+        ran += int(n)
+        named += int(n) if any(java_name.match(f) for f in frames) else 0
+        h += int(n) if "JavaSplit.firn" in stack else 0
+    rows.append("%d/%d" % (named, ran))
+    full += ran >= 50
+    hot += ran >= 50 and named >= 0.95 * ran and h > 0
+out(full >= 3 and hot == full, "--every: %d of %d intervals of >= 50 Java samples with >= 95%% of them named "
+    "and JavaSplit's hot methods (named/ran: %s)" % (hot, full, " ".join(rows)))
+m = re.search(r"methods and stubs (\d+) .*, (\d+) held", open(sys.argv[1]).read())
+out(m is not None and int(m.group(2)) <= 0.6 * int(m.group(1)),
+    "--every: %s methods held at the end of %s named (the first JVM's freed when it exited)"
+    % (m.group(2) if m else "?", m.group(1) if m else "?"))
+PY
+}
+
 # ticks PID: the CPU time pid used so far, in clock ticks (utime + stime)
 ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
@@ -271,6 +308,18 @@ host_cases() {
 	else
 		skip "$jname: no jfr in the JDK: no comparison with JDK Flight Recorder"
 	fi
+
+	# 4b. a continuous recording of two JVMs, one after the other: names in every interval
+	mkdir -p "$TMP/$jname-every"
+	"$FIRN" record -F 999 --every 1 -o "$TMP/$jname-every/iv-%H%M%S.pb.gz" -- sh -c \
+		'"$0" -cp "$1" JavaSplit 2 && "$0" -cp "$1" JavaSplit 2' "$jdk/bin/java" "$cls" \
+		>/dev/null 2>"$TMP/$jname-every.err"
+	check "$jname: record --every of two JVMs exits 0" test $? -eq 0
+	for f in "$TMP/$jname-every"/iv-*.pb.gz; do
+		python3 "$STACKS" "$f" >"${f%.pb.gz}.txt"
+	done
+	every_check "$TMP/$jname-every.err" "$TMP/$jname-every"/iv-*.txt |
+		sed "s/^\(PASS\|FAIL\): /\1: $jname: /"
 
 	# 5. --no-java: the native view, no Java method named, no java line
 	"$FIRN" record --no-java -F 199 -o "$TMP/$jname-no.pb.gz" -- \

@@ -9,6 +9,7 @@
 #ifndef FIRN_HOTSPOT_NAMES_H
 #define FIRN_HOTSPOT_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,5 +42,23 @@ int hotspot_method_source(const struct hotspot_structs *hs, const struct hotspot
 /* "java.util.HashMap.resize" into buf (len bytes, NUL-terminated, truncated as snprintf);
  * returns the length snprintf gives. */
 int hotspot_method_format(const struct hotspot_method *m, char *buf, size_t len);
+
+/* Whether another method of the class of the Method at method has its name (overloads, which
+ * a name needs its parameters to tell apart): *out true or false. 0; -ENOENT when hs has no
+ * InstanceKlass::_methods; -ESTALE when the class no longer lists method (redefined since);
+ * -EINVAL for a methods array of an implausible length; -EFAULT as hotspot_method_read;
+ * -ENOMEM. *out is false whatever the error. A class's methods are sorted by their names'
+ * Symbol*s (HotSpot's Method::sort_methods), so only method's two neighbours are read (an
+ * array read in one go, then two ConstMethods): a few reads, whatever the class's size. Names
+ * are compared by their constant pool index (javac and the class writers keep one Utf8 entry
+ * per string): a pool holding one name twice, or an array not sorted, would say false: the
+ * plain name, never another method's. */
+int hotspot_method_overloaded(const struct hotspot_structs *hs, const struct hotspot_mem *mem,
+			      pid_t pid, uint64_t method, bool *out);
+
+/* "Fix.work(int, java.lang.String[])": the name with its parameters as Java spells them, from
+ * m's signature, into buf (len bytes, NUL-terminated). The length written; -EINVAL for a
+ * signature that is no method descriptor, -ENOSPC when buf is too short (buf "" then). */
+int hotspot_method_format_params(const struct hotspot_method *m, char *buf, size_t len);
 
 #endif

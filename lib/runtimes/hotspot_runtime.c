@@ -316,11 +316,11 @@ static const struct runtime_stats_shape stats_shape = {
 	.name = "java", .own_off = offsetof(struct hsrt, st), .refused = "refused",
 	.line = "%llu frames in the code cache: %llu interpreted, %llu compiled, %llu stubs and "
 		"adapters, %llu without a code blob, %llu refused (a Method* that did not check); "
-		"methods and stubs %llu (announcements lost %llu), unreadable %llu; inlined methods "
+		"methods and stubs %llu (announcements lost %llu), unreadable %llu, %llu held; inlined methods "
 		"at %llu call sites, %llu compiled methods not expanded; ",
 	.counts = { HS_BPF(FIRN_HS_FRAMES), HS_BPF(FIRN_HS_INTERP), HS_BPF(FIRN_HS_NMETHOD),
 		    HS_BPF(FIRN_HS_STUB), HS_BPF(FIRN_HS_NO_BLOB), HS_BPF(FIRN_HS_REFUSED),
-		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable),
+		    HS_OWN(methods), HS_BPF(FIRN_HS_METHODS_LOST), HS_OWN(unreadable), HS_OWN(held),
 		    HS_OWN(inline_sites), HS_OWN(unexpanded) },
 };
 
@@ -438,7 +438,10 @@ int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspo
 		return -ESTALE;
 	if ((err = hotspot_method_read(hs, mem, pid, e->method, &m)))
 		return err;
-	hotspot_method_format(&m, buf, len);
+	bool overloaded;
+	if (hotspot_method_overloaded(hs, mem, pid, e->method, &overloaded) || !overloaded ||
+	    hotspot_method_format_params(&m, buf, len) < 0)
+		hotspot_method_format(&m, buf, len); /* one method of its name: no parameters */
 	return 0;
 }
 
@@ -446,7 +449,7 @@ int hotspot_announced_name(const struct hotspot_structs *hs, const struct hotspo
 static char *method_name(struct hsrt *r, const struct hsproc *pr,
 			 const struct firn_hotspot_method_event *e)
 {
-	char buf[sizeof(((struct hotspot_method *)0)->klass) + sizeof(((struct hotspot_method *)0)->name) + 2];
+	char buf[1024]; /* class, name and parameters; longer ones are named without */
 
 	if (hotspot_announced_name(&pr->hs, &pr->cc, &r->mem, pr->pid, e, buf, sizeof(buf)))
 		return NULL;
@@ -515,6 +518,7 @@ static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
 		return -ENOMEM;
 	r->st.methods += m->name != NULL;
 	r->st.unreadable += m->name == NULL;
+	r->st.held = r->nmethods;
 	return 0;
 }
 
@@ -652,11 +656,57 @@ static int rt_resolve(struct runtime *rt, pid_t pid, uint64_t v, struct resolved
 
 
 /* The process ended: forgotten (its methods' names stay). */
+/* The indexes of the methods and the expanded call sites, made again after some were dropped
+ * (an entry not added again is only not found: its frames unnamed, never misnamed). */
+static void reindex(struct hsrt *r)
+{
+	hashtab_clear(&r->index);
+	hashtab_clear(&r->inl_index);
+	for (size_t i = 0; i < r->nmethods; i++)
+		(void)hashtab_add(&r->index, hash_mix64(r->methods[i].id), (uint32_t)i);
+	for (size_t i = 0; i < r->ninls; i++)
+		(void)hashtab_add(&r->inl_index, hash_mix64(r->inls[i].key), (uint32_t)i);
+}
+
+/* Frees the methods of pid and the call sites expanded in them: a JVM that ended, whose samples
+ * were resolved (their names interned by the capture) when they were parked. A continuous
+ * recording holds the methods of the JVMs running, not of every JVM it met. */
+static void drop_methods(struct hsrt *r, pid_t pid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->ninls; i++) {
+		const struct hsmethod *m = method_find(r, r->inls[i].key >> 16);
+		if (m && m->pid == pid) {
+			for (uint32_t j = 0; j < r->inls[i].n; j++)
+				FREE_ALL((char *)r->inls[i].f[j].name, (char *)r->inls[i].f[j].file);
+			continue;
+		}
+		r->inls[k++] = r->inls[i];
+	}
+	r->ninls = k;
+	k = 0;
+	for (size_t i = 0; i < r->nmethods; i++) {
+		struct hsmethod *m = &r->methods[i];
+		if (m->pid == pid) {
+			FREE_ALL(m->name, m->file, m->lines);
+			continue;
+		}
+		r->methods[k++] = *m;
+	}
+	if (k < r->nmethods) {
+		r->nmethods = k;
+		reindex(r);
+	}
+	r->st.held = r->nmethods;
+}
+
 static void rt_detach(struct runtime *rt, pid_t pid)
 {
 	struct hsrt *r = (struct hsrt *)rt;
 	struct hsproc *pr = proc_find(r, pid);
 
+	drop_methods(r, pid);
 	if (!pr)
 		return;
 	if (pr->described)

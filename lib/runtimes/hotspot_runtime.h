@@ -31,6 +31,7 @@ struct hotspot_runtime_stats {
 	uint64_t refused;     /* JVM processes refused (tables unreadable or of a layout unknown) */
 	uint64_t methods;     /* methods announced and named */
 	uint64_t unreadable;  /* ... whose names could not be read, or whose Method* changed */
+	uint64_t held;        /* methods held now: a JVM's are freed when it ended (detach) */
 	uint64_t inline_sites; /* compiled methods' call sites expanded into inlined methods */
 	uint64_t unexpanded;  /* nmethods whose call sites could not be read (changed, unreadable) */
 	char last_refusal[200];
@@ -45,7 +46,8 @@ int hotspot_proc_of(const struct hotspot_structs *hs, const struct hotspot_codec
 
 /* The name of what the walker announced in e, in process pid with tables hs and code heaps cc,
  * read through mem into buf (len bytes, NUL-terminated; "" on an error): a method's
- * "java.util.HashMap.resize", or a stub's (e->cmethod 0: e->method is its CodeBlob) as HotSpot
+ * "java.util.HashMap.resize" ("Fix.work(int)" where its class has another method of its name:
+ * hotspot_method_overloaded), or a stub's (e->cmethod 0: e->method is its CodeBlob) as HotSpot
  * names it, "StubRoutines (1)". 0; -ESTALE when the Method* no longer holds the ConstMethod the
  * walker saw (the method redefined or unloaded, its memory reused by another): never another
  * method's name; -EFAULT, -EINVAL, -ENOENT as hotspot_method_read and hotspot_codecache_find

@@ -171,8 +171,14 @@ ssize_t runtime_file_index(pid_t pid, const struct procmap_entry *e, void **file
 	struct stat st;
 	int fd;
 
+	/* the mapped file itself, then its path inside the process's root: maps names it as the
+	 * reader sees it, from the host's root for a process chrooted below it */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	if ((fd = safeopen(path, 0, 0, &st)) >= 0 && st.st_ino != e->inode)
+		fd = (close(fd), -ESTALE);
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-	if ((fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
+	if (fd < 0 && (fd = safeopen(path, 0, 0, &st)) < 0) /* resolved inside the process's root */
 		return -1;
 	struct file_id id = file_id_of(&st);
 	for (size_t i = 0; i < *n; i++)

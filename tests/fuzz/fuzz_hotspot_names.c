@@ -3,8 +3,11 @@
  * memory at BASE, the Method at BASE + 0x100, as test_hotspot_names's fake lays it out (seed:
  * that fake, written with FIRN_HOTSPOT_SEEDS=DIR). Names come back NUL-terminated, all empty on
  * an error, and nothing is read outside the input. hotspot_method_source too (the source file's
- * index at ConstantPool + 64): a path or "", as its result says. */
+ * index at ConstantPool + 64): a path or "", as its result says. hotspot_method_overloaded
+ * (InstanceKlass::_methods at Klass + 0x30: the methods array, its neighbours' names) and the
+ * name with its parameters (hotspot_method_format_params: NUL-terminated, "" on an error). */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -35,5 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err = hotspot_method_source(&hs, &mem, 1, BASE + 0x100, file, sizeof(file));
 	FUZZ_ASSERT(err == 0 || err == -EFAULT || err == -EINVAL || err == -ENOENT);
 	FUZZ_ASSERT(memchr(file, 0, sizeof(file)) && (err ? !file[0] : file[0] != 0));
+	bool over = true;
+	hs.iklass_methods = 0x30;
+	err = hotspot_method_overloaded(&hs, &mem, 1, BASE + 0x100, &over);
+	FUZZ_ASSERT(err == 0 || err == -EFAULT || err == -EINVAL || err == -ESTALE || err == -ENOMEM);
+	FUZZ_ASSERT(!err || !over);
+	char name[1024];
+	int n = hotspot_method_format_params(&m, name, sizeof(name));
+	FUZZ_ASSERT(n < 0 ? !name[0] : (size_t)n == strlen(name) && name[n - 1] == ')');
 	return 0;
 }

@@ -132,10 +132,86 @@ static void test_refused(void **state)
 	assert_int_equal(read_fake(&f, FAKE_SIZE - 4, &m), -EFAULT);
 }
 
+#define ARR 0x800      /* the class's Array<Method*> */
+#define METHOD2 0x900  /* another method of the class */
+#define CMETHOD2 0xa00
+#define IKLASS_METHODS 0x30
+
+/* build's class with a methods array: METHOD and METHOD2, whose name is the pool's slot name2
+ * (3: resize's own, an overload), its signature sig. */
+static void build_class(struct fake *f, uint16_t name2, const char *sig)
+{
+	build(f);
+	poke_ptr(f, KLASS + IKLASS_METHODS, BASE + ARR);
+	poke_u32(f, ARR, 2);
+	poke_ptr(f, ARR + 8, BASE + METHOD2);
+	poke_ptr(f, ARR + 16, BASE + METHOD);
+	poke_ptr(f, METHOD2 + 8, BASE + CMETHOD2);
+	poke_ptr(f, CMETHOD2 + 8, BASE + CPOOL);
+	poke_u16(f, CMETHOD2 + 34, name2);
+	memset(f->mem + SYM_SIG, 0, 0x100);
+	put_symbol(f, SYM_SIG, sig);
+}
+
+/* Whether the fake's METHOD has an overload, with iklass_methods at its place. */
+static int overloaded_fake(struct fake *f, uint32_t iklass_methods, bool *out)
+{
+	struct hotspot_structs hs;
+	struct hotspot_mem mem = { fake_read, f };
+
+	jdk17_names(&hs);
+	hs.iklass_methods = iklass_methods;
+	return hotspot_method_overloaded(&hs, &mem, 1, BASE + METHOD, out);
+}
+
+/* Overloads: a method whose class has another of its name carries its parameters as Java
+ * spells them; one alone of its name keeps the plain name; a class that no longer lists the
+ * method, a methods array out of bounds or a JDK without the field say so, never true. */
+static void test_overloads(void **state)
+{
+	static struct fake f;
+	struct hotspot_method m;
+	char name[300];
+	bool over = true;
+	(void)state;
+	build_class(&f, 9, "(I[Ljava/lang/String;[[J)V"); /* another name */
+	assert_int_equal(overloaded_fake(&f, IKLASS_METHODS, &over), 0);
+	assert_false(over);
+	build_class(&f, 3, "(I[Ljava/lang/String;[[J)V"); /* resize again */
+	write_seed(&f, "seed-overloads");
+	assert_int_equal(overloaded_fake(&f, IKLASS_METHODS, &over), 0);
+	assert_true(over);
+	assert_int_equal(read_fake(&f, METHOD, &m), 0);
+	assert_int_equal(hotspot_method_format_params(&m, name, sizeof(name)),
+			 (int)strlen("java.util.HashMap.resize(int, java.lang.String[], long[][])"));
+	assert_string_equal(name, "java.util.HashMap.resize(int, java.lang.String[], long[][])");
+	assert_int_equal(hotspot_method_format_params(&m, name, 30), -ENOSPC);
+	assert_string_equal(name, "");
+	strcpy(m.signature, "()V");
+	assert_int_equal(hotspot_method_format_params(&m, name, sizeof(name)), 26);
+	assert_string_equal(name, "java.util.HashMap.resize()");
+	static const char *const bad[] = { "(Q)V", "(Ljava/lang/String)V", "(L;)V", "I)V", "(I", "([)V" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strcpy(m.signature, bad[i]);
+		assert_int_equal(hotspot_method_format_params(&m, name, sizeof(name)), -EINVAL);
+	}
+	poke_ptr(&f, ARR + 16, BASE + METHOD2); /* the class lists METHOD no more */
+	assert_int_equal(overloaded_fake(&f, IKLASS_METHODS, &over), -ESTALE);
+	assert_false(over);
+	build_class(&f, 3, "()V");
+	poke_u32(&f, ARR, 70000);
+	assert_int_equal(overloaded_fake(&f, IKLASS_METHODS, &over), -EINVAL);
+	poke_u32(&f, ARR, 400); /* the pointers run past the memory */
+	assert_int_equal(overloaded_fake(&f, IKLASS_METHODS, &over), -EFAULT);
+	assert_int_equal(overloaded_fake(&f, 0, &over), -ENOENT);
+	assert_false(over);
+}
+
 /* What a walk over a JVM's loaded classes met, and over its code heaps. */
 struct walk {
 	int methods, failed, klasses;
 	bool resize, jitfix;
+	int overloads[2]; /* String.indexOf said overloaded, HashMap.resize said not */
 	int blobs, nmethods, nm_failed;
 	bool jitfix_compiled;
 	int cc_err, lookups, lookups_wrong, kinds[4]; /* pcs looked up in the CodeCache: found */
@@ -159,6 +235,12 @@ static void walk_klass(int fd, const struct hotspot_structs *hs, pid_t pid, uint
 			w->failed++;
 			continue;
 		}
+		bool over = false;
+		int err = hotspot_method_overloaded(hs, &mem, pid, peek(fd, arr + 8 + 8 * (uint64_t)i), &over);
+		if (!strcmp(m.klass, "java.lang.String") && !strcmp(m.name, "indexOf"))
+			w->overloads[0] += !err && over ? 1 : -1000;
+		if (!strcmp(m.klass, "java.util.HashMap") && !strcmp(m.name, "resize"))
+			w->overloads[1] += !err && !over ? 1 : -1000;
 		w->resize |= !strcmp(m.klass, "java.util.HashMap") && !strcmp(m.name, "resize") &&
 			     !strcmp(m.signature, "()[Ljava/util/HashMap$Node;");
 		w->jitfix |= !strcmp(m.klass, "JitFix") && !strcmp(m.name, "firnHashWork") &&
@@ -327,6 +409,7 @@ static void live_jdk(const char *jdk)
 	assert_true(w.klasses > 300 && w.methods > 3000);
 	assert_true(w.failed * 100 <= w.methods);
 	assert_true(w.resize);
+	assert_true(w.overloads[0] >= 2 && w.overloads[1] == 1);
 	assert_true(w.jitfix);
 	print_message("%s: %d code blobs, %d nmethods, %d unnamed\n", jdk, w.blobs, w.nmethods,
 		      w.nm_failed);
@@ -360,6 +443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fake),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_overloads),
 		cmocka_unit_test(test_live_jdk17),
 		cmocka_unit_test(test_live_temurin25),
 	};

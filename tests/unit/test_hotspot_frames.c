@@ -124,8 +124,9 @@ static int stop_and_walk(const struct hotspot_structs *hs, const struct hotspot_
 	return ptrace(PTRACE_CONT, tid, 0, 0) || err ? -1 : 0;
 }
 
-/* A JVM of jdk run interpreted only: its main thread's frames checked at 400 stops, or until
- * 150 stops in JitFix's code. */
+/* A JVM of jdk run interpreted only: its main thread's frames checked at 400 stops and until
+ * 100 of them are in JitFix's code (javac, interpreted, compiles the source first: at load 18 that
+ * outlasted 400 stops), or until 150 stops in JitFix's code; 50 s at most. */
 static void live_jdk(const char *jdk)
 {
 	struct hotspot_syms s;
@@ -148,7 +149,7 @@ static void live_jdk(const char *jdk)
 	if (!err && !(err = hotspot_codecache_read(&hs, &(struct hotspot_mem){ procmem_read, &fd },
 						   pid, &cc)))
 		err = tid && !ptrace(PTRACE_SEIZE, tid, 0, 0) ? 0 : -ESRCH;
-	for (int i = 0; !err && i < 3000 && st.stops < 400 && st.jitfix < 150; i++) {
+	for (int i = 0; !err && i < 5000 && (st.stops < 400 || st.jitfix < 100) && st.jitfix < 150; i++) {
 		err = stop_and_walk(&hs, &cc, fd, pid, tid, &st);
 		usleep(10 * 1000);
 	}

@@ -243,13 +243,26 @@ struct firn_file {
 	struct { __u64 offset, filesz; __s64 delta; } segs[FIRN_FILE_SEGS];
 };
 
-/* Mappings the BPF unwinder found by itself (bpf_find_vma) that the process's description lacks:
- * a ring of the last FIRN_KMAPS, per process. */
-#define FIRN_KMAPS 16
+/* A mapping the BPF unwinder found by itself (the kernel's VMA), kept with its file: while the
+ * file's table is not loaded (m.row_count 0, pending 1), each use looks the file up in
+ * unwind_files again, so the rows are used as soon as user space loads them. */
+struct firn_kmap {
+	struct firn_umap m;
+	struct firn_file_key file;  /* {0, 0}: the vdso */
+	__u64 off;                  /* the mapping's file offset */
+	__u64 size, mtime_sec;      /* the file's, checked against the table's (inode reuse) */
+	__u32 mtime_nsec;
+	__u32 pending;              /* 1: a file (or the vdso) whose table may still come */
+};
+
+/* Mappings the BPF unwinder found by itself (bpf_find_vma; a target's new code as it is mapped)
+ * that the process's description lacks: a ring of the last FIRN_KMAPS, per process (a command's
+ * hundred dlopen'ed libraries fit). */
+#define FIRN_KMAPS 128
 struct firn_kproc {
 	__u32 n;    /* entries in use (at most FIRN_KMAPS) */
 	__u32 next; /* where the next one goes (mod FIRN_KMAPS): the oldest is replaced */
-	struct firn_umap maps[FIRN_KMAPS];
+	struct firn_kmap maps[FIRN_KMAPS];
 };
 
 /* Why a DWARF unwind stopped (indexes of the unwind statistics; FIRN_UNW_COMPLETE is success). */

@@ -36,13 +36,10 @@ static __always_inline void note_exec_maps(struct task_struct *p, __u32 pid)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
 	__u64 code = BPF_CORE_READ(p, mm, start_code), entry = BPF_CORE_READ(regs, ip);
-	struct firn_umap m;
 
-	if (vma_umap(p, code, &m))
-		kproc_add(pid, NULL, &m);
-	struct firn_kproc *k = bpf_map_lookup_elem(&unwind_kprocs, &pid);
-	if (entry && !(k && find_kmap(k, entry)) && vma_umap(p, entry, &m))
-		kproc_add(pid, k, &m);
+	kproc_note(p, pid, code);
+	if (entry)
+		kproc_note(p, pid, entry);
 }
 
 SEC("raw_tp/sched_process_exec")
@@ -77,7 +74,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * at every system call's end (a raw tracepoint there cost each system call of the host ~0.2
  * us), nor a uprobe on the loader (0.1 s to detach); no kprobes on this kernel. Only growth past
  * the highest count: code made writable and back (JIT) does not ask again. addr: the program's
- * code start, a file mapping (the listeners' JIT checks look at it). */
+ * code start, a file mapping (the listeners' JIT checks look at it). The new code is also
+ * described here in the kernel, by its file (kproc_note_mapped): its samples unwind as soon as
+ * the file's table is loaded, without waiting for the process's description. */
 SEC("?raw_tp/mmap_lock_released")
 int BPF_PROG(on_mmap_unlock, struct mm_struct *mm)
 {
@@ -94,6 +93,7 @@ int BPF_PROG(on_mmap_unlock, struct mm_struct *mm)
 		return 0;
 	bpf_map_update_elem(&exec_vm_seen, &pid, &vm, BPF_ANY);
 	send_event_addr(FIRN_EV_UNKNOWN_CODE, pid, BPF_CORE_READ(mm, start_code), false);
+	kproc_note_mapped(pid); /* (the watch runs with DWARF tables only) */
 	return 0;
 }
 

@@ -118,20 +118,23 @@ pct=$(python3 -c "print('%.1f' % (100.0 * $ok / $all if $all else 0))")
 at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% of $all samples reach _start (>= 95%)" \
 	|| fail "python3.11 0.3 s runs: $pct% of $all samples reach _start"
 
-# 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library is described to the
-# kernel as it is mapped (on_mmap_unlock), not once a sample found no table for it (issue 51: 2-22 %
-# of these samples stopped at no mapping, the ask rate-limited and the recorder asleep; 90-93 %
-# of them reached _start over 20 runs, the worst run 78-83 %). The command does not wait for
-# the recorder: a library run within milliseconds of its mapping may still lose a sample or
-# two (9-18 of a run's 300 in a CI run at a load of 1-3: 97.77 %; edac317, before this round,
-# 98.2 % beside it), so over 20 runs >= 97 % of the samples in the libraries reach _start, no run
-# below 90 % (before the wake: 90-93 %, worst runs 78-83 %); the samples hold a floor from the
-# CPU they got. Issue 51's 99.5 % in every run needs the kernel to find a new file's rows itself.
-# The command runs at nice 19: what is measured is how soon firn describes a library once its
-# mapping is reported, not how the scheduler shares two loaded CPUs between the recorder and the
-# command (at a load of 6, with the command at nice 0: 95-97 % reached _start, with or without
-# the new runtimes; at nice 19: 99.5 %)
-all=0 trunc=0 floor=0 runs=0 worst=100
+# 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library is described in the
+# kernel as it is mapped (on_mmap_unlock: the VMA at the mmap call's address, kept by its file,
+# its rows taken as soon as user space has loaded the file's table), not once user space has
+# described the process nor by a VMA lookup per sample (issue 51; before, in 20 runs: 26 of the
+# 28 stops at no mapping came from the one VMA lookup a sample may make, 2 from a table not
+# loaded yet; runs of 57 and 232 samples lost 11 and 9). Issue 51's target: >= 99.5 % of the
+# samples in the libraries reach _start over 20 runs, and in every run of 50 samples or more
+# (one truncated sample allowed in a run of under 200: 99.5 % of it is one sample). Both over
+# the runs of 50 samples or more (at least 5, else the case skips): a run the loaded host gave a
+# few dozen samples says little. What still truncates is a library run before user space has
+# loaded its file's table (`manylibs;[unknown];spin`): at a load of 17-25 here that came in
+# bursts, one run losing 3 of 51, 13 of 51 or 13 of 70 samples, in 3 of 7 sets of 20 runs (so
+# this case failed there; the old build failed 2 of 3 sets). The samples hold a floor from the
+# CPU they got. The
+# command runs at nice 19: what is measured is how soon firn describes a library once it is
+# mapped, not how the scheduler shares two loaded CPUs between the recorder and the command.
+all=0 trunc=0 floor=0 runs=0 worst=100 bad= big=0 ball=0 btrunc=0
 for i in $(seq 1 20); do
 	"$FIRN" record -q -F 999 -o "$TMP/dl.pb.gz" -- sh "$CPUTIME" "$TMP/dl.cpu" \
 		nice -n 19 "$FIX/manylibs" "$FIX/manylibs.d" 100 0.3 || continue
@@ -142,6 +145,8 @@ for i in $(seq 1 20); do
 	# (the worst run among those with 50 samples or more in the libraries: a run the loaded
 	# host gave a few dozen samples says little)
 	[ "$n" -ge 50 ] && python3 -c "import sys; sys.exit(0 if $pct < $worst else 1)" && worst=$pct
+	[ "$n" -ge 50 ] && [ "$t" -gt 1 ] && [ $((t * 200)) -gt "$n" ] && bad="$bad $i:$t/$n"
+	[ "$n" -ge 50 ] && big=$((big + 1)) ball=$((ball + n)) btrunc=$((btrunc + t))
 	all=$((all + n)) trunc=$((trunc + t)) runs=$((runs + 1))
 	floor=$((floor + $(sample_floor "$TMP/dl.cpu" 999 80)))
 done
@@ -149,6 +154,12 @@ pct=$(python3 -c "print('%.2f' % (100.0 * ($all - $trunc) / $all if $all else 0)
 echo "# 100 libraries, $runs runs of 0.3 s: $all samples in the libraries (floor $floor), $pct% reach _start, worst run $worst%"
 [ "$runs" -eq 20 ] && [ "$all" -ge "$floor" ] && pass "100 libraries: $runs runs, $all samples in the libraries (>= $floor)" \
 	|| fail "100 libraries: $runs runs of 20 recorded, $all samples in the libraries (floor $floor)"
-at_least "$pct" 97 && at_least "$worst" 90 \
-	&& pass "100 libraries: $pct% of the samples in them reach _start (>= 97%), worst run $worst% (>= 90%)" \
-	|| fail "100 libraries: $pct% of the samples in them reach _start, worst run $worst%"
+bpct=$(python3 -c "print('%.2f' % (100.0 * ($ball - $btrunc) / $ball if $ball else 0))")
+echo "# of them $big runs of 50 samples or more: $ball samples, $bpct% reach _start"
+if [ "$big" -lt 5 ]; then
+	skip "100 libraries: $big runs of 50 samples or more (of 20): the host left the command too little CPU"
+else
+	at_least "$bpct" 99.5 && [ -z "$bad" ] \
+		&& pass "100 libraries: $bpct% of the samples in $big runs reach _start (>= 99.5%), every run too (worst $worst%)" \
+		|| fail "100 libraries: $bpct% of the samples in $big runs reach _start, worst run $worst%, runs under 99.5%:${bad:- none}"
+fi

@@ -90,6 +90,15 @@ struct {
 
 __u64 otel_next_id = 0; /* 64-bit: clang 14 needs it for XADD's value */
 
+/* Bumped by user space after it took contexts out of otel_ctxs (a continuous recording's
+ * ids no cut used): an id a thread remembers from an older epoch is looked up again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} otel_epoch SEC(".maps");
+
 /* The address of the thread's otel_thread_ctx_v1 from its fs base (0: not reachable now). */
 static __always_inline __u64 otel_slot(const struct firn_otel_proc *p, __u64 fs)
 {
@@ -165,6 +174,7 @@ struct otel_thread {
 	__u64 mm, fs, slot;
 	__u64 rec;                  /* the record's address; id 0: none remembered */
 	__u64 head[4];              /* its FIRN_OTEL_HEADER bytes, the rest zero */
+	__u64 epoch;                /* otel_epoch's when id was found */
 	__u32 pid, id;
 };
 
@@ -236,7 +246,7 @@ static __always_inline __u32 otel_hit(const struct otel_thread *t)
 /* Remembers record rec (read into k) and its id for the thread's next sample; returns id.
  * FIRN_CTX_OTHER is not remembered: each sample of a full table is counted folded. */
 static __always_inline __u32 otel_remember(struct otel_thread *t, const struct firn_otel_key *k,
-					   __u64 rec, __u32 id)
+					   __u64 rec, __u32 id, __u64 epoch)
 {
 	const __u64 *h = (const __u64 *)k->rec;
 
@@ -248,6 +258,7 @@ static __always_inline __u32 otel_remember(struct otel_thread *t, const struct f
 	t->head[3] = h[3] & 0xffffffffULL; /* little-endian: the header's last 4 bytes */
 	t->rec = rec;
 	t->id = id;
+	t->epoch = epoch;
 	return id;
 }
 
@@ -295,18 +306,20 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	OTEL_MARK(tm, 0);
 	__u32 zero = 0, *v;
 	struct otel_thread *t = pid ? otel_thread_of(task, pid) : NULL;
+	__u64 rec = 0, epoch, *e;
 	struct firn_otel_key *k;
-	__u64 rec = 0;
 	OTEL_MARK(tm, 2);
 
 	if (!t || !t->slot)
 		return 0;
+	e = bpf_map_lookup_elem(&otel_epoch, &zero);
+	epoch = e ? *e : 0; /* read before the hash: an id found there is of this epoch */
 	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)t->slot)) {
 		walker_count(FIRN_OTEL_TAG, FIRN_OTEL_BAD_READ);
 		return 0;
 	}
 	OTEL_MARK(tm, 3);
-	t->id = rec && rec == t->rec && t->id && otel_same(t, rec) ? t->id : 0;
+	t->id = rec && rec == t->rec && t->id && t->epoch == epoch && otel_same(t, rec) ? t->id : 0;
 	OTEL_MARK(tm, 4);
 	if (t->id || !rec) { /* a cleared record forgets the last one */
 		__u32 c = rec ? otel_hit(t) : 0;
@@ -325,7 +338,7 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	}
 	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
 	v = bpf_map_lookup_elem(&otel_ctxs, k);
-	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k)));
+	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k), epoch));
 }
 #endif
 #endif

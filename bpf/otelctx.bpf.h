@@ -139,12 +139,15 @@ static __always_inline int otel_read(struct firn_otel_key *k, __u64 slot, __u64 
 	return 1;
 }
 
-/* A new context's id, announced; FIRN_CTX_OTHER when the table is full (counted). */
+/* A new context's id, announced; FIRN_CTX_OTHER when the table is full (counted). Ids go
+ * round after FIRN_CTX_OTHER - 1 (a continuous recording lets them go: user space takes an
+ * old one that is still in the table out when its id comes again). */
 static __always_inline __u32 otel_new_id(const struct firn_otel_key *k)
 {
-	__u32 id = (__u32)__sync_fetch_and_add(&otel_next_id, 1) + 1, *v;
+	__u64 n = __sync_fetch_and_add(&otel_next_id, 1);
+	__u32 id = (__u32)(n % (FIRN_CTX_OTHER - 1)) + 1, *v;
 
-	if (id >= FIRN_CTX_OTHER || bpf_map_update_elem(&otel_ctxs, k, &id, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(&otel_ctxs, k, &id, BPF_NOEXIST)) {
 		v = bpf_map_lookup_elem(&otel_ctxs, k); /* another CPU's, just now */
 		if (v)
 			return *v;

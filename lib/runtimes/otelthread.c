@@ -293,12 +293,28 @@ static struct otel_context *context_of(const struct otelthread *o, uint64_t id)
 	return HASHTAB_FIND_ID(&o->by_id, o->ctxs, id, id);
 }
 
-/* Id's entry, empty (an id announced again: its old labels go), with key; NULL: no memory. */
+/* Bumps the walker's otel_epoch: no thread reuses an id it remembers (found again by its key). */
+static void epoch_bump(struct otelthread *o)
+{
+	__u32 zero = 0;
+
+	o->epoch++;
+	if (sample_source_map_update(o->h->ss, "otel_epoch", &zero, &o->epoch))
+		o->epoch--; /* not the walker's now: tried again at the next bump */
+}
+
+/* Id's entry, empty, with key; NULL: no memory. An id announced again (the walker's ids went
+ * round) whose old context is still in the walker's table: the old one is taken out (its
+ * thread gets a new id at its next sample), its labels go. */
 static struct otel_context *context_new(struct otelthread *o, uint64_t id,
 					const struct firn_otel_key *key)
 {
 	struct otel_context *c = context_of(o, id);
 
+	if (c && !c->dying && memcmp(&c->key, key, sizeof(*key))) {
+		(void)sample_source_map_update(o->h->ss, "otel_ctxs", &c->key, NULL);
+		epoch_bump(o);
+	}
 	if (!c) {
 		if (VEC_GROW(o->ctxs, o->cap_ctxs, o->nctxs + 1) ||
 		    hashtab_add(&o->by_id, hash_mix64(id), (uint32_t)o->nctxs))
@@ -370,7 +386,6 @@ static void otel_cut(struct runtime *rt)
 	struct otelthread *o = (struct otelthread *)rt;
 	struct sample_source *ss = o->h->ss;
 	size_t n = 0, gone = 0;
-	__u32 zero = 0;
 
 	hashtab_clear(&o->by_id);
 	for (size_t i = 0; i < o->nctxs; i++) {
@@ -390,11 +405,8 @@ static void otel_cut(struct runtime *rt)
 	o->nctxs = n;
 	o->let_go += gone;
 	o->cut++;
-	if (!gone)
-		return;
-	o->epoch++;
-	if (sample_source_map_update(ss, "otel_epoch", &zero, &o->epoch))
-		o->epoch--; /* not the walker's now: tried again at the next cut that lets one go */
+	if (gone)
+		epoch_bump(o);
 }
 
 /* "firn: otel: ..." from the walker's counters, where a process had a thread context. */

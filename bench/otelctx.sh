@@ -6,7 +6,8 @@
 # its bit): two copies of the fixture, each recorded by its own firn, both at once, so the
 # machine's load moves both alike (each firn's program counts its own target's samples); the
 # same for the general-dynamic build (the DTV route: two more reads). OTEL_AA=1 records both with
-# --no-otel: the pairing's own spread (an A/A check: 0.92-1.11 here). Per sample as in bench/python.sh:
+# --no-otel: the pairing's own spread (an A/A check: 0.92-1.11 here). The alternated rows: one
+# copy, recorded with and without by turns (ALT each). Per sample as in bench/python.sh:
 # (run_time_ns - (run_cnt - target samples) x early return) / target samples. No reference tool
 # reads OTEP 4947 contexts here (the OpenTelemetry profiler's reader is an open PR stack).
 # Prints result lines (bench/bench_lib.sh).

@@ -11,10 +11,14 @@
  * FIRN_CTX_OTHER, counted (FIRN_OTEL_FOLDED). cpu-clock samples (count_sample) and off-CPU waits
  * (the thread's context when it began waiting) carry it; other events' stacks do not (on_usdt's
  * verifier budget). Its tag is no frame kind: it adds no frames. A thread remembers in its
- * task storage (otel_threads) where its variable is and the record its last sample read, with
- * that record's header and id: a sample finding the same pointer and, read again, the same
+ * task storage (otel_threads) where its variable is, for its process image (pid, mm), and the
+ * record its last sample read, with that record's header and id: a sample of the same image
+ * needs no walker_procs lookup, and one finding the same pointer and, read again, the same
  * header (valid) reuses the id without the attributes, the second reads or the hash (the SDK
- * publishes a new record by swapping the pointer, an in-place rewrite changes the header). */
+ * publishes a new record by swapping the pointer, an in-place rewrite changes the header).
+ * Each cold cache line costs here (a map's hash, a per-CPU scratch: ~100-300 ns each on this
+ * host, bench/otelctx_stages.sh), so the path of a thread whose record did not change touches
+ * its storage, its task, the pointer and the header alone. */
 #ifndef FIRN_BPF_OTELCTX_H
 #define FIRN_BPF_OTELCTX_H
 
@@ -86,6 +90,15 @@ struct {
 
 __u64 otel_next_id = 0; /* 64-bit: clang 14 needs it for XADD's value */
 
+/* Bumped by user space after it took contexts out of otel_ctxs (a continuous recording's
+ * ids no cut used): an id a thread remembers from an older epoch is looked up again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} otel_epoch SEC(".maps");
+
 /* The address of the thread's otel_thread_ctx_v1 from its fs base (0: not reachable now). */
 static __always_inline __u64 otel_slot(const struct firn_otel_proc *p, __u64 fs)
 {
@@ -126,12 +139,15 @@ static __always_inline int otel_read(struct firn_otel_key *k, __u64 slot, __u64 
 	return 1;
 }
 
-/* A new context's id, announced; FIRN_CTX_OTHER when the table is full (counted). */
+/* A new context's id, announced; FIRN_CTX_OTHER when the table is full (counted). Ids go
+ * round after FIRN_CTX_OTHER - 1 (a continuous recording lets them go: user space takes an
+ * old one that is still in the table out when its id comes again). */
 static __always_inline __u32 otel_new_id(const struct firn_otel_key *k)
 {
-	__u32 id = (__u32)__sync_fetch_and_add(&otel_next_id, 1) + 1, *v;
+	__u64 n = __sync_fetch_and_add(&otel_next_id, 1);
+	__u32 id = (__u32)(n % (FIRN_CTX_OTHER - 1)) + 1, *v;
 
-	if (id >= FIRN_CTX_OTHER || bpf_map_update_elem(&otel_ctxs, k, &id, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(&otel_ctxs, k, &id, BPF_NOEXIST)) {
 		v = bpf_map_lookup_elem(&otel_ctxs, k); /* another CPU's, just now */
 		if (v)
 			return *v;
@@ -154,13 +170,14 @@ static __always_inline __u32 otel_new_id(const struct firn_otel_key *k)
 }
 
 /* What a thread's last sample found (otel_threads): where its variable is, for the process
- * entry and fs base it was found with (the TLS address is fixed for a thread's life), and the
- * record it pointed to, its header and id. */
+ * image (pid, mm) and fs base it was found with (the TLS address is fixed for a thread's life;
+ * an exec makes a new mm, whose entry user space tells again), and the record it pointed to,
+ * its header and id. */
 struct otel_thread {
-	struct firn_otel_proc proc;
-	__u64 fs, slot;
+	__u64 mm, fs, slot;
 	__u64 rec;                  /* the record's address; id 0: none remembered */
 	__u64 head[4];              /* its FIRN_OTEL_HEADER bytes, the rest zero */
+	__u64 epoch;                /* otel_epoch's when id was found */
 	__u32 pid, id;
 };
 
@@ -178,44 +195,46 @@ struct {
 	__type(value, struct otel_thread);
 } otel_thread_scratch SEC(".maps"); /* a thread with no storage now: remembers nothing */
 
-/* The thread's cache with the slot of pid's variable (slot 0: not reachable); a thread whose
- * storage cannot be had now (another program holds it on this CPU) gets an empty one. */
-static __always_inline struct otel_thread *otel_thread_of(struct task_struct *task, __u32 pid,
-							  const struct firn_otel_proc *p)
+/* The thread's cache with the slot of pid's variable (slot 0: not reachable), NULL where pid's
+ * walker was not told of one. A thread whose cache holds the same image and fs base needs no
+ * walker_procs lookup (its hash is most of a sample's cost here: bench/RESULTS.md); storage is
+ * made only for threads of a process told of; one that cannot be had now (another program
+ * holds it on this CPU) gets an empty one. */
+static __always_inline struct otel_thread *otel_thread_of(struct task_struct *task, __u32 pid)
 {
-	struct otel_thread *t = bpf_task_storage_get(&otel_threads, task, 0,
-						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct otel_thread *t = bpf_task_storage_get(&otel_threads, task, 0, 0);
 	__u64 fs = task->thread.fsbase; /* a trusted pointer: a load, no helper call */
+	__u64 mm = (__u64)task->mm;
 	__u32 zero = 0;
 
-	if (!t) {
-		t = bpf_map_lookup_elem(&otel_thread_scratch, &zero);
-		if (!t)
-			return NULL;
-		t->pid = 0; /* found again below, nothing remembered */
-	}
-	if (t->pid == pid && t->fs == fs && t->slot && t->proc.how == p->how &&
-	    t->proc.offset == p->offset && t->proc.module == p->module)
+	if (t && t->pid == pid && t->mm == mm && t->fs == fs && t->slot)
 		return t;
-	t->id = 0; /* another process (exec) or variable: nothing found before holds */
+	struct firn_otel_proc *p = walker_proc(FIRN_OTEL_TAG, pid);
+	if (!p)
+		return NULL;
+	if (!t)
+		t = bpf_task_storage_get(&otel_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		t = bpf_map_lookup_elem(&otel_thread_scratch, &zero);
+	if (!t)
+		return NULL;
+	t->id = 0; /* another image (exec) or thread start: nothing found before holds */
 	t->pid = pid;
+	t->mm = mm;
 	t->fs = fs;
-	t->proc = *p;
 	t->slot = otel_slot(p, fs);
 	return t;
 }
 
-/* Whether rec's header, read into k, is the one t remembers, still valid: no attributes read. */
-static __always_inline bool otel_same(const struct otel_thread *t, struct firn_otel_key *k,
-				      __u64 rec)
+/* Whether the header at rec is the one t remembers, still valid: no attributes read. */
+static __always_inline bool otel_same(const struct otel_thread *t, __u64 rec)
 {
-	__u64 *h = (__u64 *)k->rec;
+	__u64 h[4] = {};
 
-	h[3] = 0;
 	if (bpf_probe_read_user(h, FIRN_OTEL_HEADER, (void *)rec))
 		return false; /* read again in full, counted there */
 	return h[0] == t->head[0] && h[1] == t->head[1] && h[2] == t->head[2] &&
-	       h[3] == t->head[3] && k->rec[FIRN_OTEL_VALID] == 1;
+	       h[3] == t->head[3] && ((__u8 *)h)[FIRN_OTEL_VALID] == 1;
 }
 
 /* A sample whose record is t's: counted as a read one is, t's id. */
@@ -230,7 +249,7 @@ static __always_inline __u32 otel_hit(const struct otel_thread *t)
 /* Remembers record rec (read into k) and its id for the thread's next sample; returns id.
  * FIRN_CTX_OTHER is not remembered: each sample of a full table is counted folded. */
 static __always_inline __u32 otel_remember(struct otel_thread *t, const struct firn_otel_key *k,
-					   __u64 rec, __u32 id)
+					   __u64 rec, __u32 id, __u64 epoch)
 {
 	const __u64 *h = (const __u64 *)k->rec;
 
@@ -242,8 +261,41 @@ static __always_inline __u32 otel_remember(struct otel_thread *t, const struct f
 	t->head[3] = h[3] & 0xffffffffULL; /* little-endian: the header's last 4 bytes */
 	t->rec = rec;
 	t->id = id;
+	t->epoch = epoch;
 	return id;
 }
+
+#ifdef FIRN_OTEL_TIMING
+/* By hand only (bench/otelctx_stages.sh): ns between otel_ctx's marks, per stage; off, none. */
+struct otel_timing {
+	__u64 last, sum[8], n[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct otel_timing);
+} otel_timing SEC(".maps");
+
+#define OTEL_MARK(tm, i)                                                \
+	do {                                                            \
+		__u64 now_ = bpf_ktime_get_ns(), d_ = now_ - (tm)->last; \
+		if ((i) >= 0 && d_ < 20000) {                           \
+			(tm)->sum[(i) & 7] += d_;                       \
+			(tm)->n[(i) & 7]++;                             \
+		}                                                       \
+		(tm)->last = now_;                                      \
+	} while (0)
+#define OTEL_TM_GET(tm)                                                          \
+	__u32 tz_ = 0;                                                           \
+	struct otel_timing *tm = bpf_map_lookup_elem(&otel_timing, &tz_);        \
+	if (!tm)                                                                 \
+		return 0;
+#else
+#define OTEL_MARK(tm, i)
+#define OTEL_TM_GET(tm)
+#endif
 
 /* The label context of the current thread (task) of process pid: FIRN_CTX(FIRN_OTEL_TAG, id)
  * of the record its otel_thread_ctx_v1 points to, 0 when none (or the reader is off). A thread
@@ -252,21 +304,34 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 {
 	if (!WALKER_ON(FIRN_OTEL_TAG)) /* first: off, the verifier drops the rest */
 		return 0;
+	OTEL_TM_GET(tm)
+	OTEL_MARK(tm, -1);
+	OTEL_MARK(tm, 0);
 	__u32 zero = 0, *v;
-	struct firn_otel_proc *p = pid ? walker_proc(FIRN_OTEL_TAG, pid) : NULL;
-	struct firn_otel_key *k = p ? bpf_map_lookup_elem(&otel_scratch, &zero) : NULL;
-	struct otel_thread *t = k ? otel_thread_of(task, pid, p) : NULL;
-	__u64 rec = 0;
+	struct otel_thread *t = pid ? otel_thread_of(task, pid) : NULL;
+	__u64 rec = 0, epoch, *e;
+	struct firn_otel_key *k;
+	OTEL_MARK(tm, 2);
 
 	if (!t || !t->slot)
 		return 0;
+	e = bpf_map_lookup_elem(&otel_epoch, &zero);
+	epoch = e ? *e : 0; /* read before the hash: an id found there is of this epoch */
 	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)t->slot)) {
 		walker_count(FIRN_OTEL_TAG, FIRN_OTEL_BAD_READ);
 		return 0;
 	}
-	t->id = rec && rec == t->rec && t->id && otel_same(t, k, rec) ? t->id : 0;
-	if (t->id || !rec) /* a cleared record forgets the last one */
-		return rec ? otel_hit(t) : 0;
+	OTEL_MARK(tm, 3);
+	t->id = rec && rec == t->rec && t->id && t->epoch == epoch && otel_same(t, rec) ? t->id : 0;
+	OTEL_MARK(tm, 4);
+	if (t->id || !rec) { /* a cleared record forgets the last one */
+		__u32 c = rec ? otel_hit(t) : 0;
+		OTEL_MARK(tm, 5);
+		return c;
+	}
+	k = bpf_map_lookup_elem(&otel_scratch, &zero);
+	if (!k)
+		return 0;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pid = pid;
 	int rc = otel_read(k, t->slot, rec);
@@ -276,7 +341,7 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	}
 	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
 	v = bpf_map_lookup_elem(&otel_ctxs, k);
-	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k)));
+	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k), epoch));
 }
 #endif
 #endif

@@ -629,6 +629,8 @@ struct profile *recorder_cut(struct recorder *r)
 		procsnap_resnap_young(&r->snaps, for_each_entry, r->ss);
 	if (!err)
 		err = capture_cut(r->cap, for_each_entry, r->ss, r->cut_ns, now);
+	if (!err) /* the cut's labels are taken: a runtime may let go of what it no longer uses */
+		runtime_set_cut(&r->rts);
 	if (!err) { /* the next cut counts from here; what this one stored stays counted */
 		struct sampler_stats st;
 		r->ss->ops->get_stats(r->ss, &st);

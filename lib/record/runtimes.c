@@ -151,6 +151,13 @@ void runtime_set_detach(struct runtime_set *s, pid_t pid)
 	EACH(s, detach, pid);
 }
 
+void runtime_set_cut(struct runtime_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->slots[i].ops->cut)
+			s->slots[i].ops->cut(s->slots[i].rt);
+}
+
 /* frame_resolver.resolve of a slot: its runtime's resolve. */
 static int slot_resolve(void *ctx, pid_t pid, uint64_t v, struct resolved_frame *out, int max)
 {

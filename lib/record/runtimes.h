@@ -60,6 +60,8 @@ void runtime_set_on_stack(struct runtime_set *s, pid_t pid, const uint64_t *ips,
 /* Polls every runtime; returns the earliest time one wants to be polled again (0: none). */
 uint64_t runtime_set_poll(struct runtime_set *s, uint64_t now_ns);
 void runtime_set_detach(struct runtime_set *s, pid_t pid);
+/* Tells every runtime that a cut's samples were named (its ops' cut). */
+void runtime_set_cut(struct runtime_set *s);
 /* The resolver of slot i's frames, for capture_set_resolver(cap, slot's tag, ...): its
  * mapping name and runtime from lib/model/frame_kind.h's table. ctx: the slot (valid while s is). */
 struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i);

@@ -14,6 +14,8 @@
 #include "../../bpf/firn.h"
 #include "../../bpf/otelctx.bpf.h"
 #include "base/clock.h"
+#include "base/hash.h"
+#include "base/hashtab.h"
 #include "base/pidindex.h"
 #include "base/safeopen.h"
 #include "base/strput.h"
@@ -44,11 +46,16 @@ struct otel_proc {
 	bool pc_ok;
 };
 
-/* A context's labels: keys and values point into strs (owned). */
+/* A context: its id, its key in the walker's otel_ctxs, its labels (keys and values point
+ * into strs, owned) and the last cut that asked for them. */
 struct otel_context {
+	uint64_t id;
+	struct firn_otel_key key;
 	unsigned n;
 	struct resolved_label l[OTEL_LABELS];
 	char *strs;
+	uint64_t used; /* struct otelthread's cut when last asked for (or announced) */
+	bool dying;    /* out of otel_ctxs: its labels go at the next cut */
 };
 
 struct otelthread {
@@ -56,8 +63,12 @@ struct otelthread {
 	struct pidindex procs;
 	struct otel_file *files;
 	size_t nfiles, cap_files;
-	struct otel_context *ctxs; /* by id */
-	size_t cap_ctxs;
+	struct otel_context *ctxs; /* in by_id */
+	size_t nctxs, cap_ctxs;
+	struct hashtab by_id;      /* id → index in ctxs */
+	uint64_t cut;              /* cuts made (otel_cut) */
+	uint64_t epoch;            /* the walker's otel_epoch */
+	uint64_t let_go;           /* contexts taken out after cuts */
 	unsigned told;             /* processes whose walker was told */
 	uint64_t named, unnamed;   /* contexts named, announcements not decoded */
 };
@@ -276,11 +287,52 @@ static int make_labels(struct otel_context *c, const struct otelctx_record *r,
 	return err;
 }
 
+/* Context id's entry, or NULL. */
+static struct otel_context *context_of(const struct otelthread *o, uint64_t id)
+{
+	return HASHTAB_FIND_ID(&o->by_id, o->ctxs, id, id);
+}
+
+/* Bumps the walker's otel_epoch: no thread reuses an id it remembers (found again by its key). */
+static void epoch_bump(struct otelthread *o)
+{
+	__u32 zero = 0;
+
+	o->epoch++;
+	if (sample_source_map_update(o->h->ss, "otel_epoch", &zero, &o->epoch))
+		o->epoch--; /* not the walker's now: tried again at the next bump */
+}
+
+/* Id's entry, empty, with key; NULL: no memory. An id announced again (the walker's ids went
+ * round) whose old context is still in the walker's table: the old one is taken out (its
+ * thread gets a new id at its next sample), its labels go. */
+static struct otel_context *context_new(struct otelthread *o, uint64_t id,
+					const struct firn_otel_key *key)
+{
+	struct otel_context *c = context_of(o, id);
+
+	if (c && !c->dying && memcmp(&c->key, key, sizeof(*key))) {
+		(void)sample_source_map_update(o->h->ss, "otel_ctxs", &c->key, NULL);
+		epoch_bump(o);
+	}
+	if (!c) {
+		if (VEC_GROW(o->ctxs, o->cap_ctxs, o->nctxs + 1) ||
+		    hashtab_add(&o->by_id, hash_mix64(id), (uint32_t)o->nctxs))
+			return NULL;
+		c = &o->ctxs[o->nctxs++];
+		c->strs = NULL;
+	}
+	free(c->strs);
+	*c = (struct otel_context){ .id = id, .key = *key, .used = o->cut };
+	return c;
+}
+
 /* A context's announcement: its labels kept for its id. */
 static int otel_on_code(struct runtime *rt, const void *rec, size_t len)
 {
 	struct otelthread *o = (struct otelthread *)rt;
 	struct firn_otel_ctx_event e;
+	struct firn_otel_key key;
 	static struct otelctx_record r; /* large: one thread calls the ops */
 
 	if (len < sizeof(e))
@@ -288,18 +340,18 @@ static int otel_on_code(struct runtime *rt, const void *rec, size_t len)
 	memcpy(&e, rec, sizeof(e));
 	if (!e.id || e.id >= FIRN_CTX_OTHER || e.len > FIRN_OTEL_ATTRS)
 		return 0;
+	key = (struct firn_otel_key){ .pid = e.pid, .len = e.len }; /* as the walker keyed it */
+	memcpy(key.rec, e.rec, sizeof(key.rec));
 	uint16_t size = (uint16_t)e.len; /* attributes cut by the walker end where it cut them */
 	memcpy(e.rec + FIRN_OTEL_ATTRS_SIZE, &size, sizeof(size));
 	if (otelctx_decode(&r, e.rec, FIRN_OTEL_HEADER + e.len)) {
 		o->unnamed++;
 		return 0;
 	}
-	if (VEC_GROW_ZEROED(o->ctxs, o->cap_ctxs, (size_t)e.id + 1))
+	struct otel_context *c = context_new(o, e.id, &key);
+	if (!c)
 		return -ENOMEM;
-	struct otel_context *c = &o->ctxs[e.id];
 	struct otel_proc *p = proc_of(o, (pid_t)e.pid);
-	free(c->strs);
-	*c = (struct otel_context){ 0 };
 	o->named++;
 	return make_labels(c, &r, p ? keys_of(p) : NULL);
 }
@@ -308,8 +360,8 @@ static int otel_on_code(struct runtime *rt, const void *rec, size_t len)
 static int otel_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
 		       int max)
 {
-	const struct otelthread *o = (const struct otelthread *)rt;
-	const struct otel_context *c = id < o->cap_ctxs ? &o->ctxs[id] : NULL;
+	struct otelthread *o = (struct otelthread *)rt;
+	struct otel_context *c = context_of(o, id);
 	int n = 0;
 
 	(void)pid;
@@ -318,9 +370,43 @@ static int otel_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolv
 		out[1] = (struct resolved_label){ "span_id", "other" };
 		return 2;
 	}
+	if (c)
+		c->used = o->cut;
 	for (; c && n < (int)c->n && n < max; n++)
 		out[n] = c->l[n];
 	return n;
+}
+
+/* Takes the contexts the cut just made did not ask for out of the walker's table (a new span
+ * gets an id again: a continuous recording is not folded into 'other' for good), and the
+ * epoch bumped so no thread reuses one it remembers; their labels go at the next cut, which
+ * names what was sampled before the walker saw the epoch. */
+static void otel_cut(struct runtime *rt)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	struct sample_source *ss = o->h->ss;
+	size_t n = 0, gone = 0;
+
+	hashtab_clear(&o->by_id);
+	for (size_t i = 0; i < o->nctxs; i++) {
+		struct otel_context *c = &o->ctxs[i];
+		if (c->dying) {
+			free(c->strs);
+			continue;
+		}
+		if (c->used != o->cut) { /* -ENOENT: not in the table (folded when announced) */
+			(void)sample_source_map_update(ss, "otel_ctxs", &c->key, NULL);
+			c->dying = true;
+			gone++;
+		}
+		o->ctxs[n] = *c;
+		(void)hashtab_add(&o->by_id, hash_mix64(c->id), (uint32_t)n++); /* no larger than before */
+	}
+	o->nctxs = n;
+	o->let_go += gone;
+	o->cut++;
+	if (gone)
+		epoch_bump(o);
 }
 
 /* "firn: otel: ..." from the walker's counters, where a process had a thread context. */
@@ -336,11 +422,15 @@ static size_t otel_summary(const struct runtime *rt, char *buf, size_t len)
 	strput(buf, len, &off,
 	       "firn: otel: %u processes with a thread context, %llu samples in %llu contexts, "
 	       "%llu samples folded into 'other' (past %u contexts), %llu torn, %llu unreadable, "
-	       "%llu announcements lost\n",
+	       "%llu announcements lost",
 	       o->told, (unsigned long long)c[FIRN_OTEL_SAMPLES],
 	       (unsigned long long)c[FIRN_OTEL_CONTEXTS], (unsigned long long)c[FIRN_OTEL_FOLDED],
 	       FIRN_OTEL_CTX_MAX, (unsigned long long)c[FIRN_OTEL_TORN],
 	       (unsigned long long)c[FIRN_OTEL_BAD_READ], (unsigned long long)c[FIRN_OTEL_LOST]);
+	if (o->let_go) /* a continuous recording's */
+		strput(buf, len, &off, ", %llu let go after cuts that did not use them",
+		       (unsigned long long)o->let_go);
+	strput(buf, len, &off, "\n");
 	return off;
 }
 
@@ -384,9 +474,10 @@ static void otel_free(struct runtime *rt)
 	while (o->procs.n)
 		otel_detach(rt, o->procs.pids[0]);
 	pidindex_release(&o->procs);
-	for (size_t i = 0; i < o->cap_ctxs; i++)
+	for (size_t i = 0; i < o->nctxs; i++)
 		free(o->ctxs[i].strs);
 	free(o->ctxs);
+	hashtab_release(&o->by_id);
 	free(o->files);
 	free(o);
 }
@@ -397,5 +488,5 @@ const struct runtime_ops runtime_otel = {
 		    "attributes)",
 	.configure = otel_configure, .new = otel_new, .free = otel_free, .attach = otel_attach,
 	.on_mapping = otel_on_mapping, .on_code = otel_on_code, .poll = otel_poll,
-	.labels = otel_labels, .summary = otel_summary, .detach = otel_detach,
+	.labels = otel_labels, .summary = otel_summary, .detach = otel_detach, .cut = otel_cut,
 };

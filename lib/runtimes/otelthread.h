@@ -10,9 +10,14 @@
  *     firn_otel_proc by its tag); until then it is looked at again every OTEL_RETRY_NS, at most
  *     OTEL_RETRIES times (a library loaded by dlopen is mapped before it is relocated);
  *   on_code: a context's announcement (struct firn_otel_ctx_event): its record decoded
- *     (lib/elf/otelctx.h), its labels kept for the recording, the key map read the first time;
+ *     (lib/elf/otelctx.h), its labels kept, the key map read the first time; an id announced
+ *     again (the walker's ids go round) whose old context is still in the walker's table takes
+ *     that one out of it (sample_source_map_update; the walker's otel_epoch bumped);
  *   labels: a context id's labels; FIRN_CTX_OTHER (contexts past the walker's table,
  *     FIRN_OTEL_CTX_MAX) is trace_id and span_id "other";
+ *   cut (a continuous recording's, firn top's): the contexts the cut did not ask for are taken
+ *     out of the walker's table (new spans get ids past FIRN_OTEL_CTX_MAX), the epoch bumped so
+ *     no thread reuses one it remembers; their labels go at the next cut;
  *   summary: "firn: otel: ..." from the walker's counters, the folded samples among them.
  * On by default; record's --no-otel turns it off. */
 #ifndef FIRN_OTELTHREAD_H

@@ -125,6 +125,8 @@ struct runtime_ops {
 	 * capped). Called after the recording ended, before free. */
 	size_t (*summary)(const struct runtime *rt, char *buf, size_t len);
 	void (*detach)(struct runtime *rt, pid_t pid);
+	/* A cut's samples were named (recorder_cut): what no cut asked for since may go. */
+	void (*cut)(struct runtime *rt);
 };
 
 #endif

@@ -142,6 +142,12 @@ static void bpf_walker_stats(struct sample_source *s, unsigned tag, uint64_t *ou
 	sampler_walker_stats(sam(s), tag, out, n);
 }
 
+static int bpf_map_update(struct sample_source *s, const char *map, const void *key,
+			  const void *value)
+{
+	return sampler_map_update(sam(s), map, key, value);
+}
+
 static void bpf_map_memory(struct sample_source *s, struct sampler_stats *st)
 {
 	(void)s;
@@ -158,7 +164,7 @@ static const struct sample_source_ops bpf_ops = {
 	.free = bpf_free, .set_proc = bpf_set_proc, .walker_stats = bpf_walker_stats,
 	.walker_name = bpf_walker_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 	.last_flip_ns = bpf_last_flip_ns, .next_poll_ns = bpf_next_poll_ns,
-	.map_memory = bpf_map_memory,
+	.map_memory = bpf_map_memory, .map_update = bpf_map_update,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

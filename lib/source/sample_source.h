@@ -5,7 +5,7 @@
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
  * add_target, unwind_maps, attach_usdt, attach_uprobe, set_proc, walker_stats, walker_name,
- * reset_counts,
+ * map_update, reset_counts,
  * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
  * reset_counts). The runtime walkers are reached by tag (a FIRN_FRAME_KIND_*): the source
  * names no runtime, each runtime hands its walker its own struct and reads its own counters.
@@ -43,6 +43,9 @@ struct sample_source_ops {
 	void (*get_stats)(struct sample_source *s, struct sampler_stats *st);
 	/* optional: st's bpf_map_bytes and bpf_maps (sampler_map_memory), once at the end */
 	void (*map_memory)(struct sample_source *s, struct sampler_stats *st);
+	/* optional: sampler_map_update */
+	int (*map_update)(struct sample_source *s, const char *map, const void *key,
+			  const void *value);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
 	/* optional: when (CLOCK_MONOTONIC ns) the last drain flipped the counts maps: every sample
@@ -129,6 +132,12 @@ static inline int sample_source_walker_name(struct sample_source *s, unsigned ta
 					    char *buf, size_t n)
 {
 	return s->ops->walker_name ? s->ops->walker_name(s, tag, key, buf, n) : -ENOTSUP;
+}
+/* sampler_map_update: -ENOTSUP on a source without BPF maps. */
+static inline int sample_source_map_update(struct sample_source *s, const char *map,
+					   const void *key, const void *value)
+{
+	return s->ops->map_update ? s->ops->map_update(s, map, key, value) : -ENOTSUP;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

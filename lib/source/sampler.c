@@ -1045,6 +1045,19 @@ int sampler_walker_name(struct sampler *s, unsigned tag, uint64_t key, char *buf
 	return 0;
 }
 
+int sampler_map_update(struct sampler *s, const char *map, const void *key, const void *value)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, map);
+	size_t k = m ? bpf_map__key_size(m) : 0;
+	int err;
+
+	if (!m)
+		return -ENOENT;
+	err = value ? bpf_map__update_elem(m, key, k, value, bpf_map__value_size(m), 0)
+		    : bpf_map__delete_elem(m, key, k, 0);
+	return err < 0 ? err : 0;
+}
+
 /* The memlock and id of the BPF map open on fd, from its fdinfo; false for another kind of fd. */
 static bool map_fdinfo(int fd, uint64_t *memlock, uint32_t *id)
 {

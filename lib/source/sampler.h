@@ -272,6 +272,10 @@ int sampler_ncpus(const struct sampler *s);
  * NUL-terminated, truncated): 0, -ENOENT when the map has no such name, -ENOTSUP when that
  * walker keeps no names, -EINVAL when n is 0. */
 int sampler_walker_name(struct sampler *s, unsigned tag, uint64_t key, char *buf, size_t n);
+/* Sets key to *value in the BPF map named map (a walker's: one map, shared by the objects of
+ * late walkers), or deletes key when value is NULL; key and value are the map's sizes. 0 or
+ * -errno (-ENOENT: no such map, or no such key to delete). */
+int sampler_map_update(struct sampler *s, const char *map, const void *key, const void *value);
 
 /* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
  * drained since, so a refresh costs what the last interval sampled, not the whole session).

@@ -15,6 +15,8 @@
 #  - off-CPU: a 0.6 s sleep inside span a is counted under span a's span_id;
 #  - bounded: a flood of spans (a new one every 100 us, at 4999 Hz) keeps 4096 contexts, the
 #    samples of later ones labelled span_id "other", as many as the summary says it folded;
+#  - continuous: the same flood recorded with --every 0.5: the contexts no cut used are let go
+#    (their ids taken out of the kernel's table), so more than 4096 get ids and none is folded;
 #  - switching: the main thread alternating spans a and b every few us in one record rewritten
 #    in place (same address, valid cleared meanwhile): each of switch_in_a's and switch_in_b's
 #    samples carries its own span's id, none the other's (the kernel's per-thread memory of the
@@ -136,6 +138,27 @@ echo "# flood: $line; $spans span ids, ${other:-0} samples 'other'"
 [ "${ctxs:-0}" -eq 4096 ] && [ "${folded:-0}" -gt 0 ] && [ "${other:-0}" -eq "$folded" ] && [ "$spans" -le 4096 ] \
 	&& pass "flood: 4096 contexts kept, $folded samples folded into span_id 'other' (counted as many)" \
 	|| fail "flood: ${ctxs:-?} contexts, ${folded:-?} folded, ${other:-0} samples 'other', $spans span ids"
+
+# ---- continuous: the contexts no cut used are let go, new spans get ids again ----
+# (before: the table kept the first 4096 contexts for good, every later span folded into 'other')
+d=$TMP/every
+mkdir -p "$d"
+OTELCTX_FLOOD_MS=2500 "$FIRN" record -F 2999 --every 0.5 -o "$d/fe-%H%M%S.pb.gz" -- "$OTEL" \
+	>/dev/null 2>"$TMP/err" || fail "record the flood with --every failed"
+line=$(grep '^firn: otel: ' "$TMP/err")
+read -r ctxs folded < <(printf '%s\n' "$line" | sed -n 's/.* samples in \([0-9]*\) contexts, \([0-9]*\) samples folded.*/\1 \2/p')
+other=0 spans=0
+for f in "$d"/fe-*.pb.gz; do
+	group "$f" >"$d/r"
+	read -r o n < <(awk '{ split($1, f, ";"); s = f[1]; sub(/^span_id=/, "", s)
+		if (s == "other") o += $NF; else if (s ~ /^[0-9a-f]+$/ && length(s) == 16) n += $NF }
+		END { print o + 0, n + 0 }' "$d/r")
+	other=$((other + o)) spans=$((spans + n))
+done
+echo "# continuous flood: $line; $spans samples with a span id, $other 'other'"
+[ "${ctxs:-0}" -gt 4096 ] && [ "${folded:-1}" -eq 0 ] && [ "$other" -eq 0 ] && [ "$spans" -gt 4096 ] \
+	&& pass "continuous: $ctxs contexts over the intervals (more than the 4096 kept at once), none folded, $spans samples with a span id" \
+	|| fail "continuous: ${ctxs:-?} contexts, ${folded:-?} samples folded, $other 'other', $spans with a span id"
 
 # ---- switching: one record rewritten in place, each sample its own span ----
 OTELCTX_SWITCH_MS=1500 "$FIRN" record -F 4999 -o "$TMP/sw.pb.gz" -- sh "$CPUTIME" "$TMP/sw.cpu" \

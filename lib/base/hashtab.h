@@ -81,8 +81,10 @@ static inline int64_t hashtab_find_id(const struct hashtab *t, const void *arr, 
 		hf_i_ < 0 ? NULL : &(arr)[hf_i_];                                                  \
 	})
 
-/* Starts loading the slot where a key of this hash is probed first (for lookups in a batch). */
-static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
+/* Starts loading the slot where a key of this hash is probed first (for lookups in a batch).
+ * always_inline: gcc 12 finds a function that only prefetches free of side effects (ipa-pure-const)
+ * and drops its calls before inlining them, prefetch and all. */
+static inline __attribute__((always_inline)) void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
 {
 	if (t->nslots)
 		__builtin_prefetch(&t->slots[hashtab_hash32(hash) & (t->nslots - 1)]);

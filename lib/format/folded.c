@@ -612,6 +612,20 @@ static int64_t r_split(struct reader *r, const char *s, size_t from, size_t len,
 	return nf;
 }
 
+/* Starts loading the cache entries that frames [from, nf) likely are (their home slots, which
+ * r_frame_prepare prefetched): the line's lookups then wait on their entries together, not one
+ * after the other (with random frames, those waits were a third of reading the input).
+ * always_inline: as hashtab_prefetch, else gcc drops the calls. */
+static inline __attribute__((always_inline)) void
+r_prefetch_entries(const struct reader *r, size_t from, size_t nf)
+{
+	for (size_t i = from; i < nf; i++) {
+		int64_t id = hashtab_peek(&r->index, r->frames[i].hash);
+		if (id >= 0)
+			__builtin_prefetch(r_ent(r, id));
+	}
+}
+
 /* Adds the stack s[0..len) (frames separated by ';') with count and labels as a sample. */
 static int r_stack(struct reader *r, char *s, size_t len, int64_t count,
 		   const struct profile_label *labels, uint32_t nlabels)
@@ -621,6 +635,8 @@ static int r_stack(struct reader *r, char *s, size_t len, int64_t count,
 	int64_t nf = err ? err : r_split(r, s, shared ? r->frames[shared].start : 0, len, shared);
 
 	r->nframes = 0;
+	if (nf > 0)
+		r_prefetch_entries(r, shared, nf);
 	for (size_t i = shared; nf > 0 && (size_t)nf > i; i++)
 		if ((err = r_frame(r, s + r->frames[i].start, &r->frames[i])))
 			return err;

@@ -654,25 +654,65 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 	return 0;
 }
 
-/* Ranks every (key, has child) symbol by its text. */
+/* A symbol to rank and the first 16 bytes of its text, big-endian (0 past its end). */
+struct rank_item {
+	uint64_t hi, lo;
+	uint32_t sym;
+};
+
+/* Fills x with symbol sym and its text's first bytes: its prefix orders symbols as sym_cmp does
+ * wherever the prefixes differ (a byte past the end, 0, is below any other but a NUL of the
+ * name's, and equal prefixes go to sym_cmp). */
+static void rank_item_fill(const struct flame_tree *t, uint32_t sym, struct rank_item *x)
+{
+	uint32_t key = sym >> 1, name = t->key_name[key];
+	const char *suf = kind_suffix[t->key_kind[key]];
+	size_t nl = t->names->lens[name], n = nl < 16 ? nl : 16, sl = strlen(suf);
+	char b[16 + 5] = { 0 }; /* room for the suffix and the ';' or ' ' after a short name */
+	uint64_t w[2];
+
+	memcpy(b, t->names->strs[name], n);
+	if (n == nl) {
+		memcpy(b + n, suf, sl);
+		b[n + sl] = (sym & 1) ? ';' : ' ';
+	}
+	memcpy(w, b, sizeof(w));
+	*x = (struct rank_item){ __builtin_bswap64(w[0]), __builtin_bswap64(w[1]), sym };
+}
+
+/* qsort_r comparator of two rank items: by their prefixes, then (equal) by sym_cmp. */
+static int rank_item_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct rank_item *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return sym_cmp(&x->sym, &y->sym, ctx);
+}
+
+/* Ranks every (key, has child) symbol by its text. The sort compares the texts' first bytes
+ * held in its items, not the names through the string table (a cache miss each, with many
+ * distinct names). */
 static int tree_rank(struct flame_tree *t)
 {
 	size_t n = (size_t)t->nkeys * 2;
-	uint32_t *syms = malloc((n ? n : 1) * sizeof(*syms));
+	struct rank_item *items = malloc((n ? n : 1) * sizeof(*items));
 	uint32_t *rank = realloc(t->rank, (n ? n : 1) * sizeof(*rank));
 
 	if (rank)
 		t->rank = rank;
-	if (!syms || !rank) {
-		free(syms);
+	if (!items || !rank) {
+		free(items);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		syms[i] = i;
-	qsort_r(syms, n, sizeof(*syms), sym_cmp, t);
+		rank_item_fill(t, i, &items[i]);
+	qsort_r(items, n, sizeof(*items), rank_item_cmp, t);
 	for (size_t i = 0; i < n; i++)
-		rank[syms[i]] = i;
-	free(syms);
+		rank[items[i].sym] = i;
+	free(items);
 	return 0;
 }
 

@@ -404,6 +404,12 @@ static bool sample_eq(const void *ctx, uint32_t id, const void *key)
 	       labels_equal(s->labels, k->labels, k->nlabels);
 }
 
+void profile_prefetch_sample(const struct profile *p, const uint64_t *locs, uint32_t nlocs,
+			     const struct profile_label *labels, uint32_t nlabels)
+{
+	hashtab_prefetch(&p->sample_index, sample_key_hash(locs, nlocs, labels, nlabels));
+}
+
 int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels)
 {

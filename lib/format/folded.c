@@ -353,6 +353,7 @@ struct rpend {
 	size_t cap;
 	uint32_t nlocs, nlabels; /* nlabels: 0 or 1 (comm) */
 	int64_t count;
+	uint64_t hash; /* profile_prefetch_sample's */
 	struct profile_label label;
 	bool set;
 };
@@ -651,7 +652,8 @@ static int r_flush(struct reader *r)
 	if (!q->set)
 		return 0;
 	q->set = false;
-	return profile_add_sample(r->p, q->locs, q->nlocs, &q->count, &q->label, q->nlabels);
+	return profile_add_sample_hashed(r->p, q->hash, q->locs, q->nlocs, &q->count, &q->label,
+					 q->nlabels);
 }
 
 /* Makes a sample pending (nlabels 0 or 1), adding the one pending before: profile_add_sample
@@ -661,7 +663,7 @@ static int r_add(struct reader *r, const uint64_t *locs, uint32_t nlocs, int64_t
 {
 	struct rpend *q = &r->pend;
 
-	profile_prefetch_sample(r->p, locs, nlocs, labels, nlabels);
+	uint64_t h = profile_prefetch_sample(r->p, locs, nlocs, labels, nlabels);
 	int err = r_flush(r);
 	if (err || VEC_GROW(q->locs, q->cap, nlocs ? nlocs : 1))
 		return err ? err : -ENOMEM;
@@ -670,6 +672,7 @@ static int r_add(struct reader *r, const uint64_t *locs, uint32_t nlocs, int64_t
 	q->nlocs = nlocs;
 	q->nlabels = nlabels;
 	q->count = count;
+	q->hash = h;
 	q->label = nlabels ? labels[0] : (struct profile_label){ 0 };
 	q->set = true;
 	return 0;

@@ -322,6 +322,11 @@ int flame_tree_add(struct flame_tree *t, const uint32_t *names, const enum frame
 	return err;
 }
 
+/* A location's keys: 1 + where they start in loc_keys (0 until made) and how many. */
+struct loc_ref {
+	uint32_t first, n;
+};
+
 /* What turning samples into stacks needs between samples. */
 struct sample_scratch {
 	struct profile_frame *pf;
@@ -331,8 +336,7 @@ struct sample_scratch {
 	uint32_t *map;       /* p's string id -> t's + 1, when p->strings is not t->names */
 	size_t map_len;
 	int64_t comm_key;    /* string id of "comm" in p, or -1 */
-	uint32_t *loc_first; /* per location id: 1 + its first key in loc_keys, 0 until made */
-	uint32_t *loc_n;     /* per location id: its number of keys */
+	struct loc_ref *loc; /* per location id: its keys in loc_keys (side by side: one miss) */
 	uint32_t *loc_keys;  /* the keys of each location's frames, outermost first */
 	size_t loc_nkeys, loc_cap;
 };
@@ -420,8 +424,7 @@ static int cache_location(struct flame_tree *t, struct profile *p,
 		n = 0;
 	if (VEC_GROW(sc->loc_keys, sc->loc_cap, sc->loc_nkeys + n))
 		return -ENOMEM;
-	sc->loc_first[id] = sc->loc_nkeys + 1;
-	sc->loc_n[id] = n;
+	sc->loc[id] = (struct loc_ref){ sc->loc_nkeys + 1, n };
 	for (int64_t i = 0; i < n; i++) {
 		const struct profile_frame *f = &sc->pf[i];
 		int64_t name = map_name(t, p, sc, f->name);
@@ -446,11 +449,11 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 		uint64_t id = s->location_ids[i];
 		if (!id || id > p->nlocations)
 			continue;
-		if (!sc->loc_first[id] && (err = cache_location(t, p, o, sc, id)))
+		if (!sc->loc[id].first && (err = cache_location(t, p, o, sc, id)))
 			break;
-		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc_n[id])))
+		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc[id].n)))
 			break;
-		for (uint32_t j = 0, first = sc->loc_first[id] - 1; j < sc->loc_n[id]; j++)
+		for (uint32_t j = 0, first = sc->loc[id].first - 1; j < sc->loc[id].n; j++)
 			sc->keys[m++] = sc->loc_keys[first + j];
 	}
 	if (err)
@@ -481,9 +484,8 @@ int flame_tree_add_profile(struct flame_tree *t, struct profile *p,
 
 	if (!p->nsample_types || (uint32_t)vi >= p->nsample_types)
 		return -EINVAL;
-	sc.loc_first = calloc(p->nlocations + 1, sizeof(*sc.loc_first));
-	sc.loc_n = calloc(p->nlocations + 1, sizeof(*sc.loc_n));
-	if (!sc.loc_first || !sc.loc_n)
+	sc.loc = calloc(p->nlocations + 1, sizeof(*sc.loc));
+	if (!sc.loc)
 		err = -ENOMEM;
 	for (uint64_t i = 0; i < p->nsamples && !err; i++) {
 		const struct profile_sample *s = &p->samples[i];
@@ -501,8 +503,7 @@ int flame_tree_add_profile(struct flame_tree *t, struct profile *p,
 	free(sc.pf);
 	free(sc.keys);
 	free(sc.map);
-	free(sc.loc_first);
-	free(sc.loc_n);
+	free(sc.loc);
 	free(sc.loc_keys);
 	return err;
 }

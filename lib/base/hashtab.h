@@ -84,7 +84,8 @@ static inline int64_t hashtab_find_id(const struct hashtab *t, const void *arr, 
 /* Starts loading the slot where a key of this hash is probed first (for lookups in a batch).
  * always_inline: gcc 12 finds a function that only prefetches free of side effects (ipa-pure-const)
  * and drops its calls before inlining them, prefetch and all. */
-static inline __attribute__((always_inline)) void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
+static inline __attribute__((always_inline)) void hashtab_prefetch(const struct hashtab *t,
+								    uint64_t hash)
 {
 	if (t->nslots)
 		__builtin_prefetch(&t->slots[hashtab_hash32(hash) & (t->nslots - 1)]);

@@ -81,11 +81,27 @@ static inline int64_t hashtab_find_id(const struct hashtab *t, const void *arr, 
 		hf_i_ < 0 ? NULL : &(arr)[hf_i_];                                                  \
 	})
 
-/* Starts loading the slot where a key of this hash is probed first (for lookups in a batch). */
-static inline void hashtab_prefetch(const struct hashtab *t, uint64_t hash)
+/* Starts loading the slot where a key of this hash is probed first (for lookups in a batch).
+ * always_inline: gcc 12 finds a function that only prefetches free of side effects (ipa-pure-const)
+ * and drops its calls before inlining them, prefetch and all. */
+static inline __attribute__((always_inline)) void hashtab_prefetch(const struct hashtab *t,
+								    uint64_t hash)
 {
 	if (t->nslots)
 		__builtin_prefetch(&t->slots[hashtab_hash32(hash) & (t->nslots - 1)]);
+}
+
+/* The id of the entry in the slot where a key of this hash is probed first, when that slot's
+ * stored hash is this hash's (the likely match, still to be compared), else -1: a batch of
+ * lookups can start loading their entries before comparing any (hashtab_prefetch first). */
+static inline int64_t hashtab_peek(const struct hashtab *t, uint64_t hash)
+{
+	if (!t->nslots)
+		return -1;
+	uint32_t h = hashtab_hash32(hash);
+	uint64_t s = t->slots[h & (t->nslots - 1)];
+
+	return s && (uint32_t)(s >> 32) == h ? (int64_t)(uint32_t)s - 1 : -1;
 }
 
 /* Adds entry id (below UINT32_MAX) with its key's hash, without checking that the key is new

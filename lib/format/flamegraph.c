@@ -322,6 +322,11 @@ int flame_tree_add(struct flame_tree *t, const uint32_t *names, const enum frame
 	return err;
 }
 
+/* A location's keys: 1 + where they start in loc_keys (0 until made) and how many. */
+struct loc_ref {
+	uint32_t first, n;
+};
+
 /* What turning samples into stacks needs between samples. */
 struct sample_scratch {
 	struct profile_frame *pf;
@@ -331,8 +336,7 @@ struct sample_scratch {
 	uint32_t *map;       /* p's string id -> t's + 1, when p->strings is not t->names */
 	size_t map_len;
 	int64_t comm_key;    /* string id of "comm" in p, or -1 */
-	uint32_t *loc_first; /* per location id: 1 + its first key in loc_keys, 0 until made */
-	uint32_t *loc_n;     /* per location id: its number of keys */
+	struct loc_ref *loc; /* per location id: its keys in loc_keys (side by side: one miss) */
 	uint32_t *loc_keys;  /* the keys of each location's frames, outermost first */
 	size_t loc_nkeys, loc_cap;
 };
@@ -420,8 +424,7 @@ static int cache_location(struct flame_tree *t, struct profile *p,
 		n = 0;
 	if (VEC_GROW(sc->loc_keys, sc->loc_cap, sc->loc_nkeys + n))
 		return -ENOMEM;
-	sc->loc_first[id] = sc->loc_nkeys + 1;
-	sc->loc_n[id] = n;
+	sc->loc[id] = (struct loc_ref){ sc->loc_nkeys + 1, n };
 	for (int64_t i = 0; i < n; i++) {
 		const struct profile_frame *f = &sc->pf[i];
 		int64_t name = map_name(t, p, sc, f->name);
@@ -446,11 +449,11 @@ static int64_t sample_keys(struct flame_tree *t, struct profile *p, const struct
 		uint64_t id = s->location_ids[i];
 		if (!id || id > p->nlocations)
 			continue;
-		if (!sc->loc_first[id] && (err = cache_location(t, p, o, sc, id)))
+		if (!sc->loc[id].first && (err = cache_location(t, p, o, sc, id)))
 			break;
-		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc_n[id])))
+		if ((err = VEC_GROW(sc->keys, sc->keys_cap, m + sc->loc[id].n)))
 			break;
-		for (uint32_t j = 0, first = sc->loc_first[id] - 1; j < sc->loc_n[id]; j++)
+		for (uint32_t j = 0, first = sc->loc[id].first - 1; j < sc->loc[id].n; j++)
 			sc->keys[m++] = sc->loc_keys[first + j];
 	}
 	if (err)
@@ -481,9 +484,8 @@ int flame_tree_add_profile(struct flame_tree *t, struct profile *p,
 
 	if (!p->nsample_types || (uint32_t)vi >= p->nsample_types)
 		return -EINVAL;
-	sc.loc_first = calloc(p->nlocations + 1, sizeof(*sc.loc_first));
-	sc.loc_n = calloc(p->nlocations + 1, sizeof(*sc.loc_n));
-	if (!sc.loc_first || !sc.loc_n)
+	sc.loc = calloc(p->nlocations + 1, sizeof(*sc.loc));
+	if (!sc.loc)
 		err = -ENOMEM;
 	for (uint64_t i = 0; i < p->nsamples && !err; i++) {
 		const struct profile_sample *s = &p->samples[i];
@@ -501,8 +503,7 @@ int flame_tree_add_profile(struct flame_tree *t, struct profile *p,
 	free(sc.pf);
 	free(sc.keys);
 	free(sc.map);
-	free(sc.loc_first);
-	free(sc.loc_n);
+	free(sc.loc);
 	free(sc.loc_keys);
 	return err;
 }
@@ -616,6 +617,18 @@ static uint32_t median3(uint32_t a, uint32_t b, uint32_t c)
 	return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
 }
 
+/* How many items ahead the sort prefetches the frame it reads next: the load of an item's
+ * symbol at the next depth was a third of the sort with shared prefixes. */
+#define SORT_AHEAD 16
+
+/* Starts loading item x's frame at depth d (each item's frames lie elsewhere). always_inline:
+ * gcc drops the calls of a function that only prefetches (see hashtab_prefetch). */
+static inline __attribute__((always_inline)) void
+prefetch_frame(const struct flame_tree *t, const struct sort_item *x, uint32_t d)
+{
+	__builtin_prefetch(&t->frames[x->off + d]);
+}
+
 /* Multikey quicksort (Bentley and Sedgewick) of the stacks by symbol: each item's symbol is
  * cached next to it and reloaded once per depth, so the sort reads the frames about once. */
 static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n)
@@ -645,8 +658,13 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 		if (k.n - gt > 1)
 			st[nst++] = (struct sort_task){ k.off + gt, k.n - gt, k.d };
 		if (gt - lt > 1 && pivot) { /* pivot 0: equal stacks, sorted */
-			for (size_t i = lt; i < gt; i++)
+			for (size_t i = lt; i < gt && i < lt + SORT_AHEAD; i++)
+				prefetch_frame(t, &b[i], k.d + 1);
+			for (size_t i = lt; i < gt; i++) {
+				if (i + SORT_AHEAD < gt)
+					prefetch_frame(t, &b[i + SORT_AHEAD], k.d + 1);
 				b[i].sym = stack_sym(t, &b[i], k.d + 1);
+			}
 			st[nst++] = (struct sort_task){ k.off + lt, gt - lt, k.d + 1 };
 		}
 	}
@@ -654,25 +672,65 @@ static int sort_stacks(const struct flame_tree *t, struct sort_item *a, size_t n
 	return 0;
 }
 
-/* Ranks every (key, has child) symbol by its text. */
+/* A symbol to rank and the first 16 bytes of its text, big-endian (0 past its end). */
+struct rank_item {
+	uint64_t hi, lo;
+	uint32_t sym;
+};
+
+/* Fills x with symbol sym and its text's first bytes: its prefix orders symbols as sym_cmp does
+ * wherever the prefixes differ (a byte past the end, 0, is below any other but a NUL of the
+ * name's, and equal prefixes go to sym_cmp). */
+static void rank_item_fill(const struct flame_tree *t, uint32_t sym, struct rank_item *x)
+{
+	uint32_t key = sym >> 1, name = t->key_name[key];
+	const char *suf = kind_suffix[t->key_kind[key]];
+	size_t nl = t->names->lens[name], n = nl < 16 ? nl : 16, sl = strlen(suf);
+	char b[16 + 5] = { 0 }; /* room for the suffix and the ';' or ' ' after a short name */
+	uint64_t w[2];
+
+	memcpy(b, t->names->strs[name], n);
+	if (n == nl) {
+		memcpy(b + n, suf, sl);
+		b[n + sl] = (sym & 1) ? ';' : ' ';
+	}
+	memcpy(w, b, sizeof(w));
+	*x = (struct rank_item){ __builtin_bswap64(w[0]), __builtin_bswap64(w[1]), sym };
+}
+
+/* qsort_r comparator of two rank items: by their prefixes, then (equal) by sym_cmp. */
+static int rank_item_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct rank_item *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return sym_cmp(&x->sym, &y->sym, ctx);
+}
+
+/* Ranks every (key, has child) symbol by its text. The sort compares the texts' first bytes
+ * held in its items, not the names through the string table (a cache miss each, with many
+ * distinct names). */
 static int tree_rank(struct flame_tree *t)
 {
 	size_t n = (size_t)t->nkeys * 2;
-	uint32_t *syms = malloc((n ? n : 1) * sizeof(*syms));
+	struct rank_item *items = malloc((n ? n : 1) * sizeof(*items));
 	uint32_t *rank = realloc(t->rank, (n ? n : 1) * sizeof(*rank));
 
 	if (rank)
 		t->rank = rank;
-	if (!syms || !rank) {
-		free(syms);
+	if (!items || !rank) {
+		free(items);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		syms[i] = i;
-	qsort_r(syms, n, sizeof(*syms), sym_cmp, t);
+		rank_item_fill(t, i, &items[i]);
+	qsort_r(items, n, sizeof(*items), rank_item_cmp, t);
 	for (size_t i = 0; i < n; i++)
-		rank[syms[i]] = i;
-	free(syms);
+		rank[items[i].sym] = i;
+	free(items);
 	return 0;
 }
 

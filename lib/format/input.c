@@ -150,17 +150,25 @@ static bool looks_binary(const char *buf, size_t len)
 	return false;
 }
 
+/* The stream's buffer for folded text: a cookie stream's default one (8 KiB) made a read(2)
+ * and a refill per 8 KiB, 9500 for an 80 MB input. */
+#define FOLDED_BUFSIZ (1u << 20)
+
 /* Streams the input as folded text; text without one parsable line is -EINVAL. */
 static int load_folded(struct profile *p, struct source *s, enum folded_comm comm,
 		       struct folded_stats *st)
 {
 	cookie_io_functions_t io = { .read = source_cookie_read };
 	FILE *f = fopencookie(s, "r", io);
+	char *buf = f ? malloc(FOLDED_BUFSIZ) : NULL;
 
 	if (!f)
 		return -ENOMEM;
+	if (buf)
+		setvbuf(f, buf, _IOFBF, FOLDED_BUFSIZ); /* else the default one */
 	int err = folded_read_comm(p, f, comm, st);
 	fclose(f);
+	free(buf);
 	if (err)
 		return err;
 	if (!st->lines)

@@ -404,11 +404,27 @@ static bool sample_eq(const void *ctx, uint32_t id, const void *key)
 	       labels_equal(s->labels, k->labels, k->nlabels);
 }
 
+uint64_t profile_prefetch_sample(const struct profile *p, const uint64_t *locs, uint32_t nlocs,
+				 const struct profile_label *labels, uint32_t nlabels)
+{
+	uint64_t h = sample_key_hash(locs, nlocs, labels, nlabels);
+
+	hashtab_prefetch(&p->sample_index, h);
+	return h;
+}
+
 int profile_add_sample(struct profile *p, const uint64_t *locs, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels)
 {
-	struct sample_key k = { locs, labels, nlocs, nlabels,
-				sample_key_hash(locs, nlocs, labels, nlabels) };
+	return profile_add_sample_hashed(p, sample_key_hash(locs, nlocs, labels, nlabels), locs,
+					 nlocs, values, labels, nlabels);
+}
+
+int profile_add_sample_hashed(struct profile *p, uint64_t hash, const uint64_t *locs,
+			      uint32_t nlocs, const int64_t *values,
+			      const struct profile_label *labels, uint32_t nlabels)
+{
+	struct sample_key k = { locs, labels, nlocs, nlabels, hash };
 	int64_t i = hashtab_find(&p->sample_index, k.hash, sample_eq, p, &k);
 
 	if (i >= 0) {

@@ -146,6 +146,19 @@ int64_t profile_simple_location(struct profile *p, uint64_t mapping_id, uint64_t
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, uint32_t nlocs,
 		       const int64_t *values, const struct profile_label *labels, uint32_t nlabels);
 
+/* Starts loading the slot of p's sample index where profile_add_sample looks up a sample of
+ * these locations and labels, and returns the sample's hash for profile_add_sample_hashed: a
+ * caller adding many distinct samples prefetches one and adds it after its next one's work, so
+ * the index's cache misses overlap that work. */
+uint64_t profile_prefetch_sample(const struct profile *p, const uint64_t *location_ids,
+				 uint32_t nlocs, const struct profile_label *labels,
+				 uint32_t nlabels);
+/* profile_add_sample with the hash profile_prefetch_sample returned for the same locations and
+ * labels (not hashed again). */
+int profile_add_sample_hashed(struct profile *p, uint64_t hash, const uint64_t *location_ids,
+			      uint32_t nlocs, const int64_t *values,
+			      const struct profile_label *labels, uint32_t nlabels);
+
 /* Removes every sample (the tables, sample types and comments stay): the next interval of a
  * recording cut into intervals. */
 void profile_clear_samples(struct profile *p);

@@ -324,6 +324,28 @@ static void test_read_overflow(void **state)
 	}
 }
 
+/* The reader adds each sample a line late (its index slot prefetched meanwhile): the profile
+ * still holds every sample read before an error, in input order, and a stack repeated on the
+ * next line still merges into one sample. */
+static void test_read_deferred(void **state)
+{
+	static const char text[] = "a;b 2\nc 1\nc 4\na;b 1\nd 9223372036854775807\n";
+	struct folded_stats st;
+	struct profile p;
+	char buf[64];
+
+	assert_int_equal(read_rc(&p, text, strlen(text), &st), -EOVERFLOW);
+	assert_int_equal(st.line, 5);
+	assert_int_equal(p.nsamples, 2);
+	frames_str(&p, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "a/0 b/0");
+	assert_int_equal(p.samples[0].values[0], 3);
+	frames_str(&p, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "c/0");
+	assert_int_equal(p.samples[1].values[0], 5);
+	profile_release(&p);
+}
+
 /* A NUL byte is not text (binary data, /dev/zero): -EINVAL at once, not a skipped line. */
 static void test_read_nul(void **state)
 {
@@ -685,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_write_controls),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_read_overflow),
+		cmocka_unit_test(test_read_deferred),
 		cmocka_unit_test(test_read_nul),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_many_stacks),

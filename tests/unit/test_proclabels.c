@@ -34,6 +34,18 @@ static pid_t spawn(void)
 	return pid;
 }
 
+/* "exe=" and the program pid runs, as the kernel names it, into buf. */
+static void exe_label(pid_t pid, char *buf, size_t len)
+{
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	assert_true((n = readlink(path, exe, sizeof(exe) - 1)) > 0);
+	exe[n] = 0;
+	snprintf(buf, len, "exe=%s", exe);
+}
+
 /* The labels pid has in t, as "key=value" joined by spaces into buf (""): how many. */
 static int labels_of(struct proclabels *t, pid_t pid, char *buf, size_t len)
 {
@@ -51,22 +63,18 @@ static int labels_of(struct proclabels *t, pid_t pid, char *buf, size_t len)
 	return n;
 }
 
-/* Every child has this program's exe as its label; forgotten in an order that is neither
+/* Every child has its program as its exe label; forgotten in an order that is neither
  * sorted nor reversed, each goes and the others keep theirs; noted again, one's labels are the
  * same. */
 static void test_note_fill_forget(void **state)
 {
 	struct proclabels *t = proclabels_new();
-	char exe[PATH_MAX], want[PATH_MAX + 8], got[2 * PATH_MAX];
+	char want[PATH_MAX + 8], got[2 * PATH_MAX];
 	pid_t kids[NKIDS];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	static const int order[NKIDS] = { 3, 0, 6, 2, 5, 1, 4 };
 
 	(void)state;
 	assert_non_null(t);
-	assert_true(n > 0);
-	exe[n] = 0;
-	snprintf(want, sizeof(want), "exe=%s", exe);
 	for (int i = 0; i < NKIDS; i++) {
 		kids[i] = spawn();
 		assert_int_equal(proclabels_note(t, kids[i]), 0);
@@ -83,6 +91,7 @@ static void test_note_fill_forget(void **state)
 				continue;
 			}
 			assert_true(got_n >= 1);
+			exe_label(kids[i], want, sizeof(want));
 			assert_memory_equal(got, want, strlen(want));
 		}
 		proclabels_forget(t, kids[order[k]]);

@@ -246,6 +246,40 @@ int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat 
 	return fd;
 }
 
+/* Reads all of fd (size bytes) into a new buffer; NULL + errno (EBADMSG: it is shorter). */
+static void *read_all(int fd, size_t size)
+{
+	uint8_t *buf = malloc(size ? size : 1);
+
+	for (size_t done = 0; buf && done < size;) {
+		ssize_t n = pread(fd, buf + done, size - done, done);
+		if (n <= 0) {
+			free(buf);
+			errno = n ? errno : EBADMSG;
+			return NULL;
+		}
+		done += n;
+	}
+	return buf;
+}
+
+int cache_dir_get(struct cache_dir *cd, const char *build_id, cache_dir_read_fn *fn, void *ctx)
+{
+	struct stat st;
+	bool used = false;
+	int fd = cache_dir_open_file(cd, build_id, &st);
+
+	if (fd < 0)
+		return fd;
+	void *buf = read_all(fd, st.st_size);
+	int err = buf ? fn(ctx, buf, st.st_size, &used) : -errno;
+	if (used)
+		futimens(fd, NULL); /* recently used: evicted last */
+	free(buf);
+	close(fd);
+	return err;
+}
+
 /* Writes len bytes at fd's offset; 0 or -errno. */
 static int write_all(int fd, const void *buf, size_t len)
 {

@@ -99,6 +99,15 @@ bool cache_dir_id_ok(const struct cache_kind *kind, const char *build_id);
  * cannot name one), -ELOOP (a symlink), -EINVAL (not a regular file), -EPERM (owner or mode),
  * -EBADMSG (a size out of the kind's bounds), other -errno. */
 int cache_dir_open_file(struct cache_dir *cd, const char *build_id, struct stat *st);
+/* What cache_dir_get hands a file's bytes to, buf[0..len) (cache_dir_get's, freed after): sets
+ * *used when the file served, which marks it recently used; its return value is
+ * cache_dir_get's. */
+typedef int cache_dir_read_fn(void *ctx, const void *buf, size_t len, bool *used);
+/* Reads build_id's whole file (as cache_dir_open_file opens it) and hands its bytes to fn; a
+ * file fn used is touched (its times now), so eviction takes it last. fn's return value, or
+ * cache_dir_open_file's -errno, -ENOMEM, -EBADMSG (shorter than its size), another -errno of
+ * the read (fn not called then). */
+int cache_dir_get(struct cache_dir *cd, const char *build_id, cache_dir_read_fn *fn, void *ctx);
 /* Stores the bytes of iov[0..n) as build_id's file (temp file + rename), then, past the bound,
  * evicts the least recently used entries down to CACHE_DIR_LOW_WATER (see above: never a file
  * firn did not write). 0,

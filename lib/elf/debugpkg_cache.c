@@ -111,23 +111,34 @@ static void entry_id(const struct debugpkg_dirs *d, const char *path, char id[17
 	snprintf(id, 17, "%016llx", (unsigned long long)hash_mix64(h));
 }
 
+/* What lookup decodes a record with, and the answer (-EBADMSG until one is decoded). */
+struct lookup_arg {
+	const char *path;
+	const struct debugpkg_key *key;
+	char *hint;
+	size_t size;
+	int answer;
+};
+
+/* cache_dir_get's reader: the record's answer; it served unless it is none for path and key. */
+static int read_record(void *ctx, const void *buf, size_t len, bool *used)
+{
+	struct lookup_arg *a = ctx;
+
+	a->answer = debugpkg_cache_decode(buf, len, a->path, a->key, a->hint, a->size);
+	*used = a->answer != -EBADMSG;
+	return a->answer;
+}
+
 /* The stored answer for path under key, as debugpkg_cache_decode gives it (-EBADMSG: none to
- * use). A record used is touched, so the least recently used goes first. */
+ * use, or no record to read). A record used is touched, so the least recently used goes first. */
 static int lookup(struct debugpkg_cache *c, const char *id, const char *path,
 		  const struct debugpkg_key *key, char *hint, size_t size)
 {
-	struct record r;
-	struct stat st;
-	int fd = cache_dir_open_file(&c->dir, id, &st);
+	struct lookup_arg a = { path, key, hint, size, -EBADMSG };
 
-	if (fd < 0)
-		return -EBADMSG;
-	ssize_t got = pread(fd, &r, sizeof(r), 0);
-	int err = got < 0 ? -EBADMSG : debugpkg_cache_decode(&r, (size_t)got, path, key, hint, size);
-	if (err != -EBADMSG)
-		futimens(fd, NULL);
-	close(fd);
-	return err;
+	cache_dir_get(&c->dir, id, read_record, &a);
+	return a.answer;
 }
 
 int debugpkg_cache_find(struct debugpkg_cache *c, const struct debugpkg_dirs *dirs,

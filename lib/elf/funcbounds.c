@@ -5,14 +5,13 @@
 
 #include <dwarf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "elf/cfi.h"
+#include "elf/elffile.h"
 #include "base/vec.h"
 
 /* One .eh_frame entry: its id field (CIE id 0, or an FDE's CIE pointer), and its bytes past
@@ -414,22 +413,17 @@ int funcbounds_read_elf(struct funcbounds *fb, struct Elf *elf)
 	return funcbounds_parse(fb, &in);
 }
 
+/* elffile_with_fd's reader: the bounds of the file it opened (ctx: the struct funcbounds). */
+static int read_elf(void *ctx, Elf *elf)
+{
+	return funcbounds_read_elf(ctx, elf);
+}
+
 int funcbounds_init_fd(struct funcbounds *fb, int fd)
 {
-	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0), err;
-
 	memset(fb, 0, sizeof(*fb));
-	if (dfd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	/* ELF_C_READ: sections are read with pread, so a file truncated meanwhile gives errors,
-	 * not SIGBUS */
-	Elf *elf = elf_begin(dfd, ELF_C_READ, NULL);
-	err = funcbounds_read_elf(fb, elf);
-	if (elf)
-		elf_end(elf);
-	close(dfd);
-	return err;
+	/* read with pread, so a file truncated meanwhile gives errors, not SIGBUS */
+	return elffile_with_fd(fd, ELFFILE_PREAD, read_elf, fb);
 }
 
 void funcbounds_release(struct funcbounds *fb)

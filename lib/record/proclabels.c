@@ -8,53 +8,29 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc/cgroup.h"
+#include "base/pidindex.h"
 #include "base/vec.h"
+#include "proc/cgroup.h"
 
 struct proc_entry {
-	pid_t pid;
 	char *exe, *cgroup;               /* "" when unreadable; owned */
 	char container[CGROUP_ID_LEN + 1]; /* "" when none */
 };
 
 struct proclabels {
-	struct proc_entry *v; /* sorted by pid */
-	size_t n, cap;
+	struct pidindex procs; /* pid -> its struct proc_entry (owned) */
 };
 
 struct proclabels *proclabels_new(void)
 {
-	return calloc(1, sizeof(struct proclabels));
+	return calloc(1, sizeof(struct proclabels)); /* a zeroed pidindex is an empty one */
 }
 
-/* Where pid is, or would go, in t->v. */
-static size_t find(const struct proclabels *t, pid_t pid)
+/* Frees an entry (NULL: nothing) and the labels it owns. */
+static void entry_free(struct proc_entry *e)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* pid's entry, made (empty) when it has none; NULL when out of memory. */
-static struct proc_entry *entry_of(struct proclabels *t, pid_t pid)
-{
-	size_t i = find(t, pid);
-
-	if (i < t->n && t->v[i].pid == pid)
-		return &t->v[i];
-	if (VEC_GROW(t->v, t->cap, t->n + 1))
-		return NULL;
-	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
-	t->n++;
-	t->v[i] = (struct proc_entry){ .pid = pid };
-	return &t->v[i];
+	if (e)
+		FREE_ALL(e->exe, e->cgroup, e);
 }
 
 int proclabels_note(struct proclabels *t, pid_t pid)
@@ -72,16 +48,14 @@ int proclabels_note(struct proclabels *t, pid_t pid)
 			return -ENOENT;
 		*cg = 0;
 	}
-	struct proc_entry *e = entry_of(t, pid);
-	char *ne = e ? strdup(exe) : NULL, *nc = ne ? strdup(cg) : NULL;
-	if (!nc) {
-		free(ne);
+	struct proc_entry *e = calloc(1, sizeof(*e));
+	void *old;
+	if (!e || !(e->exe = strdup(exe)) || !(e->cgroup = strdup(cg)) ||
+	    pidindex_put(&t->procs, pid, e, &old)) {
+		entry_free(e);
 		return -ENOMEM;
 	}
-	free(e->exe);
-	free(e->cgroup);
-	e->exe = ne;
-	e->cgroup = nc;
+	entry_free(old); /* what it had before its exec */
 	if (!cgroup_container_id(cg, strlen(cg), e->container, sizeof(e->container)))
 		*e->container = 0;
 	return 0;
@@ -103,12 +77,11 @@ static int put(struct profile *p, const char *key, const char *value, struct pro
 int proclabels_fill(void *arg, uint32_t pid, struct profile *p, struct profile_label *out)
 {
 	struct proclabels *t = arg;
-	size_t i = find(t, (pid_t)pid);
+	const struct proc_entry *e = pidindex_get(&t->procs, (pid_t)pid);
 	int n = 0;
 
-	if (i >= t->n || t->v[i].pid != (pid_t)pid)
+	if (!e)
 		return 0;
-	const struct proc_entry *e = &t->v[i];
 	if (put(p, "exe", e->exe, out, &n) || put(p, "cgroup", e->cgroup, out, &n) ||
 	    put(p, "container_id", e->container, out, &n))
 		return -ENOMEM;
@@ -129,21 +102,15 @@ struct procdispatch_listener proclabels_listener(struct proclabels *t)
 
 void proclabels_forget(struct proclabels *t, pid_t pid)
 {
-	size_t i = find(t, pid);
-
-	if (i >= t->n || t->v[i].pid != pid)
-		return;
-	free(t->v[i].exe);
-	free(t->v[i].cgroup);
-	memmove(t->v + i, t->v + i + 1, (t->n - i - 1) * sizeof(*t->v));
-	t->n--;
+	entry_free(pidindex_take(&t->procs, pid));
 }
 
 void proclabels_free(struct proclabels *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		FREE_ALL(t->v[i].exe, t->v[i].cgroup);
-	FREE_ALL(t->v, t);
+	while (t->procs.n)
+		proclabels_forget(t, t->procs.pids[0]);
+	pidindex_release(&t->procs);
+	free(t);
 }

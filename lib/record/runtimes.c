@@ -290,7 +290,7 @@ static uint32_t off_bits(const struct runtime_ops *const *reg, const struct reco
 }
 
 void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
-			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx)
+			  runtime_maps_fn maps, void *ctx)
 {
 	bool command = !o->all && !o->npids;
 

@@ -37,7 +37,7 @@ struct recorder_opts;
  * o->runtimes (NULL: runtimes[]): an entry named in runtimes_off is off, and an opt_in entry is
  * off unless named in runtimes_on; a name no entry has turns nothing off or on. */
 void runtime_host_of_opts(struct runtime_host *h, const struct recorder_opts *o,
-			  const struct procmap *(*maps)(void *ctx, pid_t pid), void *ctx);
+			  runtime_maps_fn maps, void *ctx);
 /* Lets each runtime of reg (NULL: runtimes[]) that is not off in h set what its walker needs
  * in so. */
 void runtime_set_configure(const struct runtime_ops *const *reg, const struct runtime_host *h,

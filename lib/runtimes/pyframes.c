@@ -49,7 +49,7 @@ struct pycode {
 
 struct pyframes {
 	pyframes_set_fn set;
-	pyframes_maps_fn maps; /* NULL: /proc/PID/maps */
+	runtime_maps_fn maps; /* NULL: /proc/PID/maps */
 	void *ctx;
 	struct pyfile_cache *files; /* what each mapped file says about CPython */
 	struct pyproc *procs;
@@ -75,7 +75,7 @@ struct pyframes *pyframes_new(pyframes_set_fn set, void *ctx)
 	return py;
 }
 
-void pyframes_set_maps(struct pyframes *py, pyframes_maps_fn maps)
+void pyframes_set_maps(struct pyframes *py, runtime_maps_fn maps)
 {
 	py->maps = maps;
 }

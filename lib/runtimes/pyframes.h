@@ -26,11 +26,6 @@ struct pyframes;
  * forget the process after all); returns 0 or -errno (the process then gets no Python frames). */
 typedef int (*pyframes_set_fn)(void *ctx, pid_t pid, const struct firn_py_proc *p);
 
-/* The executable mappings of process pid as the caller knows them (the recorder's process
- * table, fed by the kernel's mmap records), valid until the caller's next change to them; NULL
- * when it does not know the process (its /proc/PID/maps is read then). */
-typedef const struct procmap *(*pyframes_maps_fn)(void *ctx, pid_t pid);
-
 /* Failures and outcomes, counted by reason. */
 struct pyframes_stats {
 	uint64_t processes;       /* processes whose interpreter the unwinder was told about */
@@ -55,7 +50,7 @@ void pyframes_free(struct pyframes *py);
 /* Takes the mappings of processes from maps (called with the ctx of pyframes_new) instead of
  * /proc/PID/maps; a process it knows, found without CPython, is then not looked at again until
  * it maps one (pyframes_note_mapping). */
-void pyframes_set_maps(struct pyframes *py, pyframes_maps_fn maps);
+void pyframes_set_maps(struct pyframes *py, runtime_maps_fn maps);
 /* A process was first seen, or called exec (a new image), at now_ns: looks for its interpreter
  * now, and again (pyframes_poll) while it may still be starting (libpython not mapped,
  * interpreter not yet initialized). A process known already is left as it is, unless exec. */

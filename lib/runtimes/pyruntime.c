@@ -35,55 +35,69 @@
 #define PYSTR_CUT "..."          /* how a longer one ends: cut visibly (as V8's names are) */
 #define PYLINES_MAX (64 * 1024)  /* bytes kept of a line table */
 
-/* Offsets shared by every version here: PyObject.ob_type (Include/object.h), PyTypeObject.tp_name
- * (ob_base is a PyVarObject: 24 bytes), PyASCIIObject.length/state and PyBytesObject
- * (Include/cpython/unicodeobject.h, bytesobject.h). Checked with gdb against the pyenv builds'
- * DWARF (ptype/o) for 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1. */
-#define COMMON_OFFSETS .ob_type = 8, .tp_name = 24, .unicode_length = 16, .unicode_state = 32, \
-	.bytes_size = 16, .bytes_sval = 32
-/* What 3.8 to 3.10 share besides: the interpreter and thread lists, frame and code objects,
- * compact strings (each version adds its runtime size, autoTSSkey and f_lasti offsets). */
-#define PRE311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 32, .interp_tstate_head = 8, .ts_next = 8, \
-	.ts_interp = 16, .ts_frame = 24, .ts_thread_id = 176, .fr_back = 24, .fr_code = 32,        \
-	.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_linetable = 120,              \
-	.unicode_ascii_size = 48, .unicode_compact_size = 72
-/* What 3.11 and 3.12 share besides: the interpreter list's head, the thread list, the current
- * frame and f_lasti's place, the code object's names and line table. */
-#define FROM311_OFFSETS COMMON_OFFSETS, .rt_interp_head = 40, .ts_next = 8, .ts_interp = 16,       \
-	.ts_frame = 56, .fr_lasti = 56, .co_filename = 112, .co_name = 120, .co_qualname = 128,    \
-	.co_linetable = 136
+/* The versions with an offset table (3.8 to 3.12), each a column of table_fields: its 3.minor
+ * and sizeof(_PyRuntimeState), which the symbol's size must equal. Checked with gdb against the
+ * pyenv builds' DWARF (ptype/o) for 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1:
+ *   3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
+ *        Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h;
+ *   3.9: Include/internal/pycore_runtime.h, pycore_interp.h, cpython/pystate.h, frameobject.h,
+ *        cpython/code.h; _PyRuntimeState shrank (GC and ceval state moved to the interpreter);
+ *   3.10: same headers; f_lasti moved to 96 and counts code units; co_linetable;
+ *   3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
+ *        (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h;
+ *   3.12: same headers; PyASCIIObject lost wstr (40 bytes), f_code moved to 0.
+ * Every version shares PyObject.ob_type (Include/object.h), PyTypeObject.tp_name (ob_base is a
+ * PyVarObject: 24 bytes), PyASCIIObject.length/state and PyBytesObject
+ * (Include/cpython/unicodeobject.h, bytesobject.h). */
+static const struct {
+	int minor;
+	uint64_t runtime_size;
+} table_versions[] = { { 8, 1464 }, { 9, 656 }, { 10, 672 }, { 11, 166688 }, { 12, 459944 } };
+#define TABLE_VERSIONS (sizeof(table_versions) / sizeof(table_versions[0]))
+#define PYOFF(f) offsetof(struct pyoffsets, f)
 
-/* 3.8: Include/internal/pycore_pystate.h (_PyRuntimeState, PyInterpreterState),
- * Include/cpython/pystate.h (PyThreadState), Include/frameobject.h, Include/code.h (v3.8.18). */
-static const struct pyoffsets off38 = {
-	PRE311_OFFSETS, .rt_autotss = 1392, .runtime_size = 1464, .fr_lasti = 104,
+/* One field of struct pyoffsets, by table version (0: not in that version). */
+static const struct {
+	size_t field;
+	uint32_t off[TABLE_VERSIONS];
+} table_fields[] = {
+	/*                                3.8   3.9  3.10  3.11  3.12 */
+	{ PYOFF(rt_interp_head),        {   32,   32,   32,   40,   40 } },
+	{ PYOFF(rt_autotss),            { 1392,  584,  584,  592, 1544 } },
+	{ PYOFF(interp_tstate_head),    {    8,    8,    8,   16,   72 } },
+	{ PYOFF(ts_next),               {    8,    8,    8,    8,    8 } },
+	{ PYOFF(ts_interp),             {   16,   16,   16,   16,   16 } },
+	{ PYOFF(ts_thread_id),          {  176,  176,  176,  152,  136 } },
+	{ PYOFF(ts_native_tid),         {    0,    0,    0,  160,  144 } },
+	{ PYOFF(ts_frame),              {   24,   24,   24,   56,   56 } },
+	{ PYOFF(cframe_current),        {    0,    0,    0,    8,    0 } },
+	{ PYOFF(fr_back),               {   24,   24,   24,   48,    8 } },
+	{ PYOFF(fr_code),               {   32,   32,   32,   32,    0 } },
+	{ PYOFF(fr_lasti),              {  104,  104,   96,   56,   56 } },
+	{ PYOFF(fr_owner),              {    0,    0,    0,   69,   70 } },
+	{ PYOFF(co_filename),           {  104,  104,  104,  112,  112 } },
+	{ PYOFF(co_name),               {  112,  112,  112,  120,  120 } },
+	{ PYOFF(co_qualname),           {    0,    0,    0,  128,  128 } },
+	{ PYOFF(co_firstlineno),        {   40,   40,   40,   72,   68 } },
+	{ PYOFF(co_linetable),          {  120,  120,  120,  136,  136 } },
+	{ PYOFF(co_code_adaptive),      {    0,    0,    0,  184,  192 } },
+	{ PYOFF(co_firsttraceable),     {    0,    0,    0,  168,  176 } },
+	{ PYOFF(ob_type),               {    8,    8,    8,    8,    8 } },
+	{ PYOFF(tp_name),               {   24,   24,   24,   24,   24 } },
+	{ PYOFF(unicode_state),         {   32,   32,   32,   32,   32 } },
+	{ PYOFF(unicode_length),        {   16,   16,   16,   16,   16 } },
+	{ PYOFF(unicode_ascii_size),    {   48,   48,   48,   48,   40 } },
+	{ PYOFF(unicode_compact_size),  {   72,   72,   72,   72,   56 } },
+	{ PYOFF(bytes_size),            {   16,   16,   16,   16,   16 } },
+	{ PYOFF(bytes_sval),            {   32,   32,   32,   32,   32 } },
 };
-/* 3.9: Include/internal/pycore_runtime.h, pycore_interp.h, cpython/pystate.h, frameobject.h,
- * cpython/code.h (v3.9.18); _PyRuntimeState shrank (GC and ceval state moved to the interpreter). */
-static const struct pyoffsets off39 = {
-	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 656, .fr_lasti = 104,
-};
-/* 3.10: same headers (v3.10.13); f_lasti moved to 96 and counts code units; co_linetable. */
-static const struct pyoffsets off310 = {
-	PRE311_OFFSETS, .rt_autotss = 584, .runtime_size = 672, .fr_lasti = 96,
-};
-/* 3.11: Include/internal/pycore_runtime.h, pycore_interp.h (threads.head), cpython/pystate.h
- * (cframe, native_thread_id), pycore_frame.h (_PyInterpreterFrame), cpython/code.h (v3.11.7). */
-static const struct pyoffsets off311 = {
-	FROM311_OFFSETS, .rt_autotss = 592, .runtime_size = 166688, .interp_tstate_head = 16,
-	.cframe_current = 8, .ts_thread_id = 152, .ts_native_tid = 160,
-	.fr_code = 32, .fr_back = 48, .fr_owner = 69,
-	.co_firstlineno = 72, .co_firsttraceable = 168, .co_code_adaptive = 184,
-	.unicode_ascii_size = 48, .unicode_compact_size = 72,
-};
-/* 3.12: same headers (v3.12.1); PyASCIIObject lost wstr (40 bytes), f_code moved to 0. */
-static const struct pyoffsets off312 = {
-	FROM311_OFFSETS, .rt_autotss = 1544, .runtime_size = 459944, .interp_tstate_head = 72,
-	.cframe_current = 0, .ts_thread_id = 136, .ts_native_tid = 144,
-	.fr_code = 0, .fr_back = 8, .fr_owner = 70,
-	.co_firstlineno = 68, .co_firsttraceable = 176, .co_code_adaptive = 192,
-	.unicode_ascii_size = 40, .unicode_compact_size = 56,
-};
+
+/* Sets the uint32_t field of o at field (offsetof in struct pyoffsets): the one store of the
+ * tables' rows. */
+static void set_offset(struct pyoffsets *o, size_t field, uint64_t v)
+{
+	*(uint32_t *)((char *)o + field) = (uint32_t)v;
+}
 
 /* Frame owners (pycore_frame.h 3.12, 3.13; pycore_interpframe_structs.h 3.14): the owners
  * from FRAME_OWNED_BY_SHIM on have no Python code (3.12, 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14:
@@ -468,56 +482,83 @@ static bool version_from_name(const char *path, int *major, int *minor)
 	return sscanf(p + 6, "%d.%d", major, minor) == 2;
 }
 
-/* Picks the table of a version that has one (3.8-3.12). */
-static const struct pyoffsets *table_offsets(int major, int minor)
+/* The offsets of a version that has a table (3.8-3.12) into *o: 0, or -EPROTONOSUPPORT. */
+static int table_offsets(int major, int minor, struct pyoffsets *o)
 {
-	static const struct { int minor; const struct pyoffsets *off; } t[] = {
-		{ 8, &off38 }, { 9, &off39 }, { 10, &off310 }, { 11, &off311 }, { 12, &off312 },
-	};
-
-	for (size_t i = 0; major == 3 && i < sizeof(t) / sizeof(t[0]); i++)
-		if (t[i].minor == minor)
-			return t[i].off;
-	return NULL;
+	for (size_t c = 0; major == 3 && c < TABLE_VERSIONS; c++) {
+		if (table_versions[c].minor != minor)
+			continue;
+		memset(o, 0, sizeof(*o));
+		o->runtime_size = table_versions[c].runtime_size;
+		for (size_t i = 0; i < sizeof(table_fields) / sizeof(table_fields[0]); i++)
+			set_offset(o, table_fields[i].field, table_fields[i].off[c]);
+		return 0;
+	}
+	return -EPROTONOSUPPORT;
 }
 
-/* Where the fields firn reads sit in one layout of _Py_DebugOffsets (the first member of
- * _PyRuntimeState, every field a uint64_t): indexes in 8-byte words. Each struct's size is
- * there too, so every offset is checked against the size of the struct it is in. */
-struct debug_layout {
-	int minor;      /* the first 3.minor with this layout */
-	unsigned words; /* its length */
-	uint8_t rt_size, rt_interp_head, is_size, is_threads_head;
-	uint8_t ts_size, ts_next, ts_interp, ts_frame, ts_thread_id, ts_native_tid;
-	uint8_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_owner;
-	uint8_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
-	uint8_t ob_size, ob_type, tp_size, tp_name, bytes_size, bytes_ob_size, bytes_sval;
-	uint8_t uni_size, uni_state, uni_length, uni_ascii_size;
-};
-
-/* v3.13.0 Include/internal/pycore_runtime.h (73 words); v3.14.0
+/* The layouts of _Py_DebugOffsets (the first member of _PyRuntimeState, every field a
+ * uint64_t) that firn reads, oldest first; a layout is a column of debug_sizes and
+ * debug_fields below. v3.13.0 Include/internal/pycore_runtime.h (73 words); v3.14.0
  * Include/internal/pycore_debug_offsets.h (95 words: threads_main, code_object_generation and
  * tlbc_generation in the interpreter, stackpointer and tlbc_index in the frame, co_tlbc, the set,
  * generator, llist and debugger structs added). The newest is tried for a later 3.x. */
-static const struct debug_layout debug_layouts[] = {
-	{ .minor = 13, .words = 73, .rt_size = 3, .rt_interp_head = 5, .is_size = 6, .is_threads_head = 9,
-	  .ts_size = 19, .ts_next = 21, .ts_interp = 22, .ts_frame = 23, .ts_thread_id = 24, .ts_native_tid = 25,
-	  .fr_size = 28, .fr_previous = 29, .fr_executable = 30, .fr_instr_ptr = 31, .fr_owner = 33,
-	  .co_size = 34, .co_filename = 35, .co_name = 36, .co_qualname = 37, .co_linetable = 38,
-	  .co_firstlineno = 39, .co_code_adaptive = 43, .ob_size = 44, .ob_type = 45, .tp_size = 46,
-	  .tp_name = 47, .bytes_size = 64, .bytes_ob_size = 65, .bytes_sval = 66, .uni_size = 67,
-	  .uni_state = 68, .uni_length = 69, .uni_ascii_size = 70 },
-	{ .minor = 14, .words = 95, .rt_size = 3, .rt_interp_head = 5, .is_size = 6, .is_threads_head = 9,
-	  .ts_size = 22, .ts_next = 24, .ts_interp = 25, .ts_frame = 26, .ts_thread_id = 27, .ts_native_tid = 28,
-	  .fr_size = 31, .fr_previous = 32, .fr_executable = 33, .fr_instr_ptr = 34, .fr_owner = 36,
-	  .co_size = 39, .co_filename = 40, .co_name = 41, .co_qualname = 42, .co_linetable = 43,
-	  .co_firstlineno = 44, .co_code_adaptive = 48, .ob_size = 50, .ob_type = 51, .tp_size = 52,
-	  .tp_name = 53, .bytes_size = 74, .bytes_ob_size = 75, .bytes_sval = 76, .uni_size = 77,
-	  .uni_state = 78, .uni_length = 79, .uni_ascii_size = 80 },
+struct debug_layout {
+	int minor;      /* the first 3.minor with this layout */
+	unsigned words; /* its length */
 };
+static const struct debug_layout debug_layouts[] = { { 13, 73 }, { 14, 95 } };
+#define DEBUG_LAYOUTS (sizeof(debug_layouts) / sizeof(debug_layouts[0]))
 #define DEBUG_WORDS_MAX 95
 #define DO_VERSION 1
 #define DO_FREE_THREADED 2
+
+/* The structs whose fields firn reads: each struct's size is in _Py_DebugOffsets too, so every
+ * offset is checked against the size of the struct it is in. */
+enum debug_struct { DS_RUNTIME, DS_INTERP, DS_THREAD, DS_FRAME, DS_CODE, DS_OBJECT, DS_TYPE, DS_BYTES,
+		    DS_UNICODE, DS__N };
+
+/* The word holding each struct's size (indexes in 8-byte words), by layout. */
+static const uint8_t debug_sizes[DS__N][DEBUG_LAYOUTS] = {
+	[DS_RUNTIME] = { 3, 3 },   [DS_INTERP] = { 6, 6 },  [DS_THREAD] = { 19, 22 },
+	[DS_FRAME] = { 28, 31 },   [DS_CODE] = { 34, 39 },  [DS_OBJECT] = { 44, 50 },
+	[DS_TYPE] = { 46, 52 },    [DS_BYTES] = { 64, 74 }, [DS_UNICODE] = { 67, 77 },
+};
+
+/* One field of struct pyoffsets: the struct it is in and the word holding it, by layout. */
+struct debug_field {
+	size_t field;
+	uint8_t in;
+	uint8_t word[DEBUG_LAYOUTS];
+};
+/* The fields firn reads, with the _Py_DebugOffsets member each one is. */
+static const struct debug_field debug_fields[] = {
+	{ PYOFF(rt_interp_head), DS_RUNTIME, { 5, 5 } },           /* interpreters_head */
+	{ PYOFF(interp_tstate_head), DS_INTERP, { 9, 9 } },        /* threads_head */
+	{ PYOFF(ts_next), DS_THREAD, { 21, 24 } },                 /* next */
+	{ PYOFF(ts_interp), DS_THREAD, { 22, 25 } },               /* interp */
+	{ PYOFF(ts_frame), DS_THREAD, { 23, 26 } },                /* current_frame */
+	{ PYOFF(ts_thread_id), DS_THREAD, { 24, 27 } },            /* thread_id */
+	{ PYOFF(ts_native_tid), DS_THREAD, { 25, 28 } },           /* native_thread_id */
+	{ PYOFF(fr_back), DS_FRAME, { 29, 32 } },                  /* previous */
+	{ PYOFF(fr_code), DS_FRAME, { 30, 33 } },                  /* executable */
+	{ PYOFF(fr_lasti), DS_FRAME, { 31, 34 } },                 /* instr_ptr */
+	{ PYOFF(fr_owner), DS_FRAME, { 33, 36 } },                 /* owner */
+	{ PYOFF(co_filename), DS_CODE, { 35, 40 } },               /* filename */
+	{ PYOFF(co_name), DS_CODE, { 36, 41 } },                   /* name */
+	{ PYOFF(co_qualname), DS_CODE, { 37, 42 } },               /* qualname */
+	{ PYOFF(co_linetable), DS_CODE, { 38, 43 } },              /* linetable */
+	{ PYOFF(co_firstlineno), DS_CODE, { 39, 44 } },            /* firstlineno */
+	{ PYOFF(co_code_adaptive), DS_CODE, { 43, 48 } },          /* co_code_adaptive */
+	{ PYOFF(ob_type), DS_OBJECT, { 45, 51 } },                 /* ob_type */
+	{ PYOFF(tp_name), DS_TYPE, { 47, 53 } },                   /* tp_name */
+	{ PYOFF(bytes_size), DS_BYTES, { 65, 75 } },               /* ob_size */
+	{ PYOFF(bytes_sval), DS_BYTES, { 66, 76 } },               /* ob_sval */
+	{ PYOFF(unicode_state), DS_UNICODE, { 68, 78 } },          /* state */
+	{ PYOFF(unicode_length), DS_UNICODE, { 69, 79 } },         /* length */
+	{ PYOFF(unicode_ascii_size), DS_UNICODE, { 70, 80 } },     /* asciiobject_size */
+};
+#define DEBUG_FIELDS (sizeof(debug_fields) / sizeof(debug_fields[0]))
 
 /* The layout of 3.minor: its own, or the newest for a later version (then checked by its sizes
  * like any other, and refused when they do not fit). */
@@ -525,38 +566,25 @@ static const struct debug_layout *debug_layout_of(int minor)
 {
 	const struct debug_layout *l = NULL;
 
-	for (size_t i = 0; i < sizeof(debug_layouts) / sizeof(debug_layouts[0]); i++)
+	for (size_t i = 0; i < DEBUG_LAYOUTS; i++)
 		if (debug_layouts[i].minor <= minor)
 			l = &debug_layouts[i];
 	return l;
 }
 
-/* One field of struct pyoffsets: the word holding it and the word holding its struct's size. */
-struct debug_field {
-	size_t field;
-	uint8_t word, in;
-};
-
-/* The fields of a layout, each with the size of the struct it is in (a damaged or shifted
- * layout puts an offset past its struct's end). */
-static size_t debug_fields(const struct debug_layout *l, struct debug_field *f)
+/* The size in d (of layout l) of struct s. */
+static uint64_t debug_size(const struct debug_layout *l, const uint64_t *d, enum debug_struct s)
 {
-	size_t n = 0;
-#define F(name, w, s) f[n++] = (struct debug_field){ offsetof(struct pyoffsets, name), l->w, l->s }
-	F(rt_interp_head, rt_interp_head, rt_size), F(interp_tstate_head, is_threads_head, is_size);
-	F(ts_next, ts_next, ts_size), F(ts_interp, ts_interp, ts_size), F(ts_frame, ts_frame, ts_size);
-	F(ts_thread_id, ts_thread_id, ts_size), F(ts_native_tid, ts_native_tid, ts_size);
-	F(fr_back, fr_previous, fr_size), F(fr_code, fr_executable, fr_size);
-	F(fr_lasti, fr_instr_ptr, fr_size), F(fr_owner, fr_owner, fr_size);
-	F(co_filename, co_filename, co_size), F(co_name, co_name, co_size);
-	F(co_qualname, co_qualname, co_size), F(co_linetable, co_linetable, co_size);
-	F(co_firstlineno, co_firstlineno, co_size), F(co_code_adaptive, co_code_adaptive, co_size);
-	F(ob_type, ob_type, ob_size), F(tp_name, tp_name, tp_size);
-	F(bytes_size, bytes_ob_size, bytes_size), F(bytes_sval, bytes_sval, bytes_size);
-	F(unicode_state, uni_state, uni_size), F(unicode_length, uni_length, uni_size);
-	F(unicode_ascii_size, uni_ascii_size, uni_size);
-#undef F
-	return n;
+	return d[debug_sizes[s][l - debug_layouts]];
+}
+
+/* The value in d (of layout l) of the field of struct pyoffsets at field. */
+static uint64_t debug_value(const struct debug_layout *l, const uint64_t *d, size_t field)
+{
+	for (size_t i = 0; i < DEBUG_FIELDS; i++)
+		if (debug_fields[i].field == field)
+			return d[debug_fields[i].word[l - debug_layouts]];
+	return 0;
 }
 
 /* Copies the offsets out of a _Py_DebugOffsets of layout l (hostile or damaged memory): each
@@ -566,21 +594,22 @@ static size_t debug_fields(const struct debug_layout *l, struct debug_field *f)
 static int offsets_from_debug(const struct debug_layout *l, const uint64_t *d, struct pyoffsets *o,
 			      const char **bad)
 {
-	struct debug_field f[32];
-	size_t n = debug_fields(l, f);
+	size_t c = (size_t)(l - debug_layouts);
 
 	memset(o, 0, sizeof(*o));
-	o->runtime_size = d[l->rt_size];
+	o->runtime_size = debug_size(l, d, DS_RUNTIME);
 	*bad = "object header";
-	if (d[l->ob_size] != 16 || d[l->ob_type] != 8 || d[l->tp_name] != 24)
+	if (debug_size(l, d, DS_OBJECT) != 16 || debug_value(l, d, PYOFF(ob_type)) != 8 ||
+	    debug_value(l, d, PYOFF(tp_name)) != 24)
 		return -EPROTONOSUPPORT;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = d[f[i].word], size = d[f[i].in];
+	for (size_t i = 0; i < DEBUG_FIELDS; i++) {
+		const struct debug_field *f = &debug_fields[i];
+		uint64_t v = d[f->word[c]], size = debug_size(l, d, f->in);
 		/* interpreter state is large (threads.head sits at ~7 KiB); nothing is past 1 MiB */
 		*bad = "an offset past its struct";
 		if (size >= (1u << 20) || v >= size || size - v < 8)
 			return -EPROTONOSUPPORT;
-		*(uint32_t *)((char *)o + f[i].field) = (uint32_t)v;
+		set_offset(o, f->field, v);
 	}
 	/* PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (cpython/unicodeobject.h) */
 	o->unicode_compact_size = o->unicode_ascii_size + 16;
@@ -592,6 +621,7 @@ static int offsets_from_debug(const struct debug_layout *l, const uint64_t *d, s
 static int debug_header(struct pyruntime *rt, const struct debug_layout *l, const uint64_t *d)
 {
 	uint64_t want = (uint64_t)rt->major << 24 | (uint64_t)rt->minor << 16;
+	uint64_t size = debug_size(l, d, DS_RUNTIME);
 
 	/* zeros where the cookie is: the loader has reserved the library's range but not mapped
 	 * its data segment over it yet (a process caught while ld.so maps libpython): looked at
@@ -610,10 +640,10 @@ static int debug_header(struct pyruntime *rt, const struct debug_layout *l, cons
 			 rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
-	if (rt->runtime_sym_size && d[l->rt_size] != rt->runtime_sym_size) {
+	if (rt->runtime_sym_size && size != rt->runtime_sym_size) {
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _Py_DebugOffsets gives _PyRuntime "
 			 "%llu bytes, the symbol has %llu", rt->major, rt->minor,
-			 (unsigned long long)d[l->rt_size], (unsigned long long)rt->runtime_sym_size);
+			 (unsigned long long)size, (unsigned long long)rt->runtime_sym_size);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -661,20 +691,20 @@ static int version_from_memory(struct pyruntime *rt, uint64_t addr)
  * size 0 cannot say; the walk's checks still apply). 0 or -EPROTONOSUPPORT with a reason. */
 static int offsets_table(struct pyruntime *rt)
 {
-	const struct pyoffsets *o = table_offsets(rt->major, rt->minor);
+	struct pyoffsets o;
 
-	if (!o) {
+	if (table_offsets(rt->major, rt->minor, &o)) {
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d is not supported (3.8 to 3.14 are)",
 			 rt->major, rt->minor);
 		return -EPROTONOSUPPORT;
 	}
-	if (rt->runtime_sym_size && rt->runtime_sym_size != o->runtime_size) {
+	if (rt->runtime_sym_size && rt->runtime_sym_size != o.runtime_size) {
 		snprintf(rt->reason, sizeof(rt->reason), "python %d.%d: _PyRuntime is %llu bytes, the offset "
 			 "table expects %llu: not verified", rt->major, rt->minor,
-			 (unsigned long long)rt->runtime_sym_size, (unsigned long long)o->runtime_size);
+			 (unsigned long long)rt->runtime_sym_size, (unsigned long long)o.runtime_size);
 		return -EPROTONOSUPPORT;
 	}
-	rt->off = *o;
+	rt->off = o;
 	rt->offsets_source = rt->runtime_sym_size ? "offset table, verified by sizeof(_PyRuntimeState)"
 						  : "offset table (symbol without size: unverified by size)";
 	return 0;

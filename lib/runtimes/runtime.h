@@ -59,6 +59,12 @@ struct sample_source;
 struct sampler_opts;
 struct runtime; /* a runtime's state in one recording: each runtime's own type */
 
+/* The executable mappings of process pid as the caller knows them (a recording's process table,
+ * fed by the kernel's mmap records), valid until the caller's next change to them; NULL when it
+ * does not know the process (/proc/PID/maps is read then). What a recording hands its runtimes
+ * and each runtime its interpreter reader (pyframes_set_maps, v8frames_set_maps). */
+typedef const struct procmap *(*runtime_maps_fn)(void *ctx, pid_t pid);
+
 /* What a recording offers its runtimes: borrowed, valid for the recording's life. */
 struct runtime_host {
 	struct sample_source *ss; /* the transport: each runtime's BPF walker by its tag
@@ -74,7 +80,7 @@ struct runtime_host {
 	/* The process table's executable mappings of pid (valid until the next process event is
 	 * applied), NULL when not known (the runtime reads /proc/PID/maps then). Never reads
 	 * events itself: safe from inside any op. */
-	const struct procmap *(*maps)(void *ctx, pid_t pid);
+	runtime_maps_fn maps;
 	void *ctx;
 };
 

@@ -74,7 +74,7 @@ struct v8script {
 
 struct v8frames {
 	v8frames_set_fn set;
-	v8frames_maps_fn maps;
+	runtime_maps_fn maps;
 	void *ctx;
 	struct v8mem mem;
 	struct v8file *files;
@@ -129,7 +129,7 @@ void v8frames_free(struct v8frames *v8)
 	free(v8);
 }
 
-void v8frames_set_maps(struct v8frames *v8, v8frames_maps_fn maps)
+void v8frames_set_maps(struct v8frames *v8, runtime_maps_fn maps)
 {
 	v8->maps = maps;
 }

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "model/resolver.h"
+#include "runtimes/runtime.h"
 #include "runtimes/v8consts.h"
 
 struct firn_v8_proc;
@@ -31,9 +32,6 @@ struct v8frames;
 /* Called with what the BPF walker needs of a process that runs a V8 it can walk (p NULL: forget
  * the process); returns 0 or -errno (the process then keeps native frames). */
 typedef int (*v8frames_set_fn)(void *ctx, pid_t pid, const struct firn_v8_proc *p);
-
-/* The executable mappings of pid as the caller knows them (NULL: /proc/PID/maps is read). */
-typedef const struct procmap *(*v8frames_maps_fn)(void *ctx, pid_t pid);
 
 /* Reads len bytes at addr of process pid into buf: 0, or -EFAULT. */
 struct v8mem {
@@ -58,7 +56,7 @@ struct v8frames_stats {
 struct v8frames *v8frames_new(v8frames_set_fn set, void *ctx);
 void v8frames_free(struct v8frames *v8);
 /* Takes the mappings of processes from maps (called with the ctx of v8frames_new). */
-void v8frames_set_maps(struct v8frames *v8, v8frames_maps_fn maps);
+void v8frames_set_maps(struct v8frames *v8, runtime_maps_fn maps);
 /* Reads process memory through mem instead of process_vm_readv (tests). */
 void v8frames_set_mem(struct v8frames *v8, const struct v8mem *mem);
 /* A process was first seen, or called exec: looks for a V8 in its mappings now (files named

@@ -5,14 +5,12 @@
 #include "base/cache_dir.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #define SUFFIX ".tbl"
@@ -117,39 +115,30 @@ int unwind_cache_decode(const void *buf, size_t len, const char *build_id,
 	return 0;
 }
 
-/* Reads all of fd (size bytes) into a new buffer; NULL + errno. */
-static void *read_all(int fd, size_t size)
-{
-	uint8_t *buf = malloc(size ? size : 1);
+/* What unwind_cache_get decodes a file with. */
+struct get_arg {
+	const char *build_id;
+	const struct unwind_cache_src *src;
+	struct unwind_table *t;
+};
 
-	for (size_t done = 0; buf && done < size;) {
-		ssize_t n = pread(fd, buf + done, size - done, done);
-		if (n <= 0) {
-			free(buf);
-			errno = n ? errno : EBADMSG;
-			return NULL;
-		}
-		done += n;
-	}
-	return buf;
+/* cache_dir_get's reader: the table a file holds; the file served when it decoded. */
+static int get_table(void *ctx, const void *buf, size_t len, bool *used)
+{
+	const struct get_arg *a = ctx;
+	int err = unwind_cache_decode(buf, len, a->build_id, a->src, a->t);
+
+	*used = !err;
+	return err;
 }
 
 int unwind_cache_get(struct unwind_cache *c, const char *build_id,
 		     const struct unwind_cache_src *src, struct unwind_table *t)
 {
-	struct stat st;
+	struct get_arg a = { build_id, src, t };
 
 	memset(t, 0, sizeof(*t));
-	int fd = cache_dir_open_file(&c->dir, build_id, &st);
-	if (fd < 0)
-		return fd;
-	void *buf = read_all(fd, st.st_size);
-	int err = buf ? unwind_cache_decode(buf, st.st_size, build_id, src, t) : -errno;
-	if (!err)
-		futimens(fd, NULL); /* recently used: evicted last */
-	free(buf);
-	close(fd);
-	return err;
+	return cache_dir_get(&c->dir, build_id, get_table, &a);
 }
 
 int unwind_cache_put(struct unwind_cache *c, const char *build_id,

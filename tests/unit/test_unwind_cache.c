@@ -322,6 +322,39 @@ static void test_evicts_oldest(void **state)
 	unwind_cache_close(c);
 }
 
+/* A table that served is touched (evicted last); one refused as another file's (-ESTALE) or
+ * as damaged (-EBADMSG) keeps its mtime. */
+static void test_touched_when_used(void **state)
+{
+	struct unwind_table t, r;
+	struct unwind_cache_src other = SRC;
+	struct stat st;
+
+	(void)state;
+	other.id.ino++;
+	struct unwind_cache *c = unwind_cache_open(dir, 1 << 20);
+	assert_non_null(c);
+	make_table(&t, 100);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	age(ID_A ".tbl", 1000);
+	assert_int_equal(unwind_cache_get(c, ID_A, &other, &r), -ESTALE);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(st.st_mtime, 1000);
+	assert_int_equal(truncate(at(ID_A ".tbl"), st.st_size - 1), 0);
+	age(ID_A ".tbl", 1000);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), -EBADMSG);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_int_equal(st.st_mtime, 1000);
+	assert_int_equal(unwind_cache_put(c, ID_A, &SRC, &t), 0);
+	age(ID_A ".tbl", 1000);
+	assert_int_equal(unwind_cache_get(c, ID_A, &SRC, &r), 0);
+	assert_int_equal(stat(at(ID_A ".tbl"), &st), 0);
+	assert_true(st.st_mtime > time(NULL) - 600);
+	unwind_table_release(&r);
+	unwind_table_release(&t);
+	unwind_cache_close(c);
+}
+
 /* Writes len bytes of a pattern seeded by seed (starting with start, if not NULL) as dir/name,
  * mode 0600, mtime long ago (first in line to be evicted). */
 static void plant(const char *name, const char *start, size_t len, int seed)
@@ -500,6 +533,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_folder_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicts_oldest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicts_only_own, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touched_when_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_system_folders, setup, teardown),
 	};
 

@@ -1,6 +1,7 @@
 /* A compiled frame's inlined methods from its nmethod's scopes: see hotspot_inline.h. */
 #include "runtimes/hotspot_inline.h"
 #include "runtimes/hotspot_scopes.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -199,12 +200,24 @@ int hotspot_inline_pcs(const struct hotspot_structs *hs, const struct hotspot_me
 	    (err = read_section(mem, pid, l.pcs, l.pcs_end, &pcs)))
 		return err;
 	for (size_t i = 0; i < (l.pcs_end - l.pcs) / hs->size_pcdesc && n < max; i++) {
-		int32_t pc, scope;
+		int32_t pc;
 		memcpy(&pc, pcs + i * hs->size_pcdesc + hs->pcdesc_pc_offset, 4);
-		memcpy(&scope, pcs + i * hs->size_pcdesc + hs->pcdesc_scope_decode_offset, 4);
-		if (scope > 0 && pc >= 0 && l.code_begin + (uint32_t)pc < l.end)
-			out[n++] = (uint32_t)(l.code_begin - nm->nmethod) + (uint32_t)pc;
+		if (pc < 0 || l.code_begin + (uint32_t)pc >= l.end)
+			continue; /* the sentinels before and after the code */
+		uint32_t off = (uint32_t)(l.code_begin - nm->nmethod) + (uint32_t)pc;
+		if (n && off < out[n - 1]) {
+			free(pcs);
+			return -EINVAL; /* not sorted: no PcDesc is the next one */
+		}
+		out[n++] = off;
 	}
 	free(pcs);
 	return (int)n;
+}
+
+int hotspot_inline_near(const uint32_t *pcs, size_t n, uint32_t pcoff)
+{
+	size_t i = PARTITION_POINT(n, k, pcs[k] < pcoff);
+
+	return i < n ? (int)i : -ENOENT;
 }

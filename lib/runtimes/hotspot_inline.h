@@ -45,10 +45,19 @@ int hotspot_inline_expand(const struct hotspot_structs *hs, const struct hotspot
 			  pid_t pid, const struct hotspot_nmethod_ref *nm, uint64_t pc,
 			  struct hotspot_inlined *out, size_t max);
 
-/* The pc offsets, from the nmethod nm (of process pid), of its PcDescs that have scopes, into
- * out (max at most, in their order), for expanding each while the process lives. Returns how
- * many (0..max); -EOPNOTSUPP, -ESTALE, -EFAULT, -EINVAL, -ENOMEM as hotspot_inline_expand. */
+/* The pc offsets, from the nmethod nm (of process pid), of its PcDescs inside its code (those
+ * without scopes too: a pc before one is not another's), into out (max at most, ascending: the
+ * first max of them), for expanding each while the process lives. Returns how many (0..max);
+ * -EINVAL for PcDescs out of order; -EOPNOTSUPP, -ESTALE, -EFAULT, -EINVAL, -ENOMEM as
+ * hotspot_inline_expand. */
 int hotspot_inline_pcs(const struct hotspot_structs *hs, const struct hotspot_mem *mem, pid_t pid,
 		       const struct hotspot_nmethod_ref *nm, uint32_t *out, size_t max);
+
+/* Which of the n PcDescs at offsets pcs (ascending, as hotspot_inline_pcs lists them) holds the
+ * scopes of a frame at pc offset pcoff of the same nmethod: the first at or after it, as
+ * HotSpot's pc_desc_near gives a sampled pc (AsyncGetCallTrace, JFR) and pc_desc_at a return
+ * address (its own PcDesc). Returns its index; -ENOENT when none is at or after pcoff (past the
+ * last, or past the first n of a longer list: not known). */
+int hotspot_inline_near(const uint32_t *pcs, size_t n, uint32_t pcoff);
 
 #endif

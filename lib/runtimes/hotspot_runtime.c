@@ -67,6 +67,8 @@ struct hsmethod {
 	char *name, *file; /* file: its class's source ("java/util/HashMap.java"), or NULL */
 	struct hotspot_line *lines;
 	uint32_t nlines;
+	uint32_t npcs;  /* a compiled frame's PcDescs expanded (their offsets, ascending), or 0 */
+	uint32_t *pcs;
 };
 
 /* A compiled frame expanded at one pc offset of its nmethod (by id << 16 | pc offset): the
@@ -342,7 +344,8 @@ static void rt_free(struct runtime *rt)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nmethods; i++)
-		FREE_ALL(r->methods[i].name, r->methods[i].file, r->methods[i].lines);
+		FREE_ALL(r->methods[i].name, r->methods[i].file, r->methods[i].lines,
+			 r->methods[i].pcs);
 	for (size_t i = 0; i < r->ninls; i++)
 		for (uint32_t k = 0; k < r->inls[i].n; k++)
 			FREE_ALL((char *)r->inls[i].f[k].name, (char *)r->inls[i].f[k].file);
@@ -496,7 +499,7 @@ static void method_fill(struct hsrt *r, const struct hsproc *pr,
 	}
 }
 
-static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hsmethod *m);
+static int expand_calls(struct hsrt *r, const struct hsproc *pr, struct hsmethod *m);
 
 /* The walker gave a method an id: its names are read now, while the process lives. */
 static int rt_on_code(struct runtime *rt, const void *rec, size_t len)
@@ -596,9 +599,10 @@ static struct hsinl *inl_get(struct hsrt *r, const struct hsmethod *m, uint32_t 
 	return in;
 }
 
-/* A compiled method just announced: each of its call sites expanded now, while the process
- * lives (a caller's frame returns to one; its samples may be resolved after the process ends). */
-static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hsmethod *m)
+/* A compiled method just announced: each of its PcDescs expanded now, while the process lives
+ * (a caller's frame returns to one, a sampled pc takes the next one's scopes; its samples may be
+ * resolved after the process ends), their offsets kept in m->pcs for resolve_compiled. */
+static int expand_calls(struct hsrt *r, const struct hsproc *pr, struct hsmethod *m)
 {
 	const struct hotspot_nmethod_ref ref = { m->nmethod, m->method, m->compile_id };
 	uint32_t pcs[INLINE_PCS];
@@ -606,9 +610,15 @@ static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hs
 	struct hsinl *in;
 
 	r->st.unexpanded += n < 0 && n != -EOPNOTSUPP; /* a JDK whose layout is not read: not counted */
+	while (n > 0 && pcs[n - 1] >= FIRN_HS_NO_BCI)
+		n--; /* past a payload's 16 bits: no frame names them */
+	if (n <= 0)
+		return 0;
+	if (!(m->pcs = malloc(sizeof(pcs[0]) * (size_t)n)))
+		return -ENOMEM;
+	memcpy(m->pcs, pcs, sizeof(pcs[0]) * (size_t)n);
+	m->npcs = (uint32_t)n;
 	for (int i = 0; i < n; i++) {
-		if (pcs[i] >= FIRN_HS_NO_BCI)
-			continue;
 		if (!(in = inl_get(r, m, pcs[i])))
 			return -ENOMEM;
 		r->st.inline_sites += in->n > 0;
@@ -616,16 +626,23 @@ static int expand_calls(struct hsrt *r, const struct hsproc *pr, const struct hs
 	return 0;
 }
 
-/* A compiled frame at pc offset pcoff of its nmethod: at a call site (a caller's frame), the
- * methods inlined there, innermost first, then the outer method m at the call's line; elsewhere
- * m alone at its first line, as before (a pc between two PcDescs is not told which scope ran). */
+/* A compiled frame at pc offset pcoff of its nmethod: the scopes of its PcDesc (a return
+ * address's own), else of the first PcDesc after it (a sampled pc between two, as HotSpot's
+ * pc_desc_near: JFR names it so), the methods inlined there, innermost first, each at its line,
+ * then the outer method m at its scope's line; m alone at its first line where no PcDesc
+ * follows in what was read. */
 static int resolve_compiled(struct hsrt *r, const struct hsmethod *m, uint32_t pcoff,
 			    struct resolved_frame *out, int max)
 {
 	uint64_t key = m->id << 16 | pcoff;
 	struct hsinl *in = HASHTAB_FIND_ID(&r->inl_index, r->inls, key, key);
+	int near = in ? -1 : hotspot_inline_near(m->pcs, m->npcs, pcoff);
 
-	if (!in) { /* not a call site: a sampled pc, whose next PcDesc may be another scope's */
+	if (near >= 0) {
+		key = m->id << 16 | m->pcs[near];
+		in = HASHTAB_FIND_ID(&r->inl_index, r->inls, key, key);
+	}
+	if (!in) { /* no PcDesc at or after it read: the outer method alone */
 		out[0] = (struct resolved_frame){ .name = m->name, .file = m->file,
 						  .line = line_of(m, FIRN_HS_NO_BCI) };
 		return 1;
@@ -689,7 +706,7 @@ static void drop_methods(struct hsrt *r, pid_t pid)
 	for (size_t i = 0; i < r->nmethods; i++) {
 		struct hsmethod *m = &r->methods[i];
 		if (m->pid == pid) {
-			FREE_ALL(m->name, m->file, m->lines);
+			FREE_ALL(m->name, m->file, m->lines, m->pcs);
 			continue;
 		}
 		r->methods[k++] = *m;

@@ -9,7 +9,8 @@
  * the one the walker saw (redefined, unloaded) is refused and counted, never named. A compiled
  * frame (its id stands for one nmethod, its payload has the pc's offset) is expanded into the
  * methods inlined at that pc, innermost first, each at its line (hotspot_inline.h: JDK 17's
- * and 25's nmethod layouts), its call sites expanded when the nmethod is
+ * and 25's nmethod layouts): a return address by its own PcDesc, a sampled pc between two by the
+ * next one (hotspot_inline_near, as JFR names it). Its PcDescs are expanded when the nmethod is
  * announced, so samples resolved after the process ended keep them. */
 #ifndef FIRN_HOTSPOT_RUNTIME_H
 #define FIRN_HOTSPOT_RUNTIME_H

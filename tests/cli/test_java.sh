@@ -30,11 +30,16 @@
 #    when it exited;
 #  - --no-java keeps the native view: no Java method named, no java line;
 #  - inlined frames (tests/fixtures/JavaInline.java: firnOuter's loop calls firnInner, which C2
-#    inlines, which calls firnLeaf, not inlined): on a JDK whose nmethods firn expands (9 on),
-#    >= 80 % of firnOuter's samples in firnLeaf have JavaInline.firnInner@JavaInline.java:7
-#    between them, under JavaInline.firnOuter@JavaInline.java:13; on any JDK, no other Java
-#    method between the two (a frame is never misnamed), at least the sample floor of them; the
-#    summary's java line counts the call sites expanded (and no nmethod refused) there;
+#    inlines, which mixes x then calls firnLeaf, not inlined): on a JDK whose nmethods firn
+#    expands (9 on), >= 80 % of firnOuter's samples in firnLeaf have
+#    JavaInline.firnInner@JavaInline.java:8 between them, under
+#    JavaInline.firnOuter@JavaInline.java:14; >= 80 % of the samples whose innermost frame is
+#    firnOuter's nmethod (firnInner's inlined body: a sampled pc between two PcDescs, named by
+#    the next one's scopes, as JFR names it) have JavaInline.firnInner@JavaInline.java:7-8 as
+#    their leaf over firnOuter@JavaInline.java:14 (the old firn: firnOuter alone, ~2 %); on any
+#    JDK, no other Java method between the two (a frame is never misnamed), at least the sample
+#    floor of them; the summary's java line counts the call sites expanded (and no nmethod
+#    refused) there;
 #  - overloads (tests/fixtures/JavaOverload.java): JavaOverload.work(int) and
 #    JavaOverload.work(long) each >= 25 % of the two's samples, no work frame without its
 #    parameters, JavaOverload.run and JavaOverload.main (one method of their names) plain.
@@ -120,24 +125,30 @@ out(nap > 0 and wait > 0 and 0.3 <= share <= 0.7,
 PY
 }
 
-# inline_check STACKS_FILE FLOOR EXPANDS: firnOuter's samples in firnLeaf, firnInner between them
-# (>= 80 % when EXPANDS is 1), no other Java method there.
+# inline_check STACKS_FILE FLOOR EXPANDS BODY_FLOOR: firnOuter's samples in firnLeaf, firnInner
+# between them (>= 80 % when EXPANDS is 1), no other Java method there; the samples in firnOuter's
+# nmethod itself, firnInner their leaf (>= 80 %, at least BODY_FLOOR of them, when EXPANDS is 1).
 inline_check() {
 	python3 - "$@" <<'PY'
 import re, sys
 java_name = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*\.[A-Za-z_$<][\w$<>]*(\([\w$., \[\]]*\))?@[\w$/.]*:[0-9]+$")
-floor, expands = int(sys.argv[2]), sys.argv[3] == "1"
-total = inlined = other = 0
+floor, expands, body_floor = int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+total = inlined = other = body = body_inner = 0
 for l in open(sys.argv[1]):
     tid, n, stack = l.rstrip("\n").split(" ", 2)
     jf = [f for f in stack.split(";") if java_name.match(f)]
     names = [f.split("@")[0] for f in jf]
+    if "JavaInline.firnOuter" in names and "JavaInline.firnLeaf" not in names:
+        o = names.index("JavaInline.firnOuter") # a sample in firnOuter's nmethod: its body or firnInner's
+        body += int(n) if o >= len(names) - 2 else 0
+        body_inner += int(n) if (o == len(names) - 2 and jf[o] == "JavaInline.firnOuter@JavaInline.java:14" and
+                                 jf[-1] in ("JavaInline.firnInner@JavaInline.java:7", "JavaInline.firnInner@JavaInline.java:8")) else 0
     if "JavaInline.firnOuter" not in names or "JavaInline.firnLeaf" not in names:
         continue
     o, leaf = names.index("JavaInline.firnOuter"), names.index("JavaInline.firnLeaf")
     total += int(n)
     between = jf[o + 1:leaf]
-    if jf[o] == "JavaInline.firnOuter@JavaInline.java:13" and between == ["JavaInline.firnInner@JavaInline.java:7"]:
+    if jf[o] == "JavaInline.firnOuter@JavaInline.java:14" and between == ["JavaInline.firnInner@JavaInline.java:8"]:
         inlined += int(n)
     elif leaf < o or any(not f.startswith("JavaInline.firnInner@") for f in between):
         other += int(n)
@@ -145,8 +156,11 @@ def out(ok, msg): print(("PASS: " if ok else "FAIL: ") + msg)
 out(total >= floor, "inlined: firnOuter's samples in firnLeaf %d (>= %d)" % (total, floor))
 if expands:
     out(inlined >= 0.8 * total and total > 0,
-        "inlined: %.1f%% of them have firnInner@JavaInline.java:7 inlined between, under firnOuter@JavaInline.java:13 (>= 80%%)"
+        "inlined: %.1f%% of them have firnInner@JavaInline.java:8 inlined between, under firnOuter@JavaInline.java:14 (>= 80%%)"
         % (100.0 * inlined / max(total, 1)))
+    out(body >= body_floor and body_inner >= 0.8 * body,
+        "inlined: %d of %d samples in firnOuter's nmethod itself (>= %d) have the inlined firnInner@JavaInline.java:7-8 "
+        "as their leaf over firnOuter@JavaInline.java:14 (>= 80%%)" % (body_inner, body, body_floor))
 else:
     print("SKIP: inlined: a JDK whose nmethods firn does not read: the outer method alone "
           "(%d of %d with firnInner between: its own frame, before C2 inlined it)" % (inlined, total))
@@ -390,7 +404,7 @@ for entry in $JDKS; do
 	check "$jname: record -- java JavaInline exits 0" test $? -eq 0
 	python3 "$STACKS" "$TMP/$jname-inl.pb.gz" >"$TMP/$jname-inl.txt"
 	inline_check "$TMP/$jname-inl.txt" "$(sample_floor "$TMP/$jname-inl.ms" 999 30)" \
-		"$([ "${major:-0}" -ge 9 ] && echo 1 || echo 0)" |
+		"$([ "${major:-0}" -ge 9 ] && echo 1 || echo 0)" "$(sample_floor "$TMP/$jname-inl.ms" 999 10)" |
 		sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $jname: /"
 	if [ "${major:-0}" -ge 9 ]; then
 		check "$jname: the java line counts the call sites expanded, none refused" \

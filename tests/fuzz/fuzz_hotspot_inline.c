@@ -6,7 +6,8 @@
  * The Method* and compile id the walker saw are the input's own, so the reader goes past its
  * staleness check (seeds: test_hotspot_inline's nmethod, written with FIRN_HOTSPOT_SEEDS=DIR).
  * An expansion is 1 to HS_INLINE_MAX methods, the outermost the nmethod's; nothing is read
- * outside the input; hotspot_inline_pcs lists at most what it is asked for. */
+ * outside the input; hotspot_inline_pcs lists at most what it is asked for, ascending, and
+ * hotspot_inline_near picks the first of them at or after the pc. */
 #include <errno.h>
 #include <string.h>
 
@@ -52,6 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(n == -EINVAL || n == -EFAULT || n == -ESTALE || n == -ENOMEM ||
 		    (n >= 0 && n <= 8));
 	for (int i = 0; i < n; i++)
-		FUZZ_ASSERT(pcs[i] > 0); /* the code starts after the nmethod header */
+		FUZZ_ASSERT(pcs[i] > 0 && (!i || pcs[i] >= pcs[i - 1])); /* after the header, sorted */
+	if (n < 0)
+		return 0;
+	int near = hotspot_inline_near(pcs, (size_t)n, pc);
+	FUZZ_ASSERT(near == -ENOENT || (near >= 0 && near < n && pcs[near] >= pc &&
+					(!near || pcs[near - 1] < pc)));
 	return 0;
 }

@@ -2,8 +2,8 @@
  * nmethod (its code, metadata table, scopes and PcDescs laid out as HotSpot 17 lays them): at a
  * return address with an inlined callee, the callee then its caller with their bcis; between two
  * PcDescs, the next one's; at a PcDesc of the outer method alone, one frame; at one without
- * scopes, none; the PcDescs with scopes listed as offsets from the nmethod (to expand each while
- * the process lives). Refused, never misnamed: the nmethod's Method* or compile id changed, the
+ * scopes, none; the PcDescs listed as offsets from the nmethod (to expand each while the
+ * process lives), and the one a pc takes: the first at or after it (hotspot_inline_near). Refused, never misnamed: the nmethod's Method* or compile id changed, the
  * outermost scope not its method, a method index past the metadata, sections out of order, a pc
  * outside the code; a JDK without these rows is told apart (-EOPNOTSUPP); JDK 25's layout
  * (mutable and immutable data) expanded the same. With
@@ -123,18 +123,55 @@ static void test_expand(void **state)
 			 -EINVAL); /* deeper than out */
 }
 
-/* The PcDescs with scopes, as offsets from the nmethod (the one without is left out), to
- * expand each while the process lives; at most max; none for a stale nmethod. */
+/* The PcDescs inside the code, as offsets from the nmethod (the one without scopes too), to
+ * expand each while the process lives; at most max; none for a stale nmethod; PcDescs out of
+ * order refused (no next one to find). */
 static void test_pcs(void **state)
 {
 	uint32_t pcs[4];
 	(void)state;
-	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 2);
-	assert_int_equal(pcs[0], CODE - NM + 0x40);
-	assert_int_equal(pcs[1], CODE - NM + 0x80);
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 3);
+	assert_int_equal(pcs[0], CODE - NM + 0x10);
+	assert_int_equal(pcs[1], CODE - NM + 0x40);
+	assert_int_equal(pcs[2], CODE - NM + 0x80);
 	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 1), 1);
+	put_pc(1, 0x90, 4);
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), -EINVAL);
+	put_pc(1, 0x40, 4);
 	poke_u32(&f, NM + 16, COMPILE_ID + 1);
 	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), -ESTALE);
+}
+
+/* The runtime's path for a frame's pc (hotspot_runtime.c's resolve_compiled): the PcDescs
+ * listed while the process lives, the one a pc takes (hotspot_inline_near), its expansion. A
+ * sampled pc inside Inner's inlined body, between the PcDescs at 0x10 and 0x40, takes 0x40's
+ * scopes: Inner at bci 3 under Outer at bci 5 (the old firn named it Outer alone); a return
+ * address at 0x40 or 0x80 its own PcDesc's, unchanged; a pc before the PcDesc without scopes
+ * that one (Outer alone), not 0x40's; past the last, or past a list cut short, none. */
+static void test_near(void **state)
+{
+	struct hotspot_inlined out[4];
+	uint32_t pcs[4], code = CODE - NM;
+	(void)state;
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 3);
+	int i = hotspot_inline_near(pcs, 3, code + 0x31);
+	assert_int_equal(i, 1);
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + NM + pcs[i], out, 4), 2);
+	assert_true(out[0].method == INNER && out[0].bci == 3);
+	assert_true(out[1].method == OUTER && out[1].bci == 5);
+	assert_int_equal(hotspot_inline_near(pcs, 3, code + 0x40), 1); /* exact: its own */
+	assert_int_equal(hotspot_inline_near(pcs, 3, code + 0x41), 2);
+	i = hotspot_inline_near(pcs, 3, code + 0x80);
+	assert_int_equal(i, 2);
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + NM + pcs[i], out, 4), 1);
+	assert_true(out[0].method == OUTER && out[0].bci == 5);
+	i = hotspot_inline_near(pcs, 3, code + 0x05);
+	assert_int_equal(i, 0); /* no scopes there: the outer method alone */
+	assert_int_equal(hotspot_inline_expand(&hs, &mem, 1, &ref, BASE + NM + pcs[i], out, 4),
+			 -ENOENT);
+	assert_int_equal(hotspot_inline_near(pcs, 3, code + 0x81), -ENOENT);
+	assert_int_equal(hotspot_inline_near(pcs, 2, code + 0x41), -ENOENT); /* not read */
+	assert_int_equal(hotspot_inline_near(pcs, 0, code), -ENOENT);
 }
 
 /* Another nmethod at the address (a new compile id, another Method*), or scopes that do not
@@ -214,7 +251,8 @@ static void test_jdk25(void **state)
 	assert_true(out[0].method == INNER && out[0].bci == 3);
 	assert_true(out[1].method == OUTER && out[1].bci == 5);
 	uint32_t pcs[4];
-	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 2);
+	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 3);
+	assert_int_equal(hotspot_inline_near(pcs, 3, CODE - NM + 0x31), 1);
 	poke_u32(&f, NM + 96, 0), poke_u32(&f, NM + 100, 0); /* a native wrapper's: none */
 	assert_int_equal(hotspot_inline_pcs(&hs, &mem, 1, &ref, pcs, 4), 0);
 	poke_u32(&f, NM + 100, 3 * 16), poke_u32(&f, NM + 96, 3 * 16 + sizeof(scopes) + 4);
@@ -231,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_expand, setup),
 		cmocka_unit_test_setup(test_pcs, setup),
+		cmocka_unit_test_setup(test_near, setup),
 		cmocka_unit_test_setup(test_stale, setup),
 		cmocka_unit_test_setup(test_refused, setup),
 		cmocka_unit_test_setup(test_jdk25, setup),

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/hashtab.h"
 #include "model/frame_kind.h"
 
@@ -68,7 +69,8 @@ struct profile_label {
 };
 
 struct profile_sample {
-	uint64_t *location_ids;     /* leaf first; owned: one block with values and labels */
+	uint64_t *location_ids;     /* leaf first; one block with values and labels, in the
+				     * profile's sample_arena (a view's samples: the caller's) */
 	uint32_t nlocs, nlabels;
 	int64_t *values;            /* nsample_types values; in location_ids's block */
 	struct profile_label *labels; /* in location_ids's block */
@@ -94,6 +96,7 @@ struct profile {
 
 	/* private dedupe indexes (ids - 1 of functions, of simple locations, of samples) */
 	struct hashtab fn_index, loc_index, sample_index;
+	struct arena sample_arena; /* private: the samples' blocks, freed with the profile */
 };
 
 int profile_init(struct profile *p);

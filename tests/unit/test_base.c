@@ -2,7 +2,8 @@
  * that overflow or pass the capacity's type, zeroed growth), hashtab's insert, find, growth,
  * clear, many keys and collisions through a bad hash, UPPER_BOUND and PARTITION_POINT at their
  * edges, CMP3, fileid.h's identities, clock.h's mono_ns and wall_ns, and pidindex against a
- * plain array model (put, replace, take, filter, in order). */
+ * plain array model (put, replace, take, filter, in order), and the arena's blocks (aligned,
+ * distinct, kept while chunks are added, reused after a reset). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/clock.h"
 #include "base/fileid.h"
 #include "base/hash.h"
@@ -429,6 +431,39 @@ static void test_pidindex(void **state)
 	assert_null(pidindex_get(&x, 2));
 }
 
+/* Blocks are 8-byte aligned, disjoint and keep their bytes while later ones take new chunks
+ * (a block larger than ARENA_CHUNK_MAX too); a reset hands out the kept chunk's space again. */
+static void test_arena(void **state)
+{
+	(void)state;
+	struct arena a;
+	enum { N = 20000 };
+	static unsigned char *blk[N];
+	arena_init(&a);
+	for (int i = 0; i < N; i++) {
+		size_t n = (size_t)(i % 97) * 8 + (size_t)(i % 5);
+		blk[i] = arena_alloc(&a, n);
+		assert_non_null(blk[i]);
+		assert_int_equal((uintptr_t)blk[i] % 8, 0);
+		memset(blk[i], i & 0xff, n);
+		assert_true(i == 0 || blk[i] != blk[i - 1]); /* n = 0 too: distinct */
+	}
+	unsigned char *big = arena_alloc(&a, ARENA_CHUNK_MAX + 1);
+	assert_non_null(big);
+	memset(big, 0xab, ARENA_CHUNK_MAX + 1);
+	for (int i = 0; i < N; i++)
+		for (size_t j = 0; j < (size_t)(i % 97) * 8 + (size_t)(i % 5); j++)
+			assert_int_equal(blk[i][j], i & 0xff);
+	arena_reset(&a);
+	assert_ptr_equal(arena_alloc(&a, 16), big); /* the newest chunk, from its start */
+	errno = 0;
+	assert_null(arena_alloc(&a, SIZE_MAX - 4));
+	assert_int_equal(errno, ENOMEM);
+	arena_release(&a);
+	arena_release(&a); /* released: empty, and releasing again is harmless */
+	assert_null(a.chunks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_mono_ns),
 		cmocka_unit_test(test_wall_ns),
 		cmocka_unit_test(test_pidindex),
+		cmocka_unit_test(test_arena),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,8 +24,6 @@ struct firn_wait {
 	__u64 pending;  /* a wait begun before the start, of a Python process, ended: its ns, counted
 			 * at the thread's system call exit with its Python frames (offcpu_start.bpf.h) */
 	__u32 ctx, ctx_pad; /* its label context when it began (walkers_ctx) */
-	__u64 uid, kid; /* the ids user and kernel were stored under at the last wait (0: not yet:
-			 * stack_seen.bpf.h) */
 	struct firn_stack user, kernel;
 };
 
@@ -36,8 +34,6 @@ struct {
 	__type(key, int);
 	__type(value, struct firn_wait);
 } waits SEC(".maps");
-
-#include "stack_seen.bpf.h"
 
 /* Adds n to an off-CPU counter (enum firn_offcpu_stat) of this CPU. */
 static __always_inline void count_offcpu(__u32 stat, __u64 n)
@@ -82,8 +78,7 @@ static __always_inline bool wait_ends(struct task_struct *task, bool at_switch)
 }
 
 /* Adds a wait of task that ended (ns off the CPU) to its stacks: the kept kernel stack and user
- * (the kept one, or one with Python frames spliced in). True when added. Stacks the thread's
- * last wait stored already are not hashed again (their ids kept: stack_seen.bpf.h). */
+ * (the kept one, or one with Python frames spliced in). True when added. */
 static __always_inline bool count_wait(struct task_struct *task, struct firn_wait *w,
 				       struct firn_stack *user, __u64 ns)
 {
@@ -93,15 +88,10 @@ static __always_inline bool count_wait(struct task_struct *task, struct firn_wai
 	key.tid = BPF_CORE_READ(task, pid);
 	key.event = FIRN_EVENT_OFF_CPU;
 	key.ctx = w->ctx;
-	key.ustack = user == &w->user ? seen_stored(w->uid) : 0;
-	key.kstack = seen_stored(w->kid);
 	announce(key.pid);
 	note_comm(key.tid, task);
-	bool added = count_stacks(&key, user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
-				  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL);
-	w->uid = added && user == &w->user ? key.ustack : 0;
-	w->kid = added ? key.kstack : 0;
-	if (!added)
+	if (!count_stacks(&key, user, &w->kernel, ns * off_cpu_rate, &offcpu_stats,
+			  FIRN_OFF_LOST_COUNTS_FULL, FIRN_OFF_LOST_STACKS_FULL))
 		return false;
 	count_offcpu(FIRN_OFF_COUNTED, 1);
 	count_offcpu(FIRN_OFF_NS, ns);
@@ -168,8 +158,8 @@ static __always_inline void wait_begins(void *ctx, struct task_struct *prev, boo
 	flush_deferred(prev, w); /* it ran without a system call exit seen */
 	w->at_start = 0;
 	take_stacks(ctx, false, pid, prev, &user, &kernel);
-	keep_seen(&w->user, user, &w->uid);
-	keep_seen(&w->kernel, kernel, &w->kid);
+	keep_stack(&w->user, user);
+	keep_stack(&w->kernel, kernel);
 	w->pid = pid;
 	w->ctx = walkers_ctx(pid, prev, FIRN_W_INLINE);
 	w->runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);

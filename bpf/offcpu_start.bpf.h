@@ -156,7 +156,6 @@ static __always_inline void wait_in_progress(struct task_struct *task, __u32 pid
 	struct firn_stack *user = task_user_stack(task, pid), *kernel = task_kernel_stack(task);
 	keep_stack(&w->user, user);
 	keep_stack(&w->kernel, kernel);
-	w->uid = w->kid = 0; /* new frames, not stored yet */
 	w->pid = pid;
 	w->runtime = BPF_CORE_READ(task, se.sum_exec_runtime);
 	/* a switch-out on another CPU meanwhile keeps its own wait */

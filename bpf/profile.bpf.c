@@ -987,9 +987,8 @@ static __always_inline __u64 take_stacks(void *ctx, bool regs_ctx, __u32 pid,
 	return *user ? walkers_stack(*user, regs_ctx, FIRN_W_ALL) : 0;
 }
 
-/* Counts value under key with these stacks (stored now, unless key has their ids): on failure the
- * sample is dropped and counted as lost, at lost_base + FIRN_LOST_COUNTS_FULL or
- * FIRN_LOST_STACKS_FULL of stats. */
+/* Counts value under key with these stacks (stored now): on failure the sample is dropped and
+ * counted as lost, at lost_base + FIRN_LOST_COUNTS_FULL or FIRN_LOST_STACKS_FULL of stats. */
 static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack *user,
 					 struct firn_stack *kernel, __u64 value, void *stats,
 					 __u32 counts_full, __u32 stacks_full)
@@ -997,7 +996,7 @@ static __always_inline bool count_stacks(struct firn_key *key, struct firn_stack
 	bool ufresh = false, kfresh = false;
 
 	key->ustack = key->ustack ? key->ustack : store_taken(user, &ufresh);
-	key->kstack = key->kstack ? key->kstack : store_taken(kernel, &kfresh);
+	key->kstack = store_taken(kernel, &kfresh);
 	/* a sample whose stack could not be stored is dropped, not kept stackless: every sample
 	 * taken is either counted or lost, by reason */
 	__u32 reason = key->ustack == FIRN_STACK_LOST || key->kstack == FIRN_STACK_LOST ?

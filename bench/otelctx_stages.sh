@@ -4,8 +4,9 @@
 # the gaps under 20 us: a host's steal time or an interrupt left out) records the otelctx
 # fixture (two threads spinning in spans) for SECONDS s; prints each stage's mean ns and count.
 # Stage 0 is two marks back to back (the marks' own cost, in every stage); 2: the thread's
-# cache (task storage, fs base; walker_procs on a miss); 3: the TLS pointer read; 4: the
-# header read again and compared; 5: the sample counted. Build it aside:
+# cache (this CPU's last thread, fs base; task storage, then walker_procs on a miss); 3: the
+# epoch and the TLS pointer read; 4: the header read again and compared; 5: the sample counted.
+# Build it aside:
 #   make -j2 BUILD=build-t BPF_CFLAGS="-g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wno-unused-function -idirafter /usr/include/x86_64-linux-gnu -Ibpf -DFIRN_OTEL_TIMING" build-t/firn
 #   FIRN=build-t/firn bash bench/otelctx_stages.sh [otelctx|otelctx-gd]
 set -u

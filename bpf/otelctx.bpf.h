@@ -18,7 +18,8 @@
  * publishes a new record by swapping the pointer, an in-place rewrite changes the header).
  * Each cold cache line costs here (a map's hash, a per-CPU scratch: ~100-300 ns each on this
  * host, bench/otelctx_stages.sh), so the path of a thread whose record did not change touches
- * its storage, its task, the pointer and the header alone. */
+ * its storage, its task, the pointer and the header alone; in front of the storage, each CPU
+ * keeps a copy of its last thread's (otel_last), which also counts its samples. */
 #ifndef FIRN_BPF_OTELCTX_H
 #define FIRN_BPF_OTELCTX_H
 
@@ -59,7 +60,7 @@ struct firn_otel_ctx_event {
 
 /* Its counters in walker_stats. */
 enum firn_otel_stat {
-	FIRN_OTEL_SAMPLES = 0, /* samples that carry a context */
+	FIRN_OTEL_SAMPLES = 0, /* samples that carry a context (up to 31 a CPU not yet folded in) */
 	FIRN_OTEL_BAD_READ,    /* the slot, the TLS block or the record could not be read */
 	FIRN_OTEL_TORN,        /* not valid, or swapped or rewritten while read */
 	FIRN_OTEL_TRUNCATED,   /* attributes past FIRN_OTEL_ATTRS bytes left out */
@@ -188,25 +189,51 @@ struct {
 	__type(value, struct otel_thread);
 } otel_threads SEC(".maps");
 
+/* The last thread sampled on this CPU (otel_last): a copy of its struct otel_thread, in front
+ * of task storage, whose lookup is a chain of cold lines (~300 ns here: bench/RESULTS.md); the
+ * next sample on a CPU is mostly the same thread's. samples: those counted here since the last
+ * fold into walker_stats (FIRN_OTEL_SAMPLES, every OTEL_FOLD_EVERY: one cold line less). */
+struct otel_last {
+	__u64 task; /* the task_struct's address; 0: none */
+	__u64 samples;
+	struct otel_thread t;
+};
+
+#define OTEL_FOLD_EVERY 32
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct otel_thread);
-} otel_thread_scratch SEC(".maps"); /* a thread with no storage now: remembers nothing */
+	__type(value, struct otel_last);
+} otel_last SEC(".maps");
 
-/* The thread's cache with the slot of pid's variable (slot 0: not reachable), NULL where pid's
- * walker was not told of one. A thread whose cache holds the same image and fs base needs no
- * walker_procs lookup (its hash is most of a sample's cost here: bench/RESULTS.md); storage is
- * made only for threads of a process told of; one that cannot be had now (another program
- * holds it on this CPU) gets an empty one. */
-static __always_inline struct otel_thread *otel_thread_of(struct task_struct *task, __u32 pid)
+/* Counts n more samples with a context: into c's count, folded into walker_stats by batches. */
+static __always_inline void otel_count_samples(struct otel_last *c)
+{
+	__u32 k = FIRN_WALKER_STAT(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
+	__u64 *v;
+
+	if (++c->samples < OTEL_FOLD_EVERY)
+		return;
+	v = bpf_map_lookup_elem(&walker_stats, &k);
+	if (v)
+		*v += c->samples;
+	c->samples = 0;
+}
+
+/* The thread's task storage with the slot of pid's variable (slot 0: not reachable), or fb
+ * where no storage can be had now (another program holds it on this CPU; *own set to false);
+ * NULL where pid's walker was not told of one. A thread whose storage holds the same image
+ * and fs base needs no walker_procs lookup (its hash: bench/RESULTS.md); storage is made only
+ * for threads of a process told of. */
+static __always_inline struct otel_thread *otel_storage_of(struct task_struct *task, __u32 pid,
+							   __u64 mm, __u64 fs,
+							   struct otel_thread *fb, bool *own)
 {
 	struct otel_thread *t = bpf_task_storage_get(&otel_threads, task, 0, 0);
-	__u64 fs = task->thread.fsbase; /* a trusted pointer: a load, no helper call */
-	__u64 mm = (__u64)task->mm;
-	__u32 zero = 0;
 
+	*own = true;
 	if (t && t->pid == pid && t->mm == mm && t->fs == fs && t->slot)
 		return t;
 	struct firn_otel_proc *p = walker_proc(FIRN_OTEL_TAG, pid);
@@ -214,16 +241,45 @@ static __always_inline struct otel_thread *otel_thread_of(struct task_struct *ta
 		return NULL;
 	if (!t)
 		t = bpf_task_storage_get(&otel_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t)
-		t = bpf_map_lookup_elem(&otel_thread_scratch, &zero);
-	if (!t)
-		return NULL;
+	if (!t) {
+		*own = false;
+		t = fb;
+	}
 	t->id = 0; /* another image (exec) or thread start: nothing found before holds */
 	t->pid = pid;
 	t->mm = mm;
 	t->fs = fs;
 	t->slot = otel_slot(p, fs);
 	return t;
+}
+
+/* The thread's cache (this CPU's otel_last, holding task: the same image and fs base, its
+ * storage's copy on a miss); *ts: its task storage where the miss loaded it (what a new record
+ * is remembered in too), else NULL. NULL where pid's walker was not told of one. */
+static __always_inline struct otel_last *otel_thread_of(struct task_struct *task, __u32 pid,
+							struct otel_thread **ts)
+{
+	__u32 zero = 0;
+	struct otel_last *c = bpf_map_lookup_elem(&otel_last, &zero);
+	__u64 fs = task->thread.fsbase; /* a trusted pointer: a load, no helper call */
+	__u64 mm = (__u64)task->mm;
+
+	*ts = NULL;
+	if (!c)
+		return NULL;
+	if (c->task == (__u64)task && c->t.pid == pid && c->t.mm == mm && c->t.fs == fs &&
+	    c->t.slot)
+		return c;
+	bool own;
+	struct otel_thread *t = otel_storage_of(task, pid, mm, fs, &c->t, &own);
+	if (!t)
+		return NULL;
+	c->task = (__u64)task;
+	if (own) {
+		c->t = *t;
+		*ts = t;
+	}
+	return c;
 }
 
 /* Whether the header at rec is the one t remembers, still valid: no attributes read. */
@@ -237,10 +293,12 @@ static __always_inline bool otel_same(const struct otel_thread *t, __u64 rec)
 	       h[3] == t->head[3] && ((__u8 *)h)[FIRN_OTEL_VALID] == 1;
 }
 
-/* A sample whose record is t's: counted as a read one is, t's id. */
-static __always_inline __u32 otel_hit(const struct otel_thread *t)
+/* A sample whose record is c's: counted as a read one is, c's id. */
+static __always_inline __u32 otel_hit(struct otel_last *c)
 {
-	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
+	const struct otel_thread *t = &c->t;
+
+	otel_count_samples(c);
 	if (*(__u16 *)((__u8 *)t->head + FIRN_OTEL_ATTRS_SIZE) > FIRN_OTEL_ATTRS)
 		walker_count(FIRN_OTEL_TAG, FIRN_OTEL_TRUNCATED);
 	return FIRN_CTX(FIRN_OTEL_TAG, t->id);
@@ -308,13 +366,15 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	OTEL_MARK(tm, -1);
 	OTEL_MARK(tm, 0);
 	__u32 zero = 0, *v;
-	struct otel_thread *t = pid ? otel_thread_of(task, pid) : NULL;
+	struct otel_thread *ts = NULL, *t;
+	struct otel_last *c = pid ? otel_thread_of(task, pid, &ts) : NULL;
 	__u64 rec = 0, epoch, *e;
 	struct firn_otel_key *k;
 	OTEL_MARK(tm, 2);
 
-	if (!t || !t->slot)
+	if (!c || !c->t.slot)
 		return 0;
+	t = &c->t;
 	e = bpf_map_lookup_elem(&otel_epoch, &zero);
 	epoch = e ? *e : 0; /* read before the hash: an id found there is of this epoch */
 	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)t->slot)) {
@@ -325,9 +385,9 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 	t->id = rec && rec == t->rec && t->id && t->epoch == epoch && otel_same(t, rec) ? t->id : 0;
 	OTEL_MARK(tm, 4);
 	if (t->id || !rec) { /* a cleared record forgets the last one */
-		__u32 c = rec ? otel_hit(t) : 0;
+		__u32 h = rec ? otel_hit(c) : 0;
 		OTEL_MARK(tm, 5);
-		return c;
+		return h;
 	}
 	k = bpf_map_lookup_elem(&otel_scratch, &zero);
 	if (!k)
@@ -339,9 +399,14 @@ static __always_inline __u32 otel_ctx(__u32 pid, struct task_struct *task)
 		walker_count(FIRN_OTEL_TAG, -rc);
 		return 0;
 	}
-	walker_count(FIRN_OTEL_TAG, FIRN_OTEL_SAMPLES);
+	otel_count_samples(c);
 	v = bpf_map_lookup_elem(&otel_ctxs, k);
-	return FIRN_CTX(FIRN_OTEL_TAG, otel_remember(t, k, rec, v ? *v : otel_new_id(k), epoch));
+	__u32 id = otel_remember(t, k, rec, v ? *v : otel_new_id(k), epoch);
+	if (!ts) /* a hit on this CPU's copy: the storage, where it holds the same image */
+		ts = bpf_task_storage_get(&otel_threads, task, 0, 0);
+	if (ts && ts->pid == pid && ts->mm == t->mm && ts->fs == t->fs && ts->slot == t->slot)
+		otel_remember(ts, k, rec, id, epoch); /* where a sample on another CPU finds it */
+	return FIRN_CTX(FIRN_OTEL_TAG, id);
 }
 #endif
 #endif

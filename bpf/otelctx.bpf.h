@@ -58,9 +58,14 @@ struct firn_otel_ctx_event {
 	__u8 rec[FIRN_OTEL_HEADER + FIRN_OTEL_ATTRS];
 };
 
+/* The per-CPU map in front of task storage, and where its entry counts the samples with a
+ * context not yet added to walker_stats (user space adds them: FIRN_OTEL_SAMPLES is a sum). */
+#define FIRN_OTEL_LAST_MAP "otel_last"
+#define FIRN_OTEL_LAST_SAMPLES_OFF 8
+
 /* Its counters in walker_stats. */
 enum firn_otel_stat {
-	FIRN_OTEL_SAMPLES = 0, /* samples that carry a context (up to 31 a CPU not yet folded in) */
+	FIRN_OTEL_SAMPLES = 0, /* samples that carry a context (less those still in otel_last) */
 	FIRN_OTEL_BAD_READ,    /* the slot, the TLS block or the record could not be read */
 	FIRN_OTEL_TORN,        /* not valid, or swapped or rewritten while read */
 	FIRN_OTEL_TRUNCATED,   /* attributes past FIRN_OTEL_ATTRS bytes left out */
@@ -200,6 +205,8 @@ struct otel_last {
 };
 
 #define OTEL_FOLD_EVERY 32
+_Static_assert(__builtin_offsetof(struct otel_last, samples) == FIRN_OTEL_LAST_SAMPLES_OFF,
+	       "user space reads the samples not yet folded at FIRN_OTEL_LAST_SAMPLES_OFF");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -419,6 +419,9 @@ static size_t otel_summary(const struct runtime *rt, char *buf, size_t len)
 	if (!o->told)
 		return 0;
 	sample_source_walker_stats(o->h->ss, FIRN_OTEL_TAG, c, FIRN_OTEL_NR);
+	/* each CPU's samples not yet folded into walker_stats (up to 31): the summary counts all */
+	c[FIRN_OTEL_SAMPLES] += sample_source_map_percpu_sum(o->h->ss, FIRN_OTEL_LAST_MAP, 0,
+							     FIRN_OTEL_LAST_SAMPLES_OFF);
 	strput(buf, len, &off,
 	       "firn: otel: %u processes with a thread context, %llu samples in %llu contexts, "
 	       "%llu samples folded into 'other' (past %u contexts), %llu torn, %llu unreadable, "

@@ -148,6 +148,12 @@ static int bpf_map_update(struct sample_source *s, const char *map, const void *
 	return sampler_map_update(sam(s), map, key, value);
 }
 
+static uint64_t bpf_map_percpu_sum(struct sample_source *s, const char *map, uint32_t key,
+				   size_t off)
+{
+	return sampler_map_percpu_sum(sam(s), map, key, off);
+}
+
 static void bpf_map_memory(struct sample_source *s, struct sampler_stats *st)
 {
 	(void)s;
@@ -165,6 +171,7 @@ static const struct sample_source_ops bpf_ops = {
 	.walker_name = bpf_walker_name, .reset_counts = bpf_reset_counts, .event_fd = bpf_event_fd,
 	.last_flip_ns = bpf_last_flip_ns, .next_poll_ns = bpf_next_poll_ns,
 	.map_memory = bpf_map_memory, .map_update = bpf_map_update,
+	.map_percpu_sum = bpf_map_percpu_sum,
 };
 
 struct sample_source *sample_source_bpf_new(const struct sampler_opts *o, void *arg,

@@ -5,7 +5,7 @@
  * means what the sampler function of the same name says (sampler.h); the notices go to the
  * callbacks of the struct sampler_opts the source was made with. Optional ops may be NULL:
  * add_target, unwind_maps, attach_usdt, attach_uprobe, set_proc, walker_stats, walker_name,
- * map_update, reset_counts,
+ * map_update, map_percpu_sum, reset_counts,
  * event_fd (then those features are not available: -ENOTSUP, or zeros; recorder_cut needs
  * reset_counts). The runtime walkers are reached by tag (a FIRN_FRAME_KIND_*): the source
  * names no runtime, each runtime hands its walker its own struct and reads its own counters.
@@ -46,6 +46,9 @@ struct sample_source_ops {
 	/* optional: sampler_map_update */
 	int (*map_update)(struct sample_source *s, const char *map, const void *key,
 			  const void *value);
+	/* optional: sampler_map_percpu_sum */
+	uint64_t (*map_percpu_sum)(struct sample_source *s, const char *map, uint32_t key,
+				   size_t off);
 	int (*ncpus)(const struct sample_source *s);
 	void (*free)(struct sample_source *s);
 	/* optional: when (CLOCK_MONOTONIC ns) the last drain flipped the counts maps: every sample
@@ -138,6 +141,12 @@ static inline int sample_source_map_update(struct sample_source *s, const char *
 					   const void *key, const void *value)
 {
 	return s->ops->map_update ? s->ops->map_update(s, map, key, value) : -ENOTSUP;
+}
+/* sampler_map_percpu_sum: 0 on a source without BPF maps. */
+static inline uint64_t sample_source_map_percpu_sum(struct sample_source *s, const char *map,
+						    uint32_t key, size_t off)
+{
+	return s->ops->map_percpu_sum ? s->ops->map_percpu_sum(s, map, key, off) : 0;
 }
 static inline void sample_source_free(struct sample_source *s)
 {

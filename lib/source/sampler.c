@@ -1058,6 +1058,25 @@ int sampler_map_update(struct sampler *s, const char *map, const void *key, cons
 	return err < 0 ? err : 0;
 }
 
+uint64_t sampler_map_percpu_sum(struct sampler *s, const char *map, uint32_t key, size_t off)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, map);
+	int ncpu = libbpf_num_possible_cpus();
+	size_t vs = m ? bpf_map__value_size(m) : 0, stride = (vs + 7) & ~(size_t)7;
+	uint64_t sum = 0, v;
+
+	if (!m || bpf_map__type(m) != BPF_MAP_TYPE_PERCPU_ARRAY || ncpu <= 0 || off + sizeof(v) > vs)
+		return 0;
+	uint8_t *vals = calloc((size_t)ncpu, stride);
+	if (vals && !bpf_map_lookup_elem(bpf_map__fd(m), &key, vals))
+		for (int c = 0; c < ncpu; c++) {
+			memcpy(&v, vals + (size_t)c * stride + off, sizeof(v));
+			sum += v;
+		}
+	free(vals);
+	return sum;
+}
+
 /* The memlock and id of the BPF map open on fd, from its fdinfo; false for another kind of fd. */
 static bool map_fdinfo(int fd, uint64_t *memlock, uint32_t *id)
 {

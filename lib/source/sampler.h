@@ -276,6 +276,10 @@ int sampler_walker_name(struct sampler *s, unsigned tag, uint64_t key, char *buf
  * late walkers), or deletes key when value is NULL; key and value are the map's sizes. 0 or
  * -errno (-ENOENT: no such map, or no such key to delete). */
 int sampler_map_update(struct sampler *s, const char *map, const void *key, const void *value);
+/* The 64-bit counter at byte off of entry key of the per-CPU array named map, summed over the
+ * CPUs (a walker's counts kept beside other data, not yet added to walker_stats): the sum, or 0
+ * where there is no such map, key or field. */
+uint64_t sampler_map_percpu_sum(struct sampler *s, const char *map, uint32_t key, size_t off);
 
 /* Forgets the counts of every entry (firn top: the next sampler_for_each shows only what was
  * drained since, so a refresh costs what the last interval sampled, not the whole session).

@@ -91,6 +91,10 @@ case "$line" in
 "firn: otel: 1 processes with a thread context, "*" samples in 3 contexts, 0 samples folded"*) pass "summary: 3 contexts, none folded" ;;
 *) fail "summary: '$line'" ;;
 esac
+# every sample with a context is counted, those a CPU had not yet added to the shared counter too
+said=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) samples in [0-9]* contexts.*/\1/p')
+[ "${said:-x}" = "$n" ] && pass "summary: $said samples with a context, as many as the profile's labelled samples" \
+	|| fail "summary: ${said:-no} samples with a context, the profile has $n labelled"
 
 # ---- every TLS model: each span's own id, no stale id ----
 model() { # NAME EXE [ENV...]

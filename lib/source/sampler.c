@@ -563,7 +563,7 @@ static int load_skel(struct sampler *s, const char **why)
 		return -1;
 	if (o->unwind != UNWIND_FP && setup_unwind_maps(s))
 		return -1;
-	/* frame pointers only: the DWARF unwinder's maps go unused (the LRU ones are preallocated) */
+	/* frame pointers only: the DWARF unwinder's per-process mappings go unused (one entry) */
 	if (o->unwind == UNWIND_FP && bpf_map__set_max_entries(s->skel->maps.unwind_kprocs, 1))
 		return -1;
 	/* on_fork makes children targets: nothing to do system-wide, or without follow_children */

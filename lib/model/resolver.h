@@ -43,6 +43,10 @@ struct frame_resolver {
 	 * tag is the resolver's) of process pid; returns how many (0: none known, the sample is
 	 * left without them) or -errno (-ENOMEM). NULL: the runtime makes no label contexts. */
 	int (*labels)(void *ctx, pid_t pid, uint32_t id, struct resolved_label *out, int max);
+	/* Fills up to max labels of process pid itself, on every sample of it whatever its
+	 * context (OpenTelemetry's process context: service.name, its attributes); how many (0:
+	 * none) or -errno. NULL: the runtime has none. */
+	int (*proc_labels)(void *ctx, pid_t pid, struct resolved_label *out, int max);
 	void *ctx;
 };
 

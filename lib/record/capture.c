@@ -53,7 +53,8 @@ struct capture {
 };
 
 /* pid, tid, comm, thread, the process's and the label context's */
-#define NLABELS (4 + CAPTURE_PROCESS_LABELS + CAPTURE_CONTEXT_LABELS)
+#define NLABELS \
+	(4 + CAPTURE_PROCESS_LABELS + CAPTURE_RUNTIME_PROC_LABELS + CAPTURE_CONTEXT_LABELS)
 #define RENEW_MIN_LOCATIONS 1024 /* smaller tables are kept (capture_outgrown) */
 #define RENEW_FACTOR 4            /* larger are renewed past this many times what a cut used */
 
@@ -270,6 +271,31 @@ static int context_labels(struct capture *c, const struct sampler_entry *e,
 	return n < CAPTURE_CONTEXT_LABELS ? n : CAPTURE_CONTEXT_LABELS;
 }
 
+/* The labels the runtimes' resolvers give of e's process itself (proc_labels), interned,
+ * into out (at most CAPTURE_RUNTIME_PROC_LABELS); how many, or -ENOMEM. */
+static int runtime_proc_labels(struct capture *c, const struct sampler_entry *e,
+			       struct profile_label *out)
+{
+	struct resolved_label l[CAPTURE_RUNTIME_PROC_LABELS];
+	int n = 0;
+
+	for (unsigned t = 1; t < FIRN_FRAME_KINDS && n < CAPTURE_RUNTIME_PROC_LABELS; t++) {
+		if (!c->resolvers[t].proc_labels)
+			continue;
+		int k = c->resolvers[t].proc_labels(c->resolvers[t].ctx, (pid_t)e->pid, l,
+						    CAPTURE_RUNTIME_PROC_LABELS - n);
+		if (k < 0)
+			return k;
+		for (int i = 0; i < k && n < CAPTURE_RUNTIME_PROC_LABELS; i++, n++) {
+			int64_t ki = profile_intern(c->p, l[i].key), v = profile_intern(c->p, l[i].value);
+			if (ki < 0 || v < 0)
+				return -ENOMEM;
+			out[n] = (struct profile_label){ .key = (uint32_t)ki, .str = (uint32_t)v };
+		}
+	}
+	return n;
+}
+
 /* Symbolizes one sampler entry into c->locs (*n of them), c->values and labels (*nlabels);
  * 1 when the entry makes a sample, 0 when its event is not recorded, or -errno. */
 static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t *n,
@@ -303,6 +329,10 @@ static int entry_sample(struct capture *c, const struct sampler_entry *e, size_t
 		 c->process_labels(c->process_labels_ctx, e->pid, c->p, labels + 4) : 0;
 	if (np < 0)
 		return np;
+	int nr = runtime_proc_labels(c, e, labels + 4 + np);
+	if (nr < 0)
+		return nr;
+	np += nr;
 	int nc = context_labels(c, e, labels + 4 + np);
 	if (nc < 0)
 		return nc;

@@ -61,6 +61,9 @@ struct capture_meta {
 /* The most labels a sample's label context (sampler_entry.ctx) gives: its runtime's resolver's
  * labels (capture_set_resolver) for the context's tag. */
 #define CAPTURE_CONTEXT_LABELS 16
+/* The most labels the runtimes' resolvers give of a sample's process itself (proc_labels:
+ * OpenTelemetry's service.name and up to 8 attributes). */
+#define CAPTURE_RUNTIME_PROC_LABELS 9
 
 struct capture;
 

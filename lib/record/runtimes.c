@@ -174,6 +174,14 @@ static int slot_labels(void *ctx, pid_t pid, uint32_t id, struct resolved_label 
 	return slot->ops->labels ? slot->ops->labels(slot->rt, pid, id, out, max) : 0;
 }
 
+/* frame_resolver.proc_labels of a slot: its runtime's proc_labels. */
+static int slot_proc_labels(void *ctx, pid_t pid, struct resolved_label *out, int max)
+{
+	const struct runtime_slot *slot = ctx;
+
+	return slot->ops->proc_labels ? slot->ops->proc_labels(slot->rt, pid, out, max) : 0;
+}
+
 struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i)
 {
 	const struct runtime_slot *slot = &s->slots[i];
@@ -183,7 +191,8 @@ struct frame_resolver runtime_set_resolver(const struct runtime_set *s, size_t i
 		.mapping = slot->ops->frames ? frame_runtime_mapping(slot->ops->frames) : NULL,
 		.kind = FRAME_USER,
 		.runtime = slot->ops->frames, .resolve = slot_resolve,
-		.labels = slot->ops->labels ? slot_labels : NULL, .ctx = (void *)slot,
+		.labels = slot->ops->labels ? slot_labels : NULL,
+		.proc_labels = slot->ops->proc_labels ? slot_proc_labels : NULL, .ctx = (void *)slot,
 	};
 }
 

@@ -28,6 +28,9 @@
 #include "source/sampler.h"
 
 #define OTEL_LABELS 16 /* trace_id, span_id and the attributes kept of one context */
+#define OTEL_PROC_ATTRS 8 /* the process context's attributes kept as labels (after service.name) */
+#define OTEL_PC_TRIES 20  /* reads of a process context not published (yet): at most, 1 s apart */
+#define OTEL_PC_RETRY_NS 1000000000ULL
 
 /* A file looked at: its variable (model 0: none). */
 struct otel_file {
@@ -35,14 +38,16 @@ struct otel_file {
 	struct tlsctx t;
 };
 
-/* A process: whether its walker was told, its retries, its key map (read at its first context). */
+/* A process: whether its walker was told, its retries, its process context (the key map, its
+ * labels: read at its first sample, retried until published, and at its first context). */
 struct otel_proc {
 	pid_t pid;
-	bool told, keys_read;
+	bool told;
 	bool counted;        /* in told (an exec tells again) */
-	unsigned tries;
+	unsigned tries, pc_tries;
 	uint64_t due_ns;     /* next retry (0: none) */
-	struct otelproc pc;  /* valid when keys_read and pc_ok */
+	uint64_t pc_due_ns;  /* next read of its process context (0: none) */
+	struct otelproc pc;  /* valid when pc_ok */
 	bool pc_ok;
 };
 
@@ -72,6 +77,8 @@ struct otelthread {
 	unsigned told;             /* processes whose walker was told */
 	uint64_t named, unnamed;   /* contexts named, announcements not decoded */
 };
+
+static const struct otelproc *keys_of(struct otel_proc *p);
 
 /* struct tlsctx_mem over process_vm_readv of ctx's pid. */
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -188,9 +195,12 @@ static void otel_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_n
 		return;
 	if (exec && p->told)
 		(void)sample_source_set_proc(o->h->ss, FIRN_OTEL_TAG, pid, NULL, 0);
-	p->told = false;
-	p->tries = 0;
+	if (exec && p->pc_ok) /* a new program: its own context */
+		otelproc_release(&p->pc);
+	p->told = p->pc_ok = false;
+	p->tries = p->pc_tries = 0;
 	look(o, p, now_ns);
+	(void)keys_of(p);
 }
 
 /* A mapping of a process attached: a library with the variable loaded later (dlopen). */
@@ -220,26 +230,32 @@ static uint64_t otel_poll(struct runtime *rt, uint64_t now_ns)
 			p->due_ns = 0;
 		if (p->due_ns && (!next || p->due_ns < next))
 			next = p->due_ns;
+		if (p->pc_due_ns && p->pc_due_ns <= now_ns)
+			(void)keys_of(p);
+		if (p->pc_due_ns && (!next || p->pc_due_ns < next))
+			next = p->pc_due_ns;
 	}
 	return next;
 }
 
-/* The key map of p's process context, read once (at its first context: published by then). */
+/* p's process context, read while the process lives (its samples are named after it ended):
+ * until read, at most OTEL_PC_TRIES times, the next one due OTEL_PC_RETRY_NS later. */
 static const struct otelproc *keys_of(struct otel_proc *p)
 {
 	struct procmap m;
 	uint64_t addr;
 	struct tlsctx_mem mem = { read_pid, &p->pid };
 
-	if (p->keys_read)
+	if (p->pc_ok || p->pc_tries >= OTEL_PC_TRIES)
 		return p->pc_ok ? &p->pc : NULL;
-	p->keys_read = true;
+	p->pc_tries++;
 	procmap_init(&m);
 	if (!procmap_read(&m, p->pid) && !otelproc_find(&m, &addr))
 		p->pc_ok = !otelproc_read(&p->pc, addr, &mem);
 	procmap_release(&m);
 	if (!p->pc_ok)
 		otelproc_release(&p->pc);
+	p->pc_due_ns = p->pc_ok || p->pc_tries >= OTEL_PC_TRIES ? 0 : mono_ns() + OTEL_PC_RETRY_NS;
 	return p->pc_ok ? &p->pc : NULL;
 }
 
@@ -377,6 +393,29 @@ static int otel_labels(struct runtime *rt, pid_t pid, uint32_t id, struct resolv
 	return n;
 }
 
+/* A sample's process → its process context's service.name and string attributes (up to
+ * OTEL_PROC_ATTRS; the OTEP's threadlocal.* entries describe the thread records, not the
+ * process, and are left out). */
+static int otel_proc_labels(struct runtime *rt, pid_t pid, struct resolved_label *out, int max)
+{
+	struct otelthread *o = (struct otelthread *)rt;
+	const struct otel_proc *p = pidindex_get(&o->procs, pid);
+	int n = 0, attrs = 0;
+
+	if (!p || !p->pc_ok)
+		return 0;
+	if (p->pc.service_name && *p->pc.service_name && n < max)
+		out[n++] = (struct resolved_label){ "service.name", p->pc.service_name };
+	for (size_t i = 0; i < p->pc.nattrs && n < max && attrs < OTEL_PROC_ATTRS; i++) {
+		const struct otelproc_attr *a = &p->pc.attrs[i];
+		if (!*a->key || !*a->value || !strncmp(a->key, "threadlocal.", 12))
+			continue;
+		out[n++] = (struct resolved_label){ a->key, a->value };
+		attrs++;
+	}
+	return n;
+}
+
 /* Takes the contexts the cut just made did not ask for out of the walker's table (a new span
  * gets an id again: a continuous recording is not folded into 'other' for good), and the
  * epoch bumped so no thread reuses one it remembers; their labels go at the next cut, which
@@ -491,5 +530,5 @@ const struct runtime_ops runtime_otel = {
 		    "attributes)",
 	.configure = otel_configure, .new = otel_new, .free = otel_free, .attach = otel_attach,
 	.on_mapping = otel_on_mapping, .on_code = otel_on_code, .poll = otel_poll,
-	.labels = otel_labels, .summary = otel_summary, .detach = otel_detach, .cut = otel_cut,
+	.labels = otel_labels, .proc_labels = otel_proc_labels, .summary = otel_summary, .detach = otel_detach, .cut = otel_cut,
 };

@@ -123,6 +123,9 @@ struct runtime_ops {
 	 * a sample's key (bpf/firn.h's FIRN_CTX with its tag), up to max; how many, or -errno. */
 	int (*labels)(struct runtime *rt, pid_t pid, uint32_t id, struct resolved_label *out,
 		      int max);
+	/* As struct frame_resolver's proc_labels: the labels of every sample of process pid, up
+	 * to max; how many, or -errno. Answers from what it read before (no /proc on this path). */
+	int (*proc_labels)(struct runtime *rt, pid_t pid, struct resolved_label *out, int max);
 	/* Fills out (size bytes: the runtime's own stats struct, e.g. struct pyframes_stats);
 	 * 0, or -EINVAL when size is not its struct's. */
 	int (*stats)(const struct runtime *rt, void *out, size_t size);

@@ -331,6 +331,19 @@ const char *text_escaped(char *buf, size_t len, const char *s)
 	return buf;
 }
 
+const char *profile_service(const struct profile *p)
+{
+	const char *name = NULL;
+
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const char *s = profile_label_str(p, &p->samples[i], "service.name");
+		if (s && name && strcmp(s, name))
+			return NULL; /* several services: none of them names the profile */
+		name = s ? s : name;
+	}
+	return name && *name && push_value_ok(name) && !strpbrk(name, "{},") ? name : NULL;
+}
+
 int push_value_check(const struct cmd *cmd, const char *opt, const char *value)
 {
 	char esc[1024];

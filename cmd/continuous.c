@@ -169,12 +169,9 @@ int continuous_check(struct continuous *c, const struct cmd *cmd, const char *ou
 }
 
 
-int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
+/* The push to --push named service (a made one is freed): 0, or prints the error and returns 1. */
+static int open_push(struct continuous *c, const char *service)
 {
-	c->next_cut_ns = start_ns + (uint64_t)(c->every * 1e9);
-	c->last_end_ns = (int64_t)start_ns;
-	if (!c->push_url)
-		return 0;
 	/* service_name is the application's name; the other labels go in braces */
 	struct push_label *rest = calloc(c->nlabels + 1, sizeof(*rest));
 	size_t nrest = 0;
@@ -182,18 +179,39 @@ int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
 		if (strcmp(c->labels[i].key, "service_name"))
 			rest[nrest++] = c->labels[i];
 	struct push_opts po = {
-		.proto = c->proto, .url = c->push_url, .service = label_of(c, "service_name"),
+		.proto = c->proto, .url = c->push_url, .service = service,
 		.labels = rest, .nlabels = nrest, .tenant = c->tenant, .token = c->token,
 		.cacert = c->cacert, .timeout_ms = (long)(c->push_timeout * 1000),
 		.max_items = (size_t)c->queue_items, .max_bytes = (size_t)c->queue_bytes,
-		.sample_rate = freq,
+		.sample_rate = c->freq,
 	};
-	c->push = rest ? push_new(&po) : NULL;
-	int err = errno;
+	struct push *p = rest ? push_new(&po) : NULL;
+	int err = rest ? errno : ENOMEM;
 	free(rest);
-	if (!c->push)
+	if (!p)
 		return error("cannot push to '%s': %s", c->push_shown, strerror(err));
+	push_free(c->push);
+	c->push = p;
 	return 0;
+}
+
+int continuous_start(struct continuous *c, unsigned freq, uint64_t start_ns)
+{
+	c->next_cut_ns = start_ns + (uint64_t)(c->every * 1e9);
+	c->last_end_ns = (int64_t)start_ns;
+	c->freq = freq;
+	return c->push_url ? open_push(c, label_of(c, "service_name")) : 0;
+}
+
+/* Before the first push: a single target's service, when the user named none, is the
+ * service.name of its OpenTelemetry process context (read by then: at its first sample). */
+static int decide_service(struct continuous *c, const struct profile *p)
+{
+	const char *name = c->service && c->single && !c->service_decided ?
+			   profile_service(p) : NULL;
+
+	c->service_decided = true;
+	return name && strcmp(name, label_of(c, "service_name")) ? open_push(c, name) : 0;
 }
 
 /* Marks the pids of p's samples in the set of every interval's. A sorted array grew by 8 bytes
@@ -285,6 +303,8 @@ static int take_interval(struct continuous *c, struct profile *p, bool last)
 	add_pids(c, p);
 	if (c->pattern && !(err = c->encode(c->encode_arg, p, &buf, &len)))
 		write_interval(c, p, buf, len);
+	if (c->push && decide_service(c, p))
+		return 1;
 	if (!err && c->push && !(err = pprof_encode_flags(p, true, c->pprof_flags, &pb, &pblen)))
 		err = push_submit(c->push, pb, pblen, p->time_nanos, p->time_nanos + p->duration_nanos);
 	if (!err && c->whole)

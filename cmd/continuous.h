@@ -51,6 +51,9 @@ struct continuous {
 	bool have_acc;
 	int64_t start_ns;           /* of the first interval */
 	char *service;              /* the default service_name's value (owned) */
+	bool single;                /* one target (-- CMD, one -p): record sets it */
+	bool service_decided;       /* the first interval was pushed: the service stays */
+	unsigned freq;              /* continuous_start's */
 	size_t cap_saved;
 	uint64_t next_cut_ns;       /* wall clock */
 	uint64_t intervals, bytes, samples, write_failed;
@@ -80,7 +83,8 @@ int continuous_option(struct continuous *c, const struct cmd *cmd, int id, const
 bool continuous_on(const struct continuous *c);
 /* Checks the options against -o (output; output_given: -o was on the line) and decides what is
  * written; the service name defaults to the command's (argv[0]'s base name: record gives
- * -p's first process name there) or "firn". Prints
+ * -p's first process name there) or "firn"; with a single target, to the service.name its first
+ * interval's samples carry (profile_service) where they carry one. Prints
  * the usage error (2), or that --push-cacert's file is no CA file or --push-token-file's cannot
  * be read (1: before anything is recorded), or returns 0. */
 int continuous_check(struct continuous *c, const struct cmd *cmd, const char *output,

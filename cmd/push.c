@@ -76,9 +76,8 @@ static long sample_rate(const struct profile *p)
 /* Starts the push (no thread: one request per file, on this one); shown: the URL as messages
  * show it. */
 static struct push *start(const struct push_cmd_opts *o, const char *url, const char *shown,
-			  const char *token, long rate)
+			  const char *token, long rate, const char *service)
 {
-	const char *service = "firn";
 	struct push_label *rest = calloc(o->nlabels + 1, sizeof(*rest));
 	size_t nrest = 0;
 
@@ -102,9 +101,10 @@ static struct push *start(const struct push_cmd_opts *o, const char *url, const 
 }
 
 /* Reads one file as pprof (a folded file or a pprof, gzipped or not), its time range from the
- * profile (else the file's mtime as its end). 0, or prints the error and returns 1. */
+ * profile (else the file's mtime as its end), its service (profile_service, else "firn": svc
+ * holds svclen bytes). 0, or prints the error and returns 1. */
 static int read_one(const char *path, void **buf, size_t *len, int64_t *from, int64_t *until,
-		    long *rate)
+		    long *rate, char *svc, size_t svclen)
 {
 	struct profile p;
 	struct stat st;
@@ -123,6 +123,8 @@ static int read_one(const char *path, void **buf, size_t *len, int64_t *from, in
 	*from = p.time_nanos;
 	*until = p.time_nanos + (p.duration_nanos > 0 ? p.duration_nanos : 0);
 	*rate = sample_rate(&p);
+	const char *name = rc ? NULL : profile_service(&p);
+	snprintf(svc, svclen, "%s", name && strlen(name) < svclen ? name : "firn");
 	profile_release(&p);
 	return rc;
 }
@@ -145,12 +147,12 @@ static int send_files(const struct push_cmd_opts *o, const char *url, const char
 		size_t len = 0;
 		int64_t from = 0, until = 0;
 		long rate = 0;
-		char why[160] = "";
-		if (read_one(files[i], &buf, &len, &from, &until, &rate)) {
+		char why[160] = "", svc[256];
+		if (read_one(files[i], &buf, &len, &from, &until, &rate, svc, sizeof(svc))) {
 			failed++;
 			continue;
 		}
-		struct push *p = start(o, url, shown, token, rate);
+		struct push *p = start(o, url, shown, token, rate, svc);
 		int err = p ? push_send(p, buf, len, from, until, why, sizeof(why)) : -ENOMEM;
 		if (p && err)
 			error("cannot push '%s' to '%s': %s", files[i], shown, why);

@@ -661,6 +661,7 @@ static int cmd_record(int argc, char **argv)
 	char comm[32] = "", *comm_argv[] = { comm, NULL };
 	if (argi >= argc && o.t.npids > 0)
 		target_comm(o.t.pids[0], comm, sizeof(comm));
+	o.c.single = argi < argc || o.t.npids == 1; /* its service: the process context's (issue 50) */
 	if ((rc = continuous_check(&o.c, &record_cmd, o.output, o.output_given,
 				   *comm ? comm_argv : argv + argi, *comm ? 1 : argc - argi)))
 		goto out;

@@ -21,6 +21,10 @@
 #    in place (same address, valid cleared meanwhile): each of switch_in_a's and switch_in_b's
 #    samples carries its own span's id, none the other's (the kernel's per-thread memory of the
 #    last record checks its header, not only its address);
+#  - the process context (OTEP 4719, issue 50): every sample of the process, in a span or not,
+#    carries its service.name and its attribute deployment.environment.name; record --push with
+#    no service_name pushes as otelctx-fixture, with --label service_name=mine as mine, and
+#    firn push of its profile as otelctx-fixture;
 #  - --no-otel: no labels, no otel line.
 . "$(dirname "$0")/lib.sh"
 
@@ -186,3 +190,48 @@ OTELCTX_SCALE_MS=100 "$FIRN" record --no-otel -o "$TMP/no.pb.gz" -- "$OTEL" >/de
 "$FIRN" report --group-by span_id "$TMP/no.pb.gz" >"$TMP/no" 2>&1
 ! grep -q "$A\|$B\|$C" "$TMP/no" && ! grep -q '^firn: otel' "$TMP/err" \
 	&& pass "--no-otel: no span labels, no otel line" || fail "--no-otel: labels or line remain"
+
+# ---- the process context (OTEP 4719): its service.name and attributes on every sample of the
+# process, in spans and out of them, and the pushed service when none was given (issue 50) ----
+# by KEY FILE: "VALUE N" per value of label KEY ("(none)" when a sample has none)
+by() {
+	"$FIRN" report --group-by "$1" --folded "$2" 2>/dev/null | awk '{ split($1, f, ";")
+		v = f[1]; sub(/^[^=]*=/, "", v); n[v] += $NF } END { for (v in n) print v, n[v] }'
+}
+OTELCTX_SCALE_MS=300 "$FIRN" record -F 999 -o "$TMP/pc.pb.gz" -- "$OTEL" >/dev/null 2>"$TMP/err"
+all=$(by comm "$TMP/pc.pb.gz" | awk '$1 == "otelctx" { print $2 }')
+svc=$(by service.name "$TMP/pc.pb.gz" | awk '$1 == "otelctx-fixture" { print $2 }')
+env=$(by deployment.environment.name "$TMP/pc.pb.gz" | awk '$1 == "fixture-env" { print $2 }')
+spn=$(by span_id "$TMP/pc.pb.gz" | awk '$1 != "(none)" { n += $2 } END { print n + 0 }')
+echo "# process context: otelctx $all samples, service.name $svc, deployment.environment.name $env, in spans $spn"
+[ "${all:-0}" -gt 0 ] && [ "${svc:-0}" = "$all" ] && [ "${env:-0}" = "$all" ] && [ "$spn" -lt "$all" ] \
+	&& pass "process context: all $all samples carry service.name=otelctx-fixture and deployment.environment.name=fixture-env ($spn of them in spans)" \
+	|| fail "process context: ${all:-?} samples, service.name on ${svc:-0}, the attribute on ${env:-0}"
+go tool pprof -tags "$TMP/pc.pb.gz" 2>/dev/null | grep -q 'otelctx-fixture' \
+	&& pass "process context: go tool pprof -tags reads the service.name label" \
+	|| fail "process context: go tool pprof -tags has no otelctx-fixture"
+# pushed: the process context's service.name names the service; the user's --label wins (the
+# server numbers its requests on: the files of one run are removed before the next)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/got"
+python3 "$ROOT/tests/cli/pyroscope_server.py" "$port" "$TMP/got" &
+srv=$!
+for i in $(seq 50); do [ -e "$TMP/got/ready" ] && break; sleep 0.1; done
+OTELCTX_SCALE_MS=200 "$FIRN" record --every 1 --push "http://127.0.0.1:$port" -- "$OTEL" \
+	>/dev/null 2>"$TMP/err"
+n=$(cat "$TMP"/got/*.url 2>/dev/null | grep -c '^/ingest')
+[ "$n" -gt 0 ] && [ "$(cat "$TMP"/got/*.url | grep -c '^/ingest?name=otelctx-fixture%7B')" = "$n" ] \
+	&& pass "push: service_name is the process context's service.name when none was given" \
+	|| fail "push: $(head -1 "$TMP"/got/*.url 2>/dev/null) ($(tail -2 "$TMP/err"))"
+rm -f "$TMP/got"/*.url "$TMP/got"/*.pb.gz
+OTELCTX_SCALE_MS=100 "$FIRN" record --every 1 --push "http://127.0.0.1:$port" \
+	--label service_name=mine -- "$OTEL" >/dev/null 2>"$TMP/err"
+head -1 "$TMP"/got/*.url 2>/dev/null | grep -q '^/ingest?name=mine%7B' \
+	&& pass "push: the user's --label service_name=mine is kept" \
+	|| fail "push with --label: $(head -1 "$TMP"/got/*.url 2>/dev/null)"
+rm -f "$TMP/got"/*.url "$TMP/got"/*.pb.gz
+"$FIRN" push "http://127.0.0.1:$port" "$TMP/pc.pb.gz" 2>"$TMP/err"
+head -1 "$TMP"/got/*.url 2>/dev/null | grep -q '^/ingest?name=otelctx-fixture%7B' \
+	&& pass "firn push: a profile whose samples carry one service.name is pushed as it" \
+	|| fail "firn push: $(head -1 "$TMP"/got/*.url 2>/dev/null) ($(cat "$TMP/err"))"
+kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null

@@ -29,7 +29,9 @@
 
 #define OTEL_LABELS 16 /* trace_id, span_id and the attributes kept of one context */
 #define OTEL_PROC_ATTRS 8 /* the process context's attributes kept as labels (after service.name) */
-#define OTEL_PC_TRIES 20  /* reads of a process context not published (yet): at most, 1 s apart */
+/* Reads of a process context not published (yet): at most 6, 1 s after the first, then twice as
+ * long each time (31 s in all): most processes have none, and a read is their maps'. */
+#define OTEL_PC_TRIES 6
 #define OTEL_PC_RETRY_NS 1000000000ULL
 
 /* A file looked at: its variable (model 0: none). */
@@ -239,7 +241,7 @@ static uint64_t otel_poll(struct runtime *rt, uint64_t now_ns)
 }
 
 /* p's process context, read while the process lives (its samples are named after it ended):
- * until read, at most OTEL_PC_TRIES times, the next one due OTEL_PC_RETRY_NS later. */
+ * until read, at most OTEL_PC_TRIES times, the next one due as OTEL_PC_TRIES says. */
 static const struct otelproc *keys_of(struct otel_proc *p)
 {
 	struct procmap m;
@@ -255,7 +257,8 @@ static const struct otelproc *keys_of(struct otel_proc *p)
 	procmap_release(&m);
 	if (!p->pc_ok)
 		otelproc_release(&p->pc);
-	p->pc_due_ns = p->pc_ok || p->pc_tries >= OTEL_PC_TRIES ? 0 : mono_ns() + OTEL_PC_RETRY_NS;
+	p->pc_due_ns = p->pc_ok || p->pc_tries >= OTEL_PC_TRIES ?
+		       0 : mono_ns() + (OTEL_PC_RETRY_NS << (p->pc_tries - 1));
 	return p->pc_ok ? &p->pc : NULL;
 }
 

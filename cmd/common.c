@@ -337,9 +337,10 @@ const char *profile_service(const struct profile *p)
 
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const char *s = profile_label_str(p, &p->samples[i], "service.name");
-		if (s && name && strcmp(s, name))
-			return NULL; /* several services: none of them names the profile */
-		name = s ? s : name;
+		/* several services, or samples of processes without one (-a): none names the profile */
+		if (!s || (name && strcmp(s, name)))
+			return NULL;
+		name = s;
 	}
 	return name && *name && push_value_ok(name) && !strpbrk(name, "{},") ? name : NULL;
 }

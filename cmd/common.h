@@ -68,12 +68,12 @@ int cacert_check(const char *path, const char *opt);
 /* s with control characters escaped (escape_text: "\r" as "\x0d") in buf (len bytes, cut to
  * fit): what the user typed, quoted in a one-line message. Returns buf. */
 const char *text_escaped(char *buf, size_t len, const char *s);
+/* The service.name label (OpenTelemetry's process context, lib/runtimes/otelthread.c) p's
+ * samples carry, when every sample carries it and no other name, and it can name a pushed
+ * service (no braces, commas or control characters); else NULL. Points into p. */
+const char *profile_service(const struct profile *p);
 /* Checks the value of a push option that goes into a header (--tenant): push_value_ok, or
  * prints "invalid value 'V' for --OPT (...)" and returns 2. */
-/* The service.name label (OpenTelemetry's process context, lib/runtimes/otelthread.c) p's
- * samples carry, when they carry one and no other, and it can name a pushed service (no
- * braces, commas or control characters); else NULL. Points into p. */
-const char *profile_service(const struct profile *p);
 int push_value_check(const struct cmd *cmd, const char *opt, const char *value);
 /* Prints the usage error of a --label that push_labels_add refused; returns 2. */
 int push_label_error(const struct cmd *cmd, const char *arg);

@@ -234,4 +234,12 @@ rm -f "$TMP/got"/*.url "$TMP/got"/*.pb.gz
 head -1 "$TMP"/got/*.url 2>/dev/null | grep -q '^/ingest?name=otelctx-fixture%7B' \
 	&& pass "firn push: a profile whose samples carry one service.name is pushed as it" \
 	|| fail "firn push: $(head -1 "$TMP"/got/*.url 2>/dev/null) ($(cat "$TMP/err"))"
+# a profile whose other process has no context (as -a's would): no service.name names it
+OTELCTX_SCALE_MS=100 "$FIRN" record -q -o "$TMP/mixed.pb.gz" -- sh -c \
+	"\"$OTEL\" >/dev/null & timeout 1 sh -c 'while :; do :; done'; wait"
+rm -f "$TMP/got"/*.url "$TMP/got"/*.pb.gz
+"$FIRN" push "http://127.0.0.1:$port" "$TMP/mixed.pb.gz" 2>"$TMP/err"
+head -1 "$TMP"/got/*.url 2>/dev/null | grep -q '^/ingest?name=firn%7B' \
+	&& pass "firn push: samples of a process without a context keep the default service name" \
+	|| fail "firn push of a mixed profile: $(head -1 "$TMP"/got/*.url 2>/dev/null) ($(cat "$TMP/err"))"
 kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null

@@ -201,8 +201,8 @@ PY
 
 # every_check ERR FILE...: a continuous recording's intervals (pprof_stacks.py's lines each):
 # every interval with >= 50 samples running Java code has >= 95 % of them with a named Java
-# frame, the hot methods named in all but the last; the summary (ERR) holds only the methods of
-# the JVM still running at the end (the first one's were freed when it exited).
+# frame, the hot methods named in all but the last; the summary (ERR) holds at most 80 % of the
+# methods named (the first JVM's were freed when it exited: about half).
 every_check() {
 	python3 - "$@" <<'PY'
 import re, sys
@@ -226,7 +226,9 @@ for path in sys.argv[2:]:
 out(full >= 3 and hot == full, "--every: %d of %d intervals of >= 50 Java samples with >= 95%% of them named "
     "and JavaSplit's hot methods (named/ran: %s)" % (hot, full, " ".join(rows)))
 m = re.search(r"methods and stubs (\d+) .*, (\d+) held", open(sys.argv[1]).read())
-out(m is not None and int(m.group(2)) <= 0.6 * int(m.group(1)),
+# two JVMs of the same program: the first one's freed leaves about half held; how many each
+# names varies with the JIT's timing under load (CI: 0.54-0.73 held), all held would be 1.0
+out(m is not None and int(m.group(2)) <= 0.8 * int(m.group(1)),
     "--every: %s methods held at the end of %s named (the first JVM's freed when it exited)"
     % (m.group(2) if m else "?", m.group(1) if m else "?"))
 PY

@@ -80,7 +80,7 @@ struct otelthread {
 	uint64_t named, unnamed;   /* contexts named, announcements not decoded */
 };
 
-static const struct otelproc *keys_of(struct otel_proc *p);
+static const struct otelproc *keys_of(struct otelthread *o, struct otel_proc *p);
 
 /* struct tlsctx_mem over process_vm_readv of ctx's pid. */
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -154,17 +154,26 @@ static int tell_from(struct otelthread *o, struct otel_proc *p, const struct pro
 	return 0;
 }
 
+/* p's mappings: the host's process table's (read once for every runtime), else, or when
+ * fresh (a retry: what was published since), read into own (initialized here; released by the
+ * caller); NULL when neither can be had. */
+static const struct procmap *maps_of(struct otelthread *o, struct otel_proc *p, bool fresh,
+				     struct procmap *own)
+{
+	const struct procmap *m = fresh ? NULL : runtime_host_maps((void *)o->h, p->pid);
+
+	procmap_init(own);
+	return m ? m : procmap_read(own, p->pid) ? NULL : own;
+}
+
 /* Looks for the variable in every executable mapping of p; schedules a retry when one has it
  * unrelocated. */
 static void look(struct otelthread *o, struct otel_proc *p, uint64_t now_ns)
 {
-	const struct procmap *m = runtime_host_maps((void *)o->h, p->pid);
 	struct procmap own;
+	const struct procmap *m = maps_of(o, p, false, &own);
 	bool again = false;
 
-	procmap_init(&own);
-	if (!m && !procmap_read(&own, p->pid))
-		m = &own;
 	for (size_t i = 0; m && i < m->n && !p->told; i++)
 		if (m->entries[i].x)
 			again |= tell_from(o, p, &m->entries[i]) == -EAGAIN;
@@ -202,7 +211,7 @@ static void otel_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_n
 	p->told = p->pc_ok = false;
 	p->tries = p->pc_tries = 0;
 	look(o, p, now_ns);
-	(void)keys_of(p);
+	(void)keys_of(o, p);
 }
 
 /* A mapping of a process attached: a library with the variable loaded later (dlopen). */
@@ -233,7 +242,7 @@ static uint64_t otel_poll(struct runtime *rt, uint64_t now_ns)
 		if (p->due_ns && (!next || p->due_ns < next))
 			next = p->due_ns;
 		if (p->pc_due_ns && p->pc_due_ns <= now_ns)
-			(void)keys_of(p);
+			(void)keys_of(o, p);
 		if (p->pc_due_ns && (!next || p->pc_due_ns < next))
 			next = p->pc_due_ns;
 	}
@@ -242,19 +251,19 @@ static uint64_t otel_poll(struct runtime *rt, uint64_t now_ns)
 
 /* p's process context, read while the process lives (its samples are named after it ended):
  * until read, at most OTEL_PC_TRIES times, the next one due as OTEL_PC_TRIES says. */
-static const struct otelproc *keys_of(struct otel_proc *p)
+static const struct otelproc *keys_of(struct otelthread *o, struct otel_proc *p)
 {
-	struct procmap m;
+	struct procmap own;
 	uint64_t addr;
 	struct tlsctx_mem mem = { read_pid, &p->pid };
 
 	if (p->pc_ok || p->pc_tries >= OTEL_PC_TRIES)
 		return p->pc_ok ? &p->pc : NULL;
 	p->pc_tries++;
-	procmap_init(&m);
-	if (!procmap_read(&m, p->pid) && !otelproc_find(&m, &addr))
+	const struct procmap *m = maps_of(o, p, p->pc_tries > 1, &own);
+	if (m && !otelproc_find(m, &addr))
 		p->pc_ok = !otelproc_read(&p->pc, addr, &mem);
-	procmap_release(&m);
+	procmap_release(&own);
 	if (!p->pc_ok)
 		otelproc_release(&p->pc);
 	p->pc_due_ns = p->pc_ok || p->pc_tries >= OTEL_PC_TRIES ?
@@ -372,7 +381,7 @@ static int otel_on_code(struct runtime *rt, const void *rec, size_t len)
 		return -ENOMEM;
 	struct otel_proc *p = proc_of(o, (pid_t)e.pid);
 	o->named++;
-	return make_labels(c, &r, p ? keys_of(p) : NULL);
+	return make_labels(c, &r, p ? keys_of(o, p) : NULL);
 }
 
 /* A sample's context id → its labels ("other" for the folded id). */

@@ -3,7 +3,9 @@
  * rows into the BPF rows array (bounded by max_rows), names each loaded table by file to the BPF
  * unwinder (which finds mappings nobody described yet with the kernel's VMA lookup) and describes
  * each process's executable mappings in a shared pool. Files whose tables do not fit are left to
- * frame pointers, and counted. */
+ * frame pointers, and counted. A table built (not read from the on-disk cache) is written there
+ * by a thread of the unwinder's own once its rows are in the kernel (unwinder_free waits for
+ * the writes): the caller's thread never waits for the cache's disk. */
 #ifndef FIRN_UNWIND_H
 #define FIRN_UNWIND_H
 

@@ -829,6 +829,15 @@ int unwinder_add_process_maps(struct unwinder *u, pid_t pid, const struct procma
 	return err;
 }
 
+int unwinder_load_mapping(struct unwinder *u, pid_t pid, const struct procmap_entry *e)
+{
+	struct firn_umap m;
+
+	if (!e->x || e->kind != PROCMAP_FILE || !e->path[0])
+		return -ENOENT;
+	return describe_mapping(u, pid, e, &m, true) ? 0 : -ENOENT;
+}
+
 int unwinder_remove_process(struct unwinder *u, pid_t pid)
 {
 	ssize_t i = run_of(u, pid);

@@ -3,7 +3,9 @@
  * rows into the BPF rows array (bounded by max_rows), names each loaded table by file to the BPF
  * unwinder (which finds mappings nobody described yet with the kernel's VMA lookup) and describes
  * each process's executable mappings in a shared pool. Files whose tables do not fit are left to
- * frame pointers, and counted. */
+ * frame pointers, and counted. A table built (not read from the on-disk cache) is written there
+ * by a thread of the unwinder's own once its rows are in the kernel (unwinder_free waits for
+ * the writes): the caller's thread never waits for the cache's disk. */
 #ifndef FIRN_UNWIND_H
 #define FIRN_UNWIND_H
 
@@ -49,7 +51,14 @@ int unwinder_add_process(struct unwinder *u, pid_t pid, bool lazy);
 /* The same from pid's mappings as the caller's process model has them (no /proc read; a file
  * whose table is built already is known by its device and inode, without opening it). */
 struct procmap;
+struct procmap_entry;
 int unwinder_add_process_maps(struct unwinder *u, pid_t pid, const struct procmap *pm, bool lazy);
+/* Loads the table of the file that the executable mapping e of pid maps (e from the caller's
+ * process model: a side-band record just read) and names the file to the BPF unwinder, without
+ * describing pid: the kernel finds the mapping itself and takes its rows by file. For a process
+ * already described that maps new code (dlopen): one file, not every mapping again. 0, -ENOENT
+ * (no table: not a file's code, no CFI, or the file is gone), -errno. */
+int unwinder_load_mapping(struct unwinder *u, pid_t pid, const struct procmap_entry *e);
 /* Frees pid's mappings in the pool (the process has exited); its files' tables stay. 0 or
  * -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, pid_t pid);

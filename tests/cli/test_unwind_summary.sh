@@ -118,23 +118,26 @@ pct=$(python3 -c "print('%.1f' % (100.0 * $ok / $all if $all else 0))")
 at_least "$all" 100 && at_least "$pct" 95 && pass "python3.11 0.3 s runs: $pct% of $all samples reach _start (>= 95%)" \
 	|| fail "python3.11 0.3 s runs: $pct% of $all samples reach _start"
 
-# 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library is described in the
-# kernel as it is mapped (on_mmap_unlock: the VMA at the mmap call's address, kept by its file,
-# its rows taken as soon as user space has loaded the file's table), not once user space has
-# described the process nor by a VMA lookup per sample (issue 51; before, in 20 runs: 26 of the
-# 28 stops at no mapping came from the one VMA lookup a sample may make, 2 from a table not
-# loaded yet; runs of 57 and 232 samples lost 11 and 9). Issue 51's target: >= 99.5 % of the
-# samples in the libraries reach _start over 20 runs, and in every run of 50 samples or more
-# (one truncated sample allowed in a run of under 200: 99.5 % of it is one sample). Both over
-# the runs of 50 samples or more (at least 5, else the case skips): a run the loaded host gave a
-# few dozen samples says little. What still truncates is a library run before user space has
-# loaded its file's table (`manylibs;[unknown];spin`): at a load of 17-25 here that came in
-# bursts, one run losing 3 of 51, 13 of 51 or 13 of 70 samples, in 3 of 7 sets of 20 runs (the
-# old build: 2 of 3 sets). On an idle host the command runs at full speed and the wait for each
-# table shows in every run: 8-19 of ~300 samples (96.6-97.5 % over 20 runs, CI-style fresh
-# clones at a load of 2). Until the kernel can find a new file's rows without user space, what
-# this case asserts is what holds: >= 95 % over the runs and no run under 85 % (before the wake
-# at the mapping: 90-93 %, worst runs 78-83 %), the runs under 99.5 % listed. The samples hold a
+# 5. a 0.3 s command that dlopens 100 libraries, then runs them: each library's table is loaded
+# as its mmap record is read, in the order mapped (lib/record/unwind_listen.c on_record; the
+# watch at the mmap lock's release wakes the recorder), and the kernel takes the rows by file
+# for the mapping a sample finds with its VMA lookup, without waiting for the process to be
+# described again (issue 51). Issue 51's target: >= 99.5 % of the samples in the libraries
+# reach _start over 20 runs, and in every run of 50 samples or more (one truncated sample
+# allowed in a run of under 200: 99.5 % of it is one sample). Both over the runs of 50 samples
+# or more (at least 5, else the case skips): a run the loaded host gave a few dozen samples says
+# little. What still truncates is a library run before user space has loaded its file's table
+# (`manylibs;[unknown];spin`): before, the first table built in a recording waited for the
+# cache's first write (12-16 ms: the folder counted) and every library's wake-up described the
+# whole process again, the newest library first: 8-19 of ~300 samples on an idle host
+# (96.6-97.5 % over 20 runs), 97.1 % with a run of 43 % at a load of 4. Now, 8 sets of 20 runs
+# at loads of 7-30 (other engineers' builds and tests): 99.65-100 % over each set, the target
+# met in 6 of them; the other two had runs of 10 of 160, 2 of 209 and 3 of 112 truncated (the
+# recorder off the CPU or behind a slow listener while the command ran). What this case
+# asserts is what holds with margin: >= 99 % over the runs (the old build's 96.6-97.5 % on an
+# idle host fails it, as its 88.5-93 % with the command at nice 0 on a loaded one; at nice 19
+# on a loaded host the old build passes too) and no run under 85 %, the runs under 99.5 %
+# listed (bench/RESULTS.md, "new libraries before they run"). The samples hold a
 # floor from the CPU they got. The
 # command runs at nice 19: what is measured is how soon firn describes a library once it is
 # mapped, not how the scheduler shares two loaded CPUs between the recorder and the command.
@@ -164,7 +167,7 @@ if [ "$big" -lt 5 ]; then
 	skip "100 libraries: $big runs of 50 samples or more (of 20): the host left the command too little CPU"
 else
 	echo "# runs under 99.5 % (issue 51's target for every run):${bad:- none}"
-	at_least "$bpct" 95 && at_least "$worst" 85 \
-		&& pass "100 libraries: $bpct% of the samples in $big runs reach _start (>= 95%), worst run $worst% (>= 85%)" \
+	at_least "$bpct" 99 && at_least "$worst" 85 \
+		&& pass "100 libraries: $bpct% of the samples in $big runs reach _start (>= 99%), worst run $worst% (>= 85%)" \
 		|| fail "100 libraries: $bpct% of the samples in $big runs reach _start, worst run $worst%, runs under 99.5%:${bad:- none}"
 fi

@@ -91,6 +91,16 @@ fpmib=$(sed -n 's/^firn: BPF maps: [0-9]*, \([0-9.]*\) MiB of kernel memory$/\1/
 check "with frame pointers the DWARF unwinder's maps take no memory: ${fpmib:-none} MiB, at least 2.5 less than ${mib:-none}" \
 	mib_at_most "$fpmib" "$(awk -v m="${mib:-0}" 'BEGIN { print m - 2.5 }')"
 
+# libcurl is opened by the first push (lib/record/curlload.h), not linked: linked, the dynamic
+# loader opened and relocated it and its ~30 libraries (TLS, Kerberos, LDAP...) at every firn
+# command's start, 5-7 ms of CPU of a 0.06 s record -- true
+trace openat
+check "record -- true under strace exits 0 (opens traced)" [ $? -eq 0 ]
+libs=$(grep -c 'openat(.*/lib[a-z0-9_-]*\.so[^"]*", .* = [0-9]' "$TMP/trace")
+libcurl=$(grep -c 'openat(.*/libcurl[^"]*", .* = [0-9]' "$TMP/trace")
+check "record -- true opens no libcurl ($libcurl times; $libs shared objects opened)" \
+	[ "$libcurl" -eq 0 -a "$libs" -gt 0 ]
+
 # sampler_stop closed each cpu-clock event again after its perf link had closed it (EBADF, or
 # another thread's file when its number was taken meanwhile)
 trace close

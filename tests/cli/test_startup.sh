@@ -100,6 +100,10 @@ libs=$(grep -c 'openat(.*/lib[a-z0-9_-]*\.so[^"]*", .* = [0-9]' "$TMP/trace")
 libcurl=$(grep -c 'openat(.*/libcurl[^"]*", .* = [0-9]' "$TMP/trace")
 check "record -- true opens no libcurl ($libcurl times; $libs shared objects opened)" \
 	[ "$libcurl" -eq 0 -a "$libs" -gt 0 ]
+# the BPF maps' memory is counted only for -v's summary line (below): an fdinfo file read per
+# descriptor (89 here) at the end of every recording
+fdinfo=$(grep -c 'openat(.*/fdinfo/' "$TMP/trace")
+check "record -q -- true reads no fdinfo file ($fdinfo)" [ "$fdinfo" -eq 0 ]
 
 # sampler_stop closed each cpu-clock event again after its perf link had closed it (EBADF, or
 # another thread's file when its number was taken meanwhile)

@@ -29,6 +29,16 @@ check "the unwind rows are one mappable chunk for record -- true ($dwarf)" [ "$d
 check "no BPF_MAP_UPDATE_BATCH: rows are copied through the mapping ($batches calls)" \
 	[ "$batches" -eq 0 ]
 
+# the thread names are drained in batches (BPF_MAP_LOOKUP_AND_DELETE_BATCH), not a thread at a
+# time: get_next_key, lookup and delete for each at every drain were ~100 system calls a second
+# of a system-wide recording
+walk=$(awk '/BPF_MAP_CREATE/ && /map_name="comms"/ && / = [0-9]+$/ { fd = $NF }
+	fd != "" && /BPF_MAP_(GET_NEXT_KEY|LOOKUP_ELEM|DELETE_ELEM)/ && $0 ~ ("map_fd=" fd "[,}]") { n++ }
+	END { print n + 0 }' "$TMP/trace")
+named=$(awk '/BPF_MAP_CREATE/ && /map_name="comms"/' "$TMP/trace" | wc -l)
+check "the thread names are drained in batches ($walk entry-by-entry calls on comms, $named made)" \
+	[ "$named" -eq 1 -a "$walk" -eq 0 ]
+
 # The rows array's first chunk goes in while the programs are verified, not after: each update
 # of an array of maps from user space waits an RCU grace period (8-20 ms here), which lay on
 # the start-up's path (lib/source/rowsfirst.h). Counted: the updates of that array (its

@@ -16,6 +16,7 @@
 #include "opt.h"
 #include "base/safeopen.h"
 #include "record/event_table.h"
+#include "record/curlload.h"
 #include "record/push.h"
 
 #define MESSAGE_LIST_MAX 8 /* items of a list a message names before "and N more" */
@@ -393,6 +394,8 @@ int push_url_check(const struct cmd *cmd, const char *url, const char *opt)
 {
 	int err = push_check_url(url);
 
+	if (err == -ELIBACC)
+		return error("cannot load '%s': %s", CURLLOAD_SONAME, curlload_why());
 	if (err != -EINVAL)
 		return err ? error("out of memory") : 0;
 	char *shown = push_url_shown(url), esc[1024];

@@ -441,6 +441,7 @@ static int setup(struct recording *r, int argc, char **argv)
 		.process_labels = o->process_labels || o->c.push_url,
 		.drain_max_ns = continuous_on(&o->c) ? CONTINUOUS_DRAIN_MAX_NS : 0,
 		.renew_tables = continuous_on(&o->c) && !o->c.whole,
+		.map_memory = firn_verbose && !o->quiet, /* (the summary's line) */
 	};
 	char why[1024];
 

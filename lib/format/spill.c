@@ -68,7 +68,8 @@ static int put(struct spill *sp, size_t *off, const void *src, size_t n)
 	return 0;
 }
 
-/* Writes the record in sp->buf at the end of the file, or nothing (a short write is undone). */
+/* Writes the records in sp->buf (len bytes) at the end of the file, or nothing (a short write is
+ * undone); 0 or -errno. */
 static int append(struct spill *sp, size_t len)
 {
 	ssize_t w = pwrite(sp->fd, sp->buf, len, sp->size);
@@ -83,29 +84,43 @@ static int append(struct spill *sp, size_t len)
 	return err;
 }
 
+/* The file, made on first use (so that a folder where none can be made fails the first add);
+ * 0 or -errno. */
+static int open_file(struct spill *sp)
+{
+	const char *dir = sp->dir ? sp->dir : getenv("TMPDIR");
+
+	if (sp->fd >= 0)
+		return 0;
+	int fd = open_unlinked(dir && *dir ? dir : "/tmp");
+	if (fd < 0)
+		return fd;
+	sp->fd = fd;
+	return 0;
+}
+
 int spill_add(struct spill *sp, const uint64_t *location_ids, uint32_t nlocs,
 	      const int64_t *values, uint32_t nvalues, const struct profile_label *labels,
 	      uint32_t nlabels)
 {
 	struct spill_rec r = { nlocs, nvalues, nlabels, 0 };
-	const char *dir = sp->dir ? sp->dir : getenv("TMPDIR");
-	size_t len = 0;
+	size_t len = sp->pend; /* the record goes after those not written yet */
+	int err;
 
 	if (nlocs > SPILL_MAX_LOCS || nvalues > SPILL_MAX_VALUES || nlabels > SPILL_MAX_LABELS)
 		return -EINVAL;
-	if (sp->fd < 0 && (sp->fd = open_unlinked(dir && *dir ? dir : "/tmp")) < 0) {
-		int err = sp->fd;
-		sp->fd = -1;
+	if ((err = open_file(sp)))
 		return err;
-	}
 	if (put(sp, &len, &r, sizeof(r)) || put(sp, &len, location_ids, nlocs * sizeof(*location_ids)) ||
 	    put(sp, &len, values, nvalues * sizeof(*values)) ||
 	    put(sp, &len, labels, nlabels * sizeof(*labels)))
 		return -ENOMEM;
-	int err = append(sp, len);
-	if (!err)
-		sp->n++;
-	return err;
+	/* failed: the records before this one stay pending, in memory */
+	if (len >= SPILL_FLUSH && (err = append(sp, len)))
+		return err;
+	sp->pend = len >= SPILL_FLUSH ? 0 : len;
+	sp->n++;
+	return 0;
 }
 
 /* Scratch room for the largest record. */
@@ -152,10 +167,9 @@ static int load_records(FILE *f, off_t size, struct profile *p)
 	return rc;
 }
 
-int spill_load(struct spill *sp, struct profile *p)
+/* Adds the records written to the file to p, then empties the file. 0 or -errno. */
+static int load_file(struct spill *sp, struct profile *p)
 {
-	if (sp->fd < 0 || !sp->size)
-		return 0;
 	int fd = dup(sp->fd);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
@@ -168,9 +182,34 @@ int spill_load(struct spill *sp, struct profile *p)
 	fclose(f);
 	if (!rc && ftruncate(sp->fd, 0))
 		rc = -errno;
-	if (!rc) {
+	if (!rc)
 		sp->size = 0;
+	return rc;
+}
+
+/* Adds the records not written yet (in sp->buf) to p and forgets them. 0 or -errno. */
+static int load_pending(struct spill *sp, struct profile *p)
+{
+	FILE *f = fmemopen(sp->buf, sp->pend, "r");
+
+	if (!f)
+		return -errno;
+	int rc = load_records(f, (off_t)sp->pend, p);
+	fclose(f);
+	if (!rc)
+		sp->pend = 0;
+	return rc;
+}
+
+int spill_load(struct spill *sp, struct profile *p)
+{
+	int rc = 0;
+
+	if (sp->fd >= 0 && sp->size)
+		rc = load_file(sp, p);
+	if (!rc && sp->pend)
+		rc = load_pending(sp, p);
+	if (!rc)
 		sp->n = 0;
-	}
 	return rc;
 }

@@ -1,8 +1,11 @@
 /* Samples parked in an unlinked temporary file until the profile is written. A recording's
  * samples of processes that have ended are final (their pid label sets them apart), so parking
  * them keeps only the live processes' samples in memory. The records are this process's own
- * (native layout, read back only by spill_load of the same run). The file only ever holds whole
- * records: a write that fails (a full disk) is undone, and the caller keeps that sample. */
+ * (native layout, read back only by spill_load of the same run). Records are written SPILL_FLUSH
+ * bytes at a time (a churning host parks ~140 samples a second: one write each was most of the
+ * parking's system calls); those not written yet stay in memory and are loaded from there. The
+ * file only ever holds whole records: a write that fails (a full disk) is undone, the records
+ * written before it stay in memory, and the caller keeps the sample whose add failed. */
 #ifndef FIRN_SPILL_H
 #define FIRN_SPILL_H
 
@@ -11,13 +14,15 @@
 
 #include "model/profile.h"
 
+#define SPILL_FLUSH 65536 /* bytes of records written at once */
+
 struct spill {
 	int fd;         /* -1 until the first sample */
 	off_t size;     /* bytes of whole records */
 	char *dir;      /* where the file goes (NULL: $TMPDIR, else /tmp) */
 	uint64_t n;     /* samples parked */
-	char *buf;      /* one record being written */
-	size_t cap;
+	char *buf;      /* the records not written yet (pend bytes), then the one being built */
+	size_t cap, pend;
 };
 
 /* Sets up an empty spill whose file is made in dir (copied; NULL: $TMPDIR, else /tmp) on first

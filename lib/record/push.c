@@ -21,6 +21,8 @@
 #include "format/otlp.h"
 #include "base/pbenc.h"
 #include "format/pprof.h"
+#define CURLLOAD_CALLS /* libcurl's names through the table */
+#include "record/curlload.h"
 
 struct push {
 	struct push_opts o;            /* strings below owned */
@@ -48,11 +50,16 @@ struct push {
 };
 
 /* url parsed by libcurl into *u (made here), as push_check_url takes it; the scheme's
- * https-ness in *https. 0, -EINVAL or -ENOMEM (*u freed on failure). */
+ * https-ness in *https. 0, -EINVAL, -ENOMEM or -ELIBACC (*u NULL on failure). */
 static int parse_url(const char *url, CURLU **u, bool *https)
 {
 	char *scheme = NULL, *host = NULL;
-	int err = (*u = curl_url()) ? 0 : -ENOMEM;
+	int err = curlload_open();
+
+	*u = NULL;
+	if (err)
+		return err;
+	err = (*u = curl_url()) ? 0 : -ENOMEM;
 
 	/* no flags: no guessed scheme, no space, no control character (libcurl refuses them) */
 	if (!err && (curl_url_set(*u, CURLUPART_URL, url, 0) ||
@@ -78,7 +85,8 @@ int push_check_url(const char *url)
 	bool https;
 	int err = parse_url(url, &u, &https);
 
-	curl_url_cleanup(u);
+	if (u)
+		curl_url_cleanup(u);
 	return err;
 }
 
@@ -892,6 +900,10 @@ struct push *push_new(const struct push_opts *o)
 	if (o->proto < 0 || o->proto >= NBACKENDS || !values_ok(o) ||
 	    o->timeout_ms > PUSH_TIMEOUT_MAX_MS) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if ((err = curlload_open())) {
+		errno = -err;
 		return NULL;
 	}
 	if (!(p = calloc(1, sizeof(*p))) || curl_global_init(CURL_GLOBAL_DEFAULT)) {

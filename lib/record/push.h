@@ -68,7 +68,8 @@ struct push_item {
 
 /* Validates the options, starts libcurl and the sending thread. NULL + errno (EINVAL: a URL
  * push_check_url refuses, no such protocol, a time-out past PUSH_TIMEOUT_MAX_MS, or a tenant,
- * service, label, token or host that push_value_ok refuses; ENOMEM). Call before other threads
+ * service, label, token or host that push_value_ok refuses; ENOMEM; ELIBACC: libcurl could not
+ * be opened, curlload_why says why). Call before other threads
  * use libcurl. The sending thread blocks the asynchronous signals: they reach the caller's. */
 struct push *push_new(const struct push_opts *o);
 /* Queues a copy of the profile (pprof, gzip or not) of [from_ns, until_ns) (wall clock, ns).
@@ -93,7 +94,8 @@ int push_send(struct push *p, const void *buf, size_t len, int64_t from_ns, int6
 void push_free(struct push *p);
 
 /* Whether url can be push_opts.url: an http:// or https:// URL with a host that libcurl's URL
- * parser takes as it is (no space, no control character). 0, -EINVAL, or -ENOMEM. For a check
+ * parser takes as it is (no space, no control character). 0, -EINVAL, -ENOMEM, or -ELIBACC
+ * (libcurl, opened on first use, could not be: record/curlload.h). For a check
  * before anything is recorded: a malformed URL would otherwise fail every send all run. */
 int push_check_url(const char *url);
 

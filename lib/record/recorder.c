@@ -710,7 +710,7 @@ struct profile *recorder_finish(struct recorder *r)
 		return NULL;
 	}
 	source_stats(r, &r->final);
-	if (r->ss->ops->map_memory) /* the BPF maps' memory: once, at the end */
+	if (r->o.map_memory && r->ss->ops->map_memory) /* the BPF maps' memory: once, at the end */
 		r->ss->ops->map_memory(r->ss, &r->final);
 	r->finished = true;
 	struct capture_meta m = final_meta(r, &un);

@@ -157,6 +157,10 @@ struct recorder_opts {
 	 * resolved; the addresses are resolved again. A cut's ids and strings are then valid only
 	 * until the next recorder_poll, recorder_cut or recorder_finish */
 	bool renew_tables;
+	/* recorder_finish counts the BPF maps' kernel memory (recorder_stats' bpf_map_bytes and
+	 * bpf_maps, else 0): an fdinfo file read per descriptor firn holds, ~1-2 ms at the end of a
+	 * recording that only -v's summary shows */
+	bool map_memory;
 	int argc;                   /* the profiled command line, for the profile's comments */
 	char **argv;
 	/* where process events come from (exec, mmap, fork, exit: lib/proc/procevents.h); borrowed.
@@ -185,7 +189,8 @@ struct recorder_stats {
 	uint64_t unwind_files, unwind_rows, unwind_bytes, unwind_max_bytes, unwind_no_table,
 		unwind_over_limit, unwind_build_ns, unwind_too_many_maps;
 	uint64_t unwind_cached; /* tables read from the on-disk cache (not built) */
-	/* kernel memory of firn's BPF maps, and their number (after recorder_finish; 0 before) */
+	/* kernel memory of firn's BPF maps, and their number (after recorder_finish with
+	 * opts.map_memory; else 0) */
 	uint64_t bpf_map_bytes, bpf_maps;
 	/* held now: sampler entries, stacks, threads; process snapshots; processes retired */
 	uint64_t entries, stacks, threads, snapshots, retired_processes;

@@ -74,28 +74,52 @@ _Static_assert(sizeof(struct firn_comm) == 32, "stackstore_name");
 
 static void load_pending(struct sampler *s);
 
-/* Copies stack id from the kernel map into user space (once) and deletes the kernel's copy —
- * every time: the program stores a stack again when it meets it after a drain. Returns 1 when
- * the stack is in user space (or id is 0: no stack), 0 when it is nowhere (a sample dropped on
- * another CPU removed it), -ENOMEM. */
+/* mapbatch_fn over a kernel stack map: each stack not held yet goes into the store (the others
+ * are marked seen by this drain). ctx: the sampler; frames past max are not kept. */
+static int drain_stack(struct sampler *s, const void *key, const void *value, uint32_t max)
+{
+	const struct firn_stack *st = value; /* (a firn_big_stack begins the same) */
+	uint64_t id;
+
+	memcpy(&id, key, sizeof(id));
+	s->kstacks++;
+	if (stackstore_has_stack(&s->store, id))
+		return 0;
+	return stackstore_put_stack(&s->store, id, (const uint64_t *)st->ips,
+				    st->len > max ? max : st->len);
+}
+
+/* drain_stack for the stacks map and for big_stacks. */
+static int drain_small(void *ctx, const void *key, const void *value)
+{
+	return drain_stack(ctx, key, value, FIRN_MAX_FRAMES);
+}
+
+static int drain_big(void *ctx, const void *key, const void *value)
+{
+	return drain_stack(ctx, key, value, FIRN_BIG_FRAMES);
+}
+
+/* Takes every stack of the kernel's stack maps into the store and empties them, a batch per
+ * system call, before the counts that name them are drained (a lookup of each new stack and a
+ * delete or two of each named one before: ~300 system calls a second system-wide). The maps
+ * hold only what programs stored since the last drain (they store a stack again when they meet
+ * it after one); a stack stored meanwhile, for a count of the active map, is held until the
+ * drain after, which names it. 0 or -errno. */
+static int drain_stacks(struct sampler *s)
+{
+	int err = mapbatch_drain(bpf_map__fd(s->skel->maps.stacks), sizeof(uint64_t),
+				 sizeof(struct firn_stack), drain_small, s);
+
+	return err ? err : mapbatch_drain(bpf_map__fd(s->skel->maps.big_stacks), sizeof(uint64_t),
+					  sizeof(struct firn_big_stack), drain_big, s);
+}
+
+/* Whether stack id is in user space (drain_stacks took it; id 0: no stack): 1, or 0 when it is
+ * nowhere (a sample dropped on another CPU removed it). */
 static int fetch_stack(struct sampler *s, uint64_t id)
 {
-	static __thread struct firn_big_stack buf; /* a firn_stack's layout, longer */
-	int fd = bpf_map__fd(s->skel->maps.stacks), big = bpf_map__fd(s->skel->maps.big_stacks);
-
-	if (!id)
-		return 1;
-	if (!stackstore_has_stack(&s->store, id)) {
-		/* a stack longer than FIRN_MAX_FRAMES is in big_stacks */
-		bool small = !bpf_map_lookup_elem(fd, &id, &buf);
-		if (!small && bpf_map_lookup_elem(big, &id, &buf))
-			return 0;
-		uint32_t max = small ? FIRN_MAX_FRAMES : FIRN_BIG_FRAMES;
-		if (stackstore_put_stack(&s->store, id, (const uint64_t *)buf.ips, buf.len > max ? max : buf.len))
-			return -ENOMEM;
-	}
-	s->kstacks += !bpf_map_delete_elem(fd, &id) || !bpf_map_delete_elem(big, &id);
-	return 1;
+	return !id || stackstore_has_stack(&s->store, id);
 }
 
 /* Tells the caller about the user stack of a new entry while its process may live. */
@@ -140,34 +164,26 @@ static int drain_map(struct sampler *s, int fd)
 	return mapbatch_drain(fd, sizeof(struct firn_key), sizeof(uint64_t), drain_one, s);
 }
 
+/* mapbatch_fn over the thread names: each goes into the sampler's table. */
+static int drain_comm(void *ctx, const void *key, const void *value)
+{
+	struct sampler *s = ctx;
+	const struct firn_comm *c = value;
+	uint32_t tid;
+
+	memcpy(&tid, key, sizeof(tid));
+	return stackstore_set_name(&s->store, tid, c->thread, c->process);
+}
+
 /* Copies the thread names into user space and deletes them in the kernel (the program sends a
- * running thread's names again), so the map holds only threads seen since the last drain. */
+ * running thread's names again), so the map holds only threads seen since the last drain. In
+ * batches, though programs write the map meanwhile: they only add a name where none is, never
+ * change one, and a batch takes and deletes a bucket's names under its lock, so none is lost
+ * (three system calls a thread at every drain before: ~100 a second system-wide). */
 static int drain_comms(struct sampler *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.comms);
-	uint32_t *keys = NULL;
-	size_t n = 0, cap = 0;
-	struct firn_comm c;
-	int err = 0;
-
-	for (;;) {
-		if (VEC_GROW(keys, cap, n + 1)) {
-			free(keys);
-			return -ENOMEM;
-		}
-		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
-			break;
-		n++;
-	}
-	for (size_t k = 0; k < n && !err; k++) {
-		if (bpf_map_lookup_elem(fd, &keys[k], &c))
-			continue;
-		if ((err = stackstore_set_name(&s->store, keys[k], c.thread, c.process)))
-			break;
-		bpf_map_delete_elem(fd, &keys[k]);
-	}
-	free(keys);
-	return err;
+	return mapbatch_drain(bpf_map__fd(s->skel->maps.comms), sizeof(uint32_t),
+			      sizeof(struct firn_comm), drain_comm, s);
 }
 
 /* Drains sooner while the stacks drained fill more than a quarter of the kernel's stack map
@@ -229,7 +245,9 @@ int sampler_drain(struct sampler *s)
 	__sync_synchronize();
 	settle(s);
 	s->kstacks = 0;
-	int err = drain_map(s, bpf_map__fd(m));
+	int err = drain_stacks(s);
+	if (!err)
+		err = drain_map(s, bpf_map__fd(m));
 	if (!err)
 		s->flip_ns = flip;
 	if (!err)

@@ -1,5 +1,7 @@
 /* Unit tests for parked samples: what spill_load adds back is what spill_add took, merged as
- * profile_add_sample merges; the file lives in the folder asked for and leaves no name there. */
+ * profile_add_sample merges; the file lives in the folder asked for and leaves no name there;
+ * records are written SPILL_FLUSH bytes at a time, and those a failed write left in memory
+ * still load. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +11,9 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "model/profile.h"
@@ -101,11 +105,84 @@ static void test_empty_and_mismatch(void **state)
 	profile_release(&p);
 }
 
+/* Parks n one-frame samples, each its own (pid label i); returns how many spill_add took and
+ * stops at the first it refused (*err). */
+static int park_many(struct spill *sp, struct profile *p, uint64_t loc, int n, int *err)
+{
+	struct profile_label l = { .key = profile_intern(p, "pid") };
+	int64_t v[2] = { 1, 10 };
+
+	*err = 0;
+	for (int i = 0; i < n; i++) {
+		l.num = i;
+		if ((*err = spill_add(sp, &loc, 1, v, 2, &l, 1)))
+			return i;
+	}
+	return n;
+}
+
+/* ~140 samples a second are parked on a churning host: one write each was most of the
+ * parking's system calls. Records wait in memory until SPILL_FLUSH bytes are there. */
+static void test_batched_writes(void **state)
+{
+	struct profile p;
+	struct spill sp;
+	uint64_t locs[2];
+	int err;
+
+	setup_profile(&p, locs);
+	assert_int_equal(spill_init(&sp, NULL), 0);
+	assert_int_equal(park_many(&sp, &p, locs[0], 100, &err), 100);
+	assert_int_equal(sp.size, 0); /* 100 records of ~56 bytes: nothing written yet */
+	assert_int_equal(park_many(&sp, &p, locs[1], 2000, &err), 2000);
+	assert_true(sp.size >= SPILL_FLUSH); /* written in batches... */
+	assert_true(sp.pend > 0 && sp.pend < SPILL_FLUSH); /* ...the rest still in memory */
+	assert_int_equal(sp.n, 2100);
+	assert_int_equal(spill_load(&sp, &p), 0); /* from the file and from memory */
+	assert_int_equal(p.nsamples, 2100);
+	assert_int_equal(sp.n, 0);
+	assert_int_equal(sp.pend, 0);
+	assert_int_equal(spill_load(&sp, &p), 0);
+	assert_int_equal(p.nsamples, 2100);
+	spill_release(&sp);
+	profile_release(&p);
+}
+
+/* A write that fails (here past RLIMIT_FSIZE, as on a full disk) refuses the sample being
+ * added and loses none that were taken before it: they stay in memory and load. */
+static void test_failed_write(void **state)
+{
+	struct rlimit old, small = { .rlim_cur = SPILL_FLUSH / 2 };
+	struct profile p;
+	struct spill sp;
+	uint64_t locs[2];
+	int err;
+
+	setup_profile(&p, locs);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(spill_init(&sp, NULL), 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	int took = park_many(&sp, &p, locs[0], 5000, &err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_true(err == -EFBIG || err == -ENOSPC); /* (a short write: -ENOSPC) */
+	assert_true(took > 100 && took < 5000);
+	assert_int_equal(sp.size, 0); /* the failed write undone */
+	assert_int_equal(sp.n, took);
+	assert_int_equal(spill_load(&sp, &p), 0);
+	assert_int_equal(p.nsamples, took); /* every sample taken is there */
+	spill_release(&sp);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_empty_and_mismatch),
+		cmocka_unit_test(test_batched_writes),
+		cmocka_unit_test(test_failed_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

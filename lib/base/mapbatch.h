@@ -1,7 +1,9 @@
 /* Draining a BPF hash map from user space in batches: BPF_MAP_LOOKUP_AND_DELETE_BATCH hands out
  * and deletes up to MAPBATCH_N entries per system call, where an entry-by-entry walk costs three
  * (get_next_key, lookup, delete). For maps no BPF program writes while they are drained (the
- * sampler's flipped counts maps); not for per-CPU maps. */
+ * sampler's flipped counts maps), or whose programs only insert whole values (BPF_NOEXIST: the
+ * sampler's stacks and thread names; one inserted meanwhile is drained whole or left for the
+ * next drain), never changed in place; not for per-CPU maps. */
 #ifndef FIRN_MAPBATCH_H
 #define FIRN_MAPBATCH_H
 

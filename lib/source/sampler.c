@@ -65,6 +65,7 @@ struct sampler {
 	uint64_t pace_ns;       /* the drains' regular pace (drain_pace) */
 	uint64_t drains;        /* completed drains */
 	uint64_t kstacks;       /* stacks read from the kernel's map in the drain going on */
+	bool stacks_taken;      /* this drain took the whole stack map first (take_stacks) */
 	uint64_t stacks_missing; /* samples dropped in user space: their stack was gone */
 	int err;
 };
@@ -85,6 +86,9 @@ static int fetch_stack(struct sampler *s, uint64_t id)
 
 	if (!id)
 		return 1;
+	if (s->stacks_taken && stackstore_has_stack(&s->store, id) &&
+	    stackstore_stack(&s->store, id)->len <= FIRN_MAX_FRAMES)
+		return 1; /* its kernel copy went with the batch (a longer one is in big_stacks) */
 	if (!stackstore_has_stack(&s->store, id)) {
 		/* a stack longer than FIRN_MAX_FRAMES is in big_stacks */
 		bool small = !bpf_map_lookup_elem(fd, &id, &buf);
@@ -96,6 +100,35 @@ static int fetch_stack(struct sampler *s, uint64_t id)
 	}
 	s->kstacks += !bpf_map_delete_elem(fd, &id) || !bpf_map_delete_elem(big, &id);
 	return 1;
+}
+
+/* mapbatch_fn over the stack map: a stack not held yet is held (seen by this drain). */
+static int take_stack(void *ctx, const void *key, const void *value)
+{
+	struct sampler *s = ctx;
+	const struct firn_stack *st = value;
+	uint64_t id;
+
+	memcpy(&id, key, sizeof(id));
+	s->kstacks++;
+	if (stackstore_has_stack(&s->store, id))
+		return 0;
+	return stackstore_put_stack(&s->store, id, (const uint64_t *)st->ips,
+				    st->len > FIRN_MAX_FRAMES ? FIRN_MAX_FRAMES : st->len);
+}
+
+/* Takes every stack of the kernel's map in batches before the counts are drained, where a
+ * lookup and a delete per stack and per drain were two system calls each (under churn most of
+ * firn's). The programs store whole values with BPF_NOEXIST, so a stack stored meanwhile is
+ * taken whole or left for the next drain; the counts drained name stacks stored before the flip.
+ * 0 when the map was drained (fetch_stack deletes nothing then), or -errno. */
+static int take_stacks(struct sampler *s)
+{
+	int err = mapbatch_drain(bpf_map__fd(s->skel->maps.stacks), sizeof(uint64_t),
+				 sizeof(struct firn_stack), take_stack, s);
+
+	s->stacks_taken = !err;
+	return err;
 }
 
 /* Tells the caller about the user stack of a new entry while its process may live. */
@@ -140,34 +173,25 @@ static int drain_map(struct sampler *s, int fd)
 	return mapbatch_drain(fd, sizeof(struct firn_key), sizeof(uint64_t), drain_one, s);
 }
 
+/* mapbatch_fn over the thread names: each into the store. */
+static int take_comm(void *ctx, const void *key, const void *value)
+{
+	struct sampler *s = ctx;
+	struct firn_comm c;
+	uint32_t tid;
+
+	memcpy(&tid, key, sizeof(tid));
+	memcpy(&c, value, sizeof(c));
+	return stackstore_set_name(&s->store, tid, c.thread, c.process);
+}
+
 /* Copies the thread names into user space and deletes them in the kernel (the program sends a
- * running thread's names again), so the map holds only threads seen since the last drain. */
+ * running thread's names again), so the map holds only threads seen since the last drain: in
+ * batches, where each name cost three system calls (next key, lookup, delete). */
 static int drain_comms(struct sampler *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.comms);
-	uint32_t *keys = NULL;
-	size_t n = 0, cap = 0;
-	struct firn_comm c;
-	int err = 0;
-
-	for (;;) {
-		if (VEC_GROW(keys, cap, n + 1)) {
-			free(keys);
-			return -ENOMEM;
-		}
-		if (bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n]))
-			break;
-		n++;
-	}
-	for (size_t k = 0; k < n && !err; k++) {
-		if (bpf_map_lookup_elem(fd, &keys[k], &c))
-			continue;
-		if ((err = stackstore_set_name(&s->store, keys[k], c.thread, c.process)))
-			break;
-		bpf_map_delete_elem(fd, &keys[k]);
-	}
-	free(keys);
-	return err;
+	return mapbatch_drain(bpf_map__fd(s->skel->maps.comms), sizeof(uint32_t),
+			      sizeof(struct firn_comm), take_comm, s);
 }
 
 /* Drains sooner while the stacks drained fill more than a quarter of the kernel's stack map
@@ -229,7 +253,10 @@ int sampler_drain(struct sampler *s)
 	__sync_synchronize();
 	settle(s);
 	s->kstacks = 0;
-	int err = drain_map(s, bpf_map__fd(m));
+	int err = take_stacks(s);
+	if (err != -ENOMEM)
+		err = drain_map(s, bpf_map__fd(m));
+	s->stacks_taken = false;
 	if (!err)
 		s->flip_ns = flip;
 	if (!err)

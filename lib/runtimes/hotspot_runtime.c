@@ -272,13 +272,26 @@ static void describe(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 	}
 }
 
+/* Whether pid may have a libjvm mapped: the host's table, where it knows pid, holds every
+ * executable mapping, libjvm's text among them, so a process without one is not read from /proc
+ * (most processes: under churn a read of each new one; a later libjvm comes by on_mapping). */
+static bool may_map_jvm(const struct hsrt *r, pid_t pid)
+{
+	const struct procmap *m = runtime_host_maps((void *)r->head.h, pid);
+
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->entries[i].kind == PROCMAP_FILE && jvm_named(m->entries[i].path))
+			return true;
+	return !m;
+}
+
 /* Looks for a libjvm among pid's mappings (all of them: its load address is its mapping at
  * offset 0, which is not executable). */
 static void look(struct hsrt *r, struct hsproc *pr, uint64_t now_ns)
 {
 	struct procmap m;
 
-	if (procmap_read(&m, pr->pid))
+	if (!may_map_jvm(r, pr->pid) || procmap_read(&m, pr->pid))
 		return;
 	for (size_t i = 0; i < m.n && pr->file < 0; i++) {
 		const struct procmap_entry *e = &m.entries[i];

@@ -122,3 +122,25 @@ read -r snaps retired < <(sed -nE \
 echo "# held at the end: ${snaps:-?} snapshots; ${retired:-?} processes retired"
 check "every one retired as it ended (${retired:-none} >= 12)" [ "${retired:-0}" -ge 12 ]
 check "none of them held to the end (${snaps:-none} snapshots <= 3)" [ "${snaps:-99}" -le 3 ]
+
+# the drains take the kernel's stack and thread-name maps in batches (BPF_MAP_LOOKUP_AND_DELETE_BATCH):
+# a lookup and a delete of each stack, and three calls for each name, were most of firn's system
+# calls under churn (the old firn: one or more per sample here; a big stack, Python's, is still
+# looked up alone: none in this recording)
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=bpf -o "$TMP/bpf.trace" "$FIRN" record -F 499 -o "$TMP/b.pb.gz" -- \
+		"$FIX/churn" 10 20 "$FIX/split" 5 2>"$TMP/b.err"
+	check "record of churn under strace exits 0" [ $? -eq 0 ]
+	samples=$(sed -nE 's/^firn: ([0-9]+) samples, .*/\1/p' "$TMP/b.err")
+	read -r single batch < <(awk '
+		/BPF_MAP_CREATE/ && /map_name="(stacks|comms)"/ { fd[$NF] = 1; next }
+		match($0, /map_fd=[0-9]+/) { f = substr($0, RSTART + 7, RLENGTH - 7); if (!(f in fd)) next
+			if (/BPF_MAP_(LOOKUP|DELETE)_ELEM|BPF_MAP_GET_NEXT_KEY/) s++
+			if (/BPF_MAP_LOOKUP_AND_DELETE_BATCH/) b++ }
+		END { print s + 0, b + 0 }' "$TMP/bpf.trace")
+	echo "# stack and name maps: $single calls on one entry, $batch batches; ${samples:-?} samples"
+	check "the stack and name maps drained in batches ($batch > 0)" [ "${batch:-0}" -gt 0 ]
+	check "and not entry by entry ($single calls on one entry < 10)" [ "${single:-99}" -lt 10 ]
+else
+	skip "strace is not installed: the drains' system calls"
+fi

@@ -5,7 +5,8 @@
  * ConstMethod is no longer the one the walker saw (the method unloaded, its memory reused by
  * another) is refused, -ESTALE, never given the other method's name; so is an address that is
  * no longer a blob's start. hotspot_lines_decode: a compressed line number table as JDK 17 and
- * JDK 21+ (UNSIGNED5's excess of 1) write it, and damaged ones refused. With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there (its ConstMethod
+ * JDK 21+ (UNSIGNED5's excess of 1) write it, and damaged ones refused. A process the host's table
+ * knows without a libjvm is not read from /proc at its attach (test_table). With $FIRN_HOTSPOT_SEEDS=DIR the fake is written there (its ConstMethod
  * address in its first 8 bytes): tests/fuzz/corpus/fuzz_hotspot_runtime. */
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -25,6 +28,8 @@
 #include "../../bpf/hotspot.h"
 #include "runtimes/hotspot_names.h"
 #include "runtimes/hotspot_runtime.h"
+#include "runtimes/runtime.h"
+#include "proc/procmap.h"
 
 #define BASE 0x7f0000000000ULL
 #define FAKE_SIZE 0x2000
@@ -271,6 +276,66 @@ static void test_lines(void **state)
 	assert_int_equal(hotspot_lines_decode(jdk17, 5, 0, rows, 4), -EINVAL); /* cut before its end */
 }
 
+/* The host's table in test_table: one executable mapping of the file named in table_path, or,
+ * table_path NULL, a process it does not know. */
+static const char *table_path;
+static struct procmap_entry table_entry;
+
+static const struct procmap *table_maps(void *ctx, pid_t pid)
+{
+	static struct procmap m;
+	(void)ctx, (void)pid;
+
+	if (!table_path)
+		return NULL;
+	table_entry = (struct procmap_entry){ .start = BASE, .end = BASE + 0x1000,
+		.offset = 0x1000, .r = true, .x = true, .kind = PROCMAP_FILE, .path = table_path };
+	m = (struct procmap){ .entries = &table_entry, .n = 1, .cap = 1 };
+	return &m;
+}
+
+/* This process's refusals after its attach with the table saying table_path (a libjvm.so that
+ * is not one is mapped here: a read of /proc/self/maps finds it and refuses it). */
+static uint64_t refusals_with(const char *path)
+{
+	const struct runtime_host h = { .maps = table_maps, .all = true };
+	struct runtime *rt = runtime_java.new(&h);
+	struct hotspot_runtime_stats st;
+
+	assert_non_null(rt);
+	table_path = path;
+	runtime_java.attach(rt, getpid(), false, 1);
+	assert_int_equal(runtime_java.stats(rt, &st, sizeof(st)), 0);
+	runtime_java.free(rt);
+	return st.refused;
+}
+
+/* A process the host's table knows without a libjvm is not read from /proc at its attach (each
+ * new process's maps read under churn); one it shows with a libjvm, or does not know, is. */
+static void test_table(void **state)
+{
+	char dir[] = "/tmp/firn-hsrt.XXXXXX", path[64];
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libjvm.so", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("not an ELF file", f) >= 0, 1);
+	fclose(f);
+	FILE *g = fopen(path, "r");
+	assert_non_null(g);
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fileno(g), 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(refusals_with(NULL), 1);              /* not known: /proc read */
+	assert_int_equal(refusals_with("/usr/bin/true"), 0);   /* known, no libjvm: not read */
+	assert_int_equal(refusals_with(path), 1);              /* known with its libjvm */
+	munmap(p, 4096);
+	fclose(g);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_reused),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_proc_of),
+		cmocka_unit_test(test_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

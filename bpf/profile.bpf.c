@@ -696,6 +696,7 @@ static __always_inline __u32 cfa_step(struct firn_unwind_state *u, struct firn_r
 	return ra ? FIRN_UNW_NR : FIRN_UNW_COMPLETE;
 }
 
+#include "sw_timing.bpf.h"
 #include "unwind_vma.bpf.h"
 
 /* Finds the caller's registers for the frame at u->ip; returns a firn_unwind_stop or FIRN_UNW_NR. */
@@ -949,8 +950,11 @@ static __always_inline void announce(__u32 pid)
 		return;
 	/* one sample announces: the first to insert, or to turn an exec's mark back */
 	if (v ? __sync_val_compare_and_swap(v, SEEN_BEFORE_EXEC, SEEN_NOW) == SEEN_BEFORE_EXEC
-	      : !bpf_map_update_elem(&seen, &pid, &now, BPF_NOEXIST))
+	      : !bpf_map_update_elem(&seen, &pid, &now, BPF_NOEXIST)) {
+		SW_ANNOUNCED();
+		SW_MARK(6);
 		send_event(FIRN_EV_NEW_PROCESS, pid, false);
+	}
 }
 
 /* Takes the native stacks of the current task into scratch: *user (slot 0) and *kernel (slot 1),
@@ -971,8 +975,10 @@ static __always_inline void take_native_stacks(void *ctx, bool regs_ctx, __u32 p
 		*user = dwarf_stack(ctx, regs_ctx, pid, NULL, task);
 	}
 	/* a sample taken in user mode has no kernel stack: skip the helper call */
+	SW_MARK(1);
 	if (want_kernel && !(regs_ctx && user_mode(ctx)))
 		*kernel = take_stack(ctx, 1, 0, FIRN_LOST_KERNEL_STACK);
+	SW_MARK(2);
 }
 
 /* Takes the stacks of the current task as take_native_stacks does, the walkers' frames added
@@ -1062,7 +1068,9 @@ static __always_inline int count_sample(__u64 ustack, __u32 ctx)
 	struct firn_stack *user = bpf_map_lookup_elem(&scratch, &zero);
 	struct firn_stack *kernel = bpf_map_lookup_elem(&scratch, &one);
 
+	SW_MARK(3);
 	count_stacks(&key, user, kernel, 1, &lost, FIRN_LOST_COUNTS_FULL, FIRN_LOST_STACKS_FULL);
+	SW_END();
 	return 0;
 }
 
@@ -1107,8 +1115,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	count_lost(FIRN_LOST_NR);
 	struct task_struct *task = bpf_get_current_task_btf();
+	SW_BEGIN(ctx, pid, task);
 	announce(pid);
+	SW_MARK(4);
 	note_comm((__u32)id, task);
+	SW_MARK(0);
 	take_native_stacks(ctx, true, pid, task, &user, &kernel);
 	untaken(user, 0);
 	untaken(kernel, 1);

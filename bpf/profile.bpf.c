@@ -941,7 +941,10 @@ static __always_inline bool is_target(__u32 pid)
 }
 
 /* Tells user space about a process at its first sample (look before updating: an LRU update
- * allocates an element even when the key exists). */
+ * allocates an element even when the key exists). A task with no memory (a kernel thread, a
+ * process past its exit_mm) has nothing user space could read while it lives: its notice waits
+ * for the next wake-up (lazy), sparing the sample the ring buffer's wake-up, its irq_work (the
+ * send 4.3 us of the sample's run time, 0.45 lazy; 1 in 7 of the notices of -a on a busy host). */
 static __always_inline void announce(__u32 pid)
 {
 	__u64 now = SEEN_NOW, *v = pid ? bpf_map_lookup_elem(&seen, &pid) : NULL;
@@ -953,7 +956,7 @@ static __always_inline void announce(__u32 pid)
 	      : !bpf_map_update_elem(&seen, &pid, &now, BPF_NOEXIST)) {
 		SW_ANNOUNCED();
 		SW_MARK(6);
-		send_event(FIRN_EV_NEW_PROCESS, pid, false);
+		send_event(FIRN_EV_NEW_PROCESS, pid, !bpf_get_current_task_btf()->mm);
 	}
 }
 

@@ -876,8 +876,9 @@ static __always_inline struct firn_stack *dwarf_stack(void *ctx, bool regs_ctx, 
 		count_unwind(FIRN_UNW_VMA);
 	if (u->row_fp)
 		count_unwind(FIRN_UNW_ROW_FALLBACK);
-	/* mappings found with the VMA lookup: user space describes them (rate-limited) */
-	if (u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma)
+	/* mappings found with the VMA lookup: user space describes them (rate-limited); not for a
+	 * task past its exit_mm, which has none left to describe (the ask's wake-up: ~4 us) */
+	if ((u->fp || u->stop == FIRN_UNW_NO_MAPPING || u->vma) && BPF_CORE_READ(task, mm))
 		ask_refresh(pid, u->unknown_pc);
 	return s;
 }

@@ -187,7 +187,10 @@ __attribute__((noinline)) int firn_look_up_vma(struct firn_unwind_state *u, __u6
 	if (!u || u->looked)
 		return false;
 	u->looked = 1;
-	if (!kmap_find_vma(bpf_get_current_task_btf(), pc, &e))
+	SW_MARK(1);
+	bool found = kmap_find_vma(bpf_get_current_task_btf(), pc, &e);
+	SW_MARK(5);
+	if (!found)
 		return false;
 	kproc_put(u->pid, &e, -1);
 	if (!e.m.row_count)

@@ -957,7 +957,7 @@ static __always_inline void announce(__u32 pid)
 	      : !bpf_map_update_elem(&seen, &pid, &now, BPF_NOEXIST)) {
 		SW_ANNOUNCED();
 		SW_MARK(6);
-		send_event(FIRN_EV_NEW_PROCESS, pid, !bpf_get_current_task_btf()->mm);
+		send_event(FIRN_EV_NEW_PROCESS, pid, !BPF_CORE_READ(bpf_get_current_task_btf(), mm));
 	}
 }
 

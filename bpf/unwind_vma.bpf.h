@@ -253,4 +253,13 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 	return true;
 }
 
+/* lookup_umap as a global function (u NULL-checked as the verifier asks): its four ways to a
+ * mapping (the last one, the binary search, the kernel's, the VMA) verified once, not each
+ * multiplying the states the frame loop's callback goes on with (issue 51: on_sample 18,648 ->
+ * 14,640 verified instructions, 1,203 -> 894 states). Returns 1 when u->found is pc's mapping. */
+__attribute__((noinline)) int firn_lookup_umap(struct firn_unwind_state *u, __u64 pc)
+{
+	return u ? lookup_umap(u, pc) : 0;
+}
+
 #endif

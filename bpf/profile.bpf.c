@@ -1117,6 +1117,14 @@ static __always_inline void tail_to_walker(struct bpf_perf_event_data *ctx, __u3
 			bpf_tail_call(ctx, &unwinders, tag);
 }
 
+/* The label context of a cpu-clock sample of pid (walkers_ctx of the current task, the rows
+ * that run in on_sample) as a global function: verified once, not once per state on_sample
+ * reaches its end with (issue 51). */
+__attribute__((noinline)) __u32 firn_sample_ctx(__u32 pid)
+{
+	return walkers_ctx(pid, bpf_get_current_task_btf(), FIRN_W_INLINE);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -1139,7 +1147,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 big = user && user->len ? walkers_stack(user, true, FIRN_W_INLINE) : 0;
 	if (user && user->len)
 		tail_to_walker(ctx, pid);
-	return count_sample(big, walkers_ctx(pid, task, FIRN_W_INLINE));
+	return count_sample(big, firn_sample_ctx(pid));
 }
 
 /* The program of each walker of a FIRN_PROG row, on_sample_NAME (the unwinders array's slot at
@@ -1154,11 +1162,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		struct firn_stack *user = sampled_user();                                      \
 		__u64 big = user && WALKER_ON(tag) ? stack(user, 1) : 0;                       \
 		__u32 pid = bpf_get_current_pid_tgid() >> 32;                                  \
-		struct task_struct *task = bpf_get_current_task_btf();                         \
                                                                                                \
-		return count_sample(big, FIRN_W_IS_NONE(lctx) ?                                \
-					 walkers_ctx(pid, task, FIRN_W_INLINE) :               \
-					 WALKER_ON(tag) ? lctx(pid, task) : 0);                \
+		return count_sample(big, FIRN_W_IS_NONE(lctx) ? firn_sample_ctx(pid) :        \
+					 WALKER_ON(tag) ?                                      \
+					 lctx(pid, bpf_get_current_task_btf()) : 0);           \
 	}
 #define FIRN_W_PROGRAM(n, tag, h, b, f, stack, pr, flags, wh, maps, nm, lctx)                 \
 	FIRN_W_PROG_##pr(n, tag, stack, lctx)

@@ -30,7 +30,7 @@ struct {
 static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct firn_kmap *out = ctx;
-	struct file *f = vma->vm_file;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
 
 	if (!(vma->vm_flags & 0x4)) /* VM_EXEC: a pc elsewhere is no code */
 		return 0;
@@ -38,7 +38,7 @@ static long describe_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	out->m.start = vma->vm_start;
 	out->m.end = vma->vm_end;
 	if (f) {
-		struct inode *ino = f->f_inode;
+		struct inode *ino = BPF_CORE_READ(f, f_inode);
 		out->file.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 		out->file.ino = BPF_CORE_READ(ino, i_ino);
 		out->size = BPF_CORE_READ(ino, i_size);
@@ -251,6 +251,15 @@ static __always_inline bool lookup_umap(struct firn_unwind_state *u, __u64 pc)
 		return false;
 	u->vma++;
 	return true;
+}
+
+/* lookup_umap as a global function (u NULL-checked as the verifier asks): its four ways to a
+ * mapping (the last one, the binary search, the kernel's, the VMA) verified once, not each
+ * multiplying the states the frame loop's callback goes on with (issue 51: on_sample 18,648 ->
+ * 14,640 verified instructions, 1,203 -> 894 states). Returns 1 when u->found is pc's mapping. */
+__attribute__((noinline)) int firn_lookup_umap(struct firn_unwind_state *u, __u64 pc)
+{
+	return u ? lookup_umap(u, pc) : 0;
 }
 
 #endif

@@ -98,11 +98,16 @@ static void check_program(const char *name)
 	check_budget(name, MAX_VERIFIED);
 }
 
-/* Both native unwinders' on_sample stay within the budget. */
+/* Both native unwinders' on_sample stay within a budget of its own: 12,028 with DWARF when this
+ * was written (18,648 while the mapping's and the row's look-ups were inlined in the frame
+ * loop's callback, their paths multiplying its states: 1,203 -> 807, the verification time
+ * about halved; 13,448 while the label context, walkers_ctx, was inlined at its end, verified
+ * once per state reaching it: 807 -> 680 states; issue 51). */
+#define ON_SAMPLE_VERIFIED 13000
 static void test_verified_insns(void **state)
 {
 	(void)state;
-	check_program("on_sample");
+	check_budget("on_sample", ON_SAMPLE_VERIFIED);
 }
 
 /* Every walker's program (the FIRN_PROG rows of bpf/walkers.h: on_sample_python, firn-toy's
@@ -116,10 +121,11 @@ static void test_walkers_verified(void **state)
 }
 
 /* The start_waits iterator loads (sleepable, with both unwinders) within the same budget. */
+#define START_WAITS_VERIFIED 9000 /* 7,386 with DWARF when this was written (12,578 inlined) */
 static void test_start_waits_verified(void **state)
 {
 	(void)state;
-	check_program("start_waits");
+	check_budget("start_waits", START_WAITS_VERIFIED);
 }
 
 /* start_wait_exit (the frames of the FIRN_WALK_DEFER walkers, Python's, of a wait in progress
@@ -135,11 +141,14 @@ static void test_start_wait_exit_verified(void **state)
  * with DWARF when this was written (21,997 while the Python walker was inlined, without the
  * stub's; 42,568 before the GPU paths were left out without --cuda). With --cuda the GPU
  * probes' paths (a launch takes its stacks too) are walked as well: 35,281 (40,668 inlined). */
-#define USDT_VERIFIED 22000
-#define USDT_CUDA_VERIFIED 45000
+/* The look-ups of the frame loop global functions (issue 51): 14,595, --cuda 22,575 (19,795
+ * and 34,984 before). */
+#define USDT_VERIFIED 17000
+#define USDT_CUDA_VERIFIED 26000
 /* With -e alloc the otel_memory path (an allocation's stack, counted twice) is walked too:
- * 37,002 with DWARF (the live heap's map and inuse counts included) when this was written. */
-#define USDT_ALLOC_VERIFIED 45000
+ * 37,002 with DWARF (the live heap's map and inuse counts included) when this was written;
+ * 18,230 since the frame loop's look-ups are global functions (30,639 before). */
+#define USDT_ALLOC_VERIFIED 21000
 static void test_usdt_verified(void **state)
 {
 	(void)state;
@@ -154,8 +163,9 @@ static void test_usdt_verified(void **state)
 
 /* An event's own program (bpf/toy.bpf.h, the model of one: a '?' section, loaded only when a
  * row names it) takes its stacks with count_hit, both unwinders inline: 18,014 with DWARF when
- * this was written, 20,290 with the Java walker's global functions (~2,250, as on_sample's). */
-#define EVENT_VERIFIED 21000
+ * this was written, 20,290 with the Java walker's global functions (~2,250, as on_sample's);
+ * 14,303 since the frame loop's look-ups are global functions (19,503 before). */
+#define EVENT_VERIFIED 17000
 static void test_event_prog_verified(void **state)
 {
 	(void)state;

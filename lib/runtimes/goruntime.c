@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/pidindex.h"
 #include "base/strput.h"
 #include "base/vec.h"
@@ -22,10 +23,16 @@
 
 #define HEAD_LEN 4096         /* bytes of an executable read for its program headers */
 #define BUILDINFO_SCAN 65536  /* bytes of a writable segment searched for the build information */
+#define NOTGO_SLOTS 256       /* executables remembered as no Go that says its release (a power of 2) */
 
 /* What a Go process met got (struct goruntime's seen): its first sample and its exec both
  * attach, so a process is counted once, by what it got last. */
 static char TOLD, REFUSED;
+
+/* An executable by identity: what stat(2) says of the file /proc/PID/exe names. */
+struct exe_id {
+	uint64_t dev, ino, size, mtime_ns;
+};
 
 struct goruntime {
 	struct runtime_head head; /* first: runtime_state_new */
@@ -33,6 +40,10 @@ struct goruntime {
 	size_t cap;
 	struct goruntime_stats st;
 	struct pidindex seen;        /* the Go processes met: TOLD or REFUSED (counted once) */
+	/* executables without a Go release, by identity, direct-mapped (a slot's newest file):
+	 * most processes are none, and their exe's headers and data were read at each one's first
+	 * sample; bounded, so a recording of days holds no more */
+	struct exe_id notgo[NOTGO_SLOTS];
 	uint8_t buf[BUILDINFO_SCAN]; /* an executable's bytes being read (exe_release) */
 };
 
@@ -90,6 +101,48 @@ static int exe_release(uint8_t *buf, int fd, char *ver, size_t cap, struct golab
 			return err;
 	}
 	return -ENOENT;
+}
+
+/* The identity of the file st describes (dev 0 never is a file's: ino 0 marks an empty slot). */
+static struct exe_id exe_id_of(const struct stat *st)
+{
+	return (struct exe_id){ .dev = st->st_dev + 1, .ino = st->st_ino, .size = (uint64_t)st->st_size,
+				.mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+					    (uint64_t)st->st_mtim.tv_nsec };
+}
+
+/* id's slot in g's notgo (a mix of dev and inode). */
+static struct exe_id *notgo_slot(struct goruntime *g, const struct exe_id *id)
+{
+	return &g->notgo[hash_mix64(id->ino * 31 + id->dev) & (NOTGO_SLOTS - 1)];
+}
+
+/* Whether pid's executable (path: /proc/PID/exe) is one found before to hold no Go release: a
+ * stat, not an open and reads of its headers and data (under churn one of each new process).
+ * -ENOENT also when the stat fails (the process ended: an open would fail as well), else 0. */
+static int known_not_go(struct goruntime *g, const char *path)
+{
+	struct stat st;
+	struct exe_id id;
+
+	if (stat(path, &st))
+		return -errno;
+	id = exe_id_of(&st);
+	return memcmp(notgo_slot(g, &id), &id, sizeof(id)) ? 0 : -ENOENT;
+}
+
+/* Remembers the file open at fd as holding no Go release (err: exe_release's -ENOENT or
+ * -ENOEXEC): the file read, by fstat, so an exec between the stat and the open keys nothing
+ * wrongly. */
+static void remember_not_go(struct goruntime *g, int fd, int err)
+{
+	struct stat st;
+	struct exe_id id;
+
+	if ((err != -ENOENT && err != -ENOEXEC) || fstat(fd, &st))
+		return;
+	id = exe_id_of(&st);
+	*notgo_slot(g, &id) = id;
 }
 
 /* Whether file is a Go executable that says its release. */
@@ -173,10 +226,14 @@ static void rt_attach(struct runtime *rt, pid_t pid, bool exec, uint64_t now_ns)
 
 	(void)now_ns;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &exe);
-	if (fd >= 0)
+	int err = known_not_go(g, path);
+	int fd = err ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (!err)
+		err = fd < 0 ? -errno : exe_release(g->buf, fd, ver, sizeof(ver), &exe);
+	if (fd >= 0) {
+		remember_not_go(g, fd, err);
 		close(fd);
+	}
 	if (!err && golabels_offsets(ver, &exe, NULL, &p, &why) == -ENOTSUP)
 		err = offsets_from_dwarf(path, ver, &exe, &p, &why);
 	if (err == -ENOTSUP)

@@ -3,7 +3,9 @@
  * information (lib/runtimes/golabels.h) and hands the Go labels walker (bpf/golabels.bpf.h) the
  * offsets of that release; the walker announces each goroutine label set it meets, which this
  * runtime keeps by id and names as the samples' pprof labels (endpoint=a) in the capture. It
- * makes no frames. --no-go turns it off. */
+ * makes no frames. --no-go turns it off. An executable found to hold no Go release is remembered
+ * by identity (dev, inode, size, mtime: a stat of /proc/PID/exe, 256 of them), so the processes
+ * of one program cost a stat each, not an open and reads of the file. */
 #ifndef FIRN_GORUNTIME_H
 #define FIRN_GORUNTIME_H
 

@@ -144,3 +144,21 @@ if command -v strace >/dev/null; then
 else
 	skip "strace is not installed: the drains' system calls"
 fi
+
+# Go's release check opens a process's executable only when the file is new to it: the
+# executables without a Go release are remembered by identity (a stat of /proc/PID/exe), so a
+# churn of processes of two programs opens none of them each time (the old firn: an open and
+# reads of the file at each process's first sample, 452 in 10 s beside bench/churn.sh's loop)
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=open,openat,stat,newfstatat,statx -o "$TMP/exe.trace" \
+		"$FIRN" record -F 499 -o "$TMP/e.pb.gz" -- "$FIX/churn" 10 20 "$FIX/split" 5 \
+		2>"$TMP/e.err"
+	check "record of churn under strace (exe) exits 0" [ $? -eq 0 ]
+	read -r opens stats < <(awk '/"\/proc\/[0-9]+\/exe"/ { if (/open/) o++; else s++ }
+		END { print o + 0, s + 0 }' "$TMP/exe.trace")
+	echo "# /proc/PID/exe: $opens opens, $stats stats"
+	check "executables' identities looked at ($stats stats > 10)" [ "${stats:-0}" -gt 10 ]
+	check "each program's executable opened once ($opens opens <= 4)" [ "${opens:-99}" -le 4 ]
+else
+	skip "strace is not installed: the executables' opens"
+fi

@@ -39,6 +39,14 @@ unknown_pct() {
 		END { if (t) printf "%.2f\n", 100 * u / t }'
 }
 
+# whole_pct PROFILE: the share of shortlived's qsort samples (the work: libc's sort calling the
+# program's comparator) whose stack goes back to _start, in % (a stack cut short is not [unknown]).
+whole_pct() {
+	"$FIRN" report --folded "$1" 2>/dev/null | awk '/^shortlived;/ &&
+		/(;|^)(msort_with_tmp|cmp_ints|sort_round|__qsort_r)(;| )/ { t += $NF
+		if (/^shortlived;_start;/) w += $NF } END { if (t) printf "%.2f\n", 100 * w / t }'
+}
+
 # one_run CG: firn (with --call-graph CG) and perf -g side by side over the loop.
 one_run() {
 	local cg=$1
@@ -75,6 +83,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		emit V "$B" "$c" firn ok "$(head -1 "$W/firn.err" | sed 's/^firn: //; s/, wrote.*//')"
 		emit S "$B" "$c" firn "profiler CPU s" "$RU_CPU" s
 		emit S "$B" "$c" firn "[unknown] % of the loop's samples" "$pct" %
+		emit S "$B" "$c" firn "% of the loop's qsort samples from _start" "$(whole_pct "$W/firn.pb.gz")" %
 		ru_read "$W/perf-g.ru"
 		if [ "$RU_RC" -ne 0 ]; then
 			emit V "$B" "$c" "perf -g" FAIL "exit $RU_RC; $(tail -1 "$W/perf-g.err")"

@@ -186,13 +186,18 @@ static void on_ended(void *ctx, pid_t pid)
 
 /* The unwinder met code without a table (JIT code): the process's perf map may have appeared
  * since its snapshot, which must open it while the process lives. With records, code in a file
- * mapping is a file's whose table is not built yet, no JIT. */
+ * mapping is a file's whose table is not built yet, no JIT. An ask without an address (every
+ * frame's mapping found, some by the kernel's VMA lookup: a new program's first samples under
+ * -a) met no code without a table: no perf map to look for (its open of /proc/PID/root and
+ * read of /proc/PID/status were most of firn's /proc work beside a loop of short programs). */
 static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct procsnap *ps = ctx;
 	struct proctab_proc *p = procdispatch_find(ps->pd, pid);
 	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
 
+	if (!addr)
+		return;
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(ps->sym, pid);
 }

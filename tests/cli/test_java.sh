@@ -226,9 +226,11 @@ for path in sys.argv[2:]:
 out(full >= 3 and hot == full, "--every: %d of %d intervals of >= 50 Java samples with >= 95%% of them named "
     "and JavaSplit's hot methods (named/ran: %s)" % (hot, full, " ".join(rows)))
 m = re.search(r"methods and stubs (\d+) .*, (\d+) held", open(sys.argv[1]).read())
-# two JVMs of the same program: the first one's freed leaves about half held; how many each
-# names varies with the JIT's timing under load (CI: 0.54-0.73 held), all held would be 1.0
-out(m is not None and int(m.group(2)) <= 0.8 * int(m.group(1)),
+# two JVMs of the same program: the first one's names are freed when it exits, the second's
+# held to the end. How many each names varies with the JIT's timing (held 0.54-0.73 of the
+# named in CI, 0.835 once: the first JVM named 56 of 340), so what is checked is that the
+# first's were let go, at least 10 of them; all held (none freed) is the failure
+out(m is not None and int(m.group(1)) - int(m.group(2)) >= 10,
     "--every: %s methods held at the end of %s named (the first JVM's freed when it exited)"
     % (m.group(2) if m else "?", m.group(1) if m else "?"))
 PY

@@ -141,15 +141,11 @@ if command -v strace >/dev/null; then
 	echo "# stack and name maps: $single calls on one entry, $batch batches; ${samples:-?} samples"
 	check "the stack and name maps drained in batches ($batch > 0)" [ "${batch:-0}" -gt 0 ]
 	check "and not entry by entry ($single calls on one entry < 10)" [ "${single:-99}" -lt 10 ]
-else
-	skip "strace is not installed: the drains' system calls"
-fi
 
-# Go's release check opens a process's executable only when the file is new to it: the
-# executables without a Go release are remembered by identity (a stat of /proc/PID/exe), so a
-# churn of processes of two programs opens none of them each time (the old firn: an open and
-# reads of the file at each process's first sample, 452 in 10 s beside bench/churn.sh's loop)
-if command -v strace >/dev/null; then
+	# Go's release check opens a process's executable only when the file is new to it: the
+	# executables without a Go release are remembered by identity (a stat of /proc/PID/exe), so
+	# a churn of processes of two programs opens none of them each time (the old firn: an open
+	# and reads of the file at each process's first sample, 452 in 10 s beside bench/churn.sh)
 	strace -f -qq -e trace=open,openat,stat,newfstatat,statx -o "$TMP/exe.trace" \
 		"$FIRN" record -F 499 -o "$TMP/e.pb.gz" -- "$FIX/churn" 10 20 "$FIX/split" 5 \
 		2>"$TMP/e.err"
@@ -160,7 +156,7 @@ if command -v strace >/dev/null; then
 	check "executables' identities looked at ($stats stats > 10)" [ "${stats:-0}" -gt 10 ]
 	check "each program's executable opened once ($opens opens <= 4)" [ "${opens:-99}" -le 4 ]
 else
-	skip "strace is not installed: the executables' opens"
+	skip "strace is not installed: the drains' system calls, the executables' opens"
 fi
 
 # system-wide, a program exec'd by a process never sampled (a shell loop's child) has its code

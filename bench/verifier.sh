@@ -21,6 +21,9 @@ one() {
 # median of the numbers on stdin
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
+# row FILE: the median time of the loads in FILE, and the last one's instructions and states
+row() { echo "$(cut -d' ' -f1 "$1" | median) $(tail -1 "$1" | cut -d' ' -f2-)"; }
+
 printf '%-18s %-5s %s\n' program unwind "${OLD:+old: usec insns states | }new: usec insns states"
 for p in $PROGS; do
 	for u in dwarf fp; do
@@ -30,7 +33,6 @@ for p in $PROGS; do
 			[ -n "${OLD:-}" ] && one "$OLD" "$p" "$u" >>"$BUILD/bench/v.old"
 			one "$NEW" "$p" "$u" >>"$BUILD/bench/v.new"
 		done
-		row() { echo "$(cut -d' ' -f1 "$1" | median) $(tail -1 "$1" | cut -d' ' -f2-)"; }
 		printf '%-18s %-5s %s\n' "$p" "$u" "${OLD:+$(row "$BUILD/bench/v.old") | }$(row "$BUILD/bench/v.new")"
 	done
 done

@@ -50,28 +50,24 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	__u64 *seen_v = bpf_map_lookup_elem(&seen, &pid);
-	if (!filter_pids && !seen_v) {
-		/* system-wide, a program exec'd by a process never sampled (a shell's child: the
-		 * usual case) gets its code and loader noted too, ~3 us an exec: its first samples'
-		 * one VMA lookup then finds libc, not the executable, and they unwind to _start
-		 * (a loop of 15 ms programs at 99 Hz: 77 % of their qsort samples before, 100 %
-		 * after). The entry (10 KiB, not preallocated) goes at exit or the next exec. */
-		if (dwarf_unwind) {
-			bpf_map_delete_elem(&unwind_kprocs, &pid);
-			note_exec_maps(bpf_get_current_task_btf(), pid);
-		}
-		return 0;
+	/* a new mm: its code and loader noted afresh, the exec'ing task being current (its BTF
+	 * pointer; a raw tracepoint's p is a plain value). Every exec, system-wide too: a program
+	 * exec'd by a process never sampled (a shell's child, the usual case) would have its first
+	 * samples' one VMA lookup spent on the executable and stop at libc (a loop of 15 ms
+	 * programs at 99 Hz: 77 % of their qsort samples to _start, 100 % noted; ~3 us an exec).
+	 * The entry (10 KiB, not preallocated) goes at exit or the next exec. */
+	if (dwarf_unwind) {
+		bpf_map_delete_elem(&unwind_kprocs, &pid);
+		note_exec_maps(bpf_get_current_task_btf(), pid);
 	}
+	if (!filter_pids && !seen_v)
+		return 0;
 	/* the next sample announces the process again, once its libraries are mapped */
 	if (seen_v)
 		*seen_v = SEEN_BEFORE_EXEC;
 	bpf_map_delete_elem(&comms, &pid);
-	bpf_map_delete_elem(&unwind_kprocs, &pid);
 	bpf_map_delete_elem(&exec_vm_seen, &pid); /* a new mm: its code counts from 0 */
 	walkers_forget(pid); /* a new image: user space looks again */
-	/* the exec'ing task is current: its BTF pointer (a raw tracepoint's p is a plain value) */
-	if (dwarf_unwind)
-		note_exec_maps(bpf_get_current_task_btf(), pid);
 	/* its time tells this exec from the next in the side-band records (procdispatch.c) */
 	send_event_addr(FIRN_EV_EXEC, pid, bpf_ktime_get_ns(), false);
 	return 0;

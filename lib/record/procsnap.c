@@ -193,11 +193,12 @@ static void on_ended(void *ctx, pid_t pid)
 static void on_no_table(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct procsnap *ps = ctx;
-	struct proctab_proc *p = procdispatch_find(ps->pd, pid);
-	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
 
 	if (!addr)
 		return;
+	struct proctab_proc *p = procdispatch_find(ps->pd, pid);
+	const struct procmap_entry *e = p ? procmap_find(&p->image, addr) : NULL;
+
 	if (!e || e->kind != PROCMAP_FILE)
 		symbolizer_note_jit(ps->sym, pid);
 }

@@ -249,7 +249,7 @@ if [ -r "$LIBPY" ]; then
 		awk '{ t += $NF } /;embedded_hot/ { n += $NF } END { print t + 0, n + 0 }')"
 	check "dlopen of libpython after the first sample: embedded_hot in $hot of $tot samples (>= 60 %)" \
 		test "$tot" -ge 300 -a $((hot * 100)) -ge $((tot * 60))
-	# (77-85 % here, idle or loaded, the table of libpython cached or not; 34 % once in CI:
+	# (76-85 % here, idle or loaded, the table of libpython cached or not; 34 % once in CI:
 	# firn's own account of that run, to tell a late interpreter from a late table)
 	[ $((hot * 100)) -ge $((tot * 60)) ] || grep -E '^firn: (python|dwarf unwinding|frames):' "$TMP/dl.err" | sed 's/^/# /'
 else
